@@ -1,0 +1,208 @@
+"""`remem bench`: speed and scale on synthetic personal facts.
+
+Records are short first-person facts made from templates and fillers. To keep
+a million-record run within minutes, a pool of distinct facts is embedded
+for real with the installed embedder and every record takes the text and
+vector of one pool entry: recall then does exactly the work it does on real
+data (full-text match, one matrix product over the scope, fusion, packing),
+and each query is embedded for real inside the timed call.
+"""
+
+from __future__ import annotations
+
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from remem.embed.base import Embedder, HashEmbedder
+from remem.errors import InvalidInput
+from remem.memory import Memory
+from remem.model import Authority, Kind, Record, Sensitivity, Source, Status
+from remem.policy.scope import namespace_for
+from remem.store.base import Write
+
+TEMPLATES = [
+    "I prefer {seat} seats on long flights", "I can't stand {food}", "I love {food}",
+    "My sister lives in {city}", "I moved to {city} last year", "I work as a {job}",
+    "Our budget for the {thing} is ${n}", "My favourite colour is {color}",
+    "I have a meeting with {name} on {day}", "My dog is called {name}",
+    "I'm allergic to {food}", "I go {hobby} every {day}", "My partner {name} is a {job}",
+    "I want to visit {city} in {month}", "My birthday is in {month}",
+    "I started learning {lang} in {month}", "Remember that the {thing} costs ${n}",
+    "I usually drink {drink} in the morning", "My manager {name} prefers {drink}",
+    "We are planning a {thing} for {month}", "I'm training for a {hobby} race",
+]  # fmt: skip
+FILL = {
+    "seat": ["aisle", "window", "exit-row", "front-row"],
+    "food": ["cilantro", "pizza", "sushi", "peanuts", "olives", "mushrooms", "ramen", "tofu",
+             "blue cheese", "oysters", "kimchi", "falafel"],
+    "city": ["Lisbon", "Porto", "Berlin", "Kyoto", "Osaka", "Austin", "Nairobi", "Lima",
+             "Oslo", "Hanoi", "Seville", "Montreal", "Dublin", "Prague"],
+    "job": ["nurse", "teacher", "data engineer", "architect", "chef", "pilot", "lawyer"],
+    "thing": ["trip", "wedding", "kitchen renovation", "conference", "new laptop", "party"],
+    "color": ["green", "teal", "orange", "navy blue", "yellow"],
+    "name": ["Sam", "Priya", "Tomás", "Mei", "Olu", "Anna", "Kenji", "Rosa", "Luca"],
+    "day": ["Monday", "Tuesday", "Friday", "Saturday", "Sunday"],
+    "hobby": ["running", "climbing", "swimming", "cycling", "hiking"],
+    "month": ["January", "March", "April", "June", "September", "November"],
+    "lang": ["Japanese", "Portuguese", "German", "Korean"],
+    "drink": ["green tea", "espresso", "oat latte", "black coffee"],
+}  # fmt: skip
+QUERIES = [
+    "which seat should I book", "food allergies", "where does my sister live",
+    "what is the trip budget", "favourite colour", "meeting on Friday", "what's my job",
+    "when is my birthday", "which languages am I learning", "morning drink",
+    "travel plans for April", "what is my dog's name", "upcoming race",
+]  # fmt: skip
+
+Progress = Callable[[str], None]
+
+
+def synthetic_facts(count: int, seed: int = 7) -> list[str]:
+    """`count` distinct short first-person facts (fewer if templates run out)."""
+    rng = random.Random(seed)
+    seen: dict[str, None] = {}
+    tries = 0
+    while len(seen) < count and tries < count * 20:
+        tries += 1
+        template = rng.choice(TEMPLATES)
+        text = template.format(
+            **{k: rng.choice(v) for k, v in FILL.items()}, n=rng.randrange(50, 5000, 50)
+        )
+        seen[text] = None
+    return list(seen)
+
+
+def run_bench(
+    *,
+    db: str | None,
+    records: int,
+    scope: int | None,
+    queries: int,
+    events: int,
+    progress: bool = True,
+    embedder: Embedder | None = None,
+) -> dict[str, Any]:
+    """Build a synthetic database and measure it; return the figures."""
+    say: Progress = (lambda m: print(m, file=sys.stderr)) if progress else (lambda m: None)
+    scope_n = min(records, scope or 100_000)
+    with tempfile.TemporaryDirectory(prefix="remem-bench-") as tmp:
+        path = Path(db) if db else Path(tmp) / "bench.db"
+        if path.exists():
+            raise InvalidInput(f"{path} exists; bench builds a fresh database, name a new file")
+        with Memory.open(path, embedder=embedder) if embedder else Memory.open(path) as mem:
+            emb = mem.embedder or HashEmbedder()
+            say(f"embedder: {emb.name}")
+            figures: dict[str, Any] = {"records": records, "scope_records": scope_n}
+            figures["embedder"] = emb.name
+            figures.update(_load(mem, emb, records, scope_n, say))
+            figures.update(_recall(mem, queries, say))
+            figures.update(_ingest(mem, events, say))
+            figures.update(_extract(mem, say))
+        figures["cold_recall_s"] = _cold_recall(path)
+        figures["db_size_mb"] = round(
+            sum(p.stat().st_size for p in path.parent.glob(path.name + "*")) / 2**20, 1
+        )
+        figures["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    return figures
+
+
+def _load(
+    mem: Memory, emb: Embedder, total: int, scope_n: int, say: Progress
+) -> dict[str, Any]:
+    pool = synthetic_facts(min(5000, total))
+    t0 = time.perf_counter()
+    vectors = np.vstack([emb.embed(pool[i : i + 256]) for i in range(0, len(pool), 256)])
+    embed_s = time.perf_counter() - t0
+    say(f"embedded {len(pool)} distinct facts in {embed_s:.1f}s")
+    rng = np.random.default_rng(11)
+    base = datetime(2025, 1, 1, tzinfo=UTC)
+    t0 = time.perf_counter()
+    batch: list[Record] = []
+    vecs: list[Any] = []
+    for i in range(total):
+        actor = "bench-main" if i < scope_n else f"user-{(i - scope_n) // 100}"
+        j = int(rng.integers(len(pool)))
+        when = base + timedelta(minutes=i)
+        batch.append(
+            Record(
+                id=f"rec_b{i:09d}", tenant=mem.tenant, actor=actor,
+                namespace=namespace_for(mem.tenant, actor, Kind.SEMANTIC), kind=Kind.SEMANTIC,
+                text=pool[j], source=Source("explicit", (), "bench", "bench"),
+                authority=Authority.CONFIRMED, sensitivity=Sensitivity.NORMAL,
+                valid_from=when, created_at=when, updated_at=when, status=Status.ACTIVE,
+            )
+        )  # fmt: skip
+        vecs.append(vectors[j])
+        if len(batch) == 5000 or i == total - 1:
+            mem.store.apply(
+                Write(tenant=mem.tenant, inserts=tuple(batch), vectors=tuple(vecs),
+                      vector_model=emb.name)
+            )  # fmt: skip
+            batch, vecs = [], []
+            if (i + 1) % 100_000 == 0:
+                say(f"loaded {i + 1} records")
+    load_s = time.perf_counter() - t0
+    say(f"loaded {total} records in {load_s:.1f}s")
+    return {"load_records_per_s": round(total / load_s)}
+
+
+def _recall(mem: Memory, n: int, say: Progress) -> dict[str, Any]:
+    t0 = time.perf_counter()
+    mem.recall(actor="bench-main", query="warm up the scope", k=10)
+    first_ms = (time.perf_counter() - t0) * 1000
+    times = []
+    for i in range(n):
+        q = QUERIES[i % len(QUERIES)] + ("" if i < len(QUERIES) else f" {i}")
+        t0 = time.perf_counter()
+        mem.recall(actor="bench-main", query=q, k=10, budget=500)
+        times.append((time.perf_counter() - t0) * 1000)
+    say(f"recall p50 {np.percentile(times, 50):.1f} ms, p95 {np.percentile(times, 95):.1f} ms")
+    return {
+        "recall_p50_ms": round(float(np.percentile(times, 50)), 2),
+        "recall_p95_ms": round(float(np.percentile(times, 95)), 2),
+        "first_recall_ms": round(first_ms, 1),
+    }
+
+
+def _ingest(mem: Memory, n: int, say: Progress) -> dict[str, Any]:
+    facts = synthetic_facts(2000, seed=3)
+    base = datetime(2026, 1, 1, tzinfo=UTC)
+    rows = [
+        {"actor": f"ingest-{i % 50}", "session": f"s{i % 7}", "role": "user",
+         "text": facts[i % len(facts)], "time": base + timedelta(seconds=i),
+         "event_id": f"bench-ev-{i}"}
+        for i in range(n)
+    ]  # fmt: skip
+    t0 = time.perf_counter()
+    for i in range(0, n, 500):
+        mem.add_events(rows[i : i + 500])
+    secs = time.perf_counter() - t0
+    say(f"add_event: {n} events in {secs:.2f}s (batches of 500, synchronous=FULL)")
+    return {"add_event_per_s": round(n / secs)}
+
+
+def _extract(mem: Memory, say: Progress) -> dict[str, Any]:
+    t0 = time.perf_counter()
+    result = mem.process(limit=2000)
+    secs = time.perf_counter() - t0
+    done = result.jobs_done + result.failed
+    say(f"extract: {done} events in {secs:.2f}s ({result.as_dict()})")
+    return {"extract_per_s": round(done / secs, 1) if secs > 0 else 0.0}
+
+
+def _cold_recall(path: Path) -> float:
+    cmd = [sys.executable, "-m", "remem.cli", "--db", str(path), "recall",
+           "--actor", "bench-main", "--query", "which seat should I book", "--json"]  # fmt: skip
+    t0 = time.perf_counter()
+    subprocess.run(cmd, check=True, capture_output=True)
+    return round(time.perf_counter() - t0, 3)

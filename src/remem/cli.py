@@ -1,0 +1,394 @@
+"""The `remem` command line: a thin layer over `remem.Memory`.
+
+Every command takes `--json` and then prints exactly one JSON document on
+stdout; errors exit non-zero with {"error": {"code", "message"}}.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from remem.errors import InvalidInput, RememError
+from remem.memory import Memory
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+class Ctx:
+    """What the group options set up for every command."""
+
+    def __init__(self, db: str | None, tenant: str, as_json: bool) -> None:
+        self.db = db
+        self.tenant = tenant
+        self.as_json = as_json
+
+    def open(self, **kwargs: Any) -> Memory:
+        return Memory.open(self.db, tenant=self.tenant, **kwargs)
+
+
+def json_option(f: F) -> F:
+    """`--json` on a command (it may also be given before the command)."""
+
+    def mark(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+        if value:
+            ctx.find_object(Ctx).as_json = True  # type: ignore[union-attr]
+        return value
+
+    return click.option(
+        "--json",
+        "as_json",
+        is_flag=True,
+        expose_value=False,
+        callback=mark,
+        help="Print one JSON document on stdout.",
+    )(f)
+
+
+def emit(ctx: Ctx, data: dict[str, Any], human: Callable[[], None]) -> None:
+    """Print `data` as JSON under --json, else call `human` to print for a person."""
+    if ctx.as_json:
+        click.echo(json.dumps(data, ensure_ascii=False, default=str))
+    else:
+        human()
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--db",
+    envvar="REMEM_DB",
+    default=None,
+    help="Database file (or sqlite:///path). Default: $REMEM_DB, else the user data dir.",
+)
+@click.option("--tenant", default="default", show_default=True, help="Tenant to act in.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
+@click.version_option(package_name="remem")
+@click.pass_context
+def cli(ctx: click.Context, db: str | None, tenant: str, as_json: bool) -> None:
+    """remem: long-term memory for AI agents, on one SQLite file."""
+    ctx.obj = Ctx(db, tenant, as_json)
+
+
+# -- events ---------------------------------------------------------------------------
+
+
+@cli.group()
+def event() -> None:
+    """Append, import and list events (the thread log)."""
+
+
+@event.command("add")
+@click.option("--actor", required=True, help="Whose event this is.")
+@click.option("--session", required=True, help="The conversation or thread.")
+@click.option("--role", required=True, type=click.Choice(["user", "assistant", "tool", "system"]))
+@click.option("--text", required=True, help="What was said or observed.")
+@click.option("--time", "time_", default=None, help="ISO 8601 time of the event (default: now).")
+@click.option("--id", "event_id", default=None, help="Client event id; a repeat is not re-added.")
+@json_option
+@click.pass_obj
+def event_add(
+    ctx: Ctx, actor: str, session: str, role: str, text: str, time_: str | None,
+    event_id: str | None,
+) -> None:  # fmt: skip
+    """Append one event and enqueue its extraction."""
+    with ctx.open(embedder=None) as mem:
+        eid = mem.add_event(
+            actor=actor, session=session, role=role, text=text, time=time_, event_id=event_id
+        )
+    emit(ctx, {"event_id": eid}, lambda: click.echo(eid))
+
+
+@event.command("import")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path, allow_dash=True))
+@json_option
+@click.pass_obj
+def event_import(ctx: Ctx, file: Path) -> None:
+    """Import events from a JSON-lines file (one event per line; times are kept)."""
+    lines = _read_lines(file)
+    rows = list(_parse_jsonl(lines))
+    with ctx.open(embedder=None) as mem:
+        if sys.stderr.isatty() and not ctx.as_json:
+            from rich.progress import Progress
+
+            with Progress(transient=True) as bar:
+                task = bar.add_task("importing", total=len(rows))
+                result = mem.import_events(rows, progress=lambda n: bar.advance(task, n))
+        else:
+            result = mem.import_events(rows)
+    data = {"imported": result.imported, "skipped": result.skipped}
+    emit(ctx, data, lambda: click.echo(f"imported {result.imported}, skipped {result.skipped}"))
+
+
+def _read_lines(file: Path) -> list[str]:
+    try:
+        if str(file) == "-":
+            return sys.stdin.read().splitlines()
+        return file.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise InvalidInput(f"no such file: {file}") from None
+    except UnicodeDecodeError:
+        raise InvalidInput(f"{file} is not UTF-8 text") from None
+
+
+def _parse_jsonl(lines: list[str]) -> Iterator[dict[str, Any]]:
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InvalidInput(f"line {n}: not valid JSON ({exc.msg})") from None
+        if not isinstance(row, dict):
+            raise InvalidInput(f"line {n}: expected a JSON object")
+        if "id" in row and "event_id" not in row:
+            row["event_id"] = row.pop("id")
+        yield row
+
+
+@event.command("list")
+@click.option("--actor", required=True)
+@click.option("--session", default=None)
+@click.option("--limit", default=1000, show_default=True, type=click.IntRange(1, 100_000))
+@json_option
+@click.pass_obj
+def event_list(ctx: Ctx, actor: str, session: str | None, limit: int) -> None:
+    """List an actor's events in the order they happened."""
+    with ctx.open(embedder=None) as mem:
+        events = mem.events(actor=actor, session=session, limit=limit)
+    data = {
+        "events": [
+            {"id": e.id, "actor": e.actor, "session": e.session, "role": e.role.value,
+             "text": e.text, "time": e.time.isoformat()}
+            for e in events
+        ]
+    }  # fmt: skip
+
+    def human() -> None:
+        for e in events:
+            click.echo(f"{e.time:%Y-%m-%d %H:%M} {e.session} {e.role.value}: {e.text}")
+
+    emit(ctx, data, human)
+
+
+# -- extraction -------------------------------------------------------------------------
+
+
+@cli.command()
+@json_option
+@click.pass_obj
+def process(ctx: Ctx) -> None:
+    """Run every pending extraction job now."""
+    with ctx.open() as mem:
+        result = mem.process()
+    data = result.as_dict()
+    emit(ctx, data, lambda: click.echo(", ".join(f"{k} {v}" for k, v in data.items())))
+
+
+# -- records ----------------------------------------------------------------------------
+
+
+@cli.command()
+@click.option("--actor", required=True)
+@click.option("--text", required=True)
+@click.option(
+    "--kind", default="semantic", show_default=True,
+    type=click.Choice(["semantic", "preference", "episodic"]),
+)  # fmt: skip
+@click.option("--valid-until", default=None, help="ISO 8601 time after which it no longer holds.")
+@json_option
+@click.pass_obj
+def remember(ctx: Ctx, actor: str, text: str, kind: str, valid_until: str | None) -> None:
+    """Store an explicit statement as a confirmed record at once."""
+    with ctx.open() as mem:
+        rec = mem.remember(actor=actor, text=text, kind=kind, valid_until=valid_until)
+    emit(
+        ctx,
+        {"record_id": rec.id, "status": rec.status.value},
+        lambda: click.echo(f"{rec.id} {rec.status.value}"),
+    )
+
+
+@cli.command("recall")
+@click.option("--actor", required=True)
+@click.option("--query", required=True)
+@click.option("--k", default=10, show_default=True, type=click.IntRange(1, 1000))
+@click.option("--budget", default=1000, show_default=True, type=click.IntRange(1, 1_000_000))
+@click.option("--as-of", default=None, help="Answer as of this ISO 8601 time.")
+@click.option("--explain", is_flag=True, help="Show candidates and why each was dropped.")
+@click.option("--no-events", is_flag=True, help="Records only; leave raw events out.")
+@json_option
+@click.pass_obj
+def recall_cmd(
+    ctx: Ctx, actor: str, query: str, k: int, budget: int, as_of: str | None, explain: bool,
+    no_events: bool,
+) -> None:  # fmt: skip
+    """Hand back the memories of an actor that matter for a query."""
+    with ctx.open() as mem:
+        packet = mem.recall(
+            actor=actor, query=query, k=k, budget=budget, as_of=as_of, explain=explain,
+            include_events=not no_events,
+        )  # fmt: skip
+    data = packet.as_dict()
+
+    def human() -> None:
+        for note in packet.notes:
+            click.echo(f"note: {note}", err=True)
+        for it in packet.records:
+            click.echo(f"[{it.kind}] {it.text}  ({it.id}, {it.source_date:%Y-%m-%d})")
+        for c in packet.conflicts:
+            click.echo(f"conflict: {c['question']} {c['record_ids']}")
+        click.echo(f"{packet.tokens}/{packet.budget} tokens")
+        if packet.explain:
+            click.echo(json.dumps(packet.explain, indent=2, default=str))
+
+    emit(ctx, data, human)
+
+
+@cli.group()
+def records() -> None:
+    """List records and read their history."""
+
+
+@records.command("list")
+@click.option("--actor", required=True)
+@click.option("--all", "all_", is_flag=True, help="Include invalid and proposed records.")
+@json_option
+@click.pass_obj
+def records_list(ctx: Ctx, actor: str, all_: bool) -> None:
+    """List an actor's records, newest first."""
+    with ctx.open(embedder=None) as mem:
+        recs = mem.records(actor=actor, all=all_)
+    keys = ("id", "text", "kind", "namespace", "status", "superseded_by", "supersedes",
+            "valid_from", "valid_until", "source", "authority", "field", "value", "flags")  # fmt: skip
+    data = {"records": [{k: r.as_dict()[k] for k in keys} for r in recs]}
+
+    def human() -> None:
+        for r in recs:
+            extra = f" -> {r.superseded_by}" if r.superseded_by else ""
+            click.echo(f"{r.id} [{r.status.value}] {r.text}{extra}")
+
+    emit(ctx, data, human)
+
+
+@records.command("get")
+@click.argument("record_id")
+@json_option
+@click.pass_obj
+def records_get(ctx: Ctx, record_id: str) -> None:
+    """Show one record with its provenance."""
+    with ctx.open(embedder=None) as mem:
+        rec = mem.get(record_id)
+    emit(ctx, {"record": rec.as_dict()}, lambda: click.echo(json.dumps(rec.as_dict(), indent=2)))
+
+
+@records.command("history")
+@click.argument("record_id")
+@json_option
+@click.pass_obj
+def records_history(ctx: Ctx, record_id: str) -> None:
+    """Show every change of a record, oldest first."""
+    with ctx.open(embedder=None) as mem:
+        entries = mem.history(record_id)
+    data = {"history": [h.as_dict() for h in entries]}
+
+    def human() -> None:
+        for h in entries:
+            rel = f" ({h.related_id})" if h.related_id else ""
+            click.echo(f"{h.at:%Y-%m-%d %H:%M:%S} {h.action}{rel} {h.text or ''} {h.reason}")
+
+    emit(ctx, data, human)
+
+
+@cli.command()
+@click.option("--record", "record_id", default=None, help="Forget one record.")
+@click.option("--actor", default=None, help="Forget everything of one actor.")
+@json_option
+@click.pass_obj
+def forget(ctx: Ctx, record_id: str | None, actor: str | None) -> None:
+    """Erase a record or a whole actor from every surface, and verify."""
+    with ctx.open(embedder=None) as mem:
+        report = mem.forget(record_id=record_id, actor=actor)
+    data = {"deleted": report.deleted, "verified": report.verified, "remaining": report.remaining}
+    emit(ctx, data, lambda: click.echo(f"deleted {report.deleted}; verified: {report.verified}"))
+
+
+# -- demo and bench ----------------------------------------------------------------------
+
+
+@cli.command()
+@json_option
+@click.pass_obj
+def demo(ctx: Ctx) -> None:
+    """Ingest a multi-session conversation, process it, and recall from it."""
+    from remem.demo import run_demo
+
+    run_demo(ctx.db, as_json=ctx.as_json)
+
+
+@cli.command()
+@click.option("--records", "n_records", default=100_000, show_default=True,
+              type=click.IntRange(100, 10_000_000), help="Records in the database.")  # fmt: skip
+@click.option("--scope", "scope_records", default=None, type=click.IntRange(10, 10_000_000),
+              help="Records in the queried actor's scope (default: min(records, 100000)).")  # fmt: skip
+@click.option("--queries", default=200, show_default=True, type=click.IntRange(10, 100_000))
+@click.option("--events", "n_events", default=20_000, show_default=True,
+              type=click.IntRange(100, 10_000_000), help="Events for the add_event figure.")  # fmt: skip
+@json_option
+@click.pass_obj
+def bench(
+    ctx: Ctx, n_records: int, scope_records: int | None, queries: int, n_events: int
+) -> None:
+    """Measure recall latency, ingest and extraction speed on synthetic records."""
+    from remem.bench import run_bench
+
+    result = run_bench(
+        db=ctx.db, records=n_records, scope=scope_records, queries=queries, events=n_events,
+        progress=not ctx.as_json,
+    )  # fmt: skip
+    emit(ctx, result, lambda: click.echo(json.dumps(result, indent=2)))
+
+
+# -- entry point ---------------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; return the exit code (errors become one clear line or JSON)."""
+    args = sys.argv[1:] if argv is None else argv
+    as_json = "--json" in args
+    logging.basicConfig(level=logging.WARNING, format="remem: %(message)s")
+    try:
+        cli.main(args=args, prog_name="remem", standalone_mode=False)
+    except RememError as exc:
+        return _fail(as_json, exc.code, str(exc), EXIT_ERROR)
+    except click.UsageError as exc:
+        return _fail(as_json, "usage", exc.format_message(), EXIT_USAGE)
+    except click.ClickException as exc:
+        return _fail(as_json, "error", exc.format_message(), EXIT_ERROR)
+    except (KeyboardInterrupt, click.Abort):
+        return _fail(as_json, "interrupted", "interrupted; nothing half-written was kept",
+                     EXIT_INTERRUPTED)  # fmt: skip
+    except BrokenPipeError:
+        return EXIT_ERROR
+    return 0
+
+
+def _fail(as_json: bool, code: str, message: str, status: int) -> int:
+    if as_json:
+        click.echo(json.dumps({"error": {"code": code, "message": message}}))
+    else:
+        click.echo(f"remem: error: {message}", err=True)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,235 @@
+"""Consolidation: ADD / UPDATE / NO-OP / INVALIDATE for one candidate.
+
+`decide` is a pure function of the candidate and the records it could touch
+(those about the same field, and the most similar ones); `plan` turns the
+decision into a `Write` that the store applies in one transaction. Nothing is
+overwritten in place: an outdated record becomes INVALID, linked both ways to
+the record that superseded it, with a history row for each change.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from remem.model import Action, Candidate, HistoryEntry, Record, Status
+from remem.policy.precedence import may_supersede, outranks_or_equals
+from remem.policy.scope import namespace_for
+from remem.store.base import StatusChange
+
+DUPLICATE_COSINE = 0.92
+DUPLICATE_JACCARD = 0.75
+
+_SYNONYMS = {
+    "love": "like", "loves": "like", "loved": "like", "likes": "like", "liked": "like",
+    "enjoy": "like", "enjoys": "like", "adore": "like", "adores": "like", "fond": "like",
+    "hate": "dislike", "hates": "dislike", "dislikes": "dislike", "detest": "dislike",
+    "favourite": "favorite", "colour": "color", "prefers": "prefer", "preferred": "prefer",
+}  # fmt: skip
+_STOP = frozenset(
+    "a an the i i'm im my me is am are was be been really very so much just also "
+    "user user's to of and that this it for".split()
+)
+_TOKEN = re.compile(r"[^\W_]+(?:'[a-z]+)?", re.UNICODE)
+
+
+def normalise(text: str) -> frozenset[str]:
+    """Content words of a statement, with synonyms folded and plurals stripped."""
+    out = set()
+    for tok in _TOKEN.findall(text.lower()):
+        if tok in _STOP:
+            continue
+        tok = _SYNONYMS.get(tok, tok)
+        if len(tok) > 3 and tok.endswith("s") and not tok.endswith("ss"):
+            tok = tok[:-1]
+        out.add(tok)
+    return frozenset(out)
+
+
+def text_similarity(a: str, b: str) -> float:
+    """Jaccard similarity of the normalised content words of two statements."""
+    na, nb = normalise(a), normalise(b)
+    if not na or not nb:
+        return 1.0 if na == nb else 0.0
+    return len(na & nb) / len(na | nb)
+
+
+def same_value(a: str | None, b: str | None) -> bool:
+    """Whether two structured values say the same thing."""
+    if a is None or b is None:
+        return a == b
+    return normalise(a) == normalise(b) or a.strip().lower() == b.strip().lower()
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What to do with a candidate, and why."""
+
+    action: Action
+    reason: str
+    target: str | None = None  # the duplicate, for NO-OP
+    supersedes: tuple[str, ...] = ()  # records the new one replaces (UPDATE)
+    late_behind: str | None = None  # a newer record already holds this field
+    conflicts_with: tuple[str, ...] = ()
+
+
+def decide(
+    candidate: Candidate,
+    same_field: Sequence[Record],
+    neighbours: Sequence[tuple[Record, float]],
+) -> Decision:
+    """Decide ADD / UPDATE / NO-OP for a candidate. Pure.
+
+    `same_field` are the scope's active and invalid records about the
+    candidate's field; `neighbours` are similar active records with their
+    cosine similarity (or None-free 0.0 when no embedder is configured).
+    """
+    active_same = [r for r in same_field if r.status is Status.ACTIVE]
+    # a re-run of the same source event never adds a second record
+    for r in same_field:
+        if set(r.source.event_ids) & set(candidate.source.event_ids) and same_value(
+            r.value, candidate.value
+        ):
+            return Decision(Action.NOOP, "already recorded from the same event", target=r.id)
+
+    if candidate.field is not None and active_same:
+        equal = [r for r in active_same if same_value(r.value, candidate.value)]
+        if equal:
+            best = equal[0]
+            if not outranks_or_equals(best.authority, candidate.authority):
+                return Decision(
+                    Action.UPDATE,
+                    f"same value, now stated with {candidate.authority.value} authority",
+                    supersedes=(best.id,),
+                )
+            return Decision(Action.NOOP, f"same {candidate.field} as {best.id}", target=best.id)
+        newer = [r for r in active_same if r.valid_from > candidate.observed_at]
+        if newer:
+            return Decision(
+                Action.ADD,
+                f"older than {newer[0].id}, which already holds {candidate.field}; kept as history",
+                late_behind=newer[0].id,
+            )
+        replace = tuple(
+            r.id
+            for r in active_same
+            if may_supersede(candidate.authority, candidate.observed_at, r.authority, r.valid_from)
+        )
+        keep = tuple(r.id for r in active_same if r.id not in replace)
+        if replace:
+            return Decision(
+                Action.UPDATE,
+                f"newer statement about {candidate.field}",
+                supersedes=replace,
+                conflicts_with=keep,
+            )
+        return Decision(
+            Action.ADD,
+            f"conflicts with higher-authority {', '.join(keep)}; both kept",
+            conflicts_with=keep,
+        )
+
+    for rec, cosine in neighbours:
+        if rec.status is not Status.ACTIVE or rec.kind is not candidate.kind:
+            continue
+        lexical = text_similarity(rec.text, candidate.text)
+        if cosine >= DUPLICATE_COSINE or lexical >= DUPLICATE_JACCARD:
+            if not outranks_or_equals(rec.authority, candidate.authority):
+                return Decision(
+                    Action.UPDATE,
+                    f"near-duplicate of {rec.id}, now with {candidate.authority.value} authority",
+                    supersedes=(rec.id,),
+                )
+            return Decision(
+                Action.NOOP,
+                f"near-duplicate of {rec.id} (cosine {cosine:.2f}, words {lexical:.2f})",
+                target=rec.id,
+            )
+    return Decision(Action.ADD, "new information")
+
+
+@dataclass(frozen=True, slots=True)
+class Planned:
+    """The rows a decision writes: new records, closed records, history."""
+
+    inserts: tuple[Record, ...]
+    changes: tuple[StatusChange, ...]
+    history: tuple[HistoryEntry, ...]
+
+
+def plan(
+    decision: Decision,
+    candidate: Candidate,
+    *,
+    tenant: str,
+    actor: str,
+    new_id: str,
+    now: datetime,
+    valid_until: datetime | None = None,
+    namespace: str | None = None,
+    flags: tuple[str, ...] = (),
+    late_valid_until: datetime | None = None,
+) -> Planned:
+    """Turn a decision into rows. Pure; `late_valid_until` closes a late arrival."""
+    if decision.action is Action.NOOP:
+        return Planned((), (), ())
+    late = decision.late_behind is not None
+    record = Record(
+        id=new_id,
+        tenant=tenant,
+        actor=actor,
+        namespace=namespace or namespace_for(tenant, actor, candidate.kind),
+        kind=candidate.kind,
+        text=candidate.text,
+        field=candidate.field,
+        value=candidate.value,
+        source=candidate.source,
+        authority=candidate.authority,
+        sensitivity=candidate.sensitivity,
+        valid_from=candidate.observed_at,
+        valid_until=late_valid_until if late else valid_until,
+        created_at=now,
+        updated_at=now,
+        status=Status.INVALID if late else Status.ACTIVE,
+        supersedes=decision.supersedes[0] if decision.supersedes else None,
+        superseded_by=decision.late_behind,
+        flags=flags,
+    )
+    history = [
+        HistoryEntry(
+            new_id,
+            "ADD_LATE" if late else decision.action.value,
+            now,
+            candidate.text,
+            record.status,
+            related_id=decision.late_behind
+            or (decision.supersedes[0] if decision.supersedes else None),
+            reason=decision.reason,
+        )
+    ]
+    changes = []
+    for old_id in decision.supersedes:
+        changes.append(
+            StatusChange(
+                old_id,
+                Status.INVALID,
+                valid_until=candidate.observed_at,
+                superseded_by=new_id,
+                action="SUPERSEDED",
+                reason=decision.reason,
+            )
+        )
+        history.append(
+            HistoryEntry(
+                old_id,
+                "SUPERSEDED",
+                now,
+                None,
+                Status.INVALID,
+                related_id=new_id,
+                reason=decision.reason,
+            )
+        )
+    return Planned((record,), tuple(changes), tuple(history))

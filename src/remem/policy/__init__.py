@@ -1,0 +1,1 @@
+"""Pure decisions: precedence, validity, scope. No I/O anywhere in this package."""

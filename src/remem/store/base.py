@@ -1,0 +1,166 @@
+"""The store interface: the one narrow door between remem and a database.
+
+Everything above it (extraction, consolidation, recall, deletion) speaks in
+the values of `remem.model`; everything below it is SQL. A backend implements
+`Store`; the conformance suite in `tests/conformance` runs on every backend.
+
+Scope is an argument of every read, never a filter applied afterwards: each
+method takes the tenant, and those that search take the actor (and optionally
+a namespace prefix) too, so the database only ever sees one subject's rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from remem.model import Event, HistoryEntry, Job, Record, Status
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """Whose memories a read may see: always one tenant, one actor."""
+
+    tenant: str
+    actor: str
+    namespace_prefix: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StatusChange:
+    """Close a record: it becomes `status`, valid until `valid_until`."""
+
+    record_id: str
+    status: Status
+    valid_until: datetime | None
+    superseded_by: str | None
+    action: str  # the history action, e.g. "SUPERSEDED", "INVALIDATE"
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Write:
+    """What one consolidation step writes, applied in one transaction.
+
+    `done_job` marks the job that produced it finished in the same
+    transaction, which is what makes extraction idempotent per
+    (event, strategy).
+    """
+
+    tenant: str
+    inserts: tuple[Record, ...] = ()
+    vectors: tuple[npt.NDArray[np.float32] | None, ...] = ()
+    vector_model: str = ""
+    changes: tuple[StatusChange, ...] = ()
+    history: tuple[HistoryEntry, ...] = ()
+    done_job: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class VectorIndex:
+    """One scope's vectors with what recall needs to mask them, in memory."""
+
+    record_ids: tuple[str, ...]
+    matrix: npt.NDArray[np.float32]  # (n, dim), unit rows
+    status: npt.NDArray[np.int8]  # 1 active, 0 invalid
+    valid_from: npt.NDArray[np.float64]  # epoch seconds
+    valid_until: npt.NDArray[np.float64]  # epoch seconds, +inf when open
+    model: str
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """A lexical search hit: an id and its rank score (higher is better)."""
+
+    id: str
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class ForgetReport:
+    """What a deletion removed, and whether reading every surface confirmed it."""
+
+    deleted: dict[str, int] = field(default_factory=dict)
+    verified: bool = False
+    remaining: dict[str, int] = field(default_factory=dict)
+
+
+class Store(Protocol):
+    """A remem database. Implementations: `SQLiteStore` (and PostgreSQL later)."""
+
+    # events and the outbox
+    def add_events(self, events: Sequence[Event], strategies: Sequence[str]) -> list[bool]:
+        """Append events and, in the same transaction, one job per strategy each.
+
+        Returns, per event, whether it was new (a repeated client id is not a
+        second event and enqueues nothing).
+        """
+        ...
+
+    def list_events(
+        self, tenant: str, actor: str, session: str | None = None, limit: int = 1000
+    ) -> list[Event]: ...
+
+    def get_events(self, tenant: str, event_ids: Sequence[str]) -> list[Event]: ...
+
+    def session_context(self, event: Event, limit: int) -> list[Event]:
+        """Up to `limit` events of the same session before `event`, oldest first."""
+        ...
+
+    def claim_jobs(self, now: datetime, limit: int, lease_seconds: float) -> list[Job]: ...
+
+    def fail_job(self, job_id: int, error: str, now: datetime) -> None: ...
+
+    def pending_jobs(self, tenant: str | None = None) -> int: ...
+
+    # records
+    def apply(self, write: Write) -> None:
+        """Apply one consolidation step atomically (records, indexes, history, job)."""
+        ...
+
+    def get_record(self, tenant: str, record_id: str) -> Record | None: ...
+
+    def list_records(
+        self, scope: Scope, statuses: Iterable[Status] | None = None, limit: int = 10_000
+    ) -> list[Record]: ...
+
+    def records_by_field(self, scope: Scope, field: str) -> list[Record]:
+        """Non-deleted records of one scope about the same field."""
+        ...
+
+    def get_records(self, tenant: str, ids: Sequence[str]) -> list[Record]: ...
+
+    def history(self, tenant: str, record_id: str) -> list[HistoryEntry]: ...
+
+    def events_with_records(self, tenant: str, event_ids: Sequence[str]) -> set[str]:
+        """Which of these events some record was extracted from."""
+        ...
+
+    # search, always inside one scope
+    def search_records(self, scope: Scope, query: str, limit: int) -> list[Hit]: ...
+
+    def search_events(self, scope: Scope, query: str, limit: int) -> list[Hit]: ...
+
+    def vector_index(self, scope: Scope) -> VectorIndex | None: ...
+
+    def record_vectors(
+        self, tenant: str, ids: Sequence[str], model: str
+    ) -> dict[str, npt.NDArray[np.float32]]:
+        """The stored vectors (made by `model`) of some records."""
+        ...
+
+    # deletion
+    def forget_record(self, tenant: str, record_id: str, now: datetime) -> ForgetReport: ...
+
+    def forget_actor(self, tenant: str, actor: str, now: datetime) -> ForgetReport: ...
+
+    def is_tombstoned(self, tenant: str, actor: str, event_ids: Sequence[str]) -> bool: ...
+
+    def stats(self) -> dict[str, int]: ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,540 @@
+"""The embedded default: one SQLite file (WAL), FTS5 for words, vectors beside.
+
+This Python's sqlite3 cannot load extensions, so vectors are stored as float32
+blobs and searched in memory with numpy, one scope at a time: the matrix of a
+(tenant, actor) is loaded once and reloaded only when that scope's version
+changes (see `scope_versions`). Named queries live in `remem.store.sqlite_sql`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from remem.errors import SchemaTooNew, StoreCorrupt, StoreError
+from remem.model import (
+    Authority,
+    Event,
+    HistoryEntry,
+    Job,
+    Kind,
+    Record,
+    Role,
+    Sensitivity,
+    Source,
+    Status,
+)
+from remem.store import sqlite_sql as q
+from remem.store.base import ForgetReport, Hit, Scope, StatusChange, VectorIndex, Write
+from remem.timeutil import parse_time, to_db
+
+APPLICATION_ID = 0x72656D6D  # "remm": marks a file as a remem database
+
+
+def _migrations() -> list[tuple[int, str]]:
+    folder = resources.files("remem.store") / "sqlite_migrations"
+    found = []
+    for item in folder.iterdir():
+        if item.name.endswith(".sql"):
+            found.append((int(item.name.split("_", 1)[0]), item.read_text()))
+    return sorted(found)
+
+
+SCHEMA_VERSION = 1  # the newest migration this code knows; checked by a test
+
+
+def scope_token(tenant: str, actor: str) -> str:
+    """The full-text token that names one (tenant, actor) scope."""
+    digest = hashlib.blake2b(f"{tenant}\x00{actor}".encode(), digest_size=10).hexdigest()
+    return f"zs{digest}"
+
+
+def fts_query(text: str) -> str | None:
+    """A safe FTS5 OR-query of the words in `text`, or None when it has none."""
+    words = q.words(text)
+    if not words:
+        return None
+    return " OR ".join(f'"{w}"' for w in words)
+
+
+class SQLiteStore:
+    """`Store` on one SQLite file. Safe to share between threads of one process."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = str(path)
+        if self.path != ":memory:":
+            parent = Path(self.path).expanduser().resolve().parent
+            if not parent.is_dir():
+                raise StoreError(
+                    f"directory {parent} does not exist; create it or choose another --db path"
+                )
+        self._lock = threading.RLock()
+        self._vec_cache: dict[tuple[str, str], tuple[int, VectorIndex | None]] = {}
+        try:
+            self._db = sqlite3.connect(
+                self.path, isolation_level=None, check_same_thread=False, timeout=30.0
+            )
+            self._db.row_factory = sqlite3.Row
+            self._db.execute("PRAGMA busy_timeout = 30000")
+            self._db.execute("PRAGMA journal_mode = WAL")
+            self._db.execute("PRAGMA synchronous = FULL")
+            self._db.execute("PRAGMA foreign_keys = ON")
+            self._migrate()
+        except sqlite3.DatabaseError as exc:
+            raise StoreCorrupt(
+                f"{self.path} is not a readable remem database ({exc}); "
+                "point --db at another file or restore a backup"
+            ) from exc
+
+    # -- plumbing -----------------------------------------------------------
+
+    def _migrate(self) -> None:
+        app_id = self._db.execute("PRAGMA application_id").fetchone()[0]
+        version = self._db.execute("PRAGMA user_version").fetchone()[0]
+        tables = self._db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        if app_id not in (0, APPLICATION_ID) or (app_id == 0 and tables > 0):
+            raise StoreCorrupt(
+                f"{self.path} is an SQLite file but not a remem database; "
+                "point --db at a new or remem file"
+            )
+        if version > SCHEMA_VERSION:
+            raise SchemaTooNew(
+                f"{self.path} was written by a newer remem (schema {version}, this remem "
+                f"knows up to {SCHEMA_VERSION}); upgrade remem to open it"
+            )
+        for number, sql in _migrations():
+            if number <= version:
+                continue
+            with self._tx():
+                for statement in _split_sql(sql):
+                    self._db.execute(statement)
+                self._db.execute(f"PRAGMA user_version = {number}")
+                self._db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction, taken at once so writers queue instead of failing."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            else:
+                self._db.execute("COMMIT")
+
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        with self._lock:
+            return list(self._db.execute(sql, params).fetchall())
+
+    def close(self) -> None:
+        """Close the connection; the store cannot be used afterwards."""
+        with self._lock:
+            self._db.close()
+
+    # -- events and the outbox ------------------------------------------------
+
+    def add_events(self, events: Sequence[Event], strategies: Sequence[str]) -> list[bool]:
+        """Append events with their jobs in one transaction; see `Store.add_events`."""
+        now = to_db(_utcnow())
+        added: list[bool] = []
+        with self._tx() as db:
+            for e in events:
+                cur = db.execute(
+                    q.INSERT_EVENT,
+                    (e.tenant, e.id, e.actor, e.session, e.role.value, e.text, to_db(e.time),
+                     json.dumps(e.metadata), now),
+                )
+                if cur.rowcount == 0:
+                    added.append(False)
+                    continue
+                added.append(True)
+                db.execute(q.INSERT_EVENT_FTS, (cur.lastrowid, e.text, scope_token(e.tenant, e.actor)))
+                for strategy in strategies:
+                    db.execute(q.INSERT_JOB, (e.tenant, e.id, strategy, now, now))
+        return added
+
+    def list_events(
+        self, tenant: str, actor: str, session: str | None = None, limit: int = 1000
+    ) -> list[Event]:
+        """Events of one actor (optionally one session), oldest first by their own time."""
+        if session is None:
+            rows = self._rows(q.LIST_EVENTS_ACTOR, (tenant, actor, limit))
+        else:
+            rows = self._rows(q.LIST_EVENTS_SESSION, (tenant, actor, session, limit))
+        return [_event(r) for r in rows]
+
+    def get_events(self, tenant: str, event_ids: Sequence[str]) -> list[Event]:
+        """The events with these client ids, in arrival order."""
+        out: list[Event] = []
+        for chunk in _chunks(list(event_ids), 500):
+            marks = ",".join("?" * len(chunk))
+            out.extend(
+                _event(r)
+                for r in self._rows(q.GET_EVENTS.format(marks=marks), (tenant, *chunk))
+            )
+        return out
+
+    def session_context(self, event: Event, limit: int) -> list[Event]:
+        """Up to `limit` events of `event`'s session before it, oldest first."""
+        rows = self._rows(
+            q.SESSION_CONTEXT, (event.tenant, event.actor, event.session, to_db(event.time), limit)
+        )
+        return [_event(r) for r in reversed(rows)]
+
+    def claim_jobs(self, now: datetime, limit: int, lease_seconds: float) -> list[Job]:
+        """Take up to `limit` pending jobs (or running ones whose lease ran out)."""
+        lease = to_db(datetime.fromtimestamp(now.timestamp() + lease_seconds, tz=now.tzinfo))
+        with self._tx() as db:
+            rows = db.execute(q.READY_JOBS, (to_db(now), limit)).fetchall()
+            jobs = []
+            for job_id, tenant, event_id, strategy, attempts in rows:
+                db.execute(q.LEASE_JOB, (lease, to_db(now), job_id))
+                jobs.append(Job(job_id, tenant, event_id, strategy, attempts + 1))
+        return jobs
+
+    def fail_job(self, job_id: int, error: str, now: datetime) -> None:
+        """Record a job's failure; it is retried until it has failed three times."""
+        with self._tx() as db:
+            db.execute(q.FAIL_JOB, (error[:2000], to_db(now), job_id))
+
+    def pending_jobs(self, tenant: str | None = None) -> int:
+        """How many jobs wait (pending or running)."""
+        if tenant is None:
+            return int(self._rows(q.COUNT_PENDING)[0][0])
+        return int(self._rows(q.COUNT_PENDING_TENANT, (tenant,))[0][0])
+
+    # -- records --------------------------------------------------------------
+
+    def apply(self, write: Write) -> None:
+        """Apply one consolidation step atomically; see `Write`."""
+        touched: set[tuple[str, str]] = set()
+        with self._tx() as db:
+            for i, rec in enumerate(write.inserts):
+                cur = db.execute(q.INSERT_RECORD, _record_params(rec))
+                rowid = cur.lastrowid
+                db.execute(q.INSERT_RECORD_FTS, (rowid, rec.text, scope_token(rec.tenant, rec.actor)))
+                for event_id in rec.source.event_ids:
+                    db.execute(q.INSERT_RECORD_EVENT, (rec.tenant, event_id, rec.id))
+                vec = write.vectors[i] if i < len(write.vectors) else None
+                if vec is not None:
+                    db.execute(
+                        q.INSERT_VECTOR,
+                        (rowid, rec.tenant, rec.actor, write.vector_model,
+                         np.asarray(vec, np.float32).tobytes()),
+                    )
+                touched.add((rec.tenant, rec.actor))
+            for ch in write.changes:
+                row = db.execute(q.RECORD_SCOPE, (ch.record_id,)).fetchone()
+                if row is None:
+                    raise StoreError(f"record {ch.record_id} vanished during consolidation")
+                db.execute(
+                    q.CLOSE_RECORD,
+                    (ch.status.value, to_db(ch.valid_until), ch.superseded_by,
+                     to_db(_utcnow()), ch.record_id),
+                )
+                touched.add((row[0], row[1]))
+            for h in write.history:
+                db.execute(
+                    q.INSERT_HISTORY,
+                    (write.tenant, h.record_id, h.action, to_db(h.at), h.text, h.status.value,
+                     h.related_id, h.reason),
+                )
+            if write.done_job is not None:
+                db.execute(q.DONE_JOB, (to_db(_utcnow()), write.done_job))
+            for tenant, actor in touched:
+                db.execute(q.BUMP_SCOPE, (tenant, actor))
+
+    def get_record(self, tenant: str, record_id: str) -> Record | None:
+        """One record of this tenant, or None."""
+        rows = self._rows(q.GET_RECORD, (tenant, record_id))
+        return _record(rows[0]) if rows else None
+
+    def get_records(self, tenant: str, ids: Sequence[str]) -> list[Record]:
+        """Records of this tenant with these ids (missing ones are left out)."""
+        out: list[Record] = []
+        for chunk in _chunks(list(ids), 500):
+            marks = ",".join("?" * len(chunk))
+            out.extend(
+                _record(r) for r in self._rows(q.GET_RECORDS.format(marks=marks), (tenant, *chunk))
+            )
+        return out
+
+    def list_records(
+        self, scope: Scope, statuses: Iterable[Status] | None = None, limit: int = 10_000
+    ) -> list[Record]:
+        """Records of one scope, newest first, optionally of some statuses only."""
+        wanted = [s.value for s in (statuses or [Status.ACTIVE, Status.INVALID, Status.PROPOSED])]
+        marks = ",".join("?" * len(wanted))
+        sql, params = q.list_records(scope, marks)
+        return [_record(r) for r in self._rows(sql, (*params, *wanted, limit))]
+
+    def records_by_field(self, scope: Scope, field: str) -> list[Record]:
+        """Active and invalid records of one scope about `field`, newest first."""
+        return [_record(r) for r in self._rows(q.BY_FIELD, (scope.tenant, scope.actor, field))]
+
+    def history(self, tenant: str, record_id: str) -> list[HistoryEntry]:
+        """The append-only history of one record, oldest first."""
+        return [
+            HistoryEntry(
+                record_id=r["record_id"],
+                action=r["action"],
+                at=parse_time(r["at"]),
+                text=r["text"],
+                status=Status(r["status"]),
+                related_id=r["related_id"],
+                reason=r["reason"],
+            )
+            for r in self._rows(q.HISTORY, (tenant, record_id))
+        ]
+
+    def events_with_records(self, tenant: str, event_ids: Sequence[str]) -> set[str]:
+        """Which of these events some record was extracted from."""
+        found: set[str] = set()
+        for chunk in _chunks(list(event_ids), 500):
+            marks = ",".join("?" * len(chunk))
+            rows = self._rows(q.EVENTS_WITH_RECORDS.format(marks=marks), (tenant, *chunk))
+            found.update(r[0] for r in rows)
+        return found
+
+    # -- search ------------------------------------------------------------------
+
+    def search_records(self, scope: Scope, query: str, limit: int) -> list[Hit]:
+        """BM25 over one scope's non-deleted records; the caller masks status."""
+        match = fts_query(query)
+        if match is None:
+            return []
+        full = f"scope:{scope_token(scope.tenant, scope.actor)} AND ({match})"
+        sql, params = q.search_records(scope)
+        try:
+            rows = self._rows(sql, (full, *params, limit))
+        except sqlite3.OperationalError:
+            return []
+        return [Hit(r[0], -float(r[1])) for r in rows]
+
+    def search_events(self, scope: Scope, query: str, limit: int) -> list[Hit]:
+        """BM25 over one actor's raw events (short-term memory)."""
+        match = fts_query(query)
+        if match is None:
+            return []
+        full = f"scope:{scope_token(scope.tenant, scope.actor)} AND ({match})"
+        try:
+            rows = self._rows(q.SEARCH_EVENTS, (full, scope.tenant, scope.actor, limit))
+        except sqlite3.OperationalError:
+            return []
+        return [Hit(r[0], -float(r[1])) for r in rows]
+
+    def vector_index(self, scope: Scope) -> VectorIndex | None:
+        """One scope's vectors (active and invalid records), cached until it changes."""
+        key = (scope.tenant, scope.actor)
+        rows = self._rows(q.SCOPE_VERSION, key)
+        version = int(rows[0][0]) if rows else 0
+        cached = self._vec_cache.get(key)
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        rows = self._rows(q.SCOPE_VECTORS, key)
+        index: VectorIndex | None = None
+        if rows:
+            model = rows[0]["model"]
+            rows = [r for r in rows if r["model"] == model]
+            matrix = np.frombuffer(b"".join(r["vec"] for r in rows), dtype=np.float32)
+            matrix = matrix.reshape(len(rows), -1)
+            index = VectorIndex(
+                record_ids=tuple(r["id"] for r in rows),
+                matrix=matrix,
+                status=np.array([r["status"] == "active" for r in rows], dtype=np.int8),
+                valid_from=np.array([_epoch(r["valid_from"]) for r in rows]),
+                valid_until=np.array(
+                    [_epoch(r["valid_until"]) if r["valid_until"] else math.inf for r in rows]
+                ),
+                model=model,
+            )
+        if len(self._vec_cache) > 64:
+            self._vec_cache.clear()
+        self._vec_cache[key] = (version, index)
+        return index
+
+    def record_vectors(
+        self, tenant: str, ids: Sequence[str], model: str
+    ) -> dict[str, npt.NDArray[np.float32]]:
+        """The stored vectors (made by `model`) of some records."""
+        out: dict[str, npt.NDArray[np.float32]] = {}
+        for chunk in _chunks(list(ids), 500):
+            marks = ",".join("?" * len(chunk))
+            for r in self._rows(q.VECTORS_FOR.format(marks=marks), (tenant, model, *chunk)):
+                out[r["id"]] = np.frombuffer(r["vec"], dtype=np.float32)
+        return out
+
+    # -- deletion ------------------------------------------------------------------
+
+    def forget_record(self, tenant: str, record_id: str, now: datetime) -> ForgetReport:
+        """Erase one record from every surface, leave a tombstone, verify by reading."""
+        with self._tx() as db:
+            row = db.execute(q.RECORD_ROW, (tenant, record_id)).fetchone()
+            if row is None:
+                return ForgetReport(deleted={}, verified=False)
+            rowid, actor = row
+            n = _erase_record_rows(db, [rowid])
+            db.execute(q.TOMBSTONE, (tenant, "record", record_id, to_db(now)))
+            for (event_id,) in db.execute(q.RECORD_EVENT_IDS, (tenant, record_id)).fetchall():
+                db.execute(q.TOMBSTONE, (tenant, "event", event_id, to_db(now)))
+            db.execute(q.DELETE_RECORD_EVENTS, (tenant, record_id))
+            db.execute(q.ERASE_HISTORY_TEXT, (tenant, record_id))
+            db.execute(
+                q.INSERT_HISTORY,
+                (tenant, record_id, "DELETE", to_db(now), None, "deleted", None, "forget"),
+            )
+            db.execute(q.BUMP_SCOPE, (tenant, actor))
+        remaining = self._verify_record(tenant, record_id, rowid)
+        return ForgetReport(deleted=n, verified=not any(remaining.values()), remaining=remaining)
+
+    def forget_actor(self, tenant: str, actor: str, now: datetime) -> ForgetReport:
+        """Erase every record, event, job and index entry of one actor; verify."""
+        with self._tx() as db:
+            rowids = [r[0] for r in db.execute(q.ACTOR_RECORD_ROWIDS, (tenant, actor))]
+            ids = [r[0] for r in db.execute(q.ACTOR_RECORD_IDS, (tenant, actor))]
+            counts = _erase_record_rows(db, rowids)
+            for chunk in _chunks(ids, 500):
+                marks = ",".join("?" * len(chunk))
+                db.execute(q.ERASE_HISTORY_TEXT_MANY.format(marks=marks), (tenant, *chunk))
+                db.execute(q.DELETE_RECORD_EVENTS_MANY.format(marks=marks), (tenant, *chunk))
+            seqs = [r[0] for r in db.execute(q.ACTOR_EVENT_SEQS, (tenant, actor))]
+            for chunk in _chunks(seqs, 500):
+                marks = ",".join("?" * len(chunk))
+                db.execute(q.DELETE_EVENTS_FTS.format(marks=marks), chunk)
+            event_ids = [r[0] for r in db.execute(q.ACTOR_EVENT_IDS, (tenant, actor))]
+            for chunk in _chunks(event_ids, 500):
+                marks = ",".join("?" * len(chunk))
+                db.execute(q.DELETE_JOBS_FOR.format(marks=marks), (tenant, *chunk))
+            counts["events"] = db.execute(q.DELETE_ACTOR_EVENTS, (tenant, actor)).rowcount
+            db.execute(q.TOMBSTONE, (tenant, "actor", actor, to_db(now)))
+            db.execute(q.BUMP_SCOPE, (tenant, actor))
+        remaining = self._verify_actor(tenant, actor)
+        return ForgetReport(deleted=counts, verified=not any(remaining.values()), remaining=remaining)
+
+    def is_tombstoned(self, tenant: str, actor: str, event_ids: Sequence[str]) -> bool:
+        """Whether the actor, or any of these source events, was erased."""
+        if self._rows(q.IS_TOMBSTONED, (tenant, "actor", actor)):
+            return True
+        return any(self._rows(q.IS_TOMBSTONED, (tenant, "event", e)) for e in event_ids)
+
+    def _verify_record(self, tenant: str, record_id: str, rowid: int) -> dict[str, int]:
+        return {
+            "records": len(self._rows(q.GET_RECORD, (tenant, record_id))),
+            "vectors": len(self._rows(q.VECTOR_BY_ROWID, (rowid,))),
+            "fulltext": len(self._rows(q.FTS_BY_ROWID, (rowid,))),
+            "history_text": len(self._rows(q.HISTORY_WITH_TEXT, (tenant, record_id))),
+        }
+
+    def _verify_actor(self, tenant: str, actor: str) -> dict[str, int]:
+        token = scope_token(tenant, actor)
+        return {
+            "records": int(self._rows(q.COUNT_ACTOR_RECORDS, (tenant, actor))[0][0]),
+            "vectors": int(self._rows(q.COUNT_ACTOR_VECTORS, (tenant, actor))[0][0]),
+            "events": int(self._rows(q.COUNT_ACTOR_EVENTS, (tenant, actor))[0][0]),
+            "fulltext": int(self._rows(q.COUNT_FTS_SCOPE, (f"scope:{token}",))[0][0])
+            + int(self._rows(q.COUNT_EVENT_FTS_SCOPE, (f"scope:{token}",))[0][0]),
+        }
+
+    def stats(self) -> dict[str, int]:
+        """Row counts, for `remem bench` and diagnostics."""
+        return {name: int(self._rows(sql)[0][0]) for name, sql in q.STATS.items()}
+
+
+# -- helpers ----------------------------------------------------------------------
+
+
+def _erase_record_rows(db: sqlite3.Connection, rowids: list[int]) -> dict[str, int]:
+    counts = {"records": 0, "vectors": 0, "fulltext": 0}
+    for chunk in _chunks(rowids, 500):
+        marks = ",".join("?" * len(chunk))
+        counts["vectors"] += db.execute(q.DELETE_VECTORS.format(marks=marks), chunk).rowcount
+        counts["fulltext"] += db.execute(q.DELETE_RECORDS_FTS.format(marks=marks), chunk).rowcount
+        counts["records"] += db.execute(q.DELETE_RECORDS.format(marks=marks), chunk).rowcount
+    return counts
+
+
+def _split_sql(script: str) -> list[str]:
+    """Split a migration into statements (our SQL has no `--` or `;` in literals)."""
+    lines = [ln.split("--", 1)[0] for ln in script.splitlines()]
+    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
+
+
+def _chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
+def _utcnow() -> datetime:
+    from remem.timeutil import utcnow
+
+    return utcnow()
+
+
+def _epoch(value: str) -> float:
+    return parse_time(value).timestamp()
+
+
+def _event(r: Any) -> Event:
+    return Event(
+        id=r["id"],
+        tenant=r["tenant"],
+        actor=r["actor"],
+        session=r["session"],
+        role=Role(r["role"]),
+        text=r["text"],
+        time=parse_time(r["time"]),
+        metadata=json.loads(r["metadata"]),
+    )
+
+
+def _record(r: Any) -> Record:
+    return Record(
+        id=r["id"],
+        tenant=r["tenant"],
+        actor=r["actor"],
+        namespace=r["namespace"],
+        kind=Kind(r["kind"]),
+        text=r["text"],
+        field=r["field"],
+        value=r["value"],
+        source=Source(
+            type=r["source_type"],
+            event_ids=tuple(json.loads(r["source_event_ids"])),
+            strategy=r["strategy"],
+            extractor=r["extractor"],
+        ),
+        authority=Authority(r["authority"]),
+        sensitivity=Sensitivity(r["sensitivity"]),
+        valid_from=parse_time(r["valid_from"]),
+        valid_until=parse_time(r["valid_until"]) if r["valid_until"] else None,
+        created_at=parse_time(r["created_at"]),
+        updated_at=parse_time(r["updated_at"]),
+        status=Status(r["status"]),
+        supersedes=r["supersedes"],
+        superseded_by=r["superseded_by"],
+        flags=tuple(json.loads(r["flags"])),
+    )
+
+
+def _record_params(rec: Record) -> tuple[Any, ...]:
+    return (
+        rec.id, rec.tenant, rec.actor, rec.namespace, rec.kind.value, rec.text, rec.field,
+        rec.value, rec.source.type, json.dumps(list(rec.source.event_ids)), rec.source.strategy,
+        rec.source.extractor, rec.authority.value, rec.sensitivity.value, to_db(rec.valid_from),
+        to_db(rec.valid_until), to_db(rec.created_at), to_db(rec.updated_at), rec.status.value,
+        rec.supersedes, rec.superseded_by, json.dumps(list(rec.flags)),
+    )  # fmt: skip

@@ -1,0 +1,116 @@
+-- remem schema 1: events and their outbox, records with history, indexes.
+-- Times are ISO 8601 UTC strings ("2026-01-31T09:30:00.000000+00:00"), which sort.
+
+CREATE TABLE events (
+    seq         INTEGER PRIMARY KEY,          -- arrival order; never decides recency
+    tenant      TEXT NOT NULL,
+    id          TEXT NOT NULL,                -- the client's event id
+    actor       TEXT NOT NULL,
+    session     TEXT NOT NULL,
+    role        TEXT NOT NULL,
+    text        TEXT NOT NULL,
+    time        TEXT NOT NULL,                -- the event's own time; decides recency
+    metadata    TEXT NOT NULL DEFAULT '{}',
+    received_at TEXT NOT NULL,
+    UNIQUE (tenant, id)
+);
+CREATE INDEX events_thread ON events (tenant, actor, session, time);
+
+-- the outbox: written in the same transaction as its event
+CREATE TABLE jobs (
+    id          INTEGER PRIMARY KEY,
+    tenant      TEXT NOT NULL,
+    event_id    TEXT NOT NULL,
+    strategy    TEXT NOT NULL,
+    status      TEXT NOT NULL DEFAULT 'pending',   -- pending | running | done | failed
+    attempts    INTEGER NOT NULL DEFAULT 0,
+    lease_until TEXT,
+    last_error  TEXT,
+    created_at  TEXT NOT NULL,
+    updated_at  TEXT NOT NULL,
+    UNIQUE (tenant, event_id, strategy)
+);
+CREATE INDEX jobs_ready ON jobs (status, id);
+
+CREATE TABLE records (
+    rowid            INTEGER PRIMARY KEY,
+    id               TEXT NOT NULL UNIQUE,
+    tenant           TEXT NOT NULL,
+    actor            TEXT NOT NULL,
+    namespace        TEXT NOT NULL,
+    kind             TEXT NOT NULL,
+    text             TEXT NOT NULL,
+    field            TEXT,
+    value            TEXT,
+    source_type      TEXT NOT NULL,
+    source_event_ids TEXT NOT NULL DEFAULT '[]',
+    strategy         TEXT NOT NULL DEFAULT '',
+    extractor        TEXT NOT NULL DEFAULT '',
+    authority        TEXT NOT NULL,
+    sensitivity      TEXT NOT NULL,
+    valid_from       TEXT NOT NULL,
+    valid_until      TEXT,
+    created_at       TEXT NOT NULL,
+    updated_at       TEXT NOT NULL,
+    status           TEXT NOT NULL,
+    supersedes       TEXT,
+    superseded_by    TEXT,
+    flags            TEXT NOT NULL DEFAULT '[]'
+);
+CREATE INDEX records_scope ON records (tenant, actor, status, valid_from);
+CREATE INDEX records_field ON records (tenant, actor, field) WHERE field IS NOT NULL;
+CREATE INDEX records_namespace ON records (tenant, namespace);
+
+-- which source events a record came from, for deletion and tombstone checks
+CREATE TABLE record_events (
+    tenant    TEXT NOT NULL,
+    event_id  TEXT NOT NULL,
+    record_id TEXT NOT NULL,
+    PRIMARY KEY (tenant, event_id, record_id)
+) WITHOUT ROWID;
+
+-- append-only: one row per change of a record; content is erased on deletion
+CREATE TABLE history (
+    id         INTEGER PRIMARY KEY,
+    tenant     TEXT NOT NULL,
+    record_id  TEXT NOT NULL,
+    action     TEXT NOT NULL,
+    at         TEXT NOT NULL,
+    text       TEXT,
+    status     TEXT NOT NULL,
+    related_id TEXT,
+    reason     TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX history_record ON history (tenant, record_id, id);
+
+-- derived indexes; `scope` is a token naming (tenant, actor) so that the
+-- full-text match itself is scoped, never a global search filtered afterwards
+CREATE VIRTUAL TABLE records_fts USING fts5 (text, scope, tokenize = 'porter unicode61');
+CREATE VIRTUAL TABLE events_fts USING fts5 (text, scope, tokenize = 'porter unicode61');
+
+CREATE TABLE record_vectors (
+    record_rowid INTEGER PRIMARY KEY,
+    tenant       TEXT NOT NULL,
+    actor        TEXT NOT NULL,
+    model        TEXT NOT NULL,
+    vec          BLOB NOT NULL
+);
+CREATE INDEX record_vectors_scope ON record_vectors (tenant, actor);
+
+-- bumped in the same transaction as any change to a scope's records, so an
+-- in-memory vector cache knows when to reload
+CREATE TABLE scope_versions (
+    tenant  TEXT NOT NULL,
+    actor   TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    PRIMARY KEY (tenant, actor)
+) WITHOUT ROWID;
+
+-- content-free markers that stop a late job from recreating what was deleted
+CREATE TABLE tombstones (
+    tenant     TEXT NOT NULL,
+    kind       TEXT NOT NULL,      -- 'actor' | 'event' | 'record'
+    key        TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (tenant, kind, key)
+) WITHOUT ROWID;

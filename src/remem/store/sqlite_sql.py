@@ -1,0 +1,202 @@
+"""Named SQL for the SQLite store, built here and run in `remem.store.sqlite`."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from remem.store.base import Scope
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+def words(text: str, limit: int = 32) -> list[str]:
+    """The lower-cased words of a query, deduplicated, at most `limit` of them."""
+    seen: dict[str, None] = {}
+    for w in _WORD.findall(text.lower()):
+        if w not in seen:
+            seen[w] = None
+        if len(seen) >= limit:
+            break
+    return list(seen)
+
+
+def like_prefix(prefix: str) -> str:
+    """A LIKE pattern matching strings that start with `prefix`, wildcards escaped."""
+    escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return escaped + "%"
+
+
+def _scope_sql(scope: Scope, alias: str = "") -> tuple[str, list[Any]]:
+    a = f"{alias}." if alias else ""
+    sql = f"{a}tenant = ? AND {a}actor = ?"
+    params: list[Any] = [scope.tenant, scope.actor]
+    if scope.namespace_prefix:
+        sql += f" AND {a}namespace LIKE ? ESCAPE '\\'"
+        params.append(like_prefix(scope.namespace_prefix))
+    return sql, params
+
+
+def list_records(scope: Scope, status_marks: str) -> tuple[str, list[Any]]:
+    where, params = _scope_sql(scope)
+    sql = (
+        f"SELECT * FROM records WHERE {where} AND status IN ({status_marks}) "
+        "ORDER BY valid_from DESC, rowid DESC LIMIT ?"
+    )
+    return sql, params
+
+
+def search_records(scope: Scope) -> tuple[str, list[Any]]:
+    where, params = _scope_sql(scope, "r")
+    sql = (
+        "SELECT r.id, bm25(records_fts) AS rank FROM records_fts "
+        "JOIN records r ON r.rowid = records_fts.rowid "
+        f"WHERE records_fts MATCH ? AND {where} AND r.status IN ('active', 'invalid') "
+        "ORDER BY rank LIMIT ?"
+    )
+    return sql, params
+
+
+INSERT_EVENT = """
+INSERT INTO events (tenant, id, actor, session, role, text, time, metadata, received_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (tenant, id) DO NOTHING
+"""
+INSERT_EVENT_FTS = "INSERT INTO events_fts (rowid, text, scope) VALUES (?, ?, ?)"
+INSERT_JOB = """
+INSERT INTO jobs (tenant, event_id, strategy, created_at, updated_at) VALUES (?, ?, ?, ?, ?)
+ON CONFLICT (tenant, event_id, strategy) DO NOTHING
+"""
+LIST_EVENTS_ACTOR = """
+SELECT * FROM events WHERE tenant = ? AND actor = ? ORDER BY time, seq LIMIT ?
+"""
+LIST_EVENTS_SESSION = """
+SELECT * FROM events WHERE tenant = ? AND actor = ? AND session = ? ORDER BY time, seq LIMIT ?
+"""
+GET_EVENTS = "SELECT * FROM events WHERE tenant = ? AND id IN ({marks}) ORDER BY seq"
+SESSION_CONTEXT = """
+SELECT * FROM events WHERE tenant = ? AND actor = ? AND session = ? AND time < ?
+ORDER BY time DESC, seq DESC LIMIT ?
+"""
+READY_JOBS = """
+SELECT id, tenant, event_id, strategy, attempts FROM jobs
+WHERE status = 'pending' OR (status = 'running' AND lease_until < ?)
+ORDER BY id LIMIT ?
+"""
+LEASE_JOB = """
+UPDATE jobs SET status = 'running', attempts = attempts + 1, lease_until = ?, updated_at = ?
+WHERE id = ?
+"""
+FAIL_JOB = """
+UPDATE jobs SET status = CASE WHEN attempts >= 3 THEN 'failed' ELSE 'pending' END,
+    last_error = ?, lease_until = NULL, updated_at = ?
+WHERE id = ?
+"""
+DONE_JOB = "UPDATE jobs SET status = 'done', lease_until = NULL, updated_at = ? WHERE id = ?"
+COUNT_PENDING = "SELECT count(*) FROM jobs WHERE status IN ('pending', 'running')"
+COUNT_PENDING_TENANT = (
+    "SELECT count(*) FROM jobs WHERE tenant = ? AND status IN ('pending', 'running')"
+)
+
+INSERT_RECORD = """
+INSERT INTO records (id, tenant, actor, namespace, kind, text, field, value, source_type,
+    source_event_ids, strategy, extractor, authority, sensitivity, valid_from, valid_until,
+    created_at, updated_at, status, supersedes, superseded_by, flags)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+"""
+INSERT_RECORD_FTS = "INSERT INTO records_fts (rowid, text, scope) VALUES (?, ?, ?)"
+INSERT_RECORD_EVENT = """
+INSERT INTO record_events (tenant, event_id, record_id) VALUES (?, ?, ?) ON CONFLICT DO NOTHING
+"""
+INSERT_VECTOR = """
+INSERT OR REPLACE INTO record_vectors (record_rowid, tenant, actor, model, vec)
+VALUES (?, ?, ?, ?, ?)
+"""
+RECORD_SCOPE = "SELECT tenant, actor FROM records WHERE id = ?"
+CLOSE_RECORD = """
+UPDATE records SET status = ?, valid_until = COALESCE(?, valid_until),
+    superseded_by = COALESCE(?, superseded_by), updated_at = ?
+WHERE id = ?
+"""
+INSERT_EVENTS_WITH_RECORDS = (
+    "SELECT DISTINCT event_id FROM record_events WHERE tenant = ? AND event_id IN ({marks})"
+)
+HISTORY = """
+INSERT INTO history (tenant, record_id, action, at, text, status, related_id, reason)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+"""
+BUMP_SCOPE = """
+INSERT INTO scope_versions (tenant, actor, version) VALUES (?, ?, 1)
+ON CONFLICT (tenant, actor) DO UPDATE SET version = version + 1
+"""
+GET_RECORD = "SELECT * FROM records WHERE tenant = ? AND id = ?"
+GET_RECORDS = "SELECT * FROM records WHERE tenant = ? AND id IN ({marks})"
+BY_FIELD = """
+SELECT * FROM records WHERE tenant = ? AND actor = ? AND field = ?
+    AND status IN ('active', 'invalid')
+ORDER BY valid_from DESC, rowid DESC
+"""
+EVENTS_WITH_RECORDS = (
+    "SELECT DISTINCT event_id FROM record_events WHERE tenant = ? AND event_id IN ({marks})"
+)
+HISTORY = "SELECT * FROM history WHERE tenant = ? AND record_id = ? ORDER BY id"
+
+SEARCH_EVENTS = """
+SELECT e.id, bm25(events_fts) AS rank FROM events_fts JOIN events e ON e.seq = events_fts.rowid
+WHERE events_fts MATCH ? AND e.tenant = ? AND e.actor = ? ORDER BY rank LIMIT ?
+"""
+SCOPE_VERSION = "SELECT version FROM scope_versions WHERE tenant = ? AND actor = ?"
+SCOPE_VECTORS = """
+SELECT r.id, r.status, r.valid_from, r.valid_until, v.model, v.vec
+FROM record_vectors v JOIN records r ON r.rowid = v.record_rowid
+WHERE v.tenant = ? AND v.actor = ? AND r.status IN ('active', 'invalid')
+ORDER BY v.record_rowid
+"""
+VECTORS_FOR = """
+SELECT r.id, v.vec FROM record_vectors v JOIN records r ON r.rowid = v.record_rowid
+WHERE r.tenant = ? AND v.model = ? AND r.id IN ({marks})
+"""
+
+RECORD_ROW = "SELECT rowid, actor FROM records WHERE tenant = ? AND id = ?"
+DELETE_VECTORS = "DELETE FROM record_vectors WHERE record_rowid IN ({marks})"
+DELETE_RECORDS_FTS = "DELETE FROM records_fts WHERE rowid IN ({marks})"
+DELETE_RECORDS = "DELETE FROM records WHERE rowid IN ({marks})"
+TOMBSTONE = """
+INSERT INTO tombstones (tenant, kind, key, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING
+"""
+IS_TOMBSTONED = "SELECT 1 FROM tombstones WHERE tenant = ? AND kind = ? AND key = ?"
+RECORD_EVENT_IDS = "SELECT event_id FROM record_events WHERE tenant = ? AND record_id = ?"
+DELETE_RECORD_EVENTS = "DELETE FROM record_events WHERE tenant = ? AND record_id = ?"
+DELETE_RECORD_EVENTS_MANY = (
+    "DELETE FROM record_events WHERE tenant = ? AND record_id IN ({marks})"
+)
+ERASE_HISTORY_TEXT = "UPDATE history SET text = NULL WHERE tenant = ? AND record_id = ?"
+ERASE_HISTORY_TEXT_MANY = (
+    "UPDATE history SET text = NULL WHERE tenant = ? AND record_id IN ({marks})"
+)
+HISTORY_WITH_TEXT = (
+    "SELECT 1 FROM history WHERE tenant = ? AND record_id = ? AND text IS NOT NULL"
+)
+VECTOR_BY_ROWID = "SELECT 1 FROM record_vectors WHERE record_rowid = ?"
+FTS_BY_ROWID = "SELECT 1 FROM records_fts WHERE rowid = ?"
+ACTOR_RECORD_ROWIDS = "SELECT rowid FROM records WHERE tenant = ? AND actor = ?"
+ACTOR_RECORD_IDS = "SELECT id FROM records WHERE tenant = ? AND actor = ?"
+ACTOR_EVENT_SEQS = "SELECT seq FROM events WHERE tenant = ? AND actor = ?"
+ACTOR_EVENT_IDS = "SELECT id FROM events WHERE tenant = ? AND actor = ?"
+DELETE_EVENTS_FTS = "DELETE FROM events_fts WHERE rowid IN ({marks})"
+DELETE_JOBS_FOR = "DELETE FROM jobs WHERE tenant = ? AND event_id IN ({marks})"
+DELETE_ACTOR_EVENTS = "DELETE FROM events WHERE tenant = ? AND actor = ?"
+COUNT_ACTOR_RECORDS = "SELECT count(*) FROM records WHERE tenant = ? AND actor = ?"
+COUNT_ACTOR_VECTORS = "SELECT count(*) FROM record_vectors WHERE tenant = ? AND actor = ?"
+COUNT_ACTOR_EVENTS = "SELECT count(*) FROM events WHERE tenant = ? AND actor = ?"
+COUNT_FTS_SCOPE = "SELECT count(*) FROM records_fts WHERE records_fts MATCH ?"
+COUNT_EVENT_FTS_SCOPE = "SELECT count(*) FROM events_fts WHERE events_fts MATCH ?"
+
+STATS = {
+    "events": "SELECT count(*) FROM events",
+    "records": "SELECT count(*) FROM records",
+    "active_records": "SELECT count(*) FROM records WHERE status = 'active'",
+    "vectors": "SELECT count(*) FROM record_vectors",
+    "jobs_pending": "SELECT count(*) FROM jobs WHERE status IN ('pending', 'running')",
+    "jobs_failed": "SELECT count(*) FROM jobs WHERE status = 'failed'",
+}
