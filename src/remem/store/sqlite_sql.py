@@ -118,10 +118,7 @@ UPDATE records SET status = ?, valid_until = COALESCE(?, valid_until),
     superseded_by = COALESCE(?, superseded_by), updated_at = ?
 WHERE id = ?
 """
-INSERT_EVENTS_WITH_RECORDS = (
-    "SELECT DISTINCT event_id FROM record_events WHERE tenant = ? AND event_id IN ({marks})"
-)
-HISTORY = """
+INSERT_HISTORY = """
 INSERT INTO history (tenant, record_id, action, at, text, status, related_id, reason)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 """

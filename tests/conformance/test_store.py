@@ -1,0 +1,228 @@
+"""The store contract: events and outbox, records and history, scoped search, deletion."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+
+from remem.model import (
+    Authority,
+    Event,
+    HistoryEntry,
+    Kind,
+    Record,
+    Role,
+    Sensitivity,
+    Source,
+    Status,
+)
+from remem.store.base import Scope, StatusChange, Store, Write
+
+T = datetime(2026, 3, 1, tzinfo=UTC)
+NOW = datetime(2026, 6, 1, tzinfo=UTC)
+
+
+def ev(i: int, actor: str = "alice", text: str = "I like tea", tenant: str = "t1") -> Event:
+    return Event(f"e{i}", tenant, actor, "s1", Role.USER, text, T + timedelta(minutes=i))
+
+
+def rec(rid: str, text: str, actor: str = "alice", tenant: str = "t1", **kw: object) -> Record:
+    fields: dict[str, object] = dict(
+        id=rid, tenant=tenant, actor=actor, namespace=f"/tenants/{tenant}/actors/{actor}/facts",
+        kind=Kind.SEMANTIC, text=text, source=Source("event", (f"src-{rid}",), "offline", "v1"),
+        authority=Authority.INFERRED, sensitivity=Sensitivity.NORMAL, valid_from=T,
+        created_at=NOW, updated_at=NOW,
+    )  # fmt: skip
+    fields.update(kw)
+    return Record(**fields)  # type: ignore[arg-type]
+
+
+def vec(seed: int, dim: int = 8) -> np.ndarray:
+    v = np.random.default_rng(seed).standard_normal(dim).astype(np.float32)
+    return v / np.linalg.norm(v)
+
+
+def put(store: Store, *records: Record, vectors: bool = True) -> None:
+    store.apply(
+        Write(
+            tenant=records[0].tenant,
+            inserts=records,
+            vectors=tuple(vec(i) for i in range(len(records))) if vectors else (),
+            vector_model="test-8",
+            history=tuple(
+                HistoryEntry(r.id, "ADD", NOW, r.text, r.status) for r in records
+            ),
+        )
+    )
+
+
+def test_add_events_writes_one_job_per_event_and_strategy(store: Store) -> None:
+    assert store.add_events([ev(1), ev(2)], ["offline", "other"]) == [True, True]
+    assert store.pending_jobs() == 4
+    jobs = store.claim_jobs(NOW, 10, 60)
+    assert sorted((j.event_id, j.strategy) for j in jobs) == [
+        ("e1", "offline"), ("e1", "other"), ("e2", "offline"), ("e2", "other"),
+    ]  # fmt: skip
+
+
+def test_repeated_client_id_is_not_a_second_event(store: Store) -> None:
+    store.add_events([ev(1)], ["offline"])
+    assert store.add_events([ev(1, text="different text")], ["offline"]) == [False]
+    events = store.list_events("t1", "alice")
+    assert [e.text for e in events] == ["I like tea"]
+    assert store.pending_jobs() == 1
+
+
+def test_same_client_id_in_two_tenants_is_two_events(store: Store) -> None:
+    store.add_events([ev(1, tenant="t1"), ev(1, tenant="t2")], ["offline"])
+    assert len(store.list_events("t1", "alice")) == 1
+    assert len(store.list_events("t2", "alice")) == 1
+
+
+def test_events_are_listed_by_their_own_time_not_arrival(store: Store) -> None:
+    store.add_events([ev(5, text="later"), ev(1, text="earlier")], [])
+    assert [e.text for e in store.list_events("t1", "alice")] == ["earlier", "later"]
+    (last,) = store.get_events("t1", ["e5"])
+    assert [e.text for e in store.session_context(last, 5)] == ["earlier"]
+
+
+def test_a_claimed_job_is_not_claimed_again_until_its_lease_ends(store: Store) -> None:
+    store.add_events([ev(1)], ["offline"])
+    (job,) = store.claim_jobs(NOW, 10, 60)
+    assert store.claim_jobs(NOW + timedelta(seconds=30), 10, 60) == []
+    (again,) = store.claim_jobs(NOW + timedelta(seconds=61), 10, 60)
+    assert again.id == job.id and again.attempts == 2
+
+
+def test_done_job_is_never_claimed_again(store: Store) -> None:
+    store.add_events([ev(1)], ["offline"])
+    (job,) = store.claim_jobs(NOW, 10, 60)
+    store.apply(Write(tenant="t1", done_job=job.id))
+    assert store.claim_jobs(NOW + timedelta(hours=1), 10, 60) == []
+    assert store.pending_jobs() == 0
+
+
+def test_failed_job_is_retried_then_marked_failed(store: Store) -> None:
+    store.add_events([ev(1)], ["offline"])
+    for attempt in range(1, 4):
+        (job,) = store.claim_jobs(NOW, 10, 60)
+        assert job.attempts == attempt
+        store.fail_job(job.id, "boom", NOW)
+    assert store.claim_jobs(NOW, 10, 60) == []
+    assert store.stats()["jobs_failed"] == 1
+
+
+def test_records_round_trip_with_every_field(store: Store) -> None:
+    r = rec("r1", "Budget is $500", field="budget", value="$500", flags=("x",),
+            valid_until=T + timedelta(days=3), authority=Authority.CONFIRMED,
+            sensitivity=Sensitivity.PERSONAL)  # fmt: skip
+    put(store, r)
+    assert store.get_record("t1", "r1") == r
+    assert store.get_record("t2", "r1") is None
+
+
+def test_status_change_closes_and_links_record(store: Store) -> None:
+    put(store, rec("r1", "Budget is $500", field="budget", value="$500"))
+    new = rec("r2", "Budget is $750", field="budget", value="$750", supersedes="r1")
+    store.apply(
+        Write(
+            tenant="t1",
+            inserts=(new,),
+            changes=(StatusChange("r1", Status.INVALID, T + timedelta(days=5), "r2", "SUPERSEDED"),),
+            history=(HistoryEntry("r1", "SUPERSEDED", NOW, None, Status.INVALID, "r2"),),
+        )
+    )
+    old = store.get_record("t1", "r1")
+    assert old is not None and old.status is Status.INVALID
+    assert old.superseded_by == "r2" and old.valid_until == T + timedelta(days=5)
+    assert [h.action for h in store.history("t1", "r1")] == ["ADD", "SUPERSEDED"]
+    by_field = store.records_by_field(Scope("t1", "alice"), "budget")
+    assert {r.id for r in by_field} == {"r1", "r2"}
+
+
+def test_lexical_search_is_scoped_to_tenant_and_actor(store: Store) -> None:
+    put(store, rec("a1", "Loves green tea"), rec("a2", "Hates coffee"))
+    put(store, rec("b1", "Loves green tea", actor="bob"))
+    put(store, rec("c1", "Loves green tea", tenant="t2"))
+    hits = store.search_records(Scope("t1", "alice"), "green tea", 10)
+    assert [h.id for h in hits] == ["a1"]
+    assert [h.id for h in store.search_records(Scope("t1", "bob"), "tea", 10)] == ["b1"]
+    assert store.search_records(Scope("t1", "carol"), "tea", 10) == []
+
+
+def test_lexical_search_survives_fts_syntax_in_queries(store: Store) -> None:
+    put(store, rec("a1", "Loves green tea"))
+    for q in ['"', "tea AND", "NEAR(", "*", "tea OR )", "col:tea", "", "   "]:
+        hits = store.search_records(Scope("t1", "alice"), q, 10)
+        assert all(h.id == "a1" for h in hits)
+
+
+def test_namespace_prefix_escapes_like_wildcards(store: Store) -> None:
+    put(store, rec("a1", "Loves tea", namespace="/tenants/t1/actors/alice/facts"))
+    narrow = Scope("t1", "alice", "/tenants/t1/actors/al_ce/")
+    assert store.search_records(narrow, "tea", 10) == []
+    assert store.list_records(narrow) == []
+    ok = Scope("t1", "alice", "/tenants/t1/actors/alice/")
+    assert [r.id for r in store.list_records(ok)] == ["a1"]
+
+
+def test_vector_index_holds_one_scope_and_follows_changes(store: Store) -> None:
+    put(store, rec("a1", "one"), rec("a2", "two"))
+    put(store, rec("b1", "three", actor="bob"))
+    idx = store.vector_index(Scope("t1", "alice"))
+    assert idx is not None and set(idx.record_ids) == {"a1", "a2"}
+    assert idx.matrix.shape == (2, 8) and idx.model == "test-8"
+    put(store, rec("a3", "four"))
+    idx2 = store.vector_index(Scope("t1", "alice"))
+    assert idx2 is not None and set(idx2.record_ids) == {"a1", "a2", "a3"}
+    assert store.vector_index(Scope("t1", "nobody")) is None
+
+
+def test_record_vectors_come_back_as_stored(store: Store) -> None:
+    put(store, rec("a1", "one"))
+    got = store.record_vectors("t1", ["a1", "missing"], "test-8")
+    assert list(got) == ["a1"] and np.allclose(got["a1"], vec(0))
+    assert store.record_vectors("t1", ["a1"], "other-model") == {}
+
+
+def test_event_search_is_scoped(store: Store) -> None:
+    store.add_events([ev(1, text="flight to Kyoto"), ev(2, actor="bob", text="flight to Kyoto")], [])
+    assert [h.id for h in store.search_events(Scope("t1", "alice"), "Kyoto", 10)] == ["e1"]
+
+
+def test_forget_record_erases_every_surface_and_tombstones_its_events(store: Store) -> None:
+    put(store, rec("a1", "Loves green tea"), rec("a2", "Hates coffee"))
+    report = store.forget_record("t1", "a1", NOW)
+    assert report.verified and report.deleted["records"] == 1
+    assert report.deleted["vectors"] == 1 and report.deleted["fulltext"] == 1
+    assert store.get_record("t1", "a1") is None
+    assert store.search_records(Scope("t1", "alice"), "green tea", 10) == []
+    idx = store.vector_index(Scope("t1", "alice"))
+    assert idx is not None and idx.record_ids == ("a2",)
+    assert all(h.text is None for h in store.history("t1", "a1"))
+    assert store.history("t1", "a1")[-1].action == "DELETE"
+    assert store.is_tombstoned("t1", "alice", ["src-a1"])
+    assert not store.is_tombstoned("t1", "alice", ["src-a2"])
+
+
+def test_forget_actor_erases_only_that_actor(store: Store) -> None:
+    store.add_events([ev(1), ev(2, actor="bob")], ["offline"])
+    put(store, rec("a1", "Loves green tea"))
+    put(store, rec("b1", "Loves green tea", actor="bob"))
+    report = store.forget_actor("t1", "alice", NOW)
+    assert report.verified and report.deleted["events"] == 1 and report.deleted["records"] == 1
+    assert store.list_events("t1", "alice") == []
+    assert store.search_events(Scope("t1", "alice"), "tea", 10) == []
+    assert store.list_records(Scope("t1", "alice")) == []
+    assert [r.id for r in store.list_records(Scope("t1", "bob"))] == ["b1"]
+    assert len(store.list_events("t1", "bob")) == 1
+    assert store.is_tombstoned("t1", "alice", [])
+    assert not store.is_tombstoned("t1", "bob", [])
+    assert store.pending_jobs("t1") == 1  # bob's job remains, alice's is gone
+
+
+def test_events_with_records(store: Store) -> None:
+    put(store, rec("a1", "Loves green tea"))
+    assert store.events_with_records("t1", ["src-a1", "other"]) == {"src-a1"}
+    assert store.events_with_records("t2", ["src-a1"]) == set()

@@ -1,0 +1,53 @@
+"""Shared fixtures: real SQLite files in a temporary directory, a fixed clock."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from remem import Memory
+from remem.embed import HashEmbedder
+from remem.ids import counter_ids
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+
+
+class Clock:
+    """A clock the test moves by hand."""
+
+    def __init__(self, start: datetime = T0) -> None:
+        self.now = start
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, **kw: float) -> None:
+        self.now += timedelta(**kw)
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock(datetime(2026, 6, 1, tzinfo=UTC))
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "memory.db"
+
+
+@pytest.fixture
+def mem(db_path: Path, clock: Clock) -> Iterator[Memory]:
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock, ids=counter_ids()) as m:
+        yield m
+
+
+def at(days: float = 0, hours: float = 0) -> str:
+    """An ISO time `days` after T0, for event times."""
+    return (T0 + timedelta(days=days, hours=hours)).isoformat()

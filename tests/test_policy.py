@@ -1,0 +1,127 @@
+"""Policy is pure: precedence, validity and scope, case by case."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from remem.errors import InvalidInput
+from remem.model import Authority, Kind, Record, Sensitivity, Source, Status
+from remem.policy.precedence import RANK, may_supersede, outranks_or_equals
+from remem.policy.scope import actor_prefix, check_name, namespace_for
+from remem.policy.validity import is_recallable, is_valid_at
+from remem.store.sqlite_sql import like_prefix
+
+T = datetime(2026, 1, 1, tzinfo=UTC)
+ORDER = [
+    Authority.SYSTEM_OF_RECORD,
+    Authority.CONFIRMED,
+    Authority.APPROVED,
+    Authority.VERIFIED_OUTCOME,
+    Authority.INFERRED,
+    Authority.SUMMARY,
+]
+
+
+def test_precedence_order_is_the_design_order() -> None:
+    ranks = [RANK[a] for a in ORDER]
+    assert ranks == sorted(ranks, reverse=True)
+    assert set(RANK) == set(Authority)
+
+
+@pytest.mark.parametrize(
+    ("higher", "lower"), [(ORDER[i], ORDER[j]) for i in range(6) for j in range(i + 1, 6)]
+)
+def test_lower_authority_never_supersedes_higher(higher: Authority, lower: Authority) -> None:
+    assert outranks_or_equals(higher, lower)
+    assert not outranks_or_equals(lower, higher)
+    later = T + timedelta(days=30)
+    assert not may_supersede(lower, later, higher, T)
+    assert may_supersede(higher, later, lower, T)
+
+
+@pytest.mark.parametrize("authority", list(Authority))
+def test_equal_authority_newer_wins_older_loses(authority: Authority) -> None:
+    assert may_supersede(authority, T + timedelta(seconds=1), authority, T)
+    assert not may_supersede(authority, T - timedelta(seconds=1), authority, T)
+    assert may_supersede(authority, T, authority, T)
+
+
+def _rec(status: Status = Status.ACTIVE, days_from: int = 0, days_until: int | None = None) -> Record:
+    return Record(
+        id="r", tenant="t", actor="a", namespace="/n", kind=Kind.SEMANTIC, text="x",
+        source=Source("explicit"), authority=Authority.CONFIRMED,
+        sensitivity=Sensitivity.NORMAL, valid_from=T + timedelta(days=days_from),
+        created_at=T, updated_at=T, status=status,
+        valid_until=None if days_until is None else T + timedelta(days=days_until),
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("days_from", "days_until", "probe", "expected"),
+    [
+        (0, None, 0, True),
+        (0, None, 1000, True),
+        (0, None, -1, False),
+        (0, 10, 9, True),
+        (0, 10, 10, False),
+        (0, 10, 11, False),
+        (5, 10, 4, False),
+        (5, 10, 5, True),
+    ],
+)
+def test_validity_window(days_from: int, days_until: int | None, probe: int, expected: bool) -> None:
+    assert is_valid_at(_rec(days_from=days_from, days_until=days_until), T + timedelta(days=probe)) is expected
+
+
+@pytest.mark.parametrize(
+    ("status", "as_of", "expected"),
+    [
+        (Status.ACTIVE, False, True),
+        (Status.INVALID, False, False),
+        (Status.PROPOSED, False, False),
+        (Status.DELETED, False, False),
+        (Status.ACTIVE, True, True),
+        (Status.INVALID, True, True),
+        (Status.PROPOSED, True, False),
+        (Status.DELETED, True, False),
+    ],
+)
+def test_only_active_records_are_recalled_now(status: Status, as_of: bool, expected: bool) -> None:
+    now = T + timedelta(days=100)
+    rec = _rec(status=status, days_until=50 if status is Status.INVALID else None)
+    when = T + timedelta(days=10) if as_of else None
+    assert is_recallable(rec, now, when) is expected
+
+
+def test_expired_record_is_not_recalled_now_but_is_as_of_before() -> None:
+    rec = _rec(days_until=5)
+    assert not is_recallable(rec, T + timedelta(days=6))
+    assert is_recallable(rec, T + timedelta(days=6), T + timedelta(days=2))
+
+
+@pytest.mark.parametrize("name", ["alice", "u42", "a.b-c_d@x:y+z", "A" * 200])
+def test_good_names_pass(name: str) -> None:
+    assert check_name("actor", name) == name
+
+
+@pytest.mark.parametrize("name", ["", " ", "a b", "/etc", "-x", "A" * 201, None, 42, "a\nb", "%"])
+def test_bad_names_are_refused(name: object) -> None:
+    with pytest.raises(InvalidInput):
+        check_name("actor", name)
+
+
+def test_namespaces_nest_under_the_actor() -> None:
+    ns = namespace_for("acme", "u42", Kind.PREFERENCE)
+    assert ns == "/tenants/acme/actors/u42/preferences"
+    assert ns.startswith(actor_prefix("acme", "u42"))
+    assert not namespace_for("acme", "u420", Kind.SEMANTIC).startswith(actor_prefix("acme", "u42"))
+
+
+@pytest.mark.parametrize(
+    ("prefix", "pattern"),
+    [("/actors/al_ce", "/actors/al\\_ce%"), ("/a%b", "/a\\%b%"), ("/a\\b", "/a\\\\b%")],
+)
+def test_like_prefix_escapes_wildcards(prefix: str, pattern: str) -> None:
+    assert like_prefix(prefix) == pattern
