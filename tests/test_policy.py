@@ -48,7 +48,9 @@ def test_equal_authority_newer_wins_older_loses(authority: Authority) -> None:
     assert may_supersede(authority, T, authority, T)
 
 
-def _rec(status: Status = Status.ACTIVE, days_from: int = 0, days_until: int | None = None) -> Record:
+def _rec(
+    status: Status = Status.ACTIVE, days_from: int = 0, days_until: int | None = None
+) -> Record:
     return Record(
         id="r", tenant="t", actor="a", namespace="/n", kind=Kind.SEMANTIC, text="x",
         source=Source("explicit"), authority=Authority.CONFIRMED,
@@ -71,8 +73,13 @@ def _rec(status: Status = Status.ACTIVE, days_from: int = 0, days_until: int | N
         (5, 10, 5, True),
     ],
 )
-def test_validity_window(days_from: int, days_until: int | None, probe: int, expected: bool) -> None:
-    assert is_valid_at(_rec(days_from=days_from, days_until=days_until), T + timedelta(days=probe)) is expected
+def test_validity_window(
+    days_from: int, days_until: int | None, probe: int, expected: bool
+) -> None:
+    assert (
+        is_valid_at(_rec(days_from=days_from, days_until=days_until), T + timedelta(days=probe))
+        is expected
+    )
 
 
 @pytest.mark.parametrize(

@@ -116,9 +116,7 @@ def run_bench(
     return figures
 
 
-def _load(
-    mem: Memory, emb: Embedder, total: int, scope_n: int, say: Progress
-) -> dict[str, Any]:
+def _load(mem: Memory, emb: Embedder, total: int, scope_n: int, say: Progress) -> dict[str, Any]:
     pool = synthetic_facts(min(5000, total))
     t0 = time.perf_counter()
     vectors = np.vstack([emb.embed(pool[i : i + 256]) for i in range(0, len(pool), 256)])

@@ -97,9 +97,14 @@ def event() -> None:
 @json_option
 @click.pass_obj
 def event_add(
-    ctx: Ctx, actor: str, session: str, role: str, text: str, time_: str | None,
+    ctx: Ctx,
+    actor: str,
+    session: str,
+    role: str,
+    text: str,
+    time_: str | None,
     event_id: str | None,
-) -> None:  # fmt: skip
+) -> None:
     """Append one event and enqueue its extraction."""
     with ctx.open(embedder=None) as mem:
         eid = mem.add_event(
@@ -167,11 +172,17 @@ def event_list(ctx: Ctx, actor: str, session: str | None, limit: int) -> None:
         events = mem.events(actor=actor, session=session, limit=limit)
     data = {
         "events": [
-            {"id": e.id, "actor": e.actor, "session": e.session, "role": e.role.value,
-             "text": e.text, "time": e.time.isoformat()}
+            {
+                "id": e.id,
+                "actor": e.actor,
+                "session": e.session,
+                "role": e.role.value,
+                "text": e.text,
+                "time": e.time.isoformat(),
+            }
             for e in events
         ]
-    }  # fmt: skip
+    }
 
     def human() -> None:
         for e in events:
@@ -201,9 +212,11 @@ def process(ctx: Ctx) -> None:
 @click.option("--actor", required=True)
 @click.option("--text", required=True)
 @click.option(
-    "--kind", default="semantic", show_default=True,
+    "--kind",
+    default="semantic",
+    show_default=True,
     type=click.Choice(["semantic", "preference", "episodic"]),
-)  # fmt: skip
+)
 @click.option("--valid-until", default=None, help="ISO 8601 time after which it no longer holds.")
 @json_option
 @click.pass_obj
@@ -229,15 +242,26 @@ def remember(ctx: Ctx, actor: str, text: str, kind: str, valid_until: str | None
 @json_option
 @click.pass_obj
 def recall_cmd(
-    ctx: Ctx, actor: str, query: str, k: int, budget: int, as_of: str | None, explain: bool,
+    ctx: Ctx,
+    actor: str,
+    query: str,
+    k: int,
+    budget: int,
+    as_of: str | None,
+    explain: bool,
     no_events: bool,
-) -> None:  # fmt: skip
+) -> None:
     """Hand back the memories of an actor that matter for a query."""
     with ctx.open() as mem:
         packet = mem.recall(
-            actor=actor, query=query, k=k, budget=budget, as_of=as_of, explain=explain,
+            actor=actor,
+            query=query,
+            k=k,
+            budget=budget,
+            as_of=as_of,
+            explain=explain,
             include_events=not no_events,
-        )  # fmt: skip
+        )
     data = packet.as_dict()
 
     def human() -> None:
@@ -268,8 +292,22 @@ def records_list(ctx: Ctx, actor: str, all_: bool) -> None:
     """List an actor's records, newest first."""
     with ctx.open(embedder=None) as mem:
         recs = mem.records(actor=actor, all=all_)
-    keys = ("id", "text", "kind", "namespace", "status", "superseded_by", "supersedes",
-            "valid_from", "valid_until", "source", "authority", "field", "value", "flags")  # fmt: skip
+    keys = (
+        "id",
+        "text",
+        "kind",
+        "namespace",
+        "status",
+        "superseded_by",
+        "supersedes",
+        "valid_from",
+        "valid_until",
+        "source",
+        "authority",
+        "field",
+        "value",
+        "flags",
+    )
     data = {"records": [{k: r.as_dict()[k] for k in keys} for r in recs]}
 
     def human() -> None:
@@ -336,25 +374,44 @@ def demo(ctx: Ctx) -> None:
 
 
 @cli.command()
-@click.option("--records", "n_records", default=100_000, show_default=True,
-              type=click.IntRange(100, 10_000_000), help="Records in the database.")  # fmt: skip
-@click.option("--scope", "scope_records", default=None, type=click.IntRange(10, 10_000_000),
-              help="Records in the queried actor's scope (default: min(records, 100000)).")  # fmt: skip
+@click.option(
+    "--records",
+    "n_records",
+    default=100_000,
+    show_default=True,
+    type=click.IntRange(100, 10_000_000),
+    help="Records in the database.",
+)
+@click.option(
+    "--scope",
+    "scope_records",
+    default=None,
+    type=click.IntRange(10, 10_000_000),
+    help="Records in the queried actor's scope (default: min(records, 100000)).",
+)
 @click.option("--queries", default=200, show_default=True, type=click.IntRange(10, 100_000))
-@click.option("--events", "n_events", default=20_000, show_default=True,
-              type=click.IntRange(100, 10_000_000), help="Events for the add_event figure.")  # fmt: skip
+@click.option(
+    "--events",
+    "n_events",
+    default=20_000,
+    show_default=True,
+    type=click.IntRange(100, 10_000_000),
+    help="Events for the add_event figure.",
+)
 @json_option
 @click.pass_obj
-def bench(
-    ctx: Ctx, n_records: int, scope_records: int | None, queries: int, n_events: int
-) -> None:
+def bench(ctx: Ctx, n_records: int, scope_records: int | None, queries: int, n_events: int) -> None:
     """Measure recall latency, ingest and extraction speed on synthetic records."""
     from remem.bench import run_bench
 
     result = run_bench(
-        db=ctx.db, records=n_records, scope=scope_records, queries=queries, events=n_events,
+        db=ctx.db,
+        records=n_records,
+        scope=scope_records,
+        queries=queries,
+        events=n_events,
         progress=not ctx.as_json,
-    )  # fmt: skip
+    )
     emit(ctx, result, lambda: click.echo(json.dumps(result, indent=2)))
 
 
@@ -375,8 +432,9 @@ def main(argv: list[str] | None = None) -> int:
     except click.ClickException as exc:
         return _fail(as_json, "error", exc.format_message(), EXIT_ERROR)
     except (KeyboardInterrupt, click.Abort):
-        return _fail(as_json, "interrupted", "interrupted; nothing half-written was kept",
-                     EXIT_INTERRUPTED)  # fmt: skip
+        return _fail(
+            as_json, "interrupted", "interrupted; nothing half-written was kept", EXIT_INTERRUPTED
+        )
     except BrokenPipeError:
         return EXIT_ERROR
     return 0

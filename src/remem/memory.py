@@ -105,7 +105,7 @@ class Memory:
         store: Store,
         *,
         tenant: str = "default",
-        embedder: Embedder | None | _Default = DEFAULT_EMBEDDER,
+        embedder: Embedder | _Default | None = DEFAULT_EMBEDDER,
         clock: Clock = utcnow,
         ids: IdSource = new_id,
     ) -> None:
@@ -121,7 +121,7 @@ class Memory:
         target: str | os.PathLike[str] | None = None,
         *,
         tenant: str = "default",
-        embedder: Embedder | None | _Default = DEFAULT_EMBEDDER,
+        embedder: Embedder | _Default | None = DEFAULT_EMBEDDER,
         clock: Clock = utcnow,
         ids: IdSource = new_id,
     ) -> Memory:
@@ -223,8 +223,19 @@ class Memory:
 
     def _event(self, row: Mapping[str, Any]) -> Event:
         if not isinstance(row, Mapping):
-            raise InvalidInput(f"an event must be an object with actor, session, role, text; got {row!r:.80}")
-        unknown = set(row) - {"actor", "session", "role", "text", "time", "event_id", "id", "metadata"}
+            raise InvalidInput(
+                f"an event must be an object with actor, session, role, text; got {row!r:.80}"
+            )
+        unknown = set(row) - {
+            "actor",
+            "session",
+            "role",
+            "text",
+            "time",
+            "event_id",
+            "id",
+            "metadata",
+        }
         if unknown:
             raise InvalidInput(f"unknown event field(s): {', '.join(sorted(unknown))}")
         text = row.get("text")
@@ -235,7 +246,7 @@ class Memory:
                 f"event text is {len(text)} characters; the limit is {MAX_EVENT_CHARS}"
             )
         try:
-            role = Role(row.get("role"))
+            role = Role(str(row.get("role")))
         except ValueError:
             raise InvalidInput(
                 f"role must be one of {', '.join(r.value for r in Role)}; got {row.get('role')!r}"

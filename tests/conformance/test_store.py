@@ -50,9 +50,7 @@ def put(store: Store, *records: Record, vectors: bool = True) -> None:
             inserts=records,
             vectors=tuple(vec(i) for i in range(len(records))) if vectors else (),
             vector_model="test-8",
-            history=tuple(
-                HistoryEntry(r.id, "ADD", NOW, r.text, r.status) for r in records
-            ),
+            history=tuple(HistoryEntry(r.id, "ADD", NOW, r.text, r.status) for r in records),
         )
     )
 
@@ -129,7 +127,9 @@ def test_status_change_closes_and_links_record(store: Store) -> None:
         Write(
             tenant="t1",
             inserts=(new,),
-            changes=(StatusChange("r1", Status.INVALID, T + timedelta(days=5), "r2", "SUPERSEDED"),),
+            changes=(
+                StatusChange("r1", Status.INVALID, T + timedelta(days=5), "r2", "SUPERSEDED"),
+            ),
             history=(HistoryEntry("r1", "SUPERSEDED", NOW, None, Status.INVALID, "r2"),),
         )
     )
@@ -187,7 +187,9 @@ def test_record_vectors_come_back_as_stored(store: Store) -> None:
 
 
 def test_event_search_is_scoped(store: Store) -> None:
-    store.add_events([ev(1, text="flight to Kyoto"), ev(2, actor="bob", text="flight to Kyoto")], [])
+    store.add_events(
+        [ev(1, text="flight to Kyoto"), ev(2, actor="bob", text="flight to Kyoto")], []
+    )
     assert [h.id for h in store.search_events(Scope("t1", "alice"), "Kyoto", 10)] == ["e1"]
 
 

@@ -34,9 +34,7 @@ class RecallRequest:
     explain: bool = False
 
 
-def recall(
-    store: Store, embedder: Embedder | None, req: RecallRequest, now: datetime
-) -> Packet:
+def recall(store: Store, embedder: Embedder | None, req: RecallRequest, now: datetime) -> Packet:
     """Answer a recall request with a packet; see `remem.recall`."""
     at = req.as_of or now
     notes: list[str] = []

@@ -37,7 +37,7 @@ from remem.model import (
     Status,
 )
 from remem.store import sqlite_sql as q
-from remem.store.base import ForgetReport, Hit, Scope, StatusChange, VectorIndex, Write
+from remem.store.base import ForgetReport, Hit, Scope, VectorIndex, Write
 from remem.timeutil import parse_time, to_db
 
 APPLICATION_ID = 0x72656D6D  # "remm": marks a file as a remem database
@@ -155,14 +155,25 @@ class SQLiteStore:
             for e in events:
                 cur = db.execute(
                     q.INSERT_EVENT,
-                    (e.tenant, e.id, e.actor, e.session, e.role.value, e.text, to_db(e.time),
-                     json.dumps(e.metadata), now),
+                    (
+                        e.tenant,
+                        e.id,
+                        e.actor,
+                        e.session,
+                        e.role.value,
+                        e.text,
+                        to_db(e.time),
+                        json.dumps(e.metadata),
+                        now,
+                    ),
                 )
                 if cur.rowcount == 0:
                     added.append(False)
                     continue
                 added.append(True)
-                db.execute(q.INSERT_EVENT_FTS, (cur.lastrowid, e.text, scope_token(e.tenant, e.actor)))
+                db.execute(
+                    q.INSERT_EVENT_FTS, (cur.lastrowid, e.text, scope_token(e.tenant, e.actor))
+                )
                 for strategy in strategies:
                     db.execute(q.INSERT_JOB, (e.tenant, e.id, strategy, now, now))
         return added
@@ -183,8 +194,7 @@ class SQLiteStore:
         for chunk in _chunks(list(event_ids), 500):
             marks = ",".join("?" * len(chunk))
             out.extend(
-                _event(r)
-                for r in self._rows(q.GET_EVENTS.format(marks=marks), (tenant, *chunk))
+                _event(r) for r in self._rows(q.GET_EVENTS.format(marks=marks), (tenant, *chunk))
             )
         return out
 
@@ -226,15 +236,22 @@ class SQLiteStore:
             for i, rec in enumerate(write.inserts):
                 cur = db.execute(q.INSERT_RECORD, _record_params(rec))
                 rowid = cur.lastrowid
-                db.execute(q.INSERT_RECORD_FTS, (rowid, rec.text, scope_token(rec.tenant, rec.actor)))
+                db.execute(
+                    q.INSERT_RECORD_FTS, (rowid, rec.text, scope_token(rec.tenant, rec.actor))
+                )
                 for event_id in rec.source.event_ids:
                     db.execute(q.INSERT_RECORD_EVENT, (rec.tenant, event_id, rec.id))
                 vec = write.vectors[i] if i < len(write.vectors) else None
                 if vec is not None:
                     db.execute(
                         q.INSERT_VECTOR,
-                        (rowid, rec.tenant, rec.actor, write.vector_model,
-                         np.asarray(vec, np.float32).tobytes()),
+                        (
+                            rowid,
+                            rec.tenant,
+                            rec.actor,
+                            write.vector_model,
+                            np.asarray(vec, np.float32).tobytes(),
+                        ),
                     )
                 touched.add((rec.tenant, rec.actor))
             for ch in write.changes:
@@ -243,15 +260,28 @@ class SQLiteStore:
                     raise StoreError(f"record {ch.record_id} vanished during consolidation")
                 db.execute(
                     q.CLOSE_RECORD,
-                    (ch.status.value, to_db(ch.valid_until), ch.superseded_by,
-                     to_db(_utcnow()), ch.record_id),
+                    (
+                        ch.status.value,
+                        to_db(ch.valid_until),
+                        ch.superseded_by,
+                        to_db(_utcnow()),
+                        ch.record_id,
+                    ),
                 )
                 touched.add((row[0], row[1]))
             for h in write.history:
                 db.execute(
                     q.INSERT_HISTORY,
-                    (write.tenant, h.record_id, h.action, to_db(h.at), h.text, h.status.value,
-                     h.related_id, h.reason),
+                    (
+                        write.tenant,
+                        h.record_id,
+                        h.action,
+                        to_db(h.at),
+                        h.text,
+                        h.status.value,
+                        h.related_id,
+                        h.reason,
+                    ),
                 )
             if write.done_job is not None:
                 db.execute(q.DONE_JOB, (to_db(_utcnow()), write.done_job))
@@ -423,7 +453,9 @@ class SQLiteStore:
             db.execute(q.TOMBSTONE, (tenant, "actor", actor, to_db(now)))
             db.execute(q.BUMP_SCOPE, (tenant, actor))
         remaining = self._verify_actor(tenant, actor)
-        return ForgetReport(deleted=counts, verified=not any(remaining.values()), remaining=remaining)
+        return ForgetReport(
+            deleted=counts, verified=not any(remaining.values()), remaining=remaining
+        )
 
     def is_tombstoned(self, tenant: str, actor: str, event_ids: Sequence[str]) -> bool:
         """Whether the actor, or any of these source events, was erased."""

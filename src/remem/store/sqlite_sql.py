@@ -164,16 +164,12 @@ INSERT INTO tombstones (tenant, kind, key, created_at) VALUES (?, ?, ?, ?) ON CO
 IS_TOMBSTONED = "SELECT 1 FROM tombstones WHERE tenant = ? AND kind = ? AND key = ?"
 RECORD_EVENT_IDS = "SELECT event_id FROM record_events WHERE tenant = ? AND record_id = ?"
 DELETE_RECORD_EVENTS = "DELETE FROM record_events WHERE tenant = ? AND record_id = ?"
-DELETE_RECORD_EVENTS_MANY = (
-    "DELETE FROM record_events WHERE tenant = ? AND record_id IN ({marks})"
-)
+DELETE_RECORD_EVENTS_MANY = "DELETE FROM record_events WHERE tenant = ? AND record_id IN ({marks})"
 ERASE_HISTORY_TEXT = "UPDATE history SET text = NULL WHERE tenant = ? AND record_id = ?"
 ERASE_HISTORY_TEXT_MANY = (
     "UPDATE history SET text = NULL WHERE tenant = ? AND record_id IN ({marks})"
 )
-HISTORY_WITH_TEXT = (
-    "SELECT 1 FROM history WHERE tenant = ? AND record_id = ? AND text IS NOT NULL"
-)
+HISTORY_WITH_TEXT = "SELECT 1 FROM history WHERE tenant = ? AND record_id = ? AND text IS NOT NULL"
 VECTOR_BY_ROWID = "SELECT 1 FROM record_vectors WHERE record_rowid = ?"
 FTS_BY_ROWID = "SELECT 1 FROM records_fts WHERE rowid = ?"
 ACTOR_RECORD_ROWIDS = "SELECT rowid FROM records WHERE tenant = ? AND actor = ?"

@@ -1,0 +1,80 @@
+"""The tools enforce the hygiene: ruff, strict mypy, and migrations that build the schema."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from remem.errors import SchemaTooNew
+from remem.store.sqlite import APPLICATION_ID, SCHEMA_VERSION, SQLiteStore, _migrations
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize(
+    "cmd",
+    [["ruff", "check", "src", "tests"], ["ruff", "format", "--check", "src", "tests"], ["mypy"]],
+    ids=["ruff-check", "ruff-format", "mypy-strict"],
+)
+def test_tool_passes(cmd: list[str]) -> None:
+    proc = subprocess.run([sys.executable, "-m", *cmd], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_migrations_are_numbered_in_order_and_reach_the_schema_version() -> None:
+    numbers = [n for n, _ in _migrations()]
+    assert numbers == list(range(1, len(numbers) + 1))
+    assert numbers[-1] == SCHEMA_VERSION
+
+
+def _schema(conn: sqlite3.Connection) -> list[tuple[str, str]]:
+    def norm(sql: str) -> str:
+        return " ".join(ln.split("--", 1)[0] for ln in sql.splitlines()).split().__str__()
+
+    return sorted(
+        (name, norm(sql)) for name, sql in conn.execute(
+            "SELECT name, sql FROM sqlite_master WHERE sql IS NOT NULL"
+        )
+    )  # fmt: skip
+
+
+def test_migrating_step_by_step_equals_a_fresh_database(tmp_path: Path) -> None:
+    fresh = SQLiteStore(tmp_path / "fresh.db")
+    fresh.close()
+    stepwise = tmp_path / "step.db"
+    conn = sqlite3.connect(stepwise)
+    for number, _ in _migrations()[:1]:
+        conn.executescript(_migrations()[0][1])
+        conn.execute(f"PRAGMA user_version = {number}")
+        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    conn.commit()
+    conn.close()
+    SQLiteStore(stepwise).close()  # applies whatever migrations remain
+    a, b = sqlite3.connect(tmp_path / "fresh.db"), sqlite3.connect(stepwise)
+    assert _schema(a) == _schema(b)
+    assert a.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
+
+
+def test_reopening_keeps_data_and_does_not_migrate_again(tmp_path: Path) -> None:
+    from datetime import UTC, datetime
+
+    from remem.model import Event, Role
+
+    s = SQLiteStore(tmp_path / "m.db")
+    s.add_events([Event("e1", "t", "a", "s", Role.USER, "hi", datetime.now(UTC))], [])
+    s.close()
+    s = SQLiteStore(tmp_path / "m.db")
+    assert len(s.list_events("t", "a")) == 1
+    s.close()
+
+
+def test_newer_schema_is_refused(tmp_path: Path) -> None:
+    SQLiteStore(tmp_path / "m.db").close()
+    with sqlite3.connect(tmp_path / "m.db") as conn:
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 5}")
+    with pytest.raises(SchemaTooNew, match="newer remem"):
+        SQLiteStore(tmp_path / "m.db")
