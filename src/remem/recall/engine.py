@@ -19,6 +19,10 @@ from remem.store.base import Scope, Store
 RRF_K = 60  # the usual constant of reciprocal-rank fusion
 POOL = 50  # how many candidates each retriever contributes
 EVENT_POOL = 20
+# A record found only by its vector must be at least this similar to the query:
+# below it, all-MiniLM-L6-v2 pairs are mostly unrelated and would only pad the
+# packet up to k. Records that share words with the query are exempt.
+MIN_VECTOR_ONLY_COSINE = 0.3
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,13 +50,17 @@ def recall(store: Store, embedder: Embedder | None, req: RecallRequest, now: dat
         vector = _vector_hits(store, embedder, req, at)
 
     ranks: dict[str, float] = defaultdict(float)
+    rejected: list[dict[str, Any]] = []
     for rank, hit in enumerate(lexical):
         ranks[hit.id] += 1.0 / (RRF_K + rank + 1)
-    for rank, (rid, _) in enumerate(vector):
+    lexical_ids = set(ranks)
+    for rank, (rid, cosine) in enumerate(vector):
+        if rid not in lexical_ids and cosine < MIN_VECTOR_ONLY_COSINE:
+            rejected.append({"id": rid, "reason": f"weak match (cosine {cosine:.2f})"})
+            continue
         ranks[rid] += 1.0 / (RRF_K + rank + 1)
 
     fetched = {r.id: r for r in store.get_records(req.scope.tenant, list(ranks))}
-    rejected: list[dict[str, Any]] = []
     eligible: list[Record] = []
     for rid in ranks:
         rec = fetched.get(rid)

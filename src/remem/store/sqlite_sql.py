@@ -9,11 +9,26 @@ from remem.store.base import Scope
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
+# Function words match nearly every record and only add noise to an OR-query.
+STOPWORDS = frozenset(
+    """a about after again all am an and any are as at be been before being but by can could
+    did do does doing don for from had has have having he her here hers him his how i i'm if
+    in into is it its it's just me more most my no nor not of off on once only or other our
+    ours out over own s same she should so some such t than that the their theirs them then
+    there these they this those through to too under until up very was we were what when where
+    which while who whom why will with would you your yours""".split()
+)
+
 
 def words(text: str, limit: int = 32) -> list[str]:
-    """The lower-cased words of a query, deduplicated, at most `limit` of them."""
+    """The lower-cased content words of a query, deduplicated, at most `limit`.
+
+    Function words are dropped unless the query has nothing else.
+    """
+    found = _WORD.findall(text.lower())
+    content = [w for w in found if w not in STOPWORDS] or found
     seen: dict[str, None] = {}
-    for w in _WORD.findall(text.lower()):
+    for w in content:
         if w not in seen:
             seen[w] = None
         if len(seen) >= limit:

@@ -1,0 +1,304 @@
+"""Text pieces of the offline extractor: normalising, splitting, values, third person.
+
+Pure string functions shared by `remem.extract.offline` and its rules: contractions
+are expanded before matching ("I'm" -> "I am"), values are normalised so that equal
+things compare equal ("$1,500" -> "$1500", "peanuts" -> field key "peanut"), and a
+first-person clause becomes a third-person-neutral statement ("I prefer aisle seats"
+-> "Prefers aisle seats").
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal, InvalidOperation
+
+MAX_TEXT = 500
+MAX_VALUE = 200
+_I = re.IGNORECASE
+
+# -- sentences and clauses ---------------------------------------------------------------
+
+_QUOTES = {ord("\u2019"): "'", ord("\u2018"): "'", ord("\u201c"): '"', ord("\u201d"): '"'}
+_NO_APOSTROPHE = {
+    "im": "I'm", "ive": "I've", "dont": "don't", "doesnt": "doesn't", "didnt": "didn't",
+    "cant": "can't", "isnt": "isn't", "wasnt": "wasn't", "arent": "aren't",
+    "havent": "haven't", "wont": "won't", "youre": "you're", "thats": "that's",
+}  # fmt: skip
+_EXPANSIONS = (
+    (r"\bI'm\b", "I am"), (r"\bI've\b", "I have"), (r"\bI'll\b", "I will"),
+    (r"\bI'd(?=\s+(?:been|had|gone|never)\b)", "I had"), (r"\bI'd\b", "I would"),
+    (r"\bwe're\b", "we are"), (r"\bwe've\b", "we have"), (r"\bwe'll\b", "we will"),
+    (r"\bwe'd\b", "we would"), (r"\byou're\b", "you are"), (r"\bcan't\b", "cannot"),
+    (r"\bwon't\b", "will not"), (r"\b(\w+)n't\b", r"\1 not"),
+    (r"\b(it|that|there|what|where|who|name)'s\b", r"\1 is"),
+)  # fmt: skip
+
+
+def normalise(text: str) -> str:
+    """Straight quotes, apostrophes restored, contractions expanded ("I'm" -> "I am")."""
+    t = text.translate(_QUOTES)
+    t = re.sub(
+        r"\b(?:" + "|".join(_NO_APOSTROPHE) + r")\b",
+        lambda m: _NO_APOSTROPHE[m.group(0).lower()],
+        t,
+        flags=_I,
+    )
+    t = re.sub(r"(?<![\w.'])i(?=\s|')", "I", t)
+    for pattern, repl in _EXPANSIONS:
+        t = re.sub(pattern, repl, t, flags=_I)
+    return t
+
+
+def sentences(text: str) -> list[str]:
+    """Split text into sentences, keeping each one's final punctuation."""
+    out: list[str] = []
+    for line in normalise(text).splitlines():
+        line = re.sub(r"^(?:[-*\u2022>]+|\d+[.)])\s+", "", " ".join(line.split()))
+        buf = ""
+        for part in re.split(r"(?<=[.!?\u2026])\s+", line):
+            buf = f"{buf} {part}" if buf else part
+            if re.search(r"\b(?:dr|mr|mrs|ms|st|prof|e\.g|i\.e|vs|approx|etc)\.$", buf, _I):
+                continue
+            out.append(buf)
+            buf = ""
+        if buf:
+            out.append(buf)
+    return [s for s in out if s]
+
+
+# -- shared pieces -----------------------------------------------------------------------
+
+ADV = (
+    r"(?:(?:really|also|just|now|currently|still|actually|recently|finally|definitely"
+    r"|absolutely|totally|usually|generally|always|truly|honestly|so|very|much|mostly|already"
+    r"|originally|officially|genuinely|seriously|kind\s+of|sort\s+of|pretty\s+much)\s+)*"
+)
+TRAIL = (
+    r"(?P<rest>(?:\s+(?:now|again|anymore|any\s+more|any\s+longer|these\s+days|nowadays|too"
+    r"|as\s+well|either|though|actually|at\s+home|recently|lately|last\s+\w+|\w+\s+ago|in\s+\d{4}"
+    r"|for\s+\w+(?:\s+\w+)?|since\s+\w+(?:\s+\w+)?))*)"
+    r"(?P<why>\s*,?\s+(?:so|because|since|which|but|and)\s+.*)?"
+)
+TRAIL_WORD = (
+    r"(?:now|again|anymore|any|these|nowadays|too|as|either|though|actually|at|recently|lately"
+    r"|last|in|for|since|so|because|which|but|and)\b"
+)
+NUM = (
+    r"(?:\d{1,3}|(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)"
+    r"(?:[- ](?:one|two|three|four|five|six|seven|eight|nine))?|one|two|three|four|five|six"
+    r"|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen"
+    r"|nineteen)"
+)
+_UNITS = "one two three four five six seven eight nine".split()
+_TEENS = "ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen".split()
+_TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
+VALUE_END = (
+    r"\s*[,;:(]|\s+-\s|\s+(?:but|because|since|so|as|when|while|although|though|which|who|where"
+    r"|whereas|with|from|last|this|next|ago|recently|lately|now|again|anymore|any\s+more"
+    r"|any\s+longer|these\s+days|nowadays|currently|too|as\s+well|either|instead|please|thanks"
+    r"|thank\s+you|lol|haha|if|until|unless|before|after|right\s+now|at\s+the\s+moment"
+    r"|for\s+(?:work|now|a|an|the|about|over|almost|nearly|\d+|many|several|years|months|weeks"
+    r"|ages|good))\b|\s+in\s+(?:19|20)\d\d\b|\s+(?:\d+|a\s+few|a\s+couple\s+of|several|many|two"
+    r"|three|four|five|six)\s+(?:years?|months?|weeks?|days?)\b"
+)
+_QUALIFIER_TAIL = (
+    r"\s+(?:very\s+much|so\s+much|a\s+lot|at\s+all|really|much|more|more\s+than\s+anything"
+    r"|the\s+most|most|though|tbh|honestly|in\s+general|generally|personally|anymore|any\s+more"
+    r"|and\s+all)$"
+)
+_PRONOUN_THINGS = frozenset(
+    "it this that these those them him her you your yours what how when where which who one "
+    "both either neither none something anything everything nothing there here".split()
+)
+
+
+def cut(value: str, end: str = VALUE_END) -> str:
+    """A value up to the first word that starts a new thought."""
+    if m := re.search(end, value, _I):
+        value = value[: m.start()]
+    return value.strip(" .,!?;:'\"")
+
+
+def strip_articles(value: str) -> str:
+    return re.sub(r"^(?:the|a|an|some|any)\s+", "", value.strip(), flags=_I)
+
+
+def thing(value: str) -> str:
+    """A normalised thing: cut, no qualifiers or articles, lower case."""
+    v = cut(value)
+    while (stripped := re.sub(_QUALIFIER_TAIL, "", v, flags=_I)) != v:
+        v = stripped
+    v = re.sub(r"^to\s+", "", strip_articles(v), flags=_I)
+    return v.lower()[:MAX_VALUE]
+
+
+def is_pronoun_thing(value: str) -> bool:
+    words = value.lower().split()
+    return not words or words[0] in _PRONOUN_THINGS or "you" in words or "your" in words
+
+
+_NOT_SINGULAR = frozenset(
+    "series species news physics mathematics maths politics chess glasses clothes jeans pants "
+    "shorts scissors economics athletics gymnastics always bus gas plus".split()
+)
+
+
+_IE_WORDS = frozenset(
+    "movie cookie zombie rookie selfie hippie brownie smoothie pie tie lie genie calorie prairie "
+    "foodie newbie auntie goalie roomie veggie hoodie indie".split()
+)
+
+
+def singular(word: str) -> str:
+    """A rough English singular: good enough for a field key."""
+    w = word.lower()
+    irregular = {"children": "child", "people": "person", "men": "man", "women": "woman"}
+    if w in irregular:
+        return irregular[w]
+    if len(w) <= 3 or w in _NOT_SINGULAR or w.endswith(("ss", "us", "is", "ous")):
+        return w
+    if w.endswith("ies") and w[:-1] in _IE_WORDS:
+        return w[:-1]
+    if w.endswith("ies") and len(w) > 4:
+        return w[:-3] + "y"
+    if w.endswith(("ches", "shes", "xes", "zes", "sses", "oes")):
+        return w[:-2]
+    return w[:-1] if w.endswith("s") else w
+
+
+def slug(value: str, *, singular: bool = True) -> str:
+    words = re.findall(r"[a-z0-9]+", value.lower().replace("'", ""))
+    while words and words[0] in ("the", "a", "an", "my", "our"):
+        words = words[1:]
+    if singular and words:
+        words[-1] = singular(words[-1])
+    spelling = {"colour": "color", "flavour": "flavor", "favourite": "favorite"}
+    return "_".join(spelling.get(w, w) for w in words)[:60]
+
+
+def number(text: str) -> int | None:
+    t = text.lower().replace("-", " ").split()
+    if len(t) == 1 and t[0].isdigit():
+        return int(t[0])
+    total = 0
+    for w in t:
+        if w in _UNITS:
+            total += _UNITS.index(w) + 1
+        elif w in _TEENS:
+            total += _TEENS.index(w) + 10
+        elif w in _TENS:
+            total += (_TENS.index(w) + 2) * 10
+        elif w in ("a", "an"):
+            total += 1
+        elif w == "no":
+            total += 0
+        else:
+            return None
+    return total
+
+
+_CURRENCY = {
+    "dollars": "$", "dollar": "$", "usd": "$", "bucks": "$", "euro": "\u20ac", "euros": "\u20ac",
+    "eur": "\u20ac", "pounds": "\u00a3", "gbp": "\u00a3", "quid": "\u00a3", "yen": "\u00a5",
+    "chf": "CHF ", "francs": "CHF ",
+}  # fmt: skip
+MONEY = (
+    r"(?:[$\u20ac\u00a3\u00a5]\s?\d[\d,]*(?:\.\d+)?(?:\s*(?:k|m|thousand|million))?\b"
+    r"|\d[\d,]*(?:\.\d+)?(?:\s*(?:k|m|thousand|million))?(?:\s*(?:"
+    + "|".join(_CURRENCY)
+    + r"))?\b)"
+)
+
+
+def money(raw: str) -> str:
+    """ "$1,500" -> "$1500", "750 euros" -> "€750", "$1.5k" -> "$1500"."""
+    m = re.fullmatch(
+        r"(?P<sym>[$\u20ac\u00a3\u00a5])?\s?(?P<n>\d[\d,]*(?:\.\d+)?)\s*(?P<mult>k|m|thousand|million)?"
+        r"\s*(?P<cur>[a-z]+)?",
+        raw.strip(),
+        _I,
+    )
+    if not m:
+        return raw.strip()
+    try:
+        amount = Decimal(m["n"].replace(",", ""))
+    except InvalidOperation:
+        return raw.strip()
+    mult = (m["mult"] or "").lower()
+    amount *= {"k": 1000, "thousand": 1000, "m": 1_000_000, "million": 1_000_000}.get(mult, 1)
+    symbol = m["sym"] or _CURRENCY.get((m["cur"] or "").lower(), "")
+    if amount == amount.to_integral_value():
+        return f"{symbol}{int(amount)}"
+    return f"{symbol}{amount:.2f}"
+
+
+# -- turning a clause into a third-person statement --------------------------------------
+
+_LEAD_ADVERBS = frozenset(
+    "really also just now currently still actually recently finally definitely absolutely "
+    "totally usually generally always truly honestly so very much mostly already originally "
+    "officially genuinely seriously never often sometimes rarely seldom even only mainly "
+    "normally typically occasionally hardly barely".split()
+)
+_AS_IS = frozenset(
+    "is was were has does did can cannot could will would shall should may might must had "
+    "went got made took left bought met found began came saw said told became grew spent sold "
+    "lost won wrote flew drove ran quit put set cut thought felt kept knew gave sent built brought "
+    "caught taught slept sat stood heard held paid woke wore broke chose fell forgot hurt "
+    "let meant rode sang swam threw understood used ate".split()
+)
+_PRONOUNS = {
+    "me": "them", "my": "their", "mine": "theirs", "myself": "themselves", "we": "they",
+    "us": "them", "our": "their", "ours": "theirs", "ourselves": "themselves",
+}  # fmt: skip
+
+
+def _third_singular(verb: str) -> str:
+    w = verb.lower()
+    special = {"am": "is", "are": "are", "have": "has", "do": "does", "go": "goes", "be": "is"}
+    if w in special:
+        return special[w]
+    if w in _AS_IS or w.endswith("ed") or not w.isalpha():
+        return verb
+    if w.endswith(("s", "sh", "ch", "x", "z", "o")):
+        return verb + "es"
+    if w.endswith("y") and len(w) > 1 and w[-2] not in "aeiou":
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
+def third_person(clause: str) -> str:
+    """ "I prefer aisle seats" -> "Prefers aisle seats"; "my wife is Ana" -> "Wife is Ana"."""
+    s = re.sub(r"\b(?:and|&)\s+I\b", "and the user", clause.strip())
+    if m := re.match(r"I\s+(.+)", s):
+        words = m.group(1).split(" ")
+        i = 0
+        while i < len(words):
+            w = words[i].lower()
+            nxt = words[i + 1].lower() if i + 1 < len(words) else ""
+            if (w, nxt) in (("no", "longer"), ("kind", "of"), ("sort", "of")):
+                i += 2
+            elif w in _LEAD_ADVERBS:
+                i += 1
+            else:
+                break
+        if i < len(words):
+            words[i] = _third_singular(words[i])
+        s = " ".join(words)
+    elif m := re.match(r"we\s+(.+)", s, _I):
+        s = "they " + m.group(1)
+    elif m := re.match(r"(?:my|our)\s+(.+)", s, _I):
+        s = m.group(1)
+    s = re.sub(r"\bI\s+am\b", "they are", s)
+    s = re.sub(r"\bI\s+was\b", "they were", s)
+    s = re.sub(r"\bI\b", "they", s)
+    s = re.sub(r"\b(?:me|my|mine|myself|we|us|our|ours|ourselves)\b", _pronoun, s)
+    s = s.strip(" ,;:.!")
+    s = s[:1].upper() + s[1:]
+    if len(s) > MAX_TEXT:
+        s = s[: MAX_TEXT - 1].rsplit(" ", 1)[0] + "\u2026"
+    return s
+
+
+def _pronoun(m: re.Match[str]) -> str:
+    return _PRONOUNS[m.group(0)]
