@@ -60,7 +60,7 @@ def test_the_whole_path_through_the_cli(capsys: pytest.CaptureFixture[str], tmp_
     add(capsys, db, "Our budget increased to $750", "2026-03-05T10:00:00Z")
     add(capsys, db, "ok", "2026-03-05T10:01:00Z")
     events = ok(capsys, db, "event", "list", "--actor", "alice")["events"]
-    assert [e["text"] for e in events][0] == "Our budget for the trip is $500"
+    assert next(e["text"] for e in events) == "Our budget for the trip is $500"
     done = ok(capsys, db, "process")
     assert {"jobs_done", "records_added", "records_updated", "noops"} <= set(done)
     assert done["jobs_done"] == 3 and done["records_updated"] == 1
@@ -108,7 +108,9 @@ def test_remember(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert rec["kind"] == "preference" and rec["valid_until"].startswith("2099-01-01")
 
 
-def test_import_keeps_times_and_skips_repeats(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_import_keeps_times_and_skips_repeats(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     db = tmp_path / "m.db"
     src = tmp_path / "events.jsonl"
     rows = [
@@ -165,7 +167,9 @@ def test_huge_text_is_refused_and_nothing_is_stored(
     assert ok(capsys, db, "event", "list", "--actor", "a")["events"] == []
 
 
-def test_malformed_jsonl_imports_nothing(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_malformed_jsonl_imports_nothing(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     db = tmp_path / "m.db"
     src = tmp_path / "bad.jsonl"
     src.write_text('{"actor": "a", "session": "s", "role": "user", "text": "fine"}\n{oops\n')
@@ -179,7 +183,9 @@ def test_missing_directory(capsys: pytest.CaptureFixture[str], tmp_path: Path) -
     assert error["code"] == "store_error" and "does not exist" in error["message"]
 
 
-def test_corrupt_file_is_refused_and_left_alone(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_corrupt_file_is_refused_and_left_alone(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     db = tmp_path / "junk.db"
     junk = os.urandom(8192)
     db.write_bytes(junk)

@@ -43,7 +43,9 @@ def test_readme_cli_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
                                  capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("REMEM_MINILM_DIR", "/nonexistent")
-    lines = [ln.strip() for ln in README.splitlines() if ln.strip().startswith("remem --db demo.db")]
+    lines = [
+        ln.strip() for ln in README.splitlines() if ln.strip().startswith("remem --db demo.db")
+    ]
     assert len(lines) >= 5
     for line in lines:
         args = shlex.split(line)[1:]

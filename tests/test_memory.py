@@ -116,7 +116,7 @@ def test_processing_is_idempotent_per_event(mem: Memory, clock: Clock) -> None:
 
 def test_a_killed_workers_job_is_taken_again_after_its_lease(mem: Memory, clock: Clock) -> None:
     say(mem, "I'm allergic to peanuts.", 0)
-    (job,) = mem.store.claim_jobs(clock(), 10, 60)  # a worker takes it and dies
+    (_job,) = mem.store.claim_jobs(clock(), 10, 60)  # a worker takes it and dies
     assert mem.process().jobs_done == 0
     clock.advance(seconds=61)
     assert mem.process().jobs_done == 1
@@ -258,8 +258,13 @@ def test_one_bad_row_in_a_batch_stores_nothing(mem: Memory) -> None:
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{"query": ""}, {"k": 0}, {"budget": 0}, {"as_of": "not a time"},
-     {"namespace": "/tenants/default/actors/bob/"}],  # fmt: skip
+    [
+        {"query": ""},
+        {"k": 0},
+        {"budget": 0},
+        {"as_of": "not a time"},
+        {"namespace": "/tenants/default/actors/bob/"},
+    ],
 )
 def test_bad_recall_is_refused(mem: Memory, kwargs: dict[str, object]) -> None:
     args: dict[str, object] = {"actor": "alice", "query": "tea"}

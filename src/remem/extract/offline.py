@@ -3,8 +3,17 @@
 No model, no I/O, no clock: the same event and context always yield the same
 candidates, so the extractor runs anywhere, re-runs safely and is tested line by
 line. Only user turns are read; each sentence (and each first-person clause of
-it) is matched against a few dozen regular-expression rules, and a first-person
-statement with enough content that no rule claims is kept as a plain fact.
+it) is matched against a few dozen regular-expression rules
+(`remem.extract.offline_rules`, over text normalised by
+`remem.extract.offline_text`), and a first-person statement with at least three
+content words that no rule claims is kept as a plain fact (kind semantic, no
+field). Candidates are authority INFERRED, except explicit ones ("remember that
+...", "don't forget ...", "note that ...", "... please keep that in mind"),
+which are CONFIRMED and keep the kind and field of the rule the remembered
+clause matches (semantic and no field when none does). `is_correction` is set
+when the statement says it corrects ("actually", "no,", "correction:") or, for a
+candidate with a field, reports a change ("moved", "increased", "no longer",
+"anymore", "now", "again").
 
 Field vocabulary (the key consolidation uses: a later statement with the same
 field and a different value supersedes an earlier one). `<x>` is a slug:
@@ -163,9 +172,8 @@ _EXPLICIT = (
 _FILLER = (
     r"(?:oh|ah|well|so|also|and|but|plus|btw|by\s+the\s+way|fyi|just\s+so\s+you\s+know|ok(?:ay)?"
     r"|um+|uh+|hmm+|yeah|yes|yep|sure|honestly|basically|anyway|anyways|alright|right|ha(?:ha)+"
-    r"|lol|one\s+more\s+thing|quick\s+update|heads\s+up|just\s+fyi|for\s+what\s+it\s+is\s+worth)"
-    + _SEP
-    + r"(?=\S)"
+    r"|lol|one\s+more\s+thing|quick\s+update|heads\s+up|just\s+fyi|for\s+what\s+it\s+is\s+worth"
+    r"|(?:good|great|bad|big|some|exciting|sad)\s+news|update|guess\s+what)" + _SEP + r"(?=\S)"
 )
 _QUESTION_START = (
     r"(?:what|where|when|who|whom|whose|why|how|which|do|does|did|is|are|am|was|were|can|could"
@@ -175,8 +183,13 @@ _CLAUSE_SPLIT = (
     r"\s*;\s*|\s*,?\s+(?:and|but|although|though|while|whereas|plus)\s+(?=(?:I|we|my|our)\s)"
     r"|\s*,\s+(?=(?:I|we|my|our)\s)"
 )
-_CHANGE_WORDS = (
-    r"\b(?:no\s+longer|any\s*more|any\s+longer|instead|now|again|these\s+days|nowadays)\b"
+_CHANGE_WORDS = r"\b(?:no\s+longer|any\s*more|any\s+longer|instead|now|again)\b"
+
+
+_EXPLICIT_TAIL = (
+    r"[\s,;-]+(?:so\s+|and\s+)?(?:please\s+)?(?:(?:keep|bear)\s+(?:that|this|it)\s+in\s+mind"
+    r"|remember\s+(?:that|this|it)|(?:do\s+not|never)\s+forget\s+(?:that|this|it)"
+    r"|note\s+(?:that|this|it)|make\s+a\s+note(?:\s+of\s+(?:that|this|it))?)$"
 )
 
 
@@ -208,6 +221,8 @@ def _clauses(text: str) -> list[_Clause]:
                 body = body[m.end() :]
             if body == before:
                 break
+        if m := re.search(_EXPLICIT_TAIL, body, _I):
+            explicit, body = True, body[: m.start()]
         if not body or question or re.match(_QUESTION_START, body, _I):
             continue
         for part in re.split(_CLAUSE_SPLIT, body, flags=_I):
@@ -261,7 +276,10 @@ _GENERIC_DENY = (
     r"|had\s+a\s+question|appreciate|apologi[sz]e|forgot|will\s+(?:think|check|try|see|ask|look|let"
     r"|get\s+back|be\s+right\s+back)|(?:can|could|may|might|should)\s+(?:ask|get|have|try|check)"
     r"|just\s+(?:wanted|want|need|needed)|got\s+it|love\s+(?:it|this|that)|like\s+(?:it|this|that)"
-    r"|would\s+love\s+to\s+(?:hear|know|see|learn|get|help|chat|talk))\b"
+    r"|would\s+love\s+to\s+(?:hear|know|see|learn|get|help|chat|talk)"
+    # a preference a rule declined (its object is a pronoun, "the first one") is no fact either
+    r"|(?:would\s+)?(?:prefer|rather|like|love|enjoy|adore|hate|dislike)"
+    r"|(?:am|are)\s+(?:\w+\s+){0,3}?(?:away|late|on\s+(?:my|our)\s+way))\b"
     r"|(?:my|our)\s+(?:question|point|guess|concern|issue|problem|idea|thought|bad|pleasure"
     r"|understanding|answer|request|suggestion|apologies|mistake)\b"
 )
@@ -340,7 +358,6 @@ def _answer_facts(event: Event, context: Sequence[Event]) -> list[tuple[Fact, bo
             f"my {' '.join(words[:k])} is {' '.join(words[k:])}"
             for k in range(1, min(4, len(words)))
         ]
-    found: list[tuple[Fact, bool, bool]] = []
     for statement in statements:
         if re.search(r"\b(?:you|your|anything|something|what|which)\b", statement, _I):
             continue
@@ -348,4 +365,4 @@ def _answer_facts(event: Event, context: Sequence[Event]) -> list[tuple[Fact, bo
         if facts:
             correction = bool(tail) or any(f.change for f in facts)
             return [(f, False, correction) for f in facts]
-    return found
+    return []

@@ -20,6 +20,8 @@ from remem.extract.offline_text import (
     TRAIL,
     TRAIL_WORD,
     cut,
+    date_value,
+    is_date,
     is_pronoun_thing,
     money,
     number,
@@ -89,6 +91,7 @@ def _rule_name(s: str) -> list[Fact]:
 
 
 def greeting_name(s: str) -> list[Fact]:
+    """A name given as "I'm Sam" right after a greeting ("Hi! I'm Sam")."""
     m = re.fullmatch(
         r"(?i:I\s+am|this\s+is|it\s+is)\s+(?P<x>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?)(?i:\s+here)?", s
     )
@@ -266,7 +269,7 @@ def _rule_relation(s: str) -> list[Fact]:
     name = _name_value(m["x"], need_capital=need_capital)
     if not name or name.lower() in _NOT_NAMES or name.split()[0].lower() in _NATIONALITY:
         return []
-    field = f"relation:{slug(relation, singular=False)}"
+    field = f"relation:{slug(relation, singular_last=False)}"
     return [Fact(third_person(s), Kind.SEMANTIC, field, name, _PERSONAL)]
 
 
@@ -301,7 +304,7 @@ def _rule_relation_home(s: str) -> list[Fact]:
     if m is None or place is None:
         return []
     change = re.search(r"moved|relocated", m["v"], _I) is not None
-    field = f"home:{slug(m['r'], singular=False)}"
+    field = f"home:{slug(m['r'], singular_last=False)}"
     return [Fact(third_person(s), Kind.SEMANTIC, field, place, _PERSONAL, change)]
 
 
@@ -335,8 +338,8 @@ def _rule_origin(s: str) -> list[Fact]:
     )
     if not m:
         return []
-    if "born" in s.lower() and _is_date(m["x"]):
-        day = _date_value(m["x"])
+    if "born" in s.lower() and is_date(m["x"]):
+        day = date_value(m["x"])
         return [Fact(third_person(s), Kind.SEMANTIC, "date:birthday", day, _PERSONAL)]
     place = _place(m["x"])
     if place is None:
@@ -401,7 +404,8 @@ def _work_facts(s: str, job: str | None, employer: str | None, change: bool) -> 
         facts.append(Fact(text, Kind.SEMANTIC, "occupation", job, _PERSONAL, change))
     if employer and employer.lower() not in _NOT_EMPLOYERS:
         field, verb = ("school", "Studies") if job == "student" else ("employer", "Works")
-        emp_text = f"{verb} at {employer}" if job else text
+        said = re.search(rf"(?:(?:a|an|the)\s+)?{re.escape(employer)}", s, _I)
+        emp_text = f"{verb} at {said.group(0) if said else employer}" if job else text
         value = employer[:MAX_VALUE]
         facts.append(Fact(emp_text, Kind.SEMANTIC, field, value, _PERSONAL, change))
     return facts
@@ -412,10 +416,10 @@ def _rule_work(s: str) -> list[Fact]:
     if m := re.fullmatch(_JOB_VERB + r"\s+as\s+(?:a\s+|an\s+)?(?P<rest>.+)", s, _I):
         return _work_facts(s, *_split_job(m["rest"]), change=change is not None)
     if m := re.fullmatch(_JOB_VERB + r"\s+(?:at|for|with|by)\s+(?P<emp>.+)", s, _I):
-        employer = strip_articles(cut(m["emp"]))
-        if employer.lower() == "myself":
+        emp = strip_articles(cut(m["emp"]))
+        if emp.lower() == "myself":
             return _work_facts(s, "self-employed", None, change=False)
-        return _work_facts(s, None, employer or None, change=change is not None)
+        return _work_facts(s, None, emp or None, change=change is not None)
     if m := re.fullmatch(
         rf"I\s+(?:am|have\s+become|became|have\s+just\s+become)\s+{ADV}(?P<neg>not\s+|no\s+longer\s+)?"
         rf"{ADV}(?:a|an)\s+(?P<rest>.+)",
@@ -561,12 +565,9 @@ def _rule_prefer(s: str) -> list[Fact]:
     alternatives = r"\s+(?:over|rather\s+than|instead\s+of|than|not|and\s+not)\s+"
     if allow_to:
         alternatives += r"|\s+to\s+"
-    main = thing(re.split(alternatives, main, maxsplit=1, flags=_I)[0])
-    if (
-        not main
-        or is_pronoun_thing(main)
-        or main in ("first one", "second one", "former", "latter")
-    ):
+    said = re.split(alternatives, main, maxsplit=1, flags=_I)[0]
+    main = thing(said)
+    if not main or is_pronoun_thing(main) or is_pronoun_thing(strip_articles(said)):
         return []
     neg = bool(m.groupdict().get("neg"))
     value = f"not {main}" if neg else main
@@ -600,30 +601,6 @@ def _rule_likes(s: str) -> list[Fact]:
     return [Fact(third_person(s), Kind.PREFERENCE, f"likes:{slug(liked)}", value)]
 
 
-_MONTH = (
-    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
-    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
-)
-_WEEKDAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
-_DATE = (
-    r"(?:(?:the\s+)?(?:next|this|coming|last|following)\s+)?(?:\d{1,2}(?:st|nd|rd|th)?(?:\s+of)?\s+"
-    + _MONTH
-    + r"\b|"
-    + _MONTH
-    + r"\s+\d{1,2}(?:st|nd|rd|th)?\b|"
-    + _MONTH
-    + r"\b|"
-    + _WEEKDAY
-    + r"\b|\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}(?:/\d{2,4})?|(?:19|20)\d{2}\b"
-    r"|the\s+\d{1,2}(?:st|nd|rd|th)\b|\d{1,2}(?:st|nd|rd|th)\b|tomorrow|today|tonight|week\b"
-    r"|month\b|year\b|weekend|noon|midnight|\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|\d{1,2}:\d{2}"
-    r"|end\s+of\s+\w+|(?:early|mid|late)[- ]" + _MONTH + ")"
-)
-_DATE_END = (
-    r"\s*;|\s*,(?!\s*\d{4})|\s+(?:but|because|so|since|instead|now|again|anymore|please|thanks"
-    r"|and\s+(?:I|we|my|it|the))\b"
-)
-_DATE_LEAD = r"^(?:(?:scheduled\s+)?(?:for|on|at|in|by|until|till|around)\s+)+"
 _SUFFIX = {
     "expire": "_expiry", "expires": "_expiry", "due": "_due", "end": "_end", "ends": "_end",
     "arrive": "_arrival", "arrives": "_arrival", "land": "_arrival", "lands": "_arrival",
@@ -633,23 +610,12 @@ _SUFFIX = {
 _EVENT_MODIFIERS = frozenset("next upcoming first new big final current".split())
 
 
-def _is_date(text: str) -> bool:
-    return re.match(_DATE, re.sub(_DATE_LEAD, "", text.strip(), flags=_I), _I) is not None
-
-
-def _date_value(text: str) -> str:
-    v = cut(re.sub(_DATE_LEAD, "", text.strip(), flags=_I), _DATE_END)
-    return re.sub(rf"\b(?:{_MONTH}|{_WEEKDAY})\b", lambda m: m.group(0).capitalize(), v, flags=_I)[
-        :MAX_VALUE
-    ]
-
-
 def _event_key(text: str) -> str:
     chunk = re.split(r"\s+(?:to|from|with|for|in|at|of|on|about|between)\s+", text, maxsplit=1)[0]
     words = chunk.split()
     while len(words) > 1 and words[0].lower() in _EVENT_MODIFIERS:
         words = words[1:]
-    return slug(" ".join(words[-3:]), singular=False)
+    return slug(" ".join(words[-3:]), singular_last=False)
 
 
 def _rule_date(s: str) -> list[Fact]:
@@ -679,14 +645,14 @@ def _rule_date(s: str) -> list[Fact]:
         )
         if m and m.groupdict().get("v"):
             verb = m["v"].split()[-1].lower()
-    if m is None or not _is_date(m["d"]):
+    if m is None or not is_date(m["d"]):
         return []
     key = _event_key(m["e"])
     if not key:
         return []
     field = f"date:{key}{_SUFFIX.get(verb, '')}"
     sens = _PERSONAL if key == "birthday" else Sensitivity.NORMAL
-    return [Fact(third_person(s), Kind.SEMANTIC, field, _date_value(m["d"]), sens, change)]
+    return [Fact(third_person(s), Kind.SEMANTIC, field, date_value(m["d"]), sens, change)]
 
 
 _QUANTITIES = frozenset(

@@ -120,6 +120,7 @@ def cut(value: str, end: str = VALUE_END) -> str:
 
 
 def strip_articles(value: str) -> str:
+    """Value without a leading article ("the Bay Area" -> "Bay Area")."""
     return re.sub(r"^(?:the|a|an|some|any)\s+", "", value.strip(), flags=_I)
 
 
@@ -128,13 +129,16 @@ def thing(value: str) -> str:
     v = cut(value)
     while (stripped := re.sub(_QUALIFIER_TAIL, "", v, flags=_I)) != v:
         v = stripped
-    v = re.sub(r"^to\s+", "", strip_articles(v), flags=_I)
+    v = re.sub(r"^to\s+(?:go\s+(?=\w+ing\b))?", "", strip_articles(v), flags=_I)
     return v.lower()[:MAX_VALUE]
 
 
 def is_pronoun_thing(value: str) -> bool:
+    """Whether a value is a pronoun or points at the assistant ("it", "that one", "your idea")."""
     words = value.lower().split()
-    return not words or words[0] in _PRONOUN_THINGS or "you" in words or "your" in words
+    if not words or words[0] in _PRONOUN_THINGS or "you" in words or "your" in words:
+        return True
+    return words[-1] in ("one", "ones", "option", "options", "former", "latter")
 
 
 _NOT_SINGULAR = frozenset(
@@ -166,17 +170,19 @@ def singular(word: str) -> str:
     return w[:-1] if w.endswith("s") else w
 
 
-def slug(value: str, *, singular: bool = True) -> str:
+def slug(value: str, *, singular_last: bool = True) -> str:
+    """A field key: "Aisle Seats" -> "aisle_seat"; articles dropped, British spelling folded."""
     words = re.findall(r"[a-z0-9]+", value.lower().replace("'", ""))
     while words and words[0] in ("the", "a", "an", "my", "our"):
         words = words[1:]
-    if singular and words:
+    if singular_last and words:
         words[-1] = singular(words[-1])
     spelling = {"colour": "color", "flavour": "flavor", "favourite": "favorite"}
     return "_".join(spelling.get(w, w) for w in words)[:60]
 
 
 def number(text: str) -> int | None:
+    """An integer from digits or English number words ("thirty-four" -> 34, "a" -> 1)."""
     t = text.lower().replace("-", " ").split()
     if len(t) == 1 and t[0].isdigit():
         return int(t[0])
@@ -204,9 +210,8 @@ _CURRENCY = {
 }  # fmt: skip
 MONEY = (
     r"(?:[$\u20ac\u00a3\u00a5]\s?\d[\d,]*(?:\.\d+)?(?:\s*(?:k|m|thousand|million))?\b"
-    r"|\d[\d,]*(?:\.\d+)?(?:\s*(?:k|m|thousand|million))?(?:\s*(?:"
-    + "|".join(_CURRENCY)
-    + r"))?\b)"
+    r"|\d[\d,]*(?:\.\d+)?(?:\s*(?:k|m|thousand|million))?(?:\s*(?:dollars?|usd|bucks|euros?|eur"
+    r"|pounds|gbp|quid|yen|chf|francs))?\b)"
 )
 
 
@@ -255,7 +260,7 @@ _PRONOUNS = {
 
 def _third_singular(verb: str) -> str:
     w = verb.lower()
-    special = {"am": "is", "are": "are", "have": "has", "do": "does", "go": "goes", "be": "is"}
+    special = {"am": "is", "are": "is", "have": "has", "do": "does", "go": "goes", "be": "is"}
     if w in special:
         return special[w]
     if w in _AS_IS or w.endswith("ed") or not w.isalpha():
@@ -302,3 +307,44 @@ def third_person(clause: str) -> str:
 
 def _pronoun(m: re.Match[str]) -> str:
     return _PRONOUNS[m.group(0)]
+
+
+# -- dates -----------------------------------------------------------------------------
+
+_MONTH = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+)
+_WEEKDAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+_DATE = (
+    r"(?:(?:the\s+)?(?:next|this|coming|last|following)\s+)?(?:\d{1,2}(?:st|nd|rd|th)?(?:\s+of)?\s+"
+    + _MONTH
+    + r"\b|"
+    + _MONTH
+    + r"\s+\d{1,2}(?:st|nd|rd|th)?\b|"
+    + _MONTH
+    + r"\b|"
+    + _WEEKDAY
+    + r"\b|\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}(?:/\d{2,4})?|(?:19|20)\d{2}\b"
+    r"|the\s+\d{1,2}(?:st|nd|rd|th)\b|\d{1,2}(?:st|nd|rd|th)\b|tomorrow|today|tonight|week\b"
+    r"|month\b|year\b|weekend|noon|midnight|\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|\d{1,2}:\d{2}"
+    r"|end\s+of\s+\w+|(?:early|mid|late)[- ]" + _MONTH + ")"
+)
+_DATE_END = (
+    r"\s*;|\s*,(?!\s*\d{4})|\s+(?:but|because|so|since|instead|now|again|anymore|please|thanks"
+    r"|and\s+(?:I|we|my|it|the))\b"
+)
+_DATE_LEAD = r"^(?:(?:scheduled\s+)?(?:for|on|at|in|by|until|till|around)\s+)+"
+
+
+def is_date(text: str) -> bool:
+    """Whether text starts with a date or time ("on March 3", "next Friday", "2031")."""
+    return re.match(_DATE, re.sub(_DATE_LEAD, "", text.strip(), flags=_I), _I) is not None
+
+
+def date_value(text: str) -> str:
+    """The date phrase of text, without leading prepositions; month and day names capitalised."""
+    v = cut(re.sub(_DATE_LEAD, "", text.strip(), flags=_I), _DATE_END)
+    return re.sub(rf"\b(?:{_MONTH}|{_WEEKDAY})\b", lambda m: m.group(0).capitalize(), v, flags=_I)[
+        :MAX_VALUE
+    ]

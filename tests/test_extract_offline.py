@@ -1,0 +1,514 @@
+"""The offline extractor, case by case: what one user turn turns into."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from remem.extract import EXTRACTOR_VERSION, extract_offline
+from remem.extract.offline import STRATEGY
+from remem.model import Authority, Candidate, Event, Kind, Role, Sensitivity
+
+T = datetime(2026, 3, 1, 9, 30, tzinfo=UTC)
+
+
+def ev(text: str, role: Role = Role.USER, event_id: str = "ev-1", minutes: float = 10) -> Event:
+    return Event(event_id, "acme", "u42", "s1", role, text, T + timedelta(minutes=minutes))
+
+
+def extract(text: str, context: tuple[Event, ...] = ()) -> list[Candidate]:
+    return extract_offline(ev(text), context)
+
+
+def one(text: str) -> Candidate:
+    found = extract(text)
+    assert len(found) == 1, [c.text for c in found]
+    return found[0]
+
+
+def asked(question: str) -> tuple[Event, ...]:
+    """A session in which the assistant has just asked `question`."""
+    return (
+        ev("hi", Role.USER, "ev-0", minutes=1),
+        ev(question, Role.ASSISTANT, "ev-q", minutes=2),
+    )
+
+
+# -- routine chatter and questions store nothing -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "hmm, let me think",
+        "ok",
+        "OK.",
+        "thanks!",
+        "Thank you so much!",
+        "sounds good",
+        "lol",
+        "yes",
+        "no",
+        "hi there",
+        "Hello!",
+        "got it, thanks",
+        "I see",
+        "I think so",
+        "I'm not sure what you mean",
+        "I'm good, thanks",
+        "I love it",
+        "I like your idea",
+        "I'd love to hear more",
+        "I was wondering if you could help me",
+        "I have a question about my booking",
+        "I need a hotel in Paris for 3 nights",
+        "I'll get back to you tomorrow on that",
+        "I'd like a table for two",
+        "I'm so excited about the trip",
+        "my question is whether the hotel has parking",
+        "remember to call mom",
+        "",
+        "   ",
+    ],
+)
+def test_routine_chatter_stores_nothing(text: str) -> None:
+    assert extract(text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "what do you think?",
+        "do I like pizza?",
+        "where do I live?",
+        "where do I live",
+        "Am I allergic to anything?",
+        "Do you remember where I live?",
+        "is my flight on March 3?",
+    ],
+)
+def test_questions_store_nothing(text: str) -> None:
+    assert extract(text) == []
+
+
+@pytest.mark.parametrize("role", [Role.ASSISTANT, Role.TOOL, Role.SYSTEM])
+def test_only_user_turns_are_read(role: Role) -> None:
+    event = ev("I prefer aisle seats. Remember that my passport expires in 2031.", role)
+    assert extract_offline(event) == []
+
+
+# -- provenance ----------------------------------------------------------------------------
+
+
+def test_candidates_carry_their_source_event_and_extractor() -> None:
+    (c,) = extract_offline(ev("I prefer aisle seats", event_id="ev-77", minutes=3))
+    assert c.source.type == "event"
+    assert c.source.event_ids == ("ev-77",)
+    assert c.source.strategy == STRATEGY == "offline"
+    assert c.source.extractor == EXTRACTOR_VERSION == "offline-rules/1"
+    assert c.observed_at == T + timedelta(minutes=3)
+    assert c.authority is Authority.INFERRED
+
+
+def test_extraction_is_deterministic() -> None:
+    text = "I'm 34 and I live in Lisbon. I love hiking! Our budget is $500."
+    assert extract(text) == extract(text)
+
+
+# -- preferences ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "value", "statement"),
+    [
+        ("I prefer aisle seats", "preference:seat", "aisle seats", "Prefers aisle seats"),
+        ("I prefer window seats over aisle seats", "preference:seat", "window seats", None),
+        ("I'd rather take the train than fly", "preference:transport", "take the train", None),
+        ("I prefer email", "preference:contact", "email", "Prefers email"),
+        ("I prefer tea to coffee", "preference:drink", "tea", None),
+        ("I prefer dark mode", "preference:theme", "dark mode", None),
+        ("my seat preference is aisle", "preference:seat", "aisle", None),
+        ("I can't stand cilantro", "likes:cilantro", "dislikes", "Cannot stand cilantro"),
+        ("I hate olives", "likes:olive", "dislikes", "Hates olives"),
+        ("I don't like spicy food", "likes:spicy_food", "dislikes", "Does not like spicy food"),
+        ("I'm not into horror movies", "likes:horror_movie", "dislikes", None),
+        ("I love hiking", "likes:hiking", "likes", "Loves hiking"),
+        ("I'm a big fan of jazz", "likes:jazz", "likes", None),
+        ("my favourite colour is blue", "favorite:color", "blue", "Favourite colour is blue"),
+        ("Pizza is my favourite food", "favorite:food", "pizza", None),
+        ("My favorite band is The Beatles", "favorite:band", "beatles", None),
+    ],
+)
+def test_preferences(text: str, field: str, value: str, statement: str | None) -> None:
+    c = one(text)
+    assert (c.kind, c.field, c.value) == (Kind.PREFERENCE, field, value)
+    if statement is not None:
+        assert c.text == statement
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["I like pizza", "I love pizza", "I really enjoy pizza", "I adore pizza", "i LOVE pizza!"],
+)
+def test_loving_and_liking_a_thing_are_the_same_field_and_value(text: str) -> None:
+    c = one(text)
+    assert (c.field, c.value) == ("likes:pizza", "likes")
+
+
+def test_a_later_dislike_lands_on_the_same_field_with_another_value() -> None:
+    before, after = one("I love pizza"), one("I don't like pizza anymore")
+    assert before.field == after.field == "likes:pizza"
+    assert (before.value, after.value) == ("likes", "dislikes")
+    assert after.is_correction and not before.is_correction
+
+
+def test_window_after_aisle_is_the_same_preference() -> None:
+    assert one("I prefer aisle seats").field == one("I'd prefer a window seat").field
+
+
+@pytest.mark.parametrize("text", ["I prefer not to say", "I'd rather not talk about it"])
+def test_declining_to_answer_is_not_a_preference(text: str) -> None:
+    assert extract(text) == []
+
+
+# -- self-descriptions ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "value", "statement"),
+    [
+        ("I'm vegetarian", "diet", "vegetarian", "Is vegetarian"),
+        ("i'm vegan", "diet", "vegan", "Is vegan"),
+        ("I'm a vegetarian, so no meat please", "diet", "vegetarian", None),
+        ("I am a nurse", "occupation", "nurse", "Is a nurse"),
+        ("I work as a nurse", "occupation", "nurse", "Works as a nurse"),
+        ("I work at Google", "employer", "Google", "Works at Google"),
+        ("I'm unemployed", "occupation", "unemployed", None),
+        ("my name is Ana", "name", "Ana", "Name is Ana"),
+        ("My name's ana silva", "name", "Ana Silva", None),
+        ("call me Sam", "name", "Sam", None),
+        ("I'm 34 years old", "age", "34", "Is 34 years old"),
+        ("I'm thirty-four", "age", "34", None),
+        ("I live in Lisbon", "home", "Lisbon", "Lives in Lisbon"),
+        ("i live in lisbon", "home", "Lisbon", None),
+        ("I've been living in Lisbon for 5 years", "home", "Lisbon", None),
+        ("I live in the Bay Area", "home", "Bay Area", None),
+        ("I moved to Porto", "home", "Porto", "Moved to Porto"),
+        ("I'm from Brazil", "origin", "Brazil", "Is from Brazil"),
+        ("I'm allergic to peanuts", "allergy:peanut", "allergic", "Is allergic to peanuts"),
+        ("I have a peanut allergy", "allergy:peanut", "allergic", None),
+        ("I have two kids", "children", "2 children", "Has two kids"),
+        ("I have no kids", "children", "0 children", None),
+        ("I have 3 cats", "count:cat", "3 cats", None),
+        ("my wife is called Ana", "relation:wife", "Ana", "Wife is called Ana"),
+        ("my husband's name is Tom", "relation:husband", "Tom", None),
+        ("I have a dog named Rex", "relation:dog", "Rex", "Has a dog named Rex"),
+        ("my boss is Mark Jones", "relation:boss", "Mark Jones", None),
+        ("I'm married to Ana", "relation:spouse", "Ana", None),
+        ("my sister lives in Berlin", "home:sister", "Berlin", "Sister lives in Berlin"),
+        ("my email is Ana@Example.com", "email", "ana@example.com", None),
+        ("I don't eat pork", "eats:pork", "does not eat", "Does not eat pork"),
+    ],
+)
+def test_self_descriptions(text: str, field: str, value: str, statement: str | None) -> None:
+    c = one(text)
+    assert (c.kind, c.field, c.value) == (Kind.SEMANTIC, field, value)
+    if statement is not None:
+        assert c.text == statement
+
+
+def test_personal_and_health_data_carry_their_sensitivity() -> None:
+    assert one("I'm allergic to peanuts").sensitivity is Sensitivity.SENSITIVE
+    assert one("my name is Ana").sensitivity is Sensitivity.PERSONAL
+    assert one("I live in Lisbon").sensitivity is Sensitivity.PERSONAL
+    assert one("I prefer aisle seats").sensitivity is Sensitivity.NORMAL
+
+
+def test_a_job_at_a_company_is_two_facts() -> None:
+    found = {c.field: c for c in extract("I'm a software engineer at Google")}
+    assert found["occupation"].value == "software engineer"
+    assert found["employer"].value == "Google"
+    assert found["employer"].text == "Works at Google"
+
+
+def test_each_allergen_is_its_own_field() -> None:
+    found = extract("I'm allergic to peanuts and shellfish")
+    assert [(c.field, c.value) for c in found] == [
+        ("allergy:peanut", "allergic"),
+        ("allergy:shellfish", "allergic"),
+    ]
+
+
+@pytest.mark.parametrize("text", ["Hi, I'm Sam", "Hello! I'm Sam.", "hey there, I'm Sam"])
+def test_a_name_after_a_greeting(text: str) -> None:
+    c = one(text)
+    assert (c.field, c.value) == ("name", "Sam")
+
+
+@pytest.mark.parametrize(
+    "text", ["I'm Italian", "my sister is Italian", "call me tomorrow", "I'm an optimist"]
+)
+def test_things_that_only_look_like_self_descriptions(text: str) -> None:
+    assert all(c.field not in ("name", "relation:sister", "occupation") for c in extract(text))
+
+
+# -- explicit "remember that" ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "value", "statement"),
+    [
+        (
+            "remember that my passport expires in 2031",
+            "date:passport_expiry",
+            "2031",
+            "Passport expires in 2031",
+        ),
+        ("please remember I prefer window seats", "preference:seat", "window seats", None),
+        (
+            "don't forget that I'm allergic to shellfish",
+            "allergy:shellfish",
+            "allergic",
+            "Is allergic to shellfish",
+        ),
+        ("Note: I'm lactose intolerant", "diet:lactose_intolerant", "lactose-intolerant", None),
+        ("Can you remember that I prefer aisle seats?", "preference:seat", "aisle seats", None),
+        ("remember that Sam is vegetarian", None, None, "Sam is vegetarian"),
+        ("Please note that the office code is blue", None, None, "The office code is blue"),
+        (
+            "Keep in mind: our neighbours are noisy at night",
+            None,
+            None,
+            "Neighbours are noisy at night",
+        ),
+    ],
+)
+def test_explicit_statements_are_confirmed(
+    text: str, field: str | None, value: str | None, statement: str | None
+) -> None:
+    c = one(text)
+    assert c.authority is Authority.CONFIRMED
+    assert (c.field, c.value) == (field, value)
+    if field is None:
+        assert c.kind is Kind.SEMANTIC
+    if statement is not None:
+        assert c.text == statement
+
+
+def test_a_remembered_preference_stays_a_preference() -> None:
+    c = one("remember that I prefer aisle seats")
+    assert (c.kind, c.authority, c.text) == (
+        Kind.PREFERENCE,
+        Authority.CONFIRMED,
+        "Prefers aisle seats",
+    )
+
+
+# -- quantities and dates ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "value"),
+    [
+        ("our budget for the trip is $500", "budget", "$500"),
+        ("our budget increased to $750", "budget", "$750"),
+        ("the budget is now $750", "budget", "$750"),
+        ("we have a budget of 2,000 euros", "budget", "\u20ac2000"),
+        ("I can spend up to $300", "budget", "$300"),
+        ("Budget is $1.5k", "budget", "$1500"),
+        ("our rent is 1200 euros a month", "rent", "\u20ac1200"),
+        ("my flight is on March 3", "date:flight", "March 3"),
+        ("my birthday is 12 May", "date:birthday", "12 May"),
+        ("the meeting moved to Friday", "date:meeting", "Friday"),
+        ("my deadline is next monday", "date:deadline", "next Monday"),
+        ("my flight to Paris got moved to March 5", "date:flight", "March 5"),
+        ("the report is due Friday", "date:report_due", "Friday"),
+        ("I was born in 1990", "date:birthday", "1990"),
+    ],
+)
+def test_quantities_and_dates(text: str, field: str, value: str) -> None:
+    c = one(text)
+    assert (c.kind, c.field, c.value) == (Kind.SEMANTIC, field, value)
+
+
+def test_a_budget_update_without_its_qualifier_lands_on_the_same_field() -> None:
+    before = one("our budget for the trip is $500")
+    after = one("our budget increased to $750")
+    assert before.field == after.field == "budget"
+    assert before.value != after.value
+    assert "trip" in before.text
+    assert after.is_correction
+
+
+def test_unrelated_amounts_are_not_quantities() -> None:
+    assert all(c.field is None for c in extract("the hotel is $200 a night"))
+
+
+# -- updates and corrections ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("original", "update"),
+    [
+        ("I live in Lisbon", "actually I moved to Porto"),
+        ("I live in Lisbon", "We moved to Porto last year"),
+        ("I'm vegetarian", "actually, I'm not vegetarian any more"),
+        ("I'm vegetarian", "I no longer eat meat"),
+        ("I'm vegetarian", "I eat meat again"),
+        ("I'm vegetarian", "I went vegan last year"),
+        ("my name is Ana", "no, my name is Bob"),
+        ("my flight is on March 3", "correction: my flight is on March 5"),
+        ("the meeting is on Thursday", "the meeting moved to Friday"),
+        ("I am a nurse", "I'm no longer a nurse"),
+        ("I am a nurse", "I retired last year"),
+        ("I love pizza", "I don't like pizza anymore"),
+        ("I prefer aisle seats", "Actually, I prefer window seats now"),
+        ("I'm 34", "I just turned 35"),
+        ("my sister lives in Berlin", "my sister moved to Munich"),
+    ],
+)
+def test_updates_land_on_the_original_field_as_corrections(original: str, update: str) -> None:
+    before, after = one(original), one(update)
+    assert before.field is not None
+    assert after.field == before.field
+    assert after.value != before.value
+    assert after.is_correction
+    assert not before.is_correction
+
+
+def test_negation_gives_another_value_on_the_same_field() -> None:
+    c = one("I'm not vegetarian anymore")
+    assert (c.field, c.value, c.is_correction) == ("diet", "not vegetarian", True)
+
+
+# -- plain first-person facts --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("I have a meeting with Sam on Friday", "Has a meeting with Sam on Friday"),
+        ("we are going to Japan in April", "They are going to Japan in April"),
+        ("I speak Portuguese and English fluently", "Speaks Portuguese and English fluently"),
+        ("I go to the gym every Monday and Wednesday", None),
+        ("my car broke down on the highway yesterday", "Car broke down on the highway yesterday"),
+    ],
+)
+def test_generic_first_person_facts(text: str, statement: str | None) -> None:
+    c = one(text)
+    assert (c.kind, c.field, c.value, c.authority) == (
+        Kind.SEMANTIC,
+        None,
+        None,
+        Authority.INFERRED,
+    )
+    if statement is not None:
+        assert c.text == statement
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["I drive a Tesla", "Sam is vegetarian", "The weather is lovely today", "Book me a flight"],
+)
+def test_short_or_third_person_statements_are_not_stored(text: str) -> None:
+    assert extract(text) == []
+
+
+# -- sentences, clauses, text --------------------------------------------------------------
+
+
+def test_every_sentence_and_clause_is_read() -> None:
+    found = extract("I'm 34 and I live in Lisbon. I love hiking! Ok, thanks.")
+    assert [(c.field, c.value) for c in found] == [
+        ("age", "34"),
+        ("home", "Lisbon"),
+        ("likes:hiking", "likes"),
+    ]
+
+
+def test_identical_candidates_in_one_event_are_kept_once() -> None:
+    found = extract("I love pizza. I love pizza!\nI love   pizza")
+    assert len(found) == 1
+
+
+def test_whitespace_and_trailing_punctuation_are_normalised() -> None:
+    c = one("   I   prefer\taisle seats!!!  ")
+    assert c.text == "Prefers aisle seats"
+
+
+def test_mid_sentence_pronouns_become_third_person() -> None:
+    c = one("I have dinner with my parents every Sunday")
+    assert c.text == "Has dinner with their parents every Sunday"
+
+
+def test_curly_apostrophes_are_understood() -> None:
+    c = one("I\u2019m allergic to cats")
+    assert (c.field, c.value) == ("allergy:cat", "allergic")
+
+
+def test_text_is_at_most_500_characters() -> None:
+    text = "I have a collection of " + " and ".join(f"stamp{i}" for i in range(200))
+    (c,) = extract(text)
+    assert len(c.text) <= 500
+
+
+# -- bare answers, read with the assistant's question --------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "field", "value", "correction"),
+    [
+        ("Are you still vegetarian?", "not anymore", "diet", "not vegetarian", True),
+        ("Are you still vegetarian?", "yes", "diet", "vegetarian", False),
+        ("Are you vegetarian?", "no", "diet", "not vegetarian", False),
+        ("Do you like spicy food?", "yes, I do", "likes:spicy_food", "likes", False),
+        ("Do you still eat meat?", "nope", "diet", "no meat", True),
+        ("Great. Is your flight on March 3?", "yes", "date:flight", "March 3", False),
+        ("Do you live in Lisbon?", "yeah", "home", "Lisbon", False),
+        ("Have you got any kids?", "no", "children", "0 children", False),
+    ],
+)
+def test_a_bare_answer_is_read_with_the_question(
+    question: str, answer: str, field: str, value: str, correction: bool
+) -> None:
+    (c,) = extract(answer, asked(question))
+    assert (c.field, c.value, c.is_correction) == (field, value, correction)
+    assert c.source.event_ids == ("ev-1",)
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("Do you want me to book it?", "yes"),
+        ("Would you prefer window or aisle?", "aisle"),
+        ("Are you allergic to anything?", "no"),
+        ("I booked the hotel.", "yes"),
+    ],
+)
+def test_answers_that_say_nothing_durable(question: str, answer: str) -> None:
+    assert extract(answer, asked(question)) == []
+
+
+def test_an_answer_needs_the_assistant_question_right_before_it() -> None:
+    context = (*asked("Are you still vegetarian?"), ev("thanks", Role.USER, "ev-2", minutes=3))
+    assert extract("not anymore", context) == []
+    assert extract("not anymore") == []
+
+
+def test_a_question_asked_after_the_answer_is_not_its_question() -> None:
+    later = (ev("Are you vegetarian?", Role.ASSISTANT, "ev-late", minutes=60),)
+    assert extract("yes", later) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "value"),
+    [
+        ("Good news: our budget increased to $3200.", "budget", "$3200"),
+        ("Great news, I got a new job as a nurse.", "occupation", "nurse"),
+        ("Update: I moved to Porto.", "home", "Porto"),
+    ],
+)
+def test_news_lead_ins_are_skipped(text: str, field: str, value: str) -> None:
+    c = one(text)
+    assert (c.field, c.value) == (field, value)
