@@ -75,4 +75,4 @@ def test_quick_start_has_exactly_the_two_commands() -> None:
         "pip install -e '.[dev]' && python -m pytest",
     ]
     ci = (ROOT / ".ci" / "run").read_text()
-    assert "pip install -q -e '.[dev]'" in ci and "python -m pytest" in ci
+    assert "pip install -q -e '.[dev]'" in ci and "\npython -m pytest\n" in ci

@@ -302,13 +302,14 @@ class Memory:
         candidates = extract_offline(event, context)
         result = ProcessResult(jobs_done=1)
         for cand in candidates:
-            result = result + self._consolidate(job.tenant, event.actor, cand)
+            result = result + self._consolidate(job.tenant, event.actor, cand)[0]
         self.store.apply(Write(tenant=job.tenant, done_job=job.id))
         return result
 
     def _consolidate(
         self, tenant: str, actor: str, cand: Candidate, valid_until: datetime | None = None
-    ) -> ProcessResult:
+    ) -> tuple[ProcessResult, str]:
+        """Decide and apply one candidate; return what happened and the record it concerns."""
         scope = Scope(tenant, actor)
         same_field = self.store.records_by_field(scope, cand.field) if cand.field else []
         emb = self.embedder
@@ -322,13 +323,14 @@ class Memory:
         neighbours = [(r, cosines.get(r.id, 0.0)) for r in near]
         decision = decide(cand, same_field, neighbours)
         if decision.action is Action.NOOP:
-            return ProcessResult(noops=1)
+            return ProcessResult(noops=1), decision.target or ""
         late_until = None
         if decision.late_behind is not None:
             newer = next(r for r in same_field if r.id == decision.late_behind)
             late_until = newer.valid_from
+        new_id = self._ids("rec")
         planned = plan(
-            decision, cand, tenant=tenant, actor=actor, new_id=self._ids("rec"),
+            decision, cand, tenant=tenant, actor=actor, new_id=new_id,
             now=self._clock(), valid_until=valid_until, late_valid_until=late_until,
         )  # fmt: skip
         self.store.apply(
@@ -342,10 +344,10 @@ class Memory:
             )
         )
         if decision.late_behind is not None:
-            return ProcessResult(late=1)
+            return ProcessResult(late=1), new_id
         if decision.action is Action.UPDATE:
-            return ProcessResult(records_updated=1)
-        return ProcessResult(records_added=1)
+            return ProcessResult(records_updated=1), new_id
+        return ProcessResult(records_added=1), new_id
 
     # -- the explicit write path ----------------------------------------------------
 
@@ -393,14 +395,8 @@ class Memory:
             authority=Authority.CONFIRMED,
             sensitivity=sensitivity,
         )
-        before = {r.id for r in self.records(actor=actor)}
-        self._consolidate(self.tenant, actor, cand, valid_until=until)
-        after = self.records(actor=actor)
-        new = [r for r in after if r.id not in before]
-        if new:
-            return new[0]
-        same = [r for r in after if r.text == cand.text] or after
-        return same[0]
+        _, record_id = self._consolidate(self.tenant, actor, cand, valid_until=until)
+        return self.get(record_id)
 
     # -- reading ---------------------------------------------------------------------
 
