@@ -253,3 +253,24 @@ def test_ctrl_c_during_import_keeps_whole_batches(tmp_path: Path) -> None:
         assert json.loads(out)["error"]["code"] == "interrupted"
         assert 0 < events < 200_000 and events % 500 == 0
     assert jobs == events  # every stored event has its job: the outbox held
+
+
+def test_procedure_review_through_the_cli(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    db = tmp_path / "m.db"
+    prop = ok(capsys, db, "procedure", "propose", "--text", "Refunds need approval", "--name", "r")
+    assert prop["status"] == "proposed"
+    assert ok(capsys, db, "procedure", "list")["records"] == []
+    listed = ok(capsys, db, "procedure", "list", "--all")["records"]
+    assert [r["id"] for r in listed] == [prop["record_id"]]
+    done = ok(capsys, db, "records", "approve", prop["record_id"], "--by", "dana")
+    assert done == {"record_id": prop["record_id"], "status": "active"}
+    assert [r["id"] for r in ok(capsys, db, "procedure", "list")["records"]] == [done["record_id"]]
+    assert err(capsys, db, "records", "reject", prop["record_id"], "--by", "x")["code"] == (
+        "invalid_input"
+    )
+    other = ok(capsys, db, "procedure", "propose", "--text", "Skip checks")
+    rejected = ok(capsys, db, "records", "reject", other["record_id"], "--by", "dana",
+                  "--reason", "unsafe")  # fmt: skip
+    assert rejected["status"] == "invalid"

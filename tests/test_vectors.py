@@ -40,6 +40,7 @@ def test_large_scope_finds_nearly_all_of_the_exact_top_k() -> None:
     v = make(APPROX_MIN + 5000)
     rng = np.random.default_rng(1)
     overlap = []
+    v.search(v.matrix[0], 1, 1.0, False)  # the projection is built from the second search
     for i in rng.integers(len(v.ids), size=20):
         q = v.matrix[i]
         got = [rid for rid, _ in v.search(q, 50, 1.0, False)]
@@ -50,6 +51,7 @@ def test_large_scope_finds_nearly_all_of_the_exact_top_k() -> None:
 
 def test_masks_apply_on_the_projected_path_too() -> None:
     v = make(APPROX_MIN + 100)
+    v.search(v.matrix[0], 1, 1.0, False)
     v.active[:] = False
     v.active[3] = True
     assert [rid for rid, _ in v.search(v.matrix[5], 10, 1.0, False)] == ["r3"]

@@ -347,6 +347,73 @@ def records_history(ctx: Ctx, record_id: str) -> None:
     emit(ctx, data, human)
 
 
+@records.command("approve")
+@click.argument("record_id")
+@click.option("--by", "reviewer", required=True, help="Who approves (recorded in history).")
+@json_option
+@click.pass_obj
+def records_approve(ctx: Ctx, record_id: str, reviewer: str) -> None:
+    """Approve a proposed procedure; it becomes active and supersedes its old version."""
+    with ctx.open() as mem:
+        rec = mem.approve(record_id, reviewer=reviewer)
+    data = {"record_id": rec.id, "status": rec.status.value}
+    emit(ctx, data, lambda: click.echo(f"{rec.id} {rec.status.value}"))
+
+
+@records.command("reject")
+@click.argument("record_id")
+@click.option("--by", "reviewer", required=True, help="Who rejects (recorded in history).")
+@click.option("--reason", default="", help="Why, for the proposer.")
+@json_option
+@click.pass_obj
+def records_reject(ctx: Ctx, record_id: str, reviewer: str, reason: str) -> None:
+    """Reject a proposed procedure; it stays inactive, with the reason."""
+    with ctx.open() as mem:
+        rec = mem.reject(record_id, reviewer=reviewer, reason=reason)
+    data = {"record_id": rec.id, "status": rec.status.value}
+    emit(ctx, data, lambda: click.echo(f"{rec.id} {rec.status.value}"))
+
+
+@cli.group()
+def procedure() -> None:
+    """Propose and list procedures (active only once a reviewer approves them)."""
+
+
+@procedure.command("propose")
+@click.option("--text", required=True, help="The procedure.")
+@click.option("--name", default=None, help="A name; a new version supersedes the old one.")
+@click.option("--actor", default=None, help="Only for this actor (default: the whole tenant).")
+@click.option("--by", "proposed_by", default="agent", show_default=True, help="Who proposes.")
+@json_option
+@click.pass_obj
+def procedure_propose(
+    ctx: Ctx, text: str, name: str | None, actor: str | None, proposed_by: str
+) -> None:
+    """Propose a procedure; it is never recalled until approved."""
+    with ctx.open() as mem:
+        rec = mem.propose_procedure(text=text, name=name, actor=actor, proposed_by=proposed_by)
+    data = {"record_id": rec.id, "status": rec.status.value}
+    emit(ctx, data, lambda: click.echo(f"{rec.id} {rec.status.value}"))
+
+
+@procedure.command("list")
+@click.option("--actor", default=None, help="One actor's procedures (default: shared ones).")
+@click.option("--all", "all_", is_flag=True, help="Include proposed, rejected and old versions.")
+@json_option
+@click.pass_obj
+def procedure_list(ctx: Ctx, actor: str | None, all_: bool) -> None:
+    """List procedures."""
+    with ctx.open(embedder=None) as mem:
+        recs = mem.procedures(actor=actor, all=all_)
+    data = {"records": [r.as_dict() for r in recs]}
+
+    def human() -> None:
+        for r in recs:
+            click.echo(f"{r.id} [{r.status.value}] {r.field or ''} {r.text}")
+
+    emit(ctx, data, human)
+
+
 @cli.command()
 @click.option("--record", "record_id", default=None, help="Forget one record.")
 @click.option("--actor", default=None, help="Forget everything of one actor.")

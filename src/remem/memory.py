@@ -41,9 +41,9 @@ from remem.model import (
     Source,
     Status,
 )
-from remem.policy.scope import actor_prefix, check_name
+from remem.policy.scope import SHARED_ACTOR, actor_prefix, check_name, namespace_for
 from remem.recall import RecallRequest, recall
-from remem.store.base import ForgetReport, Scope, Store, Write
+from remem.store.base import ForgetReport, Scope, StatusChange, Store, Write
 from remem.timeutil import parse_time, utcnow
 
 log = logging.getLogger("remem")
@@ -182,9 +182,16 @@ class Memory:
         A repeated `event_id` is not a second event: the call returns the same id.
         """
         event = self._event(
-            {"actor": actor, "session": session, "role": role, "text": text, "time": time,
-             "event_id": event_id, "metadata": metadata}
-        )  # fmt: skip
+            {
+                "actor": actor,
+                "session": session,
+                "role": role,
+                "text": text,
+                "time": time,
+                "event_id": event_id,
+                "metadata": metadata,
+            }
+        )
         self.store.add_events([event], [STRATEGY])
         return event.id
 
@@ -330,9 +337,15 @@ class Memory:
             late_until = newer.valid_from
         new_id = self._ids("rec")
         planned = plan(
-            decision, cand, tenant=tenant, actor=actor, new_id=new_id,
-            now=self._clock(), valid_until=valid_until, late_valid_until=late_until,
-        )  # fmt: skip
+            decision,
+            cand,
+            tenant=tenant,
+            actor=actor,
+            new_id=new_id,
+            now=self._clock(),
+            valid_until=valid_until,
+            late_valid_until=late_until,
+        )
         self.store.apply(
             Write(
                 tenant=tenant,
@@ -428,6 +441,8 @@ class Memory:
             raise InvalidInput(f"namespace must lie under {prefix}")
         req = RecallRequest(
             scope=Scope(self.tenant, actor, namespace),
+            # the tenant's approved procedures apply to every actor
+            shared=() if namespace else (Scope(self.tenant, SHARED_ACTOR),),
             query=query,
             k=k,
             budget=budget,
@@ -456,6 +471,135 @@ class Memory:
         if not entries:
             raise NotFound(f"no record {record_id!r} in tenant {self.tenant!r}")
         return entries
+
+    # -- procedures ----------------------------------------------------------------------
+
+    def propose_procedure(
+        self,
+        *,
+        text: str,
+        name: str | None = None,
+        actor: str | None = None,
+        proposed_by: str = "agent",
+    ) -> Record:
+        """Propose a procedure; it stays PROPOSED (never recalled) until approved.
+
+        Without `actor` the procedure is shared by the whole tenant. `name`
+        makes it a versioned procedure: approving a new version supersedes
+        the approved one of the same name.
+        """
+        subject = SHARED_ACTOR if actor is None else check_name("actor", actor)
+        if not isinstance(text, str) or not text.strip():
+            raise InvalidInput("a procedure needs non-empty text")
+        if len(text) > MAX_RECORD_CHARS:
+            raise InvalidInput(f"a procedure holds at most {MAX_RECORD_CHARS} characters")
+        if name is not None:
+            check_name("procedure name", name)
+        now = self._clock()
+        record = Record(
+            id=self._ids("rec"),
+            tenant=self.tenant,
+            actor=subject,
+            namespace=namespace_for(self.tenant, subject, Kind.PROCEDURAL),
+            kind=Kind.PROCEDURAL,
+            text=" ".join(text.split()),
+            field=f"procedure:{name}" if name else None,
+            source=Source(type="proposal", strategy="procedure", extractor=proposed_by),
+            authority=Authority.APPROVED,
+            sensitivity=Sensitivity.NORMAL,
+            valid_from=now,
+            created_at=now,
+            updated_at=now,
+            status=Status.PROPOSED,
+        )
+        emb = self.embedder
+        self.store.apply(
+            Write(
+                tenant=self.tenant,
+                inserts=(record,),
+                vectors=(emb.embed([record.text])[0],) if emb is not None else (),
+                vector_model=emb.name if emb is not None else "",
+                history=(
+                    HistoryEntry(
+                        record.id, "PROPOSE", now, record.text, Status.PROPOSED, by=proposed_by
+                    ),
+                ),
+            )
+        )
+        return record
+
+    def procedures(self, *, actor: str | None = None, all: bool = False) -> list[Record]:
+        """The tenant's shared procedures (or one actor's): approved, or every status."""
+        subject = SHARED_ACTOR if actor is None else check_name("actor", actor)
+        statuses = None if all else [Status.ACTIVE]
+        recs = self.store.list_records(Scope(self.tenant, subject), statuses)
+        return [r for r in recs if r.kind is Kind.PROCEDURAL]
+
+    def approve(self, record_id: str, *, reviewer: str) -> Record:
+        """Approve a proposed procedure: it becomes active, superseding its previous version."""
+        rec = self._proposal(record_id, reviewer)
+        now = self._clock()
+        previous = (
+            [
+                r
+                for r in self.store.records_by_field(Scope(self.tenant, rec.actor), rec.field)
+                if r.status is Status.ACTIVE and r.id != rec.id
+            ]
+            if rec.field
+            else []
+        )
+        changes = [StatusChange(rec.id, Status.ACTIVE, None, None, "APPROVE")]
+        history = [
+            HistoryEntry(
+                rec.id,
+                "APPROVE",
+                now,
+                rec.text,
+                Status.ACTIVE,
+                related_id=previous[0].id if previous else None,
+                by=reviewer,
+            )
+        ]
+        for old in previous:
+            changes.append(StatusChange(old.id, Status.INVALID, now, rec.id, "SUPERSEDED"))
+            history.append(
+                HistoryEntry(
+                    old.id,
+                    "SUPERSEDED",
+                    now,
+                    None,
+                    Status.INVALID,
+                    related_id=rec.id,
+                    reason="a newer version was approved",
+                    by=reviewer,
+                )
+            )
+        self.store.apply(Write(tenant=self.tenant, changes=tuple(changes), history=tuple(history)))
+        return self.get(rec.id)
+
+    def reject(self, record_id: str, *, reviewer: str, reason: str = "") -> Record:
+        """Reject a proposed procedure; it is kept, inactive, with the reviewer's reason."""
+        rec = self._proposal(record_id, reviewer)
+        now = self._clock()
+        self.store.apply(
+            Write(
+                tenant=self.tenant,
+                changes=(StatusChange(rec.id, Status.INVALID, now, None, "REJECT", reason),),
+                history=(
+                    HistoryEntry(
+                        rec.id, "REJECT", now, None, Status.INVALID, reason=reason, by=reviewer
+                    ),
+                ),
+            )
+        )
+        return self.get(rec.id)
+
+    def _proposal(self, record_id: str, reviewer: str) -> Record:
+        check_name("reviewer", reviewer)
+        rec = self.get(record_id)
+        if rec.status is not Status.PROPOSED:
+            raise InvalidInput(f"{record_id} is {rec.status.value}, not a proposal awaiting review")
+        return rec
 
     # -- deletion ---------------------------------------------------------------------
 

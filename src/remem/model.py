@@ -183,6 +183,7 @@ class HistoryEntry:
     status: Status
     related_id: str | None = None
     reason: str = ""
+    by: str = ""  # who made the change: an extractor, "user", a reviewer's name
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -193,6 +194,7 @@ class HistoryEntry:
             "status": self.status.value,
             "related_id": self.related_id,
             "reason": self.reason,
+            "by": self.by,
         }
 
 

@@ -179,7 +179,7 @@ def test_vector_search_is_scoped_ranked_and_follows_changes(store: Store) -> Non
     assert nearest(store, alice, 0) == ["a1", "a2"]
     assert nearest(store, alice, 1) == ["a2", "a1"]
     hits = store.vector_search(alice, "test-8", vec(0), 10, NOW)
-    assert abs(hits[0][1] - 1.0) < 1e-5 and hits[0][1] > hits[1][1]
+    assert abs(hits[0][1] - 1.0) < 1e-3 and hits[0][1] > hits[1][1]
     put(store, rec("a3", "four"))  # vec(0) again
     assert set(nearest(store, alice, 0)) == {"a1", "a2", "a3"}
     assert nearest(store, Scope("t1", "nobody"), 0) == []
@@ -204,7 +204,7 @@ def test_vector_search_masks_status_and_validity(store: Store) -> None:
 def test_record_vectors_come_back_as_stored(store: Store) -> None:
     put(store, rec("a1", "one"))
     got = store.record_vectors("t1", ["a1", "missing"], "test-8")
-    assert list(got) == ["a1"] and np.allclose(got["a1"], vec(0))
+    assert list(got) == ["a1"] and np.allclose(got["a1"], vec(0), atol=1e-3)
     assert store.record_vectors("t1", ["a1"], "other-model") == {}
 
 

@@ -7,6 +7,10 @@ import re
 from remem.errors import InvalidInput
 from remem.model import Kind
 
+# The subject of a tenant's shared records (procedures, policy). Names checked
+# by `check_name` cannot start with "_", so no user can act as it.
+SHARED_ACTOR = "_shared"
+
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@:+-]{0,199}$")
 
 NAMESPACE_BY_KIND: dict[Kind, str] = {

@@ -12,7 +12,7 @@ from remem.model import Packet, PacketItem, Record, Status, iso
 from remem.policy.precedence import RANK
 from remem.policy.validity import is_recallable
 from remem.recall.budget import ITEM_OVERHEAD_TOKENS, estimate_tokens, pack
-from remem.store.base import Scope, Store
+from remem.store.base import Hit, Scope, Store
 
 RRF_K = 60  # the usual constant of reciprocal-rank fusion
 POOL = 50  # how many candidates each retriever contributes
@@ -29,6 +29,7 @@ class RecallRequest:
 
     scope: Scope
     query: str
+    shared: tuple[Scope, ...] = ()  # further scopes whose records apply (e.g. procedures)
     k: int = 10
     budget: int = 1000
     as_of: datetime | None = None
@@ -40,23 +41,36 @@ def recall(store: Store, embedder: Embedder | None, req: RecallRequest, now: dat
     """Answer a recall request with a packet; see `remem.recall`."""
     at = req.as_of or now
     notes: list[str] = []
-    lexical = store.search_records(req.scope, req.query, POOL)
-    vector: list[tuple[str, float]] = []
+    scopes = (req.scope, *req.shared)
+    query_vec = None
     if embedder is None:
         notes.append("no embedding model installed: recall is lexical only")
     else:
-        vector = _vector_hits(store, embedder, req, at)
+        query_vec = embedder.embed([req.query])[0]
 
+    # every scope contributes its own ranked lists; reciprocal-rank fusion sums them
     ranks: dict[str, float] = defaultdict(float)
     rejected: list[dict[str, Any]] = []
-    for rank, hit in enumerate(lexical):
-        ranks[hit.id] += 1.0 / (RRF_K + rank + 1)
+    lexical: list[Hit] = []
+    vector: list[tuple[str, float]] = []
+    for scope in scopes:
+        hits = store.search_records(scope, req.query, POOL)
+        lexical.extend(hits)
+        for rank, hit in enumerate(hits):
+            ranks[hit.id] += 1.0 / (RRF_K + rank + 1)
     lexical_ids = set(ranks)
-    for rank, (rid, cosine) in enumerate(vector):
-        if rid not in lexical_ids and cosine < MIN_VECTOR_ONLY_COSINE:
-            rejected.append({"id": rid, "reason": f"weak match (cosine {cosine:.2f})"})
-            continue
-        ranks[rid] += 1.0 / (RRF_K + rank + 1)
+    for scope in scopes:
+        if embedder is None or query_vec is None:
+            break
+        near = store.vector_search(
+            scope, embedder.name, query_vec, POOL, at, include_invalid=req.as_of is not None
+        )
+        vector.extend(near)
+        for rank, (rid, cosine) in enumerate(near):
+            if rid not in lexical_ids and cosine < MIN_VECTOR_ONLY_COSINE:
+                rejected.append({"id": rid, "reason": f"weak match (cosine {cosine:.2f})"})
+                continue
+            ranks[rid] += 1.0 / (RRF_K + rank + 1)
 
     fetched = {r.id: r for r in store.get_records(req.scope.tenant, list(ranks))}
     eligible: list[Record] = []
@@ -101,15 +115,6 @@ def recall(store: Store, embedder: Embedder | None, req: RecallRequest, now: dat
         budget=req.budget,
         notes=tuple(notes),
         explain=explain,
-    )
-
-
-def _vector_hits(
-    store: Store, embedder: Embedder, req: RecallRequest, at: datetime
-) -> list[tuple[str, float]]:
-    query = embedder.embed([req.query])[0]
-    return store.vector_search(
-        req.scope, embedder.name, query, POOL, at, include_invalid=req.as_of is not None
     )
 
 

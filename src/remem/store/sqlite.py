@@ -1,9 +1,11 @@
 """The embedded default: one SQLite file (WAL), FTS5 for words, vectors beside.
 
-This Python's sqlite3 cannot load extensions, so vectors are stored as float32
-blobs and searched in memory with numpy, one scope at a time: the matrix of a
+This Python's sqlite3 cannot load extensions, so vectors are stored as float16
+blobs (half the bytes to read when a scope loads; cosines change by about
+1e-3) and searched in memory with numpy, one scope at a time: the matrix of a
 (tenant, actor) is loaded once and reloaded only when that scope's version
-changes (see `scope_versions`). Named queries live in `remem.store.sqlite_sql`.
+changes (see `scope_versions` and `remem.store.vectors`). Named queries live
+in `remem.store.sqlite_sql`.
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ def _migrations() -> list[tuple[int, str]]:
     return sorted(found)
 
 
-SCHEMA_VERSION = 1  # the newest migration this code knows; checked by a test
+SCHEMA_VERSION = 2  # the newest migration this code knows; checked by a test
 
 
 def scope_token(tenant: str, actor: str) -> str:
@@ -263,7 +265,7 @@ class SQLiteStore:
                             rec.status.value,
                             rec.valid_from.timestamp(),
                             rec.valid_until.timestamp() if rec.valid_until else None,
-                            np.asarray(vec, np.float32).tobytes(),
+                            np.asarray(vec, np.float16).tobytes(),
                         ),
                     )
                 touched.add((rec.tenant, rec.actor))
@@ -302,6 +304,7 @@ class SQLiteStore:
                         h.status.value,
                         h.related_id,
                         h.reason,
+                        h.by,
                     ),
                 )
             if write.done_job is not None:
@@ -348,6 +351,7 @@ class SQLiteStore:
                 status=Status(r["status"]),
                 related_id=r["related_id"],
                 reason=r["reason"],
+                by=r["by_whom"],
             )
             for r in self._rows(q.HISTORY, (tenant, record_id))
         ]
@@ -418,10 +422,10 @@ class SQLiteStore:
         if rows:
             model = rows[0]["model"]
             rows = [r for r in rows if r["model"] == model]
-            matrix = np.frombuffer(b"".join(r["vec"] for r in rows), dtype=np.float32)
+            matrix = np.frombuffer(b"".join(r["vec"] for r in rows), dtype=np.float16)
             vectors = ScopeVectors(
                 ids=tuple(r["id"] for r in rows),
-                matrix=matrix.reshape(len(rows), -1),
+                matrix=matrix.reshape(len(rows), -1).astype(np.float32),
                 active=np.array([r["status"] == "active" for r in rows], dtype=np.bool_),
                 valid_from=np.array([r["valid_from"] for r in rows], dtype=np.float64),
                 valid_until=np.array(
@@ -443,7 +447,7 @@ class SQLiteStore:
         for chunk in _chunks(list(ids), 500):
             marks = ",".join("?" * len(chunk))
             for r in self._rows(q.VECTORS_FOR.format(marks=marks), (tenant, model, *chunk)):
-                out[r["id"]] = np.frombuffer(r["vec"], dtype=np.float32)
+                out[r["id"]] = np.frombuffer(r["vec"], dtype=np.float16).astype(np.float32)
         return out
 
     # -- deletion ------------------------------------------------------------------
@@ -463,7 +467,7 @@ class SQLiteStore:
             db.execute(q.ERASE_HISTORY_TEXT, (tenant, record_id))
             db.execute(
                 q.INSERT_HISTORY,
-                (tenant, record_id, "DELETE", to_db(now), None, "deleted", None, "forget"),
+                (tenant, record_id, "DELETE", to_db(now), None, "deleted", None, "forget", ""),
             )
             db.execute(q.BUMP_SCOPE, (tenant, actor))
         remaining = self._verify_record(tenant, record_id, rowid)

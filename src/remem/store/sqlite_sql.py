@@ -147,8 +147,8 @@ UPDATE records SET status = ?, valid_until = COALESCE(?, valid_until),
 WHERE id = ?
 """
 INSERT_HISTORY = """
-INSERT INTO history (tenant, record_id, action, at, text, status, related_id, reason)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+INSERT INTO history (tenant, record_id, action, at, text, status, related_id, reason, by_whom)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
 BUMP_SCOPE = """
 INSERT INTO scope_versions (tenant, actor, version) VALUES (?, ?, 1)

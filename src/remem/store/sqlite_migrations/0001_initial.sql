@@ -79,7 +79,8 @@ CREATE TABLE history (
     text       TEXT,
     status     TEXT NOT NULL,
     related_id TEXT,
-    reason     TEXT NOT NULL DEFAULT ''
+    reason     TEXT NOT NULL DEFAULT '',
+    by_whom    TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX history_record ON history (tenant, record_id, id);
 

@@ -1,0 +1,60 @@
+"""Thread state: workflow checkpoints and the ledger of idempotent tool calls.
+
+Thread state is kept apart from long-term memory (DESIGN.md section 1): it is
+the exact state a workflow resumes from, never recalled as a memory.
+
+    checkpoints.py  the values (Checkpoint, ToolCall, ...) and pure decisions (resume_state)
+    sqlite.py       SQLiteThreadStore: the SQL on an open SQLiteStore
+    api.py          the functions a program calls with a `Memory`
+    cli.py          `remem checkpoint ...` and `remem toolcall ...`
+"""
+
+from remem.thread.api import (
+    begin_tool_call,
+    checkpoint_list,
+    checkpoint_load,
+    checkpoint_save,
+    complete_tool_call,
+    expire_thread_state,
+    release_tool_call,
+    tool_call_status,
+    tool_calls,
+)
+from remem.thread.checkpoints import (
+    Begun,
+    CallStatus,
+    Checkpoint,
+    CheckpointConflict,
+    CheckpointState,
+    ExpiryReport,
+    Held,
+    ResumeState,
+    ToolCall,
+    resume_state,
+    retention_hold,
+)
+from remem.thread.sqlite import SQLiteThreadStore
+
+__all__ = [
+    "Begun",
+    "CallStatus",
+    "Checkpoint",
+    "CheckpointConflict",
+    "CheckpointState",
+    "ExpiryReport",
+    "Held",
+    "ResumeState",
+    "SQLiteThreadStore",
+    "ToolCall",
+    "begin_tool_call",
+    "checkpoint_list",
+    "checkpoint_load",
+    "checkpoint_save",
+    "complete_tool_call",
+    "expire_thread_state",
+    "release_tool_call",
+    "resume_state",
+    "retention_hold",
+    "tool_call_status",
+    "tool_calls",
+]

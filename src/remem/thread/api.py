@@ -1,0 +1,229 @@
+"""Thread state for a `Memory`: checkpoints, idempotent tool calls, retention.
+
+    from remem.thread import begin_tool_call, checkpoint_save, complete_tool_call
+
+    cp = checkpoint_save(mem, actor="u42", workflow="refund-981",
+                         state={"step": "pay", "completed_steps": ["quote"]})
+    begun = begin_tool_call(mem, actor="u42", workflow="refund-981",
+                            idempotency_key="refund-981/pay", request={"amount": 30})
+    if begun.decision == "perform":
+        receipt = pay(30)                       # the side effect, exactly once
+        complete_tool_call(mem, actor="u42", workflow="refund-981",
+                           idempotency_key="refund-981/pay", result=receipt)
+    elif begun.decision == "unknown":
+        escalate(begun.call)                    # never retried blindly
+
+Authorised resume: every function takes the actor explicitly and reads and
+writes only the rows of (the Memory's tenant, that actor), exactly as recall
+does. A workflow of another actor or tenant is `NotFound`; it is never
+returned, and its existence is not revealed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from remem.errors import InvalidInput, NotFound, StoreError
+from remem.policy.scope import check_name
+from remem.store.sqlite import SQLiteStore
+from remem.thread.checkpoints import (
+    Begun,
+    Checkpoint,
+    CheckpointState,
+    ExpiryReport,
+    ToolCall,
+    check_key,
+)
+from remem.thread.sqlite import SQLiteThreadStore
+
+if TYPE_CHECKING:
+    from remem.memory import Memory
+
+MAX_LIST = 10_000
+
+
+def checkpoint_save(
+    mem: Memory,
+    *,
+    actor: str,
+    workflow: str,
+    state: CheckpointState | Mapping[str, Any],
+    expected_version: int | None = None,
+    retention: timedelta | None = None,
+) -> Checkpoint:
+    """Save a workflow's checkpoint under optimistic concurrency; return what was stored.
+
+    Pass `expected_version=None` to create the checkpoint, and afterwards the
+    version you loaded: if another writer saved in between, this raises
+    `CheckpointConflict` (a `ConflictError`) naming the current version and
+    stores nothing. `retention` sets when it expires, counted from this save;
+    None keeps it until deleted.
+    """
+    check_name("actor", actor)
+    check_name("workflow", workflow)
+    if expected_version is not None:
+        _check_version(expected_version)
+    raw = state.as_dict() if isinstance(state, CheckpointState) else state
+    valid = CheckpointState.from_dict(raw)
+    now = mem._clock()
+    return _thread(mem).checkpoint_save(
+        mem.tenant,
+        actor,
+        workflow,
+        valid,
+        expected_version,
+        now=now,
+        expires_at=now + _check_retention(retention) if retention is not None else None,
+    )
+
+
+def checkpoint_load(mem: Memory, *, actor: str, workflow: str) -> Checkpoint:
+    """The checkpoint of one of `actor`'s workflows; NotFound when it has none."""
+    check_name("actor", actor)
+    check_name("workflow", workflow)
+    found = _thread(mem).checkpoint_load(mem.tenant, actor, workflow)
+    if found is None:
+        raise NotFound(
+            f"actor {actor!r} has no checkpoint for workflow {workflow!r} in tenant "
+            f"{mem.tenant!r}; check the actor and workflow, or save one first"
+        )
+    return found
+
+
+def checkpoint_list(mem: Memory, *, actor: str, limit: int = 1000) -> list[Checkpoint]:
+    """`actor`'s checkpoints, most recently saved first."""
+    check_name("actor", actor)
+    return _thread(mem).checkpoint_list(mem.tenant, actor, _check_limit(limit))
+
+
+def begin_tool_call(
+    mem: Memory,
+    *,
+    actor: str,
+    workflow: str,
+    idempotency_key: str,
+    request: Any = None,
+    tool_call_id: str | None = None,
+    retention: timedelta | None = None,
+) -> Begun:
+    """Claim a side effect in the ledger before performing it.
+
+    Perform the side effect only when `decision == "perform"`. Otherwise the
+    key was begun before: `"done"` hands back the recorded result in
+    `call.result`, and `"unknown"` means an earlier attempt never recorded its
+    outcome, so it is surfaced (see `tool_calls(unresolved=True)`) for a person
+    or a reconciliation step instead of being run again.
+    """
+    check_name("actor", actor)
+    check_name("workflow", workflow)
+    check_key("idempotency_key", idempotency_key)
+    call_id = mem._ids("call") if tool_call_id is None else check_key("tool_call_id", tool_call_id)
+    now = mem._clock()
+    return _thread(mem).begin_tool_call(
+        mem.tenant,
+        actor,
+        workflow,
+        idempotency_key,
+        call_id,
+        request,
+        now=now,
+        expires_at=now + _check_retention(retention) if retention is not None else None,
+    )
+
+
+def complete_tool_call(
+    mem: Memory, *, actor: str, workflow: str, idempotency_key: str, result: Any
+) -> ToolCall:
+    """Record the result of a begun side effect (or of one a reconciler verified)."""
+    check_name("actor", actor)
+    check_name("workflow", workflow)
+    check_key("idempotency_key", idempotency_key)
+    return _thread(mem).complete_tool_call(
+        mem.tenant, actor, workflow, idempotency_key, result, now=mem._clock()
+    )
+
+
+def release_tool_call(mem: Memory, *, actor: str, workflow: str, idempotency_key: str) -> ToolCall:
+    """Reconcile an open call whose side effect verifiably did not happen.
+
+    The key becomes `never_started` again, so the workflow may begin it anew.
+    Returns the released ledger row.
+    """
+    check_name("actor", actor)
+    check_name("workflow", workflow)
+    check_key("idempotency_key", idempotency_key)
+    return _thread(mem).release_tool_call(mem.tenant, actor, workflow, idempotency_key)
+
+
+def tool_call_status(
+    mem: Memory, *, actor: str, workflow: str, idempotency_key: str
+) -> ToolCall | None:
+    """The ledger row of one key of `actor`'s workflow, or None if never begun.
+
+    `remem.thread.resume_state(...)` of the answer says what a resumed run may do.
+    """
+    check_name("actor", actor)
+    check_name("workflow", workflow)
+    check_key("idempotency_key", idempotency_key)
+    return _thread(mem).tool_call_status(mem.tenant, actor, workflow, idempotency_key)
+
+
+def tool_calls(
+    mem: Memory,
+    *,
+    actor: str,
+    workflow: str | None = None,
+    unresolved: bool = False,
+    limit: int = 1000,
+) -> list[ToolCall]:
+    """`actor`'s tool calls, oldest first; `unresolved=True`: those awaiting reconciliation."""
+    check_name("actor", actor)
+    if workflow is not None:
+        check_name("workflow", workflow)
+    return _thread(mem).tool_call_list(
+        mem.tenant, actor, workflow, unresolved=unresolved, limit=_check_limit(limit)
+    )
+
+
+def expire_thread_state(mem: Memory) -> ExpiryReport:
+    """Run retention for this tenant now: expired checkpoints and tool calls go.
+
+    Workflows waiting for an approval, or with a tool call of unknown outcome,
+    are kept and listed in the report's `held`.
+    """
+    return _thread(mem).expire(mem._clock(), tenant=mem.tenant)
+
+
+# -- helpers ---------------------------------------------------------------------------------
+
+
+def _thread(mem: Memory) -> SQLiteThreadStore:
+    if not isinstance(mem.store, SQLiteStore):
+        raise StoreError(
+            f"thread state (checkpoints, tool calls) is not available on "
+            f"{type(mem.store).__name__} in this build; use the SQLite store"
+        )
+    return SQLiteThreadStore(mem.store)
+
+
+def _check_version(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidInput(
+            f"expected version must be a positive whole number (the version you loaded); "
+            f"got {value!r}"
+        )
+    return value
+
+
+def _check_retention(value: object) -> timedelta:
+    if not isinstance(value, timedelta) or value <= timedelta(0):
+        raise InvalidInput(f"retention must be a positive timedelta; got {value!r}")
+    return value
+
+
+def _check_limit(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_LIST:
+        raise InvalidInput(f"limit must be between 1 and {MAX_LIST}; got {value!r}")
+    return value

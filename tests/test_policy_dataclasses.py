@@ -1,0 +1,350 @@
+"""Data classes that must never be stored: what is found, what is left alone, how it is said."""
+
+from __future__ import annotations
+
+import pytest
+
+from remem.policy.dataclasses import (
+    KINDS,
+    Finding,
+    find_secrets,
+    luhn_valid,
+    redact,
+    refusal_reason,
+)
+
+OPENAI = "sk-proj-" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z" * 2
+GITHUB = "ghp_" + "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6"
+JWT = (
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ"
+    ".SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
+)
+PEM = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAx7\n-----END RSA PRIVATE KEY-----"
+SEED = "abandon ability able about above absent absorb abstract absurd abuse access accident"
+
+
+def found(text: str) -> list[tuple[str, str]]:
+    return [(f.kind, text[f.start : f.end]) for f in find_secrets(text)]
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("my password is hunter2", "hunter2"),
+        ("My Password: hunter2.", "hunter2"),
+        ("pw: s3cr3t!", "s3cr3t!"),
+        ("PWD=Winter2026", "Winter2026"),
+        ("The password for gmail is Tr0ub4dor&3.", "Tr0ub4dor&3"),
+        ("the password to the wifi is 'correct horse'", "correct horse"),
+        ("my old password was letmein99, don't reuse it", "letmein99"),
+        ("Passcode: 918273", "918273"),
+        ("my passcode is 2468", "2468"),
+        ("PIN is 4821", "4821"),
+        ("PIN 4821", "4821"),
+        ("Meeting ID 845 2291 3370 passcode 551234", "551234"),
+        ("my bank pin: 0000", "0000"),
+        ("the PIN code for the garage is 55121", "55121"),
+        ('{"user": "ann", "password": "hunter22"}', "hunter22"),
+        ("DB_PASSWORD=pa55word-x", "pa55word-x"),
+        ("I set my gmail password to Summer2026!", "Summer2026!"),
+        ("my passphrase is correct horse battery staple.", "correct horse battery staple"),
+        ("the db is postgres://admin:s3cretpw@db.example.com/app", "s3cretpw"),
+        ("Authorization: Basic YWxhZGRpbjpvcGVuc2VzYW1l", "YWxhZGRpbjpvcGVuc2VzYW1l"),
+    ],
+)
+def test_passwords_stated_as_such(text: str, secret: str) -> None:
+    assert found(text) == [("password", secret)]
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "secret"),
+    [
+        (f"my key is {OPENAI}", "api_key", OPENAI),
+        (f"OPENAI_API_KEY={OPENAI}", "api_key", OPENAI),
+        (
+            "old key sk-abc123def456ghi789jkl012mno345",
+            "api_key",
+            "sk-abc123def456ghi789jkl012mno345",
+        ),
+        ("use sk-ant-api03-Xy9Zk2Lm4Np6Qr8St0Uv", "api_key", "sk-ant-api03-Xy9Zk2Lm4Np6Qr8St0Uv"),
+        ("AWS id AKIAIOSFODNN7EXAMPLE", "api_key", "AKIAIOSFODNN7EXAMPLE"),
+        (
+            "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            "api_key",
+            "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        ),
+        (
+            "my AWS secret key is wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY.",
+            "api_key",
+            "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        ),
+        ("stripe sk_live_4eC39HqLyjWDarjtT1zdp7dc", "api_key", "sk_live_4eC39HqLyjWDarjtT1zdp7dc"),
+        ("rk_live_51Hx9aBcDeFgHiJkLmNo", "api_key", "rk_live_51Hx9aBcDeFgHiJkLmNo"),
+        (
+            "maps key AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q",
+            "api_key",
+            "AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q",
+        ),
+        ("my api key is 3f9a8b7c6d5e4f3a2b1c0d9e", "api_key", "3f9a8b7c6d5e4f3a2b1c0d9e"),
+        ("API key for the weather service: Qx7Lp2Vn9Rt4Ks8M", "api_key", "Qx7Lp2Vn9Rt4Ks8M"),
+        ('{"client_secret": "9Hk2Lm4Np6Qr8St0Uv2W"}', "api_key", "9Hk2Lm4Np6Qr8St0Uv2W"),
+        (f"my token is {GITHUB}", "access_token", GITHUB),
+        (
+            "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz",
+            "access_token",
+            "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz",
+        ),
+        ("glpat-Xy9Zk2Lm4Np6Qr8St0Uv", "access_token", "glpat-Xy9Zk2Lm4Np6Qr8St0Uv"),
+        ("slack bot xoxb-1234567890-abcdefGHIJ", "access_token", "xoxb-1234567890-abcdefGHIJ"),
+        (f"session {JWT} expires soon", "access_token", JWT),
+        (
+            "Authorization: Bearer abc123def456ghi789jkl",
+            "access_token",
+            "abc123def456ghi789jkl",
+        ),
+        ("token: 9f8e7d6c5b4a39281706f5e4", "access_token", "9f8e7d6c5b4a39281706f5e4"),
+        ("refresh_token=Zq81mLx07Vb3Nc5Ty2Ws", "access_token", "Zq81mLx07Vb3Nc5Ty2Ws"),
+    ],
+)
+def test_api_keys_and_access_tokens(text: str, kind: str, secret: str) -> None:
+    assert found(text) == [(kind, secret)]
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        (f"key:\n{PEM}\nthanks", PEM),
+        ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1r", None),
+        ("-----BEGIN PRIVATE KEY-----\nMIIEvQ\n-----END PRIVATE KEY-----", None),
+        (
+            "-----BEGIN PGP PRIVATE KEY BLOCK-----\nlQOYBF\n-----END PGP PRIVATE KEY BLOCK-----",
+            None,
+        ),
+    ],
+)
+def test_private_key_blocks(text: str, secret: str | None) -> None:
+    assert found(text) == [("private_key", secret or text)]
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("recovery codes: 1234-5678 2345-6789 3456-7890", "1234-5678 2345-6789 3456-7890"),
+        ("my backup codes are a1b2c3d4, e5f6g7h8 and k9m8n7p6.", "a1b2c3d4, e5f6g7h8 and k9m8n7p6"),
+        ("2FA recovery code is 8f3k-2m9x", "8f3k-2m9x"),
+        ("Apple recovery key: ABCDEFGH-JKLMNPQR-STUVWXYZ", "ABCDEFGH-JKLMNPQR-STUVWXYZ"),
+        (f"my seed phrase is {SEED}", SEED),
+    ],
+)
+def test_recovery_codes_stated_as_such(text: str, secret: str) -> None:
+    assert found(text) == [("recovery_code", secret)]
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("card 4111 1111 1111 1111 exp 12/27", "4111 1111 1111 1111"),
+        ("4111-1111-1111-1111", "4111-1111-1111-1111"),
+        ("pay with 4111111111111111.", "4111111111111111"),
+        ("amex 378282246310005", "378282246310005"),
+        ("amex 3782 822463 10005", "3782 822463 10005"),
+        ("diners 3056 930902 5904", "3056 930902 5904"),
+        ("mastercard 5555 5555 5555 4444", "5555 5555 5555 4444"),
+        ("mc 2223003122003222", "2223003122003222"),
+        ("discover 6011 1111 1111 1117", "6011 1111 1111 1117"),
+        ("card 4111 1111 1111 1111 123 (cvv)", "4111 1111 1111 1111"),
+        ("order #4111111111111111", "4111111111111111"),
+        ("old visa 4222222222222", "4222222222222"),
+        ("jcb 3530 1113 3330 0000", "3530 1113 3330 0000"),
+    ],
+)
+def test_luhn_valid_card_numbers(text: str, secret: str) -> None:
+    assert found(text) == [("payment_card", secret)]
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("123-45-6789", "123-45-6789"),
+        ("SSN: 078-05-1120", "078-05-1120"),
+        ("my SSN is 123456789", "123456789"),
+        ("social security number 219 09 9999", "219 09 9999"),
+        ("my passport number is X12345678.", "X12345678"),
+        ("Passport no. 533380006", "533380006"),
+        ("passport: C01X00T47", "C01X00T47"),
+        ("driver's license number is D1234-5678-9012", "D1234-5678-9012"),
+        ("driving licence: MORGA657054SM9IJ", "MORGA657054SM9IJ"),
+        ("national insurance number: QQ 12 34 56 C", "QQ 12 34 56 C"),
+        ("my national ID is 12345678Z", "12345678Z"),
+        ("Aadhaar number 2345 6789 0123", "2345 6789 0123"),
+        ("my SIN is 046 454 286", "046 454 286"),
+    ],
+)
+def test_government_ids(text: str, secret: str) -> None:
+    assert found(text) == [("government_id", secret)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The meeting is on 2026-03-01 at 10:00",
+        "Call me at 415-555-0123",
+        "my number is +1 (415) 555-0123",
+        "office: +44 20 7946 0958",
+        "The flat costs $2,500 a month",
+        "order 4111 1111 1111 1112",
+        "order number 1234 5678 9012 3456",
+        "I was born in 1987",
+        "ISBN 978-0-306-40615-7",
+        "ISBN 9780306406157",
+        "my password manager is 1Password",
+        "I forgot my password",
+        "my password is too short",
+        "the password is required to log in",
+        "My password is the same as my old one",
+        "my password is in 1Password",
+        "password reset link is in my inbox",
+        "I changed my password yesterday",
+        "000-12-3456",
+        "666-12-3456",
+        "912-34-5678",
+        "123-00-4567",
+        "123-45-0000",
+        "my api key is in the vault",
+        "the token is valid for an hour",
+        "token: abcdefabcdefabcdef",
+        "my recovery codes are in the safe",
+        "I printed the backup codes",
+        "my passport expires on 2029-05-01",
+        "my passport is valid until 2030",
+        "passport number expires next year",
+        "my driving licence is in my wallet",
+        "tracking number 1Z999AA10123456784",
+        "timestamp 1767225600000",
+        "The product code is 6234567890123",
+        "My gym membership is 5000 1234 5678 9012",
+        "Zoom meeting ID: 845 2291 3370",
+        "Account number 12345678, sort code 12-34-56",
+        "My frequent flyer number is 123456789",
+        "My employee ID is 48213",
+        "My tax ID is pending",
+        "The password policy requires 12 characters",
+        "My licence plate is AB12 CDE",
+        "Booking reference 5QXK2L for the Lisbon trip",
+        "I ran 5,000 metres in 19:45",
+        "sk-learn is a typo for scikit-learn",
+        "the bearer of bad news",
+        "The PIN pad was broken",
+        "pin 2 of the connector is ground",
+        "IBAN GB82 WEST 1234 5698 7654 32",
+        "flight BA117 on 2026-03-01, seat 14C",
+        "a JWT looks like header.payload.signature",
+        "the AWS region is us-east-1",
+        "pi is 3.141592653589793238",
+        "My secret is that I love karaoke",
+    ],
+)
+def test_ordinary_memory_text_is_clean(text: str) -> None:
+    assert find_secrets(text) == []
+
+
+def test_several_findings_come_in_text_order() -> None:
+    text = "card 4111 1111 1111 1111, password: hunter2, SSN 123-45-6789"
+    assert found(text) == [
+        ("payment_card", "4111 1111 1111 1111"),
+        ("password", "hunter2"),
+        ("government_id", "123-45-6789"),
+    ]
+
+
+def test_overlapping_detectors_give_one_finding() -> None:
+    text = f"api key: {OPENAI}"
+    assert found(text) == [("api_key", OPENAI)]
+    assert found(f"password: {OPENAI}") == [("api_key", OPENAI)]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("my password is hunter2", "my password is [REDACTED:password]"),
+        (
+            "card 4111 1111 1111 1111 and pw: s3cr3t!",
+            "card [REDACTED:payment_card] and pw: [REDACTED:password]",
+        ),
+        (f"{PEM}\nok", "[REDACTED:private_key]\nok"),
+        ("I prefer the aisle seat", "I prefer the aisle seat"),
+        ("", ""),
+    ],
+)
+def test_redact_replaces_each_secret_with_its_kind(text: str, expected: str) -> None:
+    assert redact(text) == expected
+
+
+def test_redact_uses_given_findings_and_merges_overlaps() -> None:
+    text = "abcdefghij"
+    given = [Finding("password", 2, 5), Finding("api_key", 4, 8)]
+    assert redact(text, given) == "ab[REDACTED:api_key]ij"
+    assert redact(text, []) == text
+    assert redact("my password is hunter2", find_secrets("my password is hunter2")) == (
+        "my password is [REDACTED:password]"
+    )
+
+
+@pytest.mark.parametrize(
+    ("kinds", "message"),
+    [
+        (
+            ["password"],
+            "refused: the text contains a password; remem never stores secrets",
+        ),
+        (
+            ["payment_card", "api_key"],
+            "refused: the text contains a payment card number and an API key; "
+            "remem never stores secrets",
+        ),
+        (
+            ["access_token", "government_id", "access_token", "recovery_code"],
+            "refused: the text contains an access token, a government id number and a "
+            "recovery code; remem never stores secrets",
+        ),
+        (["private_key"], "refused: the text contains a private key; remem never stores secrets"),
+    ],
+)
+def test_refusal_reason_names_kinds_once_in_order(kinds: list[str], message: str) -> None:
+    assert refusal_reason([Finding(k, i, i + 1) for i, k in enumerate(kinds)]) == message
+
+
+def test_refusal_reason_never_repeats_the_secret() -> None:
+    text = "my password is hunter2 and my card is 4111 1111 1111 1111"
+    reason = refusal_reason(find_secrets(text))
+    assert "hunter2" not in reason and "4111" not in reason
+    assert reason == (
+        "refused: the text contains a password and a payment card number; "
+        "remem never stores secrets"
+    )
+
+
+def test_refusal_reason_needs_a_finding() -> None:
+    with pytest.raises(ValueError, match="at least one finding"):
+        refusal_reason([])
+
+
+@pytest.mark.parametrize(
+    ("kind", "start", "end"), [("ssh", 0, 1), ("password", 3, 3), ("password", -1, 2)]
+)
+def test_finding_rejects_unknown_kinds_and_empty_spans(kind: str, start: int, end: int) -> None:
+    with pytest.raises(ValueError):
+        Finding(kind, start, end)
+
+
+def test_every_kind_has_a_name_in_refusals() -> None:
+    for kind in KINDS:
+        assert "refused: the text contains a" in refusal_reason([Finding(kind, 0, 1)])
+
+
+@pytest.mark.parametrize(
+    ("digits", "valid"),
+    [("4111111111111111", True), ("4111111111111112", False), ("79927398713", True), ("0", True)],
+)
+def test_luhn(digits: str, valid: bool) -> None:
+    assert luhn_valid(digits) is valid
