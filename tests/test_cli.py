@@ -274,3 +274,31 @@ def test_procedure_review_through_the_cli(
     rejected = ok(capsys, db, "records", "reject", other["record_id"], "--by", "dana",
                   "--reason", "unsafe")  # fmt: skip
     assert rejected["status"] == "invalid"
+
+
+def test_export_a_subject_then_forget_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    db = tmp_path / "m.db"
+    add(capsys, db, "Our budget for the trip is $500", "2026-03-01T10:00:00Z", id="b1")
+    add(capsys, db, "Our budget increased to $750", "2026-03-05T10:00:00Z", id="b2")
+    add(capsys, db, "I love tea", "2026-03-05T10:00:00Z", actor="bob", id="c1")
+    ok(capsys, db, "process")
+    out = tmp_path / "alice.jsonl"
+    summary = ok(capsys, db, "export", "--actor", "alice", "--out", str(out))
+    assert summary == {"path": str(out), "events": 2, "records": 2}
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert {r["id"] for r in rows if r["type"] == "event"} == {"b1", "b2"}
+    records = [r for r in rows if r["type"] == "record"]
+    old = next(r for r in records if r["status"] == "invalid")
+    assert [h["action"] for h in old["history"]] == ["ADD", "SUPERSEDED"]
+    assert all(r["actor"] == "alice" for r in rows)  # nothing of bob's
+
+    assert main(["--db", str(db), "export", "--actor", "alice"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [json.loads(line)["type"] for line in lines].count("record") == 2
+
+    assert ok(capsys, db, "forget", "--actor", "alice")["verified"] is True
+    empty = ok(capsys, db, "export", "--actor", "alice", "--out", str(out))
+    assert (empty["events"], empty["records"]) == (0, 0) and out.read_text() == ""
+    assert err(capsys, db, "export", "--actor", "alice")["code"] == "invalid_input"

@@ -427,6 +427,38 @@ def forget(ctx: Ctx, record_id: str | None, actor: str | None) -> None:
     emit(ctx, data, lambda: click.echo(f"deleted {report.deleted}; verified: {report.verified}"))
 
 
+@cli.command()
+@click.option("--actor", required=True, help="The subject to export.")
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the JSON lines here (default: stdout).",
+)
+@json_option
+@click.pass_obj
+def export(ctx: Ctx, actor: str, out: Path | None) -> None:
+    """Export everything of a subject (events, records with history) as JSON lines."""
+    counts = {"events": 0, "records": 0}
+    with ctx.open(embedder=None) as mem:
+        rows = mem.export(actor=actor)
+        if out is None and not ctx.as_json:
+            for row in rows:
+                counts[row["type"] + "s"] += 1
+                click.echo(json.dumps(row, ensure_ascii=False))
+            return
+        if out is None:
+            raise InvalidInput("--json prints a summary; name a file with --out for the rows")
+        tmp = out.with_name(out.name + ".partial")
+        with tmp.open("w", encoding="utf-8") as f:
+            for row in rows:
+                counts[row["type"] + "s"] += 1
+                f.write(json.dumps(row, ensure_ascii=False) + "\n")
+        tmp.replace(out)  # a reader never sees half an export
+    data = {"path": str(out), **counts}
+    emit(ctx, data, lambda: click.echo(f"wrote {counts} to {out}"))
+
+
 # -- demo and bench ----------------------------------------------------------------------
 
 

@@ -601,6 +601,32 @@ class Memory:
             raise InvalidInput(f"{record_id} is {rec.status.value}, not a proposal awaiting review")
         return rec
 
+    # -- export ------------------------------------------------------------------------
+
+    def export(self, *, actor: str) -> Iterator[dict[str, Any]]:
+        """Everything remem holds about one actor, as JSON-ready rows.
+
+        One row per event (`"type": "event"`) and per record with its full
+        history (`"type": "record"`), in a portable shape.
+        """
+        check_name("actor", actor)
+        for e in self.store.list_events(self.tenant, actor, None, limit=10_000_000):
+            yield {
+                "type": "event",
+                "id": e.id,
+                "tenant": e.tenant,
+                "actor": e.actor,
+                "session": e.session,
+                "role": e.role.value,
+                "text": e.text,
+                "time": e.time.isoformat(),
+                "metadata": e.metadata,
+            }
+        for r in self.store.list_records(Scope(self.tenant, actor), None, limit=10_000_000):
+            row = {"type": "record", **r.as_dict()}
+            row["history"] = [h.as_dict() for h in self.store.history(self.tenant, r.id)]
+            yield row
+
     # -- deletion ---------------------------------------------------------------------
 
     def forget(self, *, record_id: str | None = None, actor: str | None = None) -> ForgetReport:

@@ -23,8 +23,9 @@ is one token unless quoted ("my password is correct horse" finds "correct").
 Card numbers must carry a network's prefix and length (see `_card_network`)
 and be grouped as cards print them, so a card run into other digits may be
 missed, while about one in ten other numbers of such a prefix and length pass
-Luhn and are flagged (a 16-digit membership number starting with 5, say). A stated value that merely looks like a secret ("my password is
-banana") is flagged: refusing a harmless text costs less than storing a secret.
+Luhn and are flagged (a 16-digit membership number starting with 5, say). A
+stated value that merely looks like a secret ("my password is banana") is
+flagged: refusing a harmless text costs less than storing a secret.
 """
 
 from __future__ import annotations
@@ -447,7 +448,8 @@ def _cards(text: str) -> Iterable[Finding]:
         groups = [m.span() for m in _DIGITS.finditer(run)]
         i = 0
         while i < len(groups):
-            for j in range(len(groups) - 1, i - 1, -1):  # the longest card starting at i
+            # The longest card starting at group i; 19 digits make at most 6 groups.
+            for j in range(min(len(groups), i + 6) - 1, i - 1, -1):
                 if _card_window(run, groups[i : j + 1]):
                     yield Finding("payment_card", offset + groups[i][0], offset + groups[j][1])
                     i = j

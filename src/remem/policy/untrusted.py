@@ -60,7 +60,10 @@ _ORDERS = (
     r"(?:instructions?|prompts?|directions?|directives?|commands?|guidelines?|rules?|context"
     r"|system\s+prompts?|constraints|programming|training)"
 )
-_AI = r"(?:ai|a\.i\.|assistant|ai\s+assistant|chatbot|bot|llm|language\s+model|large\s+language\s+model)"
+_AI = (
+    r"(?:ai|a\.i\.|assistant|ai\s+assistant|chatbot|bot|llm|language\s+model"
+    r"|large\s+language\s+model)"
+)
 
 _INSTRUCTION: tuple[re.Pattern[str], ...] = tuple(
     re.compile(p, _IM)
