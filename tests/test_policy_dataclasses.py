@@ -23,163 +23,168 @@ PEM = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAx7\n-----END RSA PRIVATE
 SEED = "abandon ability able about above absent absorb abstract absurd abuse access accident"
 
 
+PASSWORDS = [
+    ("my password is hunter2", "hunter2"),
+    ("My Password: hunter2.", "hunter2"),
+    ("pw: s3cr3t!", "s3cr3t!"),
+    ("PWD=Winter2026", "Winter2026"),
+    ("The password for gmail is Tr0ub4dor&3.", "Tr0ub4dor&3"),
+    ("the password to the wifi is 'correct horse'", "correct horse"),
+    ("my old password was letmein99, don't reuse it", "letmein99"),
+    ("Passcode: 918273", "918273"),
+    ("my passcode is 2468", "2468"),
+    ("PIN is 4821", "4821"),
+    ("PIN 4821", "4821"),
+    ("Meeting ID 845 2291 3370 passcode 551234", "551234"),
+    ("my bank pin: 0000", "0000"),
+    ("the PIN code for the garage is 55121", "55121"),
+    ('{"user": "ann", "password": "hunter22"}', "hunter22"),
+    ("DB_PASSWORD=pa55word-x", "pa55word-x"),
+    ("I set my gmail password to Summer2026!", "Summer2026!"),
+    ("my passphrase is correct horse battery staple.", "correct horse battery staple"),
+    ("the db is postgres://admin:s3cretpw@db.example.com/app", "s3cretpw"),
+    ("Authorization: Basic YWxhZGRpbjpvcGVuc2VzYW1l", "YWxhZGRpbjpvcGVuc2VzYW1l"),
+]
+
+
+KEYS = [
+    (f"my key is {OPENAI}", "api_key", OPENAI),
+    (f"OPENAI_API_KEY={OPENAI}", "api_key", OPENAI),
+    (
+        "old key sk-abc123def456ghi789jkl012mno345",
+        "api_key",
+        "sk-abc123def456ghi789jkl012mno345",
+    ),
+    ("use sk-ant-api03-Xy9Zk2Lm4Np6Qr8St0Uv", "api_key", "sk-ant-api03-Xy9Zk2Lm4Np6Qr8St0Uv"),
+    ("AWS id AKIAIOSFODNN7EXAMPLE", "api_key", "AKIAIOSFODNN7EXAMPLE"),
+    (
+        "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "api_key",
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    ),
+    (
+        "my AWS secret key is wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY.",
+        "api_key",
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    ),
+    ("stripe sk_live_4eC39HqLyjWDarjtT1zdp7dc", "api_key", "sk_live_4eC39HqLyjWDarjtT1zdp7dc"),
+    ("rk_live_51Hx9aBcDeFgHiJkLmNo", "api_key", "rk_live_51Hx9aBcDeFgHiJkLmNo"),
+    (
+        "maps key AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q",
+        "api_key",
+        "AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q",
+    ),
+    ("my api key is 3f9a8b7c6d5e4f3a2b1c0d9e", "api_key", "3f9a8b7c6d5e4f3a2b1c0d9e"),
+    ("API key for the weather service: Qx7Lp2Vn9Rt4Ks8M", "api_key", "Qx7Lp2Vn9Rt4Ks8M"),
+    ('{"client_secret": "9Hk2Lm4Np6Qr8St0Uv2W"}', "api_key", "9Hk2Lm4Np6Qr8St0Uv2W"),
+    (f"my token is {GITHUB}", "access_token", GITHUB),
+    (
+        "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz",
+        "access_token",
+        "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz",
+    ),
+    ("glpat-Xy9Zk2Lm4Np6Qr8St0Uv", "access_token", "glpat-Xy9Zk2Lm4Np6Qr8St0Uv"),
+    ("slack bot xoxb-1234567890-abcdefGHIJ", "access_token", "xoxb-1234567890-abcdefGHIJ"),
+    (f"session {JWT} expires soon", "access_token", JWT),
+    (
+        "Authorization: Bearer abc123def456ghi789jkl",
+        "access_token",
+        "abc123def456ghi789jkl",
+    ),
+    ("token: 9f8e7d6c5b4a39281706f5e4", "access_token", "9f8e7d6c5b4a39281706f5e4"),
+    ("refresh_token=Zq81mLx07Vb3Nc5Ty2Ws", "access_token", "Zq81mLx07Vb3Nc5Ty2Ws"),
+    (
+        "my bitcoin private key is 5HueCGU8rMjxEXxiPuD5BDku4MkFqeZyd4dVaPZrSW9BnS9bTVF",
+        "private_key",
+        "5HueCGU8rMjxEXxiPuD5BDku4MkFqeZyd4dVaPZrSW9BnS9bTVF",
+    ),
+]
+
+
+PRIVATE_KEYS = [
+    (f"key:\n{PEM}\nthanks", PEM),
+    ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1r", None),
+    ("-----BEGIN PRIVATE KEY-----\nMIIEvQ\n-----END PRIVATE KEY-----", None),
+    (
+        "-----BEGIN PGP PRIVATE KEY BLOCK-----\nlQOYBF\n-----END PGP PRIVATE KEY BLOCK-----",
+        None,
+    ),
+]
+
+
+RECOVERY_CODES = [
+    ("recovery codes: 1234-5678 2345-6789 3456-7890", "1234-5678 2345-6789 3456-7890"),
+    ("my backup codes are a1b2c3d4, e5f6g7h8 and k9m8n7p6.", "a1b2c3d4, e5f6g7h8 and k9m8n7p6"),
+    ("2FA recovery code is 8f3k-2m9x", "8f3k-2m9x"),
+    ("Apple recovery key: ABCDEFGH-JKLMNPQR-STUVWXYZ", "ABCDEFGH-JKLMNPQR-STUVWXYZ"),
+    (f"my seed phrase is {SEED}", SEED),
+]
+
+
+CARDS = [
+    ("card 4111 1111 1111 1111 exp 12/27", "4111 1111 1111 1111"),
+    ("4111-1111-1111-1111", "4111-1111-1111-1111"),
+    ("pay with 4111111111111111.", "4111111111111111"),
+    ("amex 378282246310005", "378282246310005"),
+    ("amex 3782 822463 10005", "3782 822463 10005"),
+    ("diners 3056 930902 5904", "3056 930902 5904"),
+    ("mastercard 5555 5555 5555 4444", "5555 5555 5555 4444"),
+    ("mc 2223003122003222", "2223003122003222"),
+    ("discover 6011 1111 1111 1117", "6011 1111 1111 1117"),
+    ("card 4111 1111 1111 1111 123 (cvv)", "4111 1111 1111 1111"),
+    ("order #4111111111111111", "4111111111111111"),
+    ("old visa 4222222222222", "4222222222222"),
+    ("jcb 3530 1113 3330 0000", "3530 1113 3330 0000"),
+]
+
+
+GOVERNMENT_IDS = [
+    ("123-45-6789", "123-45-6789"),
+    ("SSN: 078-05-1120", "078-05-1120"),
+    ("my SSN is 123456789", "123456789"),
+    ("social security number 219 09 9999", "219 09 9999"),
+    ("my passport number is X12345678.", "X12345678"),
+    ("Passport no. 533380006", "533380006"),
+    ("passport: C01X00T47", "C01X00T47"),
+    ("driver's license number is D1234-5678-9012", "D1234-5678-9012"),
+    ("driving licence: MORGA657054SM9IJ", "MORGA657054SM9IJ"),
+    ("national insurance number: QQ 12 34 56 C", "QQ 12 34 56 C"),
+    ("my national ID is 12345678Z", "12345678Z"),
+    ("Aadhaar number 2345 6789 0123", "2345 6789 0123"),
+    ("my SIN is 046 454 286", "046 454 286"),
+]
+
+
 def found(text: str) -> list[tuple[str, str]]:
     return [(f.kind, text[f.start : f.end]) for f in find_secrets(text)]
 
 
-@pytest.mark.parametrize(
-    ("text", "secret"),
-    [
-        ("my password is hunter2", "hunter2"),
-        ("My Password: hunter2.", "hunter2"),
-        ("pw: s3cr3t!", "s3cr3t!"),
-        ("PWD=Winter2026", "Winter2026"),
-        ("The password for gmail is Tr0ub4dor&3.", "Tr0ub4dor&3"),
-        ("the password to the wifi is 'correct horse'", "correct horse"),
-        ("my old password was letmein99, don't reuse it", "letmein99"),
-        ("Passcode: 918273", "918273"),
-        ("my passcode is 2468", "2468"),
-        ("PIN is 4821", "4821"),
-        ("PIN 4821", "4821"),
-        ("Meeting ID 845 2291 3370 passcode 551234", "551234"),
-        ("my bank pin: 0000", "0000"),
-        ("the PIN code for the garage is 55121", "55121"),
-        ('{"user": "ann", "password": "hunter22"}', "hunter22"),
-        ("DB_PASSWORD=pa55word-x", "pa55word-x"),
-        ("I set my gmail password to Summer2026!", "Summer2026!"),
-        ("my passphrase is correct horse battery staple.", "correct horse battery staple"),
-        ("the db is postgres://admin:s3cretpw@db.example.com/app", "s3cretpw"),
-        ("Authorization: Basic YWxhZGRpbjpvcGVuc2VzYW1l", "YWxhZGRpbjpvcGVuc2VzYW1l"),
-    ],
-)
+@pytest.mark.parametrize(("text", "secret"), PASSWORDS)
 def test_passwords_stated_as_such(text: str, secret: str) -> None:
     assert found(text) == [("password", secret)]
 
 
-@pytest.mark.parametrize(
-    ("text", "kind", "secret"),
-    [
-        (f"my key is {OPENAI}", "api_key", OPENAI),
-        (f"OPENAI_API_KEY={OPENAI}", "api_key", OPENAI),
-        (
-            "old key sk-abc123def456ghi789jkl012mno345",
-            "api_key",
-            "sk-abc123def456ghi789jkl012mno345",
-        ),
-        ("use sk-ant-api03-Xy9Zk2Lm4Np6Qr8St0Uv", "api_key", "sk-ant-api03-Xy9Zk2Lm4Np6Qr8St0Uv"),
-        ("AWS id AKIAIOSFODNN7EXAMPLE", "api_key", "AKIAIOSFODNN7EXAMPLE"),
-        (
-            "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
-            "api_key",
-            "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
-        ),
-        (
-            "my AWS secret key is wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY.",
-            "api_key",
-            "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
-        ),
-        ("stripe sk_live_4eC39HqLyjWDarjtT1zdp7dc", "api_key", "sk_live_4eC39HqLyjWDarjtT1zdp7dc"),
-        ("rk_live_51Hx9aBcDeFgHiJkLmNo", "api_key", "rk_live_51Hx9aBcDeFgHiJkLmNo"),
-        (
-            "maps key AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q",
-            "api_key",
-            "AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q",
-        ),
-        ("my api key is 3f9a8b7c6d5e4f3a2b1c0d9e", "api_key", "3f9a8b7c6d5e4f3a2b1c0d9e"),
-        ("API key for the weather service: Qx7Lp2Vn9Rt4Ks8M", "api_key", "Qx7Lp2Vn9Rt4Ks8M"),
-        ('{"client_secret": "9Hk2Lm4Np6Qr8St0Uv2W"}', "api_key", "9Hk2Lm4Np6Qr8St0Uv2W"),
-        (f"my token is {GITHUB}", "access_token", GITHUB),
-        (
-            "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz",
-            "access_token",
-            "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz",
-        ),
-        ("glpat-Xy9Zk2Lm4Np6Qr8St0Uv", "access_token", "glpat-Xy9Zk2Lm4Np6Qr8St0Uv"),
-        ("slack bot xoxb-1234567890-abcdefGHIJ", "access_token", "xoxb-1234567890-abcdefGHIJ"),
-        (f"session {JWT} expires soon", "access_token", JWT),
-        (
-            "Authorization: Bearer abc123def456ghi789jkl",
-            "access_token",
-            "abc123def456ghi789jkl",
-        ),
-        ("token: 9f8e7d6c5b4a39281706f5e4", "access_token", "9f8e7d6c5b4a39281706f5e4"),
-        ("refresh_token=Zq81mLx07Vb3Nc5Ty2Ws", "access_token", "Zq81mLx07Vb3Nc5Ty2Ws"),
-    ],
-)
+@pytest.mark.parametrize(("text", "kind", "secret"), KEYS)
 def test_api_keys_and_access_tokens(text: str, kind: str, secret: str) -> None:
     assert found(text) == [(kind, secret)]
 
 
-@pytest.mark.parametrize(
-    ("text", "secret"),
-    [
-        (f"key:\n{PEM}\nthanks", PEM),
-        ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1r", None),
-        ("-----BEGIN PRIVATE KEY-----\nMIIEvQ\n-----END PRIVATE KEY-----", None),
-        (
-            "-----BEGIN PGP PRIVATE KEY BLOCK-----\nlQOYBF\n-----END PGP PRIVATE KEY BLOCK-----",
-            None,
-        ),
-    ],
-)
+@pytest.mark.parametrize(("text", "secret"), PRIVATE_KEYS)
 def test_private_key_blocks(text: str, secret: str | None) -> None:
     assert found(text) == [("private_key", secret or text)]
 
 
-@pytest.mark.parametrize(
-    ("text", "secret"),
-    [
-        ("recovery codes: 1234-5678 2345-6789 3456-7890", "1234-5678 2345-6789 3456-7890"),
-        ("my backup codes are a1b2c3d4, e5f6g7h8 and k9m8n7p6.", "a1b2c3d4, e5f6g7h8 and k9m8n7p6"),
-        ("2FA recovery code is 8f3k-2m9x", "8f3k-2m9x"),
-        ("Apple recovery key: ABCDEFGH-JKLMNPQR-STUVWXYZ", "ABCDEFGH-JKLMNPQR-STUVWXYZ"),
-        (f"my seed phrase is {SEED}", SEED),
-    ],
-)
+@pytest.mark.parametrize(("text", "secret"), RECOVERY_CODES)
 def test_recovery_codes_stated_as_such(text: str, secret: str) -> None:
     assert found(text) == [("recovery_code", secret)]
 
 
-@pytest.mark.parametrize(
-    ("text", "secret"),
-    [
-        ("card 4111 1111 1111 1111 exp 12/27", "4111 1111 1111 1111"),
-        ("4111-1111-1111-1111", "4111-1111-1111-1111"),
-        ("pay with 4111111111111111.", "4111111111111111"),
-        ("amex 378282246310005", "378282246310005"),
-        ("amex 3782 822463 10005", "3782 822463 10005"),
-        ("diners 3056 930902 5904", "3056 930902 5904"),
-        ("mastercard 5555 5555 5555 4444", "5555 5555 5555 4444"),
-        ("mc 2223003122003222", "2223003122003222"),
-        ("discover 6011 1111 1111 1117", "6011 1111 1111 1117"),
-        ("card 4111 1111 1111 1111 123 (cvv)", "4111 1111 1111 1111"),
-        ("order #4111111111111111", "4111111111111111"),
-        ("old visa 4222222222222", "4222222222222"),
-        ("jcb 3530 1113 3330 0000", "3530 1113 3330 0000"),
-    ],
-)
+@pytest.mark.parametrize(("text", "secret"), CARDS)
 def test_luhn_valid_card_numbers(text: str, secret: str) -> None:
     assert found(text) == [("payment_card", secret)]
 
 
-@pytest.mark.parametrize(
-    ("text", "secret"),
-    [
-        ("123-45-6789", "123-45-6789"),
-        ("SSN: 078-05-1120", "078-05-1120"),
-        ("my SSN is 123456789", "123456789"),
-        ("social security number 219 09 9999", "219 09 9999"),
-        ("my passport number is X12345678.", "X12345678"),
-        ("Passport no. 533380006", "533380006"),
-        ("passport: C01X00T47", "C01X00T47"),
-        ("driver's license number is D1234-5678-9012", "D1234-5678-9012"),
-        ("driving licence: MORGA657054SM9IJ", "MORGA657054SM9IJ"),
-        ("national insurance number: QQ 12 34 56 C", "QQ 12 34 56 C"),
-        ("my national ID is 12345678Z", "12345678Z"),
-        ("Aadhaar number 2345 6789 0123", "2345 6789 0123"),
-        ("my SIN is 046 454 286", "046 454 286"),
-    ],
-)
+@pytest.mark.parametrize(("text", "secret"), GOVERNMENT_IDS)
 def test_government_ids(text: str, secret: str) -> None:
     assert found(text) == [("government_id", secret)]
 
@@ -242,10 +247,26 @@ def test_government_ids(text: str, secret: str) -> None:
         "the AWS region is us-east-1",
         "pi is 3.141592653589793238",
         "My secret is that I love karaoke",
+        "my password is [REDACTED:password]",
+        "password: ********",
+        "DB_PASSWORD=${DB_PASSWORD}",
+        "password: <your password here>",
+        "api_key: [REDACTED:api_key]",
     ],
 )
 def test_ordinary_memory_text_is_clean(text: str) -> None:
     assert find_secrets(text) == []
+
+
+ALL_POSITIVE = [case[0] for case in PASSWORDS + KEYS + PRIVATE_KEYS + RECOVERY_CODES]
+ALL_POSITIVE += [case[0] for case in CARDS + GOVERNMENT_IDS]
+
+
+@pytest.mark.parametrize("text", ALL_POSITIVE)
+def test_redacted_text_scans_clean(text: str) -> None:
+    redacted = redact(text)
+    assert find_secrets(redacted) == []
+    assert "[REDACTED:" in redacted
 
 
 def test_several_findings_come_in_text_order() -> None:

@@ -103,16 +103,17 @@ def test_creating_twice_or_updating_a_missing_checkpoint_conflicts(mem: Memory) 
 
 def _race(db: Path, workers: int, attempt: Any) -> list[Any]:
     """Run `attempt(mem)` in `workers` threads, each on its own connection, at once."""
-    barrier = threading.Barrier(workers)
+    Memory.open(db, embedder=None).close()  # create the file before the race
+    barrier = threading.Barrier(workers, timeout=60)
     outcomes: list[Any] = [None] * workers
 
     def work(i: int) -> None:
-        with Memory.open(db, embedder=None) as own:
-            barrier.wait()
-            try:
+        try:
+            with Memory.open(db, embedder=None) as own:
+                barrier.wait()
                 outcomes[i] = attempt(own, i)
-            except Exception as exc:  # collected and checked by the caller
-                outcomes[i] = exc
+        except Exception as exc:  # collected and checked by the caller
+            outcomes[i] = exc
 
     threads = [threading.Thread(target=work, args=(i,)) for i in range(workers)]
     for t in threads:
@@ -148,7 +149,7 @@ def test_concurrent_savers_exactly_one_wins_per_version(tmp_path: Path) -> None:
 
 def test_threads_sharing_one_memory_also_get_one_winner(mem: Memory) -> None:
     checkpoint_save(mem, actor="u42", workflow=WF, state={})
-    barrier = threading.Barrier(6)
+    barrier = threading.Barrier(6, timeout=60)
     wins: list[int] = []
     conflicts: list[int | None] = []
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from remem.consolidate import decide, plan
 from remem.embed.base import Embedder, default_embedder
-from remem.errors import InvalidInput, NotFound
+from remem.errors import InvalidInput, NotFound, RefusedContent
 from remem.extract import extract_offline
 from remem.extract.offline import STRATEGY
 from remem.ids import IdSource, new_id
@@ -41,7 +41,9 @@ from remem.model import (
     Source,
     Status,
 )
+from remem.policy.dataclasses import find_secrets, redact, refusal_reason
 from remem.policy.scope import SHARED_ACTOR, actor_prefix, check_name, namespace_for
+from remem.policy.untrusted import instruction_flags
 from remem.recall import RecallRequest, recall
 from remem.store.base import ForgetReport, Scope, StatusChange, Store, Write
 from remem.timeutil import parse_time, utcnow
@@ -49,6 +51,7 @@ from remem.timeutil import parse_time, utcnow
 log = logging.getLogger("remem")
 
 MAX_EVENT_CHARS = 100_000
+REDACTED_MARK = "[REDACTED:"
 MAX_RECORD_CHARS = 4_000
 LEASE_SECONDS = 60.0
 CONTEXT_EVENTS = 6
@@ -79,6 +82,7 @@ class ProcessResult:
     records_updated: int = 0
     noops: int = 0
     late: int = 0
+    refused: int = 0  # candidates that carried a secret
     skipped_tombstoned: int = 0
     failed: int = 0
 
@@ -265,6 +269,12 @@ class Memory:
         metadata = row.get("metadata") or {}
         if not isinstance(metadata, Mapping):
             raise InvalidInput("event metadata must be an object")
+        metadata = dict(metadata)
+        findings = find_secrets(text)
+        if findings:
+            # the event is kept, but the log holds the secret only in redacted form
+            text = redact(text, findings)
+            metadata["redacted"] = sorted({f.kind for f in findings})
         return Event(
             id=event_id,
             tenant=self.tenant,
@@ -273,7 +283,7 @@ class Memory:
             role=role,
             text=text,
             time=when,
-            metadata=dict(metadata),
+            metadata=metadata,
         )
 
     # -- extraction and consolidation ------------------------------------------------
@@ -309,6 +319,9 @@ class Memory:
         candidates = extract_offline(event, context)
         result = ProcessResult(jobs_done=1)
         for cand in candidates:
+            if holds_secret(cand.text):
+                result = result + ProcessResult(refused=1)  # never stored, never logged
+                continue
             result = result + self._consolidate(job.tenant, event.actor, cand)[0]
         self.store.apply(Write(tenant=job.tenant, done_job=job.id))
         return result
@@ -345,6 +358,7 @@ class Memory:
             now=self._clock(),
             valid_until=valid_until,
             late_valid_until=late_until,
+            flags=instruction_flags(cand.text),
         )
         self.store.apply(
             Write(
@@ -394,6 +408,7 @@ class Memory:
             raise InvalidInput(str(exc)) from None
         if kind in (Kind.PROCEDURAL, Kind.SUMMARY):
             raise InvalidInput(f"kind {kind.value} cannot be written with remember")
+        refuse_secrets(text)
         now = self._clock()
         until = parse_time(valid_until) if valid_until else None
         if until is not None and until <= now:
@@ -495,6 +510,7 @@ class Memory:
             raise InvalidInput(f"a procedure holds at most {MAX_RECORD_CHARS} characters")
         if name is not None:
             check_name("procedure name", name)
+        refuse_secrets(text)
         now = self._clock()
         record = Record(
             id=self._ids("rec"),
@@ -511,6 +527,7 @@ class Memory:
             created_at=now,
             updated_at=now,
             status=Status.PROPOSED,
+            flags=instruction_flags(text),
         )
         emb = self.embedder
         self.store.apply(
@@ -536,8 +553,17 @@ class Memory:
         return [r for r in recs if r.kind is Kind.PROCEDURAL]
 
     def approve(self, record_id: str, *, reviewer: str) -> Record:
-        """Approve a proposed procedure: it becomes active, superseding its previous version."""
+        """Approve a proposed procedure: it becomes active, superseding its previous version.
+
+        A proposal flagged as carrying instructions aimed at the assistant is
+        untrusted text and is never made a procedure: reject it instead.
+        """
         rec = self._proposal(record_id, reviewer)
+        if rec.flags:
+            raise RefusedContent(
+                f"{rec.id} is flagged {', '.join(rec.flags)}: remembered text that carries "
+                "instructions is never made a procedure; reject it and propose a clean text"
+            )
         now = self._clock()
         previous = (
             [
@@ -655,3 +681,15 @@ def _batched(rows: Iterable[Mapping[str, Any]], size: int) -> Iterator[list[Mapp
             chunk = []
     if chunk:
         yield chunk
+
+
+def refuse_secrets(text: str) -> None:
+    """Raise RefusedContent when `text` holds a secret (the message never quotes it)."""
+    findings = find_secrets(text)
+    if findings:
+        raise RefusedContent(refusal_reason(findings))
+
+
+def holds_secret(text: str) -> bool:
+    """Whether a candidate carries a secret, or the placeholder of a redacted one."""
+    return REDACTED_MARK in text or bool(find_secrets(text))

@@ -39,12 +39,16 @@ _DEFAULT_MAX_TOKENS = 256
 # Prefixes the same weights carry when saved from a wrapping model.
 _KEY_PREFIXES = ("0.auto_model.", "auto_model.", "bert.", "model.")
 
-# Queries at most this many tokens long (padded batch size x length) run with
-# one BLAS thread. Measured on the 2-core box this was written on (p50 / p95 of
-# 500 single short queries, about 10 tokens): 2.9 / 3.4 ms with one BLAS
-# thread against 3.6 / 6.1 ms with OpenBLAS's default two, whose threads spin
-# against each other and against the rest of the process. For big write-time
-# batches the second thread pays: see `_SMALL_WORK` uses in `_forward_batch`.
+# Batches of at most this many padded tokens (queries) run with one BLAS thread.
+# Measured on the 2-core box this was written on, 950 single queries of about
+# 10 tokens each, the two settings interleaved (p50 / p95):
+#   nothing else running:     one thread 9.5 / 13.7 ms, OpenBLAS's two 7.7 / 9.4 ms
+#   one busy process beside:  one thread 12.3 / 29 ms,  OpenBLAS's two 21.6 / 309 ms
+# Two threads gain 2-4 ms on an idle machine and lose hundreds of ms at p95 as
+# soon as anything else wants a core (OpenBLAS threads wait for each other), so
+# queries get one. Bigger batches keep the default: 1000 short sentences took
+# 4.6 s with two threads and 6.9 s with one when idle (14.0 s against 8.9 s
+# beside a busy process).
 _SMALL_WORK = 512
 
 # Abramowitz & Stegun 7.1.26 for erf (absolute error below 1.5e-7), rewritten
@@ -417,8 +421,8 @@ def _gelu(x: F32) -> F32:
     """GELU in its exact erf form, to about 5e-7 in float32; may overwrite `x`.
 
     Worked through in chunks of `_GELU_CHUNK` values so that the temporaries stay
-    in cache: on a batch of 64 sentences this takes the GELU from about 20 ms a
-    layer to 12 (the single biggest cost after the matrix products).
+    in cache: for a batch of 64 x 22 tokens that took a layer's GELU from 16-20 ms
+    to 11-12 ms (numpy's float32 exp is the biggest part of what remains).
     """
     flat = x.reshape(-1)
     size = min(flat.size, _GELU_CHUNK)

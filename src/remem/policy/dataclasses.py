@@ -23,9 +23,12 @@ is one token unless quoted ("my password is correct horse" finds "correct").
 Card numbers must carry a network's prefix and length (see `_card_network`)
 and be grouped as cards print them, so a card run into other digits may be
 missed, while about one in ten other numbers of such a prefix and length pass
-Luhn and are flagged (a 16-digit membership number starting with 5, say). A
-stated value that merely looks like a secret ("my password is banana") is
-flagged: refusing a harmless text costs less than storing a secret.
+Luhn and are flagged (a 16-digit membership number starting with 5, say). Any
+ddd-dd-dddd in the issued SSN ranges is taken for an SSN, part numbers included.
+Placeholders ("[REDACTED:password]", "${DB_PASSWORD}", "********") are not
+secrets, so redacted text scans clean. A stated value that merely looks like a
+secret ("my password is banana") is flagged: refusing a harmless text costs
+less than storing a secret.
 """
 
 from __future__ import annotations
@@ -162,6 +165,11 @@ _NOT_A_PASSWORD = _FUNCTION_WORDS | frozenset(
     compromised leaked known unknown forgotten lost updated
     """.split()
 )
+# Not a secret but a stand-in for one: "[REDACTED:password]" (our own output, so that
+# redacted text scans clean), "<password>", "${DB_PASSWORD}", "$DB_PASSWORD", "********".
+_PLACEHOLDER = re.compile(
+    r"\[REDACTED(?::\w+)?\]|<[^<>]*>|\$?\{+[^{}]*\}+|\$[A-Z_][A-Z0-9_]*|%\w+%|[*\u2022\u25cf.xX]+"
+)
 _NON_SPACE = re.compile(r"\S+")
 _KEY_CHARS = re.compile(r"[A-Za-z0-9_\-./+=~]+")
 _DIGITS_VALUE = re.compile(r"[0-9]{4,12}(?![0-9A-Za-z])")
@@ -184,6 +192,12 @@ def _quoted(text: str, pos: int) -> Span | None:
     return None
 
 
+def _is_placeholder(text: str, start: int, end: int) -> bool:
+    """Whether a stand-in for a secret starts at `start` and covers the value."""
+    m = _PLACEHOLDER.match(text, start)
+    return m is not None and m.end() >= end
+
+
 def _strip_trailing(text: str, start: int, end: int) -> int:
     while end > start and text[end - 1] in _TRAILING:
         end -= 1
@@ -192,29 +206,30 @@ def _strip_trailing(text: str, start: int, end: int) -> int:
 
 def _password_value(text: str, pos: int) -> Span | None:
     if quoted := _quoted(text, pos):
-        return quoted if quoted[1] - quoted[0] >= 3 else None
+        placeholder = _is_placeholder(text, *quoted)
+        return quoted if quoted[1] - quoted[0] >= 3 and not placeholder else None
     m = _NON_SPACE.match(text, pos)
     if not m:
         return None
     start = m.start()
     end = _strip_trailing(text, start, m.end())
     value = text[start:end]
-    if len(value) < 4 or value.lower() in _NOT_A_PASSWORD:
+    if len(value) < 4 or value.lower() in _NOT_A_PASSWORD or _is_placeholder(text, start, end):
         return None
     return start, end
 
 
 def _phrase_value(text: str, pos: int) -> Span | None:
     if quoted := _quoted(text, pos):
-        return quoted
-    m = _CLAUSE.match(text, pos)
-    if not m:
+        pos, end = quoted
+    elif m := _CLAUSE.match(text, pos):
+        end = _strip_trailing(text, pos, m.end())
+        while end > pos and text[end - 1].isspace():
+            end -= 1
+    else:
         return None
-    end = _strip_trailing(text, pos, m.end())
-    while end > pos and text[end - 1].isspace():
-        end -= 1
     first = text[pos:end].split(" ", 1)[0].lower()
-    if end - pos < 8 or first in _FUNCTION_WORDS:
+    if end - pos < 8 or first in _FUNCTION_WORDS or _is_placeholder(text, pos, end):
         return None
     return pos, end
 

@@ -10,6 +10,7 @@ from typing import Any
 from remem.embed.base import Embedder
 from remem.model import Packet, PacketItem, Record, Status, iso
 from remem.policy.precedence import RANK
+from remem.policy.untrusted import quote
 from remem.policy.validity import is_recallable
 from remem.recall.budget import ITEM_OVERHEAD_TOKENS, estimate_tokens, pack
 from remem.store.base import Hit, Scope, Store
@@ -162,16 +163,18 @@ def _event_items(
 
 
 def _record_item(rec: Record, score: float) -> PacketItem:
+    # remembered text is untrusted: a flagged record goes back as quoted data
+    text = quote(rec.text) if rec.flags else rec.text
     return PacketItem(
         id=rec.id,
-        text=rec.text,
+        text=text,
         kind=rec.kind.value,
         namespace=rec.namespace,
         status=rec.status.value,
         source_date=rec.valid_from,
         source=rec.source.as_dict() | {"authority": rec.authority.value},
         score=score,
-        tokens=estimate_tokens(rec.text) + ITEM_OVERHEAD_TOKENS,
+        tokens=estimate_tokens(text) + ITEM_OVERHEAD_TOKENS,
         flags=rec.flags,
     )
 
