@@ -313,3 +313,30 @@ def test_lexical_only_without_an_embedder(db_path: Path, clock: Clock) -> None:
         m.process()
         packet = m.recall(actor="alice", query="aisle seats")
         assert packet.records and "lexical only" in packet.notes[0]
+
+
+def test_forgetting_a_record_erases_its_source_event_text(mem: Memory) -> None:
+    eid = say(mem, "I'm allergic to peanuts.", 0)
+    mem.process()
+    (rec,) = mem.records(actor="alice")
+    report = mem.forget(record_id=rec.id)
+    assert report.verified and report.deleted["event_texts"] == 1
+    (event,) = mem.events(actor="alice")
+    assert event.id == eid and event.text == "" and event.metadata == {"forgotten": True}
+    packet = mem.recall(actor="alice", query="peanuts allergic")
+    assert all("peanut" not in it.text.lower() for it in packet.records)
+    (job,) = mem.deletions()
+    assert job["id"] == report.job_id and job["status"] == "done"
+    assert job["target"] == "record" and job["key"] == rec.id
+    assert job["result"]["verified"] is True and job["attempts"] == 1
+
+
+def test_each_forget_is_a_logged_job(mem: Memory) -> None:
+    say(mem, "I'm vegetarian.", 0)
+    mem.process()
+    first = mem.forget(actor="alice")
+    second = mem.forget(actor="alice")  # nothing left: still verified, still logged
+    assert first.verified and second.verified and second.deleted["events"] == 0
+    jobs = mem.deletions()
+    assert [j["id"] for j in jobs] == [second.job_id, first.job_id]
+    assert all(j["target"] == "actor" and j["status"] == "done" for j in jobs)

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from remem import ConflictError, InvalidInput, Memory, NotFound
+from remem import ConflictError, InvalidInput, Memory, NotFound, RefusedContent
 from remem.thread import (
     CallStatus,
     CheckpointConflict,
@@ -216,6 +216,28 @@ def test_list_is_newest_first_and_flags_pending_approvals(mem: Memory, clock: Cl
     listed = checkpoint_list(mem, actor="u42")
     assert [c.workflow for c in listed] == ["b", "a"]
     assert [c.awaiting_approval for c in listed] == [True, False]
+
+
+def test_secrets_are_refused_in_thread_state_and_never_echoed(mem: Memory) -> None:
+    card = "4111 1111 1111 1111"
+    with pytest.raises(RefusedContent, match="a password") as caught:
+        checkpoint_save(mem, actor="u42", workflow=WF, state={"data": {"password": "hunter22x"}})
+    assert "hunter22x" not in str(caught.value) and caught.value.code == "refused_content"
+    with pytest.raises(RefusedContent, match="payment card") as caught:
+        begin_tool_call(mem, actor="u42", workflow=WF, idempotency_key=KEY, request={"pan": card})
+    assert card not in str(caught.value)
+    assert checkpoint_list(mem, actor="u42") == [] and tool_calls(mem, actor="u42") == []
+    begin_tool_call(mem, actor="u42", workflow=WF, idempotency_key=KEY, request={"token": "tok_1"})
+    with pytest.raises(RefusedContent, match="access token"):
+        complete_tool_call(
+            mem,
+            actor="u42",
+            workflow=WF,
+            idempotency_key=KEY,
+            result={"auth": "Bearer abcdefghijklmnop1234567890"},
+        )
+    call = tool_call_status(mem, actor="u42", workflow=WF, idempotency_key=KEY)
+    assert call is not None and call.status is CallStatus.STARTED and call.result is None
 
 
 # -- authorised resume ---------------------------------------------------------------------
@@ -544,6 +566,7 @@ def test_retention_hold_is_a_pure_decision() -> None:
 
 def test_forget_actor_erases_their_thread_state(mem: Memory) -> None:
     from remem.store.sqlite import SQLiteStore
+    from remem.thread.sqlite import count_actor_rows
 
     checkpoint_save(mem, actor="u42", workflow=WF, state={"pending_approval": {"x": 1}})
     begin_tool_call(mem, actor="u42", workflow=WF, idempotency_key=KEY)
@@ -551,5 +574,7 @@ def test_forget_actor_erases_their_thread_state(mem: Memory) -> None:
     assert isinstance(mem.store, SQLiteStore)
     erased = SQLiteThreadStore(mem.store).forget_actor(mem.tenant, "u42")
     assert erased == {"checkpoints": 1, "tool_calls": 1}
+    assert count_actor_rows(mem.store, mem.tenant, "u42") == {"checkpoints": 0, "tool_calls": 0}
+    assert count_actor_rows(mem.store, mem.tenant, "u7") == {"checkpoints": 1, "tool_calls": 0}
     assert checkpoint_list(mem, actor="u42") == [] and tool_calls(mem, actor="u42") == []
     assert len(checkpoint_list(mem, actor="u7")) == 1

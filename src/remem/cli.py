@@ -423,8 +423,31 @@ def forget(ctx: Ctx, record_id: str | None, actor: str | None) -> None:
     """Erase a record or a whole actor from every surface, and verify."""
     with ctx.open(embedder=None) as mem:
         report = mem.forget(record_id=record_id, actor=actor)
-    data = {"deleted": report.deleted, "verified": report.verified, "remaining": report.remaining}
+    data = {
+        "deleted": report.deleted,
+        "verified": report.verified,
+        "remaining": report.remaining,
+        "job_id": report.job_id,
+        "attempts": report.attempts,
+    }
     emit(ctx, data, lambda: click.echo(f"deleted {report.deleted}; verified: {report.verified}"))
+
+
+@cli.command()
+@click.option("--limit", default=100, show_default=True, type=click.IntRange(1, 100_000))
+@json_option
+@click.pass_obj
+def deletions(ctx: Ctx, limit: int) -> None:
+    """List deletion jobs: what each erased, its status and whether it was verified."""
+    with ctx.open(embedder=None) as mem:
+        jobs = mem.deletions(limit)
+
+    def human() -> None:
+        for j in jobs:
+            verified = j["result"].get("verified")
+            click.echo(f"{j['id']} {j['target']} {j['key']} {j['status']} verified={verified}")
+
+    emit(ctx, {"deletions": jobs}, human)
 
 
 @cli.command()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -22,7 +22,7 @@ import numpy as np
 
 from remem.consolidate import decide, plan
 from remem.embed.base import Embedder, default_embedder
-from remem.errors import InvalidInput, NotFound, RefusedContent
+from remem.errors import InvalidInput, NotFound, RefusedContent, StoreError
 from remem.extract import extract_offline
 from remem.extract.offline import STRATEGY
 from remem.ids import IdSource, new_id
@@ -54,6 +54,7 @@ MAX_EVENT_CHARS = 100_000
 REDACTED_MARK = "[REDACTED:"
 MAX_RECORD_CHARS = 4_000
 LEASE_SECONDS = 60.0
+FORGET_ATTEMPTS = 3
 CONTEXT_EVENTS = 6
 
 Clock = Callable[[], datetime]
@@ -664,12 +665,39 @@ class Memory:
         """
         if (record_id is None) == (actor is None):
             raise InvalidInput("forget needs exactly one of record_id or actor")
-        now = self._clock()
         if record_id is not None:
             if self.store.get_record(self.tenant, record_id) is None:
                 raise NotFound(f"no record {record_id!r} in tenant {self.tenant!r}")
-            return self.store.forget_record(self.tenant, record_id, now)
-        return self.store.forget_actor(self.tenant, check_name("actor", actor), now)
+            target, key = "record", record_id
+        else:
+            target, key = "actor", check_name("actor", actor)
+        report: ForgetReport | None = None
+        error: str | None = None
+        attempt = 0
+        while attempt < FORGET_ATTEMPTS:
+            attempt += 1
+            try:
+                if target == "record":
+                    report = self.store.forget_record(self.tenant, key, self._clock())
+                else:
+                    report = self.store.forget_actor(self.tenant, key, self._clock())
+                error = None
+            except StoreError as exc:
+                error = f"{type(exc).__name__}: {exc}"
+                continue
+            # a writer racing the erasure can leave something behind: erase again
+            if report.verified or (target == "record" and not report.deleted):
+                break
+        job_id = self.store.record_deletion(
+            self.tenant, target, key, report, error, self._clock(), attempt
+        )
+        if report is None:
+            raise StoreError(f"deletion job {job_id} failed after {attempt} attempts: {error}")
+        return replace(report, job_id=job_id, attempts=attempt)
+
+    def deletions(self, limit: int = 100) -> list[dict[str, Any]]:
+        """The tenant's deletion jobs, newest first, with what each removed and verified."""
+        return self.store.deletions(self.tenant, limit)
 
 
 def _batched(rows: Iterable[Mapping[str, Any]], size: int) -> Iterator[list[Mapping[str, Any]]]:

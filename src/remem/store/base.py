@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -76,6 +76,8 @@ class ForgetReport:
     deleted: dict[str, int] = field(default_factory=dict)
     verified: bool = False
     remaining: dict[str, int] = field(default_factory=dict)
+    job_id: int | None = None
+    attempts: int = 1
 
 
 class Store(Protocol):
@@ -162,6 +164,21 @@ class Store(Protocol):
     def forget_actor(self, tenant: str, actor: str, now: datetime) -> ForgetReport: ...
 
     def is_tombstoned(self, tenant: str, actor: str, event_ids: Sequence[str]) -> bool: ...
+
+    def record_deletion(
+        self,
+        tenant: str,
+        target: str,
+        key: str,
+        report: ForgetReport | None,
+        error: str | None,
+        now: datetime,
+        attempts: int = 1,
+    ) -> int:
+        """Log a deletion job (target 'record' or 'actor') with its outcome; return its id."""
+        ...
+
+    def deletions(self, tenant: str, limit: int = 100) -> list[dict[str, Any]]: ...
 
     def stats(self) -> dict[str, int]: ...
 

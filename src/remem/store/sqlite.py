@@ -401,11 +401,18 @@ class SQLiteStore:
         vectors = self._scope_vectors(scope)
         if vectors is None or vectors.model != model:
             return []
-        hits = vectors.search(query, POOL_FOR_PREFIX if scope.namespace_prefix else limit,
-                              at.timestamp(), include_invalid)  # fmt: skip
+        hits = vectors.search(
+            query,
+            POOL_FOR_PREFIX if scope.namespace_prefix else limit,
+            at.timestamp(),
+            include_invalid,
+        )
         if scope.namespace_prefix:
-            allowed = {r.id for r in self.get_records(scope.tenant, [h[0] for h in hits])
-                       if r.namespace.startswith(scope.namespace_prefix)}  # fmt: skip
+            allowed = {
+                r.id
+                for r in self.get_records(scope.tenant, [h[0] for h in hits])
+                if r.namespace.startswith(scope.namespace_prefix)
+            }
             hits = [h for h in hits if h[0] in allowed][:limit]
         return hits
 
@@ -461,8 +468,16 @@ class SQLiteStore:
             rowid, actor = row
             n = _erase_record_rows(db, [rowid])
             db.execute(q.TOMBSTONE, (tenant, "record", record_id, to_db(now)))
-            for (event_id,) in db.execute(q.RECORD_EVENT_IDS, (tenant, record_id)).fetchall():
+            sources = [r[0] for r in db.execute(q.RECORD_EVENT_IDS, (tenant, record_id))]
+            for event_id in sources:
+                # the source event's text goes too, or recall would hand it back raw
                 db.execute(q.TOMBSTONE, (tenant, "event", event_id, to_db(now)))
+                seq = db.execute(q.EVENT_SEQ, (tenant, event_id)).fetchone()
+                if seq is not None:
+                    db.execute(q.DELETE_EVENTS_FTS.format(marks="?"), (seq[0],))
+                    meta = json.dumps({"forgotten": True})
+                    db.execute(q.ERASE_EVENT_TEXT, (meta, tenant, event_id))
+            n["event_texts"] = len(sources)
             db.execute(q.DELETE_RECORD_EVENTS, (tenant, record_id))
             db.execute(q.ERASE_HISTORY_TEXT, (tenant, record_id))
             db.execute(
@@ -470,7 +485,7 @@ class SQLiteStore:
                 (tenant, record_id, "DELETE", to_db(now), None, "deleted", None, "forget", ""),
             )
             db.execute(q.BUMP_SCOPE, (tenant, actor))
-        remaining = self._verify_record(tenant, record_id, rowid)
+        remaining = self._verify_record(tenant, record_id, rowid, sources)
         return ForgetReport(deleted=n, verified=not any(remaining.values()), remaining=remaining)
 
     def forget_actor(self, tenant: str, actor: str, now: datetime) -> ForgetReport:
@@ -499,14 +514,65 @@ class SQLiteStore:
             deleted=counts, verified=not any(remaining.values()), remaining=remaining
         )
 
+    def record_deletion(
+        self,
+        tenant: str,
+        target: str,
+        key: str,
+        report: ForgetReport | None,
+        error: str | None,
+        now: datetime,
+        attempts: int = 1,
+    ) -> int:
+        """Log a deletion job with its outcome; return its id."""
+        status = "done" if report is not None and report.verified else "failed"
+        result = (
+            {}
+            if report is None
+            else {
+                "deleted": report.deleted,
+                "remaining": report.remaining,
+                "verified": report.verified,
+            }
+        )
+        with self._tx() as db:
+            cur = db.execute(q.INSERT_DELETION, (tenant, target, key, to_db(now), to_db(now)))
+            job_id = int(cur.lastrowid or 0)
+            db.execute(
+                q.FINISH_DELETION, (status, attempts, json.dumps(result), error, to_db(now), job_id)
+            )
+        return job_id
+
+    def deletions(self, tenant: str, limit: int = 100) -> list[dict[str, Any]]:
+        """The tenant's deletion jobs, newest first."""
+        return [
+            {
+                "id": r["id"],
+                "target": r["target"],
+                "key": r["key"],
+                "status": r["status"],
+                "attempts": r["attempts"],
+                "result": json.loads(r["result"]),
+                "last_error": r["last_error"],
+                "created_at": r["created_at"],
+            }
+            for r in self._rows(q.LIST_DELETIONS, (tenant, limit))
+        ]
+
     def is_tombstoned(self, tenant: str, actor: str, event_ids: Sequence[str]) -> bool:
         """Whether the actor, or any of these source events, was erased."""
         if self._rows(q.IS_TOMBSTONED, (tenant, "actor", actor)):
             return True
         return any(self._rows(q.IS_TOMBSTONED, (tenant, "event", e)) for e in event_ids)
 
-    def _verify_record(self, tenant: str, record_id: str, rowid: int) -> dict[str, int]:
+    def _verify_record(
+        self, tenant: str, record_id: str, rowid: int, sources: list[str]
+    ) -> dict[str, int]:
+        marks = ",".join("?" * len(sources)) or "NULL"
         return {
+            "event_texts": int(
+                self._rows(q.EVENTS_WITH_TEXT.format(marks=marks), (tenant, *sources))[0][0]
+            ),
             "records": len(self._rows(q.GET_RECORD, (tenant, record_id))),
             "vectors": len(self._rows(q.VECTOR_BY_ROWID, (rowid,))),
             "fulltext": len(self._rows(q.FTS_BY_ROWID, (rowid,))),
@@ -602,9 +668,26 @@ def _record(r: Any) -> Record:
 
 def _record_params(rec: Record) -> tuple[Any, ...]:
     return (
-        rec.id, rec.tenant, rec.actor, rec.namespace, rec.kind.value, rec.text, rec.field,
-        rec.value, rec.source.type, json.dumps(list(rec.source.event_ids)), rec.source.strategy,
-        rec.source.extractor, rec.authority.value, rec.sensitivity.value, to_db(rec.valid_from),
-        to_db(rec.valid_until), to_db(rec.created_at), to_db(rec.updated_at), rec.status.value,
-        rec.supersedes, rec.superseded_by, json.dumps(list(rec.flags)),
-    )  # fmt: skip
+        rec.id,
+        rec.tenant,
+        rec.actor,
+        rec.namespace,
+        rec.kind.value,
+        rec.text,
+        rec.field,
+        rec.value,
+        rec.source.type,
+        json.dumps(list(rec.source.event_ids)),
+        rec.source.strategy,
+        rec.source.extractor,
+        rec.authority.value,
+        rec.sensitivity.value,
+        to_db(rec.valid_from),
+        to_db(rec.valid_until),
+        to_db(rec.created_at),
+        to_db(rec.updated_at),
+        rec.status.value,
+        rec.supersedes,
+        rec.superseded_by,
+        json.dumps(list(rec.flags)),
+    )

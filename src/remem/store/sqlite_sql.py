@@ -223,3 +223,17 @@ STATS = {
     "jobs_pending": "SELECT count(*) FROM jobs WHERE status IN ('pending', 'running')",
     "jobs_failed": "SELECT count(*) FROM jobs WHERE status = 'failed'",
 }
+
+ERASE_EVENT_TEXT = "UPDATE events SET text = '', metadata = ? WHERE tenant = ? AND id = ?"
+EVENT_SEQ = "SELECT seq FROM events WHERE tenant = ? AND id = ?"
+EVENTS_WITH_TEXT = "SELECT count(*) FROM events WHERE tenant = ? AND text != '' AND id IN ({marks})"
+INSERT_DELETION = """
+INSERT INTO deletions (tenant, target, key, status, created_at, updated_at)
+VALUES (?, ?, ?, 'pending', ?, ?)
+"""
+FINISH_DELETION = """
+UPDATE deletions SET status = ?, attempts = ?, result = ?, last_error = ?,
+    updated_at = ?
+WHERE id = ?
+"""
+LIST_DELETIONS = "SELECT * FROM deletions WHERE tenant = ? ORDER BY id DESC LIMIT ?"

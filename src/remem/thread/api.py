@@ -25,23 +25,27 @@ from collections.abc import Mapping
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from remem.errors import InvalidInput, NotFound, StoreError
+from remem.errors import InvalidInput, NotFound, RefusedContent, StoreError
+from remem.policy.dataclasses import find_secrets, refusal_reason
 from remem.policy.scope import check_name
 from remem.store.sqlite import SQLiteStore
 from remem.thread.checkpoints import (
+    MAX_PAYLOAD_BYTES,
+    MAX_STATE_BYTES,
     Begun,
     Checkpoint,
     CheckpointState,
     ExpiryReport,
     ToolCall,
     check_key,
+    encode_json,
 )
 from remem.thread.sqlite import SQLiteThreadStore
 
 if TYPE_CHECKING:
     from remem.memory import Memory
 
-MAX_LIST = 10_000
+MAX_LIST = 1_000_000  # rows one list call may return (export reads everything)
 
 
 def checkpoint_save(
@@ -67,6 +71,7 @@ def checkpoint_save(
         _check_version(expected_version)
     raw = state.as_dict() if isinstance(state, CheckpointState) else state
     valid = CheckpointState.from_dict(raw)
+    _refuse_secrets("checkpoint state", valid.as_dict(), MAX_STATE_BYTES)
     now = mem._clock()
     return _thread(mem).checkpoint_save(
         mem.tenant,
@@ -119,6 +124,7 @@ def begin_tool_call(
     check_name("actor", actor)
     check_name("workflow", workflow)
     check_key("idempotency_key", idempotency_key)
+    _refuse_secrets("tool call request", request, MAX_PAYLOAD_BYTES)
     call_id = mem._ids("call") if tool_call_id is None else check_key("tool_call_id", tool_call_id)
     now = mem._clock()
     return _thread(mem).begin_tool_call(
@@ -140,6 +146,7 @@ def complete_tool_call(
     check_name("actor", actor)
     check_name("workflow", workflow)
     check_key("idempotency_key", idempotency_key)
+    _refuse_secrets("tool call result", result, MAX_PAYLOAD_BYTES)
     return _thread(mem).complete_tool_call(
         mem.tenant, actor, workflow, idempotency_key, result, now=mem._clock()
     )
@@ -206,6 +213,16 @@ def _thread(mem: Memory) -> SQLiteThreadStore:
             f"{type(mem.store).__name__} in this build; use the SQLite store"
         )
     return SQLiteThreadStore(mem.store)
+
+
+def _refuse_secrets(what: str, value: object, limit: int) -> None:
+    """Thread state is a write path too: secrets are refused here as everywhere (DESIGN 4)."""
+    findings = find_secrets(encode_json(what, value, limit))
+    if findings:
+        raise RefusedContent(
+            f"{what} {refusal_reason(findings)}; keep a reference to it (a vault path or a "
+            "payment token) instead"
+        )
 
 
 def _check_version(value: object) -> int:

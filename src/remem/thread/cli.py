@@ -4,7 +4,7 @@ Thin over `remem.thread.api`. `remem.cli` imports the two groups and adds
 them to the root command, so this module must not import `remem.cli` (that
 would be an import cycle, and under `python -m remem.cli` a second copy of
 it): it speaks to the root's context object through `_Ctx`, and its `--json`
-and output follow `remem.cli._json_option` and `remem.cli.emit` exactly.
+and output follow `remem.cli.json_option` and `remem.cli.emit` exactly.
 """
 
 from __future__ import annotations

@@ -125,6 +125,8 @@ ORDER BY t.tenant, t.actor, t.workflow, t.idempotency_key
 
 FORGET_CHECKPOINTS = "DELETE FROM checkpoints WHERE tenant = ? AND actor = ?"
 FORGET_TOOL_CALLS = "DELETE FROM tool_calls WHERE tenant = ? AND actor = ?"
+COUNT_ACTOR_CHECKPOINTS = "SELECT count(*) FROM checkpoints WHERE tenant = ? AND actor = ?"
+COUNT_ACTOR_TOOL_CALLS = "SELECT count(*) FROM tool_calls WHERE tenant = ? AND actor = ?"
 
 
 class SQLiteThreadStore:
@@ -336,10 +338,27 @@ class SQLiteThreadStore:
     def forget_actor(self, tenant: str, actor: str) -> dict[str, int]:
         """Erase every checkpoint and tool call of one actor (held ones too)."""
         with self._store._tx() as db:
-            return {
-                "checkpoints": db.execute(FORGET_CHECKPOINTS, (tenant, actor)).rowcount,
-                "tool_calls": db.execute(FORGET_TOOL_CALLS, (tenant, actor)).rowcount,
-            }
+            return erase_actor_rows(db, tenant, actor)
+
+
+def erase_actor_rows(db: sqlite3.Connection, tenant: str, actor: str) -> dict[str, int]:
+    """Delete one actor's thread state inside the caller's transaction; counts by table.
+
+    For `SQLiteStore.forget_actor`, so that forgetting a subject reaches its
+    checkpoints and tool calls in the same transaction as its records.
+    """
+    return {
+        "checkpoints": db.execute(FORGET_CHECKPOINTS, (tenant, actor)).rowcount,
+        "tool_calls": db.execute(FORGET_TOOL_CALLS, (tenant, actor)).rowcount,
+    }
+
+
+def count_actor_rows(store: SQLiteStore, tenant: str, actor: str) -> dict[str, int]:
+    """How much thread state of one actor remains; for verifying an erasure."""
+    return {
+        "checkpoints": int(store._rows(COUNT_ACTOR_CHECKPOINTS, (tenant, actor))[0][0]),
+        "tool_calls": int(store._rows(COUNT_ACTOR_TOOL_CALLS, (tenant, actor))[0][0]),
+    }
 
 
 # -- helpers ---------------------------------------------------------------------------------

@@ -124,3 +124,19 @@ CREATE TABLE tombstones (
     created_at TEXT NOT NULL,
     PRIMARY KEY (tenant, kind, key)
 ) WITHOUT ROWID;
+
+-- deletion jobs: every forget is a job with a status, attempts and the
+-- verified result, so an erasure can be audited and retried
+CREATE TABLE deletions (
+    id         INTEGER PRIMARY KEY,
+    tenant     TEXT NOT NULL,
+    target     TEXT NOT NULL,      -- 'record' | 'actor'
+    key        TEXT NOT NULL,      -- the record id or actor
+    status     TEXT NOT NULL,      -- pending | done | failed
+    attempts   INTEGER NOT NULL DEFAULT 0,
+    result     TEXT NOT NULL DEFAULT '{}',
+    last_error TEXT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+CREATE INDEX deletions_tenant ON deletions (tenant, id);

@@ -1,0 +1,200 @@
+"""Run systems over a LoCoMo-format dataset and collect the figures.
+
+A `System` ingests one conversation at a time and answers a question with a
+ranked list of `Retrieved` items. remem is one system (`RememSystem`, in one
+of three modes); the baselines of `remem.eval.baselines` are others. Every
+system sees the same conversations and questions on the same machine in the
+same run, so their figures can be compared as ratios.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from remem.embed.base import Embedder
+from remem.eval.locomo import Conversation, Dataset, event_rows
+from remem.eval.metrics import QuestionScore, Retrieved, by_category, latency, score_question
+from remem.memory import Memory
+from remem.recall.budget import estimate_tokens
+
+MODES = ("events", "records", "both")
+TENANT = "locomo"
+MAX_BUDGET = 1_000_000
+
+
+class System(Protocol):
+    """Something that can be asked about a conversation after reading it."""
+
+    @property
+    def name(self) -> str: ...
+
+    def ingest(self, conv: Conversation) -> float:
+        """Read (index, extract ...) one whole conversation; return the seconds it took.
+
+        A system sharing work with another (two remem modes on one database)
+        returns the seconds that work took when it was done.
+        """
+        ...
+
+    def search(self, conv: Conversation, question: str, depth: int) -> list[Retrieved]:
+        """The best `depth` items for a question, best first, from that conversation only."""
+        ...
+
+
+# A progress hook: called with a label and a total, returns the function to advance it.
+Progress = Callable[[str, int], Callable[[int], None]]
+
+
+def _no_progress(_label: str, _total: int) -> Callable[[int], None]:
+    return lambda _n: None
+
+
+class RememBackend:
+    """One remem database for a run; each conversation is one actor of one tenant.
+
+    Every turn is imported as an event (both speakers as role "user", so the
+    offline extractor reads both), then, when `process` is set, extraction and
+    consolidation run over them before any question is asked.
+    """
+
+    def __init__(
+        self, path: Path, embedder: Embedder | None, *, process: bool, roles: str = "user"
+    ) -> None:
+        self.memory = Memory.open(path, tenant=TENANT, embedder=embedder)
+        self.process = process
+        self.roles = roles
+        self.ingest_seconds: dict[str, float] = {}
+        self.processed: dict[str, dict[str, int]] = {}
+
+    def ingest(self, conv: Conversation) -> float:
+        if conv.actor in self.ingest_seconds:
+            return self.ingest_seconds[conv.actor]  # another mode already read it
+        start = time.perf_counter()
+        self.memory.import_events(event_rows(conv, self.roles))
+        if self.process:
+            self.processed[conv.actor] = self.memory.process().as_dict()
+        self.ingest_seconds[conv.actor] = time.perf_counter() - start
+        return self.ingest_seconds[conv.actor]
+
+    def close(self) -> None:
+        self.memory.close()
+
+
+class RememSystem:
+    """remem's recall as a system under test, in one of `MODES`.
+
+    events:  raw events only (no extraction ran), ranked by remem's recall;
+    records: extracted records only, mapped back to turns by their source events;
+    both:    the normal packet, records and the raw events they do not cover.
+    """
+
+    def __init__(self, backend: RememBackend, mode: str) -> None:
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(MODES)}")
+        self.backend = backend
+        self.mode = mode
+
+    @property
+    def name(self) -> str:
+        return f"remem:{self.mode}"
+
+    def ingest(self, conv: Conversation) -> float:
+        return self.backend.ingest(conv)
+
+    def search(self, conv: Conversation, question: str, depth: int) -> list[Retrieved]:
+        packet = self.backend.memory.recall(
+            actor=conv.actor,
+            query=question,
+            k=depth,
+            budget=MAX_BUDGET,
+            include_events=self.mode != "records",
+        )
+        out = []
+        for item in packet.records:
+            ids = item.source.get("event_ids") or ()
+            turns = tuple(d for e in ids if (d := conv.dia_id(str(e))) is not None)
+            out.append(Retrieved(turns, item.tokens))
+        return out
+
+
+def conversation_tokens(conv: Conversation) -> int:
+    """What the whole conversation costs in a prompt, estimated as recall estimates."""
+    return sum(estimate_tokens(t.as_text()) for t in conv.turns)
+
+
+def search_depth(ks: Sequence[int], budget: int) -> int:
+    """How many items to ask for: enough for the largest k and to fill the budget."""
+    return max(max(ks), min(1000, math.ceil(budget / 10)))
+
+
+def run(
+    data: Dataset,
+    systems: Sequence[System],
+    *,
+    ks: Sequence[int] = (5, 10, 20),
+    budget: int = 1000,
+    limit_questions: int | None = None,
+    progress: Progress = _no_progress,
+) -> dict[str, Any]:
+    """Every system over every conversation; the figures as one JSON-ready document.
+
+    `limit_questions` keeps the first N questions of each conversation.
+    """
+    ks = sorted(set(ks))
+    depth = search_depth(ks, budget)
+    results: dict[str, Any] = {}
+    n_questions = sum(len(c.questions[:limit_questions]) for c in data.conversations)
+    for system in systems:
+        scores: list[QuestionScore] = []
+        latencies: list[float] = []
+        ingest = 0.0
+        unscored = 0
+        tick_ingest = progress(f"{system.name}: ingest", data.n_turns)
+        tick_ask = progress(f"{system.name}: questions", n_questions)
+        for conv in data.conversations:
+            ingest += system.ingest(conv)
+            tick_ingest(len(conv.turns))
+            total_tokens = conversation_tokens(conv)
+            for q in conv.questions[:limit_questions]:
+                start = time.perf_counter()
+                ranked = system.search(conv, q.text, depth)
+                ms = (time.perf_counter() - start) * 1000
+                latencies.append(ms)
+                tick_ask(1)
+                if not q.evidence:
+                    unscored += 1
+                    continue
+                scores.append(
+                    score_question(
+                        ranked,
+                        q.evidence,
+                        category=q.category,
+                        ks=ks,
+                        budget=budget,
+                        conversation_tokens=total_tokens,
+                        latency_ms=ms,
+                    )
+                )
+        results[system.name] = {
+            "categories": by_category(scores, ks),
+            "ingest_seconds": round(ingest, 3),
+            "turns_per_second": round(data.n_turns / ingest, 1) if ingest > 0 else None,
+            "latency": latency(latencies),
+            "questions_unscored": unscored,
+        }
+    return {
+        "dataset": {
+            "conversations": len(data.conversations),
+            "turns": data.n_turns,
+            "questions": n_questions,
+            "conversation_tokens": [conversation_tokens(c) for c in data.conversations],
+            "skipped": data.skipped.as_dict(),
+        },
+        "ks": list(ks),
+        "budget": budget,
+        "systems": results,
+    }
