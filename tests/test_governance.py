@@ -85,3 +85,42 @@ def test_a_flagged_proposal_never_becomes_a_procedure(mem: Memory) -> None:
 def test_a_secret_cannot_be_proposed_as_a_procedure(mem: Memory) -> None:
     with pytest.raises(RefusedContent):
         mem.propose_procedure(text=f"Use the deploy token {KEY} for releases")
+
+
+def test_ttls_per_kind_and_sensitivity_close_new_records(db_path: Path) -> None:
+    from datetime import timedelta
+
+    from remem.embed import HashEmbedder
+
+    from .conftest import Clock
+
+    clock = Clock()
+    ttl = {"preference": timedelta(days=30), "sensitive": timedelta(days=7)}
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock, ttl=ttl) as m:
+        pref = m.remember(actor="a", text="Prefers window seats", kind="preference")
+        fact = m.remember(actor="a", text="Works at the harbour office")
+        secret_ish = m.remember(actor="a", text="Has a heart condition", kind="preference",
+                                sensitivity="sensitive")  # fmt: skip
+        assert pref.valid_until == pref.valid_from + timedelta(days=30)
+        assert fact.valid_until is None
+        assert secret_ish.valid_until == secret_ish.valid_from + timedelta(days=7)  # shorter
+        clock.advance(days=10)
+        ids = [it.id for it in m.recall(actor="a", query="heart condition window seats").records]
+        assert pref.id in ids and secret_ish.id not in ids
+        clock.advance(days=30)
+        assert pref.id not in [it.id for it in m.recall(actor="a", query="window seats").records]
+    with pytest.raises(Exception, match="neither a kind nor a sensitivity"):
+        Memory.open(db_path, ttl={"forever": timedelta(days=1)})
+
+
+def test_recall_can_leave_out_sensitive_records(mem: Memory) -> None:
+    health = mem.remember(actor="a", text="Is allergic to penicillin", sensitivity="sensitive")
+    home = mem.remember(actor="a", text="Lives near the penicillin factory", sensitivity="personal")
+    everything = [it.id for it in mem.recall(actor="a", query="penicillin").records]
+    assert health.id in everything and home.id in everything
+    personal = mem.recall(actor="a", query="penicillin", max_sensitivity="personal", explain=True)
+    assert [it.id for it in personal.records] == [home.id]
+    assert personal.explain is not None
+    assert {"id": health.id, "reason": "sensitivity sensitive"} in personal.explain["rejected"]
+    normal = mem.recall(actor="a", query="penicillin", max_sensitivity="normal")
+    assert normal.records == ()

@@ -216,6 +216,8 @@ def test_list_is_newest_first_and_flags_pending_approvals(mem: Memory, clock: Cl
     listed = checkpoint_list(mem, actor="u42")
     assert [c.workflow for c in listed] == ["b", "a"]
     assert [c.awaiting_approval for c in listed] == [True, False]
+    empty = checkpoint_save(mem, actor="u42", workflow="c", state={"pending_approval": {}})
+    assert empty.awaiting_approval and empty.as_dict()["pending_approval"] == {}
 
 
 def test_secrets_are_refused_in_thread_state_and_never_echoed(mem: Memory) -> None:

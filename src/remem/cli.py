@@ -239,6 +239,12 @@ def remember(ctx: Ctx, actor: str, text: str, kind: str, valid_until: str | None
 @click.option("--as-of", default=None, help="Answer as of this ISO 8601 time.")
 @click.option("--explain", is_flag=True, help="Show candidates and why each was dropped.")
 @click.option("--no-events", is_flag=True, help="Records only; leave raw events out.")
+@click.option(
+    "--max-sensitivity",
+    type=click.Choice(["normal", "personal", "sensitive"]),
+    default=None,
+    help="Leave out records more sensitive than this.",
+)
 @json_option
 @click.pass_obj
 def recall_cmd(
@@ -250,6 +256,7 @@ def recall_cmd(
     as_of: str | None,
     explain: bool,
     no_events: bool,
+    max_sensitivity: str | None,
 ) -> None:
     """Hand back the memories of an actor that matter for a query."""
     with ctx.open() as mem:
@@ -261,6 +268,7 @@ def recall_cmd(
             as_of=as_of,
             explain=explain,
             include_events=not no_events,
+            max_sensitivity=max_sensitivity,
         )
     data = packet.as_dict()
 

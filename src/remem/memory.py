@@ -14,7 +14,7 @@ import logging
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +44,7 @@ from remem.model import (
 from remem.policy.dataclasses import find_secrets, redact, refusal_reason
 from remem.policy.scope import SHARED_ACTOR, actor_prefix, check_name, namespace_for
 from remem.policy.untrusted import instruction_flags
+from remem.policy.validity import expiry
 from remem.recall import RecallRequest, recall
 from remem.store.base import ForgetReport, Scope, StatusChange, Store, Write
 from remem.timeutil import parse_time, utcnow
@@ -113,12 +114,14 @@ class Memory:
         embedder: Embedder | _Default | None = DEFAULT_EMBEDDER,
         clock: Clock = utcnow,
         ids: IdSource = new_id,
+        ttl: Mapping[str, timedelta] | None = None,
     ) -> None:
         self.store = store
         self.tenant = check_name("tenant", tenant)
         self._embedder = embedder
         self._clock = clock
         self._ids = ids
+        self._ttl = _check_ttl(ttl or {})
 
     @classmethod
     def open(
@@ -129,10 +132,13 @@ class Memory:
         embedder: Embedder | _Default | None = DEFAULT_EMBEDDER,
         clock: Clock = utcnow,
         ids: IdSource = new_id,
+        ttl: Mapping[str, timedelta] | None = None,
     ) -> Memory:
         """Open (creating if needed) the database at `target`: a path or `sqlite:///path`.
 
         With no target: `$REMEM_DB`, else remem.db in the user data directory.
+        `ttl` maps kinds ("episodic") and sensitivities ("sensitive") to the
+        lifetime of new records of that kind or sensitivity.
         """
         from remem.store.sqlite import SQLiteStore
 
@@ -145,7 +151,9 @@ class Memory:
             raise InvalidInput("the PostgreSQL backend is not part of this build yet")
         if raw.startswith("sqlite:///"):
             raw = raw[len("sqlite:///") :]
-        return cls(SQLiteStore(raw), tenant=tenant, embedder=embedder, clock=clock, ids=ids)
+        return cls(
+            SQLiteStore(raw), tenant=tenant, embedder=embedder, clock=clock, ids=ids, ttl=ttl
+        )
 
     def __enter__(self) -> Memory:
         return self
@@ -349,6 +357,8 @@ class Memory:
         if decision.late_behind is not None:
             newer = next(r for r in same_field if r.id == decision.late_behind)
             late_until = newer.valid_from
+        if valid_until is None:
+            valid_until = expiry(cand.observed_at, cand.kind, cand.sensitivity, self._ttl)
         new_id = self._ids("rec")
         planned = plan(
             decision,
@@ -440,6 +450,7 @@ class Memory:
         explain: bool = False,
         include_events: bool = True,
         namespace: str | None = None,
+        max_sensitivity: str | Sensitivity | None = None,
     ) -> Packet:
         """The few memories of `actor` that matter for `query`, inside `budget` tokens."""
         check_name("actor", actor)
@@ -465,6 +476,7 @@ class Memory:
             as_of=parse_time(as_of) if as_of else None,
             include_events=include_events,
             explain=explain,
+            max_sensitivity=_sensitivity(max_sensitivity),
         )
         return recall(self.store, self.embedder, req, self._clock())
 
@@ -721,3 +733,23 @@ def refuse_secrets(text: str) -> None:
 def holds_secret(text: str) -> bool:
     """Whether a candidate carries a secret, or the placeholder of a redacted one."""
     return REDACTED_MARK in text or bool(find_secrets(text))
+
+
+def _sensitivity(value: str | Sensitivity | None) -> Sensitivity | None:
+    if value is None:
+        return None
+    try:
+        return Sensitivity(value)
+    except ValueError:
+        names = ", ".join(s.value for s in Sensitivity)
+        raise InvalidInput(f"sensitivity must be one of {names}; got {value!r}") from None
+
+
+def _check_ttl(ttl: Mapping[str, timedelta]) -> dict[str, timedelta]:
+    known = {k.value for k in Kind} | {s.value for s in Sensitivity}
+    for key, life in ttl.items():
+        if key not in known:
+            raise InvalidInput(f"ttl key {key!r} is neither a kind nor a sensitivity")
+        if not isinstance(life, timedelta) or life <= timedelta(0):
+            raise InvalidInput(f"ttl for {key!r} must be a positive timedelta")
+    return dict(ttl)

@@ -52,7 +52,9 @@ class BM25Index:
         self.k1, self.b = k1, b
         self.docs = [Counter(tokens(t)) for t in texts]
         lengths = np.array([sum(d.values()) for d in self.docs], dtype=np.float64)
-        self.norm = k1 * (1 - b + b * lengths / max(1.0, float(lengths.mean() if len(lengths) else 1)))
+        self.norm = k1 * (
+            1 - b + b * lengths / max(1.0, float(lengths.mean() if len(lengths) else 1))
+        )
         self.postings: dict[str, list[tuple[int, int]]] = {}
         for i, doc in enumerate(self.docs):
             for word, tf in doc.items():

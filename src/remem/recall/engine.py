@@ -8,10 +8,10 @@ from datetime import datetime
 from typing import Any
 
 from remem.embed.base import Embedder
-from remem.model import Packet, PacketItem, Record, Status, iso
+from remem.model import Packet, PacketItem, Record, Sensitivity, Status, iso
 from remem.policy.precedence import RANK
 from remem.policy.untrusted import quote
-from remem.policy.validity import is_recallable
+from remem.policy.validity import is_recallable, within_sensitivity
 from remem.recall.budget import ITEM_OVERHEAD_TOKENS, estimate_tokens, pack
 from remem.store.base import Hit, Scope, Store
 
@@ -36,6 +36,7 @@ class RecallRequest:
     as_of: datetime | None = None
     include_events: bool = True
     explain: bool = False
+    max_sensitivity: Sensitivity | None = None
 
 
 def recall(store: Store, embedder: Embedder | None, req: RecallRequest, now: datetime) -> Packet:
@@ -81,6 +82,8 @@ def recall(store: Store, embedder: Embedder | None, req: RecallRequest, now: dat
             rejected.append({"id": rid, "reason": "deleted"})
         elif not is_recallable(rec, now, req.as_of):
             rejected.append({"id": rid, "reason": _why_not(rec, now, req.as_of)})
+        elif not within_sensitivity(rec, req.max_sensitivity):
+            rejected.append({"id": rid, "reason": f"sensitivity {rec.sensitivity.value}"})
         else:
             eligible.append(rec)
     eligible.sort(

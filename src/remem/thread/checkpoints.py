@@ -140,7 +140,9 @@ class CheckpointState:
         return {
             "step": self.step,
             "completed_steps": list(self.completed_steps),
-            "pending_approval": dict(self.pending_approval) if self.pending_approval else None,
+            "pending_approval": (
+                None if self.pending_approval is None else dict(self.pending_approval)
+            ),
             "tool_call_id": self.tool_call_id,
             "idempotency_key": self.idempotency_key,
             "artifacts": list(self.artifacts),
