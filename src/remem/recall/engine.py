@@ -21,7 +21,7 @@ EVENT_POOL = 20
 # A record found only by its vector must be at least this similar to the query:
 # below it, all-MiniLM-L6-v2 pairs are mostly unrelated and would only pad the
 # packet up to k. Records that share words with the query are exempt.
-MIN_VECTOR_ONLY_COSINE = 0.3
+MIN_VECTOR_ONLY_COSINE = 0.25
 
 
 @dataclass(frozen=True, slots=True)
