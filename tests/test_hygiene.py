@@ -78,3 +78,25 @@ def test_newer_schema_is_refused(tmp_path: Path) -> None:
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 5}")
     with pytest.raises(SchemaTooNew, match="newer remem"):
         SQLiteStore(tmp_path / "m.db")
+
+
+def test_many_processes_opening_a_new_file_at_once_all_succeed(tmp_path: Path) -> None:
+    import threading
+
+    path = tmp_path / "fresh.db"
+    errors: list[BaseException] = []
+
+    def open_it() -> None:
+        try:
+            SQLiteStore(path).close()
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=open_it) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)

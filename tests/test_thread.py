@@ -580,3 +580,14 @@ def test_forget_actor_erases_their_thread_state(mem: Memory) -> None:
     assert count_actor_rows(mem.store, mem.tenant, "u7") == {"checkpoints": 1, "tool_calls": 0}
     assert checkpoint_list(mem, actor="u42") == [] and tool_calls(mem, actor="u42") == []
     assert len(checkpoint_list(mem, actor="u7")) == 1
+
+
+def test_forget_and_export_reach_thread_state(mem: Memory) -> None:
+    checkpoint_save(mem, actor="u42", workflow=WF, state={"pending_approval": {"x": 1}})
+    begin_tool_call(mem, actor="u42", workflow=WF, idempotency_key=KEY)
+    rows = list(mem.export(actor="u42"))
+    assert [r["type"] for r in rows] == ["checkpoint", "tool_call"]
+    report = mem.forget(actor="u42")
+    assert report.verified and report.deleted["checkpoints"] == 1
+    assert report.deleted["tool_calls"] == 1 and report.remaining["checkpoints"] == 0
+    assert checkpoint_list(mem, actor="u42") == []

@@ -15,52 +15,15 @@ from typing import Any, TypeVar
 
 import click
 
+from remem.clikit import Ctx, emit, json_option
 from remem.errors import InvalidInput, RememError
-from remem.memory import Memory
+from remem.thread.cli import checkpoint, toolcall
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 EXIT_ERROR = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
-
-
-class Ctx:
-    """What the group options set up for every command."""
-
-    def __init__(self, db: str | None, tenant: str, as_json: bool) -> None:
-        self.db = db
-        self.tenant = tenant
-        self.as_json = as_json
-
-    def open(self, **kwargs: Any) -> Memory:
-        return Memory.open(self.db, tenant=self.tenant, **kwargs)
-
-
-def json_option(f: F) -> F:
-    """`--json` on a command (it may also be given before the command)."""
-
-    def mark(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
-        if value:
-            ctx.find_object(Ctx).as_json = True  # type: ignore[union-attr]
-        return value
-
-    return click.option(
-        "--json",
-        "as_json",
-        is_flag=True,
-        expose_value=False,
-        callback=mark,
-        help="Print one JSON document on stdout.",
-    )(f)
-
-
-def emit(ctx: Ctx, data: dict[str, Any], human: Callable[[], None]) -> None:
-    """Print `data` as JSON under --json, else call `human` to print for a person."""
-    if ctx.as_json:
-        click.echo(json.dumps(data, ensure_ascii=False, default=str))
-    else:
-        human()
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -543,6 +506,10 @@ def bench(ctx: Ctx, n_records: int, scope_records: int | None, queries: int, n_e
         progress=not ctx.as_json,
     )
     emit(ctx, result, lambda: click.echo(json.dumps(result, indent=2)))
+
+
+cli.add_command(checkpoint)
+cli.add_command(toolcall)
 
 
 # -- entry point ---------------------------------------------------------------------------

@@ -665,6 +665,12 @@ class Memory:
             row = {"type": "record", **r.as_dict()}
             row["history"] = [h.as_dict() for h in self.store.history(self.tenant, r.id)]
             yield row
+        from remem.thread import checkpoint_list, tool_calls
+
+        for cp in checkpoint_list(self, actor=actor, limit=1_000_000):
+            yield {"type": "checkpoint", **cp.as_dict()}
+        for call in tool_calls(self, actor=actor, limit=1_000_000):
+            yield {"type": "tool_call", **call.as_dict()}
 
     # -- deletion ---------------------------------------------------------------------
 

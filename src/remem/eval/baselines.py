@@ -137,7 +137,7 @@ def rrf(rankings: Sequence[Sequence[int]], k: int = RRF_K) -> list[int]:
 class RRFSystem:
     """BM25 and dense over raw turns, fused by reciprocal rank."""
 
-    name = "bm25+dense rrf"
+    name = "bm25+dense"
 
     def __init__(self, embedder: Embedder) -> None:
         self.bm25 = BM25System()

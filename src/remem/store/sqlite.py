@@ -15,6 +15,7 @@ import json
 import math
 import sqlite3
 import threading
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -101,7 +102,7 @@ class SQLiteStore:
             )
             self._db.row_factory = sqlite3.Row
             self._db.execute("PRAGMA busy_timeout = 30000")
-            self._db.execute("PRAGMA journal_mode = WAL")
+            _set_wal(self._db)
             self._db.execute("PRAGMA synchronous = FULL")
             self._db.execute("PRAGMA foreign_keys = ON")
             self._migrate()
@@ -114,8 +115,28 @@ class SQLiteStore:
     # -- plumbing -----------------------------------------------------------
 
     def _migrate(self) -> None:
+        with self._lock:  # one consistent snapshot of the header and the schema
+            self._db.execute("BEGIN")
+            try:
+                version = self._check_schema()
+            finally:
+                self._db.execute("COMMIT")
+        if version == SCHEMA_VERSION:
+            return
+        with self._tx():
+            # another process may have migrated while we waited for the write lock
+            version = self._check_schema()
+            for number, sql in _migrations():
+                if number > version:
+                    for statement in _split_sql(sql):
+                        self._db.execute(statement)
+                    self._db.execute(f"PRAGMA user_version = {number}")
+            self._db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+
+    def _check_schema(self) -> int:
+        """The file's schema version; refuse foreign and newer files."""
         app_id = self._db.execute("PRAGMA application_id").fetchone()[0]
-        version = self._db.execute("PRAGMA user_version").fetchone()[0]
+        version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
         tables = self._db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
         if app_id not in (0, APPLICATION_ID) or (app_id == 0 and tables > 0):
             raise StoreCorrupt(
@@ -127,14 +148,7 @@ class SQLiteStore:
                 f"{self.path} was written by a newer remem (schema {version}, this remem "
                 f"knows up to {SCHEMA_VERSION}); upgrade remem to open it"
             )
-        for number, sql in _migrations():
-            if number <= version:
-                continue
-            with self._tx():
-                for statement in _split_sql(sql):
-                    self._db.execute(statement)
-                self._db.execute(f"PRAGMA user_version = {number}")
-                self._db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        return version
 
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
@@ -507,6 +521,9 @@ class SQLiteStore:
                 marks = ",".join("?" * len(chunk))
                 db.execute(q.DELETE_JOBS_FOR.format(marks=marks), (tenant, *chunk))
             counts["events"] = db.execute(q.DELETE_ACTOR_EVENTS, (tenant, actor)).rowcount
+            from remem.thread.sqlite import erase_actor_rows  # it imports this module
+
+            counts.update(erase_actor_rows(db, tenant, actor))
             db.execute(q.TOMBSTONE, (tenant, "actor", actor, to_db(now)))
             db.execute(q.BUMP_SCOPE, (tenant, actor))
         remaining = self._verify_actor(tenant, actor)
@@ -580,8 +597,11 @@ class SQLiteStore:
         }
 
     def _verify_actor(self, tenant: str, actor: str) -> dict[str, int]:
+        from remem.thread.sqlite import count_actor_rows  # it imports this module
+
         token = scope_token(tenant, actor)
         return {
+            **count_actor_rows(self, tenant, actor),
             "records": int(self._rows(q.COUNT_ACTOR_RECORDS, (tenant, actor))[0][0]),
             "vectors": int(self._rows(q.COUNT_ACTOR_VECTORS, (tenant, actor))[0][0]),
             "events": int(self._rows(q.COUNT_ACTOR_EVENTS, (tenant, actor))[0][0]),
@@ -605,6 +625,18 @@ def _erase_record_rows(db: sqlite3.Connection, rowids: list[int]) -> dict[str, i
         counts["fulltext"] += db.execute(q.DELETE_RECORDS_FTS.format(marks=marks), chunk).rowcount
         counts["records"] += db.execute(q.DELETE_RECORDS.format(marks=marks), chunk).rowcount
     return counts
+
+
+def _set_wal(db: sqlite3.Connection) -> None:
+    """Switch to WAL; a new file opened by several processes at once may be busy a moment."""
+    for attempt in range(50):
+        try:
+            db.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or attempt == 49:
+                raise
+            time.sleep(0.02 * (attempt + 1))
 
 
 def _split_sql(script: str) -> list[str]:

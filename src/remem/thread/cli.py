@@ -1,66 +1,24 @@
 """`remem checkpoint ...` and `remem toolcall ...`: thread state on the command line.
 
 Thin over `remem.thread.api`. `remem.cli` imports the two groups and adds
-them to the root command, so this module must not import `remem.cli` (that
-would be an import cycle, and under `python -m remem.cli` a second copy of
-it): it speaks to the root's context object through `_Ctx`, and its `--json`
-and output follow `remem.cli.json_option` and `remem.cli.emit` exactly.
+them to the root command; the context object, `--json` and output come from
+`remem.clikit`, which both share.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import Any
 
 import click
 
+from remem.clikit import Ctx, emit, json_option
 from remem.errors import InvalidInput
 from remem.thread import api
 from remem.thread.checkpoints import resume_state
-
-if TYPE_CHECKING:
-    from remem.memory import Memory
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-class _Ctx(Protocol):
-    """What this module needs of `remem.cli.Ctx`, the root command's context object."""
-
-    as_json: bool
-
-    def open(self, **kwargs: Any) -> Memory: ...
-
-
-def _json_option(f: F) -> F:
-    """`--json` on a command, as `remem.cli.json_option` declares it."""
-
-    def mark(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
-        if value:
-            ctx.obj.as_json = True
-        return value
-
-    return click.option(
-        "--json",
-        "as_json",
-        is_flag=True,
-        expose_value=False,
-        callback=mark,
-        help="Print one JSON document on stdout.",
-    )(f)
-
-
-def _emit(ctx: _Ctx, data: dict[str, Any], human: Callable[[], None]) -> None:
-    """Print `data` as JSON under --json, else call `human` (as `remem.cli.emit`)."""
-    if ctx.as_json:
-        click.echo(json.dumps(data, ensure_ascii=False, default=str))
-    else:
-        human()
-
 
 _ACTOR = click.option("--actor", required=True, help="Whose workflow this is.")
 _WORKFLOW = click.option("--workflow", required=True, help="The workflow id.")
@@ -100,10 +58,10 @@ def checkpoint() -> None:
     help="The version you loaded; omit to create the checkpoint.",
 )
 @_RETENTION
-@_json_option
+@json_option
 @click.pass_obj
 def checkpoint_save(
-    ctx: _Ctx,
+    ctx: Ctx,
     actor: str,
     workflow: str,
     state_json: str | None,
@@ -125,7 +83,7 @@ def checkpoint_save(
             expected_version=expected_version,
             retention=_days(retention_days),
         )
-    _emit(
+    emit(
         ctx,
         {"checkpoint": cp.as_dict()},
         lambda: click.echo(f"{cp.workflow} saved at version {cp.version}"),
@@ -135,21 +93,21 @@ def checkpoint_save(
 @checkpoint.command("load")
 @_ACTOR
 @_WORKFLOW
-@_json_option
+@json_option
 @click.pass_obj
-def checkpoint_load(ctx: _Ctx, actor: str, workflow: str) -> None:
+def checkpoint_load(ctx: Ctx, actor: str, workflow: str) -> None:
     """Show one workflow's checkpoint."""
     with ctx.open(embedder=None) as mem:
         cp = api.checkpoint_load(mem, actor=actor, workflow=workflow)
     data = cp.as_dict()
-    _emit(ctx, {"checkpoint": data}, lambda: click.echo(json.dumps(data, indent=2)))
+    emit(ctx, {"checkpoint": data}, lambda: click.echo(json.dumps(data, indent=2)))
 
 
 @checkpoint.command("list")
 @_ACTOR
-@_json_option
+@json_option
 @click.pass_obj
-def checkpoint_list(ctx: _Ctx, actor: str) -> None:
+def checkpoint_list(ctx: Ctx, actor: str) -> None:
     """List an actor's checkpoints, most recently saved first."""
     with ctx.open(embedder=None) as mem:
         cps = api.checkpoint_list(mem, actor=actor)
@@ -160,13 +118,13 @@ def checkpoint_list(ctx: _Ctx, actor: str) -> None:
             when = f"{cp.updated_at:%Y-%m-%d %H:%M}"
             click.echo(f"{cp.workflow} v{cp.version} step={cp.state.step or '-'} {when}{waiting}")
 
-    _emit(ctx, {"checkpoints": [cp.as_dict() for cp in cps]}, human)
+    emit(ctx, {"checkpoints": [cp.as_dict() for cp in cps]}, human)
 
 
 @checkpoint.command("expire")
-@_json_option
+@json_option
 @click.pass_obj
-def checkpoint_expire(ctx: _Ctx) -> None:
+def checkpoint_expire(ctx: Ctx) -> None:
     """Run retention now; workflows awaiting approval or reconciliation are kept and listed."""
     with ctx.open(embedder=None) as mem:
         report = api.expire_thread_state(mem)
@@ -180,7 +138,7 @@ def checkpoint_expire(ctx: _Ctx) -> None:
             key = f" key {h.idempotency_key}" if h.idempotency_key else ""
             click.echo(f"held: {h.actor}/{h.workflow}{key} ({h.reason})")
 
-    _emit(ctx, report.as_dict(), human)
+    emit(ctx, report.as_dict(), human)
 
 
 # -- tool calls --------------------------------------------------------------------------------
@@ -198,10 +156,10 @@ def toolcall() -> None:
 @click.option("--id", "tool_call_id", default=None, help="The tool-call id (default: new).")
 @click.option("--request", "request_json", default="null", help="The request as JSON.")
 @_RETENTION
-@_json_option
+@json_option
 @click.pass_obj
 def toolcall_begin(
-    ctx: _Ctx,
+    ctx: Ctx,
     actor: str,
     workflow: str,
     idempotency_key: str,
@@ -221,7 +179,7 @@ def toolcall_begin(
             tool_call_id=tool_call_id,
             retention=_days(retention_days),
         )
-    _emit(ctx, begun.as_dict(), lambda: click.echo(begun.decision))
+    emit(ctx, begun.as_dict(), lambda: click.echo(begun.decision))
 
 
 @toolcall.command("complete")
@@ -229,10 +187,10 @@ def toolcall_begin(
 @_WORKFLOW
 @_KEY
 @click.option("--result", "result_json", required=True, help="The verified result as JSON.")
-@_json_option
+@json_option
 @click.pass_obj
 def toolcall_complete(
-    ctx: _Ctx, actor: str, workflow: str, idempotency_key: str, result_json: str
+    ctx: Ctx, actor: str, workflow: str, idempotency_key: str, result_json: str
 ) -> None:
     """Record a side effect's result (also how a reconciler closes an unknown one)."""
     result = _parse_json("--result", result_json)
@@ -240,16 +198,16 @@ def toolcall_complete(
         call = api.complete_tool_call(
             mem, actor=actor, workflow=workflow, idempotency_key=idempotency_key, result=result
         )
-    _emit(ctx, {"tool_call": call.as_dict()}, lambda: click.echo(call.status.value))
+    emit(ctx, {"tool_call": call.as_dict()}, lambda: click.echo(call.status.value))
 
 
 @toolcall.command("status")
 @_ACTOR
 @_WORKFLOW
 @_KEY
-@_json_option
+@json_option
 @click.pass_obj
-def toolcall_status(ctx: _Ctx, actor: str, workflow: str, idempotency_key: str) -> None:
+def toolcall_status(ctx: Ctx, actor: str, workflow: str, idempotency_key: str) -> None:
     """Say whether a side effect is done, never started, or of unknown outcome."""
     with ctx.open(embedder=None) as mem:
         call = api.tool_call_status(
@@ -257,16 +215,16 @@ def toolcall_status(ctx: _Ctx, actor: str, workflow: str, idempotency_key: str) 
         )
     state = resume_state(call)
     data = {"state": state, "tool_call": call.as_dict() if call else None}
-    _emit(ctx, data, lambda: click.echo(state))
+    emit(ctx, data, lambda: click.echo(state))
 
 
 @toolcall.command("list")
 @_ACTOR
 @click.option("--workflow", default=None, help="Only this workflow.")
 @click.option("--unresolved", is_flag=True, help="Only calls awaiting reconciliation.")
-@_json_option
+@json_option
 @click.pass_obj
-def toolcall_list(ctx: _Ctx, actor: str, workflow: str | None, unresolved: bool) -> None:
+def toolcall_list(ctx: Ctx, actor: str, workflow: str | None, unresolved: bool) -> None:
     """List an actor's tool calls, oldest first."""
     with ctx.open(embedder=None) as mem:
         calls = api.tool_calls(mem, actor=actor, workflow=workflow, unresolved=unresolved)
@@ -275,22 +233,22 @@ def toolcall_list(ctx: _Ctx, actor: str, workflow: str | None, unresolved: bool)
         for c in calls:
             click.echo(f"{c.workflow} {c.idempotency_key} {c.status.value} ({resume_state(c)})")
 
-    _emit(ctx, {"tool_calls": [c.as_dict() for c in calls]}, human)
+    emit(ctx, {"tool_calls": [c.as_dict() for c in calls]}, human)
 
 
 @toolcall.command("release")
 @_ACTOR
 @_WORKFLOW
 @_KEY
-@_json_option
+@json_option
 @click.pass_obj
-def toolcall_release(ctx: _Ctx, actor: str, workflow: str, idempotency_key: str) -> None:
+def toolcall_release(ctx: Ctx, actor: str, workflow: str, idempotency_key: str) -> None:
     """Reopen a key whose side effect was verified NOT to have happened."""
     with ctx.open(embedder=None) as mem:
         call = api.release_tool_call(
             mem, actor=actor, workflow=workflow, idempotency_key=idempotency_key
         )
-    _emit(ctx, {"released": call.as_dict()}, lambda: click.echo(f"released {idempotency_key}"))
+    emit(ctx, {"released": call.as_dict()}, lambda: click.echo(f"released {idempotency_key}"))
 
 
 # -- helpers -----------------------------------------------------------------------------------

@@ -1,0 +1,56 @@
+"""What every `remem` command group shares: the context object, `--json`, output.
+
+Kept apart from `remem.cli` so that command groups defined in other modules
+(thread state, evaluation) can use it without importing the root command.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from remem.memory import Memory
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class Ctx:
+    """What the root command's options set up for every command."""
+
+    def __init__(self, db: str | None, tenant: str, as_json: bool) -> None:
+        self.db = db
+        self.tenant = tenant
+        self.as_json = as_json
+
+    def open(self, **kwargs: Any) -> Memory:
+        """Open the database named by --db (or REMEM_DB) for --tenant."""
+        return Memory.open(self.db, tenant=self.tenant, **kwargs)
+
+
+def json_option(f: F) -> F:
+    """`--json` on a command (it may also be given before the command)."""
+
+    def mark(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+        if value:
+            ctx.find_object(Ctx).as_json = True  # type: ignore[union-attr]
+        return value
+
+    return click.option(
+        "--json",
+        "as_json",
+        is_flag=True,
+        expose_value=False,
+        callback=mark,
+        help="Print one JSON document on stdout.",
+    )(f)
+
+
+def emit(ctx: Ctx, data: dict[str, Any], human: Callable[[], None]) -> None:
+    """Print `data` as JSON under --json, else call `human` to print for a person."""
+    if ctx.as_json:
+        click.echo(json.dumps(data, ensure_ascii=False, default=str))
+    else:
+        human()

@@ -1,0 +1,11 @@
+"""`remem eval`: memory quality measured on fixed benchmarks, reproducibly and offline.
+
+    locomo      reading LoCoMo-format files leniently (turns, session dates, evidence)
+    metrics     evidence recall@k, all-evidence hit@k, recall in a budget, compression
+    runner      systems over a dataset: remem in three modes, and the figures
+    baselines   BM25, dense and their fusion over raw turns, for comparison
+    report      terminal tables and a PNG chart
+    cli         the `remem eval` command group
+
+Importing this package loads nothing else.
+"""
