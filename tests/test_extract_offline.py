@@ -512,3 +512,16 @@ def test_a_question_asked_after_the_answer_is_not_its_question() -> None:
 def test_news_lead_ins_are_skipped(text: str, field: str, value: str) -> None:
     c = one(text)
     assert (c.field, c.value) == (field, value)
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "value"),
+    [
+        ("that's wrong \u2014 I'm not vegetarian any more", "diet", "not vegetarian"),
+        ("That is wrong: I live in Porto", "home", "Porto"),
+        ("that isn't right, I work as a teacher", "occupation", "teacher"),
+    ],
+)
+def test_corrections_that_say_so(text: str, field: str, value: str) -> None:
+    c = one(text)
+    assert (c.field, c.value, c.is_correction) == (field, value, True)

@@ -340,3 +340,33 @@ def test_each_forget_is_a_logged_job(mem: Memory) -> None:
     jobs = mem.deletions()
     assert [j["id"] for j in jobs] == [second.job_id, first.job_id]
     assert all(j["target"] == "actor" and j["status"] == "done" for j in jobs)
+
+
+def test_a_correction_supersedes_and_keeps_history(mem: Memory) -> None:
+    say(mem, "I'm vegetarian.", 0)
+    say(mem, "that's wrong \u2014 I'm not vegetarian any more", 5)
+    mem.process()
+    (active,) = [r for r in mem.records(actor="alice") if r.field == "diet"]
+    assert active.value == "not vegetarian"
+    (old,) = [r for r in mem.records(actor="alice", all=True) if r.status is Status.INVALID]
+    assert old.superseded_by == active.id
+    assert [h.action for h in mem.history(old.id)] == ["ADD", "SUPERSEDED"]
+
+
+def test_policy_that_cannot_decide_keeps_both_and_names_the_conflict(
+    mem: Memory, clock: Clock
+) -> None:
+    confirmed = mem.remember(
+        actor="alice", text="Lives in Lisbon", field="home", value="Lisbon"
+    )  # explicit and confirmed
+    clock.advance(days=30)
+    say(mem, "I moved to Porto.", 100)  # newer, but only inferred by the extractor
+    mem.process()
+    active = [r for r in mem.records(actor="alice") if r.field == "home"]
+    assert {r.value for r in active} == {"Lisbon", "Porto"}
+    assert mem.get(confirmed.id).status is Status.ACTIVE
+    packet = mem.recall(actor="alice", query="where does she live, Lisbon or Porto")
+    (conflict,) = packet.conflicts
+    assert conflict["field"] == "home"
+    assert set(conflict["record_ids"]) == {r.id for r in active}
+    assert "which is current" in conflict["question"]

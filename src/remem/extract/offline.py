@@ -159,8 +159,10 @@ _GREETING = (
 _CORRECTION = (
     r"(?:actually|correction|sorry|wait|oops|whoops|my\s+bad|scratch\s+that|I\s+meant\s+to\s+say"
     r"|I\s+mean|to\s+be\s+clear|let\s+me\s+correct\s+(?:that|myself)|update|no|nope|not\s+quite"
-    r"|that\s+is\s+(?:wrong|not\s+right|not\s+correct|incorrect)|now|these\s+days|nowadays)"
-    r"(?:\s*[,:;.!-]+\s*|\s+(?=(?:I|my|we|our|it|that|the)\b))(?=\S)"
+    r"|that(?:\s+is|'s|\s+was)\s+(?:wrong|not\s+right|not\s+correct|incorrect|not\s+true)"
+    r"|that\s+(?:isn't|is\s+not)\s+(?:right|correct|true)|not\s+true|wrong|now|these\s+days"
+    r"|nowadays)"
+    r"(?:\s*[,:;.!\u2013\u2014-]+\s*|\s+(?=(?:I|my|we|our|it|that|the)\b))(?=\S)"
 )
 _EXPLICIT = (
     r"(?:(?:can|could|would|will)\s+you\s+)?(?:please\s+)?(?:remember|do\s+not\s+forget|never\s+forget"
