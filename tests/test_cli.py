@@ -10,33 +10,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from remem.cli import main
 from remem.store.sqlite import SCHEMA_VERSION
 
-
-def run(capsys: pytest.CaptureFixture[str], db: Path, *args: str) -> tuple[int, dict[str, Any]]:
-    code = main(["--db", str(db), *args, "--json"])
-    out = capsys.readouterr().out
-    lines = [ln for ln in out.splitlines() if ln.strip()]
-    assert len(lines) == 1, f"expected one JSON document, got {out!r}"
-    return code, json.loads(lines[0])
-
-
-def ok(capsys: pytest.CaptureFixture[str], db: Path, *args: str) -> dict[str, Any]:
-    code, data = run(capsys, db, *args)
-    assert code == 0, data
-    return data
-
-
-def err(capsys: pytest.CaptureFixture[str], db: Path, *args: str) -> dict[str, Any]:
-    code, data = run(capsys, db, *args)
-    assert code != 0
-    assert set(data) == {"error"} and set(data["error"]) == {"code", "message"}
-    return data["error"]
+from .cli_helpers import err, ok
 
 
 @pytest.fixture(autouse=True)

@@ -291,11 +291,11 @@ def test_remem_answers_from_its_own_conversation_only(
 
 
 def invoke(args: list[str]) -> tuple[int, str]:
-    from remem.cli import Ctx
-    from remem.eval.cli import build_eval_group
+    from remem.clikit import Ctx
+    from remem.eval.cli import eval_group
 
     root = click.Group("remem")
-    root.add_command(build_eval_group())
+    root.add_command(eval_group)
     result = CliRunner().invoke(root, args, obj=Ctx(None, "default", False))
     if result.exception and not isinstance(result.exception, SystemExit):
         raise result.exception

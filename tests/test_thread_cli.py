@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -13,6 +12,8 @@ from remem import Memory
 from remem.cli import cli, main
 from remem.thread import begin_tool_call, checkpoint_save
 from remem.thread.cli import checkpoint, toolcall
+
+from .cli_helpers import err, ok
 
 WF = "refund-981"
 
@@ -23,27 +24,6 @@ def _groups(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(cli.commands, "checkpoint", checkpoint)
     monkeypatch.setitem(cli.commands, "toolcall", toolcall)
     monkeypatch.setenv("REMEM_MINILM_DIR", "/nonexistent")
-
-
-def run(capsys: pytest.CaptureFixture[str], db: Path, *args: str) -> tuple[int, dict[str, Any]]:
-    code = main(["--db", str(db), *args, "--json"])
-    out = capsys.readouterr().out
-    lines = [ln for ln in out.splitlines() if ln.strip()]
-    assert len(lines) == 1, f"expected one JSON document, got {out!r}"
-    return code, json.loads(lines[0])
-
-
-def ok(capsys: pytest.CaptureFixture[str], db: Path, *args: str) -> dict[str, Any]:
-    code, data = run(capsys, db, *args)
-    assert code == 0, data
-    return data
-
-
-def err(capsys: pytest.CaptureFixture[str], db: Path, *args: str) -> dict[str, str]:
-    code, data = run(capsys, db, *args)
-    assert code != 0
-    assert set(data) == {"error"} and set(data["error"]) == {"code", "message"}
-    return dict(data["error"])
 
 
 def test_save_load_list_and_a_stale_save(

@@ -21,6 +21,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from remem.embed.base import Embedder, Vectors
 from remem.eval.locomo import Conversation, Turn
@@ -102,23 +103,44 @@ class BM25System:
         return [turn_item(conv.turns[i]) for i in self.ranking(conv, question, depth)]
 
 
+class TurnVectors:
+    """Each conversation's turn vectors, embedded once and shared by the systems of a run.
+
+    `get` returns the vectors and the seconds embedding them took when it was
+    done, so every system that uses them reports that cost as its own.
+    """
+
+    def __init__(self, embedder: Embedder) -> None:
+        self.embedder = embedder
+        self._done: dict[str, tuple[Vectors, float]] = {}
+
+    def get(self, conv: Conversation) -> tuple[Vectors, float]:
+        if conv.actor not in self._done:
+            start = time.perf_counter()
+            vectors = self.embedder.embed([t.as_text() for t in conv.turns])
+            self._done[conv.actor] = (vectors, time.perf_counter() - start)
+        return self._done[conv.actor]
+
+    def cosines(self, conv: Conversation, question: str) -> npt.NDArray[np.float32]:
+        """Cosine of the question with every turn of the conversation."""
+        query = self.embedder.embed([question])[0]
+        cosines: npt.NDArray[np.float32] = self.get(conv)[0] @ query
+        return cosines
+
+
 class DenseSystem:
     """Plain dense retrieval over a conversation's raw turns (one vector per turn)."""
 
     name = "dense"
 
-    def __init__(self, embedder: Embedder) -> None:
-        self.embedder = embedder
-        self._vectors: dict[str, Vectors] = {}
+    def __init__(self, embedder: Embedder | TurnVectors) -> None:
+        self.vectors = embedder if isinstance(embedder, TurnVectors) else TurnVectors(embedder)
 
     def ingest(self, conv: Conversation) -> float:
-        start = time.perf_counter()
-        self._vectors[conv.actor] = self.embedder.embed([t.as_text() for t in conv.turns])
-        return time.perf_counter() - start
+        return self.vectors.get(conv)[1]
 
     def ranking(self, conv: Conversation, question: str, depth: int) -> list[int]:
-        query = self.embedder.embed([question])[0]
-        cosines = self._vectors[conv.actor] @ query
+        cosines = self.vectors.cosines(conv, question)
         return [int(i) for i in np.argsort(-cosines, kind="stable")[:depth]]
 
     def search(self, conv: Conversation, question: str, depth: int) -> list[Retrieved]:
@@ -139,7 +161,7 @@ class RRFSystem:
 
     name = "bm25+dense"
 
-    def __init__(self, embedder: Embedder) -> None:
+    def __init__(self, embedder: Embedder | TurnVectors) -> None:
         self.bm25 = BM25System()
         self.dense = DenseSystem(embedder)
 
@@ -154,8 +176,14 @@ class RRFSystem:
         return [turn_item(conv.turns[i]) for i in fused[:depth]]
 
 
-def baselines(embedder: Embedder | None) -> list[BM25System | DenseSystem | RRFSystem]:
-    """The baselines a run includes: BM25 always; dense and RRF when there is an embedder."""
+def baselines(
+    embedder: Embedder | TurnVectors | None,
+) -> list[BM25System | DenseSystem | RRFSystem]:
+    """The baselines a run includes: BM25 always; dense and RRF when there is an embedder.
+
+    Dense and RRF share one embedding of the turns.
+    """
     if embedder is None:
         return [BM25System()]
-    return [BM25System(), DenseSystem(embedder), RRFSystem(embedder)]
+    vectors = embedder if isinstance(embedder, TurnVectors) else TurnVectors(embedder)
+    return [BM25System(), DenseSystem(vectors), RRFSystem(vectors)]

@@ -1,9 +1,7 @@
 """`remem eval ...`: memory quality on benchmarks, from the command line.
 
-The group is built by `build_eval_group()` rather than at import time because
-its commands use `remem.cli`'s `--json` option and output, and `remem.cli`
-registers the group: building it on demand keeps the two modules free of an
-import cycle, whichever is imported first.
+`eval_group` is registered by `remem.cli`; its commands share the root's
+context, `--json` and output through `remem.clikit`.
 """
 
 from __future__ import annotations
@@ -12,15 +10,13 @@ import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
+from remem.clikit import Ctx, emit, json_option
 from remem.embed.base import Embedder, HashEmbedder, default_embedder
 from remem.errors import InvalidInput
-
-if TYPE_CHECKING:
-    from remem.cli import Ctx
 
 EMBEDDERS = ("default", "hash", "none")
 
@@ -30,7 +26,9 @@ def parse_ks(text: str) -> list[int]:
     try:
         ks = sorted({int(p) for p in text.replace(" ", "").split(",") if p})
     except ValueError:
-        raise InvalidInput(f"--k takes comma-separated integers such as 5,10,20; got {text!r}")
+        raise InvalidInput(
+            f"--k takes comma-separated integers such as 5,10,20; got {text!r}"
+        ) from None
     if not ks or ks[0] < 1 or ks[-1] > 1000:
         raise InvalidInput(f"--k values must lie between 1 and 1000; got {text!r}")
     return ks
@@ -120,82 +118,77 @@ def run_locomo(
     return result
 
 
-def build_eval_group() -> click.Group:
-    """The `eval` command group (register it with `cli.add_command(build_eval_group())`)."""
-    from remem.cli import Ctx, emit, json_option
+@click.group("eval")
+def eval_group() -> None:
+    """Measure memory quality on benchmarks (retrieval of the evidence)."""
 
-    @click.group("eval")
-    def eval_group() -> None:
-        """Measure memory quality on benchmarks (retrieval of the evidence)."""
 
-    @eval_group.command("locomo")
-    @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-    @click.option("--k", "k_text", default="5,10,20", show_default=True,
-                  help="Cut-offs for evidence recall@k, comma-separated.")  # fmt: skip
-    @click.option("--budget", default=1000, show_default=True, type=click.IntRange(1, 1_000_000),
-                  help="Token budget for recall-within-budget and compression.")  # fmt: skip
-    @click.option("--mode", default="both", show_default=True,
-                  type=click.Choice(["events", "records", "both"]),
-                  help="events: raw events, no extraction; records: extracted records only; "
-                  "both: the normal packet.")  # fmt: skip
-    @click.option("--baselines", is_flag=True,
-                  help="Also run BM25, dense and their RRF over raw turns.")  # fmt: skip
-    @click.option("--limit-questions", type=click.IntRange(1, None), default=None,
-                  help="Ask only the first N questions of each conversation.")  # fmt: skip
-    @click.option("--png", type=click.Path(dir_okay=False, path_type=Path), default=None,
-                  help="Write a chart of recall@k by category (needs matplotlib).")  # fmt: skip
-    @click.option("--embedder", "embedder_name", default="default", show_default=True,
-                  type=click.Choice(EMBEDDERS),
-                  help="default: the installed MiniLM; hash: a fast test double; none.")  # fmt: skip
-    @json_option
-    @click.pass_obj
-    def locomo(
-        ctx: Ctx,
-        path: Path,
-        k_text: str,
-        budget: int,
-        mode: str,
-        baselines: bool,
-        limit_questions: int | None,
-        png: Path | None,
-        embedder_name: str,
-    ) -> None:
-        """Evidence recall of a LoCoMo-format file, in a temporary database.
+@eval_group.command("locomo")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--k", "k_text", default="5,10,20", show_default=True,
+              help="Cut-offs for evidence recall@k, comma-separated.")  # fmt: skip
+@click.option("--budget", default=1000, show_default=True, type=click.IntRange(1, 1_000_000),
+              help="Token budget for recall-within-budget and compression.")  # fmt: skip
+@click.option("--mode", default="both", show_default=True,
+              type=click.Choice(["events", "records", "both"]),
+              help="events: raw events, no extraction; records: extracted records only; "
+              "both: the normal packet.")  # fmt: skip
+@click.option("--baselines", is_flag=True,
+              help="Also run BM25, dense and their RRF over raw turns.")  # fmt: skip
+@click.option("--limit-questions", type=click.IntRange(1, None), default=None,
+              help="Ask only the first N questions of each conversation.")  # fmt: skip
+@click.option("--png", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write a chart of recall@k by category (needs matplotlib).")  # fmt: skip
+@click.option("--embedder", "embedder_name", default="default", show_default=True,
+              type=click.Choice(EMBEDDERS),
+              help="default: the installed MiniLM; hash: a test double; none.")  # fmt: skip
+@json_option
+@click.pass_obj
+def locomo(
+    ctx: Ctx,
+    path: Path,
+    k_text: str,
+    budget: int,
+    mode: str,
+    baselines: bool,
+    limit_questions: int | None,
+    png: Path | None,
+    embedder_name: str,
+) -> None:
+    """Evidence recall of a LoCoMo-format file, in a temporary database.
 
-        Each conversation becomes one actor's events (session dates kept, one
-        event per turn); extraction runs unless --mode events; every question
-        is asked of its own conversation only.
-        """
-        result = run_locomo(
-            path,
-            ks=parse_ks(k_text),
-            budget=budget,
-            mode=mode,
-            baselines=baselines,
-            limit_questions=limit_questions,
-            embedder=pick_embedder(embedder_name),
-            progress=not ctx.as_json,
-        )
-        result["png"] = None
-        if png is not None:
-            from remem.eval.report import write_chart
+    Each conversation becomes one actor's events (session dates kept, one
+    event per turn); extraction runs unless --mode events; every question
+    is asked of its own conversation only.
+    """
+    result = run_locomo(
+        path,
+        ks=parse_ks(k_text),
+        budget=budget,
+        mode=mode,
+        baselines=baselines,
+        limit_questions=limit_questions,
+        embedder=pick_embedder(embedder_name),
+        progress=not ctx.as_json,
+    )
+    result["png"] = None
+    if png is not None:
+        from remem.eval.report import write_chart
 
-            note = write_chart(result, png)
-            if note:
-                result["notes"].append(note)
-            else:
-                result["png"] = str(png)
+        note = write_chart(result, png)
+        if note:
+            result["notes"].append(note)
+        else:
+            result["png"] = str(png)
 
-        def human() -> None:
-            from rich.console import Console
+    def human() -> None:
+        from rich.console import Console
 
-            from remem.eval.report import print_report
+        from remem.eval.report import print_report
 
-            console = Console()
-            print_report(result, console)
-            if result["png"]:
-                console.print(f"chart: {result['png']}")
+        console = Console()
+        print_report(result, console)
+        if result["png"]:
+            console.print(f"chart: {result['png']}")
 
-        emit(ctx, result, human)
-
-    return eval_group
+    emit(ctx, result, human)

@@ -38,7 +38,7 @@ def recall_table(result: dict[str, Any]) -> Table:
     )
     table.add_column("system", no_wrap=True)
     table.add_column("k", justify="right")
-    first = next(iter(result["systems"].values()), {"categories": {}})
+    first: dict[str, Any] = next(iter(result["systems"].values()), {"categories": {}})
     cats = [c for c in CATEGORY_ORDER if c in first["categories"]]
     for cat in cats:
         n = first["categories"][cat].get("questions", 0)
