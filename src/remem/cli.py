@@ -17,6 +17,7 @@ import click
 
 from remem.clikit import Ctx, emit, json_option
 from remem.errors import InvalidInput, RememError
+from remem.service.cli import keys, serve
 from remem.thread.cli import checkpoint, toolcall
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -510,6 +511,8 @@ def bench(ctx: Ctx, n_records: int, scope_records: int | None, queries: int, n_e
 
 cli.add_command(checkpoint)
 cli.add_command(toolcall)
+cli.add_command(serve)
+cli.add_command(keys)
 
 
 # -- entry point ---------------------------------------------------------------------------

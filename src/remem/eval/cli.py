@@ -6,6 +6,7 @@ context, `--json` and output through `remem.clikit`.
 
 from __future__ import annotations
 
+import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -186,7 +187,8 @@ def locomo(
 
         from remem.eval.report import print_report
 
-        console = Console()
+        # piped output gets room for every column instead of rich's default 80
+        console = Console() if sys.stdout.isatty() else Console(width=120)
         print_report(result, console)
         if result["png"]:
             console.print(f"chart: {result['png']}")

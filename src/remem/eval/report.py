@@ -123,8 +123,11 @@ def write_chart(result: dict[str, Any], path: Path) -> str | None:
                            rotation=30, ha="right", fontsize=8)  # fmt: skip
         ax.set_ylim(0, 1)
         ax.grid(axis="y", alpha=0.3)
-    axes[0][0].legend(fontsize=7, loc="upper left")
-    fig.tight_layout()
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    columns = min(5, max(1, len(systems)))
+    rows = -(-len(systems) // columns)
+    fig.legend(handles, labels, loc="lower center", ncol=columns, fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0.0, 0.05 * rows + 0.02, 1.0, 1.0))
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return None

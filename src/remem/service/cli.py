@@ -1,0 +1,137 @@
+"""`remem serve` and `remem keys ...`: run the HTTP service and manage its API keys.
+
+`remem.cli` adds the command and the group to the root command; the context
+object, `--json` and output come from `remem.clikit`. FastAPI and uvicorn are
+imported only when `serve` runs.
+"""
+
+from __future__ import annotations
+
+import click
+
+from remem.clikit import Ctx, emit, json_option
+from remem.errors import InvalidInput
+from remem.service import keys as keyring
+from remem.store.sqlite import SQLiteStore
+
+
+def _db_path(ctx: Ctx) -> str:
+    """The database named by --db or $REMEM_DB, else the default file (as `Memory.open`)."""
+    if ctx.db:
+        raw = ctx.db
+        if raw.startswith(("postgres://", "postgresql://")):
+            raise InvalidInput("the PostgreSQL backend is not part of this build yet")
+        return raw[len("sqlite:///") :] if raw.startswith("sqlite:///") else raw
+    from remem.memory import default_db_path
+
+    path = default_db_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return str(path)
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
+@click.option("--port", default=8080, show_default=True, type=click.IntRange(0, 65535))
+@click.option(
+    "--max-body",
+    default=1_048_576,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Refuse request bodies over this many bytes (413).",
+)
+@click.option(
+    "--no-worker",
+    is_flag=True,
+    help="Do not run extraction in this process (separate workers drain the queue).",
+)
+@click.option("--lexical", is_flag=True, help="No embedding model: lexical recall only.")
+@json_option
+@click.pass_obj
+def serve(ctx: Ctx, host: str, port: int, max_body: int, no_worker: bool, lexical: bool) -> None:
+    """Run the HTTP API (OpenAPI at /openapi.json); requests need a key from `remem keys`."""
+    try:
+        import uvicorn
+
+        from remem.service.http import create_app
+    except ImportError as exc:
+        raise click.ClickException(
+            f"the HTTP service needs its extra ({exc.name} is missing): pip install 'remem[server]'"
+        ) from None
+    from remem.embed.base import default_embedder
+
+    path = _db_path(ctx)
+    embedder = None if lexical else default_embedder()
+    app = create_app(path, max_body_bytes=max_body, embedder=embedder, worker=not no_worker)
+    if not ctx.as_json:
+        click.echo(f"remem: serving {path} on http://{host}:{port} (docs at /docs)", err=True)
+    uvicorn.run(app, host=host, port=port, log_level="warning")
+
+
+@click.group()
+def keys() -> None:
+    """Create, list and revoke the API keys of the HTTP service."""
+
+
+@keys.command("create")
+@click.option("--tenant", "key_tenant", required=True, help="The tenant the key acts in.")
+@click.option("--actor", default=None, help="Limit the key to one actor (default: all).")
+@click.option(
+    "--role",
+    type=click.Choice(list(keyring.ROLES)),
+    default="agent",
+    show_default=True,
+    help="agent: read and write; reviewer: also approve; admin: also erase, export, keys.",
+)
+@json_option
+@click.pass_obj
+def keys_create(ctx: Ctx, key_tenant: str, actor: str | None, role: str) -> None:
+    """Create a key; its secret is printed once and only its hash is stored."""
+    store = SQLiteStore(_db_path(ctx))
+    try:
+        key, secret = keyring.create_key(store, tenant=key_tenant, actor=actor, role=role)
+    finally:
+        store.close()
+    emit(
+        ctx,
+        {**key.as_dict(), "key": secret},
+        lambda: click.echo(
+            f"{secret}\n(key {key.id}: tenant {key.tenant}, actor {key.actor or '*'}, "
+            f"role {key.role}; shown once, store it now)"
+        ),
+    )
+
+
+@keys.command("list")
+@click.option("--tenant", "key_tenant", default=None, help="Only this tenant's keys.")
+@json_option
+@click.pass_obj
+def keys_list(ctx: Ctx, key_tenant: str | None) -> None:
+    """List keys (never their secrets), revoked ones included."""
+    store = SQLiteStore(_db_path(ctx))
+    try:
+        found = keyring.list_keys(store, key_tenant)
+    finally:
+        store.close()
+
+    def human() -> None:
+        for k in found:
+            state = f"revoked {k.revoked_at}" if k.revoked_at else "active"
+            click.echo(f"{k.id}  {k.tenant}  {k.actor or '*'}  {k.role}  {state}")
+        if not found:
+            click.echo("no keys; create one with: remem keys create --tenant T")
+
+    emit(ctx, {"keys": [k.as_dict() for k in found]}, human)
+
+
+@keys.command("revoke")
+@click.argument("key_id")
+@json_option
+@click.pass_obj
+def keys_revoke(ctx: Ctx, key_id: str) -> None:
+    """Revoke a key; requests with it are refused (401) from now on."""
+    store = SQLiteStore(_db_path(ctx))
+    try:
+        key = keyring.revoke_key(store, key_id)
+    finally:
+        store.close()
+    emit(ctx, key.as_dict(), lambda: click.echo(f"revoked {key.id} at {key.revoked_at}"))

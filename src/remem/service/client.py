@@ -1,0 +1,386 @@
+"""`Client`: `Memory`'s methods over HTTP, so moving to a server is a one-line change.
+
+    mem = Memory.open("memory.db", tenant="acme")             # embedded
+    mem = Client("http://127.0.0.1:8080", api_key="rk_...")   # the same calls, on a server
+
+The tenant comes from the key. HTTP errors come back as remem's exceptions:
+401 `Unauthorized`, 403 `Forbidden`, 404 `NotFound`, 409 `ConflictError`,
+413 and 422 `InvalidInput` (`RefusedContent` when a secret was refused),
+5xx and an unreachable server `StoreError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from datetime import datetime
+from typing import Any
+
+import httpx
+
+from remem.errors import (
+    ConflictError,
+    InvalidInput,
+    NotFound,
+    RefusedContent,
+    RememError,
+    StoreError,
+)
+from remem.model import (
+    Authority,
+    HistoryEntry,
+    Kind,
+    Packet,
+    PacketItem,
+    Record,
+    Sensitivity,
+    Source,
+    Status,
+)
+from remem.service.keys import Forbidden, Unauthorized
+from remem.store.base import ForgetReport
+from remem.timeutil import parse_time
+
+
+class Client:
+    """A remem server, called with one API key. Thread-safe (httpx.Client is)."""
+
+    def __init__(
+        self,
+        url: str,
+        api_key: str,
+        *,
+        timeout: float = 30.0,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self._http = httpx.Client(
+            base_url=url.rstrip("/"),
+            headers={"Authorization": f"Bearer {api_key}"},
+            timeout=timeout,
+            transport=transport,
+        )
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connections."""
+        self._http.close()
+
+    # -- events ----------------------------------------------------------------------
+
+    def add_event(
+        self,
+        *,
+        actor: str,
+        session: str,
+        role: str,
+        text: str,
+        time: str | datetime | None = None,
+        event_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> str:
+        """Append one event; return its id (a repeated `event_id` is not a second event)."""
+        row = _event_body(
+            {
+                "actor": actor,
+                "session": session,
+                "role": role,
+                "text": text,
+                "time": time,
+                "event_id": event_id,
+                "metadata": metadata,
+            }
+        )
+        return str(self._call("POST", "/v1/events", json=row)["events"][0]["event_id"])
+
+    def add_events(self, rows: Iterable[Mapping[str, Any]]) -> list[bool]:
+        """Append many events in one transaction; per event, whether it was new."""
+        body = [_event_body(r) for r in rows]
+        if not body:
+            return []
+        out = self._call("POST", "/v1/events", json={"events": body})
+        return [bool(e["created"]) for e in out["events"]]
+
+    def events(
+        self, *, actor: str, session: str | None = None, limit: int = 1000
+    ) -> list[dict[str, Any]]:
+        """One actor's events (optionally one session), in order, as JSON rows."""
+        found: list[dict[str, Any]] = []
+        cursor: str | None = None
+        while len(found) < limit:
+            params: dict[str, Any] = {"actor_id": actor, "limit": min(1000, limit - len(found))}
+            if session is not None:
+                params["session_id"] = session
+            if cursor is not None:
+                params["cursor"] = cursor
+            page = self._call("GET", "/v1/events", params=params)
+            found.extend(page["events"])
+            cursor = page["next_cursor"]
+            if cursor is None:
+                break
+        return found
+
+    def jobs(self) -> dict[str, int]:
+        """The tenant's extraction jobs by status."""
+        return {k: int(v) for k, v in self._call("GET", "/v1/jobs").items()}
+
+    # -- memories --------------------------------------------------------------------
+
+    def remember(
+        self,
+        *,
+        actor: str,
+        text: str,
+        kind: str | Kind = Kind.SEMANTIC,
+        valid_until: str | datetime | None = None,
+        field: str | None = None,
+        value: str | None = None,
+        sensitivity: str | Sensitivity = Sensitivity.NORMAL,
+        request_id: str | None = None,
+    ) -> Record:
+        """Store an explicit statement as a confirmed record at once; return it."""
+        item = {
+            "request_id": request_id,
+            "actor_id": actor,
+            "text": text,
+            "kind": str(kind),
+            "field": field,
+            "value": value,
+            "valid_until": _iso(valid_until),
+            "sensitivity": str(sensitivity),
+        }
+        out = self._call("POST", "/v1/memories/batch-create", json={"records": [_compact(item)]})
+        return _record(_only(out)["record"])
+
+    def recall(
+        self,
+        *,
+        actor: str,
+        query: str,
+        k: int = 10,
+        budget: int = 1000,
+        as_of: str | datetime | None = None,
+        explain: bool = False,
+        include_events: bool = True,
+        namespace: str | None = None,
+        max_sensitivity: str | Sensitivity | None = None,
+    ) -> Packet:
+        """The few memories of `actor` that matter for `query`, inside `budget` tokens."""
+        body = {
+            "query": query,
+            "actor_id": actor,
+            "namespace": namespace,
+            "top_k": k,
+            "budget_tokens": budget,
+            "as_of": _iso(as_of),
+            "explain": explain,
+            "include_events": include_events,
+            "max_sensitivity": None if max_sensitivity is None else str(max_sensitivity),
+        }
+        return _packet(self._call("POST", "/v1/memories/retrieve", json=_compact(body)))
+
+    def records(self, *, actor: str, all: bool = False, limit: int = 10_000) -> list[Record]:
+        """An actor's records, newest first: active ones, or every status with `all`."""
+        params = {"actor_id": actor, "all": all, "limit": limit}
+        return [_record(r) for r in self._call("GET", "/v1/memories", params=params)["records"]]
+
+    def get(self, record_id: str) -> Record:
+        """One record; NotFound when there is none the key may see."""
+        return _record(self._call("GET", f"/v1/memories/{_seg(record_id)}"))
+
+    def history(self, record_id: str) -> list[HistoryEntry]:
+        """Every change of a record, oldest first."""
+        rows = self._call("GET", f"/v1/memories/{_seg(record_id)}/history")["history"]
+        return [
+            HistoryEntry(
+                record_id=h["record_id"],
+                action=h["action"],
+                at=parse_time(h["at"]),
+                text=h["text"],
+                status=Status(h["status"]),
+                related_id=h["related_id"],
+                reason=h["reason"],
+                by=h["by"],
+            )
+            for h in rows
+        ]
+
+    def forget(self, *, record_id: str | None = None, actor: str | None = None) -> ForgetReport:
+        """Erase one record, or everything of one actor (an admin key), and verify it."""
+        if (record_id is None) == (actor is None):
+            raise InvalidInput("forget needs exactly one of record_id or actor")
+        if record_id is not None:
+            out = self._call("DELETE", f"/v1/memories/{_seg(record_id)}")
+        else:
+            out = self._call("POST", f"/v1/subjects/{_seg(str(actor))}/forget")
+        return ForgetReport(
+            deleted=out["deleted"],
+            verified=out["verified"],
+            remaining=out["remaining"],
+            job_id=out["job_id"],
+            attempts=out["attempts"],
+        )
+
+    def export(self, *, actor: str) -> Iterator[dict[str, Any]]:
+        """Everything the server holds about one actor (an admin key), as JSON rows."""
+        yield from self._call("GET", f"/v1/subjects/{_seg(actor)}/export")["rows"]
+
+    # -- procedures --------------------------------------------------------------------
+
+    def propose_procedure(
+        self, *, text: str, name: str | None = None, actor: str | None = None
+    ) -> Record:
+        """Propose a procedure; it stays PROPOSED until a reviewer approves it."""
+        body = _compact({"text": text, "name": name, "actor_id": actor})
+        return _record(self._call("POST", "/v1/procedures", json=body))
+
+    def approve(self, record_id: str) -> Record:
+        """Approve a proposed procedure (a reviewer or admin key; the key is the reviewer)."""
+        return _record(self._call("POST", f"/v1/memories/{_seg(record_id)}/approve"))
+
+    def reject(self, record_id: str, *, reason: str = "") -> Record:
+        """Reject a proposed procedure with a reason (a reviewer or admin key)."""
+        out = self._call("POST", f"/v1/memories/{_seg(record_id)}/reject", json={"reason": reason})
+        return _record(out)
+
+    # -- plumbing ------------------------------------------------------------------------
+
+    def _call(self, method: str, path: str, **kwargs: Any) -> Any:
+        try:
+            resp = self._http.request(method, path, **kwargs)
+        except httpx.HTTPError as exc:
+            raise StoreError(
+                f"cannot reach the remem server at {self._http.base_url} ({exc}); is it running?"
+            ) from exc
+        if resp.status_code < 400:
+            return resp.json()
+        raise _exception(resp)
+
+
+def _exception(resp: httpx.Response) -> RememError:
+    try:
+        err = resp.json()["error"]
+        code, message = str(err["code"]), str(err["message"])
+    except (ValueError, KeyError, TypeError):
+        code, message = "http_error", f"HTTP {resp.status_code}: {resp.text[:200]}"
+    status = resp.status_code
+    if status == 401:
+        return Unauthorized(message)
+    if status == 403:
+        return Forbidden(message)
+    if status == 404:
+        return NotFound(message)
+    if status == 409:
+        return ConflictError(message)
+    if status == 422 and code == RefusedContent.code:
+        return RefusedContent(message)
+    if 400 <= status < 500:
+        return InvalidInput(message)
+    return StoreError(message)
+
+
+def _only(out: dict[str, Any]) -> dict[str, Any]:
+    """The one result of a one-item batch, raised as an exception if it failed."""
+    result: dict[str, Any] = out["results"][0]
+    if result["status"] >= 400:
+        err = result["error"]
+        exc = {
+            404: NotFound,
+            409: ConflictError,
+        }.get(
+            result["status"], RefusedContent if err["code"] == "refused_content" else InvalidInput
+        )
+        raise exc(err["message"])
+    return result
+
+
+def _event_body(row: Mapping[str, Any]) -> dict[str, Any]:
+    if not isinstance(row, Mapping):
+        raise InvalidInput(f"an event must be an object; got {row!r:.80}")
+    body = {
+        "actor_id": row.get("actor"),
+        "session_id": row.get("session"),
+        "role": None if row.get("role") is None else str(row.get("role")),
+        "text": row.get("text"),
+        "time": _iso(row.get("time")),
+        "event_id": row.get("event_id") or row.get("id"),
+        "metadata": row.get("metadata"),
+    }
+    return _compact(body)
+
+
+def _compact(body: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in body.items() if v is not None}
+
+
+def _iso(value: Any) -> Any:
+    return value.isoformat() if isinstance(value, datetime) else value
+
+
+def _seg(value: str) -> str:
+    """A path segment, quoted so an id cannot change the path."""
+    from urllib.parse import quote
+
+    return quote(value, safe="")
+
+
+def _time(value: str | None) -> datetime | None:
+    return None if value is None else parse_time(value)
+
+
+def _record(d: dict[str, Any]) -> Record:
+    src = d["source"]
+    return Record(
+        id=d["id"],
+        tenant=d["tenant"],
+        actor=d["actor"],
+        namespace=d["namespace"],
+        kind=Kind(d["kind"]),
+        text=d["text"],
+        source=Source(
+            type=src["type"],
+            event_ids=tuple(src["event_ids"]),
+            strategy=src["strategy"],
+            extractor=src["extractor"],
+        ),
+        authority=Authority(d["authority"]),
+        sensitivity=Sensitivity(d["sensitivity"]),
+        valid_from=parse_time(d["valid_from"]),
+        created_at=parse_time(d["created_at"]),
+        updated_at=parse_time(d["updated_at"]),
+        status=Status(d["status"]),
+        field=d["field"],
+        value=d["value"],
+        valid_until=_time(d["valid_until"]),
+        supersedes=d["supersedes"],
+        superseded_by=d["superseded_by"],
+        flags=tuple(d["flags"]),
+    )
+
+
+def _packet(d: dict[str, Any]) -> Packet:
+    return Packet(
+        records=tuple(
+            PacketItem(
+                id=r["id"],
+                text=r["text"],
+                kind=r["kind"],
+                namespace=r["namespace"],
+                status=r["status"],
+                source_date=parse_time(r["source_date"]),
+                source=r["source"],
+                score=float(r["score"]),
+                tokens=int(r["tokens"]),
+                flags=tuple(r["flags"]),
+            )
+            for r in d["records"]
+        ),
+        conflicts=tuple(d["conflicts"]),
+        tokens=int(d["tokens"]),
+        budget=int(d["budget"]),
+        notes=tuple(d["notes"]),
+        explain=d.get("explain"),
+    )

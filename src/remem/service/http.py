@@ -1,0 +1,736 @@
+"""The HTTP service: `Memory` behind FastAPI, with API-key principals.
+
+    app = create_app("memory.db")          # then: uvicorn, or `remem serve`
+
+Thin over the library: no policy lives here. Every request is authenticated
+by `Authorization: Bearer KEY`; the key fixes the tenant and the actors the
+request may touch (`remem.service.keys`). A body or query may narrow that
+scope, never widen it: another actor is 403, another tenant's record is 404.
+
+Errors are `{"error": {"code", "message"}}`: 401 without a valid key, 403
+outside the key's scope or role, 404 unknown ids, 409 conflicts, 413 bodies
+over `max_body_bytes`, 422 malformed JSON or fields (and remem's InvalidInput
+and RefusedContent), 503 when the database cannot answer.
+
+Extraction runs in the server process: a worker thread wakes after every
+write (and every second, to pick up retries and other processes' events) and
+runs `Memory.process()`. Pass `worker=False` (`remem serve --no-worker`) when
+separate worker processes drain the queue instead.
+"""
+
+# no `from __future__ import annotations`: FastAPI reads the closures' `Who` at runtime
+import base64
+import binascii
+import logging
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import Depends, FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from remem.embed.base import Embedder
+from remem.errors import (
+    ConflictError,
+    InvalidInput,
+    NotFound,
+    RefusedContent,
+    RememError,
+    StoreError,
+)
+from remem.ids import new_id
+from remem.memory import Memory
+from remem.model import HistoryEntry, Kind, Record, Status
+from remem.policy.scope import SHARED_ACTOR, check_name
+from remem.service import keys as keyring
+from remem.service import ledger
+from remem.service.keys import Forbidden, Principal, Unauthorized
+from remem.service.schemas import (
+    BatchCreateIn,
+    BatchDeleteIn,
+    BatchUpdateIn,
+    CreateItem,
+    DeleteItem,
+    EventBatchIn,
+    EventIn,
+    KeyIn,
+    ProposeIn,
+    RejectIn,
+    RetrieveIn,
+    UpdateItem,
+)
+from remem.store.base import ForgetReport, StatusChange, Write
+from remem.store.sqlite import SQLiteStore
+
+log = logging.getLogger("remem.service")
+
+DEFAULT_MAX_BODY = 1_048_576
+WORKER_POLL_SECONDS = 1.0
+
+_STATUS: list[tuple[type[RememError], int]] = [
+    (InvalidInput, 422),
+    (RefusedContent, 422),
+    (NotFound, 404),
+    (ConflictError, 409),
+    (StoreError, 503),
+]
+
+
+# -- the service state -------------------------------------------------------------------
+
+
+@dataclass
+class _Service:
+    store: SQLiteStore
+    embedder: Embedder | None
+    mems: dict[str, Memory] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    wake: threading.Event = field(default_factory=threading.Event)
+    stop: threading.Event = field(default_factory=threading.Event)
+    ledger_locks: dict[str, threading.Lock] = field(default_factory=dict)
+
+    def memory(self, tenant: str) -> Memory:
+        """The tenant's `Memory` on the shared store (never closed: it would close the store)."""
+        with self.lock:
+            mem = self.mems.get(tenant)
+            if mem is None:
+                mem = self.mems[tenant] = Memory(self.store, tenant=tenant, embedder=self.embedder)
+            return mem
+
+    def ledger_lock(self, tenant: str) -> threading.Lock:
+        with self.lock:
+            return self.ledger_locks.setdefault(tenant, threading.Lock())
+
+    def work(self) -> None:
+        """The in-process extraction worker: drain the queue whenever woken."""
+        mem = Memory(self.store, tenant="default", embedder=self.embedder)  # jobs name their tenant
+        while not self.stop.is_set():
+            self.wake.wait(WORKER_POLL_SECONDS)
+            self.wake.clear()
+            if self.stop.is_set():
+                break
+            try:
+                mem.process()
+            except Exception:  # keep serving; the jobs stay queued and are retried
+                log.exception("extraction worker run failed")
+
+
+# -- the request body limit ----------------------------------------------------------------
+
+
+class BodyLimit:
+    """Refuse bodies over `limit` bytes with 413, by Content-Length and by what arrives."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope.get("headers") or [])
+        declared = headers.get(b"content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > self.limit):
+            await _too_large(self.limit, send)
+            return
+        # read the whole body first (it is at most `limit` bytes), then replay it
+        chunks: list[bytes] = []
+        size = 0
+        more = True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                break
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.limit:
+                await _too_large(self.limit, send)
+                return
+            chunks.append(chunk)
+            more = bool(message.get("more_body", False))
+        body = b"".join(chunks)
+        sent = False
+
+        async def replay() -> Message:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+
+async def _too_large(limit: int, send: Send) -> None:
+    resp = _error(413, "body_too_large", f"the request body is over the limit of {limit} bytes")
+    await resp({"type": "http"}, _no_receive, send)
+
+
+async def _no_receive() -> Message:
+    return {"type": "http.disconnect"}
+
+
+# -- the app -----------------------------------------------------------------------------------
+
+
+def create_app(
+    db_path: str | Path,
+    *,
+    max_body_bytes: int = DEFAULT_MAX_BODY,
+    embedder: Embedder | None = None,
+    worker: bool = True,
+) -> FastAPI:
+    """The FastAPI app over the database at `db_path` (created if missing).
+
+    `embedder` None means lexical recall only; `remem serve` passes the
+    default embedder when one is installed.
+    """
+    raw = str(db_path)
+    if raw.startswith("sqlite:///"):
+        raw = raw[len("sqlite:///") :]
+    svc = _Service(SQLiteStore(raw), embedder)
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        thread = None
+        if worker:
+            thread = threading.Thread(target=svc.work, name="remem-worker", daemon=True)
+            thread.start()
+            svc.wake.set()  # drain what an earlier run left queued
+        try:
+            yield
+        finally:
+            svc.stop.set()
+            svc.wake.set()
+            if thread is not None:
+                thread.join(timeout=30)
+            svc.store.close()
+
+    app = FastAPI(
+        title="remem",
+        version="0.1.0",
+        description="Long-term memory for AI agents. Operations map onto Bedrock "
+        "AgentCore Memory's; authenticate with `Authorization: Bearer KEY`.",
+        lifespan=lifespan,
+    )
+    app.state.service = svc
+    app.add_middleware(BodyLimit, limit=max_body_bytes)
+    _install_error_handlers(app)
+
+    bearer = HTTPBearer(auto_error=False, description="an API key from `remem keys create`")
+
+    def principal(
+        creds: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
+    ) -> Principal:
+        if creds is None:
+            raise Unauthorized("send Authorization: Bearer KEY (create one: remem keys create)")
+        who = keyring.verify_key(svc.store, creds.credentials)
+        if who is None:
+            raise Unauthorized("the API key is unknown or revoked")
+        return who
+
+    Who = Annotated[Principal, Depends(principal)]
+
+    def written() -> None:
+        svc.wake.set()
+
+    # -- health and jobs --------------------------------------------------------------
+
+    @app.get("/healthz", tags=["service"])
+    def healthz() -> dict[str, Any]:
+        """Liveness: the database answers."""
+        svc.store._rows("SELECT 1")
+        return {"status": "ok"}
+
+    @app.get("/v1/jobs", tags=["jobs"])
+    def jobs(who: Who) -> dict[str, Any]:
+        """Extraction job status of the key's tenant (ListMemoryExtractionJobs)."""
+        return ledger.job_counts(svc.store, who.tenant)
+
+    # -- events -----------------------------------------------------------------------
+
+    @app.post("/v1/events", status_code=201, tags=["events"])
+    def create_events(body: EventBatchIn | EventIn, who: Who) -> dict[str, Any]:
+        """Append one event, or a batch in one transaction (CreateEvent)."""
+        items = body.events if isinstance(body, EventBatchIn) else [body]
+        for item in items:
+            _allow(who, item.actor_id)
+        rows = [
+            {
+                "actor": e.actor_id,
+                "session": e.session_id,
+                "role": e.role,
+                "text": e.text,
+                "time": e.time,
+                "event_id": e.event_id or new_id("evt"),
+                "metadata": e.metadata,
+            }
+            for e in items
+        ]
+        created = svc.memory(who.tenant).add_events(rows)
+        written()
+        return {
+            "events": [
+                {"event_id": r["event_id"], "created": c}
+                for r, c in zip(rows, created, strict=True)
+            ]
+        }
+
+    @app.get("/v1/events", tags=["events"])
+    def list_events(
+        who: Who,
+        actor_id: Annotated[str | None, Query(max_length=200)] = None,
+        session_id: Annotated[str | None, Query(max_length=200)] = None,
+        limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+        cursor: Annotated[str | None, Query(max_length=100)] = None,
+    ) -> dict[str, Any]:
+        """An actor's events in the order they happened, a page at a time (ListEvents)."""
+        actor = _actor(who, actor_id)
+        if session_id is not None:
+            check_name("session", session_id)
+        start = _offset(cursor)
+        page = svc.memory(who.tenant).events(
+            actor=actor, session=session_id, limit=start + limit + 1
+        )
+        rows = page[start : start + limit]
+        more = len(page) > start + limit
+        return {
+            "events": [
+                {
+                    "event_id": e.id,
+                    "actor_id": e.actor,
+                    "session_id": e.session,
+                    "role": e.role.value,
+                    "text": e.text,
+                    "time": e.time.isoformat(),
+                    "metadata": e.metadata,
+                }
+                for e in rows
+            ],
+            "next_cursor": _cursor(start + limit) if more else None,
+        }
+
+    # -- memories: read --------------------------------------------------------------
+
+    @app.post("/v1/memories/retrieve", tags=["memories"])
+    def retrieve(body: RetrieveIn, who: Who) -> dict[str, Any]:
+        """The recall packet for a query, inside a token budget (RetrieveMemoryRecords)."""
+        actor = body.actor_id
+        if body.namespace is not None:
+            owner = _namespace_actor(who, body.namespace)
+            if actor is not None and actor != owner:
+                raise InvalidInput("namespace belongs to another actor than actor_id")
+            actor = owner
+        actor = _actor(who, actor)
+        packet = svc.memory(who.tenant).recall(
+            actor=actor,
+            query=body.query,
+            k=body.top_k,
+            budget=body.budget_tokens,
+            as_of=body.as_of,
+            explain=body.explain,
+            include_events=body.include_events,
+            namespace=body.namespace,
+            max_sensitivity=body.max_sensitivity,
+        )
+        return packet.as_dict()
+
+    @app.get("/v1/memories", tags=["memories"])
+    def list_memories(
+        who: Who,
+        actor_id: Annotated[str | None, Query(max_length=200)] = None,
+        all: Annotated[bool, Query(description="include invalid and proposed records")] = False,
+        limit: Annotated[int, Query(ge=1, le=10_000)] = 1000,
+    ) -> dict[str, Any]:
+        """An actor's records, newest first (ListMemoryRecords)."""
+        actor = _actor(who, actor_id)
+        recs = svc.memory(who.tenant).records(actor=actor, all=all, limit=limit)
+        return {"records": [r.as_dict() for r in recs]}
+
+    @app.get("/v1/memories/{record_id}", tags=["memories"])
+    def get_memory(record_id: str, who: Who) -> dict[str, Any]:
+        """One record (GetMemoryRecord); another tenant's or actor's id is 404."""
+        return _record(svc, who, record_id).as_dict()
+
+    @app.get("/v1/memories/{record_id}/history", tags=["memories"])
+    def memory_history(record_id: str, who: Who) -> dict[str, Any]:
+        """Every change of a record, oldest first."""
+        _record(svc, who, record_id)
+        entries = svc.memory(who.tenant).history(record_id)
+        return {"history": [h.as_dict() for h in entries]}
+
+    # -- memories: write ---------------------------------------------------------------
+
+    @app.delete("/v1/memories/{record_id}", tags=["memories"])
+    def delete_memory(record_id: str, who: Who) -> dict[str, Any]:
+        """Forget one record everywhere and verify it (DeleteMemoryRecord)."""
+        _record(svc, who, record_id, write=True)
+        report = svc.memory(who.tenant).forget(record_id=record_id)
+        return {"record_id": record_id, **_report(report)}
+
+    @app.post("/v1/memories/batch-create", tags=["memories"])
+    def batch_create(body: BatchCreateIn, who: Who) -> dict[str, Any]:
+        """Write explicit records, confirmed at once (BatchCreateMemoryRecords)."""
+        for item in body.records:  # the whole batch is refused before any write
+            _actor(who, item.actor_id)
+
+        def run(item: CreateItem, actor: str) -> dict[str, Any]:
+            rec = svc.memory(who.tenant).remember(
+                actor=actor,
+                text=item.text,
+                kind=item.kind,
+                valid_until=item.valid_until,
+                field=item.field,
+                value=item.value,
+                sensitivity=item.sensitivity,
+            )
+            return {"status": 201, "record_id": rec.id}
+
+        return _batch(svc, who, "create", body.records, lambda i: _actor(who, i.actor_id), run)
+
+    @app.post("/v1/memories/batch-update", tags=["memories"])
+    def batch_update(body: BatchUpdateIn, who: Who) -> dict[str, Any]:
+        """Correct records: each new text supersedes its record (BatchUpdateMemoryRecords)."""
+
+        def run(item: UpdateItem, actor: str) -> dict[str, Any]:
+            new = _supersede(svc.memory(who.tenant), item, who.key_id)
+            return {"status": 200, "record_id": new.id, "supersedes": item.record_id}
+
+        return _batch(svc, who, "update", body.records, lambda i: _actor_of(svc, who, i), run)
+
+    @app.post("/v1/memories/batch-delete", tags=["memories"])
+    def batch_delete(body: BatchDeleteIn, who: Who) -> dict[str, Any]:
+        """Forget records everywhere and verify each (BatchDeleteMemoryRecords)."""
+
+        def run(item: DeleteItem, _actor: str) -> dict[str, Any]:
+            report = svc.memory(who.tenant).forget(record_id=item.record_id)
+            return {"status": 200, "record_id": item.record_id, **_report(report)}
+
+        return _batch(svc, who, "delete", body.records, lambda i: _actor_of(svc, who, i), run)
+
+    # -- procedures: propose, approve, reject -----------------------------------------------
+
+    @app.post("/v1/procedures", status_code=201, tags=["procedures"])
+    def propose(body: ProposeIn, who: Who) -> dict[str, Any]:
+        """Propose a procedure; it stays inactive until a reviewer approves it."""
+        if body.actor_id is not None:
+            _allow(who, body.actor_id)
+        rec = svc.memory(who.tenant).propose_procedure(
+            text=body.text, name=body.name, actor=body.actor_id, proposed_by=who.key_id
+        )
+        return rec.as_dict()
+
+    @app.post("/v1/memories/{record_id}/approve", tags=["procedures"])
+    def approve(record_id: str, who: Who) -> dict[str, Any]:
+        """Approve a proposed procedure (reviewers and admins)."""
+        _role(who, "reviewer")
+        _record(svc, who, record_id)
+        return svc.memory(who.tenant).approve(record_id, reviewer=who.key_id).as_dict()
+
+    @app.post("/v1/memories/{record_id}/reject", tags=["procedures"])
+    def reject(record_id: str, who: Who, body: RejectIn | None = None) -> dict[str, Any]:
+        """Reject a proposed procedure with a reason (reviewers and admins)."""
+        _role(who, "reviewer")
+        _record(svc, who, record_id)
+        reason = body.reason if body is not None else ""
+        return (
+            svc.memory(who.tenant).reject(record_id, reviewer=who.key_id, reason=reason).as_dict()
+        )
+
+    # -- subjects: erasure and export --------------------------------------------------------
+
+    @app.post("/v1/subjects/{actor_id}/forget", tags=["subjects"])
+    def forget_subject(actor_id: str, who: Who) -> dict[str, Any]:
+        """Erase everything of one actor and verify it by reading back (admins)."""
+        _role(who, "admin")
+        actor = _actor(who, actor_id)
+        report = svc.memory(who.tenant).forget(actor=actor)
+        ledger.forget_actor(svc.store, who.tenant, actor)
+        return {"actor_id": actor, **_report(report)}
+
+    @app.get("/v1/subjects/{actor_id}/export", tags=["subjects"])
+    def export_subject(actor_id: str, who: Who) -> dict[str, Any]:
+        """Everything remem holds about one actor, in a portable shape (admins)."""
+        _role(who, "admin")
+        actor = _actor(who, actor_id)
+        return {"actor_id": actor, "rows": list(svc.memory(who.tenant).export(actor=actor))}
+
+    # -- keys ----------------------------------------------------------------------------
+
+    @app.get("/v1/keys", tags=["keys"])
+    def list_keys(who: Who) -> dict[str, Any]:
+        """The tenant's API keys, without secrets (admins)."""
+        _role(who, "admin")
+        found = keyring.list_keys(svc.store, who.tenant)
+        return {"keys": [k.as_dict() for k in found if who.actor in (None, k.actor)]}
+
+    @app.post("/v1/keys", status_code=201, tags=["keys"])
+    def create_key(body: KeyIn, who: Who) -> dict[str, Any]:
+        """A new key in the caller's tenant; the secret is in this answer only (admins)."""
+        _role(who, "admin")
+        actor = body.actor_id if body.actor_id is not None else who.actor
+        if actor is not None:
+            _allow(who, actor)
+        key, secret = keyring.create_key(svc.store, tenant=who.tenant, actor=actor, role=body.role)
+        return {**key.as_dict(), "key": secret}
+
+    @app.delete("/v1/keys/{key_id}", tags=["keys"])
+    def revoke_key(key_id: str, who: Who) -> dict[str, Any]:
+        """Revoke a key of the caller's tenant at once (admins)."""
+        _role(who, "admin")
+        mine = {k.id: k for k in keyring.list_keys(svc.store, who.tenant)}
+        if key_id not in mine or who.actor not in (None, mine[key_id].actor):
+            raise NotFound(f"no API key {key_id!r} in this tenant")
+        return keyring.revoke_key(svc.store, key_id).as_dict()
+
+    return app
+
+
+# -- scope ------------------------------------------------------------------------------------
+
+
+def _allow(who: Principal, actor: str) -> str:
+    check_name("actor_id", actor)
+    if not who.allows(actor):
+        raise Forbidden(f"this API key may not act on actor {actor!r}")
+    return actor
+
+
+def _actor(who: Principal, actor_id: str | None) -> str:
+    """The actor a request names, or the key's own; never one the key does not allow."""
+    if actor_id is None:
+        if who.actor is None:
+            raise InvalidInput("actor_id is required with a key for the whole tenant")
+        return who.actor
+    return _allow(who, actor_id)
+
+
+def _role(who: Principal, role: str) -> None:
+    if not who.has_role(role):
+        raise Forbidden(f"this operation needs a {role} key; this key is {who.role}")
+
+
+def _namespace_actor(who: Principal, namespace: str) -> str:
+    """The actor whose namespace this is; another tenant's namespace is 403."""
+    parts = namespace.split("/")
+    if len(parts) < 5 or parts[0] != "" or parts[1] != "tenants" or parts[3] != "actors":
+        raise InvalidInput("namespace must look like /tenants/{tenant}/actors/{actor}/...")
+    if parts[2] != who.tenant:
+        raise Forbidden("this API key may not read another tenant's namespace")
+    return _allow(who, parts[4])
+
+
+def _record(svc: _Service, who: Principal, record_id: str, *, write: bool = False) -> Record:
+    """A record the key may see (shared procedures are readable by every key of the tenant)."""
+    rec = svc.store.get_record(who.tenant, record_id)
+    visible = rec is not None and (
+        who.allows(rec.actor) or (rec.actor == SHARED_ACTOR and not write)
+    )
+    if rec is None or not visible:
+        raise NotFound(f"no record {record_id!r} for this API key")
+    return rec
+
+
+def _actor_of(svc: _Service, who: Principal, item: UpdateItem | DeleteItem) -> str:
+    """The actor of a record named in a batch; a record the key cannot see is 404."""
+    return _record(svc, who, item.record_id, write=True).actor
+
+
+def _supersede(mem: Memory, item: UpdateItem, by: str) -> Record:
+    """Write the corrected text as an explicit record; the old one becomes INVALID."""
+    old = mem.get(item.record_id)
+    if old.status is not Status.ACTIVE:
+        raise ConflictError(f"{old.id} is {old.status.value}; only an active record can be updated")
+    if old.kind in (Kind.PROCEDURAL, Kind.SUMMARY):
+        raise InvalidInput(f"a {old.kind.value} record cannot be updated; propose a new version")
+    new = mem.remember(
+        actor=old.actor,
+        text=item.text,
+        kind=old.kind,
+        valid_until=item.valid_until,
+        field=old.field,
+        sensitivity=old.sensitivity,
+    )
+    current = mem.get(old.id)
+    if new.id != old.id and current.status is Status.ACTIVE:
+        now = datetime.now(UTC)
+        mem.store.apply(
+            Write(
+                tenant=mem.tenant,
+                changes=(StatusChange(old.id, Status.INVALID, now, new.id, "SUPERSEDED"),),
+                history=(
+                    HistoryEntry(
+                        old.id,
+                        "SUPERSEDED",
+                        now,
+                        None,
+                        Status.INVALID,
+                        related_id=new.id,
+                        reason="corrected through the API",
+                        by=by,
+                    ),
+                ),
+            )
+        )
+    return new
+
+
+# -- batches and idempotency ---------------------------------------------------------------------
+
+
+def _batch(
+    svc: _Service,
+    who: Principal,
+    operation: str,
+    items: Sequence[Any],
+    resolve: Callable[[Any], str],
+    run: Callable[[Any, str], dict[str, Any]],
+) -> dict[str, Any]:
+    """Run each item; an item with a request id seen before returns its first outcome.
+
+    Items fail one by one (an unknown record is a 404 in its result); a
+    request id is recorded only with an outcome that is final.
+    """
+    results = []
+    for item in items:
+        rid: str | None = item.request_id
+        if rid is None:
+            outcome, _ = _attempt(run, item, resolve)
+        else:
+            with svc.ledger_lock(who.tenant):
+                seen = ledger.lookup(svc.store, who.tenant, rid)
+                if seen is None:
+                    outcome, actor = _attempt(run, item, resolve)
+                    if actor is not None:
+                        ledger.save(svc.store, who.tenant, rid, operation, actor, outcome)
+                elif seen[0] != operation or not who.allows(seen[1]):
+                    outcome = _failure(
+                        409, ConflictError(f"request id {rid!r} was already used for another call")
+                    )
+                else:
+                    outcome = {**seen[2], "replayed": True}
+        results.append(_with_record(svc, who, {"request_id": rid, **outcome}))
+    ok = sum(1 for r in results if r["status"] < 300)
+    return {"results": results, "succeeded": ok, "failed": len(results) - ok}
+
+
+def _attempt(
+    run: Callable[[Any, str], dict[str, Any]], item: Any, resolve: Callable[[Any], str]
+) -> tuple[dict[str, Any], str | None]:
+    """The item's outcome, and its actor (None when the item named no record it may see)."""
+    try:
+        actor = resolve(item)
+    except NotFound as exc:
+        return _failure(404, exc), None
+    try:
+        return run(item, actor), actor
+    except (InvalidInput, RefusedContent, NotFound, ConflictError) as exc:
+        return _failure(_status_of(exc), exc), actor
+
+
+def _failure(status: int, exc: RememError) -> dict[str, Any]:
+    return {"status": status, "error": {"code": exc.code, "message": str(exc)}}
+
+
+def _with_record(svc: _Service, who: Principal, result: dict[str, Any]) -> dict[str, Any]:
+    """Add the record's current state to a successful create or update."""
+    rid = result.get("record_id")
+    if rid and result["status"] < 300 and "deleted" not in result:
+        rec = svc.store.get_record(who.tenant, rid)
+        result["record"] = rec.as_dict() if rec is not None else None
+    return result
+
+
+def _report(report: ForgetReport) -> dict[str, Any]:
+    return {
+        "deleted": report.deleted,
+        "verified": report.verified,
+        "remaining": report.remaining,
+        "job_id": report.job_id,
+        "attempts": report.attempts,
+    }
+
+
+def _cursor(offset: int) -> str:
+    return base64.urlsafe_b64encode(f"o:{offset}".encode()).decode().rstrip("=")
+
+
+def _offset(cursor: str | None) -> int:
+    if cursor is None:
+        return 0
+    try:
+        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        if text.startswith("o:") and text[2:].isdigit() and len(text) < 20:
+            return int(text[2:])
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        pass
+    raise InvalidInput("cursor is not one this service handed out; omit it to start over")
+
+
+# -- errors --------------------------------------------------------------------------------------
+
+
+def _status_of(exc: RememError) -> int:
+    if isinstance(exc, Unauthorized):
+        return 401
+    if isinstance(exc, Forbidden):
+        return 403
+    for kind, status in _STATUS:
+        if isinstance(exc, kind):
+            return status
+    return 500
+
+
+def _error(status: int, code: str, message: str) -> JSONResponse:
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    return JSONResponse(
+        {"error": {"code": code, "message": message}}, status_code=status, headers=headers
+    )
+
+
+def _where(loc: tuple[Any, ...] | list[Any]) -> str:
+    parts = [str(p) for p in loc if p not in ("body",)]
+    return ".".join(parts) or "body"
+
+
+Handler = Callable[[Request, Any], Awaitable[JSONResponse]]
+
+
+def _install_error_handlers(app: FastAPI) -> None:
+    async def remem_error(_req: Request, exc: Any) -> JSONResponse:
+        status = _status_of(exc)
+        if status >= 500:
+            log.error("request failed: %s", exc)
+        return _error(status, exc.code, str(exc))
+
+    async def validation(_req: Request, exc: Any) -> JSONResponse:
+        problems = []
+        for err in exc.errors()[:10]:
+            if err.get("type") == "json_invalid":
+                problems.append(f"malformed JSON: {err.get('ctx', {}).get('error', 'invalid')}")
+            else:
+                problems.append(f"{_where(err.get('loc', ()))}: {err.get('msg', 'invalid')}")
+        return _error(422, "invalid_input", "; ".join(problems) or "invalid request")
+
+    async def http_error(_req: Request, exc: Any) -> JSONResponse:
+        codes = {404: "not_found", 405: "method_not_allowed", 413: "body_too_large"}
+        return _error(exc.status_code, codes.get(exc.status_code, "http_error"), str(exc.detail))
+
+    async def bad_text(_req: Request, exc: Any) -> JSONResponse:
+        # a lone surrogate in JSON, or a time outside what a datetime can hold
+        return _error(422, "invalid_input", f"unusable value: {type(exc).__name__}")
+
+    app.add_exception_handler(RememError, remem_error)
+    app.add_exception_handler(RequestValidationError, validation)
+    app.add_exception_handler(StarletteHTTPException, http_error)
+    app.add_exception_handler(UnicodeError, bad_text)
+    app.add_exception_handler(OverflowError, bad_text)

@@ -1,0 +1,120 @@
+"""The HTTP service's request bodies: pydantic at the edge, validated before any work.
+
+Field names follow the query parameters (`actor_id`, `session_id`) and, where
+one exists, the matching Bedrock AgentCore Memory operation. Unknown fields
+are refused, so a typo is a readable 422 rather than a silently ignored value.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Name = Field(min_length=1, max_length=200)
+RequestId = Field(default=None, min_length=1, max_length=200)
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class EventIn(_Body):
+    """One event of a thread (CreateEvent)."""
+
+    actor_id: str = Name
+    session_id: str = Name
+    role: Literal["user", "assistant", "tool", "system"]
+    text: str = Field(min_length=1, max_length=100_000)
+    time: str | None = Field(default=None, max_length=64, description="ISO 8601; default now")
+    event_id: str | None = Field(
+        default=None, min_length=1, max_length=200, description="client id; a repeat is a no-op"
+    )
+    metadata: dict[str, Any] | None = None
+
+
+class EventBatchIn(_Body):
+    """Several events, written in one transaction: all of them or none."""
+
+    events: list[EventIn] = Field(min_length=1, max_length=1000)
+
+
+class RetrieveIn(_Body):
+    """RetrieveMemoryRecords: the recall packet for a query."""
+
+    query: str = Field(min_length=1, max_length=100_000)
+    actor_id: str | None = Field(default=None, min_length=1, max_length=200)
+    namespace: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=1000,
+        description="narrow to a namespace under /tenants/{tenant}/actors/{actor}/",
+    )
+    top_k: int = Field(default=10, ge=1, le=1000)
+    budget_tokens: int = Field(default=1000, ge=1, le=1_000_000)
+    as_of: str | None = Field(default=None, max_length=64, description="ISO 8601")
+    include_events: bool = True
+    explain: bool = False
+    max_sensitivity: Literal["normal", "personal", "sensitive"] | None = None
+
+
+class CreateItem(_Body):
+    """One explicit record to write (confirmed at once)."""
+
+    request_id: str | None = RequestId
+    actor_id: str | None = Field(default=None, min_length=1, max_length=200)
+    text: str = Field(min_length=1, max_length=4000)
+    kind: Literal["semantic", "preference", "episodic"] = "semantic"
+    field: str | None = Field(default=None, min_length=1, max_length=200)
+    value: str | None = Field(default=None, max_length=4000)
+    valid_until: str | None = Field(default=None, max_length=64)
+    sensitivity: Literal["normal", "personal", "sensitive"] = "normal"
+
+
+class UpdateItem(_Body):
+    """A correction of one record: the new text supersedes the old record."""
+
+    request_id: str | None = RequestId
+    record_id: str = Field(min_length=1, max_length=200)
+    text: str = Field(min_length=1, max_length=4000)
+    valid_until: str | None = Field(default=None, max_length=64)
+
+
+class DeleteItem(_Body):
+    """One record to forget."""
+
+    request_id: str | None = RequestId
+    record_id: str = Field(min_length=1, max_length=200)
+
+
+class BatchCreateIn(_Body):
+    records: list[CreateItem] = Field(min_length=1, max_length=100)
+
+
+class BatchUpdateIn(_Body):
+    records: list[UpdateItem] = Field(min_length=1, max_length=100)
+
+
+class BatchDeleteIn(_Body):
+    records: list[DeleteItem] = Field(min_length=1, max_length=100)
+
+
+class ProposeIn(_Body):
+    """A procedure proposal; inactive until a reviewer approves it."""
+
+    text: str = Field(min_length=1, max_length=4000)
+    name: str | None = Field(default=None, min_length=1, max_length=200)
+    actor_id: str | None = Field(
+        default=None, min_length=1, max_length=200, description="omit: shared by the tenant"
+    )
+
+
+class RejectIn(_Body):
+    reason: str = Field(default="", max_length=2000)
+
+
+class KeyIn(_Body):
+    """A new API key in the caller's tenant, no stronger than the caller's own."""
+
+    actor_id: str | None = Field(default=None, min_length=1, max_length=200)
+    role: Literal["agent", "reviewer", "admin"] = "agent"
