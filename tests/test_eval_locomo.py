@@ -349,3 +349,38 @@ def test_cli_refuses_bad_k() -> None:
         invoke(["eval", "locomo", str(TINY), "--json", "--embedder", "none", "--k", "5,x"])
     with pytest.raises(InvalidInput, match="between 1 and 1000"):
         invoke(["eval", "locomo", str(TINY), "--json", "--embedder", "none", "--k", "0"])
+
+
+# -- prototypes of proposed recall changes -----------------------------------------------------
+
+
+def test_neighbours_stay_inside_a_session_and_speaker_needs_one_name(data: Dataset) -> None:
+    import numpy as np
+
+    from remem.eval.prototypes import named_speaker, with_neighbours
+
+    got = with_neighbours(np.array([1.0, 0.0, 0.0, 4.0]), [1, 1, 2, 2], 0.5)
+    assert got.tolist() == [1.0, 0.5, 2.0, 4.0]
+    one = conv(data, "tiny-1")
+    assert named_speaker(one, "Where did ana take a class?") == "Ana"
+    assert named_speaker(one, "Did Ana and Ben meet?") is None
+    assert named_speaker(one, "Where did Banana go?") is None
+
+
+def test_prototype_ladder_runs_and_neighbours_reach_the_answer_turn(data: Dataset) -> None:
+    from remem.eval.baselines import TurnVectors
+    from remem.eval.prototypes import ProposedEvents, prototype_systems
+
+    ladder = prototype_systems(TurnVectors(HashEmbedder()))
+    assert [s.name for s in ladder] == [
+        "proto:lex", "proto:lex+vec", "proto:lex+vec+nb", "proto:lex+vec+nb+spk"
+    ]  # fmt: skip
+    result = run(data, ladder, ks=[1, 3], budget=100)
+    assert set(result["systems"]) == {s.name for s in ladder}
+    one = conv(data, "tiny-1")
+    lexical, neighbours = ProposedEvents(None), ProposedEvents(None, neighbours=True)
+    for system in (lexical, neighbours):
+        system.ingest(one)
+    # "Do you sell them?" matches; the answer after it shares no word but is its neighbour
+    assert "D2:4" not in {t for r in lexical.search(one, "sell", 5) for t in r.turns}
+    assert "D2:4" in {t for r in neighbours.search(one, "sell", 5) for t in r.turns}

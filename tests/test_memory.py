@@ -370,3 +370,15 @@ def test_policy_that_cannot_decide_keeps_both_and_names_the_conflict(
     assert conflict["field"] == "home"
     assert set(conflict["record_ids"]) == {r.id for r in active}
     assert "which is current" in conflict["question"]
+
+
+def test_update_supersedes_with_links_and_history(mem: Memory) -> None:
+    old = mem.remember(actor="alice", text="Prefers window seats", kind="preference")
+    new = mem.update(old.id, text="Prefers aisle seats", by="support-agent")
+    assert new.supersedes == old.id and new.authority.value == "confirmed"
+    closed = mem.get(old.id)
+    assert closed.status is Status.INVALID and closed.superseded_by == new.id
+    assert mem.history(old.id)[-1].action == "SUPERSEDED"
+    assert [r.id for r in mem.records(actor="alice")] == [new.id]
+    with pytest.raises(Exception, match="only an active record"):
+        mem.update(old.id, text="again")

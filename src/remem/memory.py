@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from remem.consolidate import decide, plan
+from remem.consolidate import Decision, decide, plan
 from remem.embed.base import Embedder, default_embedder
-from remem.errors import InvalidInput, NotFound, RefusedContent, StoreError
+from remem.errors import ConflictError, InvalidInput, NotFound, RefusedContent, StoreError
 from remem.extract import extract_offline
 from remem.extract.offline import STRATEGY
 from remem.ids import IdSource, new_id
@@ -436,6 +436,68 @@ class Memory:
         )
         _, record_id = self._consolidate(self.tenant, actor, cand, valid_until=until)
         return self.get(record_id)
+
+    def update(
+        self,
+        record_id: str,
+        *,
+        text: str,
+        valid_until: str | datetime | None = None,
+        by: str = "user",
+    ) -> Record:
+        """Correct an active record: a new confirmed record supersedes it (never in place).
+
+        The old record becomes INVALID, linked both ways, with a history row
+        naming who corrected it.
+        """
+        old = self.get(record_id)
+        if old.status is not Status.ACTIVE:
+            raise ConflictError(f"{old.id} is {old.status.value}; only an active record changes")
+        if old.kind in (Kind.PROCEDURAL, Kind.SUMMARY):
+            raise InvalidInput(
+                f"a {old.kind.value} record cannot be updated; propose a new version"
+            )
+        if not isinstance(text, str) or not text.strip():
+            raise InvalidInput("the corrected text must be a non-empty string")
+        if len(text) > MAX_RECORD_CHARS:
+            raise InvalidInput(f"a record holds at most {MAX_RECORD_CHARS} characters")
+        refuse_secrets(text)
+        now = self._clock()
+        until = parse_time(valid_until) if valid_until else None
+        cand = Candidate(
+            text=" ".join(text.split()),
+            kind=old.kind,
+            source=Source(type="explicit", strategy="explicit", extractor=f"update by {by}"),
+            observed_at=max(now, old.valid_from),
+            field=old.field,
+            authority=Authority.CONFIRMED,
+            sensitivity=old.sensitivity,
+        )
+        decision = Decision(Action.UPDATE, f"corrected by {by}", supersedes=(old.id,))
+        new_id = self._ids("rec")
+        planned = plan(
+            decision,
+            cand,
+            tenant=self.tenant,
+            actor=old.actor,
+            new_id=new_id,
+            now=now,
+            valid_until=until,
+            namespace=old.namespace,
+            flags=instruction_flags(cand.text),
+        )
+        emb = self.embedder
+        self.store.apply(
+            Write(
+                tenant=self.tenant,
+                inserts=planned.inserts,
+                vectors=(emb.embed([cand.text])[0],) if emb is not None else (),
+                vector_model=emb.name if emb is not None else "",
+                changes=planned.changes,
+                history=planned.history,
+            )
+        )
+        return self.get(new_id)
 
     # -- reading ---------------------------------------------------------------------
 

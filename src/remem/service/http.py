@@ -26,7 +26,6 @@ import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -48,7 +47,7 @@ from remem.errors import (
 )
 from remem.ids import new_id
 from remem.memory import Memory
-from remem.model import HistoryEntry, Kind, Record, Status
+from remem.model import Record
 from remem.policy.scope import SHARED_ACTOR, check_name
 from remem.service import keys as keyring
 from remem.service import ledger
@@ -67,7 +66,7 @@ from remem.service.schemas import (
     RetrieveIn,
     UpdateItem,
 )
-from remem.store.base import ForgetReport, StatusChange, Write
+from remem.store.base import ForgetReport
 from remem.store.sqlite import SQLiteStore
 
 log = logging.getLogger("remem.service")
@@ -546,42 +545,8 @@ def _actor_of(svc: _Service, who: Principal, item: UpdateItem | DeleteItem) -> s
 
 
 def _supersede(mem: Memory, item: UpdateItem, by: str) -> Record:
-    """Write the corrected text as an explicit record; the old one becomes INVALID."""
-    old = mem.get(item.record_id)
-    if old.status is not Status.ACTIVE:
-        raise ConflictError(f"{old.id} is {old.status.value}; only an active record can be updated")
-    if old.kind in (Kind.PROCEDURAL, Kind.SUMMARY):
-        raise InvalidInput(f"a {old.kind.value} record cannot be updated; propose a new version")
-    new = mem.remember(
-        actor=old.actor,
-        text=item.text,
-        kind=old.kind,
-        valid_until=item.valid_until,
-        field=old.field,
-        sensitivity=old.sensitivity,
-    )
-    current = mem.get(old.id)
-    if new.id != old.id and current.status is Status.ACTIVE:
-        now = datetime.now(UTC)
-        mem.store.apply(
-            Write(
-                tenant=mem.tenant,
-                changes=(StatusChange(old.id, Status.INVALID, now, new.id, "SUPERSEDED"),),
-                history=(
-                    HistoryEntry(
-                        old.id,
-                        "SUPERSEDED",
-                        now,
-                        None,
-                        Status.INVALID,
-                        related_id=new.id,
-                        reason="corrected through the API",
-                        by=by,
-                    ),
-                ),
-            )
-        )
-    return new
+    """Correct a record through the library: the old one becomes INVALID, linked."""
+    return mem.update(item.record_id, text=item.text, valid_until=item.valid_until, by=by)
 
 
 # -- batches and idempotency ---------------------------------------------------------------------
