@@ -17,6 +17,7 @@ import click
 
 from remem.clikit import Ctx, emit, json_option
 from remem.errors import InvalidInput, RememError
+from remem.eval.cli import eval_group
 from remem.service.cli import keys, serve
 from remem.thread.cli import checkpoint, toolcall
 
@@ -513,6 +514,7 @@ cli.add_command(checkpoint)
 cli.add_command(toolcall)
 cli.add_command(serve)
 cli.add_command(keys)
+cli.add_command(eval_group)
 
 
 # -- entry point ---------------------------------------------------------------------------

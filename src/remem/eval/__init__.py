@@ -6,6 +6,7 @@
     baselines   BM25, dense and their fusion over raw turns, for comparison
     report      terminal tables and a PNG chart
     cli         the `remem eval` command group
+    prototypes  proposed recall changes, measured beside remem (not used by recall)
 
 Importing this package loads nothing else.
 """

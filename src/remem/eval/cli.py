@@ -194,3 +194,30 @@ def locomo(
             console.print(f"chart: {result['png']}")
 
     emit(ctx, result, human)
+
+
+@eval_group.command("governance")
+@click.option(
+    "--embedder",
+    "embedder_name",
+    default="default",
+    show_default=True,
+    type=click.Choice(["default", "hash", "none"]),
+    help="The embedder the scenarios run with.",
+)
+@json_option
+@click.pass_obj
+def governance(ctx: Ctx, embedder_name: str) -> None:
+    """Run the governance scenarios (writes, retrieval, contradictions, isolation,
+    staleness, deletion, adversarial input) on fresh databases and report each."""
+    from remem.eval.governance import run_governance
+
+    report = run_governance(pick_embedder(embedder_name))
+
+    def human() -> None:
+        for s in report["scenarios"]:
+            detail = {k: v for k, v in s.items() if k not in ("name", "passed")}
+            click.echo(f"{'PASS' if s['passed'] else 'FAIL'}  {s['name']:<24} {detail}")
+        click.echo(f"{report['passed']}/{report['total']} passed in {report['seconds']} s")
+
+    emit(ctx, report, human)

@@ -1,0 +1,391 @@
+"""remem as an MCP server: remember, recall, list and forget, scoped to one API key.
+
+    server = McpServer.open("memory.db", key)     # then: server.run("stdio")
+
+The server is started with an API key from `remem keys create`; every tool
+acts inside that key's tenant and on the actors it allows, exactly as the
+HTTP service does (`remem.service.keys`). An `actor_id` outside the key's
+scope is an error result, never data; erasing a whole subject needs an admin
+key. The key is checked again on every call, so revoking it stops the server
+from acting at once.
+
+Tool inputs are validated by the MCP SDK (pydantic, from the signatures
+below). remem's own errors come back as tool errors that say what was wrong
+(`forbidden: ...`); anything unexpected is logged to stderr and reported as
+an internal error, never as a traceback.
+
+Transports: stdio (an agent spawns `remem mcp --key KEY`), and streamable
+HTTP at /mcp (`--transport http`), where every request must also carry
+`Authorization: Bearer KEY` with the same key, so the port is no more open
+than the HTTP API. This is the only module that imports the `mcp` package.
+"""
+
+from __future__ import annotations
+
+import functools
+import hmac
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, Literal, TypeVar
+
+import anyio.to_thread
+from mcp.server.fastmcp import FastMCP
+from mcp.server.fastmcp.exceptions import ToolError
+from mcp.types import ToolAnnotations
+from pydantic import Field
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from remem.embed.base import Embedder
+from remem.errors import InvalidInput, NotFound, RememError
+from remem.memory import Memory
+from remem.model import Record
+from remem.policy.scope import SHARED_ACTOR, check_name
+from remem.service import keys as keyring
+from remem.service import ledger
+from remem.service.keys import Forbidden, Principal, Unauthorized
+from remem.store.base import ForgetReport
+from remem.store.sqlite import SQLiteStore
+
+log = logging.getLogger("remem.mcp")
+
+T = TypeVar("T")
+Transport = Literal["stdio", "http"]
+
+INSTRUCTIONS = (
+    "Long-term memory for this user. `remember` stores a statement as a confirmed "
+    "memory; `recall` returns the few memories that matter for a query, inside a "
+    "token budget; `list_memories` lists them; `forget` erases one memory (or, with "
+    "an admin key, everything about one actor) from every index. actor_id may be "
+    "omitted when the server's key is limited to one actor."
+)
+
+ActorId = Annotated[
+    str | None,
+    Field(
+        min_length=1,
+        max_length=200,
+        description="whose memory; omit to use the actor the key is limited to",
+    ),
+]
+SensitivityName = Literal["normal", "personal", "sensitive"]
+
+
+class McpServer:
+    """The MCP tools over one database, acting as one API key."""
+
+    def __init__(
+        self,
+        store: SQLiteStore,
+        key: str,
+        *,
+        embedder: Embedder | None = None,
+        host: str = "127.0.0.1",
+        port: int = 8765,
+    ) -> None:
+        """Verify `key` against `store` (Unauthorized if it is not valid) and build the tools.
+
+        `embedder` None means lexical recall only; `remem mcp` passes the
+        default embedder when one is installed.
+        """
+        self.store = store
+        self._key = key
+        self.principal = self._verify()
+        self.memory = Memory(store, tenant=self.principal.tenant, embedder=embedder)
+        self.mcp = FastMCP(
+            "remem",
+            instructions=INSTRUCTIONS,
+            host=host,
+            port=port,
+            log_level="WARNING",
+        )
+        self._register()
+
+    @classmethod
+    def open(
+        cls,
+        db_path: str | Path,
+        key: str,
+        *,
+        embedder: Embedder | None = None,
+        host: str = "127.0.0.1",
+        port: int = 8765,
+    ) -> McpServer:
+        """Open the database at `db_path` (a path or sqlite:///path) and verify `key`."""
+        raw = str(db_path)
+        if raw.startswith("sqlite:///"):
+            raw = raw[len("sqlite:///") :]
+        store = SQLiteStore(raw)
+        try:
+            return cls(store, key, embedder=embedder, host=host, port=port)
+        except BaseException:
+            store.close()
+            raise
+
+    def close(self) -> None:
+        """Close the database."""
+        self.store.close()
+
+    def run(self, transport: Transport = "stdio") -> None:
+        """Serve until the client disconnects (stdio) or the process is stopped (http)."""
+        if transport == "stdio":
+            self.mcp.run("stdio")
+            return
+        import uvicorn
+
+        app = RequireKey(self.mcp.streamable_http_app(), self._key)
+        settings = self.mcp.settings
+        uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning", ws="none")
+
+    # -- scope ---------------------------------------------------------------------------
+
+    def _verify(self) -> Principal:
+        who = keyring.verify_key(self.store, self._key)
+        if who is None:
+            raise Unauthorized(
+                "the API key is unknown or revoked; create one with: "
+                "remem keys create --tenant T [--actor A]"
+            )
+        return who
+
+    def _actor(self, who: Principal, actor_id: str | None) -> str:
+        """The actor a call names, or the key's own; never one the key does not allow."""
+        if actor_id is None:
+            if who.actor is None:
+                raise InvalidInput("actor_id is required: this key is for the whole tenant")
+            return who.actor
+        check_name("actor_id", actor_id)
+        if not who.allows(actor_id):
+            raise Forbidden(f"this API key may not act on actor {actor_id!r}")
+        return actor_id
+
+    def _record(self, who: Principal, record_id: str, *, write: bool) -> Record:
+        """A record the key may see (shared procedures are readable, never writable)."""
+        rec = self.store.get_record(who.tenant, record_id)
+        visible = rec is not None and (
+            who.allows(rec.actor) or (rec.actor == SHARED_ACTOR and not write)
+        )
+        if rec is None or not visible:
+            raise NotFound(f"no memory {record_id!r} for this API key")
+        return rec
+
+    # -- the operations (blocking; the tools run them in a worker thread) ----------------
+
+    def remember(
+        self,
+        *,
+        text: str,
+        actor_id: str | None,
+        kind: str,
+        field: str | None,
+        value: str | None,
+        valid_until: str | None,
+        sensitivity: str,
+    ) -> dict[str, Any]:
+        """Store a statement as a confirmed record; return it."""
+        who = self._verify()
+        rec = self.memory.remember(
+            actor=self._actor(who, actor_id),
+            text=text,
+            kind=kind,
+            field=field,
+            value=value,
+            valid_until=valid_until,
+            sensitivity=sensitivity,
+        )
+        return rec.as_dict()
+
+    def recall(
+        self,
+        *,
+        query: str,
+        actor_id: str | None,
+        top_k: int,
+        budget_tokens: int,
+        as_of: str | None,
+        include_events: bool,
+        max_sensitivity: str | None,
+    ) -> dict[str, Any]:
+        """The recall packet for a query."""
+        who = self._verify()
+        packet = self.memory.recall(
+            actor=self._actor(who, actor_id),
+            query=query,
+            k=top_k,
+            budget=budget_tokens,
+            as_of=as_of,
+            include_events=include_events,
+            max_sensitivity=max_sensitivity,
+        )
+        return packet.as_dict()
+
+    def list_memories(self, *, actor_id: str | None, all: bool, limit: int) -> dict[str, Any]:
+        """An actor's records, newest first."""
+        who = self._verify()
+        actor = self._actor(who, actor_id)
+        recs = self.memory.records(actor=actor, all=all, limit=limit)
+        return {"actor_id": actor, "records": [r.as_dict() for r in recs]}
+
+    def forget(self, *, record_id: str | None, actor_id: str | None) -> dict[str, Any]:
+        """Erase one record, or (admin keys) everything of one actor; verified by reading back."""
+        who = self._verify()
+        if (record_id is None) == (actor_id is None):
+            raise InvalidInput(
+                "forget needs exactly one of record_id (one memory) or actor_id (a whole subject)"
+            )
+        if record_id is not None:
+            self._record(who, record_id, write=True)
+            return {"record_id": record_id, **_report(self.memory.forget(record_id=record_id))}
+        if not who.has_role("admin"):
+            raise Forbidden(f"erasing a whole subject needs an admin key; this key is {who.role}")
+        actor = self._actor(who, actor_id)
+        report = self.memory.forget(actor=actor)
+        ledger.forget_actor(self.store, who.tenant, actor)
+        return {"actor_id": actor, **_report(report)}
+
+    # -- the tools -----------------------------------------------------------------------
+
+    def _register(self) -> None:
+        tool = self.mcp.tool
+        run = self._call
+
+        @tool(annotations=ToolAnnotations(title="Remember", destructiveHint=False))
+        async def remember(
+            text: Annotated[str, Field(min_length=1, max_length=4000, description="the statement")],
+            actor_id: ActorId = None,
+            kind: Literal["semantic", "preference", "episodic"] = "semantic",
+            field: Annotated[
+                str | None,
+                Field(
+                                min_length=1,
+                    max_length=200,
+                    description="what it is about (e.g. 'home city'); a new value supersedes",
+                ),
+            ] = None,
+            value: Annotated[str | None, Field(max_length=4000)] = None,
+            valid_until: Annotated[
+                str | None, Field(max_length=64, description="ISO 8601")
+            ] = None,
+            sensitivity: SensitivityName = "normal",
+        ) -> dict[str, Any]:
+            """Store a statement as a confirmed memory at once and return it with its id.
+
+            A repeat of an active memory returns the existing one; a statement
+            about the same `field` supersedes the old value.
+            """
+            return await run(
+                self.remember,
+                text=text,
+                actor_id=actor_id,
+                kind=kind,
+                field=field,
+                value=value,
+                valid_until=valid_until,
+                sensitivity=sensitivity,
+            )
+
+        @tool(annotations=ToolAnnotations(title="Recall", readOnlyHint=True))
+        async def recall(
+            query: Annotated[str, Field(min_length=1, max_length=100_000)],
+            actor_id: ActorId = None,
+            top_k: Annotated[int, Field(ge=1, le=1000)] = 10,
+            budget_tokens: Annotated[int, Field(ge=1, le=1_000_000)] = 1000,
+            as_of: Annotated[
+                str | None,
+                Field(max_length=64, description="ISO 8601: what was true then"),
+            ] = None,
+            include_events: bool = True,
+            max_sensitivity: SensitivityName | None = None,
+        ) -> dict[str, Any]:
+            """The few memories that matter for `query`, with their ids, inside a token budget."""
+            return await run(
+                self.recall,
+                query=query,
+                actor_id=actor_id,
+                top_k=top_k,
+                budget_tokens=budget_tokens,
+                as_of=as_of,
+                include_events=include_events,
+                max_sensitivity=max_sensitivity,
+            )
+
+        @tool(annotations=ToolAnnotations(title="List memories", readOnlyHint=True))
+        async def list_memories(
+            actor_id: ActorId = None,
+            all: Annotated[
+                bool, Field(description="also superseded, expired and proposed ones")
+            ] = False,
+            limit: Annotated[int, Field(ge=1, le=10_000)] = 100,
+        ) -> dict[str, Any]:
+            """An actor's memories, newest first: active ones, or every status with `all`."""
+            return await run(self.list_memories, actor_id=actor_id, all=all, limit=limit)
+
+        @tool(annotations=ToolAnnotations(title="Forget", destructiveHint=True))
+        async def forget(
+            record_id: Annotated[
+                str | None,
+                Field(min_length=1, max_length=200, description="one memory"),
+            ] = None,
+            actor_id: Annotated[
+                str | None,
+                Field(
+                                min_length=1,
+                    max_length=200,
+                    description="everything about this actor (admin keys only)",
+                ),
+            ] = None,
+        ) -> dict[str, Any]:
+            """Erase one memory, or a whole subject, from every index; verified by reading back."""
+            return await run(self.forget, record_id=record_id, actor_id=actor_id)
+
+    async def _call(self, fn: Callable[..., T], **kwargs: Any) -> T:
+        """Run a blocking operation off the event loop; remem's errors become tool errors."""
+        try:
+            return await anyio.to_thread.run_sync(functools.partial(fn, **kwargs))
+        except RememError as exc:
+            raise ToolError(f"{exc.code}: {exc}") from None
+        except Exception:
+            log.exception("MCP tool %s failed", getattr(fn, "__name__", fn))
+            raise ToolError("internal error: the server log has the details") from None
+
+
+class RequireKey:
+    """ASGI guard for the HTTP transport: every request carries the server's key as Bearer."""
+
+    def __init__(self, app: ASGIApp, key: str) -> None:
+        self.app = app
+        self._expected = f"Bearer {key}".encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            given = dict(scope.get("headers") or []).get(b"authorization", b"")
+            if not hmac.compare_digest(given, self._expected):
+                await _unauthorized(send)
+                return
+        await self.app(scope, receive, send)
+
+
+async def _unauthorized(send: Send) -> None:
+    body = b'{"error": {"code": "unauthorized", "message": "send Authorization: Bearer KEY"}}'
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 401,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"www-authenticate", b"Bearer"),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+def _report(report: ForgetReport) -> dict[str, Any]:
+    return {
+        "deleted": report.deleted,
+        "verified": report.verified,
+        "remaining": report.remaining,
+        "job_id": report.job_id,
+        "attempts": report.attempts,
+    }

@@ -1,0 +1,58 @@
+"""`remem mcp`: serve remem's tools to an MCP client, acting as one API key.
+
+`remem.cli` adds the command to the root command. The `mcp` package is
+imported only when the command runs.
+"""
+
+from __future__ import annotations
+
+import click
+
+from remem.clikit import Ctx, json_option
+from remem.service.cli import _db_path
+
+
+@click.command()
+@click.option(
+    "--key",
+    envvar="REMEM_API_KEY",
+    required=True,
+    help="API key the server acts as (from `remem keys create`); default $REMEM_API_KEY.",
+)
+@click.option(
+    "--transport",
+    type=click.Choice(["stdio", "http"]),
+    default="stdio",
+    show_default=True,
+    help="stdio for a spawning client; http for streamable HTTP at /mcp.",
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface (http only).")
+@click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535))
+@click.option("--lexical", is_flag=True, help="No embedding model: lexical recall only.")
+@json_option
+@click.pass_obj
+def mcp(ctx: Ctx, key: str, transport: str, host: str, port: int, lexical: bool) -> None:
+    """Serve remember, recall, list_memories and forget over MCP, scoped to one API key.
+
+    Over http, clients send the same key as `Authorization: Bearer KEY`.
+    """
+    try:
+        from remem.service.mcp import McpServer
+    except ImportError as exc:
+        raise click.ClickException(
+            f"the MCP server needs its extra ({exc.name} is missing): pip install 'remem[server]'"
+        ) from None
+    from remem.embed.base import default_embedder
+
+    path = _db_path(ctx)
+    embedder = None if lexical else default_embedder()
+    server = McpServer.open(path, key, embedder=embedder, host=host, port=port)
+    try:
+        if transport == "http" and not ctx.as_json:
+            click.echo(
+                f"remem: MCP for tenant {server.principal.tenant} on http://{host}:{port}/mcp",
+                err=True,
+            )
+        server.run("http" if transport == "http" else "stdio")
+    finally:
+        server.close()
