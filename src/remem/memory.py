@@ -305,9 +305,26 @@ class Memory:
             jobs = self.store.claim_jobs(self._clock(), size, LEASE_SECONDS)
             if not jobs:
                 break
+            self._embed_events(jobs)
             for job in jobs:
                 total = total + self._run_job(job)
         return total
+
+    def _embed_events(self, jobs: list[Job]) -> None:
+        """Embed the claimed jobs' events in one batch, so raw events are found by meaning."""
+        emb = self.embedder
+        if emb is None:
+            return
+        by_tenant: dict[str, list[str]] = {}
+        for job in jobs:
+            by_tenant.setdefault(job.tenant, []).append(job.event_id)
+        for tenant, ids in by_tenant.items():
+            events = [e for e in self.store.get_events(tenant, ids) if e.text.strip()]
+            if events:
+                vectors = emb.embed([e.text for e in events])
+                self.store.add_event_vectors(
+                    tenant, list(zip(events, vectors, strict=True)), emb.name
+                )
 
     def _run_job(self, job: Job) -> ProcessResult:
         try:

@@ -247,5 +247,33 @@ def test_forget_actor_erases_only_that_actor(store: Store) -> None:
 
 def test_events_with_records(store: Store) -> None:
     put(store, rec("a1", "Loves green tea"))
-    assert store.events_with_records("t1", ["src-a1", "other"]) == {"src-a1"}
-    assert store.events_with_records("t2", ["src-a1"]) == set()
+    assert store.events_with_records("t1", ["src-a1", "other"]) == {"src-a1": {"active"}}
+    assert store.events_with_records("t2", ["src-a1"]) == {}
+
+
+def test_event_vectors_are_scoped_and_follow_erasure(store: Store) -> None:
+    store.add_events([ev(1), ev(2), ev(3, actor="bob")], [])
+    e1, e2 = store.list_events("t1", "alice")
+    (b3,) = store.list_events("t1", "bob")
+    store.add_event_vectors("t1", [(e1, vec(0)), (e2, vec(1)), (b3, vec(0))], "test-8")
+    alice = Scope("t1", "alice")
+    hits = store.vector_search_events(alice, "test-8", vec(0), 10, NOW)
+    assert [eid for eid, _ in hits] == ["e1", "e2"]
+    assert store.vector_search_events(alice, "other", vec(0), 10, NOW) == []
+    assert store.vector_search_events(alice, "test-8", vec(0), 10, T) == []  # before both
+    report = store.forget_actor("t1", "alice", NOW)
+    assert report.verified and report.deleted["event_vectors"] == 2
+    assert store.vector_search_events(alice, "test-8", vec(0), 10, NOW) == []
+    assert [
+        e for e, _ in store.vector_search_events(Scope("t1", "bob"), "test-8", vec(0), 5, NOW)
+    ] == ["e3"]
+
+
+def test_adjacent_events_stay_in_their_session(store: Store) -> None:
+    other = Event("x9", "t1", "alice", "s2", Role.USER, "elsewhere", T + timedelta(minutes=2))
+    store.add_events([ev(1), ev(2), ev(3), other], [])
+    first, middle, last = store.list_events("t1", "alice", "s1")
+    assert [e.id for e in store.adjacent_events(middle)] == ["e1", "e3"]
+    assert [e.id for e in store.adjacent_events(first)] == ["e2"]
+    assert [e.id for e in store.adjacent_events(last)] == ["e2"]
+    assert store.adjacent_events(other) == []

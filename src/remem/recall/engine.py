@@ -1,4 +1,14 @@
-"""The recall pipeline; see `remem.recall` for its shape."""
+"""The recall pipeline; see `remem.recall` for its shape.
+
+Scores: a candidate's BM25 score is divided by the best BM25 score of its list
+(so the best word match scores 1) and its cosine with the query is added.
+Records and raw events are scored the same way, so one scale orders them.
+A raw event also earns half the better score of the events just before and
+after it in its session: the turn that asks often shares the query's words
+while the next one holds the answer. On the five LoCoMo development
+conversations this took evidence recall@10 from 0.61 (events by words only)
+to 0.72 (see `remem eval locomo`).
+"""
 
 from __future__ import annotations
 
@@ -7,20 +17,26 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from remem.embed.base import Embedder
-from remem.model import Packet, PacketItem, Record, Sensitivity, Status, iso
+from remem.model import Event, Packet, PacketItem, Record, Sensitivity, Status, iso
 from remem.policy.precedence import RANK
-from remem.policy.untrusted import quote
+from remem.policy.untrusted import instruction_flags, quote
 from remem.policy.validity import is_recallable, within_sensitivity
 from remem.recall.budget import ITEM_OVERHEAD_TOKENS, estimate_tokens, pack
 from remem.store.base import Hit, Scope, Store
 
-RRF_K = 60  # the usual constant of reciprocal-rank fusion
 POOL = 50  # how many candidates each retriever contributes
-EVENT_POOL = 20
-# A record found only by its vector must be at least this similar to the query:
-# below it, all-MiniLM-L6-v2 pairs are mostly unrelated and would only pad the
-# packet up to k. Records that share words with the query are exempt.
+EVENT_POOL = 50
+NEIGHBOUR_WEIGHT = 0.5
+# raw events weigh a little less than governed records at the same match
+EVENT_WEIGHT = 0.8
+NEIGHBOURS_OF = 20  # the best events whose session neighbours are considered too
+# A candidate found only by its vector must be at least this similar to the
+# query: below it, all-MiniLM-L6-v2 pairs are mostly unrelated and would only
+# pad the packet up to k. Candidates that share words with the query are exempt.
 MIN_VECTOR_ONLY_COSINE = 0.25
 
 
@@ -43,40 +59,28 @@ def recall(store: Store, embedder: Embedder | None, req: RecallRequest, now: dat
     """Answer a recall request with a packet; see `remem.recall`."""
     at = req.as_of or now
     notes: list[str] = []
-    scopes = (req.scope, *req.shared)
     query_vec = None
     if embedder is None:
         notes.append("no embedding model installed: recall is lexical only")
     else:
         query_vec = embedder.embed([req.query])[0]
-
-    # every scope contributes its own ranked lists; reciprocal-rank fusion sums them
-    ranks: dict[str, float] = defaultdict(float)
     rejected: list[dict[str, Any]] = []
+
     lexical: list[Hit] = []
     vector: list[tuple[str, float]] = []
-    for scope in scopes:
-        hits = store.search_records(scope, req.query, POOL)
-        lexical.extend(hits)
-        for rank, hit in enumerate(hits):
-            ranks[hit.id] += 1.0 / (RRF_K + rank + 1)
-    lexical_ids = set(ranks)
-    for scope in scopes:
-        if embedder is None or query_vec is None:
-            break
-        near = store.vector_search(
-            scope, embedder.name, query_vec, POOL, at, include_invalid=req.as_of is not None
-        )
-        vector.extend(near)
-        for rank, (rid, cosine) in enumerate(near):
-            if rid not in lexical_ids and cosine < MIN_VECTOR_ONLY_COSINE:
-                rejected.append({"id": rid, "reason": f"weak match (cosine {cosine:.2f})"})
-                continue
-            ranks[rid] += 1.0 / (RRF_K + rank + 1)
+    for scope in (req.scope, *req.shared):
+        lexical.extend(store.search_records(scope, req.query, POOL))
+        if embedder is not None and query_vec is not None:
+            vector.extend(
+                store.vector_search(
+                    scope, embedder.name, query_vec, POOL, at, include_invalid=req.as_of is not None
+                )
+            )
+    scores = _fuse(lexical, vector, rejected)
 
-    fetched = {r.id: r for r in store.get_records(req.scope.tenant, list(ranks))}
+    fetched = {r.id: r for r in store.get_records(req.scope.tenant, list(scores))}
     eligible: list[Record] = []
-    for rid in ranks:
+    for rid in scores:
         rec = fetched.get(rid)
         if rec is None:
             rejected.append({"id": rid, "reason": "deleted"})
@@ -87,13 +91,15 @@ def recall(store: Store, embedder: Embedder | None, req: RecallRequest, now: dat
         else:
             eligible.append(rec)
     eligible.sort(
-        key=lambda r: (ranks[r.id], RANK[r.authority], r.valid_from.timestamp()), reverse=True
+        key=lambda r: (scores[r.id], RANK[r.authority], r.valid_from.timestamp()), reverse=True
     )
 
-    items: list[PacketItem] = [_record_item(r, ranks[r.id]) for r in eligible]
+    items: list[PacketItem] = [_record_item(r, scores[r.id]) for r in eligible]
+    event_explain: dict[str, Any] = {}
     if req.include_events:
-        items.extend(_event_items(store, req, at, rejected))
+        items.extend(_event_items(store, embedder, query_vec, req, at, rejected, event_explain))
     items.sort(key=lambda it: it.score, reverse=True)
+    items = _one_of_each_source(items, rejected)
 
     top, beyond = items[: req.k], items[req.k :]
     kept, over, used = pack([(it, it.tokens) for it in top], req.budget)
@@ -109,6 +115,7 @@ def recall(store: Store, embedder: Embedder | None, req: RecallRequest, now: dat
             "as_of": iso(req.as_of),
             "lexical": [{"id": h.id, "bm25": round(h.score, 4)} for h in lexical],
             "vector": [{"id": rid, "cosine": round(c, 4)} for rid, c in vector],
+            **event_explain,
             "selected": [it.id for it in kept],
             "rejected": rejected,
         }
@@ -122,47 +129,110 @@ def recall(store: Store, embedder: Embedder | None, req: RecallRequest, now: dat
     )
 
 
+def _fuse(
+    lexical: list[Hit], vector: list[tuple[str, float]], rejected: list[dict[str, Any]]
+) -> dict[str, float]:
+    """Normalised BM25 plus cosine per id; weak vector-only candidates are dropped."""
+    best = max((h.score for h in lexical), default=0.0)
+    scores: dict[str, float] = defaultdict(float)
+    for h in lexical:
+        scores[h.id] = max(scores[h.id], h.score / best if best > 0 else 0.0)
+    words = set(scores)
+    for rid, cosine in vector:
+        if rid not in words and cosine < MIN_VECTOR_ONLY_COSINE:
+            rejected.append({"id": rid, "reason": f"weak match (cosine {cosine:.2f})"})
+            continue
+        scores[rid] += max(cosine, 0.0)
+    return dict(scores)
+
+
 def _event_items(
     store: Store,
+    embedder: Embedder | None,
+    query_vec: npt.NDArray[np.float32] | None,
     req: RecallRequest,
     at: datetime,
     rejected: list[dict[str, Any]],
+    explain: dict[str, Any],
 ) -> list[PacketItem]:
-    hits = store.search_events(req.scope, req.query, EVENT_POOL)
-    if not hits:
+    """Raw events of the actor's thread log, scored on the records' scale."""
+    lexical = store.search_events(req.scope, req.query, EVENT_POOL)
+    vector: list[tuple[str, float]] = []
+    if embedder is not None and query_vec is not None:
+        vector = store.vector_search_events(req.scope, embedder.name, query_vec, EVENT_POOL, at)
+    explain["events_lexical"] = [h.id for h in lexical]
+    explain["events_vector"] = [rid for rid, _ in vector]
+    scores = _fuse(lexical, vector, rejected)
+    if not scores:
         return []
-    events = {e.id: e for e in store.get_events(req.scope.tenant, [h.id for h in hits])}
-    # an event that yielded records is represented by them (current or superseded),
-    # never handed back raw beside them
-    extracted = store.events_with_records(req.scope.tenant, list(events))
-    items = []
-    for rank, hit in enumerate(hits):
-        ev = events.get(hit.id)
+    events = {e.id: e for e in store.get_events(req.scope.tenant, list(scores))}
+
+    # a matching turn next to another matching turn is likelier the answer: a
+    # candidate earns a share of its best neighbour's score (chatter that matches
+    # nothing itself earns nothing)
+    bonus: dict[str, float] = defaultdict(float)
+    for eid in sorted(scores, key=lambda e: scores[e], reverse=True)[:NEIGHBOURS_OF]:
+        ev = events.get(eid)
         if ev is None:
             continue
-        if ev.id in extracted:
-            rejected.append({"id": ev.id, "reason": "event represented by its records"})
-            continue
+        for nb in store.adjacent_events(ev):
+            if nb.id in scores:
+                bonus[nb.id] = max(bonus[nb.id], NEIGHBOUR_WEIGHT * scores[eid])
+    final = {eid: EVENT_WEIGHT * (scores[eid] + bonus[eid]) for eid in events}
+
+    # an event whose records were superseded or deleted must not bring them back raw
+    statuses = store.events_with_records(req.scope.tenant, list(events))
+    items = []
+    for eid, ev in events.items():
         if ev.time > at:
-            rejected.append({"id": ev.id, "reason": "event after the as-of time"})
-            continue
-        text = f"{ev.role.value}: {ev.text}"
-        items.append(
-            PacketItem(
-                id=ev.id,
-                text=text,
-                kind="event",
-                namespace=f"/tenants/{ev.tenant}/actors/{ev.actor}/sessions/{ev.session}",
-                status="event",
-                source_date=ev.time,
-                source={"type": "event", "event_ids": [ev.id], "session": ev.session},
-                # one retriever instead of two: events rank below records that
-                # both retrievers agree on, and fill in where records are missing
-                score=1.0 / (RRF_K + rank + 1),
-                tokens=estimate_tokens(text) + ITEM_OVERHEAD_TOKENS,
-            )
-        )
+            rejected.append({"id": eid, "reason": "event after the as-of time"})
+        elif not ev.text.strip():
+            rejected.append({"id": eid, "reason": "event text was forgotten"})
+        elif statuses.get(eid, set()) - {Status.ACTIVE.value}:
+            rejected.append({"id": eid, "reason": "its records were superseded or removed"})
+        else:
+            items.append(_event_item(ev, final[eid]))
     return items
+
+
+def _event_item(ev: Event, score: float) -> PacketItem:
+    flags = instruction_flags(ev.text)
+    text = f"{ev.role.value}: {quote(ev.text) if flags else ev.text}"
+    return PacketItem(
+        id=ev.id,
+        text=text,
+        kind="event",
+        namespace=f"/tenants/{ev.tenant}/actors/{ev.actor}/sessions/{ev.session}",
+        status="event",
+        source_date=ev.time,
+        source={"type": "event", "event_ids": [ev.id], "session": ev.session},
+        score=score,
+        tokens=estimate_tokens(text) + ITEM_OVERHEAD_TOKENS,
+        flags=flags,
+    )
+
+
+def _one_of_each_source(
+    items: list[PacketItem], rejected: list[dict[str, Any]]
+) -> list[PacketItem]:
+    """Keep a raw event or the records made from it, whichever ranks higher, not both."""
+    out: list[PacketItem] = []
+    events_in: set[str] = set()
+    covered: set[str] = set()
+    for it in items:
+        if it.kind == "event":
+            if it.id in covered:
+                rejected.append({"id": it.id, "reason": "represented by a record made from it"})
+                continue
+            events_in.add(it.id)
+        else:
+            sources = set(it.source.get("event_ids", []))
+            if sources & events_in:
+                rejected.append({"id": it.id, "reason": "its source event ranks higher"})
+                continue
+            covered |= sources
+        out.append(it)
+    return out
 
 
 def _record_item(rec: Record, score: float) -> PacketItem:

@@ -127,8 +127,30 @@ class Store(Protocol):
 
     def history(self, tenant: str, record_id: str) -> list[HistoryEntry]: ...
 
-    def events_with_records(self, tenant: str, event_ids: Sequence[str]) -> set[str]:
-        """Which of these events some record was extracted from."""
+    def events_with_records(self, tenant: str, event_ids: Sequence[str]) -> dict[str, set[str]]:
+        """For those of these events some record came from: the statuses of those records."""
+        ...
+
+    def add_event_vectors(
+        self, tenant: str, vectors: Sequence[tuple[Event, npt.NDArray[np.float32]]], model: str
+    ) -> None:
+        """Store the embeddings of some events (made by `model`)."""
+        ...
+
+    def vector_search_events(
+        self,
+        scope: Scope,
+        model: str,
+        query: npt.NDArray[np.float32],
+        limit: int,
+        at: datetime,
+    ) -> list[tuple[str, float]]:
+        """Ids and cosines of the scope's events (embedded by `model`) nearest to `query`,
+        among those that happened by `at`."""
+        ...
+
+    def adjacent_events(self, event: Event) -> list[Event]:
+        """The events just before and just after `event` in its session."""
         ...
 
     # search, always inside one scope

@@ -95,7 +95,7 @@ class SQLiteStore:
                     f"directory {parent} does not exist; create it or choose another --db path"
                 )
         self._lock = threading.RLock()
-        self._vec_cache: dict[tuple[str, str], tuple[int, ScopeVectors | None]] = {}
+        self._vec_cache: dict[tuple[str, str, str], tuple[int, ScopeVectors | None]] = {}
         try:
             self._db = sqlite3.connect(
                 self.path, isolation_level=None, check_same_thread=False, timeout=30.0
@@ -370,14 +370,54 @@ class SQLiteStore:
             for r in self._rows(q.HISTORY, (tenant, record_id))
         ]
 
-    def events_with_records(self, tenant: str, event_ids: Sequence[str]) -> set[str]:
-        """Which of these events some record was extracted from."""
-        found: set[str] = set()
+    def events_with_records(self, tenant: str, event_ids: Sequence[str]) -> dict[str, set[str]]:
+        """For those of these events some record came from: the statuses of those records."""
+        found: dict[str, set[str]] = {}
         for chunk in _chunks(list(event_ids), 500):
             marks = ",".join("?" * len(chunk))
-            rows = self._rows(q.EVENTS_WITH_RECORDS.format(marks=marks), (tenant, *chunk))
-            found.update(r[0] for r in rows)
+            for r in self._rows(q.RECORD_STATUS_BY_EVENT.format(marks=marks), (tenant, *chunk)):
+                found.setdefault(r[0], set()).add(r[1])
         return found
+
+    def add_event_vectors(
+        self, tenant: str, vectors: Sequence[tuple[Event, npt.NDArray[np.float32]]], model: str
+    ) -> None:
+        """Store the embeddings of some events (made by `model`)."""
+        touched: set[tuple[str, str]] = set()
+        with self._tx() as db:
+            for event, vec in vectors:
+                blob = np.asarray(vec, np.float16).tobytes()
+                db.execute(
+                    q.INSERT_EVENT_VECTOR, (model, event.time.timestamp(), blob, tenant, event.id)
+                )
+                touched.add((tenant, event.actor))
+            for key in touched:
+                db.execute(q.BUMP_SCOPE, key)
+
+    def vector_search_events(
+        self,
+        scope: Scope,
+        model: str,
+        query: npt.NDArray[np.float32],
+        limit: int,
+        at: datetime,
+    ) -> list[tuple[str, float]]:
+        """Ids and cosines of the scope's events (embedded by `model`) nearest to `query`."""
+        vectors = self._scope_vectors(scope, events=True)
+        if vectors is None or vectors.model != model:
+            return []
+        return vectors.search(query, limit, at.timestamp(), include_invalid=True)
+
+    def adjacent_events(self, event: Event) -> list[Event]:
+        """The events just before and just after `event` in its session."""
+        t = to_db(event.time)
+        seq_rows = self._rows(q.EVENT_SEQ, (event.tenant, event.id))
+        if not seq_rows:
+            return []
+        seq = seq_rows[0][0]
+        key = (event.tenant, event.actor, event.session)
+        rows = self._rows(q.ADJACENT_EVENTS, (*key, t, t, seq, *key, t, t, seq))
+        return [_event(r) for r in rows]
 
     # -- search ------------------------------------------------------------------
 
@@ -430,14 +470,41 @@ class SQLiteStore:
             hits = [h for h in hits if h[0] in allowed][:limit]
         return hits
 
-    def _scope_vectors(self, scope: Scope) -> ScopeVectors | None:
-        """One scope's vectors in memory, reloaded only when the scope changed."""
+    def _scope_vectors(self, scope: Scope, events: bool = False) -> ScopeVectors | None:
+        """One scope's record (or event) vectors in memory, reloaded when the scope changed."""
         key = (scope.tenant, scope.actor)
         rows = self._rows(q.SCOPE_VERSION, key)
         version = int(rows[0][0]) if rows else 0
-        cached = self._vec_cache.get(key)
+        cache_key = (scope.tenant, scope.actor, "events" if events else "records")
+        cached = self._vec_cache.get(cache_key)
         if cached is not None and cached[0] == version:
             return cached[1]
+        if events:
+            vectors = self._load_event_vectors(key)
+        else:
+            vectors = self._load_record_vectors(key)
+        if len(self._vec_cache) >= VECTOR_CACHE_SCOPES:
+            self._vec_cache.pop(next(iter(self._vec_cache)))
+        self._vec_cache[cache_key] = (version, vectors)
+        return vectors
+
+    def _load_event_vectors(self, key: tuple[str, str]) -> ScopeVectors | None:
+        rows = self._rows(q.SCOPE_EVENT_VECTORS, key)
+        if not rows:
+            return None
+        model = rows[0]["model"]
+        rows = [r for r in rows if r["model"] == model]
+        matrix = np.frombuffer(b"".join(r["vec"] for r in rows), dtype=np.float16)
+        return ScopeVectors(
+            ids=tuple(r["id"] for r in rows),
+            matrix=matrix.reshape(len(rows), -1).astype(np.float32),
+            active=np.ones(len(rows), dtype=np.bool_),
+            valid_from=np.array([r["time"] for r in rows], dtype=np.float64),
+            valid_until=np.full(len(rows), math.inf),
+            model=model,
+        )
+
+    def _load_record_vectors(self, key: tuple[str, str]) -> ScopeVectors | None:
         rows = self._rows(q.SCOPE_VECTORS, key)
         vectors: ScopeVectors | None = None
         if rows:
@@ -455,9 +522,6 @@ class SQLiteStore:
                 ),
                 model=model,
             )
-        if len(self._vec_cache) >= VECTOR_CACHE_SCOPES:
-            self._vec_cache.pop(next(iter(self._vec_cache)))
-        self._vec_cache[key] = (version, vectors)
         return vectors
 
     def record_vectors(
@@ -489,6 +553,7 @@ class SQLiteStore:
                 seq = db.execute(q.EVENT_SEQ, (tenant, event_id)).fetchone()
                 if seq is not None:
                     db.execute(q.DELETE_EVENTS_FTS.format(marks="?"), (seq[0],))
+                    db.execute(q.DELETE_EVENT_VECTOR, (seq[0],))
                     meta = json.dumps({"forgotten": True})
                     db.execute(q.ERASE_EVENT_TEXT, (meta, tenant, event_id))
             n["event_texts"] = len(sources)
@@ -520,6 +585,9 @@ class SQLiteStore:
             for chunk in _chunks(event_ids, 500):
                 marks = ",".join("?" * len(chunk))
                 db.execute(q.DELETE_JOBS_FOR.format(marks=marks), (tenant, *chunk))
+            counts["event_vectors"] = db.execute(
+                q.DELETE_EVENT_VECTORS_ACTOR, (tenant, actor)
+            ).rowcount
             counts["events"] = db.execute(q.DELETE_ACTOR_EVENTS, (tenant, actor)).rowcount
             from remem.thread.sqlite import erase_actor_rows  # it imports this module
 
@@ -590,6 +658,9 @@ class SQLiteStore:
             "event_texts": int(
                 self._rows(q.EVENTS_WITH_TEXT.format(marks=marks), (tenant, *sources))[0][0]
             ),
+            "event_vectors": int(
+                self._rows(q.EVENT_VECTORS_FOR.format(marks=marks), (tenant, *sources))[0][0]
+            ),
             "records": len(self._rows(q.GET_RECORD, (tenant, record_id))),
             "vectors": len(self._rows(q.VECTOR_BY_ROWID, (rowid,))),
             "fulltext": len(self._rows(q.FTS_BY_ROWID, (rowid,))),
@@ -604,6 +675,7 @@ class SQLiteStore:
             **count_actor_rows(self, tenant, actor),
             "records": int(self._rows(q.COUNT_ACTOR_RECORDS, (tenant, actor))[0][0]),
             "vectors": int(self._rows(q.COUNT_ACTOR_VECTORS, (tenant, actor))[0][0]),
+            "event_vectors": int(self._rows(q.COUNT_ACTOR_EVENT_VECTORS, (tenant, actor))[0][0]),
             "events": int(self._rows(q.COUNT_ACTOR_EVENTS, (tenant, actor))[0][0]),
             "fulltext": int(self._rows(q.COUNT_FTS_SCOPE, (f"scope:{token}",))[0][0])
             + int(self._rows(q.COUNT_EVENT_FTS_SCOPE, (f"scope:{token}",))[0][0]),

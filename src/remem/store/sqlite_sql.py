@@ -237,3 +237,28 @@ UPDATE deletions SET status = ?, attempts = ?, result = ?, last_error = ?,
 WHERE id = ?
 """
 LIST_DELETIONS = "SELECT * FROM deletions WHERE tenant = ? ORDER BY id DESC LIMIT ?"
+
+INSERT_EVENT_VECTOR = """
+INSERT OR REPLACE INTO event_vectors (event_seq, id, tenant, actor, model, time, vec)
+SELECT seq, id, tenant, actor, ?, ?, ? FROM events WHERE tenant = ? AND id = ?
+"""
+SCOPE_EVENT_VECTORS = """
+SELECT id, time, model, vec FROM event_vectors WHERE tenant = ? AND actor = ? ORDER BY event_seq
+"""
+DELETE_EVENT_VECTORS_ACTOR = "DELETE FROM event_vectors WHERE tenant = ? AND actor = ?"
+DELETE_EVENT_VECTOR = "DELETE FROM event_vectors WHERE event_seq = ?"
+COUNT_ACTOR_EVENT_VECTORS = "SELECT count(*) FROM event_vectors WHERE tenant = ? AND actor = ?"
+RECORD_STATUS_BY_EVENT = """
+SELECT re.event_id, r.status FROM record_events re JOIN records r ON r.id = re.record_id
+WHERE re.tenant = ? AND re.event_id IN ({marks})
+"""
+ADJACENT_EVENTS = """
+SELECT * FROM (
+    SELECT * FROM events WHERE tenant = ? AND actor = ? AND session = ?
+        AND (time < ? OR (time = ? AND seq < ?)) ORDER BY time DESC, seq DESC LIMIT 1
+) UNION ALL SELECT * FROM (
+    SELECT * FROM events WHERE tenant = ? AND actor = ? AND session = ?
+        AND (time > ? OR (time = ? AND seq > ?)) ORDER BY time, seq LIMIT 1
+)
+"""
+EVENT_VECTORS_FOR = "SELECT count(*) FROM event_vectors WHERE tenant = ? AND id IN ({marks})"

@@ -107,6 +107,18 @@ CREATE TABLE record_vectors (
 );
 CREATE INDEX record_vectors_scope ON record_vectors (tenant, actor);
 
+-- raw events embedded when their extraction job runs (short-term memory by meaning)
+CREATE TABLE event_vectors (
+    event_seq INTEGER PRIMARY KEY,
+    id        TEXT NOT NULL,
+    tenant    TEXT NOT NULL,
+    actor     TEXT NOT NULL,
+    model     TEXT NOT NULL,
+    time      REAL NOT NULL,      -- the event's own time, epoch seconds
+    vec       BLOB NOT NULL
+);
+CREATE INDEX event_vectors_scope ON event_vectors (tenant, actor);
+
 -- bumped in the same transaction as any change to a scope's records, so an
 -- in-memory vector cache knows when to reload
 CREATE TABLE scope_versions (
