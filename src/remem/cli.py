@@ -19,6 +19,7 @@ from remem.clikit import Ctx, emit, json_option
 from remem.errors import InvalidInput, RememError
 from remem.eval.cli import eval_group
 from remem.service.cli import keys, serve
+from remem.service.mcp_cli import mcp
 from remem.thread.cli import checkpoint, toolcall
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -493,10 +494,58 @@ def demo(ctx: Ctx) -> None:
     type=click.IntRange(100, 10_000_000),
     help="Events for the add_event figure.",
 )
+@click.option(
+    "--http",
+    "over_http",
+    is_flag=True,
+    help="Measure add and retrieve requests through `remem serve` on loopback instead.",
+)
+@click.option(
+    "--requests",
+    "n_requests",
+    default=1000,
+    show_default=True,
+    type=click.IntRange(1, 1_000_000),
+    help="Requests of each kind (with --http).",
+)
+@click.option(
+    "--concurrency",
+    default=8,
+    show_default=True,
+    type=click.IntRange(1, 256),
+    help="Client threads (with --http).",
+)
+@click.option("--lexical", is_flag=True, help="Serve without an embedding model (with --http).")
 @json_option
 @click.pass_obj
-def bench(ctx: Ctx, n_records: int, scope_records: int | None, queries: int, n_events: int) -> None:
+def bench(
+    ctx: Ctx,
+    n_records: int,
+    scope_records: int | None,
+    queries: int,
+    n_events: int,
+    over_http: bool,
+    n_requests: int,
+    concurrency: int,
+    lexical: bool,
+) -> None:
     """Measure recall latency, ingest and extraction speed on synthetic records."""
+    if over_http:
+        try:
+            from remem.service.bench_http import run_http_bench
+        except ImportError as exc:
+            raise click.ClickException(
+                f"--http needs the server extra ({exc.name} is missing): "
+                "pip install 'remem[server]'"
+            ) from None
+        figures = run_http_bench(
+            requests=n_requests,
+            concurrency=concurrency,
+            lexical=lexical,
+            progress=not ctx.as_json,
+        )
+        emit(ctx, figures, lambda: click.echo(json.dumps(figures, indent=2)))
+        return
     from remem.bench import run_bench
 
     result = run_bench(
@@ -514,6 +563,7 @@ cli.add_command(checkpoint)
 cli.add_command(toolcall)
 cli.add_command(serve)
 cli.add_command(keys)
+cli.add_command(mcp)
 cli.add_command(eval_group)
 
 

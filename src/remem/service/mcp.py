@@ -257,15 +257,13 @@ class McpServer:
             field: Annotated[
                 str | None,
                 Field(
-                                min_length=1,
+                    min_length=1,
                     max_length=200,
                     description="what it is about (e.g. 'home city'); a new value supersedes",
                 ),
             ] = None,
             value: Annotated[str | None, Field(max_length=4000)] = None,
-            valid_until: Annotated[
-                str | None, Field(max_length=64, description="ISO 8601")
-            ] = None,
+            valid_until: Annotated[str | None, Field(max_length=64, description="ISO 8601")] = None,
             sensitivity: SensitivityName = "normal",
         ) -> dict[str, Any]:
             """Store a statement as a confirmed memory at once and return it with its id.
@@ -329,7 +327,7 @@ class McpServer:
             actor_id: Annotated[
                 str | None,
                 Field(
-                                min_length=1,
+                    min_length=1,
                     max_length=200,
                     description="everything about this actor (admin keys only)",
                 ),

@@ -1,0 +1,26 @@
+"""`run_http_bench` against a real `remem serve` on loopback, with tiny counts."""
+
+from __future__ import annotations
+
+import pytest
+
+from remem.errors import InvalidInput
+from remem.service.bench_http import run_http_bench
+
+
+def test_http_bench_reports_add_and_retrieve(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REMEM_MINILM_DIR", "/nonexistent")  # the child server: lexical, light
+    figures = run_http_bench(requests=20, concurrency=4, lexical=True, progress=False)
+    assert figures["requests"] == 20 and figures["concurrency"] == 4
+    assert figures["errors"] == 0
+    for op in ("add", "retrieve"):
+        for field in ("per_s", "p50_ms", "p95_ms"):
+            assert figures[f"{op}_{field}"] > 0, (op, field, figures)
+        assert figures[f"{op}_p95_ms"] >= figures[f"{op}_p50_ms"]
+
+
+def test_http_bench_refuses_unbounded_counts() -> None:
+    with pytest.raises(InvalidInput):
+        run_http_bench(requests=0, progress=False)
+    with pytest.raises(InvalidInput):
+        run_http_bench(requests=10, concurrency=0, progress=False)

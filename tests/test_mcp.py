@@ -1,0 +1,229 @@
+"""`remem mcp` through the MCP SDK's own client, over stdio and streamable HTTP."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.types import CallToolResult, TextContent
+
+from remem.service import keys as keyring
+from remem.store.sqlite import SQLiteStore
+
+TOOLS = {"remember", "recall", "list_memories", "forget"}
+
+
+def _child_env() -> dict[str, str]:
+    # no embedding model: lexical recall, a light and fast child
+    return {**os.environ, "REMEM_MINILM_DIR": "/nonexistent", "HF_HUB_OFFLINE": "1"}
+
+
+def _keys(db: Path) -> dict[str, str]:
+    store = SQLiteStore(db)
+    try:
+        return {
+            "alice": keyring.create_key(store, tenant="acme", actor="alice")[1],
+            "admin": keyring.create_key(store, tenant="acme", role="admin")[1],
+            "globex": keyring.create_key(store, tenant="globex", role="admin")[1],
+        }
+    finally:
+        store.close()
+
+
+def _data(result: CallToolResult) -> dict[str, Any]:
+    assert not result.isError, _text(result)
+    if result.structuredContent is not None:
+        return dict(result.structuredContent)
+    data: dict[str, Any] = json.loads(_text(result))
+    return data
+
+
+def _text(result: CallToolResult) -> str:
+    return "".join(c.text for c in result.content if isinstance(c, TextContent))
+
+
+def _error(result: CallToolResult) -> str:
+    assert result.isError, f"expected an error, got {_text(result)}"
+    text = _text(result)
+    assert "Traceback" not in text
+    return text
+
+
+def _left_running(marker: str) -> list[str]:
+    """Command lines of live processes that mention `marker` (Linux /proc)."""
+    found = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if marker in cmd and str(os.getpid()) != proc.name:
+            found.append(cmd)
+    return found
+
+
+def _stdio(db: Path, key: str, errlog: Any) -> Any:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "remem.cli", "--db", str(db), "mcp", "--key", key, "--lexical"],
+        env=_child_env(),
+    )
+    return stdio_client(params, errlog=errlog)
+
+
+def _session_run(
+    db: Path, key: str, errlog: Any, body: Callable[[ClientSession], Awaitable[None]]
+) -> None:
+    async def main() -> None:
+        with anyio.fail_after(20):
+            async with _stdio(db, key, errlog) as (read, write):
+                async with ClientSession(read, write) as session:
+                    await session.initialize()
+                    await body(session)
+
+    anyio.run(main)
+
+
+def test_stdio_tools_scope_and_forget(tmp_path: Path) -> None:
+    db = tmp_path / "mcp.db"
+    keys = _keys(db)
+
+    async def as_alice(s: ClientSession) -> None:
+        listed = await s.list_tools()
+        assert TOOLS <= {t.name for t in listed.tools}
+        remember = next(t for t in listed.tools if t.name == "remember")
+        assert remember.inputSchema["properties"]["text"]["maxLength"] == 4000
+
+        rec = _data(await s.call_tool("remember", {"text": "I am allergic to peanuts"}))
+        assert rec["actor"] == "alice" and rec["id"].startswith("rec")
+
+        packet = _data(await s.call_tool("recall", {"query": "peanuts allergy"}))
+        assert rec["id"] in [r["id"] for r in packet["records"]]
+        assert any("peanuts" in r["text"] for r in packet["records"])
+
+        # outside the key's scope: an error result, never data
+        bob = _error(await s.call_tool("recall", {"query": "peanuts", "actor_id": "bob"}))
+        assert "forbidden" in bob and "bob" in bob
+        assert "peanuts" not in bob.replace("'peanuts'", "")
+        _error(await s.call_tool("remember", {"text": "x", "actor_id": "bob"}))
+        _error(await s.call_tool("list_memories", {"actor_id": "bob"}))
+        # subject erasure is for admin keys only
+        assert "admin" in _error(await s.call_tool("forget", {"actor_id": "alice"}))
+        # inputs are validated before any work
+        assert _error(await s.call_tool("remember", {"text": ""}))
+        assert _error(await s.call_tool("recall", {"query": "x", "top_k": 0}))
+        assert "exactly one" in _error(await s.call_tool("forget", {}))
+
+        listed_recs = _data(await s.call_tool("list_memories", {}))
+        assert [r["id"] for r in listed_recs["records"]] == [rec["id"]]
+
+        gone = _data(await s.call_tool("forget", {"record_id": rec["id"]}))
+        assert gone["verified"] is True
+        assert _data(await s.call_tool("list_memories", {}))["records"] == []
+        again = await s.call_tool("recall", {"query": "peanuts allergy", "include_events": False})
+        assert rec["id"] not in [r["id"] for r in _data(again)["records"]]
+        assert "not_found" in _error(await s.call_tool("forget", {"record_id": rec["id"]}))
+
+    with open(tmp_path / "server.log", "w") as errlog:
+        _session_run(db, keys["alice"], errlog, as_alice)
+    assert _left_running(str(db)) == []
+
+
+def test_stdio_tenant_key_and_bad_key(tmp_path: Path) -> None:
+    db = tmp_path / "mcp.db"
+    keys = _keys(db)
+
+    async def as_admin(s: ClientSession) -> None:
+        # a tenant-wide key must name the actor, and reaches every actor of its tenant
+        assert "actor_id is required" in _error(await s.call_tool("recall", {"query": "x"}))
+        carol = _data(
+            await s.call_tool("remember", {"text": "Carol flies to Oslo", "actor_id": "carol"})
+        )
+        assert carol["tenant"] == "acme"
+        erased = _data(await s.call_tool("forget", {"actor_id": "carol"}))
+        assert erased["verified"] is True
+
+    async def as_globex(s: ClientSession) -> None:
+        # another tenant's key sees nothing of acme's
+        out = _data(await s.call_tool("list_memories", {"actor_id": "alice"}))
+        assert out["records"] == []
+
+    with open(tmp_path / "server.log", "w") as errlog:
+        _session_run(db, keys["admin"], errlog, as_admin)
+        _session_run(db, keys["globex"], errlog, as_globex)
+
+    bad = subprocess.run(
+        [sys.executable, "-m", "remem.cli", "--db", str(db), "--json", "mcp", "--key", "rk_nope"],
+        env=_child_env(),
+        capture_output=True,
+        text=True,
+        timeout=20,
+        stdin=subprocess.DEVNULL,
+    )
+    assert bad.returncode == 1
+    assert json.loads(bad.stdout)["error"]["code"] == "unauthorized"
+    assert _left_running(str(db)) == []
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_streamable_http_needs_the_key(tmp_path: Path) -> None:
+    db = tmp_path / "mcp.db"
+    keys = _keys(db)
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    cmd = [sys.executable, "-m", "remem.cli", "--db", str(db), "mcp", "--key", keys["alice"]]
+    cmd += ["--transport", "http", "--port", str(port), "--lexical"]
+    with open(tmp_path / "server.log", "w") as errlog:
+        proc = subprocess.Popen(cmd, env=_child_env(), stdout=errlog, stderr=errlog)
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            assert proc.poll() is None, (tmp_path / "server.log").read_text()
+            try:
+                status = httpx.post(url, json={}, timeout=2).status_code
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline, "the MCP server did not start"
+                time.sleep(0.05)
+        assert status == 401  # no key, no session
+
+        async def main() -> None:
+            headers = {"Authorization": f"Bearer {keys['alice']}"}
+            with anyio.fail_after(20):
+                async with (
+                    httpx.AsyncClient(headers=headers) as http,
+                    streamable_http_client(url, http_client=http) as (read, write, _),
+                    ClientSession(read, write) as s,
+                ):
+                    await s.initialize()
+                    rec = _data(await s.call_tool("remember", {"text": "I live in Porto"}))
+                    packet = _data(await s.call_tool("recall", {"query": "Porto"}))
+                    assert rec["id"] in [r["id"] for r in packet["records"]]
+                    _error(await s.call_tool("recall", {"query": "x", "actor_id": "bob"}))
+
+        anyio.run(main)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    assert _left_running(str(db)) == []
