@@ -148,7 +148,14 @@ class Memory:
             path.parent.mkdir(parents=True, exist_ok=True)
             raw = str(path)
         if raw.startswith(("postgres://", "postgresql://")):
-            raise InvalidInput("the PostgreSQL backend is not part of this build yet")
+            try:
+                from remem.store.postgres import PostgresStore
+            except ImportError:
+                raise InvalidInput(
+                    "a PostgreSQL URL needs the postgres extra: pip install 'remem[postgres]'"
+                ) from None
+            store: Store = PostgresStore(raw)
+            return cls(store, tenant=tenant, embedder=embedder, clock=clock, ids=ids, ttl=ttl)
         if raw.startswith("sqlite:///"):
             raw = raw[len("sqlite:///") :]
         return cls(

@@ -110,6 +110,19 @@ CREATE TABLE record_vectors (
 );
 CREATE INDEX record_vectors_scope ON record_vectors (tenant, actor, model);
 
+-- raw events embedded when their extraction job runs (short-term memory by meaning)
+CREATE TABLE event_vectors (
+    tenant   text NOT NULL,
+    event_id text NOT NULL,
+    actor    text NOT NULL,
+    model    text NOT NULL,
+    time     timestamptz NOT NULL,   -- the event's own time
+    vec      vector NOT NULL,
+    PRIMARY KEY (tenant, event_id),
+    FOREIGN KEY (tenant, event_id) REFERENCES events (tenant, id) ON DELETE CASCADE
+);
+CREATE INDEX event_vectors_scope ON event_vectors (tenant, actor, model);
+
 -- content-free markers that stop a late job from recreating what was deleted
 CREATE TABLE tombstones (
     tenant     text NOT NULL,
@@ -159,6 +172,9 @@ CREATE POLICY tenant_rows ON history USING (tenant = current_setting('remem.tena
 ALTER TABLE record_vectors ENABLE ROW LEVEL SECURITY;
 ALTER TABLE record_vectors FORCE ROW LEVEL SECURITY;
 CREATE POLICY tenant_rows ON record_vectors USING (tenant = current_setting('remem.tenant', true) OR current_setting('remem.all_tenants', true) = 'on');
+ALTER TABLE event_vectors ENABLE ROW LEVEL SECURITY;
+ALTER TABLE event_vectors FORCE ROW LEVEL SECURITY;
+CREATE POLICY tenant_rows ON event_vectors USING (tenant = current_setting('remem.tenant', true) OR current_setting('remem.all_tenants', true) = 'on');
 ALTER TABLE tombstones ENABLE ROW LEVEL SECURITY;
 ALTER TABLE tombstones FORCE ROW LEVEL SECURITY;
 CREATE POLICY tenant_rows ON tombstones USING (tenant = current_setting('remem.tenant', true) OR current_setting('remem.all_tenants', true) = 'on');
