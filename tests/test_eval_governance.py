@@ -18,3 +18,8 @@ def test_every_scenario_runs_and_the_governance_ones_pass() -> None:
     assert by_name["adversarial"]["secret_leaked"] is False
     assert by_name["isolation"]["other_tenant"] == 0
     assert by_name["write precision/recall"]["precision"] >= 0.95
+    metrics = report["metrics"]
+    assert metrics["isolation"] == 1.0 and metrics["deletion"] == 1.0
+    assert metrics["write_precision"] >= 0.95 and metrics["write_recall"] >= 0.85
+    assert metrics["secret_never_stored"] == 1.0 and metrics["poisoned_procedure_refused"] == 1.0
+    assert 0.0 <= metrics["useful_retrieval"] <= 1.0 and metrics["noise"] == 0.0

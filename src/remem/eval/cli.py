@@ -215,6 +215,15 @@ def governance(ctx: Ctx, embedder_name: str) -> None:
     report = run_governance(pick_embedder(embedder_name))
 
     def human() -> None:
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table(title="remem eval governance")
+        table.add_column("metric")
+        table.add_column("value", justify="right")
+        for name, value in report["metrics"].items():
+            table.add_row(name, f"{value:.3f}")
+        Console().print(table)
         for s in report["scenarios"]:
             detail = {k: v for k, v in s.items() if k not in ("name", "passed")}
             click.echo(f"{'PASS' if s['passed'] else 'FAIL'}  {s['name']:<24} {detail}")

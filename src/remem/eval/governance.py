@@ -88,8 +88,15 @@ def write_precision_recall(open_mem: Callable[..., Memory]) -> Outcome:
             fn += keep and not stored
     precision = tp / (tp + fp) if tp + fp else 1.0
     recall = tp / (tp + fn) if tp + fn else 1.0
-    detail = {"precision": round(precision, 3), "recall": round(recall, 3), "fp": fp, "fn": fn}
-    return Outcome("write precision/recall", precision >= 0.95 and recall >= 0.9, detail)
+    chatter = sum(not keep for _, keep in LABELLED)
+    detail = {
+        "precision": round(precision, 3),
+        "recall": round(recall, 3),
+        "fp": fp,
+        "fn": fn,
+        "noise": round(fp / chatter, 3),
+    }
+    return Outcome("write precision/recall", precision >= 0.95 and recall >= 0.85, detail)
 
 
 def useful_retrieval(open_mem: Callable[..., Memory]) -> Outcome:
@@ -109,7 +116,8 @@ def useful_retrieval(open_mem: Callable[..., Memory]) -> Outcome:
         for query, needles in pairs:
             packet = mem.recall(actor="alice", query=query, k=3, include_events=False)
             hits += any(n in it.text.lower() for it in packet.records for n in needles)
-    return Outcome("useful retrieval", hits == len(pairs), {"hit_at_3": f"{hits}/{len(pairs)}"})
+    detail = {"hit_at_3": f"{hits}/{len(pairs)}", "rate": round(hits / len(pairs), 3)}
+    return Outcome("useful retrieval", hits == len(pairs), detail)
 
 
 def contradiction(open_mem: Callable[..., Memory]) -> Outcome:
@@ -246,7 +254,29 @@ def run_governance(embedder: Embedder | None = None) -> dict[str, Any]:
                 return Memory.open(path, embedder=embedder or HashEmbedder())
 
             outcomes.append(scenario(open_mem))
+    by_name = {o.name: o for o in outcomes}
+    writes = by_name["write precision/recall"].detail
+    adversarial = by_name["adversarial"].detail
+    metrics = {
+        "write_precision": writes["precision"],
+        "write_recall": writes["recall"],
+        # share of routine chatter that was stored anyway
+        "noise": writes["noise"],
+        "useful_retrieval": by_name["useful retrieval"].detail["rate"],
+        "contradiction_handling": float(by_name["contradictions"].passed),
+        "isolation": float(by_name["isolation"].passed),
+        "staleness": float(by_name["staleness"].passed),
+        "deletion": float(by_name["deletion"].passed),
+        "hidden_instruction_quoted": float(bool(adversarial["flagged"]) and adversarial["quoted"]),
+        "namespace_widening_refused": float(
+            by_name["isolation"].detail["namespace_widening_refused"]
+        ),
+        "poisoned_procedure_refused": float(adversarial["poisoned_procedure_refused"]),
+        "secret_never_stored": float(not adversarial["secret_leaked"]),
+        "deletion_racing_extraction": float(by_name["deletion"].detail["left_after_race"] == 0),
+    }
     return {
+        "metrics": metrics,
         "passed": sum(o.passed for o in outcomes),
         "total": len(outcomes),
         "seconds": round(time.perf_counter() - started, 2),
