@@ -282,3 +282,36 @@ def test_export_a_subject_then_forget_it(
     empty = ok(capsys, db, "export", "--actor", "alice", "--out", str(out))
     assert (empty["events"], empty["records"]) == (0, 0) and out.read_text() == ""
     assert err(capsys, db, "export", "--actor", "alice")["code"] == "invalid_input"
+
+
+def test_worker_processes_jobs_as_a_process_of_its_own(tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    env = dict(os.environ, REMEM_MINILM_DIR="/nonexistent")
+    for i, text in enumerate(["I'm vegetarian.", "I live in Lisbon.", "ok", "I love tea."]):
+        main(["--db", str(db), "event", "add", "--actor", "a", "--session", "s", "--role",
+              "user", "--text", text, "--time", f"2026-01-0{i + 1}T00:00:00Z"])  # fmt: skip
+    cmd = [sys.executable, "-m", "remem.cli", "--db", str(db), "worker", "--interval", "0.05"]
+    first = subprocess.run([*cmd, "--max-jobs", "2", "--json"], capture_output=True, text=True,
+                           env=env, timeout=120)  # fmt: skip
+    assert first.returncode == 0, first.stderr
+    assert json.loads(first.stdout)["jobs_done"] == 2
+    # a worker stopped with Ctrl-C exits cleanly with what it did
+    proc = subprocess.Popen([*cmd, "--json"], stdout=subprocess.PIPE, env=env, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        with sqlite3.connect(db) as conn:
+            if conn.execute("SELECT count(*) FROM jobs WHERE status = 'done'").fetchone()[0] == 4:
+                break
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 0 and json.loads(out)["jobs_done"] == 2
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM records").fetchone()[0] == 3
+
+
+def test_remem_client_is_the_http_client() -> None:
+    import remem
+    from remem.service.client import Client
+
+    assert remem.Client is Client

@@ -32,9 +32,20 @@ from remem.model import (
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name: str) -> object:
+    # remem.Client talks HTTP: load it (and httpx) only when asked for
+    if name == "Client":
+        from remem.service.client import Client
+
+        return Client
+    raise AttributeError(f"module 'remem' has no attribute {name!r}")
+
+
 __all__ = [
     "Authority",
     "Candidate",
+    "Client",
     "ConflictError",
     "Event",
     "HistoryEntry",

@@ -18,6 +18,7 @@ import click
 from remem.clikit import Ctx, emit, json_option
 from remem.errors import InvalidInput, RememError
 from remem.eval.cli import eval_group
+from remem.memory import ProcessResult
 from remem.service.cli import keys, serve
 from remem.service.mcp_cli import mcp
 from remem.thread.cli import checkpoint, toolcall
@@ -168,6 +169,46 @@ def process(ctx: Ctx) -> None:
     with ctx.open() as mem:
         result = mem.process()
     data = result.as_dict()
+    emit(ctx, data, lambda: click.echo(", ".join(f"{k} {v}" for k, v in data.items())))
+
+
+@cli.command()
+@click.option(
+    "--interval",
+    default=1.0,
+    show_default=True,
+    type=click.FloatRange(0.05, 3600),
+    help="Seconds to wait when no job is pending.",
+)
+@click.option(
+    "--max-jobs",
+    default=None,
+    type=click.IntRange(1, None),
+    help="Stop after this many jobs (default: run until interrupted).",
+)
+@json_option
+@click.pass_obj
+def worker(ctx: Ctx, interval: float, max_jobs: int | None) -> None:
+    """Run extraction jobs as they arrive, as a process of its own (Ctrl-C stops it).
+
+    Jobs are taken with a lease: a worker killed mid-job leaves its job to be
+    taken again once the lease runs out, so any number of workers can share
+    one database.
+    """
+    import time
+
+    total = ProcessResult()
+    with ctx.open() as mem:
+        try:
+            while max_jobs is None or total.jobs_done + total.failed < max_jobs:
+                left = None if max_jobs is None else max_jobs - total.jobs_done - total.failed
+                result = mem.process(limit=left)
+                total = total + result
+                if result.jobs_done + result.failed == 0:
+                    time.sleep(interval)
+        except KeyboardInterrupt:
+            pass  # a clean stop: finished jobs are committed, a running one is retaken
+    data = total.as_dict()
     emit(ctx, data, lambda: click.echo(", ".join(f"{k} {v}" for k, v in data.items())))
 
 
