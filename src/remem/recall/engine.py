@@ -13,7 +13,7 @@ to 0.72 (see `remem eval locomo`).
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -102,6 +102,7 @@ def recall(store: Store, embedder: Embedder | None, req: RecallRequest, now: dat
     items = _one_of_each_source(items, rejected)
 
     top, beyond = items[: req.k], items[req.k :]
+    top = [_untrusted(it) if it.kind == "event" else it for it in top]
     kept, over, used = pack([(it, it.tokens) for it in top], req.budget)
     for it in beyond:
         rejected.append({"id": it.id, "reason": f"ranked below k={req.k}"})
@@ -195,9 +196,23 @@ def _event_items(
     return items
 
 
+def _untrusted(item: PacketItem) -> PacketItem:
+    """A raw event that carries instructions goes back quoted, like a flagged record.
+
+    Checked only for the events that made the top k: the patterns cost about
+    0.2 ms an event, too much to spend on every candidate.
+    """
+    role, _, text = item.text.partition(": ")
+    flags = instruction_flags(text)
+    if not flags:
+        return item
+    quoted = f"{role}: {quote(text)}"
+    tokens = estimate_tokens(quoted) + ITEM_OVERHEAD_TOKENS
+    return replace(item, text=quoted, flags=flags, tokens=tokens)
+
+
 def _event_item(ev: Event, score: float) -> PacketItem:
-    flags = instruction_flags(ev.text)
-    text = f"{ev.role.value}: {quote(ev.text) if flags else ev.text}"
+    text = f"{ev.role.value}: {ev.text}"
     return PacketItem(
         id=ev.id,
         text=text,
@@ -208,7 +223,6 @@ def _event_item(ev: Event, score: float) -> PacketItem:
         source={"type": "event", "event_ids": [ev.id], "session": ev.session},
         score=score,
         tokens=estimate_tokens(text) + ITEM_OVERHEAD_TOKENS,
-        flags=flags,
     )
 
 
