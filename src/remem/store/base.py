@@ -79,6 +79,10 @@ class ForgetReport:
     job_id: int | None = None
     attempts: int = 1
 
+    def outcome(self) -> dict[str, Any]:
+        """What a deletion log keeps of this report: counts and the verification."""
+        return {"deleted": self.deleted, "remaining": self.remaining, "verified": self.verified}
+
 
 class Store(Protocol):
     """A remem database. Implementations: `SQLiteStore` (and PostgreSQL later)."""

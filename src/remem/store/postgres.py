@@ -506,15 +506,7 @@ class PostgresStore:
     ) -> int:
         """Log a deletion job with its outcome; return its id."""
         status = "done" if report is not None and report.verified else "failed"
-        result = (
-            {}
-            if report is None
-            else {
-                "deleted": report.deleted,
-                "remaining": report.remaining,
-                "verified": report.verified,
-            }
-        )
+        result = {} if report is None else report.outcome()
         with self._tx(tenant) as cur:
             row = cur.execute(
                 q.INSERT_DELETION,

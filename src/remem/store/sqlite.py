@@ -611,15 +611,7 @@ class SQLiteStore:
     ) -> int:
         """Log a deletion job with its outcome; return its id."""
         status = "done" if report is not None and report.verified else "failed"
-        result = (
-            {}
-            if report is None
-            else {
-                "deleted": report.deleted,
-                "remaining": report.remaining,
-                "verified": report.verified,
-            }
-        )
+        result = {} if report is None else report.outcome()
         with self._tx() as db:
             cur = db.execute(q.INSERT_DELETION, (tenant, target, key, to_db(now), to_db(now)))
             job_id = int(cur.lastrowid or 0)
