@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from remem.consolidate import Decision, decide, plan
 from remem.embed.base import Embedder, default_embedder
@@ -395,21 +396,41 @@ class Memory:
             late_valid_until=late_until,
             flags=instruction_flags(cand.text),
         )
-        self.store.apply(
-            Write(
-                tenant=tenant,
-                inserts=planned.inserts,
-                vectors=(vec,) if vec is not None else (),
-                vector_model=emb.name if emb is not None else "",
-                changes=planned.changes,
-                history=planned.history,
-            )
-        )
+        self._write(tenant, planned.inserts, planned.changes, planned.history, vec)
         if decision.late_behind is not None:
             return ProcessResult(late=1), new_id
         if decision.action is Action.UPDATE:
             return ProcessResult(records_updated=1), new_id
         return ProcessResult(records_added=1), new_id
+
+    def _write(
+        self,
+        tenant: str,
+        inserts: tuple[Record, ...],
+        changes: tuple[StatusChange, ...],
+        history: tuple[HistoryEntry, ...],
+        vector: npt.NDArray[np.float32] | None = None,
+    ) -> None:
+        """Apply new records, each with its embedding, and the changes they bring.
+
+        `vector` is the embedding of a single insert that the caller already made.
+        """
+        emb = self.embedder
+        vectors: tuple[npt.NDArray[np.float32], ...] = ()
+        if vector is not None:
+            vectors = (vector,)
+        elif emb is not None and inserts:
+            vectors = tuple(emb.embed([r.text for r in inserts]))
+        self.store.apply(
+            Write(
+                tenant=tenant,
+                inserts=inserts,
+                vectors=vectors,
+                vector_model=emb.name if emb is not None else "",
+                changes=changes,
+                history=history,
+            )
+        )
 
     # -- the explicit write path ----------------------------------------------------
 
@@ -510,17 +531,7 @@ class Memory:
             namespace=old.namespace,
             flags=instruction_flags(cand.text),
         )
-        emb = self.embedder
-        self.store.apply(
-            Write(
-                tenant=self.tenant,
-                inserts=planned.inserts,
-                vectors=(emb.embed([cand.text])[0],) if emb is not None else (),
-                vector_model=emb.name if emb is not None else "",
-                changes=planned.changes,
-                history=planned.history,
-            )
-        )
+        self._write(self.tenant, planned.inserts, planned.changes, planned.history)
         return self.get(new_id)
 
     # -- reading ---------------------------------------------------------------------
@@ -628,20 +639,10 @@ class Memory:
             status=Status.PROPOSED,
             flags=instruction_flags(text),
         )
-        emb = self.embedder
-        self.store.apply(
-            Write(
-                tenant=self.tenant,
-                inserts=(record,),
-                vectors=(emb.embed([record.text])[0],) if emb is not None else (),
-                vector_model=emb.name if emb is not None else "",
-                history=(
-                    HistoryEntry(
-                        record.id, "PROPOSE", now, record.text, Status.PROPOSED, by=proposed_by
-                    ),
-                ),
-            )
+        propose = HistoryEntry(
+            record.id, "PROPOSE", now, record.text, Status.PROPOSED, by=proposed_by
         )
+        self._write(self.tenant, (record,), (), (propose,))
         return record
 
     def procedures(self, *, actor: str | None = None, all: bool = False) -> list[Record]:
