@@ -48,7 +48,7 @@ from remem.errors import (
 from remem.ids import new_id
 from remem.memory import Memory
 from remem.model import Record
-from remem.policy.scope import SHARED_ACTOR, check_name
+from remem.policy.scope import check_name
 from remem.service import keys as keyring
 from remem.service import ledger
 from remem.service.keys import Forbidden, Principal, Unauthorized
@@ -531,10 +531,7 @@ def _namespace_actor(who: Principal, namespace: str) -> str:
 def _record(svc: _Service, who: Principal, record_id: str, *, write: bool = False) -> Record:
     """A record the key may see (shared procedures are readable by every key of the tenant)."""
     rec = svc.store.get_record(who.tenant, record_id)
-    visible = rec is not None and (
-        who.allows(rec.actor) or (rec.actor == SHARED_ACTOR and not write)
-    )
-    if rec is None or not visible:
+    if rec is None or not who.may_see(rec, write=write):
         raise NotFound(f"no record {record_id!r} for this API key")
     return rec
 

@@ -22,7 +22,8 @@ from typing import Any
 
 from remem.errors import InvalidInput, NotFound, RememError
 from remem.ids import new_id
-from remem.policy.scope import check_name
+from remem.model import Record
+from remem.policy.scope import SHARED_ACTOR, check_name
 from remem.store.sqlite import SQLiteStore
 from remem.timeutil import to_db, utcnow
 
@@ -68,6 +69,15 @@ class Principal:
     def allows(self, actor: str) -> bool:
         """Whether this principal may act on `actor`'s memory."""
         return self.actor is None or self.actor == actor
+
+    def may_see(self, record: Record | None, *, write: bool = False) -> bool:
+        """Whether this principal may read (or, with `write`, change) a record.
+
+        The tenant's shared procedures are readable by every key, never writable.
+        """
+        if record is None or record.tenant != self.tenant:
+            return False
+        return self.allows(record.actor) or (record.actor == SHARED_ACTOR and not write)
 
 
 @dataclass(frozen=True, slots=True)

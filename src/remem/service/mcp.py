@@ -40,7 +40,7 @@ from remem.embed.base import Embedder
 from remem.errors import InvalidInput, NotFound, RememError
 from remem.memory import Memory
 from remem.model import Record
-from remem.policy.scope import SHARED_ACTOR, check_name
+from remem.policy.scope import check_name
 from remem.service import keys as keyring
 from remem.service import ledger
 from remem.service.keys import Forbidden, Principal, Unauthorized
@@ -162,10 +162,7 @@ class McpServer:
     def _record(self, who: Principal, record_id: str, *, write: bool) -> Record:
         """A record the key may see (shared procedures are readable, never writable)."""
         rec = self.store.get_record(who.tenant, record_id)
-        visible = rec is not None and (
-            who.allows(rec.actor) or (rec.actor == SHARED_ACTOR and not write)
-        )
-        if rec is None or not visible:
+        if rec is None or not who.may_see(rec, write=write):
             raise NotFound(f"no memory {record_id!r} for this API key")
         return rec
 
