@@ -346,7 +346,7 @@ class Memory:
     def _extract_and_consolidate(self, job: Job) -> ProcessResult:
         events = self.store.get_events(job.tenant, [job.event_id])
         if not events or self.store.is_tombstoned(job.tenant, events[0].actor, [job.event_id]):
-            self.store.apply(Write(tenant=job.tenant, done_job=job.id))
+            self.store.apply(Write(tenant=job.tenant, done_jobs=(job.id,)))
             return ProcessResult(jobs_done=1, skipped_tombstoned=1)
         event = events[0]
         context = self.store.session_context(event, CONTEXT_EVENTS)
@@ -357,7 +357,7 @@ class Memory:
                 result = result + ProcessResult(refused=1)  # never stored, never logged
                 continue
             result = result + self._consolidate(job.tenant, event.actor, cand)[0]
-        self.store.apply(Write(tenant=job.tenant, done_job=job.id))
+        self.store.apply(Write(tenant=job.tenant, done_jobs=(job.id,)))
         return result
 
     def _consolidate(

@@ -210,6 +210,47 @@ class Job:
 
 
 @dataclass(frozen=True, slots=True)
+class JobInfo:
+    """What `remem jobs list` shows of one extraction job."""
+
+    id: int
+    event_id: str
+    strategy: str
+    status: str  # pending | running | done | failed
+    attempts: int
+    last_error: str | None
+    run_after: datetime | None
+    updated_at: datetime
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "event_id": self.event_id,
+            "strategy": self.strategy,
+            "status": self.status,
+            "attempts": self.attempts,
+            "last_error": self.last_error,
+            "run_after": self.run_after.isoformat() if self.run_after else None,
+            "updated_at": self.updated_at.isoformat(),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class LLMCall:
+    """One call to a language model, as logged: never its prompt, its answer or a key."""
+
+    strategy: str
+    model: str
+    prompt_version: str
+    prompt_tokens: int
+    completion_tokens: int
+    seconds: float
+    ok: bool
+    error: str = ""
+    job_id: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class PacketItem:
     """One memory handed back by recall, with its provenance."""
 

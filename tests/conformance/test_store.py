@@ -96,7 +96,7 @@ def test_a_claimed_job_is_not_claimed_again_until_its_lease_ends(store: Store) -
 def test_done_job_is_never_claimed_again(store: Store) -> None:
     store.add_events([ev(1)], ["offline"])
     (job,) = store.claim_jobs(NOW, 10, 60)
-    store.apply(Write(tenant="t1", done_job=job.id))
+    store.apply(Write(tenant="t1", done_jobs=(job.id,)))
     assert store.claim_jobs(NOW + timedelta(hours=1), 10, 60) == []
     assert store.pending_jobs() == 0
 

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from remem.model import Event, HistoryEntry, Job, Record, Status
+from remem.model import Event, HistoryEntry, Job, JobInfo, LLMCall, Record, Status
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,9 +47,10 @@ class StatusChange:
 class Write:
     """What one consolidation step writes, applied in one transaction.
 
-    `done_job` marks the job that produced it finished in the same
+    `done_jobs` marks the jobs that produced it finished in the same
     transaction, which is what makes extraction idempotent per
-    (event, strategy).
+    (event, strategy): a job is either done with all it wrote, or not done
+    and has written nothing.
     """
 
     tenant: str
@@ -58,7 +59,7 @@ class Write:
     vector_model: str = ""
     changes: tuple[StatusChange, ...] = ()
     history: tuple[HistoryEntry, ...] = ()
-    done_job: int | None = None
+    done_jobs: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,11 +107,58 @@ class Store(Protocol):
         """Up to `limit` events of the same session before `event`, oldest first."""
         ...
 
-    def claim_jobs(self, now: datetime, limit: int, lease_seconds: float) -> list[Job]: ...
+    def claim_jobs(
+        self,
+        now: datetime,
+        limit: int,
+        lease_seconds: float,
+        strategies: Sequence[str] | None = None,
+    ) -> list[Job]:
+        """Lease up to `limit` jobs, oldest first: pending ones whose `run_after` has
+        come, and running ones whose lease ran out (their worker died). Only jobs
+        of `strategies` when given. Runs across tenants: workers serve them all."""
+        ...
 
-    def fail_job(self, job_id: int, error: str, now: datetime) -> None: ...
+    def heartbeat(self, job_ids: Sequence[int], now: datetime, lease_seconds: float) -> int:
+        """Extend the lease of running jobs; return how many were still running."""
+        ...
+
+    def fail_job(
+        self,
+        job_id: int,
+        error: str,
+        now: datetime,
+        retry_at: datetime | None = None,
+        max_attempts: int = 3,
+    ) -> str:
+        """Record a failed attempt: the job waits until `retry_at` (None: at once) and is
+        taken again, or is 'failed' once it has had `max_attempts`. Return its status."""
+        ...
 
     def pending_jobs(self, tenant: str | None = None) -> int: ...
+
+    def list_jobs(
+        self, tenant: str, status: str | None = None, limit: int = 100
+    ) -> list[JobInfo]:
+        """A tenant's extraction jobs, newest first, optionally of one status."""
+        ...
+
+    def job_counts(self, tenant: str) -> dict[str, int]:
+        """A tenant's extraction jobs by status: pending, running, done, failed."""
+        ...
+
+    def retry_jobs(self, tenant: str, statuses: Sequence[str] = ("failed",)) -> int:
+        """Put a tenant's jobs of these statuses back to pending with fresh attempts;
+        return how many."""
+        ...
+
+    def record_llm_calls(self, tenant: str, calls: Sequence[LLMCall]) -> None:
+        """Log language-model calls: model, prompt version, tokens, time, outcome."""
+        ...
+
+    def llm_usage(self, tenant: str) -> dict[str, float]:
+        """Totals of a tenant's logged model calls: calls, errors, tokens, seconds."""
+        ...
 
     # records
     def apply(self, write: Write) -> None:

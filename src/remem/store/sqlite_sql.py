@@ -103,23 +103,61 @@ ORDER BY time DESC, seq DESC LIMIT ?
 """
 READY_JOBS = """
 SELECT id, tenant, event_id, strategy, attempts FROM jobs
-WHERE status = 'pending' OR (status = 'running' AND lease_until < ?)
+WHERE (status = 'pending' AND (run_after IS NULL OR run_after <= ?))
+   OR (status = 'running' AND lease_until < ?)
+ORDER BY id LIMIT ?
+"""
+READY_JOBS_OF = """
+SELECT id, tenant, event_id, strategy, attempts FROM jobs
+WHERE ((status = 'pending' AND (run_after IS NULL OR run_after <= ?))
+   OR (status = 'running' AND lease_until < ?)) AND strategy IN ({marks})
 ORDER BY id LIMIT ?
 """
 LEASE_JOB = """
 UPDATE jobs SET status = 'running', attempts = attempts + 1, lease_until = ?, updated_at = ?
 WHERE id = ?
 """
+HEARTBEAT = """
+UPDATE jobs SET lease_until = ?, updated_at = ? WHERE status = 'running' AND id IN ({marks})
+"""
 FAIL_JOB = """
-UPDATE jobs SET status = CASE WHEN attempts >= 3 THEN 'failed' ELSE 'pending' END,
-    last_error = ?, lease_until = NULL, updated_at = ?
+UPDATE jobs SET status = CASE WHEN attempts >= ? THEN 'failed' ELSE 'pending' END,
+    run_after = ?, last_error = ?, lease_until = NULL, updated_at = ?
+WHERE id = ? AND status = 'running'
+RETURNING status
+"""
+DONE_JOB = """
+UPDATE jobs SET status = 'done', lease_until = NULL, run_after = NULL, updated_at = ?
 WHERE id = ?
 """
-DONE_JOB = "UPDATE jobs SET status = 'done', lease_until = NULL, updated_at = ? WHERE id = ?"
 COUNT_PENDING = "SELECT count(*) FROM jobs WHERE status IN ('pending', 'running')"
 COUNT_PENDING_TENANT = (
     "SELECT count(*) FROM jobs WHERE tenant = ? AND status IN ('pending', 'running')"
 )
+LIST_JOBS = """
+SELECT id, event_id, strategy, status, attempts, last_error, run_after, updated_at
+FROM jobs WHERE tenant = ? ORDER BY id DESC LIMIT ?
+"""
+LIST_JOBS_STATUS = """
+SELECT id, event_id, strategy, status, attempts, last_error, run_after, updated_at
+FROM jobs WHERE tenant = ? AND status = ? ORDER BY id DESC LIMIT ?
+"""
+JOB_COUNTS = "SELECT status, count(*) FROM jobs WHERE tenant = ? GROUP BY status"
+RETRY_JOBS = """
+UPDATE jobs SET status = 'pending', attempts = 0, run_after = NULL, lease_until = NULL,
+    updated_at = ?
+WHERE tenant = ? AND status IN ({marks})
+"""
+INSERT_LLM_CALL = """
+INSERT INTO llm_calls (tenant, job_id, strategy, model, prompt_version, prompt_tokens,
+    completion_tokens, seconds, ok, error, created_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+"""
+LLM_USAGE = """
+SELECT count(*), coalesce(sum(1 - ok), 0), coalesce(sum(prompt_tokens), 0),
+    coalesce(sum(completion_tokens), 0), coalesce(sum(seconds), 0)
+FROM llm_calls WHERE tenant = ?
+"""
 
 INSERT_RECORD = """
 INSERT INTO records (id, tenant, actor, namespace, kind, text, field, value, source_type,
