@@ -209,7 +209,7 @@ def test_forget_record_and_tombstone_stop_a_stale_job(mem: Memory, clock: Clock)
     with pytest.raises(NotFound):
         mem.get(rec.id)
     # worker A wakes up and finishes its copy of the job: the tombstone stops it
-    result = mem._run_job(stale)
+    result = mem.pipeline.run_jobs([stale])
     assert result.skipped_tombstoned == 1
     assert mem.records(actor="alice", all=True) == []
 

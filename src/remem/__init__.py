@@ -14,7 +14,7 @@ from remem.errors import (
     StoreCorrupt,
     StoreError,
 )
-from remem.memory import ImportResult, Memory, ProcessResult
+from remem.memory import ImportResult, Memory
 from remem.model import (
     Authority,
     Candidate,
@@ -29,6 +29,7 @@ from remem.model import (
     Source,
     Status,
 )
+from remem.pipeline import ProcessResult
 
 __version__ = "0.1.0"
 

@@ -18,7 +18,7 @@ import click
 from remem.clikit import Ctx, emit, json_option
 from remem.errors import InvalidInput, RememError
 from remem.eval.cli import eval_group
-from remem.memory import ProcessResult
+from remem.pipeline import ProcessResult
 from remem.service.cli import keys, serve
 from remem.service.mcp_cli import mcp
 from remem.thread.cli import checkpoint, toolcall

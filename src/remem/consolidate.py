@@ -73,6 +73,7 @@ class Decision:
     supersedes: tuple[str, ...] = ()  # records the new one replaces (UPDATE)
     late_behind: str | None = None  # a newer record already holds this field
     conflicts_with: tuple[str, ...] = ()
+    binding: bool = False  # decided by a rule no model verdict may override
 
 
 def decide(
@@ -92,7 +93,9 @@ def decide(
         if set(r.source.event_ids) & set(candidate.source.event_ids) and same_value(
             r.value, candidate.value
         ):
-            return Decision(Action.NOOP, "already recorded from the same event", target=r.id)
+            return Decision(
+                Action.NOOP, "already recorded from the same event", target=r.id, binding=True
+            )
 
     if candidate.field is not None and active_same:
         equal = [r for r in active_same if same_value(r.value, candidate.value)]
@@ -103,14 +106,18 @@ def decide(
                     Action.UPDATE,
                     f"same value, now stated with {candidate.authority.value} authority",
                     supersedes=(best.id,),
+                    binding=True,
                 )
-            return Decision(Action.NOOP, f"same {candidate.field} as {best.id}", target=best.id)
+            return Decision(
+                Action.NOOP, f"same {candidate.field} as {best.id}", target=best.id, binding=True
+            )
         newer = [r for r in active_same if r.valid_from > candidate.observed_at]
         if newer:
             return Decision(
                 Action.ADD,
                 f"older than {newer[0].id}, which already holds {candidate.field}; kept as history",
                 late_behind=newer[0].id,
+                binding=True,
             )
         replace = tuple(
             r.id
@@ -124,11 +131,13 @@ def decide(
                 f"newer statement about {candidate.field}",
                 supersedes=replace,
                 conflicts_with=keep,
+                binding=True,
             )
         return Decision(
             Action.ADD,
             f"conflicts with higher-authority {', '.join(keep)}; both kept",
             conflicts_with=keep,
+            binding=True,
         )
 
     for rec, cosine in neighbours:
@@ -148,6 +157,45 @@ def decide(
                 target=rec.id,
             )
     return Decision(Action.ADD, "new information")
+
+
+def with_verdict(
+    rule: Decision,
+    candidate: Candidate,
+    neighbours: Sequence[Record],
+    action: str,
+    target: str | None,
+    reason: str,
+) -> Decision:
+    """Apply a model's verdict through policy. Pure.
+
+    The model only advises: a binding rule (the same event again, a field
+    already held) stands; a target outside the candidate's neighbours is
+    ignored; an older statement never replaces a newer record, and a lower
+    authority never replaces a higher one (both are kept, the conflict shown).
+    """
+    if rule.binding:
+        return rule
+    said = f"model: {reason}" if reason else "model"
+    if action == Action.ADD.value:
+        return Decision(Action.ADD, said)
+    by_id = {r.id: r for r in neighbours if r.status is Status.ACTIVE}
+    old = by_id.get(target or "")
+    if old is None:
+        return Decision(Action.ADD, f"{said}; its target {target!r} is not a neighbour, so added")
+    if action == Action.NOOP.value:
+        return Decision(Action.NOOP, said, target=old.id)
+    if old.valid_from > candidate.observed_at:
+        return Decision(
+            Action.ADD, f"{said}; older than {old.id}, so kept as history", late_behind=old.id
+        )
+    if not may_supersede(candidate.authority, candidate.observed_at, old.authority, old.valid_from):
+        return Decision(
+            Action.ADD,
+            f"{said}; {old.id} has higher authority, so both are kept",
+            conflicts_with=(old.id,),
+        )
+    return Decision(Action(action), said, supersedes=(old.id,))
 
 
 @dataclass(frozen=True, slots=True)

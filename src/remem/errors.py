@@ -5,11 +5,16 @@
      ├── NotFound               an id that does not exist in this tenant
      ├── RefusedContent         content policy refused a write (e.g. a secret)
      ├── ConflictError          a concurrent writer got there first
-     └── StoreError             the database could not do what was asked
-          ├── SchemaTooNew      the database was written by a newer remem
-          └── StoreCorrupt      the file is not a remem database, or is damaged
+     ├── ConfigError            the configuration file is invalid (says the line and why)
+     ├── StoreError             the database could not do what was asked
+     │    ├── SchemaTooNew      the database was written by a newer remem
+     │    └── StoreCorrupt      the file is not a remem database, or is damaged
+     └── LLMError               a language model could not give a usable answer
+          ├── LLMUnavailable    timeouts, 429s, 5xx, cut connections, after retries
+          ├── LLMRefused        the endpoint refused the request (4xx: key, model, size)
+          └── LLMBadOutput      the answer did not match the response schema, after retries
 
-Driver errors (sqlite3, psycopg) are translated into these at the store
+Driver errors (sqlite3, psycopg, openai) are translated into these at the store
 boundary; every message says what was wrong and what to do.
 """
 
@@ -48,3 +53,23 @@ class SchemaTooNew(StoreError):
 
 class StoreCorrupt(StoreError):
     code = "store_corrupt"
+
+
+class ConfigError(RememError):
+    code = "config_error"
+
+
+class LLMError(RememError):
+    code = "llm_error"
+
+
+class LLMUnavailable(LLMError):
+    code = "llm_unavailable"
+
+
+class LLMRefused(LLMError):
+    code = "llm_refused"
+
+
+class LLMBadOutput(LLMError):
+    code = "llm_bad_output"

@@ -21,19 +21,19 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from remem.consolidate import Decision, decide, plan
+from remem.config import Config, load_config
+from remem.consolidate import Decision, plan
 from remem.embed.base import Embedder, default_embedder
 from remem.errors import ConflictError, InvalidInput, NotFound, RefusedContent, StoreError
-from remem.extract import extract_offline
-from remem.extract.offline import STRATEGY
 from remem.ids import IdSource, new_id
+from remem.llm.client import ChatModel
 from remem.model import (
     Action,
     Authority,
     Candidate,
     Event,
     HistoryEntry,
-    Job,
+    JobInfo,
     Kind,
     Packet,
     Record,
@@ -42,10 +42,10 @@ from remem.model import (
     Source,
     Status,
 )
+from remem.pipeline import JOB_STATUSES, Pipeline, ProcessResult, build_pipeline
 from remem.policy.dataclasses import find_secrets, redact, refusal_reason
 from remem.policy.scope import SHARED_ACTOR, actor_prefix, check_name, namespace_for
 from remem.policy.untrusted import instruction_flags
-from remem.policy.validity import expiry
 from remem.recall import RecallRequest, recall
 from remem.store.base import ForgetReport, Scope, StatusChange, Store, Write
 from remem.timeutil import parse_time, utcnow
@@ -53,11 +53,8 @@ from remem.timeutil import parse_time, utcnow
 log = logging.getLogger("remem")
 
 MAX_EVENT_CHARS = 100_000
-REDACTED_MARK = "[REDACTED:"
 MAX_RECORD_CHARS = 4_000
-LEASE_SECONDS = 60.0
 FORGET_ATTEMPTS = 3
-CONTEXT_EVENTS = 6
 
 Clock = Callable[[], datetime]
 
@@ -74,26 +71,6 @@ def default_db_path() -> Path:
     from platformdirs import user_data_dir
 
     return Path(user_data_dir("remem")) / "remem.db"
-
-
-@dataclass(frozen=True, slots=True)
-class ProcessResult:
-    """What one `process()` run did."""
-
-    jobs_done: int = 0
-    records_added: int = 0
-    records_updated: int = 0
-    noops: int = 0
-    late: int = 0
-    refused: int = 0  # candidates that carried a secret
-    skipped_tombstoned: int = 0
-    failed: int = 0
-
-    def as_dict(self) -> dict[str, int]:
-        return {name: getattr(self, name) for name in self.__slots__}
-
-    def __add__(self, other: ProcessResult) -> ProcessResult:
-        return ProcessResult(*(getattr(self, n) + getattr(other, n) for n in self.__slots__))
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +93,8 @@ class Memory:
         clock: Clock = utcnow,
         ids: IdSource = new_id,
         ttl: Mapping[str, timedelta] | None = None,
+        config: Config | str | os.PathLike[str] | None = None,
+        chat: ChatModel | None = None,
     ) -> None:
         self.store = store
         self.tenant = check_name("tenant", tenant)
@@ -123,6 +102,9 @@ class Memory:
         self._clock = clock
         self._ids = ids
         self._ttl = _check_ttl(ttl or {})
+        self.config = config if isinstance(config, Config) else load_config(config)
+        self._chat = chat
+        self._pipeline: Pipeline | None = None
 
     @classmethod
     def open(
@@ -134,13 +116,26 @@ class Memory:
         clock: Clock = utcnow,
         ids: IdSource = new_id,
         ttl: Mapping[str, timedelta] | None = None,
+        config: Config | str | os.PathLike[str] | None = None,
+        chat: ChatModel | None = None,
     ) -> Memory:
         """Open (creating if needed) the database at `target`: a path or `sqlite:///path`.
 
         With no target: `$REMEM_DB`, else remem.db in the user data directory.
         `ttl` maps kinds ("episodic") and sensitivities ("sensitive") to the
-        lifetime of new records of that kind or sensitivity.
+        lifetime of new records of that kind or sensitivity. `config` is a
+        `Config` or the path of a TOML file (default: `$REMEM_CONFIG`, else
+        the offline extractor only); `chat` replaces the configured model door.
         """
+        options: dict[str, Any] = {
+            "tenant": tenant,
+            "embedder": embedder,
+            "clock": clock,
+            "ids": ids,
+            "ttl": ttl,
+            "config": config,
+            "chat": chat,
+        }
         from remem.store.sqlite import SQLiteStore
 
         raw = str(target) if target is not None else os.environ.get("REMEM_DB")
@@ -156,12 +151,10 @@ class Memory:
                     "a PostgreSQL URL needs the postgres extra: pip install 'remem[postgres]'"
                 ) from None
             store: Store = PostgresStore(raw)
-            return cls(store, tenant=tenant, embedder=embedder, clock=clock, ids=ids, ttl=ttl)
+            return cls(store, **options)
         if raw.startswith("sqlite:///"):
             raw = raw[len("sqlite:///") :]
-        return cls(
-            SQLiteStore(raw), tenant=tenant, embedder=embedder, clock=clock, ids=ids, ttl=ttl
-        )
+        return cls(SQLiteStore(raw), **options)
 
     def __enter__(self) -> Memory:
         return self
@@ -213,7 +206,7 @@ class Memory:
                 "metadata": metadata,
             }
         )
-        self.store.add_events([event], [STRATEGY])
+        self.store.add_events([event], self.config.strategy_names)
         return event.id
 
     def add_events(self, rows: Iterable[Mapping[str, Any]]) -> list[bool]:
@@ -222,7 +215,7 @@ class Memory:
         Every row is validated before any is written, so a bad row stores nothing.
         """
         events = [self._event(r) for r in rows]
-        return self.store.add_events(events, [STRATEGY]) if events else []
+        return self.store.add_events(events, self.config.strategy_names) if events else []
 
     def import_events(
         self,
@@ -306,102 +299,37 @@ class Memory:
     # -- extraction and consolidation ------------------------------------------------
 
     def process(self, limit: int | None = None, batch: int = 64) -> ProcessResult:
-        """Run pending extraction jobs now, until none is left (or `limit` jobs ran)."""
-        total = ProcessResult()
-        while limit is None or total.jobs_done + total.failed < limit:
-            size = batch if limit is None else min(batch, limit - total.jobs_done - total.failed)
-            jobs = self.store.claim_jobs(self._clock(), size, LEASE_SECONDS)
-            if not jobs:
-                break
-            self._embed_events(jobs)
-            for job in jobs:
-                total = total + self._run_job(job)
-        return total
+        """Run pending extraction jobs now, until none is ready (or `limit` jobs ran).
 
-    def _embed_events(self, jobs: list[Job]) -> None:
-        """Embed the claimed jobs' events in one batch, so raw events are found by meaning."""
-        emb = self.embedder
-        if emb is None:
-            return
-        by_tenant: dict[str, list[str]] = {}
-        for job in jobs:
-            by_tenant.setdefault(job.tenant, []).append(job.event_id)
-        for tenant, ids in by_tenant.items():
-            events = [e for e in self.store.get_events(tenant, ids) if e.text.strip()]
-            if events:
-                vectors = emb.embed([e.text for e in events])
-                self.store.add_event_vectors(
-                    tenant, list(zip(events, vectors, strict=True)), emb.name
-                )
+        Every configured strategy runs; jobs that failed and wait for their
+        backoff are left for a later run (see `jobs`)."""
+        return self.pipeline.drain(limit=limit, claim=batch)
 
-    def _run_job(self, job: Job) -> ProcessResult:
-        try:
-            return self._extract_and_consolidate(job)
-        except Exception as exc:
-            # the job goes back to pending (or failed after 3 attempts); no event is lost
-            log.warning("extraction job %s failed: %s", job.id, type(exc).__name__)
-            self.store.fail_job(job.id, f"{type(exc).__name__}: {exc}", self._clock())
-            return ProcessResult(failed=1)
+    @property
+    def pipeline(self) -> Pipeline:
+        """The extraction pipeline this memory's configuration describes."""
+        if self._pipeline is None:
+            self._pipeline = build_pipeline(
+                self.store,
+                self.config,
+                embedder=lambda: self.embedder,
+                clock=self._clock,
+                ids=self._ids,
+                ttl=self._ttl,
+                chat=self._chat,
+            )
+        return self._pipeline
 
-    def _extract_and_consolidate(self, job: Job) -> ProcessResult:
-        events = self.store.get_events(job.tenant, [job.event_id])
-        if not events or self.store.is_tombstoned(job.tenant, events[0].actor, [job.event_id]):
-            self.store.apply(Write(tenant=job.tenant, done_jobs=(job.id,)))
-            return ProcessResult(jobs_done=1, skipped_tombstoned=1)
-        event = events[0]
-        context = self.store.session_context(event, CONTEXT_EVENTS)
-        candidates = extract_offline(event, context)
-        result = ProcessResult(jobs_done=1)
-        for cand in candidates:
-            if holds_secret(cand.text):
-                result = result + ProcessResult(refused=1)  # never stored, never logged
-                continue
-            result = result + self._consolidate(job.tenant, event.actor, cand)[0]
-        self.store.apply(Write(tenant=job.tenant, done_jobs=(job.id,)))
-        return result
+    def jobs(self, status: str | None = None, limit: int = 100) -> list[JobInfo]:
+        """This tenant's extraction jobs, newest first: strategy, state, attempts, last error."""
+        if status is not None and status not in JOB_STATUSES:
+            raise InvalidInput(f"status must be one of {', '.join(JOB_STATUSES)}; got {status!r}")
+        return self.store.list_jobs(self.tenant, status, limit)
 
-    def _consolidate(
-        self, tenant: str, actor: str, cand: Candidate, valid_until: datetime | None = None
-    ) -> tuple[ProcessResult, str]:
-        """Decide and apply one candidate; return what happened and the record it concerns."""
-        scope = Scope(tenant, actor)
-        same_field = self.store.records_by_field(scope, cand.field) if cand.field else []
-        emb = self.embedder
-        vec = emb.embed([cand.text])[0] if emb is not None else None
-        hits = self.store.search_records(scope, cand.text, 8)
-        near = [r for r in self.store.get_records(tenant, [h.id for h in hits])]
-        cosines: dict[str, float] = {}
-        if emb is not None and vec is not None and near:
-            stored = self.store.record_vectors(tenant, [r.id for r in near], emb.name)
-            cosines = {rid: float(np.dot(v, vec)) for rid, v in stored.items()}
-        neighbours = [(r, cosines.get(r.id, 0.0)) for r in near]
-        decision = decide(cand, same_field, neighbours)
-        if decision.action is Action.NOOP:
-            return ProcessResult(noops=1), decision.target or ""
-        late_until = None
-        if decision.late_behind is not None:
-            newer = next(r for r in same_field if r.id == decision.late_behind)
-            late_until = newer.valid_from
-        if valid_until is None:
-            valid_until = expiry(cand.observed_at, cand.kind, cand.sensitivity, self._ttl)
-        new_id = self._ids("rec")
-        planned = plan(
-            decision,
-            cand,
-            tenant=tenant,
-            actor=actor,
-            new_id=new_id,
-            now=self._clock(),
-            valid_until=valid_until,
-            late_valid_until=late_until,
-            flags=instruction_flags(cand.text),
-        )
-        self._write(tenant, planned.inserts, planned.changes, planned.history, vec)
-        if decision.late_behind is not None:
-            return ProcessResult(late=1), new_id
-        if decision.action is Action.UPDATE:
-            return ProcessResult(records_updated=1), new_id
-        return ProcessResult(records_added=1), new_id
+    def retry_jobs(self, failed_only: bool = True) -> int:
+        """Put failed jobs (and, unless `failed_only`, waiting ones too) back to run now."""
+        statuses = ("failed",) if failed_only else ("failed", "pending")
+        return self.store.retry_jobs(self.tenant, statuses)
 
     def _write(
         self,
@@ -479,7 +407,11 @@ class Memory:
             authority=Authority.CONFIRMED,
             sensitivity=sensitivity,
         )
-        _, record_id = self._consolidate(self.tenant, actor, cand, valid_until=until)
+        batch = self.pipeline.consolidation(self.tenant, actor)
+        (vec,) = batch.embed([cand.text])
+        ns = namespace_for(self.tenant, actor, kind)
+        _, record_id = batch.add(cand, vec, ns, valid_until=until)
+        self.store.apply(batch.write())
         return self.get(record_id)
 
     def update(
@@ -821,11 +753,6 @@ def refuse_secrets(text: str) -> None:
     findings = find_secrets(text)
     if findings:
         raise RefusedContent(refusal_reason(findings))
-
-
-def holds_secret(text: str) -> bool:
-    """Whether a candidate carries a secret, or the placeholder of a redacted one."""
-    return REDACTED_MARK in text or bool(find_secrets(text))
 
 
 def _sensitivity(value: str | Sensitivity | None) -> Sensitivity | None:

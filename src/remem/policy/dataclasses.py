@@ -539,3 +539,11 @@ def refusal_reason(findings: Iterable[Finding]) -> str:
     names = [_NAMES[k] for k in kinds]
     listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
     return f"refused: the text contains {listed}; remem never stores secrets"
+
+
+REDACTED_MARK = "[REDACTED:"
+
+
+def holds_secret(text: str) -> bool:
+    """Whether a candidate carries a secret, or the placeholder of a redacted one."""
+    return REDACTED_MARK in text or bool(find_secrets(text))

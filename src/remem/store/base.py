@@ -137,9 +137,7 @@ class Store(Protocol):
 
     def pending_jobs(self, tenant: str | None = None) -> int: ...
 
-    def list_jobs(
-        self, tenant: str, status: str | None = None, limit: int = 100
-    ) -> list[JobInfo]:
+    def list_jobs(self, tenant: str, status: str | None = None, limit: int = 100) -> list[JobInfo]:
         """A tenant's extraction jobs, newest first, optionally of one status."""
         ...
 

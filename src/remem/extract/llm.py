@@ -1,0 +1,269 @@
+"""The LLM strategies (semantic, preference, summary, episodic) and model consolidation.
+
+Each strategy sends one request per batch of new events: its prompt (a
+versioned file in `prompts/`, which the configuration may append to or
+replace), the earlier events of the session as context, and the new events
+numbered. The answer is validated against the strategy's response model in
+`remem.extract.schemas`; every candidate keeps the model and prompt version
+that made it (`Source.extractor`, e.g. "llm:gpt-4o-mini;prompt:semantic/1").
+
+Only user and assistant turns feed semantic and preference extraction; tool
+events feed episodic; summaries read the whole session.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Sequence
+from datetime import datetime
+from importlib import resources
+
+from pydantic import BaseModel
+
+from remem.config import StrategyConfig
+from remem.extract.schemas import (
+    PROMPT_VERSIONS,
+    Episodes,
+    Facts,
+    Preferences,
+    SessionSummary,
+    Verdict,
+    Verdicts,
+)
+from remem.extract.strategies import ALL_ROLES, CONVERSATION, Batch
+from remem.llm.client import ChatModel, Message
+from remem.model import Authority, Candidate, Event, Kind, LLMCall, Record, Role, Source
+
+MAX_EVENT_CHARS_IN_PROMPT = 4000
+_SLUG = re.compile(r"[^a-z0-9]+")
+
+
+def default_prompt(name: str) -> str:
+    """The shipped prompt of a strategy (or "consolidation")."""
+    version = PROMPT_VERSIONS[name].split("/")[1]
+    return (resources.files("remem.extract") / "prompts" / f"{name}.v{version}.md").read_text(
+        encoding="utf-8"
+    )
+
+
+def prompt_for(name: str, config: StrategyConfig | None) -> tuple[str, str]:
+    """The prompt a strategy runs with, and its version (overrides are marked and hashed)."""
+    text, version = default_prompt(name), PROMPT_VERSIONS[name]
+    if config is not None and config.prompt_replace:
+        text = config.prompt_replace
+        version = f"{name}/custom-{_digest(text)}"
+    if config is not None and config.prompt_append:
+        text = f"{text.rstrip()}\n\n{config.prompt_append.strip()}\n"
+        version = f"{version}+{_digest(config.prompt_append)}"
+    return text, version
+
+
+class LLMStrategy:
+    """One built-in strategy run by a language model."""
+
+    def __init__(self, name: str, chat: ChatModel, config: StrategyConfig | None = None) -> None:
+        if name not in _KINDS:
+            raise ValueError(f"no LLM strategy named {name!r}")
+        self.name = name
+        self.roles = _ROLES[name]
+        self.batch_events = 16
+        self._chat = chat
+        self._model = (config.model if config else None) or chat.settings.model
+        self._prompt, self.prompt_version = prompt_for(name, config)
+        self.version = f"llm:{self._model};prompt:{self.prompt_version}"
+
+    def extract(self, batch: Batch, calls: list[LLMCall]) -> list[Candidate]:
+        """One model call for the whole batch; see the module docstring."""
+        messages = _messages(self._prompt, batch, self.name)
+        answer = self._chat.complete(
+            messages,
+            _SCHEMAS[self.name],
+            strategy=self.name,
+            prompt_version=self.prompt_version,
+            calls=calls,
+            model=self._model,
+        )
+        return _candidates(self.name, answer, batch, self.version)
+
+
+class ModelConsolidator:
+    """Asks a model ADD / UPDATE / NO-OP / INVALIDATE for candidates that have neighbours.
+
+    The verdicts are advice: `remem.consolidate.with_verdict` applies each
+    through the same policy as the offline path.
+    """
+
+    def __init__(self, chat: ChatModel, model: str | None = None) -> None:
+        self._chat = chat
+        self._model = model or chat.settings.model
+        self._prompt, self.prompt_version = prompt_for("consolidation", None)
+
+    def verdicts(
+        self,
+        items: Sequence[tuple[Candidate, Sequence[Record]]],
+        calls: list[LLMCall],
+        strategy: str,
+    ) -> dict[int, Verdict]:
+        """Verdicts by candidate position (0-based) for candidates with neighbours."""
+        lines = []
+        for i, (cand, near) in enumerate(items, start=1):
+            lines.append(f"Candidate {i} ({_day(cand.observed_at)}): {_quote(cand.text)}")
+            for rec in near:
+                lines.append(f"  - id {rec.id} ({_day(rec.valid_from)}): {_quote(rec.text)}")
+        answer = self._chat.complete(
+            [
+                {"role": "system", "content": self._prompt},
+                {"role": "user", "content": "\n".join(lines)},
+            ],
+            Verdicts,
+            strategy=f"{strategy}:consolidation",
+            prompt_version=self.prompt_version,
+            calls=calls,
+            model=self._model,
+        )
+        return {v.candidate - 1: v for v in answer.decisions if 1 <= v.candidate <= len(items)}
+
+
+_KINDS = {
+    "semantic": Kind.SEMANTIC,
+    "preference": Kind.PREFERENCE,
+    "summary": Kind.SUMMARY,
+    "episodic": Kind.EPISODIC,
+}
+_ROLES = {
+    "semantic": CONVERSATION,
+    "preference": CONVERSATION,
+    "summary": ALL_ROLES,
+    "episodic": frozenset({Role.TOOL}),
+}
+_SCHEMAS: dict[str, type[BaseModel]] = {
+    "semantic": Facts,
+    "preference": Preferences,
+    "summary": SessionSummary,
+    "episodic": Episodes,
+}
+
+
+def _messages(prompt: str, batch: Batch, name: str) -> list[Message]:
+    parts = []
+    if batch.previous:
+        parts.append("Previous summary of this session:")
+        parts.extend(f"- {r.text}" for r in batch.previous)
+    if batch.context:
+        parts.append("Earlier in this session (context only):")
+        parts.extend(_line(e) for e in batch.context)
+    parts.append("NEW events:")
+    parts.extend(_line(e, i) for i, e in enumerate(batch.events, start=1))
+    return [{"role": "system", "content": prompt}, {"role": "user", "content": "\n".join(parts)}]
+
+
+def _line(event: Event, number: int | None = None) -> str:
+    who = event.metadata.get("speaker") or event.role.value
+    text = event.text[:MAX_EVENT_CHARS_IN_PROMPT]
+    tag = f"[{number}] " if number is not None else ""
+    return f"{tag}{event.time.isoformat(timespec='minutes')} {who} ({event.role.value}): {text}"
+
+
+def _candidates(name: str, answer: BaseModel, batch: Batch, version: str) -> list[Candidate]:
+    events = batch.events
+
+    def pick(numbers: Sequence[int]) -> tuple[Event, ...]:
+        chosen = tuple(events[n - 1] for n in numbers if 1 <= n <= len(events))
+        return chosen or events  # a number out of range: the whole batch is the source
+
+    def source(picked: Sequence[Event]) -> Source:
+        return Source("event", tuple(e.id for e in picked), name, version)
+
+    out: list[Candidate] = []
+    if isinstance(answer, Facts):
+        for f in answer.facts:
+            picked = pick([f.event])
+            has_field = bool(f.attribute and f.value)
+            out.append(
+                Candidate(
+                    text=f.text.strip(),
+                    kind=Kind.SEMANTIC,
+                    source=source(picked),
+                    observed_at=picked[-1].time,
+                    field=_slug(f.attribute) if has_field and f.attribute else None,
+                    value=f.value.strip() if has_field and f.value else None,
+                )
+            )
+    elif isinstance(answer, Preferences):
+        for p in answer.preferences:
+            picked = pick([p.event])
+            text = p.text.strip()
+            if p.context and p.context.lower() not in text.lower():
+                text = f"{text} (when: {p.context.strip()})"
+            out.append(
+                Candidate(
+                    text=text,
+                    kind=Kind.PREFERENCE,
+                    source=source(picked),
+                    observed_at=picked[-1].time,
+                )
+            )
+    elif isinstance(answer, SessionSummary):
+        covered = tuple(
+            dict.fromkeys(
+                [i for r in batch.previous for i in r.source.event_ids] + [e.id for e in events]
+            )
+        )
+        first = batch.previous[0].value if batch.previous else None
+        start = json.loads(first)["first_event"] if first else events[0].id
+        for t in answer.topics:
+            key = tuple(e.id for e in pick(t.key_events)) if t.key_events else ()
+            value = {
+                "first_event": start,
+                "last_event": events[-1].id,
+                "unresolved": t.unresolved,
+                "key_events": list(key),
+                "summariser": version,
+            }
+            out.append(
+                Candidate(
+                    text=f"Summary of session {events[-1].session} ({t.topic}): {t.summary}",
+                    kind=Kind.SUMMARY,
+                    source=Source("event", covered, name, version),
+                    observed_at=events[-1].time,
+                    field=f"summary:{events[-1].session}:{_slug(t.topic)}",
+                    value=json.dumps(value, sort_keys=True),
+                    authority=Authority.SUMMARY,
+                )
+            )
+    elif isinstance(answer, Episodes):
+        for ep in answer.episodes:
+            picked = pick(ep.events)
+            actions = "; ".join(a.strip() for a in ep.actions if a.strip())
+            text = f"Attempted: {ep.attempt.strip()}."
+            if actions:
+                text += f" Actions: {actions}."
+            text += f" Outcome: {ep.outcome.strip()}" + (" (verified)" if ep.verified else "")
+            out.append(
+                Candidate(
+                    text=text,
+                    kind=Kind.EPISODIC,
+                    source=source(picked),
+                    observed_at=picked[-1].time,
+                    authority=Authority.VERIFIED_OUTCOME if ep.verified else Authority.INFERRED,
+                )
+            )
+    return [c for c in out if c.text]
+
+
+def _slug(text: str) -> str:
+    return _SLUG.sub("_", text.lower()).strip("_")[:80] or "general"
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:8]
+
+
+def _day(t: datetime) -> str:
+    return t.date().isoformat()
+
+
+def _quote(text: str) -> str:
+    return json.dumps(text[:MAX_EVENT_CHARS_IN_PROMPT], ensure_ascii=False)
