@@ -18,10 +18,10 @@ import click
 from remem.clikit import Ctx, emit, json_option
 from remem.errors import InvalidInput, RememError
 from remem.eval.cli import eval_group
-from remem.pipeline import ProcessResult
 from remem.service.cli import keys, serve
 from remem.service.mcp_cli import mcp
 from remem.thread.cli import checkpoint, toolcall
+from remem.worker_cli import config_group, jobs, worker
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -38,12 +38,20 @@ EXIT_INTERRUPTED = 130
     help="Database file (or sqlite:///path). Default: $REMEM_DB, else the user data dir.",
 )
 @click.option("--tenant", default="default", show_default=True, help="Tenant to act in.")
+@click.option(
+    "--config",
+    envvar="REMEM_CONFIG",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="Memory configuration (TOML): strategies, model, prompts, retries. "
+    "Default: $REMEM_CONFIG, else the offline extractor only.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
 @click.version_option(package_name="remem")
 @click.pass_context
-def cli(ctx: click.Context, db: str | None, tenant: str, as_json: bool) -> None:
+def cli(ctx: click.Context, db: str | None, tenant: str, config: str | None, as_json: bool) -> None:
     """remem: long-term memory for AI agents, on one SQLite file."""
-    ctx.obj = Ctx(db, tenant, as_json)
+    ctx.obj = Ctx(db, tenant, as_json, config)
 
 
 # -- events ---------------------------------------------------------------------------
@@ -86,8 +94,10 @@ def event_add(
 @click.pass_obj
 def event_import(ctx: Ctx, file: Path) -> None:
     """Import events from a JSON-lines file (one event per line; times are kept)."""
-    lines = _read_lines(file)
-    rows = list(_parse_jsonl(lines))
+    rows = list(_parse_jsonl(_read_lines(file)))
+    for row in rows:
+        if "id" in row and "event_id" not in row:
+            row["event_id"] = row.pop("id")
     with ctx.open(embedder=None) as mem:
         if sys.stderr.isatty() and not ctx.as_json:
             from rich.progress import Progress
@@ -122,8 +132,6 @@ def _parse_jsonl(lines: list[str]) -> Iterator[dict[str, Any]]:
             raise InvalidInput(f"line {n}: not valid JSON ({exc.msg})") from None
         if not isinstance(row, dict):
             raise InvalidInput(f"line {n}: expected a JSON object")
-        if "id" in row and "event_id" not in row:
-            row["event_id"] = row.pop("id")
         yield row
 
 
@@ -169,46 +177,6 @@ def process(ctx: Ctx) -> None:
     with ctx.open() as mem:
         result = mem.process()
     data = result.as_dict()
-    emit(ctx, data, lambda: click.echo(", ".join(f"{k} {v}" for k, v in data.items())))
-
-
-@cli.command()
-@click.option(
-    "--interval",
-    default=1.0,
-    show_default=True,
-    type=click.FloatRange(0.05, 3600),
-    help="Seconds to wait when no job is pending.",
-)
-@click.option(
-    "--max-jobs",
-    default=None,
-    type=click.IntRange(1, None),
-    help="Stop after this many jobs (default: run until interrupted).",
-)
-@json_option
-@click.pass_obj
-def worker(ctx: Ctx, interval: float, max_jobs: int | None) -> None:
-    """Run extraction jobs as they arrive, as a process of its own (Ctrl-C stops it).
-
-    Jobs are taken with a lease: a worker killed mid-job leaves its job to be
-    taken again once the lease runs out, so any number of workers can share
-    one database.
-    """
-    import time
-
-    total = ProcessResult()
-    with ctx.open() as mem:
-        try:
-            while max_jobs is None or total.jobs_done + total.failed < max_jobs:
-                left = None if max_jobs is None else max_jobs - total.jobs_done - total.failed
-                result = mem.process(limit=left)
-                total = total + result
-                if result.jobs_done + result.failed == 0:
-                    time.sleep(interval)
-        except KeyboardInterrupt:
-            pass  # a clean stop: finished jobs are committed, a running one is retaken
-    data = total.as_dict()
     emit(ctx, data, lambda: click.echo(", ".join(f"{k} {v}" for k, v in data.items())))
 
 
@@ -342,6 +310,33 @@ def records_get(ctx: Ctx, record_id: str) -> None:
     with ctx.open(embedder=None) as mem:
         rec = mem.get(record_id)
     emit(ctx, {"record": rec.as_dict()}, lambda: click.echo(json.dumps(rec.as_dict(), indent=2)))
+
+
+@records.command("import")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path, allow_dash=True))
+@json_option
+@click.pass_obj
+def records_import(ctx: Ctx, file: Path) -> None:
+    """Write records a self-managed strategy extracted: one JSON object per line.
+
+    Each line is {"op": "create"|"update"|"delete", "request_id", "actor",
+    "record_id", "text", "kind", "field", "value", "valid_until",
+    "sensitivity", "strategy"}. The whole file is validated before anything is
+    written; a request id seen before returns its first outcome.
+    """
+    rows = list(_parse_jsonl(_read_lines(file)))
+    with ctx.open() as mem:
+        results = mem.write_records(rows)
+    ok = sum(1 for r in results if r["status"] != "error")
+    data = {"results": results, "succeeded": ok, "failed": len(results) - ok}
+
+    def human() -> None:
+        for r in results:
+            error = r.get("error", {}).get("message", "")
+            click.echo(f"{r['op']}\t{r['status']}\t{r.get('record_id', '')}\t{error}".rstrip())
+        click.echo(f"succeeded {ok}, failed {len(results) - ok}")
+
+    emit(ctx, data, human)
 
 
 @records.command("history")
@@ -600,6 +595,9 @@ def bench(
     emit(ctx, result, lambda: click.echo(json.dumps(result, indent=2)))
 
 
+cli.add_command(worker)
+cli.add_command(jobs)
+cli.add_command(config_group)
 cli.add_command(checkpoint)
 cli.add_command(toolcall)
 cli.add_command(serve)

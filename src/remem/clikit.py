@@ -20,13 +20,17 @@ F = TypeVar("F", bound=Callable[..., Any])
 class Ctx:
     """What the root command's options set up for every command."""
 
-    def __init__(self, db: str | None, tenant: str, as_json: bool) -> None:
+    def __init__(
+        self, db: str | None, tenant: str, as_json: bool, config: str | None = None
+    ) -> None:
         self.db = db
         self.tenant = tenant
         self.as_json = as_json
+        self.config = config
 
     def open(self, **kwargs: Any) -> Memory:
-        """Open the database named by --db (or REMEM_DB) for --tenant."""
+        """Open the database named by --db (or REMEM_DB) for --tenant, with --config."""
+        kwargs.setdefault("config", self.config)
         return Memory.open(self.db, tenant=self.tenant, **kwargs)
 
 

@@ -372,11 +372,13 @@ class Memory:
         field: str | None = None,
         value: str | None = None,
         sensitivity: str | Sensitivity = Sensitivity.NORMAL,
+        strategy: str = "explicit",
     ) -> Record:
         """Store an explicit statement as a confirmed record at once; return it.
 
         A statement that repeats an active record is not stored twice: the
         existing record is returned. One about the same `field` supersedes it.
+        `strategy` names a self-managed strategy that wrote it (provenance).
         """
         check_name("actor", actor)
         if not isinstance(text, str) or not text.strip():
@@ -400,7 +402,11 @@ class Memory:
         cand = Candidate(
             text=" ".join(text.split()),
             kind=kind,
-            source=Source(type="explicit", strategy="explicit", extractor="remember"),
+            source=Source(
+                type="explicit" if strategy == "explicit" else "self-managed",
+                strategy=strategy,
+                extractor="remember",
+            ),
             observed_at=now,
             field=field,
             value=value,
@@ -413,6 +419,17 @@ class Memory:
         _, record_id = batch.add(cand, vec, ns, valid_until=until)
         self.store.apply(batch.write())
         return self.get(record_id)
+
+    def write_records(self, items: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        """Self-managed strategies: create, update and delete records in one batch.
+
+        The whole batch is validated first; each item then goes through the same
+        write path as `remember`, `update` and `forget`, and an item's
+        `request_id` makes it idempotent. See `remem.batch`.
+        """
+        from remem.batch import write_records
+
+        return write_records(self, items)
 
     def update(
         self,

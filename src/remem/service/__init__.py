@@ -3,7 +3,6 @@
     keys.py     API keys: create (secret shown once, sha256 stored), verify, list, revoke
     schemas.py  the request bodies (pydantic, validated at the edge)
     http.py     `create_app`: FastAPI over one `Memory` per tenant, extraction in-process
-    ledger.py   the request-id ledger of idempotent batch items; job counts
     client.py   `Client(url, api_key)`: `Memory`'s methods over HTTP
     cli.py      `remem serve` and `remem keys ...`
 

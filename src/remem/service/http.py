@@ -50,7 +50,6 @@ from remem.memory import Memory
 from remem.model import Record
 from remem.policy.scope import check_name
 from remem.service import keys as keyring
-from remem.service import ledger
 from remem.service.keys import Forbidden, Principal, Unauthorized
 from remem.service.schemas import (
     BatchCreateIn,
@@ -253,7 +252,7 @@ def create_app(
     @app.get("/v1/jobs", tags=["jobs"])
     def jobs(who: Who) -> dict[str, Any]:
         """Extraction job status of the key's tenant (ListMemoryExtractionJobs)."""
-        return ledger.job_counts(svc.store, who.tenant)
+        return svc.store.job_counts(who.tenant)
 
     # -- events -----------------------------------------------------------------------
 
@@ -453,7 +452,6 @@ def create_app(
         _role(who, "admin")
         actor = _actor(who, actor_id)
         report = svc.memory(who.tenant).forget(actor=actor)
-        ledger.forget_actor(svc.store, who.tenant, actor)
         return {"actor_id": actor, **_report(report)}
 
     @app.get("/v1/subjects/{actor_id}/export", tags=["subjects"])
@@ -569,11 +567,11 @@ def _batch(
             outcome, _ = _attempt(run, item, resolve)
         else:
             with svc.ledger_lock(who.tenant):
-                seen = ledger.lookup(svc.store, who.tenant, rid)
+                seen = svc.store.request_outcome(who.tenant, rid)
                 if seen is None:
                     outcome, actor = _attempt(run, item, resolve)
                     if actor is not None:
-                        ledger.save(svc.store, who.tenant, rid, operation, actor, outcome)
+                        svc.store.save_request(who.tenant, rid, operation, actor, outcome)
                 elif seen[0] != operation or not who.allows(seen[1]):
                     outcome = _failure(
                         409, ConflictError(f"request id {rid!r} was already used for another call")

@@ -42,7 +42,6 @@ from remem.memory import Memory
 from remem.model import Record
 from remem.policy.scope import check_name
 from remem.service import keys as keyring
-from remem.service import ledger
 from remem.service.keys import Forbidden, Principal, Unauthorized
 from remem.store.base import ForgetReport
 from remem.store.sqlite import SQLiteStore
@@ -237,7 +236,6 @@ class McpServer:
             raise Forbidden(f"erasing a whole subject needs an admin key; this key is {who.role}")
         actor = self._actor(who, actor_id)
         report = self.memory.forget(actor=actor)
-        ledger.forget_actor(self.store, who.tenant, actor)
         return {"actor_id": actor, **_report(report)}
 
     # -- the tools -----------------------------------------------------------------------

@@ -158,6 +158,19 @@ class Store(Protocol):
         """Totals of a tenant's logged model calls: calls, errors, tokens, seconds."""
         ...
 
+    # the request-id ledger of idempotent batch writes
+    def request_outcome(
+        self, tenant: str, request_id: str
+    ) -> tuple[str, str, dict[str, Any]] | None:
+        """The (operation, actor, outcome) first recorded for a request id, or None."""
+        ...
+
+    def save_request(
+        self, tenant: str, request_id: str, operation: str, actor: str, outcome: dict[str, Any]
+    ) -> None:
+        """Record a request id's outcome (never content); a repeat keeps the first."""
+        ...
+
     # records
     def apply(self, write: Write) -> None:
         """Apply one consolidation step atomically (records, indexes, history, job)."""

@@ -327,6 +327,25 @@ class SQLiteStore:
             )
             return int(cur.rowcount)
 
+    def request_outcome(
+        self, tenant: str, request_id: str
+    ) -> tuple[str, str, dict[str, Any]] | None:
+        """The (operation, actor, outcome) first recorded for a request id, or None."""
+        rows = self._rows(q.REQUEST_OUTCOME, (tenant, request_id))
+        if not rows:
+            return None
+        return str(rows[0][0]), str(rows[0][1]), json.loads(rows[0][2])
+
+    def save_request(
+        self, tenant: str, request_id: str, operation: str, actor: str, outcome: dict[str, Any]
+    ) -> None:
+        """Record a request id's outcome; a request id already recorded keeps its first."""
+        with self._tx() as db:
+            db.execute(
+                q.SAVE_REQUEST,
+                (tenant, request_id, operation, actor, json.dumps(outcome), to_db(_utcnow())),
+            )
+
     def record_llm_calls(self, tenant: str, calls: Sequence[LLMCall]) -> None:
         """Log language-model calls (never a prompt, an answer or a key)."""
         if not calls:
@@ -700,6 +719,7 @@ class SQLiteStore:
                 q.DELETE_EVENT_VECTORS_ACTOR, (tenant, actor)
             ).rowcount
             counts["events"] = db.execute(q.DELETE_ACTOR_EVENTS, (tenant, actor)).rowcount
+            counts["requests"] = db.execute(q.DELETE_ACTOR_REQUESTS, (tenant, actor)).rowcount
             from remem.thread.sqlite import erase_actor_rows  # it imports this module
 
             counts.update(erase_actor_rows(db, tenant, actor))

@@ -148,6 +148,14 @@ UPDATE jobs SET status = 'pending', attempts = 0, run_after = NULL, lease_until 
     updated_at = ?
 WHERE tenant = ? AND status IN ({marks})
 """
+REQUEST_OUTCOME = """
+SELECT operation, actor, outcome FROM api_requests WHERE tenant = ? AND request_id = ?
+"""
+SAVE_REQUEST = """
+INSERT OR IGNORE INTO api_requests (tenant, request_id, operation, actor, outcome, created_at)
+VALUES (?, ?, ?, ?, ?, ?)
+"""
+DELETE_ACTOR_REQUESTS = "DELETE FROM api_requests WHERE tenant = ? AND actor = ?"
 INSERT_LLM_CALL = """
 INSERT INTO llm_calls (tenant, job_id, strategy, model, prompt_version, prompt_tokens,
     completion_tokens, seconds, ok, error, created_at)
