@@ -552,10 +552,16 @@ def demo(ctx: Ctx) -> None:
     help="Client threads (with --http).",
 )
 @click.option("--lexical", is_flag=True, help="Serve without an embedding model (with --http).")
+@click.option(
+    "--llm-fake",
+    is_flag=True,
+    help="Measure the LLM pipeline (calls, tokens and overhead per event) against a "
+    "scripted model server on loopback; --events defaults to 600 here.",
+)
 @json_option
-@click.pass_obj
+@click.pass_context
 def bench(
-    ctx: Ctx,
+    click_ctx: click.Context,
     n_records: int,
     scope_records: int | None,
     queries: int,
@@ -564,8 +570,18 @@ def bench(
     n_requests: int,
     concurrency: int,
     lexical: bool,
+    llm_fake: bool,
 ) -> None:
     """Measure recall latency, ingest and extraction speed on synthetic records."""
+    ctx: Ctx = click_ctx.obj
+    if llm_fake:
+        from remem.bench_llm import run_llm_bench
+
+        if click_ctx.get_parameter_source("n_events") is click.core.ParameterSource.DEFAULT:
+            n_events = 600
+        figures = run_llm_bench(events=n_events, progress=not ctx.as_json)
+        emit(ctx, figures, lambda: click.echo(json.dumps(figures, indent=2)))
+        return
     if over_http:
         try:
             from remem.service.bench_http import run_http_bench

@@ -201,7 +201,8 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
         loc = tuple(str(p) for p in err["loc"])
         line = _line_of(text, loc)
         where = f" line {line}" if line else ""
-        raise ConfigError(f"{file}:{where} {'.'.join(loc) or 'file'}: {err['msg']}") from None
+        reason = err["msg"].removeprefix("Value error, ")
+        raise ConfigError(f"{file}:{where} {'.'.join(loc) or 'file'}: {reason}") from None
     return build(parsed, str(file), file.parent)
 
 
@@ -286,4 +287,6 @@ def _line_of(text: str, loc: tuple[str, ...]) -> int | None:
             continue
         if path == loc[: len(path)] and len(path) > best_len:
             best, best_len = number, len(path)
+        elif best is None and len(path) > len(loc) and path[: len(loc)] == loc:
+            best = number  # the error is about a table below this key: its first line
     return best
