@@ -173,7 +173,9 @@ class Pipeline:
                 tenant, jobs, f"strategy {jobs[0].strategy!r} is not configured", retry=False
             )
         actor = mine[0].actor
-        kept = [e for e in mine if not self.store.is_tombstoned(tenant, actor, [e.id])]
+        kept = mine
+        if self.store.is_tombstoned(tenant, actor, [e.id for e in mine]):  # rare: look closer
+            kept = [e for e in mine if not self.store.is_tombstoned(tenant, actor, [e.id])]
         skipped = len(mine) - len(kept)
         live = [e for e in kept if e.role in strategy.roles]
         if not live:
@@ -318,6 +320,7 @@ class Consolidation:
         self.changes: list[StatusChange] = []
         self.history: list[HistoryEntry] = []
         self.closed: set[str] = set()
+        self._fields: dict[str, list[Record]] = {}
 
     def embed(self, texts: Sequence[str]) -> list[Vector | None]:
         """Embeddings of candidate texts in one batch (None without an embedder)."""
@@ -329,10 +332,15 @@ class Consolidation:
         """Whether an active stored record already holds the candidate's field."""
         if cand.field is None:
             return False
-        return any(
-            r.status is Status.ACTIVE
-            for r in self._p.store.records_by_field(self.scope, cand.field)
-        )
+        return any(r.status is Status.ACTIVE for r in self._stored_field(cand.field))
+
+    def _stored_field(self, name: str | None) -> list[Record]:
+        """The scope's stored records about a field (unchanged until this batch is written)."""
+        if name is None:
+            return []
+        if name not in self._fields:
+            self._fields[name] = self._p.store.records_by_field(self.scope, name)
+        return self._fields[name]
 
     def neighbours(
         self, cand: Candidate, vec: Vector | None, namespace: str
@@ -358,9 +366,7 @@ class Consolidation:
         near: Sequence[tuple[Record, float]] | None = None,
     ) -> tuple[ProcessResult, str]:
         """Decide one candidate and plan its rows; return what happened and its record id."""
-        store = self._p.store
-        stored_field = store.records_by_field(self.scope, cand.field) if cand.field else []
-        same_field = self._view(stored_field) + [
+        same_field = self._view(self._stored_field(cand.field)) + [
             r for r in self.inserts if r.field == cand.field and cand.field
         ]
         if near is None:
