@@ -108,3 +108,23 @@ def admin_dsn_for(admin_dsn: str, app_dsn: str) -> str:
     from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
     return make_conninfo(admin_dsn, dbname=str(conninfo_to_dict(app_dsn)["dbname"]))
+
+
+def as_url(dsn: str) -> str:
+    """A `postgresql://` URL for a key=value DSN: what `remem --db` and `Memory.open` take."""
+    from urllib.parse import quote, urlencode
+
+    from psycopg.conninfo import conninfo_to_dict
+
+    info = {k: str(v) for k, v in conninfo_to_dict(dsn).items()}
+    user = quote(info.pop("user", ""), safe="")
+    password = info.pop("password", "")
+    auth = f"{user}:{quote(password, safe='')}@" if password else (f"{user}@" if user else "")
+    dbname = quote(info.pop("dbname", ""), safe="")
+    host = info.pop("host", "")
+    netloc = ""
+    if host and not host.startswith("/"):  # a socket directory travels as ?host=
+        netloc = host + (f":{info.pop('port')}" if "port" in info else "")
+        host = ""
+    query = {**({"host": host} if host else {}), **info}
+    return f"postgresql://{auth}{netloc}/{dbname}" + (f"?{urlencode(query)}" if query else "")

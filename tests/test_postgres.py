@@ -13,7 +13,7 @@ import psycopg
 import pytest
 
 from remem.errors import SchemaTooNew, StoreError
-from remem.model import Event, Role
+from remem.model import Event, LLMCall, Role
 from remem.store import postgres_sql as q
 from remem.store.base import Scope
 from remem.store.postgres import SCHEMA_VERSION, PostgresStore
@@ -22,7 +22,7 @@ from tests.conformance.test_store import NOW, T, put, rec, vec
 
 TENANT_TABLES = [
     "events", "jobs", "records", "record_events", "history", "record_vectors",
-    "event_vectors", "tombstones", "deletions",
+    "event_vectors", "tombstones", "deletions", "llm_calls", "api_requests",
 ]  # fmt: skip
 
 
@@ -60,6 +60,8 @@ def fill_two_tenants(store: PostgresStore) -> None:
         store.forget_record(tenant, f"{tenant}-a", NOW)  # tombstones, history
         put(store, rec(f"{tenant}-b", "Hates coffee", tenant=tenant))
         store.record_deletion(tenant, "record", f"{tenant}-a", None, "x", NOW)
+        store.record_llm_calls(tenant, [LLMCall("semantic", "m", "v1", 10, 5, 0.1, True)])
+        store.save_request(tenant, "req-1", "create", "alice", {"record_id": f"{tenant}-b"})
 
 
 def test_unscoped_query_under_one_tenant_sees_nothing_of_another(
@@ -106,7 +108,8 @@ def test_claims_from_two_connections_skip_each_others_jobs(store: PostgresStore,
     with psycopg.connect(dsn) as held:
         with held.transaction():  # a worker that has claimed two jobs and not yet committed
             held.execute(q.SET_ALL_TENANTS)
-            mine = {r[0] for r in held.execute(q.CLAIM_JOBS, (NOW, NOW, NOW, 2))}
+            claim = (NOW, NOW, NOW, NOW, None, None, 2)
+            mine = {r[0] for r in held.execute(q.CLAIM_JOBS, claim)}
             # the other claimer neither waits for the held rows nor takes them
             theirs = {j.id for j in store.claim_jobs(NOW, 10, 60)}
         assert len(mine) == 2 and len(theirs) == 4 and not mine & theirs
@@ -141,7 +144,8 @@ def test_migrations_build_an_empty_database_and_run_once(pg_admin_dsn: str) -> N
         again = PostgresStore(empty, max_size=1)  # a second process opening the same database
         assert again.schema_version() == SCHEMA_VERSION
         with psycopg.connect(empty) as conn:
-            assert conn.execute("SELECT count(*) FROM schema_version").fetchone() == (1,)
+            versions = [r[0] for r in conn.execute("SELECT version FROM schema_version")]
+            assert sorted(versions) == list(range(1, SCHEMA_VERSION + 1))
         again.close()
         first.close()
 
@@ -174,3 +178,63 @@ def test_event_vectors_and_neighbours(store: PostgresStore) -> None:
     assert [e.id for e in store.adjacent_events(events[0])] == ["e1"]
     report = store.forget_actor("t1", "alice", datetime.now(UTC))
     assert report.verified and report.deleted["event_vectors"] == 4
+
+
+def test_every_tenant_table_has_forced_row_level_security(dsn: str) -> None:
+    with psycopg.connect(dsn) as conn:
+        rows = conn.execute(
+            "SELECT c.relname, c.relrowsecurity, c.relforcerowsecurity, "
+            "  (SELECT count(*) FROM pg_policy p WHERE p.polrelid = c.oid "
+            "   AND p.polname = 'tenant_rows') "
+            "FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid "
+            "WHERE c.relkind = 'r' AND c.relnamespace = 'public'::regnamespace "
+            "AND a.attname = 'tenant'"
+        ).fetchall()
+    assert sorted(r[0] for r in rows) == sorted(TENANT_TABLES)
+    assert all(r[1:] == (True, True, 1) for r in rows), rows
+
+
+SCHEMA_QUERIES = [
+    "SELECT table_name, column_name, data_type, is_nullable, column_default "
+    "FROM information_schema.columns WHERE table_schema = 'public'",
+    "SELECT tablename, indexname, indexdef FROM pg_indexes WHERE schemaname = 'public'",
+    "SELECT tablename, policyname, qual FROM pg_policies WHERE schemaname = 'public'",
+    "SELECT relname, relrowsecurity, relforcerowsecurity FROM pg_class "
+    "WHERE relnamespace = 'public'::regnamespace AND relkind = 'r'",
+]
+
+
+def schema_of(dsn: str) -> list[set[tuple[object, ...]]]:
+    with psycopg.connect(dsn) as conn:
+        return [set(conn.execute(sql).fetchall()) for sql in SCHEMA_QUERIES]
+
+
+def test_a_schema_1_database_is_upgraded_with_its_jobs(pg_admin_dsn: str, dsn: str) -> None:
+    from remem.store.postgres import _migrations, _split_sql
+
+    with pg_helpers.fresh_database(pg_admin_dsn, empty=True) as empty:
+        with psycopg.connect(empty) as conn:  # what remem 0.1 made: schema 1 only
+            number, sql = _migrations()[0]
+            assert number == 1
+            for statement in _split_sql(sql):
+                conn.execute(statement)
+            conn.execute(q.SCHEMA_TABLE)
+            conn.execute(q.SET_VERSION, (1,))
+            conn.execute(q.SET_TENANT, ("t1",))
+            conn.execute(
+                "INSERT INTO jobs (tenant, event_id, strategy, status, attempts, created_at, "
+                "updated_at) VALUES ('t1', 'e1', 'offline', 'pending', 1, now(), now())"
+            )
+        store = PostgresStore(empty, max_size=1)
+        try:
+            assert store.schema_version() == SCHEMA_VERSION
+            # migrating step by step builds what a fresh database gets
+            assert schema_of(empty) == schema_of(dsn)
+            (job,) = store.claim_jobs(NOW, 10, 60)
+            assert (job.event_id, job.attempts) == ("e1", 2)
+            assert store.fail_job(job.id, "x", NOW, retry_at=NOW + timedelta(hours=1)) == "pending"
+            assert store.list_jobs("t1")[0].run_after == NOW + timedelta(hours=1)
+            store.record_llm_calls("t1", [LLMCall("offline", "m", "v1", 1, 1, 0.1, True)])
+            assert store.llm_usage("t1")["calls"] == 1
+        finally:
+            store.close()

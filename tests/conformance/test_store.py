@@ -5,12 +5,15 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
+import pytest
 
+from remem.errors import StoreError
 from remem.model import (
     Authority,
     Event,
     HistoryEntry,
     Kind,
+    LLMCall,
     Record,
     Role,
     Sensitivity,
@@ -277,3 +280,157 @@ def test_adjacent_events_stay_in_their_session(store: Store) -> None:
     assert [e.id for e in store.adjacent_events(first)] == ["e2"]
     assert [e.id for e in store.adjacent_events(last)] == ["e2"]
     assert store.adjacent_events(other) == []
+
+
+# -- the extraction worker's jobs (schema: run_after, leases, llm_calls) ------------------
+
+
+def test_a_failed_job_waits_until_its_retry_time(store: Store) -> None:
+    store.add_events([ev(1)], ["offline"])
+    (job,) = store.claim_jobs(NOW, 10, 60)
+    retry_at = NOW + timedelta(minutes=5)
+    assert store.fail_job(job.id, "timeout", NOW, retry_at=retry_at) == "pending"
+    assert store.claim_jobs(NOW + timedelta(minutes=4), 10, 60) == []
+    (info,) = store.list_jobs("t1")
+    assert info.run_after == retry_at and info.last_error == "timeout"
+    (again,) = store.claim_jobs(retry_at, 10, 60)
+    assert again.id == job.id and again.attempts == 2
+
+
+def test_a_job_fails_for_good_after_max_attempts(store: Store) -> None:
+    store.add_events([ev(1)], ["offline"])
+    (job,) = store.claim_jobs(NOW, 10, 60)
+    assert store.fail_job(job.id, "bad answer", NOW, max_attempts=2) == "pending"
+    (job,) = store.claim_jobs(NOW, 10, 60)
+    assert store.fail_job(job.id, "bad answer", NOW, max_attempts=2) == "failed"
+    assert store.claim_jobs(NOW + timedelta(days=1), 10, 60) == []
+    assert store.fail_job(job.id, "late", NOW) == "gone"  # no longer running
+    assert store.fail_job(10_000, "no such job", NOW) == "gone"
+    assert store.job_counts("t1")["failed"] == 1
+
+
+def test_claim_can_take_only_some_strategies(store: Store) -> None:
+    store.add_events([ev(1), ev(2)], ["semantic", "summary", "episodic"])
+    jobs = store.claim_jobs(NOW, 10, 60, strategies=["summary"])
+    assert sorted((j.event_id, j.strategy) for j in jobs) == [("e1", "summary"), ("e2", "summary")]
+    assert store.claim_jobs(NOW, 10, 60, strategies=["summary"]) == []
+    assert store.claim_jobs(NOW, 10, 60, strategies=[]) == []
+    rest = store.claim_jobs(NOW, 10, 60)
+    assert {j.strategy for j in rest} == {"semantic", "episodic"} and len(rest) == 4
+
+
+def test_heartbeat_keeps_a_lease_alive_past_its_first_end(store: Store) -> None:
+    store.add_events([ev(1), ev(2)], ["offline"])
+    first, second = store.claim_jobs(NOW, 10, 60)
+    assert store.heartbeat([first.id], NOW + timedelta(seconds=50), 60) == 1
+    # at 90 s the first lease (60 s) is over, but the heartbeat moved it to 110 s
+    (taken,) = store.claim_jobs(NOW + timedelta(seconds=90), 10, 60)
+    assert taken.id == second.id  # only the job nobody kept alive
+    assert store.claim_jobs(NOW + timedelta(seconds=100), 10, 60) == []
+    store.apply(Write(tenant="t1", done_jobs=(first.id,)))
+    assert store.heartbeat([first.id], NOW + timedelta(seconds=100), 60) == 0
+    assert store.heartbeat([], NOW, 60) == 0
+
+
+def test_jobs_are_listed_and_counted_per_tenant_and_status(store: Store) -> None:
+    store.add_events([ev(1), ev(2), ev(3), ev(4, tenant="t2")], ["offline"])
+    jobs = {j.event_id: j for j in store.claim_jobs(NOW, 3, 60)}  # e1, e2, e3 of t1
+    store.apply(Write(tenant="t1", done_jobs=(jobs["e1"].id,)))
+    store.fail_job(jobs["e2"].id, "boom", NOW, max_attempts=1)
+    assert store.job_counts("t1") == {"pending": 0, "running": 1, "done": 1, "failed": 1}
+    assert store.job_counts("t2") == {"pending": 1, "running": 0, "done": 0, "failed": 0}
+    assert store.job_counts("t3") == {"pending": 0, "running": 0, "done": 0, "failed": 0}
+    listed = store.list_jobs("t1")
+    assert [j.event_id for j in listed] == ["e3", "e2", "e1"]  # newest first
+    assert [j.status for j in listed] == ["running", "failed", "done"]
+    (failed,) = store.list_jobs("t1", status="failed")
+    assert (failed.event_id, failed.attempts, failed.last_error) == ("e2", 1, "boom")
+    assert failed.strategy == "offline" and failed.updated_at == NOW
+    assert [j.event_id for j in store.list_jobs("t2")] == ["e4"]
+    assert [j.event_id for j in store.list_jobs("t1", limit=1)] == ["e3"]
+    assert store.list_jobs("t1", status="pending") == []
+
+
+def test_retry_puts_failed_jobs_back_with_fresh_attempts(store: Store) -> None:
+    store.add_events([ev(1), ev(2), ev(3, tenant="t2")], ["offline"])
+    for job in store.claim_jobs(NOW, 10, 60):
+        store.fail_job(job.id, "boom", NOW, max_attempts=1)
+    assert store.job_counts("t1")["failed"] == 2
+    assert store.retry_jobs("t1") == 2
+    assert store.job_counts("t1") == {"pending": 2, "running": 0, "done": 0, "failed": 0}
+    assert store.job_counts("t2")["failed"] == 1  # another tenant's jobs stay as they were
+    assert store.retry_jobs("t1") == 0
+    assert store.retry_jobs("t1", statuses=()) == 0
+    again = store.claim_jobs(NOW, 10, 60)
+    assert sorted(j.event_id for j in again) == ["e1", "e2"]
+    assert all(j.attempts == 1 for j in again)
+
+
+def test_model_calls_are_logged_and_summed_per_tenant(store: Store) -> None:
+    store.record_llm_calls(
+        "t1",
+        [
+            LLMCall("semantic", "gpt-x", "v1", 100, 20, 0.5, True, job_id=1),
+            LLMCall("semantic", "gpt-x", "v1", 50, 0, 1.25, False, error="timeout"),
+        ],
+    )
+    store.record_llm_calls("t2", [LLMCall("summary", "local", "v2", 7, 3, 0.1, True)])
+    store.record_llm_calls("t1", [])
+    usage = store.llm_usage("t1")
+    assert usage == {
+        "calls": 2, "errors": 1, "prompt_tokens": 150, "completion_tokens": 20, "seconds": 1.75,
+    }  # fmt: skip
+    assert store.llm_usage("t2")["calls"] == 1 and store.llm_usage("t2")["prompt_tokens"] == 7
+    assert store.llm_usage("t3") == {
+        "calls": 0, "errors": 0, "prompt_tokens": 0, "completion_tokens": 0, "seconds": 0.0,
+    }  # fmt: skip
+
+
+def test_one_write_marks_every_job_it_came_from_done(store: Store) -> None:
+    store.add_events([ev(1), ev(2), ev(3)], ["offline"])
+    j1, j2, j3 = store.claim_jobs(NOW, 10, 60)
+    store.apply(
+        Write(
+            tenant="t1",
+            inserts=(rec("a1", "Loves tea"),),
+            vectors=(vec(0),),
+            vector_model="test-8",
+            done_jobs=(j1.id, j2.id),
+        )
+    )
+    assert store.get_record("t1", "a1") is not None
+    assert {j.event_id: j.status for j in store.list_jobs("t1")} == {
+        "e1": "done", "e2": "done", "e3": "running",
+    }  # fmt: skip
+    # a write that fails writes nothing and leaves its jobs undone
+    broken = Write(
+        tenant="t1",
+        inserts=(rec("a2", "Hates coffee"),),
+        changes=(StatusChange("missing", Status.INVALID, NOW, None, "INVALIDATE"),),
+        done_jobs=(j3.id,),
+    )
+    with pytest.raises(StoreError):
+        store.apply(broken)
+    assert store.get_record("t1", "a2") is None
+    assert store.job_counts("t1") == {"pending": 0, "running": 1, "done": 2, "failed": 0}
+
+
+def test_a_request_id_keeps_its_first_outcome_per_tenant(store: Store) -> None:
+    assert store.request_outcome("t1", "req-1") is None
+    store.save_request("t1", "req-1", "create", "alice", {"record_id": "r1", "status": "active"})
+    store.save_request("t1", "req-1", "delete", "alice", {"record_id": "r9"})  # a retry
+    assert store.request_outcome("t1", "req-1") == (
+        "create", "alice", {"record_id": "r1", "status": "active"},
+    )  # fmt: skip
+    assert store.request_outcome("t2", "req-1") is None
+    store.save_request("t2", "req-1", "update", "alice", {"record_id": "r2"})
+    assert store.request_outcome("t2", "req-1") == ("update", "alice", {"record_id": "r2"})
+
+
+def test_forget_actor_drops_its_request_ids(store: Store) -> None:
+    store.save_request("t1", "req-a", "create", "alice", {"record_id": "r1"})
+    store.save_request("t1", "req-b", "create", "bob", {"record_id": "r2"})
+    report = store.forget_actor("t1", "alice", NOW)
+    assert report.verified and report.deleted["requests"] == 1
+    assert store.request_outcome("t1", "req-a") is None
+    assert store.request_outcome("t1", "req-b") is not None

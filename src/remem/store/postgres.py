@@ -5,8 +5,8 @@ taken with `FOR UPDATE SKIP LOCKED`, migrations are serialised by an advisory
 lock, and every transaction names its tenant (`remem.tenant`, set with
 `set_config(..., true)`) so row-level security confines it to that tenant's
 rows even if a query forgot its `WHERE tenant = ...`. The few operations that
-span tenants by design (claiming and failing jobs, counting for `stats`) say
-so with `remem.all_tenants`.
+span tenants by design (claiming, extending and failing jobs, for workers that
+serve every tenant; counting for `stats`) say so with `remem.all_tenants`.
 
 Vectors live in an untyped `vector` column (any dimension) and are searched
 exactly inside one (tenant, actor) scope with cosine distance `<=>`; words
@@ -38,7 +38,9 @@ from remem.model import (
     Event,
     HistoryEntry,
     Job,
+    JobInfo,
     Kind,
+    LLMCall,
     Record,
     Role,
     Sensitivity,
@@ -48,7 +50,7 @@ from remem.model import (
 from remem.store import postgres_sql as q
 from remem.store.base import ForgetReport, Hit, Scope, Write
 
-SCHEMA_VERSION = 1  # the newest migration this code knows
+SCHEMA_VERSION = 3  # the newest migration this code knows; checked by a test
 ALL_TENANTS = None  # `_tx(ALL_TENANTS)`: a transaction that spans tenants by design
 
 Cursor = psycopg.Cursor[DictRow]
@@ -233,25 +235,143 @@ class PostgresStore:
         )
         return [_event(r) for r in reversed(rows)]
 
-    def claim_jobs(self, now: datetime, limit: int, lease_seconds: float) -> list[Job]:
-        """Take up to `limit` ready jobs of any tenant; concurrent claimers never overlap."""
+    def claim_jobs(
+        self,
+        now: datetime,
+        limit: int,
+        lease_seconds: float,
+        strategies: Sequence[str] | None = None,
+    ) -> list[Job]:
+        """Lease up to `limit` ready jobs of any tenant (see `Store.claim_jobs`); concurrent
+        claimers never wait for each other nor take the same job."""
         lease = now + timedelta(seconds=lease_seconds)
-        rows = self._rows(ALL_TENANTS, q.CLAIM_JOBS, (lease, now, now, limit))
+        wanted = None if strategies is None else list(strategies)
+        rows = self._rows(ALL_TENANTS, q.CLAIM_JOBS, (lease, now, now, now, wanted, wanted, limit))
         jobs = [
             Job(r["id"], r["tenant"], r["event_id"], r["strategy"], r["attempts"]) for r in rows
         ]
         return sorted(jobs, key=lambda j: j.id)
 
-    def fail_job(self, job_id: int, error: str, now: datetime) -> None:
-        """Record a job's failure; it is retried until it has failed three times."""
+    def heartbeat(self, job_ids: Sequence[int], now: datetime, lease_seconds: float) -> int:
+        """Extend the lease of running jobs (of any tenant); return how many were running."""
+        if not job_ids:
+            return 0
+        lease = now + timedelta(seconds=lease_seconds)
         with self._tx(ALL_TENANTS) as cur:
-            cur.execute(q.FAIL_JOB, (error[:2000], now, job_id))
+            return int(cur.execute(q.HEARTBEAT, (lease, now, list(job_ids))).rowcount)
+
+    def fail_job(
+        self,
+        job_id: int,
+        error: str,
+        now: datetime,
+        retry_at: datetime | None = None,
+        max_attempts: int = 3,
+    ) -> str:
+        """Record a failed attempt of a running job; see `Store.fail_job`."""
+        with self._tx(ALL_TENANTS) as cur:
+            row = cur.execute(
+                q.FAIL_JOB, (max_attempts, retry_at, error[:2000], now, job_id)
+            ).fetchone()
+        return str(row["status"]) if row else "gone"
 
     def pending_jobs(self, tenant: str | None = None) -> int:
         """How many jobs wait (pending or running), of one tenant or of all."""
         if tenant is None:
             return int(_value(self._rows(ALL_TENANTS, q.COUNT_PENDING)))
         return int(_value(self._rows(tenant, q.COUNT_PENDING_TENANT, (tenant,))))
+
+    def list_jobs(self, tenant: str, status: str | None = None, limit: int = 100) -> list[JobInfo]:
+        """A tenant's extraction jobs, newest first, optionally of one status."""
+        if status is None:
+            rows = self._rows(tenant, q.LIST_JOBS, (tenant, limit))
+        else:
+            rows = self._rows(tenant, q.LIST_JOBS_STATUS, (tenant, status, limit))
+        return [
+            JobInfo(
+                id=r["id"],
+                event_id=r["event_id"],
+                strategy=r["strategy"],
+                status=r["status"],
+                attempts=r["attempts"],
+                last_error=r["last_error"],
+                run_after=_utc(r["run_after"]) if r["run_after"] else None,
+                updated_at=_utc(r["updated_at"]),
+            )
+            for r in rows
+        ]
+
+    def job_counts(self, tenant: str) -> dict[str, int]:
+        """A tenant's extraction jobs by status: pending, running, done, failed."""
+        counts = {"pending": 0, "running": 0, "done": 0, "failed": 0}
+        for r in self._rows(tenant, q.JOB_COUNTS, (tenant,)):
+            counts[str(r["status"])] = int(r["n"])
+        return counts
+
+    def retry_jobs(self, tenant: str, statuses: Sequence[str] = ("failed",)) -> int:
+        """Put a tenant's jobs of these statuses back to pending; return how many."""
+        if not statuses:
+            return 0
+        with self._tx(tenant) as cur:
+            return int(cur.execute(q.RETRY_JOBS, (_utcnow(), tenant, list(statuses))).rowcount)
+
+    def request_outcome(
+        self, tenant: str, request_id: str
+    ) -> tuple[str, str, dict[str, Any]] | None:
+        """The (operation, actor, outcome) first recorded for a request id, or None."""
+        rows = self._rows(tenant, q.REQUEST_OUTCOME, (tenant, request_id))
+        if not rows:
+            return None
+        r = rows[0]
+        outcome = r["outcome"] if isinstance(r["outcome"], dict) else json.loads(r["outcome"])
+        return str(r["operation"]), str(r["actor"]), outcome
+
+    def save_request(
+        self, tenant: str, request_id: str, operation: str, actor: str, outcome: dict[str, Any]
+    ) -> None:
+        """Record a request id's outcome; a request id already recorded keeps its first."""
+        with self._tx(tenant) as cur:
+            cur.execute(
+                q.SAVE_REQUEST,
+                (tenant, request_id, operation, actor, Jsonb(outcome), _utcnow()),
+            )
+
+    def record_llm_calls(self, tenant: str, calls: Sequence[LLMCall]) -> None:
+        """Log language-model calls (never a prompt, an answer or a key)."""
+        if not calls:
+            return
+        now = _utcnow()
+        with self._tx(tenant) as cur:
+            cur.executemany(
+                q.INSERT_LLM_CALL,
+                [
+                    (
+                        tenant,
+                        c.job_id,
+                        c.strategy,
+                        c.model,
+                        c.prompt_version,
+                        c.prompt_tokens,
+                        c.completion_tokens,
+                        c.seconds,
+                        c.ok,
+                        c.error[:500] or None,
+                        now,
+                    )
+                    for c in calls
+                ],
+            )
+
+    def llm_usage(self, tenant: str) -> dict[str, float]:
+        """Totals of a tenant's logged model calls: calls, errors, tokens, seconds."""
+        (r,) = self._rows(tenant, q.LLM_USAGE, (tenant,))
+        return {
+            "calls": int(r["calls"]),
+            "errors": int(r["errors"]),
+            "prompt_tokens": int(r["prompt_tokens"]),
+            "completion_tokens": int(r["completion_tokens"]),
+            "seconds": float(r["seconds"]),
+        }
 
     # -- records --------------------------------------------------------------
 
@@ -313,8 +433,8 @@ class PostgresStore:
                         for h in write.history
                     ],
                 )
-            if write.done_job is not None:
-                cur.execute(q.DONE_JOB, (now, write.tenant, write.done_job))
+            if write.done_jobs:
+                cur.execute(q.DONE_JOBS, (now, write.tenant, list(write.done_jobs)))
 
     def get_record(self, tenant: str, record_id: str) -> Record | None:
         """One record of this tenant, or None."""
@@ -488,6 +608,7 @@ class PostgresStore:
             deleted = cur.execute(q.DELETE_ACTOR_EVENTS, (tenant, actor)).fetchall()
             counts["events"] = len(deleted)
             counts["fulltext"] += sum(1 for r in deleted if r["indexed"])
+            counts["requests"] = cur.execute(q.DELETE_ACTOR_REQUESTS, (tenant, actor)).rowcount
             cur.execute(q.TOMBSTONE, (tenant, "actor", actor, now))
         remaining = self._verify_actor(tenant, actor)
         return ForgetReport(
@@ -565,6 +686,7 @@ class PostgresStore:
                 "event_vectors": count(q.COUNT_ACTOR_EVENT_VECTORS),
                 "events": events,
                 "fulltext": records + events,  # tsvectors are columns of those rows
+                "requests": count(q.COUNT_ACTOR_REQUESTS),
             }
 
     def stats(self) -> dict[str, int]:

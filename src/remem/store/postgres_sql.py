@@ -143,30 +143,74 @@ SELECT {EVENT_COLUMNS} FROM events
 WHERE tenant = %s AND actor = %s AND session = %s AND time < %s
 ORDER BY time DESC, seq DESC LIMIT %s
 """
-# Any number of workers claim at once: each takes rows nobody else holds.
+# Any number of workers claim at once: each takes rows nobody else holds. Then
+# (lease, now, now, strategies or NULL for all, strategies, limit).
 CLAIM_JOBS = """
 UPDATE jobs SET status = 'running', attempts = attempts + 1, lease_until = %s, updated_at = %s
 WHERE id IN (
     SELECT id FROM jobs
-    WHERE status = 'pending' OR (status = 'running' AND lease_until < %s)
+    WHERE ((status = 'pending' AND (run_after IS NULL OR run_after <= %s))
+        OR (status = 'running' AND lease_until < %s))
+      AND (%s::text[] IS NULL OR strategy = ANY(%s::text[]))
     ORDER BY id LIMIT %s
     FOR UPDATE SKIP LOCKED
 )
 RETURNING id, tenant, event_id, strategy, attempts
 """
-FAIL_JOB = """
-UPDATE jobs SET status = CASE WHEN attempts >= 3 THEN 'failed' ELSE 'pending' END,
-    last_error = %s, lease_until = NULL, updated_at = %s
-WHERE id = %s
+HEARTBEAT = """
+UPDATE jobs SET lease_until = %s, updated_at = %s
+WHERE status = 'running' AND id = ANY(%s::bigint[])
 """
-DONE_JOB = """
-UPDATE jobs SET status = 'done', lease_until = NULL, updated_at = %s
-WHERE tenant = %s AND id = %s
+# then (max_attempts, retry_at, error, now, job id)
+FAIL_JOB = """
+UPDATE jobs SET status = CASE WHEN attempts >= %s THEN 'failed' ELSE 'pending' END,
+    run_after = %s, last_error = %s, lease_until = NULL, updated_at = %s
+WHERE id = %s AND status = 'running'
+RETURNING status
+"""
+DONE_JOBS = """
+UPDATE jobs SET status = 'done', lease_until = NULL, run_after = NULL, updated_at = %s
+WHERE tenant = %s AND id = ANY(%s::bigint[])
 """
 COUNT_PENDING = "SELECT count(*) FROM jobs WHERE status IN ('pending', 'running')"
 COUNT_PENDING_TENANT = (
     "SELECT count(*) FROM jobs WHERE tenant = %s AND status IN ('pending', 'running')"
 )
+JOB_INFO_COLUMNS = "id, event_id, strategy, status, attempts, last_error, run_after, updated_at"
+LIST_JOBS = f"""
+SELECT {JOB_INFO_COLUMNS} FROM jobs WHERE tenant = %s ORDER BY id DESC LIMIT %s
+"""
+LIST_JOBS_STATUS = f"""
+SELECT {JOB_INFO_COLUMNS} FROM jobs WHERE tenant = %s AND status = %s ORDER BY id DESC LIMIT %s
+"""
+JOB_COUNTS = "SELECT status, count(*) AS n FROM jobs WHERE tenant = %s GROUP BY status"
+RETRY_JOBS = """
+UPDATE jobs SET status = 'pending', attempts = 0, run_after = NULL, lease_until = NULL,
+    updated_at = %s
+WHERE tenant = %s AND status = ANY(%s::text[])
+"""
+REQUEST_OUTCOME = """
+SELECT operation, actor, outcome FROM api_requests WHERE tenant = %s AND request_id = %s
+"""
+SAVE_REQUEST = """
+INSERT INTO api_requests (tenant, request_id, operation, actor, outcome, created_at)
+VALUES (%s, %s, %s, %s, %s, %s)
+ON CONFLICT (tenant, request_id) DO NOTHING
+"""
+DELETE_ACTOR_REQUESTS = "DELETE FROM api_requests WHERE tenant = %s AND actor = %s"
+COUNT_ACTOR_REQUESTS = "SELECT count(*) FROM api_requests WHERE tenant = %s AND actor = %s"
+INSERT_LLM_CALL = """
+INSERT INTO llm_calls (tenant, job_id, strategy, model, prompt_version, prompt_tokens,
+    completion_tokens, seconds, ok, error, created_at)
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+"""
+LLM_USAGE = """
+SELECT count(*) AS calls, count(*) FILTER (WHERE NOT ok) AS errors,
+    coalesce(sum(prompt_tokens), 0) AS prompt_tokens,
+    coalesce(sum(completion_tokens), 0) AS completion_tokens,
+    coalesce(sum(seconds), 0) AS seconds
+FROM llm_calls WHERE tenant = %s
+"""
 
 INSERT_RECORD = f"""
 INSERT INTO records ({RECORD_COLUMNS})
