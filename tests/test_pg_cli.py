@@ -263,12 +263,6 @@ def test_procedure_review_through_the_cli(cli: Cli) -> None:
     assert rejected["status"] == "invalid"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="Memory.export also lists checkpoints and tool calls, which are SQLite-only, so "
-    "`remem export` fails on PostgreSQL with a store_error",
-)
 def test_export_a_subject_then_forget_it(cli: Cli, tmp_path: Path) -> None:
     cli.add("Our budget for the trip is $500", "2026-03-01T10:00:00Z", id="b1")
     cli.add("Our budget increased to $750", "2026-03-05T10:00:00Z", id="b2")

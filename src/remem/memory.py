@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -57,6 +58,8 @@ MAX_RECORD_CHARS = 4_000
 FORGET_ATTEMPTS = 3
 
 Clock = Callable[[], datetime]
+# a libpq keyword/value connection string, e.g. "host=/tmp dbname=remem user=app"
+_KEYWORD_DSN = re.compile(r"^\s*(?:host|dbname|user|port|service)=\S*(?:\s+\w+=\S*)*\s*$")
 
 
 class _Default:
@@ -143,7 +146,7 @@ class Memory:
             path = default_db_path()
             path.parent.mkdir(parents=True, exist_ok=True)
             raw = str(path)
-        if raw.startswith(("postgres://", "postgresql://")):
+        if raw.startswith(("postgres://", "postgresql://")) or _KEYWORD_DSN.match(raw):
             try:
                 from remem.store.postgres import PostgresStore
             except ImportError:
@@ -701,8 +704,10 @@ class Memory:
             row = {"type": "record", **r.as_dict()}
             row["history"] = [h.as_dict() for h in self.store.history(self.tenant, r.id)]
             yield row
-        from remem.thread import checkpoint_list, tool_calls
+        from remem.thread.api import checkpoint_list, has_thread_state, tool_calls
 
+        if not has_thread_state(self):
+            return  # this backend keeps no checkpoints or tool calls to export
         for cp in checkpoint_list(self, actor=actor, limit=1_000_000):
             yield {"type": "checkpoint", **cp.as_dict()}
         for call in tool_calls(self, actor=actor, limit=1_000_000):

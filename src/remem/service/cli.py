@@ -20,7 +20,10 @@ def _db_path(ctx: Ctx) -> str:
     if ctx.db:
         raw = ctx.db
         if raw.startswith(("postgres://", "postgresql://")):
-            raise InvalidInput("the PostgreSQL backend is not part of this build yet")
+            raise InvalidInput(
+                "keys, serve and mcp run on a SQLite database in this build; "
+                "name a file with --db (PostgreSQL serves the library, CLI and workers)"
+            )
         return raw[len("sqlite:///") :] if raw.startswith("sqlite:///") else raw
     from remem.memory import default_db_path
 

@@ -206,6 +206,11 @@ def expire_thread_state(mem: Memory) -> ExpiryReport:
 # -- helpers ---------------------------------------------------------------------------------
 
 
+def has_thread_state(mem: Memory) -> bool:
+    """Whether this memory's store keeps thread state (checkpoints, tool calls)."""
+    return isinstance(mem.store, SQLiteStore)
+
+
 def _thread(mem: Memory) -> SQLiteThreadStore:
     if not isinstance(mem.store, SQLiteStore):
         raise StoreError(
