@@ -35,7 +35,8 @@ from remem.llm.client import LLMSettings
 from remem.llm.retry import RetryPolicy
 
 LLM_STRATEGIES = ("semantic", "preference", "summary", "episodic")
-STRATEGIES = ("offline", *LLM_STRATEGIES)
+OFFLINE_STRATEGIES = ("offline", "offline-summary")
+STRATEGIES = (*OFFLINE_STRATEGIES, *LLM_STRATEGIES)
 _PLACEHOLDER = re.compile(r"\{([a-z]+)\}")
 _ACTOR_ROOT = "/tenants/{tenant}/actors/{actor}/"
 
@@ -215,7 +216,7 @@ def build(parsed: ConfigFile, source: str, base: Path) -> Config:
         chosen = {n: s for n, s in parsed.strategies.items() if s.enabled}
     strategies = []
     for name, section in chosen.items():
-        if name != "offline" and llm is None:
+        if name not in OFFLINE_STRATEGIES and llm is None:
             raise ConfigError(
                 f"{source}: strategy {name!r} needs a language model: set [llm] base_url and "
                 "model (or REMEM_LLM_BASE_URL and REMEM_LLM_MODEL)"

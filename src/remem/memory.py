@@ -724,8 +724,10 @@ class Memory:
         """
         if (record_id is None) == (actor is None):
             raise InvalidInput("forget needs exactly one of record_id or actor")
+        forgotten: Record | None = None
         if record_id is not None:
-            if self.store.get_record(self.tenant, record_id) is None:
+            forgotten = self.store.get_record(self.tenant, record_id)
+            if forgotten is None:
                 raise NotFound(f"no record {record_id!r} in tenant {self.tenant!r}")
             target, key = "record", record_id
         else:
@@ -752,7 +754,36 @@ class Memory:
         )
         if report is None:
             raise StoreError(f"deletion job {job_id} failed after {attempt} attempts: {error}")
+        if forgotten is not None and forgotten.kind is not Kind.SUMMARY:
+            regenerated = self._regenerate_summaries(forgotten)
+            if regenerated:
+                report = replace(report, deleted={**report.deleted, "summaries": regenerated})
         return replace(report, job_id=job_id, attempts=attempt)
+
+    def _regenerate_summaries(self, forgotten: Record) -> int:
+        """Erase the summaries that covered a forgotten record's events and queue each
+        session's summary to be made again from what remains; return how many."""
+        erased = set(forgotten.source.event_ids)
+        if not erased:
+            return 0
+        scope = Scope(self.tenant, forgotten.actor)
+        stale = [
+            r
+            for r in self.store.list_records(scope, [Status.ACTIVE, Status.INVALID])
+            if r.kind is Kind.SUMMARY and erased & set(r.source.event_ids)
+        ]
+        sessions: set[tuple[str, str]] = set()
+        for summary in stale:
+            self.store.forget_record(self.tenant, summary.id, self._clock())
+            parts = (summary.field or "").split(":")
+            if len(parts) > 2 and summary.source.strategy:
+                sessions.add((parts[1], summary.source.strategy))
+        for name, strategy in sessions:
+            events = self.store.list_events(self.tenant, forgotten.actor, name)
+            live = [e for e in events if e.text.strip() and e.id not in erased]
+            if live:
+                self.store.requeue_job(self.tenant, live[-1].id, strategy)
+        return len(stale)
 
     def deletions(self, limit: int = 100) -> list[dict[str, Any]]:
         """The tenant's deletion jobs, newest first, with what each removed and verified."""

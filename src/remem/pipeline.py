@@ -36,6 +36,7 @@ from remem.errors import ConfigError, LLMError
 from remem.extract.llm import LLMStrategy, ModelConsolidator
 from remem.extract.schemas import Verdict
 from remem.extract.strategies import Batch, OfflineStrategy, Strategy
+from remem.extract.summary import OfflineSummaryStrategy
 from remem.llm.client import ChatModel
 from remem.llm.retry import RetryPolicy
 from remem.model import Action, Candidate, Event, HistoryEntry, Job, Kind, LLMCall, Record, Status
@@ -48,6 +49,7 @@ from remem.store.base import Scope, StatusChange, Store, Write
 log = logging.getLogger("remem")
 
 JOB_STATUSES = ("pending", "running", "done", "failed")
+SESSION_EVENTS = 500  # the most of a session a summary reads at once
 
 Vector = npt.NDArray[np.float32]
 
@@ -181,8 +183,16 @@ class Pipeline:
         if not live:
             self.store.apply(Write(tenant=tenant, done_jobs=done))
             return ProcessResult(jobs_done=len(jobs), skipped_tombstoned=skipped)
-        context = self.store.session_context(live[0], self.settings.context_events)
-        previous = self._summaries(tenant, live[-1]) if strategy.name == "summary" else ()
+        previous: tuple[Record, ...] = ()
+        if strategy.summarises:
+            previous = self._summaries(tenant, live[-1], strategy.name)
+        # a summary made afresh (the first, or one regenerated after a deletion, or an
+        # extractive one) reads the whole session; otherwise the last few turns do
+        whole = strategy.summarises and (not previous or strategy.reads_whole_session)
+        limit = SESSION_EVENTS if whole else self.settings.context_events
+        context = [e for e in self.store.session_context(live[0], limit) if e.text.strip()]
+        if strategy.reads_whole_session:
+            previous = ()
         calls: list[LLMCall] = []
         try:
             try:
@@ -216,13 +226,16 @@ class Pipeline:
         log.warning("extraction of %d job(s) failed: %s", len(jobs), error)
         return ProcessResult(failed=len(jobs))
 
-    def _summaries(self, tenant: str, event: Event) -> tuple[Record, ...]:
-        template = (self.settings.namespaces or {}).get("summary")
-        prefix = _namespace(template, tenant, event.actor, event.session, "summary", Kind.SUMMARY)
+    def _summaries(self, tenant: str, event: Event, strategy: str) -> tuple[Record, ...]:
+        """The session's current summaries made by `strategy`."""
+        template = (self.settings.namespaces or {}).get(strategy)
+        prefix = _namespace(template, tenant, event.actor, event.session, strategy, Kind.SUMMARY)
         scope = Scope(tenant, event.actor, namespace_prefix=prefix)
         mark = f"summary:{event.session}:"
         found = self.store.list_records(scope, statuses=[Status.ACTIVE], limit=100)
-        return tuple(r for r in found if (r.field or "").startswith(mark))
+        return tuple(
+            r for r in found if (r.field or "").startswith(mark) and r.source.strategy == strategy
+        )
 
     def _embed_events(self, tenant: str, jobs: Sequence[Job], events: Mapping[str, Event]) -> None:
         """Embed new events once (by the first strategy's jobs), so raw turns are found by
@@ -481,6 +494,8 @@ def build_pipeline(
     for s in config.strategies:
         if s.name == "offline":
             strategies[s.name] = OfflineStrategy()
+        elif s.name == "offline-summary":
+            strategies[s.name] = OfflineSummaryStrategy()
         elif chat is None:
             raise ConfigError(f"strategy {s.name!r} needs a language model; none is configured")
         else:

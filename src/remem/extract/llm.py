@@ -69,6 +69,8 @@ class LLMStrategy:
         self.name = name
         self.roles = _ROLES[name]
         self.batch_events = 16
+        self.summarises = name == "summary"
+        self.reads_whole_session = False
         self._chat = chat
         self._model = (config.model if config else None) or chat.settings.model
         self._prompt, self.prompt_version = prompt_for(name, config)
@@ -206,13 +208,14 @@ def _candidates(name: str, answer: BaseModel, batch: Batch, version: str) -> lis
                 )
             )
     elif isinstance(answer, SessionSummary):
-        covered = tuple(
-            dict.fromkeys(
-                [i for r in batch.previous for i in r.source.event_ids] + [e.id for e in events]
-            )
-        )
+        # a fresh summary covers the session read as context too; a running one, what its
+        # previous version covered plus the new events
+        before = [i for r in batch.previous for i in r.source.event_ids]
+        if not batch.previous:
+            before = [e.id for e in batch.context]
+        covered = tuple(dict.fromkeys([*before, *(e.id for e in events)]))
         first = batch.previous[0].value if batch.previous else None
-        start = json.loads(first)["first_event"] if first else events[0].id
+        start = json.loads(first)["first_event"] if first else covered[0]
         for t in answer.topics:
             key = tuple(e.id for e in pick(t.key_events)) if t.key_events else ()
             value = {

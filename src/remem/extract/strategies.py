@@ -33,6 +33,8 @@ class Strategy(Protocol):
     roles: frozenset[Role]  # the events it reads; jobs of other events finish at once
     batch_events: int  # how many new events one extraction may take
     version: str  # extractor and prompt version, kept on every record it makes
+    summarises: bool  # writes running session summaries (regenerated after a deletion)
+    reads_whole_session: bool  # reads every earlier turn of the session, not the last few
 
     def extract(self, batch: Batch, calls: list[LLMCall]) -> list[Candidate]:
         """Candidates from the batch's new events; model calls are appended to `calls`."""
@@ -46,6 +48,8 @@ class OfflineStrategy:
     roles = ALL_ROLES
     batch_events = 1
     version = EXTRACTOR_VERSION
+    summarises = False
+    reads_whole_session = False
 
     def extract(self, batch: Batch, calls: list[LLMCall]) -> list[Candidate]:
         """Run the rules on each new event with the session context before it."""

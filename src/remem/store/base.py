@@ -150,6 +150,11 @@ class Store(Protocol):
         return how many."""
         ...
 
+    def requeue_job(self, tenant: str, event_id: str, strategy: str) -> bool:
+        """Put the job of (event, strategy) back to pending with fresh attempts (a summary
+        to regenerate); False when there is no such job or it is running."""
+        ...
+
     def record_llm_calls(self, tenant: str, calls: Sequence[LLMCall]) -> None:
         """Log language-model calls: model, prompt version, tokens, time, outcome."""
         ...
@@ -244,7 +249,10 @@ class Store(Protocol):
         ...
 
     # deletion
-    def forget_record(self, tenant: str, record_id: str, now: datetime) -> ForgetReport: ...
+    def forget_record(self, tenant: str, record_id: str, now: datetime) -> ForgetReport:
+        """Erase a record, its indexes and history text, and the text of the events it
+        came from; a summary's events are the range it covers and stay. Tombstone, verify."""
+        ...
 
     def forget_actor(self, tenant: str, actor: str, now: datetime) -> ForgetReport: ...
 

@@ -327,6 +327,12 @@ class SQLiteStore:
             )
             return int(cur.rowcount)
 
+    def requeue_job(self, tenant: str, event_id: str, strategy: str) -> bool:
+        """Run one (event, strategy) job again; see `Store.requeue_job`."""
+        with self._tx() as db:
+            cur = db.execute(q.REQUEUE_JOB, (to_db(_utcnow()), tenant, event_id, strategy))
+            return cur.rowcount > 0
+
     def request_outcome(
         self, tenant: str, request_id: str
     ) -> tuple[str, str, dict[str, Any]] | None:
@@ -673,10 +679,12 @@ class SQLiteStore:
             row = db.execute(q.RECORD_ROW, (tenant, record_id)).fetchone()
             if row is None:
                 return ForgetReport(deleted={}, verified=False)
-            rowid, actor = row
+            rowid, actor, kind = row
             n = _erase_record_rows(db, [rowid])
             db.execute(q.TOMBSTONE, (tenant, "record", record_id, to_db(now)))
             sources = [r[0] for r in db.execute(q.RECORD_EVENT_IDS, (tenant, record_id))]
+            if kind == "summary":
+                sources = []  # a summary's sources are the range it covers, not its origin
             for event_id in sources:
                 # the source event's text goes too, or recall would hand it back raw
                 db.execute(q.TOMBSTONE, (tenant, "event", event_id, to_db(now)))

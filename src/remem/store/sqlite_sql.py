@@ -142,6 +142,11 @@ LIST_JOBS_STATUS = """
 SELECT id, event_id, strategy, status, attempts, last_error, run_after, updated_at
 FROM jobs WHERE tenant = ? AND status = ? ORDER BY id DESC LIMIT ?
 """
+REQUEUE_JOB = """
+UPDATE jobs SET status = 'pending', attempts = 0, run_after = NULL, lease_until = NULL,
+    updated_at = ?
+WHERE tenant = ? AND event_id = ? AND strategy = ? AND status != 'running'
+"""
 JOB_COUNTS = "SELECT status, count(*) FROM jobs WHERE tenant = ? GROUP BY status"
 RETRY_JOBS = """
 UPDATE jobs SET status = 'pending', attempts = 0, run_after = NULL, lease_until = NULL,
@@ -230,7 +235,7 @@ SELECT r.id, v.vec FROM record_vectors v JOIN records r ON r.rowid = v.record_ro
 WHERE +r.tenant = ? AND v.model = ? AND r.id IN ({marks})
 """
 
-RECORD_ROW = "SELECT rowid, actor FROM records WHERE +tenant = ? AND id = ?"
+RECORD_ROW = "SELECT rowid, actor, kind FROM records WHERE +tenant = ? AND id = ?"
 DELETE_VECTORS = "DELETE FROM record_vectors WHERE record_rowid IN ({marks})"
 DELETE_RECORDS_FTS = "DELETE FROM records_fts WHERE rowid IN ({marks})"
 DELETE_RECORDS = "DELETE FROM records WHERE rowid IN ({marks})"
