@@ -328,3 +328,33 @@ def test_the_key_is_never_logged(
     assert secret not in repr(config.llm)
     raw = (tmp_path / "m.db").read_bytes()
     assert secret.encode() not in raw
+
+
+def test_the_command_line_shows_failures_and_retries_them(
+    tmp_path: Path, llm: ScriptedLLM, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.cli_helpers import ok
+
+    config = tmp_path / "remem.toml"
+    config.write_text(
+        f'[llm]\nbase_url = "{llm.base_url}"\nmodel = "fake-model"\n'
+        "[strategies.semantic]\n[retry]\nattempts = 1\njob_attempts = 1\n",
+        encoding="utf-8",
+    )
+    db = tmp_path / "cli.db"
+    llm.responder = lambda _req: Reply.error(502, "bad gateway")
+    run = ("--config", str(config))
+    ok(capsys, db, *run, "event", "add", "--actor", "ana", "--session", "s1", "--role", "user",
+       "--text", "I live in Faro.")  # fmt: skip
+    processed = ok(capsys, db, *run, "process")
+    assert processed["failed"] == 1 and processed["records_added"] == 0
+    listed = ok(capsys, db, *run, "jobs", "list", "--status", "failed")
+    (job,) = listed["jobs"]
+    assert job["strategy"] == "semantic" and job["attempts"] == 1
+    assert "502" in job["last_error"] and listed["llm_usage"]["errors"] == 1
+    llm.responder = memory_model  # the endpoint is back
+    retried = ok(capsys, db, *run, "jobs", "retry", "--failed")
+    assert retried["requeued"] == 1 and retried["processed"]["records_added"] == 1
+    assert retried["counts"] == {"pending": 0, "running": 0, "done": 1, "failed": 0}
+    records = ok(capsys, db, *run, "records", "list", "--actor", "ana")["records"]
+    assert [r["value"] for r in records] == ["Faro"]
