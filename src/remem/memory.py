@@ -14,7 +14,7 @@ import logging
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,7 @@ import numpy.typing as npt
 from remem.config import Config, load_config
 from remem.consolidate import Decision, plan
 from remem.embed.base import Embedder, default_embedder
-from remem.errors import ConflictError, InvalidInput, NotFound, RefusedContent, StoreError
+from remem.errors import ConflictError, InvalidInput, NotFound, RefusedContent
 from remem.ids import IdSource, new_id
 from remem.llm.client import ChatModel
 from remem.model import (
@@ -55,7 +55,6 @@ log = logging.getLogger("remem")
 
 MAX_EVENT_CHARS = 100_000
 MAX_RECORD_CHARS = 4_000
-FORGET_ATTEMPTS = 3
 
 Clock = Callable[[], datetime]
 # a libpq keyword/value connection string, e.g. "host=/tmp dbname=remem user=app"
@@ -684,34 +683,13 @@ class Memory:
     def export(self, *, actor: str) -> Iterator[dict[str, Any]]:
         """Everything remem holds about one actor, as JSON-ready rows.
 
-        One row per event (`"type": "event"`) and per record with its full
-        history (`"type": "record"`), in a portable shape.
+        One row per event (`"type": "event"`), per record with its full history
+        (`"type": "record"`), and, where the store keeps thread state, per
+        checkpoint and tool call, in a portable shape.
         """
-        check_name("actor", actor)
-        for e in self.store.list_events(self.tenant, actor, None, limit=10_000_000):
-            yield {
-                "type": "event",
-                "id": e.id,
-                "tenant": e.tenant,
-                "actor": e.actor,
-                "session": e.session,
-                "role": e.role.value,
-                "text": e.text,
-                "time": e.time.isoformat(),
-                "metadata": e.metadata,
-            }
-        for r in self.store.list_records(Scope(self.tenant, actor), None, limit=10_000_000):
-            row = {"type": "record", **r.as_dict()}
-            row["history"] = [h.as_dict() for h in self.store.history(self.tenant, r.id)]
-            yield row
-        from remem.thread.api import checkpoint_list, has_thread_state, tool_calls
+        from remem.lifecycle import export
 
-        if not has_thread_state(self):
-            return  # this backend keeps no checkpoints or tool calls to export
-        for cp in checkpoint_list(self, actor=actor, limit=1_000_000):
-            yield {"type": "checkpoint", **cp.as_dict()}
-        for call in tool_calls(self, actor=actor, limit=1_000_000):
-            yield {"type": "tool_call", **call.as_dict()}
+        return export(self, actor)
 
     # -- deletion ---------------------------------------------------------------------
 
@@ -720,70 +698,12 @@ class Memory:
 
         Leaves a content-free tombstone so a pending or late extraction job
         cannot recreate it, then reads every surface back: `verified` is True
-        only when nothing of it remains.
+        only when nothing of it remains. Summaries that covered a forgotten
+        record's events are erased and made again from what remains.
         """
-        if (record_id is None) == (actor is None):
-            raise InvalidInput("forget needs exactly one of record_id or actor")
-        forgotten: Record | None = None
-        if record_id is not None:
-            forgotten = self.store.get_record(self.tenant, record_id)
-            if forgotten is None:
-                raise NotFound(f"no record {record_id!r} in tenant {self.tenant!r}")
-            target, key = "record", record_id
-        else:
-            target, key = "actor", check_name("actor", actor)
-        report: ForgetReport | None = None
-        error: str | None = None
-        attempt = 0
-        while attempt < FORGET_ATTEMPTS:
-            attempt += 1
-            try:
-                if target == "record":
-                    report = self.store.forget_record(self.tenant, key, self._clock())
-                else:
-                    report = self.store.forget_actor(self.tenant, key, self._clock())
-                error = None
-            except StoreError as exc:
-                error = f"{type(exc).__name__}: {exc}"
-                continue
-            # a writer racing the erasure can leave something behind: erase again
-            if report.verified or (target == "record" and not report.deleted):
-                break
-        job_id = self.store.record_deletion(
-            self.tenant, target, key, report, error, self._clock(), attempt
-        )
-        if report is None:
-            raise StoreError(f"deletion job {job_id} failed after {attempt} attempts: {error}")
-        if forgotten is not None and forgotten.kind is not Kind.SUMMARY:
-            regenerated = self._regenerate_summaries(forgotten)
-            if regenerated:
-                report = replace(report, deleted={**report.deleted, "summaries": regenerated})
-        return replace(report, job_id=job_id, attempts=attempt)
+        from remem.lifecycle import forget
 
-    def _regenerate_summaries(self, forgotten: Record) -> int:
-        """Erase the summaries that covered a forgotten record's events and queue each
-        session's summary to be made again from what remains; return how many."""
-        erased = set(forgotten.source.event_ids)
-        if not erased:
-            return 0
-        scope = Scope(self.tenant, forgotten.actor)
-        stale = [
-            r
-            for r in self.store.list_records(scope, [Status.ACTIVE, Status.INVALID])
-            if r.kind is Kind.SUMMARY and erased & set(r.source.event_ids)
-        ]
-        sessions: set[tuple[str, str]] = set()
-        for summary in stale:
-            self.store.forget_record(self.tenant, summary.id, self._clock())
-            parts = (summary.field or "").split(":")
-            if len(parts) > 2 and summary.source.strategy:
-                sessions.add((parts[1], summary.source.strategy))
-        for name, strategy in sessions:
-            events = self.store.list_events(self.tenant, forgotten.actor, name)
-            live = [e for e in events if e.text.strip() and e.id not in erased]
-            if live:
-                self.store.requeue_job(self.tenant, live[-1].id, strategy)
-        return len(stale)
+        return forget(self, record_id=record_id, actor=actor)
 
     def deletions(self, limit: int = 100) -> list[dict[str, Any]]:
         """The tenant's deletion jobs, newest first, with what each removed and verified."""

@@ -18,7 +18,7 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime, timedelta
+from datetime import datetime
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -31,10 +31,7 @@ from remem.model import (
     Authority,
     Event,
     HistoryEntry,
-    Job,
-    JobInfo,
     Kind,
-    LLMCall,
     Record,
     Role,
     Sensitivity,
@@ -43,6 +40,7 @@ from remem.model import (
 )
 from remem.store import sqlite_sql as q
 from remem.store.base import ForgetReport, Hit, Scope, Write
+from remem.store.sqlite_jobs import SQLiteJobs
 from remem.store.vectors import ScopeVectors
 from remem.timeutil import parse_time, to_db
 
@@ -85,7 +83,7 @@ VECTOR_CACHE_SCOPES = 16  # scopes whose vectors stay in memory (oldest dropped 
 POOL_FOR_PREFIX = 500  # nearest rows fetched when a namespace prefix narrows the scope
 
 
-class SQLiteStore:
+class SQLiteStore(SQLiteJobs):
     """`Store` on one SQLite file. Safe to share between threads of one process."""
 
     def __init__(self, path: str | Path) -> None:
@@ -232,162 +230,6 @@ class SQLiteStore:
             q.SESSION_CONTEXT, (event.tenant, event.actor, event.session, to_db(event.time), limit)
         )
         return [_event(r) for r in reversed(rows)]
-
-    def claim_jobs(
-        self,
-        now: datetime,
-        limit: int,
-        lease_seconds: float,
-        strategies: Sequence[str] | None = None,
-    ) -> list[Job]:
-        """Lease up to `limit` ready jobs; see `Store.claim_jobs`."""
-        lease = to_db(now + timedelta(seconds=lease_seconds))
-        with self._tx() as db:
-            if strategies is None:
-                rows = db.execute(q.READY_JOBS, (to_db(now), to_db(now), limit)).fetchall()
-            else:
-                marks = ",".join("?" * len(strategies))
-                rows = db.execute(
-                    q.READY_JOBS_OF.format(marks=marks),
-                    (to_db(now), to_db(now), *strategies, limit),
-                ).fetchall()
-            jobs = []
-            for job_id, tenant, event_id, strategy, attempts in rows:
-                db.execute(q.LEASE_JOB, (lease, to_db(now), job_id))
-                jobs.append(Job(job_id, tenant, event_id, strategy, attempts + 1))
-        return jobs
-
-    def heartbeat(self, job_ids: Sequence[int], now: datetime, lease_seconds: float) -> int:
-        """Extend the lease of running jobs; return how many were still running."""
-        if not job_ids:
-            return 0
-        lease = to_db(now + timedelta(seconds=lease_seconds))
-        with self._tx() as db:
-            marks = ",".join("?" * len(job_ids))
-            cur = db.execute(q.HEARTBEAT.format(marks=marks), (lease, to_db(now), *job_ids))
-            return int(cur.rowcount)
-
-    def fail_job(
-        self,
-        job_id: int,
-        error: str,
-        now: datetime,
-        retry_at: datetime | None = None,
-        max_attempts: int = 3,
-    ) -> str:
-        """Record a failed attempt; see `Store.fail_job`."""
-        after = to_db(retry_at) if retry_at is not None else None
-        with self._tx() as db:
-            row = db.execute(
-                q.FAIL_JOB, (max_attempts, after, error[:2000], to_db(now), job_id)
-            ).fetchone()
-        return str(row[0]) if row else "gone"
-
-    def pending_jobs(self, tenant: str | None = None) -> int:
-        """How many jobs wait (pending or running)."""
-        if tenant is None:
-            return int(self._rows(q.COUNT_PENDING)[0][0])
-        return int(self._rows(q.COUNT_PENDING_TENANT, (tenant,))[0][0])
-
-    def list_jobs(self, tenant: str, status: str | None = None, limit: int = 100) -> list[JobInfo]:
-        """A tenant's extraction jobs, newest first, optionally of one status."""
-        if status is None:
-            rows = self._rows(q.LIST_JOBS, (tenant, limit))
-        else:
-            rows = self._rows(q.LIST_JOBS_STATUS, (tenant, status, limit))
-        return [
-            JobInfo(
-                id=r[0],
-                event_id=r[1],
-                strategy=r[2],
-                status=r[3],
-                attempts=r[4],
-                last_error=r[5],
-                run_after=parse_time(r[6]) if r[6] else None,
-                updated_at=parse_time(r[7]),
-            )
-            for r in rows
-        ]
-
-    def job_counts(self, tenant: str) -> dict[str, int]:
-        """A tenant's extraction jobs by status: pending, running, done, failed."""
-        counts = {"pending": 0, "running": 0, "done": 0, "failed": 0}
-        for status, n in self._rows(q.JOB_COUNTS, (tenant,)):
-            counts[str(status)] = int(n)
-        return counts
-
-    def retry_jobs(self, tenant: str, statuses: Sequence[str] = ("failed",)) -> int:
-        """Put a tenant's jobs of these statuses back to pending; return how many."""
-        if not statuses:
-            return 0
-        marks = ",".join("?" * len(statuses))
-        with self._tx() as db:
-            cur = db.execute(
-                q.RETRY_JOBS.format(marks=marks), (to_db(_utcnow()), tenant, *statuses)
-            )
-            return int(cur.rowcount)
-
-    def requeue_job(self, tenant: str, event_id: str, strategy: str) -> bool:
-        """Run one (event, strategy) job again; see `Store.requeue_job`."""
-        with self._tx() as db:
-            cur = db.execute(q.REQUEUE_JOB, (to_db(_utcnow()), tenant, event_id, strategy))
-            return cur.rowcount > 0
-
-    def request_outcome(
-        self, tenant: str, request_id: str
-    ) -> tuple[str, str, dict[str, Any]] | None:
-        """The (operation, actor, outcome) first recorded for a request id, or None."""
-        rows = self._rows(q.REQUEST_OUTCOME, (tenant, request_id))
-        if not rows:
-            return None
-        return str(rows[0][0]), str(rows[0][1]), json.loads(rows[0][2])
-
-    def save_request(
-        self, tenant: str, request_id: str, operation: str, actor: str, outcome: dict[str, Any]
-    ) -> None:
-        """Record a request id's outcome; a request id already recorded keeps its first."""
-        with self._tx() as db:
-            db.execute(
-                q.SAVE_REQUEST,
-                (tenant, request_id, operation, actor, json.dumps(outcome), to_db(_utcnow())),
-            )
-
-    def record_llm_calls(self, tenant: str, calls: Sequence[LLMCall]) -> None:
-        """Log language-model calls (never a prompt, an answer or a key)."""
-        if not calls:
-            return
-        now = to_db(_utcnow())
-        with self._tx() as db:
-            db.executemany(
-                q.INSERT_LLM_CALL,
-                [
-                    (
-                        tenant,
-                        c.job_id,
-                        c.strategy,
-                        c.model,
-                        c.prompt_version,
-                        c.prompt_tokens,
-                        c.completion_tokens,
-                        c.seconds,
-                        int(c.ok),
-                        c.error[:500] or None,
-                        now,
-                    )
-                    for c in calls
-                ],
-            )
-
-    def llm_usage(self, tenant: str) -> dict[str, float]:
-        """Totals of a tenant's logged model calls."""
-        calls, errors, prompt, completion, seconds = self._rows(q.LLM_USAGE, (tenant,))[0]
-        return {
-            "calls": int(calls),
-            "errors": int(errors),
-            "prompt_tokens": int(prompt),
-            "completion_tokens": int(completion),
-            "seconds": float(seconds),
-        }
 
     # -- records --------------------------------------------------------------
 

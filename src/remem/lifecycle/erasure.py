@@ -1,0 +1,129 @@
+"""Lifecycle: deletion jobs, summary regeneration, and export of a subject.
+
+`forget` is a job with a status, retries and a final verification by reading
+every surface back (the store erases rows, vectors, full-text entries, source
+event text and history text, and leaves a tombstone); summaries that quoted a
+forgotten record's events are erased and queued to be made again. `export`
+returns everything of one subject in a portable shape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from remem.errors import InvalidInput, NotFound, StoreError
+from remem.model import Kind, Record, Status
+from remem.policy.scope import check_name
+from remem.store.base import ForgetReport, Scope
+
+if TYPE_CHECKING:
+    from remem.memory import Memory
+
+FORGET_ATTEMPTS = 3
+
+
+def export(mem: Memory, actor: str) -> Iterator[dict[str, Any]]:
+    """Everything remem holds about one actor, as JSON-ready rows.
+
+    One row per event (`"type": "event"`) and per record with its full
+    history (`"type": "record"`), in a portable shape.
+    """
+    check_name("actor", actor)
+    for e in mem.store.list_events(mem.tenant, actor, None, limit=10_000_000):
+        yield {
+            "type": "event",
+            "id": e.id,
+            "tenant": e.tenant,
+            "actor": e.actor,
+            "session": e.session,
+            "role": e.role.value,
+            "text": e.text,
+            "time": e.time.isoformat(),
+            "metadata": e.metadata,
+        }
+    for r in mem.store.list_records(Scope(mem.tenant, actor), None, limit=10_000_000):
+        row = {"type": "record", **r.as_dict()}
+        row["history"] = [h.as_dict() for h in mem.store.history(mem.tenant, r.id)]
+        yield row
+    from remem.thread.api import checkpoint_list, has_thread_state, tool_calls
+
+    if not has_thread_state(mem):
+        return  # this backend keeps no checkpoints or tool calls to export
+    for cp in checkpoint_list(mem, actor=actor, limit=1_000_000):
+        yield {"type": "checkpoint", **cp.as_dict()}
+    for call in tool_calls(mem, actor=actor, limit=1_000_000):
+        yield {"type": "tool_call", **call.as_dict()}
+
+
+def forget(mem: Memory, *, record_id: str | None = None, actor: str | None = None) -> ForgetReport:
+    """Erase one record, or everything of one actor, from every surface.
+
+    Leaves a content-free tombstone so a pending or late extraction job
+    cannot recreate it, then reads every surface back: `verified` is True
+    only when nothing of it remains.
+    """
+    if (record_id is None) == (actor is None):
+        raise InvalidInput("forget needs exactly one of record_id or actor")
+    forgotten: Record | None = None
+    if record_id is not None:
+        forgotten = mem.store.get_record(mem.tenant, record_id)
+        if forgotten is None:
+            raise NotFound(f"no record {record_id!r} in tenant {mem.tenant!r}")
+        target, key = "record", record_id
+    else:
+        target, key = "actor", check_name("actor", actor)
+    report: ForgetReport | None = None
+    error: str | None = None
+    attempt = 0
+    while attempt < FORGET_ATTEMPTS:
+        attempt += 1
+        try:
+            if target == "record":
+                report = mem.store.forget_record(mem.tenant, key, mem._clock())
+            else:
+                report = mem.store.forget_actor(mem.tenant, key, mem._clock())
+            error = None
+        except StoreError as exc:
+            error = f"{type(exc).__name__}: {exc}"
+            continue
+        # a writer racing the erasure can leave something behind: erase again
+        if report.verified or (target == "record" and not report.deleted):
+            break
+    job_id = mem.store.record_deletion(
+        mem.tenant, target, key, report, error, mem._clock(), attempt
+    )
+    if report is None:
+        raise StoreError(f"deletion job {job_id} failed after {attempt} attempts: {error}")
+    if forgotten is not None and forgotten.kind is not Kind.SUMMARY:
+        regenerated = regenerate_summaries(mem, forgotten)
+        if regenerated:
+            report = replace(report, deleted={**report.deleted, "summaries": regenerated})
+    return replace(report, job_id=job_id, attempts=attempt)
+
+
+def regenerate_summaries(mem: Memory, forgotten: Record) -> int:
+    """Erase the summaries that covered a forgotten record's events and queue each
+    session's summary to be made again from what remains; return how many."""
+    erased = set(forgotten.source.event_ids)
+    if not erased:
+        return 0
+    scope = Scope(mem.tenant, forgotten.actor)
+    stale = [
+        r
+        for r in mem.store.list_records(scope, [Status.ACTIVE, Status.INVALID])
+        if r.kind is Kind.SUMMARY and erased & set(r.source.event_ids)
+    ]
+    sessions: set[tuple[str, str]] = set()
+    for summary in stale:
+        mem.store.forget_record(mem.tenant, summary.id, mem._clock())
+        parts = (summary.field or "").split(":")
+        if len(parts) > 2 and summary.source.strategy:
+            sessions.add((parts[1], summary.source.strategy))
+    for name, strategy in sessions:
+        events = mem.store.list_events(mem.tenant, forgotten.actor, name)
+        live = [e for e in events if e.text.strip() and e.id not in erased]
+        if live:
+            mem.store.requeue_job(mem.tenant, live[-1].id, strategy)
+    return len(stale)
