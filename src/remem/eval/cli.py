@@ -11,13 +11,16 @@ import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from remem.clikit import Ctx, emit, json_option
 from remem.embed.base import Embedder, HashEmbedder, default_embedder
 from remem.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from remem.eval.answers import AnswerJudge
 
 EMBEDDERS = ("default", "hash", "none")
 
@@ -79,6 +82,7 @@ def run_locomo(
     limit_questions: int | None,
     embedder: Embedder | None,
     progress: bool,
+    judge: AnswerJudge | None = None,
 ) -> dict[str, Any]:
     """Load a LoCoMo-format file, run remem (and baselines) on it; the result document."""
     from remem.eval.baselines import baselines as make_baselines
@@ -98,7 +102,7 @@ def run_locomo(
             with _progress(progress) as hook:
                 result = run(
                     data, systems, ks=ks, budget=budget, limit_questions=limit_questions,
-                    progress=hook,
+                    progress=hook, judge=judge,
                 )  # fmt: skip
         finally:
             backend.close()
@@ -113,6 +117,13 @@ def run_locomo(
         "roles": backend.roles,
         "limit_questions": limit_questions,
     }
+    if judge is not None:
+        usage = judge.calls
+        result["config"]["answer_model"] = judge.chat.settings.model
+        result["config"]["answer_calls"] = len(usage)
+        result["config"]["answer_tokens"] = sum(
+            c.prompt_tokens + c.completion_tokens for c in usage
+        )
     if extracted:
         result["extraction"] = extracted
     result["notes"] = notes
@@ -143,6 +154,10 @@ def eval_group() -> None:
 @click.option("--embedder", "embedder_name", default="default", show_default=True,
               type=click.Choice(EMBEDDERS),
               help="default: the installed MiniLM; hash: a test double; none.")  # fmt: skip
+@click.option("--answers", is_flag=True,
+              help="Also answer each question from remem's packet within the budget and "
+              "judge it against the gold answer, with the configured language model "
+              "(--config or REMEM_LLM_*).")  # fmt: skip
 @json_option
 @click.pass_obj
 def locomo(
@@ -155,6 +170,7 @@ def locomo(
     limit_questions: int | None,
     png: Path | None,
     embedder_name: str,
+    answers: bool,
 ) -> None:
     """Evidence recall of a LoCoMo-format file, in a temporary database.
 
@@ -162,6 +178,19 @@ def locomo(
     event per turn); extraction runs unless --mode events; every question
     is asked of its own conversation only.
     """
+    judge = None
+    if answers:
+        from remem.config import load_config
+        from remem.eval.answers import AnswerJudge
+        from remem.llm.client import ChatModel
+
+        config = load_config(ctx.config)
+        if config.llm is None:
+            raise InvalidInput(
+                "--answers needs a language model: set [llm] in --config, or "
+                "REMEM_LLM_BASE_URL and REMEM_LLM_MODEL"
+            )
+        judge = AnswerJudge(ChatModel(config.llm, config.retry))
     result = run_locomo(
         path,
         ks=parse_ks(k_text),
@@ -171,6 +200,7 @@ def locomo(
         limit_questions=limit_questions,
         embedder=pick_embedder(embedder_name),
         progress=not ctx.as_json,
+        judge=judge,
     )
     result["png"] = None
     if png is not None:

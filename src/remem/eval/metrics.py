@@ -32,6 +32,7 @@ class Retrieved:
 
     turns: tuple[str, ...]
     tokens: int
+    text: str = ""  # what a reader of the packet sees (answer quality reads it)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +112,23 @@ def by_category(
     for cat in sorted({s.category for s in scores} | set(SCORED)):
         out[str(cat)] = summarise([s for s in scores if s.category == cat], ks)
     out["overall"] = summarise([s for s in scores if s.category in SCORED], ks)
+    return out
+
+
+def answer_accuracy(graded: Sequence[tuple[int, bool]]) -> dict[str, dict[str, float | int]]:
+    """Judged answers per category and over 1-4: questions, correct, accuracy."""
+
+    def one(marks: list[bool]) -> dict[str, float | int]:
+        return {
+            "questions": len(marks),
+            "correct": sum(marks),
+            "accuracy": round(sum(marks) / len(marks), 4) if marks else 0.0,
+        }
+
+    out = {
+        str(c): one([ok for cat, ok in graded if cat == c]) for c in sorted({c for c, _ in graded})
+    }
+    out["overall"] = one([ok for cat, ok in graded if cat in SCORED])
     return out
 
 

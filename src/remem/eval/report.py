@@ -76,6 +76,28 @@ def summary_table(result: dict[str, Any]) -> Table:
     return table
 
 
+def answers_table(result: dict[str, Any]) -> Table | None:
+    """Judged answer accuracy per category beside compression, for systems that answered."""
+    rows = {n: f for n, f in result["systems"].items() if "answers" in f}
+    if not rows:
+        return None
+    table = Table(
+        title="Answers judged correct, from the packet within the budget (overall: 1-4)",
+        title_justify="left",
+    )
+    table.add_column("system", no_wrap=True)
+    first = next(iter(rows.values()))["answers"]
+    cats = [c for c in CATEGORY_ORDER if c in first]
+    for cat in cats:
+        table.add_column(f"{SHORT.get(cat, cat)}\n{first[cat]['questions']} q", justify="right")
+    table.add_column("compr.\n1-4", justify="right")
+    for name, fig in rows.items():
+        cells = [_fmt(fig["answers"][cat]["accuracy"]) for cat in cats]
+        compression = fig["categories"]["overall"].get("compression")
+        table.add_row(name, *cells, _fmt(compression, 3))
+    return table
+
+
 def print_report(result: dict[str, Any], console: Console) -> None:
     """The tables, then what loading skipped and any notes."""
     data = result["dataset"]
@@ -85,6 +107,9 @@ def print_report(result: dict[str, Any], console: Console) -> None:
     )
     console.print(recall_table(result))
     console.print(summary_table(result))
+    answers = answers_table(result)
+    if answers is not None:
+        console.print(answers)
     skipped = data["skipped"]
     if skipped["malformed_evidence"] or skipped["missing_evidence"]:
         console.print(

@@ -16,10 +16,18 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from remem.embed.base import Embedder
+from remem.eval.answers import AnswerJudge
 from remem.eval.locomo import Conversation, Dataset, event_rows
-from remem.eval.metrics import QuestionScore, Retrieved, by_category, latency, score_question
+from remem.eval.metrics import (
+    QuestionScore,
+    Retrieved,
+    answer_accuracy,
+    by_category,
+    latency,
+    score_question,
+)
 from remem.memory import Memory
-from remem.recall.budget import estimate_tokens
+from remem.recall.budget import estimate_tokens, pack
 
 MODES = ("events", "records", "both")
 TENANT = "locomo"
@@ -117,7 +125,8 @@ class RememSystem:
         for item in packet.records:
             ids = item.source.get("event_ids") or ()
             turns = tuple(d for e in ids if (d := conv.dia_id(str(e))) is not None)
-            out.append(Retrieved(turns, item.tokens))
+            when = item.source_date.date().isoformat()
+            out.append(Retrieved(turns, item.tokens, f"({when}) {item.text}"))
         return out
 
 
@@ -139,10 +148,13 @@ def run(
     budget: int = 1000,
     limit_questions: int | None = None,
     progress: Progress = _no_progress,
+    judge: AnswerJudge | None = None,
 ) -> dict[str, Any]:
     """Every system over every conversation; the figures as one JSON-ready document.
 
-    `limit_questions` keeps the first N questions of each conversation.
+    `limit_questions` keeps the first N questions of each conversation. With a
+    `judge`, remem's systems also answer every question from the packet that
+    fits the budget, and the judged answers are reported per category.
     """
     ks = sorted(set(ks))
     depth = search_depth(ks, budget)
@@ -151,6 +163,8 @@ def run(
     for system in systems:
         scores: list[QuestionScore] = []
         latencies: list[float] = []
+        graded: list[tuple[int, bool]] = []
+        answering = judge is not None and system.name.startswith("remem")
         ingest = 0.0
         unscored = 0
         tick_ingest = progress(f"{system.name}: ingest", data.n_turns)
@@ -165,6 +179,11 @@ def run(
                 ms = (time.perf_counter() - start) * 1000
                 latencies.append(ms)
                 tick_ask(1)
+                if answering and judge is not None:
+                    kept, _, _ = pack([(it, it.tokens) for it in ranked], budget)
+                    memories = [r.text for r in kept]
+                    answer = judge.answer(q.text, memories)
+                    graded.append((q.category, judge.grade(q.text, q.answer, answer, q.category)))
                 if not q.evidence:
                     unscored += 1
                     continue
@@ -186,6 +205,8 @@ def run(
             "latency": latency(latencies),
             "questions_unscored": unscored,
         }
+        if answering:
+            results[system.name]["answers"] = answer_accuracy(graded)
     return {
         "dataset": {
             "conversations": len(data.conversations),
