@@ -64,7 +64,9 @@ def serve(ctx: Ctx, host: str, port: int, max_body: int, no_worker: bool, lexica
 
     path = _db_path(ctx)
     embedder = None if lexical else default_embedder()
-    app = create_app(path, max_body_bytes=max_body, embedder=embedder, worker=not no_worker)
+    app = create_app(
+        path, max_body_bytes=max_body, embedder=embedder, worker=not no_worker, config=ctx.config
+    )
     if not ctx.as_json:
         click.echo(f"remem: serving {path} on http://{host}:{port} (docs at /docs)", err=True)
     uvicorn.run(app, host=host, port=port, log_level="warning")

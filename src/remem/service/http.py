@@ -36,6 +36,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from remem.config import Config, load_config
 from remem.embed.base import Embedder
 from remem.errors import (
     ConflictError,
@@ -89,6 +90,7 @@ _STATUS: list[tuple[type[RememError], int]] = [
 class _Service:
     store: SQLiteStore
     embedder: Embedder | None
+    config: Config
     mems: dict[str, Memory] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
     wake: threading.Event = field(default_factory=threading.Event)
@@ -100,7 +102,9 @@ class _Service:
         with self.lock:
             mem = self.mems.get(tenant)
             if mem is None:
-                mem = self.mems[tenant] = Memory(self.store, tenant=tenant, embedder=self.embedder)
+                mem = self.mems[tenant] = Memory(
+                    self.store, tenant=tenant, embedder=self.embedder, config=self.config
+                )
             return mem
 
     def ledger_lock(self, tenant: str) -> threading.Lock:
@@ -109,7 +113,8 @@ class _Service:
 
     def work(self) -> None:
         """The in-process extraction worker: drain the queue whenever woken."""
-        mem = Memory(self.store, tenant="default", embedder=self.embedder)  # jobs name their tenant
+        # jobs name their tenant; one worker serves them all, one thread per strategy
+        mem = Memory(self.store, tenant="default", embedder=self.embedder, config=self.config)
         while not self.stop.is_set():
             self.wake.wait(WORKER_POLL_SECONDS)
             self.wake.clear()
@@ -186,16 +191,19 @@ def create_app(
     max_body_bytes: int = DEFAULT_MAX_BODY,
     embedder: Embedder | None = None,
     worker: bool = True,
+    config: Config | str | Path | None = None,
 ) -> FastAPI:
     """The FastAPI app over the database at `db_path` (created if missing).
 
     `embedder` None means lexical recall only; `remem serve` passes the
-    default embedder when one is installed.
+    default embedder when one is installed. `config` is the memory
+    configuration (strategies, model) extraction runs with.
     """
     raw = str(db_path)
     if raw.startswith("sqlite:///"):
         raw = raw[len("sqlite:///") :]
-    svc = _Service(SQLiteStore(raw), embedder)
+    settings = config if isinstance(config, Config) else load_config(config)
+    svc = _Service(SQLiteStore(raw), embedder, settings)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
