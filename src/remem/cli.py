@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import click
 
-from remem.clikit import Ctx, emit, json_option
+from remem.clikit import Ctx, echo_counts, emit, json_option
 from remem.errors import InvalidInput, RememError
 from remem.eval.cli import eval_group
 from remem.service.cli import keys, serve
@@ -177,7 +177,7 @@ def process(ctx: Ctx) -> None:
     with ctx.open() as mem:
         result = mem.process()
     data = result.as_dict()
-    emit(ctx, data, lambda: click.echo(", ".join(f"{k} {v}" for k, v in data.items())))
+    emit(ctx, data, lambda: echo_counts(data))
 
 
 # -- records ----------------------------------------------------------------------------

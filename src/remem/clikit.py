@@ -58,3 +58,8 @@ def emit(ctx: Ctx, data: dict[str, Any], human: Callable[[], None]) -> None:
         click.echo(json.dumps(data, ensure_ascii=False, default=str))
     else:
         human()
+
+
+def echo_counts(data: dict[str, Any]) -> None:
+    """Print counts on one line for a person: "jobs_done 3, records_added 2"."""
+    click.echo(", ".join(f"{k} {v}" for k, v in data.items()))

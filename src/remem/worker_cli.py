@@ -8,14 +8,10 @@ from typing import Any
 
 import click
 
-from remem.clikit import Ctx, emit, json_option
+from remem.clikit import Ctx, echo_counts, emit, json_option
 from remem.config import load_config
 from remem.pipeline import JOB_STATUSES
 from remem.worker import Worker
-
-
-def _counts(data: dict[str, Any]) -> None:
-    click.echo(", ".join(f"{k} {v}" for k, v in data.items()))
 
 
 @click.command()
@@ -61,7 +57,7 @@ def worker(ctx: Ctx, interval: float, max_jobs: int | None) -> None:
             signal.signal(signal.SIGTERM, previous)
             total = runner.stop()
     data = total.as_dict()
-    emit(ctx, data, lambda: _counts(data))
+    emit(ctx, data, lambda: echo_counts(data))
 
 
 @click.group()
@@ -83,7 +79,7 @@ def jobs_list(ctx: Ctx, status: str | None, limit: int) -> None:
     data = {"counts": counts, "llm_usage": usage, "jobs": [j.as_dict() for j in found]}
 
     def human() -> None:
-        _counts(counts)
+        echo_counts(counts)
         for j in found:
             error = f"  {j.last_error}" if j.last_error else ""
             click.echo(
@@ -117,8 +113,8 @@ def jobs_retry(ctx: Ctx, failed_only: bool, run: bool) -> None:
     def human() -> None:
         click.echo(f"requeued {requeued}")
         if result is not None:
-            _counts(result.as_dict())
-        _counts(counts)
+            echo_counts(result.as_dict())
+        echo_counts(counts)
 
     emit(ctx, data, human)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from importlib import resources
+from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -21,6 +22,8 @@ from remem.model import LLMCall
 ANSWER_PROMPT = "answer/1"
 JUDGE_PROMPT = "judge/1"
 NOT_MENTIONED = "not mentioned"
+
+T = TypeVar("T", bound=BaseModel)
 
 
 class Answer(BaseModel):
@@ -50,18 +53,8 @@ class AnswerJudge:
     def answer(self, question: str, memories: Sequence[str]) -> str:
         """The model's short answer from `memories` alone."""
         numbered = "\n".join(f"[{i}] {m}" for i, m in enumerate(memories, start=1))
-        reply = self.chat.complete(
-            [
-                {"role": "system", "content": self._answer},
-                {"role": "user", "content": f"Memories:\n{numbered or '(none)'}\n\n"
-                 f"Question: {question}"},
-            ],
-            Answer,
-            strategy="eval:answer",
-            prompt_version=ANSWER_PROMPT,
-            calls=self.calls,
-        )  # fmt: skip
-        return reply.answer.strip()
+        asked = f"Memories:\n{numbered or '(none)'}\n\nQuestion: {question}"
+        return self._ask(self._answer, asked, Answer, ANSWER_PROMPT).answer.strip()
 
     def grade(self, question: str, gold: str | None, answer: str, category: int) -> bool:
         """Whether `answer` states the gold answer (for category 5: that it is not said)."""
@@ -70,15 +63,14 @@ class AnswerJudge:
             trap = f"\n(The answer {gold!r} is wrong: the conversation does not say it.)"
         else:
             expected, trap = (gold or NOT_MENTIONED), ""
-        reply = self.chat.complete(
-            [
-                {"role": "system", "content": self._judge},
-                {"role": "user", "content": f"Question: {question}\nGold answer: {expected}"
-                 f"{trap}\nAnswer: {answer}"},
-            ],
-            Grade,
-            strategy="eval:judge",
-            prompt_version=JUDGE_PROMPT,
+        asked = f"Question: {question}\nGold answer: {expected}{trap}\nAnswer: {answer}"
+        return self._ask(self._judge, asked, Grade, JUDGE_PROMPT).correct
+
+    def _ask(self, prompt: str, content: str, schema: type[T], version: str) -> T:
+        return self.chat.complete(
+            [{"role": "system", "content": prompt}, {"role": "user", "content": content}],
+            schema,
+            strategy=f"eval:{version.split('/')[0]}",
+            prompt_version=version,
             calls=self.calls,
-        )  # fmt: skip
-        return reply.correct
+        )
