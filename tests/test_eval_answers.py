@@ -38,10 +38,13 @@ def reader(request: dict[str, Any]) -> Reply:
 def test_answers_are_judged_per_category_beside_compression() -> None:
     with ScriptedLLM(responder=reader) as llm:
         judge = AnswerJudge(ChatModel(LLMSettings(base_url=llm.base_url, model="judge")))
-        result = run_locomo(
-            TINY, ks=[5, 10], budget=200, mode="both", baselines=True, limit_questions=None,
-            embedder=HashEmbedder(), progress=False, judge=judge,
-        )  # fmt: skip
+        try:
+            result = run_locomo(
+                TINY, ks=[5, 10], budget=200, mode="both", baselines=True, limit_questions=None,
+                embedder=HashEmbedder(), progress=False, judge=judge,
+            )  # fmt: skip
+        finally:
+            judge.chat.close()
         requests = llm.requests
     remem = result["systems"]["remem:both"]
     answers = remem["answers"]

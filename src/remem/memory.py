@@ -165,8 +165,14 @@ class Memory:
         self.close()
 
     def close(self) -> None:
-        """Close the database."""
+        """Close the database, and the connections to any language model."""
+        self.close_models()
         self.store.close()
+
+    def close_models(self) -> None:
+        """Close the connections to language models (a shared store stays open)."""
+        if self._pipeline is not None:
+            self._pipeline.close()
 
     @property
     def embedder(self) -> Embedder | None:

@@ -108,6 +108,12 @@ class Pipeline:
         self._ids = ids
         self._ttl = ttl
         self._consolidator = consolidator
+        self.chats: list[ChatModel] = []  # doors to close with the pipeline
+
+    def close(self) -> None:
+        """Close the connections of the model doors this pipeline opened."""
+        for chat in self.chats:
+            chat.close()
 
     # -- running jobs -------------------------------------------------------------
 
@@ -510,7 +516,7 @@ def build_pipeline(
         retry=config.retry,
         namespaces={s.name: s.namespace for s in config.strategies if s.namespace},
     )
-    return Pipeline(
+    pipeline = Pipeline(
         store,
         strategies,
         embedder=embedder,
@@ -520,6 +526,9 @@ def build_pipeline(
         consolidator=consolidator,
         settings=settings,
     )
+    if chat is not None:
+        pipeline.chats.append(chat)
+    return pipeline
 
 
 def _namespace(

@@ -191,17 +191,21 @@ def locomo(
                 "REMEM_LLM_BASE_URL and REMEM_LLM_MODEL"
             )
         judge = AnswerJudge(ChatModel(config.llm, config.retry))
-    result = run_locomo(
-        path,
-        ks=parse_ks(k_text),
-        budget=budget,
-        mode=mode,
-        baselines=baselines,
-        limit_questions=limit_questions,
-        embedder=pick_embedder(embedder_name),
-        progress=not ctx.as_json,
-        judge=judge,
-    )
+    try:
+        result = run_locomo(
+            path,
+            ks=parse_ks(k_text),
+            budget=budget,
+            mode=mode,
+            baselines=baselines,
+            limit_questions=limit_questions,
+            embedder=pick_embedder(embedder_name),
+            progress=not ctx.as_json,
+            judge=judge,
+        )
+    finally:
+        if judge is not None:
+            judge.chat.close()
     result["png"] = None
     if png is not None:
         from remem.eval.report import write_chart

@@ -94,6 +94,13 @@ class ChatModel:
     def __repr__(self) -> str:
         return f"ChatModel({self.settings.base_url!r}, model={self.settings.model!r})"
 
+    def close(self) -> None:
+        """Close the HTTP connections to the endpoint (it reopens them if used again)."""
+        with self._lock:
+            client, self._client = self._client, None
+        if client is not None:
+            client.close()
+
     def _openai(self) -> Any:
         with self._lock:
             if self._client is None:

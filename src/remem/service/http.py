@@ -115,15 +115,18 @@ class _Service:
         """The in-process extraction worker: drain the queue whenever woken."""
         # jobs name their tenant; one worker serves them all, one thread per strategy
         mem = Memory(self.store, tenant="default", embedder=self.embedder, config=self.config)
-        while not self.stop.is_set():
-            self.wake.wait(WORKER_POLL_SECONDS)
-            self.wake.clear()
-            if self.stop.is_set():
-                break
-            try:
-                mem.process()
-            except Exception:  # keep serving; the jobs stay queued and are retried
-                log.exception("extraction worker run failed")
+        try:
+            while not self.stop.is_set():
+                self.wake.wait(WORKER_POLL_SECONDS)
+                self.wake.clear()
+                if self.stop.is_set():
+                    break
+                try:
+                    mem.process()
+                except Exception:  # keep serving; the jobs stay queued and are retried
+                    log.exception("extraction worker run failed")
+        finally:
+            mem.close_models()
 
 
 # -- the request body limit ----------------------------------------------------------------
@@ -219,6 +222,8 @@ def create_app(
             svc.wake.set()
             if thread is not None:
                 thread.join(timeout=30)
+            for mem in svc.mems.values():
+                mem.close_models()
             svc.store.close()
 
     app = FastAPI(
