@@ -162,10 +162,10 @@ class Pipeline:
         for (strategy, _, _), group in keyed.items():
             group.sort(key=lambda j: (events[j.event_id].time, j.id))
             found = self.strategies.get(strategy)
-            size = found.batch_events if found is not None else len(group)
-            size = min(size, self.settings.batch_events) if found and size > 1 else size
-            for i in range(0, len(group), max(size, 1)):
-                yield group[i : i + max(size, 1)]
+            # an unknown strategy's jobs fail together; a known one's go in batches
+            size = min(found.batch_events, self.settings.batch_events) if found else len(group)
+            for i in range(0, len(group), size):
+                yield group[i : i + size]
 
     def _run_group(
         self, tenant: str, jobs: list[Job], events: Mapping[str, Event]
