@@ -1,18 +1,22 @@
 """The recall pipeline; see `remem.recall` for its shape.
 
-Scores: a candidate's BM25 score is divided by the best BM25 score of its list
-(so the best word match scores 1) and its cosine with the query is added.
-Records and raw events are scored the same way, so one scale orders them.
-A raw event also earns half the better score of the events just before and
-after it in its session: the turn that asks often shares the query's words
-while the next one holds the answer. On the five LoCoMo development
-conversations this took evidence recall@10 from 0.61 (events by words only)
-to 0.72 (see `remem eval locomo`).
+Scores: a candidate's BM25 score is divided by the best BM25 score among the
+candidates that may be returned (so the best word match that can appear scores
+1) and its cosine with the query is added. Records and raw events are scored
+the same way, so one scale orders them. What cannot be returned (a superseded
+or expired record, a raw event whose records were superseded) is set aside
+before scoring: it must neither set the scale nor lend a bonus. A raw event
+also earns half the better score of the events just before and after it in
+its session: the turn that asks often shares the query's words while the next
+one holds the answer. On the five LoCoMo development conversations this took
+evidence recall@10 from 0.61 (events by words only) to 0.72 (see
+`remem eval locomo`).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Container
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -76,11 +80,13 @@ def recall(store: Store, embedder: Embedder | None, req: RecallRequest, now: dat
                     scope, embedder.name, query_vec, POOL, at, include_invalid=req.as_of is not None
                 )
             )
-    scores = _fuse(lexical, vector, rejected)
+    vector = _without_weak_vectors(lexical, vector, rejected)
 
-    fetched = {r.id: r for r in store.get_records(req.scope.tenant, list(scores))}
-    eligible: list[Record] = []
-    for rid in scores:
+    # filter first, then score: a superseded record must not set the scale
+    candidates = _ids(lexical, vector)
+    fetched = {r.id: r for r in store.get_records(req.scope.tenant, candidates)}
+    returnable: dict[str, Record] = {}
+    for rid in candidates:
         rec = fetched.get(rid)
         if rec is None:
             rejected.append({"id": rid, "reason": "deleted"})
@@ -89,9 +95,12 @@ def recall(store: Store, embedder: Embedder | None, req: RecallRequest, now: dat
         elif not within_sensitivity(rec, req.max_sensitivity):
             rejected.append({"id": rid, "reason": f"sensitivity {rec.sensitivity.value}"})
         else:
-            eligible.append(rec)
-    eligible.sort(
-        key=lambda r: (scores[r.id], RANK[r.authority], r.valid_from.timestamp()), reverse=True
+            returnable[rid] = rec
+    scores = _fuse(lexical, vector, returnable)
+    eligible = sorted(
+        returnable.values(),
+        key=lambda r: (scores[r.id], RANK[r.authority], r.valid_from.timestamp()),
+        reverse=True,
     )
 
     items: list[PacketItem] = [_record_item(r, scores[r.id]) for r in eligible]
@@ -130,20 +139,42 @@ def recall(store: Store, embedder: Embedder | None, req: RecallRequest, now: dat
     )
 
 
-def _fuse(
+def _without_weak_vectors(
     lexical: list[Hit], vector: list[tuple[str, float]], rejected: list[dict[str, Any]]
+) -> list[tuple[str, float]]:
+    """The vector hits worth keeping: weak ones are dropped unless they share words too."""
+    words = {h.id for h in lexical}
+    kept = []
+    for rid, cosine in vector:
+        if rid not in words and cosine < MIN_VECTOR_ONLY_COSINE:
+            rejected.append({"id": rid, "reason": f"weak match (cosine {cosine:.2f})"})
+        else:
+            kept.append((rid, cosine))
+    return kept
+
+
+def _ids(lexical: list[Hit], vector: list[tuple[str, float]]) -> list[str]:
+    """Candidate ids, word matches first, each once."""
+    return list(dict.fromkeys([h.id for h in lexical] + [rid for rid, _ in vector]))
+
+
+def _fuse(
+    lexical: list[Hit], vector: list[tuple[str, float]], returnable: Container[str]
 ) -> dict[str, float]:
-    """Normalised BM25 plus cosine per id; weak vector-only candidates are dropped."""
+    """Normalised BM25 plus cosine for each returnable id.
+
+    BM25 is divided by the best score among returnable hits: a hit that cannot
+    be returned would otherwise shrink every score of its list (so a superseded
+    record, or the event it came from, would push down the current one).
+    """
+    lexical = [h for h in lexical if h.id in returnable]
     best = max((h.score for h in lexical), default=0.0)
     scores: dict[str, float] = defaultdict(float)
     for h in lexical:
         scores[h.id] = max(scores[h.id], h.score / best if best > 0 else 0.0)
-    words = set(scores)
     for rid, cosine in vector:
-        if rid not in words and cosine < MIN_VECTOR_ONLY_COSINE:
-            rejected.append({"id": rid, "reason": f"weak match (cosine {cosine:.2f})"})
-            continue
-        scores[rid] += max(cosine, 0.0)
+        if rid in returnable:
+            scores[rid] += max(cosine, 0.0)
     return dict(scores)
 
 
@@ -163,27 +194,18 @@ def _event_items(
         vector = store.vector_search_events(req.scope, embedder.name, query_vec, EVENT_POOL, at)
     explain["events_lexical"] = [h.id for h in lexical]
     explain["events_vector"] = [rid for rid, _ in vector]
-    scores = _fuse(lexical, vector, rejected)
-    if not scores:
+    vector = _without_weak_vectors(lexical, vector, rejected)
+    candidates = _ids(lexical, vector)
+    if not candidates:
         return []
-    events = {e.id: e for e in store.get_events(req.scope.tenant, list(scores))}
+    events = {e.id: e for e in store.get_events(req.scope.tenant, candidates)}
 
-    # a matching turn next to another matching turn is likelier the answer: a
-    # candidate earns a share of its best neighbour's score (chatter that matches
-    # nothing itself earns nothing)
-    bonus: dict[str, float] = defaultdict(float)
-    for eid in sorted(scores, key=lambda e: scores[e], reverse=True)[:NEIGHBOURS_OF]:
-        ev = events.get(eid)
-        if ev is None:
-            continue
-        for nb in store.adjacent_events(ev):
-            if nb.id in scores:
-                bonus[nb.id] = max(bonus[nb.id], NEIGHBOUR_WEIGHT * scores[eid])
-    final = {eid: EVENT_WEIGHT * (scores[eid] + bonus[eid]) for eid in events}
-
-    # an event whose records were superseded or deleted must not bring them back raw
+    # filter first, then score: an event that cannot be returned must neither set
+    # the scale nor lend its neighbours a bonus (an event whose records were
+    # superseded or deleted must not bring them back raw, nor prop up the turn
+    # next to it)
     statuses = store.events_with_records(req.scope.tenant, list(events))
-    items = []
+    returnable: dict[str, Event] = {}
     for eid, ev in events.items():
         if ev.time > at:
             rejected.append({"id": eid, "reason": "event after the as-of time"})
@@ -192,8 +214,20 @@ def _event_items(
         elif statuses.get(eid, set()) - {Status.ACTIVE.value}:
             rejected.append({"id": eid, "reason": "its records were superseded or removed"})
         else:
-            items.append(_event_item(ev, final[eid]))
-    return items
+            returnable[eid] = ev
+    scores = _fuse(lexical, vector, returnable)
+
+    # a matching turn next to another matching turn is likelier the answer: a
+    # candidate earns a share of its best neighbour's score (chatter that matches
+    # nothing itself earns nothing)
+    bonus: dict[str, float] = defaultdict(float)
+    for eid in sorted(scores, key=lambda e: scores[e], reverse=True)[:NEIGHBOURS_OF]:
+        for nb in store.adjacent_events(returnable[eid]):
+            if nb.id in scores:
+                bonus[nb.id] = max(bonus[nb.id], NEIGHBOUR_WEIGHT * scores[eid])
+    return [
+        _event_item(ev, EVENT_WEIGHT * (scores[eid] + bonus[eid])) for eid, ev in returnable.items()
+    ]
 
 
 def _untrusted(item: PacketItem) -> PacketItem:
@@ -234,6 +268,9 @@ def _one_of_each_source(
     events_in: set[str] = set()
     covered: set[str] = set()
     for it in items:
+        if it.kind == "summary":  # a lossy index over many events: it stands beside them
+            out.append(it)
+            continue
         if it.kind == "event":
             if it.id in covered:
                 rejected.append({"id": it.id, "reason": "represented by a record made from it"})
