@@ -186,3 +186,17 @@ def test_human_output_is_plain_text(capsys: pytest.CaptureFixture[str], tmp_path
     assert main(["--db", str(db), "toolcall", "begin", "--actor", "u42", "--workflow", WF,
                  "--key", "k"]) == 0  # fmt: skip
     assert capsys.readouterr().out == "perform\n"
+
+
+def test_export_counts_checkpoints_and_tool_calls(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    db = tmp_path / "m.db"
+    who = ("--actor", "u42", "--workflow", WF)
+    ok(capsys, db, "checkpoint", "save", *who, "--state", json.dumps({"step": "pay"}))
+    ok(capsys, db, "toolcall", "begin", *who, "--key", "k-1")
+    out = tmp_path / "u42.jsonl"
+    data = ok(capsys, db, "export", "--actor", "u42", "--out", str(out))
+    assert (data["checkpoints"], data["tool_calls"], data["events"]) == (1, 1, 0)
+    types = [json.loads(line)["type"] for line in out.read_text().splitlines()]
+    assert sorted(types) == ["checkpoint", "tool_call"]

@@ -471,13 +471,14 @@ def deletions(ctx: Ctx, limit: int) -> None:
 @json_option
 @click.pass_obj
 def export(ctx: Ctx, actor: str, out: Path | None) -> None:
-    """Export everything of a subject (events, records with history) as JSON lines."""
+    """Export everything of a subject (events, records with history, checkpoints and
+    tool calls) as JSON lines."""
     counts = {"events": 0, "records": 0}
     with ctx.open(embedder=None) as mem:
         rows = mem.export(actor=actor)
         if out is None and not ctx.as_json:
             for row in rows:
-                counts[row["type"] + "s"] += 1
+                counts[row["type"] + "s"] = counts.get(row["type"] + "s", 0) + 1
                 click.echo(json.dumps(row, ensure_ascii=False))
             return
         if out is None:
@@ -485,7 +486,7 @@ def export(ctx: Ctx, actor: str, out: Path | None) -> None:
         tmp = out.with_name(out.name + ".partial")
         with tmp.open("w", encoding="utf-8") as f:
             for row in rows:
-                counts[row["type"] + "s"] += 1
+                counts[row["type"] + "s"] = counts.get(row["type"] + "s", 0) + 1
                 f.write(json.dumps(row, ensure_ascii=False) + "\n")
         tmp.replace(out)  # a reader never sees half an export
     data = {"path": str(out), **counts}
