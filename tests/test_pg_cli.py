@@ -4,7 +4,7 @@
 command line runs with `--db postgresql://...` against the session's server
 (see `tests.pg_helpers`), one fresh database for the module and one tenant per
 test, so the tests cannot see each other's rows. Commands that only exist on
-SQLite (thread state, API keys, the HTTP and MCP servers) must refuse clearly.
+SQLite (API keys, the HTTP and MCP servers) must refuse clearly.
 """
 
 from __future__ import annotations
@@ -124,12 +124,6 @@ def test_the_whole_path_through_the_cli(cli: Cli) -> None:
     assert {"id", "key", "attempts", "result", "last_error", "created_at"} <= set(deletions[0])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="recall (remem.recall.engine) normalises lexical scores before it drops invalid "
-    "records, and a superseded event still lends its neighbour a bonus: with PostgreSQL's "
-    "ts_rank the raw event outranks the current record (SQLite's bm25 is ~0 on a tiny corpus)",
-)
 def test_recall_prefers_the_current_record_to_its_raw_event(cli: Cli) -> None:
     cli.add("Our budget for the trip is $500", "2026-03-01T10:00:00Z")
     new_event = cli.add("Our budget increased to $750", "2026-03-05T10:00:00Z")
@@ -288,8 +282,6 @@ def test_export_a_subject_then_forget_it(cli: Cli, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "code", "says"),
     [
-        (["checkpoint", "list", "--actor", "a"], "store_error", "SQLite"),
-        (["toolcall", "list", "--actor", "a"], "store_error", "SQLite"),
         (["keys", "list"], "invalid_input", "PostgreSQL"),
         (["serve", "--port", "0"], "invalid_input", "PostgreSQL"),
         (["mcp", "--key", "k"], "invalid_input", "PostgreSQL"),
@@ -300,6 +292,11 @@ def test_sqlite_only_commands_refuse_clearly(
 ) -> None:
     error = cli.err(*args)
     assert error["code"] == code and says in error["message"]
+
+
+def test_thread_state_works_on_postgresql(cli: Cli) -> None:
+    assert cli.ok("checkpoint", "list", "--actor", "a") == {"checkpoints": []}
+    assert cli.ok("toolcall", "list", "--actor", "a") == {"tool_calls": []}
 
 
 def test_unreachable_database_is_a_store_error(cli: Cli) -> None:

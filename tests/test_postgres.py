@@ -17,12 +17,15 @@ from remem.model import Event, LLMCall, Role
 from remem.store import postgres_sql as q
 from remem.store.base import Scope
 from remem.store.postgres import SCHEMA_VERSION, PostgresStore
+from remem.thread.checkpoints import CheckpointState
+from remem.thread.postgres import PostgresThreadStore
 from tests import pg_helpers
 from tests.conformance.test_store import NOW, T, put, rec, vec
 
 TENANT_TABLES = [
     "events", "jobs", "records", "record_events", "history", "record_vectors",
-    "event_vectors", "tombstones", "deletions", "llm_calls", "api_requests",
+    "event_vectors", "tombstones", "deletions", "llm_calls", "api_requests", "record_terms",
+    "event_terms", "checkpoints", "tool_calls",
 ]  # fmt: skip
 
 
@@ -62,6 +65,9 @@ def fill_two_tenants(store: PostgresStore) -> None:
         store.record_deletion(tenant, "record", f"{tenant}-a", None, "x", NOW)
         store.record_llm_calls(tenant, [LLMCall("semantic", "m", "v1", 10, 5, 0.1, True)])
         store.save_request(tenant, "req-1", "create", "alice", {"record_id": f"{tenant}-b"})
+        threads = PostgresThreadStore(store)
+        threads.checkpoint_save(tenant, "alice", "wf", CheckpointState(step="pay"), None)
+        threads.begin_tool_call(tenant, "alice", "wf", "k1", "call-1", {"amount": 30})
 
 
 def test_unscoped_query_under_one_tenant_sees_nothing_of_another(
@@ -210,13 +216,11 @@ def schema_of(dsn: str) -> list[set[tuple[object, ...]]]:
 
 
 def test_a_schema_1_database_is_upgraded_with_its_jobs(pg_admin_dsn: str, dsn: str) -> None:
-    from remem.store.postgres import _migrations, _split_sql
-
     with pg_helpers.fresh_database(pg_admin_dsn, empty=True) as empty:
         with psycopg.connect(empty) as conn:  # what remem 0.1 made: schema 1 only
-            number, sql = _migrations()[0]
+            number, sql = q.migrations()[0]
             assert number == 1
-            for statement in _split_sql(sql):
+            for statement in q.split_sql(sql):
                 conn.execute(statement)
             conn.execute(q.SCHEMA_TABLE)
             conn.execute(q.SET_VERSION, (1,))

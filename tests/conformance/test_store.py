@@ -415,6 +415,18 @@ def test_one_write_marks_every_job_it_came_from_done(store: Store) -> None:
     assert store.job_counts("t1") == {"pending": 0, "running": 1, "done": 2, "failed": 0}
 
 
+def test_one_job_can_be_run_again_unless_it_is_running(store: Store) -> None:
+    store.add_events([ev(1)], ["summary"])
+    (job,) = store.claim_jobs(NOW, 10, 60)
+    assert store.requeue_job("t1", "e1", "summary") is False  # a worker holds it
+    store.apply(Write(tenant="t1", done_jobs=(job.id,)))
+    assert store.requeue_job("t2", "e1", "summary") is False  # another tenant's: none
+    assert store.requeue_job("t1", "e1", "other") is False
+    assert store.requeue_job("t1", "e1", "summary") is True
+    (again,) = store.claim_jobs(NOW, 10, 60)
+    assert (again.id, again.attempts) == (job.id, 1)
+
+
 def test_a_request_id_keeps_its_first_outcome_per_tenant(store: Store) -> None:
     assert store.request_outcome("t1", "req-1") is None
     store.save_request("t1", "req-1", "create", "alice", {"record_id": "r1", "status": "active"})

@@ -8,69 +8,91 @@ rows even if a query forgot its `WHERE tenant = ...`. The few operations that
 span tenants by design (claiming, extending and failing jobs, for workers that
 serve every tenant; counting for `stats`) say so with `remem.all_tenants`.
 
-Vectors live in an untyped `vector` column (any dimension) and are searched
-exactly inside one (tenant, actor) scope with cosine distance `<=>`; words
-live in a generated `tsvector` column with a GIN index, ranked by `ts_rank`.
-Named queries are in `remem.store.postgres_sql`. psycopg is imported only
-here, so remem's core never needs it.
+Vectors live in an untyped `vector` column (any dimension). A scope with few
+vectors of a model is searched exactly with cosine distance `<=>`; a larger one
+through an HNSW index that the store makes for each model and dimension the
+first time it writes (pgvector 0.8's iterative scan walks on until enough rows
+pass the scope filter), falling back to the exact scan when that finds too few.
+Words live in a generated `tsvector` column and, because row-level security
+keeps the planner off a GIN index, as (tenant, actor, term) rows under a btree;
+`ts_rank` ranks only the newest matches. Named queries are in
+`remem.store.postgres_sql`, row conversions in `remem.store.postgres_rows`.
+psycopg is imported only by these modules, so remem's core never needs it.
 """
 
 from __future__ import annotations
 
-import json
+import logging
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime, timedelta
-from importlib import resources
+from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import psycopg
 from psycopg import errors as pg_errors
+from psycopg import sql as pg_sql
 from psycopg.rows import DictRow, dict_row
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
 from remem.errors import ConflictError, SchemaTooNew, StoreError
-from remem.model import (
-    Authority,
-    Event,
-    HistoryEntry,
-    Job,
-    JobInfo,
-    Kind,
-    LLMCall,
-    Record,
-    Role,
-    Sensitivity,
-    Source,
-    Status,
-)
+from remem.model import Event, HistoryEntry, Job, JobInfo, LLMCall, Record, Status
 from remem.store import postgres_sql as q
 from remem.store.base import ForgetReport, Hit, Scope, Write
+from remem.store.postgres_rows import (
+    event_from_row,
+    event_params,
+    history_from_row,
+    history_params,
+    iso,
+    job_info_from_row,
+    json_value,
+    llm_call_params,
+    parse_vector,
+    record_from_row,
+    record_params,
+    value,
+    vector_text,
+)
 
-SCHEMA_VERSION = 3  # the newest migration this code knows; checked by a test
+SCHEMA_VERSION = 5  # the newest migration this code knows; checked by a test
 ALL_TENANTS = None  # `_tx(ALL_TENANTS)`: a transaction that spans tenants by design
+# A scope with at most this many vectors of a model is searched exactly (a few
+# milliseconds); a larger one through the model's HNSW index.
+EXACT_SCAN_MAX = 5000
+HNSW_EF_SEARCH = 100  # candidates an HNSW search keeps (pgvector's default is 40)
+HNSW_MAX_DIMS = 2000  # pgvector cannot index a wider `vector` with HNSW
+INDEX_RECHECK_S = 30.0  # how long "this model has no index yet" is believed
+INDEX_RETRY_S = 600.0  # how long after a failed build it is tried again
+SCOPE_SIZE_TTL_S = 60.0  # how long a scope's size (small or large, for the above) is believed
 
 Cursor = psycopg.Cursor[DictRow]
-
-
-def _migrations() -> list[tuple[int, str]]:
-    folder = resources.files("remem.store") / "postgres_migrations"
-    found = []
-    for item in folder.iterdir():
-        if item.name.endswith(".sql"):
-            found.append((int(item.name.split("_", 1)[0]), item.read_text()))
-    return sorted(found)
+Query = str | pg_sql.Composed
+log = logging.getLogger(__name__)
 
 
 class PostgresStore:
     """`Store` on a PostgreSQL database (with pgvector). Safe to share between threads."""
 
-    def __init__(self, dsn: str, *, min_size: int = 1, max_size: int = 10) -> None:
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        min_size: int = 1,
+        max_size: int = 10,
+        exact_scan_max: int = EXACT_SCAN_MAX,
+    ) -> None:
         self.dsn = dsn
         self._where = _redact(dsn)
+        self._exact_scan_max = exact_scan_max
+        # an index known to exist maps to None; one found missing, to when it was looked for
+        self._indexes: dict[q.VectorIndex, float | None] = {}
+        self._build_failed: dict[q.VectorIndex, float] = {}  # when building one last failed
+        self._large: dict[tuple[str, str, str, str], tuple[bool, float]] = {}
+        self._iterative = False  # pgvector 0.8's iterative index scans; set by _migrate
         self._migrate()
         self._pool = ConnectionPool(
             dsn,
@@ -111,18 +133,20 @@ class PostgresStore:
                             f"(schema {version}, this remem knows up to {SCHEMA_VERSION}); "
                             "upgrade remem to open it"
                         )
-                    for number, sql in _migrations():
+                    for number, sql in q.migrations():
                         if number > version:
-                            for statement in _split_sql(sql):
+                            for statement in q.split_sql(sql):
                                 conn.execute(statement)
                             conn.execute(q.SET_VERSION, (number,))
+                    row = conn.execute(q.PGVECTOR_VERSION).fetchone()
+                    found = str(row["extversion"]) if row else "0"
+                    self._iterative = tuple(int(p) for p in found.split(".")[:2]) >= (0, 8)
             except psycopg.Error as exc:
                 raise self._translate(exc) from exc
 
     def schema_version(self) -> int:
         """The newest migration applied to this database."""
-        with self._tx(ALL_TENANTS) as cur:
-            return int(_value(cur.execute(q.SCHEMA_VERSION)))
+        return int(value(self._rows(ALL_TENANTS, q.SCHEMA_VERSION)))
 
     @contextmanager
     def _tx(self, tenant: str | None) -> Iterator[Cursor]:
@@ -138,9 +162,32 @@ class PostgresStore:
         except psycopg.Error as exc:
             raise self._translate(exc) from exc
 
-    def _rows(self, tenant: str | None, sql: str, params: Sequence[Any] = ()) -> list[DictRow]:
-        with self._tx(tenant) as cur:
-            return cur.execute(sql, params).fetchall()
+    def _rows(
+        self,
+        tenant: str | None,
+        sql: Query,
+        params: Sequence[Any] = (),
+        settings: Sequence[tuple[str, Sequence[Any]]] = (),
+    ) -> list[DictRow]:
+        """The rows of one statement in its own transaction bound to `tenant` (after some
+        `set_config` statements), sent in one pipeline: one round trip, not four."""
+        bind = (q.SET_ALL_TENANTS, ()) if tenant is None else (q.SET_TENANT, (tenant,))
+        try:
+            with self._pool.connection() as conn:
+                try:
+                    with conn.pipeline():
+                        conn.execute("BEGIN")
+                        for statement, values in (bind, *settings):
+                            conn.execute(statement, values)
+                        cur = conn.cursor(row_factory=dict_row)
+                        cur.execute(sql, params)
+                        conn.execute("COMMIT")
+                    return cur.fetchall()
+                except psycopg.Error:
+                    conn.rollback()  # the failed transaction, before the pool takes it back
+                    raise
+        except psycopg.Error as exc:
+            raise self._translate(exc) from exc
 
     def _translate(self, exc: psycopg.Error) -> StoreError | ConflictError:
         """A driver error as one of remem's, saying what to do."""
@@ -179,30 +226,16 @@ class PostgresStore:
         # one transaction per tenant: row-level security binds a transaction to one tenant
         for tenant, indexes in by_tenant.items():
             with self._tx(tenant) as cur:
-                cur.executemany(
-                    q.INSERT_EVENT,
-                    [
-                        (
-                            e.tenant,
-                            e.id,
-                            e.actor,
-                            e.session,
-                            e.role.value,
-                            e.text,
-                            e.time,
-                            Jsonb(e.metadata),
-                            now,
-                        )
-                        for e in (events[i] for i in indexes)
-                    ],
-                    returning=True,
-                )
+                rows = [event_params(events[i], now) for i in indexes]
+                cur.executemany(q.INSERT_EVENT, rows, returning=True)
                 new: list[int] = []
                 for i in indexes:
                     result[i] = cur.fetchone() is not None
                     if result[i]:
                         new.append(i)
                     cur.nextset()
+                if new:  # the words of the new events, for `search_events`
+                    cur.execute(q.INSERT_EVENT_TERMS, (tenant, [events[i].id for i in new]))
                 jobs = [
                     (tenant, events[i].id, strategy, now, now)
                     for i in new
@@ -220,11 +253,13 @@ class PostgresStore:
             rows = self._rows(tenant, q.LIST_EVENTS_ACTOR, (tenant, actor, limit))
         else:
             rows = self._rows(tenant, q.LIST_EVENTS_SESSION, (tenant, actor, session, limit))
-        return [_event(r) for r in rows]
+        return [event_from_row(r) for r in rows]
 
     def get_events(self, tenant: str, event_ids: Sequence[str]) -> list[Event]:
         """The events with these client ids, in arrival order."""
-        return [_event(r) for r in self._rows(tenant, q.GET_EVENTS, (tenant, list(event_ids)))]
+        return [
+            event_from_row(r) for r in self._rows(tenant, q.GET_EVENTS, (tenant, list(event_ids)))
+        ]
 
     def session_context(self, event: Event, limit: int) -> list[Event]:
         """Up to `limit` events of `event`'s session before it, oldest first."""
@@ -233,7 +268,7 @@ class PostgresStore:
             q.SESSION_CONTEXT,
             (event.tenant, event.actor, event.session, event.time, limit),
         )
-        return [_event(r) for r in reversed(rows)]
+        return [event_from_row(r) for r in reversed(rows)]
 
     def claim_jobs(
         self,
@@ -278,8 +313,8 @@ class PostgresStore:
     def pending_jobs(self, tenant: str | None = None) -> int:
         """How many jobs wait (pending or running), of one tenant or of all."""
         if tenant is None:
-            return int(_value(self._rows(ALL_TENANTS, q.COUNT_PENDING)))
-        return int(_value(self._rows(tenant, q.COUNT_PENDING_TENANT, (tenant,))))
+            return int(value(self._rows(ALL_TENANTS, q.COUNT_PENDING)))
+        return int(value(self._rows(tenant, q.COUNT_PENDING_TENANT, (tenant,))))
 
     def list_jobs(self, tenant: str, status: str | None = None, limit: int = 100) -> list[JobInfo]:
         """A tenant's extraction jobs, newest first, optionally of one status."""
@@ -287,19 +322,7 @@ class PostgresStore:
             rows = self._rows(tenant, q.LIST_JOBS, (tenant, limit))
         else:
             rows = self._rows(tenant, q.LIST_JOBS_STATUS, (tenant, status, limit))
-        return [
-            JobInfo(
-                id=r["id"],
-                event_id=r["event_id"],
-                strategy=r["strategy"],
-                status=r["status"],
-                attempts=r["attempts"],
-                last_error=r["last_error"],
-                run_after=_utc(r["run_after"]) if r["run_after"] else None,
-                updated_at=_utc(r["updated_at"]),
-            )
-            for r in rows
-        ]
+        return [job_info_from_row(r) for r in rows]
 
     def job_counts(self, tenant: str) -> dict[str, int]:
         """A tenant's extraction jobs by status: pending, running, done, failed."""
@@ -315,6 +338,12 @@ class PostgresStore:
         with self._tx(tenant) as cur:
             return int(cur.execute(q.RETRY_JOBS, (_utcnow(), tenant, list(statuses))).rowcount)
 
+    def requeue_job(self, tenant: str, event_id: str, strategy: str) -> bool:
+        """Run one (event, strategy) job again; see `Store.requeue_job`."""
+        with self._tx(tenant) as cur:
+            params = (_utcnow(), tenant, event_id, strategy)
+            return int(cur.execute(q.REQUEUE_JOB, params).rowcount) > 0
+
     def request_outcome(
         self, tenant: str, request_id: str
     ) -> tuple[str, str, dict[str, Any]] | None:
@@ -323,8 +352,7 @@ class PostgresStore:
         if not rows:
             return None
         r = rows[0]
-        outcome = r["outcome"] if isinstance(r["outcome"], dict) else json.loads(r["outcome"])
-        return str(r["operation"]), str(r["actor"]), outcome
+        return str(r["operation"]), str(r["actor"]), json_value(r["outcome"])
 
     def save_request(
         self, tenant: str, request_id: str, operation: str, actor: str, outcome: dict[str, Any]
@@ -342,36 +370,12 @@ class PostgresStore:
             return
         now = _utcnow()
         with self._tx(tenant) as cur:
-            cur.executemany(
-                q.INSERT_LLM_CALL,
-                [
-                    (
-                        tenant,
-                        c.job_id,
-                        c.strategy,
-                        c.model,
-                        c.prompt_version,
-                        c.prompt_tokens,
-                        c.completion_tokens,
-                        c.seconds,
-                        c.ok,
-                        c.error[:500] or None,
-                        now,
-                    )
-                    for c in calls
-                ],
-            )
+            cur.executemany(q.INSERT_LLM_CALL, [llm_call_params(tenant, c, now) for c in calls])
 
     def llm_usage(self, tenant: str) -> dict[str, float]:
         """Totals of a tenant's logged model calls: calls, errors, tokens, seconds."""
         (r,) = self._rows(tenant, q.LLM_USAGE, (tenant,))
-        return {
-            "calls": int(r["calls"]),
-            "errors": int(r["errors"]),
-            "prompt_tokens": int(r["prompt_tokens"]),
-            "completion_tokens": int(r["completion_tokens"]),
-            "seconds": float(r["seconds"]),
-        }
+        return {k: float(v) if k == "seconds" else int(v) for k, v in r.items()}
 
     # -- records --------------------------------------------------------------
 
@@ -384,9 +388,13 @@ class PostgresStore:
                     f"record {rec.id} belongs to tenant {rec.tenant!r}, not to the write's "
                     f"tenant {write.tenant!r}; one write is one tenant's"
                 )
+        for dims in {len(v) for v in write.vectors if v is not None}:
+            self._ensure_index(q.VectorIndex("record_vectors", write.vector_model, dims))
         with self._tx(write.tenant) as cur:
             if write.inserts:
-                cur.executemany(q.INSERT_RECORD, [_record_params(r) for r in write.inserts])
+                cur.executemany(q.INSERT_RECORD, [record_params(r) for r in write.inserts])
+                ids = [r.id for r in write.inserts]
+                cur.execute(q.INSERT_RECORD_TERMS, (write.tenant, ids))
                 links = [
                     (rec.tenant, event_id, rec.id)
                     for rec in write.inserts
@@ -395,7 +403,7 @@ class PostgresStore:
                 if links:
                     cur.executemany(q.INSERT_RECORD_EVENT, links)
                 vectors = [
-                    (rec.tenant, rec.id, rec.actor, write.vector_model, _vector_text(v))
+                    (rec.tenant, rec.id, rec.actor, write.vector_model, vector_text(v))
                     for rec, v in zip(write.inserts, write.vectors, strict=False)
                     if v is not None
                 ]
@@ -416,34 +424,19 @@ class PostgresStore:
                 if cur.rowcount == 0:
                     raise StoreError(f"record {ch.record_id} vanished during consolidation")
             if write.history:
-                cur.executemany(
-                    q.INSERT_HISTORY,
-                    [
-                        (
-                            write.tenant,
-                            h.record_id,
-                            h.action,
-                            h.at,
-                            h.text,
-                            h.status.value,
-                            h.related_id,
-                            h.reason,
-                            h.by,
-                        )
-                        for h in write.history
-                    ],
-                )
+                rows = [history_params(write.tenant, h) for h in write.history]
+                cur.executemany(q.INSERT_HISTORY, rows)
             if write.done_jobs:
                 cur.execute(q.DONE_JOBS, (now, write.tenant, list(write.done_jobs)))
 
     def get_record(self, tenant: str, record_id: str) -> Record | None:
         """One record of this tenant, or None."""
         rows = self._rows(tenant, q.GET_RECORD, (tenant, record_id))
-        return _record(rows[0]) if rows else None
+        return record_from_row(rows[0]) if rows else None
 
     def get_records(self, tenant: str, ids: Sequence[str]) -> list[Record]:
         """Records of this tenant with these ids (missing ones are left out)."""
-        return [_record(r) for r in self._rows(tenant, q.GET_RECORDS, (tenant, list(ids)))]
+        return [record_from_row(r) for r in self._rows(tenant, q.GET_RECORDS, (tenant, list(ids)))]
 
     def list_records(
         self, scope: Scope, statuses: Iterable[Status] | None = None, limit: int = 10_000
@@ -451,28 +444,16 @@ class PostgresStore:
         """Records of one scope, newest first, optionally of some statuses only."""
         wanted = [s.value for s in (statuses or [Status.ACTIVE, Status.INVALID, Status.PROPOSED])]
         sql, params = q.list_records(scope)
-        return [_record(r) for r in self._rows(scope.tenant, sql, (*params, wanted, limit))]
+        return [record_from_row(r) for r in self._rows(scope.tenant, sql, (*params, wanted, limit))]
 
     def records_by_field(self, scope: Scope, field: str) -> list[Record]:
         """Active and invalid records of one scope about `field`, newest first."""
         rows = self._rows(scope.tenant, q.BY_FIELD, (scope.tenant, scope.actor, field))
-        return [_record(r) for r in rows]
+        return [record_from_row(r) for r in rows]
 
     def history(self, tenant: str, record_id: str) -> list[HistoryEntry]:
         """The append-only history of one record, oldest first."""
-        return [
-            HistoryEntry(
-                record_id=r["record_id"],
-                action=r["action"],
-                at=_utc(r["at"]),
-                text=r["text"],
-                status=Status(r["status"]),
-                related_id=r["related_id"],
-                reason=r["reason"],
-                by=r["by_whom"],
-            )
-            for r in self._rows(tenant, q.HISTORY, (tenant, record_id))
-        ]
+        return [history_from_row(r) for r in self._rows(tenant, q.HISTORY, (tenant, record_id))]
 
     def events_with_records(self, tenant: str, event_ids: Sequence[str]) -> dict[str, set[str]]:
         """For those of these events some record came from: the statuses of those records."""
@@ -487,10 +468,12 @@ class PostgresStore:
         """Store the embeddings of some events (made by `model`)."""
         if not vectors:
             return
+        for dims in {len(v) for _, v in vectors}:
+            self._ensure_index(q.VectorIndex("event_vectors", model, dims))
         with self._tx(tenant) as cur:
             cur.executemany(
                 q.INSERT_EVENT_VECTOR,
-                [(model, _vector_text(v), tenant, e.id) for e, v in vectors],
+                [(model, vector_text(v), tenant, e.id) for e, v in vectors],
             )
 
     def vector_search_events(
@@ -504,8 +487,14 @@ class PostgresStore:
         """Ids and cosines of the scope's events (embedded by `model`) nearest to `query`."""
         if limit <= 0:
             return []
-        text = _vector_text(query)
-        params = (text, scope.tenant, scope.actor, model, at, text, limit)
+        text = vector_text(query)
+        ix = self._index_for("event_vectors", model, len(query), scope)
+        if ix is not None:
+            approx = (text, scope.tenant, scope.actor, at, text, limit)
+            hits = self._nearest(scope.tenant, q.event_vector_search_hnsw(ix), approx)
+            if len(hits) == limit:
+                return hits
+        params = (text, scope.tenant, scope.actor, model, len(query), at, text, limit)
         return [
             (r["id"], float(r["cosine"]))
             for r in self._rows(scope.tenant, q.EVENT_VECTOR_SEARCH, params)
@@ -524,7 +513,7 @@ class PostgresStore:
                 "time": found["time"],
                 "seq": found["seq"],
             }
-            return [_event(r) for r in cur.execute(q.ADJACENT_EVENTS, params).fetchall()]
+            return [event_from_row(r) for r in cur.execute(q.ADJACENT_EVENTS, params).fetchall()]
 
     # -- search ------------------------------------------------------------------
 
@@ -554,9 +543,80 @@ class PostgresStore:
         """Nearest records of one scope by cosine; see `Store.vector_search`."""
         if limit <= 0:
             return []
-        text = _vector_text(query)
+        text = vector_text(query)
+        ix = self._index_for("record_vectors", model, len(query), scope)
+        if ix is not None:
+            approx, params = q.vector_search_hnsw(ix, scope, include_invalid)
+            hits = self._nearest(scope.tenant, approx, (text, *params, at, at, text, limit))
+            if len(hits) == limit:
+                return hits
+            # too few: the scope is a sliver of the index or mostly closed; scan it all
         sql, params = q.vector_search(scope, include_invalid)
-        rows = self._rows(scope.tenant, sql, (text, *params, model, at, at, text, limit))
+        params = [text, *params, model, len(query), at, at, text, limit]
+        rows = self._rows(scope.tenant, sql, params)
+        return [(r["id"], float(r["cosine"])) for r in rows]
+
+    # -- nearest-vector indexes ------------------------------------------------------
+
+    def _index_for(self, table: str, model: str, dims: int, scope: Scope) -> q.VectorIndex | None:
+        """The HNSW index to search `scope`'s vectors of `model` with, or None to scan
+        them exactly: the model has no index, or the scope is small enough."""
+        ix = q.VectorIndex(table, model, dims)
+        if not self._index_exists(ix):
+            return None
+        key = (table, scope.tenant, scope.actor, model)
+        large, when = self._large.get(key, (False, -SCOPE_SIZE_TTL_S))
+        if time.monotonic() - when >= SCOPE_SIZE_TTL_S:
+            # a stale answer costs only speed: exact is exact, and HNSW falls back to it
+            bound = self._exact_scan_max + 1
+            sql = q.SCOPE_VECTORS.format(table=table)
+            found = value(self._rows(scope.tenant, sql, (*key[1:], bound)))
+            large = int(found) >= bound
+            if len(self._large) >= 10_000:
+                self._large.clear()
+            self._large[key] = (large, time.monotonic())
+        return ix if large else None
+
+    def _index_exists(self, ix: q.VectorIndex) -> bool:
+        if ix.dims > HNSW_MAX_DIMS:
+            return False
+        if ix in self._indexes:
+            looked = self._indexes[ix]
+            if looked is None or time.monotonic() - looked < INDEX_RECHECK_S:
+                return looked is None
+        # another process may have made it since (see `_ensure_index`)
+        exists = bool(self._rows(ALL_TENANTS, q.VECTOR_INDEX_EXISTS, (ix.name,)))
+        self._indexes[ix] = None if exists else time.monotonic()
+        return exists
+
+    def _ensure_index(self, ix: q.VectorIndex) -> None:
+        """Make `ix` if it is missing: the first time a model writes vectors of one
+        dimension to a table. Writers wait while it is built, which is at once for
+        a new model; a database upgraded with many vectors of a model builds it on
+        the first write after the upgrade. Without it, search stays exact."""
+        if ix.dims > HNSW_MAX_DIMS or self._index_exists(ix):
+            return
+        if time.monotonic() - self._build_failed.get(ix, -INDEX_RETRY_S) < INDEX_RETRY_S:
+            return
+        try:
+            with self._tx(ALL_TENANTS) as cur:
+                cur.execute(q.VECTOR_INDEX_LOCK, (ix.name,))
+                cur.execute(q.create_vector_index(ix))
+        except StoreError as exc:  # e.g. a role that does not own the table
+            log.warning(
+                "no HNSW index for %s in %s, search stays exact: %s", ix.model, ix.table, exc
+            )
+            self._build_failed[ix] = time.monotonic()
+            return
+        self._indexes[ix] = None
+
+    def _nearest(self, tenant: str, sql: Query, params: Sequence[Any]) -> list[tuple[str, float]]:
+        """Rows of an HNSW search, nearest first (an iterative scan returns them nearly so)."""
+        settings: list[tuple[str, Sequence[Any]]] = [(q.HNSW_SETTINGS, (str(HNSW_EF_SEARCH),))]
+        if self._iterative:
+            settings.append((q.HNSW_ITERATIVE, ()))
+        rows = self._rows(tenant, sql, params, settings)
+        rows.sort(key=lambda r: (-r["cosine"], r["tie"]))
         return [(r["id"], float(r["cosine"])) for r in rows]
 
     def record_vectors(
@@ -564,7 +624,7 @@ class PostgresStore:
     ) -> dict[str, npt.NDArray[np.float32]]:
         """The stored vectors (made by `model`) of some records."""
         rows = self._rows(tenant, q.VECTORS_FOR, (tenant, model, list(ids)))
-        return {r["record_id"]: _parse_vector(r["vec"]) for r in rows}
+        return {r["record_id"]: parse_vector(r["vec"]) for r in rows}
 
     # -- deletion ------------------------------------------------------------------
 
@@ -581,6 +641,7 @@ class PostgresStore:
                 cur.execute(q.TOMBSTONE, (tenant, "event", event_id, now))
             # the event's tsvector is generated from its text, so it empties with it
             cur.execute(q.ERASE_EVENT_TEXT, (tenant, sources))
+            cur.execute(q.DELETE_EVENT_TERMS, (tenant, sources))
             cur.execute(q.DELETE_EVENT_VECTORS, (tenant, sources))
             counts["event_texts"] = len(sources)
             cur.execute(q.DELETE_RECORD_EVENTS, (tenant, [record_id]))
@@ -598,6 +659,8 @@ class PostgresStore:
         """Erase every record, event, job and index entry of one actor; verify."""
         with self._tx(tenant) as cur:
             ids = [r["id"] for r in cur.execute(q.ACTOR_RECORD_IDS, (tenant, actor))]
+            for sql in q.DELETE_ACTOR_TERMS:  # at once, rather than cascading row by row
+                cur.execute(sql, (tenant, actor))
             counts = _erase_records(cur, tenant, ids)
             cur.execute(q.ERASE_HISTORY_TEXT, (tenant, ids))
             cur.execute(q.DELETE_RECORD_EVENTS, (tenant, ids))
@@ -609,8 +672,11 @@ class PostgresStore:
             counts["events"] = len(deleted)
             counts["fulltext"] += sum(1 for r in deleted if r["indexed"])
             counts["requests"] = cur.execute(q.DELETE_ACTOR_REQUESTS, (tenant, actor)).rowcount
+            from remem.thread.postgres import count_actor_rows, erase_actor_rows  # a layer up
+
+            counts.update(erase_actor_rows(cur, tenant, actor))
             cur.execute(q.TOMBSTONE, (tenant, "actor", actor, now))
-        remaining = self._verify_actor(tenant, actor)
+        remaining = {**self._verify_actor(tenant, actor), **count_actor_rows(self, tenant, actor)}
         return ForgetReport(
             deleted=counts, verified=not any(remaining.values()), remaining=remaining
         )
@@ -638,19 +704,8 @@ class PostgresStore:
 
     def deletions(self, tenant: str, limit: int = 100) -> list[dict[str, Any]]:
         """The tenant's deletion jobs, newest first."""
-        return [
-            {
-                "id": r["id"],
-                "target": r["target"],
-                "key": r["key"],
-                "status": r["status"],
-                "attempts": r["attempts"],
-                "result": r["result"],
-                "last_error": r["last_error"],
-                "created_at": _iso(r["created_at"]),
-            }
-            for r in self._rows(tenant, q.LIST_DELETIONS, (tenant, limit))
-        ]
+        rows = self._rows(tenant, q.LIST_DELETIONS, (tenant, limit))
+        return [{**r, "created_at": iso(r["created_at"])} for r in rows]
 
     def is_tombstoned(self, tenant: str, actor: str, event_ids: Sequence[str]) -> bool:
         """Whether the actor, or any of these source events, was erased."""
@@ -660,15 +715,17 @@ class PostgresStore:
         with self._tx(tenant) as cur:
 
             def count(sql: str, params: Sequence[Any]) -> int:
-                return int(_value(cur.execute(sql, params).fetchall()))
+                return int(value(cur.execute(sql, params).fetchall()))
 
             records = count(q.COUNT_RECORD, (tenant, record_id))
+            terms = count(q.COUNT_RECORD_TERMS, (tenant, record_id))
             return {
                 "event_texts": count(q.EVENTS_WITH_TEXT, (tenant, sources)),
                 "event_vectors": count(q.COUNT_EVENT_VECTORS, (tenant, sources)),
                 "records": records,
                 "vectors": count(q.COUNT_RECORD_VECTORS, (tenant, record_id)),
-                "fulltext": records,  # the tsvector is a column of the record's row
+                # the tsvector is a column of the record's row; its words are rows too
+                "fulltext": records + terms + count(q.COUNT_EVENT_TERMS, (tenant, sources)),
                 "history_text": count(q.HISTORY_WITH_TEXT, (tenant, record_id)),
             }
 
@@ -676,7 +733,7 @@ class PostgresStore:
         with self._tx(tenant) as cur:
 
             def count(sql: str) -> int:
-                return int(_value(cur.execute(sql, (tenant, actor)).fetchall()))
+                return int(value(cur.execute(sql, (tenant, actor)).fetchall()))
 
             records = count(q.COUNT_ACTOR_RECORDS)
             events = count(q.COUNT_ACTOR_EVENTS)
@@ -685,14 +742,19 @@ class PostgresStore:
                 "vectors": count(q.COUNT_ACTOR_VECTORS),
                 "event_vectors": count(q.COUNT_ACTOR_EVENT_VECTORS),
                 "events": events,
-                "fulltext": records + events,  # tsvectors are columns of those rows
+                # tsvectors are columns of those rows; their words are rows too
+                "fulltext": records + events + sum(count(c) for c in q.COUNT_ACTOR_TERMS),
                 "requests": count(q.COUNT_ACTOR_REQUESTS),
             }
 
     def stats(self) -> dict[str, int]:
         """Row counts over every tenant, for `remem bench` and diagnostics."""
         with self._tx(ALL_TENANTS) as cur:
-            return {name: int(_value(cur.execute(sql).fetchall())) for name, sql in q.STATS.items()}
+            return {name: int(value(cur.execute(sql).fetchall())) for name, sql in q.STATS.items()}
+
+    def database_size(self) -> int:
+        """The bytes the database takes on the server (tables, indexes, TOAST), for bench."""
+        return int(value(self._rows(ALL_TENANTS, q.DATABASE_SIZE)))
 
 
 # -- helpers ----------------------------------------------------------------------
@@ -708,19 +770,6 @@ def _erase_records(cur: Cursor, tenant: str, ids: list[str]) -> dict[str, int]:
     }
 
 
-def _value(rows: Sequence[DictRow] | Cursor) -> Any:
-    """The single value of a one-row, one-column result."""
-    if isinstance(rows, psycopg.Cursor):
-        rows = rows.fetchall()
-    return next(iter(rows[0].values()))
-
-
-def _split_sql(script: str) -> list[str]:
-    """Split a migration into statements (our SQL has no `--` or `;` in literals)."""
-    lines = [ln.split("--", 1)[0] for ln in script.splitlines()]
-    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
-
-
 def _redact(dsn: str) -> str:
     """The DSN without its password, for messages."""
     try:
@@ -731,93 +780,7 @@ def _redact(dsn: str) -> str:
     return psycopg.conninfo.make_conninfo(**{k: str(v) for k, v in info.items()})
 
 
-def _vector_text(v: npt.NDArray[np.float32]) -> str:
-    """pgvector's text form of a vector."""
-    return "[" + ",".join(repr(float(x)) for x in np.asarray(v, np.float32)) + "]"
-
-
-def _parse_vector(text: str) -> npt.NDArray[np.float32]:
-    return np.array(text.strip("[]").split(","), dtype=np.float32)
-
-
-def _utc(t: datetime) -> datetime:
-    return t.astimezone(UTC)
-
-
-def _iso(t: datetime) -> str:
-    return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f+00:00")
-
-
 def _utcnow() -> datetime:
     from remem.timeutil import utcnow
 
     return utcnow()
-
-
-def _event(r: DictRow) -> Event:
-    return Event(
-        id=r["id"],
-        tenant=r["tenant"],
-        actor=r["actor"],
-        session=r["session"],
-        role=Role(r["role"]),
-        text=r["text"],
-        time=_utc(r["time"]),
-        metadata=r["metadata"] if isinstance(r["metadata"], dict) else json.loads(r["metadata"]),
-    )
-
-
-def _record(r: DictRow) -> Record:
-    return Record(
-        id=r["id"],
-        tenant=r["tenant"],
-        actor=r["actor"],
-        namespace=r["namespace"],
-        kind=Kind(r["kind"]),
-        text=r["text"],
-        field=r["field"],
-        value=r["value"],
-        source=Source(
-            type=r["source_type"],
-            event_ids=tuple(r["source_event_ids"]),
-            strategy=r["strategy"],
-            extractor=r["extractor"],
-        ),
-        authority=Authority(r["authority"]),
-        sensitivity=Sensitivity(r["sensitivity"]),
-        valid_from=_utc(r["valid_from"]),
-        valid_until=_utc(r["valid_until"]) if r["valid_until"] else None,
-        created_at=_utc(r["created_at"]),
-        updated_at=_utc(r["updated_at"]),
-        status=Status(r["status"]),
-        supersedes=r["supersedes"],
-        superseded_by=r["superseded_by"],
-        flags=tuple(r["flags"]),
-    )
-
-
-def _record_params(rec: Record) -> tuple[Any, ...]:
-    return (
-        rec.id,
-        rec.tenant,
-        rec.actor,
-        rec.namespace,
-        rec.kind.value,
-        rec.text,
-        rec.field,
-        rec.value,
-        rec.source.type,
-        list(rec.source.event_ids),
-        rec.source.strategy,
-        rec.source.extractor,
-        rec.authority.value,
-        rec.sensitivity.value,
-        rec.valid_from,
-        rec.valid_until,
-        rec.created_at,
-        rec.updated_at,
-        rec.status.value,
-        rec.supersedes,
-        rec.superseded_by,
-        list(rec.flags),
-    )

@@ -1,4 +1,5 @@
-"""Named SQL for the PostgreSQL store, built here and run in `remem.store.postgres`.
+"""Named SQL for the PostgreSQL store, built here and run in `remem.store.postgres`
+(with the migration scripts of `postgres_migrations`, read and split here).
 
 Every statement that reads tenant-owned rows names the tenant itself; row-level
 security (see `postgres_migrations/0001_initial.sql`) is the second lock, not
@@ -7,7 +8,12 @@ the first. Lists travel as arrays (`= ANY(%s::text[])`), never as spliced text.
 
 from __future__ import annotations
 
+import hashlib
+from dataclasses import dataclass
+from importlib import resources
 from typing import Any
+
+from psycopg import sql
 
 from remem.store.base import Scope
 from remem.store.sqlite_sql import like_prefix, words
@@ -15,6 +21,22 @@ from remem.store.sqlite_sql import like_prefix, words
 __all__ = ["like_prefix", "words"]
 
 TEXT_CONFIG = "english"  # the text search configuration of the tsvector columns
+
+
+def migrations() -> list[tuple[int, str]]:
+    """The numbered scripts of `postgres_migrations`, in order."""
+    folder = resources.files("remem.store") / "postgres_migrations"
+    found = []
+    for item in folder.iterdir():
+        if item.name.endswith(".sql"):
+            found.append((int(item.name.split("_", 1)[0]), item.read_text()))
+    return sorted(found)
+
+
+def split_sql(script: str) -> list[str]:
+    """Split a migration into statements (our SQL has no `--` or `;` in literals)."""
+    lines = [ln.split("--", 1)[0] for ln in script.splitlines()]
+    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
 
 
 def scope_sql(scope: Scope, alias: str = "") -> tuple[str, list[Any]]:
@@ -28,18 +50,6 @@ def scope_sql(scope: Scope, alias: str = "") -> tuple[str, list[Any]]:
     return sql, params
 
 
-def tsquery(text: str) -> tuple[str, list[Any]] | None:
-    """An OR of `plainto_tsquery` terms, one per content word of `text`, or None.
-
-    Each word is a bound parameter, so no query syntax can reach the parser.
-    """
-    found = words(text)
-    if not found:
-        return None
-    sql = " || ".join(f"plainto_tsquery('{TEXT_CONFIG}', %s)" for _ in found)
-    return sql, list(found)
-
-
 def list_records(scope: Scope) -> tuple[str, list[Any]]:
     """A scope's records of some statuses (then a status array and a limit), newest first."""
     where, params = scope_sql(scope)
@@ -50,40 +60,69 @@ def list_records(scope: Scope) -> tuple[str, list[Any]]:
     return sql, params
 
 
+# ts_rank scores at most this many of the newest matches (as BM25 does on SQLite), so
+# a word found in tens of thousands of a subject's records costs a bounded amount
+LEXICAL_WINDOW = 1000
+
+
+def _lexical(table: str, terms: str, key: str, where: str) -> str:
+    """The newest `LEXICAL_WINDOW` rows of `table` holding a query term, ranked by ts_rank.
+
+    The terms table is read by (tenant, actor, term) under its btree, one query
+    term at a time, newest first: the only index that row-level security lets
+    the planner use for words (see `postgres_migrations/0004_terms.sql`). Its
+    rows carry each term's ts_rank, so ts_rank of the OR of the query's terms is
+    summed there; only the rows returned are read from `table`, for the scope
+    and status conditions `where`.
+    """
+    return f"""
+WITH w AS MATERIALIZED (
+    SELECT DISTINCT unnest(tsvector_to_array(to_tsvector('{TEXT_CONFIG}', %s))) AS term
+),
+m AS (
+    SELECT t.{key}, t.seq, sum(t.weight) / (SELECT count(*) FROM w) AS score
+    FROM w, LATERAL (
+        SELECT {key}, seq, weight FROM {terms} WHERE tenant = %s AND actor = %s AND term = w.term
+        ORDER BY seq DESC LIMIT {LEXICAL_WINDOW}
+    ) AS t
+    GROUP BY t.{key}, t.seq ORDER BY t.seq DESC LIMIT {LEXICAL_WINDOW}
+)
+SELECT r.id, m.score FROM (SELECT * FROM m ORDER BY score DESC, seq DESC) AS m
+JOIN {table} r ON r.tenant = %s AND r.id = m.{key}
+WHERE {where}
+ORDER BY m.score DESC, m.seq DESC LIMIT %s
+"""
+
+
 def search_records(scope: Scope, query: str, limit: int) -> tuple[str, list[Any]] | None:
-    """ts_rank over one scope's active and invalid records, or None for an empty query."""
-    tsq = tsquery(query)
-    if tsq is None:
+    """ts_rank over one scope's newest matching active and invalid records, or None for
+    a query without words."""
+    found = words(query)
+    if not found:
         return None
-    where, params = scope_sql(scope)
-    sql = (
-        "SELECT id, ts_rank(tsv, s.q) AS score "
-        f"FROM records, (SELECT {tsq[0]} AS q) AS s "
-        f"WHERE {where} AND status IN ('active', 'invalid') AND tsv @@ s.q "
-        "ORDER BY score DESC, seq DESC LIMIT %s"
-    )
-    return sql, [*tsq[1], *params, limit]
+    where, params = scope_sql(scope, "r")
+    where += " AND r.status IN ('active', 'invalid')"
+    sql = _lexical("records", "record_terms", "record_id", where)
+    return sql, [" ".join(found), scope.tenant, scope.actor, scope.tenant, *params, limit]
 
 
 def search_events(scope: Scope, query: str, limit: int) -> tuple[str, list[Any]] | None:
-    """ts_rank over one actor's raw events, or None for an empty query."""
-    tsq = tsquery(query)
-    if tsq is None:
+    """ts_rank over one actor's newest matching raw events, or None for a query without
+    words."""
+    found = words(query)
+    if not found:
         return None
-    sql = (
-        "SELECT id, ts_rank(tsv, s.q) AS score "
-        f"FROM events, (SELECT {tsq[0]} AS q) AS s "
-        "WHERE tenant = %s AND actor = %s AND tsv @@ s.q "
-        "ORDER BY score DESC, seq DESC LIMIT %s"
-    )
-    return sql, [*tsq[1], scope.tenant, scope.actor, limit]
+    sql = _lexical("events", "event_terms", "event_id", "r.tenant = %s AND r.actor = %s")
+    key = [scope.tenant, scope.actor]
+    return sql, [" ".join(found), *key, scope.tenant, *key, limit]
 
 
 def vector_search(scope: Scope, include_invalid: bool) -> tuple[str, list[Any]]:
-    """Exact cosine search inside one scope; then (query, model, at, at, query, limit).
+    """Exact cosine search inside one scope; then (query, model, dimension, at, at, query,
+    limit).
 
     The scope, model, status and validity are in the WHERE clause, so the scan
-    only ever reads one subject's vectors.
+    only ever reads one subject's vectors (of the query's dimension).
     """
     where, params = scope_sql(scope, "r")
     statuses = "('active', 'invalid')" if include_invalid else "('active')"
@@ -91,11 +130,109 @@ def vector_search(scope: Scope, include_invalid: bool) -> tuple[str, list[Any]]:
         "SELECT r.id, 1 - (v.vec <=> %s::vector) AS cosine "
         "FROM record_vectors v JOIN records r ON r.tenant = v.tenant AND r.id = v.record_id "
         f"WHERE v.tenant = %s AND v.actor = %s AND {where} AND v.model = %s "
-        f"AND r.status IN {statuses} AND r.valid_from <= %s "
+        f"AND vector_dims(v.vec) = %s AND r.status IN {statuses} AND r.valid_from <= %s "
         "AND (r.valid_until IS NULL OR r.valid_until > %s) "
         "ORDER BY v.vec <=> %s::vector, r.seq LIMIT %s"
     )
     return sql, [scope.tenant, scope.actor, *params]
+
+
+@dataclass(frozen=True, slots=True)
+class VectorIndex:
+    """The HNSW index of one embedding model's vectors in one table.
+
+    An HNSW index needs a fixed dimension and the vector columns have none, so
+    the index is on the expression `vec::vector(dims)`, partial to one model and
+    that dimension; a query uses it only if it repeats both verbatim, which
+    `vector_search_hnsw` and `event_vector_search_hnsw` do.
+    """
+
+    table: str  # "record_vectors" or "event_vectors"
+    model: str
+    dims: int
+
+    @property
+    def name(self) -> str:
+        """The index's name: the table's, then a digest of the model and dimension."""
+        key = f"{self.model}\x00{self.dims}".encode()
+        return f"{self.table}_hnsw_{hashlib.blake2b(key, digest_size=6).hexdigest()}"
+
+    def predicate(self, alias: str = "") -> sql.Composable:
+        """The partial index's condition (with a table alias, for a query)."""
+        a = sql.SQL(f"{alias}." if alias else "")
+        return sql.SQL("{a}model = {model} AND vector_dims({a}vec) = {dims}").format(
+            a=a, model=sql.Literal(self.model), dims=sql.Literal(self.dims)
+        )
+
+    def distance(self, alias: str = "") -> sql.Composable:
+        """The indexed distance to the query vector (one `%s` parameter)."""
+        a = f"{alias}." if alias else ""
+        return sql.SQL(f"{a}vec::vector({self.dims}) <=> %s::vector({self.dims})")
+
+
+def create_vector_index(ix: VectorIndex) -> sql.Composed:
+    """CREATE INDEX for `ix` (made by the store the first time its model writes there)."""
+    return sql.SQL(
+        "CREATE INDEX IF NOT EXISTS {name} ON {table} USING hnsw "
+        "((vec::vector({dims})) vector_cosine_ops) WHERE {predicate}"
+    ).format(
+        name=sql.Identifier(ix.name),
+        table=sql.Identifier(ix.table),
+        dims=sql.Literal(ix.dims),
+        predicate=ix.predicate(),
+    )
+
+
+def vector_search_hnsw(
+    ix: VectorIndex, scope: Scope, include_invalid: bool
+) -> tuple[sql.Composed, list[Any]]:
+    """Approximate cosine search of one scope through `ix`; then (query, at, at, query,
+    limit). Rows come with `tie` (the record's seq) and are not strictly ordered
+    (`hnsw.iterative_scan = relaxed_order`): the caller sorts them."""
+    where, params = scope_sql(scope, "r")
+    statuses = "('active', 'invalid')" if include_invalid else "('active')"
+    query = sql.SQL(
+        "SELECT r.id, r.seq AS tie, 1 - ({distance}) AS cosine "
+        "FROM record_vectors v JOIN records r ON r.tenant = v.tenant AND r.id = v.record_id "
+        "WHERE v.tenant = %s AND v.actor = %s AND {predicate} AND "
+        + where
+        + f" AND r.status IN {statuses} AND r.valid_from <= %s "
+        "AND (r.valid_until IS NULL OR r.valid_until > %s) "
+        "ORDER BY {distance} LIMIT %s"
+    ).format(distance=ix.distance("v"), predicate=ix.predicate("v"))
+    return query, [scope.tenant, scope.actor, *params]
+
+
+def event_vector_search_hnsw(ix: VectorIndex) -> sql.Composed:
+    """Approximate cosine search of one actor's events through `ix`; then (query, tenant,
+    actor, at, query, limit). Not strictly ordered, as `vector_search_hnsw`."""
+    return sql.SQL(
+        "SELECT event_id AS id, time AS tie, 1 - ({distance}) AS cosine FROM event_vectors v "
+        "WHERE tenant = %s AND actor = %s AND {predicate} AND time <= %s "
+        "ORDER BY {distance} LIMIT %s"
+    ).format(distance=ix.distance(), predicate=ix.predicate())
+
+
+# Whether a valid index of this name exists (a failed concurrent build leaves an invalid one).
+VECTOR_INDEX_EXISTS = "SELECT 1 FROM pg_index WHERE indexrelid = to_regclass(%s) AND indisvalid"
+# one builder of an index at a time across every process sharing the database
+VECTOR_INDEX_LOCK = "SELECT pg_advisory_xact_lock(1919249773, hashtext(%s))"
+PGVECTOR_VERSION = "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
+# Only an ordered walk of the HNSW index answers without a sort, so with sorting
+# disabled the planner takes it whatever it guesses about the scope's size; an
+# iterative scan (pgvector 0.8) walks on until enough rows pass the scope filter.
+# Then (ef_search).
+HNSW_SETTINGS = (
+    "SELECT set_config('enable_sort', 'off', true), set_config('hnsw.ef_search', %s, true)"
+)
+HNSW_ITERATIVE = "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)"
+# How many vectors of a model a scope holds, counted up to a bound; then (tenant, actor,
+# model, bound). The table is record_vectors or event_vectors.
+SCOPE_VECTORS = """
+SELECT count(*) FROM (
+    SELECT 1 FROM {table} WHERE tenant = %s AND actor = %s AND model = %s LIMIT %s
+) AS s
+"""
 
 
 SCHEMA_TABLE = """
@@ -189,6 +326,11 @@ UPDATE jobs SET status = 'pending', attempts = 0, run_after = NULL, lease_until 
     updated_at = %s
 WHERE tenant = %s AND status = ANY(%s::text[])
 """
+REQUEUE_JOB = """
+UPDATE jobs SET status = 'pending', attempts = 0, run_after = NULL, lease_until = NULL,
+    updated_at = %s
+WHERE tenant = %s AND event_id = %s AND strategy = %s AND status != 'running'
+"""
 REQUEST_OUTCOME = """
 SELECT operation, actor, outcome FROM api_requests WHERE tenant = %s AND request_id = %s
 """
@@ -216,6 +358,32 @@ INSERT_RECORD = f"""
 INSERT INTO records ({RECORD_COLUMNS})
 VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
 """
+# the words of just-inserted records (their tsv lexemes); then (tenant, ids)
+INSERT_RECORD_TERMS = """
+INSERT INTO record_terms (tenant, actor, term, seq, record_id, weight)
+SELECT r.tenant, r.actor, t.term, r.seq, r.id, remem_term_rank(r.tsv, t.term)
+FROM records r, unnest(tsvector_to_array(r.tsv)) AS t(term)
+WHERE r.tenant = %s AND r.id = ANY(%s::text[])
+"""
+INSERT_EVENT_TERMS = """
+INSERT INTO event_terms (tenant, actor, term, seq, event_id, weight)
+SELECT e.tenant, e.actor, t.term, e.seq, e.id, remem_term_rank(e.tsv, t.term)
+FROM events e, unnest(tsvector_to_array(e.tsv)) AS t(term)
+WHERE e.tenant = %s AND e.id = ANY(%s::text[])
+"""
+DELETE_EVENT_TERMS = "DELETE FROM event_terms WHERE tenant = %s AND event_id = ANY(%s::text[])"
+DELETE_ACTOR_TERMS = [
+    "DELETE FROM record_terms WHERE tenant = %s AND actor = %s",
+    "DELETE FROM event_terms WHERE tenant = %s AND actor = %s",
+]
+COUNT_RECORD_TERMS = "SELECT count(*) FROM record_terms WHERE tenant = %s AND record_id = %s"
+COUNT_EVENT_TERMS = (
+    "SELECT count(*) FROM event_terms WHERE tenant = %s AND event_id = ANY(%s::text[])"
+)
+COUNT_ACTOR_TERMS = [
+    "SELECT count(*) FROM record_terms WHERE tenant = %s AND actor = %s",
+    "SELECT count(*) FROM event_terms WHERE tenant = %s AND actor = %s",
+]
 INSERT_RECORD_EVENT = """
 INSERT INTO record_events (tenant, event_id, record_id) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING
 """
@@ -252,11 +420,11 @@ INSERT INTO event_vectors (tenant, event_id, actor, model, time, vec)
 SELECT tenant, id, actor, %s, time, %s::vector FROM events WHERE tenant = %s AND id = %s
 ON CONFLICT (tenant, event_id) DO UPDATE SET model = excluded.model, vec = excluded.vec
 """
-# exact cosine search inside one actor's events; then (query, tenant, actor, model, at,
-# query, limit)
+# exact cosine search inside one actor's events; then (query, tenant, actor, model,
+# dimension, at, query, limit)
 EVENT_VECTOR_SEARCH = """
 SELECT event_id AS id, 1 - (vec <=> %s::vector) AS cosine FROM event_vectors
-WHERE tenant = %s AND actor = %s AND model = %s AND time <= %s
+WHERE tenant = %s AND actor = %s AND model = %s AND vector_dims(vec) = %s AND time <= %s
 ORDER BY vec <=> %s::vector, time LIMIT %s
 """
 ADJACENT_EVENTS = f"""
@@ -337,6 +505,8 @@ STATS = {
     "jobs_pending": "SELECT count(*) FROM jobs WHERE status IN ('pending', 'running')",
     "jobs_failed": "SELECT count(*) FROM jobs WHERE status = 'failed'",
 }
+
+DATABASE_SIZE = "SELECT pg_database_size(current_database())"
 
 INSERT_DELETION = """
 INSERT INTO deletions (tenant, target, key, status, attempts, result, last_error,

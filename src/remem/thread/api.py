@@ -22,8 +22,8 @@ returned, and its existence is not revealed.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any, Protocol
 
 from remem.errors import InvalidInput, NotFound, RefusedContent, StoreError
 from remem.policy.dataclasses import find_secrets, refusal_reason
@@ -44,8 +44,80 @@ from remem.thread.sqlite import SQLiteThreadStore
 
 if TYPE_CHECKING:
     from remem.memory import Memory
+    from remem.store.base import Store
 
 MAX_LIST = 1_000_000  # rows one list call may return (export reads everything)
+
+
+class ThreadStore(Protocol):
+    """What a backend does for thread state: `SQLiteThreadStore`, `PostgresThreadStore`.
+
+    Every operation is scoped by (tenant, actor); the functions below validate
+    what the caller sent, and a backend only stores and reads it.
+    """
+
+    def checkpoint_save(
+        self,
+        tenant: str,
+        actor: str,
+        workflow: str,
+        state: CheckpointState,
+        expected_version: int | None,
+        *,
+        now: datetime | None = None,
+        expires_at: datetime | None = None,
+    ) -> Checkpoint: ...
+
+    def checkpoint_load(self, tenant: str, actor: str, workflow: str) -> Checkpoint | None: ...
+
+    def checkpoint_list(self, tenant: str, actor: str, limit: int = 1000) -> list[Checkpoint]: ...
+
+    def begin_tool_call(
+        self,
+        tenant: str,
+        actor: str,
+        workflow: str,
+        idempotency_key: str,
+        tool_call_id: str,
+        request: Any,
+        *,
+        now: datetime | None = None,
+        expires_at: datetime | None = None,
+    ) -> Begun: ...
+
+    def complete_tool_call(
+        self,
+        tenant: str,
+        actor: str,
+        workflow: str,
+        idempotency_key: str,
+        result: Any,
+        *,
+        now: datetime | None = None,
+        expires_at: datetime | None = None,
+    ) -> ToolCall: ...
+
+    def release_tool_call(
+        self, tenant: str, actor: str, workflow: str, idempotency_key: str
+    ) -> ToolCall: ...
+
+    def tool_call_status(
+        self, tenant: str, actor: str, workflow: str, idempotency_key: str
+    ) -> ToolCall | None: ...
+
+    def tool_call_list(
+        self,
+        tenant: str,
+        actor: str,
+        workflow: str | None = None,
+        *,
+        unresolved: bool = False,
+        limit: int = 1000,
+    ) -> list[ToolCall]: ...
+
+    def expire(self, now: datetime, tenant: str | None = None) -> ExpiryReport: ...
+
+    def forget_actor(self, tenant: str, actor: str) -> dict[str, int]: ...
 
 
 def checkpoint_save(
@@ -208,16 +280,32 @@ def expire_thread_state(mem: Memory) -> ExpiryReport:
 
 def has_thread_state(mem: Memory) -> bool:
     """Whether this memory's store keeps thread state (checkpoints, tool calls)."""
-    return isinstance(mem.store, SQLiteStore)
+    return _thread_store(mem.store) is not None
 
 
-def _thread(mem: Memory) -> SQLiteThreadStore:
-    if not isinstance(mem.store, SQLiteStore):
+def _thread(mem: Memory) -> ThreadStore:
+    found = _thread_store(mem.store)
+    if found is None:
         raise StoreError(
             f"thread state (checkpoints, tool calls) is not available on "
-            f"{type(mem.store).__name__} in this build; use the SQLite store"
+            f"{type(mem.store).__name__} in this build; use the SQLite or PostgreSQL store"
         )
-    return SQLiteThreadStore(mem.store)
+    return found
+
+
+def _thread_store(store: Store) -> ThreadStore | None:
+    """The thread state of `store`'s backend, or None when that backend keeps none."""
+    if isinstance(store, SQLiteStore):
+        return SQLiteThreadStore(store)
+    try:  # only with the postgres extra; a store of that kind cannot exist without it
+        from remem.store.postgres import PostgresStore
+    except ImportError:
+        return None
+    if isinstance(store, PostgresStore):
+        from remem.thread.postgres import PostgresThreadStore
+
+        return PostgresThreadStore(store)
+    return None
 
 
 def _refuse_secrets(what: str, value: object, limit: int) -> None:

@@ -1,0 +1,201 @@
+"""Rows of the PostgreSQL store to remem's values and back.
+
+`remem.store.postgres` runs the queries; this module only converts: a row
+(a psycopg `DictRow`) to an `Event`, a `Record`, a `HistoryEntry` or a
+`JobInfo`; values to the parameters of the INSERT statements; vectors to and
+from pgvector's text form.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from psycopg.rows import DictRow
+from psycopg.types.json import Jsonb
+
+from remem.model import (
+    Authority,
+    Event,
+    HistoryEntry,
+    JobInfo,
+    Kind,
+    LLMCall,
+    Record,
+    Role,
+    Sensitivity,
+    Source,
+    Status,
+)
+
+
+def value(rows: Sequence[DictRow]) -> Any:
+    """The single value of a one-row, one-column result."""
+    return next(iter(rows[0].values()))
+
+
+def vector_text(v: npt.NDArray[np.float32]) -> str:
+    """pgvector's text form of a vector."""
+    return "[" + ",".join(repr(float(x)) for x in np.asarray(v, np.float32)) + "]"
+
+
+def parse_vector(text: str) -> npt.NDArray[np.float32]:
+    """A vector from pgvector's text form."""
+    return np.array(text.strip("[]").split(","), dtype=np.float32)
+
+
+def utc(t: datetime) -> datetime:
+    """A timestamptz as psycopg returns it (in the session's zone), in UTC."""
+    return t.astimezone(UTC)
+
+
+def iso(t: datetime) -> str:
+    """A time in the fixed ISO form the SQLite backend also returns."""
+    return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f+00:00")
+
+
+def json_value(value: Any) -> Any:
+    """A jsonb column's value (psycopg decodes jsonb; a text column would need parsing)."""
+    return value if isinstance(value, dict | list) else json.loads(value)
+
+
+def event_from_row(r: DictRow) -> Event:
+    """An `Event` from a row of `EVENT_COLUMNS`."""
+    return Event(
+        id=r["id"],
+        tenant=r["tenant"],
+        actor=r["actor"],
+        session=r["session"],
+        role=Role(r["role"]),
+        text=r["text"],
+        time=utc(r["time"]),
+        metadata=json_value(r["metadata"]),
+    )
+
+
+def record_from_row(r: DictRow) -> Record:
+    """A `Record` from a row of `RECORD_COLUMNS`."""
+    return Record(
+        id=r["id"],
+        tenant=r["tenant"],
+        actor=r["actor"],
+        namespace=r["namespace"],
+        kind=Kind(r["kind"]),
+        text=r["text"],
+        field=r["field"],
+        value=r["value"],
+        source=Source(
+            type=r["source_type"],
+            event_ids=tuple(r["source_event_ids"]),
+            strategy=r["strategy"],
+            extractor=r["extractor"],
+        ),
+        authority=Authority(r["authority"]),
+        sensitivity=Sensitivity(r["sensitivity"]),
+        valid_from=utc(r["valid_from"]),
+        valid_until=utc(r["valid_until"]) if r["valid_until"] else None,
+        created_at=utc(r["created_at"]),
+        updated_at=utc(r["updated_at"]),
+        status=Status(r["status"]),
+        supersedes=r["supersedes"],
+        superseded_by=r["superseded_by"],
+        flags=tuple(r["flags"]),
+    )
+
+
+def history_from_row(r: DictRow) -> HistoryEntry:
+    """A `HistoryEntry` from a row of `HISTORY`."""
+    return HistoryEntry(
+        record_id=r["record_id"],
+        action=r["action"],
+        at=utc(r["at"]),
+        text=r["text"],
+        status=Status(r["status"]),
+        related_id=r["related_id"],
+        reason=r["reason"],
+        by=r["by_whom"],
+    )
+
+
+def job_info_from_row(r: DictRow) -> JobInfo:
+    """A `JobInfo` from a row of `JOB_INFO_COLUMNS`."""
+    return JobInfo(
+        id=r["id"],
+        event_id=r["event_id"],
+        strategy=r["strategy"],
+        status=r["status"],
+        attempts=r["attempts"],
+        last_error=r["last_error"],
+        run_after=utc(r["run_after"]) if r["run_after"] else None,
+        updated_at=utc(r["updated_at"]),
+    )
+
+
+def record_params(rec: Record) -> tuple[Any, ...]:
+    """The parameters of `INSERT_RECORD` for one record, in `RECORD_COLUMNS` order."""
+    return (
+        rec.id,
+        rec.tenant,
+        rec.actor,
+        rec.namespace,
+        rec.kind.value,
+        rec.text,
+        rec.field,
+        rec.value,
+        rec.source.type,
+        list(rec.source.event_ids),
+        rec.source.strategy,
+        rec.source.extractor,
+        rec.authority.value,
+        rec.sensitivity.value,
+        rec.valid_from,
+        rec.valid_until,
+        rec.created_at,
+        rec.updated_at,
+        rec.status.value,
+        rec.supersedes,
+        rec.superseded_by,
+        list(rec.flags),
+    )
+
+
+def event_params(e: Event, received_at: datetime) -> tuple[Any, ...]:
+    """The parameters of `INSERT_EVENT` for one event."""
+    return (
+        e.tenant,
+        e.id,
+        e.actor,
+        e.session,
+        e.role.value,
+        e.text,
+        e.time,
+        Jsonb(e.metadata),
+        received_at,
+    )
+
+
+def history_params(tenant: str, h: HistoryEntry) -> tuple[Any, ...]:
+    """The parameters of `INSERT_HISTORY` for one history entry."""
+    return (tenant, h.record_id, h.action, h.at, h.text, h.status.value, h.related_id, h.reason,
+            h.by)  # fmt: skip
+
+
+def llm_call_params(tenant: str, c: LLMCall, at: datetime) -> tuple[Any, ...]:
+    """The parameters of `INSERT_LLM_CALL` for one logged model call (its error cut short)."""
+    return (
+        tenant,
+        c.job_id,
+        c.strategy,
+        c.model,
+        c.prompt_version,
+        c.prompt_tokens,
+        c.completion_tokens,
+        c.seconds,
+        c.ok,
+        c.error[:500] or None,
+        at,
+    )

@@ -1,0 +1,132 @@
+"""The named SQL of thread state on PostgreSQL (`remem.thread.postgres` runs it).
+
+The tables come from `store/postgres_migrations/0005_thread.sql`. Every
+statement names its tenant even though row-level security already confines a
+transaction to one (`PostgresStore._tx`); retention, which may run for every
+tenant, passes NULL for "all". Text is ordered with `COLLATE "C"`, byte order,
+as SQLite orders it, so both backends list in the same order.
+"""
+
+from __future__ import annotations
+
+_CP_COLUMNS = (
+    "step, completed_steps, pending_approval, tool_call_id, idempotency_key, artifacts, "
+    "last_verified_outcome, data"
+)
+_CP_SELECT = (
+    f"SELECT tenant, actor, workflow, version, {_CP_COLUMNS}, created_at, updated_at, "
+    "expires_at FROM checkpoints"
+)
+_KEY_CP = "tenant = %s AND actor = %s AND workflow = %s"
+
+# -- checkpoints: a conditional write, never read-then-write -------------------------------
+
+# then (tenant, actor, workflow, 8 state values, created, updated, expires)
+INSERT_CHECKPOINT = f"""
+INSERT INTO checkpoints (tenant, actor, workflow, version, {_CP_COLUMNS},
+                         created_at, updated_at, expires_at)
+VALUES (%s, %s, %s, 1, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+ON CONFLICT (tenant, actor, workflow) DO NOTHING
+"""
+# a concurrent writer holding the row makes this wait, then re-check the version
+# on the row it committed: the second of two writers of one version matches nothing
+UPDATE_CHECKPOINT = f"""
+UPDATE checkpoints
+SET version = version + 1, step = %s, completed_steps = %s, pending_approval = %s,
+    tool_call_id = %s, idempotency_key = %s, artifacts = %s, last_verified_outcome = %s,
+    data = %s, updated_at = %s, expires_at = %s
+WHERE {_KEY_CP} AND version = %s
+"""
+GET_CHECKPOINT = f"{_CP_SELECT} WHERE {_KEY_CP}"
+CHECKPOINT_VERSION = f"SELECT version FROM checkpoints WHERE {_KEY_CP}"
+LIST_CHECKPOINTS = f"""
+{_CP_SELECT} WHERE tenant = %s AND actor = %s
+ORDER BY updated_at DESC, workflow COLLATE "C" LIMIT %s
+"""
+
+# -- the tool-call ledger ------------------------------------------------------------------
+
+_TC_SELECT = (
+    "SELECT tenant, actor, workflow, idempotency_key, tool_call_id, status, attempts, request, "
+    "result, started_at, completed_at, expires_at FROM tool_calls"
+)
+_KEY_TC = "tenant = %s AND actor = %s AND workflow = %s AND idempotency_key = %s"
+
+# exactly one of any number of concurrent begins inserts; the others wait for it
+# to commit and then find its row
+INSERT_TOOL_CALL = """
+INSERT INTO tool_calls (tenant, actor, workflow, idempotency_key, tool_call_id, status,
+                        request, started_at, expires_at)
+VALUES (%s, %s, %s, %s, %s, 'started', %s, %s, %s)
+ON CONFLICT (tenant, actor, workflow, idempotency_key) DO NOTHING
+"""
+GET_TOOL_CALL = f"{_TC_SELECT} WHERE {_KEY_TC}"
+LOCK_TOOL_CALL = f"{_TC_SELECT} WHERE {_KEY_TC} FOR UPDATE"
+# a second begin of an open call puts its first attempt in doubt
+REBEGIN_TOOL_CALL = f"""
+UPDATE tool_calls
+SET attempts = attempts + 1,
+    status = CASE WHEN status = 'started' THEN 'unknown' ELSE status END
+WHERE {_KEY_TC}
+"""
+COMPLETE_TOOL_CALL = f"""
+UPDATE tool_calls
+SET status = 'completed', result = %s, completed_at = %s,
+    expires_at = coalesce(%s::timestamptz, expires_at)
+WHERE {_KEY_TC} AND status <> 'completed'
+"""
+DELETE_TOOL_CALL = f"DELETE FROM tool_calls WHERE {_KEY_TC}"
+# then (tenant, actor, workflow, workflow, unresolved only, limit)
+LIST_TOOL_CALLS = f"""
+{_TC_SELECT}
+WHERE tenant = %s AND actor = %s AND (%s::text IS NULL OR workflow = %s::text)
+  AND (NOT %s::boolean OR status <> 'completed')
+ORDER BY started_at, workflow COLLATE "C", idempotency_key COLLATE "C" LIMIT %s
+"""
+
+# -- retention -----------------------------------------------------------------------------
+
+# then (now, tenant or NULL, tenant or NULL); locks the checkpoints it returns, so a
+# save waits until this run has decided about its workflow
+EXPIRED_CHECKPOINTS = """
+SELECT c.tenant, c.actor, c.workflow, c.pending_approval IS NOT NULL AS pending,
+       EXISTS (SELECT 1 FROM tool_calls t
+               WHERE t.tenant = c.tenant AND t.actor = c.actor AND t.workflow = c.workflow
+                 AND t.status <> 'completed') AS unresolved
+FROM checkpoints c
+WHERE c.expires_at IS NOT NULL AND c.expires_at <= %s
+  AND (%s::text IS NULL OR c.tenant = %s::text)
+ORDER BY c.tenant COLLATE "C", c.actor COLLATE "C", c.workflow COLLATE "C"
+FOR UPDATE OF c
+"""
+# the hold is checked again as the row goes: a tool call begun since the SELECT
+# above (the ledger is not locked by it) keeps the workflow
+DELETE_EXPIRED_CHECKPOINT = f"""
+DELETE FROM checkpoints c
+WHERE {_KEY_CP} AND c.expires_at <= %s AND c.pending_approval IS NULL
+  AND NOT EXISTS (SELECT 1 FROM tool_calls t
+                  WHERE t.tenant = c.tenant AND t.actor = c.actor AND t.workflow = c.workflow
+                    AND t.status <> 'completed')
+"""
+DELETE_WORKFLOW_CALLS = f"DELETE FROM tool_calls WHERE {_KEY_CP} AND status = 'completed'"
+# tool calls past expiry whose workflow has no checkpoint left to resume it
+EXPIRED_ORPHAN_CALLS = """
+SELECT t.tenant, t.actor, t.workflow, t.idempotency_key, t.status
+FROM tool_calls t
+WHERE t.expires_at IS NOT NULL AND t.expires_at <= %s
+  AND (%s::text IS NULL OR t.tenant = %s::text)
+  AND NOT EXISTS (SELECT 1 FROM checkpoints c
+                  WHERE c.tenant = t.tenant AND c.actor = t.actor AND c.workflow = t.workflow)
+ORDER BY t.tenant COLLATE "C", t.actor COLLATE "C", t.workflow COLLATE "C",
+         t.idempotency_key COLLATE "C"
+"""
+DELETE_EXPIRED_CALL = f"""
+DELETE FROM tool_calls WHERE {_KEY_TC} AND status = 'completed' AND expires_at <= %s
+"""
+
+# -- erasure -------------------------------------------------------------------------------
+
+FORGET_CHECKPOINTS = "DELETE FROM checkpoints WHERE tenant = %s AND actor = %s"
+FORGET_TOOL_CALLS = "DELETE FROM tool_calls WHERE tenant = %s AND actor = %s"
+COUNT_ACTOR_CHECKPOINTS = "SELECT count(*) FROM checkpoints WHERE tenant = %s AND actor = %s"
+COUNT_ACTOR_TOOL_CALLS = "SELECT count(*) FROM tool_calls WHERE tenant = %s AND actor = %s"

@@ -1,0 +1,73 @@
+"""`remem bench` on a PostgreSQL URL and on a SQLite URL, at a toy size.
+
+Speed is not asserted here (the machine's load decides it); these tests prove
+that the benchmark runs against either backend named by a URL, reports the
+same figures, finds what it stored, and refuses a database it did not build.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from remem.bench import run_bench
+from remem.embed.base import HashEmbedder
+from remem.errors import InvalidInput
+from remem.memory import Memory
+from tests import pg_helpers
+
+FIGURES = {
+    "records", "scope_records", "embedder", "load_records_per_s", "recall_p50_ms",
+    "recall_p95_ms", "first_recall_ms", "add_event_per_s", "extract_per_s", "cold_recall_s",
+    "db_size_mb", "peak_rss_mb",
+}  # fmt: skip
+
+
+@pytest.fixture(scope="session")
+def pg_admin_dsn() -> Iterator[str]:
+    dsn = pg_helpers.acquire()
+    yield dsn
+    pg_helpers.release()
+
+
+@pytest.fixture(autouse=True)
+def _no_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the cold-recall subprocess would load MiniLM; lexical recall is enough here
+    monkeypatch.setenv("REMEM_MINILM_DIR", "/nonexistent")
+
+
+def bench(db: str) -> dict[str, object]:
+    return run_bench(
+        db=db, records=300, scope=None, queries=10, events=100, progress=False,
+        embedder=HashEmbedder(64),
+    )  # fmt: skip
+
+
+def found(db: str) -> int:
+    with Memory.open(db, embedder=HashEmbedder(64)) as mem:
+        packet = mem.recall(actor="bench-main", query="which seat should I book", k=10)
+        return len(packet.records)
+
+
+def test_bench_runs_on_postgresql_and_refuses_a_used_database(pg_admin_dsn: str) -> None:
+    with pg_helpers.fresh_database(pg_admin_dsn) as dsn:
+        url = pg_helpers.as_url(dsn)
+        figures = bench(url)
+        assert set(figures) == FIGURES
+        assert figures["records"] == 300 and figures["embedder"] == "hash-64"
+        assert isinstance(figures["db_size_mb"], float) and figures["db_size_mb"] > 1
+        assert found(url) > 0
+        with pytest.raises(InvalidInput, match=r"already holds \d+ records"):
+            bench(url)
+
+
+def test_bench_takes_a_sqlite_url_and_refuses_an_existing_file(tmp_path: Path) -> None:
+    path = tmp_path / "bench.db"
+    figures = bench(f"sqlite:///{path}")
+    assert set(figures) == FIGURES and path.exists()
+    assert isinstance(figures["db_size_mb"], float) and figures["db_size_mb"] > 0
+    assert found(str(path)) > 0
+    with pytest.raises(InvalidInput, match="exists"):
+        bench(str(path))

@@ -1,0 +1,304 @@
+"""Search on PostgreSQL at scale: word and vector indexes that forced row-level security
+still lets the planner use, and results no worse than the exact scan.
+
+Under forced row-level security the planner may use an index only for a LEAKPROOF
+condition; the full-text match `@@` is not one, so words are searched through a
+btree of (tenant, actor, term) rows that carry each term's ts_rank, and vectors
+through an HNSW index per embedding model (see `remem.store.postgres`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
+
+import numpy as np
+import psycopg
+import pytest
+from psycopg import sql
+
+from remem.model import Event, Role, Source
+from remem.store import postgres_sql as q
+from remem.store.base import Scope, Write
+from remem.store.postgres import SCHEMA_VERSION, PostgresStore
+from remem.store.postgres_rows import vector_text
+from tests import pg_helpers
+from tests.conformance.test_store import NOW, T, put, rec
+
+DIM = 32
+MODEL = "test-32"
+
+
+@pytest.fixture(scope="session")
+def pg_admin_dsn() -> Iterator[str]:
+    dsn = pg_helpers.acquire()
+    yield dsn
+    pg_helpers.release()
+
+
+@pytest.fixture
+def dsn(pg_admin_dsn: str) -> Iterator[str]:
+    with pg_helpers.fresh_database(pg_admin_dsn) as app_dsn:
+        yield app_dsn
+
+
+@pytest.fixture
+def store(dsn: str) -> Iterator[PostgresStore]:
+    s = PostgresStore(dsn, max_size=2)
+    yield s
+    s.close()
+
+
+def unit(rows: np.ndarray) -> np.ndarray:
+    return (rows / np.linalg.norm(rows, axis=-1, keepdims=True)).astype(np.float32)
+
+
+def load(store: PostgresStore, tenant: str, actor: str, vectors: np.ndarray) -> list[str]:
+    """Records `{tenant}-{actor}-{i}` with these vectors; their ids."""
+    records = [rec(f"{tenant}-{actor}-{i}", f"fact {i}", actor=actor, tenant=tenant)
+               for i in range(len(vectors))]  # fmt: skip
+    for i in range(0, len(records), 1000):
+        store.apply(
+            Write(tenant=tenant, inserts=tuple(records[i : i + 1000]),
+                  vectors=tuple(vectors[i : i + 1000]), vector_model=MODEL)
+        )  # fmt: skip
+    return [r.id for r in records]
+
+
+def exact(vectors: np.ndarray, ids: list[str], query: np.ndarray, k: int) -> list[str]:
+    order = np.argsort(-(vectors @ query), kind="stable")[:k]
+    return [ids[i] for i in order]
+
+
+def test_hnsw_results_hold_the_exact_top_hit_and_nothing_of_others(dsn: str) -> None:
+    rng = np.random.default_rng(5)
+    mine = unit(rng.standard_normal((3000, DIM)))
+    queries = unit(rng.standard_normal((20, DIM)))
+    approx = PostgresStore(dsn, max_size=2, exact_scan_max=0)  # HNSW for every scope
+    ids = load(approx, "t1", "alice", mine)
+    # the queries themselves, stored for another actor and another tenant: the nearest
+    # rows of the whole index, which a leaking filter would return first
+    load(approx, "t1", "bob", queries)
+    load(approx, "t2", "alice", queries)
+    with psycopg.connect(dsn) as conn:
+        names = [r[0] for r in conn.execute("SELECT indexname FROM pg_indexes")]
+    assert q.VectorIndex("record_vectors", MODEL, DIM).name in names
+    alice = Scope("t1", "alice")
+    found_top, overlap = 0, 0
+    try:
+        for query in queries:
+            hits = approx.vector_search(alice, MODEL, query, 10, NOW)
+            got = [rid for rid, _ in hits]
+            assert len(got) == 10 and all(rid.startswith("t1-alice-") for rid in got)
+            cosines = [c for _, c in hits]
+            assert cosines == sorted(cosines, reverse=True)
+            truth = exact(mine, ids, query, 10)
+            found_top += truth[0] in got
+            overlap += len(set(truth) & set(got))
+    finally:
+        approx.close()
+    assert found_top == len(queries)  # the exact best hit, every time
+    assert overlap >= 0.9 * 10 * len(queries)
+
+
+def test_a_small_scope_is_scanned_exactly_and_a_starved_search_falls_back(dsn: str) -> None:
+    rng = np.random.default_rng(6)
+    crowd = unit(rng.standard_normal((2000, DIM)))
+    few = unit(rng.standard_normal((4, DIM)))
+    approx = PostgresStore(dsn, max_size=2, exact_scan_max=0)
+    exactly = PostgresStore(dsn, max_size=2)  # 4 vectors: under EXACT_SCAN_MAX
+    try:
+        load(approx, "t1", "bob", crowd)
+        ids = load(approx, "t1", "alice", few)
+        alice = Scope("t1", "alice")
+        query = few[2]
+        # HNSW finds fewer than asked (alice owns 4 of 2,004 indexed rows): exact instead
+        assert [r for r, _ in approx.vector_search(alice, MODEL, query, 10, NOW)] == exact(
+            few, ids, query, 10
+        )
+        assert exactly.vector_search(alice, MODEL, query, 10, NOW) == approx.vector_search(
+            alice, MODEL, query, 10, NOW
+        )
+    finally:
+        approx.close()
+        exactly.close()
+
+
+def test_each_model_and_dimension_gets_its_own_index(store: PostgresStore, dsn: str) -> None:
+    put(store, rec("a1", "one"), rec("a2", "two"))  # test-8
+    store.apply(Write(tenant="t1", inserts=(rec("a3", "three"),),
+                      vectors=(np.ones(4, np.float32) / 2,), vector_model="test-8"))  # fmt: skip
+    wide = np.ones(HNSW_TOO_WIDE, np.float32) / np.sqrt(HNSW_TOO_WIDE)
+    store.apply(Write(tenant="t1", inserts=(rec("a4", "four"),), vectors=(wide,),
+                      vector_model="wide"))  # fmt: skip
+    event = Event("e1", "t1", "alice", "s1", Role.USER, "hello", T)
+    store.add_events([event], [])
+    store.add_event_vectors("t1", [(event, np.ones(8, np.float32) / np.sqrt(8))], "test-8")
+    with psycopg.connect(dsn) as conn:
+        names = {r[0] for r in conn.execute("SELECT indexname FROM pg_indexes")}
+    for table, model, dims in [("record_vectors", "test-8", 8), ("record_vectors", "test-8", 4),
+                               ("event_vectors", "test-8", 8)]:  # fmt: skip
+        assert q.VectorIndex(table, model, dims).name in names
+    assert q.VectorIndex("record_vectors", "wide", HNSW_TOO_WIDE).name not in names
+    alice = Scope("t1", "alice")
+    assert [r for r, _ in store.vector_search(alice, "wide", wide, 5, NOW)] == ["a4"]
+    assert [r for r, _ in store.vector_search(alice, "test-8", np.ones(4) / 2, 5, NOW)] == ["a3"]
+
+
+HNSW_TOO_WIDE = 2001  # pgvector indexes `vector` up to 2,000 dimensions
+
+
+def explain(dsn: str, statement: Any, params: list[Any], settings: list[str]) -> str:
+    with psycopg.connect(dsn) as conn:
+        conn.execute(q.SET_TENANT, ("t1",))
+        for setting in settings:
+            conn.execute(setting)
+        plan = conn.execute(sql.SQL("EXPLAIN ") + sql.SQL(statement), params).fetchall()
+    return "\n".join(r[0] for r in plan)
+
+
+def test_forced_row_level_security_leaves_both_indexes_usable(
+    store: PostgresStore, dsn: str
+) -> None:
+    put(store, rec("a1", "Loves green tea"), rec("a2", "Hates coffee"))
+    alice = Scope("t1", "alice")
+    built = q.search_records(alice, "green tea", 10)
+    assert built is not None
+    # tiny tables invite a sequential scan; forbidding it shows the index can be used
+    plan = explain(dsn, built[0], built[1], ["SET enable_seqscan = off"])
+    assert "record_terms_pkey" in plan and "Seq Scan" not in plan
+    ix = q.VectorIndex("record_vectors", "test-8", 8)
+    approx, params = q.vector_search_hnsw(ix, alice, False)
+    text = vector_text(np.ones(8, np.float32))
+    with psycopg.connect(dsn) as conn:
+        rendered = approx.as_string(conn)
+    plan = explain(dsn, rendered, [text, *params, NOW, NOW, text, 10],
+                   [q.HNSW_SETTINGS % "'100'"])  # fmt: skip
+    assert ix.name in plan
+
+
+def ts_rank_of(dsn: str, tenant: str, actor: str, words: list[str]) -> dict[str, float]:
+    """What ts_rank gives the OR of these words, straight from the records table."""
+    query = " || ".join("plainto_tsquery('english', %s)" for _ in words)
+    with psycopg.connect(dsn) as conn:
+        conn.execute(q.SET_TENANT, (tenant,))
+        rows = conn.execute(
+            f"SELECT id, ts_rank(tsv, {query}) FROM records "
+            f"WHERE tenant = %s AND actor = %s AND tsv @@ ({query})",
+            [*words, tenant, actor, *words],
+        ).fetchall()
+    return {r[0]: r[1] for r in rows}
+
+
+TEXTS = [
+    "Green tea in the morning, green tea at night, green tea always",
+    "I like green apples",
+    "Tea with Sam on Friday",
+    "O'Brien's back\\slash tea: it's 'quoted'",
+    "Nothing to see here",
+]
+
+
+def test_word_scores_are_ts_rank_of_the_or_of_the_query_words(
+    store: PostgresStore, dsn: str
+) -> None:
+    put(store, *[rec(f"r{i}", text) for i, text in enumerate(TEXTS)])
+    put(store, rec("b1", "green tea", actor="bob"))
+    alice = Scope("t1", "alice")
+    for query in ["green tea", "tea", "morning apples friday", "o'brien's slash", "zebra"]:
+        words = q.words(query)
+        truth = ts_rank_of(dsn, "t1", "alice", words)
+        hits = store.search_records(alice, query, 10)
+        assert {h.id for h in hits} == set(truth), query
+        for h in hits:
+            assert h.score == pytest.approx(truth[h.id], rel=1e-5), (query, h.id)
+        assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
+def test_only_the_newest_matches_are_ranked(
+    store: PostgresStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(q, "LEXICAL_WINDOW", 3)
+    # the oldest record says "tea" most often, yet falls outside the newest three matches
+    put(store, rec("old", "tea tea tea tea", valid_from=T), vectors=False)
+    for i in range(4):
+        put(store, rec(f"new{i}", f"tea and {i} biscuits"), vectors=False)
+    hits = store.search_records(Scope("t1", "alice"), "tea", 10)
+    assert [h.id for h in hits] == ["new3", "new2", "new1"]
+
+
+def test_forgetting_takes_the_words_too(store: PostgresStore, dsn: str) -> None:
+    store.add_events([Event("e1", "t1", "alice", "s1", Role.USER, "green tea", T)], [])
+    put(store, rec("a1", "Loves green tea", source=Source("event", ("e1",), "offline", "v1")))
+    put(store, rec("a2", "Hates coffee"))
+
+    def terms(table: str, column: str, key: str) -> int:
+        with psycopg.connect(dsn) as conn:
+            conn.execute(q.SET_ALL_TENANTS)
+            found = conn.execute(f"SELECT count(*) FROM {table} WHERE {column} = %s", (key,))
+            return int(found.fetchall()[0][0])
+
+    assert terms("record_terms", "record_id", "a1") == 3  # love, green, tea
+    assert terms("event_terms", "event_id", "e1") == 2
+    assert store.forget_record("t1", "a1", NOW).verified
+    assert terms("record_terms", "record_id", "a1") == 0
+    assert terms("event_terms", "event_id", "e1") == 0  # the event's text is erased
+    assert terms("record_terms", "record_id", "a2") == 2
+    assert store.search_events(Scope("t1", "alice"), "green tea", 10) == []
+    assert store.forget_actor("t1", "alice", NOW).verified
+    assert terms("record_terms", "actor", "alice") == 0
+
+
+def test_a_schema_3_database_gets_the_words_it_already_holds(pg_admin_dsn: str) -> None:
+    with pg_helpers.fresh_database(pg_admin_dsn, empty=True) as empty:
+        with psycopg.connect(empty) as conn:  # what remem made before schema 4
+            conn.execute(q.SCHEMA_TABLE)
+            for number, script in q.migrations():
+                if number <= 3:
+                    for statement in q.split_sql(script):
+                        conn.execute(statement)
+                    conn.execute(q.SET_VERSION, (number,))
+            conn.execute(q.SET_TENANT, ("t1",))
+            for i, text in enumerate(TEXTS):
+                conn.execute(
+                    "INSERT INTO records (id, tenant, actor, namespace, kind, text, source_type, "
+                    "authority, sensitivity, valid_from, created_at, updated_at, status) VALUES "
+                    "(%s, 't1', 'alice', '/n', 'semantic', %s, 'explicit', 'confirmed', "
+                    "'normal', %s, %s, %s, 'active')",
+                    (f"r{i}", text, T, T, T),
+                )
+            conn.execute(
+                "INSERT INTO events (tenant, id, actor, session, role, text, time, received_at) "
+                "VALUES ('t1', 'e1', 'alice', 's1', 'user', 'tea on Friday', %s, %s)",
+                (T, T),
+            )
+        store = PostgresStore(empty, max_size=1)
+        try:
+            assert store.schema_version() == SCHEMA_VERSION
+            alice = Scope("t1", "alice")
+            truth = ts_rank_of(empty, "t1", "alice", ["tea"])
+            hits = store.search_records(alice, "tea", 10)
+            assert {h.id: pytest.approx(truth[h.id]) for h in hits} == truth
+            assert [h.id for h in store.search_events(alice, "friday", 10)] == ["e1"]
+        finally:
+            store.close()
+
+
+def test_event_vectors_of_a_large_actor_are_searched_through_the_index(dsn: str) -> None:
+    rng = np.random.default_rng(8)
+    vectors = unit(rng.standard_normal((300, DIM)))
+    approx = PostgresStore(dsn, max_size=2, exact_scan_max=0)
+    try:
+        events = [Event(f"e{i}", "t1", "alice", "s1", Role.USER, f"turn {i}",
+                        T + timedelta(minutes=i)) for i in range(300)]  # fmt: skip
+        approx.add_events(events, [])
+        approx.add_event_vectors("t1", list(zip(events, vectors, strict=True)), MODEL)
+        alice = Scope("t1", "alice")
+        hits = approx.vector_search_events(alice, MODEL, vectors[7], 5, NOW)
+        assert hits[0][0] == "e7" and len(hits) == 5
+        # only events that happened by `at`: the index walk keeps the time filter
+        early = approx.vector_search_events(alice, MODEL, vectors[7], 5, T + timedelta(minutes=3))
+        assert sorted(e for e, _ in early) == ["e0", "e1", "e2", "e3"]
+    finally:
+        approx.close()
