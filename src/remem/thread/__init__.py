@@ -5,6 +5,7 @@ the exact state a workflow resumes from, never recalled as a memory.
 
     checkpoints.py  the values (Checkpoint, ToolCall, ...) and pure decisions (resume_state)
     sqlite.py       SQLiteThreadStore: the SQL on an open SQLiteStore
+    postgres.py     PostgresThreadStore (SQL in postgres_sql.py), imported only on PostgreSQL
     api.py          the functions a program calls with a `Memory`
     cli.py          `remem checkpoint ...` and `remem toolcall ...`
 """
