@@ -49,8 +49,10 @@ def worker(ctx: Ctx, interval: float, max_jobs: int | None) -> None:
         previous = signal.signal(signal.SIGTERM, on_term)
         runner.start()
         try:
-            while runner.running and not stopping.is_set():
-                runner.join(0.2)
+            # wait on an event, not on the threads: a Ctrl-C that lands inside
+            # Thread.join can leave that thread unjoinable (CPython before 3.12)
+            while runner.running and not stopping.wait(0.2):
+                pass
         except KeyboardInterrupt:
             pass  # a clean stop: finished batches are committed, the one in hand is retaken
         finally:
