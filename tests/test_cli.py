@@ -199,6 +199,12 @@ def test_errors_without_json_are_one_line_on_stderr(
     assert captured.err.count("\n") == 1 and captured.err.startswith("remem: error:")
 
 
+def _interruptible() -> None:
+    """In the child: take Ctrl-C as a shell in the foreground would (a background
+    parent, e.g. a CI script started with `&`, leaves SIGINT ignored)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_during_import_keeps_whole_batches(tmp_path: Path) -> None:
     db = tmp_path / "m.db"
     src = tmp_path / "big.jsonl"
@@ -209,7 +215,7 @@ def test_ctrl_c_during_import_keeps_whole_batches(tmp_path: Path) -> None:
     env = dict(os.environ, REMEM_MINILM_DIR="/nonexistent")
     proc = subprocess.Popen(
         [sys.executable, "-m", "remem.cli", "--db", str(db), "event", "import", str(src), "--json"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, preexec_fn=_interruptible,
     )  # fmt: skip
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -296,7 +302,9 @@ def test_worker_processes_jobs_as_a_process_of_its_own(tmp_path: Path) -> None:
     assert first.returncode == 0, first.stderr
     assert json.loads(first.stdout)["jobs_done"] == 2
     # a worker stopped with Ctrl-C exits cleanly with what it did
-    proc = subprocess.Popen([*cmd, "--json"], stdout=subprocess.PIPE, env=env, text=True)
+    proc = subprocess.Popen(
+        [*cmd, "--json"], stdout=subprocess.PIPE, env=env, text=True, preexec_fn=_interruptible
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         with sqlite3.connect(db) as conn:

@@ -286,6 +286,8 @@ def test_the_cli_echoes_the_last_user_message() -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # a background parent (a CI script started with `&`) leaves SIGINT ignored
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         assert proc.stdout is not None
