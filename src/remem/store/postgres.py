@@ -631,11 +631,14 @@ class PostgresStore:
     def forget_record(self, tenant: str, record_id: str, now: datetime) -> ForgetReport:
         """Erase one record from every surface, leave tombstones, verify by reading."""
         with self._tx(tenant) as cur:
-            if not cur.execute(q.RECORD_ACTOR, (tenant, record_id)).fetchall():
+            found = cur.execute(q.RECORD_KIND, (tenant, record_id)).fetchall()
+            if not found:
                 return ForgetReport(deleted={}, verified=False)
             counts = _erase_records(cur, tenant, [record_id])
             cur.execute(q.TOMBSTONE, (tenant, "record", record_id, now))
             sources = [r["event_id"] for r in cur.execute(q.RECORD_EVENT_IDS, (tenant, record_id))]
+            if found[0]["kind"] == "summary":
+                sources = []  # a summary's sources are the range it covers, not its origin
             for event_id in sources:
                 # the source event's text goes too, or recall would hand it back raw
                 cur.execute(q.TOMBSTONE, (tenant, "event", event_id, now))

@@ -452,6 +452,7 @@ SELECT record_id, vec::text FROM record_vectors
 WHERE tenant = %s AND model = %s AND record_id = ANY(%s::text[])
 """
 
+RECORD_KIND = "SELECT kind FROM records WHERE tenant = %s AND id = %s FOR UPDATE"
 RECORD_ACTOR = "SELECT actor FROM records WHERE tenant = %s AND id = %s FOR UPDATE"
 DELETE_VECTORS = "DELETE FROM record_vectors WHERE tenant = %s AND record_id = ANY(%s::text[])"
 # the tsvector lives in the row, so deleting a row deletes its full-text entry
