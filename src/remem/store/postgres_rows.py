@@ -2,19 +2,22 @@
 
 `remem.store.postgres` runs the queries; this module only converts: a row
 (a psycopg `DictRow`) to an `Event`, a `Record`, a `HistoryEntry` or a
-`JobInfo`; values to the parameters of the INSERT statements; vectors to and
-from pgvector's text form.
+`JobInfo`; values to the parameters of the INSERT statements; vectors to
+pgvector's binary form and from its text form.
 """
 
 from __future__ import annotations
 
 import json
+import struct
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from psycopg.adapt import Dumper
+from psycopg.pq import Format
 from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
 
@@ -36,6 +39,23 @@ from remem.model import (
 def value(rows: Sequence[DictRow]) -> Any:
     """The single value of a one-row, one-column result."""
     return next(iter(rows[0].values()))
+
+
+class VectorDumper(Dumper):
+    """numpy vectors sent in pgvector's binary form: the dimension, a zero, then the
+    values as big-endian float4 (about 1 µs a vector, where text takes hundreds).
+    Registered on each pooled connection with the database's oid of `vector`."""
+
+    format = Format.BINARY
+
+    def dump(self, obj: Any) -> bytes:
+        v = np.asarray(obj, dtype=">f4")
+        return struct.pack(">HH", v.shape[0], 0) + v.tobytes()
+
+
+def vector_dumper(oid: int) -> type[VectorDumper]:
+    """`VectorDumper` for a database whose `vector` type has this oid."""
+    return type("VectorDumper", (VectorDumper,), {"oid": oid})
 
 
 def vector_text(v: npt.NDArray[np.float32]) -> str:

@@ -142,9 +142,12 @@ class VectorIndex:
     """The HNSW index of one embedding model's vectors in one table.
 
     An HNSW index needs a fixed dimension and the vector columns have none, so
-    the index is on the expression `vec::vector(dims)`, partial to one model and
+    the index is on the expression `vec::halfvec(dims)`, partial to one model and
     that dimension; a query uses it only if it repeats both verbatim, which
-    `vector_search_hnsw` and `event_vector_search_hnsw` do.
+    `vector_search_hnsw` and `event_vector_search_hnsw` do. Half precision
+    halves the index (the pages a search reads, often from outside PostgreSQL's
+    buffers) and orders neighbours as well; cosines are computed from the
+    stored single-precision vectors.
     """
 
     table: str  # "record_vectors" or "event_vectors"
@@ -154,7 +157,7 @@ class VectorIndex:
     @property
     def name(self) -> str:
         """The index's name: the table's, then a digest of the model and dimension."""
-        key = f"{self.model}\x00{self.dims}".encode()
+        key = f"{self.model}\x00{self.dims}\x00halfvec".encode()
         return f"{self.table}_hnsw_{hashlib.blake2b(key, digest_size=6).hexdigest()}"
 
     def predicate(self, alias: str = "") -> sql.Composable:
@@ -167,14 +170,14 @@ class VectorIndex:
     def distance(self, alias: str = "") -> sql.Composable:
         """The indexed distance to the query vector (one `%s` parameter)."""
         a = f"{alias}." if alias else ""
-        return sql.SQL(f"{a}vec::vector({self.dims}) <=> %s::vector({self.dims})")
+        return sql.SQL(f"{a}vec::halfvec({self.dims}) <=> %s::halfvec({self.dims})")
 
 
 def create_vector_index(ix: VectorIndex) -> sql.Composed:
     """CREATE INDEX for `ix` (made by the store the first time its model writes there)."""
     return sql.SQL(
         "CREATE INDEX IF NOT EXISTS {name} ON {table} USING hnsw "
-        "((vec::vector({dims})) vector_cosine_ops) WHERE {predicate}"
+        "((vec::halfvec({dims})) halfvec_cosine_ops) WHERE {predicate}"
     ).format(
         name=sql.Identifier(ix.name),
         table=sql.Identifier(ix.table),
@@ -192,7 +195,7 @@ def vector_search_hnsw(
     where, params = scope_sql(scope, "r")
     statuses = "('active', 'invalid')" if include_invalid else "('active')"
     query = sql.SQL(
-        "SELECT r.id, r.seq AS tie, 1 - ({distance}) AS cosine "
+        "SELECT r.id, r.seq AS tie, 1 - (v.vec <=> %s::vector) AS cosine "
         "FROM record_vectors v JOIN records r ON r.tenant = v.tenant AND r.id = v.record_id "
         "WHERE v.tenant = %s AND v.actor = %s AND {predicate} AND "
         + where
@@ -207,7 +210,7 @@ def event_vector_search_hnsw(ix: VectorIndex) -> sql.Composed:
     """Approximate cosine search of one actor's events through `ix`; then (query, tenant,
     actor, at, query, limit). Not strictly ordered, as `vector_search_hnsw`."""
     return sql.SQL(
-        "SELECT event_id AS id, time AS tie, 1 - ({distance}) AS cosine FROM event_vectors v "
+        "SELECT event_id AS id, time AS tie, 1 - (vec <=> %s::vector) AS cosine FROM event_vectors "
         "WHERE tenant = %s AND actor = %s AND {predicate} AND time <= %s "
         "ORDER BY {distance} LIMIT %s"
     ).format(distance=ix.distance(), predicate=ix.predicate())
@@ -217,6 +220,7 @@ def event_vector_search_hnsw(ix: VectorIndex) -> sql.Composed:
 VECTOR_INDEX_EXISTS = "SELECT 1 FROM pg_index WHERE indexrelid = to_regclass(%s) AND indisvalid"
 # one builder of an index at a time across every process sharing the database
 VECTOR_INDEX_LOCK = "SELECT pg_advisory_xact_lock(1919249773, hashtext(%s))"
+INDEX_SIZE = "SELECT coalesce(max(reltuples), 0) FROM pg_class WHERE oid = to_regclass(%s)"
 PGVECTOR_VERSION = "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
 # Only an ordered walk of the HNSW index answers without a sort, so with sorting
 # disabled the planner takes it whatever it guesses about the scope's size; an
