@@ -1,8 +1,14 @@
-"""Recall ranks only what it may return: superseded, expired or future candidates
+"""How recall ranks.
+
+Only what it may return counts: superseded, expired or future candidates
 neither set the scale of the scores nor lend a neighbouring turn a bonus.
+Turns next to a match earn a share of its score, halving with each step
+away. A speaker the query names favours what they said over what was said
+to them; a date the query names favours what happened then.
 
 Lexical only (no embedder), on real SQLite files, so the scores are the
-normalised BM25 of `remem.recall.engine` and nothing else.
+normalised BM25 of `remem.recall.fusion` plus the bonuses of
+`remem.recall.events` and nothing else.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import pytest
 
 from remem import Memory, PacketItem
 from remem.ids import counter_ids
+from remem.recall.query import DATE_BONUS, SPEAKER_BONUS
 
 from .conftest import T0, Clock, at
 
@@ -25,8 +32,11 @@ def mem(db_path: Path, clock: Clock) -> Iterator[Memory]:
         yield m
 
 
-def say(mem: Memory, text: str, day: float, session: str = "s1") -> str:
-    return mem.add_event(actor="alice", session=session, role="user", text=text, time=at(day))
+def say(mem: Memory, text: str, day: float, session: str = "s1", speaker: str | None = None) -> str:
+    meta = {"speaker": speaker} if speaker else None
+    return mem.add_event(
+        actor="alice", session=session, role="user", text=text, time=at(day), metadata=meta
+    )
 
 
 def by_id(items: tuple[PacketItem, ...], item_id: str) -> PacketItem:
@@ -99,3 +109,101 @@ def test_a_current_neighbour_still_lends_its_bonus(mem: Memory) -> None:
     mem.process()
     packet = mem.recall(actor="alice", query="trip budget")
     assert by_id(packet.records, beside).score > by_id(packet.records, elsewhere).score
+
+
+def test_turns_either_side_of_a_match_earn_a_share_that_halves_with_each_step(
+    mem: Memory,
+) -> None:
+    turns = ["Morning!", "Did you sleep well?", "Where did you go hiking?",
+             "Let me think.", "Mount Rainier, last week.", "Nice.", "Coffee?"]  # fmt: skip
+    ids = [say(mem, text, i / 24) for i, text in enumerate(turns)]
+    packet = mem.recall(actor="alice", query="hiking")
+    scores = {it.id: it.score for it in packet.records}
+    # the answer shares no word with the query, yet comes back two turns away
+    assert scores == pytest.approx(
+        {ids[2]: 1.0, ids[1]: 0.5, ids[3]: 0.5, ids[0]: 0.25, ids[4]: 0.25}
+    )
+
+
+def test_a_neighbour_that_cannot_be_returned_is_not(mem: Memory) -> None:
+    asked = say(mem, "Shall we fly to Rome?", 0)
+    superseded = say(mem, "Our budget for the trip is $500", 0.01)
+    later = say(mem, "Rome it is, then.", 2)  # same session, after the as-of time below
+    say(mem, "Our budget increased to $750", 4, session="s2")
+    mem.process()
+    packet = mem.recall(actor="alice", query="fly", explain=True)
+    assert superseded not in [it.id for it in packet.records]
+    assert packet.explain is not None
+    reasons = {r["id"]: r["reason"] for r in packet.explain["rejected"]}
+    assert reasons[superseded] == "its records were superseded or removed"
+    past = mem.recall(actor="alice", query="fly", as_of=at(1), explain=True)
+    assert [it.id for it in past.records] == [asked]
+    assert past.explain is not None
+    assert {"id": later, "reason": "event after the as-of time"} in past.explain["rejected"]
+
+
+def test_what_the_named_speaker_said_outranks_what_was_said_to_them(mem: Memory) -> None:
+    to_her = say(mem, "Melanie, your painting is lovely, Melanie!", 0, "s1", "Caroline")
+    by_her = say(mem, "I painted a lake at sunrise", 5, "s2", "Melanie")
+    packet = mem.recall(actor="alice", query="What has Melanie painted?", explain=True)
+    assert [it.id for it in packet.records] == [by_her, to_her]
+    # the name left the word query: both match "painted" alone, and she said one of them
+    assert by_id(packet.records, by_her).score == pytest.approx(1.0 + SPEAKER_BONUS)
+    assert by_id(packet.records, to_her).score == pytest.approx(1.0)
+    assert packet.explain is not None
+    assert packet.explain["understood"]["speakers"] == ["melanie"]
+    assert packet.explain["understood"]["words"] == "What has painted"
+
+
+@pytest.mark.parametrize("include_events", [True, False])
+def test_a_record_is_said_by_whoever_said_the_turn_it_came_from(
+    mem: Memory, include_events: bool
+) -> None:
+    say(mem, "I love painting portraits of my friends", 0, "s1", "Caroline")
+    hers = say(mem, "I love painting landscapes", 5, "s2", "Melanie")
+    mem.process()
+    packet = mem.recall(
+        actor="alice", query="What does Melanie love painting?", include_events=include_events
+    )
+    top = packet.records[0]
+    assert top.kind == "preference" and top.source["event_ids"] == [hers]
+    assert top.score == pytest.approx(1.0 + SPEAKER_BONUS)
+
+
+def test_a_date_in_the_query_favours_what_happened_that_day(mem: Memory) -> None:
+    earlier = say(mem, "We talked about the budget, the whole budget", 0)
+    that_day = say(mem, "The budget again", 3, session="s2")
+    plain = mem.recall(actor="alice", query="budget")
+    assert [it.id for it in plain.records] == [earlier, that_day]  # more words match
+    when = (T0 + timedelta(days=3)).strftime("%d %B %Y")  # "04 March 2026"
+    packet = mem.recall(actor="alice", query=f"What about the budget on {when}?", explain=True)
+    assert [it.id for it in packet.records] == [that_day, earlier]
+    assert by_id(packet.records, that_day).score == pytest.approx(
+        by_id(plain.records, that_day).score + DATE_BONUS
+    )
+    assert by_id(packet.records, earlier).score == pytest.approx(
+        by_id(plain.records, earlier).score
+    )
+    assert packet.explain is not None
+    assert packet.explain["understood"]["time_spans"] == [
+        f"{(T0 + timedelta(days=3)).date()} to {(T0 + timedelta(days=4)).date()} (exclusive)"
+    ]
+
+
+def test_a_record_stands_in_for_its_turn_where_the_turn_ranks(mem: Memory) -> None:
+    asked = mem.add_event(actor="alice", session="s1", role="assistant", time=at(0),
+                          text="Which seat do you like on long flights?")  # fmt: skip
+    answer = say(mem, "I prefer aisle seats on long flights.", 0.01)
+    mem.process()
+    packet = mem.recall(actor="alice", query="aisle seats", explain=True)
+    top, second = packet.records
+    # the turn scores its own match (1) plus half its neighbour's; the record made from
+    # it scores 1, close enough to be shown instead, at the turn's place and score
+    assert top.kind == "preference" and top.source["event_ids"] == [answer]
+    assert second.id == asked
+    neighbour_alone = second.score - 0.5  # the asking turn's own match
+    assert top.score == pytest.approx(1.0 + 0.5 * neighbour_alone)
+    assert packet.explain is not None
+    assert {"id": answer, "reason": "represented by a record made from it"} in packet.explain[
+        "rejected"
+    ]

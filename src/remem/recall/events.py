@@ -1,0 +1,149 @@
+"""Raw events of the thread log as recall candidates, on the records' scale.
+
+An event scores like a record (see `remem.recall.fusion`), plus:
+
+- **neighbours**: the turn that asks often shares the query's words while the
+  turn after it holds the answer, in words of its own ("Yes! Last week, at
+  the lake."). The events on either side of each of the best-matching events
+  earn a share of its score that halves with each step away (one half next
+  to it, one quarter two turns away), whether or not they match anything
+  themselves; an event keeps the best share it is offered.
+- **the speaker and the date**: an event said by a speaker the query names,
+  or within a time span it names, earns a bonus (`Query.bonus`).
+
+What cannot be returned (an event after the as-of time, one whose text was
+forgotten, one whose records were superseded or removed) is set aside before
+scoring: it neither sets the scale nor lends a neighbour a bonus.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+import numpy.typing as npt
+
+from remem.model import Event, Status
+from remem.recall.fusion import candidate_ids, fuse, without_weak_vectors
+from remem.recall.query import Query
+from remem.store.base import Hit, Scope, Store
+
+EVENT_POOL = 50  # how many events each retriever contributes
+NEIGHBOURS_OF = 20  # the best events whose neighbours earn a share of their score
+NEIGHBOUR_SHARES = (0.5, 0.25)  # the share one and two turns away
+
+
+@dataclass
+class EventSearch:
+    """The event candidates of one recall: word hits, vector hits and the events."""
+
+    scope: Scope
+    lexical: list[Hit] = field(default_factory=list)
+    vector: list[tuple[str, float]] = field(default_factory=list)
+    events: dict[str, Event] = field(default_factory=dict)
+
+    @classmethod
+    def run(
+        cls,
+        store: Store,
+        scope: Scope,
+        words: str,
+        query_vec: npt.NDArray[np.float32] | None,
+        model: str,
+        at: datetime,
+    ) -> EventSearch:
+        """Search the scope's events by words and by vector, and fetch them."""
+        found = cls(scope)
+        if query_vec is not None:
+            found.vector = store.vector_search_events(scope, model, query_vec, EVENT_POOL, at)
+        found.search_words(store, words)
+        return found
+
+    def search_words(self, store: Store, words: str) -> None:
+        """(Re)run the word search and fetch the events not fetched yet."""
+        self.lexical = store.search_events(self.scope, words, EVENT_POOL)
+        missing = [e for e in candidate_ids(self.lexical, self.vector) if e not in self.events]
+        if missing:
+            self.events.update((e.id, e) for e in store.get_events(self.scope.tenant, missing))
+
+
+def speakers_of(events: Iterable[Event]) -> set[str]:
+    """Who said these events (their `speaker` metadata)."""
+    return {s for e in events if isinstance(s := e.metadata.get("speaker"), str)}
+
+
+def score_events(
+    store: Store,
+    found: EventSearch,
+    query: Query,
+    at: datetime,
+    rejected: dict[str, str],
+) -> tuple[dict[str, Event], dict[str, float]]:
+    """The returnable events (candidates and their neighbours) and their scores."""
+    vector = without_weak_vectors(found.lexical, found.vector, rejected)
+    ids = candidate_ids(found.lexical, vector)
+    candidates = _returnable(
+        store, [found.events[e] for e in ids if e in found.events], at, rejected
+    )
+    base = fuse(found.lexical, vector, candidates)
+    base = {eid: base.get(eid, 0.0) for eid in candidates}
+
+    share, near = _neighbour_shares(store, candidates, base)
+    returnable = candidates | _returnable(store, near.values(), at, rejected)
+    scores: dict[str, float] = {}
+    for eid, ev in returnable.items():
+        bonus = query.bonus([ev.metadata.get("speaker")], ev.time)
+        scores[eid] = base.get(eid, 0.0) + share.get(eid, 0.0) + bonus
+    return returnable, scores
+
+
+def _neighbour_shares(
+    store: Store, candidates: dict[str, Event], base: dict[str, float]
+) -> tuple[dict[str, float], dict[str, Event]]:
+    """What each neighbour of the best candidates is offered, and the neighbours
+    that are not candidates themselves."""
+    adjacent: dict[str, list[Event]] = {}
+
+    def beside(ev: Event) -> list[Event]:
+        if ev.id not in adjacent:
+            adjacent[ev.id] = store.adjacent_events(ev)
+        return adjacent[ev.id]
+
+    share: dict[str, float] = defaultdict(float)
+    near: dict[str, Event] = {}
+    for eid in sorted(base, key=lambda e: base[e], reverse=True)[:NEIGHBOURS_OF]:
+        if base[eid] <= 0:
+            break
+        ring, seen = [candidates[eid]], {eid}
+        for weight in NEIGHBOUR_SHARES:
+            ring = [nb for ev in ring for nb in beside(ev) if nb.id not in seen]
+            for nb in ring:
+                seen.add(nb.id)
+                share[nb.id] = max(share[nb.id], weight * base[eid])
+                if nb.id not in candidates:
+                    near[nb.id] = nb
+    return share, near
+
+
+def _returnable(
+    store: Store, events: Iterable[Event], at: datetime, rejected: dict[str, str]
+) -> dict[str, Event]:
+    """The events that may be returned; the others are recorded in `rejected`."""
+    events = list(events)
+    if not events:
+        return {}
+    statuses = store.events_with_records(events[0].tenant, [e.id for e in events])
+    out: dict[str, Event] = {}
+    for ev in events:
+        if ev.time > at:
+            rejected[ev.id] = "event after the as-of time"
+        elif not ev.text.strip():
+            rejected[ev.id] = "event text was forgotten"
+        elif statuses.get(ev.id, set()) - {Status.ACTIVE.value}:
+            rejected[ev.id] = "its records were superseded or removed"
+        else:
+            out[ev.id] = ev
+    return out
