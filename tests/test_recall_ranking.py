@@ -207,3 +207,58 @@ def test_a_record_stands_in_for_its_turn_where_the_turn_ranks(mem: Memory) -> No
     assert {"id": answer, "reason": "represented by a record made from it"} in packet.explain[
         "rejected"
     ]
+
+
+def test_the_record_that_superseded_a_match_ranks_where_the_match_did(mem: Memory) -> None:
+    say(mem, "Our budget for the trip is $2500", 0)
+    say(mem, "Good news: our budget increased to $3200", 4)
+    mem.process()
+    mem.remember(actor="alice", text="The trip is to Japan in April")
+    # the question shares words with the old budget only; its successor is the answer
+    packet = mem.recall(actor="alice", query="money for the trip", include_events=False,
+                        explain=True)  # fmt: skip
+    texts = [it.text for it in packet.records]
+    assert any("$3200" in t for t in texts) and not any("$2500" in t for t in texts)
+    assert packet.explain is not None
+    (heir,) = packet.explain["inherited"]
+    current = next(it for it in packet.records if "$3200" in it.text)
+    assert heir["id"] == current.id
+    old = mem.get(heir["from"])
+    assert old.superseded_by == current.id and "$2500" in old.text
+    # it scores as the old one matched: the best word match, like the Japan record
+    japan = next(it for it in packet.records if "Japan" in it.text)
+    assert current.score == pytest.approx(japan.score)
+
+
+def test_an_as_of_recall_returns_the_match_itself_and_passes_nothing_on(mem: Memory) -> None:
+    say(mem, "Our budget for the trip is $2500", 0)
+    say(mem, "Good news: our budget increased to $3200", 4)
+    mem.process()
+    packet = mem.recall(actor="alice", query="money for the trip", include_events=False,
+                        as_of=at(2), explain=True)  # fmt: skip
+    assert ["$2500" in it.text for it in packet.records] == [True]
+    assert packet.explain is not None and packet.explain["inherited"] == []
+
+
+def test_a_turn_made_into_several_records_is_not_replaced_by_one_of_them(
+    mem: Memory,
+) -> None:
+    turn = say(mem, "I'm vegetarian, so food matters a lot. And I can't stand cilantro.", 0)
+    single = say(mem, "I prefer aisle seats on long flights.", 0.5, session="s2")
+    mem.process()
+    made = [r for r in mem.records(actor="alice") if r.source.event_ids == (turn,)]
+    assert len(made) == 2  # the precondition: the offline extractor made two records of it
+    packet = mem.recall(actor="alice", query="vegetarian food", explain=True)
+    top = packet.records[0]
+    # the record about food ranks first, but the turn holds the cilantro too: it
+    # comes up to the record's rank in its place
+    assert top.id == turn and "cilantro" in top.text
+    assert all(turn not in it.source.get("event_ids", []) for it in packet.records[1:])
+    assert packet.explain is not None
+    reasons = {r["id"]: r["reason"] for r in packet.explain["rejected"]}
+    food = next(r for r in made if "vegetarian" in r.text.lower())
+    assert reasons[food.id] == "its turn, made into several records, stands for them"
+    # a turn made into one record is still shown as that record
+    seats = mem.recall(actor="alice", query="aisle seats")
+    assert seats.records[0].kind == "preference"
+    assert seats.records[0].source["event_ids"] == [single]

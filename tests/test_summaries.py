@@ -135,3 +135,17 @@ def test_an_llm_summary_is_regenerated_without_the_forgotten_event(tmp_path: Pat
             meta = json.loads(fresh.value or "{}")
             assert meta["first_event"] == "e1" and meta["last_event"] == "e4"
             assert "e0" not in fresh.source.event_ids
+
+
+def test_a_superseded_summary_leaves_the_turns_it_covered_recallable(offline: Memory) -> None:
+    with offline as mem:
+        _add(mem, TURNS)
+        mem.process()
+        _add(mem, [("user", "And a hotel near the station, please.")], start=len(TURNS))
+        mem.process()
+        assert [r.status for r in _summaries(mem, all_=True)].count(Status.INVALID) == 1
+        # e4 made no record of its own; only the summaries cover it, the older one closed
+        packet = mem.recall(actor="ana", query="train to Porto", explain=True)
+        assert "e4" in [it.id for it in packet.records]
+        assert packet.explain is not None
+        assert "e4" not in {r["id"] for r in packet.explain["rejected"]}

@@ -42,6 +42,7 @@ POOL = 50  # how many candidates each retriever contributes
 # A record stands in for the event it was made from when it scores at least
 # this share of the event's score (see `_one_of_each_source`).
 STAND_IN = 0.8
+MAX_SUCCESSION = 8  # how far along a supersession chain a match is passed on
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,19 +106,26 @@ def recall(store: Store, embedder: Embedder | None, req: RecallRequest, now: dat
 
     # filter first, then score: a superseded record must not set the scale
     returnable: dict[str, Record] = {}
+    replaced: dict[str, Record] = {}  # superseded since: its successor may inherit its match
     for rid in candidate_ids(lexical, vector):
         rec = fetched.get(rid)
         if rec is None:
             rejected[rid] = "deleted"
         elif not is_recallable(rec, now, req.as_of):
             rejected[rid] = _why_not(rec, now, req.as_of)
+            if req.as_of is None and rec.status is Status.INVALID and rec.superseded_by:
+                replaced[rid] = rec
         elif not within_sensitivity(rec, req.max_sensitivity):
             rejected[rid] = f"sensitivity {rec.sensitivity.value}"
         else:
             returnable[rid] = rec
+    if replaced and query_vec is not None:  # not valid now, so no vector search found them
+        stored = store.record_vectors(req.scope.tenant, sorted(replaced), model)
+        vector.extend((rid, float(vec @ query_vec)) for rid, vec in stored.items())
+    scores = fuse(lexical, vector, returnable, also=replaced)
+    heirs = _inherit(store, req, now, replaced, fetched, returnable, scores)
     if query.speakers:
         sources = _source_events(store, req.scope.tenant, returnable.values(), sources)
-    scores = fuse(lexical, vector, returnable)
     for rid, rec in returnable.items():  # said by whoever said the turns it was made from
         said = [sources[e].metadata.get("speaker") for e in rec.source.event_ids if e in sources]
         scores[rid] = scores.get(rid, 0.0) + query.bonus(said, rec.valid_from)
@@ -128,11 +136,13 @@ def recall(store: Store, embedder: Embedder | None, req: RecallRequest, now: dat
     )
 
     items: list[PacketItem] = [_record_item(r, scores[r.id]) for r in eligible]
+    records_made: dict[str, int] = {}
     if found is not None:
-        events, event_scores = score_events(store, found, query, at, rejected)
-        items.extend(_event_item(ev, event_scores[eid]) for eid, ev in events.items())
+        scored = score_events(store, found, query, at, rejected)
+        items.extend(_event_item(ev, scored.scores[eid]) for eid, ev in scored.events.items())
+        records_made = scored.records_made
     items.sort(key=lambda it: it.score, reverse=True)  # stable: records first at a tie
-    items = _one_of_each_source(items, rejected)
+    items = _one_of_each_source(items, rejected, records_made)
 
     top, beyond = items[: req.k], items[req.k :]
     top = [_untrusted(it) if it.kind == "event" else it for it in top]
@@ -152,6 +162,7 @@ def recall(store: Store, embedder: Embedder | None, req: RecallRequest, now: dat
             "vector": [{"id": rid, "cosine": round(c, 4)} for rid, c in vector],
             "events_lexical": [h.id for h in found.lexical] if found else [],
             "events_vector": [rid for rid, _ in found.vector] if found else [],
+            "inherited": [{"id": rid, "from": old} for rid, old in heirs.items()],
             "selected": [it.id for it in kept],
             "rejected": [{"id": i, "reason": why} for i, why in rejected.items()],
         }
@@ -162,6 +173,63 @@ def recall(store: Store, embedder: Embedder | None, req: RecallRequest, now: dat
         budget=req.budget,
         notes=tuple(notes),
         explain=explain,
+    )
+
+
+def _inherit(
+    store: Store,
+    req: RecallRequest,
+    now: datetime,
+    replaced: dict[str, Record],
+    fetched: dict[str, Record],
+    returnable: dict[str, Record],
+    scores: dict[str, float],
+) -> dict[str, str]:
+    """Let the current record of a superseded match rank where the match did.
+
+    "How much can we spend?" matches the words of the old budget, not of the
+    raise that superseded it; the raise is the answer. Each superseded
+    candidate's score passes along its `superseded_by` chain to the first
+    record that may be returned (in scope, recallable, within sensitivity),
+    which keeps the better of its own score and the inherited one. Returns
+    heir id -> the superseded record it inherited from.
+    """
+    scopes = (req.scope, *req.shared)
+    known = dict(fetched)
+    heirs: dict[str, str] = {}
+    chains = {rid: rec.superseded_by for rid, rec in replaced.items() if rec.superseded_by}
+    for _ in range(MAX_SUCCESSION):
+        missing = sorted({s for s in chains.values() if s not in known})
+        known.update((r.id, r) for r in store.get_records(req.scope.tenant, missing))
+        following: dict[str, str | None] = {}
+        for old, heir in chains.items():
+            rec = known.get(heir)
+            if rec is None:
+                continue
+            if heir not in returnable and (
+                is_recallable(rec, now)
+                and within_sensitivity(rec, req.max_sensitivity)
+                and any(_in_scope(rec, sc) for sc in scopes)
+            ):
+                returnable[heir] = rec
+            if heir in returnable:
+                if scores.get(old, 0.0) > scores.get(heir, 0.0):
+                    scores[heir] = scores[old]
+                    heirs[heir] = old
+            elif rec.superseded_by:
+                following[old] = rec.superseded_by
+        chains = {old: heir for old, heir in following.items() if heir}
+        if not chains:
+            break
+    return heirs
+
+
+def _in_scope(rec: Record, scope: Scope) -> bool:
+    prefix = scope.namespace_prefix
+    return (
+        rec.tenant == scope.tenant
+        and rec.actor == scope.actor
+        and (prefix is None or rec.namespace.startswith(prefix))
     )
 
 
@@ -220,14 +288,23 @@ def _event_item(ev: Event, score: float) -> PacketItem:
     )
 
 
-def _one_of_each_source(items: list[PacketItem], rejected: dict[str, str]) -> list[PacketItem]:
+def _one_of_each_source(
+    items: list[PacketItem], rejected: dict[str, str], records_of: dict[str, int]
+) -> list[PacketItem]:
     """Keep a raw event or the records made from it, not both.
 
     `items` are in rank order. A record that scores at least `STAND_IN` of
     the event it was made from takes the event's place (and score): the
     governed fact is preferred to the raw words, and ranks where they did. A
     record further behind its event gives way to it.
+
+    A turn made into several records ("I'm vegetarian. And I can't stand
+    cilantro.") holds what each of them holds, so it is never replaced by
+    one of them: a record of it that ranks first brings the turn up to its
+    rank instead. `records_of` counts the active records of each returnable
+    event (summaries aside).
     """
+    event_items = {it.id: it for it in items if it.kind == "event"}
     best_record: dict[str, PacketItem] = {}  # event id -> its best record, if any
     for it in items:
         if it.kind not in ("event", "summary"):
@@ -242,12 +319,19 @@ def _one_of_each_source(items: list[PacketItem], rejected: dict[str, str]) -> li
             out.append(it)
             continue
         if it.kind == "event":
+            if it.id in events_in:  # brought up by one of its records
+                continue
             rec = best_record.get(it.id)
-            if it.id not in covered and rec is not None and rec.id not in placed:
-                if rec.score >= STAND_IN * it.score:
-                    out.append(replace(rec, score=it.score))
-                    placed.add(rec.id)
-                    covered |= set(rec.source.get("event_ids", []))
+            if (
+                it.id not in covered
+                and rec is not None
+                and rec.id not in placed
+                and records_of.get(it.id, 0) <= 1
+                and rec.score >= STAND_IN * it.score
+            ):
+                out.append(replace(rec, score=it.score))
+                placed.add(rec.id)
+                covered |= set(rec.source.get("event_ids", []))
             if it.id in covered:
                 rejected[it.id] = "represented by a record made from it"
                 continue
@@ -258,6 +342,12 @@ def _one_of_each_source(items: list[PacketItem], rejected: dict[str, str]) -> li
             sources = set(it.source.get("event_ids", []))
             if sources & events_in:
                 rejected[it.id] = "its source event ranks higher"
+                continue
+            (turn,) = sources if len(sources) == 1 else (None,)
+            if turn in event_items and turn not in covered and records_of.get(turn, 0) > 1:
+                rejected[it.id] = "its turn, made into several records, stands for them"
+                events_in.add(turn)
+                out.append(replace(event_items[turn], score=it.score))
                 continue
             covered |= sources
         out.append(it)

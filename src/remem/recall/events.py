@@ -75,29 +75,37 @@ def speakers_of(events: Iterable[Event]) -> set[str]:
     return {s for e in events if isinstance(s := e.metadata.get("speaker"), str)}
 
 
+@dataclass
+class ScoredEvents:
+    """The returnable events of one recall (candidates and their neighbours)."""
+
+    events: dict[str, Event] = field(default_factory=dict)
+    scores: dict[str, float] = field(default_factory=dict)
+    records_made: dict[str, int] = field(default_factory=dict)  # event id -> its active records
+
+
 def score_events(
     store: Store,
     found: EventSearch,
     query: Query,
     at: datetime,
     rejected: dict[str, str],
-) -> tuple[dict[str, Event], dict[str, float]]:
-    """The returnable events (candidates and their neighbours) and their scores."""
+) -> ScoredEvents:
+    """The returnable events (candidates and their neighbours), scored."""
     vector = without_weak_vectors(found.lexical, found.vector, rejected)
     ids = candidate_ids(found.lexical, vector)
-    candidates = _returnable(
-        store, [found.events[e] for e in ids if e in found.events], at, rejected
-    )
+    out = ScoredEvents()
+    _returnable(store, [found.events[e] for e in ids if e in found.events], at, rejected, out)
+    candidates = dict(out.events)
     base = fuse(found.lexical, vector, candidates)
     base = {eid: base.get(eid, 0.0) for eid in candidates}
 
     share, near = _neighbour_shares(store, candidates, base)
-    returnable = candidates | _returnable(store, near.values(), at, rejected)
-    scores: dict[str, float] = {}
-    for eid, ev in returnable.items():
+    _returnable(store, near.values(), at, rejected, out)
+    for eid, ev in out.events.items():
         bonus = query.bonus([ev.metadata.get("speaker")], ev.time)
-        scores[eid] = base.get(eid, 0.0) + share.get(eid, 0.0) + bonus
-    return returnable, scores
+        out.scores[eid] = base.get(eid, 0.0) + share.get(eid, 0.0) + bonus
+    return out
 
 
 def _neighbour_shares(
@@ -129,21 +137,25 @@ def _neighbour_shares(
 
 
 def _returnable(
-    store: Store, events: Iterable[Event], at: datetime, rejected: dict[str, str]
-) -> dict[str, Event]:
-    """The events that may be returned; the others are recorded in `rejected`."""
+    store: Store,
+    events: Iterable[Event],
+    at: datetime,
+    rejected: dict[str, str],
+    out: ScoredEvents,
+) -> None:
+    """Add the events that may be returned to `out`; record the others in `rejected`."""
     events = list(events)
     if not events:
-        return {}
+        return
     statuses = store.events_with_records(events[0].tenant, [e.id for e in events])
-    out: dict[str, Event] = {}
     for ev in events:
+        made = statuses.get(ev.id, [])
         if ev.time > at:
             rejected[ev.id] = "event after the as-of time"
         elif not ev.text.strip():
             rejected[ev.id] = "event text was forgotten"
-        elif statuses.get(ev.id, set()) - {Status.ACTIVE.value}:
+        elif set(made) - {Status.ACTIVE.value}:
             rejected[ev.id] = "its records were superseded or removed"
         else:
-            out[ev.id] = ev
-    return out
+            out.events[ev.id] = ev
+            out.records_made[ev.id] = len(made)

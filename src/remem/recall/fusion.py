@@ -44,20 +44,26 @@ def candidate_ids(lexical: list[Hit], vector: list[tuple[str, float]]) -> list[s
 
 
 def fuse(
-    lexical: list[Hit], vector: list[tuple[str, float]], returnable: Container[str]
+    lexical: list[Hit],
+    vector: list[tuple[str, float]],
+    returnable: Container[str],
+    also: Container[str] = (),
 ) -> dict[str, float]:
     """Normalised BM25 plus cosine for each returnable id (0 for an id in neither list).
 
     BM25 is divided by the best score among returnable hits: a hit that cannot
     be returned would otherwise shrink every score of its list (so a superseded
-    record, or the event it came from, would push down the current one).
+    record, or the event it came from, would push down the current one). The
+    ids in `also` are scored on that same scale without setting it (unless no
+    returnable id matched a word), their word match capped at the best one's.
     """
-    lexical = [h for h in lexical if h.id in returnable]
-    best = max((h.score for h in lexical), default=0.0)
+    best = max((h.score for h in lexical if h.id in returnable), default=0.0)
+    best = best or max((h.score for h in lexical if h.id in also), default=0.0)
     scores: dict[str, float] = defaultdict(float)
     for h in lexical:
-        scores[h.id] = max(scores[h.id], h.score / best if best > 0 else 0.0)
+        if h.id in returnable or h.id in also:
+            scores[h.id] = max(scores[h.id], min(h.score / best, 1.0) if best > 0 else 0.0)
     for rid, cosine in vector:
-        if rid in returnable:
+        if rid in returnable or rid in also:
             scores[rid] += max(cosine, 0.0)
     return dict(scores)

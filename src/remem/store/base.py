@@ -195,8 +195,12 @@ class Store(Protocol):
 
     def history(self, tenant: str, record_id: str) -> list[HistoryEntry]: ...
 
-    def events_with_records(self, tenant: str, event_ids: Sequence[str]) -> dict[str, set[str]]:
-        """For those of these events some record came from: the statuses of those records."""
+    def events_with_records(self, tenant: str, event_ids: Sequence[str]) -> dict[str, list[str]]:
+        """For those of these events some record came from: the status of each such record.
+
+        Summaries are left out: a summary is an index over its events, not made
+        from one of them, and its older versions must not mark the events old.
+        """
         ...
 
     def add_event_vectors(

@@ -440,11 +440,15 @@ class PostgresStore:
         """The append-only history of one record, oldest first."""
         return [history_from_row(r) for r in self._rows(tenant, q.HISTORY, (tenant, record_id))]
 
-    def events_with_records(self, tenant: str, event_ids: Sequence[str]) -> dict[str, set[str]]:
-        """For those of these events some record came from: the statuses of those records."""
-        found: dict[str, set[str]] = {}
+    def events_with_records(self, tenant: str, event_ids: Sequence[str]) -> dict[str, list[str]]:
+        """For those of these events some record came from: the status of each such record.
+
+        Summaries are left out: a summary is an index over its events, not made
+        from one of them, and its older versions must not mark the events old.
+        """
+        found: dict[str, list[str]] = {}
         for r in self._rows(tenant, q.RECORD_STATUS_BY_EVENT, (tenant, list(event_ids))):
-            found.setdefault(r["event_id"], set()).add(r["status"])
+            found.setdefault(r["event_id"], []).append(r["status"])
         return found
 
     def add_event_vectors(

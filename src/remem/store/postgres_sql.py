@@ -415,9 +415,9 @@ SELECT {RECORD_COLUMNS} FROM records WHERE tenant = %s AND actor = %s AND field 
 ORDER BY valid_from DESC, seq DESC
 """
 RECORD_STATUS_BY_EVENT = """
-SELECT DISTINCT re.event_id, r.status FROM record_events re
+SELECT re.event_id, r.status FROM record_events re
 JOIN records r ON r.tenant = re.tenant AND r.id = re.record_id
-WHERE re.tenant = %s AND re.event_id = ANY(%s::text[])
+WHERE re.tenant = %s AND re.event_id = ANY(%s::text[]) AND r.kind <> 'summary'
 """
 INSERT_EVENT_VECTOR = """
 INSERT INTO event_vectors (tenant, event_id, actor, model, time, vec)

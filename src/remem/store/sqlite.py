@@ -348,13 +348,17 @@ class SQLiteStore(SQLiteJobs):
             for r in self._rows(q.HISTORY, (tenant, record_id))
         ]
 
-    def events_with_records(self, tenant: str, event_ids: Sequence[str]) -> dict[str, set[str]]:
-        """For those of these events some record came from: the statuses of those records."""
-        found: dict[str, set[str]] = {}
+    def events_with_records(self, tenant: str, event_ids: Sequence[str]) -> dict[str, list[str]]:
+        """For those of these events some record came from: the status of each such record.
+
+        Summaries are left out: a summary is an index over its events, not made
+        from one of them, and its older versions must not mark the events old.
+        """
+        found: dict[str, list[str]] = {}
         for chunk in _chunks(list(event_ids), 500):
             marks = ",".join("?" * len(chunk))
             for r in self._rows(q.RECORD_STATUS_BY_EVENT.format(marks=marks), (tenant, *chunk)):
-                found.setdefault(r[0], set()).add(r[1])
+                found.setdefault(r[0], []).append(r[1])
         return found
 
     def add_event_vectors(

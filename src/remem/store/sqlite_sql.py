@@ -301,7 +301,7 @@ DELETE_EVENT_VECTOR = "DELETE FROM event_vectors WHERE event_seq = ?"
 COUNT_ACTOR_EVENT_VECTORS = "SELECT count(*) FROM event_vectors WHERE tenant = ? AND actor = ?"
 RECORD_STATUS_BY_EVENT = """
 SELECT re.event_id, r.status FROM record_events re JOIN records r ON r.id = re.record_id
-WHERE re.tenant = ? AND re.event_id IN ({marks})
+WHERE re.tenant = ? AND re.event_id IN ({marks}) AND r.kind <> 'summary'
 """
 ADJACENT_EVENTS = """
 SELECT * FROM (
