@@ -85,8 +85,34 @@ class ForgetReport:
         return {"deleted": self.deleted, "remaining": self.remaining, "verified": self.verified}
 
 
+@dataclass(frozen=True, slots=True)
+class ApiKey:
+    """A stored API key of the HTTP service and the MCP server, without its secret.
+
+    Times are the fixed ISO form both backends return (`remem.timeutil.to_db`).
+    """
+
+    id: str
+    tenant: str
+    actor: str | None  # None: every actor of the tenant
+    role: str
+    created_at: str
+    revoked_at: str | None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The key as JSON: every field, never a secret (the store has none)."""
+        return {
+            "id": self.id,
+            "tenant": self.tenant,
+            "actor": self.actor,
+            "role": self.role,
+            "created_at": self.created_at,
+            "revoked_at": self.revoked_at,
+        }
+
+
 class Store(Protocol):
-    """A remem database. Implementations: `SQLiteStore` (and PostgreSQL later)."""
+    """A remem database. Implementations: `SQLiteStore` and `PostgresStore`."""
 
     # events and the outbox
     def add_events(self, events: Sequence[Event], strategies: Sequence[str]) -> list[bool]:
@@ -276,6 +302,36 @@ class Store(Protocol):
         ...
 
     def deletions(self, tenant: str, limit: int = 100) -> list[dict[str, Any]]: ...
+
+    # API keys: the principals of the HTTP service and the MCP server (`remem.service.keys`)
+    def add_key(self, key: ApiKey, key_hash: str) -> None:
+        """Store a new key under the hash of its secret (the secret itself is never stored)."""
+        ...
+
+    def key_by_hash(self, key_hash: str) -> ApiKey | None:
+        """The unrevoked key whose secret hashes to `key_hash`, in any tenant.
+
+        This is how a request's tenant is found, so it is the one key read that
+        cannot be bound to a tenant beforehand.
+        """
+        ...
+
+    def list_keys(self, tenant: str | None = None) -> list[ApiKey]:
+        """Every key (of one tenant), oldest first, revoked ones included."""
+        ...
+
+    def get_key(self, key_id: str, tenant: str | None = None) -> ApiKey | None:
+        """One key by id, or None (also for a key of another tenant than `tenant`)."""
+        ...
+
+    def revoke_key(self, key_id: str, now: datetime, tenant: str | None = None) -> ApiKey | None:
+        """Mark a key revoked at `now` (a revoked key keeps its first time); return it as
+        it now is, or None when there is no such key (in `tenant`, when given)."""
+        ...
+
+    def ping(self) -> None:
+        """Return if the database answers, else raise (the service's liveness probe)."""
+        ...
 
     def stats(self) -> dict[str, int]: ...
 

@@ -6,7 +6,8 @@ lock, and every transaction names its tenant (`remem.tenant`, set with
 `set_config(..., true)`) so row-level security confines it to that tenant's
 rows even if a query forgot its `WHERE tenant = ...`. The few operations that
 span tenants by design (claiming, extending and failing jobs, for workers that
-serve every tenant; counting for `stats`) say so with `remem.all_tenants`.
+serve every tenant; counting for `stats`; finding an API key by its hash, which is
+how a request's tenant is found) say so with `remem.all_tenants`.
 
 Vectors live in an untyped `vector` column (any dimension). A scope with few
 vectors of a model is searched exactly with cosine distance `<=>`; a larger one
@@ -16,7 +17,8 @@ pass the scope filter), falling back to the exact scan when that finds too few.
 Words live in a generated `tsvector` column and, because row-level security
 keeps the planner off a GIN index, as (tenant, actor, term) rows under a btree;
 `ts_rank` ranks only the newest matches. Named queries are in
-`remem.store.postgres_sql`, row conversions in `remem.store.postgres_rows`.
+`remem.store.postgres_sql`, row conversions in `remem.store.postgres_rows`, the
+API keys of the HTTP service in `remem.store.postgres_keys`.
 psycopg is imported only by these modules, so remem's core never needs it.
 """
 
@@ -44,6 +46,7 @@ from remem.errors import ConflictError, SchemaTooNew, StoreError
 from remem.model import Event, HistoryEntry, Job, JobInfo, LLMCall, Record, Status
 from remem.store import postgres_sql as q
 from remem.store.base import ForgetReport, Hit, Scope, Write
+from remem.store.postgres_keys import PostgresKeys
 from remem.store.postgres_rows import (
     event_from_row,
     event_params,
@@ -60,7 +63,7 @@ from remem.store.postgres_rows import (
     vector_dumper,
 )
 
-SCHEMA_VERSION = 5  # the newest migration this code knows; checked by a test
+SCHEMA_VERSION = 6  # the newest migration this code knows; checked by a test
 ALL_TENANTS = None  # `_tx(ALL_TENANTS)`: a transaction that spans tenants by design
 # How a scope's vectors of a model are searched: exactly, which costs about the
 # scope's size, or through the model's HNSW index filtered to the scope, which costs
@@ -80,7 +83,7 @@ Query = str | pg_sql.Composed
 log = logging.getLogger(__name__)
 
 
-class PostgresStore:
+class PostgresStore(PostgresKeys):
     """`Store` on a PostgreSQL database (with pgvector). Safe to share between threads."""
 
     def __init__(
@@ -92,7 +95,7 @@ class PostgresStore:
         exact_scan_max: int | None = None,
     ) -> None:
         self.dsn = dsn
-        self._where = _redact(dsn)
+        self._where = redact_dsn(dsn)
         self._exact_scan_max = exact_scan_max  # a fixed bound instead (0: HNSW always)
         # an index known to exist maps to None; one found missing, to when it was looked for
         self._indexes: dict[q.VectorIndex, float | None] = {}
@@ -777,7 +780,7 @@ def _configure(conn: psycopg.Connection[Any]) -> None:
         conn.adapters.register_dumper(np.ndarray, vector_dumper(info.oid))
 
 
-def _redact(dsn: str) -> str:
+def redact_dsn(dsn: str) -> str:
     """The DSN without its password, for messages."""
     try:
         info = psycopg.conninfo.conninfo_to_dict(dsn)

@@ -345,6 +345,23 @@ ON CONFLICT (tenant, request_id) DO NOTHING
 """
 DELETE_ACTOR_REQUESTS = "DELETE FROM api_requests WHERE tenant = %s AND actor = %s"
 COUNT_ACTOR_REQUESTS = "SELECT count(*) FROM api_requests WHERE tenant = %s AND actor = %s"
+# API keys (`remem.store.postgres_keys`, `postgres_migrations/0006_keys.sql`): a key is
+# found by the hash of its secret across tenants; every other statement names its tenant
+KEY_COLUMNS = "id, tenant, actor, role, created_at, revoked_at"
+INSERT_KEY = """
+INSERT INTO api_keys (id, tenant, actor, role, key_hash, created_at)
+VALUES (%s, %s, %s, %s, %s, %s)
+"""
+KEY_BY_HASH = f"SELECT {KEY_COLUMNS} FROM api_keys WHERE key_hash = %s AND revoked_at IS NULL"
+LIST_KEYS = f"SELECT {KEY_COLUMNS} FROM api_keys ORDER BY created_at, id"
+LIST_TENANT_KEYS = f"SELECT {KEY_COLUMNS} FROM api_keys WHERE tenant = %s ORDER BY created_at, id"
+GET_KEY = f"SELECT {KEY_COLUMNS} FROM api_keys WHERE id = %s"
+GET_TENANT_KEY = f"SELECT {KEY_COLUMNS} FROM api_keys WHERE id = %s AND tenant = %s"
+REVOKE_KEY = "UPDATE api_keys SET revoked_at = %s WHERE id = %s AND revoked_at IS NULL"
+REVOKE_TENANT_KEY = """
+UPDATE api_keys SET revoked_at = %s WHERE id = %s AND tenant = %s AND revoked_at IS NULL
+"""
+PING = "SELECT 1"
 INSERT_LLM_CALL = """
 INSERT INTO llm_calls (tenant, job_id, strategy, model, prompt_version, prompt_tokens,
     completion_tokens, seconds, ok, error, created_at)

@@ -41,6 +41,7 @@ from remem.model import (
 from remem.store import sqlite_sql as q
 from remem.store.base import ForgetReport, Hit, Scope, Write
 from remem.store.sqlite_jobs import SQLiteJobs
+from remem.store.sqlite_keys import SQLiteKeys
 from remem.store.vectors import ScopeVectors
 from remem.timeutil import parse_time, to_db
 
@@ -83,7 +84,7 @@ VECTOR_CACHE_SCOPES = 16  # scopes whose vectors stay in memory (oldest dropped 
 POOL_FOR_PREFIX = 500  # nearest rows fetched when a namespace prefix narrows the scope
 
 
-class SQLiteStore(SQLiteJobs):
+class SQLiteStore(SQLiteJobs, SQLiteKeys):
     """`Store` on one SQLite file. Safe to share between threads of one process."""
 
     def __init__(self, path: str | Path) -> None:

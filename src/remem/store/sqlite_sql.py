@@ -161,6 +161,21 @@ INSERT OR IGNORE INTO api_requests (tenant, request_id, operation, actor, outcom
 VALUES (?, ?, ?, ?, ?, ?)
 """
 DELETE_ACTOR_REQUESTS = "DELETE FROM api_requests WHERE tenant = ? AND actor = ?"
+# API keys (`remem.store.sqlite_keys`): a key is found by the hash of its secret
+KEY_COLUMNS = "id, tenant, actor, role, created_at, revoked_at"
+INSERT_KEY = """
+INSERT INTO api_keys (id, tenant, actor, role, key_hash, created_at) VALUES (?, ?, ?, ?, ?, ?)
+"""
+KEY_BY_HASH = f"SELECT {KEY_COLUMNS} FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL"
+LIST_KEYS = f"SELECT {KEY_COLUMNS} FROM api_keys ORDER BY created_at, id"
+LIST_TENANT_KEYS = f"SELECT {KEY_COLUMNS} FROM api_keys WHERE tenant = ? ORDER BY created_at, id"
+GET_KEY = f"SELECT {KEY_COLUMNS} FROM api_keys WHERE id = ?"
+GET_TENANT_KEY = f"SELECT {KEY_COLUMNS} FROM api_keys WHERE id = ? AND tenant = ?"
+REVOKE_KEY = "UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL"
+REVOKE_TENANT_KEY = """
+UPDATE api_keys SET revoked_at = ? WHERE id = ? AND tenant = ? AND revoked_at IS NULL
+"""
+PING = "SELECT 1"
 INSERT_LLM_CALL = """
 INSERT INTO llm_calls (tenant, job_id, strategy, model, prompt_version, prompt_tokens,
     completion_tokens, seconds, ok, error, created_at)
