@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from remem.errors import InvalidInput
@@ -24,3 +26,10 @@ def test_http_bench_refuses_unbounded_counts() -> None:
         run_http_bench(requests=0, progress=False)
     with pytest.raises(InvalidInput):
         run_http_bench(requests=10, concurrency=0, progress=False)
+
+
+def test_http_bench_refuses_an_existing_file(tmp_path: Path) -> None:
+    used = tmp_path / "used.db"
+    used.write_bytes(b"")
+    with pytest.raises(InvalidInput, match="exists"):
+        run_http_bench(db=f"sqlite:///{used}", requests=10, progress=False)

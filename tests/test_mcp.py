@@ -1,4 +1,8 @@
-"""`remem mcp` through the MCP SDK's own client, over stdio and streamable HTTP."""
+"""`remem mcp` through the MCP SDK's own client, over stdio and streamable HTTP.
+
+The database is the `mcp_db` fixture: a SQLite file here; `tests/test_pg_service.py`
+runs these same tests (imported) with a PostgreSQL URL instead.
+"""
 
 from __future__ import annotations
 
@@ -14,13 +18,14 @@ from typing import Any
 
 import anyio
 import httpx
+import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, TextContent
 
+from remem.memory import open_store
 from remem.service import keys as keyring
-from remem.store.sqlite import SQLiteStore
 
 TOOLS = {"remember", "recall", "list_memories", "forget"}
 
@@ -30,8 +35,14 @@ def _child_env() -> dict[str, str]:
     return {**os.environ, "REMEM_MINILM_DIR": "/nonexistent", "HF_HUB_OFFLINE": "1"}
 
 
-def _keys(db: Path) -> dict[str, str]:
-    store = SQLiteStore(db)
+@pytest.fixture
+def mcp_db(tmp_path: Path) -> str:
+    """The database `remem mcp` runs on: a new SQLite file."""
+    return str(tmp_path / "mcp.db")
+
+
+def _keys(db: str) -> dict[str, str]:
+    store = open_store(db)
     try:
         return {
             "alice": keyring.create_key(store, tenant="acme", actor="alice")[1],
@@ -74,17 +85,17 @@ def _left_running(marker: str) -> list[str]:
     return found
 
 
-def _stdio(db: Path, key: str, errlog: Any) -> Any:
+def _stdio(db: str, key: str, errlog: Any) -> Any:
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "remem.cli", "--db", str(db), "mcp", "--key", key, "--lexical"],
+        args=["-m", "remem.cli", "--db", db, "mcp", "--key", key, "--lexical"],
         env=_child_env(),
     )
     return stdio_client(params, errlog=errlog)
 
 
 def _session_run(
-    db: Path, key: str, errlog: Any, body: Callable[[ClientSession], Awaitable[None]]
+    db: str, key: str, errlog: Any, body: Callable[[ClientSession], Awaitable[None]]
 ) -> None:
     async def main() -> None:
         with anyio.fail_after(20):
@@ -96,8 +107,8 @@ def _session_run(
     anyio.run(main)
 
 
-def test_stdio_tools_scope_and_forget(tmp_path: Path) -> None:
-    db = tmp_path / "mcp.db"
+def test_stdio_tools_scope_and_forget(tmp_path: Path, mcp_db: str) -> None:
+    db = mcp_db
     keys = _keys(db)
 
     async def as_alice(s: ClientSession) -> None:
@@ -138,11 +149,11 @@ def test_stdio_tools_scope_and_forget(tmp_path: Path) -> None:
 
     with open(tmp_path / "server.log", "w") as errlog:
         _session_run(db, keys["alice"], errlog, as_alice)
-    assert _left_running(str(db)) == []
+    assert _left_running(db) == []
 
 
-def test_stdio_tenant_key_and_bad_key(tmp_path: Path) -> None:
-    db = tmp_path / "mcp.db"
+def test_stdio_tenant_key_and_bad_key(tmp_path: Path, mcp_db: str) -> None:
+    db = mcp_db
     keys = _keys(db)
 
     async def as_admin(s: ClientSession) -> None:
@@ -165,7 +176,7 @@ def test_stdio_tenant_key_and_bad_key(tmp_path: Path) -> None:
         _session_run(db, keys["globex"], errlog, as_globex)
 
     bad = subprocess.run(
-        [sys.executable, "-m", "remem.cli", "--db", str(db), "--json", "mcp", "--key", "rk_nope"],
+        [sys.executable, "-m", "remem.cli", "--db", db, "--json", "mcp", "--key", "rk_nope"],
         env=_child_env(),
         capture_output=True,
         text=True,
@@ -174,7 +185,7 @@ def test_stdio_tenant_key_and_bad_key(tmp_path: Path) -> None:
     )
     assert bad.returncode == 1
     assert json.loads(bad.stdout)["error"]["code"] == "unauthorized"
-    assert _left_running(str(db)) == []
+    assert _left_running(db) == []
 
 
 def _free_port() -> int:
@@ -183,12 +194,12 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def test_streamable_http_needs_the_key(tmp_path: Path) -> None:
-    db = tmp_path / "mcp.db"
+def test_streamable_http_needs_the_key(tmp_path: Path, mcp_db: str) -> None:
+    db = mcp_db
     keys = _keys(db)
     port = _free_port()
     url = f"http://127.0.0.1:{port}/mcp"
-    cmd = [sys.executable, "-m", "remem.cli", "--db", str(db), "mcp", "--key", keys["alice"]]
+    cmd = [sys.executable, "-m", "remem.cli", "--db", db, "mcp", "--key", keys["alice"]]
     cmd += ["--transport", "http", "--port", str(port), "--lexical"]
     with open(tmp_path / "server.log", "w") as errlog:
         proc = subprocess.Popen(cmd, env=_child_env(), stdout=errlog, stderr=errlog)
@@ -226,4 +237,4 @@ def test_streamable_http_needs_the_key(tmp_path: Path) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-    assert _left_running(str(db)) == []
+    assert _left_running(db) == []

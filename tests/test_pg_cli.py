@@ -3,8 +3,8 @@
 `tests/test_cli.py` proves the contract on SQLite files; here the real `remem`
 command line runs with `--db postgresql://...` against the session's server
 (see `tests.pg_helpers`), one fresh database for the module and one tenant per
-test, so the tests cannot see each other's rows. Commands that only exist on
-SQLite (API keys, the HTTP and MCP servers) must refuse clearly.
+test, so the tests cannot see each other's rows. API keys and the HTTP and MCP
+servers on PostgreSQL are proved by `tests/test_pg_service.py`.
 """
 
 from __future__ import annotations
@@ -280,18 +280,28 @@ def test_export_a_subject_then_forget_it(cli: Cli, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("args", "code", "says"),
+    "args",
     [
-        (["keys", "list"], "invalid_input", "PostgreSQL"),
-        (["serve", "--port", "0"], "invalid_input", "PostgreSQL"),
-        (["mcp", "--key", "k"], "invalid_input", "PostgreSQL"),
+        ["keys", "list"],
+        ["keys", "revoke", "key_x"],
+        ["serve", "--port", "0"],
+        ["mcp", "--key", "k"],
     ],
 )
-def test_sqlite_only_commands_refuse_clearly(
-    cli: Cli, args: list[str], code: str, says: str
-) -> None:
+def test_service_commands_on_an_unreachable_database_say_so(cli: Cli, args: list[str]) -> None:
+    cli.dsn = cli.dsn.replace("/remem_test_", "/remem_no_such_database_", 1)
     error = cli.err(*args)
-    assert error["code"] == code and says in error["message"]
+    assert error["code"] == "store_error"
+    assert "cannot use the PostgreSQL database" in error["message"]
+    assert "remem_app@" not in error["message"] and "password" not in error["message"]
+
+
+def test_keys_on_postgresql_are_listed_per_tenant(cli: Cli) -> None:
+    made = cli.ok("keys", "create", "--tenant", cli.tenant, "--actor", "alice")
+    assert made["key"].startswith("rk_") and made["tenant"] == cli.tenant
+    listed = cli.ok("keys", "list", "--tenant", cli.tenant)["keys"]
+    assert listed == [{k: v for k, v in made.items() if k != "key"}]
+    assert cli.err("keys", "revoke", "key_missing")["code"] == "not_found"
 
 
 def test_thread_state_works_on_postgresql(cli: Cli) -> None:

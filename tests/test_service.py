@@ -1,4 +1,9 @@
-"""The HTTP service against a real uvicorn server on loopback, called with httpx and Client."""
+"""The HTTP service against a real uvicorn server on loopback, called with httpx and Client.
+
+The server here runs on a SQLite file; `tests/test_pg_service.py` runs these
+same tests (imported, with its own `server` fixture) on PostgreSQL, so a test
+that is not about the SQLite file itself must not depend on it.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,15 +24,14 @@ import uvicorn
 from click.testing import CliRunner
 from hypothesis import HealthCheck, Phase, settings
 
-from remem.clikit import Ctx
+from remem.cli import cli as remem_cli
 from remem.embed import HashEmbedder
 from remem.errors import InvalidInput, NotFound
+from remem.memory import open_store
 from remem.service import keys as keyring
-from remem.service.cli import keys as keys_group
 from remem.service.client import Client
 from remem.service.http import create_app
 from remem.service.keys import Forbidden, Unauthorized
-from remem.store.sqlite import SQLiteStore
 
 MAX_BODY = 64 * 1024
 
@@ -34,7 +39,7 @@ MAX_BODY = 64 * 1024
 @dataclass
 class Server:
     url: str
-    db: Path
+    db: str  # the database's file path or PostgreSQL URL
     keys: dict[str, str]
     clients: dict[str, Client] = field(default_factory=dict)
 
@@ -55,10 +60,11 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    db = tmp_path_factory.mktemp("service") / "service.db"
-    store = SQLiteStore(db)
+@contextmanager
+def running_server(db: str) -> Iterator[Server]:
+    """`create_app` on the database `db` names, served by uvicorn on a free loopback port,
+    with keys of three tenants (one of them revoked)."""
+    store = open_store(db)
     made = {
         "admin": keyring.create_key(store, tenant="acme", role="admin"),
         "agent": keyring.create_key(store, tenant="acme"),
@@ -83,11 +89,19 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         assert time.monotonic() < deadline, "the server did not start"
         time.sleep(0.02)
     running = Server(f"http://127.0.0.1:{port}", db, {k: v[1] for k, v in made.items()})
-    yield running
-    for c in running.clients.values():
-        c.close()
-    srv.should_exit = True
-    thread.join(timeout=30)
+    try:
+        yield running
+    finally:
+        for c in running.clients.values():
+            c.close()
+        srv.should_exit = True
+        thread.join(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    with running_server(str(tmp_path_factory.mktemp("service") / "service.db")) as running:
+        yield running
 
 
 def _drain(server: Server, key: str = "agent", timeout: float = 20) -> None:
@@ -129,7 +143,7 @@ def test_health_and_openapi_need_no_key(server: Server) -> None:
 
 
 def test_only_the_hash_of_a_key_is_stored(server: Server) -> None:
-    raw = server.db.read_bytes()
+    raw = Path(server.db).read_bytes()
     for secret in server.keys.values():
         assert secret.encode() not in raw
 
@@ -446,22 +460,66 @@ def test_eight_concurrent_writers_lose_nothing(server: Server) -> None:
 # -- the keys command group -----------------------------------------------------------------------
 
 
-def test_keys_commands(tmp_path: Path) -> None:
-    db = str(tmp_path / "k.db")
-    run = CliRunner().invoke
-    made = run(keys_group, ["create", "--tenant", "acme", "--role", "reviewer", "--json"],
-               obj=Ctx(db, "default", False))  # fmt: skip
-    assert made.exit_code == 0, made.output
-    key = json.loads(made.output)
+def keys_cli(db: str, *args: str) -> dict[str, Any]:
+    """`remem --db DB keys ARGS --json` in-process; its JSON."""
+    result = CliRunner().invoke(remem_cli, ["--db", db, "keys", *args, "--json"])
+    assert result.exit_code == 0, (result.output, result.exception)
+    data: dict[str, Any] = json.loads(result.output)
+    return data
+
+
+def check_keys_commands(db: str) -> None:
+    """Create, list and revoke a key with `remem keys` on the database `db` names."""
+    key = keys_cli(db, "create", "--tenant", "acme", "--role", "reviewer")
     assert key["key"].startswith("rk_") and key["role"] == "reviewer" and key["actor"] is None
-    listed = json.loads(run(keys_group, ["list", "--json"], obj=Ctx(db, "default", False)).output)
+    listed = keys_cli(db, "list")
     assert [k["id"] for k in listed["keys"]] == [key["id"]] and "key" not in listed["keys"][0]
-    store = SQLiteStore(db)
-    assert keyring.verify_key(store, key["key"]) is not None
-    revoked = run(keys_group, ["revoke", key["id"], "--json"], obj=Ctx(db, "default", False))
-    assert json.loads(revoked.output)["revoked_at"]
-    assert keyring.verify_key(store, key["key"]) is None
-    store.close()
+    store = open_store(db)
+    try:
+        assert keyring.verify_key(store, key["key"]) is not None
+        revoked = keys_cli(db, "revoke", key["id"])
+        assert revoked["revoked_at"] and revoked["id"] == key["id"]
+        assert keyring.verify_key(store, key["key"]) is None
+        assert keys_cli(db, "list", "--tenant", "acme")["keys"] == [revoked]
+        assert keys_cli(db, "list", "--tenant", "globex")["keys"] == []
+    finally:
+        store.close()
+
+
+def test_keys_commands(tmp_path: Path) -> None:
+    check_keys_commands(str(tmp_path / "k.db"))
+
+
+def test_a_key_from_the_cli_works_until_the_cli_revokes_it(server: Server) -> None:
+    made = keys_cli(server.db, "create", "--tenant", "acme", "--actor", "hank")
+    with httpx.Client(base_url=server.url, timeout=30) as h:
+        auth = {"Authorization": f"Bearer {made['key']}"}
+        assert h.get("/v1/memories", headers=auth).json() == {"records": []}
+        keys_cli(server.db, "revoke", made["id"])
+        resp = h.get("/v1/memories", headers=auth)
+    assert resp.status_code == 401 and resp.json()["error"]["code"] == "unauthorized"
+
+
+def test_admin_keys_over_http_stay_in_their_tenant(server: Server) -> None:
+    with server.http("admin") as h:
+        made = h.post("/v1/keys", json={"actor_id": "ivan", "role": "agent"})
+        assert made.status_code == 201, made.text
+        new = made.json()
+        assert new["tenant"] == "acme" and new["actor"] == "ivan"
+        listed = [k["id"] for k in h.get("/v1/keys").json()["keys"]]
+        assert new["id"] in listed and "key" not in h.get("/v1/keys").json()["keys"][0]
+    with httpx.Client(base_url=server.url, timeout=30) as h:
+        auth = {"Authorization": f"Bearer {new['key']}"}
+        assert h.get("/v1/memories", headers=auth).status_code == 200
+    with server.http("globex") as h:  # another tenant's admin: neither listed nor revocable
+        assert new["id"] not in [k["id"] for k in h.get("/v1/keys").json()["keys"]]
+        assert h.delete(f"/v1/keys/{new['id']}").status_code == 404
+    with server.http("admin") as h:
+        revoked = h.delete(f"/v1/keys/{new['id']}").json()
+        assert revoked["id"] == new["id"] and revoked["revoked_at"]
+        assert h.delete(f"/v1/keys/{new['id']}").json() == revoked  # the first time stays
+    with httpx.Client(base_url=server.url, timeout=30) as h:
+        assert h.get("/v1/memories", headers=auth).status_code == 401
 
 
 # -- no 5xx for anything a client sends ---------------------------------------------------------

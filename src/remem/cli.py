@@ -592,6 +592,7 @@ def bench(
                 "pip install 'remem[server]'"
             ) from None
         figures = run_http_bench(
+            db=ctx.db,
             requests=n_requests,
             concurrency=concurrency,
             lexical=lexical,

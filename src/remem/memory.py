@@ -75,6 +75,38 @@ def default_db_path() -> Path:
     return Path(user_data_dir("remem")) / "remem.db"
 
 
+def open_store(target: str | os.PathLike[str] | None = None) -> Store:
+    """The store `target` names: a PostgreSQL URL or libpq DSN, `sqlite:///path`, or a path.
+
+    With no target: `$REMEM_DB`, else remem.db in the user data directory
+    (created). The one place a database name becomes a backend: `Memory.open`,
+    the HTTP service, the MCP server and `remem keys` all open through it.
+    """
+    from remem.store.sqlite import SQLiteStore
+
+    raw = str(target) if target is not None else os.environ.get("REMEM_DB")
+    if not raw:
+        path = default_db_path()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        raw = str(path)
+    if is_server_url(raw):
+        try:
+            from remem.store.postgres import PostgresStore
+        except ImportError:
+            raise InvalidInput(
+                "a PostgreSQL URL needs the postgres extra: pip install 'remem[postgres]'"
+            ) from None
+        return PostgresStore(raw)
+    if raw.startswith("sqlite:///"):
+        raw = raw[len("sqlite:///") :]
+    return SQLiteStore(raw)
+
+
+def is_server_url(target: str) -> bool:
+    """Whether `target` names a database server (a PostgreSQL URL or libpq DSN), not a file."""
+    return target.startswith(("postgres://", "postgresql://")) or bool(_KEYWORD_DSN.match(target))
+
+
 @dataclass(frozen=True, slots=True)
 class ImportResult:
     """What an import did: events stored, and repeats skipped."""
@@ -138,25 +170,7 @@ class Memory:
             "config": config,
             "chat": chat,
         }
-        from remem.store.sqlite import SQLiteStore
-
-        raw = str(target) if target is not None else os.environ.get("REMEM_DB")
-        if not raw:
-            path = default_db_path()
-            path.parent.mkdir(parents=True, exist_ok=True)
-            raw = str(path)
-        if raw.startswith(("postgres://", "postgresql://")) or _KEYWORD_DSN.match(raw):
-            try:
-                from remem.store.postgres import PostgresStore
-            except ImportError:
-                raise InvalidInput(
-                    "a PostgreSQL URL needs the postgres extra: pip install 'remem[postgres]'"
-                ) from None
-            store: Store = PostgresStore(raw)
-            return cls(store, **options)
-        if raw.startswith("sqlite:///"):
-            raw = raw[len("sqlite:///") :]
-        return cls(SQLiteStore(raw), **options)
+        return cls(open_store(target), **options)
 
     def __enter__(self) -> Memory:
         return self

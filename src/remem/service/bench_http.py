@@ -1,21 +1,24 @@
 """`remem bench --http`: requests/s and latency through a real server on loopback.
 
-`run_http_bench` creates a temporary database and an API key, starts
-`remem serve` in a child process on a free port of 127.0.0.1 (so the server
-and the load generator do not share one interpreter), and sends a bounded
-number of requests from `concurrency` threads with httpx, each on its own
-keep-alive connection:
+`run_http_bench` creates a temporary database (or uses the one `db` names:
+a new SQLite file, or an empty PostgreSQL database) and an API key, starts
+`remem serve` on it in a child process on a free port of 127.0.0.1 (so the
+server and the load generator do not share one interpreter), and sends a
+bounded number of requests from `concurrency` threads with httpx, each on its
+own keep-alive connection:
 
     add       POST /v1/events             one event per request
     retrieve  POST /v1/memories/retrieve  one recall per request, after the adds
 
 The server runs as `remem serve` does by default: its extraction worker
-drains the queue while the requests arrive. The server is stopped, and the
-database removed, before the function returns.
+drains the queue while the requests arrive. The server is stopped, and a
+temporary database removed, before the function returns; a named one keeps
+what the bench wrote.
 """
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -31,8 +34,8 @@ import numpy as np
 
 from remem.bench import QUERIES, synthetic_facts
 from remem.errors import InvalidInput, RememError
+from remem.memory import is_server_url, open_store
 from remem.service import keys as keyring
-from remem.store.sqlite import SQLiteStore
 
 START_SECONDS = 60.0
 ACTORS = 8
@@ -42,6 +45,7 @@ Progress = Callable[[str], None]
 
 def run_http_bench(
     *,
+    db: str | None = None,
     requests: int = 1000,
     concurrency: int = 8,
     lexical: bool = False,
@@ -49,6 +53,8 @@ def run_http_bench(
 ) -> dict[str, Any]:
     """Measure add and retrieve through `remem serve` on loopback; return the figures.
 
+    `db` None benches a temporary SQLite file; else a file that must not exist
+    yet (`sqlite:///path` or a path) or a PostgreSQL URL of an empty database.
     `requests` of each kind are sent by `concurrency` threads; `lexical`
     starts the server without an embedding model.
     """
@@ -58,13 +64,21 @@ def run_http_bench(
         raise InvalidInput(f"concurrency must be from 1 to 256; got {concurrency}")
     say: Progress = (lambda m: print(m, file=sys.stderr)) if progress else (lambda m: None)
     with tempfile.TemporaryDirectory(prefix="remem-bench-http-") as tmp:
-        db = Path(tmp) / "bench.db"
-        store = SQLiteStore(db)
+        target = db or str(Path(tmp) / "bench.db")
+        if not is_server_url(target) and Path(target.removeprefix("sqlite:///")).exists():
+            raise InvalidInput(f"{target} exists; bench builds a fresh database, name a new file")
+        store = open_store(target)
         try:
+            held = store.stats()
+            if held["records"] or held["events"]:
+                raise InvalidInput(
+                    f"the database named by --db already holds {held['records']} records and "
+                    f"{held['events']} events; bench builds its own data, name an empty database"
+                )
             _, key = keyring.create_key(store, tenant="bench")
         finally:
             store.close()
-        with _Server(db, lexical=lexical, log=Path(tmp) / "server.log") as url:
+        with _Server(target, lexical=lexical, log=Path(tmp) / "server.log") as url:
             say(f"server on {url} ({'lexical' if lexical else 'default embedder'})")
             figures: dict[str, Any] = {
                 "requests": requests,
@@ -88,7 +102,7 @@ def run_http_bench(
 class _Server:
     """`remem serve` in a child process on a free loopback port; stopped on exit."""
 
-    def __init__(self, db: Path, *, lexical: bool, log: Path) -> None:
+    def __init__(self, db: str, *, lexical: bool, log: Path) -> None:
         self.db = db
         self.lexical = lexical
         self.log = log
@@ -96,13 +110,16 @@ class _Server:
 
     def __enter__(self) -> str:
         port = _free_port()
-        cmd = [sys.executable, "-m", "remem.cli", "--db", str(self.db), "--json", "serve"]
+        # the database travels in the environment: a URL may hold a password, and a
+        # command line is visible to every user of the machine
+        cmd = [sys.executable, "-m", "remem.cli", "--json", "serve"]
         cmd += ["--host", "127.0.0.1", "--port", str(port)]
         if self.lexical:
             cmd.append("--lexical")
+        env = {**os.environ, "REMEM_DB": self.db}
         with open(self.log, "wb") as out:
             self.proc = subprocess.Popen(
-                cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+                cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env
             )
         url = f"http://127.0.0.1:{port}"
         try:

@@ -2,7 +2,9 @@
 
 `remem.cli` adds the command and the group to the root command; the context
 object, `--json` and output come from `remem.clikit`. FastAPI and uvicorn are
-imported only when `serve` runs.
+imported only when `serve` runs. The database is named as for every command
+(`--db`, `$REMEM_DB`: a file, `sqlite:///path` or a PostgreSQL URL) and opened
+by `remem.memory.open_store`.
 """
 
 from __future__ import annotations
@@ -10,26 +12,33 @@ from __future__ import annotations
 import click
 
 from remem.clikit import Ctx, emit, json_option
-from remem.errors import InvalidInput
+from remem.memory import default_db_path, is_server_url, open_store
 from remem.service import keys as keyring
-from remem.store.sqlite import SQLiteStore
+from remem.store.base import Store
 
 
 def _db_path(ctx: Ctx) -> str:
-    """The database named by --db or $REMEM_DB, else the default file (as `Memory.open`)."""
+    """The database named by --db or $REMEM_DB, else the default file (as `Memory.open`):
+    a file path (`sqlite:///` removed) or a PostgreSQL URL, as given."""
     if ctx.db:
         raw = ctx.db
-        if raw.startswith(("postgres://", "postgresql://")):
-            raise InvalidInput(
-                "keys, serve and mcp run on a SQLite database in this build; "
-                "name a file with --db (PostgreSQL serves the library, CLI and workers)"
-            )
         return raw[len("sqlite:///") :] if raw.startswith("sqlite:///") else raw
-    from remem.memory import default_db_path
-
     path = default_db_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     return str(path)
+
+
+def _where(target: str) -> str:
+    """`target` to show a person: a file path as it is, a server URL without its password."""
+    if not is_server_url(target):
+        return target
+    from remem.store.postgres import redact_dsn  # opened already, so psycopg is installed
+
+    return redact_dsn(target)
+
+
+def _open(ctx: Ctx) -> Store:
+    return open_store(_db_path(ctx))
 
 
 @click.command()
@@ -68,7 +77,8 @@ def serve(ctx: Ctx, host: str, port: int, max_body: int, no_worker: bool, lexica
         path, max_body_bytes=max_body, embedder=embedder, worker=not no_worker, config=ctx.config
     )
     if not ctx.as_json:
-        click.echo(f"remem: serving {path} on http://{host}:{port} (docs at /docs)", err=True)
+        where = _where(path)
+        click.echo(f"remem: serving {where} on http://{host}:{port} (docs at /docs)", err=True)
     uvicorn.run(app, host=host, port=port, log_level="warning")
 
 
@@ -91,7 +101,7 @@ def keys() -> None:
 @click.pass_obj
 def keys_create(ctx: Ctx, key_tenant: str, actor: str | None, role: str) -> None:
     """Create a key; its secret is printed once and only its hash is stored."""
-    store = SQLiteStore(_db_path(ctx))
+    store = _open(ctx)
     try:
         key, secret = keyring.create_key(store, tenant=key_tenant, actor=actor, role=role)
     finally:
@@ -112,7 +122,7 @@ def keys_create(ctx: Ctx, key_tenant: str, actor: str | None, role: str) -> None
 @click.pass_obj
 def keys_list(ctx: Ctx, key_tenant: str | None) -> None:
     """List keys (never their secrets), revoked ones included."""
-    store = SQLiteStore(_db_path(ctx))
+    store = _open(ctx)
     try:
         found = keyring.list_keys(store, key_tenant)
     finally:
@@ -134,7 +144,7 @@ def keys_list(ctx: Ctx, key_tenant: str | None) -> None:
 @click.pass_obj
 def keys_revoke(ctx: Ctx, key_id: str) -> None:
     """Revoke a key; requests with it are refused (401) from now on."""
-    store = SQLiteStore(_db_path(ctx))
+    store = _open(ctx)
     try:
         key = keyring.revoke_key(store, key_id)
     finally:

@@ -1,6 +1,7 @@
 """The HTTP service: `Memory` behind FastAPI, with API-key principals.
 
     app = create_app("memory.db")          # then: uvicorn, or `remem serve`
+    app = create_app("postgresql://app@db.internal/remem")   # the same, on PostgreSQL
 
 Thin over the library: no policy lives here. Every request is authenticated
 by `Authorization: Bearer KEY`; the key fixes the tenant and the actors the
@@ -47,7 +48,7 @@ from remem.errors import (
     StoreError,
 )
 from remem.ids import new_id
-from remem.memory import Memory
+from remem.memory import Memory, open_store
 from remem.model import Record
 from remem.policy.scope import check_name
 from remem.service import keys as keyring
@@ -66,8 +67,7 @@ from remem.service.schemas import (
     RetrieveIn,
     UpdateItem,
 )
-from remem.store.base import ForgetReport
-from remem.store.sqlite import SQLiteStore
+from remem.store.base import ForgetReport, Store
 
 log = logging.getLogger("remem.service")
 
@@ -88,7 +88,7 @@ _STATUS: list[tuple[type[RememError], int]] = [
 
 @dataclass
 class _Service:
-    store: SQLiteStore
+    store: Store
     embedder: Embedder | None
     config: Config
     mems: dict[str, Memory] = field(default_factory=dict)
@@ -196,17 +196,15 @@ def create_app(
     worker: bool = True,
     config: Config | str | Path | None = None,
 ) -> FastAPI:
-    """The FastAPI app over the database at `db_path` (created if missing).
+    """The FastAPI app over the database `db_path` names (created if missing): a path,
+    `sqlite:///path`, or a PostgreSQL URL (`remem.memory.open_store`).
 
     `embedder` None means lexical recall only; `remem serve` passes the
     default embedder when one is installed. `config` is the memory
     configuration (strategies, model) extraction runs with.
     """
-    raw = str(db_path)
-    if raw.startswith("sqlite:///"):
-        raw = raw[len("sqlite:///") :]
     settings = config if isinstance(config, Config) else load_config(config)
-    svc = _Service(SQLiteStore(raw), embedder, settings)
+    svc = _Service(open_store(db_path), embedder, settings)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -259,7 +257,7 @@ def create_app(
     @app.get("/healthz", tags=["service"])
     def healthz() -> dict[str, Any]:
         """Liveness: the database answers."""
-        svc.store._rows("SELECT 1")
+        svc.store.ping()
         return {"status": "ok"}
 
     @app.get("/v1/jobs", tags=["jobs"])
@@ -497,10 +495,10 @@ def create_app(
     def revoke_key(key_id: str, who: Who) -> dict[str, Any]:
         """Revoke a key of the caller's tenant at once (admins)."""
         _role(who, "admin")
-        mine = {k.id: k for k in keyring.list_keys(svc.store, who.tenant)}
-        if key_id not in mine or who.actor not in (None, mine[key_id].actor):
+        mine = svc.store.get_key(key_id, who.tenant)
+        if mine is None or who.actor not in (None, mine.actor):
             raise NotFound(f"no API key {key_id!r} in this tenant")
-        return keyring.revoke_key(svc.store, key_id).as_dict()
+        return keyring.revoke_key(svc.store, key_id, who.tenant).as_dict()
 
     return app
 

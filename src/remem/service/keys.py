@@ -9,36 +9,42 @@ optionally one actor (NULL: every actor of the tenant), and a role:
     admin      a reviewer that may also forget and export a subject
 
 The tenant and the actors a request may touch come from its key, never from
-its body (DESIGN.md section 4).
+its body (DESIGN.md section 4). This module holds the pure parts (roles,
+principals, secrets and their hashes, validation); the rows are kept by the
+store (`Store.add_key`, `key_by_hash`, `list_keys`, `get_key`, `revoke_key`),
+on SQLite or PostgreSQL alike.
 """
 
 from __future__ import annotations
 
 import hashlib
-import hmac
 import secrets
 from dataclasses import dataclass
-from typing import Any
 
 from remem.errors import InvalidInput, NotFound, RememError
 from remem.ids import new_id
 from remem.model import Record
 from remem.policy.scope import SHARED_ACTOR, check_name
-from remem.store.sqlite import SQLiteStore
+from remem.store.base import ApiKey, Store
 from remem.timeutil import to_db, utcnow
+
+__all__ = [
+    "KEY_PREFIX",
+    "ROLES",
+    "ApiKey",
+    "Forbidden",
+    "Principal",
+    "Unauthorized",
+    "create_key",
+    "list_keys",
+    "revoke_key",
+    "verify_key",
+]
 
 ROLES = ("agent", "reviewer", "admin")
 KEY_PREFIX = "rk_"
+MAX_SECRET_CHARS = 200  # anything longer is no key of ours; refused before hashing
 _RANK = {role: i for i, role in enumerate(ROLES)}
-
-_INSERT = """
-INSERT INTO api_keys (id, tenant, actor, role, key_hash, created_at) VALUES (?, ?, ?, ?, ?, ?)
-"""
-_BY_HASH = "SELECT * FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL"
-_LIST = "SELECT * FROM api_keys ORDER BY created_at, id"
-_LIST_TENANT = "SELECT * FROM api_keys WHERE tenant = ? ORDER BY created_at, id"
-_GET = "SELECT * FROM api_keys WHERE id = ?"
-_REVOKE = "UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL"
 
 
 class Unauthorized(RememError):
@@ -80,30 +86,8 @@ class Principal:
         return self.allows(record.actor) or (record.actor == SHARED_ACTOR and not write)
 
 
-@dataclass(frozen=True, slots=True)
-class ApiKey:
-    """A stored key, without its secret."""
-
-    id: str
-    tenant: str
-    actor: str | None
-    role: str
-    created_at: str
-    revoked_at: str | None
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "tenant": self.tenant,
-            "actor": self.actor,
-            "role": self.role,
-            "created_at": self.created_at,
-            "revoked_at": self.revoked_at,
-        }
-
-
 def create_key(
-    store: SQLiteStore, *, tenant: str, actor: str | None = None, role: str = "agent"
+    store: Store, *, tenant: str, actor: str | None = None, role: str = "agent"
 ) -> tuple[ApiKey, str]:
     """Create a key; return it and its secret, which is never shown again."""
     check_name("tenant", tenant)
@@ -113,43 +97,35 @@ def create_key(
         raise InvalidInput(f"role must be one of {', '.join(ROLES)}; got {role!r}")
     secret = KEY_PREFIX + secrets.token_urlsafe(32)
     key = ApiKey(new_id("key"), tenant, actor, role, str(to_db(utcnow())), None)
-    with store._tx() as db:
-        db.execute(_INSERT, (key.id, tenant, actor, role, _digest(secret), key.created_at))
+    store.add_key(key, _digest(secret))
     return key, secret
 
 
-def verify_key(store: SQLiteStore, secret: str) -> Principal | None:
+def verify_key(store: Store, secret: str) -> Principal | None:
     """The principal of a valid, unrevoked key; None for anything else."""
-    if not secret.startswith(KEY_PREFIX) or len(secret) > 200:
+    if not secret.startswith(KEY_PREFIX) or len(secret) > MAX_SECRET_CHARS:
         return None
-    digest = _digest(secret)
-    rows = store._rows(_BY_HASH, (digest,))
-    # the lookup is by a hash of 256 random bits; the compare is constant-time anyway
-    if not rows or not hmac.compare_digest(str(rows[0]["key_hash"]), digest):
+    # found by the sha256 of 256 random bits: how long the lookup takes reveals
+    # at most a prefix of a hash, which brings no one closer to a secret
+    key = store.key_by_hash(_digest(secret))
+    if key is None:
         return None
-    r = rows[0]
-    return Principal(r["id"], r["tenant"], r["actor"], r["role"])
+    return Principal(key.id, key.tenant, key.actor, key.role)
 
 
-def list_keys(store: SQLiteStore, tenant: str | None = None) -> list[ApiKey]:
+def list_keys(store: Store, tenant: str | None = None) -> list[ApiKey]:
     """Every key (of one tenant), oldest first, revoked ones included."""
-    rows = store._rows(_LIST) if tenant is None else store._rows(_LIST_TENANT, (tenant,))
-    return [_key(r) for r in rows]
+    return store.list_keys(tenant)
 
 
-def revoke_key(store: SQLiteStore, key_id: str) -> ApiKey:
-    """Revoke a key at once; revoking a revoked key changes nothing."""
-    with store._tx() as db:
-        db.execute(_REVOKE, (to_db(utcnow()), key_id))
-    rows = store._rows(_GET, (key_id,))
-    if not rows:
-        raise NotFound(f"no API key {key_id!r}; `remem keys list` shows them")
-    return _key(rows[0])
+def revoke_key(store: Store, key_id: str, tenant: str | None = None) -> ApiKey:
+    """Revoke a key (of `tenant`, when given) at once; revoking a revoked key changes nothing."""
+    key = store.revoke_key(key_id, utcnow(), tenant)
+    if key is None:
+        where = "" if tenant is None else " in this tenant"
+        raise NotFound(f"no API key {key_id!r}{where}; `remem keys list` shows them")
+    return key
 
 
 def _digest(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
-
-
-def _key(r: Any) -> ApiKey:
-    return ApiKey(r["id"], r["tenant"], r["actor"], r["role"], r["created_at"], r["revoked_at"])

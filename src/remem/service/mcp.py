@@ -1,6 +1,7 @@
 """remem as an MCP server: remember, recall, list and forget, scoped to one API key.
 
     server = McpServer.open("memory.db", key)     # then: server.run("stdio")
+    server = McpServer.open("postgresql://app@db.internal/remem", key)   # or on PostgreSQL
 
 The server is started with an API key from `remem keys create`; every tool
 acts inside that key's tenant and on the actors it allows, exactly as the
@@ -38,13 +39,12 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from remem.embed.base import Embedder
 from remem.errors import InvalidInput, NotFound, RememError
-from remem.memory import Memory
+from remem.memory import Memory, open_store
 from remem.model import Record
 from remem.policy.scope import check_name
 from remem.service import keys as keyring
 from remem.service.keys import Forbidden, Principal, Unauthorized
-from remem.store.base import ForgetReport
-from remem.store.sqlite import SQLiteStore
+from remem.store.base import ForgetReport, Store
 
 log = logging.getLogger("remem.mcp")
 
@@ -75,7 +75,7 @@ class McpServer:
 
     def __init__(
         self,
-        store: SQLiteStore,
+        store: Store,
         key: str,
         *,
         embedder: Embedder | None = None,
@@ -110,11 +110,9 @@ class McpServer:
         host: str = "127.0.0.1",
         port: int = 8765,
     ) -> McpServer:
-        """Open the database at `db_path` (a path or sqlite:///path) and verify `key`."""
-        raw = str(db_path)
-        if raw.startswith("sqlite:///"):
-            raw = raw[len("sqlite:///") :]
-        store = SQLiteStore(raw)
+        """Open the database `db_path` names (a path, sqlite:///path or a PostgreSQL URL;
+        see `remem.memory.open_store`) and verify `key`."""
+        store = open_store(db_path)
         try:
             return cls(store, key, embedder=embedder, host=host, port=port)
         except BaseException:
