@@ -257,8 +257,9 @@ def test_events_with_records(store: Store) -> None:
 def test_events_with_records_counts_each_record_and_leaves_summaries_out(store: Store) -> None:
     made = Source("event", ("e1",), "offline", "v1")
     covers = Source("summary", ("e1", "e2"), "offline-summary", "v1")
+    summary = rec("s1", "Summary: food", kind=Kind.SUMMARY, source=covers, status=Status.INVALID)
     put(store, rec("a1", "Is vegetarian", source=made), rec("a2", "Hates cilantro", source=made),
-        rec("s1", "Summary: food talk", kind=Kind.SUMMARY, source=covers, status=Status.INVALID))  # fmt: skip
+        summary)  # fmt: skip
     found = store.events_with_records("t1", ["e1", "e2"])
     assert sorted(found["e1"]) == ["active", "active"]
     assert "e2" not in found  # only a summary covers it
