@@ -29,7 +29,7 @@ import numpy as np
 
 from remem.embed.base import Embedder, HashEmbedder
 from remem.errors import InvalidInput
-from remem.memory import _KEYWORD_DSN, Memory
+from remem.memory import Memory, is_server_url
 from remem.model import Authority, Kind, Record, Sensitivity, Source, Status
 from remem.policy.scope import namespace_for
 from remem.store.base import Write
@@ -101,7 +101,7 @@ def run_bench(
     scope_n = min(records, scope or 100_000)
     with tempfile.TemporaryDirectory(prefix="remem-bench-") as tmp:
         target = db or str(Path(tmp) / "bench.db")
-        server = _is_server_url(target)
+        server = is_server_url(target)
         if not server and _sqlite_path(target).exists():
             raise InvalidInput(f"{target} exists; bench builds a fresh database, name a new file")
         with Memory.open(target, embedder=embedder) if embedder else Memory.open(target) as mem:
@@ -120,11 +120,6 @@ def run_bench(
         figures["db_size_mb"] = round(size / 2**20, 1)
         figures["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     return figures
-
-
-def _is_server_url(target: str) -> bool:
-    """Whether `target` names a database server (a PostgreSQL URL or libpq DSN), not a file."""
-    return target.startswith(("postgres://", "postgresql://")) or bool(_KEYWORD_DSN.match(target))
 
 
 def _sqlite_path(target: str) -> Path:
@@ -150,7 +145,7 @@ def _server_size(mem: Memory) -> int:
     """The bytes of a server database (`pg_database_size`), tables and indexes included."""
     from remem.store.postgres import PostgresStore
 
-    assert isinstance(mem.store, PostgresStore)  # _is_server_url opened PostgreSQL
+    assert isinstance(mem.store, PostgresStore)  # is_server_url: Memory.open opened PostgreSQL
     return mem.store.database_size()
 
 

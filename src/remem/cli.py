@@ -35,7 +35,8 @@ EXIT_INTERRUPTED = 130
     "--db",
     envvar="REMEM_DB",
     default=None,
-    help="Database file (or sqlite:///path). Default: $REMEM_DB, else the user data dir.",
+    help="Database: a file (or sqlite:///path) or a postgresql:// URL. "
+    "Default: $REMEM_DB, else a file in the user data dir.",
 )
 @click.option("--tenant", default="default", show_default=True, help="Tenant to act in.")
 @click.option(
@@ -50,7 +51,7 @@ EXIT_INTERRUPTED = 130
 @click.version_option(package_name="remem")
 @click.pass_context
 def cli(ctx: click.Context, db: str | None, tenant: str, config: str | None, as_json: bool) -> None:
-    """remem: long-term memory for AI agents, on one SQLite file."""
+    """remem: long-term memory for AI agents, on one SQLite file or on PostgreSQL."""
     ctx.obj = Ctx(db, tenant, as_json, config)
 
 
