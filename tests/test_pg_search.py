@@ -302,3 +302,28 @@ def test_event_vectors_of_a_large_actor_are_searched_through_the_index(dsn: str)
         assert sorted(e for e, _ in early) == ["e0", "e1", "e2", "e3"]
     finally:
         approx.close()
+
+
+def test_a_bulk_load_builds_the_index_once_at_its_end(dsn: str) -> None:
+    rng = np.random.default_rng(9)
+    mine = unit(rng.standard_normal((1500, DIM)))
+    query = mine[7]
+    name = q.VectorIndex("record_vectors", MODEL, DIM).name
+    store = PostgresStore(dsn, max_size=2, exact_scan_max=0)
+
+    def indexes() -> set[str]:
+        with psycopg.connect(dsn) as conn:
+            return {r[0] for r in conn.execute("SELECT indexname FROM pg_indexes")}
+
+    try:
+        with store.bulk_load():
+            ids = load(store, "t1", "alice", mine)
+            assert name not in indexes()
+            # no index yet: the search is exact, and right
+            inside = store.vector_search(Scope("t1", "alice"), MODEL, query, 5, NOW)
+            assert [rid for rid, _ in inside] == exact(mine, ids, query, 5)
+        assert name in indexes()
+        after = store.vector_search(Scope("t1", "alice"), MODEL, query, 5, NOW)
+        assert after[0][0] == ids[7]
+    finally:
+        store.close()

@@ -12,6 +12,7 @@ a namespace prefix) too, so the database only ever sees one subject's rows.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
@@ -331,6 +332,16 @@ class Store(Protocol):
 
     def ping(self) -> None:
         """Return if the database answers, else raise (the service's liveness probe)."""
+        ...
+
+    def bulk_load(self) -> AbstractContextManager[None]:
+        """A block of writes loading many records at once.
+
+        Derived indexes that would be made on a first write are made once when
+        the block ends instead, which is far faster than row by row; reads
+        inside the block stay correct (exact) meanwhile. A backend with nothing
+        to defer makes this a no-op.
+        """
         ...
 
     def stats(self) -> dict[str, int]: ...

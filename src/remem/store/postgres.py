@@ -76,6 +76,10 @@ HNSW_EF_SEARCH = 100  # candidates an HNSW search keeps (pgvector's default is 4
 HNSW_MAX_DIMS = 4000  # pgvector cannot index a wider `halfvec` with HNSW
 INDEX_RECHECK_S = 30.0  # how long "this model has no index yet" is believed
 INDEX_RETRY_S = 600.0  # how long after a failed build it is tried again
+# maintenance_work_mem for an index built at the end of a bulk load: pgvector builds
+# the graph in memory while it fits (a million 384-d vectors take about 1 GB), and
+# far more slowly on disk once it does not. Set for that one transaction only.
+BULK_INDEX_MEMORY = "2GB"
 SCOPE_SIZE_TTL_S = 60.0  # how long a scope's size (small or large, for the above) is believed
 
 Cursor = psycopg.Cursor[DictRow]
@@ -100,6 +104,7 @@ class PostgresStore(PostgresKeys):
         # an index known to exist maps to None; one found missing, to when it was looked for
         self._indexes: dict[q.VectorIndex, float | None] = {}
         self._build_failed: dict[q.VectorIndex, float] = {}  # when building one last failed
+        self._deferred: set[q.VectorIndex] | None = None  # inside `bulk_load`: built at its end
         self._large: dict[tuple[str, str, str, str], tuple[bool, float]] = {}
         self._iterative = False  # pgvector 0.8's iterative index scans; set by _migrate
         self._migrate()
@@ -593,14 +598,24 @@ class PostgresStore(PostgresKeys):
         """Make `ix` if it is missing: the first time a model writes vectors of one
         dimension to a table. Writers wait while it is built, which is at once for
         a new model; a database upgraded with many vectors of a model builds it on
-        the first write after the upgrade. Without it, search stays exact."""
+        the first write after the upgrade. Without it, search stays exact. Inside
+        `bulk_load` it is only noted, and built when the load ends."""
         if ix.dims > HNSW_MAX_DIMS or self._index_exists(ix):
+            return
+        if self._deferred is not None:
+            self._deferred.add(ix)
             return
         if time.monotonic() - self._build_failed.get(ix, -INDEX_RETRY_S) < INDEX_RETRY_S:
             return
+        self._build_index(ix)
+
+    def _build_index(self, ix: q.VectorIndex, memory: str | None = None) -> None:
+        """CREATE INDEX for `ix`, with `memory` as its maintenance_work_mem if given."""
         try:
             with self._tx(ALL_TENANTS) as cur:
                 cur.execute(q.VECTOR_INDEX_LOCK, (ix.name,))
+                if memory is not None:
+                    cur.execute(q.SET_INDEX_MEMORY, (memory,))
                 cur.execute(q.create_vector_index(ix))
         except StoreError as exc:  # e.g. a role that does not own the table
             log.warning(
@@ -609,6 +624,23 @@ class PostgresStore(PostgresKeys):
             self._build_failed[ix] = time.monotonic()
             return
         self._indexes[ix] = None
+
+    @contextmanager
+    def bulk_load(self) -> Iterator[None]:
+        """Load many vectors, then build the HNSW indexes their first write would have
+        made, once each (with `BULK_INDEX_MEMORY`): row-by-row inserts into a growing
+        graph are what make a large first load slow. Search is exact meanwhile."""
+        if self._deferred is not None:  # nested: the outer block builds
+            yield
+            return
+        self._deferred = set()
+        try:
+            yield
+        finally:
+            pending, self._deferred = self._deferred, None
+            for ix in sorted(pending, key=lambda i: i.name):
+                if not self._index_exists(ix):
+                    self._build_index(ix, BULK_INDEX_MEMORY)
 
     def _nearest(self, tenant: str, sql: Query, params: Sequence[Any]) -> list[tuple[str, float]]:
         """Rows of an HNSW search, nearest first (an iterative scan returns them nearly so)."""

@@ -22,18 +22,14 @@ from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
 
 from remem.model import (
-    Authority,
     Event,
     HistoryEntry,
     JobInfo,
-    Kind,
     LLMCall,
     Record,
-    Role,
-    Sensitivity,
-    Source,
     Status,
 )
+from remem.store.rows import event_from, record_from
 
 
 def value(rows: Sequence[DictRow]) -> Any:
@@ -85,46 +81,16 @@ def json_value(value: Any) -> Any:
 
 def event_from_row(r: DictRow) -> Event:
     """An `Event` from a row of `EVENT_COLUMNS`."""
-    return Event(
-        id=r["id"],
-        tenant=r["tenant"],
-        actor=r["actor"],
-        session=r["session"],
-        role=Role(r["role"]),
-        text=r["text"],
-        time=utc(r["time"]),
-        metadata=json_value(r["metadata"]),
-    )
+    return event_from(r, utc, json_value)
 
 
 def record_from_row(r: DictRow) -> Record:
     """A `Record` from a row of `RECORD_COLUMNS`."""
-    return Record(
-        id=r["id"],
-        tenant=r["tenant"],
-        actor=r["actor"],
-        namespace=r["namespace"],
-        kind=Kind(r["kind"]),
-        text=r["text"],
-        field=r["field"],
-        value=r["value"],
-        source=Source(
-            type=r["source_type"],
-            event_ids=tuple(r["source_event_ids"]),
-            strategy=r["strategy"],
-            extractor=r["extractor"],
-        ),
-        authority=Authority(r["authority"]),
-        sensitivity=Sensitivity(r["sensitivity"]),
-        valid_from=utc(r["valid_from"]),
-        valid_until=utc(r["valid_until"]) if r["valid_until"] else None,
-        created_at=utc(r["created_at"]),
-        updated_at=utc(r["updated_at"]),
-        status=Status(r["status"]),
-        supersedes=r["supersedes"],
-        superseded_by=r["superseded_by"],
-        flags=tuple(r["flags"]),
-    )
+    return record_from(r, utc, _array)
+
+
+def _array(v: Any) -> list[str]:
+    return list(v)
 
 
 def history_from_row(r: DictRow) -> HistoryEntry:

@@ -230,6 +230,7 @@ HNSW_SETTINGS = (
     "SELECT set_config('enable_sort', 'off', true), set_config('hnsw.ef_search', %s, true)"
 )
 HNSW_ITERATIVE = "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)"
+SET_INDEX_MEMORY = "SELECT set_config('maintenance_work_mem', %s, true)"
 # How many vectors of a model a scope holds, counted up to a bound; then (tenant, actor,
 # model, bound). The table is record_vectors or event_vectors.
 SCOPE_VECTORS = """

@@ -28,18 +28,14 @@ import numpy.typing as npt
 
 from remem.errors import SchemaTooNew, StoreCorrupt, StoreError
 from remem.model import (
-    Authority,
     Event,
     HistoryEntry,
-    Kind,
     Record,
-    Role,
-    Sensitivity,
-    Source,
     Status,
 )
 from remem.store import sqlite_sql as q
 from remem.store.base import ForgetReport, Hit, Scope, Write
+from remem.store.rows import event_from, record_from
 from remem.store.sqlite_jobs import SQLiteJobs
 from remem.store.sqlite_keys import SQLiteKeys
 from remem.store.vectors import ScopeVectors
@@ -659,6 +655,11 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
             + int(self._rows(q.COUNT_EVENT_FTS_SCOPE, (f"scope:{token}",))[0][0]),
         }
 
+    @contextmanager
+    def bulk_load(self) -> Iterator[None]:
+        """Nothing to defer: vectors are searched in memory, FTS5 is kept as rows come."""
+        yield
+
     def stats(self) -> dict[str, int]:
         """Row counts, for `remem bench` and diagnostics."""
         return {name: int(self._rows(sql)[0][0]) for name, sql in q.STATS.items()}
@@ -707,45 +708,11 @@ def _utcnow() -> datetime:
 
 
 def _event(r: Any) -> Event:
-    return Event(
-        id=r["id"],
-        tenant=r["tenant"],
-        actor=r["actor"],
-        session=r["session"],
-        role=Role(r["role"]),
-        text=r["text"],
-        time=parse_time(r["time"]),
-        metadata=json.loads(r["metadata"]),
-    )
+    return event_from(r, parse_time, json.loads)
 
 
 def _record(r: Any) -> Record:
-    return Record(
-        id=r["id"],
-        tenant=r["tenant"],
-        actor=r["actor"],
-        namespace=r["namespace"],
-        kind=Kind(r["kind"]),
-        text=r["text"],
-        field=r["field"],
-        value=r["value"],
-        source=Source(
-            type=r["source_type"],
-            event_ids=tuple(json.loads(r["source_event_ids"])),
-            strategy=r["strategy"],
-            extractor=r["extractor"],
-        ),
-        authority=Authority(r["authority"]),
-        sensitivity=Sensitivity(r["sensitivity"]),
-        valid_from=parse_time(r["valid_from"]),
-        valid_until=parse_time(r["valid_until"]) if r["valid_until"] else None,
-        created_at=parse_time(r["created_at"]),
-        updated_at=parse_time(r["updated_at"]),
-        status=Status(r["status"]),
-        supersedes=r["supersedes"],
-        superseded_by=r["superseded_by"],
-        flags=tuple(json.loads(r["flags"])),
-    )
+    return record_from(r, parse_time, json.loads)
 
 
 def _record_params(rec: Record) -> tuple[Any, ...]:
