@@ -1,4 +1,4 @@
-"""The named SQL of thread state on PostgreSQL (`remem.thread.postgres` runs it).
+"""The named SQL of thread state on PostgreSQL (the flows of `remem.thread.base` run it).
 
 The tables come from `store/postgres_migrations/0005_thread.sql`. Every
 statement names its tenant even though row-level security already confines a
@@ -9,21 +9,15 @@ as SQLite orders it, so both backends list in the same order.
 
 from __future__ import annotations
 
-_CP_COLUMNS = (
-    "step, completed_steps, pending_approval, tool_call_id, idempotency_key, artifacts, "
-    "last_verified_outcome, data"
-)
-_CP_SELECT = (
-    f"SELECT tenant, actor, workflow, version, {_CP_COLUMNS}, created_at, updated_at, "
-    "expires_at FROM checkpoints"
-)
+from remem.thread.base import CHECKPOINT_COLUMNS, STATE_COLUMNS, TOOL_CALL_COLUMNS
+
 _KEY_CP = "tenant = %s AND actor = %s AND workflow = %s"
 
 # -- checkpoints: a conditional write, never read-then-write -------------------------------
 
 # then (tenant, actor, workflow, 8 state values, created, updated, expires)
 INSERT_CHECKPOINT = f"""
-INSERT INTO checkpoints (tenant, actor, workflow, version, {_CP_COLUMNS},
+INSERT INTO checkpoints (tenant, actor, workflow, version, {STATE_COLUMNS},
                          created_at, updated_at, expires_at)
 VALUES (%s, %s, %s, 1, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
 ON CONFLICT (tenant, actor, workflow) DO NOTHING
@@ -37,19 +31,15 @@ SET version = version + 1, step = %s, completed_steps = %s, pending_approval = %
     data = %s, updated_at = %s, expires_at = %s
 WHERE {_KEY_CP} AND version = %s
 """
-GET_CHECKPOINT = f"{_CP_SELECT} WHERE {_KEY_CP}"
+GET_CHECKPOINT = f"SELECT {CHECKPOINT_COLUMNS} FROM checkpoints WHERE {_KEY_CP}"
 CHECKPOINT_VERSION = f"SELECT version FROM checkpoints WHERE {_KEY_CP}"
 LIST_CHECKPOINTS = f"""
-{_CP_SELECT} WHERE tenant = %s AND actor = %s
+SELECT {CHECKPOINT_COLUMNS} FROM checkpoints WHERE tenant = %s AND actor = %s
 ORDER BY updated_at DESC, workflow COLLATE "C" LIMIT %s
 """
 
 # -- the tool-call ledger ------------------------------------------------------------------
 
-_TC_SELECT = (
-    "SELECT tenant, actor, workflow, idempotency_key, tool_call_id, status, attempts, request, "
-    "result, started_at, completed_at, expires_at FROM tool_calls"
-)
 _KEY_TC = "tenant = %s AND actor = %s AND workflow = %s AND idempotency_key = %s"
 
 # exactly one of any number of concurrent begins inserts; the others wait for it
@@ -60,8 +50,8 @@ INSERT INTO tool_calls (tenant, actor, workflow, idempotency_key, tool_call_id, 
 VALUES (%s, %s, %s, %s, %s, 'started', %s, %s, %s)
 ON CONFLICT (tenant, actor, workflow, idempotency_key) DO NOTHING
 """
-GET_TOOL_CALL = f"{_TC_SELECT} WHERE {_KEY_TC}"
-LOCK_TOOL_CALL = f"{_TC_SELECT} WHERE {_KEY_TC} FOR UPDATE"
+GET_TOOL_CALL = f"SELECT {TOOL_CALL_COLUMNS} FROM tool_calls WHERE {_KEY_TC}"
+LOCK_TOOL_CALL = f"{GET_TOOL_CALL} FOR UPDATE"
 # a second begin of an open call puts its first attempt in doubt
 REBEGIN_TOOL_CALL = f"""
 UPDATE tool_calls
@@ -78,7 +68,7 @@ WHERE {_KEY_TC} AND status <> 'completed'
 DELETE_TOOL_CALL = f"DELETE FROM tool_calls WHERE {_KEY_TC}"
 # then (tenant, actor, workflow, workflow, unresolved only, limit)
 LIST_TOOL_CALLS = f"""
-{_TC_SELECT}
+SELECT {TOOL_CALL_COLUMNS} FROM tool_calls
 WHERE tenant = %s AND actor = %s AND (%s::text IS NULL OR workflow = %s::text)
   AND (NOT %s::boolean OR status <> 'completed')
 ORDER BY started_at, workflow COLLATE "C", idempotency_key COLLATE "C" LIMIT %s
@@ -128,5 +118,5 @@ DELETE FROM tool_calls WHERE {_KEY_TC} AND status = 'completed' AND expires_at <
 
 FORGET_CHECKPOINTS = "DELETE FROM checkpoints WHERE tenant = %s AND actor = %s"
 FORGET_TOOL_CALLS = "DELETE FROM tool_calls WHERE tenant = %s AND actor = %s"
-COUNT_ACTOR_CHECKPOINTS = "SELECT count(*) FROM checkpoints WHERE tenant = %s AND actor = %s"
-COUNT_ACTOR_TOOL_CALLS = "SELECT count(*) FROM tool_calls WHERE tenant = %s AND actor = %s"
+COUNT_ACTOR_CHECKPOINTS = "SELECT count(*) AS n FROM checkpoints WHERE tenant = %s AND actor = %s"
+COUNT_ACTOR_TOOL_CALLS = "SELECT count(*) AS n FROM tool_calls WHERE tenant = %s AND actor = %s"
