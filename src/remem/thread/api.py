@@ -22,13 +22,14 @@ returned, and its existence is not revealed.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Protocol
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
 
 from remem.errors import InvalidInput, NotFound, RefusedContent, StoreError
 from remem.policy.dataclasses import find_secrets, refusal_reason
 from remem.policy.scope import check_name
 from remem.store.sqlite import SQLiteStore
+from remem.thread.base import ThreadStore
 from remem.thread.checkpoints import (
     MAX_PAYLOAD_BYTES,
     MAX_STATE_BYTES,
@@ -47,77 +48,6 @@ if TYPE_CHECKING:
     from remem.store.base import Store
 
 MAX_LIST = 1_000_000  # rows one list call may return (export reads everything)
-
-
-class ThreadStore(Protocol):
-    """What a backend does for thread state: `SQLiteThreadStore`, `PostgresThreadStore`.
-
-    Every operation is scoped by (tenant, actor); the functions below validate
-    what the caller sent, and a backend only stores and reads it.
-    """
-
-    def checkpoint_save(
-        self,
-        tenant: str,
-        actor: str,
-        workflow: str,
-        state: CheckpointState,
-        expected_version: int | None,
-        *,
-        now: datetime | None = None,
-        expires_at: datetime | None = None,
-    ) -> Checkpoint: ...
-
-    def checkpoint_load(self, tenant: str, actor: str, workflow: str) -> Checkpoint | None: ...
-
-    def checkpoint_list(self, tenant: str, actor: str, limit: int = 1000) -> list[Checkpoint]: ...
-
-    def begin_tool_call(
-        self,
-        tenant: str,
-        actor: str,
-        workflow: str,
-        idempotency_key: str,
-        tool_call_id: str,
-        request: Any,
-        *,
-        now: datetime | None = None,
-        expires_at: datetime | None = None,
-    ) -> Begun: ...
-
-    def complete_tool_call(
-        self,
-        tenant: str,
-        actor: str,
-        workflow: str,
-        idempotency_key: str,
-        result: Any,
-        *,
-        now: datetime | None = None,
-        expires_at: datetime | None = None,
-    ) -> ToolCall: ...
-
-    def release_tool_call(
-        self, tenant: str, actor: str, workflow: str, idempotency_key: str
-    ) -> ToolCall: ...
-
-    def tool_call_status(
-        self, tenant: str, actor: str, workflow: str, idempotency_key: str
-    ) -> ToolCall | None: ...
-
-    def tool_call_list(
-        self,
-        tenant: str,
-        actor: str,
-        workflow: str | None = None,
-        *,
-        unresolved: bool = False,
-        limit: int = 1000,
-    ) -> list[ToolCall]: ...
-
-    def expire(self, now: datetime, tenant: str | None = None) -> ExpiryReport: ...
-
-    def forget_actor(self, tenant: str, actor: str) -> dict[str, int]: ...
 
 
 def checkpoint_save(
