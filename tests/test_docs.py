@@ -61,10 +61,12 @@ def test_readme_python_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPa
                                     capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("REMEM_MINILM_DIR", "/nonexistent")
-    (code,) = re.findall(r"```python\n(.*?)```", README, re.S)
-    exec(compile(code, "README.md", "exec"), {})
+    sync, asynchronous = re.findall(r"```python\n(.*?)```", README, re.S)
+    exec(compile(sync, "README.md", "exec"), {})
     out = capsys.readouterr().out
     assert "passport" in out.lower() or "aisle" in out.lower()
+    exec(compile(asynchronous, "README.md", "exec"), {})
+    assert "window" in capsys.readouterr().out.lower()
 
 
 def test_quick_start_has_exactly_the_two_commands() -> None:

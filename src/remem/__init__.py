@@ -1,9 +1,11 @@
 """remem: long-term memory for AI agents that a team runs itself.
 
 The public API: `Memory` (open a database, add events, process, remember,
-recall, forget) and the value types it hands back.
+recall, forget), `AsyncMemory` (the same for asyncio) and the value types
+they hand back.
 """
 
+from remem.aio import AsyncMemory
 from remem.errors import (
     ConflictError,
     InvalidInput,
@@ -44,6 +46,7 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
+    "AsyncMemory",
     "Authority",
     "Candidate",
     "Client",
