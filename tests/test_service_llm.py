@@ -1,60 +1,122 @@
-"""The HTTP service runs the configured LLM strategies in its worker."""
+"""The HTTP service runs the configured LLM strategies in its worker, and its job
+endpoints show and re-run what failed."""
 
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 import uvicorn
+from fastapi import FastAPI
 
 from remem.config import ConfigFile, build
 from remem.embed.base import HashEmbedder
 from remem.service import keys as keyring
+from remem.service.client import Client
 from remem.service.http import create_app
 from remem.store.sqlite import SQLiteStore
-from remem.testing.llm_server import ScriptedLLM
+from remem.testing.llm_server import Reply, ScriptedLLM
 from remem.testing.responders import memory_model
 from tests.test_service import _free_port
+
+EVENT = {"actor_id": "ana", "session_id": "s1", "role": "user", "text": "I live in Faro."}
+
+
+def _keys(db: Path) -> dict[str, str]:
+    store = SQLiteStore(db)
+    made = {
+        "admin": keyring.create_key(store, tenant="acme", role="admin")[1],
+        "agent": keyring.create_key(store, tenant="acme")[1],
+        "ana": keyring.create_key(store, tenant="acme", actor="ana", role="admin")[1],
+    }
+    store.close()
+    return made
+
+
+def _config(llm: ScriptedLLM, tmp_path: Path, **retry: Any) -> Any:
+    data = {"llm": {"base_url": llm.base_url, "model": "fake"}, "strategies": {"semantic": {}}}
+    if retry:
+        data["retry"] = retry
+    return build(ConfigFile.model_validate(data), "test", tmp_path)
+
+
+@contextmanager
+def _serving(app: FastAPI, key: str) -> Iterator[httpx.Client]:
+    srv = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=_free_port(), log_level="warning")
+    )
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 20
+        while not srv.started:
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        port = srv.config.port
+        headers = {"Authorization": f"Bearer {key}"}
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=headers) as h:
+            yield h
+    finally:
+        srv.should_exit = True
+        thread.join(timeout=30)
+
+
+def _wait(h: httpx.Client, status: str) -> None:
+    deadline = time.monotonic() + 20
+    while h.get("/v1/jobs").json()[status] < 1:
+        assert time.monotonic() < deadline, f"no job became {status}"
+        time.sleep(0.05)
 
 
 def test_the_server_worker_extracts_with_the_configured_model(tmp_path: Path) -> None:
     db = tmp_path / "service.db"
-    store = SQLiteStore(db)
-    _, key = keyring.create_key(store, tenant="acme", role="admin")
-    store.close()
+    key = _keys(db)["admin"]
     with ScriptedLLM(responder=memory_model) as llm:
-        config = build(
-            ConfigFile.model_validate(
-                {"llm": {"base_url": llm.base_url, "model": "fake"}, "strategies": {"semantic": {}}}
-            ),
-            "test",
-            tmp_path,
-        )
-        app = create_app(db, embedder=HashEmbedder(), config=config)
-        port = _free_port()
-        srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-        thread = threading.Thread(target=srv.run, daemon=True)
-        thread.start()
-        try:
-            deadline = time.monotonic() + 20
-            while not srv.started:
-                assert time.monotonic() < deadline
-                time.sleep(0.02)
-            headers = {"Authorization": f"Bearer {key}"}
-            with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=headers) as h:
-                event = {"actor_id": "ana", "session_id": "s1", "role": "user",
-                         "text": "I live in Faro."}  # fmt: skip
-                assert h.post("/v1/events", json=event).status_code == 201
-                deadline = time.monotonic() + 20
-                while h.get("/v1/jobs").json()["done"] < 1:
-                    assert time.monotonic() < deadline, "the worker did not run the job"
-                    time.sleep(0.05)
-                listed = h.get("/v1/memories", params={"actor_id": "ana"}).json()
-        finally:
-            srv.should_exit = True
-            thread.join(timeout=30)
-    (record,) = listed["memories"] if "memories" in listed else listed["records"]
+        app = create_app(db, embedder=HashEmbedder(), config=_config(llm, tmp_path))
+        with _serving(app, key) as h:
+            assert h.post("/v1/events", json=EVENT).status_code == 201
+            _wait(h, "done")
+            listed = h.get("/v1/memories", params={"actor_id": "ana"}).json()
+    (record,) = listed["records"]
     assert record["value"] == "Faro" and "llm:fake" in record["source"]["extractor"]
     assert llm.calls >= 1
+
+
+def test_a_failed_job_is_listed_with_its_error_and_retried_over_http(tmp_path: Path) -> None:
+    db = tmp_path / "service.db"
+    keys = _keys(db)
+    with ScriptedLLM(responder=memory_model) as llm:
+        llm.script(Reply.error(502, "upstream down"))  # then the responder answers
+        config = _config(llm, tmp_path, attempts=1, job_attempts=1)
+        app = create_app(db, embedder=HashEmbedder(), config=config)
+        with _serving(app, keys["admin"]) as h:
+            assert h.post("/v1/events", json=EVENT).status_code == 201
+            _wait(h, "failed")
+            (job,) = h.get("/v1/jobs/list", params={"status": "failed"}).json()["jobs"]
+            assert job["strategy"] == "semantic" and "502" in (job["last_error"] or "")
+            assert h.get("/v1/memories", params={"actor_id": "ana"}).json()["records"] == []
+            # the list spans the tenant's actors: an actor's key may not see it, nor retry
+            other = {"Authorization": f"Bearer {keys['ana']}"}
+            assert h.get("/v1/jobs/list", headers=other).status_code == 403
+            assert h.post("/v1/jobs/retry", headers=other).status_code == 403
+            agent = {"Authorization": f"Bearer {keys['agent']}"}
+            assert h.get("/v1/jobs/list", headers=agent).status_code == 200
+            assert h.post("/v1/jobs/retry", headers=agent).status_code == 403  # admin only
+            assert h.get("/v1/jobs/list", params={"status": "stuck"}).status_code == 422
+            assert h.post("/v1/jobs/retry").json() == {"retried": 1}
+            _wait(h, "done")
+            (done,) = h.get("/v1/jobs/list", params={"status": "done"}).json()["jobs"]
+            assert done["event_id"] == job["event_id"]
+            (record,) = h.get("/v1/memories", params={"actor_id": "ana"}).json()["records"]
+            client = Client(str(h.base_url).rstrip("/"), keys["admin"])
+            try:  # the Python client says the same
+                assert [j["event_id"] for j in client.list_jobs("done")] == [job["event_id"]]
+                assert client.list_jobs("failed") == [] and client.retry_jobs() == 0
+            finally:
+                client.close()
+    assert record["value"] == "Faro"

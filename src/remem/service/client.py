@@ -127,6 +127,16 @@ class Client:
         """The tenant's extraction jobs by status."""
         return {k: int(v) for k, v in self._call("GET", "/v1/jobs").items()}
 
+    def list_jobs(self, status: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
+        """The tenant's extraction jobs, newest first (a key for the whole tenant)."""
+        params: dict[str, Any] = {"limit": limit} | ({"status": status} if status else {})
+        return list(self._call("GET", "/v1/jobs/list", params=params)["jobs"])
+
+    def retry_jobs(self, failed_only: bool = True) -> int:
+        """Put failed jobs (and, unless `failed_only`, waiting ones) back to run now."""
+        params = {"failed_only": "true" if failed_only else "false"}
+        return int(self._call("POST", "/v1/jobs/retry", params=params)["retried"])
+
     # -- memories --------------------------------------------------------------------
 
     def remember(

@@ -262,8 +262,31 @@ def create_app(
 
     @app.get("/v1/jobs", tags=["jobs"])
     def jobs(who: Who) -> dict[str, Any]:
-        """Extraction job status of the key's tenant (ListMemoryExtractionJobs)."""
+        """Extraction job counts by status of the key's tenant."""
         return svc.store.job_counts(who.tenant)
+
+    @app.get("/v1/jobs/list", tags=["jobs"])
+    def list_jobs(
+        who: Who,
+        status: Annotated[str | None, Query(description="pending, running, done or failed")] = None,
+        limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    ) -> dict[str, Any]:
+        """The tenant's extraction jobs, newest first: strategy, state, attempts, last
+        error (ListMemoryExtractionJobs). They span the tenant's actors, so an actor's
+        key may not list them."""
+        _tenant_wide(who)
+        found = svc.memory(who.tenant).jobs(status, limit)
+        return {"jobs": [j.as_dict() for j in found]}
+
+    @app.post("/v1/jobs/retry", tags=["jobs"])
+    def retry_jobs(who: Who, failed_only: bool = True) -> dict[str, Any]:
+        """Put the tenant's failed jobs (and, unless `failed_only`, waiting ones) back to
+        run now (StartMemoryExtractionJob). Needs an admin key for the whole tenant."""
+        _tenant_wide(who)
+        _role(who, "admin")
+        retried = svc.memory(who.tenant).retry_jobs(failed_only=failed_only)
+        written()
+        return {"retried": retried}
 
     # -- events -----------------------------------------------------------------------
 
@@ -520,6 +543,11 @@ def _actor(who: Principal, actor_id: str | None) -> str:
             raise InvalidInput("actor_id is required with a key for the whole tenant")
         return who.actor
     return _allow(who, actor_id)
+
+
+def _tenant_wide(who: Principal) -> None:
+    if who.actor is not None:
+        raise Forbidden("this needs a key for the whole tenant; this key is for one actor")
 
 
 def _role(who: Principal, role: str) -> None:
