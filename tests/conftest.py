@@ -1,4 +1,5 @@
-"""Shared fixtures: real SQLite files in a temporary directory, a fixed clock."""
+"""Shared fixtures: real SQLite files in a temporary directory, a fixed clock, and the
+session's PostgreSQL server (started on first use, see `tests.pg_helpers`)."""
 
 from __future__ import annotations
 
@@ -30,6 +31,16 @@ class Clock:
 
     def advance(self, **kw: float) -> None:
         self.now += timedelta(**kw)
+
+
+@pytest.fixture(scope="session")
+def pg_admin_dsn() -> Iterator[str]:
+    """The admin DSN of the session's PostgreSQL server."""
+    from tests import pg_helpers
+
+    dsn = pg_helpers.acquire()
+    yield dsn
+    pg_helpers.release()
 
 
 @pytest.fixture

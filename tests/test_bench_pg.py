@@ -7,7 +7,6 @@ same figures, finds what it stored, and refuses a database it did not build.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,13 +22,6 @@ FIGURES = {
     "recall_p95_ms", "first_recall_ms", "add_event_per_s", "extract_per_s", "cold_recall_s",
     "db_size_mb", "peak_rss_mb",
 }  # fmt: skip
-
-
-@pytest.fixture(scope="session")
-def pg_admin_dsn() -> Iterator[str]:
-    dsn = pg_helpers.acquire()
-    yield dsn
-    pg_helpers.release()
 
 
 @pytest.fixture(autouse=True)

@@ -26,13 +26,6 @@ from .cli_helpers import err as _err
 from .cli_helpers import ok as _ok
 
 
-@pytest.fixture(scope="session")
-def pg_admin_dsn() -> Iterator[str]:
-    dsn = pg_helpers.acquire()
-    yield dsn
-    pg_helpers.release()
-
-
 @pytest.fixture(scope="module")
 def dsn(pg_admin_dsn: str) -> Iterator[str]:
     with pg_helpers.fresh_database(pg_admin_dsn) as app_dsn:

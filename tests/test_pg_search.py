@@ -30,13 +30,6 @@ DIM = 32
 MODEL = "test-32"
 
 
-@pytest.fixture(scope="session")
-def pg_admin_dsn() -> Iterator[str]:
-    dsn = pg_helpers.acquire()
-    yield dsn
-    pg_helpers.release()
-
-
 @pytest.fixture
 def dsn(pg_admin_dsn: str) -> Iterator[str]:
     with pg_helpers.fresh_database(pg_admin_dsn) as app_dsn:

@@ -66,13 +66,6 @@ __all__ = [
 ]
 
 
-@pytest.fixture(scope="session")
-def pg_admin_dsn() -> Iterator[str]:
-    dsn = pg_helpers.acquire()
-    yield dsn
-    pg_helpers.release()
-
-
 @pytest.fixture(scope="module")
 def server(pg_admin_dsn: str) -> Iterator[Server]:
     """The HTTP service on a PostgreSQL database of its own, for this module."""

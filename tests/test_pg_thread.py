@@ -70,13 +70,6 @@ from .test_thread import (  # noqa: F401  (collected here, on PostgreSQL)
 THREAD_TABLES = ["checkpoints", "tool_calls"]
 
 
-@pytest.fixture(scope="session")
-def pg_admin_dsn() -> Iterator[str]:
-    dsn = pg_helpers.acquire()
-    yield dsn
-    pg_helpers.release()
-
-
 @pytest.fixture
 def dsn(pg_admin_dsn: str) -> Iterator[str]:
     """A fresh database of the session's server, as the app role's key=value DSN."""

@@ -44,13 +44,6 @@ CITIES = ["Lisbon", "Porto", "Kyoto", "Oslo", "Lima", "Hanoi"]
 NAMES = ["Rex", "Bolt", "Miso", "Pip", "Luna", "Toby"]
 
 
-@pytest.fixture(scope="session")
-def pg_admin_dsn() -> Iterator[str]:
-    dsn = pg_helpers.acquire()
-    yield dsn
-    pg_helpers.release()
-
-
 @pytest.fixture
 def dsn(pg_admin_dsn: str) -> Iterator[str]:
     with pg_helpers.fresh_database(pg_admin_dsn) as app_dsn:

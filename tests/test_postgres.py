@@ -33,13 +33,6 @@ TENANT_TABLES = [
 # `postgres_migrations/0006_keys.sql`
 
 
-@pytest.fixture(scope="session")
-def pg_admin_dsn() -> Iterator[str]:
-    dsn = pg_helpers.acquire()
-    yield dsn
-    pg_helpers.release()
-
-
 @pytest.fixture
 def dsn(pg_admin_dsn: str) -> Iterator[str]:
     with pg_helpers.fresh_database(pg_admin_dsn) as app_dsn:

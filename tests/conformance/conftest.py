@@ -18,14 +18,6 @@ from tests import pg_helpers
 BACKENDS = ["sqlite", "postgres"]
 
 
-@pytest.fixture(scope="session")
-def pg_admin_dsn() -> Iterator[str]:
-    """The admin DSN of the session's PostgreSQL server."""
-    dsn = pg_helpers.acquire()
-    yield dsn
-    pg_helpers.release()
-
-
 @pytest.fixture(params=BACKENDS)
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
     if request.param == "sqlite":
