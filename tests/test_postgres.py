@@ -178,8 +178,8 @@ def test_event_vectors_and_neighbours(store: PostgresStore) -> None:
     # only events that happened by `at`: at T, just e0
     assert [h[0] for h in store.vector_search_events(alice, "test-8", vec(2), 10, T)] == ["e0"]
     assert store.vector_search_events(Scope("t1", "bob"), "test-8", vec(2), 10, NOW) == []
-    assert [e.id for e in store.adjacent_events(events[2])] == ["e1", "e3"]
-    assert [e.id for e in store.adjacent_events(events[0])] == ["e1"]
+    assert sorted(e.id for _, e in store.events_near([events[2]], 1)["e2"]) == ["e1", "e3"]
+    assert [e.id for _, e in store.events_near([events[0]], 1)["e0"]] == ["e1"]
     report = store.forget_actor("t1", "alice", datetime.now(UTC))
     assert report.verified and report.deleted["event_vectors"] == 4
 

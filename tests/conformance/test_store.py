@@ -283,14 +283,29 @@ def test_event_vectors_are_scoped_and_follow_erasure(store: Store) -> None:
     ] == ["e3"]
 
 
-def test_adjacent_events_stay_in_their_session(store: Store) -> None:
+def test_events_near_stay_in_their_session_with_their_distance(store: Store) -> None:
     other = Event("x9", "t1", "alice", "s2", Role.USER, "elsewhere", T + timedelta(minutes=2))
-    store.add_events([ev(1), ev(2), ev(3), other], [])
-    first, middle, last = store.list_events("t1", "alice", "s1")
-    assert [e.id for e in store.adjacent_events(middle)] == ["e1", "e3"]
-    assert [e.id for e in store.adjacent_events(first)] == ["e2"]
-    assert [e.id for e in store.adjacent_events(last)] == ["e2"]
-    assert store.adjacent_events(other) == []
+    bobs = Event("b1", "t1", "bob", "s1", Role.USER, "bob's", T + timedelta(minutes=2))
+    same_time = Event("e6", "t1", "alice", "s1", Role.USER, "tied", T + timedelta(minutes=5))
+    store.add_events([ev(i) for i in range(1, 6)] + [other, bobs, same_time], [])
+    e1, e3, e5 = ev(1), ev(3), ev(5)
+
+    def near(event: Event, reach: int = 2) -> list[tuple[int, str]]:
+        found = store.events_near([event], reach).get(event.id, [])
+        return sorted((d, e.id) for d, e in found)
+
+    assert near(e3) == [(1, "e2"), (1, "e4"), (2, "e1"), (2, "e5")]
+    assert near(e1) == [(1, "e2"), (2, "e3")]
+    assert near(e3, reach=1) == [(1, "e2"), (1, "e4")]
+    # e5 and e6 share a time: arrival order breaks the tie, as in the thread log
+    assert near(e5) == [(1, "e4"), (1, "e6"), (2, "e3")]
+    assert near(other) == [] and near(bobs) == []
+    many = store.events_near([e1, e5, other], 1)
+    assert {k: sorted(e.id for _, e in v) for k, v in many.items()} == {
+        "e1": ["e2"],
+        "e5": ["e4", "e6"],
+    }
+    assert store.events_near([], 2) == {} and store.events_near([e3], 0) == {}
 
 
 # -- the extraction worker's jobs (schema: run_after, leases, llm_calls) ------------------

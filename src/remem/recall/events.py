@@ -113,26 +113,16 @@ def _neighbour_shares(
 ) -> tuple[dict[str, float], dict[str, Event]]:
     """What each neighbour of the best candidates is offered, and the neighbours
     that are not candidates themselves."""
-    adjacent: dict[str, list[Event]] = {}
-
-    def beside(ev: Event) -> list[Event]:
-        if ev.id not in adjacent:
-            adjacent[ev.id] = store.adjacent_events(ev)
-        return adjacent[ev.id]
-
+    ranked = sorted(base, key=lambda e: base[e], reverse=True)[:NEIGHBOURS_OF]
+    best = [eid for eid in ranked if base[eid] > 0]
+    around = store.events_near([candidates[e] for e in best], len(NEIGHBOUR_SHARES))
     share: dict[str, float] = defaultdict(float)
     near: dict[str, Event] = {}
-    for eid in sorted(base, key=lambda e: base[e], reverse=True)[:NEIGHBOURS_OF]:
-        if base[eid] <= 0:
-            break
-        ring, seen = [candidates[eid]], {eid}
-        for weight in NEIGHBOUR_SHARES:
-            ring = [nb for ev in ring for nb in beside(ev) if nb.id not in seen]
-            for nb in ring:
-                seen.add(nb.id)
-                share[nb.id] = max(share[nb.id], weight * base[eid])
-                if nb.id not in candidates:
-                    near[nb.id] = nb
+    for eid in best:
+        for distance, nb in around.get(eid, []):
+            share[nb.id] = max(share[nb.id], NEIGHBOUR_SHARES[distance - 1] * base[eid])
+            if nb.id not in candidates:
+                near[nb.id] = nb
     return share, near
 
 

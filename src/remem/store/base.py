@@ -22,6 +22,8 @@ import numpy.typing as npt
 
 from remem.model import Event, HistoryEntry, Job, JobInfo, LLMCall, Record, Status
 
+Near = dict[str, list[tuple[int, Event]]]  # event id -> (distance, event) around it
+
 
 @dataclass(frozen=True, slots=True)
 class Scope:
@@ -248,11 +250,14 @@ class Store(Protocol):
         among those that happened by `at`."""
         ...
 
-    def adjacent_events(self, event: Event) -> list[Event]:
-        """The events just before and just after `event` in its session."""
+    def events_near(self, events: Sequence[Event], reach: int) -> Near:
+        """For each of these events (one tenant's), the events of its session at most
+        `reach` steps before or after it in time order, each with its distance (1 is
+        next to it). One round trip for all of them."""
         ...
 
     # search, always inside one scope
+
     def search_records(self, scope: Scope, query: str, limit: int) -> list[Hit]: ...
 
     def search_events(self, scope: Scope, query: str, limit: int) -> list[Hit]: ...

@@ -45,7 +45,7 @@ from psycopg_pool import ConnectionPool
 from remem.errors import ConflictError, SchemaTooNew, StoreError
 from remem.model import Event, HistoryEntry, Job, JobInfo, LLMCall, Record, Status
 from remem.store import postgres_sql as q
-from remem.store.base import ForgetReport, Hit, Scope, Write
+from remem.store.base import ForgetReport, Hit, Near, Scope, Write
 from remem.store.postgres_keys import PostgresKeys
 from remem.store.postgres_rows import (
     event_from_row,
@@ -62,6 +62,7 @@ from remem.store.postgres_rows import (
     value,
     vector_dumper,
 )
+from remem.store.rows import near_from
 
 SCHEMA_VERSION = 6  # the newest migration this code knows; checked by a test
 ALL_TENANTS = None  # `_tx(ALL_TENANTS)`: a transaction that spans tenants by design
@@ -497,22 +498,13 @@ class PostgresStore(PostgresKeys):
             for r in self._rows(scope.tenant, q.EVENT_VECTOR_SEARCH, params)
         ]
 
-    def adjacent_events(self, event: Event) -> list[Event]:
-        """The events just before and just after `event` in its session."""
-        with self._tx(event.tenant) as cur:
-            found = cur.execute(q.EVENT_SEQ, (event.tenant, event.id)).fetchone()
-            if found is None:
-                return []
-            params = {
-                "tenant": event.tenant,
-                "actor": event.actor,
-                "session": event.session,
-                "time": found["time"],
-                "seq": found["seq"],
-            }
-            return [event_from_row(r) for r in cur.execute(q.ADJACENT_EVENTS, params).fetchall()]
-
-    # -- search ------------------------------------------------------------------
+    def events_near(self, events: Sequence[Event], reach: int) -> Near:
+        """The events around each of these, `reach` steps either way in its session."""
+        if not events or reach <= 0:
+            return {}
+        tenant = events[0].tenant
+        params = (reach, reach, tenant, [e.id for e in events])
+        return near_from(self._rows(tenant, q.EVENTS_NEAR, params), event_from_row)
 
     def search_records(self, scope: Scope, query: str, limit: int) -> list[Hit]:
         """ts_rank over one scope's active and invalid records; the caller masks status."""

@@ -449,16 +449,21 @@ SELECT event_id AS id, 1 - (vec <=> %s::vector) AS cosine FROM event_vectors
 WHERE tenant = %s AND actor = %s AND model = %s AND vector_dims(vec) = %s AND time <= %s
 ORDER BY vec <=> %s::vector, time LIMIT %s
 """
-ADJACENT_EVENTS = f"""
-(SELECT {EVENT_COLUMNS} FROM events WHERE tenant = %(tenant)s AND actor = %(actor)s
-    AND session = %(session)s AND (time, seq) < (%(time)s, %(seq)s)
-    ORDER BY time DESC, seq DESC LIMIT 1)
-UNION ALL
-(SELECT {EVENT_COLUMNS} FROM events WHERE tenant = %(tenant)s AND actor = %(actor)s
-    AND session = %(session)s AND (time, seq) > (%(time)s, %(seq)s)
-    ORDER BY time, seq LIMIT 1)
+_NEAR_COLUMNS = ", ".join(f"e.{c.strip()}" for c in EVENT_COLUMNS.split(","))
+# (reach, reach, tenant, ids): up to `reach` events either side of each event in its
+# session, each row naming the event it is near (near_of) and the side (-1 before)
+EVENTS_NEAR = f"""
+SELECT t.id AS near_of, n.* FROM events t CROSS JOIN LATERAL (
+    (SELECT -1 AS side, e.seq, {_NEAR_COLUMNS}
+     FROM events e WHERE e.tenant = t.tenant AND e.actor = t.actor AND e.session = t.session
+        AND (e.time, e.seq) < (t.time, t.seq) ORDER BY e.time DESC, e.seq DESC LIMIT %s)
+    UNION ALL
+    (SELECT 1 AS side, e.seq, {_NEAR_COLUMNS}
+     FROM events e WHERE e.tenant = t.tenant AND e.actor = t.actor AND e.session = t.session
+        AND (e.time, e.seq) > (t.time, t.seq) ORDER BY e.time, e.seq LIMIT %s)
+) n
+WHERE t.tenant = %s AND t.id = ANY(%s::text[])
 """
-EVENT_SEQ = "SELECT seq, time FROM events WHERE tenant = %s AND id = %s"
 DELETE_EVENT_VECTORS = "DELETE FROM event_vectors WHERE tenant = %s AND event_id = ANY(%s::text[])"
 DELETE_ACTOR_EVENT_VECTORS = "DELETE FROM event_vectors WHERE tenant = %s AND actor = %s"
 COUNT_EVENT_VECTORS = (

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from remem.model import Authority, Event, Kind, Record, Role, Sensitivity, Source, Status
+from remem.store.base import Near
 
 Time = Callable[[Any], datetime]  # a time column to an aware UTC datetime
 Items = Callable[[Any], Iterable[str]]  # a list column (JSON text or an array) to its items
@@ -61,3 +62,19 @@ def record_from(r: Mapping[str, Any], time: Time, items: Items) -> Record:
         superseded_by=r["superseded_by"],
         flags=tuple(items(r["flags"])),
     )
+
+
+def near_from(rows: Iterable[Any], event: Callable[[Any], Event]) -> Near:
+    """`Store.events_near` from rows naming the event each is near (`near_of`) and its
+    side (-1 before, 1 after), with `time` and `seq`: the distance is the rank on
+    its side, nearest first."""
+    sides: dict[tuple[str, int], list[Any]] = {}
+    for r in rows:
+        sides.setdefault((r["near_of"], r["side"]), []).append(r)
+    found: Near = {}
+    for (near_of, side), side_rows in sides.items():
+        side_rows.sort(key=lambda r: (r["time"], r["seq"]), reverse=side < 0)
+        found.setdefault(near_of, []).extend(
+            (distance, event(r)) for distance, r in enumerate(side_rows, start=1)
+        )
+    return found

@@ -34,8 +34,8 @@ from remem.model import (
     Status,
 )
 from remem.store import sqlite_sql as q
-from remem.store.base import ForgetReport, Hit, Scope, Write
-from remem.store.rows import event_from, record_from
+from remem.store.base import ForgetReport, Hit, Near, Scope, Write
+from remem.store.rows import event_from, near_from, record_from
 from remem.store.sqlite_jobs import SQLiteJobs
 from remem.store.sqlite_keys import SQLiteKeys
 from remem.store.vectors import ScopeVectors
@@ -387,16 +387,23 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
             return []
         return vectors.search(query, limit, at.timestamp(), include_invalid=True)
 
-    def adjacent_events(self, event: Event) -> list[Event]:
-        """The events just before and just after `event` in its session."""
-        t = to_db(event.time)
-        seq_rows = self._rows(q.EVENT_SEQ, (event.tenant, event.id))
-        if not seq_rows:
-            return []
-        seq = seq_rows[0][0]
-        key = (event.tenant, event.actor, event.session)
-        rows = self._rows(q.ADJACENT_EVENTS, (*key, t, t, seq, *key, t, t, seq))
-        return [_event(r) for r in rows]
+    def events_near(self, events: Sequence[Event], reach: int) -> Near:
+        """The events around each of these, `reach` steps either way in its session."""
+        found: Near = {}
+        if not events or reach <= 0:
+            return found
+        tenant = events[0].tenant
+        for chunk in _chunks([e.id for e in events], 50):
+            places = self._rows(q.EVENT_PLACES.format(marks=",".join("?" * len(chunk))),
+                                (tenant, *chunk))  # fmt: skip
+            if not places:
+                continue
+            params: list[Any] = []
+            for r in places:
+                at = (tenant, r["actor"], r["session"], r["time"], r["time"], r["seq"], reach)
+                params += [r["id"], *at, r["id"], *at]
+            found |= near_from(self._rows(q.events_near(len(places)), params), _event)
+        return found
 
     # -- search ------------------------------------------------------------------
 

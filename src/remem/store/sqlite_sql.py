@@ -318,13 +318,23 @@ RECORD_STATUS_BY_EVENT = """
 SELECT re.event_id, r.status FROM record_events re JOIN records r ON r.id = re.record_id
 WHERE re.tenant = ? AND re.event_id IN ({marks}) AND r.kind <> 'summary'
 """
-ADJACENT_EVENTS = """
-SELECT * FROM (
-    SELECT * FROM events WHERE tenant = ? AND actor = ? AND session = ?
-        AND (time < ? OR (time = ? AND seq < ?)) ORDER BY time DESC, seq DESC LIMIT 1
-) UNION ALL SELECT * FROM (
-    SELECT * FROM events WHERE tenant = ? AND actor = ? AND session = ?
-        AND (time > ? OR (time = ? AND seq > ?)) ORDER BY time, seq LIMIT 1
+EVENT_PLACES = (
+    "SELECT id, actor, session, time, seq FROM events WHERE tenant = ? AND id IN ({marks})"
 )
-"""
+_NEAR_ONE = """
+SELECT * FROM (
+    SELECT ? AS near_of, -1 AS side, * FROM events WHERE tenant = ? AND actor = ? AND session = ?
+        AND (time < ? OR (time = ? AND seq < ?)) ORDER BY time DESC, seq DESC LIMIT ?
+) UNION ALL SELECT * FROM (
+    SELECT ? AS near_of, 1 AS side, * FROM events WHERE tenant = ? AND actor = ? AND session = ?
+        AND (time > ? OR (time = ? AND seq > ?)) ORDER BY time, seq LIMIT ?
+)"""
+
+
+def events_near(count: int) -> str:
+    """The events around `count` events, one UNION ALL part per event and side; each
+    part takes (id, tenant, actor, session, time, time, seq, reach), twice."""
+    return "\nUNION ALL\n".join([_NEAR_ONE] * count)
+
+
 EVENT_VECTORS_FOR = "SELECT count(*) FROM event_vectors WHERE tenant = ? AND id IN ({marks})"
