@@ -621,7 +621,8 @@ class PostgresStore(PostgresKeys):
     def bulk_load(self) -> Iterator[None]:
         """Load many vectors, then build the HNSW indexes their first write would have
         made, once each (with `BULK_INDEX_MEMORY`): row-by-row inserts into a growing
-        graph are what make a large first load slow. Search is exact meanwhile."""
+        graph are what make a large first load slow. Search is exact meanwhile. The
+        record tables are analysed at the end."""
         if self._deferred is not None:  # nested: the outer block builds
             yield
             return
@@ -633,6 +634,9 @@ class PostgresStore(PostgresKeys):
             for ix in sorted(pending, key=lambda i: i.name):
                 if not self._index_exists(ix):
                     self._build_index(ix, BULK_INDEX_MEMORY)
+            # fresh statistics, so the planner does not take the new rows for none
+            with self._tx(ALL_TENANTS) as cur:
+                cur.execute(q.ANALYZE_RECORDS)
 
     def _nearest(self, tenant: str, sql: Query, params: Sequence[Any]) -> list[tuple[str, float]]:
         """Rows of an HNSW search, nearest first (an iterative scan returns them nearly so)."""
