@@ -200,8 +200,9 @@ def _inherit(
     chains = {rid: rec.superseded_by for rid, rec in replaced.items() if rec.superseded_by}
     for _ in range(MAX_SUCCESSION):
         missing = sorted({s for s in chains.values() if s not in known})
-        known.update((r.id, r) for r in store.get_records(req.scope.tenant, missing))
-        following: dict[str, str | None] = {}
+        if missing:
+            known.update((r.id, r) for r in store.get_records(req.scope.tenant, missing))
+        following: dict[str, str] = {}
         for old, heir in chains.items():
             rec = known.get(heir)
             if rec is None:
@@ -218,7 +219,7 @@ def _inherit(
                     heirs[heir] = old
             elif rec.superseded_by:
                 following[old] = rec.superseded_by
-        chains = {old: heir for old, heir in following.items() if heir}
+        chains = following
         if not chains:
             break
     return heirs
