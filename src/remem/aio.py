@@ -51,7 +51,9 @@ class AsyncMemory:
 
     @classmethod
     def open(cls, *args: Any, **kwargs: Any) -> AsyncMemory:
-        """`Memory.open` with the same arguments, wrapped (opening is quick and local)."""
+        """`Memory.open` with the same arguments, wrapped. It runs on the calling thread:
+        on PostgreSQL that includes connecting and checking migrations, so open once
+        at start-up, not per request."""
         return cls(Memory.open(*args, **kwargs))
 
     async def __aenter__(self) -> AsyncMemory:
