@@ -9,6 +9,8 @@ by `remem.memory.open_store`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import click
 
 from remem.clikit import Ctx, emit, json_option
@@ -41,15 +43,54 @@ def _open(ctx: Ctx) -> Store:
     return open_store(_db_path(ctx))
 
 
+def body_options(command: Callable[..., None]) -> Callable[..., None]:
+    """--max-body, --body-timeout and --max-pending-bodies: the request-body bounds of
+    `remem serve` and `remem mcp --transport http` (`remem.service.bodies`)."""
+    options = [
+        click.option(
+            "--max-body",
+            default=1_048_576,
+            show_default=True,
+            type=click.IntRange(min=1),
+            help="Refuse request bodies over this many bytes (413).",
+        ),
+        click.option(
+            "--body-timeout",
+            default=10.0,
+            show_default=True,
+            type=click.FloatRange(min=0, min_open=True),
+            help="Answer 408 and close when a request body has not arrived in this many seconds.",
+        ),
+        click.option(
+            "--max-pending-bodies",
+            default=16,
+            show_default=True,
+            type=click.IntRange(min=1),
+            help="Bodies received at once (at most this many x --max-body bytes); beyond: 503.",
+        ),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
 @click.option("--port", default=8080, show_default=True, type=click.IntRange(0, 65535))
+@body_options
 @click.option(
-    "--max-body",
-    default=1_048_576,
+    "--max-connections",
+    default=1000,
     show_default=True,
     type=click.IntRange(min=1),
-    help="Refuse request bodies over this many bytes (413).",
+    help="Open connections and requests at once; beyond: 503 (uvicorn's limit_concurrency).",
+)
+@click.option(
+    "--keep-alive",
+    default=5,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Close an idle keep-alive connection after this many seconds.",
 )
 @click.option(
     "--no-worker",
@@ -59,7 +100,18 @@ def _open(ctx: Ctx) -> Store:
 @click.option("--lexical", is_flag=True, help="No embedding model: lexical recall only.")
 @json_option
 @click.pass_obj
-def serve(ctx: Ctx, host: str, port: int, max_body: int, no_worker: bool, lexical: bool) -> None:
+def serve(
+    ctx: Ctx,
+    host: str,
+    port: int,
+    max_body: int,
+    body_timeout: float,
+    max_pending_bodies: int,
+    max_connections: int,
+    keep_alive: int,
+    no_worker: bool,
+    lexical: bool,
+) -> None:
     """Run the HTTP API (OpenAPI at /openapi.json); requests need a key from `remem keys`."""
     try:
         import uvicorn
@@ -74,12 +126,25 @@ def serve(ctx: Ctx, host: str, port: int, max_body: int, no_worker: bool, lexica
     path = _db_path(ctx)
     embedder = None if lexical else default_embedder()
     app = create_app(
-        path, max_body_bytes=max_body, embedder=embedder, worker=not no_worker, config=ctx.config
+        path,
+        max_body_bytes=max_body,
+        body_timeout=body_timeout,
+        max_pending_bodies=max_pending_bodies,
+        embedder=embedder,
+        worker=not no_worker,
+        config=ctx.config,
     )
     if not ctx.as_json:
         where = _where(path)
         click.echo(f"remem: serving {where} on http://{host}:{port} (docs at /docs)", err=True)
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        limit_concurrency=max_connections,
+        timeout_keep_alive=keep_alive,
+    )
 
 
 @click.group()

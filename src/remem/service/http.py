@@ -9,9 +9,10 @@ request may touch (`remem.service.keys`). A body or query may narrow that
 scope, never widen it: another actor is 403, another tenant's record is 404.
 
 Errors are `{"error": {"code", "message"}}`: 401 without a valid key, 403
-outside the key's scope or role, 404 unknown ids, 409 conflicts, 413 bodies
-over `max_body_bytes`, 422 malformed JSON or fields (and remem's InvalidInput
-and RefusedContent), 503 when the database cannot answer.
+outside the key's scope or role, 404 unknown ids, 409 conflicts, 408 bodies
+not received within `body_timeout`, 413 bodies over `max_body_bytes`, 422
+malformed JSON or fields (and remem's InvalidInput and RefusedContent), 503
+when the database cannot answer or `max_pending_bodies` are being received.
 
 Extraction runs in the server process: a worker thread wakes after every
 write (and every second, to pick up retries and other processes' events) and
@@ -35,7 +36,6 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from remem.config import Config, load_config
 from remem.embed.base import Embedder
@@ -52,6 +52,13 @@ from remem.memory import Memory, open_store
 from remem.model import Record
 from remem.policy.scope import check_name
 from remem.service import keys as keyring
+from remem.service.bodies import (
+    DEFAULT_BODY_TIMEOUT,
+    DEFAULT_MAX_BODY,
+    DEFAULT_MAX_PENDING_BODIES,
+    BodyLimit,
+    BodyLimits,
+)
 from remem.service.keys import Forbidden, Principal, Unauthorized
 from remem.service.schemas import (
     BatchCreateIn,
@@ -71,7 +78,6 @@ from remem.store.base import ForgetReport, Store
 
 log = logging.getLogger("remem.service")
 
-DEFAULT_MAX_BODY = 1_048_576
 WORKER_POLL_SECONDS = 1.0
 
 _STATUS: list[tuple[type[RememError], int]] = [
@@ -129,62 +135,6 @@ class _Service:
             mem.close_models()
 
 
-# -- the request body limit ----------------------------------------------------------------
-
-
-class BodyLimit:
-    """Refuse bodies over `limit` bytes with 413, by Content-Length and by what arrives."""
-
-    def __init__(self, app: ASGIApp, limit: int) -> None:
-        self.app = app
-        self.limit = limit
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        headers = dict(scope.get("headers") or [])
-        declared = headers.get(b"content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > self.limit):
-            await _too_large(self.limit, send)
-            return
-        # read the whole body first (it is at most `limit` bytes), then replay it
-        chunks: list[bytes] = []
-        size = 0
-        more = True
-        while more:
-            message = await receive()
-            if message["type"] != "http.request":
-                break
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > self.limit:
-                await _too_large(self.limit, send)
-                return
-            chunks.append(chunk)
-            more = bool(message.get("more_body", False))
-        body = b"".join(chunks)
-        sent = False
-
-        async def replay() -> Message:
-            nonlocal sent
-            if not sent:
-                sent = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay, send)
-
-
-async def _too_large(limit: int, send: Send) -> None:
-    resp = _error(413, "body_too_large", f"the request body is over the limit of {limit} bytes")
-    await resp({"type": "http"}, _no_receive, send)
-
-
-async def _no_receive() -> Message:
-    return {"type": "http.disconnect"}
-
-
 # -- the app -----------------------------------------------------------------------------------
 
 
@@ -192,6 +142,8 @@ def create_app(
     db_path: str | Path,
     *,
     max_body_bytes: int = DEFAULT_MAX_BODY,
+    body_timeout: float = DEFAULT_BODY_TIMEOUT,
+    max_pending_bodies: int = DEFAULT_MAX_PENDING_BODIES,
     embedder: Embedder | None = None,
     worker: bool = True,
     config: Config | str | Path | None = None,
@@ -201,7 +153,10 @@ def create_app(
 
     `embedder` None means lexical recall only; `remem serve` passes the
     default embedder when one is installed. `config` is the memory
-    configuration (strategies, model) extraction runs with.
+    configuration (strategies, model) extraction runs with. A request body must
+    arrive within `body_timeout` seconds (else 408), and at most
+    `max_pending_bodies` are received at once (beyond that 503 with Retry-After;
+    `remem.service.bodies`).
     """
     settings = config if isinstance(config, Config) else load_config(config)
     svc = _Service(open_store(db_path), embedder, settings)
@@ -232,7 +187,10 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.service = svc
-    app.add_middleware(BodyLimit, limit=max_body_bytes)
+    app.add_middleware(
+        BodyLimit,
+        limits=BodyLimits(max_body_bytes, body_timeout, max_pending_bodies),
+    )
     _install_error_handlers(app)
 
     bearer = HTTPBearer(auto_error=False, description="an API key from `remem keys create`")

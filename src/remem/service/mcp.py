@@ -43,6 +43,7 @@ from remem.memory import Memory, open_store
 from remem.model import Record
 from remem.policy.scope import check_name
 from remem.service import keys as keyring
+from remem.service.bodies import BodyLimit, BodyLimits
 from remem.service.keys import Forbidden, Principal, Unauthorized
 from remem.store.base import ForgetReport, Store
 
@@ -81,13 +82,16 @@ class McpServer:
         embedder: Embedder | None = None,
         host: str = "127.0.0.1",
         port: int = 8765,
+        body_limits: BodyLimits | None = None,
     ) -> None:
         """Verify `key` against `store` (Unauthorized if it is not valid) and build the tools.
 
         `embedder` None means lexical recall only; `remem mcp` passes the
-        default embedder when one is installed.
+        default embedder when one is installed. `body_limits` bound the request
+        bodies of the HTTP transport, as `remem serve`'s (`remem.service.bodies`).
         """
         self.store = store
+        self.body_limits = body_limits or BodyLimits()
         self._key = key
         self.principal = self._verify()
         self.memory = Memory(store, tenant=self.principal.tenant, embedder=embedder)
@@ -109,12 +113,13 @@ class McpServer:
         embedder: Embedder | None = None,
         host: str = "127.0.0.1",
         port: int = 8765,
+        body_limits: BodyLimits | None = None,
     ) -> McpServer:
         """Open the database `db_path` names (a path, sqlite:///path or a PostgreSQL URL;
         see `remem.memory.open_store`) and verify `key`."""
         store = open_store(db_path)
         try:
-            return cls(store, key, embedder=embedder, host=host, port=port)
+            return cls(store, key, embedder=embedder, host=host, port=port, body_limits=body_limits)
         except BaseException:
             store.close()
             raise
@@ -130,7 +135,8 @@ class McpServer:
             return
         import uvicorn
 
-        app = RequireKey(self.mcp.streamable_http_app(), self._key)
+        # the key first (a stranger takes no body slot), then `remem serve`'s body bounds
+        app = RequireKey(BodyLimit(self.mcp.streamable_http_app(), self.body_limits), self._key)
         settings = self.mcp.settings
         uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning", ws="none")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import click
 
 from remem.clikit import Ctx, json_option
-from remem.service.cli import _db_path
+from remem.service.cli import _db_path, body_options
 
 
 @click.command()
@@ -28,10 +28,21 @@ from remem.service.cli import _db_path
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface (http only).")
 @click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535))
+@body_options
 @click.option("--lexical", is_flag=True, help="No embedding model: lexical recall only.")
 @json_option
 @click.pass_obj
-def mcp(ctx: Ctx, key: str, transport: str, host: str, port: int, lexical: bool) -> None:
+def mcp(
+    ctx: Ctx,
+    key: str,
+    transport: str,
+    host: str,
+    port: int,
+    max_body: int,
+    body_timeout: float,
+    max_pending_bodies: int,
+    lexical: bool,
+) -> None:
     """Serve remember, recall, list_memories and forget over MCP, scoped to one API key.
 
     Over http, clients send the same key as `Authorization: Bearer KEY`.
@@ -43,10 +54,12 @@ def mcp(ctx: Ctx, key: str, transport: str, host: str, port: int, lexical: bool)
             f"the MCP server needs its extra ({exc.name} is missing): pip install 'remem[server]'"
         ) from None
     from remem.embed.base import default_embedder
+    from remem.service.bodies import BodyLimits
 
     path = _db_path(ctx)
     embedder = None if lexical else default_embedder()
-    server = McpServer.open(path, key, embedder=embedder, host=host, port=port)
+    limits = BodyLimits(max_body, body_timeout, max_pending_bodies)
+    server = McpServer.open(path, key, embedder=embedder, host=host, port=port, body_limits=limits)
     try:
         if transport == "http" and not ctx.as_json:
             click.echo(

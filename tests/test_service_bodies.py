@@ -1,0 +1,193 @@
+"""Slow and numerous request bodies against a real uvicorn on loopback, over raw sockets.
+
+A client that declares a body and trickles it must get 408 within the body
+timeout, a body beyond the number being received must get 503 at once, and a
+normal request must still be served meanwhile: on `remem serve`'s app and on
+`remem mcp --transport http`. Not about the backend: SQLite files only.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import uvicorn
+
+from remem.embed import HashEmbedder
+from remem.memory import open_store
+from remem.service import keys as keyring
+from remem.service.http import create_app
+from tests.test_mcp import _child_env, _free_port, _keys, _left_running
+
+TIMEOUT = 1.5
+DECLARED = 1_048_576  # declared, never sent in full
+
+
+class Trickler:
+    """Raw connections that each declare a 1 MiB body and send one byte every 0.1 s."""
+
+    def __init__(self, port: int, path: str, key: str) -> None:
+        self.port, self.path, self.key = port, path, key
+        self.socks: list[socket.socket] = []  # still trickling
+        self.opened: list[socket.socket] = []
+        self.started: list[float] = []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._drip, daemon=True)
+        self.thread.start()
+
+    def open(self) -> socket.socket:
+        sock = socket.create_connection(("127.0.0.1", self.port), timeout=TIMEOUT + 5)
+        head = (
+            f"POST {self.path} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            f"Authorization: Bearer {self.key}\r\nContent-Type: application/json\r\n"
+            f"Accept: application/json, text/event-stream\r\n"
+            f"Content-Length: {DECLARED}\r\n\r\n{{"
+        )
+        sock.sendall(head.encode())
+        self.socks.append(sock)
+        self.opened.append(sock)
+        self.started.append(time.monotonic())
+        return sock
+
+    def _drip(self) -> None:
+        while not self.stop.wait(0.1):
+            for sock in list(self.socks):
+                try:
+                    sock.send(b" ")
+                except OSError:  # answered and closed by the server
+                    self.socks.remove(sock)
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join(timeout=5)
+        for sock in self.opened:
+            sock.close()
+
+
+def _answer(sock: socket.socket) -> tuple[int, bytes, bool]:
+    """The status line's code and the whole response; True if the server then closed."""
+    data = b""
+    while True:
+        try:
+            chunk = sock.recv(65536)
+        except TimeoutError:
+            return int(data.split(b" ")[1]) if data else 0, data, False
+        if not chunk:
+            return int(data.split(b" ")[1]), data, True
+        data += chunk
+
+
+def _code(raw: bytes) -> str:
+    """The error code of a response in the service's error shape."""
+    return str(json.loads(raw.split(b"\r\n\r\n", 1)[1])["error"]["code"])
+
+
+@contextmanager
+def _served(db: str) -> Iterator[tuple[int, str]]:
+    store = open_store(db)
+    key = keyring.create_key(store, tenant="acme", actor="alice")[1]
+    store.close()
+    app = create_app(
+        db,
+        embedder=HashEmbedder(),
+        worker=False,
+        body_timeout=TIMEOUT,
+        max_pending_bodies=3,
+    )
+    port = _free_port()
+    srv = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", ws="none")
+    )
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not srv.started:
+        assert time.monotonic() < deadline, "the server did not start"
+        time.sleep(0.02)
+    try:
+        yield port, key
+    finally:
+        srv.should_exit = True
+        thread.join(timeout=30)
+
+
+def test_slow_bodies_time_out_and_the_excess_is_refused_at_once(tmp_path: Path) -> None:
+    event = {"actor_id": "alice", "session_id": "s1", "role": "user", "text": "I like tea"}
+    with _served(str(tmp_path / "bodies.db")) as (port, key):
+        url = f"http://127.0.0.1:{port}"
+        auth = {"Authorization": f"Bearer {key}"}
+        drip = Trickler(port, "/v1/events", key)
+        try:
+            slow = [drip.open(), drip.open()]
+            time.sleep(0.3)  # both are being received now: two of the three slots
+            with httpx.Client(base_url=url, headers=auth, timeout=10) as h:
+                assert h.post("/v1/events", json=event).status_code == 201  # the third slot
+                slow.append(drip.open())
+                time.sleep(0.3)
+                excess = drip.open()
+                t0 = time.monotonic()
+                status, raw, closed = _answer(excess)
+                assert status == 503 and closed, raw
+                assert time.monotonic() - t0 < 1.0  # at once, not after the timeout
+                assert b"retry-after: 1" in raw.lower() and _code(raw) == "busy"
+                # requests without a body take no slot
+                assert h.get("/healthz").status_code == 200
+                assert h.get("/v1/events", params={"actor_id": "alice"}).status_code == 200
+                for sock, started in zip(slow, drip.started, strict=False):
+                    status, raw, closed = _answer(sock)
+                    took = time.monotonic() - started
+                    assert status == 408 and closed, raw
+                    assert _code(raw) == "request_timeout"
+                    assert TIMEOUT - 0.1 < took < TIMEOUT + 3, took
+                # the slots are free again, and only the normal event was stored
+                assert h.post("/v1/events", json=event).status_code == 201
+                listed = h.get("/v1/events", params={"actor_id": "alice"}).json()
+                assert [e["text"] for e in listed["events"]] == ["I like tea", "I like tea"]
+        finally:
+            drip.close()
+
+
+def test_the_mcp_http_transport_bounds_bodies_too(tmp_path: Path) -> None:
+    db = str(tmp_path / "mcp.db")
+    key = _keys(db)["alice"]
+    port = _free_port()
+    cmd = [sys.executable, "-m", "remem.cli", "--db", db, "mcp", "--key", key, "--lexical"]
+    cmd += ["--transport", "http", "--port", str(port)]
+    cmd += ["--body-timeout", str(TIMEOUT), "--max-pending-bodies", "1"]
+    with open(tmp_path / "server.log", "w") as errlog:
+        proc = subprocess.Popen(cmd, env=_child_env(), stdout=errlog, stderr=errlog)
+    drip = Trickler(port, "/mcp", key)
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            assert proc.poll() is None, (tmp_path / "server.log").read_text()
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/mcp", timeout=2)
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline, "the MCP server did not start"
+                time.sleep(0.05)
+        slow = drip.open()
+        time.sleep(0.3)
+        status, raw, _ = _answer(drip.open())
+        assert status == 503, raw
+        status, raw, closed = _answer(slow)
+        assert status == 408 and closed, raw
+        assert time.monotonic() - drip.started[0] < TIMEOUT + 3
+    finally:
+        drip.close()
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    assert _left_running(db) == []
