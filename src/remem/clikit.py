@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 import click
 
 from remem.memory import Memory
+from remem.store.base import Store
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -31,7 +32,17 @@ class Ctx:
     def open(self, **kwargs: Any) -> Memory:
         """Open the database named by --db (or REMEM_DB) for --tenant, with --config."""
         kwargs.setdefault("config", self.config)
-        return Memory.open(self.db, tenant=self.tenant, **kwargs)
+        mem = Memory.open(self.db, tenant=self.tenant, **kwargs)
+        warn_store(mem.store)
+        return mem
+
+
+def warn_store(store: Store) -> None:
+    """Print what the operator must know about the database (`Store.warnings`) on stderr,
+    one line each, whatever --json says: e.g. a PostgreSQL role that bypasses row-level
+    security."""
+    for line in store.warnings():
+        click.echo(f"remem: warning: {line}", err=True)
 
 
 def json_option(f: F) -> F:

@@ -6,6 +6,7 @@
      ├── RefusedContent         content policy refused a write (e.g. a secret)
      ├── ConflictError          a concurrent writer got there first
      ├── ConfigError            the configuration file is invalid (says the line and why)
+ ├── RlsBypassed            a server refuses a database role that row-level security does not bind
      ├── StoreError             the database could not do what was asked
      │    ├── SchemaTooNew      the database was written by a newer remem
      │    └── StoreCorrupt      the file is not a remem database, or is damaged
@@ -57,6 +58,10 @@ class StoreCorrupt(StoreError):
 
 class ConfigError(RememError):
     code = "config_error"
+
+
+class RlsBypassed(RememError):
+    code = "rls_bypassed"
 
 
 class LLMError(RememError):

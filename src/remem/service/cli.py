@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import click
 
-from remem.clikit import Ctx, emit, json_option
+from remem.clikit import Ctx, emit, json_option, warn_store
 from remem.memory import default_db_path, is_server_url, open_store
 from remem.service import keys as keyring
 from remem.store.base import Store
@@ -40,7 +40,9 @@ def _where(target: str) -> str:
 
 
 def _open(ctx: Ctx) -> Store:
-    return open_store(_db_path(ctx))
+    store = open_store(_db_path(ctx))
+    warn_store(store)
+    return store
 
 
 def body_options(command: Callable[..., None]) -> Callable[..., None]:
@@ -74,6 +76,14 @@ def body_options(command: Callable[..., None]) -> Callable[..., None]:
     return command
 
 
+allow_rls_bypass_option = click.option(
+    "--allow-rls-bypass",
+    is_flag=True,
+    help="Serve even though the PostgreSQL role bypasses row-level security (a superuser "
+    "or BYPASSRLS), which turns the database's tenant wall off; refused without it.",
+)
+
+
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
 @click.option("--port", default=8080, show_default=True, type=click.IntRange(0, 65535))
@@ -98,6 +108,7 @@ def body_options(command: Callable[..., None]) -> Callable[..., None]:
     help="Do not run extraction in this process (separate workers drain the queue).",
 )
 @click.option("--lexical", is_flag=True, help="No embedding model: lexical recall only.")
+@allow_rls_bypass_option
 @json_option
 @click.pass_obj
 def serve(
@@ -111,6 +122,7 @@ def serve(
     keep_alive: int,
     no_worker: bool,
     lexical: bool,
+    allow_rls_bypass: bool,
 ) -> None:
     """Run the HTTP API (OpenAPI at /openapi.json); requests need a key from `remem keys`."""
     try:
@@ -133,6 +145,7 @@ def serve(
         embedder=embedder,
         worker=not no_worker,
         config=ctx.config,
+        allow_rls_bypass=allow_rls_bypass,
     )
     if not ctx.as_json:
         where = _where(path)

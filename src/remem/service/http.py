@@ -45,6 +45,7 @@ from remem.errors import (
     NotFound,
     RefusedContent,
     RememError,
+    RlsBypassed,
     StoreError,
 )
 from remem.ids import new_id
@@ -74,7 +75,7 @@ from remem.service.schemas import (
     RetrieveIn,
     UpdateItem,
 )
-from remem.store.base import ForgetReport, Store
+from remem.store.base import ForgetReport, Store, refuse_rls_bypass
 
 log = logging.getLogger("remem.service")
 
@@ -147,6 +148,7 @@ def create_app(
     embedder: Embedder | None = None,
     worker: bool = True,
     config: Config | str | Path | None = None,
+    allow_rls_bypass: bool = False,
 ) -> FastAPI:
     """The FastAPI app over the database `db_path` names (created if missing): a path,
     `sqlite:///path`, or a PostgreSQL URL (`remem.memory.open_store`).
@@ -157,12 +159,25 @@ def create_app(
     arrive within `body_timeout` seconds (else 408), and at most
     `max_pending_bodies` are received at once (beyond that 503 with Retry-After;
     `remem.service.bodies`).
+
+    A PostgreSQL role that row-level security does not bind (a superuser,
+    BYPASSRLS) is refused with `RlsBypassed` unless `allow_rls_bypass`; allowed,
+    it is logged at startup and shown in `/healthz` as `warnings`.
     """
     settings = config if isinstance(config, Config) else load_config(config)
-    svc = _Service(open_store(db_path), embedder, settings)
+    store = open_store(db_path)
+    try:
+        refuse_rls_bypass(store, allowed=allow_rls_bypass)
+    except RlsBypassed:
+        store.close()
+        raise
+    warnings = store.warnings()
+    svc = _Service(store, embedder, settings)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        for line in warnings:
+            log.warning("remem: warning: %s", line)
         thread = None
         if worker:
             thread = threading.Thread(target=svc.work, name="remem-worker", daemon=True)
@@ -214,9 +229,10 @@ def create_app(
 
     @app.get("/healthz", tags=["service"])
     def healthz() -> dict[str, Any]:
-        """Liveness: the database answers."""
+        """Liveness: the database answers; `warnings` (only when there are any) says what
+        an operator must know, e.g. a role that bypasses row-level security."""
         svc.store.ping()
-        return {"status": "ok"}
+        return {"status": "ok", "warnings": warnings} if warnings else {"status": "ok"}
 
     @app.get("/v1/jobs", tags=["jobs"])
     def jobs(who: Who) -> dict[str, Any]:

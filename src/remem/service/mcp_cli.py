@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import click
 
-from remem.clikit import Ctx, json_option
-from remem.service.cli import _db_path, body_options
+from remem.clikit import Ctx, json_option, warn_store
+from remem.service.cli import _db_path, allow_rls_bypass_option, body_options
 
 
 @click.command()
@@ -30,6 +30,7 @@ from remem.service.cli import _db_path, body_options
 @click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535))
 @body_options
 @click.option("--lexical", is_flag=True, help="No embedding model: lexical recall only.")
+@allow_rls_bypass_option
 @json_option
 @click.pass_obj
 def mcp(
@@ -42,6 +43,7 @@ def mcp(
     body_timeout: float,
     max_pending_bodies: int,
     lexical: bool,
+    allow_rls_bypass: bool,
 ) -> None:
     """Serve remember, recall, list_memories and forget over MCP, scoped to one API key.
 
@@ -55,12 +57,16 @@ def mcp(
         ) from None
     from remem.embed.base import default_embedder
     from remem.service.bodies import BodyLimits
+    from remem.store.base import refuse_rls_bypass
 
     path = _db_path(ctx)
     embedder = None if lexical else default_embedder()
     limits = BodyLimits(max_body, body_timeout, max_pending_bodies)
     server = McpServer.open(path, key, embedder=embedder, host=host, port=port, body_limits=limits)
     try:
+        warn_store(server.store)  # stderr: stdout is the stdio transport's
+        if transport == "http":
+            refuse_rls_bypass(server.store, allowed=allow_rls_bypass)
         if transport == "http" and not ctx.as_json:
             click.echo(
                 f"remem: MCP for tenant {server.principal.tenant} on http://{host}:{port}/mcp",

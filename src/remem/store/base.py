@@ -20,6 +20,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from remem.errors import RlsBypassed
 from remem.model import Event, HistoryEntry, Job, JobInfo, LLMCall, Record, Status
 
 Near = dict[str, list[tuple[int, Event]]]  # event id -> (distance, event) around it
@@ -116,6 +117,21 @@ class ApiKey:
 
 class Store(Protocol):
     """A remem database. Implementations: `SQLiteStore` and `PostgresStore`."""
+
+    # the second tenant wall: the database's own row-level security under remem's queries.
+    # `row_security` says whether the backend has one (PostgreSQL; SQLite has none, its
+    # tenant wall is remem's queries alone); `rls_bypassed`, whether it is off for the
+    # role remem connected as (a superuser, BYPASSRLS, an owner of an unforced table).
+    @property
+    def row_security(self) -> bool: ...
+
+    @property
+    def rls_bypassed(self) -> bool: ...
+
+    def warnings(self) -> list[str]:
+        """What an operator must know about this database before trusting it (one line
+        each, no connection details); empty when nothing."""
+        ...
 
     # events and the outbox
     def add_events(self, events: Sequence[Event], strategies: Sequence[str]) -> list[bool]:
@@ -352,3 +368,14 @@ class Store(Protocol):
     def stats(self) -> dict[str, int]: ...
 
     def close(self) -> None: ...
+
+
+def refuse_rls_bypass(store: Store, *, allowed: bool) -> None:
+    """Raise `RlsBypassed` when row-level security does not bind `store`'s role, unless
+    the operator `allowed` it (`remem serve --allow-rls-bypass`)."""
+    if store.rls_bypassed and not allowed:
+        raise RlsBypassed(
+            "; ".join(store.warnings())
+            + "; refusing to serve: connect as an ordinary role (README: PostgreSQL), "
+            "or pass --allow-rls-bypass to accept it"
+        )

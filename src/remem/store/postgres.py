@@ -123,6 +123,42 @@ class PostgresStore(PostgresKeys):
         except psycopg.Error as exc:
             self._pool.close()
             raise self._translate(exc) from exc
+        try:
+            self._rls_bypass = self._row_security_bypass()
+        except BaseException:
+            self._pool.close()
+            raise
+
+    # -- the second tenant wall ---------------------------------------------
+
+    row_security = True
+
+    @property
+    def rls_bypassed(self) -> bool:
+        """Whether row-level security does not bind the role remem connected as."""
+        return bool(self._rls_bypass)
+
+    def warnings(self) -> list[str]:
+        """One line when row-level security does not bind this role (why, and what to do)."""
+        if not self._rls_bypass:
+            return []
+        return [
+            f"the PostgreSQL role {self._rls_bypass}, so row-level security does not bind "
+            "it and the database's tenant wall is off (remem's own tenant filters still "
+            "apply); connect as an ordinary role that owns the tables (README: PostgreSQL)"
+        ]
+
+    def _row_security_bypass(self) -> str:
+        """Why row-level security does not bind the connected role, or '' when it does."""
+        row = self._rows(ALL_TENANTS, q.ROW_SECURITY)[0]
+        if row["rolsuper"]:
+            return "is a superuser"
+        if row["rolbypassrls"]:
+            return "has BYPASSRLS"
+        if row["open_tables"]:
+            tables = ", ".join(row["open_tables"])
+            return f"owns tables without FORCE ROW LEVEL SECURITY ({tables})"
+        return ""
 
     # -- plumbing -----------------------------------------------------------
 

@@ -263,6 +263,21 @@ SCHEMA_VERSION = "SELECT coalesce(max(version), 0) FROM schema_version"
 SET_VERSION = "INSERT INTO schema_version (version) VALUES (%s)"
 SET_TENANT = "SELECT set_config('remem.tenant', %s, true)"
 SET_ALL_TENANTS = "SELECT set_config('remem.all_tenants', 'on', true)"
+# Whether row-level security binds the role remem connected as: not for a superuser
+# or a BYPASSRLS role, and not on a tenant table that has it off, or that this role
+# owns (or has the privileges of its owner) without FORCE ROW LEVEL SECURITY.
+ROW_SECURITY = """
+SELECT r.rolsuper, r.rolbypassrls,
+       coalesce((SELECT array_agg(c.relname::text ORDER BY c.relname)
+                   FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                  WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p')
+                    AND EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.oid
+                                   AND a.attname = 'tenant' AND NOT a.attisdropped)
+                    AND (NOT c.relrowsecurity
+                         OR (pg_has_role(c.relowner, 'USAGE') AND NOT c.relforcerowsecurity))),
+                '{}') AS open_tables
+  FROM pg_roles r WHERE r.rolname = current_user
+"""
 
 RECORD_COLUMNS = (
     "id, tenant, actor, namespace, kind, text, field, value, source_type, source_event_ids, "

@@ -83,6 +83,15 @@ POOL_FOR_PREFIX = 500  # nearest rows fetched when a namespace prefix narrows th
 class SQLiteStore(SQLiteJobs, SQLiteKeys):
     """`Store` on one SQLite file. Safe to share between threads of one process."""
 
+    # SQLite has no row-level security: the tenant wall is remem's scoped queries alone
+    # (one file, one process's trust), so there is none to bypass and nothing to warn of.
+    row_security = False
+    rls_bypassed = False
+
+    def warnings(self) -> list[str]:
+        """Nothing to warn of (`Store.warnings`)."""
+        return []
+
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
         if self.path != ":memory:":
