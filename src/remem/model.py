@@ -246,8 +246,11 @@ class LLMCall:
     completion_tokens: int
     seconds: float
     ok: bool
-    error: str = ""
+    error: str = ""  # why the call failed, or, on a usable answer, what of it was dropped
     job_id: int | None = None
+    # items of the answer dropped for naming an event the prompt did not list (never
+    # re-attributed to another event); kept in the log row's `error` as a note
+    dropped: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -66,6 +66,7 @@ class ProcessResult:
     refused: int = 0  # candidates that carried a secret
     skipped_tombstoned: int = 0
     failed: int = 0  # failed attempts (the job waits and is retried, or is 'failed')
+    dropped_references: int = 0  # model answers' items naming an event they were not shown
 
     def as_dict(self) -> dict[str, int]:
         return {name: getattr(self, name) for name in self.__slots__}
@@ -212,7 +213,10 @@ class Pipeline:
                 tenant, actor, strategy.name, candidates, calls, live[-1].session
             )
             self.store.apply(replace(write, done_jobs=done))
-            return result + ProcessResult(jobs_done=len(jobs), skipped_tombstoned=skipped)
+            dropped = sum(c.dropped for c in calls)
+            return result + ProcessResult(
+                jobs_done=len(jobs), skipped_tombstoned=skipped, dropped_references=dropped
+            )
         finally:
             if calls:
                 self.store.record_llm_calls(tenant, [replace(c, job_id=done[0]) for c in calls])

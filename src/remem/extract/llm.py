@@ -9,6 +9,11 @@ that made it (`Source.extractor`, e.g. "llm:gpt-4o-mini;prompt:semantic/1").
 
 Only user and assistant turns feed semantic and preference extraction; tool
 events feed episodic; summaries read the whole session.
+
+The model's event numbers are checked, never trusted: an item (a fact, a
+preference, a summary topic, an episode) that names a number outside the
+numbered new events is dropped, not attributed to another event, and the call's
+log row counts it (`LLMCall.dropped`, with a note in its `error`).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import hashlib
 import json
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 from importlib import resources
 
@@ -87,7 +93,15 @@ class LLMStrategy:
             calls=calls,
             model=self._model,
         )
-        return _candidates(self.name, answer, batch, self.version)
+        candidates, bad = _candidates(self.name, answer, batch, self.version)
+        if bad and calls:  # the answering call is the last one logged
+            listed = len(batch.events)
+            note = (
+                f"dropped {len(bad)} item(s) naming events not listed "
+                f"({', '.join(map(str, sorted(set(bad))))}; the prompt listed 1-{listed})"
+            )
+            calls[-1] = replace(calls[-1], dropped=len(bad), error=note)
+        return candidates
 
 
 class ModelConsolidator:
@@ -168,12 +182,22 @@ def _line(event: Event, number: int | None = None) -> str:
     return f"{tag}{event.time.isoformat(timespec='minutes')} {who} ({event.role.value}): {text}"
 
 
-def _candidates(name: str, answer: BaseModel, batch: Batch, version: str) -> list[Candidate]:
+def _candidates(
+    name: str, answer: BaseModel, batch: Batch, version: str
+) -> tuple[list[Candidate], list[int]]:
+    """The answer's candidates, and the event numbers of the items dropped because a
+    number they named is not one of the batch's numbered events."""
     events = batch.events
+    bad: list[int] = []
+
+    def listed(numbers: Sequence[int]) -> bool:
+        wrong = [n for n in numbers if not 1 <= n <= len(events)]
+        bad.extend(wrong[:1])  # one per dropped item
+        return not wrong
 
     def pick(numbers: Sequence[int]) -> tuple[Event, ...]:
-        chosen = tuple(events[n - 1] for n in numbers if 1 <= n <= len(events))
-        return chosen or events  # a number out of range: the whole batch is the source
+        # every number is listed (checked first); none at all: the whole batch is the source
+        return tuple(events[n - 1] for n in dict.fromkeys(numbers)) or events
 
     def source(picked: Sequence[Event]) -> Source:
         return Source("event", tuple(e.id for e in picked), name, version)
@@ -181,6 +205,8 @@ def _candidates(name: str, answer: BaseModel, batch: Batch, version: str) -> lis
     out: list[Candidate] = []
     if isinstance(answer, Facts):
         for f in answer.facts:
+            if not listed([f.event]):
+                continue
             picked = pick([f.event])
             has_field = bool(f.attribute and f.value)
             out.append(
@@ -195,6 +221,8 @@ def _candidates(name: str, answer: BaseModel, batch: Batch, version: str) -> lis
             )
     elif isinstance(answer, Preferences):
         for p in answer.preferences:
+            if not listed([p.event]):
+                continue
             picked = pick([p.event])
             text = p.text.strip()
             if p.context and p.context.lower() not in text.lower():
@@ -217,6 +245,8 @@ def _candidates(name: str, answer: BaseModel, batch: Batch, version: str) -> lis
         first = batch.previous[0].value if batch.previous else None
         start = json.loads(first)["first_event"] if first else covered[0]
         for t in answer.topics:
+            if not listed(t.key_events):
+                continue
             key = tuple(e.id for e in pick(t.key_events)) if t.key_events else ()
             value = {
                 "first_event": start,
@@ -238,6 +268,8 @@ def _candidates(name: str, answer: BaseModel, batch: Batch, version: str) -> lis
             )
     elif isinstance(answer, Episodes):
         for ep in answer.episodes:
+            if not listed(ep.events):
+                continue
             picked = pick(ep.events)
             actions = "; ".join(a.strip() for a in ep.actions if a.strip())
             text = f"Attempted: {ep.attempt.strip()}."
@@ -253,7 +285,7 @@ def _candidates(name: str, answer: BaseModel, batch: Batch, version: str) -> lis
                     authority=Authority.VERIFIED_OUTCOME if ep.verified else Authority.INFERRED,
                 )
             )
-    return [c for c in out if c.text]
+    return [c for c in out if c.text], bad
 
 
 def _slug(text: str) -> str:

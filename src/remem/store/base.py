@@ -205,7 +205,9 @@ class Store(Protocol):
         ...
 
     def llm_usage(self, tenant: str) -> dict[str, float]:
-        """Totals of a tenant's logged model calls: calls, errors, tokens, seconds."""
+        """Totals of a tenant's logged model calls: calls, errors, tokens, seconds, and
+        `calls_with_dropped_items` (usable answers with items dropped for naming an event
+        they were not shown; the row's `error` says which)."""
         ...
 
     # the request-id ledger of idempotent batch writes

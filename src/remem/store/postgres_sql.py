@@ -398,7 +398,8 @@ LLM_USAGE = """
 SELECT count(*) AS calls, count(*) FILTER (WHERE NOT ok) AS errors,
     coalesce(sum(prompt_tokens), 0) AS prompt_tokens,
     coalesce(sum(completion_tokens), 0) AS completion_tokens,
-    coalesce(sum(seconds), 0) AS seconds
+    coalesce(sum(seconds), 0) AS seconds,
+    count(*) FILTER (WHERE ok AND error IS NOT NULL) AS calls_with_dropped_items
 FROM llm_calls WHERE tenant = %s
 """
 

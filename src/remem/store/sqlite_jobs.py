@@ -177,11 +177,12 @@ class SQLiteJobs:
 
     def llm_usage(self, tenant: str) -> dict[str, float]:
         """Totals of a tenant's logged model calls."""
-        calls, errors, prompt, completion, seconds = self._rows(q.LLM_USAGE, (tenant,))[0]
+        calls, errors, prompt, completion, seconds, dropped = self._rows(q.LLM_USAGE, (tenant,))[0]
         return {
             "calls": int(calls),
             "errors": int(errors),
             "prompt_tokens": int(prompt),
             "completion_tokens": int(completion),
             "seconds": float(seconds),
+            "calls_with_dropped_items": int(dropped),
         }

@@ -183,7 +183,8 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
 LLM_USAGE = """
 SELECT count(*), coalesce(sum(1 - ok), 0), coalesce(sum(prompt_tokens), 0),
-    coalesce(sum(completion_tokens), 0), coalesce(sum(seconds), 0)
+    coalesce(sum(completion_tokens), 0), coalesce(sum(seconds), 0),
+    coalesce(sum(ok AND error IS NOT NULL), 0)
 FROM llm_calls WHERE tenant = ?
 """
 
