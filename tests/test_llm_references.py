@@ -38,6 +38,7 @@ def _hostile(request: dict[str, Any]) -> Reply:
              "event": 1},
             {"text": "Ana works at Acme", "attribute": "employer", "value": "Acme",
              "event": 99},
+            {"text": "Ana has a cat", "event": 0},
         ]})  # fmt: skip
     if "running summary" in system:  # two numbered events: the user's turn and the tool's
         return Reply.json({"topics": [
@@ -92,7 +93,8 @@ def test_items_naming_unlisted_events_are_dropped_and_counted(db: str, llm: Scri
         assert result.failed == 0
         recs = mem.records(actor="ana", all=True)
         texts = " | ".join(r.text for r in recs)
-        assert "Acme" not in texts and "hotel" not in texts  # not attributed to anything
+        for dropped in ("Acme", "cat", "hotel"):
+            assert dropped not in texts  # attributed to nothing
         (fact,) = [r for r in recs if r.kind is Kind.SEMANTIC]
         assert fact.value == "Lisbon" and fact.source.event_ids == ("e0",)
         (summary,) = [r for r in recs if r.kind is Kind.SUMMARY]
@@ -101,7 +103,7 @@ def test_items_naming_unlisted_events_are_dropped_and_counted(db: str, llm: Scri
         ]
         (episode,) = [r for r in recs if r.kind is Kind.EPISODIC]
         assert "Berlin" in episode.text and episode.source.event_ids == ("e1",)
-        assert result.dropped_references == 3  # a fact, a summary topic, an episode
+        assert result.dropped_references == 4  # two facts, a summary topic, an episode
         usage = mem.store.llm_usage(mem.tenant)
         assert usage["calls_with_dropped_items"] == 3 and usage["errors"] == 0
 
@@ -119,12 +121,12 @@ def test_the_command_line_shows_the_count_and_the_call_log_notes_it(
     ok(capsys, db, *run, "event", "add", "--actor", "ana", "--session", "s1", "--role", "user",
        "--text", "I live in Lisbon.")  # fmt: skip
     processed = ok(capsys, db, *run, "process")
-    assert processed["dropped_references"] == 1 and processed["records_added"] == 1
+    assert processed["dropped_references"] == 2 and processed["records_added"] == 1
     listed = ok(capsys, db, *run, "jobs", "list")
     assert listed["llm_usage"]["calls_with_dropped_items"] == 1
     assert listed["llm_usage"]["errors"] == 0
     with sqlite3.connect(db) as conn:
         rows = conn.execute("SELECT strategy, ok, error FROM llm_calls").fetchall()
     assert rows == [
-        ("semantic", 1, "dropped 1 item(s) naming events not listed (99; the prompt listed 1-1)")
+        ("semantic", 1, "dropped 2 item(s) naming events not listed (0, 99; the prompt listed 1-1)")
     ]

@@ -9,6 +9,7 @@ normal request must still be served meanwhile: on `remem serve`'s app and on
 from __future__ import annotations
 
 import json
+import selectors
 import socket
 import subprocess
 import sys
@@ -16,6 +17,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -72,17 +74,47 @@ class Trickler:
             sock.close()
 
 
-def _answer(sock: socket.socket) -> tuple[int, bytes, bool]:
-    """The status line's code and the whole response; True if the server then closed."""
-    data = b""
-    while True:
-        try:
-            chunk = sock.recv(65536)
-        except TimeoutError:
-            return int(data.split(b" ")[1]) if data else 0, data, False
-        if not chunk:
-            return int(data.split(b" ")[1]), data, True
-        data += chunk
+@dataclass
+class Answer:
+    status: int
+    raw: bytes
+    closed: bool  # the server closed the connection after answering
+    after: float  # seconds from opening the connection to the answer's first byte
+
+
+def _answers(drip: Trickler, socks: list[socket.socket], wait: float) -> list[Answer]:
+    """Each connection's whole response, read side by side within `wait` seconds."""
+    data = {s: b"" for s in socks}
+    first: dict[socket.socket, float] = {}
+    closed: set[socket.socket] = set()
+    opened = dict(zip(drip.opened, drip.started, strict=True))
+    with selectors.DefaultSelector() as sel:
+        for sock in socks:
+            sel.register(sock, selectors.EVENT_READ)
+        deadline = time.monotonic() + wait
+        while len(closed) < len(socks) and time.monotonic() < deadline:
+            for key, _ in sel.select(timeout=0.05):
+                sock = key.fileobj
+                assert isinstance(sock, socket.socket)
+                try:
+                    chunk = sock.recv(65536)
+                except OSError:
+                    chunk = b""
+                first.setdefault(sock, time.monotonic())
+                if chunk:
+                    data[sock] += chunk
+                else:
+                    closed.add(sock)
+                    sel.unregister(sock)
+    return [
+        Answer(
+            int(data[s].split(b" ")[1]) if data[s] else 0,
+            data[s],
+            s in closed,
+            first.get(s, float("inf")) - opened[s],
+        )
+        for s in socks
+    ]
 
 
 def _code(raw: bytes) -> str:
@@ -126,27 +158,28 @@ def test_slow_bodies_time_out_and_the_excess_is_refused_at_once(tmp_path: Path) 
         auth = {"Authorization": f"Bearer {key}"}
         drip = Trickler(port, "/v1/events", key)
         try:
-            slow = [drip.open(), drip.open()]
-            time.sleep(0.3)  # both are being received now: two of the three slots
+            socks = [drip.open(), drip.open()]
+            time.sleep(0.3)  # two of the three slots are taken
             with httpx.Client(base_url=url, headers=auth, timeout=10) as h:
                 assert h.post("/v1/events", json=event).status_code == 201  # the third slot
-                slow.append(drip.open())
+                socks.append(drip.open())
                 time.sleep(0.3)
-                excess = drip.open()
-                t0 = time.monotonic()
-                status, raw, closed = _answer(excess)
-                assert status == 503 and closed, raw
-                assert time.monotonic() - t0 < 1.0  # at once, not after the timeout
-                assert b"retry-after: 1" in raw.lower() and _code(raw) == "busy"
-                # requests without a body take no slot
+                socks.append(drip.open())  # a fourth body while three are being received
+                time.sleep(0.3)
+                # meanwhile, requests without a body take no slot and are served
                 assert h.get("/healthz").status_code == 200
                 assert h.get("/v1/events", params={"actor_id": "alice"}).status_code == 200
-                for sock, started in zip(slow, drip.started, strict=False):
-                    status, raw, closed = _answer(sock)
-                    took = time.monotonic() - started
-                    assert status == 408 and closed, raw
-                    assert _code(raw) == "request_timeout"
-                    assert TIMEOUT - 0.1 < took < TIMEOUT + 3, took
+                assert time.monotonic() - drip.started[0] < TIMEOUT
+                answers = _answers(drip, socks, TIMEOUT + 5)
+                assert sorted(a.status for a in answers) == [408, 408, 408, 503], answers
+                for a in answers:
+                    assert a.closed, a
+                    if a.status == 503:  # at once, not after the timeout
+                        assert a.after < 1.0, a
+                        assert b"retry-after: 1" in a.raw.lower() and _code(a.raw) == "busy"
+                    else:
+                        assert _code(a.raw) == "request_timeout"
+                        assert TIMEOUT - 0.1 < a.after < TIMEOUT + 3, a
                 # the slots are free again, and only the normal event was stored
                 assert h.post("/v1/events", json=event).status_code == 201
                 listed = h.get("/v1/events", params={"actor_id": "alice"}).json()
@@ -175,13 +208,13 @@ def test_the_mcp_http_transport_bounds_bodies_too(tmp_path: Path) -> None:
             except httpx.TransportError:
                 assert time.monotonic() < deadline, "the MCP server did not start"
                 time.sleep(0.05)
-        slow = drip.open()
+        socks = [drip.open()]
         time.sleep(0.3)
-        status, raw, _ = _answer(drip.open())
-        assert status == 503, raw
-        status, raw, closed = _answer(slow)
-        assert status == 408 and closed, raw
-        assert time.monotonic() - drip.started[0] < TIMEOUT + 3
+        socks.append(drip.open())
+        answers = sorted(_answers(drip, socks, TIMEOUT + 5), key=lambda a: a.status)
+        assert [a.status for a in answers] == [408, 503], answers
+        assert answers[0].closed and TIMEOUT - 0.1 < answers[0].after < TIMEOUT + 3
+        assert answers[1].after < 1.0
     finally:
         drip.close()
         proc.terminate()

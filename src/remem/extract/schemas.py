@@ -3,7 +3,9 @@
 Each default prompt is a file in `prompts/` named after its strategy and
 version (`semantic.v1.md` is version "semantic/1"); a record keeps the prompt
 version that made it. Event numbers refer to the numbered new events the
-prompt lists; anything else the model writes is ignored.
+prompt lists; an item naming any other number is dropped by
+`remem.extract.llm`, not refused here, so one bad number does not cost the
+whole answer. Anything else the model writes is ignored.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ class Fact(_Answer):
     text: str = _Text
     attribute: str | None = Field(default=None, max_length=100)
     value: str | None = Field(default=None, max_length=300)
-    event: int = Field(ge=1)
+    event: int  # checked against the numbered events, not here: a bad one drops the item
 
 
 class Facts(_Answer):
@@ -42,7 +44,7 @@ class Preference(_Answer):
     text: str = _Text
     category: str = Field(default="general", max_length=100)
     context: str | None = Field(default=None, max_length=300)
-    event: int = Field(ge=1)
+    event: int  # checked against the numbered events, not here: a bad one drops the item
 
 
 class Preferences(_Answer):
