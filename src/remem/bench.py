@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from remem.clikit import warn_store
 from remem.embed.base import Embedder, HashEmbedder
 from remem.errors import InvalidInput
 from remem.memory import Memory, is_server_url
@@ -106,6 +107,7 @@ def run_bench(
             raise InvalidInput(f"{target} exists; bench builds a fresh database, name a new file")
         with Memory.open(target, embedder=embedder) if embedder else Memory.open(target) as mem:
             if server:
+                warn_store(mem.store)
                 _refuse_used(mem)
             emb = mem.embedder or HashEmbedder()
             say(f"embedder: {emb.name}")

@@ -79,8 +79,8 @@ def body_options(command: Callable[..., None]) -> Callable[..., None]:
 allow_rls_bypass_option = click.option(
     "--allow-rls-bypass",
     is_flag=True,
-    help="Serve even though the PostgreSQL role bypasses row-level security (a superuser "
-    "or BYPASSRLS), which turns the database's tenant wall off; refused without it.",
+    help="Serve over HTTP even though the PostgreSQL role bypasses row-level security (a "
+    "superuser or BYPASSRLS), which turns the database's tenant wall off; refused without it.",
 )
 
 
