@@ -405,11 +405,18 @@ def test_model_calls_are_logged_and_summed_per_tenant(store: Store) -> None:
     usage = store.llm_usage("t1")
     assert usage == {
         "calls": 2, "errors": 1, "prompt_tokens": 150, "completion_tokens": 20, "seconds": 1.75,
+        "calls_with_dropped_items": 0,
     }  # fmt: skip
     assert store.llm_usage("t2")["calls"] == 1 and store.llm_usage("t2")["prompt_tokens"] == 7
     assert store.llm_usage("t3") == {
         "calls": 0, "errors": 0, "prompt_tokens": 0, "completion_tokens": 0, "seconds": 0.0,
+        "calls_with_dropped_items": 0,
     }  # fmt: skip
+    # a usable answer with items dropped for naming unlisted events: an ok call with a note
+    note = "dropped 1 item(s) naming events not listed (99; the prompt listed 1-1)"
+    store.record_llm_calls("t4", [LLMCall("semantic", "m", "v1", 1, 1, 0.1, True, note, 2, 1)])
+    assert store.llm_usage("t4")["calls_with_dropped_items"] == 1
+    assert store.llm_usage("t4")["errors"] == 0
 
 
 def test_one_write_marks_every_job_it_came_from_done(store: Store) -> None:
