@@ -174,6 +174,14 @@ def test_mcp_over_http_refuses_it_without_the_flag(urls: tuple[str, str], tmp_pa
     assert refused.returncode != 0
     assert json.loads(refused.stdout)["error"]["code"] == "rls_bypassed"
     assert WARNING in refused.stderr
+    from remem.service.mcp import McpServer
+
+    server = McpServer.open(admin, key, port=port)  # the library refuses it the same way
+    try:
+        with pytest.raises(RlsBypassed, match="--allow-rls-bypass"):
+            server.run("http")
+    finally:
+        server.close()
     log = tmp_path / "mcp.log"
     proc = _start([*cmd, "--allow-rls-bypass"], log, f"http://127.0.0.1:{port}/mcp")
     try:

@@ -45,7 +45,7 @@ from remem.policy.scope import check_name
 from remem.service import keys as keyring
 from remem.service.bodies import BodyLimit, BodyLimits
 from remem.service.keys import Forbidden, Principal, Unauthorized
-from remem.store.base import ForgetReport, Store
+from remem.store.base import ForgetReport, Store, refuse_rls_bypass
 
 log = logging.getLogger("remem.mcp")
 
@@ -128,11 +128,15 @@ class McpServer:
         """Close the database."""
         self.store.close()
 
-    def run(self, transport: Transport = "stdio") -> None:
-        """Serve until the client disconnects (stdio) or the process is stopped (http)."""
+    def run(self, transport: Transport = "stdio", *, allow_rls_bypass: bool = False) -> None:
+        """Serve until the client disconnects (stdio) or the process is stopped (http).
+
+        Over http, a PostgreSQL role that row-level security does not bind is refused
+        (`RlsBypassed`) unless `allow_rls_bypass`, as by `remem serve`."""
         if transport == "stdio":
             self.mcp.run("stdio")
             return
+        refuse_rls_bypass(self.store, allowed=allow_rls_bypass)
         import uvicorn
 
         # the key first (a stranger takes no body slot), then `remem serve`'s body bounds

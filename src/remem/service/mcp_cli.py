@@ -66,12 +66,12 @@ def mcp(
     try:
         warn_store(server.store)  # stderr: stdout is the stdio transport's
         if transport == "http":
-            refuse_rls_bypass(server.store, allowed=allow_rls_bypass)
+            refuse_rls_bypass(server.store, allowed=allow_rls_bypass)  # before saying "on"
         if transport == "http" and not ctx.as_json:
             click.echo(
                 f"remem: MCP for tenant {server.principal.tenant} on http://{host}:{port}/mcp",
                 err=True,
             )
-        server.run("http" if transport == "http" else "stdio")
+        server.run("http" if transport == "http" else "stdio", allow_rls_bypass=allow_rls_bypass)
     finally:
         server.close()
