@@ -224,3 +224,53 @@ def test_the_mcp_http_transport_bounds_bodies_too(tmp_path: Path) -> None:
             proc.kill()
             proc.wait()
     assert _left_running(db) == []
+
+
+def test_serve_passes_its_connection_limits_to_uvicorn(tmp_path: Path) -> None:
+    db = str(tmp_path / "serve.db")
+    port = _free_port()
+    cmd = [sys.executable, "-m", "remem.cli", "--db", db, "serve", "--port", str(port)]
+    cmd += ["--lexical", "--no-worker", "--max-connections", "3", "--keep-alive", "1"]
+    url = f"http://127.0.0.1:{port}/healthz"
+    with open(tmp_path / "serve.log", "w") as errlog:
+        proc = subprocess.Popen(cmd, env=_child_env(), stdout=errlog, stderr=errlog)
+    idle: list[socket.socket] = []
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            assert proc.poll() is None, (tmp_path / "serve.log").read_text()
+            try:
+                assert httpx.get(url, timeout=2).status_code == 200
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline, "the server did not start"
+                time.sleep(0.05)
+        # a kept-alive connection is closed once idle for --keep-alive seconds
+        kept = socket.create_connection(("127.0.0.1", port), timeout=5)
+        idle.append(kept)
+        kept.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        answer = b""
+        while not answer.endswith(b'{"status":"ok"}'):
+            answer += kept.recv(65536)
+        assert answer.startswith(b"HTTP/1.1 200")
+        t0 = time.monotonic()
+        assert kept.recv(65536) == b""  # closed by the server
+        assert 0.5 < time.monotonic() - t0 < 4
+        # beyond --max-connections open connections, a request is 503
+        for _ in range(3):
+            idle.append(socket.create_connection(("127.0.0.1", port), timeout=5))
+        time.sleep(0.3)
+        assert httpx.get(url, timeout=5).status_code == 503
+        for sock in idle:
+            sock.close()
+        time.sleep(0.3)
+        assert httpx.get(url, timeout=5).status_code == 200
+    finally:
+        for sock in idle:
+            sock.close()
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
