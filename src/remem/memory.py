@@ -58,7 +58,7 @@ MAX_RECORD_CHARS = 4_000
 
 Clock = Callable[[], datetime]
 # a libpq keyword/value connection string, e.g. "host=/tmp dbname=remem user=app"
-_KEYWORD_DSN = re.compile(r"^\s*(?:host|dbname|user|port|service)=\S*(?:\s+\w+=\S*)*\s*$")
+_KEYWORD_DSN = re.compile(r"\s*(?:host|dbname|user|port|service)=\S*(?:\s+\w+=\S*)*\s*")
 
 
 class _Default:
@@ -104,7 +104,9 @@ def open_store(target: str | os.PathLike[str] | None = None) -> Store:
 
 def is_server_url(target: str) -> bool:
     """Whether `target` names a database server (a PostgreSQL URL or libpq DSN), not a file."""
-    return target.startswith(("postgres://", "postgresql://")) or bool(_KEYWORD_DSN.match(target))
+    return target.startswith(("postgres://", "postgresql://")) or bool(
+        _KEYWORD_DSN.fullmatch(target)
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,8 @@ from remem.model import Kind
 # by `check_name` cannot start with "_", so no user can act as it.
 SHARED_ACTOR = "_shared"
 
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@:+-]{0,199}$")
+# matched whole (fullmatch): `$` would also match before a final newline ("alice\n")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@:+-]{0,199}")
 
 NAMESPACE_BY_KIND: dict[Kind, str] = {
     Kind.SEMANTIC: "facts",
@@ -24,7 +25,7 @@ NAMESPACE_BY_KIND: dict[Kind, str] = {
 
 def check_name(what: str, value: object) -> str:
     """Validate a tenant, actor or session name; return it unchanged."""
-    if not isinstance(value, str) or not _NAME.match(value):
+    if not isinstance(value, str) or not _NAME.fullmatch(value):
         raise InvalidInput(
             f"{what} must be 1-200 characters of letters, digits and . _ @ : + - "
             f"starting with a letter or digit; got {value!r}"

@@ -23,6 +23,7 @@ separate worker processes drain the queue instead.
 import base64
 import binascii
 import logging
+import re
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -73,6 +74,7 @@ log = logging.getLogger("remem.service")
 
 DEFAULT_MAX_BODY = 1_048_576
 WORKER_POLL_SECONDS = 1.0
+_CURSOR = re.compile(r"o:([0-9]{1,17})")  # what `_cursor` hands out, matched whole
 
 _STATUS: list[tuple[type[RememError], int]] = [
     (InvalidInput, 422),
@@ -668,8 +670,8 @@ def _offset(cursor: str | None) -> int:
         return 0
     try:
         text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        if text.startswith("o:") and text[2:].isdigit() and len(text) < 20:
-            return int(text[2:])
+        if (m := _CURSOR.fullmatch(text)) is not None:
+            return int(m[1])
     except (binascii.Error, UnicodeDecodeError, ValueError):
         pass
     raise InvalidInput("cursor is not one this service handed out; omit it to start over")
