@@ -51,7 +51,7 @@ from remem.errors import (
 from remem.ids import new_id
 from remem.memory import Memory, open_store
 from remem.model import Record
-from remem.policy.scope import check_name
+from remem.policy.scope import SHARED_ACTOR, check_name
 from remem.service import keys as keyring
 from remem.service.keys import Forbidden, Principal, Unauthorized
 from remem.service.schemas import (
@@ -406,7 +406,8 @@ def create_app(
 
     @app.delete("/v1/memories/{record_id}", tags=["memories"])
     def delete_memory(record_id: str, who: Who) -> dict[str, Any]:
-        """Forget one record everywhere and verify it (DeleteMemoryRecord)."""
+        """Forget one record everywhere and verify it (DeleteMemoryRecord); a record shared
+        by the whole tenant needs an admin key for the whole tenant."""
         _record(svc, who, record_id, write=True)
         report = svc.memory(who.tenant).forget(record_id=record_id)
         return {"record_id": record_id, **_report(report)}
@@ -455,9 +456,11 @@ def create_app(
 
     @app.post("/v1/procedures", status_code=201, tags=["procedures"])
     def propose(body: ProposeIn, who: Who) -> dict[str, Any]:
-        """Propose a procedure; it stays inactive until a reviewer approves it."""
+        """Propose a procedure; it stays inactive until a reviewer approves it. Without
+        `actor_id` it is shared by the whole tenant, which needs a key for the whole tenant."""
         if body.actor_id is not None:
-            _allow(who, body.actor_id)
+            check_name("actor_id", body.actor_id)
+        keyring.authorize(who, "propose", body.actor_id or SHARED_ACTOR)
         rec = svc.memory(who.tenant).propose_procedure(
             text=body.text, name=body.name, actor=body.actor_id, proposed_by=who.key_id
         )
@@ -465,16 +468,18 @@ def create_app(
 
     @app.post("/v1/memories/{record_id}/approve", tags=["procedures"])
     def approve(record_id: str, who: Who) -> dict[str, Any]:
-        """Approve a proposed procedure (reviewers and admins)."""
+        """Approve a proposed procedure (reviewers and admins; a shared one: of the whole
+        tenant)."""
         _role(who, "reviewer")
-        _record(svc, who, record_id)
+        keyring.authorize(who, "review", _record(svc, who, record_id).actor)
         return svc.memory(who.tenant).approve(record_id, reviewer=who.key_id).as_dict()
 
     @app.post("/v1/memories/{record_id}/reject", tags=["procedures"])
     def reject(record_id: str, who: Who, body: RejectIn | None = None) -> dict[str, Any]:
-        """Reject a proposed procedure with a reason (reviewers and admins)."""
+        """Reject a proposed procedure with a reason (reviewers and admins; a shared one:
+        of the whole tenant)."""
         _role(who, "reviewer")
-        _record(svc, who, record_id)
+        keyring.authorize(who, "review", _record(svc, who, record_id).actor)
         reason = body.reason if body is not None else ""
         return (
             svc.memory(who.tenant).reject(record_id, reviewer=who.key_id, reason=reason).as_dict()
@@ -568,10 +573,13 @@ def _namespace_actor(who: Principal, namespace: str) -> str:
 
 
 def _record(svc: _Service, who: Principal, record_id: str, *, write: bool = False) -> Record:
-    """A record the key may see (shared procedures are readable by every key of the tenant)."""
+    """A record the key may see (shared procedures are readable by every key of the tenant),
+    and with `write` may change (403 for a shared one it may only read)."""
     rec = svc.store.get_record(who.tenant, record_id)
-    if rec is None or not who.may_see(rec, write=write):
+    if rec is None or not who.may_see(rec):
         raise NotFound(f"no record {record_id!r} for this API key")
+    if write:
+        keyring.authorize(who, "change", rec.actor)
     return rec
 
 
@@ -630,8 +638,8 @@ def _attempt(
     """The item's outcome, and its actor (None when the item named no record it may see)."""
     try:
         actor = resolve(item)
-    except NotFound as exc:
-        return _failure(404, exc), None
+    except (NotFound, Forbidden) as exc:
+        return _failure(_status_of(exc), exc), None
     try:
         return run(item, actor), actor
     except (InvalidInput, RefusedContent, NotFound, ConflictError) as exc:
