@@ -38,6 +38,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from remem import batch
 from remem.config import Config, load_config
 from remem.embed.base import Embedder
 from remem.errors import (
@@ -97,7 +98,6 @@ class _Service:
     lock: threading.Lock = field(default_factory=threading.Lock)
     wake: threading.Event = field(default_factory=threading.Event)
     stop: threading.Event = field(default_factory=threading.Event)
-    ledger_locks: dict[str, threading.Lock] = field(default_factory=dict)
 
     def memory(self, tenant: str) -> Memory:
         """The tenant's `Memory` on the shared store (never closed: it would close the store)."""
@@ -108,10 +108,6 @@ class _Service:
                     self.store, tenant=tenant, embedder=self.embedder, config=self.config
                 )
             return mem
-
-    def ledger_lock(self, tenant: str) -> threading.Lock:
-        with self.lock:
-            return self.ledger_locks.setdefault(tenant, threading.Lock())
 
     def work(self) -> None:
         """The in-process extraction worker: drain the queue whenever woken."""
@@ -604,46 +600,53 @@ def _batch(
     resolve: Callable[[Any], str],
     run: Callable[[Any, str], dict[str, Any]],
 ) -> dict[str, Any]:
-    """Run each item; an item with a request id seen before returns its first outcome.
+    """Run each item; an item with a request id runs once per actor (`remem.batch.once`,
+    the flow the library and the CLI run too): a repeat returns its first outcome.
 
-    Items fail one by one (an unknown record is a 404 in its result); a
-    request id is recorded only with an outcome that is final.
+    Items fail one by one (an unknown record is a 404 in its result, a request
+    id used for another operation or still running a 409); a request id is
+    recorded only with a successful outcome.
     """
     results = []
     for item in items:
-        rid: str | None = item.request_id
-        if rid is None:
-            outcome, _ = _attempt(run, item, resolve)
-        else:
-            with svc.ledger_lock(who.tenant):
-                seen = svc.store.request_outcome(who.tenant, rid)
-                if seen is None:
-                    outcome, actor = _attempt(run, item, resolve)
-                    if actor is not None:
-                        svc.store.save_request(who.tenant, rid, operation, actor, outcome)
-                elif seen[0] != operation or not who.allows(seen[1]):
-                    outcome = _failure(
-                        409, ConflictError(f"request id {rid!r} was already used for another call")
-                    )
-                else:
-                    outcome = {**seen[2], "replayed": True}
-        results.append(_with_record(svc, who, {"request_id": rid, **outcome}))
+        try:
+            outcome = _item(svc, who, operation, item, resolve, run)
+        except ConflictError as exc:
+            outcome = _failure(409, exc)
+        results.append(_with_record(svc, who, {"request_id": item.request_id, **outcome}))
     ok = sum(1 for r in results if r["status"] < 300)
     return {"results": results, "succeeded": ok, "failed": len(results) - ok}
 
 
-def _attempt(
-    run: Callable[[Any, str], dict[str, Any]], item: Any, resolve: Callable[[Any], str]
-) -> tuple[dict[str, Any], str | None]:
-    """The item's outcome, and its actor (None when the item named no record it may see)."""
+def _item(
+    svc: _Service,
+    who: Principal,
+    operation: str,
+    item: Any,
+    resolve: Callable[[Any], str],
+    run: Callable[[Any, str], dict[str, Any]],
+) -> dict[str, Any]:
+    """One item's outcome; its actor (the item's, or its record's) owns its request id."""
+    rid: str | None = item.request_id
+    target: str | None = getattr(item, "record_id", None)
     try:
         actor = resolve(item)
     except (NotFound, Forbidden) as exc:
-        return _failure(_status_of(exc), exc), None
-    try:
-        return run(item, actor), actor
-    except (InvalidInput, RefusedContent, NotFound, ConflictError) as exc:
-        return _failure(_status_of(exc), exc), actor
+        if rid is not None and target is not None and isinstance(exc, NotFound):
+            replayed = batch.replay_gone(svc.store, who.tenant, rid, operation, target, who.allows)
+            if replayed is not None:
+                return replayed
+        return _failure(_status_of(exc), exc)
+
+    def attempt() -> tuple[dict[str, Any], bool]:
+        try:
+            return run(item, actor), True
+        except (InvalidInput, RefusedContent, NotFound, ConflictError) as exc:
+            return _failure(_status_of(exc), exc), False
+
+    if rid is None:
+        return attempt()[0]
+    return batch.once(svc.store, who.tenant, actor, rid, operation, target, attempt)
 
 
 def _failure(status: int, exc: RememError) -> dict[str, Any]:
