@@ -344,11 +344,16 @@ class Memory:
             )
         return self._pipeline
 
-    def jobs(self, status: str | None = None, limit: int = 100) -> list[JobInfo]:
-        """This tenant's extraction jobs, newest first: strategy, state, attempts, last error."""
+    def jobs(
+        self, status: str | None = None, limit: int = 100, *, actor: str | None = None
+    ) -> list[JobInfo]:
+        """This tenant's extraction jobs (with `actor`, only those of the actor's events),
+        newest first: strategy, state, attempts, last error."""
         if status is not None and status not in JOB_STATUSES:
             raise InvalidInput(f"status must be one of {', '.join(JOB_STATUSES)}; got {status!r}")
-        return self.store.list_jobs(self.tenant, status, limit)
+        if actor is not None:
+            check_name("actor", actor)
+        return self.store.list_jobs(self.tenant, status, limit, actor)
 
     def retry_jobs(self, failed_only: bool = True) -> int:
         """Put failed jobs (and, unless `failed_only`, waiting ones too) back to run now."""
@@ -522,7 +527,12 @@ class Memory:
         namespace: str | None = None,
         max_sensitivity: str | Sensitivity | None = None,
     ) -> Packet:
-        """The few memories of `actor` that matter for `query`, inside `budget` tokens."""
+        """The few memories of `actor` that matter for `query`, inside `budget` tokens.
+
+        `namespace` (under the actor's `/tenants/{tenant}/actors/{actor}/`) narrows the
+        packet to the records of that namespace: no raw events (they lie in no record
+        namespace) and no shared procedures.
+        """
         check_name("actor", actor)
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput("query must be a non-empty string")
@@ -544,7 +554,7 @@ class Memory:
             k=k,
             budget=budget,
             as_of=parse_time(as_of) if as_of else None,
-            include_events=include_events,
+            include_events=include_events and namespace is None,
             explain=explain,
             max_sensitivity=_sensitivity(max_sensitivity),
         )

@@ -260,8 +260,9 @@ def create_app(
 
     @app.get("/v1/jobs", tags=["jobs"])
     def jobs(who: Who) -> dict[str, Any]:
-        """Extraction job counts by status of the key's tenant."""
-        return svc.store.job_counts(who.tenant)
+        """Extraction job counts by status of the key's scope: the tenant's, or for a key
+        narrowed to one actor, those of that actor's events."""
+        return svc.store.job_counts(who.tenant, who.actor)
 
     @app.get("/v1/jobs/list", tags=["jobs"])
     def list_jobs(
@@ -269,17 +270,17 @@ def create_app(
         status: Annotated[str | None, Query(description="pending, running, done or failed")] = None,
         limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     ) -> dict[str, Any]:
-        """The tenant's extraction jobs, newest first: strategy, state, attempts, last
-        error (ListMemoryExtractionJobs). They span the tenant's actors, so an actor's
-        key may not list them."""
-        _tenant_wide(who)
-        found = svc.memory(who.tenant).jobs(status, limit)
+        """The extraction jobs of the key's scope, newest first: strategy, state, attempts,
+        last error (ListMemoryExtractionJobs); a key narrowed to one actor lists only the
+        jobs of that actor's events."""
+        found = svc.memory(who.tenant).jobs(status, limit, actor=who.actor)
         return {"jobs": [j.as_dict() for j in found]}
 
     @app.post("/v1/jobs/retry", tags=["jobs"])
     def retry_jobs(who: Who, failed_only: bool = True) -> dict[str, Any]:
         """Put the tenant's failed jobs (and, unless `failed_only`, waiting ones) back to
-        run now (StartMemoryExtractionJob). Needs an admin key for the whole tenant."""
+        run now (StartMemoryExtractionJob). Needs an admin key for the whole tenant: it
+        acts on the tenant's queue, whose failures (an endpoint down) are not one actor's."""
         _tenant_wide(who)
         _role(who, "admin")
         retried = svc.memory(who.tenant).retry_jobs(failed_only=failed_only)
@@ -353,7 +354,8 @@ def create_app(
 
     @app.post("/v1/memories/retrieve", tags=["memories"])
     def retrieve(body: RetrieveIn, who: Who) -> dict[str, Any]:
-        """The recall packet for a query, inside a token budget (RetrieveMemoryRecords)."""
+        """The recall packet for a query, inside a token budget (RetrieveMemoryRecords);
+        with `namespace`, only the records of that namespace (no raw events)."""
         actor = body.actor_id
         if body.namespace is not None:
             owner = _namespace_actor(who, body.namespace)

@@ -182,12 +182,16 @@ class Store(Protocol):
 
     def pending_jobs(self, tenant: str | None = None) -> int: ...
 
-    def list_jobs(self, tenant: str, status: str | None = None, limit: int = 100) -> list[JobInfo]:
-        """A tenant's extraction jobs, newest first, optionally of one status."""
+    def list_jobs(
+        self, tenant: str, status: str | None = None, limit: int = 100, actor: str | None = None
+    ) -> list[JobInfo]:
+        """A tenant's extraction jobs, newest first, optionally of one status; with `actor`,
+        only the jobs of that actor's events."""
         ...
 
-    def job_counts(self, tenant: str) -> dict[str, int]:
-        """A tenant's extraction jobs by status: pending, running, done, failed."""
+    def job_counts(self, tenant: str, actor: str | None = None) -> dict[str, int]:
+        """A tenant's extraction jobs by status: pending, running, done, failed; with
+        `actor`, only the jobs of that actor's events."""
         ...
 
     def retry_jobs(self, tenant: str, statuses: Sequence[str] = ("failed",)) -> int:

@@ -324,18 +324,28 @@ class PostgresStore(PostgresKeys):
             return int(value(self._rows(ALL_TENANTS, q.COUNT_PENDING)))
         return int(value(self._rows(tenant, q.COUNT_PENDING_TENANT, (tenant,))))
 
-    def list_jobs(self, tenant: str, status: str | None = None, limit: int = 100) -> list[JobInfo]:
-        """A tenant's extraction jobs, newest first, optionally of one status."""
-        if status is None:
+    def list_jobs(
+        self, tenant: str, status: str | None = None, limit: int = 100, actor: str | None = None
+    ) -> list[JobInfo]:
+        """A tenant's (or one actor's) extraction jobs, newest first, optionally of one status."""
+        if actor is not None:
+            params = (tenant, actor, status, status, limit)
+            rows = self._rows(tenant, q.LIST_JOBS_ACTOR, params)
+        elif status is None:
             rows = self._rows(tenant, q.LIST_JOBS, (tenant, limit))
         else:
             rows = self._rows(tenant, q.LIST_JOBS_STATUS, (tenant, status, limit))
         return [job_info_from_row(r) for r in rows]
 
-    def job_counts(self, tenant: str) -> dict[str, int]:
-        """A tenant's extraction jobs by status: pending, running, done, failed."""
+    def job_counts(self, tenant: str, actor: str | None = None) -> dict[str, int]:
+        """A tenant's (or one actor's) extraction jobs by status: pending, running, done,
+        failed."""
         counts = {"pending": 0, "running": 0, "done": 0, "failed": 0}
-        for r in self._rows(tenant, q.JOB_COUNTS, (tenant,)):
+        if actor is None:
+            rows = self._rows(tenant, q.JOB_COUNTS, (tenant,))
+        else:
+            rows = self._rows(tenant, q.JOB_COUNTS_ACTOR, (tenant, actor))
+        for r in rows:
             counts[str(r["status"])] = int(r["n"])
         return counts
 

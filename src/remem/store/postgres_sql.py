@@ -337,6 +337,18 @@ LIST_JOBS_STATUS = f"""
 SELECT {JOB_INFO_COLUMNS} FROM jobs WHERE tenant = %s AND status = %s ORDER BY id DESC LIMIT %s
 """
 JOB_COUNTS = "SELECT status, count(*) AS n FROM jobs WHERE tenant = %s GROUP BY status"
+# one actor's jobs: those of the actor's events (an actor-narrowed key sees no others)
+JOB_COUNTS_ACTOR = """
+SELECT j.status, count(*) AS n
+FROM jobs j JOIN events e ON e.tenant = j.tenant AND e.id = j.event_id
+WHERE j.tenant = %s AND e.actor = %s GROUP BY j.status
+"""
+LIST_JOBS_ACTOR = """
+SELECT j.id, j.event_id, j.strategy, j.status, j.attempts, j.last_error, j.run_after, j.updated_at
+FROM jobs j JOIN events e ON e.tenant = j.tenant AND e.id = j.event_id
+WHERE j.tenant = %s AND e.actor = %s AND (%s::text IS NULL OR j.status = %s)
+ORDER BY j.id DESC LIMIT %s
+"""
 RETRY_JOBS = """
 UPDATE jobs SET status = 'pending', attempts = 0, run_after = NULL, lease_until = NULL,
     updated_at = %s

@@ -87,9 +87,13 @@ class SQLiteJobs:
             return int(self._rows(q.COUNT_PENDING)[0][0])
         return int(self._rows(q.COUNT_PENDING_TENANT, (tenant,))[0][0])
 
-    def list_jobs(self, tenant: str, status: str | None = None, limit: int = 100) -> list[JobInfo]:
-        """A tenant's extraction jobs, newest first, optionally of one status."""
-        if status is None:
+    def list_jobs(
+        self, tenant: str, status: str | None = None, limit: int = 100, actor: str | None = None
+    ) -> list[JobInfo]:
+        """A tenant's (or one actor's) extraction jobs, newest first, optionally of one status."""
+        if actor is not None:
+            rows = self._rows(q.LIST_JOBS_ACTOR, (tenant, actor, status, status, limit))
+        elif status is None:
             rows = self._rows(q.LIST_JOBS, (tenant, limit))
         else:
             rows = self._rows(q.LIST_JOBS_STATUS, (tenant, status, limit))
@@ -107,10 +111,15 @@ class SQLiteJobs:
             for r in rows
         ]
 
-    def job_counts(self, tenant: str) -> dict[str, int]:
-        """A tenant's extraction jobs by status: pending, running, done, failed."""
+    def job_counts(self, tenant: str, actor: str | None = None) -> dict[str, int]:
+        """A tenant's (or one actor's) extraction jobs by status: pending, running, done,
+        failed."""
         counts = {"pending": 0, "running": 0, "done": 0, "failed": 0}
-        for status, n in self._rows(q.JOB_COUNTS, (tenant,)):
+        if actor is None:
+            rows = self._rows(q.JOB_COUNTS, (tenant,))
+        else:
+            rows = self._rows(q.JOB_COUNTS_ACTOR, (tenant, actor))
+        for status, n in rows:
             counts[str(status)] = int(n)
         return counts
 

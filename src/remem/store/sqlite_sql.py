@@ -148,6 +148,16 @@ UPDATE jobs SET status = 'pending', attempts = 0, run_after = NULL, lease_until 
 WHERE tenant = ? AND event_id = ? AND strategy = ? AND status != 'running'
 """
 JOB_COUNTS = "SELECT status, count(*) FROM jobs WHERE tenant = ? GROUP BY status"
+# one actor's jobs: those of the actor's events (an actor-narrowed key sees no others)
+JOB_COUNTS_ACTOR = """
+SELECT j.status, count(*) FROM jobs j JOIN events e ON e.tenant = j.tenant AND e.id = j.event_id
+WHERE j.tenant = ? AND e.actor = ? GROUP BY j.status
+"""
+LIST_JOBS_ACTOR = """
+SELECT j.id, j.event_id, j.strategy, j.status, j.attempts, j.last_error, j.run_after, j.updated_at
+FROM jobs j JOIN events e ON e.tenant = j.tenant AND e.id = j.event_id
+WHERE j.tenant = ? AND e.actor = ? AND (? IS NULL OR j.status = ?) ORDER BY j.id DESC LIMIT ?
+"""
 RETRY_JOBS = """
 UPDATE jobs SET status = 'pending', attempts = 0, run_after = NULL, lease_until = NULL,
     updated_at = ?
