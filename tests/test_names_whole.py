@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from remem.errors import InvalidInput
+from remem.config import load_config
+from remem.errors import ConfigError, InvalidInput
 from remem.memory import Memory, open_store
 from remem.service import keys as keyring
 from remem.service.http import create_app
@@ -78,3 +79,33 @@ def test_http_refuses_names_with_a_line_end(http: tuple[TestClient, str], bad: s
     assert r.status_code == 422
     r = client.get("/v1/events", params={"actor_id": "alice"}, headers=auth)
     assert r.json()["events"] == []
+
+
+@pytest.mark.parametrize("bad", [*BAD, "r 1", "r\t1"])
+def test_request_ids_with_line_ends_or_spaces_are_refused(
+    mem: Memory, http: tuple[TestClient, str], bad: str
+) -> None:
+    with pytest.raises(InvalidInput, match="request_id must be 1-200 printable ASCII"):
+        mem.write_records([{"request_id": bad, "actor": "alice", "text": "Alice keeps bees"}])
+    client, secret = http
+    item = {"request_id": bad, "actor_id": "alice", "text": "Alice keeps bees"}
+    r = client.post(
+        "/v1/memories/batch-create",
+        json={"records": [item]},
+        headers={"Authorization": f"Bearer {secret}"},
+    )
+    assert r.status_code == 422 and "printable ASCII" in r.json()["error"]["message"]
+    assert mem.records(actor="alice") == []
+
+
+@pytest.mark.parametrize("tail", ["\n", "\r", " "])
+def test_namespaces_with_line_ends_are_refused(mem: Memory, tmp_path: Path, tail: str) -> None:
+    facts = "/tenants/default/actors/alice/facts"
+    with pytest.raises(InvalidInput, match="namespace must be 1-1000 characters without"):
+        mem.recall(actor="alice", query="bees", namespace=facts + tail)
+    escaped = {"\n": "\\n", "\r": "\\r", " ": " "}[tail]  # as TOML writes it
+    config = tmp_path / "remem.toml"
+    line = f'namespace = "/tenants/{{tenant}}/actors/{{actor}}/likes{escaped}"'
+    config.write_text(f"[strategies.offline]\n{line}\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="namespace must be 1-1000 characters without"):
+        load_config(config)

@@ -27,13 +27,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from remem.errors import ConflictError, InvalidInput, NotFound, RememError
 from remem.ids import new_id
-from remem.policy.scope import check_name
+from remem.policy.scope import check_name, valid_request_id
 
 if TYPE_CHECKING:
     from remem.memory import Memory
@@ -53,7 +53,9 @@ class RecordItem(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     op: Literal["create", "update", "delete"] = "create"
-    request_id: str | None = Field(default=None, min_length=1, max_length=200)
+    request_id: Annotated[str | None, AfterValidator(valid_request_id)] = Field(
+        default=None, min_length=1, max_length=200
+    )
     actor: str | None = Field(default=None, min_length=1, max_length=200)
     record_id: str | None = Field(default=None, min_length=1, max_length=200)
     text: str | None = Field(default=None, min_length=1, max_length=4000)

@@ -45,7 +45,13 @@ from remem.model import (
 )
 from remem.pipeline import JOB_STATUSES, Pipeline, ProcessResult, build_pipeline
 from remem.policy.dataclasses import find_secrets, redact, refusal_reason
-from remem.policy.scope import SHARED_ACTOR, actor_prefix, check_name, namespace_for
+from remem.policy.scope import (
+    SHARED_ACTOR,
+    actor_prefix,
+    check_name,
+    namespace_for,
+    namespace_problem,
+)
 from remem.policy.untrusted import instruction_flags
 from remem.recall import RecallRequest, recall
 from remem.store.base import ForgetReport, Scope, StatusChange, Store, Write
@@ -543,6 +549,8 @@ class Memory:
         if not isinstance(budget, int) or not 1 <= budget <= 1_000_000:
             raise InvalidInput(f"budget must be an integer from 1 to 1000000; got {budget!r}")
         prefix = actor_prefix(self.tenant, actor)
+        if namespace is not None and (problem := namespace_problem(namespace)) is not None:
+            raise InvalidInput(problem)
         if namespace is not None and not namespace.startswith(prefix):
             # a request may narrow its scope, never widen it
             raise InvalidInput(f"namespace must lie under {prefix}")

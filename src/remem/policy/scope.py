@@ -14,6 +14,11 @@ SHARED_ACTOR = "_shared"
 # matched whole (fullmatch): `$` would also match before a final newline ("alice\n")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@:+-]{0,199}")
 
+# client keys (batch request ids): printable ASCII without spaces, matched whole
+_KEY = re.compile(r"[\x21-\x7e]{1,200}")
+# namespaces: no spaces, line ends or control characters, matched whole
+_NAMESPACE = re.compile(r"[^\s\x00-\x1f\x7f]{1,1000}")
+
 NAMESPACE_BY_KIND: dict[Kind, str] = {
     Kind.SEMANTIC: "facts",
     Kind.PREFERENCE: "preferences",
@@ -30,6 +35,28 @@ def check_name(what: str, value: object) -> str:
             f"{what} must be 1-200 characters of letters, digits and . _ @ : + - "
             f"starting with a letter or digit; got {value!r}"
         )
+    return value
+
+
+def key_problem(what: str, value: object) -> str | None:
+    """Why `value` is no usable client key (a request id), or None when it is one."""
+    if isinstance(value, str) and _KEY.fullmatch(value):
+        return None
+    return f"{what} must be 1-200 printable ASCII characters without spaces; got {value!r}"
+
+
+def namespace_problem(value: object) -> str | None:
+    """Why `value` is no usable namespace text, or None (where it may lie is the caller's)."""
+    if isinstance(value, str) and _NAMESPACE.fullmatch(value):
+        return None
+    return "namespace must be 1-1000 characters without spaces, line ends or control characters"
+
+
+def valid_request_id(value: str | None) -> str | None:
+    """A request id as given (None stays None); ValueError, as pydantic validators raise,
+    for one that `key_problem` refuses. Used by every surface's batch model."""
+    if value is not None and (problem := key_problem("request_id", value)) is not None:
+        raise ValueError(problem)
     return value
 
 
