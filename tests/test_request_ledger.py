@@ -9,6 +9,7 @@ lease; a live claim makes a second caller wait, then get a conflict.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -25,6 +26,7 @@ from remem.service.http import create_app
 from remem.store import postgres_sql as pq
 from remem.store.sqlite import APPLICATION_ID, _migrations
 from tests import pg_helpers
+from tests.cli_helpers import ok
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -256,3 +258,21 @@ def test_an_existing_ledger_keeps_its_outcomes(
         with pg_helpers.fresh_database(admin, empty=True) as dsn:
             _old_postgres(dsn)
             check(pg_helpers.as_url(dsn))
+
+
+def test_records_import_keeps_each_actors_request_ids_apart(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    db = tmp_path / "cli.db"
+    lines = [_create("alice", "Alice keeps bees"), _create("bob", "Bob plays the cello")]
+    path = tmp_path / "records.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
+    first = ok(capsys, db, "records", "import", str(path))
+    assert first["succeeded"] == 2 and not any(r.get("replayed") for r in first["results"])
+    assert len({r["record_id"] for r in first["results"]}) == 2
+    again = ok(capsys, db, "records", "import", str(path))
+    assert [r["record_id"] for r in again["results"]] == [r["record_id"] for r in first["results"]]
+    assert all(r["replayed"] for r in again["results"])
+    assert [r["text"] for r in ok(capsys, db, "records", "list", "--actor", "bob")["records"]] == [
+        "Bob plays the cello"
+    ]
