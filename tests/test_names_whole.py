@@ -109,3 +109,21 @@ def test_namespaces_with_line_ends_are_refused(mem: Memory, tmp_path: Path, tail
     config.write_text(f"[strategies.offline]\n{line}\n", encoding="utf-8")
     with pytest.raises(ConfigError, match="namespace must be 1-1000 characters without"):
         load_config(config)
+
+
+@pytest.mark.parametrize("tail", ["\n", "\r"])
+def test_thread_steps_workflows_and_keys_with_line_ends_are_refused(mem: Memory, tail: str) -> None:
+    from remem.thread import api as thread
+    from remem.thread.checkpoints import CheckpointState
+
+    with pytest.raises(InvalidInput, match="step name"):
+        thread.checkpoint_save(
+            mem, actor="alice", workflow="refund", state=CheckpointState(step="pay" + tail)
+        )
+    with pytest.raises(InvalidInput, match="workflow"):
+        thread.checkpoint_save(
+            mem, actor="alice", workflow="refund" + tail, state=CheckpointState(step="pay")
+        )
+    with pytest.raises(InvalidInput, match="idempotency_key must be 1-255 printable"):
+        thread.begin_tool_call(mem, actor="alice", workflow="refund", idempotency_key="k1" + tail)
+    assert thread.checkpoint_list(mem, actor="alice") == []

@@ -14,8 +14,8 @@ SHARED_ACTOR = "_shared"
 # matched whole (fullmatch): `$` would also match before a final newline ("alice\n")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@:+-]{0,199}")
 
-# client keys (batch request ids): printable ASCII without spaces, matched whole
-_KEY = re.compile(r"[\x21-\x7e]{1,200}")
+# client keys (request ids, idempotency keys): printable ASCII without spaces, matched whole
+_KEY = re.compile(r"[\x21-\x7e]+")
 # namespaces: no spaces, line ends or control characters, matched whole
 _NAMESPACE = re.compile(r"[^\s\x00-\x1f\x7f]{1,1000}")
 
@@ -38,11 +38,12 @@ def check_name(what: str, value: object) -> str:
     return value
 
 
-def key_problem(what: str, value: object) -> str | None:
-    """Why `value` is no usable client key (a request id), or None when it is one."""
-    if isinstance(value, str) and _KEY.fullmatch(value):
+def key_problem(what: str, value: object, limit: int = 200) -> str | None:
+    """Why `value` is no usable client key (a request id, an idempotency key), or None
+    when it is one: 1-`limit` printable ASCII characters without spaces."""
+    if isinstance(value, str) and len(value) <= limit and _KEY.fullmatch(value):
         return None
-    return f"{what} must be 1-200 printable ASCII characters without spaces; got {value!r}"
+    return f"{what} must be 1-{limit} printable ASCII characters without spaces; got {value!r}"
 
 
 def namespace_problem(value: object) -> str | None:
