@@ -46,7 +46,8 @@ def test_a_repeated_request_id_returns_its_first_outcome(mem: Memory) -> None:
     (again,) = mem.write_records([{**item, "text": "Ana likes dates"}])
     assert again["record_id"] == first["record_id"] and again["replayed"] is True
     assert [r.text for r in mem.records(actor="ana")] == ["Ana likes figs"]
-    (clash,) = mem.write_records([{"op": "delete", "request_id": "r1", "record_id": "x"}])
+    clash_item = {"op": "delete", "request_id": "r1", "record_id": first["record_id"]}
+    (clash,) = mem.write_records([clash_item])
     assert clash["status"] == "error" and clash["error"]["code"] == "conflict"
 
 

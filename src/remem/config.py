@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from remem.errors import ConfigError, InvalidInput
 from remem.llm.client import LLMSettings
 from remem.llm.retry import RetryPolicy
+from remem.policy.scope import namespace_problem
 
 LLM_STRATEGIES = ("semantic", "preference", "summary", "episodic")
 OFFLINE_STRATEGIES = ("offline", "offline-summary")
@@ -71,6 +72,8 @@ class StrategySection(_Strict):
         unknown = set(_PLACEHOLDER.findall(value)) - {"tenant", "actor", "session", "strategy"}
         if unknown:
             raise ValueError(f"unknown placeholder {{{sorted(unknown)[0]}}} in namespace")
+        if (problem := namespace_problem(value)) is not None:
+            raise ValueError(problem)
         # a strategy writes about one actor: its namespace must stay inside the actor's
         if not value.startswith(_ACTOR_ROOT) or value.rstrip("/") == _ACTOR_ROOT.rstrip("/"):
             raise ValueError(f"namespace must start with {_ACTOR_ROOT} and name a folder below it")

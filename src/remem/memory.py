@@ -45,7 +45,13 @@ from remem.model import (
 )
 from remem.pipeline import JOB_STATUSES, Pipeline, ProcessResult, build_pipeline
 from remem.policy.dataclasses import find_secrets, redact, refusal_reason
-from remem.policy.scope import SHARED_ACTOR, actor_prefix, check_name, namespace_for
+from remem.policy.scope import (
+    SHARED_ACTOR,
+    actor_prefix,
+    check_name,
+    namespace_for,
+    namespace_problem,
+)
 from remem.policy.untrusted import instruction_flags
 from remem.recall import RecallRequest, recall
 from remem.store.base import ForgetReport, Scope, StatusChange, Store, Write
@@ -58,7 +64,7 @@ MAX_RECORD_CHARS = 4_000
 
 Clock = Callable[[], datetime]
 # a libpq keyword/value connection string, e.g. "host=/tmp dbname=remem user=app"
-_KEYWORD_DSN = re.compile(r"^\s*(?:host|dbname|user|port|service)=\S*(?:\s+\w+=\S*)*\s*$")
+_KEYWORD_DSN = re.compile(r"\s*(?:host|dbname|user|port|service)=\S*(?:\s+\w+=\S*)*\s*")
 
 
 class _Default:
@@ -104,7 +110,9 @@ def open_store(target: str | os.PathLike[str] | None = None) -> Store:
 
 def is_server_url(target: str) -> bool:
     """Whether `target` names a database server (a PostgreSQL URL or libpq DSN), not a file."""
-    return target.startswith(("postgres://", "postgresql://")) or bool(_KEYWORD_DSN.match(target))
+    return target.startswith(("postgres://", "postgresql://")) or bool(
+        _KEYWORD_DSN.fullmatch(target)
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -342,11 +350,16 @@ class Memory:
             )
         return self._pipeline
 
-    def jobs(self, status: str | None = None, limit: int = 100) -> list[JobInfo]:
-        """This tenant's extraction jobs, newest first: strategy, state, attempts, last error."""
+    def jobs(
+        self, status: str | None = None, limit: int = 100, *, actor: str | None = None
+    ) -> list[JobInfo]:
+        """This tenant's extraction jobs (with `actor`, only those of the actor's events),
+        newest first: strategy, state, attempts, last error."""
         if status is not None and status not in JOB_STATUSES:
             raise InvalidInput(f"status must be one of {', '.join(JOB_STATUSES)}; got {status!r}")
-        return self.store.list_jobs(self.tenant, status, limit)
+        if actor is not None:
+            check_name("actor", actor)
+        return self.store.list_jobs(self.tenant, status, limit, actor)
 
     def retry_jobs(self, failed_only: bool = True) -> int:
         """Put failed jobs (and, unless `failed_only`, waiting ones too) back to run now."""
@@ -520,7 +533,12 @@ class Memory:
         namespace: str | None = None,
         max_sensitivity: str | Sensitivity | None = None,
     ) -> Packet:
-        """The few memories of `actor` that matter for `query`, inside `budget` tokens."""
+        """The few memories of `actor` that matter for `query`, inside `budget` tokens.
+
+        `namespace` (under the actor's `/tenants/{tenant}/actors/{actor}/`) narrows the
+        packet to the records of that namespace: no raw events (they lie in no record
+        namespace) and no shared procedures.
+        """
         check_name("actor", actor)
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput("query must be a non-empty string")
@@ -531,6 +549,8 @@ class Memory:
         if not isinstance(budget, int) or not 1 <= budget <= 1_000_000:
             raise InvalidInput(f"budget must be an integer from 1 to 1000000; got {budget!r}")
         prefix = actor_prefix(self.tenant, actor)
+        if namespace is not None and (problem := namespace_problem(namespace)) is not None:
+            raise InvalidInput(problem)
         if namespace is not None and not namespace.startswith(prefix):
             # a request may narrow its scope, never widen it
             raise InvalidInput(f"namespace must lie under {prefix}")
@@ -542,7 +562,7 @@ class Memory:
             k=k,
             budget=budget,
             as_of=parse_time(as_of) if as_of else None,
-            include_events=include_events,
+            include_events=include_events and namespace is None,
             explain=explain,
             max_sensitivity=_sensitivity(max_sensitivity),
         )

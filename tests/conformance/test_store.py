@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import numpy as np
 import pytest
@@ -460,22 +461,66 @@ def test_one_job_can_be_run_again_unless_it_is_running(store: Store) -> None:
     assert (again.id, again.attempts) == (job.id, 1)
 
 
-def test_a_request_id_keeps_its_first_outcome_per_tenant(store: Store) -> None:
-    assert store.request_outcome("t1", "req-1") is None
-    store.save_request("t1", "req-1", "create", "alice", {"record_id": "r1", "status": "active"})
-    store.save_request("t1", "req-1", "delete", "alice", {"record_id": "r9"})  # a retry
-    assert store.request_outcome("t1", "req-1") == (
-        "create", "alice", {"record_id": "r1", "status": "active"},
-    )  # fmt: skip
-    assert store.request_outcome("t2", "req-1") is None
-    store.save_request("t2", "req-1", "update", "alice", {"record_id": "r2"})
-    assert store.request_outcome("t2", "req-1") == ("update", "alice", {"record_id": "r2"})
+def _done(
+    store: Store, tenant: str, actor: str, rid: str, op: str, outcome: dict[str, Any]
+) -> None:
+    entry = store.claim_request(tenant, actor, rid, op, None, f"tok-{actor}", 60)
+    assert entry.token == f"tok-{actor}" and entry.outcome is None
+    assert store.finish_request(tenant, actor, rid, f"tok-{actor}", outcome)
+
+
+def test_a_request_id_is_claimed_once_then_keeps_its_first_outcome(store: Store) -> None:
+    first = store.claim_request("t1", "alice", "req-1", "create", None, "tok-a", 60)
+    assert (first.token, first.operation, first.outcome) == ("tok-a", "create", None)
+    # a second claimant, while the first runs: the claim is not its own
+    second = store.claim_request("t1", "alice", "req-1", "delete", "r9", "tok-b", 60)
+    assert second.token == "tok-a" and second.operation == "create" and second.outcome is None
+    assert not store.finish_request("t1", "alice", "req-1", "tok-b", {"record_id": "r9"})
+    assert store.finish_request("t1", "alice", "req-1", "tok-a", {"record_id": "r1"})
+    again = store.claim_request("t1", "alice", "req-1", "create", None, "tok-c", 60)
+    assert (again.token, again.outcome) == (None, {"record_id": "r1"})
+    # another tenant's request id of the same name is its own
+    other = store.claim_request("t2", "alice", "req-1", "update", "r2", "tok-d", 60)
+    assert other.token == "tok-d" and other.outcome is None
+
+
+def test_two_actors_with_one_request_id_have_two_entries(store: Store) -> None:
+    _done(store, "t1", "alice", "r1", "create", {"record_id": "rec-alice"})
+    bob = store.claim_request("t1", "bob", "r1", "create", None, "tok-bob", 60)
+    assert bob.token == "tok-bob" and bob.outcome is None and bob.actor == "bob"
+    assert store.finish_request("t1", "bob", "r1", "tok-bob", {"record_id": "rec-bob"})
+    alice = store.claim_request("t1", "alice", "r1", "create", None, "tok-x", 60)
+    assert alice.outcome == {"record_id": "rec-alice"}
+    bob = store.claim_request("t1", "bob", "r1", "create", None, "tok-x", 60)
+    assert bob.outcome == {"record_id": "rec-bob"}
+
+
+def test_a_released_or_expired_claim_is_taken_again(store: Store) -> None:
+    store.claim_request("t1", "alice", "r1", "create", None, "tok-a", 60)
+    store.release_request("t1", "alice", "r1", "tok-a")  # the write failed
+    assert store.claim_request("t1", "alice", "r1", "create", None, "tok-b", 60).token == "tok-b"
+    # a claimant that died: no outcome, and its lease has passed
+    store.claim_request("t1", "alice", "r2", "create", None, "tok-dead", -1)
+    taken = store.claim_request("t1", "alice", "r2", "create", None, "tok-new", 60)
+    assert taken.token == "tok-new" and taken.outcome is None
+    assert not store.finish_request("t1", "alice", "r2", "tok-dead", {"record_id": "late"})
+    assert store.finish_request("t1", "alice", "r2", "tok-new", {"record_id": "rec-2"})
+
+
+def test_a_request_is_found_by_its_target_once_final(store: Store) -> None:
+    store.claim_request("t1", "alice", "d1", "delete", "rec-9", "tok-a", 60)
+    assert store.request_for_target("t1", "d1", "rec-9") is None  # not final yet
+    store.finish_request("t1", "alice", "d1", "tok-a", {"record_id": "rec-9"})
+    found = store.request_for_target("t1", "d1", "rec-9")
+    assert found is not None and (found.actor, found.operation) == ("alice", "delete")
+    assert store.request_for_target("t2", "d1", "rec-9") is None
+    assert store.request_for_target("t1", "d1", "rec-8") is None
 
 
 def test_forget_actor_drops_its_request_ids(store: Store) -> None:
-    store.save_request("t1", "req-a", "create", "alice", {"record_id": "r1"})
-    store.save_request("t1", "req-b", "create", "bob", {"record_id": "r2"})
+    _done(store, "t1", "alice", "req-a", "create", {"record_id": "r1"})
+    _done(store, "t1", "bob", "req-b", "create", {"record_id": "r2"})
     report = store.forget_actor("t1", "alice", NOW)
     assert report.verified and report.deleted["requests"] == 1
-    assert store.request_outcome("t1", "req-a") is None
-    assert store.request_outcome("t1", "req-b") is not None
+    assert store.claim_request("t1", "alice", "req-a", "create", None, "t", 60).outcome is None
+    assert store.claim_request("t1", "bob", "req-b", "create", None, "t", 60).outcome is not None

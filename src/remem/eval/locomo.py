@@ -30,8 +30,8 @@ from remem.errors import InvalidInput
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 SCORED = (1, 2, 3, 4)  # "overall" covers these; 5 is reported on its own
 
-_SESSION = re.compile(r"^session_(\d+)$")
-_DIA = re.compile(r"^D(\d+):(\d+)$")
+_SESSION = re.compile(r"session_([0-9]+)")
+_DIA = re.compile(r"D([0-9]+):([0-9]+)")
 _SPLIT = re.compile(r"[;,\s]+")
 _DATE = re.compile(
     r"(?:(\d{1,2})[:.](\d{2})\s*([ap])\.?m\.?\s*(?:on\s+)?)?(\d{1,2})\s+([A-Za-z]+)\.?,?\s+(\d{4})",
@@ -155,7 +155,7 @@ def parse_session_date(text: object) -> datetime | None:
 
 def canonical_dia_id(raw: str) -> str | None:
     """ "D30:05" -> "D30:5"; None when `raw` is not of the form D<session>:<turn>."""
-    m = _DIA.match(raw.strip())
+    m = _DIA.fullmatch(raw.strip())
     if m is None:
         return None
     return f"D{int(m.group(1))}:{int(m.group(2))}"
@@ -236,7 +236,7 @@ def _conversation(item: Mapping[str, Any], n: int, skipped: Skipped) -> Conversa
     sessions = sorted(
         (int(m.group(1)), value)
         for key, value in body.items()
-        if (m := _SESSION.match(key)) and isinstance(value, list)
+        if (m := _SESSION.fullmatch(key)) and isinstance(value, list)
     )
     turns: list[Turn] = []
     dates: dict[int, datetime] = {}

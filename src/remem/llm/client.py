@@ -37,7 +37,7 @@ T = TypeVar("T", bound=BaseModel)
 Message = dict[str, str]
 ResponseFormat = Literal["json_object", "json_schema", "none"]
 
-_FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
+_FENCE = re.compile(r"\s*```(?:json)?\s*(.*?)\s*```\s*", re.DOTALL)
 _RETRYABLE_STATUS = frozenset({408, 409, 429})
 
 
@@ -193,7 +193,7 @@ class ChatModel:
 
 
 def _parse(content: str, schema: type[T]) -> T:
-    fenced = _FENCE.match(content)
+    fenced = _FENCE.fullmatch(content)
     text = fenced.group(1) if fenced else content
     try:
         return schema.model_validate_json(text)

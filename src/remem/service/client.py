@@ -124,11 +124,13 @@ class Client:
         return found
 
     def jobs(self) -> dict[str, int]:
-        """The tenant's extraction jobs by status."""
+        """The extraction jobs of the key's scope by status (a key for one actor: that
+        actor's)."""
         return {k: int(v) for k, v in self._call("GET", "/v1/jobs").items()}
 
     def list_jobs(self, status: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
-        """The tenant's extraction jobs, newest first (a key for the whole tenant)."""
+        """The extraction jobs of the key's scope (a key for one actor: that actor's), newest
+        first."""
         params: dict[str, Any] = {"limit": limit} | ({"status": status} if status else {})
         return list(self._call("GET", "/v1/jobs/list", params=params)["jobs"])
 

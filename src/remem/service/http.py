@@ -24,6 +24,7 @@ separate worker processes drain the queue instead.
 import base64
 import binascii
 import logging
+import re
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -37,6 +38,7 @@ from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from remem import batch
 from remem.config import Config, load_config
 from remem.embed.base import Embedder
 from remem.errors import (
@@ -51,7 +53,7 @@ from remem.errors import (
 from remem.ids import new_id
 from remem.memory import Memory, open_store
 from remem.model import Record
-from remem.policy.scope import check_name
+from remem.policy.scope import SHARED_ACTOR, check_name
 from remem.service import keys as keyring
 from remem.service.bodies import (
     DEFAULT_BODY_TIMEOUT,
@@ -80,6 +82,7 @@ from remem.store.base import ForgetReport, Store, refuse_rls_bypass
 log = logging.getLogger("remem.service")
 
 WORKER_POLL_SECONDS = 1.0
+_CURSOR = re.compile(r"o:([0-9]{1,17})")  # what `_cursor` hands out, matched whole
 
 _STATUS: list[tuple[type[RememError], int]] = [
     (InvalidInput, 422),
@@ -102,7 +105,6 @@ class _Service:
     lock: threading.Lock = field(default_factory=threading.Lock)
     wake: threading.Event = field(default_factory=threading.Event)
     stop: threading.Event = field(default_factory=threading.Event)
-    ledger_locks: dict[str, threading.Lock] = field(default_factory=dict)
 
     def memory(self, tenant: str) -> Memory:
         """The tenant's `Memory` on the shared store (never closed: it would close the store)."""
@@ -113,10 +115,6 @@ class _Service:
                     self.store, tenant=tenant, embedder=self.embedder, config=self.config
                 )
             return mem
-
-    def ledger_lock(self, tenant: str) -> threading.Lock:
-        with self.lock:
-            return self.ledger_locks.setdefault(tenant, threading.Lock())
 
     def work(self) -> None:
         """The in-process extraction worker: drain the queue whenever woken."""
@@ -236,8 +234,9 @@ def create_app(
 
     @app.get("/v1/jobs", tags=["jobs"])
     def jobs(who: Who) -> dict[str, Any]:
-        """Extraction job counts by status of the key's tenant."""
-        return svc.store.job_counts(who.tenant)
+        """Extraction job counts by status of the key's scope: the tenant's, or for a key
+        narrowed to one actor, those of that actor's events."""
+        return svc.store.job_counts(who.tenant, who.actor)
 
     @app.get("/v1/jobs/list", tags=["jobs"])
     def list_jobs(
@@ -245,17 +244,17 @@ def create_app(
         status: Annotated[str | None, Query(description="pending, running, done or failed")] = None,
         limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     ) -> dict[str, Any]:
-        """The tenant's extraction jobs, newest first: strategy, state, attempts, last
-        error (ListMemoryExtractionJobs). They span the tenant's actors, so an actor's
-        key may not list them."""
-        _tenant_wide(who)
-        found = svc.memory(who.tenant).jobs(status, limit)
+        """The extraction jobs of the key's scope, newest first: strategy, state, attempts,
+        last error (ListMemoryExtractionJobs); a key narrowed to one actor lists only the
+        jobs of that actor's events."""
+        found = svc.memory(who.tenant).jobs(status, limit, actor=who.actor)
         return {"jobs": [j.as_dict() for j in found]}
 
     @app.post("/v1/jobs/retry", tags=["jobs"])
     def retry_jobs(who: Who, failed_only: bool = True) -> dict[str, Any]:
         """Put the tenant's failed jobs (and, unless `failed_only`, waiting ones) back to
-        run now (StartMemoryExtractionJob). Needs an admin key for the whole tenant."""
+        run now (StartMemoryExtractionJob). Needs an admin key for the whole tenant: it
+        acts on the tenant's queue, whose failures (an endpoint down) are not one actor's."""
         _tenant_wide(who)
         _role(who, "admin")
         retried = svc.memory(who.tenant).retry_jobs(failed_only=failed_only)
@@ -329,7 +328,8 @@ def create_app(
 
     @app.post("/v1/memories/retrieve", tags=["memories"])
     def retrieve(body: RetrieveIn, who: Who) -> dict[str, Any]:
-        """The recall packet for a query, inside a token budget (RetrieveMemoryRecords)."""
+        """The recall packet for a query, inside a token budget (RetrieveMemoryRecords);
+        with `namespace`, only the records of that namespace (no raw events)."""
         actor = body.actor_id
         if body.namespace is not None:
             owner = _namespace_actor(who, body.namespace)
@@ -378,7 +378,8 @@ def create_app(
 
     @app.delete("/v1/memories/{record_id}", tags=["memories"])
     def delete_memory(record_id: str, who: Who) -> dict[str, Any]:
-        """Forget one record everywhere and verify it (DeleteMemoryRecord)."""
+        """Forget one record everywhere and verify it (DeleteMemoryRecord); a record shared
+        by the whole tenant needs an admin key for the whole tenant."""
         _record(svc, who, record_id, write=True)
         report = svc.memory(who.tenant).forget(record_id=record_id)
         return {"record_id": record_id, **_report(report)}
@@ -427,9 +428,11 @@ def create_app(
 
     @app.post("/v1/procedures", status_code=201, tags=["procedures"])
     def propose(body: ProposeIn, who: Who) -> dict[str, Any]:
-        """Propose a procedure; it stays inactive until a reviewer approves it."""
+        """Propose a procedure; it stays inactive until a reviewer approves it. Without
+        `actor_id` it is shared by the whole tenant, which needs a key for the whole tenant."""
         if body.actor_id is not None:
-            _allow(who, body.actor_id)
+            check_name("actor_id", body.actor_id)
+        keyring.authorize(who, "propose", body.actor_id or SHARED_ACTOR)
         rec = svc.memory(who.tenant).propose_procedure(
             text=body.text, name=body.name, actor=body.actor_id, proposed_by=who.key_id
         )
@@ -437,16 +440,18 @@ def create_app(
 
     @app.post("/v1/memories/{record_id}/approve", tags=["procedures"])
     def approve(record_id: str, who: Who) -> dict[str, Any]:
-        """Approve a proposed procedure (reviewers and admins)."""
+        """Approve a proposed procedure (reviewers and admins; a shared one: of the whole
+        tenant)."""
         _role(who, "reviewer")
-        _record(svc, who, record_id)
+        keyring.authorize(who, "review", _record(svc, who, record_id).actor)
         return svc.memory(who.tenant).approve(record_id, reviewer=who.key_id).as_dict()
 
     @app.post("/v1/memories/{record_id}/reject", tags=["procedures"])
     def reject(record_id: str, who: Who, body: RejectIn | None = None) -> dict[str, Any]:
-        """Reject a proposed procedure with a reason (reviewers and admins)."""
+        """Reject a proposed procedure with a reason (reviewers and admins; a shared one:
+        of the whole tenant)."""
         _role(who, "reviewer")
-        _record(svc, who, record_id)
+        keyring.authorize(who, "review", _record(svc, who, record_id).actor)
         reason = body.reason if body is not None else ""
         return (
             svc.memory(who.tenant).reject(record_id, reviewer=who.key_id, reason=reason).as_dict()
@@ -540,10 +545,13 @@ def _namespace_actor(who: Principal, namespace: str) -> str:
 
 
 def _record(svc: _Service, who: Principal, record_id: str, *, write: bool = False) -> Record:
-    """A record the key may see (shared procedures are readable by every key of the tenant)."""
+    """A record the key may see (shared procedures are readable by every key of the tenant),
+    and with `write` may change (403 for a shared one it may only read)."""
     rec = svc.store.get_record(who.tenant, record_id)
-    if rec is None or not who.may_see(rec, write=write):
+    if rec is None or not who.may_see(rec):
         raise NotFound(f"no record {record_id!r} for this API key")
+    if write:
+        keyring.authorize(who, "change", rec.actor)
     return rec
 
 
@@ -568,46 +576,53 @@ def _batch(
     resolve: Callable[[Any], str],
     run: Callable[[Any, str], dict[str, Any]],
 ) -> dict[str, Any]:
-    """Run each item; an item with a request id seen before returns its first outcome.
+    """Run each item; an item with a request id runs once per actor (`remem.batch.once`,
+    the flow the library and the CLI run too): a repeat returns its first outcome.
 
-    Items fail one by one (an unknown record is a 404 in its result); a
-    request id is recorded only with an outcome that is final.
+    Items fail one by one (an unknown record is a 404 in its result, a request
+    id used for another operation or still running a 409); a request id is
+    recorded only with a successful outcome.
     """
     results = []
     for item in items:
-        rid: str | None = item.request_id
-        if rid is None:
-            outcome, _ = _attempt(run, item, resolve)
-        else:
-            with svc.ledger_lock(who.tenant):
-                seen = svc.store.request_outcome(who.tenant, rid)
-                if seen is None:
-                    outcome, actor = _attempt(run, item, resolve)
-                    if actor is not None:
-                        svc.store.save_request(who.tenant, rid, operation, actor, outcome)
-                elif seen[0] != operation or not who.allows(seen[1]):
-                    outcome = _failure(
-                        409, ConflictError(f"request id {rid!r} was already used for another call")
-                    )
-                else:
-                    outcome = {**seen[2], "replayed": True}
-        results.append(_with_record(svc, who, {"request_id": rid, **outcome}))
+        try:
+            outcome = _item(svc, who, operation, item, resolve, run)
+        except ConflictError as exc:
+            outcome = _failure(409, exc)
+        results.append(_with_record(svc, who, {"request_id": item.request_id, **outcome}))
     ok = sum(1 for r in results if r["status"] < 300)
     return {"results": results, "succeeded": ok, "failed": len(results) - ok}
 
 
-def _attempt(
-    run: Callable[[Any, str], dict[str, Any]], item: Any, resolve: Callable[[Any], str]
-) -> tuple[dict[str, Any], str | None]:
-    """The item's outcome, and its actor (None when the item named no record it may see)."""
+def _item(
+    svc: _Service,
+    who: Principal,
+    operation: str,
+    item: Any,
+    resolve: Callable[[Any], str],
+    run: Callable[[Any, str], dict[str, Any]],
+) -> dict[str, Any]:
+    """One item's outcome; its actor (the item's, or its record's) owns its request id."""
+    rid: str | None = item.request_id
+    target: str | None = getattr(item, "record_id", None)
     try:
         actor = resolve(item)
-    except NotFound as exc:
-        return _failure(404, exc), None
-    try:
-        return run(item, actor), actor
-    except (InvalidInput, RefusedContent, NotFound, ConflictError) as exc:
-        return _failure(_status_of(exc), exc), actor
+    except (NotFound, Forbidden) as exc:
+        if rid is not None and target is not None and isinstance(exc, NotFound):
+            replayed = batch.replay_gone(svc.store, who.tenant, rid, operation, target, who.allows)
+            if replayed is not None:
+                return replayed
+        return _failure(_status_of(exc), exc)
+
+    def attempt() -> tuple[dict[str, Any], bool]:
+        try:
+            return run(item, actor), True
+        except (InvalidInput, RefusedContent, NotFound, ConflictError) as exc:
+            return _failure(_status_of(exc), exc), False
+
+    if rid is None:
+        return attempt()[0]
+    return batch.once(svc.store, who.tenant, actor, rid, operation, target, attempt)
 
 
 def _failure(status: int, exc: RememError) -> dict[str, Any]:
@@ -642,8 +657,8 @@ def _offset(cursor: str | None) -> int:
         return 0
     try:
         text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        if text.startswith("o:") and text[2:].isdigit() and len(text) < 20:
-            return int(text[2:])
+        if (m := _CURSOR.fullmatch(text)) is not None:
+            return int(m[1])
     except (binascii.Error, UnicodeDecodeError, ValueError):
         pass
     raise InvalidInput("cursor is not one this service handed out; omit it to start over")

@@ -8,6 +8,13 @@ optionally one actor (NULL: every actor of the tenant), and a role:
     reviewer   an agent that may also approve or reject proposed procedures
     admin      a reviewer that may also forget and export a subject
 
+The tenant's shared records (procedures every actor's recall returns) are
+changed only by keys for the whole tenant: `authorize` holds that rule, and
+every surface asks it (HTTP, MCP). An actor's key proposes, reviews and
+changes only its own actor's records; only a tenant-wide reviewer approves or
+rejects a shared proposal, and only a tenant-wide admin changes or forgets a
+shared record. The CLI runs as the operator, with no key: a tenant-wide admin.
+
 The tenant and the actors a request may touch come from its key, never from
 its body (DESIGN.md section 4). This module holds the pure parts (roles,
 principals, secrets and their hashes, validation); the rows are kept by the
@@ -20,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 from dataclasses import dataclass
+from typing import Literal
 
 from remem.errors import InvalidInput, NotFound, RememError
 from remem.ids import new_id
@@ -35,6 +43,7 @@ __all__ = [
     "Forbidden",
     "Principal",
     "Unauthorized",
+    "authorize",
     "create_key",
     "list_keys",
     "revoke_key",
@@ -79,11 +88,55 @@ class Principal:
     def may_see(self, record: Record | None, *, write: bool = False) -> bool:
         """Whether this principal may read (or, with `write`, change) a record.
 
-        The tenant's shared procedures are readable by every key, never writable.
+        The tenant's shared procedures are readable by every key; only a
+        tenant-wide admin may change them (`authorize`).
         """
         if record is None or record.tenant != self.tenant:
             return False
-        return self.allows(record.actor) or (record.actor == SHARED_ACTOR and not write)
+        if not (self.allows(record.actor) or record.actor == SHARED_ACTOR):
+            return False
+        return not write or refusal(self, "change", record.actor) is None
+
+
+Action = Literal["propose", "review", "change"]
+
+
+def refusal(who: Principal, action: Action, actor: str) -> str | None:
+    """Why `who` may not `action` a record about `actor` (SHARED_ACTOR: the tenant's
+    shared records), or None when it may. Pure: the one rule every surface applies.
+
+    propose  a record for an actor the key allows; a shared one needs a tenant-wide key
+    review   approve or reject: a reviewer for an actor it allows; a shared proposal
+             needs a tenant-wide reviewer
+    change   update or forget one record: one of an actor the key allows; a shared
+             record needs a tenant-wide admin
+    """
+    shared = actor == SHARED_ACTOR
+    if action == "review" and not who.has_role("reviewer"):
+        return f"reviewing a procedure needs a reviewer key; this key is {who.role}"
+    if shared:
+        if who.actor is not None:
+            what = {"propose": "proposing", "review": "reviewing", "change": "changing"}[action]
+            return (
+                f"{what} a procedure shared by the whole tenant needs a key for the whole "
+                f"tenant; this key is for actor {who.actor!r}"
+            )
+        if action == "change" and not who.has_role("admin"):
+            return (
+                "changing or forgetting a record shared by the whole tenant needs an admin "
+                f"key; this key is {who.role}"
+            )
+        return None
+    if not who.allows(actor):
+        return f"this API key may not act on actor {actor!r}"
+    return None
+
+
+def authorize(who: Principal, action: Action, actor: str) -> None:
+    """Raise Forbidden unless `who` may `action` a record about `actor` (see `refusal`)."""
+    reason = refusal(who, action, actor)
+    if reason is not None:
+        raise Forbidden(reason)
 
 
 def create_key(

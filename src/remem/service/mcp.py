@@ -167,10 +167,13 @@ class McpServer:
         return actor_id
 
     def _record(self, who: Principal, record_id: str, *, write: bool) -> Record:
-        """A record the key may see (shared procedures are readable, never writable)."""
+        """A record the key may see (shared procedures are readable by every key), and with
+        `write` may change: a shared one only with an admin key for the whole tenant."""
         rec = self.store.get_record(who.tenant, record_id)
-        if rec is None or not who.may_see(rec, write=write):
+        if rec is None or not who.may_see(rec):
             raise NotFound(f"no memory {record_id!r} for this API key")
+        if write:
+            keyring.authorize(who, "change", rec.actor)
         return rec
 
     # -- the operations (blocking; the tools run them in a worker thread) ----------------

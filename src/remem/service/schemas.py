@@ -7,12 +7,15 @@ are refused, so a typo is a readable 422 rather than a silently ignored value.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from remem.policy.scope import valid_request_id
 
 Name = Field(min_length=1, max_length=200)
 RequestId = Field(default=None, min_length=1, max_length=200)
+RequestIdStr = Annotated[str | None, AfterValidator(valid_request_id)]
 
 
 class _Body(BaseModel):
@@ -61,7 +64,7 @@ class RetrieveIn(_Body):
 class CreateItem(_Body):
     """One explicit record to write (confirmed at once)."""
 
-    request_id: str | None = RequestId
+    request_id: RequestIdStr = RequestId
     actor_id: str | None = Field(default=None, min_length=1, max_length=200)
     text: str = Field(min_length=1, max_length=4000)
     kind: Literal["semantic", "preference", "episodic"] = "semantic"
@@ -74,7 +77,7 @@ class CreateItem(_Body):
 class UpdateItem(_Body):
     """A correction of one record: the new text supersedes the old record."""
 
-    request_id: str | None = RequestId
+    request_id: RequestIdStr = RequestId
     record_id: str = Field(min_length=1, max_length=200)
     text: str = Field(min_length=1, max_length=4000)
     valid_until: str | None = Field(default=None, max_length=64)
@@ -83,7 +86,7 @@ class UpdateItem(_Body):
 class DeleteItem(_Body):
     """One record to forget."""
 
-    request_id: str | None = RequestId
+    request_id: RequestIdStr = RequestId
     record_id: str = Field(min_length=1, max_length=200)
 
 

@@ -90,6 +90,22 @@ class ForgetReport:
 
 
 @dataclass(frozen=True, slots=True)
+class RequestEntry:
+    """One request id of one actor in the ledger of idempotent batch writes.
+
+    `outcome` is None while the request is claimed and running; `token` is the
+    claimant's (a caller holds the claim when it is the token it passed).
+    """
+
+    actor: str
+    request_id: str
+    operation: str
+    target: str | None  # the record an update or delete named
+    outcome: dict[str, Any] | None
+    token: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class ApiKey:
     """A stored API key of the HTTP service and the MCP server, without its secret.
 
@@ -182,12 +198,16 @@ class Store(Protocol):
 
     def pending_jobs(self, tenant: str | None = None) -> int: ...
 
-    def list_jobs(self, tenant: str, status: str | None = None, limit: int = 100) -> list[JobInfo]:
-        """A tenant's extraction jobs, newest first, optionally of one status."""
+    def list_jobs(
+        self, tenant: str, status: str | None = None, limit: int = 100, actor: str | None = None
+    ) -> list[JobInfo]:
+        """A tenant's extraction jobs, newest first, optionally of one status; with `actor`,
+        only the jobs of that actor's events."""
         ...
 
-    def job_counts(self, tenant: str) -> dict[str, int]:
-        """A tenant's extraction jobs by status: pending, running, done, failed."""
+    def job_counts(self, tenant: str, actor: str | None = None) -> dict[str, int]:
+        """A tenant's extraction jobs by status: pending, running, done, failed; with
+        `actor`, only the jobs of that actor's events."""
         ...
 
     def retry_jobs(self, tenant: str, statuses: Sequence[str] = ("failed",)) -> int:
@@ -210,17 +230,37 @@ class Store(Protocol):
         they were not shown; the row's `error` says which)."""
         ...
 
-    # the request-id ledger of idempotent batch writes
-    def request_outcome(
-        self, tenant: str, request_id: str
-    ) -> tuple[str, str, dict[str, Any]] | None:
-        """The (operation, actor, outcome) first recorded for a request id, or None."""
+    # the request-id ledger of idempotent batch writes, keyed by (tenant, actor, request_id)
+    def claim_request(
+        self,
+        tenant: str,
+        actor: str,
+        request_id: str,
+        operation: str,
+        target: str | None,
+        token: str,
+        lease_seconds: float,
+    ) -> RequestEntry:
+        """Claim a request id for `token` in one transaction, exclusive across connections:
+        a new one is inserted; one claimed without an outcome past its lease is taken
+        over. Return the entry as it stands: the caller holds it when its token is
+        `token`; otherwise it is another's, final (`outcome`) or still running."""
         ...
 
-    def save_request(
-        self, tenant: str, request_id: str, operation: str, actor: str, outcome: dict[str, Any]
-    ) -> None:
-        """Record a request id's outcome (never content); a repeat keeps the first."""
+    def finish_request(
+        self, tenant: str, actor: str, request_id: str, token: str, outcome: dict[str, Any]
+    ) -> bool:
+        """Record the final outcome (ids and statuses, never content) of a claim `token`
+        holds; False when it no longer holds it."""
+        ...
+
+    def release_request(self, tenant: str, actor: str, request_id: str, token: str) -> None:
+        """Drop a claim `token` holds without an outcome (the write failed: a retry runs it)."""
+        ...
+
+    def request_for_target(self, tenant: str, request_id: str, target: str) -> RequestEntry | None:
+        """The final entry of a request id that named record `target` (a delete retried
+        once its record is gone), or None."""
         ...
 
     # records

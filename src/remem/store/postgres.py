@@ -45,7 +45,7 @@ from psycopg_pool import ConnectionPool
 from remem.errors import ConflictError, SchemaTooNew, StoreError
 from remem.model import Event, HistoryEntry, Job, JobInfo, LLMCall, Record, Status
 from remem.store import postgres_sql as q
-from remem.store.base import ForgetReport, Hit, Near, Scope, Write
+from remem.store.base import ForgetReport, Hit, Near, RequestEntry, Scope, Write
 from remem.store.postgres_keys import PostgresKeys
 from remem.store.postgres_rows import (
     event_from_row,
@@ -64,7 +64,7 @@ from remem.store.postgres_rows import (
 )
 from remem.store.rows import near_from
 
-SCHEMA_VERSION = 6  # the newest migration this code knows; checked by a test
+SCHEMA_VERSION = 7  # the newest migration this code knows; checked by a test
 ALL_TENANTS = None  # `_tx(ALL_TENANTS)`: a transaction that spans tenants by design
 # How a scope's vectors of a model are searched: exactly, which costs about the
 # scope's size, or through the model's HNSW index filtered to the scope, which costs
@@ -360,18 +360,28 @@ class PostgresStore(PostgresKeys):
             return int(value(self._rows(ALL_TENANTS, q.COUNT_PENDING)))
         return int(value(self._rows(tenant, q.COUNT_PENDING_TENANT, (tenant,))))
 
-    def list_jobs(self, tenant: str, status: str | None = None, limit: int = 100) -> list[JobInfo]:
-        """A tenant's extraction jobs, newest first, optionally of one status."""
-        if status is None:
+    def list_jobs(
+        self, tenant: str, status: str | None = None, limit: int = 100, actor: str | None = None
+    ) -> list[JobInfo]:
+        """A tenant's (or one actor's) extraction jobs, newest first, optionally of one status."""
+        if actor is not None:
+            params = (tenant, actor, status, status, limit)
+            rows = self._rows(tenant, q.LIST_JOBS_ACTOR, params)
+        elif status is None:
             rows = self._rows(tenant, q.LIST_JOBS, (tenant, limit))
         else:
             rows = self._rows(tenant, q.LIST_JOBS_STATUS, (tenant, status, limit))
         return [job_info_from_row(r) for r in rows]
 
-    def job_counts(self, tenant: str) -> dict[str, int]:
-        """A tenant's extraction jobs by status: pending, running, done, failed."""
+    def job_counts(self, tenant: str, actor: str | None = None) -> dict[str, int]:
+        """A tenant's (or one actor's) extraction jobs by status: pending, running, done,
+        failed."""
         counts = {"pending": 0, "running": 0, "done": 0, "failed": 0}
-        for r in self._rows(tenant, q.JOB_COUNTS, (tenant,)):
+        if actor is None:
+            rows = self._rows(tenant, q.JOB_COUNTS, (tenant,))
+        else:
+            rows = self._rows(tenant, q.JOB_COUNTS_ACTOR, (tenant, actor))
+        for r in rows:
             counts[str(r["status"])] = int(r["n"])
         return counts
 
@@ -388,25 +398,51 @@ class PostgresStore(PostgresKeys):
             params = (_utcnow(), tenant, event_id, strategy)
             return int(cur.execute(q.REQUEUE_JOB, params).rowcount) > 0
 
-    def request_outcome(
-        self, tenant: str, request_id: str
-    ) -> tuple[str, str, dict[str, Any]] | None:
-        """The (operation, actor, outcome) first recorded for a request id, or None."""
-        rows = self._rows(tenant, q.REQUEST_OUTCOME, (tenant, request_id))
-        if not rows:
-            return None
-        r = rows[0]
-        return str(r["operation"]), str(r["actor"]), json_value(r["outcome"])
-
-    def save_request(
-        self, tenant: str, request_id: str, operation: str, actor: str, outcome: dict[str, Any]
-    ) -> None:
-        """Record a request id's outcome; a request id already recorded keeps its first."""
+    def claim_request(
+        self,
+        tenant: str,
+        actor: str,
+        request_id: str,
+        operation: str,
+        target: str | None,
+        token: str,
+        lease_seconds: float,
+    ) -> RequestEntry:
+        """Claim a request id for `token`; see `Store.claim_request`. A second INSERT of
+        the same key waits for the first's transaction, then finds its row."""
+        now = _utcnow()
+        until = now + timedelta(seconds=lease_seconds)
+        key = (tenant, actor, request_id)
         with self._tx(tenant) as cur:
-            cur.execute(
-                q.SAVE_REQUEST,
-                (tenant, request_id, operation, actor, Jsonb(outcome), _utcnow()),
-            )
+            row = cur.execute(
+                q.CLAIM_REQUEST, (*key, operation, target, token, until, now)
+            ).fetchone()
+            if row is None:
+                row = cur.execute(
+                    q.RETAKE_REQUEST, (operation, target, token, until, *key, now)
+                ).fetchone()
+            if row is None:
+                row = cur.execute(q.GET_REQUEST, key).fetchone()
+        assert row is not None  # inserted, retaken or found under one transaction
+        return _request(row)
+
+    def finish_request(
+        self, tenant: str, actor: str, request_id: str, token: str, outcome: dict[str, Any]
+    ) -> bool:
+        """Record the outcome of a claim `token` holds; see `Store.finish_request`."""
+        with self._tx(tenant) as cur:
+            params = (Jsonb(outcome), tenant, actor, request_id, token)
+            return int(cur.execute(q.FINISH_REQUEST, params).rowcount) > 0
+
+    def release_request(self, tenant: str, actor: str, request_id: str, token: str) -> None:
+        """Drop a claim `token` holds without an outcome; see `Store.release_request`."""
+        with self._tx(tenant) as cur:
+            cur.execute(q.RELEASE_REQUEST, (tenant, actor, request_id, token))
+
+    def request_for_target(self, tenant: str, request_id: str, target: str) -> RequestEntry | None:
+        """The final entry of a request id that named `target`; see the Store protocol."""
+        rows = self._rows(tenant, q.REQUEST_FOR_TARGET, (tenant, target, request_id))
+        return _request(rows[0]) if rows else None
 
     def record_llm_calls(self, tenant: str, calls: Sequence[LLMCall]) -> None:
         """Log language-model calls (never a prompt, an answer or a key)."""
@@ -858,3 +894,10 @@ def _utcnow() -> datetime:
     from remem.timeutil import utcnow
 
     return utcnow()
+
+
+def _request(r: DictRow) -> RequestEntry:
+    outcome = None if r["outcome"] is None else json_value(r["outcome"])
+    return RequestEntry(
+        str(r["actor"]), str(r["request_id"]), str(r["operation"]), r["target"], outcome, r["token"]
+    )

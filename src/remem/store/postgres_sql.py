@@ -352,6 +352,18 @@ LIST_JOBS_STATUS = f"""
 SELECT {JOB_INFO_COLUMNS} FROM jobs WHERE tenant = %s AND status = %s ORDER BY id DESC LIMIT %s
 """
 JOB_COUNTS = "SELECT status, count(*) AS n FROM jobs WHERE tenant = %s GROUP BY status"
+# one actor's jobs: those of the actor's events (an actor-narrowed key sees no others)
+JOB_COUNTS_ACTOR = """
+SELECT j.status, count(*) AS n
+FROM jobs j JOIN events e ON e.tenant = j.tenant AND e.id = j.event_id
+WHERE j.tenant = %s AND e.actor = %s GROUP BY j.status
+"""
+LIST_JOBS_ACTOR = """
+SELECT j.id, j.event_id, j.strategy, j.status, j.attempts, j.last_error, j.run_after, j.updated_at
+FROM jobs j JOIN events e ON e.tenant = j.tenant AND e.id = j.event_id
+WHERE j.tenant = %s AND e.actor = %s AND (%s::text IS NULL OR j.status = %s)
+ORDER BY j.id DESC LIMIT %s
+"""
 RETRY_JOBS = """
 UPDATE jobs SET status = 'pending', attempts = 0, run_after = NULL, lease_until = NULL,
     updated_at = %s
@@ -362,13 +374,36 @@ UPDATE jobs SET status = 'pending', attempts = 0, run_after = NULL, lease_until 
     updated_at = %s
 WHERE tenant = %s AND event_id = %s AND strategy = %s AND status != 'running'
 """
-REQUEST_OUTCOME = """
-SELECT operation, actor, outcome FROM api_requests WHERE tenant = %s AND request_id = %s
+# the request ledger: a claim is inserted first (the primary key makes it exclusive),
+# an expired one is taken over, then the outcome replaces it (schema 7)
+REQUEST_COLUMNS = "actor, request_id, operation, target, outcome, token"
+CLAIM_REQUEST = f"""
+INSERT INTO api_requests
+    (tenant, actor, request_id, operation, target, token, lease_until, created_at)
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
+ON CONFLICT (tenant, actor, request_id) DO NOTHING
+RETURNING {REQUEST_COLUMNS}
 """
-SAVE_REQUEST = """
-INSERT INTO api_requests (tenant, request_id, operation, actor, outcome, created_at)
-VALUES (%s, %s, %s, %s, %s, %s)
-ON CONFLICT (tenant, request_id) DO NOTHING
+RETAKE_REQUEST = f"""
+UPDATE api_requests SET operation = %s, target = %s, token = %s, lease_until = %s
+WHERE tenant = %s AND actor = %s AND request_id = %s AND outcome IS NULL AND lease_until < %s
+RETURNING {REQUEST_COLUMNS}
+"""
+GET_REQUEST = f"""
+SELECT {REQUEST_COLUMNS} FROM api_requests WHERE tenant = %s AND actor = %s AND request_id = %s
+"""
+FINISH_REQUEST = """
+UPDATE api_requests SET outcome = %s, token = NULL, lease_until = NULL
+WHERE tenant = %s AND actor = %s AND request_id = %s AND token = %s AND outcome IS NULL
+"""
+RELEASE_REQUEST = """
+DELETE FROM api_requests
+WHERE tenant = %s AND actor = %s AND request_id = %s AND token = %s AND outcome IS NULL
+"""
+REQUEST_FOR_TARGET = f"""
+SELECT {REQUEST_COLUMNS} FROM api_requests
+WHERE tenant = %s AND target = %s AND request_id = %s AND outcome IS NOT NULL
+ORDER BY created_at LIMIT 1
 """
 DELETE_ACTOR_REQUESTS = "DELETE FROM api_requests WHERE tenant = %s AND actor = %s"
 COUNT_ACTOR_REQUESTS = "SELECT count(*) FROM api_requests WHERE tenant = %s AND actor = %s"

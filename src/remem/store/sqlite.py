@@ -53,7 +53,7 @@ def _migrations() -> list[tuple[int, str]]:
     return sorted(found)
 
 
-SCHEMA_VERSION = 4  # the newest migration this code knows; checked by a test
+SCHEMA_VERSION = 5  # the newest migration this code knows; checked by a test
 
 
 def scope_token(tenant: str, actor: str) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 
 from remem.model import Job, JobInfo, LLMCall
 from remem.store import sqlite_sql as q
+from remem.store.base import RequestEntry
 from remem.timeutil import parse_time, to_db
 from remem.timeutil import utcnow as _utcnow
 
@@ -86,9 +87,13 @@ class SQLiteJobs:
             return int(self._rows(q.COUNT_PENDING)[0][0])
         return int(self._rows(q.COUNT_PENDING_TENANT, (tenant,))[0][0])
 
-    def list_jobs(self, tenant: str, status: str | None = None, limit: int = 100) -> list[JobInfo]:
-        """A tenant's extraction jobs, newest first, optionally of one status."""
-        if status is None:
+    def list_jobs(
+        self, tenant: str, status: str | None = None, limit: int = 100, actor: str | None = None
+    ) -> list[JobInfo]:
+        """A tenant's (or one actor's) extraction jobs, newest first, optionally of one status."""
+        if actor is not None:
+            rows = self._rows(q.LIST_JOBS_ACTOR, (tenant, actor, status, status, limit))
+        elif status is None:
             rows = self._rows(q.LIST_JOBS, (tenant, limit))
         else:
             rows = self._rows(q.LIST_JOBS_STATUS, (tenant, status, limit))
@@ -106,10 +111,15 @@ class SQLiteJobs:
             for r in rows
         ]
 
-    def job_counts(self, tenant: str) -> dict[str, int]:
-        """A tenant's extraction jobs by status: pending, running, done, failed."""
+    def job_counts(self, tenant: str, actor: str | None = None) -> dict[str, int]:
+        """A tenant's (or one actor's) extraction jobs by status: pending, running, done,
+        failed."""
         counts = {"pending": 0, "running": 0, "done": 0, "failed": 0}
-        for status, n in self._rows(q.JOB_COUNTS, (tenant,)):
+        if actor is None:
+            rows = self._rows(q.JOB_COUNTS, (tenant,))
+        else:
+            rows = self._rows(q.JOB_COUNTS_ACTOR, (tenant, actor))
+        for status, n in rows:
             counts[str(status)] = int(n)
         return counts
 
@@ -130,24 +140,44 @@ class SQLiteJobs:
             cur = db.execute(q.REQUEUE_JOB, (to_db(_utcnow()), tenant, event_id, strategy))
             return cur.rowcount > 0
 
-    def request_outcome(
-        self, tenant: str, request_id: str
-    ) -> tuple[str, str, dict[str, Any]] | None:
-        """The (operation, actor, outcome) first recorded for a request id, or None."""
-        rows = self._rows(q.REQUEST_OUTCOME, (tenant, request_id))
-        if not rows:
-            return None
-        return str(rows[0][0]), str(rows[0][1]), json.loads(rows[0][2])
+    def claim_request(
+        self,
+        tenant: str,
+        actor: str,
+        request_id: str,
+        operation: str,
+        target: str | None,
+        token: str,
+        lease_seconds: float,
+    ) -> RequestEntry:
+        """Claim a request id for `token`; see `Store.claim_request`."""
+        now = _utcnow()
+        until = to_db(now + timedelta(seconds=lease_seconds))
+        key = (tenant, actor, request_id)
+        with self._tx() as db:  # BEGIN IMMEDIATE: one claimant at a time, across processes
+            cur = db.execute(q.CLAIM_REQUEST, (*key, operation, target, token, until, to_db(now)))
+            if cur.rowcount == 0:
+                db.execute(q.RETAKE_REQUEST, (operation, target, token, until, *key, to_db(now)))
+            row = db.execute(q.GET_REQUEST, key).fetchone()
+        return _request(row)
 
-    def save_request(
-        self, tenant: str, request_id: str, operation: str, actor: str, outcome: dict[str, Any]
-    ) -> None:
-        """Record a request id's outcome; a request id already recorded keeps its first."""
+    def finish_request(
+        self, tenant: str, actor: str, request_id: str, token: str, outcome: dict[str, Any]
+    ) -> bool:
+        """Record the outcome of a claim `token` holds; see `Store.finish_request`."""
         with self._tx() as db:
-            db.execute(
-                q.SAVE_REQUEST,
-                (tenant, request_id, operation, actor, json.dumps(outcome), to_db(_utcnow())),
-            )
+            params = (json.dumps(outcome), tenant, actor, request_id, token)
+            return int(db.execute(q.FINISH_REQUEST, params).rowcount) > 0
+
+    def release_request(self, tenant: str, actor: str, request_id: str, token: str) -> None:
+        """Drop a claim `token` holds without an outcome; see `Store.release_request`."""
+        with self._tx() as db:
+            db.execute(q.RELEASE_REQUEST, (tenant, actor, request_id, token))
+
+    def request_for_target(self, tenant: str, request_id: str, target: str) -> RequestEntry | None:
+        """The final entry of a request id that named `target`; see the Store protocol."""
+        rows = self._rows(q.REQUEST_FOR_TARGET, (tenant, target, request_id))
+        return _request(rows[0]) if rows else None
 
     def record_llm_calls(self, tenant: str, calls: Sequence[LLMCall]) -> None:
         """Log language-model calls (never a prompt, an answer or a key)."""
@@ -186,3 +216,8 @@ class SQLiteJobs:
             "seconds": float(seconds),
             "calls_with_dropped_items": int(dropped),
         }
+
+
+def _request(row: Any) -> RequestEntry:
+    outcome = None if row[4] is None else json.loads(row[4])
+    return RequestEntry(str(row[0]), str(row[1]), str(row[2]), row[3], outcome, row[5])

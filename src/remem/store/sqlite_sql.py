@@ -148,17 +148,47 @@ UPDATE jobs SET status = 'pending', attempts = 0, run_after = NULL, lease_until 
 WHERE tenant = ? AND event_id = ? AND strategy = ? AND status != 'running'
 """
 JOB_COUNTS = "SELECT status, count(*) FROM jobs WHERE tenant = ? GROUP BY status"
+# one actor's jobs: those of the actor's events (an actor-narrowed key sees no others)
+JOB_COUNTS_ACTOR = """
+SELECT j.status, count(*) FROM jobs j JOIN events e ON e.tenant = j.tenant AND e.id = j.event_id
+WHERE j.tenant = ? AND e.actor = ? GROUP BY j.status
+"""
+LIST_JOBS_ACTOR = """
+SELECT j.id, j.event_id, j.strategy, j.status, j.attempts, j.last_error, j.run_after, j.updated_at
+FROM jobs j JOIN events e ON e.tenant = j.tenant AND e.id = j.event_id
+WHERE j.tenant = ? AND e.actor = ? AND (? IS NULL OR j.status = ?) ORDER BY j.id DESC LIMIT ?
+"""
 RETRY_JOBS = """
 UPDATE jobs SET status = 'pending', attempts = 0, run_after = NULL, lease_until = NULL,
     updated_at = ?
 WHERE tenant = ? AND status IN ({marks})
 """
-REQUEST_OUTCOME = """
-SELECT operation, actor, outcome FROM api_requests WHERE tenant = ? AND request_id = ?
+# the request ledger (`remem.store.sqlite_jobs`): claim, then outcome
+REQUEST_COLUMNS = "actor, request_id, operation, target, outcome, token"
+CLAIM_REQUEST = """
+INSERT OR IGNORE INTO api_requests
+    (tenant, actor, request_id, operation, target, token, lease_until, created_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 """
-SAVE_REQUEST = """
-INSERT OR IGNORE INTO api_requests (tenant, request_id, operation, actor, outcome, created_at)
-VALUES (?, ?, ?, ?, ?, ?)
+RETAKE_REQUEST = """
+UPDATE api_requests SET operation = ?, target = ?, token = ?, lease_until = ?
+WHERE tenant = ? AND actor = ? AND request_id = ? AND outcome IS NULL AND lease_until < ?
+"""
+GET_REQUEST = f"""
+SELECT {REQUEST_COLUMNS} FROM api_requests WHERE tenant = ? AND actor = ? AND request_id = ?
+"""
+FINISH_REQUEST = """
+UPDATE api_requests SET outcome = ?, token = NULL, lease_until = NULL
+WHERE tenant = ? AND actor = ? AND request_id = ? AND token = ? AND outcome IS NULL
+"""
+RELEASE_REQUEST = """
+DELETE FROM api_requests
+WHERE tenant = ? AND actor = ? AND request_id = ? AND token = ? AND outcome IS NULL
+"""
+REQUEST_FOR_TARGET = f"""
+SELECT {REQUEST_COLUMNS} FROM api_requests
+WHERE tenant = ? AND target = ? AND request_id = ? AND outcome IS NOT NULL
+ORDER BY created_at LIMIT 1
 """
 DELETE_ACTOR_REQUESTS = "DELETE FROM api_requests WHERE tenant = ? AND actor = ?"
 # API keys (`remem.store.sqlite_keys`): a key is found by the hash of its secret

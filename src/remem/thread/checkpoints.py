@@ -27,14 +27,14 @@ from enum import StrEnum
 from typing import Any, Literal
 
 from remem.errors import ConflictError, InvalidInput
+from remem.policy.scope import key_problem
 
 MAX_STATE_BYTES = 256 * 1024  # a checkpoint's JSON; artifacts are references, not blobs
 MAX_PAYLOAD_BYTES = 256 * 1024  # a tool call's request, and its result, each
 MAX_STEPS = 10_000  # completed steps kept in one checkpoint
 MAX_JSON_DEPTH = 64
 
-_STEP = re.compile(r"^[^\x00-\x1f\x7f]{1,200}$")  # a step name: any printable text
-_KEY = re.compile(r"^[\x21-\x7e]{1,255}$")  # idempotency keys, tool-call ids: no spaces
+_STEP = re.compile(r"[^\x00-\x1f\x7f]{1,200}")  # a step name: any printable text
 
 STATE_FIELDS = (
     "step",
@@ -309,7 +309,7 @@ def retention_hold(
 
 def check_step(value: object) -> str:
     """A step name: 1-200 characters of printable text."""
-    if not isinstance(value, str) or not _STEP.match(value):
+    if not isinstance(value, str) or not _STEP.fullmatch(value):
         raise InvalidInput(
             f"a step name must be 1-200 characters without control characters; got {value!r}"
         )
@@ -318,11 +318,9 @@ def check_step(value: object) -> str:
 
 def check_key(what: str, value: object) -> str:
     """An idempotency key or tool-call id: 1-255 printable ASCII characters, no spaces."""
-    if not isinstance(value, str) or not _KEY.match(value):
-        raise InvalidInput(
-            f"{what} must be 1-255 printable ASCII characters without spaces; got {value!r}"
-        )
-    return value
+    if (problem := key_problem(what, value, 255)) is not None:
+        raise InvalidInput(problem)
+    return str(value)
 
 
 def encode_json(what: str, value: object, limit: int) -> str:
