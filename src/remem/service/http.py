@@ -717,7 +717,8 @@ def _install_error_handlers(app: FastAPI) -> None:
             if err.get("type") == "json_invalid":
                 problems.append(f"malformed JSON: {err.get('ctx', {}).get('error', 'invalid')}")
             else:
-                problems.append(f"{_where(err.get('loc', ()))}: {err.get('msg', 'invalid')}")
+                msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")
+                problems.append(f"{_where(err.get('loc', ()))}: {msg}")
         return _error(422, "invalid_input", "; ".join(problems) or "invalid request")
 
     async def http_error(_req: Request, exc: Any) -> JSONResponse:

@@ -44,6 +44,7 @@ from remem.model import Record
 from remem.policy.scope import check_name
 from remem.service import keys as keyring
 from remem.service.keys import Forbidden, Principal, Unauthorized
+from remem.service.schemas import Time
 from remem.store.base import ForgetReport, Store
 
 log = logging.getLogger("remem.mcp")
@@ -256,7 +257,7 @@ class McpServer:
                 ),
             ] = None,
             value: Annotated[str | None, Field(max_length=4000)] = None,
-            valid_until: Annotated[str | None, Field(max_length=64, description="ISO 8601")] = None,
+            valid_until: Annotated[Time, Field(max_length=64, description="ISO 8601")] = None,
             sensitivity: SensitivityName = "normal",
         ) -> dict[str, Any]:
             """Store a statement as a confirmed memory at once and return it with its id.
@@ -282,7 +283,7 @@ class McpServer:
             top_k: Annotated[int, Field(ge=1, le=1000)] = 10,
             budget_tokens: Annotated[int, Field(ge=1, le=1_000_000)] = 1000,
             as_of: Annotated[
-                str | None,
+                Time,
                 Field(max_length=64, description="ISO 8601: what was true then"),
             ] = None,
             include_events: bool = True,

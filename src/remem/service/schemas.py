@@ -7,9 +7,30 @@ are refused, so a typo is a readable 422 rather than a silently ignored value.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from datetime import datetime
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo
+
+from remem.errors import InvalidInput
+from remem.timeutil import parse_time
+
+
+def check_time(value: object, info: ValidationInfo) -> object:
+    """A time field: None, or what `remem.timeutil.parse_time` accepts (the one validation
+    every surface shares), so a number, a list or an out-of-range time is refused with a
+    message that names the field and says what is wrong."""
+    if value is None:
+        return None
+    try:
+        parse_time(value, info.field_name or "time")
+    except InvalidInput as exc:
+        raise ValueError(str(exc)) from None
+    return value.isoformat() if isinstance(value, datetime) else value
+
+
+Time = Annotated[str | None, BeforeValidator(check_time)]
+"""An optional ISO 8601 time in a request body or tool call, checked by `check_time`."""
 
 Name = Field(min_length=1, max_length=200)
 RequestId = Field(default=None, min_length=1, max_length=200)
@@ -26,7 +47,7 @@ class EventIn(_Body):
     session_id: str = Name
     role: Literal["user", "assistant", "tool", "system"]
     text: str = Field(min_length=1, max_length=100_000)
-    time: str | None = Field(default=None, max_length=64, description="ISO 8601; default now")
+    time: Time = Field(default=None, max_length=64, description="ISO 8601; default now")
     event_id: str | None = Field(
         default=None, min_length=1, max_length=200, description="client id; a repeat is a no-op"
     )
@@ -52,7 +73,7 @@ class RetrieveIn(_Body):
     )
     top_k: int = Field(default=10, ge=1, le=1000)
     budget_tokens: int = Field(default=1000, ge=1, le=1_000_000)
-    as_of: str | None = Field(default=None, max_length=64, description="ISO 8601")
+    as_of: Time = Field(default=None, max_length=64, description="ISO 8601")
     include_events: bool = True
     explain: bool = False
     max_sensitivity: Literal["normal", "personal", "sensitive"] | None = None
@@ -67,7 +88,7 @@ class CreateItem(_Body):
     kind: Literal["semantic", "preference", "episodic"] = "semantic"
     field: str | None = Field(default=None, min_length=1, max_length=200)
     value: str | None = Field(default=None, max_length=4000)
-    valid_until: str | None = Field(default=None, max_length=64)
+    valid_until: Time = Field(default=None, max_length=64)
     sensitivity: Literal["normal", "personal", "sensitive"] = "normal"
 
 
@@ -77,7 +98,7 @@ class UpdateItem(_Body):
     request_id: str | None = RequestId
     record_id: str = Field(min_length=1, max_length=200)
     text: str = Field(min_length=1, max_length=4000)
-    valid_until: str | None = Field(default=None, max_length=64)
+    valid_until: Time = Field(default=None, max_length=64)
 
 
 class DeleteItem(_Body):
