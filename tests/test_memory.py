@@ -257,9 +257,8 @@ def test_one_bad_row_in_a_batch_stores_nothing(mem: Memory) -> None:
 
 
 def test_a_bad_row_stops_an_import_at_its_line_keeping_the_rows_before(mem: Memory) -> None:
-    rows = [{"actor": "alice", "session": "s", "role": "user", "text": "I'm vegetarian"},
-            {"actor": "alice", "session": "s", "role": "user", "text": ""},
-            {"actor": "alice", "session": "s", "role": "user", "text": "I live in Porto"}]  # fmt: skip
+    row = {"actor": "alice", "session": "s", "role": "user"}
+    rows = [{**row, "text": "I'm vegetarian"}, {**row, "text": ""}, {**row, "text": "Porto"}]
     with pytest.raises(InvalidInput, match=r"^line 7: .*lines before line 7 were kept"):
         mem.import_events(rows, batch=10, lines=[3, 7, 9])
     assert [e.text for e in mem.events(actor="alice")] == ["I'm vegetarian"]
