@@ -363,7 +363,8 @@ def test_http_refuses_bad_times_naming_the_field(server: Server, bad: Any) -> No
             assert r.status_code == 422, (path, r.text)
             error = r.json()["error"]
             assert error["code"] == "invalid_input"
-            assert field in error["message"], error["message"]
+            assert error["message"].startswith(f"{field}: "), error["message"]
+            assert "EventBatchIn" not in error["message"]
             assert "ISO 8601" in error["message"] or "out of range" in error["message"]
 
 
