@@ -8,6 +8,7 @@ server, see `tests.pg_helpers`); the HTTP tests on a real uvicorn on loopback.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -15,6 +16,8 @@ from typing import Any
 
 import httpx
 import pytest
+from mcp import ClientSession
+from mcp.types import TextContent
 
 from remem import Memory
 from remem.embed import HashEmbedder
@@ -24,6 +27,9 @@ from remem.model import Status
 from tests import pg_helpers
 from tests.cli_helpers import err, ok
 from tests.conftest import Clock
+from tests.test_mcp import _error as _mcp_error
+from tests.test_mcp import _keys as _mcp_keys
+from tests.test_mcp import _session_run
 from tests.test_service import Server, running_server
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
@@ -376,3 +382,26 @@ def test_http_refuses_a_future_event(server: Server) -> None:
         assert "in the future" in r.json()["error"]["message"]
         soon = (datetime.now(UTC) + timedelta(minutes=5)).isoformat()
         assert _post(h, "/v1/events", {**event, "time": soon}).status_code == 201
+
+
+def test_mcp_refuses_bad_times_with_a_clear_tool_error(tmp_path: Path) -> None:
+    db = str(tmp_path / "mcp.db")
+    keys = _mcp_keys(db)
+
+    async def as_alice(s: ClientSession) -> None:
+        for bad in BAD_TIMES:
+            calls = [
+                ("remember", {"text": "I like tea", "valid_until": bad}, "valid_until"),
+                ("recall", {"query": "tea", "as_of": bad}, "as_of"),
+            ]
+            for tool, args, field in calls:
+                text = _mcp_error(await s.call_tool(tool, args))
+                assert field in text and "internal error" not in text, text
+                assert re.search(_expected(bad), text), text
+        listed = await s.call_tool("list_memories", {})
+        assert '"records":[]' in "".join(
+            c.text for c in listed.content if isinstance(c, TextContent)
+        ).replace(" ", "")
+
+    with open(tmp_path / "server.log", "w") as errlog:
+        _session_run(db, keys["alice"], errlog, as_alice)
