@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -405,3 +406,41 @@ def test_mcp_refuses_bad_times_with_a_clear_tool_error(tmp_path: Path) -> None:
 
     with open(tmp_path / "server.log", "w") as errlog:
         _session_run(db, keys["alice"], errlog, as_alice)
+
+
+def _set_event_time(db: Path, event_id: str, stored: str) -> None:
+    """Write an events row's time as another program (or an older remem) left it."""
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute("UPDATE events SET time = ? WHERE id = ?", (stored, event_id))
+    conn.close()
+
+
+def test_a_database_with_unpadded_early_years_still_reads_them(
+    tmp_path: Path, clock: Clock
+) -> None:
+    db = tmp_path / "old.db"
+    with Memory.open(db, embedder=None, clock=clock) as mem:
+        mem.add_event(**_row("alice", "I was born in Porto"), time="0999-06-01T00:00:00Z",
+                      event_id="old-1")  # fmt: skip
+    _set_event_time(db, "old-1", "999-06-01T00:00:00.000000+00:00")  # as remem wrote it before
+    with Memory.open(db, embedder=None, clock=clock) as mem:
+        (event,) = mem.events(actor="alice")
+        assert event.time == datetime(999, 6, 1, tzinfo=UTC)
+        assert mem.process().failed == 0
+
+
+def test_an_unreadable_event_row_fails_its_job_alone(tmp_path: Path, clock: Clock) -> None:
+    db = tmp_path / "damaged.db"
+    config = tmp_path / "remem.toml"
+    config.write_text("[retry]\njob_attempts = 1\n")
+    with Memory.open(db, embedder=None, clock=clock, config=config) as mem:
+        mem.add_event(**_row("alice", "I prefer aisle seats"), event_id="a-1")
+        mem.add_event(**_row("bob", "I prefer window seats"), event_id="b-1")
+        _set_event_time(db, "b-1", "not a time")
+        result = mem.process()
+        assert (result.jobs_done, result.failed) == (1, 1)
+        jobs = {j.event_id: j for j in mem.jobs()}
+        assert jobs["a-1"].status == "done" and mem.records(actor="alice")
+        assert jobs["b-1"].status == "failed"
+        assert "could not be read" in (jobs["b-1"].last_error or "")

@@ -61,6 +61,18 @@ def to_db(t: datetime | None) -> str | None:
     return t.astimezone(UTC).replace(tzinfo=None).isoformat(timespec="microseconds") + "+00:00"
 
 
+def from_db(text: str) -> datetime:
+    """A time a store kept as text (`to_db`'s form).
+
+    Also reads the unpadded years (`1-01-01T...`) that remem wrote for times
+    before year 1000 until to_db padded them, so such a database still opens.
+    """
+    year, sep, rest = text.partition("-")
+    if sep and year.isdigit() and len(year) < 4:
+        text = f"{year.zfill(4)}-{rest}"
+    return parse_time(text)
+
+
 def _shown(value: object) -> str:
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."

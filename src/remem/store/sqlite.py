@@ -40,7 +40,7 @@ from remem.store.rows import event_from, near_from, record_from
 from remem.store.sqlite_jobs import SQLiteJobs
 from remem.store.sqlite_keys import SQLiteKeys
 from remem.store.vectors import ScopeVectors
-from remem.timeutil import parse_time, to_db
+from remem.timeutil import from_db, to_db
 
 APPLICATION_ID = 0x72656D6D  # "remm": marks a file as a remem database
 
@@ -358,7 +358,7 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
             HistoryEntry(
                 record_id=r["record_id"],
                 action=r["action"],
-                at=parse_time(r["at"]),
+                at=from_db(r["at"]),
                 text=r["text"],
                 status=Status(r["status"]),
                 related_id=r["related_id"],
@@ -738,11 +738,11 @@ def _utcnow() -> datetime:
 
 
 def _event(r: Any) -> Event:
-    return event_from(r, parse_time, json.loads)
+    return event_from(r, from_db, json.loads)
 
 
 def _record(r: Any) -> Record:
-    return record_from(r, parse_time, json.loads)
+    return record_from(r, from_db, json.loads)
 
 
 def _record_params(rec: Record) -> tuple[Any, ...]:
