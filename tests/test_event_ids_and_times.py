@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+import threading
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -444,3 +445,30 @@ def test_an_unreadable_event_row_fails_its_job_alone(tmp_path: Path, clock: Cloc
         assert jobs["a-1"].status == "done" and mem.records(actor="alice")
         assert jobs["b-1"].status == "failed"
         assert "could not be read" in (jobs["b-1"].last_error or "")
+
+
+def test_concurrent_writers_of_one_id_store_one_event_and_refuse_the_rest(target: str) -> None:
+    mems = [Memory.open(target, embedder=None) for _ in range(6)]
+    start = threading.Barrier(len(mems))
+    outcomes: list[str] = []
+
+    def write(i: int) -> None:
+        start.wait()
+        try:
+            mems[i].add_event(**_row(f"actor{i}", f"turn of actor {i}"), event_id="race-1")
+            outcomes.append("stored")
+        except ConflictError:
+            outcomes.append("conflict")
+
+    threads = [threading.Thread(target=write, args=(i,)) for i in range(len(mems))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    try:
+        assert sorted(outcomes) == ["conflict"] * (len(mems) - 1) + ["stored"]
+        stored = [m.events(actor=f"actor{i}") for i, m in enumerate(mems)]
+        assert sum(len(s) for s in stored) == 1
+    finally:
+        for m in mems:
+            m.close()
