@@ -69,7 +69,13 @@ def event() -> None:
 @click.option("--role", required=True, type=click.Choice(["user", "assistant", "tool", "system"]))
 @click.option("--text", required=True, help="What was said or observed.")
 @click.option("--time", "time_", default=None, help="ISO 8601 time of the event (default: now).")
-@click.option("--id", "event_id", default=None, help="Client event id; a repeat is not re-added.")
+@click.option(
+    "--id",
+    "event_id",
+    default=None,
+    help="Client event id, unique per tenant: the same event again is not re-added; "
+    "a different event with a used id is a conflict.",
+)
 @json_option
 @click.pass_obj
 def event_add(

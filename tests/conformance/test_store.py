@@ -127,6 +127,19 @@ def test_events_are_listed_by_their_own_time_not_arrival(store: Store) -> None:
     assert [e.text for e in store.session_context(last, 5)] == ["earlier"]
 
 
+@pytest.mark.parametrize("year", [1, 999, 9999])
+def test_times_of_any_year_are_kept_and_ordered(store: Store, year: int) -> None:
+    odd = datetime(year, 1 if year < 9999 else 12, 1, 0, 0, 7, 123456, tzinfo=UTC)
+    store.add_events([replace(ev(1, text="odd"), time=odd), ev(2, text="now")], ["offline"])
+    listed = store.list_events("t1", "alice")
+    assert [(e.text, e.time) for e in listed] == sorted(
+        [("odd", odd), ("now", ev(2).time)], key=lambda p: p[1]
+    )
+    assert store.get_events("t1", ["e1"])[0].time == odd
+    (job, _) = sorted(store.claim_jobs(NOW, 10, 60), key=lambda j: j.event_id)
+    assert job.event_id == "e1"
+
+
 def test_a_claimed_job_is_not_claimed_again_until_its_lease_ends(store: Store) -> None:
     store.add_events([ev(1)], ["offline"])
     (job,) = store.claim_jobs(NOW, 10, 60)

@@ -49,7 +49,11 @@ class EventIn(_Body):
     text: str = Field(min_length=1, max_length=100_000)
     time: Time = Field(default=None, max_length=64, description="ISO 8601; default now")
     event_id: str | None = Field(
-        default=None, min_length=1, max_length=200, description="client id; a repeat is a no-op"
+        default=None,
+        min_length=1,
+        max_length=200,
+        description="client id, unique per tenant: the same event again is a no-op, "
+        "a different event with a used id is a 409 conflict",
     )
     metadata: dict[str, Any] | None = None
 
