@@ -472,3 +472,18 @@ def test_concurrent_writers_of_one_id_store_one_event_and_refuse_the_rest(target
     finally:
         for m in mems:
             m.close()
+
+
+def test_a_job_whose_workers_died_each_time_ends_failed(tmp_path: Path, clock: Clock) -> None:
+    config = tmp_path / "remem.toml"
+    config.write_text("[retry]\njob_attempts = 2\n[worker]\nlease_seconds = 5\n")
+    with Memory.open(tmp_path / "m.db", embedder=None, clock=clock, config=config) as mem:
+        mem.add_event(**_row("alice", "I prefer aisle seats"), event_id="a-1")
+        mem.add_event(**_row("bob", "I prefer window seats"), event_id="b-1")
+        for _ in range(2):  # a worker takes alice's job and dies holding it, twice
+            assert [j.event_id for j in mem.store.claim_jobs(clock(), 1, 5)] == ["a-1"]
+            clock.advance(seconds=10)
+        mem.process()
+        jobs = {j.event_id: j for j in mem.jobs()}
+        assert jobs["a-1"].status == "failed" and "gave up" in (jobs["a-1"].last_error or "")
+        assert jobs["b-1"].status == "done" and mem.records(actor="bob")

@@ -55,6 +55,7 @@ log = logging.getLogger("remem")
 JOB_STATUSES = ("pending", "running", "done", "failed")
 SESSION_EVENTS = 500  # the most of a session a summary reads at once
 UNREADABLE = "the event could not be read from the store (the worker's log has why)"
+GAVE_UP = "gave up: every attempt ended without a result (the worker died or lost its lease)"
 
 Vector = npt.NDArray[np.float32]
 
@@ -147,6 +148,12 @@ class Pipeline:
         with self._heartbeat([j.id for j in jobs]):
             for tenant in dict.fromkeys(j.tenant for j in jobs):
                 mine = [j for j in jobs if j.tenant == tenant]
+                # attempts that never finished (the worker died, or lost its lease, each
+                # time) count too: a job that kills its worker must not loop for ever
+                spent = [j for j in mine if j.attempts > self.settings.retry.job_attempts]
+                if spent:
+                    total = total + self._fail(tenant, spent, GAVE_UP, retry=False)
+                    mine = [j for j in mine if j not in spent]
                 events, unread = self._read_events(tenant, mine)
                 if unread:
                     total = total + self._fail(tenant, unread, UNREADABLE, retry=True)
