@@ -196,6 +196,9 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
                         now,
                     ),
                 )
+                if cur.rowcount == 0:  # cannot happen under the write lock; never index twice
+                    added.append(False)
+                    continue
                 added.append(True)
                 token = scope_token(e.tenant, e.actor)
                 db.execute(q.INSERT_EVENT_FTS, (cur.lastrowid, scoped_text(token, e.text), token))
