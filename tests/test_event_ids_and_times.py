@@ -268,6 +268,7 @@ def test_library_refuses_bad_times_clearly(mem: Memory, bad: Any) -> None:
         lambda: mem.import_events([_row("alice", "hi", time=bad)]),
         lambda: mem.remember(actor="alice", text="I like tea", valid_until=bad),
         lambda: mem.recall(actor="alice", query="tea", as_of=bad),
+        lambda: mem.write_records([{"actor": "alice", "text": "I like tea", "valid_until": bad}]),
     ]
     for call in calls:
         with pytest.raises(InvalidInput, match=_expected(bad)):

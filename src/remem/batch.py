@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from remem.errors import ConflictError, InvalidInput, RememError
+from remem.timeutil import TimeText
 
 if TYPE_CHECKING:
     from remem.memory import Memory
@@ -40,7 +41,7 @@ class RecordItem(BaseModel):
     kind: Literal["semantic", "preference", "episodic"] = "semantic"
     field: str | None = Field(default=None, min_length=1, max_length=200)
     value: str | None = Field(default=None, max_length=1000)
-    valid_until: str | None = None
+    valid_until: TimeText = None
     sensitivity: Literal["normal", "personal", "sensitive"] = "normal"
     strategy: str = Field(default="self-managed", min_length=1, max_length=100)
 

@@ -8,6 +8,9 @@ one fixed-width, sortable form holds for every year from 1 to 9999.
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Annotated
+
+from pydantic import BeforeValidator, ValidationInfo
 
 from remem.errors import InvalidInput
 
@@ -71,6 +74,23 @@ def from_db(text: str) -> datetime:
     if sep and year.isdigit() and len(year) < 4:
         text = f"{year.zfill(4)}-{rest}"
     return parse_time(text)
+
+
+def check_time(value: object, info: ValidationInfo) -> object:
+    """A pydantic validator for a time field of a request body, tool call or batch item:
+    None, or what `parse_time` accepts, so a number, a list or an out-of-range time is
+    refused with a message that names the field and says what is wrong."""
+    if value is None:
+        return None
+    try:
+        parse_time(value, info.field_name or "time")
+    except InvalidInput as exc:
+        raise ValueError(str(exc)) from None
+    return value.isoformat() if isinstance(value, datetime) else value
+
+
+TimeText = Annotated[str | None, BeforeValidator(check_time)]
+"""An optional ISO 8601 time at an edge (pydantic), checked by `check_time`."""
 
 
 def _shown(value: object) -> str:

@@ -44,8 +44,8 @@ from remem.model import Record
 from remem.policy.scope import check_name
 from remem.service import keys as keyring
 from remem.service.keys import Forbidden, Principal, Unauthorized
-from remem.service.schemas import Time
 from remem.store.base import ForgetReport, Store
+from remem.timeutil import TimeText as Time
 
 log = logging.getLogger("remem.mcp")
 

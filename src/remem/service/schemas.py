@@ -7,30 +7,11 @@ are refused, so a typo is a readable 422 rather than a silently ignored value.
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo
+from pydantic import BaseModel, ConfigDict, Field
 
-from remem.errors import InvalidInput
-from remem.timeutil import parse_time
-
-
-def check_time(value: object, info: ValidationInfo) -> object:
-    """A time field: None, or what `remem.timeutil.parse_time` accepts (the one validation
-    every surface shares), so a number, a list or an out-of-range time is refused with a
-    message that names the field and says what is wrong."""
-    if value is None:
-        return None
-    try:
-        parse_time(value, info.field_name or "time")
-    except InvalidInput as exc:
-        raise ValueError(str(exc)) from None
-    return value.isoformat() if isinstance(value, datetime) else value
-
-
-Time = Annotated[str | None, BeforeValidator(check_time)]
-"""An optional ISO 8601 time in a request body or tool call, checked by `check_time`."""
+from remem.timeutil import TimeText as Time
 
 Name = Field(min_length=1, max_length=200)
 RequestId = Field(default=None, min_length=1, max_length=200)
