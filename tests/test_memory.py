@@ -232,7 +232,7 @@ def test_forget_actor_with_pending_jobs_stays_forgotten(mem: Memory) -> None:
         ({"text": "   "}, "non-empty"),
         ({"text": "x" * 100_001}, "limit"),
         ({"role": "robot"}, "role"),
-        ({"time": "yesterday"}, "malformed time"),
+        ({"time": "yesterday"}, "not an ISO 8601 time"),
         ({"actor": ""}, "actor"),
         ({"actor": "../etc"}, "actor"),
         ({"text": 42}, "non-empty"),
@@ -252,8 +252,16 @@ def test_one_bad_row_in_a_batch_stores_nothing(mem: Memory) -> None:
     rows = [{"actor": "alice", "session": "s", "role": "user", "text": "I'm vegetarian"},
             {"actor": "alice", "session": "s", "role": "user", "text": ""}]  # fmt: skip
     with pytest.raises(InvalidInput):
-        mem.import_events(rows, batch=10)
+        mem.add_events(rows)
     assert mem.store.stats()["events"] == 0
+
+
+def test_a_bad_row_stops_an_import_at_its_line_keeping_the_rows_before(mem: Memory) -> None:
+    row = {"actor": "alice", "session": "s", "role": "user"}
+    rows = [{**row, "text": "I'm vegetarian"}, {**row, "text": ""}, {**row, "text": "Porto"}]
+    with pytest.raises(InvalidInput, match=r"^line 7: .*lines before line 7 were kept"):
+        mem.import_events(rows, batch=10, lines=[3, 7, 9])
+    assert [e.text for e in mem.events(actor="alice")] == ["I'm vegetarian"]
 
 
 @pytest.mark.parametrize(

@@ -6,8 +6,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from remem.errors import InvalidInput
-from remem.model import Authority, Kind, Record, Sensitivity, Source, Status
+from remem.errors import ConflictError, InvalidInput
+from remem.model import Authority, Event, Kind, Record, Role, Sensitivity, Source, Status
+from remem.policy.events import classify, identity, import_digest
 from remem.policy.precedence import RANK, may_supersede, outranks_or_equals
 from remem.policy.scope import actor_prefix, check_name, namespace_for
 from remem.policy.validity import is_recallable, is_valid_at
@@ -132,3 +133,44 @@ def test_namespaces_nest_under_the_actor() -> None:
 )
 def test_like_prefix_escapes_wildcards(prefix: str, pattern: str) -> None:
     assert like_prefix(prefix) == pattern
+
+
+def _ev(eid: str, actor: str = "a", text: str = "hi", **kw: object) -> Event:
+    fields: dict[str, object] = dict(
+        id=eid, tenant="t", actor=actor, session="s", role=Role.USER, text=text, time=T
+    )
+    fields.update(kw)
+    return Event(**fields)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("stored", "batch", "expected"),
+    [
+        ({}, [_ev("e1"), _ev("e2")], [True, True]),
+        ({"e1": identity(_ev("e1"))}, [_ev("e1", time=T + timedelta(days=1))], [False]),
+        ({"e1": identity(_ev("e1"))}, [_ev("e1", metadata={"x": 1}), _ev("e2")], [False, True]),
+        ({}, [_ev("e1"), _ev("e1")], [True, False]),
+        ({}, [_ev("e1"), _ev("e1", actor="b")], 1),
+        ({"e1": identity(_ev("e1"))}, [_ev("e2"), _ev("e1", text="other")], 1),
+        ({"e1": identity(_ev("e1"))}, [_ev("e1", session="s2")], 0),
+        ({"e1": identity(_ev("e1"))}, [_ev("e1", role=Role.TOOL)], 0),
+    ],
+)
+def test_an_event_id_repeat_is_the_same_event_or_a_conflict(
+    stored: dict[str, object], batch: list[Event], expected: list[bool] | int
+) -> None:
+    if isinstance(expected, int):
+        with pytest.raises(ConflictError) as caught:
+            classify(batch, stored)  # type: ignore[arg-type]
+        assert caught.value.index == expected  # type: ignore[attr-defined]
+    else:
+        assert classify(batch, stored) == expected  # type: ignore[arg-type]
+
+
+def test_an_import_digest_is_stable_and_covers_the_content() -> None:
+    base = _ev("x")
+    assert import_digest(base, True) == import_digest(_ev("y"), True)  # the id is not content
+    assert import_digest(base, True) != import_digest(base, False)
+    for change in ({"text": "ho"}, {"actor": "b"}, {"metadata": {"k": 1}},
+                   {"time": T + timedelta(seconds=1)}):  # fmt: skip
+        assert import_digest(_ev("x", **change), True) != import_digest(base, True)

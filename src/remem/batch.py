@@ -34,6 +34,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 from remem.errors import ConflictError, InvalidInput, NotFound, RememError
 from remem.ids import new_id
 from remem.policy.scope import check_name, valid_request_id
+from remem.timeutil import TimeText
 
 if TYPE_CHECKING:
     from remem.memory import Memory
@@ -62,7 +63,7 @@ class RecordItem(BaseModel):
     kind: Literal["semantic", "preference", "episodic"] = "semantic"
     field: str | None = Field(default=None, min_length=1, max_length=200)
     value: str | None = Field(default=None, max_length=1000)
-    valid_until: str | None = None
+    valid_until: TimeText = None
     sensitivity: Literal["normal", "personal", "sensitive"] = "normal"
     strategy: str = Field(default="self-managed", min_length=1, max_length=100)
 

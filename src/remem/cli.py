@@ -69,7 +69,13 @@ def event() -> None:
 @click.option("--role", required=True, type=click.Choice(["user", "assistant", "tool", "system"]))
 @click.option("--text", required=True, help="What was said or observed.")
 @click.option("--time", "time_", default=None, help="ISO 8601 time of the event (default: now).")
-@click.option("--id", "event_id", default=None, help="Client event id; a repeat is not re-added.")
+@click.option(
+    "--id",
+    "event_id",
+    default=None,
+    help="Client event id, unique per tenant: the same event again is not re-added; "
+    "a different event with a used id is a conflict.",
+)
 @json_option
 @click.pass_obj
 def event_add(
@@ -94,8 +100,13 @@ def event_add(
 @json_option
 @click.pass_obj
 def event_import(ctx: Ctx, file: Path) -> None:
-    """Import events from a JSON-lines file (one event per line; times are kept)."""
-    rows = list(_parse_jsonl(_read_lines(file)))
+    """Import events from a JSON-lines file (one event per line; times are kept).
+
+    It can be run again after an interruption or a fix: lines already stored
+    are skipped (a line without an id is known by its content)."""
+    numbered = list(_parse_jsonl(_read_lines(file), numbered=True))
+    lines = [n for n, _ in numbered]
+    rows = [row for _, row in numbered]
     for row in rows:
         if "id" in row and "event_id" not in row:
             row["event_id"] = row.pop("id")
@@ -105,9 +116,11 @@ def event_import(ctx: Ctx, file: Path) -> None:
 
             with Progress(transient=True) as bar:
                 task = bar.add_task("importing", total=len(rows))
-                result = mem.import_events(rows, progress=lambda n: bar.advance(task, n))
+                result = mem.import_events(
+                    rows, progress=lambda n: bar.advance(task, n), lines=lines
+                )
         else:
-            result = mem.import_events(rows)
+            result = mem.import_events(rows, lines=lines)
     data = {"imported": result.imported, "skipped": result.skipped}
     emit(ctx, data, lambda: click.echo(f"imported {result.imported}, skipped {result.skipped}"))
 
@@ -123,7 +136,8 @@ def _read_lines(file: Path) -> list[str]:
         raise InvalidInput(f"{file} is not UTF-8 text") from None
 
 
-def _parse_jsonl(lines: list[str]) -> Iterator[dict[str, Any]]:
+def _parse_jsonl(lines: list[str], numbered: bool = False) -> Iterator[Any]:
+    """The JSON objects of a JSON-lines text (blank lines skipped), or (line, object) pairs."""
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -133,7 +147,7 @@ def _parse_jsonl(lines: list[str]) -> Iterator[dict[str, Any]]:
             raise InvalidInput(f"line {n}: not valid JSON ({exc.msg})") from None
         if not isinstance(row, dict):
             raise InvalidInput(f"line {n}: expected a JSON object")
-        yield row
+        yield (n, row) if numbered else row
 
 
 @event.command("list")

@@ -13,6 +13,9 @@
     [retry]
     attempts = 4
 
+    [events]
+    max_clock_skew_seconds = 3600    # how far ahead of the clock an event may be dated
+
 With no file, remem runs the offline extractor only; with an endpoint (in the
 file, or `REMEM_LLM_BASE_URL` / `REMEM_LLM_MODEL` / `REMEM_LLM_API_KEY`) and
 no `[strategies]` table, the four built-in LLM strategies run. An invalid file
@@ -24,7 +27,7 @@ from __future__ import annotations
 import os
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -102,12 +105,18 @@ class WorkerSection(_Strict):
     context_events: int = Field(default=6, ge=0, le=100)
 
 
+class EventsSection(_Strict):
+    # how far ahead of this machine's clock an event's time may be (a client's clock)
+    max_clock_skew_seconds: float = Field(default=3600.0, ge=0, le=366 * 86400)
+
+
 class ConfigFile(_Strict):
     llm: LLMSection = LLMSection()
     strategies: dict[str, StrategySection] | None = None
     consolidation: ConsolidationSection = ConsolidationSection()
     retry: RetrySection = RetrySection()
     worker: WorkerSection = WorkerSection()
+    events: EventsSection = EventsSection()
 
     @field_validator("strategies")
     @classmethod
@@ -139,6 +148,7 @@ class Config:
     retry: RetryPolicy
     worker: WorkerSection
     source: str  # the file it came from, or "defaults"
+    events: EventsSection = field(default_factory=EventsSection)
 
     @property
     def strategy_names(self) -> tuple[str, ...]:
@@ -179,6 +189,7 @@ class Config:
             "consolidation": self.consolidation.model_dump(),
             "retry": {f: getattr(self.retry, f) for f in RetryPolicy.__dataclass_fields__},
             "worker": self.worker.model_dump(),
+            "events": self.events.model_dump(),
         }
 
 
@@ -249,7 +260,9 @@ def build(parsed: ConfigFile, source: str, base: Path) -> Config:
         job_base_seconds=r.job_base_seconds,
         job_max_seconds=r.job_max_seconds,
     )
-    return Config(tuple(strategies), llm, parsed.consolidation, retry, parsed.worker, source)
+    return Config(
+        tuple(strategies), llm, parsed.consolidation, retry, parsed.worker, source, parsed.events
+    )
 
 
 def _llm_settings(section: LLMSection, source: str) -> LLMSettings | None:

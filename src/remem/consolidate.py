@@ -220,10 +220,17 @@ def plan(
     flags: tuple[str, ...] = (),
     late_valid_until: datetime | None = None,
 ) -> Planned:
-    """Turn a decision into rows. Pure; `late_valid_until` closes a late arrival."""
+    """Turn a decision into rows. Pure; `late_valid_until` closes a late arrival.
+
+    A candidate observed after `now` (an event from a client clock running
+    ahead, within the allowed skew) is valid from `now`, and what it
+    supersedes closes at `now`: recall never comes back empty because of a
+    clock. The decision itself (which is newer) still used its own time.
+    """
     if decision.action is Action.NOOP:
         return Planned((), (), ())
     late = decision.late_behind is not None
+    start = min(candidate.observed_at, now)
     record = Record(
         id=new_id,
         tenant=tenant,
@@ -236,7 +243,7 @@ def plan(
         source=candidate.source,
         authority=candidate.authority,
         sensitivity=candidate.sensitivity,
-        valid_from=candidate.observed_at,
+        valid_from=start,
         valid_until=late_valid_until if late else valid_until,
         created_at=now,
         updated_at=now,
@@ -263,7 +270,7 @@ def plan(
             StatusChange(
                 old_id,
                 Status.INVALID,
-                valid_until=candidate.observed_at,
+                valid_until=start,
                 superseded_by=new_id,
                 action="SUPERSEDED",
                 reason=decision.reason,

@@ -10,14 +10,15 @@ The CLI, and later the HTTP service, are thin layers over these methods.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -25,7 +26,7 @@ import numpy.typing as npt
 from remem.config import Config, load_config
 from remem.consolidate import Decision, plan
 from remem.embed.base import Embedder, default_embedder
-from remem.errors import ConflictError, InvalidInput, NotFound, RefusedContent
+from remem.errors import ConflictError, InvalidInput, NotFound, RefusedContent, RememError
 from remem.ids import IdSource, new_id
 from remem.llm.client import ChatModel
 from remem.model import (
@@ -45,6 +46,7 @@ from remem.model import (
 )
 from remem.pipeline import JOB_STATUSES, Pipeline, ProcessResult, build_pipeline
 from remem.policy.dataclasses import find_secrets, redact, refusal_reason
+from remem.policy.events import EventIdTaken, import_digest
 from remem.policy.scope import (
     SHARED_ACTOR,
     actor_prefix,
@@ -63,6 +65,7 @@ MAX_EVENT_CHARS = 100_000
 MAX_RECORD_CHARS = 4_000
 
 Clock = Callable[[], datetime]
+_T = TypeVar("_T")
 # a libpq keyword/value connection string, e.g. "host=/tmp dbname=remem user=app"
 _KEYWORD_DSN = re.compile(r"\s*(?:host|dbname|user|port|service)=\S*(?:\s+\w+=\S*)*\s*")
 
@@ -137,6 +140,7 @@ class Memory:
         ttl: Mapping[str, timedelta] | None = None,
         config: Config | str | os.PathLike[str] | None = None,
         chat: ChatModel | None = None,
+        max_clock_skew: timedelta | None = None,
     ) -> None:
         self.store = store
         self.tenant = check_name("tenant", tenant)
@@ -147,6 +151,11 @@ class Memory:
         self.config = config if isinstance(config, Config) else load_config(config)
         self._chat = chat
         self._pipeline: Pipeline | None = None
+        if max_clock_skew is None:
+            max_clock_skew = timedelta(seconds=self.config.events.max_clock_skew_seconds)
+        if not isinstance(max_clock_skew, timedelta) or max_clock_skew < timedelta(0):
+            raise InvalidInput("max_clock_skew must be a timedelta of zero or more")
+        self.max_clock_skew = max_clock_skew
 
     @classmethod
     def open(
@@ -160,6 +169,7 @@ class Memory:
         ttl: Mapping[str, timedelta] | None = None,
         config: Config | str | os.PathLike[str] | None = None,
         chat: ChatModel | None = None,
+        max_clock_skew: timedelta | None = None,
     ) -> Memory:
         """Open (creating if needed) the database at `target`: a path or `sqlite:///path`.
 
@@ -168,6 +178,8 @@ class Memory:
         lifetime of new records of that kind or sensitivity. `config` is a
         `Config` or the path of a TOML file (default: `$REMEM_CONFIG`, else
         the offline extractor only); `chat` replaces the configured model door.
+        `max_clock_skew` is how far ahead of `clock` an event may be dated
+        (default: the configuration's `[events] max_clock_skew_seconds`, 1 hour).
         """
         options: dict[str, Any] = {
             "tenant": tenant,
@@ -177,6 +189,7 @@ class Memory:
             "ttl": ttl,
             "config": config,
             "chat": chat,
+            "max_clock_skew": max_clock_skew,
         }
         return cls(open_store(target), **options)
 
@@ -223,7 +236,11 @@ class Memory:
     ) -> str:
         """Append one event to the thread log and enqueue its extraction; return its id.
 
-        A repeated `event_id` is not a second event: the call returns the same id.
+        `event_id` is an idempotency key, unique per tenant: a repeat with the
+        same actor, session, role and text is the same event (not stored again,
+        its time and metadata ignored) and returns the same id; any other reuse
+        raises `ConflictError`. A time more than `max_clock_skew` ahead of the
+        clock is refused with `InvalidInput`.
         """
         event = self._event(
             {
@@ -252,20 +269,50 @@ class Memory:
         rows: Iterable[Mapping[str, Any]],
         batch: int = 500,
         progress: Callable[[int], None] | None = None,
+        *,
+        lines: Iterable[int] | None = None,
     ) -> ImportResult:
         """Import events in batches (one transaction each), keeping their times.
 
-        A batch is written whole or not at all; an interruption leaves every
-        earlier batch stored and the import can simply be run again.
+        Running an import again is safe: a row with an id is stored once (see
+        `add_event`), and a row without one gets an id made from its content
+        (`imp_` + a digest of actor, session, role, text, the given time and
+        metadata, + how many identical rows came before it in this import), so
+        two identical rows stay two events and a re-run yields the same ids.
+        A row that is invalid, or whose id is used by a different event, stops
+        the import: every row before it is stored, none from it on, and the
+        error names it by `lines` (the rows' line numbers in their file; by
+        default their 1-based positions).
         """
+        numbers = iter(lines) if lines is not None else itertools.count(1)
+        seen: dict[str, int] = {}  # content digest -> identical rows so far
         imported = skipped = 0
-        for chunk in _batched(rows, batch):
-            added = self.add_events(chunk)
+        for chunk in _batched(zip(numbers, rows, strict=False), batch):
+            events: list[Event] = []
+            try:
+                for _, row in chunk:
+                    events.append(self._import_event(row, seen))
+                added = self.store.add_events(events, self.config.strategy_names)
+            except (InvalidInput, RefusedContent, EventIdTaken) as exc:
+                bad = exc.index if isinstance(exc, EventIdTaken) else len(events)
+                if bad:  # the rows before the bad one are kept, as the message says
+                    self.store.add_events(events[:bad], self.config.strategy_names)
+                raise _stopped_at(exc, chunk[bad][0]) from None
             imported += sum(added)
             skipped += len(added) - sum(added)
             if progress is not None:
                 progress(len(added))
         return ImportResult(imported, skipped)
+
+    def _import_event(self, row: Mapping[str, Any], seen: dict[str, int]) -> Event:
+        """An import row as an event; a row without an id gets its content's id."""
+        event = self._event(row)
+        if isinstance(row, Mapping) and (row.get("event_id") or row.get("id")):
+            return event
+        digest = import_digest(event, time_given=row.get("time") not in (None, ""))
+        n = seen.get(digest, 0)
+        seen[digest] = n + 1
+        return replace(event, id=f"imp_{digest}_{n}")
 
     def events(self, *, actor: str, session: str | None = None, limit: int = 1000) -> list[Event]:
         """One actor's events (optionally one session), in the order they happened."""
@@ -303,7 +350,7 @@ class Memory:
                 f"role must be one of {', '.join(r.value for r in Role)}; got {row.get('role')!r}"
             ) from None
         raw_time = row.get("time")
-        when = self._clock() if raw_time in (None, "") else parse_time(raw_time)
+        when = self._clock() if raw_time in (None, "") else self._event_time(raw_time)
         raw_id = row.get("event_id") or row.get("id")
         event_id = check_name("event id", raw_id) if raw_id else self._ids("evt")
         metadata = row.get("metadata") or {}
@@ -325,6 +372,17 @@ class Memory:
             time=when,
             metadata=metadata,
         )
+
+    def _event_time(self, raw: object) -> datetime:
+        """A client's event time; refused when it is more than `max_clock_skew` ahead."""
+        when = parse_time(raw, "event time")
+        ahead = when - self._clock()
+        if ahead > self.max_clock_skew:
+            raise InvalidInput(
+                f"event time {when.isoformat()} is in the future, {_span(ahead)} ahead of "
+                f"the clock; an event may be dated at most {_span(self.max_clock_skew)} ahead"
+            )
+        return when
 
     # -- extraction and consolidation ------------------------------------------------
 
@@ -431,7 +489,7 @@ class Memory:
             raise InvalidInput(f"kind {kind.value} cannot be written with remember")
         refuse_secrets(text)
         now = self._clock()
-        until = parse_time(valid_until) if valid_until else None
+        until = _optional_time(valid_until, "valid_until")
         if until is not None and until <= now:
             raise InvalidInput("valid_until must be in the future")
         cand = Candidate(
@@ -492,7 +550,7 @@ class Memory:
             raise InvalidInput(f"a record holds at most {MAX_RECORD_CHARS} characters")
         refuse_secrets(text)
         now = self._clock()
-        until = parse_time(valid_until) if valid_until else None
+        until = _optional_time(valid_until, "valid_until")
         cand = Candidate(
             text=" ".join(text.split()),
             kind=old.kind,
@@ -561,7 +619,7 @@ class Memory:
             query=query,
             k=k,
             budget=budget,
-            as_of=parse_time(as_of) if as_of else None,
+            as_of=_optional_time(as_of, "as_of"),
             include_events=include_events and namespace is None,
             explain=explain,
             max_sensitivity=_sensitivity(max_sensitivity),
@@ -750,8 +808,8 @@ class Memory:
         return self.store.deletions(self.tenant, limit)
 
 
-def _batched(rows: Iterable[Mapping[str, Any]], size: int) -> Iterator[list[Mapping[str, Any]]]:
-    chunk: list[Mapping[str, Any]] = []
+def _batched(rows: Iterable[_T], size: int) -> Iterator[list[_T]]:
+    chunk: list[_T] = []
     for row in rows:
         chunk.append(row)
         if len(chunk) >= size:
@@ -761,11 +819,37 @@ def _batched(rows: Iterable[Mapping[str, Any]], size: int) -> Iterator[list[Mapp
         yield chunk
 
 
+def _stopped_at(exc: RememError, line: int) -> RememError:
+    """An import error naming the line it stopped at, and what to do."""
+    cls = ConflictError if isinstance(exc, ConflictError) else type(exc)
+    return cls(
+        f"line {line}: {exc}. The lines before line {line} were kept; fix it and run "
+        "the import again (lines already stored are skipped)"
+    )
+
+
+def _span(t: timedelta) -> str:
+    """A duration in words, rounded: '3 days', '2 hours', '5 minutes', '0 seconds'."""
+    seconds = int(t.total_seconds())
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds >= size:
+            n = seconds // size
+            return f"{n} {unit}{'s' if n != 1 else ''}"
+    return f"{seconds} second{'s' if seconds != 1 else ''}"
+
+
 def refuse_secrets(text: str) -> None:
     """Raise RefusedContent when `text` holds a secret (the message never quotes it)."""
     findings = find_secrets(text)
     if findings:
         raise RefusedContent(refusal_reason(findings))
+
+
+def _optional_time(value: object, what: str) -> datetime | None:
+    """A time a caller may leave out (None or ""), else validated by `parse_time`."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    return parse_time(value, what)
 
 
 def _sensitivity(value: str | Sensitivity | None) -> Sensitivity | None:

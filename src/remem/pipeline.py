@@ -9,6 +9,10 @@ transaction: a job is either done with all it wrote, or not done and wrote
 nothing. So a worker killed at any point loses no event and, when its job is
 taken again, duplicates no record.
 
+A batch that fails for any other reason (an event row that cannot be read,
+an embedder or store error) fails alone: the claim's other batches go on,
+and it is retried and ends 'failed' like any other.
+
 A batch whose model calls failed waits (exponential backoff with jitter) and
 is taken again, up to the retry policy's `job_attempts`; then it is 'failed'
 and visible in `remem jobs list` until `remem jobs retry`. When only the
@@ -50,6 +54,8 @@ log = logging.getLogger("remem")
 
 JOB_STATUSES = ("pending", "running", "done", "failed")
 SESSION_EVENTS = 500  # the most of a session a summary reads at once
+UNREADABLE = "the event could not be read from the store (the worker's log has why)"
+GAVE_UP = "gave up: every attempt ended without a result (the worker died or lost its lease)"
 
 Vector = npt.NDArray[np.float32]
 
@@ -143,13 +149,44 @@ class Pipeline:
         with self._heartbeat([j.id for j in jobs]):
             for tenant in dict.fromkeys(j.tenant for j in jobs):
                 mine = [j for j in jobs if j.tenant == tenant]
-                events = {
-                    e.id: e for e in self.store.get_events(tenant, [j.event_id for j in mine])
-                }
-                self._embed_events(tenant, mine, events)
+                # attempts that never finished (the worker died, or lost its lease, each
+                # time) count too: a job that kills its worker must not loop for ever
+                spent = [j for j in mine if j.attempts > self.settings.retry.job_attempts]
+                if spent:
+                    total = total + self._fail(tenant, spent, GAVE_UP, retry=False)
+                    mine = [j for j in mine if j not in spent]
+                events, unread = self._read_events(tenant, mine)
+                if unread:
+                    total = total + self._fail(tenant, unread, UNREADABLE, retry=True)
+                    mine = [j for j in mine if j not in unread]
                 for group in self._groups(mine, events):
-                    total = total + self._run_group(tenant, group, events)
+                    # one batch failing (a bad row, an embedder or store error) fails only
+                    # its own jobs: the others of the claim go on, and it ends 'failed'
+                    try:
+                        total = total + self._run_group(tenant, group, events)
+                    except Exception as exc:
+                        log.exception("a batch of %d job(s) failed", len(group))
+                        total = total + self._fail(
+                            tenant, group, f"{type(exc).__name__}: {exc}", retry=True
+                        )
         return total
+
+    def _read_events(self, tenant: str, jobs: Sequence[Job]) -> tuple[dict[str, Event], list[Job]]:
+        """The jobs' events; when one cannot be read, each alone (returns the jobs whose
+        event could not be read, so they fail and the others run)."""
+        try:
+            found = self.store.get_events(tenant, [j.event_id for j in jobs])
+            return {e.id: e for e in found}, []
+        except Exception:
+            log.exception("reading the events of %d job(s) failed; reading one by one", len(jobs))
+        events: dict[str, Event] = {}
+        unread: list[Job] = []
+        for job in jobs:
+            try:
+                events.update((e.id, e) for e in self.store.get_events(tenant, [job.event_id]))
+            except Exception:
+                unread.append(job)
+        return events, unread
 
     def _groups(self, jobs: Sequence[Job], events: Mapping[str, Event]) -> Iterator[list[Job]]:
         gone = [j for j in jobs if j.event_id not in events]
@@ -176,6 +213,7 @@ class Pipeline:
         if not mine:  # the events were forgotten after their jobs were claimed
             self.store.apply(Write(tenant=tenant, done_jobs=done))
             return ProcessResult(jobs_done=len(jobs), skipped_tombstoned=len(jobs))
+        self._embed_events(tenant, jobs, events)
         strategy = self.strategies.get(jobs[0].strategy)
         if strategy is None:
             return self._fail(

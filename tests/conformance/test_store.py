@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
 import pytest
 
-from remem.errors import StoreError
+from remem.errors import ConflictError, StoreError
 from remem.model import (
     Authority,
     Event,
@@ -70,10 +71,48 @@ def test_add_events_writes_one_job_per_event_and_strategy(store: Store) -> None:
 
 def test_repeated_client_id_is_not_a_second_event(store: Store) -> None:
     store.add_events([ev(1)], ["offline"])
-    assert store.add_events([ev(1, text="different text")], ["offline"]) == [False]
+    retry = replace(ev(1), time=T + timedelta(days=3), metadata={"retry": True})
+    assert store.add_events([retry], ["offline"]) == [False]
     events = store.list_events("t1", "alice")
-    assert [e.text for e in events] == ["I like tea"]
+    assert [(e.text, e.time, e.metadata) for e in events] == [("I like tea", ev(1).time, {})]
     assert store.pending_jobs() == 1
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"actor": "bob"},
+        {"session": "s2"},
+        {"role": Role.ASSISTANT},
+        {"text": "different text"},
+    ],
+)
+def test_a_client_id_reused_by_a_different_event_is_refused_and_the_batch_writes_nothing(
+    store: Store, change: dict[str, object]
+) -> None:
+    store.add_events([ev(1)], ["offline"])
+    other = replace(ev(1), **change)  # type: ignore[arg-type]
+    with pytest.raises(ConflictError, match="already used in this tenant by a different event"):
+        store.add_events([ev(2), other, ev(3)], ["offline"])
+    assert [e.id for e in store.list_events("t1", "alice")] == ["e1"]
+    assert store.list_events("t1", "bob") == []
+    assert store.pending_jobs() == 1
+
+
+def test_a_conflict_message_never_shows_the_other_event(store: Store) -> None:
+    store.add_events([ev(1, actor="alice", text="my secret plan")], ["offline"])
+    with pytest.raises(ConflictError) as caught:
+        store.add_events([ev(1, actor="mallory", text="probe")], ["offline"])
+    message = str(caught.value)
+    assert "e1" in message and "unique per tenant" in message
+    assert "alice" not in message and "secret plan" not in message
+
+
+def test_a_batch_that_reuses_its_own_id_is_one_event_or_a_conflict(store: Store) -> None:
+    assert store.add_events([ev(1), ev(1)], ["offline"]) == [True, False]
+    with pytest.raises(ConflictError):
+        store.add_events([ev(2), ev(2, text="not the same")], ["offline"])
+    assert [e.id for e in store.list_events("t1", "alice")] == ["e1"]
 
 
 def test_same_client_id_in_two_tenants_is_two_events(store: Store) -> None:
@@ -87,6 +126,19 @@ def test_events_are_listed_by_their_own_time_not_arrival(store: Store) -> None:
     assert [e.text for e in store.list_events("t1", "alice")] == ["earlier", "later"]
     (last,) = store.get_events("t1", ["e5"])
     assert [e.text for e in store.session_context(last, 5)] == ["earlier"]
+
+
+@pytest.mark.parametrize("year", [1, 999, 9999])
+def test_times_of_any_year_are_kept_and_ordered(store: Store, year: int) -> None:
+    odd = datetime(year, 1 if year < 9999 else 12, 1, 0, 0, 7, 123456, tzinfo=UTC)
+    store.add_events([replace(ev(1, text="odd"), time=odd), ev(2, text="now")], ["offline"])
+    listed = store.list_events("t1", "alice")
+    assert [(e.text, e.time) for e in listed] == sorted(
+        [("odd", odd), ("now", ev(2).time)], key=lambda p: p[1]
+    )
+    assert store.get_events("t1", ["e1"])[0].time == odd
+    (job, _) = sorted(store.claim_jobs(NOW, 10, 60), key=lambda j: j.event_id)
+    assert job.event_id == "e1"
 
 
 def test_a_claimed_job_is_not_claimed_again_until_its_lease_ends(store: Store) -> None:

@@ -690,6 +690,21 @@ def _where(loc: tuple[Any, ...] | list[Any]) -> str:
     return ".".join(parts) or "body"
 
 
+def _one_branch(errors: list[Any]) -> list[Any]:
+    """A body that may be one of several models (one event, or a batch) fails each; report
+    the branch it came closest to (the fewest errors), without the model's name."""
+    branches: dict[str, list[Any]] = {}
+    for err in errors:
+        loc = tuple(err.get("loc", ()))
+        if len(loc) > 1 and loc[0] == "body" and str(loc[1]) in _BODY_MODELS:
+            branches.setdefault(str(loc[1]), []).append({**err, "loc": ("body", *loc[2:])})
+    if len(branches) < 2:
+        return errors
+    return min(branches.values(), key=len)
+
+
+_BODY_MODELS = {"EventIn", "EventBatchIn"}
+
 Handler = Callable[[Request, Any], Awaitable[JSONResponse]]
 
 
@@ -702,11 +717,12 @@ def _install_error_handlers(app: FastAPI) -> None:
 
     async def validation(_req: Request, exc: Any) -> JSONResponse:
         problems = []
-        for err in exc.errors()[:10]:
+        for err in _one_branch(list(exc.errors()))[:10]:
             if err.get("type") == "json_invalid":
                 problems.append(f"malformed JSON: {err.get('ctx', {}).get('error', 'invalid')}")
             else:
-                problems.append(f"{_where(err.get('loc', ()))}: {err.get('msg', 'invalid')}")
+                msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")
+                problems.append(f"{_where(err.get('loc', ()))}: {msg}")
         return _error(422, "invalid_input", "; ".join(problems) or "invalid request")
 
     async def http_error(_req: Request, exc: Any) -> JSONResponse:

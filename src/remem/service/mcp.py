@@ -46,6 +46,7 @@ from remem.service import keys as keyring
 from remem.service.bodies import BodyLimit, BodyLimits
 from remem.service.keys import Forbidden, Principal, Unauthorized
 from remem.store.base import ForgetReport, Store, refuse_rls_bypass
+from remem.timeutil import TimeText as Time
 
 log = logging.getLogger("remem.mcp")
 
@@ -269,7 +270,7 @@ class McpServer:
                 ),
             ] = None,
             value: Annotated[str | None, Field(max_length=4000)] = None,
-            valid_until: Annotated[str | None, Field(max_length=64, description="ISO 8601")] = None,
+            valid_until: Annotated[Time, Field(max_length=64, description="ISO 8601")] = None,
             sensitivity: SensitivityName = "normal",
         ) -> dict[str, Any]:
             """Store a statement as a confirmed memory at once and return it with its id.
@@ -295,7 +296,7 @@ class McpServer:
             top_k: Annotated[int, Field(ge=1, le=1000)] = 10,
             budget_tokens: Annotated[int, Field(ge=1, le=1_000_000)] = 1000,
             as_of: Annotated[
-                str | None,
+                Time,
                 Field(max_length=64, description="ISO 8601: what was true then"),
             ] = None,
             include_events: bool = True,

@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from remem.policy.scope import valid_request_id
+from remem.timeutil import TimeText as Time
 
 Name = Field(min_length=1, max_length=200)
 RequestId = Field(default=None, min_length=1, max_length=200)
@@ -29,9 +30,13 @@ class EventIn(_Body):
     session_id: str = Name
     role: Literal["user", "assistant", "tool", "system"]
     text: str = Field(min_length=1, max_length=100_000)
-    time: str | None = Field(default=None, max_length=64, description="ISO 8601; default now")
+    time: Time = Field(default=None, max_length=64, description="ISO 8601; default now")
     event_id: str | None = Field(
-        default=None, min_length=1, max_length=200, description="client id; a repeat is a no-op"
+        default=None,
+        min_length=1,
+        max_length=200,
+        description="client id, unique per tenant: the same event again is a no-op, "
+        "a different event with a used id is a 409 conflict",
     )
     metadata: dict[str, Any] | None = None
 
@@ -55,7 +60,7 @@ class RetrieveIn(_Body):
     )
     top_k: int = Field(default=10, ge=1, le=1000)
     budget_tokens: int = Field(default=1000, ge=1, le=1_000_000)
-    as_of: str | None = Field(default=None, max_length=64, description="ISO 8601")
+    as_of: Time = Field(default=None, max_length=64, description="ISO 8601")
     include_events: bool = True
     explain: bool = False
     max_sensitivity: Literal["normal", "personal", "sensitive"] | None = None
@@ -70,7 +75,7 @@ class CreateItem(_Body):
     kind: Literal["semantic", "preference", "episodic"] = "semantic"
     field: str | None = Field(default=None, min_length=1, max_length=200)
     value: str | None = Field(default=None, max_length=4000)
-    valid_until: str | None = Field(default=None, max_length=64)
+    valid_until: Time = Field(default=None, max_length=64)
     sensitivity: Literal["normal", "personal", "sensitive"] = "normal"
 
 
@@ -80,7 +85,7 @@ class UpdateItem(_Body):
     request_id: RequestIdStr = RequestId
     record_id: str = Field(min_length=1, max_length=200)
     text: str = Field(min_length=1, max_length=4000)
-    valid_until: str | None = Field(default=None, max_length=64)
+    valid_until: Time = Field(default=None, max_length=64)
 
 
 class DeleteItem(_Body):

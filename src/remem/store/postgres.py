@@ -44,6 +44,7 @@ from psycopg_pool import ConnectionPool
 
 from remem.errors import ConflictError, SchemaTooNew, StoreError
 from remem.model import Event, HistoryEntry, Job, JobInfo, LLMCall, Record, Status
+from remem.policy.events import EventIdTaken, Identity, classify
 from remem.store import postgres_sql as q
 from remem.store.base import ForgetReport, Hit, Near, RequestEntry, Scope, Write
 from remem.store.postgres_keys import PostgresKeys
@@ -277,25 +278,47 @@ class PostgresStore(PostgresKeys):
         result: dict[int, bool] = {}
         # one transaction per tenant: row-level security binds a transaction to one tenant
         for tenant, indexes in by_tenant.items():
-            with self._tx(tenant) as cur:
-                rows = [event_params(events[i], now) for i in indexes]
-                cur.executemany(q.INSERT_EVENT, rows, returning=True)
-                new: list[int] = []
-                for i in indexes:
-                    result[i] = cur.fetchone() is not None
-                    if result[i]:
-                        new.append(i)
-                    cur.nextset()
-                if new:  # the words of the new events, for `search_events`
-                    cur.execute(q.INSERT_EVENT_TERMS, (tenant, [events[i].id for i in new]))
-                jobs = [
-                    (tenant, events[i].id, strategy, now, now)
-                    for i in new
-                    for strategy in strategies
-                ]
-                if jobs:
-                    cur.executemany(q.INSERT_JOB, jobs)
+            batch = [events[i] for i in indexes]
+            try:
+                with self._tx(tenant) as cur:
+                    fresh = self._classify(cur, tenant, batch)
+                    new = [i for i, is_new in zip(indexes, fresh, strict=True) if is_new]
+                    result.update(zip(indexes, fresh, strict=True))
+                    if new:
+                        rows = [event_params(events[i], now) for i in new]
+                        cur.executemany(q.INSERT_EVENT, rows, returning=True)
+                        raced = []
+                        for i in new:
+                            if cur.fetchone() is None:  # a concurrent writer stored this id
+                                raced.append(i)
+                            cur.nextset()
+                        if raced:  # the stored one decides: a repeat, or a conflict
+                            self._classify(cur, tenant, [events[i] for i in raced])
+                            new = [i for i in new if i not in raced]
+                            result.update(dict.fromkeys(raced, False))
+                    if new:  # the words of the new events, for `search_events`
+                        cur.execute(q.INSERT_EVENT_TERMS, (tenant, [events[i].id for i in new]))
+                    jobs = [
+                        (tenant, events[i].id, strategy, now, now)
+                        for i in new
+                        for strategy in strategies
+                    ]
+                    if jobs:
+                        cur.executemany(q.INSERT_JOB, jobs)
+            except EventIdTaken as exc:
+                raise EventIdTaken(exc.event_id, indexes[exc.index]) from None
         return [result[i] for i in range(len(events))]
+
+    @staticmethod
+    def _classify(cur: Cursor, tenant: str, batch: Sequence[Event]) -> list[bool]:
+        """Per event, whether it is new; raises `EventIdTaken` (see `remem.policy.events`)."""
+        ids = list(dict.fromkeys(e.id for e in batch))
+        cur.execute(q.EVENT_IDENTITIES, (tenant, ids))
+        stored = {
+            r["id"]: Identity(r["actor"], r["session"], r["role"], r["text"])
+            for r in cur.fetchall()
+        }
+        return classify(batch, stored)
 
     def list_events(
         self, tenant: str, actor: str, session: str | None = None, limit: int = 1000
@@ -874,7 +897,11 @@ def _erase_records(cur: Cursor, tenant: str, ids: list[str]) -> dict[str, int]:
 
 
 def _configure(conn: psycopg.Connection[Any]) -> None:
-    """Send numpy vectors to this database in pgvector's binary form."""
+    """Send numpy vectors to this database in pgvector's binary form; read times in UTC.
+
+    (A session zone west of UTC would turn a time early in year 1 into year 0,
+    which Python cannot represent.)"""
+    conn.execute("SET TIME ZONE 'UTC'")
     info = TypeInfo.fetch(conn, "vector")
     if info is not None:  # the migrations create the extension; without it, vectors fail
         conn.adapters.register_dumper(np.ndarray, vector_dumper(info.oid))

@@ -30,6 +30,7 @@ from remem.model import (
     Status,
 )
 from remem.store.rows import event_from, record_from
+from remem.timeutil import to_db
 
 
 def value(rows: Sequence[DictRow]) -> Any:
@@ -71,7 +72,7 @@ def utc(t: datetime) -> datetime:
 
 def iso(t: datetime) -> str:
     """A time in the fixed ISO form the SQLite backend also returns."""
-    return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f+00:00")
+    return str(to_db(t))
 
 
 def json_value(value: Any) -> Any:

@@ -303,6 +303,9 @@ LIST_EVENTS_SESSION = f"""
 SELECT {EVENT_COLUMNS} FROM events WHERE tenant = %s AND actor = %s AND session = %s
 ORDER BY time, seq LIMIT %s
 """
+EVENT_IDENTITIES = (
+    "SELECT id, actor, session, role, text FROM events WHERE tenant = %s AND id = ANY(%s::text[])"
+)
 GET_EVENTS = (
     f"SELECT {EVENT_COLUMNS} FROM events WHERE tenant = %s AND id = ANY(%s::text[]) ORDER BY seq"
 )

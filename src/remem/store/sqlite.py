@@ -33,13 +33,14 @@ from remem.model import (
     Record,
     Status,
 )
+from remem.policy.events import EventIdTaken, Identity, classify
 from remem.store import sqlite_sql as q
 from remem.store.base import ForgetReport, Hit, Near, Scope, Write
 from remem.store.rows import event_from, near_from, record_from
 from remem.store.sqlite_jobs import SQLiteJobs
 from remem.store.sqlite_keys import SQLiteKeys
 from remem.store.vectors import ScopeVectors
-from remem.timeutil import parse_time, to_db
+from remem.timeutil import from_db, to_db
 
 APPLICATION_ID = 0x72656D6D  # "remm": marks a file as a remem database
 
@@ -185,7 +186,11 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
         now = to_db(_utcnow())
         added: list[bool] = []
         with self._tx() as db:
-            for e in events:
+            new = self._classify(db, events)
+            for e, is_new in zip(events, new, strict=True):
+                if not is_new:
+                    added.append(False)
+                    continue
                 cur = db.execute(
                     q.INSERT_EVENT,
                     (
@@ -200,7 +205,7 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
                         now,
                     ),
                 )
-                if cur.rowcount == 0:
+                if cur.rowcount == 0:  # cannot happen under the write lock; never index twice
                     added.append(False)
                     continue
                 added.append(True)
@@ -209,6 +214,27 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
                 for strategy in strategies:
                     db.execute(q.INSERT_JOB, (e.tenant, e.id, strategy, now, now))
         return added
+
+    @staticmethod
+    def _classify(db: sqlite3.Connection, events: Sequence[Event]) -> list[bool]:
+        """Per event, whether it is new; raises `EventIdTaken` (see `remem.policy.events`)."""
+        flags: dict[int, bool] = {}
+        by_tenant: dict[str, list[int]] = {}
+        for i, e in enumerate(events):
+            by_tenant.setdefault(e.tenant, []).append(i)
+        for tenant, indexes in by_tenant.items():
+            ids = list(dict.fromkeys(events[i].id for i in indexes))
+            stored: dict[str, Identity] = {}
+            for chunk in _chunks(ids, 500):
+                marks = ",".join("?" * len(chunk))
+                for r in db.execute(q.EVENT_IDENTITIES.format(marks=marks), (tenant, *chunk)):
+                    stored[r["id"]] = Identity(r["actor"], r["session"], r["role"], r["text"])
+            try:
+                mine = classify([events[i] for i in indexes], stored)
+            except EventIdTaken as exc:
+                raise EventIdTaken(exc.event_id, indexes[exc.index]) from None
+            flags.update(zip(indexes, mine, strict=True))
+        return [flags[i] for i in range(len(events))]
 
     def list_events(
         self, tenant: str, actor: str, session: str | None = None, limit: int = 1000
@@ -344,7 +370,7 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
             HistoryEntry(
                 record_id=r["record_id"],
                 action=r["action"],
-                at=parse_time(r["at"]),
+                at=from_db(r["at"]),
                 text=r["text"],
                 status=Status(r["status"]),
                 related_id=r["related_id"],
@@ -724,11 +750,11 @@ def _utcnow() -> datetime:
 
 
 def _event(r: Any) -> Event:
-    return event_from(r, parse_time, json.loads)
+    return event_from(r, from_db, json.loads)
 
 
 def _record(r: Any) -> Record:
-    return record_from(r, parse_time, json.loads)
+    return record_from(r, from_db, json.loads)
 
 
 def _record_params(rec: Record) -> tuple[Any, ...]:

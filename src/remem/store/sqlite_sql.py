@@ -96,6 +96,9 @@ SELECT * FROM events WHERE tenant = ? AND actor = ? ORDER BY time, seq LIMIT ?
 LIST_EVENTS_SESSION = """
 SELECT * FROM events WHERE tenant = ? AND actor = ? AND session = ? ORDER BY time, seq LIMIT ?
 """
+EVENT_IDENTITIES = (
+    "SELECT id, actor, session, role, text FROM events WHERE tenant = ? AND id IN ({marks})"
+)
 GET_EVENTS = "SELECT * FROM events WHERE tenant = ? AND id IN ({marks}) ORDER BY seq"
 SESSION_CONTEXT = """
 SELECT * FROM events WHERE tenant = ? AND actor = ? AND session = ? AND time < ?
