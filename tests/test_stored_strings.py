@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import psycopg
 import pytest
@@ -24,6 +24,7 @@ from remem.embed import HashEmbedder
 from remem.errors import InvalidInput, RefusedContent
 from remem.thread import begin_tool_call, checkpoint_list, checkpoint_save, tool_calls
 from tests import pg_helpers
+from tests.cli_helpers import err, ok
 from tests.test_mcp import _data, _error, _keys, _session_run
 from tests.test_service import Server, running_server
 
@@ -413,3 +414,55 @@ def test_mcp_refuses_bad_strings_and_secrets(tmp_path: Path, db: str) -> None:
 
     with open(tmp_path / "server.log", "w") as errlog:
         _session_run(db, keys["alice"], errlog, as_alice)
+
+
+# -- CLI ----------------------------------------------------------------------------------
+
+
+def test_cli_refuses_bad_strings_and_secrets_and_stores_nothing(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, db: str
+) -> None:
+    where = cast(Path, db)  # the CLI takes it as text; Path() would fold a URL's "//"
+    events = tmp_path / "events.jsonl"
+    good = {"actor": "alice", "session": "s1", "role": "user", "text": "hello"}
+    # written as a client would: the JSON escape of a lone surrogate, 300-deep metadata
+    events.write_text(
+        json.dumps(good)
+        + "\n"
+        + json.dumps({**good, "metadata": {"note": "\ud800"}})
+        + "\n"
+        + json.dumps({**good, "metadata": {"a": json.loads("[" * 300 + "]" * 300)}})
+        + "\n"
+    )
+    error = err(capsys, where, "event", "import", str(events))
+    assert error["code"] == "invalid_input" and "surrogate" in error["message"]
+    events.write_text(json.dumps({**good, "metadata": {"a": json.loads("[" * 300 + "]" * 300)}}))
+    assert "nests deeper" in err(capsys, where, "event", "import", str(events))["message"]
+    nul = err(
+        capsys,
+        where,
+        "event",
+        "add",
+        "--actor",
+        "alice",
+        "--session",
+        "s1",
+        "--role",
+        "user",
+        "--text",
+        "a\x00b",
+    )
+    assert nul["code"] == "invalid_input" and "NUL" in nul["message"]
+    records = tmp_path / "records.jsonl"
+    records.write_text(
+        json.dumps(
+            {"actor": "alice", "text": "wifi", "field": "wifi password", "value": "hunter2x7"}
+        )
+    )
+    (result,) = ok(capsys, where, "records", "import", str(records))["results"]
+    assert result["error"]["code"] == "refused_content"
+    refused = err(capsys, where, "procedure", "propose", "--text", "Login with password hunter2x7")
+    assert refused["code"] == "refused_content" and "hunter2x7" not in refused["message"]
+    assert ok(capsys, where, "event", "list", "--actor", "alice")["events"] == []
+    out = tmp_path / "alice.jsonl"
+    assert ok(capsys, where, "export", "--actor", "alice", "--out", str(out))["events"] == 0

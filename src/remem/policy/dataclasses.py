@@ -132,13 +132,14 @@ def redact(text: str, findings: Sequence[Finding] | None = None) -> str:
     return "".join(parts)
 
 
-def refusal_reason(findings: Iterable[Finding], what: str = "the text") -> str:
+def refusal_reason(findings: Iterable[Finding | str], what: str = "the text") -> str:
     """A one-line message naming the kinds of secret found in `what`, never the secrets.
 
-    Kinds are named once each, in the order they first appear. Raises
-    ValueError for no findings: there is nothing to refuse.
+    Takes findings, or kinds (from `secret_kinds`). Kinds are named once each,
+    in the order they first appear. Raises ValueError for none: there is
+    nothing to refuse.
     """
-    kinds = list(dict.fromkeys(f.kind for f in findings))
+    kinds = list(dict.fromkeys(f if isinstance(f, str) else f.kind for f in findings))
     if not kinds:
         raise ValueError("refusal_reason needs at least one finding")
     names = [_NAMES[k] for k in kinds]
@@ -189,9 +190,7 @@ def refuse_secrets(fields: Mapping[str, object]) -> None:
             continue
         kinds = secret_kinds(value)
         if kinds:
-            raise RefusedContent(
-                refusal_reason([Finding(k, 0, 1) for k in kinds], what=f"the {what}")
-            )
+            raise RefusedContent(refusal_reason(kinds, what=f"the {what}"))
 
 
 def redact_json(value: object) -> tuple[object, list[str]]:
