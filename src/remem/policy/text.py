@@ -62,7 +62,12 @@ def check_json(
     (`max_bytes` of UTF-8 JSON, when given).
     """
     _walk(what, value, max_depth, 0)
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    try:
+        text = json.dumps(
+            value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_plain
+        )
+    except ValueError as exc:  # e.g. an integer of more digits than Python converts
+        raise InvalidInput(f"{what} holds a number JSON cannot carry here ({exc})") from None
     if max_bytes is not None:
         size = len(text.encode())
         if size > max_bytes:
@@ -119,6 +124,13 @@ def _walk(where: str, value: object, max_depth: int, depth: int) -> None:
             _walk(f"{where}[{i}]", v, max_depth, depth + 1)
         return
     raise InvalidInput(f"{where} holds a {type(value).__name__}, which is not JSON")
+
+
+def _plain(value: object) -> object:
+    """What `json.dumps` cannot take itself but `_walk` let through: any other mapping."""
+    if isinstance(value, Mapping):
+        return dict(value)
+    raise TypeError(f"{type(value).__name__} is not JSON")  # unreachable after _walk
 
 
 def _show(key: str) -> str:
