@@ -227,8 +227,12 @@ def test_secrets_in_procedures_and_reasons_are_refused(mem: Memory) -> None:
         lambda: mem.reject(proposal.id, reviewer="bob", reason="use password: hunter2x7"),
         "reason",
     )
+    key = "sk-abc123def456ghi789jkl012"
+    with pytest.raises(RefusedContent, match="the reviewer contains an API key"):
+        mem.approve(proposal.id, reviewer=key)
     assert mem.get(proposal.id).status.value == "proposed"
-    assert "hunter2x7" not in json.dumps([h.as_dict() for h in mem.history(proposal.id)])
+    history = json.dumps([h.as_dict() for h in mem.history(proposal.id)])
+    assert "hunter2x7" not in history and key not in history
 
 
 # -- HTTP ---------------------------------------------------------------------------------

@@ -713,6 +713,7 @@ class Memory:
 
     def _proposal(self, record_id: str, reviewer: str) -> Record:
         check_name("reviewer", reviewer)
+        refuse_secrets({"reviewer": reviewer})  # kept in the history
         rec = self.get(record_id)
         if rec.status is not Status.PROPOSED:
             raise InvalidInput(f"{record_id} is {rec.status.value}, not a proposal awaiting review")

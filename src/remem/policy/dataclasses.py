@@ -150,9 +150,14 @@ def refusal_reason(findings: Iterable[Finding | str], what: str = "the text") ->
 REDACTED_MARK = "[REDACTED:"
 
 
-def holds_secret(text: str) -> bool:
-    """Whether a candidate carries a secret, or the placeholder of a redacted one."""
-    return REDACTED_MARK in text or bool(find_secrets(text))
+def holds_secret(text: str, field: str | None = None, value: str | None = None) -> bool:
+    """Whether a candidate carries a secret, or the placeholder of a redacted one, in its
+    text, its field or its value (the value also read as stated by its field)."""
+    parts = [p for p in (text, field, value) if p]
+    if any(REDACTED_MARK in p for p in parts):
+        return True
+    stated = {field: value} if field and value else value
+    return bool(secret_kinds(text) or secret_kinds(field) or secret_kinds(stated))
 
 
 # -- every stored string --------------------------------------------------------------------
