@@ -470,3 +470,25 @@ def test_cli_refuses_bad_strings_and_secrets_and_stores_nothing(
     assert ok(capsys, where, "event", "list", "--actor", "alice")["events"] == []
     out = tmp_path / "alice.jsonl"
     assert ok(capsys, where, "export", "--actor", "alice", "--out", str(out))["events"] == 0
+
+
+def test_http_procedures_and_reasons_refuse_bad_strings_and_secrets(server: Server) -> None:
+    with server.http("admin") as h:
+        made = h.post("/v1/procedures", json={"text": "Check the id before a refund"})
+        assert made.status_code == 201, made.text
+        rid = made.json()["id"]
+        cases = [
+            ("/v1/procedures", r'{"text":"Always \u0000 check"}', "invalid_input"),
+            ("/v1/procedures", '{"text":"Login with password hunter2x7"}', "refused_content"),
+            (f"/v1/memories/{rid}/reject", r'{"reason":"no\u0000"}', "invalid_input"),
+            (f"/v1/memories/{rid}/reject", '{"reason":"pw: s3cr3t!9"}', "refused_content"),
+        ]
+        answers = [
+            h.post(path, content=body, headers={"content-type": "application/json"})
+            for path, body, _ in cases
+        ]
+        assert [(r.status_code, r.json()["error"]["code"]) for r in answers] == [
+            (422, code) for _, _, code in cases
+        ]
+        assert all("hunter2x7" not in r.text and "s3cr3t" not in r.text for r in answers)
+        assert h.get(f"/v1/memories/{rid}").json()["status"] == "proposed"
