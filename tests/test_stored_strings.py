@@ -370,24 +370,21 @@ def test_http_secrets_in_metadata_and_record_values(server: Server) -> None:
     assert "hunter2x7" not in json.dumps(created)
 
 
-def test_http_store_errors_never_show_the_connection_string(
-    server: Server, request: pytest.FixtureRequest
-) -> None:
-    """A database that refuses an operation is 503, saying so without the DSN or driver text."""
-    if not server.db.startswith("postgresql://"):
-        pytest.skip("a PostgreSQL refusal; the SQLite file has no privileges to take away")
-    admin = pg_helpers.admin_dsn_for(request.getfixturevalue("pg_admin_dsn"), server.db)
-    info = psycopg.conninfo.conninfo_to_dict(server.db)
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f"REVOKE SELECT ON records FROM {pg_helpers.APP_ROLE}")
-    try:
-        with server.http("admin") as h:
-            r = h.get("/v1/memories", params={"actor_id": "alice"})
-    finally:
+def test_http_store_errors_never_show_the_connection_string(pg_admin_dsn: str) -> None:
+    """A PostgreSQL database that refuses an operation is a 503 saying so, without the DSN,
+    the role, the host or the driver's text."""
+    with (
+        pg_helpers.fresh_database(pg_admin_dsn) as dsn,
+        running_server(pg_helpers.as_url(dsn)) as srv,
+    ):
+        admin = pg_helpers.admin_dsn_for(pg_admin_dsn, dsn)
         with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f"GRANT SELECT ON records TO {pg_helpers.APP_ROLE}")
+            conn.execute(f"REVOKE SELECT ON records FROM {pg_helpers.APP_ROLE}")
+        with srv.http("admin") as h:
+            r = h.get("/v1/memories", params={"actor_id": "alice"})
     assert r.status_code == 503 and r.json()["error"]["code"] == "store_error"
     message = r.json()["error"]["message"]
+    info = psycopg.conninfo.conninfo_to_dict(dsn)
     hidden = [info["dbname"], info["password"], info["user"], info.get("host"), "permission"]
     for part in filter(None, hidden):
         assert str(part) not in message
