@@ -38,6 +38,7 @@ storing a secret.
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from collections import Counter
@@ -456,13 +457,12 @@ _DIGITS = re.compile(r"[0-9]+")
 
 def luhn_valid(digits: str) -> bool:
     """Whether a string of ASCII digits passes the Luhn check that card numbers carry."""
-    total = 0
-    for i, ch in enumerate(reversed(digits)):
-        n = ord(ch) - 48
-        if i % 2:
-            n = n * 2 - 9 if n > 4 else n * 2
-        total += n
+    backwards = digits[::-1]
+    total = sum(map(int, backwards[0::2])) + sum(_DOUBLED[int(c)] for c in backwards[1::2])
     return total % 10 == 0
+
+
+_DOUBLED = (0, 2, 4, 6, 8, 1, 3, 5, 7, 9)  # a digit doubled, its digits summed
 
 
 def _card_network(digits: str) -> bool:
@@ -487,32 +487,46 @@ def _card_network(digits: str) -> bool:
     return first in "56" and 16 <= n <= 19
 
 
-def _card_window(run: str, groups: list[Span]) -> bool:
-    """Whether these consecutive digit groups are laid out like a card number."""
-    digits = "".join(run[a:b] for a, b in groups)
-    if not 13 <= len(digits) <= 19 or not _card_network(digits):
-        return False
-    if len(groups) > 1:
-        seps = {run[groups[k][1] : groups[k + 1][0]] for k in range(len(groups) - 1)}
-        if len(seps) != 1:
-            return False  # one separator throughout
-        sizes = [b - a for a, b in groups]
-        one_at_a_time = all(n == 1 for n in sizes)  # "4 1 1 1 1 1 1 1 ..."
-        # otherwise as cards print: 4-4-4-4, 4-6-5 or 4-6-4
-        if not one_at_a_time and (sizes[0] != 4 or any(not 3 <= n <= 6 for n in sizes[1:])):
-            return False
-    return luhn_valid(digits)
+def _card_layout(sizes: list[int]) -> bool:
+    """Whether digit groups of these sizes are laid out like a card number: as cards
+    print them (4-4-4-4, 4-6-5 or 4-6-4), or one digit at a time."""
+    if len(sizes) == 1 or all(n == 1 for n in sizes):
+        return True
+    return sizes[0] == 4 and all(3 <= n <= 6 for n in sizes[1:])
 
 
 def _cards(text: str) -> Iterator[Hit]:
     for run_match in _DIGIT_RUN.finditer(text):
         run, offset = run_match.group(), run_match.start()
         groups = [m.span() for m in _DIGITS.finditer(run)]
+        digits = "".join(run[a:b] for a, b in groups)
+        total = [0]  # total[k]: how many digits the first k groups hold
+        for a, b in groups:
+            total.append(total[-1] + b - a)
+        # alike[k]: how many separators up to the k-th (after group k) are the same as it
+        alike: list[int] = []
+        for k in range(len(groups) - 1):
+            sep = run[groups[k][1] : groups[k + 1][0]]
+            same = k > 0 and sep == run[groups[k - 1][1] : groups[k][0]]
+            alike.append(alike[-1] + 1 if same else 1)
         i = 0
         while i < len(groups):
-            # The longest card starting at group i; 19 digits make at most 19 groups.
-            for j in range(min(len(groups), i + 19) - 1, i - 1, -1):
-                if _card_window(run, groups[i : j + 1]):
+            if digits[total[i]] not in "23456":  # no card network starts otherwise
+                i += 1
+                continue
+            # The longest card starting at group i: the last groups j that end 13 to 19
+            # digits after group i starts, longest first.
+            longest = bisect.bisect_right(total, total[i] + 19) - 2
+            shortest = bisect.bisect_left(total, total[i] + 13) - 1
+            for j in range(longest, max(shortest, i) - 1, -1):
+                number = digits[total[i] : total[j + 1]]
+                if not _card_network(number):
+                    continue
+                if j > i and alike[j - 1] < j - i:
+                    continue  # one separator throughout, or it is not one number
+                one_at_a_time = j - i + 1 == len(number)
+                sizes = [] if one_at_a_time else [total[k + 1] - total[k] for k in range(i, j + 1)]
+                if (one_at_a_time or _card_layout(sizes)) and luhn_valid(number):
                     yield ("payment_card", offset + groups[i][0], offset + groups[j][1])
                     i = j
                     break
