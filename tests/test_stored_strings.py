@@ -4,8 +4,8 @@ A lone surrogate, a NUL character, deep nesting or a non-JSON value is refused
 with `InvalidInput` naming where it is, and nothing is stored: the actor's
 events, records and export read back afterwards as before. Secrets are
 screened in every stored string, not only in `text` (event metadata is kept
-redacted, everything else refused). Library here; HTTP and MCP in the tests at
-the end, each on a SQLite file and on PostgreSQL.
+redacted, everything else refused). The library first, then HTTP, MCP and the
+CLI, each on a SQLite file and on PostgreSQL.
 """
 
 from __future__ import annotations
