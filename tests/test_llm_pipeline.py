@@ -358,3 +358,29 @@ def test_the_command_line_shows_failures_and_retries_them(
     assert retried["counts"] == {"pending": 0, "running": 0, "done": 1, "failed": 0}
     records = ok(capsys, db, *run, "records", "list", "--actor", "ana")["records"]
     assert [r["value"] for r in records] == ["Faro"]
+
+
+def test_a_model_fact_with_a_secret_in_its_attribute_or_value_is_never_stored(
+    tmp_path: Path, llm: ScriptedLLM
+) -> None:
+    def leaky(request: dict[str, Any]) -> Reply:
+        if "durable facts" in request["messages"][0]["content"]:
+            return Reply.json({"facts": [
+                {"text": "Ana set up her wifi", "attribute": "wifi password",
+                 "value": "hunter2x7", "event": 1},
+                {"text": "Ana pays by card", "attribute": "card", "value": "4111 1111 1111 1111",
+                 "event": 1},
+                {"text": "Ana lives in Lisbon", "attribute": "home city", "value": "Lisbon",
+                 "event": 1},
+            ]})  # fmt: skip
+        return memory_model(request)
+
+    llm.responder = leaky
+    with _open(tmp_path, _config(llm, {"semantic": {}})) as mem:
+        mem.add_event(actor="ana", session="s1", role="user", time=T0, event_id="w",
+                      text="I live in Lisbon and set up the wifi.")  # fmt: skip
+        mem.process()
+        stored = mem.records(actor="ana", all=True)
+        assert [r.value for r in stored] == ["Lisbon"]
+        dumped = json.dumps([r.as_dict() for r in stored])
+    assert "hunter2x7" not in dumped and "4111" not in dumped

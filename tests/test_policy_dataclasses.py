@@ -8,6 +8,7 @@ from remem.policy.dataclasses import (
     KINDS,
     Finding,
     find_secrets,
+    iban_valid,
     luhn_valid,
     redact,
     refusal_reason,
@@ -155,6 +156,132 @@ GOVERNMENT_IDS = [
 ]
 
 
+# remem's own key: "rk_" + secrets.token_urlsafe(32)
+REMEM_KEY = "rk_" + "Ihvj43t94KXZWJezfH25lw3w5Btuw4kUWanhd7k-04I"
+NPM = "npm_" + "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6"
+HF = "hf_" + "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJkL"
+HEX64 = "4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318"
+AWS_ID, AWS_SECRET = "AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+
+# The gaps of issue 13, per class: what is now found (text, kind, secret), and near
+# misses of the same class that must stay clean.
+GAPS: dict[str, tuple[list[tuple[str, str, str]], list[str]]] = {
+    "remem api key": (
+        [
+            (f"the service key is {REMEM_KEY}", "api_key", REMEM_KEY),
+            (f"curl -H 'Authorization: {REMEM_KEY}'", "api_key", REMEM_KEY),
+        ],
+        [
+            "rk_live is the prefix of a restricted key",
+            "rk_" + "a" * 43,  # one case: an identifier, not a token
+            "the key rk_nope is not one",
+        ],
+    ),
+    "card with dots, double spaces, one digit at a time": (
+        [
+            ("card 4111.1111.1111.1111", "payment_card", "4111.1111.1111.1111"),
+            ("card 4111  1111  1111  1111", "payment_card", "4111  1111  1111  1111"),
+            ("4 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1", "payment_card", "4 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1"),
+            ("amex 3782.822463.10005 ok", "payment_card", "3782.822463.10005"),
+        ],
+        [
+            "call 415.555.0123",
+            "Call me at +1 415 555 0123",
+            "order 2026.03.01.12345",
+            "version 4.1.1.1 of the app",
+            "scores 4 1 1 1 1 1 1 1 1 1 1 1 1 1 1 2",  # fails Luhn
+            "order 4111.1111.1111.1112",
+            "invoice INV-2026-000123, paid 2026-03-01",
+            "the 4111  1111 1111 1111 mixes separators",
+        ],
+    ),
+    "iban": (
+        [
+            ("IBAN GB82 WEST 1234 5698 7654 32", "bank_account", "GB82 WEST 1234 5698 7654 32"),
+            ("pay to DE89370400440532013000 today", "bank_account", "DE89370400440532013000"),
+            (
+                "iban: FR14 2004 1010 0505 0001 3M02 606",
+                "bank_account",
+                "FR14 2004 1010 0505 0001 3M02 606",
+            ),
+            ("DE89 3704 0044 0532 0130 00 BANK", "bank_account", "DE89 3704 0044 0532 0130 00"),
+        ],
+        ["IBAN GB82 WEST 1234 5698 7654 33", "GB82 is the first group", "AB12 CDE4 FGH5"],
+    ),
+    "npm and hugging face tokens": (
+        [
+            (f"npm token {NPM}", "access_token", NPM),
+            (f"the hub said {HF} works", "access_token", HF),
+        ],
+        ["hf_hub_download fetches a file", "npm_config_registry is set", "npm_" + "a" * 36],
+    ),
+    "64-hex private key": (
+        [
+            (f"wallet 0x{HEX64}", "private_key", f"0x{HEX64}"),
+            (
+                f"import 0x{HEX64.upper()[:-2]}ab into metamask",
+                "private_key",
+                f"0x{HEX64.upper()[:-2]}ab",
+            ),
+        ],
+        [
+            f"sha256 {HEX64}",
+            f"commit {HEX64}",
+            f"the file's digest is {HEX64}",
+            f"tx 0x{HEX64}",
+            f"transaction hash: 0x{HEX64}",
+            f"block 0x{HEX64}",
+            "the colours are #ff00aa and 0xFF00AA",
+        ],
+    ),
+    "aws secret next to its id": (
+        [
+            (f"{AWS_ID} {AWS_SECRET}", "api_key", AWS_SECRET),
+            (f"{AWS_ID}:{AWS_SECRET}", "api_key", AWS_SECRET),
+            (f"{AWS_SECRET} goes with {AWS_ID}", "api_key", AWS_SECRET),
+        ],
+        [f"the word {'abcdefghij' * 4} is long", "a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p/q/r/s/t/"],
+    ),
+    "passwords with other words": (
+        [
+            ("pass: hunter2", "password", "hunter2"),
+            ("login: bob / hunter2", "password", "hunter2"),
+            ("credentials bob/s3cret!", "password", "s3cret!"),
+            ("Login with password hunter2x7", "password", "hunter2x7"),
+            ("use the wifi password Sommer2026! at home", "password", "Sommer2026!"),
+        ],
+        [
+            "my PIN is in the drawer",
+            "I forgot my password again",
+            "boarding pass: printed",
+            "season pass: 2026",
+            "use password managers",
+            "login with password reset",
+            "Log in with password protection on",
+            "login: alice",
+            "the login page is /login",
+        ],
+    ),
+}
+GAP_CASES = [(name, *case) for name, (cases, _) in GAPS.items() for case in cases]
+
+PASSWORDS_BY_LANGUAGE = [
+    ("Passwort: Sommer2026", "Sommer2026"),  # de
+    ("Mein Passwort ist geheim99", "geheim99"),
+    ("Kennwort für das WLAN: blau-haus-7", "blau-haus-7"),
+    ("mot de passe : soleil", "soleil"),  # fr
+    ("le mot de passe est soleil42", "soleil42"),
+    ("contraseña: gato1234", "gato1234"),  # es
+    ("la contraseña es perro99", "perro99"),
+    ("senha: abacaxi9", "abacaxi9"),  # pt
+    ("a senha do banco é caju2026", "caju2026"),
+    ("wachtwoord: fiets123", "fiets123"),  # nl
+    ("het wachtwoord is tulp-88", "tulp-88"),
+    ("lösenord: sommar77", "sommar77"),  # sv
+    ("hasło: kot12345", "kot12345"),  # pl
+]
+
+
 def found(text: str) -> list[tuple[str, str]]:
     return [(f.kind, text[f.start : f.end]) for f in find_secrets(text)]
 
@@ -187,6 +314,48 @@ def test_luhn_valid_card_numbers(text: str, secret: str) -> None:
 @pytest.mark.parametrize(("text", "secret"), GOVERNMENT_IDS)
 def test_government_ids(text: str, secret: str) -> None:
     assert found(text) == [("government_id", secret)]
+
+
+@pytest.mark.parametrize("name", list(GAPS))
+def test_issue_13_gaps_are_found_and_their_near_misses_are_not(name: str) -> None:
+    cases, misses = GAPS[name]
+    assert [
+        (kind, secret) for text, kind, secret in cases if (kind, secret) not in found(text)
+    ] == []
+    assert [text for text in misses if find_secrets(text)] == []
+
+
+@pytest.mark.parametrize(("text", "secret"), PASSWORDS_BY_LANGUAGE)
+def test_passwords_stated_in_other_languages(text: str, secret: str) -> None:
+    assert found(text) == [("password", secret)]
+
+
+def test_talk_about_passwords_in_other_languages_is_clean_and_theirs_is_found() -> None:
+    prose = [
+        "Mein Passwort ist zu kurz",
+        "Ich habe mein Passwort vergessen",
+        "J'ai oublié mon mot de passe",
+        "le mot de passe est incorrect",
+        "la contraseña es incorrecta",
+        "a senha é nova",
+        "het wachtwoord is vergeten",
+    ]
+    assert [t for t in prose if find_secrets(t)] == []
+    assert found("Passwort: Sommer2026") == [("password", "Sommer2026")]
+
+
+@pytest.mark.parametrize(
+    ("iban", "valid"),
+    [
+        ("GB82WEST12345698765432", True),
+        ("DE89370400440532013000", True),
+        ("GB82WEST12345698765433", False),
+        ("GB82WEST1234", False),
+        ("GB82-WEST-1234-5698-76", False),
+    ],
+)
+def test_iban_check(iban: str, valid: bool) -> None:
+    assert iban_valid(iban) is valid
 
 
 @pytest.mark.parametrize(
@@ -241,7 +410,7 @@ def test_government_ids(text: str, secret: str) -> None:
         "the bearer of bad news",
         "The PIN pad was broken",
         "pin 2 of the connector is ground",
-        "IBAN GB82 WEST 1234 5698 7654 32",
+        "IBAN GB82 WEST 1234 5698 7654 33",  # fails mod 97
         "flight BA117 on 2026-03-01, seat 14C",
         "a JWT looks like header.payload.signature",
         "the AWS region is us-east-1",
@@ -259,7 +428,8 @@ def test_ordinary_memory_text_is_clean(text: str) -> None:
 
 
 ALL_POSITIVE = [case[0] for case in PASSWORDS + KEYS + PRIVATE_KEYS + RECOVERY_CODES]
-ALL_POSITIVE += [case[0] for case in CARDS + GOVERNMENT_IDS]
+ALL_POSITIVE += [case[0] for case in CARDS + GOVERNMENT_IDS + PASSWORDS_BY_LANGUAGE]
+ALL_POSITIVE += [case[1] for case in GAP_CASES]
 
 
 @pytest.mark.parametrize("text", ALL_POSITIVE)

@@ -45,7 +45,7 @@ from remem.model import (
     Status,
 )
 from remem.pipeline import JOB_STATUSES, Pipeline, ProcessResult, build_pipeline
-from remem.policy.dataclasses import find_secrets, redact, refusal_reason
+from remem.policy.dataclasses import find_secrets, redact, redact_json, refuse_secrets
 from remem.policy.events import EventIdTaken, import_digest
 from remem.policy.scope import (
     SHARED_ACTOR,
@@ -54,6 +54,7 @@ from remem.policy.scope import (
     namespace_for,
     namespace_problem,
 )
+from remem.policy.text import MAX_METADATA_BYTES, check_json, check_text
 from remem.policy.untrusted import instruction_flags
 from remem.recall import RecallRequest, recall
 from remem.store.base import ForgetReport, Scope, StatusChange, Store, Write
@@ -343,6 +344,7 @@ class Memory:
             raise InvalidInput(
                 f"event text is {len(text)} characters; the limit is {MAX_EVENT_CHARS}"
             )
+        check_text("event text", text)
         try:
             role = Role(str(row.get("role")))
         except ValueError:
@@ -356,12 +358,16 @@ class Memory:
         metadata = row.get("metadata") or {}
         if not isinstance(metadata, Mapping):
             raise InvalidInput("event metadata must be an object")
-        metadata = dict(metadata)
+        check_json("event metadata", metadata, max_bytes=MAX_METADATA_BYTES)
+        # the event is kept, but the log holds a secret only in redacted form, in the
+        # text and in every metadata key and string alike
+        clean, kinds = redact_json(metadata)
+        metadata = dict(clean) if isinstance(clean, Mapping) else {}
         findings = find_secrets(text)
         if findings:
-            # the event is kept, but the log holds the secret only in redacted form
             text = redact(text, findings)
-            metadata["redacted"] = sorted({f.kind for f in findings})
+        if findings or kinds:
+            metadata["redacted"] = sorted({f.kind for f in findings} | set(kinds))
         return Event(
             id=event_id,
             tenant=self.tenant,
@@ -487,7 +493,16 @@ class Memory:
             raise InvalidInput(str(exc)) from None
         if kind in (Kind.PROCEDURAL, Kind.SUMMARY):
             raise InvalidInput(f"kind {kind.value} cannot be written with remember")
-        refuse_secrets(text)
+        _check_strings(text=text, field=field, value=value, strategy=strategy)
+        refuse_secrets(
+            {
+                "text": text,
+                "field": field,
+                # "wifi password" = "hunter2x7" is a stated secret though neither is one alone
+                "value": {field: value} if field and value else value,
+                "strategy": strategy,
+            }
+        )
         now = self._clock()
         until = _optional_time(valid_until, "valid_until")
         if until is not None and until <= now:
@@ -548,7 +563,8 @@ class Memory:
             raise InvalidInput("the corrected text must be a non-empty string")
         if len(text) > MAX_RECORD_CHARS:
             raise InvalidInput(f"a record holds at most {MAX_RECORD_CHARS} characters")
-        refuse_secrets(text)
+        _check_strings(text=text, by=by)
+        refuse_secrets({"text": text, "corrector": by})
         now = self._clock()
         until = _optional_time(valid_until, "valid_until")
         cand = Candidate(
@@ -602,6 +618,7 @@ class Memory:
             raise InvalidInput("query must be a non-empty string")
         if len(query) > MAX_EVENT_CHARS:
             raise InvalidInput(f"query is longer than {MAX_EVENT_CHARS} characters")
+        check_text("query", query)
         if not isinstance(k, int) or not 1 <= k <= 1000:
             raise InvalidInput(f"k must be an integer from 1 to 1000; got {k!r}")
         if not isinstance(budget, int) or not 1 <= budget <= 1_000_000:
@@ -669,7 +686,8 @@ class Memory:
             raise InvalidInput(f"a procedure holds at most {MAX_RECORD_CHARS} characters")
         if name is not None:
             check_name("procedure name", name)
-        refuse_secrets(text)
+        _check_strings(text=text, proposed_by=proposed_by)
+        refuse_secrets({"procedure text": text, "proposer": proposed_by})
         now = self._clock()
         record = Record(
             id=self._ids("rec"),
@@ -754,6 +772,8 @@ class Memory:
 
     def reject(self, record_id: str, *, reviewer: str, reason: str = "") -> Record:
         """Reject a proposed procedure; it is kept, inactive, with the reviewer's reason."""
+        _check_strings(reason=reason)
+        refuse_secrets({"reason": reason})
         rec = self._proposal(record_id, reviewer)
         now = self._clock()
         self.store.apply(
@@ -771,6 +791,7 @@ class Memory:
 
     def _proposal(self, record_id: str, reviewer: str) -> Record:
         check_name("reviewer", reviewer)
+        refuse_secrets({"reviewer": reviewer})  # kept in the history
         rec = self.get(record_id)
         if rec.status is not Status.PROPOSED:
             raise InvalidInput(f"{record_id} is {rec.status.value}, not a proposal awaiting review")
@@ -838,11 +859,11 @@ def _span(t: timedelta) -> str:
     return f"{seconds} second{'s' if seconds != 1 else ''}"
 
 
-def refuse_secrets(text: str) -> None:
-    """Raise RefusedContent when `text` holds a secret (the message never quotes it)."""
-    findings = find_secrets(text)
-    if findings:
-        raise RefusedContent(refusal_reason(findings))
+def _check_strings(**named: str | None) -> None:
+    """Every string a write stores passes `check_text` (None: not given)."""
+    for what, value in named.items():
+        if value is not None:
+            check_text(what.replace("_", " "), value)
 
 
 def _optional_time(value: object, what: str) -> datetime | None:

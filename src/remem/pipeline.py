@@ -330,7 +330,8 @@ class Pipeline:
         calls: list[LLMCall],
         session: str,
     ) -> tuple[ProcessResult, Write]:
-        kept = [c for c in candidates if not holds_secret(c.text)]  # never stored, never logged
+        # never stored, never logged: a secret in the text, the field or the value
+        kept = [c for c in candidates if not holds_secret(c.text, c.field, c.value)]
         refused = len(candidates) - len(kept)
         template = (self.settings.namespaces or {}).get(strategy)
         spaces = [_namespace(template, tenant, actor, session, strategy, c.kind) for c in kept]

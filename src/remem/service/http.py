@@ -690,22 +690,23 @@ def _where(loc: tuple[Any, ...] | list[Any]) -> str:
     return ".".join(parts) or "body"
 
 
-def _one_branch(errors: list[Any]) -> list[Any]:
-    """A body that may be one of several models (one event, or a batch) fails each; report
-    the branch it came closest to (the fewest errors), without the model's name."""
-    branches: dict[str, list[Any]] = {}
-    for err in errors:
-        loc = tuple(err.get("loc", ()))
-        if len(loc) > 1 and loc[0] == "body" and str(loc[1]) in _BODY_MODELS:
-            branches.setdefault(str(loc[1]), []).append({**err, "loc": ("body", *loc[2:])})
-    if len(branches) < 2:
-        return errors
-    return min(branches.values(), key=len)
-
-
-_BODY_MODELS = {"EventIn", "EventBatchIn"}
-
 Handler = Callable[[Request, Any], Awaitable[JSONResponse]]
+
+
+def _closest_member(errors: Sequence[Any]) -> list[Any]:
+    """For a body that may be one of several models (an event, or a batch of them), only
+    the errors of the model it came closest to, without the model's name in their place."""
+
+    def member(err: Any) -> str | None:
+        loc = err.get("loc", ())
+        name = loc[1] if len(loc) > 1 and loc[0] == "body" else None
+        return name if isinstance(name, str) and name[:1].isupper() else None
+
+    names = {member(e) for e in errors}
+    if None in names or len(names) < 2:
+        return list(errors)
+    best = min(names, key=lambda n: sum(member(e) == n for e in errors))
+    return [{**e, "loc": ("body", *e["loc"][2:])} for e in errors if member(e) == best]
 
 
 def _install_error_handlers(app: FastAPI) -> None:
@@ -717,7 +718,7 @@ def _install_error_handlers(app: FastAPI) -> None:
 
     async def validation(_req: Request, exc: Any) -> JSONResponse:
         problems = []
-        for err in _one_branch(list(exc.errors()))[:10]:
+        for err in _closest_member(exc.errors())[:10]:
             if err.get("type") == "json_invalid":
                 problems.append(f"malformed JSON: {err.get('ctx', {}).get('error', 'invalid')}")
             else:
@@ -726,6 +727,14 @@ def _install_error_handlers(app: FastAPI) -> None:
         return _error(422, "invalid_input", "; ".join(problems) or "invalid request")
 
     async def http_error(_req: Request, exc: Any) -> JSONResponse:
+        if exc.status_code == 400 and exc.detail == "There was an error parsing the body":
+            # FastAPI's answer when decoding the body itself fails (not UTF-8, too deep)
+            return _error(
+                422,
+                "invalid_input",
+                "the body is not JSON this service can read: it must be UTF-8 and nest at "
+                "most a few hundred levels",
+            )
         codes = {404: "not_found", 405: "method_not_allowed", 413: "body_too_large"}
         return _error(exc.status_code, codes.get(exc.status_code, "http_error"), str(exc.detail))
 

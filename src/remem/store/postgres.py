@@ -42,7 +42,7 @@ from psycopg.types import TypeInfo
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
-from remem.errors import ConflictError, SchemaTooNew, StoreError
+from remem.errors import ConflictError, InvalidInput, SchemaTooNew, StoreError
 from remem.model import Event, HistoryEntry, Job, JobInfo, LLMCall, Record, Status
 from remem.policy.events import EventIdTaken, Identity, classify
 from remem.store import postgres_sql as q
@@ -123,7 +123,7 @@ class PostgresStore(PostgresKeys):
             self._pool.open(wait=True, timeout=30.0)
         except psycopg.Error as exc:
             self._pool.close()
-            raise self._translate(exc) from exc
+            raise self._translate(exc, opening=True) from exc
         try:
             self._rls_bypass = self._row_security_bypass()
         except BaseException:
@@ -169,7 +169,7 @@ class PostgresStore(PostgresKeys):
                 self.dsn, autocommit=True, row_factory=dict_row, connect_timeout=10
             )
         except psycopg.Error as exc:
-            raise self._translate(exc) from exc
+            raise self._translate(exc, opening=True) from exc
 
     def _migrate(self) -> None:
         """Apply the migrations this database lacks, in order; refuse a newer database."""
@@ -195,7 +195,7 @@ class PostgresStore(PostgresKeys):
                     found = str(row["extversion"]) if row else "0"
                     self._iterative = tuple(int(p) for p in found.split(".")[:2]) >= (0, 8)
             except psycopg.Error as exc:
-                raise self._translate(exc) from exc
+                raise self._translate(exc, opening=True) from exc
 
     def schema_version(self) -> int:
         """The newest migration applied to this database."""
@@ -214,6 +214,8 @@ class PostgresStore(PostgresKeys):
                 yield cur
         except psycopg.Error as exc:
             raise self._translate(exc) from exc
+        except UnicodeEncodeError:
+            raise _not_unicode() from None
 
     def _rows(
         self,
@@ -236,14 +238,47 @@ class PostgresStore(PostgresKeys):
                         cur.execute(sql, params)
                         conn.execute("COMMIT")
                     return cur.fetchall()
-                except psycopg.Error:
+                except (psycopg.Error, UnicodeEncodeError):
                     conn.rollback()  # the failed transaction, before the pool takes it back
                     raise
         except psycopg.Error as exc:
             raise self._translate(exc) from exc
+        except UnicodeEncodeError:
+            raise _not_unicode() from None
 
-    def _translate(self, exc: psycopg.Error) -> StoreError | ConflictError:
-        """A driver error as one of remem's, saying what to do."""
+    def _translate(
+        self, exc: psycopg.Error, *, opening: bool = False
+    ) -> StoreError | ConflictError | InvalidInput:
+        """A driver error as one of remem's, saying what to do.
+
+        Only opening the store (the operator's `remem` command or the service's
+        start) names the database, without its password, and quotes the driver.
+        An error of an operation may reach an HTTP or MCP client, so it says what
+        happened and nothing else: no connection string, host, user or driver
+        text (which can quote the request's values); the log has the details.
+        """
+        if not opening:
+            log.warning("PostgreSQL at %s: %s: %s", self._where, type(exc).__name__, exc)
+            if isinstance(exc, pg_errors.SerializationFailure | pg_errors.UniqueViolation):
+                return ConflictError("a concurrent writer got there first; retry")
+            if isinstance(exc, psycopg.DataError):
+                if "NUL" in str(exc):
+                    return InvalidInput(
+                        "a text value contains a NUL character (\\x00), which PostgreSQL "
+                        "cannot store; remove it (nothing was stored)"
+                    )
+                return InvalidInput(
+                    "PostgreSQL cannot hold a value of this request (out of range or "
+                    "malformed); nothing was stored"
+                )
+            if isinstance(exc, psycopg.OperationalError):
+                return StoreError(
+                    "the PostgreSQL database cannot answer right now; retry later "
+                    "(the server's log says why)"
+                )
+            return StoreError(
+                "the PostgreSQL database refused the operation; the server's log says why"
+            )
         if isinstance(exc, pg_errors.InsufficientPrivilege) and "vector" in str(exc):
             return StoreError(
                 f"the database at {self._where} lacks the pgvector extension and this role "
@@ -927,4 +962,11 @@ def _request(r: DictRow) -> RequestEntry:
     outcome = None if r["outcome"] is None else json_value(r["outcome"])
     return RequestEntry(
         str(r["actor"]), str(r["request_id"]), str(r["operation"]), r["target"], outcome, r["token"]
+    )
+
+
+def _not_unicode() -> InvalidInput:
+    return InvalidInput(
+        "a text value is not valid Unicode (it holds a lone surrogate such as \\ud800); "
+        "nothing was stored"
     )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import math
 import sqlite3
 import threading
@@ -26,7 +27,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from remem.errors import SchemaTooNew, StoreCorrupt, StoreError
+from remem.errors import InvalidInput, SchemaTooNew, StoreCorrupt, StoreError
 from remem.model import (
     Event,
     HistoryEntry,
@@ -41,6 +42,8 @@ from remem.store.sqlite_jobs import SQLiteJobs
 from remem.store.sqlite_keys import SQLiteKeys
 from remem.store.vectors import ScopeVectors
 from remem.timeutil import from_db, to_db
+
+log = logging.getLogger(__name__)
 
 APPLICATION_ID = 0x72656D6D  # "remm": marks a file as a remem database
 
@@ -113,7 +116,9 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
             self._db.execute("PRAGMA synchronous = FULL")
             self._db.execute("PRAGMA foreign_keys = ON")
             self._migrate()
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.DatabaseError, StoreError) as exc:
+            if isinstance(exc, StoreError) and not isinstance(exc.__cause__, sqlite3.Error):
+                raise  # e.g. SchemaTooNew
             raise StoreCorrupt(
                 f"{self.path} is not a readable remem database ({exc}); "
                 "point --db at another file or restore a backup"
@@ -160,7 +165,7 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
         """One write transaction, taken at once so writers queue instead of failing."""
-        with self._lock:
+        with self._lock, _translated():
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 yield self._db
@@ -171,7 +176,7 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
                 self._db.execute("COMMIT")
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
-        with self._lock:
+        with self._lock, _translated():
             return list(self._db.execute(sql, params).fetchall())
 
     def close(self) -> None:
@@ -718,6 +723,22 @@ def _erase_record_rows(db: sqlite3.Connection, rowids: list[int]) -> dict[str, i
         counts["fulltext"] += db.execute(q.DELETE_RECORDS_FTS.format(marks=marks), chunk).rowcount
         counts["records"] += db.execute(q.DELETE_RECORDS.format(marks=marks), chunk).rowcount
     return counts
+
+
+@contextmanager
+def _translated() -> Iterator[None]:
+    """Driver errors of an operation as remem's, which may reach an HTTP or MCP client:
+    they say what happened, never the file's path or the driver's text (logged)."""
+    try:
+        yield
+    except UnicodeEncodeError:
+        raise InvalidInput(
+            "a text value is not valid Unicode (it holds a lone surrogate such as \\ud800); "
+            "nothing was stored"
+        ) from None
+    except sqlite3.Error as exc:
+        log.warning("SQLite: %s: %s", type(exc).__name__, exc)
+        raise StoreError("the SQLite database refused the operation; the log says why") from exc
 
 
 def _set_wal(db: sqlite3.Connection) -> None:

@@ -26,7 +26,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from remem.errors import InvalidInput, NotFound, RefusedContent, StoreError
-from remem.policy.dataclasses import find_secrets, refusal_reason
+from remem.policy.dataclasses import refusal_reason, secret_kinds
 from remem.policy.scope import check_name
 from remem.store.sqlite import SQLiteStore
 from remem.thread.base import ThreadStore
@@ -239,11 +239,13 @@ def _thread_store(store: Store) -> ThreadStore | None:
 
 
 def _refuse_secrets(what: str, value: object, limit: int) -> None:
-    """Thread state is a write path too: secrets are refused here as everywhere (DESIGN 4)."""
-    findings = find_secrets(encode_json(what, value, limit))
-    if findings:
+    """Thread state is a write path too: secrets are refused here as everywhere (DESIGN 4),
+    in every key and string of the JSON, as in event metadata and records."""
+    encode_json(what, value, limit)
+    kinds = secret_kinds(value)
+    if kinds:
         raise RefusedContent(
-            f"{what} {refusal_reason(findings)}; keep a reference to it (a vault path or a "
+            f"{what} {refusal_reason(kinds)}; keep a reference to it (a vault path or a "
             "payment token) instead"
         )
 

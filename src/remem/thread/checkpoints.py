@@ -17,10 +17,8 @@ Everything here is a value or a function of values: no I/O.
 
 from __future__ import annotations
 
-import json
-import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -28,6 +26,7 @@ from typing import Any, Literal
 
 from remem.errors import ConflictError, InvalidInput
 from remem.policy.scope import key_problem
+from remem.policy.text import check_json
 
 MAX_STATE_BYTES = 256 * 1024  # a checkpoint's JSON; artifacts are references, not blobs
 MAX_PAYLOAD_BYTES = 256 * 1024  # a tool call's request, and its result, each
@@ -324,35 +323,9 @@ def check_key(what: str, value: object) -> str:
 
 
 def encode_json(what: str, value: object, limit: int) -> str:
-    """`value` as canonical JSON (sorted keys), refusing what JSON cannot hold exactly."""
-    _check_json(what, value, 0)
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    size = len(text.encode())
-    if size > limit:
-        raise InvalidInput(
-            f"{what} is {size} bytes of JSON; at most {limit} (store large artifacts "
-            "elsewhere and keep a reference)"
-        )
-    return text
+    """`value` as canonical JSON (sorted keys), refusing what JSON cannot hold exactly.
 
-
-def _check_json(what: str, value: object, depth: int) -> None:
-    if depth > MAX_JSON_DEPTH:
-        raise InvalidInput(f"{what} nests deeper than {MAX_JSON_DEPTH} levels")
-    if value is None or isinstance(value, bool | int | str):
-        return
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise InvalidInput(f"{what} holds {value}, which JSON cannot represent")
-        return
-    if isinstance(value, Mapping):
-        for k, v in value.items():
-            if not isinstance(k, str):
-                raise InvalidInput(f"{what} has a non-string key {k!r}; JSON keys are strings")
-            _check_json(what, v, depth + 1)
-        return
-    if isinstance(value, Sequence) and not isinstance(value, bytes | bytearray):
-        for v in value:
-            _check_json(what, v, depth + 1)
-        return
-    raise InvalidInput(f"{what} holds a {type(value).__name__}, which is not JSON")
+    The one check of stored JSON (`remem.policy.text.check_json`): no NUL or
+    lone surrogate in any key or string, no NaN, bytes or sets, bounded depth.
+    """
+    return check_json(what, value, max_depth=MAX_JSON_DEPTH, max_bytes=limit)
