@@ -86,7 +86,17 @@ def event_add(
         eid = mem.add_event(
             actor=actor, session=session, role=role, text=text, time=time_, event_id=event_id
         )
-    emit(ctx, {"event_id": eid}, lambda: click.echo(eid))
+        fresh = mem.fresh_start(actor)
+    data: dict[str, Any] = {"event_id": eid}
+    if fresh is not None:  # the actor was erased: this event is part of a new memory
+        data["fresh_start"] = fresh
+
+    def human() -> None:
+        click.echo(eid)
+        if fresh is not None:
+            click.echo(f"remem: {fresh['message']}", err=True)
+
+    emit(ctx, data, human)
 
 
 @event.command("import")
