@@ -23,6 +23,7 @@ import psycopg
 import pytest
 
 from remem import Memory
+from remem.cli import main
 from remem.embed import HashEmbedder
 from remem.ids import counter_ids
 from remem.testing.llm_server import Reply, ScriptedLLM
@@ -30,8 +31,10 @@ from remem.testing.responders import memory_model
 from remem.thread import checkpoint_save
 from tests import pg_helpers
 
+from .cli_helpers import ok
 from .conftest import Clock, at
 from .test_llm_pipeline import _config
+from .test_service import _event, running_server
 
 # words found nowhere else in the database; their first seven letters survive
 # porter stemming ("kumquats" -> "kumquat"), so a stem in the index is found too
@@ -244,3 +247,41 @@ def test_forget_with_vacuum_vacuums_what_the_erasure_touched(pg_admin_dsn: str) 
             report = mem.forget(actor="alice", vacuum=True)
             assert report.verified
             assert vacuums() == before + 1
+
+
+# -- the surfaces: CLI and HTTP -------------------------------------------------------
+
+
+def test_cli_event_add_after_forget_says_it_starts_a_new_memory(
+    target: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db: Any = target  # a file path or a PostgreSQL URL: `--db` takes either
+    add = ["event", "add", "--actor", "alice", "--session", "s1", "--role", "user"]
+    before = ok(capsys, db, *add, "--text", "I like tea.")
+    assert "fresh_start" not in before
+    forgot = ok(capsys, db, "forget", "--actor", "alice", "--vacuum")
+    assert forgot["verified"] is True
+    after = ok(capsys, db, *add, "--text", "I like coffee.")
+    note = after["fresh_start"]
+    assert set(note) == {"erased_at", "message"} and "new memory" in note["message"]
+    listed = ok(capsys, db, "deletions")["deletions"]
+    assert [(d["target"], d["key"], d["status"]) for d in listed] == [("actor", "alice", "done")]
+    assert ok(capsys, db, "process")["records_added"] >= 1
+    # the human form puts the note on stderr, the event id alone on stdout
+    assert main(["--db", str(db), *add, "--text", "I like juice."]) == 0
+    out = capsys.readouterr()
+    assert len(out.out.split()) == 1 and "was erased at" in out.err
+
+
+def test_http_create_event_after_forget_carries_the_note(target: str) -> None:
+    with running_server(target) as server, server.http("agent") as h, server.http("admin") as a:
+        first = h.post("/v1/events", json=_event("carol", "I like tea.")).json()
+        assert "fresh_start" not in first["events"][0]
+        assert a.post("/v1/subjects/carol/forget").json()["verified"] is True
+        batch = {"events": [_event("carol", "I like coffee."), _event("dave", "I like tea.")]}
+        created = h.post("/v1/events", json=batch)
+        assert created.status_code == 201
+        carol, dave = created.json()["events"]
+        assert carol["created"] is True and "was erased at" in carol["fresh_start"]["message"]
+        assert "fresh_start" not in dave
+        assert h.get("/v1/events", params={"actor_id": "carol"}).json()["events"]
