@@ -108,7 +108,7 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
             self._db.execute("PRAGMA synchronous = FULL")
             self._db.execute("PRAGMA foreign_keys = ON")
             # deleted rows and freed pages are overwritten with zeros, so an erasure
-            # leaves no copy in the file's free space (see `_scrub`)
+            # leaves no copy in the file's free space (see `scrub_files`)
             self._db.execute("PRAGMA secure_delete = ON")
             self._migrate()
         except sqlite3.DatabaseError as exc:
@@ -623,10 +623,10 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
         with self._lock:
             self._db.execute(f"PRAGMA busy_timeout = {CHECKPOINT_WAIT_MS}")
             try:
-                busy, log, copied = self._db.execute(q.WAL_TRUNCATE).fetchone()
+                busy, frames, copied = self._db.execute(q.WAL_TRUNCATE).fetchone()
             finally:
                 self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        return {"wal_frames": max(int(log) - int(copied), 1) if busy else 0}
+        return {"wal_frames": max(int(frames) - int(copied), 1) if busy else 0}
 
     def record_deletion(
         self,
