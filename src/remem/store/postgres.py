@@ -706,13 +706,15 @@ class PostgresStore(PostgresKeys):
     def forget_actor(self, tenant: str, actor: str, now: datetime) -> ForgetReport:
         """Erase every record, event, job and index entry of one actor; verify."""
         with self._tx(tenant) as cur:
+            # jobs first, as `apply` locks them first: a running job's write either
+            # committed before (and its records are read below) or finds its jobs gone
+            cur.execute(q.DELETE_JOBS_OF_ACTOR, (tenant, actor))
             ids = [r["id"] for r in cur.execute(q.ACTOR_RECORD_IDS, (tenant, actor))]
             for sql in q.DELETE_ACTOR_TERMS:  # at once, rather than cascading row by row
                 cur.execute(sql, (tenant, actor))
             counts = _erase_records(cur, tenant, ids)
             cur.execute(q.ERASE_HISTORY_TEXT, (tenant, ids))
             cur.execute(q.DELETE_RECORD_EVENTS, (tenant, ids))
-            cur.execute(q.DELETE_JOBS_OF_ACTOR, (tenant, actor))
             counts["event_vectors"] = cur.execute(
                 q.DELETE_ACTOR_EVENT_VECTORS, (tenant, actor)
             ).rowcount
