@@ -108,6 +108,20 @@ def test_forget_leaves_no_erased_word_in_the_sqlite_files(tmp_path: Path, clock:
     assert leftovers(db, words) == {name: [] for name in file_bytes(db)}
 
 
+def test_forgetting_an_extracted_record_takes_its_event_words_out_of_the_files(
+    tmp_path: Path, clock: Clock
+) -> None:
+    db = tmp_path / "m.db"
+    with Memory.open(db, embedder=HashEmbedder(), clock=clock, ids=counter_ids()) as mem:
+        fill(mem)
+        (rec,) = [r for r in mem.records(actor="alice") if ERASED["event"] in r.text]
+        report = mem.forget(record_id=rec.id)
+        gone = [ERASED["event"], ERASED["metadata"]]  # the event's text and its metadata
+        assert leftovers(db, gone) == {name: [] for name in file_bytes(db)}
+        assert report.verified and report.deleted["event_texts"] == 1
+        assert ERASED["event2"][:7].encode() in file_bytes(db)["db"]  # alice's other event
+
+
 def test_a_reader_holding_the_wal_leaves_the_erasure_unverified(
     tmp_path: Path, clock: Clock
 ) -> None:
