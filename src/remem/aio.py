@@ -87,6 +87,7 @@ class AsyncMemory:
     export = _off_loop(_export)
     forget = _off_loop(Memory.forget)
     deletions = _off_loop(Memory.deletions)
+    fresh_start = _off_loop(Memory.fresh_start)
     # lifecycle
     close = _off_loop(Memory.close)
     close_models = _off_loop(Memory.close_models)

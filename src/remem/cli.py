@@ -92,7 +92,17 @@ def event_add(
         eid = mem.add_event(
             actor=actor, session=session, role=role, text=text, time=time_, event_id=event_id
         )
-    emit(ctx, {"event_id": eid}, lambda: click.echo(eid))
+        fresh = mem.fresh_start(actor)
+    data: dict[str, Any] = {"event_id": eid}
+    if fresh is not None:  # the actor was erased: this event is part of a new memory
+        data["fresh_start"] = fresh
+
+    def human() -> None:
+        click.echo(eid)
+        if fresh is not None:
+            click.echo(f"remem: {fresh['message']}", err=True)
+
+    emit(ctx, data, human)
 
 
 @event.command("import")
@@ -442,12 +452,18 @@ def procedure_list(ctx: Ctx, actor: str | None, all_: bool) -> None:
 @cli.command()
 @click.option("--record", "record_id", default=None, help="Forget one record.")
 @click.option("--actor", default=None, help="Forget everything of one actor.")
+@click.option(
+    "--vacuum",
+    is_flag=True,
+    help="PostgreSQL: VACUUM the tables the erasure touched afterwards (reads each whole "
+    "table). SQLite needs none: its erasures always reach the file.",
+)
 @json_option
 @click.pass_obj
-def forget(ctx: Ctx, record_id: str | None, actor: str | None) -> None:
+def forget(ctx: Ctx, record_id: str | None, actor: str | None, vacuum: bool) -> None:
     """Erase a record or a whole actor from every surface, and verify."""
     with ctx.open(embedder=None) as mem:
-        report = mem.forget(record_id=record_id, actor=actor)
+        report = mem.forget(record_id=record_id, actor=actor, vacuum=vacuum)
     data = {
         "deleted": report.deleted,
         "verified": report.verified,

@@ -254,7 +254,8 @@ class Memory:
                 "metadata": metadata,
             }
         )
-        self.store.add_events([event], self.config.strategy_names)
+        added = self.store.add_events([event], self.config.strategy_names)
+        self._log_fresh_starts([event.actor] if any(added) else [])
         return event.id
 
     def add_events(self, rows: Iterable[Mapping[str, Any]]) -> list[bool]:
@@ -263,7 +264,9 @@ class Memory:
         Every row is validated before any is written, so a bad row stores nothing.
         """
         events = [self._event(r) for r in rows]
-        return self.store.add_events(events, self.config.strategy_names) if events else []
+        added = self.store.add_events(events, self.config.strategy_names) if events else []
+        self._log_fresh_starts([e.actor for e, new in zip(events, added, strict=True) if new])
+        return added
 
     def import_events(
         self,
@@ -812,17 +815,36 @@ class Memory:
 
     # -- deletion ---------------------------------------------------------------------
 
-    def forget(self, *, record_id: str | None = None, actor: str | None = None) -> ForgetReport:
+    def forget(
+        self, *, record_id: str | None = None, actor: str | None = None, vacuum: bool = False
+    ) -> ForgetReport:
         """Erase one record, or everything of one actor, from every surface.
 
         Leaves a content-free tombstone so a pending or late extraction job
         cannot recreate it, then reads every surface back: `verified` is True
         only when nothing of it remains. Summaries that covered a forgotten
-        record's events are erased and made again from what remains.
+        record's events are erased and made again from what remains. On SQLite
+        the erasure also reaches the file (no copy in free pages, the WAL or
+        the full-text index); on PostgreSQL `vacuum` runs VACUUM on the tables
+        it touched. Events added for an erased actor later start a new memory.
         """
         from remem.lifecycle import forget
 
-        return forget(self, record_id=record_id, actor=actor)
+        return forget(self, record_id=record_id, actor=actor, vacuum=vacuum)
+
+    def fresh_start(self, actor: str) -> dict[str, str] | None:
+        """If `actor` was erased: `{"erased_at", "message"}` saying that events added
+        since start a new memory (the erasure's tombstone covers only the events that
+        arrived before it); None for an actor never erased."""
+        from remem.lifecycle import fresh_start
+
+        return fresh_start(self, check_name("actor", actor))
+
+    def _log_fresh_starts(self, actors: Iterable[str]) -> None:
+        for actor in sorted(set(actors)):
+            note = self.fresh_start(actor)
+            if note is not None:
+                log.info("%s", note["message"])
 
     def deletions(self, limit: int = 100) -> list[dict[str, Any]]:
         """The tenant's deletion jobs, newest first, with what each removed and verified."""

@@ -296,9 +296,62 @@ def test_forget_actor_erases_only_that_actor(store: Store) -> None:
     assert store.list_records(Scope("t1", "alice")) == []
     assert [r.id for r in store.list_records(Scope("t1", "bob"))] == ["b1"]
     assert len(store.list_events("t1", "bob")) == 1
-    assert store.is_tombstoned("t1", "alice", [])
-    assert not store.is_tombstoned("t1", "bob", [])
+    assert store.is_tombstoned("t1", "alice", ["e1"])  # it arrived before the erasure
+    assert not store.is_tombstoned("t1", "bob", ["e2"])
+    assert store.erased_at("t1", "alice") == NOW and store.erased_at("t1", "bob") is None
     assert store.pending_jobs("t1") == 1  # bob's job remains, alice's is gone
+
+
+def test_an_erased_actors_later_events_are_a_fresh_start(store: Store) -> None:
+    store.add_events([ev(1)], ["offline"])
+    store.forget_actor("t1", "alice", NOW)
+    assert store.add_events([ev(5, text="I like coffee")], ["offline"]) == [True]
+    assert not store.is_tombstoned("t1", "alice", ["e5"])  # stored after the erasure
+    assert store.is_tombstoned("t1", "alice", ["e1", "e5"])  # e1 was erased
+    assert store.pending_jobs("t1") == 1  # the new event's job
+    (job,) = store.claim_jobs(NOW, 10, 60)
+    assert job.event_id == "e5"
+    put(store, rec("a5", "Likes coffee", source=Source("event", ("e5",), "offline", "v1")))
+    assert [r.id for r in store.list_records(Scope("t1", "alice"))] == ["a5"]
+    later = NOW + timedelta(days=1)
+    store.forget_actor("t1", "alice", later)  # a second erasure moves the tombstone's time
+    assert store.erased_at("t1", "alice") == later
+    assert store.is_tombstoned("t1", "alice", ["e5"])
+    assert store.list_records(Scope("t1", "alice")) == []
+
+
+def test_a_write_from_work_an_erasure_overtook_is_dropped(store: Store) -> None:
+    store.add_events([ev(1), ev(2, actor="bob")], ["offline"])
+    jobs = {j.event_id: j for j in store.claim_jobs(NOW, 10, 60)}  # a worker took both
+    store.forget_actor("t1", "alice", NOW)  # and alice is erased while it extracts
+    late = Source("event", ("e1",), "offline", "v1")
+    store.apply(Write(tenant="t1", inserts=(rec("a1", "Likes tea", source=late),),
+                      done_jobs=(jobs["e1"].id,)))  # fmt: skip
+    assert store.list_records(Scope("t1", "alice"), limit=10) == []
+    bobs = Source("event", ("e2",), "offline", "v1")
+    store.apply(Write(tenant="t1", inserts=(rec("b1", "Likes tea", actor="bob", source=bobs),),
+                      done_jobs=(jobs["e2"].id,)))  # fmt: skip
+    assert [r.id for r in store.list_records(Scope("t1", "bob"))] == ["b1"]
+    assert store.pending_jobs("t1") == 0
+
+
+def test_a_write_from_a_forgotten_records_events_is_dropped(store: Store) -> None:
+    store.add_events([ev(1)], [])
+    made = Source("event", ("e1",), "offline", "v1")
+    put(store, rec("a1", "Likes tea", source=made))
+    store.forget_record("t1", "a1", NOW)
+    put(store, rec("a2", "Likes tea a lot", source=made))  # a late job's copy of a1
+    assert store.list_records(Scope("t1", "alice")) == []
+
+
+def test_erasing_the_actor_lifts_its_record_level_tombstones(store: Store) -> None:
+    store.add_events([ev(1)], [])
+    put(store, rec("a1", "Likes tea", source=Source("event", ("e1",), "offline", "v1")))
+    store.forget_record("t1", "a1", NOW)
+    assert store.is_tombstoned("t1", "alice", ["e1"])
+    store.forget_actor("t1", "alice", NOW)
+    store.add_events([ev(1, text="I like coffee")], [])  # the same id, in a fresh start
+    assert not store.is_tombstoned("t1", "alice", ["e1"])
 
 
 def test_events_with_records(store: Store) -> None:

@@ -1,5 +1,5 @@
 """Lifecycle of memory: deletion jobs with verification, summary regeneration, export."""
 
-from remem.lifecycle.erasure import export, forget, regenerate_summaries
+from remem.lifecycle.erasure import export, forget, fresh_start, regenerate_summaries
 
-__all__ = ["export", "forget", "regenerate_summaries"]
+__all__ = ["export", "forget", "fresh_start", "regenerate_summaries"]

@@ -9,6 +9,7 @@ returns everything of one subject in a portable shape.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -17,11 +18,14 @@ from remem.errors import InvalidInput, NotFound, StoreError
 from remem.model import Kind, Record, Status
 from remem.policy.scope import check_name
 from remem.store.base import ForgetReport, Scope
+from remem.timeutil import parse_time
 
 if TYPE_CHECKING:
     from remem.memory import Memory
 
 FORGET_ATTEMPTS = 3
+
+log = logging.getLogger(__name__)
 
 
 def export(mem: Memory, actor: str) -> Iterator[dict[str, Any]]:
@@ -57,12 +61,15 @@ def export(mem: Memory, actor: str) -> Iterator[dict[str, Any]]:
         yield {"type": "tool_call", **call.as_dict()}
 
 
-def forget(mem: Memory, *, record_id: str | None = None, actor: str | None = None) -> ForgetReport:
+def forget(
+    mem: Memory, *, record_id: str | None = None, actor: str | None = None, vacuum: bool = False
+) -> ForgetReport:
     """Erase one record, or everything of one actor, from every surface.
 
     Leaves a content-free tombstone so a pending or late extraction job
-    cannot recreate it, then reads every surface back: `verified` is True
-    only when nothing of it remains.
+    cannot recreate it, then reads every surface back, then makes the erasure
+    reach the storage files (`Store.scrub_files`; `vacuum` for PostgreSQL):
+    `verified` is True only when nothing of it remains.
     """
     if (record_id is None) == (actor is None):
         raise InvalidInput("forget needs exactly one of record_id or actor")
@@ -91,16 +98,45 @@ def forget(mem: Memory, *, record_id: str | None = None, actor: str | None = Non
         # a writer racing the erasure can leave something behind: erase again
         if report.verified or (target == "record" and not report.deleted):
             break
+    if report is not None:
+        if forgotten is not None and forgotten.kind is not Kind.SUMMARY:
+            regenerated = regenerate_summaries(mem, forgotten)
+            if regenerated:
+                report = replace(report, deleted={**report.deleted, "summaries": regenerated})
+        report = _scrub(mem, report, vacuum)
     job_id = mem.store.record_deletion(
         mem.tenant, target, key, report, error, mem._clock(), attempt
     )
     if report is None:
         raise StoreError(f"deletion job {job_id} failed after {attempt} attempts: {error}")
-    if forgotten is not None and forgotten.kind is not Kind.SUMMARY:
-        regenerated = regenerate_summaries(mem, forgotten)
-        if regenerated:
-            report = replace(report, deleted={**report.deleted, "summaries": regenerated})
     return replace(report, job_id=job_id, attempts=attempt)
+
+
+def fresh_start(mem: Memory, actor: str) -> dict[str, str] | None:
+    """If `actor` was erased: when, and that events stored since start a new memory."""
+    erased = mem.store.erased_at(mem.tenant, actor)
+    if erased is None:
+        return None
+    when = parse_time(erased).isoformat()
+    return {
+        "erased_at": when,
+        "message": f"actor {actor!r} was erased at {when}; "
+        "events stored since then start a new memory",
+    }
+
+
+def _scrub(mem: Memory, report: ForgetReport, vacuum: bool) -> ForgetReport:
+    """The erasure, taken down to the files: what could not be is left in `remaining`."""
+    try:
+        left = mem.store.scrub_files(vacuum)
+    except StoreError as exc:
+        log.warning("an erasure's files could not be scrubbed: %s", exc)
+        left = {"scrub_failed": 1}
+    return replace(
+        report,
+        remaining={**report.remaining, **left},
+        verified=report.verified and not any(left.values()),
+    )
 
 
 def regenerate_summaries(mem: Memory, forgotten: Record) -> int:

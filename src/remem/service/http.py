@@ -281,14 +281,18 @@ def create_app(
             }
             for e in items
         ]
-        created = svc.memory(who.tenant).add_events(rows)
+        mem = svc.memory(who.tenant)
+        created = mem.add_events(rows)
         written()
-        return {
-            "events": [
-                {"event_id": r["event_id"], "created": c}
-                for r, c in zip(rows, created, strict=True)
-            ]
-        }
+        # an erased actor's new events start a new memory: say so beside each of them
+        fresh = {a: mem.fresh_start(a) for a in {e.actor_id for e in items}}
+        out = []
+        for e, r, c in zip(items, rows, created, strict=True):
+            answer: dict[str, Any] = {"event_id": r["event_id"], "created": c}
+            if fresh[e.actor_id] is not None:
+                answer["fresh_start"] = fresh[e.actor_id]
+            out.append(answer)
+        return {"events": out}
 
     @app.get("/v1/events", tags=["events"])
     def list_events(

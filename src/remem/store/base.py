@@ -265,7 +265,11 @@ class Store(Protocol):
 
     # records
     def apply(self, write: Write) -> None:
-        """Apply one consolidation step atomically (records, indexes, history, job)."""
+        """Apply one consolidation step atomically (records, indexes, history, job).
+
+        A step that an erasure overtook is dropped whole: one whose jobs the erasure
+        deleted, or one adding a record from events a tombstone covers.
+        """
         ...
 
     def get_record(self, tenant: str, record_id: str) -> Record | None: ...
@@ -348,9 +352,27 @@ class Store(Protocol):
         came from; a summary's events are the range it covers and stay. Tombstone, verify."""
         ...
 
-    def forget_actor(self, tenant: str, actor: str, now: datetime) -> ForgetReport: ...
+    def forget_actor(self, tenant: str, actor: str, now: datetime) -> ForgetReport:
+        """Erase every record, event, job, index entry and thread state of one actor, and
+        leave (or move to `now`) the actor's tombstone; verify by reading."""
+        ...
 
-    def is_tombstoned(self, tenant: str, actor: str, event_ids: Sequence[str]) -> bool: ...
+    def is_tombstoned(self, tenant: str, actor: str, event_ids: Sequence[str]) -> bool:
+        """Whether work from these events would recreate what was erased: one of them was
+        a forgotten record's source, or the actor was erased and one of them is no longer
+        stored (it arrived before the erasure, which deleted it). Events stored after an
+        actor's erasure are a fresh start and are not covered."""
+        ...
+
+    def erased_at(self, tenant: str, actor: str) -> datetime | None:
+        """When the actor was last erased (its tombstone's time), or None."""
+        ...
+
+    def scrub_files(self, vacuum: bool = False) -> dict[str, int]:
+        """After erasures, make them reach the storage files where the backend can;
+        return what is left over (all 0 when done). `vacuum` asks PostgreSQL to VACUUM
+        the tables an erasure touches; SQLite always merges and checkpoints."""
+        ...
 
     def record_deletion(
         self,

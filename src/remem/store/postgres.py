@@ -529,6 +529,9 @@ class PostgresStore(PostgresKeys):
         for dims in {len(v) for v in write.vectors if v is not None}:
             self._ensure_index(q.VectorIndex("record_vectors", write.vector_model, dims))
         with self._tx(write.tenant) as cur:
+            if self._from_erased_work(cur, write):
+                log.info("a write from work on erased events was dropped")
+                return
             if write.inserts:
                 cur.executemany(q.INSERT_RECORD, [record_params(r) for r in write.inserts])
                 ids = [r.id for r in write.inserts]
@@ -552,6 +555,20 @@ class PostgresStore(PostgresKeys):
                 cur.executemany(q.INSERT_HISTORY, rows)
             if write.done_jobs:
                 cur.execute(q.DONE_JOBS, (now, write.tenant, list(write.done_jobs)))
+
+    @staticmethod
+    def _from_erased_work(cur: Cursor, write: Write) -> bool:
+        """Whether a consolidation step comes from work an erasure overtook: its jobs were
+        deleted with their events, or a record it adds came from covered events."""
+        jobs = sorted(set(write.done_jobs))
+        if jobs and len(cur.execute(q.LOCK_JOBS, (write.tenant, jobs)).fetchall()) < len(jobs):
+            return True
+        for rec in write.inserts:
+            if rec.source.event_ids:
+                args = q.tombstoned_params(rec.tenant, rec.actor, list(rec.source.event_ids))
+                if cur.execute(q.IS_TOMBSTONED, args).fetchall():
+                    return True
+        return False
 
     def get_record(self, tenant: str, record_id: str) -> Record | None:
         """One record of this tenant, or None."""
@@ -819,16 +836,21 @@ class PostgresStore(PostgresKeys):
     def forget_actor(self, tenant: str, actor: str, now: datetime) -> ForgetReport:
         """Erase every record, event, job and index entry of one actor; verify."""
         with self._tx(tenant) as cur:
+            # jobs first, as `apply` locks them first: a running job's write either
+            # committed before (and its records are read below) or finds its jobs gone
+            cur.execute(q.DELETE_JOBS_OF_ACTOR, (tenant, actor))
             ids = [r["id"] for r in cur.execute(q.ACTOR_RECORD_IDS, (tenant, actor))]
             for sql in q.DELETE_ACTOR_TERMS:  # at once, rather than cascading row by row
                 cur.execute(sql, (tenant, actor))
             counts = _erase_records(cur, tenant, ids)
             cur.execute(q.ERASE_HISTORY_TEXT, (tenant, ids))
             cur.execute(q.DELETE_RECORD_EVENTS, (tenant, ids))
-            cur.execute(q.DELETE_JOBS_OF_ACTOR, (tenant, actor))
             counts["event_vectors"] = cur.execute(
                 q.DELETE_ACTOR_EVENT_VECTORS, (tenant, actor)
             ).rowcount
+            # the actor's tombstone covers every event it had (see `is_tombstoned`), so an
+            # id reused after a fresh start is not blocked by a record-level tombstone
+            cur.execute(q.DELETE_EVENT_TOMBSTONES_OF, (tenant, actor))
             deleted = cur.execute(q.DELETE_ACTOR_EVENTS, (tenant, actor)).fetchall()
             counts["events"] = len(deleted)
             counts["fulltext"] += sum(1 for r in deleted if r["indexed"])
@@ -836,11 +858,30 @@ class PostgresStore(PostgresKeys):
             from remem.thread.postgres import count_actor_rows, erase_actor_rows  # a layer up
 
             counts.update(erase_actor_rows(cur, tenant, actor))
-            cur.execute(q.TOMBSTONE, (tenant, "actor", actor, now))
+            cur.execute(q.ACTOR_TOMBSTONE, (tenant, actor, now))
         remaining = {**self._verify_actor(tenant, actor), **count_actor_rows(self, tenant, actor)}
         return ForgetReport(
             deleted=counts, verified=not any(remaining.values()), remaining=remaining
         )
+
+    def scrub_files(self, vacuum: bool = False) -> dict[str, int]:
+        """With `vacuum`, VACUUM the tables an erasure touches; see `Store.scrub_files`.
+
+        A deleted row stays in its table's and indexes' files as a dead tuple
+        until VACUUM marks its space free for reuse (it does not overwrite the
+        bytes at once; new rows do, over time), and in the WAL until the server
+        recycles its segments; backups and replicas keep their copies. VACUUM
+        reads each whole table, so it is off unless asked for.
+        """
+        if not vacuum:
+            return {}
+        try:
+            with self._pool.connection() as conn:  # autocommit: VACUUM runs outside a block
+                for table in q.ERASED_TABLES:
+                    conn.execute(pg_sql.SQL("VACUUM {}").format(pg_sql.Identifier(table)))
+        except psycopg.Error as exc:
+            raise self._translate(exc) from exc
+        return {}
 
     def record_deletion(
         self,
@@ -869,8 +910,14 @@ class PostgresStore(PostgresKeys):
         return [{**r, "created_at": iso(r["created_at"])} for r in rows]
 
     def is_tombstoned(self, tenant: str, actor: str, event_ids: Sequence[str]) -> bool:
-        """Whether the actor, or any of these source events, was erased."""
-        return bool(self._rows(tenant, q.IS_TOMBSTONED, (tenant, actor, list(event_ids))))
+        """Whether work from these events would recreate what was erased; see `Store`."""
+        args = q.tombstoned_params(tenant, actor, list(event_ids))
+        return bool(self._rows(tenant, q.IS_TOMBSTONED, args))
+
+    def erased_at(self, tenant: str, actor: str) -> datetime | None:
+        """When the actor was last erased, or None."""
+        rows = self._rows(tenant, q.ACTOR_ERASED_AT, (tenant, actor))
+        return rows[0]["created_at"] if rows else None
 
     def _verify_record(self, tenant: str, record_id: str, sources: list[str]) -> dict[str, int]:
         with self._tx(tenant) as cur:

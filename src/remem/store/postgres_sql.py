@@ -556,11 +556,50 @@ TOMBSTONE = """
 INSERT INTO tombstones (tenant, kind, key, created_at) VALUES (%s, %s, %s, %s)
 ON CONFLICT DO NOTHING
 """
+# covered: a forgotten record's source event, or an event of an erased actor that is
+# gone (an actor's erasure deletes every event it had; later ones are a fresh start)
 IS_TOMBSTONED = """
 SELECT 1 FROM tombstones
-WHERE tenant = %s AND ((kind = 'actor' AND key = %s) OR (kind = 'event' AND key = ANY(%s::text[])))
+WHERE tenant = %s AND kind = 'event' AND key = ANY(%s::text[])
+UNION ALL
+SELECT 1 FROM tombstones t
+WHERE t.tenant = %s AND t.kind = 'actor' AND t.key = %s
+  AND EXISTS (
+    SELECT 1 FROM unnest(%s::text[]) AS u(id)
+    WHERE NOT EXISTS (
+      SELECT 1 FROM events e WHERE e.tenant = t.tenant AND e.actor = t.key AND e.id = u.id
+    )
+  )
 LIMIT 1
 """
+
+
+def tombstoned_params(tenant: str, actor: str, event_ids: list[str]) -> tuple[Any, ...]:
+    """The parameters of `IS_TOMBSTONED`."""
+    return (tenant, event_ids, tenant, actor, event_ids)
+
+
+ACTOR_ERASED_AT = """
+SELECT created_at FROM tombstones WHERE tenant = %s AND kind = 'actor' AND key = %s
+"""
+# a second erasure of the actor moves its tombstone's time to the newest one
+ACTOR_TOMBSTONE = """
+INSERT INTO tombstones (tenant, kind, key, created_at) VALUES (%s, 'actor', %s, %s)
+ON CONFLICT (tenant, kind, key) DO UPDATE SET created_at = excluded.created_at
+"""
+DELETE_EVENT_TOMBSTONES_OF = """
+DELETE FROM tombstones t USING events e
+WHERE t.tenant = %s AND t.kind = 'event' AND e.tenant = t.tenant AND e.id = t.key
+  AND e.actor = %s
+"""
+# every table an erasure deletes or rewrites rows of (VACUUMed after it on request)
+ERASED_TABLES = (
+    "records", "record_terms", "record_vectors", "record_events", "history",
+    "events", "event_terms", "event_vectors", "jobs", "api_requests",
+    "checkpoints", "tool_calls",
+)  # fmt: skip
+# the jobs of a consolidation step, locked: an erasure deleting them waits, or has won
+LOCK_JOBS = "SELECT id FROM jobs WHERE tenant = %s AND id = ANY(%s::bigint[]) FOR UPDATE"
 RECORD_EVENT_IDS = "SELECT event_id FROM record_events WHERE tenant = %s AND record_id = %s"
 DELETE_RECORD_EVENTS = "DELETE FROM record_events WHERE tenant = %s AND record_id = ANY(%s::text[])"
 ERASE_HISTORY_TEXT = (

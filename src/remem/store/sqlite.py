@@ -45,6 +45,8 @@ from remem.timeutil import from_db, to_db
 
 log = logging.getLogger(__name__)
 
+log = logging.getLogger(__name__)
+
 APPLICATION_ID = 0x72656D6D  # "remm": marks a file as a remem database
 
 
@@ -82,6 +84,8 @@ def fts_query(token: str, text: str) -> str | None:
 LEXICAL_WINDOW = 1000  # BM25 ranks at most this many of the newest matches
 VECTOR_CACHE_SCOPES = 16  # scopes whose vectors stay in memory (oldest dropped first)
 POOL_FOR_PREFIX = 500  # nearest rows fetched when a namespace prefix narrows the scope
+BUSY_TIMEOUT_MS = 30_000  # how long a statement waits for another connection's lock
+CHECKPOINT_WAIT_MS = 3_000  # how long an erasure's checkpoint waits for other readers
 
 
 class SQLiteStore(SQLiteJobs, SQLiteKeys):
@@ -111,10 +115,13 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
                 self.path, isolation_level=None, check_same_thread=False, timeout=30.0
             )
             self._db.row_factory = sqlite3.Row
-            self._db.execute("PRAGMA busy_timeout = 30000")
+            self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             _set_wal(self._db)
             self._db.execute("PRAGMA synchronous = FULL")
             self._db.execute("PRAGMA foreign_keys = ON")
+            # deleted rows and freed pages are overwritten with zeros, so an erasure
+            # leaves no copy in the file's free space (see `scrub_files`)
+            self._db.execute("PRAGMA secure_delete = ON")
             self._migrate()
         except (sqlite3.DatabaseError, StoreError) as exc:
             if isinstance(exc, StoreError) and not isinstance(exc.__cause__, sqlite3.Error):
@@ -274,6 +281,9 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
         """Apply one consolidation step atomically; see `Write`."""
         touched: set[tuple[str, str]] = set()
         with self._tx() as db:
+            if _from_erased_work(db, write):
+                log.info("a write from work on erased events was dropped")
+                return
             for i, rec in enumerate(write.inserts):
                 cur = db.execute(q.INSERT_RECORD, _record_params(rec))
                 rowid = cur.lastrowid
@@ -616,17 +626,46 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
             counts["event_vectors"] = db.execute(
                 q.DELETE_EVENT_VECTORS_ACTOR, (tenant, actor)
             ).rowcount
+            # the actor's tombstone covers every event it had (see `_covered`), so an id
+            # reused after a fresh start is not blocked by a record-level tombstone
+            db.execute(q.DELETE_EVENT_TOMBSTONES_OF, (tenant, tenant, actor))
             counts["events"] = db.execute(q.DELETE_ACTOR_EVENTS, (tenant, actor)).rowcount
             counts["requests"] = db.execute(q.DELETE_ACTOR_REQUESTS, (tenant, actor)).rowcount
             from remem.thread.sqlite import erase_actor_rows  # it imports this module
 
             counts.update(erase_actor_rows(db, tenant, actor))
-            db.execute(q.TOMBSTONE, (tenant, "actor", actor, to_db(now)))
+            db.execute(q.ACTOR_TOMBSTONE, (tenant, actor, to_db(now)))
             db.execute(q.BUMP_SCOPE, (tenant, actor))
         remaining = self._verify_actor(tenant, actor)
         return ForgetReport(
             deleted=counts, verified=not any(remaining.values()), remaining=remaining
         )
+
+    def scrub_files(self, vacuum: bool = False) -> dict[str, int]:
+        """Make finished erasures reach the file: merge the full-text indexes, empty the WAL.
+
+        FTS5 keeps a deleted row's terms in its index segments until they are
+        merged, so both indexes are merged into one segment each ('optimize');
+        the pages that held the old segments are freed and, under
+        `secure_delete`, zeroed. The WAL holds the pages as they were before
+        the erasure until a checkpoint copies the new ones into the file and
+        truncates it. A reader in another connection (another process) can
+        hold the WAL open: the checkpoint waits up to `CHECKPOINT_WAIT_MS` for
+        it, and what it could not copy is returned as `wal_frames` (0 when
+        clean). `vacuum` is for PostgreSQL; SQLite needs no VACUUM for this.
+        """
+        with self._tx() as db:
+            for table in ("records_fts", "events_fts"):
+                db.execute(q.FTS_OPTIMIZE.format(table=table))
+        if self.path == ":memory:":
+            return {"wal_frames": 0}
+        with self._lock:
+            self._db.execute(f"PRAGMA busy_timeout = {CHECKPOINT_WAIT_MS}")
+            try:
+                busy, frames, copied = self._db.execute(q.WAL_TRUNCATE).fetchone()
+            finally:
+                self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        return {"wal_frames": max(int(frames) - int(copied), 1) if busy else 0}
 
     def record_deletion(
         self,
@@ -666,10 +705,14 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
         ]
 
     def is_tombstoned(self, tenant: str, actor: str, event_ids: Sequence[str]) -> bool:
-        """Whether the actor, or any of these source events, was erased."""
-        if self._rows(q.IS_TOMBSTONED, (tenant, "actor", actor)):
-            return True
-        return any(self._rows(q.IS_TOMBSTONED, (tenant, "event", e)) for e in event_ids)
+        """Whether work from these events would recreate what was erased; see `Store`."""
+        with self._lock:
+            return _covered(self._db, tenant, actor, event_ids)
+
+    def erased_at(self, tenant: str, actor: str) -> datetime | None:
+        """When the actor was last erased, or None."""
+        rows = self._rows(q.ACTOR_ERASED_AT, (tenant, actor))
+        return from_db(rows[0][0]) if rows else None
 
     def _verify_record(
         self, tenant: str, record_id: str, rowid: int, sources: list[str]
@@ -713,6 +756,40 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
 
 
 # -- helpers ----------------------------------------------------------------------
+
+
+def _covered(db: sqlite3.Connection, tenant: str, actor: str, event_ids: Sequence[str]) -> bool:
+    """Whether a tombstone covers any of these events: it was a forgotten record's source,
+    or the actor was erased and the event is gone, so it arrived before the erasure
+    (an actor's erasure deletes every event it had; later ones are a fresh start)."""
+    ids = sorted(set(event_ids))
+    for chunk in _chunks(ids, 500):
+        marks = ",".join("?" * len(chunk))
+        if db.execute(q.EVENT_TOMBSTONED.format(marks=marks), (tenant, *chunk)).fetchone():
+            return True
+    if not ids or not db.execute(q.ACTOR_ERASED_AT, (tenant, actor)).fetchone():
+        return False
+    stored = 0
+    for chunk in _chunks(ids, 500):
+        marks = ",".join("?" * len(chunk))
+        sql = q.COUNT_STORED_EVENTS.format(marks=marks)
+        stored += int(db.execute(sql, (tenant, actor, *chunk)).fetchone()[0])
+    return stored < len(ids)
+
+
+def _from_erased_work(db: sqlite3.Connection, write: Write) -> bool:
+    """Whether a consolidation step comes from work an erasure overtook: its jobs were
+    deleted with their events, or a record it adds came from covered events."""
+    for chunk in _chunks(list(set(write.done_jobs)), 500):
+        marks = ",".join("?" * len(chunk))
+        found = int(db.execute(q.COUNT_JOBS.format(marks=marks), chunk).fetchone()[0])
+        if found < len(chunk):
+            return True
+    return any(
+        _covered(db, rec.tenant, rec.actor, rec.source.event_ids)
+        for rec in write.inserts
+        if rec.source.event_ids
+    )
 
 
 def _erase_record_rows(db: sqlite3.Connection, rowids: list[int]) -> dict[str, int]:

@@ -291,7 +291,25 @@ DELETE_RECORDS = "DELETE FROM records WHERE rowid IN ({marks})"
 TOMBSTONE = """
 INSERT INTO tombstones (tenant, kind, key, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING
 """
-IS_TOMBSTONED = "SELECT 1 FROM tombstones WHERE tenant = ? AND kind = ? AND key = ?"
+EVENT_TOMBSTONED = (
+    "SELECT 1 FROM tombstones WHERE tenant = ? AND kind = 'event' AND key IN ({marks}) LIMIT 1"
+)
+ACTOR_ERASED_AT = (
+    "SELECT created_at FROM tombstones WHERE tenant = ? AND kind = 'actor' AND key = ?"
+)
+# a second erasure of the actor moves its tombstone's time to the newest one
+ACTOR_TOMBSTONE = """
+INSERT INTO tombstones (tenant, kind, key, created_at) VALUES (?, 'actor', ?, ?)
+ON CONFLICT DO UPDATE SET created_at = excluded.created_at
+"""
+DELETE_EVENT_TOMBSTONES_OF = """
+DELETE FROM tombstones WHERE tenant = ? AND kind = 'event'
+AND key IN (SELECT id FROM events WHERE tenant = ? AND actor = ?)
+"""
+COUNT_STORED_EVENTS = (
+    "SELECT count(DISTINCT id) FROM events WHERE tenant = ? AND actor = ? AND id IN ({marks})"
+)
+COUNT_JOBS = "SELECT count(*) FROM jobs WHERE id IN ({marks})"
 RECORD_EVENT_IDS = "SELECT event_id FROM record_events WHERE tenant = ? AND record_id = ?"
 DELETE_RECORD_EVENTS = "DELETE FROM record_events WHERE tenant = ? AND record_id = ?"
 DELETE_RECORD_EVENTS_MANY = "DELETE FROM record_events WHERE tenant = ? AND record_id IN ({marks})"
@@ -306,6 +324,10 @@ ACTOR_RECORD_ROWIDS = "SELECT rowid FROM records WHERE tenant = ? AND actor = ?"
 ACTOR_RECORD_IDS = "SELECT id FROM records WHERE tenant = ? AND actor = ?"
 ACTOR_EVENT_SEQS = "SELECT seq FROM events WHERE tenant = ? AND actor = ?"
 ACTOR_EVENT_IDS = "SELECT id FROM events WHERE tenant = ? AND actor = ?"
+# merges a full-text index into one segment, dropping the terms of deleted rows
+FTS_OPTIMIZE = "INSERT INTO {table} ({table}) VALUES ('optimize')"
+# copies the WAL into the file and truncates it; waits for readers (busy_timeout)
+WAL_TRUNCATE = "PRAGMA wal_checkpoint(TRUNCATE)"
 DELETE_EVENTS_FTS = "DELETE FROM events_fts WHERE rowid IN ({marks})"
 DELETE_JOBS_FOR = "DELETE FROM jobs WHERE tenant = ? AND event_id IN ({marks})"
 DELETE_ACTOR_EVENTS = "DELETE FROM events WHERE tenant = ? AND actor = ?"
