@@ -432,6 +432,30 @@ def test_a_database_with_unpadded_early_years_still_reads_them(
         assert mem.process().failed == 0
 
 
+def test_migration_6_pads_the_early_years_an_older_remem_stored(
+    tmp_path: Path, clock: Clock
+) -> None:
+    db = tmp_path / "schema5.db"
+    with Memory.open(db, embedder=None, clock=clock) as mem:
+        mem.add_event(**_row("alice", "I was born in Porto"), time="0999-06-01T00:00:00Z",
+                      event_id="old-1")  # fmt: skip
+        mem.add_event(**_row("alice", "I moved to Lyon"), time="2020-01-01T00:00:00Z",
+                      event_id="new-1")  # fmt: skip
+    _set_event_time(db, "old-1", "999-06-01T00:00:00.000000+00:00")  # as remem 5 wrote it
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA user_version = 5")
+    conn.close()
+    with Memory.open(db, embedder=None, clock=clock) as mem:
+        assert [e.id for e in mem.events(actor="alice")] == ["old-1", "new-1"]
+    conn = sqlite3.connect(db)
+    stored = conn.execute("SELECT time FROM events ORDER BY time").fetchall()
+    conn.close()
+    assert [t for (t,) in stored] == [
+        "0999-06-01T00:00:00.000000+00:00",
+        "2020-01-01T00:00:00.000000+00:00",
+    ]
+
+
 def test_an_unreadable_event_row_fails_its_job_alone(tmp_path: Path, clock: Clock) -> None:
     db = tmp_path / "damaged.db"
     config = tmp_path / "remem.toml"
