@@ -6,14 +6,14 @@ topics each with items `{preference, question}`, and
 `{role, content}` turns. Only the distractors' user turns are used.
 
 Construction, fixed by a seed so figures are reproducible. For an actor size
-N: the topics (in name order) and each topic's items are shuffled, the items
-laid end to end and cut into actors of N preferences (the last actor holds
-what is left, so an actor holds one or two topics and every topic is unstated
-by most actors). Each preference is stated in its own session, after 3 user
-turns drawn from the distractors' user turns; sessions are a day apart and
-turns a minute apart. Extraction runs over everything, then each preference's
-question is asked of its actor, and as many questions of topics the actor
-stated nothing about ("off-topic").
+N: all items (in topic and file order) are shuffled and cut into actors of N
+preferences, so an actor mixes topics; the last actor holds what is left.
+Each preference is stated in its own session, after 3 user turns drawn
+(without repetition within the session) from the distractors' user turns;
+sessions are a day apart and turns a minute apart. Extraction runs over
+everything, then each preference's question is asked of its actor, and as
+many questions drawn from topics the actor stated nothing about
+("off-topic"; fewer, or none, when the actor states nearly every topic).
 
 A hit@k: the preference's own turn, or a record whose provenance includes
 it, is among the first k items of the packet. The packet is one ranked list:
@@ -174,16 +174,8 @@ def build(data: PrefData, per_actor: int, seed: int) -> tuple[Actor, ...]:
     if per_actor < 1:
         raise InvalidInput("--per-actor values must be at least 1")
     rng = random.Random(f"prefeval:{seed}:{per_actor}")
-    by_topic: dict[str, list[Item]] = {}
-    for it in data.items:
-        by_topic.setdefault(it.topic, []).append(it)
-    topics = sorted(by_topic)
-    rng.shuffle(topics)
-    dealt: list[Item] = []
-    for topic in topics:
-        group = list(by_topic[topic])
-        rng.shuffle(group)
-        dealt.extend(group)
+    dealt = sorted(data.items, key=lambda it: (it.topic, it.index))
+    rng.shuffle(dealt)
     actors = []
     for a, first in enumerate(range(0, len(dealt), per_actor)):
         items = tuple(dealt[first : first + per_actor])
