@@ -226,10 +226,15 @@ def print_prefeval(result: dict[str, Any], console: Console) -> None:
     for size, fig in result["sizes"].items():
         on, off = fig["packets"]["on_topic"], fig["packets"]["off_topic"]
         q = fig["write_quality"]
+        off_text = (
+            f"{off['mean_items']:.2f} items / {off['mean_tokens']:.0f} tokens off topic "
+            f"({off['questions']} questions)"
+            if off["questions"]
+            else "no off-topic questions (the actors state every topic)"
+        )
         console.print(
             f"{size} per actor: remem packets {on['mean_items']:.2f} items / "
-            f"{on['mean_tokens']:.0f} tokens on topic, {off['mean_items']:.2f} items / "
-            f"{off['mean_tokens']:.0f} tokens off topic ({off['questions']} questions)"
+            f"{on['mean_tokens']:.0f} tokens on topic, {off_text}"
         )
         console.print(
             f"{size} per actor: {q['statement_share']:.3f} of {q['statements']} statements "
