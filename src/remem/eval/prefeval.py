@@ -39,8 +39,9 @@ from remem.errors import InvalidInput
 from remem.eval.baselines import baselines as make_baselines
 from remem.eval.metrics import latency
 from remem.eval.quality import Made, Said, check_records, per_100
+from remem.eval.runner import made_records
 from remem.memory import Memory
-from remem.model import Packet, Status
+from remem.model import Packet
 
 DISTRACTORS_PER_SESSION = 3
 TENANT = "prefeval"
@@ -264,11 +265,7 @@ def write_quality(memory: Memory, actors: Sequence[Actor]) -> dict[str, Any]:
     turns: dict[str, Said] = {}
     statements = yielded = distractor_turns = distractor_records = 0
     for actor in actors:
-        records = [
-            Made(r.id, r.text, r.source.event_ids)
-            for r in memory.records(actor=actor.actor, all=True, limit=1_000_000)
-            if r.status is not Status.DELETED
-        ]
+        records = made_records(memory, actor.actor)
         made.extend(records)
         sources = {e for r in records for e in r.event_ids}
         distractors = set()

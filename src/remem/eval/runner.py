@@ -90,16 +90,17 @@ class RememBackend:
         self.ingest_seconds[conv.actor] = time.perf_counter() - start
         return self.ingest_seconds[conv.actor]
 
-    def made(self, actor: str) -> list[Made]:
-        """The records extraction made for an actor, every status but deleted."""
-        return [
-            Made(r.id, r.text, r.source.event_ids)
-            for r in self.memory.records(actor=actor, all=True, limit=1_000_000)
-            if r.status is not Status.DELETED
-        ]
-
     def close(self) -> None:
         self.memory.close()
+
+
+def made_records(memory: Memory, actor: str) -> list[Made]:
+    """The records extraction made for an actor, every status but deleted, as checks see them."""
+    return [
+        Made(r.id, r.text, r.source.event_ids)
+        for r in memory.records(actor=actor, all=True, limit=1_000_000)
+        if r.status is not Status.DELETED
+    ]
 
 
 def write_quality(backend: RememBackend, data: Dataset) -> dict[str, Any]:
@@ -109,7 +110,7 @@ def write_quality(backend: RememBackend, data: Dataset) -> dict[str, Any]:
     made: list[Made] = []
     turns: dict[str, Said] = {}
     for conv in data.conversations:
-        made.extend(backend.made(conv.actor))
+        made.extend(made_records(backend.memory, conv.actor))
         for t in conv.turns:
             turns[conv.event_id(t.dia_id)] = Said(t.as_text(), t.speaker)
     figures = check_records(made, turns)
