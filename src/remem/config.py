@@ -16,6 +16,9 @@
     [events]
     max_clock_skew_seconds = 3600    # how far ahead of the clock an event may be dated
 
+    [recall]
+    pin = ["timezone", "language"]   # exact facts at the head of every packet
+
 With no file, remem runs the offline extractor only; with an endpoint (in the
 file, or `REMEM_LLM_BASE_URL` / `REMEM_LLM_MODEL` / `REMEM_LLM_API_KEY`) and
 no `[strategies]` table, the four built-in LLM strategies run. An invalid file
@@ -36,6 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from remem.errors import ConfigError, InvalidInput
 from remem.llm.client import LLMSettings
 from remem.llm.retry import RetryPolicy
+from remem.policy.fields import canonical_field
 from remem.policy.scope import namespace_problem
 
 LLM_STRATEGIES = ("semantic", "preference", "summary", "episodic")
@@ -110,6 +114,19 @@ class EventsSection(_Strict):
     max_clock_skew_seconds: float = Field(default=3600.0, ge=0, le=366 * 86400)
 
 
+class RecallSection(_Strict):
+    # fields looked up exactly and put at the head of every packet (`remem.facts`)
+    pin: list[str] = Field(default_factory=list, max_length=20)
+
+    @field_validator("pin")
+    @classmethod
+    def _fields(cls, value: list[str]) -> list[str]:
+        try:
+            return list(dict.fromkeys(canonical_field(f) for f in value))
+        except InvalidInput as exc:
+            raise ValueError(str(exc)) from None
+
+
 class ConfigFile(_Strict):
     llm: LLMSection = LLMSection()
     strategies: dict[str, StrategySection] | None = None
@@ -117,6 +134,7 @@ class ConfigFile(_Strict):
     retry: RetrySection = RetrySection()
     worker: WorkerSection = WorkerSection()
     events: EventsSection = EventsSection()
+    recall: RecallSection = RecallSection()
 
     @field_validator("strategies")
     @classmethod
@@ -149,6 +167,7 @@ class Config:
     worker: WorkerSection
     source: str  # the file it came from, or "defaults"
     events: EventsSection = field(default_factory=EventsSection)
+    recall: RecallSection = field(default_factory=RecallSection)
 
     @property
     def strategy_names(self) -> tuple[str, ...]:
@@ -190,6 +209,7 @@ class Config:
             "retry": {f: getattr(self.retry, f) for f in RetryPolicy.__dataclass_fields__},
             "worker": self.worker.model_dump(),
             "events": self.events.model_dump(),
+            "recall": self.recall.model_dump(),
         }
 
 
@@ -261,7 +281,14 @@ def build(parsed: ConfigFile, source: str, base: Path) -> Config:
         job_max_seconds=r.job_max_seconds,
     )
     return Config(
-        tuple(strategies), llm, parsed.consolidation, retry, parsed.worker, source, parsed.events
+        tuple(strategies),
+        llm,
+        parsed.consolidation,
+        retry,
+        parsed.worker,
+        source,
+        parsed.events,
+        parsed.recall,
     )
 
 

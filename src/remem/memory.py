@@ -14,7 +14,7 @@ import itertools
 import logging
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -26,6 +26,7 @@ import numpy.typing as npt
 from remem.config import Config, load_config
 from remem.consolidate import Decision, plan
 from remem.embed.base import Embedder, default_embedder
+from remem.facts import Fact, Profile, held, lookup, pinned_items, profile
 from remem.errors import ConflictError, InvalidInput, NotFound, RefusedContent, RememError
 from remem.ids import IdSource, new_id
 from remem.llm.client import ChatModel
@@ -47,6 +48,7 @@ from remem.model import (
 from remem.pipeline import JOB_STATUSES, Pipeline, ProcessResult, build_pipeline
 from remem.policy.dataclasses import find_secrets, redact, redact_json, refuse_secrets
 from remem.policy.events import EventIdTaken, import_digest
+from remem.policy.fields import canonical_field, optional_field, stored_names
 from remem.policy.scope import (
     SHARED_ACTOR,
     actor_prefix,
@@ -56,7 +58,9 @@ from remem.policy.scope import (
 )
 from remem.policy.text import MAX_METADATA_BYTES, check_json, check_text
 from remem.policy.untrusted import instruction_flags
+from remem.policy.validity import within_sensitivity
 from remem.recall import RecallRequest, recall
+from remem.recall.budget import pack
 from remem.store.base import ForgetReport, Scope, StatusChange, Store, Write
 from remem.timeutil import parse_time, utcnow
 
@@ -575,7 +579,7 @@ class Memory:
             kind=old.kind,
             source=Source(type="explicit", strategy="explicit", extractor=f"update by {by}"),
             observed_at=max(now, old.valid_from),
-            field=old.field,
+            field=optional_field(old.field),
             authority=Authority.CONFIRMED,
             sensitivity=old.sensitivity,
         )
@@ -609,12 +613,19 @@ class Memory:
         include_events: bool = True,
         namespace: str | None = None,
         max_sensitivity: str | Sensitivity | None = None,
+        pin: Sequence[str] | None = None,
     ) -> Packet:
         """The few memories of `actor` that matter for `query`, inside `budget` tokens.
 
         `namespace` (under the actor's `/tenants/{tenant}/actors/{actor}/`) narrows the
         packet to the records of that namespace: no raw events (they lie in no record
         namespace) and no shared procedures.
+
+        `pin` names fields (default: the configuration's `[recall] pin`) looked up
+        exactly, as `fact` does, never by similarity: their values head the packet in
+        `pinned`, flagged "pinned", and their tokens come out of the same `budget`
+        before the ranked records are chosen; a pinned record is not repeated among
+        them. A pinned field with no value is named in `notes`.
         """
         check_name("actor", actor)
         if not isinstance(query, str) or not query.strip():
@@ -644,11 +655,142 @@ class Memory:
             explain=explain,
             max_sensitivity=_sensitivity(max_sensitivity),
         )
-        return recall(self.store, self.embedder, req, self._clock())
+        fields = self.config.recall.pin if pin is None else _pin_fields(pin)
+        if not fields:
+            return recall(self.store, self.embedder, req, self._clock())
+        return self._pinned_recall(req, fields)
 
-    def records(self, *, actor: str, all: bool = False, limit: int = 10_000) -> list[Record]:
-        """An actor's records, newest first: active ones, or every status with `all`."""
+    def _pinned_recall(self, req: RecallRequest, fields: Sequence[str]) -> Packet:
+        """`recall` with exact facts at the head, inside the same budget."""
+        now = self._clock()
+        at = req.as_of or now
+        found = [
+            self._fact_at(req.scope.actor, f, at, at, req.max_sensitivity) for f in fields
+        ]
+        items = pinned_items(found, req.scope.namespace_prefix)
+        kept, dropped, used = pack([(it, it.tokens) for it in items], req.budget)
+        notes = [f"pinned field {f.field!r}: nothing known" for f in found if not f.candidates]
+        if dropped:
+            notes.append(f"{len(dropped)} pinned value(s) left out: over the budget")
+        rest = req.budget - used
+        if rest >= 1:
+            ranked = recall(self.store, self.embedder, replace(req, budget=rest), now)
+        else:
+            ranked = Packet((), (), 0, req.budget)
+        ids = {it.id for it in kept}
+        records = tuple(r for r in ranked.records if r.id not in ids)
+        explain = ranked.explain
+        if explain is not None:
+            explain = {
+                **explain,
+                "pinned": [
+                    {
+                        "field": f.field,
+                        "status": f.status,
+                        "records": [c.record_id for c in f.candidates],
+                    }
+                    for f in found
+                ],
+            }
+        return replace(
+            ranked,
+            pinned=tuple(kept),
+            records=records,
+            tokens=used + sum(r.tokens for r in records),
+            budget=req.budget,
+            notes=(*notes, *ranked.notes),
+            explain=explain,
+        )
+
+    # -- exact facts -----------------------------------------------------------------
+
+    def fact(
+        self,
+        *,
+        actor: str,
+        field: str,
+        as_of: str | datetime | None = None,
+        known_at: str | datetime | None = None,
+        valid_at: str | datetime | None = None,
+    ) -> Fact:
+        """The value of one field of `actor`, by exact lookup: `found`, `conflict` (each
+        candidate with provenance) or `not_found`; see `remem.facts`.
+
+        `field` may be any synonym of a vocabulary field (`remem.policy.fields`).
+        `as_of` answers what was known and valid then; `known_at` and `valid_at` set
+        the two axes apart (each defaults to `as_of`, else now).
+        """
         check_name("actor", actor)
+        known, valid = self._axes(as_of, known_at, valid_at)
+        return self._fact_at(actor, canonical_field(field), known, valid, None)
+
+    def _fact_at(
+        self,
+        actor: str,
+        field: str,
+        known: datetime,
+        valid: datetime,
+        ceiling: Sensitivity | None,
+    ) -> Fact:
+        scope = Scope(self.tenant, actor)
+        found = [
+            r
+            for name in stored_names(field)
+            for r in self.store.records_by_field(scope, name)
+            if within_sensitivity(r, ceiling)
+        ]
+        return lookup(field, found, known, valid)
+
+    def profile(
+        self,
+        *,
+        actor: str,
+        as_of: str | datetime | None = None,
+        max_sensitivity: str | Sensitivity | None = None,
+        budget: int | None = None,
+        known_at: str | datetime | None = None,
+        valid_at: str | datetime | None = None,
+    ) -> Profile:
+        """Every current field of `actor` and its value (conflicts marked), highest
+        authority then newest first, each with its record ids; with `budget`, cut to
+        that many tokens. Times as for `fact`."""
+        check_name("actor", actor)
+        if budget is not None and (
+            not isinstance(budget, int) or isinstance(budget, bool) or not 1 <= budget <= 1_000_000
+        ):
+            raise InvalidInput(f"budget must be an integer from 1 to 1000000; got {budget!r}")
+        known, valid = self._axes(as_of, known_at, valid_at)
+        recs = self.store.list_records(Scope(self.tenant, actor), [Status.ACTIVE, Status.INVALID])
+        return profile(actor, recs, known, valid, _sensitivity(max_sensitivity), budget)
+
+    def _axes(
+        self, as_of: object, known_at: object, valid_at: object
+    ) -> tuple[datetime, datetime]:
+        """(known at, valid at): each given, else `as_of`, else now."""
+        base = _optional_time(as_of, "as_of") or self._clock()
+        known = _optional_time(known_at, "known_at") or base
+        valid = _optional_time(valid_at, "valid_at") or base
+        return known, valid
+
+    def records(
+        self,
+        *,
+        actor: str,
+        all: bool = False,
+        limit: int = 10_000,
+        as_of: str | datetime | None = None,
+    ) -> list[Record]:
+        """An actor's records, newest first: active ones, or every status with `all`.
+
+        With `as_of`, the records that were known and valid then (see `remem.facts`),
+        as they are stored now; `all` is then ignored.
+        """
+        check_name("actor", actor)
+        at = _optional_time(as_of, "as_of")
+        if at is not None:
+            every = [Status.ACTIVE, Status.INVALID]
+            recs = self.store.list_records(Scope(self.tenant, actor), every)
+            return [r for r in recs if held(r, at, at)][:limit]
         statuses = None if all else [Status.ACTIVE]
         return self.store.list_records(Scope(self.tenant, actor), statuses, limit)
 
@@ -893,6 +1035,15 @@ def _optional_time(value: object, what: str) -> datetime | None:
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
     return parse_time(value, what)
+
+
+def _pin_fields(pin: object) -> list[str]:
+    """The fields a caller pins, canonical and once each; at most 20."""
+    if isinstance(pin, str) or not isinstance(pin, Sequence):
+        raise InvalidInput("pin must be a list of field names")
+    if len(pin) > 20:
+        raise InvalidInput(f"at most 20 fields may be pinned; got {len(pin)}")
+    return list(dict.fromkeys(canonical_field(f) for f in pin))
 
 
 def _sensitivity(value: str | Sensitivity | None) -> Sensitivity | None:

@@ -293,9 +293,12 @@ class Packet:
     budget: int
     notes: tuple[str, ...] = ()
     explain: dict[str, Any] | None = None
+    # exact facts asked for by field (`pin`), looked up, never ranked; inside `tokens`
+    pinned: tuple[PacketItem, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
+            "pinned": [r.as_dict() for r in self.pinned],
             "records": [r.as_dict() for r in self.records],
             "conflicts": list(self.conflicts),
             "tokens": self.tokens,

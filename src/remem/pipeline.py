@@ -45,6 +45,7 @@ from remem.llm.client import ChatModel
 from remem.llm.retry import RetryPolicy
 from remem.model import Action, Candidate, Event, HistoryEntry, Job, Kind, LLMCall, Record, Status
 from remem.policy.dataclasses import holds_secret
+from remem.policy.fields import canonical_field, optional_field, stored_names
 from remem.policy.scope import namespace_for
 from remem.policy.untrusted import instruction_flags
 from remem.policy.validity import expiry
@@ -394,14 +395,21 @@ class Consolidation:
         """Whether an active stored record already holds the candidate's field."""
         if cand.field is None:
             return False
-        return any(r.status is Status.ACTIVE for r in self._stored_field(cand.field))
+        field = canonical_field(cand.field)
+        return any(r.status is Status.ACTIVE for r in self._stored_field(field))
 
     def _stored_field(self, name: str | None) -> list[Record]:
         """The scope's stored records about a field (unchanged until this batch is written)."""
         if name is None:
             return []
         if name not in self._fields:
-            self._fields[name] = self._p.store.records_by_field(self.scope, name)
+            found = [
+                r
+                for stored in stored_names(name)
+                for r in self._p.store.records_by_field(self.scope, stored)
+            ]
+            found.sort(key=lambda r: r.created_at, reverse=True)
+            self._fields[name] = found
         return self._fields[name]
 
     def neighbours(
@@ -427,7 +435,12 @@ class Consolidation:
         valid_until: datetime | None = None,
         near: Sequence[tuple[Record, float]] | None = None,
     ) -> tuple[ProcessResult, str]:
-        """Decide one candidate and plan its rows; return what happened and its record id."""
+        """Decide one candidate and plan its rows; return what happened and its record id.
+
+        The candidate's field is made canonical here, once for every writer (the
+        extractors, `remember`, batch writes): see `remem.policy.fields`.
+        """
+        cand = replace(cand, field=optional_field(cand.field))
         same_field = self._view(self._stored_field(cand.field)) + [
             r for r in self.inserts if r.field == cand.field and cand.field
         ]

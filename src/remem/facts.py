@@ -1,0 +1,249 @@
+"""Exact facts: one field's value, and an actor's profile, by structured lookup.
+
+Pure functions over records the store already returned; no similarity, no I/O.
+
+Bi-temporal reads: a record is *held* at (`known_at`, `valid_at`) when it was
+known then - written at or before `known_at`, and not yet superseded, invalidated
+or erased by then (an erased record is never held, whatever the time) - and valid
+then: `valid_from <= valid_at < valid_until`. A record closed after `known_at`
+counts as open-ended for that read: its stored `valid_until` was set by the
+closing, which had not happened yet.
+
+Within one field, the held records decide: none is `not_found`; values that all
+agree are `found` (the record of highest authority, then the newest); two or
+more different values are a `conflict` (kept side by side by consolidation
+because a newer statement had lower authority), each candidate with provenance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from remem.consolidate import same_value
+from remem.model import Kind, PacketItem, Record, Sensitivity, Status, iso
+from remem.policy.fields import canonical_field
+from remem.policy.precedence import RANK
+from remem.policy.validity import within_sensitivity
+from remem.recall.budget import ITEM_OVERHEAD_TOKENS, estimate_tokens, pack
+
+FOUND, CONFLICT, NOT_FOUND = "found", "conflict", "not_found"
+_NOT_FACTS = (Kind.SUMMARY,)  # a summary's field is its session key, not a fact
+
+
+@dataclass(frozen=True, slots=True)
+class FactValue:
+    """One record's answer for a field, with its provenance."""
+
+    record_id: str
+    value: str
+    kind: str
+    namespace: str
+    text: str
+    authority: str
+    sensitivity: str
+    source_date: datetime  # when it was stated (the record's valid_from)
+    valid_from: datetime
+    valid_until: datetime | None
+    known_since: datetime  # when remem wrote it
+    source: dict[str, Any]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "record_id": self.record_id,
+            "value": self.value,
+            "kind": self.kind,
+            "namespace": self.namespace,
+            "text": self.text,
+            "authority": self.authority,
+            "sensitivity": self.sensitivity,
+            "source_date": iso(self.source_date),
+            "valid_from": iso(self.valid_from),
+            "valid_until": iso(self.valid_until),
+            "known_since": iso(self.known_since),
+            "source": self.source,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """The answer for one field: `found` (one value), `conflict` or `not_found`.
+
+    `candidates` holds the found value alone, or every conflicting value (highest
+    authority, then newest, first), or nothing.
+    """
+
+    field: str
+    status: str
+    known_at: datetime
+    valid_at: datetime
+    candidates: tuple[FactValue, ...] = ()
+
+    @property
+    def found(self) -> FactValue | None:
+        """The value when `status` is found, else None."""
+        return self.candidates[0] if self.status == FOUND else None
+
+    def line(self) -> str:
+        """The fact in one compact line, as a profile and a packet show it."""
+        if self.status == FOUND:
+            return f"{self.field}: {self.candidates[0].value}"
+        if self.status == CONFLICT:
+            said = " | ".join(f"{c.value} ({c.authority})" for c in self.candidates)
+            return f"{self.field}: CONFLICT {said}"
+        return f"{self.field}: not known"
+
+    @property
+    def tokens(self) -> int:
+        """What the line costs in a prompt, counted as recall counts a packet item."""
+        return estimate_tokens(self.line()) + ITEM_OVERHEAD_TOKENS
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON: the status, the found value's provenance flat, and every candidate."""
+        top = self.found
+        return {
+            "field": self.field,
+            "status": self.status,
+            "value": top.value if top else None,
+            "record_id": top.record_id if top else None,
+            "source_date": iso(top.source_date) if top else None,
+            "authority": top.authority if top else None,
+            "sensitivity": top.sensitivity if top else None,
+            "valid_from": iso(top.valid_from) if top else None,
+            "valid_until": iso(top.valid_until) if top else None,
+            "known_at": iso(self.known_at),
+            "valid_at": iso(self.valid_at),
+            "candidates": [c.as_dict() for c in self.candidates],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    """An actor's current facts, highest authority then newest first, cut to a budget."""
+
+    actor: str
+    known_at: datetime
+    valid_at: datetime
+    facts: tuple[Fact, ...]
+    tokens: int
+    budget: int | None
+    dropped: int = 0  # facts left out for the budget
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "actor": self.actor,
+            "known_at": iso(self.known_at),
+            "valid_at": iso(self.valid_at),
+            "facts": [{**f.as_dict(), "tokens": f.tokens} for f in self.facts],
+            "conflicts": [f.field for f in self.facts if f.status == CONFLICT],
+            "tokens": self.tokens,
+            "budget": self.budget,
+            "dropped": self.dropped,
+        }
+
+
+def held(record: Record, known_at: datetime, valid_at: datetime) -> bool:
+    """Whether `record` was known at `known_at` and valid at `valid_at` (see module)."""
+    if record.status not in (Status.ACTIVE, Status.INVALID) or record.created_at > known_at:
+        return False
+    until = record.valid_until
+    if record.status is Status.INVALID:
+        if record.updated_at <= known_at:
+            return False  # closed (superseded, invalidated, a late arrival) by then
+        until = None
+    return record.valid_from <= valid_at and (until is None or valid_at < until)
+
+
+def lookup(field: str, records: Iterable[Record], known_at: datetime, valid_at: datetime) -> Fact:
+    """The answer for `field` (canonical) among `records` about it. Pure."""
+    live = [r for r in records if r.kind not in _NOT_FACTS and held(r, known_at, valid_at)]
+    live.sort(key=lambda r: (RANK[r.authority], r.valid_from, r.created_at), reverse=True)
+    seen: set[str] = set()
+    values = []
+    for r in live:
+        if r.id not in seen:
+            seen.add(r.id)
+            values.append(_value(r))
+    if not values:
+        return Fact(field, NOT_FOUND, known_at, valid_at)
+    top = values[0]
+    if all(same_value(v.value, top.value) for v in values[1:]):
+        return Fact(field, FOUND, known_at, valid_at, (top,))
+    return Fact(field, CONFLICT, known_at, valid_at, tuple(values))
+
+
+def profile(
+    actor: str,
+    records: Sequence[Record],
+    known_at: datetime,
+    valid_at: datetime,
+    max_sensitivity: Sensitivity | None = None,
+    budget: int | None = None,
+) -> Profile:
+    """Every field an actor's records answer at that time, as facts. Pure.
+
+    Ordered by the authority of each fact's first candidate, then its recency;
+    with `budget`, facts are kept in that order while their lines fit.
+    """
+    by_field: dict[str, list[Record]] = {}
+    for r in records:
+        if r.field and r.kind not in _NOT_FACTS and within_sensitivity(r, max_sensitivity):
+            by_field.setdefault(canonical_field(r.field), []).append(r)
+    facts = [lookup(f, rs, known_at, valid_at) for f, rs in by_field.items()]
+    facts = [f for f in facts if f.status != NOT_FOUND]
+    facts.sort(
+        key=lambda f: (RANK_OF[f.candidates[0].authority], f.candidates[0].valid_from),
+        reverse=True,
+    )
+    if budget is None:
+        return Profile(actor, known_at, valid_at, tuple(facts), sum(f.tokens for f in facts), None)
+    kept, dropped, used = pack([(f, f.tokens) for f in facts], budget)
+    return Profile(actor, known_at, valid_at, tuple(kept), used, budget, len(dropped))
+
+
+RANK_OF = {a.value: n for a, n in RANK.items()}
+
+
+def _value(r: Record) -> FactValue:
+    return FactValue(
+        record_id=r.id,
+        value=r.value if r.value is not None else r.text,  # a field stated without a value
+        kind=r.kind.value,
+        namespace=r.namespace,
+        text=r.text,
+        authority=r.authority.value,
+        sensitivity=r.sensitivity.value,
+        source_date=r.valid_from,
+        valid_from=r.valid_from,
+        valid_until=r.valid_until,
+        known_since=r.created_at,
+        source=r.source.as_dict(),
+    )
+
+
+def pinned_items(facts: Sequence[Fact], namespace_prefix: str | None = None) -> list[PacketItem]:
+    """Packet items for pinned facts: one per value (each side of a conflict), flagged
+    "pinned" (and "conflict"), with the field in their source. Pure."""
+    items = []
+    for fact in facts:
+        for c in fact.candidates:
+            if namespace_prefix is not None and not c.namespace.startswith(namespace_prefix):
+                continue
+            text = f"{fact.field}: {c.value}"
+            items.append(
+                PacketItem(
+                    id=c.record_id,
+                    text=text,
+                    kind=c.kind,
+                    namespace=c.namespace,
+                    status=Status.ACTIVE.value,
+                    source_date=c.source_date,
+                    source={**c.source, "field": fact.field, "authority": c.authority},
+                    score=1.0,
+                    tokens=estimate_tokens(text) + ITEM_OVERHEAD_TOKENS,
+                    flags=("pinned", "conflict") if fact.status == CONFLICT else ("pinned",),
+                )
+            )
+    return items

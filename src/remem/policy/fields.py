@@ -1,0 +1,131 @@
+"""The field vocabulary: names for the things a record may be about, so that
+statements that mean the same thing land on one field.
+
+A record's `field` keys supersession ("a newer statement about the same field
+replaces the older one") and exact lookup (`Memory.fact`). Extractors name
+fields in their own words ("home", "occupation", "relation:partner"); the
+write path passes every field through `canonical_field` once, so
+"I live in Porto" and "my city is Porto" both set `home city`, and
+`fact(field="home")` reads the same field as `fact(field="home city")`.
+
+Free fields are allowed: a name outside the vocabulary is kept, lowercased
+and with single spaces. A name holding a colon (`allergy:peanut`,
+`preference:seat`, `summary:s1:...`, `procedure:deploy`) is a family key an
+extractor or remem itself builds, and is kept exactly (only trimmed), unless
+the vocabulary lists it as the old name of a common field. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from remem.errors import InvalidInput
+
+MAX_FIELD_CHARS = 200
+
+
+@dataclass(frozen=True, slots=True)
+class CommonField:
+    """One field of the vocabulary: its name, the words that mean it, and the
+    keys extractors wrote for it before the vocabulary (still read as it)."""
+
+    name: str
+    synonyms: tuple[str, ...]
+    extractor_keys: tuple[str, ...] = ()  # what the offline extractor emits for it
+    about: str = ""
+
+
+VOCABULARY: tuple[CommonField, ...] = (
+    CommonField("name", ("full name", "first name", "real name"), ("name",), "what they are called"),
+    CommonField(
+        "preferred name",
+        ("nickname", "goes by", "call me", "preferred first name"),
+        (),
+        "the name they want to be addressed by",
+    ),
+    CommonField(
+        "home city",
+        ("home", "city", "lives in", "live in", "home town", "hometown", "current city",
+         "location", "residence", "place of residence", "where i live"),
+        ("home",),
+        "where they live now",
+    ),  # fmt: skip
+    CommonField("timezone", ("time zone", "tz"), ("timezone",), "an IANA name or UTC offset"),
+    CommonField(
+        "language",
+        ("preferred language", "native language", "first language", "mother tongue",
+         "approved language", "reply language"),
+        ("language",),
+        "the language to use with them",
+    ),  # fmt: skip
+    CommonField(
+        "employer",
+        ("company", "workplace", "works at", "works for", "organisation", "organization"),
+        ("employer",),
+        "who they work for",
+    ),
+    CommonField(
+        "role",
+        ("job", "job title", "title", "occupation", "profession", "position"),
+        ("occupation",),
+        "what they do",
+    ),
+    CommonField(
+        "diet",
+        ("dietary preference", "dietary restriction", "eating habits"),
+        ("diet",),
+        "vegetarian, vegan, ...",
+    ),
+    CommonField("allergies", ("allergy", "allergic to"), (), "a list, in one value"),
+    CommonField("budget", ("spending limit", "price limit"), ("budget",), "an amount"),
+    CommonField(
+        "partner",
+        ("spouse", "wife", "husband", "girlfriend", "boyfriend", "significant other"),
+        ("relation:partner", "relation:spouse", "relation:wife", "relation:husband",
+         "relation:girlfriend", "relation:boyfriend"),
+        "their partner's name",
+    ),  # fmt: skip
+    CommonField("pets", ("pet",), (), "a list, in one value"),
+    CommonField(
+        "birthday",
+        ("date of birth", "birth date", "birthdate", "dob"),
+        ("date:birthday",),
+        "a date",
+    ),
+    CommonField("pronouns", ("pronoun",), ("pronouns",), "she/her, they/them, ..."),
+    CommonField("nationality", ("citizenship",), ("nationality",), "a country"),
+)
+
+_BY_WORD: dict[str, str] = {}
+for _f in VOCABULARY:
+    for _word in (_f.name, *_f.synonyms, *_f.extractor_keys):
+        _BY_WORD[_word] = _f.name
+_BY_NAME: dict[str, CommonField] = {f.name: f for f in VOCABULARY}
+
+
+def canonical_field(raw: str) -> str:
+    """The field `raw` names: a vocabulary name for any of its synonyms or extractor
+    keys; else a free field, lowercased with single spaces (a family key holding a
+    colon kept exactly). `InvalidInput` for an empty or over-long name."""
+    if not isinstance(raw, str) or not raw.strip():
+        raise InvalidInput("a field must be a non-empty string")
+    if len(raw) > MAX_FIELD_CHARS:
+        raise InvalidInput(f"a field is at most {MAX_FIELD_CHARS} characters")
+    folded = " ".join(raw.lower().split())
+    if folded in _BY_WORD:
+        return _BY_WORD[folded]
+    return raw.strip() if ":" in raw else folded
+
+
+def optional_field(raw: str | None) -> str | None:
+    """`canonical_field` for a field a candidate may lack (None stays None)."""
+    return None if raw is None else canonical_field(raw)
+
+
+def stored_names(field: str) -> tuple[str, ...]:
+    """Every name a record about `field` (a canonical name) may be stored under: the
+    name itself and the extractor keys written before the vocabulary applied."""
+    common = _BY_NAME.get(field)
+    if common is None:
+        return (field,)
+    return (field, *(k for k in common.extractor_keys if k != field))
