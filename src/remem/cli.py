@@ -218,17 +218,138 @@ def process(ctx: Ctx) -> None:
     type=click.Choice(["semantic", "preference", "episodic"]),
 )
 @click.option("--valid-until", default=None, help="ISO 8601 time after which it no longer holds.")
+@click.option(
+    "--field",
+    default=None,
+    help="What it is about, e.g. 'home city' (synonyms such as 'home' or 'city' are one "
+    "field; see README 'Exact facts'); it supersedes the field's current value.",
+)
+@click.option("--value", default=None, help="The field's value, e.g. 'Porto'.")
 @json_option
 @click.pass_obj
-def remember(ctx: Ctx, actor: str, text: str, kind: str, valid_until: str | None) -> None:
+def remember(
+    ctx: Ctx,
+    actor: str,
+    text: str,
+    kind: str,
+    valid_until: str | None,
+    field: str | None,
+    value: str | None,
+) -> None:
     """Store an explicit statement as a confirmed record at once."""
+    if value is not None and field is None:
+        raise InvalidInput("--value needs --field")
     with ctx.open() as mem:
-        rec = mem.remember(actor=actor, text=text, kind=kind, valid_until=valid_until)
+        rec = mem.remember(
+            actor=actor, text=text, kind=kind, valid_until=valid_until, field=field, value=value
+        )
     emit(
         ctx,
-        {"record_id": rec.id, "status": rec.status.value},
+        {"record_id": rec.id, "status": rec.status.value, "field": rec.field},
         lambda: click.echo(f"{rec.id} {rec.status.value}"),
     )
+
+
+_KNOWN_AT = click.option(
+    "--known-at", default=None, help="What remem knew at this ISO 8601 time (default: --as-of)."
+)
+_VALID_AT = click.option(
+    "--valid-at", default=None, help="What held at this ISO 8601 time (default: --as-of)."
+)
+_AS_OF = click.option(
+    "--as-of", default=None, help="What was known and valid at this ISO 8601 time (default: now)."
+)
+EXIT_NOT_FOUND = 3
+EXIT_CONFLICT = 4
+
+
+@cli.group()
+def fact() -> None:
+    """Exact facts: one field's value by structured lookup, never by similarity."""
+
+
+@fact.command("get")
+@click.option("--actor", required=True)
+@click.option("--field", required=True, help="The field, or any synonym of it ('home', 'tz').")
+@_AS_OF
+@_KNOWN_AT
+@_VALID_AT
+@json_option
+@click.pass_obj
+def fact_get(
+    ctx: Ctx,
+    actor: str,
+    field: str,
+    as_of: str | None,
+    known_at: str | None,
+    valid_at: str | None,
+) -> None:
+    """Print one field's value with its provenance.
+
+    Exit 0 when found, 3 when nothing is known (not_found), 4 when values
+    conflict (conflict: every candidate is listed); the JSON's "status" says
+    the same.
+    """
+    with ctx.open(embedder=None) as mem:
+        found = mem.fact(
+            actor=actor, field=field, as_of=as_of, known_at=known_at, valid_at=valid_at
+        )
+
+    def human() -> None:
+        click.echo(found.line())
+        for c in found.candidates:
+            click.echo(f"  {c.value}  ({c.record_id}, {c.authority}, {c.source_date:%Y-%m-%d})")
+
+    emit(ctx, {"fact": found.as_dict()}, human)
+    if found.status != "found":
+        click.get_current_context().exit(
+            EXIT_NOT_FOUND if found.status == "not_found" else EXIT_CONFLICT
+        )
+
+
+@cli.command("profile")
+@click.option("--actor", required=True)
+@_AS_OF
+@_KNOWN_AT
+@_VALID_AT
+@click.option(
+    "--max-sensitivity",
+    type=click.Choice(["normal", "personal", "sensitive"]),
+    default=None,
+    help="Leave out facts more sensitive than this.",
+)
+@click.option(
+    "--budget", default=None, type=click.IntRange(1, 1_000_000), help="At most this many tokens."
+)
+@json_option
+@click.pass_obj
+def profile_cmd(
+    ctx: Ctx,
+    actor: str,
+    as_of: str | None,
+    known_at: str | None,
+    valid_at: str | None,
+    max_sensitivity: str | None,
+    budget: int | None,
+) -> None:
+    """Print every current field of an actor, highest authority then newest first."""
+    with ctx.open(embedder=None) as mem:
+        prof = mem.profile(
+            actor=actor,
+            as_of=as_of,
+            known_at=known_at,
+            valid_at=valid_at,
+            max_sensitivity=max_sensitivity,
+            budget=budget,
+        )
+
+    def human() -> None:
+        for f in prof.facts:
+            click.echo(f"{f.line()}  ({', '.join(c.record_id for c in f.candidates)})")
+        left = f", {prof.dropped} left out" if prof.dropped else ""
+        click.echo(f"{prof.tokens} tokens{left}")
+
+    emit(ctx, prof.as_dict(), human)
 
 
 @cli.command("recall")
@@ -245,6 +366,12 @@ def remember(ctx: Ctx, actor: str, text: str, kind: str, valid_until: str | None
     default=None,
     help="Leave out records more sensitive than this.",
 )
+@click.option(
+    "--pin",
+    multiple=True,
+    help="A field looked up exactly and put first, inside the budget (repeatable; "
+    "default: the configuration's [recall] pin).",
+)
 @json_option
 @click.pass_obj
 def recall_cmd(
@@ -257,6 +384,7 @@ def recall_cmd(
     explain: bool,
     no_events: bool,
     max_sensitivity: str | None,
+    pin: tuple[str, ...],
 ) -> None:
     """Hand back the memories of an actor that matter for a query."""
     with ctx.open() as mem:
@@ -269,12 +397,15 @@ def recall_cmd(
             explain=explain,
             include_events=not no_events,
             max_sensitivity=max_sensitivity,
+            pin=list(pin) if pin else None,
         )
     data = packet.as_dict()
 
     def human() -> None:
         for note in packet.notes:
             click.echo(f"note: {note}", err=True)
+        for it in packet.pinned:
+            click.echo(f"[pinned] {it.text}  ({it.id}, {it.source_date:%Y-%m-%d})")
         for it in packet.records:
             click.echo(f"[{it.kind}] {it.text}  ({it.id}, {it.source_date:%Y-%m-%d})")
         for c in packet.conflicts:
@@ -294,12 +425,15 @@ def records() -> None:
 @records.command("list")
 @click.option("--actor", required=True)
 @click.option("--all", "all_", is_flag=True, help="Include invalid and proposed records.")
+@click.option(
+    "--as-of", default=None, help="Only the records known and valid at this ISO 8601 time."
+)
 @json_option
 @click.pass_obj
-def records_list(ctx: Ctx, actor: str, all_: bool) -> None:
+def records_list(ctx: Ctx, actor: str, all_: bool, as_of: str | None) -> None:
     """List an actor's records, newest first."""
     with ctx.open(embedder=None) as mem:
-        recs = mem.records(actor=actor, all=all_)
+        recs = mem.records(actor=actor, all=all_, as_of=as_of)
     keys = (
         "id",
         "text",
@@ -664,7 +798,7 @@ def main(argv: list[str] | None = None) -> int:
     as_json = "--json" in args
     logging.basicConfig(level=logging.WARNING, format="remem: %(message)s")
     try:
-        cli.main(args=args, prog_name="remem", standalone_mode=False)
+        code = cli.main(args=args, prog_name="remem", standalone_mode=False)
     except RememError as exc:
         return _fail(as_json, exc.code, str(exc), EXIT_ERROR)
     except click.UsageError as exc:
@@ -677,7 +811,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     except BrokenPipeError:
         return EXIT_ERROR
-    return 0
+    return code if isinstance(code, int) else 0  # a command's ctx.exit(code)
 
 
 def _fail(as_json: bool, code: str, message: str, status: int) -> int:
