@@ -76,6 +76,8 @@ class AsyncMemory:
     update = _off_loop(Memory.update)
     recall = _off_loop(Memory.recall)
     records = _off_loop(Memory.records)
+    fact = _off_loop(Memory.fact)
+    profile = _off_loop(Memory.profile)
     get = _off_loop(Memory.get)
     history = _off_loop(Memory.history)
     # procedures

@@ -26,8 +26,8 @@ import numpy.typing as npt
 from remem.config import Config, load_config
 from remem.consolidate import Decision, plan
 from remem.embed.base import Embedder, default_embedder
-from remem.facts import Fact, Profile, held, lookup, pinned_items, profile
 from remem.errors import ConflictError, InvalidInput, NotFound, RefusedContent, RememError
+from remem.facts import Fact, Profile, held, lookup, pinned_items, profile
 from remem.ids import IdSource, new_id
 from remem.llm.client import ChatModel
 from remem.model import (
@@ -664,9 +664,7 @@ class Memory:
         """`recall` with exact facts at the head, inside the same budget."""
         now = self._clock()
         at = req.as_of or now
-        found = [
-            self._fact_at(req.scope.actor, f, at, at, req.max_sensitivity) for f in fields
-        ]
+        found = [self._fact_at(req.scope.actor, f, at, at, req.max_sensitivity) for f in fields]
         items = pinned_items(found, req.scope.namespace_prefix)
         kept, dropped, used = pack([(it, it.tokens) for it in items], req.budget)
         notes = [f"pinned field {f.field!r}: nothing known" for f in found if not f.candidates]
@@ -763,9 +761,7 @@ class Memory:
         recs = self.store.list_records(Scope(self.tenant, actor), [Status.ACTIVE, Status.INVALID])
         return profile(actor, recs, known, valid, _sensitivity(max_sensitivity), budget)
 
-    def _axes(
-        self, as_of: object, known_at: object, valid_at: object
-    ) -> tuple[datetime, datetime]:
+    def _axes(self, as_of: object, known_at: object, valid_at: object) -> tuple[datetime, datetime]:
         """(known at, valid at): each given, else `as_of`, else now."""
         base = _optional_time(as_of, "as_of") or self._clock()
         known = _optional_time(known_at, "known_at") or base

@@ -36,7 +36,7 @@ class CommonField:
 
 
 VOCABULARY: tuple[CommonField, ...] = (
-    CommonField("name", ("full name", "first name", "real name"), ("name",), "what they are called"),
+    CommonField("name", ("full name", "first name", "real name"), ("name",), "what they are"),
     CommonField(
         "preferred name",
         ("nickname", "goes by", "call me", "preferred first name"),
@@ -45,19 +45,36 @@ VOCABULARY: tuple[CommonField, ...] = (
     ),
     CommonField(
         "home city",
-        ("home", "city", "lives in", "live in", "home town", "hometown", "current city",
-         "location", "residence", "place of residence", "where i live"),
+        (
+            "home",
+            "city",
+            "lives in",
+            "live in",
+            "home town",
+            "hometown",
+            "current city",
+            "location",
+            "residence",
+            "place of residence",
+            "where i live",
+        ),
         ("home",),
         "where they live now",
-    ),  # fmt: skip
+    ),
     CommonField("timezone", ("time zone", "tz"), ("timezone",), "an IANA name or UTC offset"),
     CommonField(
         "language",
-        ("preferred language", "native language", "first language", "mother tongue",
-         "approved language", "reply language"),
+        (
+            "preferred language",
+            "native language",
+            "first language",
+            "mother tongue",
+            "approved language",
+            "reply language",
+        ),
         ("language",),
         "the language to use with them",
-    ),  # fmt: skip
+    ),
     CommonField(
         "employer",
         ("company", "workplace", "works at", "works for", "organisation", "organization"),
@@ -81,10 +98,16 @@ VOCABULARY: tuple[CommonField, ...] = (
     CommonField(
         "partner",
         ("spouse", "wife", "husband", "girlfriend", "boyfriend", "significant other"),
-        ("relation:partner", "relation:spouse", "relation:wife", "relation:husband",
-         "relation:girlfriend", "relation:boyfriend"),
+        (
+            "relation:partner",
+            "relation:spouse",
+            "relation:wife",
+            "relation:husband",
+            "relation:girlfriend",
+            "relation:boyfriend",
+        ),
         "their partner's name",
-    ),  # fmt: skip
+    ),
     CommonField("pets", ("pet",), (), "a list, in one value"),
     CommonField(
         "birthday",

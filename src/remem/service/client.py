@@ -11,7 +11,7 @@ The tenant comes from the key. HTTP errors come back as remem's exceptions:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -25,6 +25,7 @@ from remem.errors import (
     RememError,
     StoreError,
 )
+from remem.facts import Fact, FactValue, Profile
 from remem.model import (
     Authority,
     HistoryEntry,
@@ -179,8 +180,10 @@ class Client:
         include_events: bool = True,
         namespace: str | None = None,
         max_sensitivity: str | Sensitivity | None = None,
+        pin: Sequence[str] | None = None,
     ) -> Packet:
-        """The few memories of `actor` that matter for `query`, inside `budget` tokens."""
+        """The few memories of `actor` that matter for `query`, inside `budget` tokens;
+        `pin`ned fields first, in `pinned`."""
         body = {
             "query": query,
             "actor_id": actor,
@@ -191,8 +194,52 @@ class Client:
             "explain": explain,
             "include_events": include_events,
             "max_sensitivity": None if max_sensitivity is None else str(max_sensitivity),
+            "pin": None if pin is None else list(pin),
         }
         return _packet(self._call("POST", "/v1/memories/retrieve", json=_compact(body)))
+
+    def fact(
+        self,
+        *,
+        actor: str,
+        field: str,
+        as_of: str | datetime | None = None,
+        known_at: str | datetime | None = None,
+        valid_at: str | datetime | None = None,
+    ) -> Fact:
+        """One field's value by exact lookup: found, conflict or not_found."""
+        params = {"as_of": _iso(as_of), "known_at": _iso(known_at), "valid_at": _iso(valid_at)}
+        path = f"/v1/actors/{_seg(actor)}/facts/{_seg(field)}"
+        return _fact(self._call("GET", path, params=_compact(params)))
+
+    def profile(
+        self,
+        *,
+        actor: str,
+        as_of: str | datetime | None = None,
+        max_sensitivity: str | Sensitivity | None = None,
+        budget: int | None = None,
+        known_at: str | datetime | None = None,
+        valid_at: str | datetime | None = None,
+    ) -> Profile:
+        """Every current field of `actor` and its value, conflicts marked, cut to `budget`."""
+        params = {
+            "as_of": _iso(as_of),
+            "known_at": _iso(known_at),
+            "valid_at": _iso(valid_at),
+            "max_sensitivity": None if max_sensitivity is None else str(max_sensitivity),
+            "budget_tokens": budget,
+        }
+        d = self._call("GET", f"/v1/actors/{_seg(actor)}/profile", params=_compact(params))
+        return Profile(
+            actor=d["actor"],
+            known_at=parse_time(d["known_at"]),
+            valid_at=parse_time(d["valid_at"]),
+            facts=tuple(_fact(f) for f in d["facts"]),
+            tokens=int(d["tokens"]),
+            budget=d["budget"],
+            dropped=int(d["dropped"]),
+        )
 
     def records(self, *, actor: str, all: bool = False, limit: int = 10_000) -> list[Record]:
         """An actor's records, newest first: active ones, or every status with `all`."""
@@ -373,23 +420,51 @@ def _record(d: dict[str, Any]) -> Record:
     )
 
 
+def _item(r: dict[str, Any]) -> PacketItem:
+    return PacketItem(
+        id=r["id"],
+        text=r["text"],
+        kind=r["kind"],
+        namespace=r["namespace"],
+        status=r["status"],
+        source_date=parse_time(r["source_date"]),
+        source=r["source"],
+        score=float(r["score"]),
+        tokens=int(r["tokens"]),
+        flags=tuple(r["flags"]),
+    )
+
+
+def _fact(d: dict[str, Any]) -> Fact:
+    return Fact(
+        field=d["field"],
+        status=d["status"],
+        known_at=parse_time(d["known_at"]),
+        valid_at=parse_time(d["valid_at"]),
+        candidates=tuple(
+            FactValue(
+                record_id=c["record_id"],
+                value=c["value"],
+                kind=c["kind"],
+                namespace=c["namespace"],
+                text=c["text"],
+                authority=c["authority"],
+                sensitivity=c["sensitivity"],
+                source_date=parse_time(c["source_date"]),
+                valid_from=parse_time(c["valid_from"]),
+                valid_until=_time(c["valid_until"]),
+                known_since=parse_time(c["known_since"]),
+                source=c["source"],
+            )
+            for c in d["candidates"]
+        ),
+    )
+
+
 def _packet(d: dict[str, Any]) -> Packet:
     return Packet(
-        records=tuple(
-            PacketItem(
-                id=r["id"],
-                text=r["text"],
-                kind=r["kind"],
-                namespace=r["namespace"],
-                status=r["status"],
-                source_date=parse_time(r["source_date"]),
-                source=r["source"],
-                score=float(r["score"]),
-                tokens=int(r["tokens"]),
-                flags=tuple(r["flags"]),
-            )
-            for r in d["records"]
-        ),
+        pinned=tuple(_item(r) for r in d.get("pinned", [])),
+        records=tuple(_item(r) for r in d["records"]),
         conflicts=tuple(d["conflicts"]),
         tokens=int(d["tokens"]),
         budget=int(d["budget"]),

@@ -213,6 +213,7 @@ class McpServer:
         as_of: str | None,
         include_events: bool,
         max_sensitivity: str | None,
+        pin: list[str] | None = None,
     ) -> dict[str, Any]:
         """The recall packet for a query."""
         who = self._verify()
@@ -224,8 +225,33 @@ class McpServer:
             as_of=as_of,
             include_events=include_events,
             max_sensitivity=max_sensitivity,
+            pin=pin,
         )
         return packet.as_dict()
+
+    def get_fact(self, *, field: str, actor_id: str | None, as_of: str | None) -> dict[str, Any]:
+        """One field's value by exact lookup: found, conflict or not_found."""
+        who = self._verify()
+        found = self.memory.fact(actor=self._actor(who, actor_id), field=field, as_of=as_of)
+        return found.as_dict()
+
+    def get_profile(
+        self,
+        *,
+        actor_id: str | None,
+        as_of: str | None,
+        max_sensitivity: str | None,
+        budget_tokens: int | None,
+    ) -> dict[str, Any]:
+        """Every current field of an actor, conflicts marked, inside a token budget."""
+        who = self._verify()
+        prof = self.memory.profile(
+            actor=self._actor(who, actor_id),
+            as_of=as_of,
+            max_sensitivity=max_sensitivity,
+            budget=budget_tokens,
+        )
+        return prof.as_dict()
 
     def list_memories(self, *, actor_id: str | None, all: bool, limit: int) -> dict[str, Any]:
         """An actor's records, newest first."""
@@ -301,8 +327,16 @@ class McpServer:
             ] = None,
             include_events: bool = True,
             max_sensitivity: SensitivityName | None = None,
+            pin: Annotated[
+                list[Annotated[str, Field(min_length=1, max_length=200)]] | None,
+                Field(
+                    max_length=20,
+                    description="fields looked up exactly and put first, e.g. ['timezone']",
+                ),
+            ] = None,
         ) -> dict[str, Any]:
-            """The few memories that matter for `query`, with their ids, inside a token budget."""
+            """The few memories that matter for `query`, with their ids, inside a token budget;
+            `pin`ned fields come first, in `pinned`, looked up exactly."""
             return await run(
                 self.recall,
                 query=query,
@@ -312,6 +346,45 @@ class McpServer:
                 as_of=as_of,
                 include_events=include_events,
                 max_sensitivity=max_sensitivity,
+                pin=pin,
+            )
+
+        @tool(annotations=ToolAnnotations(title="Get fact", readOnlyHint=True))
+        async def get_fact(
+            field: Annotated[
+                str,
+                Field(
+                    min_length=1,
+                    max_length=200,
+                    description="e.g. 'home city', 'timezone' (synonyms such as 'home' work)",
+                ),
+            ],
+            actor_id: ActorId = None,
+            as_of: Annotated[
+                Time, Field(max_length=64, description="ISO 8601: what was known and valid then")
+            ] = None,
+        ) -> dict[str, Any]:
+            """One field's exact value with its record id and provenance: `status` is found,
+            conflict (every candidate listed) or not_found. Never a similarity guess."""
+            return await run(self.get_fact, field=field, actor_id=actor_id, as_of=as_of)
+
+        @tool(annotations=ToolAnnotations(title="Get profile", readOnlyHint=True))
+        async def get_profile(
+            actor_id: ActorId = None,
+            as_of: Annotated[
+                Time, Field(max_length=64, description="ISO 8601: what was known and valid then")
+            ] = None,
+            max_sensitivity: SensitivityName | None = None,
+            budget_tokens: Annotated[int | None, Field(ge=1, le=1_000_000)] = None,
+        ) -> dict[str, Any]:
+            """Every current field of the actor and its value, with record ids, highest
+            authority then newest first, conflicts marked, cut to `budget_tokens`."""
+            return await run(
+                self.get_profile,
+                actor_id=actor_id,
+                as_of=as_of,
+                max_sensitivity=max_sensitivity,
+                budget_tokens=budget_tokens,
             )
 
         @tool(annotations=ToolAnnotations(title="List memories", readOnlyHint=True))

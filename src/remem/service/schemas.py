@@ -64,6 +64,12 @@ class RetrieveIn(_Body):
     include_events: bool = True
     explain: bool = False
     max_sensitivity: Literal["normal", "personal", "sensitive"] | None = None
+    pin: list[Annotated[str, Field(min_length=1, max_length=200)]] | None = Field(
+        default=None,
+        max_length=20,
+        description="fields looked up exactly and put first, in `pinned` (default: the "
+        "configuration's [recall] pin)",
+    )
 
 
 class CreateItem(_Body):
