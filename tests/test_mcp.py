@@ -27,7 +27,7 @@ from mcp.types import CallToolResult, TextContent
 from remem.memory import open_store
 from remem.service import keys as keyring
 
-TOOLS = {"remember", "recall", "list_memories", "forget"}
+TOOLS = {"remember", "recall", "list_memories", "forget", "get_fact", "get_profile"}
 
 
 def _child_env() -> dict[str, str]:

@@ -370,12 +370,12 @@ def test_policy_that_cannot_decide_keeps_both_and_names_the_conflict(
     clock.advance(days=30)
     say(mem, "I moved to Porto.", 100)  # newer, but only inferred by the extractor
     mem.process()
-    active = [r for r in mem.records(actor="alice") if r.field == "home"]
+    active = [r for r in mem.records(actor="alice") if r.field == "home city"]
     assert {r.value for r in active} == {"Lisbon", "Porto"}
     assert mem.get(confirmed.id).status is Status.ACTIVE
     packet = mem.recall(actor="alice", query="where does she live, Lisbon or Porto")
     (conflict,) = packet.conflicts
-    assert conflict["field"] == "home"
+    assert conflict["field"] == "home city"
     assert set(conflict["record_ids"]) == {r.id for r in active}
     assert "which is current" in conflict["question"]
 

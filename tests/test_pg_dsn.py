@@ -46,7 +46,7 @@ def test_summaries_are_regenerated_and_their_events_kept_on_postgresql(app_dsn: 
             mem.add_event(actor="ana", session="s1", role="user", text=text,
                           time=f"2024-05-01T10:0{i}:00Z", event_id=f"p{i}")  # fmt: skip
         mem.process()
-        home = next(r for r in mem.records(actor="ana") if r.field == "home")
+        home = next(r for r in mem.records(actor="ana") if r.field == "home city")
         assert mem.forget(record_id=home.id).deleted["summaries"] == 1
         texts = {e.id: e.text for e in mem.events(actor="ana")}
         assert texts["p0"] == "" and texts["p1"] and texts["p2"]  # only the forgotten one

@@ -89,7 +89,7 @@ def test_forgetting_a_covered_record_regenerates_the_summary(offline: Memory) ->
         _add(mem, TURNS)
         mem.process()
         (summary,) = _summaries(mem)
-        home = next(r for r in mem.records(actor="ana") if r.field == "home")
+        home = next(r for r in mem.records(actor="ana") if r.field == "home city")
         report = mem.forget(record_id=home.id)
         assert report.verified and report.deleted["summaries"] == 1
         # the old summary quoted the forgotten event: it is gone everywhere

@@ -245,7 +245,7 @@ def remember(
         )
     emit(
         ctx,
-        {"record_id": rec.id, "status": rec.status.value, "field": rec.field},
+        {"record_id": rec.id, "status": rec.status.value},
         lambda: click.echo(f"{rec.id} {rec.status.value}"),
     )
 
