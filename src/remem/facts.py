@@ -17,7 +17,7 @@ because a newer statement had lower authority), each candidate with provenance.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -144,21 +144,37 @@ class Profile:
         }
 
 
-def held(record: Record, known_at: datetime, valid_at: datetime) -> bool:
-    """Whether `record` was known at `known_at` and valid at `valid_at` (see module)."""
+Closings = Mapping[str, datetime]  # record id -> when it was closed (its history says)
+
+
+def held(
+    record: Record, known_at: datetime, valid_at: datetime, closed: Closings | None = None
+) -> bool:
+    """Whether `record` was known at `known_at` and valid at `valid_at` (see module).
+
+    `closed` gives when INVALID records were closed (superseded, invalidated, or
+    written already closed as a late arrival); one missing from it is taken as
+    closed when it was written.
+    """
     if record.status not in (Status.ACTIVE, Status.INVALID) or record.created_at > known_at:
         return False
     until = record.valid_until
     if record.status is Status.INVALID:
-        if record.updated_at <= known_at:
-            return False  # closed (superseded, invalidated, a late arrival) by then
+        if (closed or {}).get(record.id, record.created_at) <= known_at:
+            return False  # closed by then
         until = None
     return record.valid_from <= valid_at and (until is None or valid_at < until)
 
 
-def lookup(field: str, records: Iterable[Record], known_at: datetime, valid_at: datetime) -> Fact:
+def lookup(
+    field: str,
+    records: Iterable[Record],
+    known_at: datetime,
+    valid_at: datetime,
+    closed: Closings | None = None,
+) -> Fact:
     """The answer for `field` (canonical) among `records` about it. Pure."""
-    live = [r for r in records if r.kind not in _NOT_FACTS and held(r, known_at, valid_at)]
+    live = [r for r in records if r.kind not in _NOT_FACTS and held(r, known_at, valid_at, closed)]
     live.sort(key=lambda r: (RANK[r.authority], r.valid_from, r.created_at), reverse=True)
     seen: set[str] = set()
     values = []
@@ -181,6 +197,7 @@ def profile(
     valid_at: datetime,
     max_sensitivity: Sensitivity | None = None,
     budget: int | None = None,
+    closed: Closings | None = None,
 ) -> Profile:
     """Every field an actor's records answer at that time, as facts. Pure.
 
@@ -191,7 +208,7 @@ def profile(
     for r in records:
         if r.field and r.kind not in _NOT_FACTS and within_sensitivity(r, max_sensitivity):
             by_field.setdefault(canonical_field(r.field), []).append(r)
-    facts = [lookup(f, rs, known_at, valid_at) for f, rs in by_field.items()]
+    facts = [lookup(f, rs, known_at, valid_at, closed) for f, rs in by_field.items()]
     facts = [f for f in facts if f.status != NOT_FOUND]
     facts.sort(
         key=lambda f: (RANK_OF[f.candidates[0].authority], f.candidates[0].valid_from),

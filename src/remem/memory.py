@@ -737,7 +737,20 @@ class Memory:
             for r in self.store.records_by_field(scope, name)
             if within_sensitivity(r, ceiling)
         ]
-        return lookup(field, found, known, valid)
+        return lookup(field, found, known, valid, self._closings(found, known))
+
+    def _closings(self, records: Sequence[Record], known: datetime) -> dict[str, datetime]:
+        """When the INVALID records among `records` written by `known` were closed, from
+        their history; nothing to read when `known` is now (every one is closed by now)."""
+        if known >= self._clock():
+            return {}
+        out = {}
+        for r in records:
+            if r.status is Status.INVALID and r.created_at <= known:
+                shut = [h.at for h in self.store.history(self.tenant, r.id)
+                        if h.status is Status.INVALID]  # fmt: skip
+                out[r.id] = min(shut) if shut else r.created_at
+        return out
 
     def profile(
         self,
@@ -759,7 +772,9 @@ class Memory:
             raise InvalidInput(f"budget must be an integer from 1 to 1000000; got {budget!r}")
         known, valid = self._axes(as_of, known_at, valid_at)
         recs = self.store.list_records(Scope(self.tenant, actor), [Status.ACTIVE, Status.INVALID])
-        return profile(actor, recs, known, valid, _sensitivity(max_sensitivity), budget)
+        ceiling = _sensitivity(max_sensitivity)
+        closed = self._closings(recs, known)
+        return profile(actor, recs, known, valid, ceiling, budget, closed)
 
     def _axes(self, as_of: object, known_at: object, valid_at: object) -> tuple[datetime, datetime]:
         """(known at, valid at): each given, else `as_of`, else now."""
@@ -786,7 +801,8 @@ class Memory:
         if at is not None:
             every = [Status.ACTIVE, Status.INVALID]
             recs = self.store.list_records(Scope(self.tenant, actor), every)
-            return [r for r in recs if held(r, at, at)][:limit]
+            closed = self._closings(recs, at)
+            return [r for r in recs if held(r, at, at, closed)][:limit]
         statuses = None if all else [Status.ACTIVE]
         return self.store.list_records(Scope(self.tenant, actor), statuses, limit)
 
