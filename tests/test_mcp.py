@@ -188,6 +188,34 @@ def test_stdio_tenant_key_and_bad_key(tmp_path: Path, mcp_db: str) -> None:
     assert _left_running(db) == []
 
 
+def test_stdio_facts_profile_and_pins(tmp_path: Path, mcp_db: str) -> None:
+    db = mcp_db
+    keys = _keys(db)
+
+    async def as_alice(s: ClientSession) -> None:
+        args = {"text": "I live in Porto", "field": "home", "value": "Porto"}
+        rec = _data(await s.call_tool("remember", args))
+        got = _data(await s.call_tool("get_fact", {"field": "city"}))
+        assert got["status"] == "found" and got["record_id"] == rec["id"]
+        assert got["field"] == "home city" and got["value"] == "Porto"
+        assert _data(await s.call_tool("get_fact", {"field": "diet"}))["status"] == "not_found"
+        prof = _data(await s.call_tool("get_profile", {}))
+        assert [(f["field"], f["record_id"]) for f in prof["facts"]] == [("home city", rec["id"])]
+        packet = _data(await s.call_tool("recall", {"query": "anything", "pin": ["home"]}))
+        assert [p["id"] for p in packet["pinned"]] == [rec["id"]]
+        # scoped to the key, and bad input is a tool error with the reason
+        for call in [("get_profile", {"actor_id": "bob"}),
+                     ("get_fact", {"field": "home", "actor_id": "bob"})]:  # fmt: skip
+            text = _error(await s.call_tool(*call))
+            assert "forbidden" in text and "Porto" not in text
+        assert "as_of" in _error(await s.call_tool("get_fact", {"field": "home", "as_of": "soon"}))
+        assert _error(await s.call_tool("get_profile", {"budget_tokens": 0}))
+
+    with open(tmp_path / "server.log", "w") as errlog:
+        _session_run(db, keys["alice"], errlog, as_alice)
+    assert _left_running(db) == []
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -18,6 +18,7 @@ import pytest
 
 from tests import pg_helpers
 from tests.test_mcp import (
+    test_stdio_facts_profile_and_pins,
     test_stdio_tenant_key_and_bad_key,
     test_stdio_tools_scope_and_forget,
     test_streamable_http_needs_the_key,
@@ -36,6 +37,7 @@ from tests.test_service import (
     test_eight_concurrent_writers_lose_nothing,
     test_event_to_extraction_to_retrieve,
     test_events_page_with_a_cursor,
+    test_facts_and_profile_over_http,
     test_forget_and_export_a_subject,
     test_health_and_openapi_need_no_key,
     test_procedures_need_a_reviewer,
@@ -55,10 +57,12 @@ __all__ = [
     "test_eight_concurrent_writers_lose_nothing",
     "test_event_to_extraction_to_retrieve",
     "test_events_page_with_a_cursor",
+    "test_facts_and_profile_over_http",
     "test_forget_and_export_a_subject",
     "test_health_and_openapi_need_no_key",
     "test_procedures_need_a_reviewer",
     "test_roles_gate_erasure_review_and_keys",
+    "test_stdio_facts_profile_and_pins",
     "test_stdio_tenant_key_and_bad_key",
     "test_stdio_tools_scope_and_forget",
     "test_streamable_http_needs_the_key",

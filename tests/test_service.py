@@ -545,3 +545,51 @@ def test_schemathesis_finds_no_5xx(case: Any, server: Server) -> None:
     # its own tenant: what the fuzzer writes or erases cannot disturb the tests above
     response = case.call(headers={"Authorization": f"Bearer {server.keys['fuzz']}"})
     assert response.status_code < 500, f"{case.method} {case.path}: {response.text[:300]}"
+
+
+def test_facts_and_profile_over_http(server: Server) -> None:
+    agent = server.client("agent")
+    home = agent.remember(actor="farah", text="Farah lives in Lisbon", field="home",
+                          value="Lisbon")  # fmt: skip
+    with server.http("agent") as h:
+        got = h.get("/v1/actors/farah/facts/city").json()
+        assert got["status"] == "found" and got["field"] == "home city"
+        assert got["record_id"] == home.id and got["value"] == "Lisbon"
+        assert h.get("/v1/actors/farah/facts/home%20city").json()["record_id"] == home.id
+        assert h.get("/v1/actors/farah/facts/diet").json()["status"] == "not_found"
+        early = h.get("/v1/actors/farah/facts/home", params={"as_of": "2000-01-01T00:00:00Z"})
+        assert early.json()["status"] == "not_found"
+        for bad in [
+            h.get("/v1/actors/farah/facts/home", params={"as_of": "whenever"}),
+            h.get("/v1/actors/farah/facts/%00"),
+            h.get("/v1/actors/farah/profile", params={"budget_tokens": 0}),
+            h.get("/v1/actors/farah/profile", params={"max_sensitivity": "secret"}),
+        ]:
+            assert bad.status_code == 422, bad.text
+            assert bad.json()["error"]["code"] == "invalid_input"
+        prof = h.get("/v1/actors/farah/profile").json()
+        assert [f["record_id"] for f in prof["facts"]] == [home.id]
+        packet = h.post(
+            "/v1/memories/retrieve",
+            json={"query": "anything else", "actor_id": "farah", "pin": ["city"]},
+        ).json()
+        assert [p["id"] for p in packet["pinned"]] == [home.id]
+        assert home.id not in [r["id"] for r in packet["records"]]
+    # the Python client reads the same
+    fact = agent.fact(actor="farah", field="home")
+    assert fact.found is not None and fact.found.record_id == home.id
+    profile = agent.profile(actor="farah", budget=100)
+    assert profile.facts[0].found is not None and profile.facts[0].found.value == "Lisbon"
+    assert [p.id for p in agent.recall(actor="farah", query="x", pin=["home"]).pinned] == [home.id]
+    # a key for one actor reads only that actor, like memories; another tenant sees nothing
+    with server.http("alice") as h:
+        for resp in [h.get("/v1/actors/farah/facts/home"), h.get("/v1/actors/farah/profile")]:
+            assert resp.status_code == 403, resp.text
+            assert resp.json()["error"]["code"] == "forbidden"
+            assert "Lisbon" not in resp.text
+        assert h.get("/v1/actors/alice/profile").status_code == 200
+    with pytest.raises(Forbidden):
+        server.client("alice").fact(actor="farah", field="home")
+    with server.http("globex") as h:
+        assert h.get("/v1/actors/farah/facts/home").json()["status"] == "not_found"
+        assert h.get("/v1/actors/farah/profile").json()["facts"] == []

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from remem.errors import InvalidInput
+from remem.policy.text import check_text
 
 MAX_FIELD_CHARS = 200
 
@@ -134,6 +135,7 @@ def canonical_field(raw: str) -> str:
         raise InvalidInput("a field must be a non-empty string")
     if len(raw) > MAX_FIELD_CHARS:
         raise InvalidInput(f"a field is at most {MAX_FIELD_CHARS} characters")
+    check_text("field", raw)
     folded = " ".join(raw.lower().split())
     if folded in _BY_WORD:
         return _BY_WORD[folded]
