@@ -306,3 +306,15 @@ def test_cli_fact_profile_and_pin(
     code, early = _cli(capsys, target, "fact", "get", "--actor", "ana", "--field", "home",
                        "--as-of", "2000-01-01T00:00:00Z")  # fmt: skip
     assert code == 3 and early["fact"]["status"] == "not_found"
+
+
+def test_llm_semantic_prompt_and_schema_name_the_vocabulary() -> None:
+    from remem.extract.llm import prompt_for
+    from remem.extract.schemas import Fact
+
+    text, version = prompt_for("semantic", None)
+    described = Fact.model_json_schema()["properties"]["attribute"]["description"]
+    assert version == "semantic/2"
+    for common in VOCABULARY:
+        assert common.name in text and common.name in described, common.name
+    assert canonical_field("home_city") == "home city"  # how the model's slug arrives

@@ -15,7 +15,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 PROMPT_VERSIONS = {
-    "semantic": "semantic/1",
+    "semantic": "semantic/2",
     "preference": "preference/1",
     "summary": "summary/1",
     "episodic": "episodic/1",
@@ -31,7 +31,14 @@ class _Answer(BaseModel):
 
 class Fact(_Answer):
     text: str = _Text
-    attribute: str | None = Field(default=None, max_length=100)
+    # a field of the vocabulary (`remem.policy.fields`) when one fits, else a free name
+    attribute: str | None = Field(
+        default=None,
+        max_length=100,
+        description="one of: name, preferred name, home city, timezone, language, employer, "
+        "role, diet, allergies, budget, partner, pets, birthday, pronouns, nationality; "
+        "else a short lowercase name",
+    )
     value: str | None = Field(default=None, max_length=300)
     event: int  # checked against the numbered events, not here: a bad one drops the item
 

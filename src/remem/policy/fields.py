@@ -129,16 +129,19 @@ _BY_NAME: dict[str, CommonField] = {f.name: f for f in VOCABULARY}
 
 def canonical_field(raw: str) -> str:
     """The field `raw` names: a vocabulary name for any of its synonyms or extractor
-    keys; else a free field, lowercased with single spaces (a family key holding a
-    colon kept exactly). `InvalidInput` for an empty or over-long name."""
+    keys (underscores read as spaces); else a free field, lowercased with single
+    spaces (a family key holding a colon kept exactly). `InvalidInput` for an empty,
+    over-long or unstorable name."""
     if not isinstance(raw, str) or not raw.strip():
         raise InvalidInput("a field must be a non-empty string")
     if len(raw) > MAX_FIELD_CHARS:
         raise InvalidInput(f"a field is at most {MAX_FIELD_CHARS} characters")
     check_text("field", raw)
     folded = " ".join(raw.lower().split())
-    if folded in _BY_WORD:
-        return _BY_WORD[folded]
+    spaced = " ".join(folded.replace("_", " ").split())  # a model's slug: "home_city"
+    for word in (folded, spaced):
+        if word in _BY_WORD:
+            return _BY_WORD[word]
     return raw.strip() if ":" in raw else folded
 
 
@@ -154,3 +157,8 @@ def stored_names(field: str) -> tuple[str, ...]:
     if common is None:
         return (field,)
     return (field, *(k for k in common.extractor_keys if k != field))
+
+
+def vocabulary_names() -> str:
+    """The vocabulary's field names, comma-separated, as the LLM prompts list them."""
+    return ", ".join(f.name for f in VOCABULARY)
