@@ -13,7 +13,7 @@ def test_every_scenario_runs_and_the_governance_ones_pass() -> None:
     by_name = {s["name"]: s for s in report["scenarios"]}
     # these do not depend on how good the embedder is: they must all hold
     for name in ("write precision/recall", "contradictions", "isolation", "staleness",
-                 "deletion", "adversarial"):  # fmt: skip
+                 "deletion", "adversarial", "exact lookup"):  # fmt: skip
         assert by_name[name]["passed"], by_name[name]
     assert by_name["adversarial"]["secret_leaked"] is False
     assert by_name["isolation"]["other_tenant"] == 0
@@ -23,3 +23,5 @@ def test_every_scenario_runs_and_the_governance_ones_pass() -> None:
     assert metrics["write_precision"] >= 0.95 and metrics["write_recall"] >= 0.85
     assert metrics["secret_never_stored"] == 1.0 and metrics["poisoned_procedure_refused"] == 1.0
     assert 0.0 <= metrics["useful_retrieval"] <= 1.0 and metrics["noise"] == 0.0
+    for case in ("set", "corrected", "conflict", "expired", "erased"):
+        assert metrics[f"exact_{case}"] == 1.0, case

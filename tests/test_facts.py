@@ -101,6 +101,9 @@ def test_live_in_and_home_is_set_one_field_and_a_move_supersedes_it(
     old = fmem.fact(actor="ana", field="city", as_of=before)
     assert old.found is not None and old.found.value == "Porto"
     assert old.found.record_id == homes[0].id
+    # known now, about then: the superseded record still says where she lived
+    hindsight = fmem.fact(actor="ana", field="home", valid_at=before)
+    assert hindsight.found is not None and hindsight.found.record_id == homes[0].id
 
 
 def test_remember_field_synonym_is_the_same_field(fmem: Memory, clock: Clock) -> None:

@@ -3,11 +3,13 @@
 Pure functions over records the store already returned; no similarity, no I/O.
 
 Bi-temporal reads: a record is *held* at (`known_at`, `valid_at`) when it was
-known then - written at or before `known_at`, and not yet superseded, invalidated
-or erased by then (an erased record is never held, whatever the time) - and valid
-then: `valid_from <= valid_at < valid_until`. A record closed after `known_at`
-counts as open-ended for that read: its stored `valid_until` was set by the
-closing, which had not happened yet.
+known then - written at or before `known_at` (an erased record is never held,
+whatever the time) - and valid then as far as was known then:
+`valid_from <= valid_at < valid_until`, where a record superseded after
+`known_at` counts as open-ended (its `valid_until` was set by a closing that had
+not happened yet), and one superseded by then keeps the validity its closing
+gave it. So `as_of=T` (both axes at T) is what the agent believed at T, and
+`valid_at=T` alone is what is known now about T.
 
 Within one field, the held records decide: none is `not_found`; values that all
 agree are `found` (the record of highest authority, then the newest); two or
@@ -153,16 +155,20 @@ def held(
     """Whether `record` was known at `known_at` and valid at `valid_at` (see module).
 
     `closed` gives when INVALID records were closed (superseded, invalidated, or
-    written already closed as a late arrival); one missing from it is taken as
-    closed when it was written.
+    written already closed as a late arrival); one missing from it was closed by
+    `known_at`. A record closed by then is still held for the time it was valid
+    (`valid_from` to the `valid_until` its closing set): superseded, it still says
+    where the user lived before. One closed with no validity left was withdrawn.
     """
     if record.status not in (Status.ACTIVE, Status.INVALID) or record.created_at > known_at:
         return False
     until = record.valid_until
     if record.status is Status.INVALID:
-        if (closed or {}).get(record.id, record.created_at) <= known_at:
-            return False  # closed by then
-        until = None
+        shut = (closed or {}).get(record.id)
+        if shut is not None and shut > known_at:
+            until = None  # not closed yet then: its end was not known
+        elif until is None:
+            return False
     return record.valid_from <= valid_at and (until is None or valid_at < until)
 
 

@@ -10,7 +10,9 @@ did the right thing and what it saw:
 - staleness (expired and superseded records stay out; as-of answers);
 - deletion (every surface verified; a deletion racing a pending extraction);
 - adversarial: an instruction hidden in a remembered note, a poisoned
-  procedure proposal, a secret in an event.
+  procedure proposal, a secret in an event;
+- exact lookup: one field set, corrected, contested at lower authority (a
+  conflict), expired and erased, each answered by `Memory.fact`.
 """
 
 from __future__ import annotations
@@ -231,6 +233,48 @@ def adversarial(open_mem: Callable[..., Memory]) -> Outcome:
     return Outcome("adversarial", ok, detail)
 
 
+def exact_lookup(open_mem: Callable[..., Memory]) -> Outcome:
+    """One field by structured lookup: set, corrected, contested at lower authority,
+    expired, erased; each answered exactly (`Memory.fact`), never by similarity."""
+    with open_mem() as mem:
+        _say(mem, "ana", "I live in Porto.", 0)
+        mem.process()
+        set_ok = _value(mem.fact(actor="ana", field="home")) == "Porto"
+        _say(mem, "ana", "I moved to Lyon.", 5)
+        mem.process()
+        before = mem.fact(actor="ana", field="home city", valid_at=T0 + timedelta(days=1))
+        corrected = (
+            _value(mem.fact(actor="ana", field="city")) == "Lyon" and _value(before) == "Porto"
+        )
+        mem.remember(actor="ana", text="Ana works at Acme", field="employer", value="Acme")
+        mem.add_event(actor="ana", session="s2", role="user", text="I work at Globex.")
+        mem.process()
+        contested = mem.fact(actor="ana", field="employer")
+        conflict = contested.status == "conflict" and [
+            c.authority for c in contested.candidates
+        ] == ["confirmed", "inferred"]
+        now = datetime.now(UTC)
+        mem.remember(actor="ana", text="Ana's budget is $500 this week", field="budget",
+                     value="$500", valid_until=now + timedelta(days=7))  # fmt: skip
+        expired = (
+            _value(mem.fact(actor="ana", field="budget")) == "$500"
+            and mem.fact(actor="ana", field="budget", valid_at=now + timedelta(days=8)).status
+            == "not_found"
+        )
+        diet = mem.remember(actor="ana", text="Ana is vegetarian", field="diet", value="veg")
+        mem.forget(record_id=diet.id)
+        erased = all(
+            mem.fact(actor="ana", field="diet", as_of=t).status == "not_found" for t in (None, now)
+        )
+    detail = {"set": set_ok, "corrected": corrected, "conflict": conflict,
+              "expired": expired, "erased": erased}  # fmt: skip
+    return Outcome("exact lookup", all(detail.values()), detail)
+
+
+def _value(fact: Any) -> str | None:
+    return fact.found.value if fact.found is not None else None
+
+
 SCENARIOS: tuple[Scenario, ...] = (
     write_precision_recall,
     useful_retrieval,
@@ -239,6 +283,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     staleness,
     deletion,
     adversarial,
+    exact_lookup,
 )
 
 
@@ -274,6 +319,7 @@ def run_governance(embedder: Embedder | None = None) -> dict[str, Any]:
         "poisoned_procedure_refused": float(adversarial["poisoned_procedure_refused"]),
         "secret_never_stored": float(not adversarial["secret_leaked"]),
         "deletion_racing_extraction": float(by_name["deletion"].detail["left_after_race"] == 0),
+        **{f"exact_{k}": float(v) for k, v in by_name["exact lookup"].detail.items()},
     }
     return {
         "metrics": metrics,
