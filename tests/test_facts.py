@@ -321,3 +321,18 @@ def test_llm_semantic_prompt_and_schema_name_the_vocabulary() -> None:
     for common in VOCABULARY:
         assert common.name in text and common.name in described, common.name
     assert canonical_field("home_city") == "home city"  # how the model's slug arrives
+
+
+def test_demo_shows_the_profile_before_and_after_the_update(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REMEM_MINILM_DIR", "/nonexistent")
+    code, out = _cli(capsys, str(tmp_path / "demo.db"), "demo")
+    assert code == 0
+
+    def home(label: str) -> list[str]:
+        facts = out["profile"][label]["facts"]
+        return [f["value"] for f in facts if f["field"] == "home city"]
+
+    assert home("before") == ["Lisbon"] and home("after") == ["Porto"]
+    assert out["fact"]["status"] == "found" and out["fact"]["value"] == "Porto"

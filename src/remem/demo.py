@@ -126,5 +126,19 @@ def _run(mem: Memory, path: str, as_json: bool) -> None:
     out["isolation"] = {"actor": "bob", "records": len(other.records)}
     say(click.style("\n7. isolation: bob asks about the budget", bold=True))
     say(f"      {len(other.records)} memories (alice's stay alice's)")
+
+    # exact facts: the profile as it held before the trip-3 update, and as it holds now
+    say(click.style("\n8. alice's profile by exact lookup, before and after the update", bold=True))
+    out["profile"] = {}
+    for label, when in (("before", as_of), ("after", None)):
+        prof = mem.profile(actor=ACTOR, valid_at=when)
+        out["profile"][label] = prof.as_dict()
+        say(f"   {label} ({when[:10] if when else 'now'}):")
+        for f in prof.facts:
+            ids = ", ".join(c.record_id for c in f.candidates)
+            say(f"      {f.line()}  ({ids})")
+    home = mem.fact(actor=ACTOR, field="home")
+    out["fact"] = home.as_dict()
+    say(f"   remem fact get --field home: {home.line()}")
     if as_json:
         click.echo(json.dumps(out, default=str))
