@@ -69,6 +69,7 @@ def test_canonical_field_folds_synonyms_and_keeps_free_fields() -> None:
     assert canonical_field("  Home   City ") == "home city"
     assert canonical_field("tz") == canonical_field("time zone") == "timezone"
     assert canonical_field("occupation") == "role"
+    assert canonical_field("hometown") == "origin"  # where they are from, not where they live
     assert canonical_field("relation:wife") == "partner"
     assert canonical_field("Favourite  Band") == "favourite band"  # free, normalised
     assert canonical_field("allergy:peanut") == "allergy:peanut"  # a family key, kept

@@ -36,7 +36,8 @@ class Fact(_Answer):
         default=None,
         max_length=100,
         description="one of: name, preferred name, home city, timezone, language, employer, "
-        "role, diet, allergies, budget, partner, pets, birthday, pronouns, nationality; "
+        "role, diet, allergies, budget, partner, pets, birthday, origin, pronouns, "
+        "nationality; "
         "else a short lowercase name",
     )
     value: str | None = Field(default=None, max_length=300)
