@@ -33,6 +33,7 @@ from remem.recall.budget import ITEM_OVERHEAD_TOKENS, estimate_tokens, pack
 
 FOUND, CONFLICT, NOT_FOUND = "found", "conflict", "not_found"
 _NOT_FACTS = (Kind.SUMMARY,)  # a summary's field is its session key, not a fact
+RANK_OF = {a.value: n for a, n in RANK.items()}  # precedence by authority name
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +54,7 @@ class FactValue:
     source: dict[str, Any]
 
     def as_dict(self) -> dict[str, Any]:
+        """The value and its provenance as JSON-ready data."""
         return {
             "record_id": self.record_id,
             "value": self.value,
@@ -134,6 +136,7 @@ class Profile:
     dropped: int = 0  # facts left out for the budget
 
     def as_dict(self) -> dict[str, Any]:
+        """JSON: every fact with its tokens, the fields in conflict, the totals."""
         return {
             "actor": self.actor,
             "known_at": iso(self.known_at),
@@ -224,9 +227,6 @@ def profile(
         return Profile(actor, known_at, valid_at, tuple(facts), sum(f.tokens for f in facts), None)
     kept, dropped, used = pack([(f, f.tokens) for f in facts], budget)
     return Profile(actor, known_at, valid_at, tuple(kept), used, budget, len(dropped))
-
-
-RANK_OF = {a.value: n for a, n in RANK.items()}
 
 
 def _value(r: Record) -> FactValue:
