@@ -249,6 +249,13 @@ def test_pinned_facts_head_the_packet_inside_the_budget_and_are_not_repeated(
     assert [p.id for p in tight.pinned] == [tz.id] and tight.records == ()
     with pytest.raises(InvalidInput):
         fmem.recall(actor="ana", query="x", pin="timezone")  # type: ignore[arg-type]
+    # a pinned field in conflict: both values, each flagged
+    fmem.remember(actor="ana", text="Ana lives in Lisbon", field="home city", value="Lisbon")
+    clock.advance(days=1)
+    say(fmem, clock, "I moved to Porto.")
+    both = fmem.recall(actor="ana", query="window seats", pin=["home"])
+    assert [p.text for p in both.pinned] == ["home city: Lisbon", "home city: Porto"]
+    assert all("conflict" in p.flags for p in both.pinned)
 
 
 def test_default_pin_set_comes_from_the_configuration(
