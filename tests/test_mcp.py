@@ -203,6 +203,9 @@ def test_stdio_facts_profile_and_pins(tmp_path: Path, mcp_db: str) -> None:
         assert [(f["field"], f["record_id"]) for f in prof["facts"]] == [("home city", rec["id"])]
         packet = _data(await s.call_tool("recall", {"query": "anything", "pin": ["home"]}))
         assert [p["id"] for p in packet["pinned"]] == [rec["id"]]
+        early = {"as_of": "2000-01-01T00:00:00Z"}
+        assert _data(await s.call_tool("list_memories", early))["records"] == []
+        assert _data(await s.call_tool("get_fact", {"field": "home", **early}))["candidates"] == []
         # scoped to the key, and bad input is a tool error with the reason
         for call in [("get_profile", {"actor_id": "bob"}),
                      ("get_fact", {"field": "home", "actor_id": "bob"})]:  # fmt: skip

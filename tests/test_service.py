@@ -575,6 +575,11 @@ def test_facts_and_profile_over_http(server: Server) -> None:
         ).json()
         assert [p["id"] for p in packet["pinned"]] == [home.id]
         assert home.id not in [r["id"] for r in packet["records"]]
+        # records as of a time before the write: none yet
+        early_list = h.get("/v1/memories", params={"actor_id": "farah", "as_of": "2000-01-01"})
+        assert early_list.status_code == 200 and early_list.json()["records"] == []
+    assert agent.records(actor="farah", as_of="2000-01-01T00:00:00Z") == []
+    assert [r.id for r in agent.records(actor="farah", as_of=home.created_at)] == [home.id]
     # the Python client reads the same
     fact = agent.fact(actor="farah", field="home")
     assert fact.found is not None and fact.found.record_id == home.id

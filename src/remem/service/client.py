@@ -241,9 +241,17 @@ class Client:
             dropped=int(d["dropped"]),
         )
 
-    def records(self, *, actor: str, all: bool = False, limit: int = 10_000) -> list[Record]:
-        """An actor's records, newest first: active ones, or every status with `all`."""
-        params = {"actor_id": actor, "all": all, "limit": limit}
+    def records(
+        self,
+        *,
+        actor: str,
+        all: bool = False,
+        limit: int = 10_000,
+        as_of: str | datetime | None = None,
+    ) -> list[Record]:
+        """An actor's records, newest first: active ones, or every status with `all`;
+        with `as_of`, those known and valid then."""
+        params = _compact({"actor_id": actor, "all": all, "limit": limit, "as_of": _iso(as_of)})
         return [_record(r) for r in self._call("GET", "/v1/memories", params=params)["records"]]
 
     def get(self, record_id: str) -> Record:

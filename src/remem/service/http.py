@@ -403,10 +403,14 @@ def create_app(
         actor_id: Annotated[str | None, Query(max_length=200)] = None,
         all: Annotated[bool, Query(description="include invalid and proposed records")] = False,
         limit: Annotated[int, Query(ge=1, le=10_000)] = 1000,
+        as_of: Annotated[
+            str | None, Query(max_length=64, description="ISO 8601: known and valid then")
+        ] = None,
     ) -> dict[str, Any]:
-        """An actor's records, newest first (ListMemoryRecords)."""
+        """An actor's records, newest first (ListMemoryRecords); with `as_of`, those
+        known and valid then."""
         actor = _actor(who, actor_id)
-        recs = svc.memory(who.tenant).records(actor=actor, all=all, limit=limit)
+        recs = svc.memory(who.tenant).records(actor=actor, all=all, limit=limit, as_of=as_of)
         return {"records": [r.as_dict() for r in recs]}
 
     @app.get("/v1/memories/{record_id}", tags=["memories"])

@@ -253,11 +253,13 @@ class McpServer:
         )
         return prof.as_dict()
 
-    def list_memories(self, *, actor_id: str | None, all: bool, limit: int) -> dict[str, Any]:
-        """An actor's records, newest first."""
+    def list_memories(
+        self, *, actor_id: str | None, all: bool, limit: int, as_of: str | None = None
+    ) -> dict[str, Any]:
+        """An actor's records, newest first (with `as_of`: those known and valid then)."""
         who = self._verify()
         actor = self._actor(who, actor_id)
-        recs = self.memory.records(actor=actor, all=all, limit=limit)
+        recs = self.memory.records(actor=actor, all=all, limit=limit, as_of=as_of)
         return {"actor_id": actor, "records": [r.as_dict() for r in recs]}
 
     def forget(self, *, record_id: str | None, actor_id: str | None) -> dict[str, Any]:
@@ -394,9 +396,15 @@ class McpServer:
                 bool, Field(description="also superseded, expired and proposed ones")
             ] = False,
             limit: Annotated[int, Field(ge=1, le=10_000)] = 100,
+            as_of: Annotated[
+                Time, Field(max_length=64, description="ISO 8601: known and valid then")
+            ] = None,
         ) -> dict[str, Any]:
-            """An actor's memories, newest first: active ones, or every status with `all`."""
-            return await run(self.list_memories, actor_id=actor_id, all=all, limit=limit)
+            """An actor's memories, newest first: active ones, or every status with `all`;
+            with `as_of`, those that were known and valid then."""
+            return await run(
+                self.list_memories, actor_id=actor_id, all=all, limit=limit, as_of=as_of
+            )
 
         @tool(annotations=ToolAnnotations(title="Forget", destructiveHint=True))
         async def forget(
