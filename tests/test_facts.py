@@ -249,6 +249,12 @@ def test_pinned_facts_head_the_packet_inside_the_budget_and_are_not_repeated(
     assert [p.id for p in tight.pinned] == [tz.id] and tight.records == ()
     with pytest.raises(InvalidInput):
         fmem.recall(actor="ana", query="x", pin="timezone")  # type: ignore[arg-type]
+    # a pinned value above the caller's clearance stays out, as ranked records do
+    fmem.remember(actor="ana", text="Ana speaks Portuguese", field="language",
+                  value="Portuguese", sensitivity="sensitive")  # fmt: skip
+    cleared = fmem.recall(actor="ana", query="x", pin=["language"], max_sensitivity="personal")
+    assert cleared.pinned == () and any("'language'" in n for n in cleared.notes)
+    assert len(fmem.recall(actor="ana", query="x", pin=["language"]).pinned) == 1
     # a pinned field in conflict: both values, each flagged
     fmem.remember(actor="ana", text="Ana lives in Lisbon", field="home city", value="Lisbon")
     clock.advance(days=1)
