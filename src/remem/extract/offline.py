@@ -257,7 +257,8 @@ def _strip_end(sentence: str) -> tuple[str, bool]:
     """The sentence without trailing punctuation and politeness; whether it asked a question."""
     question = re.search(r"\?[^\w]*$", sentence) is not None
     body = re.sub(r"[^\w$\u20ac\u00a3\u00a5%)\"']+$", "", sentence)
-    tail = r"(?:[\s,]+(?:please|thanks|thank\s+you|thx|for\s+me|for\s+next\s+time|for\s+later"
+    tail = r"(?<!must)(?<!essential)(?<!important)(?<!crucial)(?<!necessity)(?<!priority)"
+    tail += r"(?:[\s,]+(?:please|thanks|thank\s+you|thx|for\s+me|for\s+next\s+time|for\s+later"
     tail += r"|for\s+the\s+future|for\s+future\s+reference|ok|okay|lol|haha))+$"
     return re.sub(tail, "", body, flags=_I).strip(" ,"), question
 
@@ -292,6 +293,8 @@ def _clauses(text: str) -> list[_Clause]:
         lead = ""
         for part in re.split(_CLAUSE_SPLIT, body, flags=_I):
             part = re.sub(r"^(?:and|but|so|also|plus)\s+", "", part.strip(" ,"), flags=_I)
+            if re.match(_HYPOTHETICAL, part, _I):
+                break  # "If I had a boat, I would ...": nothing after it is asserted
             if part and not lead and not out and re.match(_LEAD, part, _I):
                 lead = part  # "For the trip, I ...": kept with the clause it qualifies
             elif part:
@@ -411,6 +414,8 @@ def _generic(s: str, explicit: bool) -> list[Fact]:
             return []
         return [Fact(third_person(s), Kind.SEMANTIC)]
     if not re.match(r"(?:I|we|my|our)\s", s, _I) or re.match(_GENERIC_DENY, s, _I):
+        return []
+    if re.match(rf"(?:I|we)\s+{ADV}(?:would|could|might|may)\b", s, _I):  # conditional
         return []
     if {"you", "your", "yours"} & set(words) or len(content) < 3:
         return []
