@@ -537,7 +537,7 @@ def test_corrections_that_say_so(text: str, field: str, value: str) -> None:
         ("I strictly follow a low-sodium diet", "Strictly follows a low-sodium diet"),
         ("I exclusively listen to vinyl records", "Exclusively listens to vinyl records"),
         ("I deeply love old jazz records", "Deeply loves old jazz records"),
-        ("I firmly refuse to fly with budget airlines", "Firmly refuses to fly with budget airlines"),
+        ("I firmly refuse to fly on budget airlines", "Firmly refuses to fly on budget airlines"),
         ("I need to avoid gluten at every meal", "Needs to avoid gluten at every meal"),
         ("I dislike crowded gyms and prefer running outdoors",
          "Dislikes crowded gyms and prefers running outdoors"),
@@ -666,7 +666,10 @@ def test_a_named_speaker_is_the_subject_of_the_record(text: str, statement: str)
 
 def test_each_item_of_a_split_fact_names_the_speaker() -> None:
     found = said_by("I'm allergic to peanuts and shellfish.", "Priya")
-    assert [c.text for c in found] == ["Priya is allergic to peanuts", "Priya is allergic to shellfish"]
+    assert [c.text for c in found] == [
+        "Priya is allergic to peanuts",
+        "Priya is allergic to shellfish",
+    ]
 
 
 def test_a_remark_that_is_nobody_s_fact_stores_nothing_in_a_named_thread() -> None:

@@ -88,7 +88,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from remem.extract.offline_rules import RULES, Fact, greeting_name, rule_facts
+from remem.extract.offline_fact import Fact
+from remem.extract.offline_rules import RULES, greeting_name, rule_facts
 from remem.extract.offline_text import ADV, normalise, pasted, sentences, third_person
 from remem.model import Authority, Candidate, Event, Kind, Role, Source
 

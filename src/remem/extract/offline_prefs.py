@@ -176,9 +176,12 @@ _HABIT = (  # what someone does is a stance only with "only", "never", "do not" 
 _STANCE = (
     rf"(?:I|we)\s+{ADV}(?:(?:would\s+)?prefer\s+not(?:\s+to)?|would\s+rather\s+not"
     r"|(?:do\s+not|never|no\s+longer|only|always|exclusively|mostly|mainly|usually|generally"
-    r"|strictly|cannot|can\s+not|could\s+never)\s+" + ADV + f"(?:{_STANCE_VERB}|{_HABIT})"
+    r"|strictly|cannot|can\s+not|could\s+never)\s+"
+    + ADV
+    + f"(?:{_STANCE_VERB}|{_HABIT})"
     + r"|cannot\s+(?:stand|bear|stomach|handle|tolerate|abide|deal\s+with|do)"
-    r"|" + _STANCE_VERB
+    r"|"
+    + _STANCE_VERB
     + rf"|(?:am|are)\s+{ADV}(?:not\s+)?{ADV}(?:(?:a\s+)?(?:big\s+|huge\s+)?fan\s+of"
     r"|(?:very\s+|not\s+|really\s+)*(?:interested\s+in|into|comfortable\s+with|opposed\s+to"
     r"|averse\s+to|against|sensitive\s+to|afraid\s+of|scared\s+of|terrified\s+of|intolerant"

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from remem.extract.offline_fact import Fact
+from remem.extract.offline_prefs import rule_favorite, rule_likes, rule_prefer, rule_stance
 from remem.extract.offline_text import (
     ADV,
     MAX_VALUE,
@@ -30,8 +32,6 @@ from remem.extract.offline_text import (
     thing,
     third_person,
 )
-from remem.extract.offline_fact import Fact
-from remem.extract.offline_prefs import rule_favorite, rule_likes, rule_prefer, rule_stance
 from remem.model import Kind, Sensitivity
 
 _I = re.IGNORECASE

@@ -300,8 +300,7 @@ _AS_IS = frozenset(
 _VERBS = frozenset(  # verbs conjugated again after "and"/"but"/"or" in a first-person clause
     "prefer try find avoid like love enjoy want need hate dislike use choose tend believe feel "
     "think opt stick look seek get make take keep see know work live play watch wear eat drink "
-    "drive ride travel spend buy own refuse hope plan consider value appreciate stay go do"
-    .split()
+    "drive ride travel spend buy own refuse hope plan consider value appreciate stay go do".split()
 )
 _EED = frozenset("need feed bleed breed speed proceed succeed exceed heed weed seed".split())
 _PRONOUNS = {
@@ -368,7 +367,9 @@ def third_person(clause: str, subject: str | None = None) -> str:
         if subject:
             s, named = f"{subject} {s}", True
     elif m := re.match(r"we\s+(.+)", s, _I):
-        s, named = (f"{subject} says they {m.group(1)}", True) if subject else (f"they {m[1]}", False)
+        s, named = (
+            (f"{subject} says they {m.group(1)}", True) if subject else (f"they {m[1]}", False)
+        )
     elif m := re.match(r"(?:my|our)\s+(.+)", s, _I):
         s, named = (f"{subject}'s {m.group(1)}", True) if subject else (m.group(1), False)
     if subject and not named:
