@@ -15,6 +15,22 @@ when the statement says it corrects ("actually", "no,", "correction:") or, for a
 candidate with a field, reports a change ("moved", "increased", "no longer",
 "anymore", "now", "again").
 
+A candidate's text is the clause as said, turned to the third person: only the
+verb is conjugated ("I strongly dislike seafood" -> "Strongly dislikes
+seafood"), "I remember / know / think that <clause>" keeps the clause, and a
+qualifier said before the clause stays ("On long flights, always books an aisle
+seat"). When the event names its speaker (`metadata.speaker`) the text names
+them ("Ines strongly dislikes seafood", "Ines's sister lives in Oslo", "Ines
+says they ..." for "we ...") and a leading "Ines:" is dropped from the turn; a
+clause whose statement would not name the speaker is dropped. Without a
+speaker the text keeps the note form of a profile about the user ("Prefers
+aisle seats").
+
+Nothing is proposed from a turn that is code or pasted text
+(`remem.extract.offline_text.pasted`), nor from a clause that addresses or
+praises the listener, is a request, a question, a hypothetical or conditional,
+holds a blank to fill in, or is cut off mid-phrase (`not_a_statement`).
+
 Field vocabulary (the key consolidation uses: a later statement with the same
 field and a different value supersedes an earlier one). `<x>` is a slug:
 lower case, words joined by "_", last word singular.
@@ -66,13 +82,18 @@ What it does NOT catch (use an LLM strategy for these):
   ("window or aisle?" - "aisle") are not;
 - relative dates stay relative: "my flight is tomorrow" stores "tomorrow", not a
   calendar date; durations and recurring events are not understood;
-- hedged, hypothetical, past or future statements: "I think I'm allergic to ...",
+- hedged, hypothetical, past or future statements: "I think I'm allergic to ..."
+  (but "I think that <clause>" keeps the clause),
   "if I move to Porto", "I used to live in Lisbon", "I'm moving to Porto next
   month", "I might go vegan"; negated facts without a replacement ("I don't live
   in Lisbon anymore") give no home at all;
 - requests, tasks and instructions: "I need a hotel in Paris", "remember to
   call mom", "always answer in French" (procedural memory);
 - feelings and small talk about the moment ("I'm so excited about the trip");
+- quoted speech inside a turn ("she said 'I love cats'") is read as the user's
+  own words; a whole turn in quotes is read as the user's statement;
+- third-person pronouns stay neutral ("their", "them") even when the speaker is
+  named, and "we" becomes "<speaker> says they ...";
 - lists are one thing where splitting is unsafe: "I love pizza and pasta" is
   likes:pizza_and_pasta (allergies are split, "peanuts and shellfish" is two);
 - nationality, languages spoken, religion, health beyond allergies and diet,
@@ -327,7 +348,7 @@ _HYPOTHETICAL = (
     r"(?:if|suppose|supposing|imagine|assuming|assume|what\s+if|let\s+us\s+say|say|in\s+case"
     r"|unless|when\s+I\s+(?:grow\s+up|retire))\b"
     r"|.*\b(?:if\s+(?:I|we)\s+(?:had|were|was|could|would|did|won|lost|got)|were\s+to"
-    r"|would\s+have)\b"
+    r"|would\s+have)\b|.*(?:,|\b(?:but|and|so|or))\s+(?:if|unless)\s+[^,]*$"
 )
 _REQUEST = (
     r"(?:please|pls|help|tell|give|write|explain|convert|make|show|list|find|suggest|recommend"
