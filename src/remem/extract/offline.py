@@ -343,7 +343,7 @@ _CHATTER = (
 )
 
 
-_LISTENER = r"\b(?:you|your|yours|yourself|yourselves|u|ur)\b"
+_LISTENER = r"\b(?:you|your|yours|yourself|yourselves)\b"
 _HYPOTHETICAL = (
     r"(?:if|suppose|supposing|imagine|assuming|assume|what\s+if|let\s+us\s+say|say|in\s+case"
     r"|unless|when\s+I\s+(?:grow\s+up|retire))\b"

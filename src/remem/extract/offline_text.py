@@ -77,8 +77,9 @@ _CODE_LINE = (
 )
 _WORK_ON = (  # "Please simplify this text: ...": what follows is material, not something said
     r"(?:(?:can|could|would)\s+you\s+)?(?:please\s+)?(?:simplify|summari[sz]e|rewrite|reword"
-    r"|translate|paraphrase|proofread|correct|edit|improve|explain|fix|check|analy[sz]e|convert"
-    r"|shorten|expand|format|review|grade|answer|solve|continue|complete)\b[^.?!\n]{0,80}:"
+    r"|translate|paraphrase|proofread|correct|edit|improve|explain|fix|analy[sz]e|convert"
+    r"|shorten|expand|format|review|grade|answer|solve|continue|complete)\b[^.?!\n:]{0,40}"
+    r"\b(?:this|these|that|it|the\s+following|below|my)\b[^.?!\n:]{0,40}:"
 )
 MAX_TURN = 1200
 
