@@ -15,6 +15,22 @@ when the statement says it corrects ("actually", "no,", "correction:") or, for a
 candidate with a field, reports a change ("moved", "increased", "no longer",
 "anymore", "now", "again").
 
+A candidate's text is the clause as said, turned to the third person: only the
+verb is conjugated ("I strongly dislike seafood" -> "Strongly dislikes
+seafood"), "I remember / know / think that <clause>" keeps the clause, and a
+qualifier said before the clause stays ("On long flights, always books an aisle
+seat"). When the event names its speaker (`metadata.speaker`) the text names
+them ("Ines strongly dislikes seafood", "Ines's sister lives in Oslo", "Ines
+says they ..." for "we ...") and a leading "Ines:" is dropped from the turn; a
+clause whose statement would not name the speaker is dropped. Without a
+speaker the text keeps the note form of a profile about the user ("Prefers
+aisle seats").
+
+Nothing is proposed from a turn that is code or pasted text
+(`remem.extract.offline_text.pasted`), nor from a clause that addresses or
+praises the listener, is a request, a question, a hypothetical or conditional,
+holds a blank to fill in, or is cut off mid-phrase (`not_a_statement`).
+
 Field vocabulary (the key consolidation uses: a later statement with the same
 field and a different value supersedes an earlier one). `<x>` is a slug:
 lower case, words joined by "_", last word singular.
@@ -66,13 +82,18 @@ What it does NOT catch (use an LLM strategy for these):
   ("window or aisle?" - "aisle") are not;
 - relative dates stay relative: "my flight is tomorrow" stores "tomorrow", not a
   calendar date; durations and recurring events are not understood;
-- hedged, hypothetical, past or future statements: "I think I'm allergic to ...",
+- hedged, hypothetical, past or future statements: "I think I'm allergic to ..."
+  (but "I think that <clause>" keeps the clause),
   "if I move to Porto", "I used to live in Lisbon", "I'm moving to Porto next
   month", "I might go vegan"; negated facts without a replacement ("I don't live
   in Lisbon anymore") give no home at all;
 - requests, tasks and instructions: "I need a hotel in Paris", "remember to
   call mom", "always answer in French" (procedural memory);
 - feelings and small talk about the moment ("I'm so excited about the trip");
+- quoted speech inside a turn ("she said 'I love cats'") is read as the user's
+  own words; a whole turn in quotes is read as the user's statement;
+- third-person pronouns stay neutral ("their", "them") even when the speaker is
+  named, and "we" becomes "<speaker> says they ...";
 - lists are one thing where splitting is unsafe: "I love pizza and pasta" is
   likes:pizza_and_pasta (allergies are split, "peanuts and shellfish" is two);
 - nationality, languages spoken, religion, health beyond allergies and diet,
@@ -86,10 +107,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from remem.extract.offline_rules import RULES, Fact, greeting_name, rule_facts
-from remem.extract.offline_text import ADV, normalise, sentences, third_person
+from remem.extract.offline_fact import Fact
+from remem.extract.offline_rules import RULES, greeting_name, rule_facts
+from remem.extract.offline_text import ADV, normalise, pasted, sentences, third_person
 from remem.model import Authority, Candidate, Event, Kind, Role, Source
 
 __all__ = ["EXTRACTOR_VERSION", "STRATEGY", "extract_offline"]
@@ -106,6 +128,7 @@ class _Clause:
     explicit: bool
     correction: bool
     greeted: bool
+    lead: str = ""  # a qualifier said before the clause: "on long flights", "due to ..."
 
 
 def extract_offline(event: Event, context: Sequence[Event] = ()) -> list[Candidate]:
@@ -116,13 +139,28 @@ def extract_offline(event: Event, context: Sequence[Event] = ()) -> list[Candida
     """
     if event.role != Role.USER:
         return []
+    speaker = _speaker(event)
+    text = event.text
+    if speaker:
+        text = re.sub(rf"^\s*{re.escape(speaker)}\s*:\s*", "", text)
+    if pasted(text):
+        return []
     found: list[tuple[Fact, bool, bool]] = []
-    for clause in _clauses(event.text):
+    for clause in _clauses(text):
+        if clause.lead and not_a_statement(clause.lead):
+            continue
         for fact in _facts(clause.text, greeted=clause.greeted, explicit=clause.explicit):
             changed = fact.field is not None and (
                 fact.change or re.search(_CHANGE_WORDS, clause.text, _I) is not None
             )
-            found.append((fact, clause.explicit, clause.correction or changed))
+            said = fact.text
+            if speaker:
+                said = _named(said, clause.text, speaker)
+                if not re.search(rf"\b{re.escape(speaker)}\b", said):
+                    continue  # in a thread of several people a record says whose it is
+            if clause.lead:
+                said = _with_lead(clause.lead, said, speaker)
+            found.append((replace(fact, text=said), clause.explicit, clause.correction or changed))
     if not found:
         found = _answer_facts(event, context)
     source = Source(
@@ -149,6 +187,38 @@ def extract_offline(event: Event, context: Sequence[Event] = ()) -> list[Candida
             )
         )
     return out
+
+
+_NOT_NAMES = frozenset("user assistant system unknown me i you".split())
+
+
+def _speaker(event: Event) -> str | None:
+    """The name of who said the turn, when the application gives one (`metadata.speaker`)."""
+    name = event.metadata.get("speaker")
+    if not isinstance(name, str):
+        return None
+    name = " ".join(name.split())
+    if not re.fullmatch(r"[^\W\d_][\w'.-]*(?: [^\W\d_][\w'.-]*){0,3}", name):
+        return None
+    return None if name.casefold() in _NOT_NAMES else name
+
+
+def _named(text: str, clause: str, speaker: str) -> str:
+    """A fact's statement naming its speaker ("Prefers tea" -> "Caroline prefers tea")."""
+    if text == third_person(clause):
+        return third_person(clause, speaker)
+    if re.match(rf"{re.escape(speaker)}\b", text):
+        return text
+    if re.match(r"(?:Name|Favou?rite\s+\w+)\s", text):
+        return f"{speaker}'s {text[:1].lower()}{text[1:]}"
+    return f"{speaker} {text[:1].lower()}{text[1:]}"
+
+
+def _with_lead(lead: str, text: str, speaker: str | None) -> str:
+    """The statement with the qualifier said before it ("Due to X, needs to avoid Y")."""
+    if not (speaker and text.startswith(speaker)):
+        text = text[:1].lower() + text[1:]
+    return third_person(f"{lead}, {text}")
 
 
 _SEP = r"(?:\s*[,:;.!-]+\s*|\s+)"
@@ -185,6 +255,16 @@ _CLAUSE_SPLIT = (
     r"\s*;\s*|\s*,?\s+(?:and|but|although|though|while|whereas|plus)\s+(?=(?:I|we|my|our)\s)"
     r"|\s*,\s+(?=(?:I|we|my|our)\s)"
 )
+_LEAD = (
+    r"(?!(?:I|we|my|our)\b)(?:for|on|at|in|during|due\s+to|because\s+of|when|while|since|as"
+    r"|after|before|with|without|given|like|unlike|apart\s+from|except|besides|whenever"
+    r"|wherever|especially|generally|usually|personally|honestly|these\s+days|nowadays|lately"
+    r"|recently)\b[^,]{0,60}"
+)
+_ASSERTS = (
+    rf"(?:I|we)\s+{ADV}(?:remember|recall|know|knew|think|believe|realized|realised|noticed"
+    r"|found\s+out|learned|learnt)\s+that\s+(?=(?:I|we|my|our)\s)"
+)
 _CHANGE_WORDS = r"\b(?:no\s+longer|any\s*more|any\s+longer|instead|now|again)\b"
 
 
@@ -199,7 +279,8 @@ def _strip_end(sentence: str) -> tuple[str, bool]:
     """The sentence without trailing punctuation and politeness; whether it asked a question."""
     question = re.search(r"\?[^\w]*$", sentence) is not None
     body = re.sub(r"[^\w$\u20ac\u00a3\u00a5%)\"']+$", "", sentence)
-    tail = r"(?:[\s,]+(?:please|thanks|thank\s+you|thx|for\s+me|for\s+next\s+time|for\s+later"
+    tail = r"(?<!must)(?<!essential)(?<!important)(?<!crucial)(?<!necessity)(?<!priority)"
+    tail += r"(?:[\s,]+(?:please|thanks|thank\s+you|thx|for\s+me|for\s+next\s+time|for\s+later"
     tail += r"|for\s+the\s+future|for\s+future\s+reference|ok|okay|lol|haha))+$"
     return re.sub(tail, "", body, flags=_I).strip(" ,"), question
 
@@ -209,6 +290,8 @@ def _clauses(text: str) -> list[_Clause]:
     out: list[_Clause] = []
     greeted = False
     for sentence in sentences(text):
+        if re.match(r"[\"']", sentence):
+            sentence = re.sub(r"^[\"']+|[\"']+(?=[^\w]*$)", "", sentence)
         body, question = _strip_end(sentence)
         explicit = correction = False
         while True:
@@ -221,16 +304,24 @@ def _clauses(text: str) -> list[_Clause]:
                 correction, body = True, body[m.end() :]
             if m := re.match(_FILLER, body, _I):
                 body = body[m.end() :]
+            if m := re.match(_ASSERTS, body, _I):
+                body = body[m.end() :]
             if body == before:
                 break
         if m := re.search(_EXPLICIT_TAIL, body, _I):
             explicit, body = True, body[: m.start()]
         if not body or question or re.match(_QUESTION_START, body, _I):
             continue
+        lead = ""
         for part in re.split(_CLAUSE_SPLIT, body, flags=_I):
             part = re.sub(r"^(?:and|but|so|also|plus)\s+", "", part.strip(" ,"), flags=_I)
-            if part:
-                out.append(_Clause(part, explicit, correction, greeted))
+            if re.match(_HYPOTHETICAL, part, _I):
+                break  # "If I had a boat, I would ...": nothing after it is asserted
+            if part and not lead and not out and re.match(_LEAD, part, _I):
+                lead = part  # "For the trip, I ...": kept with the clause it qualifies
+            elif part:
+                out.append(_Clause(part, explicit, correction, greeted, lead))
+                lead = ""
         greeted = False
     return out
 
@@ -252,9 +343,49 @@ _CHATTER = (
 )
 
 
+_LISTENER = r"\b(?:you|your|yours|yourself|yourselves)\b"
+_HYPOTHETICAL = (
+    r"(?:if|suppose|supposing|imagine|assuming|assume|what\s+if|let\s+us\s+say|say|in\s+case"
+    r"|unless|when\s+I\s+(?:grow\s+up|retire))\b"
+    r"|.*\b(?:if\s+(?:I|we)\s+(?:had|were|was|could|would|did|won|lost|got)|were\s+to"
+    r"|would\s+have)\b|.*(?:,|\b(?:but|and|so|or))\s+(?:if|unless)\s+[^,]*$"
+)
+_REQUEST = (
+    r"(?:please|pls|help|tell|give|write|explain|convert|make|show|list|find|suggest|recommend"
+    r"|translate|summari[sz]e|rewrite|create|generate|fix|let\s+me|let\s+us|describe|compare"
+    r"|correct|check|answer|solve|calculate|draft|edit|improve|provide|continue|complete|design"
+    r"|imagine|pretend|act\s+as|consider|read|use|add|remove|change|keep|take|look)\b"
+)
+_DANGLING = (
+    r".*\b(?:to|of|the|a|an|and|or|but|be|for|with|that|which|in|on|at|from|by|is|are|was|my"
+    r"|our|their|as|than|into|about|will|would|can|could|should|must|shall|have|has"
+    r"|had|do|does|did|am|were|been|being|not|very|just|even|also|if|when|because|since|though"
+    r"|although|while|where|who|whose|his|her|its)$"
+)
+
+
+def not_a_statement(text: str) -> bool:
+    """A clause that asserts nothing durable about its speaker.
+
+    Remarks to or about the listener ("I'm so proud of you"), hypotheticals
+    ("if I had more time ..."), requests to the assistant ("write me a poem"),
+    blanks to fill in ("I ____ enough money") and clauses cut off mid-phrase
+    ("... testing of").
+    """
+    return (
+        re.search(_LISTENER, text, _I) is not None
+        or re.match(_HYPOTHETICAL, text, _I) is not None
+        or re.match(_REQUEST, text, _I) is not None
+        or "__" in text
+        or re.fullmatch(_DANGLING, text, _I) is not None
+    )
+
+
 def _facts(text: str, *, greeted: bool = False, explicit: bool = False) -> list[Fact]:
     """What one clause states: the first rule that matches, else maybe a plain fact."""
     if re.fullmatch(_CHATTER, re.sub(r"[^\w\s']", "", text).strip(), _I):
+        return []
+    if not_a_statement(text):
         return []
     if greeted and (named := greeting_name(text)):
         return named
@@ -305,6 +436,8 @@ def _generic(s: str, explicit: bool) -> list[Fact]:
             return []
         return [Fact(third_person(s), Kind.SEMANTIC)]
     if not re.match(r"(?:I|we|my|our)\s", s, _I) or re.match(_GENERIC_DENY, s, _I):
+        return []
+    if re.match(rf"(?:I|we)\s+{ADV}(?:would|could|might|may)\b", s, _I):  # conditional
         return []
     if {"you", "your", "yours"} & set(words) or len(content) < 3:
         return []

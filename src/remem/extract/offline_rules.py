@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 
+from remem.extract.offline_fact import Fact
+from remem.extract.offline_prefs import rule_favorite, rule_likes, rule_prefer, rule_stance
 from remem.extract.offline_text import (
     ADV,
     MAX_VALUE,
@@ -35,18 +36,6 @@ from remem.model import Kind, Sensitivity
 
 _I = re.IGNORECASE
 _PERSONAL = Sensitivity.PERSONAL
-
-
-@dataclass(frozen=True, slots=True)
-class Fact:
-    """What a rule found in a clause: a statement, and where it fits, the field and value."""
-
-    text: str
-    kind: Kind
-    field: str | None = None
-    value: str | None = None
-    sensitivity: Sensitivity = Sensitivity.NORMAL
-    change: bool = False  # the statement itself reports a change ("moved", "increased")
 
 
 # -- the rules ---------------------------------------------------------------------------
@@ -483,124 +472,6 @@ def _rule_counts(s: str) -> list[Fact]:
     return [Fact(third_person(s), Kind.SEMANTIC, field, value, _PERSONAL)]
 
 
-_FAV = r"(?:favou?rite|fave|fav)"
-
-
-def _rule_favorite(s: str) -> list[Fact]:
-    m = re.fullmatch(
-        rf"(?:my|our)\s+(?:all[- ]time\s+|absolute\s+|current\s+|new\s+|very\s+)?{_FAV}\s+"
-        r"(?P<x>[a-z][a-z -]{0,40}?)\s+(?:is|are|has\s+to\s+be|would\s+be|is\s+probably"
-        r"|is\s+definitely|is\s+now|is\s+still)\s+(?P<y>.+)",
-        s,
-        _I,
-    ) or re.fullmatch(
-        r"(?P<y>.{1,60}?)\s+(?:is|are)\s+(?:still\s+|now\s+|definitely\s+|probably\s+)?(?:my|our)\s+"
-        rf"(?:all[- ]time\s+|absolute\s+|new\s+)?{_FAV}(?:\s+(?P<x>[a-z][a-z -]{{0,40}}))?",
-        s,
-        _I,
-    )
-    if not m:
-        return []
-    liked = thing(m["y"])
-    if not liked or is_pronoun_thing(liked) or re.search(r"\b(?:I|my|we)\b", m["y"]):
-        return []
-    if not m["x"]:
-        return [Fact(third_person(s), Kind.PREFERENCE, f"likes:{slug(liked)}", "likes")]
-    field = f"favorite:{slug(m['x'])}"
-    return [Fact(third_person(s), Kind.PREFERENCE, field, liked)]
-
-
-_TOPICS = {
-    "aisle": "seat", "window": "seat", "seat": "seat", "tea": "drink", "coffee": "drink",
-    "email": "contact", "e-mail": "contact", "phone": "contact", "call": "contact",
-    "text": "contact", "sms": "contact", "slack": "contact", "whatsapp": "contact",
-    "morning": "time_of_day", "afternoon": "time_of_day", "evening": "time_of_day",
-    "night": "time_of_day", "metric": "units", "imperial": "units", "celsius": "temperature_unit",
-    "fahrenheit": "temperature_unit", "train": "transport", "plane": "transport",
-    "flying": "transport", "fly": "transport", "driving": "transport", "drive": "transport",
-    "car": "transport", "bus": "transport", "economy": "cabin", "business": "cabin",
-    "python": "programming_language", "javascript": "programming_language",
-    "typescript": "programming_language", "rust": "programming_language",
-    "java": "programming_language", "tabs": "indentation", "tab": "indentation",
-    "spaces": "indentation", "space": "indentation", "dark": "theme", "light": "theme",
-    "hotel": "lodging", "airbnb": "lodging", "hostel": "lodging",
-}  # fmt: skip
-_NOT_PREFERENCES = (
-    r"(?:not\s+)?(?:to\s+)?(?:say|talk|discuss|answer|share|comment|get\s+into|go\s+into|think"
-    r"|know|wait|keep\s+it\s+private|not)\b"
-)
-
-
-def _topic(value: str) -> str:
-    """The thing a preference is about: "aisle seats" and "the window" are both "seat"."""
-    chunk = re.split(
-        r"\s+(?:by|with|in|on|at|for|from|of|over|than|to|via|during)\s+", value, maxsplit=1
-    )[0]
-    head = [singular(w) for w in re.findall(r"[a-z0-9][a-z0-9+#-]*", chunk.lower())]
-    if head and head[-1] in _TOPICS:
-        return _TOPICS[head[-1]]
-    for w in re.findall(r"[a-z0-9][a-z0-9+#-]*", value.lower()):
-        if w in _TOPICS or singular(w) in _TOPICS:
-            return _TOPICS.get(w) or _TOPICS[singular(w)]
-    return slug(chunk) or slug(value)
-
-
-def _rule_prefer(s: str) -> list[Fact]:
-    topic = ""
-    m = re.fullmatch(
-        rf"(?:I|we)\s+{ADV}(?P<neg>do\s+not\s+|no\s+longer\s+)?{ADV}prefer\s+(?P<x>.+)", s, _I
-    ) or re.fullmatch(rf"(?:I|we)\s+would\s+{ADV}(?:rather|prefer)\s+(?P<x>.+)", s, _I)
-    if m is None and (
-        m := re.fullmatch(
-            r"(?:my|our)\s+(?P<t>[a-z][a-z ]{0,30}?)\s+preference\s+is\s+(?:for\s+)?(?P<x>.+)",
-            s,
-            _I,
-        )
-    ):
-        topic = slug(m["t"])
-    if m is None or re.match(_NOT_PREFERENCES, m["x"], _I):
-        return []
-    main = m["x"].strip()
-    allow_to = not re.match(r"to\s", main, _I)
-    alternatives = r"\s+(?:over|rather\s+than|instead\s+of|than|not|and\s+not)\s+"
-    if allow_to:
-        alternatives += r"|\s+to\s+"
-    said = re.split(alternatives, main, maxsplit=1, flags=_I)[0]
-    main = thing(said)
-    if not main or is_pronoun_thing(main) or is_pronoun_thing(strip_articles(said)):
-        return []
-    neg = bool(m.groupdict().get("neg"))
-    value = f"not {main}" if neg else main
-    field = f"preference:{topic or _topic(main)}"
-    return [Fact(third_person(s), Kind.PREFERENCE, field, value)]
-
-
-_LIKE_VERB = (
-    rf"(?P<verb>(?:do\s+not\s+|no\s+longer\s+|never\s+)?{ADV}(?:like|love|enjoy|adore)"
-    r"|do\s+not\s+care\s+for|hate|dislike|detest|loathe|despise|cannot\s+(?:stand|bear|stomach"
-    rf"|handle)|am\s+{ADV}(?:not\s+|no\s+longer\s+)?{ADV}(?:(?:a\s+)?(?:big\s+|huge\s+|massive\s+)?"
-    r"fan\s+of|into|obsessed\s+with|crazy\s+about|passionate\s+about|fond\s+of)"
-    rf"|have\s+{ADV}(?:liked|loved|enjoyed|hated)|never\s+(?:liked|enjoyed)"
-    r"|stopped\s+(?:liking|enjoying)|(?:have\s+)?started\s+(?:liking|enjoying|to\s+like|to\s+enjoy))"
-)
-_NEGATIVE_LIKE = (
-    r"\b(?:not|no\s+longer|never|hate|hated|dislike|detest|loathe|despise|stopped)\b|cannot"
-)
-_NOT_LIKED = r"(?:hear|know|see|think|help|ask|talk|chat|say|learn\s+more|try\s+that)\b"
-
-
-def _rule_likes(s: str) -> list[Fact]:
-    m = re.fullmatch(rf"(?:I|we)\s+{ADV}{_LIKE_VERB}\s+(?P<x>.+)", s, _I)
-    if not m or re.match(r"(?:to\s+)?" + _NOT_LIKED, m["x"], _I):
-        return []
-    liked = thing(m["x"])
-    if not liked or is_pronoun_thing(liked) or not re.search(r"[a-z0-9]", liked):
-        return []
-    neg = re.search(_NEGATIVE_LIKE, m["verb"], _I) is not None
-    value = "dislikes" if neg else "likes"
-    return [Fact(third_person(s), Kind.PREFERENCE, f"likes:{slug(liked)}", value)]
-
-
 _SUFFIX = {
     "expire": "_expiry", "expires": "_expiry", "due": "_due", "end": "_end", "ends": "_end",
     "arrive": "_arrival", "arrives": "_arrival", "land": "_arrival", "lands": "_arrival",
@@ -777,9 +648,10 @@ RULES: tuple[Callable[[str], list[Fact]], ...] = (
     _rule_origin,
     _rule_work,
     _rule_counts,
-    _rule_favorite,
-    _rule_prefer,
-    _rule_likes,
+    rule_favorite,
+    rule_prefer,
+    rule_likes,
+    rule_stance,
     _rule_date,
     _rule_quantity,
     _rule_attribute,

@@ -29,7 +29,7 @@ _EXPANSIONS = (
     (r"\bI'd(?=\s+(?:been|had|gone|never)\b)", "I had"), (r"\bI'd\b", "I would"),
     (r"\bwe're\b", "we are"), (r"\bwe've\b", "we have"), (r"\bwe'll\b", "we will"),
     (r"\bwe'd\b", "we would"), (r"\byou're\b", "you are"), (r"\bcan't\b", "cannot"),
-    (r"\bwon't\b", "will not"), (r"\b(\w+)n't\b", r"\1 not"),
+    (r"\bwon't\b", "will not"), (r"\b(?!ai)(\w+)n't\b", r"\1 not"),
     (r"\b(it|that|there|what|where|who|name)'s\b", r"\1 is"),
 )  # fmt: skip
 
@@ -66,12 +66,58 @@ def sentences(text: str) -> list[str]:
     return [s for s in out if s]
 
 
+_CODE_KEYWORD = (
+    r"\s*(?:def|class|import|from\s+\S+\s+import|return|function|const|let|var|public|private"
+    r"|static|void|int|#include|package|func|fn|elif|else|try|except|catch|print|console"
+    r"|select|insert|update|for|while|if)\b.*[(){}\[\]=:;<>].*"
+)
+_CODE_LINE = (
+    r".*(?:[{};]|=>|\)\s*:)\s*|.*\\[a-z]+\{.*|\s*<\/?[a-z][\w-]*[\s>].*"
+    r"|\s*[\w.\[\]]+\s*[-+*/]?=\s*[\w\[\"'({].*"
+)
+_WORK_ON = (  # "Please simplify this text: ...": what follows is material, not something said
+    r"(?:(?:can|could|would)\s+you\s+)?(?:please\s+)?(?:simplify|summari[sz]e|rewrite|reword"
+    r"|translate|paraphrase|proofread|correct|edit|improve|explain|fix|analy[sz]e|convert"
+    r"|shorten|expand|format|review|grade|answer|solve|continue|complete)\b[^.?!\n:]{0,40}"
+    r"\b(?:this|these|that|it|the\s+following|below|my)\b[^.?!\n:]{0,40}:"
+)
+MAX_TURN = 1200
+
+
+def pasted(text: str) -> bool:
+    """Whether a turn is code, a pasted document or homework rather than something said.
+
+    Code fences, several lines that read as code (braces, semicolons, keywords,
+    assignments, markup), indented blocks, words broken across lines, a request
+    to work on a text that follows ("Summarise this: ..."), or a turn longer
+    than a chat message (`MAX_TURN` characters, or more than 12 lines).
+    """
+    if "```" in text or len(text) > MAX_TURN or re.match(_WORK_ON, text.strip(), _I):
+        return True
+    lines = [line for line in text.splitlines() if line.strip()]
+    if sum(1 for line in lines if re.search(r"[a-z]-$", line)) >= 1 and len(lines) >= 3:
+        return True  # words broken across lines: text pasted from a document
+    if len(lines) > 12:
+        return True
+    code = sum(
+        1
+        for line in lines
+        if re.fullmatch(_CODE_LINE, line, _I) or re.fullmatch(_CODE_KEYWORD, line, _I)
+    )
+    indented = sum(1 for line in lines if re.match(r"(?: {4}|\t)\S", line))
+    return code >= 2 or indented >= 2
+
+
 # -- shared pieces -----------------------------------------------------------------------
 
+_LY_VERBS = (
+    "apply|reply|rely|supply|multiply|comply|imply|rally|tally|bully|sully|dally|ally|fly|wrongly"
+)
 ADV = (
     r"(?:(?:really|also|just|now|currently|still|actually|recently|finally|definitely"
     r"|absolutely|totally|usually|generally|always|truly|honestly|so|very|much|mostly|already"
-    r"|originally|officially|genuinely|seriously|kind\s+of|sort\s+of|pretty\s+much)\s+)*"
+    r"|originally|officially|genuinely|seriously|kind\s+of|sort\s+of|pretty\s+much"
+    rf"|(?!(?:{_LY_VERBS})\b)[a-z]{{3,}}ly)\s+)*"
 )
 TRAIL = (
     r"(?P<rest>(?:\s+(?:now|again|anymore|any\s+more|any\s+longer|these\s+days|nowadays|too"
@@ -250,12 +296,24 @@ _AS_IS = frozenset(
     "went got made took left bought met found began came saw said told became grew spent sold "
     "lost won wrote flew drove ran quit put set cut thought felt kept knew gave sent built brought "
     "caught taught slept sat stood heard held paid woke wore broke chose fell forgot hurt "
-    "let meant rode sang swam threw understood used ate".split()
+    "let meant rode sang swam threw understood used ate wanna gonna gotta".split()
 )
+_VERBS = frozenset(  # verbs conjugated again after "and"/"but"/"or" in a first-person clause
+    "prefer try find avoid like love enjoy want need hate dislike use choose tend believe feel "
+    "think opt stick look seek get make take keep see know work live play watch wear eat drink "
+    "drive ride travel spend buy own refuse hope plan consider value appreciate stay go do".split()
+)
+_EED = frozenset("need feed bleed breed speed proceed succeed exceed heed weed seed".split())
 _PRONOUNS = {
     "me": "them", "my": "their", "mine": "theirs", "myself": "themselves", "we": "they",
     "us": "them", "our": "their", "ours": "theirs", "ourselves": "themselves",
 }  # fmt: skip
+
+
+def is_adverb(word: str) -> bool:
+    """Whether a word is an adverb by its form ("strongly", "exclusively"), never a verb."""
+    w = word.lower()
+    return len(w) > 4 and w.endswith("ly") and re.fullmatch(_LY_VERBS, w) is None
 
 
 def _third_singular(verb: str) -> str:
@@ -263,7 +321,7 @@ def _third_singular(verb: str) -> str:
     special = {"am": "is", "are": "is", "have": "has", "do": "does", "go": "goes", "be": "is"}
     if w in special:
         return special[w]
-    if w in _AS_IS or w.endswith("ed") or not w.isalpha():
+    if w in _AS_IS or (w.endswith("ed") and w not in _EED) or not w.isalpha():
         return verb
     if w.endswith(("s", "sh", "ch", "x", "z", "o")):
         return verb + "es"
@@ -272,9 +330,16 @@ def _third_singular(verb: str) -> str:
     return verb + "s"
 
 
-def third_person(clause: str) -> str:
-    """ "I prefer aisle seats" -> "Prefers aisle seats"; "my wife is Ana" -> "Wife is Ana"."""
+def third_person(clause: str, subject: str | None = None) -> str:
+    """ "I prefer aisle seats" -> "Prefers aisle seats"; "my wife is Ana" -> "Wife is Ana".
+
+    With a `subject` (the speaker's name, in a thread of several people) the
+    statement names them: "Caroline prefers aisle seats", "Caroline's wife is
+    Ana", "Caroline says they ..." for "we ...". Only the verb is conjugated:
+    adverbs before it ("strongly", "only", "never") are kept as they are.
+    """
     s = re.sub(r"\b(?:and|&)\s+I\b", "and the user", clause.strip())
+    named = False
     if m := re.match(r"I\s+(.+)", s):
         words = m.group(1).split(" ")
         i = 0
@@ -283,17 +348,35 @@ def third_person(clause: str) -> str:
             nxt = words[i + 1].lower() if i + 1 < len(words) else ""
             if (w, nxt) in (("no", "longer"), ("kind", "of"), ("sort", "of")):
                 i += 2
-            elif w in _LEAD_ADVERBS:
+            elif w in _LEAD_ADVERBS or is_adverb(w):
                 i += 1
             else:
                 break
         if i < len(words):
             words[i] = _third_singular(words[i])
+        for j in range(i + 2, len(words)):  # "... and prefer flats" -> "... and prefers flats"
+            if words[j - 1].lower() not in ("and", "but", "or"):
+                continue
+            if "to" in (w.lower() for w in words[i:j]):
+                break  # "... to catch the eye and make ...": an infinitive goes on
+            k = j
+            while k < len(words) - 1 and (words[k].lower() in _LEAD_ADVERBS or is_adverb(words[k])):
+                k += 1
+            if words[k].lower() in _VERBS:
+                words[k] = _third_singular(words[k])
         s = " ".join(words)
+        if subject:
+            s, named = f"{subject} {s}", True
     elif m := re.match(r"we\s+(.+)", s, _I):
-        s = "they " + m.group(1)
+        s, named = (
+            (f"{subject} says they {m.group(1)}", True) if subject else (f"they {m[1]}", False)
+        )
     elif m := re.match(r"(?:my|our)\s+(.+)", s, _I):
-        s = m.group(1)
+        s, named = (f"{subject}'s {m.group(1)}", True) if subject else (m.group(1), False)
+    if subject and not named:
+        s, n = re.subn(r"\b(?:my|our)\b", f"{subject}'s", s, count=1)
+        if not n:
+            s = re.sub(r"\b(?:I|me|we|us)\b", subject, s, count=1)
     s = re.sub(r"\bI\s+am\b", "they are", s)
     s = re.sub(r"\bI\s+was\b", "they were", s)
     s = re.sub(r"\bI\b", "they", s)
