@@ -19,12 +19,12 @@ import re
 import time
 from collections import Counter
 from collections.abc import Sequence
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 from remem.embed.base import Embedder, Vectors
-from remem.eval.locomo import Conversation, Turn
 from remem.eval.metrics import Retrieved
 from remem.recall.budget import ITEM_OVERHEAD_TOKENS, estimate_tokens
 from remem.store.sqlite_sql import STOPWORDS
@@ -33,6 +33,25 @@ RRF_K = 60
 FUSION_POOL = 100  # how deep each ranking goes into the fusion
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+class Turn(Protocol):
+    """A turn as the baselines see it (a LoCoMo `Turn`, a PrefEval `PTurn`)."""
+
+    @property
+    def dia_id(self) -> str: ...
+
+    def as_text(self) -> str: ...
+
+
+class Conversation(Protocol):
+    """One actor's turns, which a baseline indexes and ranks."""
+
+    @property
+    def actor(self) -> str: ...
+
+    @property
+    def turns(self) -> Sequence[Turn]: ...
 
 
 def tokens(text: str) -> list[str]:

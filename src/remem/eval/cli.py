@@ -25,16 +25,16 @@ if TYPE_CHECKING:
 EMBEDDERS = ("default", "hash", "none")
 
 
-def parse_ks(text: str) -> list[int]:
+def parse_ks(text: str, option: str = "--k") -> list[int]:
     """ "5,10,20" -> [5, 10, 20]; InvalidInput for anything else."""
     try:
         ks = sorted({int(p) for p in text.replace(" ", "").split(",") if p})
     except ValueError:
         raise InvalidInput(
-            f"--k takes comma-separated integers such as 5,10,20; got {text!r}"
+            f"{option} takes comma-separated integers such as 5,10,20; got {text!r}"
         ) from None
     if not ks or ks[0] < 1 or ks[-1] > 1000:
-        raise InvalidInput(f"--k values must lie between 1 and 1000; got {text!r}")
+        raise InvalidInput(f"{option} values must lie between 1 and 1000; got {text!r}")
     return ks
 
 
@@ -87,7 +87,7 @@ def run_locomo(
     """Load a LoCoMo-format file, run remem (and baselines) on it; the result document."""
     from remem.eval.baselines import baselines as make_baselines
     from remem.eval.locomo import load
-    from remem.eval.runner import RememBackend, RememSystem, System, run
+    from remem.eval.runner import RememBackend, RememSystem, System, run, write_quality
 
     data = load(path)
     notes = []
@@ -104,6 +104,7 @@ def run_locomo(
                     data, systems, ks=ks, budget=budget, limit_questions=limit_questions,
                     progress=hook, judge=judge,
                 )  # fmt: skip
+            quality = write_quality(backend, data) if backend.process else None
         finally:
             backend.close()
     extracted: dict[str, int] = {}
@@ -126,6 +127,8 @@ def run_locomo(
         )
     if extracted:
         result["extraction"] = extracted
+    if quality is not None:
+        result.setdefault("extraction", {}).update(quality)
     result["notes"] = notes
     return result
 
@@ -224,6 +227,81 @@ def locomo(
         # piped output gets room for every column instead of rich's default 80
         console = Console() if sys.stdout.isatty() else Console(width=120)
         print_report(result, console)
+        if result["png"]:
+            console.print(f"chart: {result['png']}")
+
+    emit(ctx, result, human)
+
+
+@eval_group.command("prefeval")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--per-actor", "sizes_text", default="10,50", show_default=True,
+              help="How many preferences one actor states; sizes comma-separated.")  # fmt: skip
+@click.option("--k", "k_text", default="1,5,10", show_default=True,
+              help="Cut-offs for hit@k, comma-separated.")  # fmt: skip
+@click.option("--baselines", is_flag=True,
+              help="Also run BM25, dense and their RRF over the raw turns.")  # fmt: skip
+@click.option("--embedder", "embedder_name", default="default", show_default=True,
+              type=click.Choice(EMBEDDERS),
+              help="default: the installed MiniLM; hash: a test double; none.")  # fmt: skip
+@click.option("--limit-questions", type=click.IntRange(1, None), default=None,
+              help="Ask only the questions of each actor's first N preferences "
+              "(and as many off-topic ones).")  # fmt: skip
+@click.option("--seed", default=0, show_default=True, type=int,
+              help="Seed of dealing, distractor draws and off-topic sample.")  # fmt: skip
+@click.option("--png", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write a chart of hit@k per actor size (needs matplotlib).")  # fmt: skip
+@json_option
+@click.pass_obj
+def prefeval(
+    ctx: Ctx,
+    path: Path,
+    sizes_text: str,
+    k_text: str,
+    baselines: bool,
+    embedder_name: str,
+    limit_questions: int | None,
+    seed: int,
+    png: Path | None,
+) -> None:
+    """Preference recall of a PrefEval-shaped file, in temporary databases.
+
+    For each actor size the preferences are dealt (seeded) into actors; each
+    preference is stated in its own session after 3 distractor user turns;
+    extraction runs; each preference's question is asked of its actor (a hit:
+    the statement, or a record made from it, in the top k), and as many
+    questions of topics the actor never stated (packet size). Also reports
+    what extraction wrote: statements that yielded a record, records per 100
+    distractor turns, records with a word in neither their turns nor the
+    word list.
+    """
+    from remem.eval.prefeval import run
+
+    sizes = parse_ks(sizes_text, "--per-actor")
+    ks = parse_ks(k_text)
+    embedder = pick_embedder(embedder_name)
+    with _progress(not ctx.as_json) as hook:
+        result = run(
+            path, per_actor=sizes, ks=ks, seed=seed, embedder=embedder,
+            with_baselines=baselines, limit_questions=limit_questions, progress=hook,
+        )  # fmt: skip
+    result["png"] = None
+    if png is not None:
+        from remem.eval.report import write_prefeval_chart
+
+        note = write_prefeval_chart(result, png)
+        if note:
+            result["notes"].append(note)
+        else:
+            result["png"] = str(png)
+
+    def human() -> None:
+        from rich.console import Console
+
+        from remem.eval.report import print_prefeval
+
+        console = Console() if sys.stdout.isatty() else Console(width=120)
+        print_prefeval(result, console)
         if result["png"]:
             console.print(f"chart: {result['png']}")
 

@@ -110,6 +110,15 @@ def print_report(result: dict[str, Any], console: Console) -> None:
     answers = answers_table(result)
     if answers is not None:
         console.print(answers)
+    quality = result.get("extraction", {})
+    if "records_per_100_turns" in quality:
+        share = quality["speaker_named_share"]
+        console.print(
+            f"extraction: {quality['records']} records, {quality['records_per_100_turns']:.1f} "
+            f"per 100 turns; {_fmt(share)} of the {quality['from_named_speaker']} made from a "
+            f"named speaker's turn name that speaker; {quality['flagged_words']} with a word "
+            "in neither their turns nor the word list"
+        )
     skipped = data["skipped"]
     if skipped["malformed_evidence"] or skipped["missing_evidence"]:
         console.print(
@@ -153,6 +162,122 @@ def write_chart(result: dict[str, Any], path: Path) -> str | None:
     rows = -(-len(systems) // columns)
     fig.legend(handles, labels, loc="lower center", ncol=columns, fontsize=8, frameon=False)
     fig.tight_layout(rect=(0.0, 0.05 * rows + 0.02, 1.0, 1.0))
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return None
+
+
+def prefeval_tables(result: dict[str, Any]) -> list[Table]:
+    """For each actor size: hit@k per system, then hit@k per topic at the middle k."""
+    ks: Sequence[int] = result["ks"]
+    mid = ks[len(ks) // 2]
+    out = []
+    for size, fig in result["sizes"].items():
+        table = Table(
+            title=f"{size} preferences per actor: {fig['actors']} actors, "
+            f"{fig['questions']} questions",
+            title_justify="left",
+        )
+        table.add_column("system", no_wrap=True)
+        for k in ks:
+            table.add_column(f"hit@{k}", justify="right")
+        for head in ("ingest s", "p50 ms", "p95 ms"):
+            table.add_column(head, justify="right")
+        for name, sys_fig in fig["systems"].items():
+            table.add_row(
+                name,
+                *(_fmt(sys_fig["overall"].get(f"hit@{k}")) for k in ks),
+                _fmt(sys_fig["ingest_seconds"], 1),
+                _fmt(sys_fig["latency"]["p50_ms"], 1),
+                _fmt(sys_fig["latency"]["p95_ms"], 1),
+            )
+        out.append(table)
+        topics = Table(title=f"hit@{mid} per topic, {size} per actor", title_justify="left")
+        topics.add_column("topic", no_wrap=True)
+        topics.add_column("q", justify="right")
+        for name in fig["systems"]:
+            topics.add_column(name, justify="right")
+        for row in prefeval_topic_rows(fig, mid):
+            topics.add_row(*row)
+        out.append(topics)
+    return out
+
+
+def prefeval_topic_rows(size_fig: dict[str, Any], k: int) -> list[list[str]]:
+    """Rows of topic, questions, then hit@k of every system, for one actor size."""
+    systems = size_fig["systems"]
+    first = next(iter(systems.values()))
+    rows = []
+    for topic, topic_fig in first["topics"].items():
+        cells = [_fmt(s["topics"][topic].get(f"hit@{k}")) for s in systems.values()]
+        rows.append([topic, str(topic_fig["questions"]), *cells])
+    return rows
+
+
+def print_prefeval(result: dict[str, Any], console: Console) -> None:
+    """The PrefEval tables, then packet sizes and write quality per actor size, and notes."""
+    data = result["dataset"]
+    console.print(
+        f"{data['preferences']} preferences in {len(data['topics'])} topics, "
+        f"{data['distractor_user_turns']} distractor user turns; seed {result['config']['seed']}"
+    )
+    for table in prefeval_tables(result):
+        console.print(table)
+    for size, fig in result["sizes"].items():
+        on, off = fig["packets"]["on_topic"], fig["packets"]["off_topic"]
+        q = fig["write_quality"]
+        off_text = (
+            f"{off['mean_items']:.2f} items / {off['mean_tokens']:.0f} tokens off topic "
+            f"({off['questions']} questions)"
+            if off["questions"]
+            else "no off-topic questions (the actors state every topic)"
+        )
+        console.print(
+            f"{size} per actor: remem packets {on['mean_items']:.2f} items / "
+            f"{on['mean_tokens']:.0f} tokens on topic, {off_text}"
+        )
+        console.print(
+            f"{size} per actor: {q['statement_share']:.3f} of {q['statements']} statements "
+            f"yield a record; {q['records_per_100_distractor_turns']:.1f} records per 100 "
+            f"distractor turns; {q['flagged_words']} of {q['records']} records have a word in "
+            "neither their turns nor the word list"
+        )
+        for ex in q["flagged_examples"][:5]:
+            console.print(f"  flagged {ex['words']}: {ex['text']}")
+    for note in result.get("notes", []):
+        console.print(f"note: {note}")
+
+
+def write_prefeval_chart(result: dict[str, Any], path: Path) -> str | None:
+    """Draw hit@k per system, one panel per actor size, to a PNG; a note when it cannot."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return "matplotlib is not installed (pip install matplotlib): no chart was drawn"
+    ks: Sequence[int] = result["ks"]
+    sizes = list(result["sizes"])
+    fig, axes = plt.subplots(
+        1, len(sizes), figsize=(4.5 * len(sizes), 4.2), sharey=True, squeeze=False
+    )
+    for ax, size in zip(axes[0], sizes, strict=True):
+        systems = result["sizes"][size]["systems"]
+        width = 0.8 / max(1, len(systems))
+        for i, (name, sys_fig) in enumerate(systems.items()):
+            values = [float(sys_fig["overall"].get(f"hit@{k}", 0.0)) for k in ks]
+            xs = [j + (i - (len(systems) - 1) / 2) * width for j in range(len(ks))]
+            ax.bar(xs, values, width, label=name)
+        ax.set_title(f"hit@k, {size} preferences per actor")
+        ax.set_xticks(range(len(ks)))
+        ax.set_xticklabels([f"k={k}" for k in ks])
+        ax.set_ylim(0, 1)
+        ax.grid(axis="y", alpha=0.3)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=min(5, max(1, len(labels))),
+               fontsize=8, frameon=False)  # fmt: skip
+    fig.tight_layout(rect=(0.0, 0.08, 1.0, 1.0))
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return None

@@ -26,7 +26,9 @@ from remem.eval.metrics import (
     latency,
     score_question,
 )
+from remem.eval.quality import Made, Said, check_records, per_100
 from remem.memory import Memory
+from remem.model import Status
 from remem.recall.budget import estimate_tokens, pack
 
 MODES = ("events", "records", "both")
@@ -90,6 +92,29 @@ class RememBackend:
 
     def close(self) -> None:
         self.memory.close()
+
+
+def made_records(memory: Memory, actor: str) -> list[Made]:
+    """The records extraction made for an actor, every status but deleted, as checks see them."""
+    return [
+        Made(r.id, r.text, r.source.event_ids)
+        for r in memory.records(actor=actor, all=True, limit=1_000_000)
+        if r.status is not Status.DELETED
+    ]
+
+
+def write_quality(backend: RememBackend, data: Dataset) -> dict[str, Any]:
+    """What extraction wrote for a LoCoMo dataset: records per 100 turns, speakers named,
+    records with a word in neither their turns nor the common list (`remem.eval.quality`).
+    """
+    made: list[Made] = []
+    turns: dict[str, Said] = {}
+    for conv in data.conversations:
+        made.extend(made_records(backend.memory, conv.actor))
+        for t in conv.turns:
+            turns[conv.event_id(t.dia_id)] = Said(t.as_text(), t.speaker)
+    figures = check_records(made, turns)
+    return {"records_per_100_turns": per_100(len(made), data.n_turns), **figures}
 
 
 class RememSystem:
