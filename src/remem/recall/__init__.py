@@ -16,6 +16,7 @@ never for a global result that is filtered afterwards.
 from __future__ import annotations
 
 from remem.recall.budget import estimate_tokens
-from remem.recall.engine import RecallRequest, recall
+from remem.recall.engine import recall
+from remem.recall.request import RecallRequest
 
 __all__ = ["RecallRequest", "estimate_tokens", "recall"]
