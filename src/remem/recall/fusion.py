@@ -36,14 +36,14 @@ _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 
 def stem(word: str) -> str:
-    """A crude stem, so that "tries" matches "try" and "painting" "painted"."""
+    """A crude stem, so that "tries" matches "try", "painting" "painted", "running" "run"."""
     w = word.lower()
     if len(w) > 4 and w.endswith("ies"):
         w = w[:-3] + "y"
-    elif len(w) > 5 and w.endswith("ing"):
-        w = w[:-3]
-    elif len(w) > 4 and w.endswith("ed"):
-        w = w[:-2]
+    elif (len(w) > 5 and w.endswith("ing")) or (len(w) > 4 and w.endswith("ed")):
+        w = w[:-3] if w.endswith("ing") else w[:-2]
+        if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "lsz":  # running, stopped
+            w = w[:-1]
     elif len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
         w = w[:-1]
     if len(w) > 3 and w.endswith("e"):
@@ -51,9 +51,11 @@ def stem(word: str) -> str:
     return w
 
 
-def content_stems(text: str) -> set[str]:
-    """The stems of a text's words that the word search does not ignore."""
-    return {stem(w) for w in _WORD.findall(text.lower()) if w not in STOPWORDS}
+def content_stems(text: str, keep_function_words: bool = False) -> set[str]:
+    """The stems of a text's words that the word search does not ignore (or all)."""
+    return {
+        stem(w) for w in _WORD.findall(text.lower()) if keep_function_words or w not in STOPWORDS
+    }
 
 
 def word_evidence(
@@ -66,10 +68,11 @@ def word_evidence(
     so holding one word of a question that asks about three is about a third.
     The texts of `also` are scored on those weights without counting in them.
     """
-    asked = content_stems(words) or {stem(w) for w in _WORD.findall(words.lower())}
+    every = not content_stems(words)  # nothing but function words: as the word search does
+    asked = content_stems(words, every)
     if not asked:
         return {}
-    held = {tid: content_stems(text) & asked for tid, text in texts.items()}
+    held = {tid: content_stems(text, every) & asked for tid, text in texts.items()}
     df: dict[str, int] = defaultdict(int)
     for stems in held.values():
         for s in stems:
@@ -77,7 +80,7 @@ def word_evidence(
     n = len(texts)
     weight = {s: math.log(1 + (n + 1) / (df[s] + 0.5)) for s in asked}
     total = sum(weight.values())
-    held |= {tid: content_stems(text) & asked for tid, text in (also or {}).items()}
+    held |= {tid: content_stems(text, every) & asked for tid, text in (also or {}).items()}
     return {tid: sum(weight[s] for s in stems) / total for tid, stems in held.items() if stems}
 
 
