@@ -114,35 +114,4 @@ def test_dates_and_names_together() -> None:
         "words": q.words,
         "time_spans": ["2023-10-13 to 2023-10-14 (exclusive)"],
         "speakers": ["caroline", "melanie"],
-        "request": False,
     }
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "Which seat should I book?",
-        "Suggest some dinner recipes",
-        "Where should I eat in Istanbul?",
-        "Plan my weekend",
-        "Can you recommend a hotel near the station?",
-        "I'm looking for a new laptop under $800",
-        "What's the best way for me to learn to swim?",
-        "Could you help me choose a gift for my sister?",
-    ],
-)
-def test_a_request_for_a_recommendation_plan_or_booking_is_told_by_its_form(text: str) -> None:
-    assert understand(text).request
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "What book did Caroline recommend to Melanie?",  # about a conversation
-        "What has Melanie painted?",
-        "When is the dentist appointment?",
-        "trip budget",
-    ],
-)
-def test_a_question_about_what_was_said_is_not_a_request(text: str) -> None:
-    assert not understand(text).request

@@ -19,7 +19,7 @@ from remem.recall.floor import FLOOR, WORD_FLOOR
 from remem.recall.fusion import stem, word_evidence
 from remem.recall.gather import Gathered
 from remem.recall.query import SPEAKER_BONUS, understand, with_speakers
-from remem.recall.rank import PREFERENCE_PRIOR, rank
+from remem.recall.rank import rank
 from remem.recall.request import RecallRequest
 from remem.store.base import Hit, Scope
 
@@ -179,23 +179,6 @@ def test_a_record_is_said_by_the_speaker_of_its_turn() -> None:
     assert item.score == pytest.approx(1.0 + SPEAKER_BONUS)
 
 
-def test_a_request_brings_standing_preferences_before_other_records() -> None:
-    recs = (
-        record("pref", "Prefers vegetarian food", kind=Kind.PREFERENCE),
-        record("fact", "Visited Istanbul in 2019"),
-    )
-    asked = gathered("Where should I eat tonight?", records=recs,
-                     cosines={"pref": 0.33, "fact": 0.36})  # fmt: skip
-    assert order(asked) == ["pref", "fact"]
-    # a question about what was said gets no such prior
-    told = gathered("Where did we eat tonight?", records=recs, cosines={"pref": 0.33, "fact": 0.36})
-    assert order(told) == ["fact", "pref"]
-    # and the prior is no evidence: it lifts no preference over the floor
-    weak = gathered("Where should I eat tonight?", records=recs[:1], cosines={"pref": 0.26})
-    assert rank(weak, NOW).items[0].score == pytest.approx(0.26 + PREFERENCE_PRIOR)
-    assert rank(weak, NOW).evidence["pref"] == pytest.approx(0.26)
-
-
 # events and neighbours
 
 
@@ -247,30 +230,29 @@ def test_the_packet_ends_at_the_last_relevant_item() -> None:
     g = gathered(
         "Which seat should I book?",
         records=(record("seat", "Prefers aisle seats"), record("noted", "Noted. A budget?")),
-        words=("seat",),
-        cosines={"seat": 0.5, "noted": 0.26},
+        words=("seat", "noted"),  # the word search found both; only one holds a query word
+        cosines={"seat": 0.5, "noted": 0.12},
     )
     packet = pack_packet(g, rank(g, NOW))
     assert [it.id for it in packet.records] == ["seat"]
     assert packet.explain is not None
     reasons = {r["id"]: r["reason"] for r in packet.explain["rejected"]}
-    assert reasons["noted"] == f"below the relevance floor (0.26 < {FLOOR:.2f})"
+    assert reasons["noted"] == f"below the relevance floor (0.12 < {FLOOR:.2f})"
 
 
 def test_a_query_nothing_answers_gets_an_empty_packet() -> None:
     g = gathered("quantum chromodynamics", records=(record("r", "likes tea"),),
-                 cosines={"r": 0.3})  # fmt: skip
+                 cosines={"r": 0.1})  # fmt: skip
     assert pack_packet(g, rank(g, NOW)).records == ()
 
 
 def test_bonuses_do_not_lift_an_item_over_the_floor() -> None:
     turn = event("e1", "Thanks, see you", speaker="Melanie")
-    found = GatheredEvents(vector=(("e1", 0.3),), events={"e1": turn})
+    found = GatheredEvents(lexical=(Hit("e1", 1.0),), vector=(("e1", 0.1),), events={"e1": turn})
     query = with_speakers(understand("What did Melanie paint?"), ["Melanie"])
-    g = gathered("What did Melanie paint?", events=found)
-    g = replace(g, query=query)
+    g = replace(gathered("What did Melanie paint?", events=found), query=query)
     ranking = rank(g, NOW)
-    assert ranking.items[0].score == pytest.approx(0.3 + SPEAKER_BONUS)  # ranks with it
+    assert ranking.items[0].score == pytest.approx(0.1 + SPEAKER_BONUS)  # ranks with it
     assert pack_packet(g, ranking).records == ()  # but is not relevant for it
 
 

@@ -4,10 +4,15 @@ An event scores like a record (see `remem.recall.fusion`), plus:
 
 - **neighbours**: the turn that asks often shares the query's words while the
   turn after it holds the answer, in words of its own ("Yes! Last week, at
-  the lake."). The events on either side of each of the best-matching events
-  earn a share of its score that halves with each step away (one half next
-  to it, one quarter two turns away), whether or not they match anything
-  themselves; an event keeps the best share it is offered.
+  the lake."). The events on either side of each of the best events that
+  share a word with the query earn a share of its score that halves with each
+  step away (one half next to it, one quarter two turns away), whether or not
+  they match anything themselves; an event keeps the best share it is
+  offered. A turn found by its meaning alone lends nothing: a stated
+  preference ("I avoid hotels with a loud nightlife") says nothing about the
+  small talk before it, and letting it lend made that small talk outrank
+  other preferences (PrefEval hit@5 at 10 per actor 0.91 with, 0.97 without;
+  LoCoMo recall@10 also rose, 0.756 to 0.770, on the development sets).
 - **the speaker and the date**: an event said by a speaker the query names,
   or within a time span it names, earns a bonus (`Query.bonus`).
 
@@ -140,8 +145,9 @@ def _neighbour_shares(
 ) -> tuple[dict[str, float], dict[str, float], list[str]]:
     """What each neighbour of the best candidates is offered, the best score of a
     match that offered it a share, and the neighbours that are not candidates."""
+    said = {h.id for h in found.lexical}  # only a turn that shares words lends a share
     ranked = sorted(base, key=lambda e: base[e], reverse=True)[:NEIGHBOURS_OF]
-    best = [eid for eid in ranked if base[eid] > 0]
+    best = [eid for eid in ranked if base[eid] > 0 and eid in said]
     share: dict[str, float] = defaultdict(float)
     lent: dict[str, float] = defaultdict(float)
     near: dict[str, None] = {}

@@ -28,9 +28,11 @@ from remem.store.base import Hit
 from remem.store.sqlite_sql import STOPWORDS
 
 # A candidate found only by its vector must be at least this similar to the
-# query: below it, all-MiniLM-L6-v2 pairs are mostly unrelated and would only
-# pad the packet up to k. Candidates that share words with the query are exempt.
-MIN_VECTOR_ONLY_COSINE = 0.25
+# query: below it, all-MiniLM-L6-v2 pairs are mostly unrelated. Candidates that
+# share words with the query are exempt (the relevance floor, `floor.FLOOR`,
+# judges them). At 0.25, as before, a tenth of the stated preferences a PrefEval
+# request asks for were cut although they were the actor's closest turns.
+MIN_VECTOR_ONLY_COSINE = 0.15
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 

@@ -78,30 +78,6 @@ class Span:
         return self.start <= when < self.end
 
 
-# A request for a recommendation, a plan, a choice or a booking, told by its
-# form ("can you suggest", "what should I", "help me plan", "the best way for
-# me to"), never by its topic, and made by the asker (it says I, me, my, we or
-# you): the actor's standing preferences apply to it. "What book did Caroline
-# recommend?" asks about a conversation, not for a recommendation.
-_REQUEST = re.compile(
-    r"\b(?:recommend\w*|suggest\w*|ideas?\s+(?:for|on|of)|any\s+ideas|advice|tips|"
-    r"(?:what|where|which|how|when)\b[^?.!]{0,40}\b(?:should|could|can|would)\s+(?:i|we)\b|"
-    r"(?:i|we)\s+should\b|"
-    r"help\s+(?:me|us)\s+(?:\w+\s+)?(?:plan|choose|pick|find|decide|book|select|organi[sz]e)|"
-    r"(?:plan|book|organi[sz]e|arrange)\s+(?:me\s+)?(?:my|our|a|an|the|some)\b|"
-    r"(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:planning|looking\s+for|thinking\s+(?:of|about))|"
-    r"(?:looking|searching)\s+for|what\s+are\s+some|options?\s+for|"
-    r"(?:can|could|would)\s+you\s+(?:provide|give|find|list|share|show)\b|"
-    r"(?:best|good|great|right)\b[^?.!]{0,40}\b(?:for|to)\s+(?:me|my|us|our)\b)",
-    re.IGNORECASE,
-)
-_ASKER = re.compile(
-    r"\b(?:i|i'm|me|my|we|us|our|you|your)\b|"
-    r"^\W*(?:please\s+)?(?:suggest|recommend|plan|book|find|pick|choose|give|list)\b",
-    re.IGNORECASE,
-)
-
-
 @dataclass(frozen=True, slots=True)
 class Query:
     """A recall query, understood: its word query, the spans it names, the speakers."""
@@ -110,7 +86,6 @@ class Query:
     words: str  # what the word (BM25) search is given
     spans: tuple[Span, ...] = ()
     speakers: frozenset[str] = frozenset()  # named speakers, lower-cased
-    request: bool = False  # asks for a recommendation, plan, choice or booking
 
     def in_span(self, when: datetime) -> bool:
         """Whether `when` lies in a span the query names."""
@@ -132,20 +107,13 @@ class Query:
             "words": self.words,
             "time_spans": [_describe(s) for s in self.spans],
             "speakers": sorted(self.speakers),
-            "request": self.request,
         }
 
 
 def understand(text: str) -> Query:
     """A query with the dates it names taken out of its word query."""
     spans, rest = time_spans(text)
-    words = rest if spans and has_content(rest) else text
-    return Query(text, words, tuple(spans), request=is_request(text))
-
-
-def is_request(text: str) -> bool:
-    """Whether a text asks for a recommendation, a plan, a choice or a booking (by its form)."""
-    return _REQUEST.search(text) is not None and _ASKER.search(text) is not None
+    return Query(text, rest if spans and has_content(rest) else text, tuple(spans))
 
 
 def with_speakers(query: Query, speakers: Iterable[str]) -> Query:
@@ -163,7 +131,7 @@ def with_speakers(query: Query, speakers: Iterable[str]) -> Query:
         return query
     rest = " ".join(w for w in _WORD.findall(query.words) if w.lower() not in name_words)
     words = rest if has_content(rest) else query.words
-    return Query(query.text, words, query.spans, frozenset(named), query.request)
+    return Query(query.text, words, query.spans, frozenset(named))
 
 
 def has_content(text: str) -> bool:

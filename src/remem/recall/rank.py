@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from remem.model import Event, Kind, PacketItem, Record, Status
+from remem.model import Event, PacketItem, Record, Status
 from remem.policy.precedence import RANK
 from remem.policy.untrusted import quote
 from remem.policy.validity import is_recallable, within_sensitivity
@@ -38,11 +38,6 @@ from remem.store.base import Scope
 # A record stands in for the event it was made from when it scores at least
 # this share of the event's score (see `_one_of_each_source`).
 STAND_IN = 0.8
-# What a preference record earns in a recall that asks for a recommendation, a
-# plan, a choice or a booking (`Query.request`): standing preferences apply to
-# such a request even when they share no word with it. A ranking prior only: it
-# does not count as evidence, so it lifts no preference over the relevance floor.
-PREFERENCE_PRIOR = 0.1
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,8 +94,6 @@ def rank(g: Gathered, now: datetime) -> Ranking:
     for rid, rec in returnable.items():  # said by whoever said the turns it was made from
         said = [_speaker(g.sources.get(e)) for e in rec.source.event_ids]
         scores[rid] = scores.get(rid, 0.0) + g.query.bonus(said, rec.valid_from)
-        if g.query.request and rec.kind is Kind.PREFERENCE:
-            scores[rid] += PREFERENCE_PRIOR
     eligible = sorted(
         returnable.values(),
         key=lambda r: (scores[r.id], RANK[r.authority], r.valid_from.timestamp()),
