@@ -1,13 +1,15 @@
-"""Recall: scope first, then words and vectors, fused, packed into a budget.
+"""Recall: scope first, then gather, rank and pack.
 
     query ─► the dates and speakers it names, out of its word query (query)
-    scope (tenant, actor[, namespace]) ─► status / validity
-        ─► BM25 over the scope's records + cosine over the scope's vectors
-        ─► normalised BM25 plus cosine (fusion); authority, then recency, break ties
-        ─► raw events of the thread log on the same scale, marked kind="event",
-           with their neighbouring turns (events)
+    gather: every store call, into one value (gather)
+        ─► BM25 over the scope's records and events + cosine over their vectors
+        ─► the records, their successors, the turns around each event
+    rank: a pure function of what was gathered, the query and the time (rank)
+        ─► status / validity ─► word evidence + cosine (fusion)
+        ─► raw events on the same scale with their neighbouring turns (events)
         ─► bonuses for the named speaker and the named date
-        ─► token budget ─► Packet, with conflicts and an optional explanation
+    pack: the relevance floor (floor) ─► top k ─► token budget
+        ─► Packet, with conflicts and an optional explanation
 
 Every step runs inside one scope: the store is asked for one subject's rows,
 never for a global result that is filtered afterwards.
@@ -16,6 +18,7 @@ never for a global result that is filtered afterwards.
 from __future__ import annotations
 
 from remem.recall.budget import estimate_tokens
-from remem.recall.engine import RecallRequest, recall
+from remem.recall.engine import recall
+from remem.recall.request import RecallRequest
 
 __all__ = ["RecallRequest", "estimate_tokens", "recall"]

@@ -1,0 +1,306 @@
+"""Ranking: a pure function of what was gathered, the understood query and the time.
+
+    gathered ─► what may be returned (status, validity, sensitivity, as-of)
+             ─► word evidence over the returnable texts + cosine (fusion)
+             ─► the current record of a superseded match ranks where it did
+             ─► speaker and date bonuses; events with their neighbours (events)
+             ─► one ranking ─► an event or its records, not both
+
+Records are scored like events: fused word evidence and cosine, plus the
+speaker bonus when they were made from a turn of a speaker the query names (a
+record says "Painted a lake sunrise", its turn was Melanie's), plus the date
+bonus when they hold from a time the query names. A record that scores close
+to the turn it was made from is shown in the turn's place: the governed fact
+before the raw words.
+
+No store, no clock, no model: everything comes from `Gathered`, so each rule
+is tested directly on small hand-made values (tests/test_recall_rank.py).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+
+from remem.model import Event, PacketItem, Record, Status
+from remem.policy.precedence import RANK
+from remem.policy.untrusted import quote
+from remem.policy.validity import is_recallable, within_sensitivity
+from remem.recall.budget import ITEM_OVERHEAD_TOKENS, estimate_tokens
+from remem.recall.events import returnable_events, score_events
+from remem.recall.fusion import candidate_ids, fuse, without_weak_vectors, word_evidence
+from remem.recall.gather import MAX_SUCCESSION, Gathered
+from remem.store.base import Scope
+
+# A record stands in for the event it was made from when it scores at least
+# this share of the event's score (see `_one_of_each_source`).
+STAND_IN = 0.8
+
+
+@dataclass(frozen=True, slots=True)
+class Ranking:
+    """The returnable candidates in rank order, and why the others are not among them."""
+
+    items: tuple[PacketItem, ...]  # one of each source, best first
+    evidence: Mapping[str, float]  # id -> what the relevance floor judges (`floor`)
+    eligible: tuple[Record, ...] = ()  # the returnable records, best first
+    vector: tuple[tuple[str, float], ...] = ()  # the record vector hits kept
+    heirs: Mapping[str, str] = field(default_factory=dict)  # heir id -> the match it inherited
+    rejected: Mapping[str, str] = field(default_factory=dict)  # id -> why not returnable
+
+
+def rank(g: Gathered, now: datetime) -> Ranking:
+    """Rank what `g` holds at `now` (or the request's as-of time)."""
+    req = g.request
+    at = req.as_of or now
+    rejected: dict[str, str] = {}
+    vector = without_weak_vectors(list(g.lexical), list(g.vector), rejected)
+
+    # filter first, then score: what cannot be returned must not weigh the words
+    returnable: dict[str, Record] = {}
+    replaced: dict[str, Record] = {}  # superseded since: its successor may inherit its match
+    for rid in candidate_ids(list(g.lexical), vector):
+        rec = g.records.get(rid)
+        if rec is None:
+            rejected[rid] = "deleted"
+        elif not is_recallable(rec, now, req.as_of):
+            rejected[rid] = _why_not(rec, now, req.as_of)
+            if req.as_of is None and rec.status is Status.INVALID and rec.superseded_by:
+                replaced[rid] = rec
+        elif not within_sensitivity(rec, req.max_sensitivity):
+            rejected[rid] = f"sensitivity {rec.sensitivity.value}"
+        else:
+            returnable[rid] = rec
+    vector.extend((rid, c) for rid, c in g.replaced_vector if rid in replaced)
+
+    events = None
+    event_vector: list[tuple[str, float]] = []
+    if g.events is not None:
+        event_vector = without_weak_vectors(list(g.events.lexical), list(g.events.vector), rejected)
+        ids = candidate_ids(list(g.events.lexical), event_vector)
+        events = returnable_events(g.events, ids, at, rejected)
+
+    texts = {rid: rec.text for rid, rec in returnable.items()}
+    if events is not None:
+        texts |= {eid: ev.text for eid, ev in events.events.items()}
+    words = word_evidence(g.query.words, texts, also={r: x.text for r, x in replaced.items()})
+
+    scores = fuse(g.lexical, vector, words, returnable, also=replaced)
+    heirs = _inherit(g, now, replaced, returnable, scores)
+    evidence = dict(scores)  # before the bonuses: what the relevance floor judges
+    for rid, rec in returnable.items():  # said by whoever said the turns it was made from
+        said = [_speaker(g.sources.get(e)) for e in rec.source.event_ids]
+        scores[rid] = scores.get(rid, 0.0) + g.query.bonus(said, rec.valid_from)
+    eligible = sorted(
+        returnable.values(),
+        key=lambda r: (scores[r.id], RANK[r.authority], r.valid_from.timestamp()),
+        reverse=True,
+    )
+
+    items: list[PacketItem] = [record_item(r, scores[r.id]) for r in eligible]
+    records_made: dict[str, int] = {}
+    if g.events is not None and events is not None:
+        scored = score_events(g.events, events, event_vector, g.query, at, rejected, words)
+        items.extend(event_item(ev, scored.scores[eid]) for eid, ev in scored.events.items())
+        records_made = scored.records_made
+        evidence |= scored.evidence
+    items.sort(key=lambda it: it.score, reverse=True)  # stable: records first at a tie
+    items = _one_of_each_source(items, rejected, records_made)
+    return Ranking(
+        items=tuple(items),
+        evidence=evidence,
+        eligible=tuple(eligible),
+        vector=tuple(vector),
+        heirs=heirs,
+        rejected=rejected,
+    )
+
+
+def conflicts(records: tuple[Record, ...]) -> list[dict[str, Any]]:
+    """Active records about the same field with different values: ask, don't pick."""
+    by_field: dict[str, list[Record]] = defaultdict(list)
+    for r in records:
+        if r.field and r.status is Status.ACTIVE:
+            by_field[r.field].append(r)
+    out = []
+    for fld, recs in by_field.items():
+        values = {(r.value or r.text).strip().lower() for r in recs}
+        if len(values) > 1:
+            out.append(
+                {
+                    "field": fld,
+                    "record_ids": [r.id for r in recs],
+                    "values": [r.value or r.text for r in recs],
+                    "question": f"{len(recs)} different values for {fld}; which is current?",
+                }
+            )
+    return out
+
+
+def record_item(rec: Record, score: float) -> PacketItem:
+    """A record as a packet item; a flagged record goes back as quoted data."""
+    text = quote(rec.text) if rec.flags else rec.text
+    return PacketItem(
+        id=rec.id,
+        text=text,
+        kind=rec.kind.value,
+        namespace=rec.namespace,
+        status=rec.status.value,
+        source_date=rec.valid_from,
+        source=rec.source.as_dict() | {"authority": rec.authority.value},
+        score=score,
+        tokens=estimate_tokens(text) + ITEM_OVERHEAD_TOKENS,
+        flags=rec.flags,
+    )
+
+
+def event_item(ev: Event, score: float) -> PacketItem:
+    """A raw event as a packet item, marked kind="event"."""
+    text = f"{ev.role.value}: {ev.text}"
+    return PacketItem(
+        id=ev.id,
+        text=text,
+        kind="event",
+        namespace=f"/tenants/{ev.tenant}/actors/{ev.actor}/sessions/{ev.session}",
+        status="event",
+        source_date=ev.time,
+        source={"type": "event", "event_ids": [ev.id], "session": ev.session},
+        score=score,
+        tokens=estimate_tokens(text) + ITEM_OVERHEAD_TOKENS,
+    )
+
+
+def _speaker(ev: Event | None) -> object:
+    return ev.metadata.get("speaker") if ev is not None else None
+
+
+def _inherit(
+    g: Gathered,
+    now: datetime,
+    replaced: dict[str, Record],
+    returnable: dict[str, Record],
+    scores: dict[str, float],
+) -> dict[str, str]:
+    """Let the current record of a superseded match rank where the match did.
+
+    "How much can we spend?" matches the words of the old budget, not of the
+    raise that superseded it; the raise is the answer. Each superseded
+    candidate's score passes along its `superseded_by` chain to the first
+    record that may be returned (in scope, recallable, within sensitivity),
+    which keeps the better of its own score and the inherited one. Returns
+    heir id -> the superseded record it inherited from.
+    """
+    req = g.request
+    scopes = (req.scope, *req.shared)
+    heirs: dict[str, str] = {}
+    chains = {rid: rec.superseded_by for rid, rec in replaced.items() if rec.superseded_by}
+    for _ in range(MAX_SUCCESSION):
+        following: dict[str, str] = {}
+        for old, heir in chains.items():
+            rec = g.records.get(heir)
+            if rec is None:
+                continue
+            if heir not in returnable and (
+                is_recallable(rec, now)
+                and within_sensitivity(rec, req.max_sensitivity)
+                and any(_in_scope(rec, sc) for sc in scopes)
+            ):
+                returnable[heir] = rec
+            if heir in returnable:
+                if scores.get(old, 0.0) > scores.get(heir, 0.0):
+                    scores[heir] = scores[old]
+                    heirs[heir] = old
+            elif rec.superseded_by:
+                following[old] = rec.superseded_by
+        chains = following
+        if not chains:
+            break
+    return heirs
+
+
+def _in_scope(rec: Record, scope: Scope) -> bool:
+    prefix = scope.namespace_prefix
+    return (
+        rec.tenant == scope.tenant
+        and rec.actor == scope.actor
+        and (prefix is None or rec.namespace.startswith(prefix))
+    )
+
+
+def _one_of_each_source(
+    items: list[PacketItem], rejected: dict[str, str], records_of: dict[str, int]
+) -> list[PacketItem]:
+    """Keep a raw event or the records made from it, not both.
+
+    `items` are in rank order. A record that scores at least `STAND_IN` of
+    the event it was made from takes the event's place (and score): the
+    governed fact is preferred to the raw words, and ranks where they did. A
+    record further behind its event gives way to it.
+
+    A turn made into several records ("I'm vegetarian. And I can't stand
+    cilantro.") holds what each of them holds, so it is never replaced by
+    one of them: a record of it that ranks first brings the turn up to its
+    rank instead. `records_of` counts the active records of each returnable
+    event (summaries aside).
+    """
+    event_items = {it.id: it for it in items if it.kind == "event"}
+    best_record: dict[str, PacketItem] = {}  # event id -> its best record, if any
+    for it in items:
+        if it.kind not in ("event", "summary"):
+            for eid in it.source.get("event_ids", []):
+                best_record.setdefault(eid, it)
+    out: list[PacketItem] = []
+    placed: set[str] = set()
+    events_in: set[str] = set()
+    covered: set[str] = set()
+    for it in items:
+        if it.kind == "summary":  # a lossy index over many events: it stands beside them
+            out.append(it)
+            continue
+        if it.kind == "event":
+            if it.id in events_in:  # brought up by one of its records
+                continue
+            rec = best_record.get(it.id)
+            if (
+                it.id not in covered
+                and rec is not None
+                and rec.id not in placed
+                and records_of.get(it.id, 0) <= 1
+                and rec.score >= STAND_IN * it.score
+            ):
+                out.append(replace(rec, score=it.score))
+                placed.add(rec.id)
+                covered |= set(rec.source.get("event_ids", []))
+            if it.id in covered:
+                rejected[it.id] = "represented by a record made from it"
+                continue
+            events_in.add(it.id)
+        elif it.id in placed:
+            continue
+        else:
+            sources = set(it.source.get("event_ids", []))
+            if sources & events_in:
+                rejected[it.id] = "its source event ranks higher"
+                continue
+            (turn,) = sources if len(sources) == 1 else (None,)
+            if turn in event_items and turn not in covered and records_of.get(turn, 0) > 1:
+                rejected[it.id] = "its turn, made into several records, stands for them"
+                events_in.add(turn)
+                out.append(replace(event_items[turn], score=it.score))
+                continue
+            covered |= sources
+        out.append(it)
+    return out
+
+
+def _why_not(rec: Record, now: datetime, as_of: datetime | None) -> str:
+    if rec.status is not Status.ACTIVE and as_of is None:
+        by = f" by {rec.superseded_by}" if rec.superseded_by else ""
+        return f"{rec.status.value}{by}"
+    at = as_of or now
+    if rec.valid_from > at:
+        return "not yet valid at the requested time"
+    return "expired (valid_until has passed)"

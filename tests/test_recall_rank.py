@@ -1,0 +1,282 @@
+"""Ranking and packing as pure functions of what recall gathered (no store, no model).
+
+Each case builds a small `Gathered` value by hand: the hits a store would have
+returned, the records and events it would have fetched. `rank` orders it;
+`pack_packet` applies the relevance floor, k and the budget.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from remem.model import Authority, Event, Kind, Record, Role, Sensitivity, Source, Status
+from remem.recall.engine import pack_packet
+from remem.recall.events import GatheredEvents
+from remem.recall.floor import FLOOR, WORD_FLOOR
+from remem.recall.fusion import stem, word_evidence
+from remem.recall.gather import Gathered
+from remem.recall.query import SPEAKER_BONUS, understand, with_speakers
+from remem.recall.rank import rank
+from remem.recall.request import RecallRequest
+from remem.store.base import Hit, Scope
+
+NOW = datetime(2026, 6, 1, tzinfo=UTC)
+SCOPE = Scope("t", "alice")
+
+
+def record(rid: str, text: str, *, events: tuple[str, ...] = (), days: float = 0,
+           kind: Kind = Kind.SEMANTIC, status: Status = Status.ACTIVE,
+           superseded_by: str | None = None) -> Record:  # fmt: skip
+    when = NOW - timedelta(days=30 - days)
+    return Record(
+        id=rid, tenant="t", actor="alice", namespace="/tenants/t/actors/alice", kind=kind,
+        text=text, source=Source("event" if events else "explicit", events),
+        authority=Authority.CONFIRMED if not events else Authority.INFERRED,
+        sensitivity=Sensitivity.NORMAL, valid_from=when, created_at=when, updated_at=when,
+        status=status, superseded_by=superseded_by,
+    )  # fmt: skip
+
+
+def event(eid: str, text: str, *, days: float = 0, session: str = "s1",
+          speaker: str | None = None) -> Event:  # fmt: skip
+    meta = {"speaker": speaker} if speaker else {}
+    return Event(eid, "t", "alice", session, Role.USER, text, NOW - timedelta(days=30 - days),
+                 meta)  # fmt: skip
+
+
+def gathered(query: str, *, records: tuple[Record, ...] = (), words: tuple[str, ...] = (),
+             cosines: dict[str, float] | None = None, events: GatheredEvents | None = None,
+             vectors: bool = True, k: int = 10, budget: int = 1000,
+             sources: tuple[Event, ...] = ()) -> Gathered:  # fmt: skip
+    """What a store would have handed back: `words` are the ids its word search found."""
+    return Gathered(
+        request=RecallRequest(SCOPE, query, k=k, budget=budget, explain=True),
+        query=understand(query),
+        lexical=tuple(Hit(i, 1.0) for i in words),
+        vector=tuple((cosines or {}).items()),
+        records={r.id: r for r in records},
+        sources={e.id: e for e in sources},
+        events=events,
+        vectors=vectors,
+    )
+
+
+def order(g: Gathered) -> list[str]:
+    return [it.id for it in rank(g, NOW).items]
+
+
+# word evidence
+
+
+def test_a_word_counts_by_how_few_of_the_gathered_texts_hold_it() -> None:
+    texts = {"a": "the cake recipe", "b": "try the cake", "c": "cake again", "d": "more cake"}
+    ev = word_evidence("cake recipe", texts)
+    assert ev["a"] == pytest.approx(1.0)  # holds every word of the query
+    assert ev["b"] == pytest.approx(ev["c"])
+    assert ev["b"] < 0.5  # the common word weighs less than half
+    alone = word_evidence("cake recipe", {"a": "recipe", "b": "cake"})
+    assert alone["a"] == pytest.approx(alone["b"])  # as rare as each other: equal halves
+
+
+def test_one_shared_word_of_a_long_question_stays_weak() -> None:
+    q = "Can you suggest some dinner recipes I could try this week?"
+    ev = word_evidence(q, {"f": "Tries to avoid mass-produced furniture", "x": "hello there"})
+    assert 0 < ev["f"] < 0.3
+    assert "x" not in ev
+
+
+def test_query_words_no_text_holds_still_weigh() -> None:
+    ev = word_evidence("money for the trip", {"a": "the trip is in April"})
+    assert 0.3 < ev["a"] < 0.7
+
+
+def test_stems_match_inflections() -> None:
+    assert stem("tries") == stem("try")
+    assert stem("painted") == stem("painting") == stem("paints") == stem("paint")
+    assert stem("recipes") == stem("recipe")
+    assert stem("running") == stem("run") and stem("stopped") == stem("stop")
+    assert stem("added") == stem("add")
+    assert stem("glass") == "glass"
+
+
+def test_a_query_of_function_words_only_still_matches_them() -> None:
+    assert word_evidence("what is it", {"a": "what it is"}) == {"a": pytest.approx(1.0)}
+
+
+# fusion: the issue's case
+
+
+def test_a_strong_semantic_match_outranks_a_one_word_overlap() -> None:
+    q = "Can you suggest some dinner recipes I could try?"
+    g = gathered(
+        q,
+        records=(
+            record("furniture", "Tries to avoid mass-produced furniture"),
+            record("vegan", "Only eats meals free from any animal-derived ingredients"),
+        ),
+        words=("furniture",),
+        cosines={"vegan": 0.45, "furniture": 0.05},
+    )
+    assert order(g) == ["vegan", "furniture"]
+
+
+def test_holding_more_of_the_query_ranks_higher_at_equal_cosine() -> None:
+    g = gathered(
+        "aisle seat on the flight",
+        records=(record("a", "prefers a window seat"), record("b", "aisle seat on flights")),
+        words=("a", "b"),
+        cosines={"a": 0.5, "b": 0.5},
+    )
+    assert order(g) == ["b", "a"]
+
+
+def test_a_weak_vector_only_candidate_is_dropped_and_says_why() -> None:
+    g = gathered("x", records=(record("r", "unrelated"),), cosines={"r": 0.1})
+    ranking = rank(g, NOW)
+    assert ranking.items == ()
+    assert ranking.rejected["r"].startswith("weak match")
+
+
+# what may be returned
+
+
+def test_a_superseded_match_passes_its_score_to_its_successor() -> None:
+    old = record("old", "Budget for the trip is $500", status=Status.INVALID,
+                 superseded_by="new")  # fmt: skip
+    new = record("new", "Budget increased to $750", days=5)
+    g = gathered("trip budget", records=(old, new), words=("old",))
+    ranking = rank(g, NOW)
+    assert [it.id for it in ranking.items] == ["new"]
+    assert ranking.heirs == {"new": "old"}
+    assert ranking.items[0].score == pytest.approx(1.0)  # the old one held every word
+
+
+def test_an_expired_record_is_not_returned_and_does_not_weigh_the_words() -> None:
+    expired = record("gone", "trip budget $500")
+    expired = replace(expired, valid_until=NOW - timedelta(days=1))
+    g = gathered("trip budget", records=(expired, record("r", "budget: ask Bob")),
+                 words=("gone", "r"))  # fmt: skip
+    alone = gathered("trip budget", records=(record("r", "budget: ask Bob"),), words=("r",))
+    ranking = rank(g, NOW)
+    assert [it.id for it in ranking.items] == ["r"]
+    assert ranking.rejected["gone"].startswith("expired")
+    assert ranking.items[0].score == pytest.approx(rank(alone, NOW).items[0].score)
+
+
+# bonuses
+
+
+def test_a_record_is_said_by_the_speaker_of_its_turn() -> None:
+    turn = event("e1", "I painted a sunrise", speaker="Melanie")
+    query = with_speakers(understand("What did Melanie paint?"), ["Melanie"])
+    g = gathered("What did Melanie paint?", records=(record("r", "Painted a sunrise",
+                 events=("e1",)),), words=("r",), sources=(turn,))  # fmt: skip
+    g = replace(g, query=query)
+    (item,) = rank(g, NOW).items
+    assert item.score == pytest.approx(1.0 + SPEAKER_BONUS)
+
+
+# events and neighbours
+
+
+def _thread() -> GatheredEvents:
+    texts = ["Morning!", "Did you sleep well?", "Where did you go hiking?", "Let me think.",
+             "Mount Rainier, last week.", "Nice.", "Coffee?"]  # fmt: skip
+    evs = {f"e{i}": event(f"e{i}", t, days=i / 24) for i, t in enumerate(texts)}
+    return GatheredEvents(
+        lexical=(Hit("e2", 3.0),),
+        events=evs,
+        near={"e2": ((1, "e1"), (1, "e3"), (2, "e0"), (2, "e4"))},
+    )
+
+
+def test_turns_either_side_of_a_match_earn_a_share_that_halves_with_each_step() -> None:
+    g = gathered("hiking", events=_thread(), vectors=False)
+    scores = {it.id: it.score for it in rank(g, NOW).items}
+    assert scores == pytest.approx({"e2": 1.0, "e1": 0.5, "e3": 0.5, "e0": 0.25, "e4": 0.25})
+
+
+def test_a_neighbour_of_a_relevant_match_passes_the_floor_with_it() -> None:
+    packet = pack_packet(g := gathered("hiking", events=_thread(), vectors=False), rank(g, NOW))
+    # the answer two turns away shares no word with the query, yet is kept
+    assert [it.id for it in packet.records] == ["e2", "e1", "e3", "e0", "e4"]
+
+
+def test_an_event_whose_records_were_superseded_is_not_returned() -> None:
+    found = GatheredEvents(lexical=(Hit("e1", 1.0),), events={"e1": event("e1", "trip budget")},
+                           made={"e1": ("invalid",)})  # fmt: skip
+    ranking = rank(gathered("trip budget", events=found), NOW)
+    assert ranking.items == ()
+    assert ranking.rejected["e1"] == "its records were superseded or removed"
+
+
+def test_a_record_stands_in_for_its_turn() -> None:
+    found = GatheredEvents(lexical=(Hit("e1", 1.0),), events={"e1": event("e1", "aisle seats")},
+                           made={"e1": ("active",)})  # fmt: skip
+    g = gathered("aisle seats", records=(record("r", "Prefers aisle seats", events=("e1",),
+                 kind=Kind.PREFERENCE),), words=("r",), events=found)  # fmt: skip
+    ranking = rank(g, NOW)
+    assert [it.id for it in ranking.items] == ["r"]
+    assert ranking.rejected["e1"] == "represented by a record made from it"
+
+
+# the relevance floor
+
+
+def test_the_packet_ends_at_the_last_relevant_item() -> None:
+    g = gathered(
+        "Which seat should I book?",
+        records=(record("seat", "Prefers aisle seats"), record("noted", "Noted. A budget?")),
+        words=("seat", "noted"),  # the word search found both; only one holds a query word
+        cosines={"seat": 0.5, "noted": 0.12},
+    )
+    packet = pack_packet(g, rank(g, NOW))
+    assert [it.id for it in packet.records] == ["seat"]
+    assert packet.explain is not None
+    reasons = {r["id"]: r["reason"] for r in packet.explain["rejected"]}
+    assert reasons["noted"] == f"below the relevance floor (0.12 < {FLOOR:.2f})"
+
+
+def test_a_query_nothing_answers_gets_an_empty_packet() -> None:
+    g = gathered("quantum chromodynamics", records=(record("r", "likes tea"),),
+                 cosines={"r": 0.1})  # fmt: skip
+    assert pack_packet(g, rank(g, NOW)).records == ()
+
+
+def test_bonuses_do_not_lift_an_item_over_the_floor() -> None:
+    turn = event("e1", "Thanks, see you", speaker="Melanie")
+    found = GatheredEvents(lexical=(Hit("e1", 1.0),), vector=(("e1", 0.1),), events={"e1": turn})
+    query = with_speakers(understand("What did Melanie paint?"), ["Melanie"])
+    g = replace(gathered("What did Melanie paint?", events=found), query=query)
+    ranking = rank(g, NOW)
+    assert ranking.items[0].score == pytest.approx(0.1 + SPEAKER_BONUS)  # ranks with it
+    assert pack_packet(g, ranking).records == ()  # but is not relevant for it
+
+
+def test_without_an_embedder_the_word_floor_applies() -> None:
+    g = gathered("money for the trip", records=(record("r", "the trip is in April"),),
+                 words=("r",), vectors=False)  # fmt: skip
+    assert [it.id for it in pack_packet(g, rank(g, NOW)).records] == ["r"]
+    weak = gathered("money for the trip to Japan in April with Bob",
+                    records=(record("r", "Bob called"),), words=("r",), vectors=False)  # fmt: skip
+    packet = pack_packet(weak, rank(weak, NOW))
+    assert packet.records == ()
+    assert packet.explain is not None
+    assert f"< {WORD_FLOOR:.2f}" in packet.explain["rejected"][0]["reason"]
+
+
+# packing
+
+
+def test_k_and_the_budget_cut_after_the_floor() -> None:
+    recs = tuple(record(f"r{i}", f"aisle seat note {i}") for i in range(5))
+    g = gathered("aisle seat", records=recs, words=tuple(r.id for r in recs), k=3, budget=1000)
+    packet = pack_packet(g, rank(g, NOW))
+    assert len(packet.records) == 3
+    assert packet.explain is not None
+    assert sum(r["reason"] == "ranked below k=3" for r in packet.explain["rejected"]) == 2
+    tight = gathered("aisle seat", records=recs, words=tuple(r.id for r in recs), budget=30)
+    assert 0 < pack_packet(tight, rank(tight, NOW)).tokens <= 30
