@@ -9,13 +9,18 @@ nor its vector.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 
 from remem import Memory
 from remem.embed import HashEmbedder
+from remem.model import Authority, Kind, Record, Sensitivity, Source, Status
+from remem.policy.scope import namespace_for
+from remem.store.base import Scope, Write
 from remem.store.sqlite import SQLiteStore
+from remem.store.vectors import APPROX_MIN
 
 TEXTS = [f"I keep a {w} in the garden shed, number {i}" for i, w in
          enumerate(["rake", "hoe", "spade", "trowel", "wheelbarrow", "ladder"] * 4)]  # fmt: skip
@@ -124,3 +129,43 @@ def test_an_in_memory_database_keeps_no_files_and_still_answers(tmp_path: Path) 
         assert isinstance(mem.store, SQLiteStore) and mem.store.vector_files is None
         rec = mem.remember(actor="ann", text="I keep the spade in the shed")
         assert answer(mem) == [rec.id]
+
+
+def test_a_large_scope_opens_its_projection_and_finds_the_same_records(db_path: Path) -> None:
+    emb = HashEmbedder()
+    words = ["rake", "hoe", "spade", "trowel", "ladder", "hose", "shears", "sieve"]
+    texts = [f"{words[i % 8]} {words[i // 8 % 8]} {words[i // 64 % 8]} item{i}"
+             for i in range(APPROX_MIN + 500)]  # fmt: skip
+    when = datetime(2026, 1, 1, tzinfo=UTC)
+    with open_mem(db_path) as mem:
+        for start in range(0, len(texts), 5000):
+            chunk = texts[start : start + 5000]
+            records = tuple(
+                Record(
+                    id=f"rec_big{start + j:06d}", tenant=mem.tenant, actor="ann",
+                    namespace=namespace_for(mem.tenant, "ann", Kind.SEMANTIC),
+                    kind=Kind.SEMANTIC, text=t, source=Source("explicit", (), "t", "t"),
+                    authority=Authority.CONFIRMED, sensitivity=Sensitivity.NORMAL,
+                    valid_from=when, created_at=when, updated_at=when, status=Status.ACTIVE,
+                )
+                for j, t in enumerate(chunk)
+            )  # fmt: skip
+            vectors = tuple(emb.embed(chunk))
+            mem.store.apply(
+                Write(tenant=mem.tenant, inserts=records, vectors=vectors, vector_model=emb.name)
+            )
+        picks = [7, 12_345, len(texts) - 1]
+        first = nearest(mem, [texts[i] for i in picks])  # loaded from the database
+    (path,) = vector_files(db_path)
+    assert path.stat().st_size < len(texts) * emb.dim * 4  # float16 matrix beside the projection
+    with open_mem(db_path) as mem:  # from the file: projected, then refined
+        again = nearest(mem, [texts[i] for i in picks])
+    assert [h[0][0] for h in again] == [f"rec_big{i:06d}" for i in picks]
+    assert again == first
+
+
+def nearest(mem: Memory, queries: list[str]) -> list[list[tuple[str, float]]]:
+    emb = HashEmbedder()
+    scope = Scope(mem.tenant, "ann")
+    now = datetime(2026, 6, 1, tzinfo=UTC)
+    return [mem.store.vector_search(scope, emb.name, emb.embed([q])[0], 5, now) for q in queries]
