@@ -117,6 +117,8 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
         # None for `:memory:` or a folder this process cannot write: vectors are then
         # read from the database once per process (the in-memory path)
         self.vector_files: VectorFiles | None = None
+        self._writers: list[threading.Thread] = []
+        self._writers_lock = threading.Lock()
         try:
             self._db = sqlite3.connect(
                 self.path, isolation_level=None, check_same_thread=False, timeout=30.0
@@ -195,7 +197,8 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
             return list(self._db.execute(sql, params).fetchall())
 
     def close(self) -> None:
-        """Close the connection; the store cannot be used afterwards."""
+        """Close the connection (once vector files being written are); no use afterwards."""
+        self.sync_vector_files()
         with self._lock:
             self._db.close()
 
@@ -544,16 +547,44 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
             finally:
                 self._db.execute("COMMIT")
         if fresh and files is not None and vectors is not None:
-            files.write(*key, kind, stamp, vectors)
-            if self._rows(q.SCOPE_VERSION, key) != rows:  # changed meanwhile: not trusted
-                files.remove_scope(*key)  # and it may hold what a forget just erased
+            # written beside this recall, not before it answers: a projection and
+            # 100 MB of file cost about as much again as the load (`sync_vector_files`)
+            writer = threading.Thread(
+                target=self._write_scope, args=(files, key, kind, stamp, rows, vectors),
+                name="remem-vector-file",
+            )  # fmt: skip
+            with self._writers_lock:
+                self._writers = [w for w in self._writers if w.is_alive()] + [writer]
+            writer.start()
         if len(self._vec_cache) >= VECTOR_CACHE_SCOPES:
             self._vec_cache.pop(next(iter(self._vec_cache)))
         self._vec_cache[cache_key] = (version, vectors)
         return vectors
 
+    def _write_scope(
+        self, files: VectorFiles, key: tuple[str, str], kind: str, stamp: Stamp,
+        rows: list[sqlite3.Row], vectors: ScopeVectors,
+    ) -> None:  # fmt: skip
+        files.write(*key, kind, stamp, vectors)
+        try:
+            changed = [tuple(r) for r in self._rows(q.SCOPE_VERSION, key)] != [
+                tuple(r) for r in rows
+            ]
+        except (StoreError, sqlite3.ProgrammingError):
+            changed = True  # closed meanwhile: cannot tell
+        if changed:  # not trusted anyway, and it may hold what a forget just erased
+            files.remove_scope(*key)
+
+    def sync_vector_files(self) -> None:
+        """Wait until the vector files being written (after a load from the database) are."""
+        with self._writers_lock:
+            writers, self._writers = self._writers, []
+        for writer in writers:
+            writer.join()
+
     def _drop_scope_vectors(self, tenant: str, actor: str) -> None:
         """Forget a scope's vectors held outside the database: its files and this cache."""
+        self.sync_vector_files()
         for kind in ("records", "events"):
             self._vec_cache.pop((tenant, actor, kind), None)
         if self.vector_files is not None:
