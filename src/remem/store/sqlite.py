@@ -533,7 +533,9 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
             return cached[1]
         files = self.vector_files
         with self._lock, _translated():
-            self._db.execute("BEGIN")  # the stamp and the rows from one snapshot
+            own = not self._db.in_transaction
+            if own:
+                self._db.execute("BEGIN")  # the stamp and the rows from one snapshot
             try:
                 rows = self._rows(q.SCOPE_VERSION, key)
                 version = int(rows[0][0]) if rows else 0
@@ -545,7 +547,8 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
                     load = self._load_event_vectors if events else self._load_record_vectors
                     vectors = load(key)
             finally:
-                self._db.execute("COMMIT")
+                if own:
+                    self._db.execute("COMMIT")
         if fresh and files is not None and vectors is not None:
             # written beside this recall, not before it answers: a projection and
             # 100 MB of file cost about as much again as the load (`sync_vector_files`)
