@@ -144,6 +144,19 @@ def test_concurrent_first_calls_load_once_and_agree(embedder: MiniLMEmbedder) ->
         assert _cosines(result, expected).min() >= 0.9999
 
 
+def test_a_repeated_query_comes_from_the_cache_unchanged(embedder: MiniLMEmbedder) -> None:
+    text = "which seat should I book for the Lisbon flight"
+    batched = embedder.embed([text, "another text beside it"])[0]
+    hits = embedder.query_cache_hits
+    first = embedder.embed([text])
+    first[0, :] = 0.0  # the caller's copy: the cache keeps its own
+    again = embedder.embed([text])
+    assert embedder.query_cache_hits == hits + 1
+    np.testing.assert_allclose(again[0], batched, atol=1e-5)
+    np.testing.assert_allclose(embedder.embed([text + "?"])[0], again[0], atol=0.2)
+    assert embedder.query_cache_hits == hits + 1  # another text is embedded afresh
+
+
 def test_model_dir_honours_the_override(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv(ENV_MODEL_DIR, str(tmp_path))
     assert model_dir() is None  # no model.safetensors there

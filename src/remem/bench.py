@@ -10,10 +10,19 @@ vector is a known pathology of HNSW indexes, which the PostgreSQL backend
 uses. Recall then does exactly the work it does on real data (full-text
 match, nearest vectors in the scope, fusion, packing), and each query is
 embedded for real inside the timed call.
+
+`compare=True` adds, measured in the same process over the same data, what
+the machine's raw parts do (`baselines`: the embedder alone, a numpy
+brute-force scan of the scope's vectors, BM25 alone through the store's
+full-text query) and each recall figure as a ratio to embedder + scan, plus
+the cold figures of a fresh process (`cold_first_recall_ms`: its first
+recall once the embedder is loaded; `cold_open_ms`: import, open and model
+load). `run_sizes` repeats the whole run at several sizes.
 """
 
 from __future__ import annotations
 
+import json
 import random
 import resource
 import subprocess
@@ -33,7 +42,7 @@ from remem.errors import InvalidInput
 from remem.memory import Memory, is_server_url
 from remem.model import Authority, Kind, Record, Sensitivity, Source, Status
 from remem.policy.scope import namespace_for
-from remem.store.base import Write
+from remem.store.base import Scope, Write
 
 TEMPLATES = [
     "I prefer {seat} seats on long flights", "I can't stand {food}", "I love {food}",
@@ -96,8 +105,13 @@ def run_bench(
     events: int,
     progress: bool = True,
     embedder: Embedder | None = None,
+    compare: bool = False,
 ) -> dict[str, Any]:
-    """Build a synthetic database and measure it; return the figures."""
+    """Build a synthetic database and measure it; return the figures.
+
+    With `compare`, also the baselines, ratios and cold figures described in
+    the module's docstring.
+    """
     say: Progress = (lambda m: print(m, file=sys.stderr)) if progress else (lambda m: None)
     scope_n = min(records, scope or 100_000)
     with tempfile.TemporaryDirectory(prefix="remem-bench-") as tmp:
@@ -113,15 +127,33 @@ def run_bench(
             say(f"embedder: {emb.name}")
             figures: dict[str, Any] = {"records": records, "scope_records": scope_n}
             figures["embedder"] = emb.name
-            figures.update(_load(mem, emb, records, scope_n, say))
+            scan: list[Any] = []
+            figures.update(_load(mem, emb, records, scope_n, say, scan))
             figures.update(_recall(mem, queries, say))
+            if compare:
+                figures["baselines"] = _baselines(mem, emb, np.vstack(scan), queries, say)
+                figures["ratios"] = _ratios(figures)
             figures.update(_ingest(mem, events, say))
             figures.update(_extract(mem, say))
             size = _server_size(mem) if server else _file_size(_sqlite_path(target))
         figures["cold_recall_s"] = _cold_recall(target)
+        if compare:
+            figures.update(_cold_first_recall(target))
         figures["db_size_mb"] = round(size / 2**20, 1)
+        files = _sqlite_path(target).parent / (_sqlite_path(target).name + ".vectors")
+        vec_bytes = 0 if server else sum(p.stat().st_size for p in files.glob("*.vec"))
+        figures["vector_files_mb"] = round(vec_bytes / 2**20, 1)
         figures["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     return figures
+
+
+def run_sizes(sizes: list[int], *, db: str | None, **kw: Any) -> dict[str, Any]:
+    """`run_bench` once per size (records = scope = that size, up to `scope`)."""
+    if db is not None and len(sizes) > 1:
+        raise InvalidInput("--sizes builds one fresh database per size; leave out --db")
+    if not sizes or any(n < 100 for n in sizes):
+        raise InvalidInput("--sizes takes record counts of at least 100, e.g. 10000,100000")
+    return {"sizes": [run_bench(db=db, records=n, **kw) for n in sizes]}
 
 
 def _sqlite_path(target: str) -> Path:
@@ -151,7 +183,9 @@ def _server_size(mem: Memory) -> int:
     return mem.store.database_size()
 
 
-def _load(mem: Memory, emb: Embedder, total: int, scope_n: int, say: Progress) -> dict[str, Any]:
+def _load(
+    mem: Memory, emb: Embedder, total: int, scope_n: int, say: Progress, scan: list[Any]
+) -> dict[str, Any]:
     pool = synthetic_facts(min(5000, total))
     t0 = time.perf_counter()
     vectors = np.vstack([emb.embed(pool[i : i + 256]) for i in range(0, len(pool), 256)])
@@ -159,7 +193,7 @@ def _load(mem: Memory, emb: Embedder, total: int, scope_n: int, say: Progress) -
     say(f"embedded {len(pool)} distinct facts in {embed_s:.1f}s")
     t0 = time.perf_counter()
     with mem.store.bulk_load():  # on PostgreSQL: the HNSW index is built once, at the end
-        _insert(mem, emb, total, scope_n, pool, vectors, say)
+        _insert(mem, emb, total, scope_n, pool, vectors, say, scan)
     load_s = time.perf_counter() - t0
     say(f"loaded {total} records in {load_s:.1f}s (indexes included)")
     return {"load_records_per_s": round(total / load_s)}
@@ -167,7 +201,7 @@ def _load(mem: Memory, emb: Embedder, total: int, scope_n: int, say: Progress) -
 
 def _insert(
     mem: Memory, emb: Embedder, total: int, scope_n: int, pool: list[str], vectors: Any,
-    say: Progress,
+    say: Progress, scan: list[Any],
 ) -> None:  # fmt: skip
     rng = np.random.default_rng(11)
     noise = np.random.default_rng(13)
@@ -190,6 +224,9 @@ def _insert(
         vecs.append(vectors[j])
         if len(batch) == 5000 or i == total - 1:
             nudged = _nudge(np.vstack(vecs), noise)
+            in_scope = max(0, min(len(batch), scope_n - (i + 1 - len(batch))))
+            # the scope's vectors as stored (float16), for the brute-force baseline
+            scan.append(nudged[:in_scope].astype(np.float16).astype(np.float32))
             mem.store.apply(
                 Write(tenant=mem.tenant, inserts=tuple(batch), vectors=tuple(nudged),
                       vector_model=emb.name)
@@ -221,6 +258,76 @@ def _recall(mem: Memory, n: int, say: Progress) -> dict[str, Any]:
         "recall_p95_ms": round(float(np.percentile(times, 95)), 2),
         "first_recall_ms": round(first_ms, 1),
     }
+
+
+def _query(i: int) -> str:
+    return QUERIES[i % len(QUERIES)] + f" {i} baseline"  # never repeated: no query cache
+
+
+def _pcts(times: list[float]) -> dict[str, float]:
+    return {
+        "p50_ms": round(float(np.percentile(times, 50)), 3),
+        "p95_ms": round(float(np.percentile(times, 95)), 3),
+    }
+
+
+def _baselines(
+    mem: Memory, emb: Embedder, matrix: Any, n: int, say: Progress
+) -> dict[str, dict[str, float]]:
+    """The machine's raw parts on the same data: embedder, numpy scan, BM25 alone."""
+    embed_t, scan_t, bm25_t = [], [], []
+    scope = Scope(mem.tenant, "bench-main")
+    for i in range(n):
+        t0 = time.perf_counter()
+        vec = emb.embed([_query(i)])[0]
+        t1 = time.perf_counter()
+        scores = matrix @ vec
+        top = np.argpartition(-scores, min(10, len(scores) - 1))[:10]
+        top[np.argsort(-scores[top])]
+        t2 = time.perf_counter()
+        mem.store.search_records(scope, _query(i), 100)
+        t3 = time.perf_counter()
+        embed_t.append((t1 - t0) * 1000)
+        scan_t.append((t2 - t1) * 1000)
+        bm25_t.append((t3 - t2) * 1000)
+    out = {"embed": _pcts(embed_t), "numpy_scan": _pcts(scan_t), "bm25": _pcts(bm25_t)}
+    say(f"baselines: {json.dumps(out)}")
+    return out
+
+
+def _ratios(figures: dict[str, Any]) -> dict[str, float]:
+    """Each recall figure over what embedding the query and scanning the vectors cost."""
+    base = figures["baselines"]
+    floor50 = base["embed"]["p50_ms"] + base["numpy_scan"]["p50_ms"]
+    floor95 = base["embed"]["p95_ms"] + base["numpy_scan"]["p95_ms"]
+    return {
+        "recall_p50_to_embed_plus_scan": round(figures["recall_p50_ms"] / floor50, 2),
+        "recall_p95_to_embed_plus_scan": round(figures["recall_p95_ms"] / floor95, 2),
+        "first_recall_to_embed_plus_scan": round(figures["first_recall_ms"] / floor50, 2),
+    }
+
+
+_COLD_CHILD = """
+import json, sys, time
+t0 = time.perf_counter()
+from remem.memory import Memory
+mem = Memory.open(sys.argv[1])
+if mem.embedder is not None:
+    mem.embedder.embed(["load the model"])
+t1 = time.perf_counter()
+mem.recall(actor="bench-main", query="which seat should I book", k=10)
+t2 = time.perf_counter()
+print(json.dumps({"cold_open_ms": (t1 - t0) * 1000, "cold_first_recall_ms": (t2 - t1) * 1000}))
+"""
+
+
+def _cold_first_recall(target: str) -> dict[str, float]:
+    """A fresh process's first recall (its embedder already loaded), and its start-up."""
+    done = subprocess.run(
+        [sys.executable, "-c", _COLD_CHILD, target], check=True, capture_output=True, text=True
+    )
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    return {k: round(float(v), 1) for k, v in found.items()}
 
 
 def _ingest(mem: Memory, n: int, say: Progress) -> dict[str, Any]:

@@ -719,6 +719,19 @@ def demo(ctx: Ctx) -> None:
 )
 @click.option("--lexical", is_flag=True, help="Serve without an embedding model (with --http).")
 @click.option(
+    "--compare",
+    is_flag=True,
+    help="Also measure the raw parts on the same data (embedder alone, numpy scan, BM25 "
+    "alone), recall as a ratio to them, and a fresh process's first recall.",
+)
+@click.option(
+    "--sizes",
+    default=None,
+    metavar="N,N,...",
+    help="Run once per record count (a fresh database each, e.g. 10000,100000); "
+    'the output is {"sizes": [figures, ...]}.',
+)
+@click.option(
     "--llm-fake",
     is_flag=True,
     help="Measure the LLM pipeline (calls, tokens and overhead per event) against a "
@@ -736,6 +749,8 @@ def bench(
     n_requests: int,
     concurrency: int,
     lexical: bool,
+    compare: bool,
+    sizes: str | None,
     llm_fake: bool,
 ) -> None:
     """Measure recall latency, ingest and extraction speed on synthetic records."""
@@ -765,16 +780,22 @@ def bench(
         )
         emit(ctx, figures, lambda: click.echo(json.dumps(figures, indent=2)))
         return
-    from remem.bench import run_bench
+    from remem.bench import run_bench, run_sizes
 
-    result = run_bench(
-        db=ctx.db,
-        records=n_records,
-        scope=scope_records,
-        queries=queries,
-        events=n_events,
-        progress=not ctx.as_json,
-    )
+    common: dict[str, Any] = dict(
+        scope=scope_records, queries=queries, events=n_events, progress=not ctx.as_json,
+        compare=compare,
+    )  # fmt: skip
+    if sizes is not None:
+        try:
+            counts = [int(part) for part in sizes.split(",") if part.strip()]
+        except ValueError:
+            raise InvalidInput(
+                f"--sizes takes record counts like 10000,100000, not {sizes!r}"
+            ) from None
+        result = run_sizes(counts, db=ctx.db, **common)
+    else:
+        result = run_bench(db=ctx.db, records=n_records, **common)
     emit(ctx, result, lambda: click.echo(json.dumps(result, indent=2)))
 
 

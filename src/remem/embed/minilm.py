@@ -14,6 +14,7 @@ import json
 import math
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -65,6 +66,10 @@ _GELU_A = tuple(
 # 4096 padded tokens keep a batch of 256-token texts' attention scores at 50 MB.
 _BATCH_OVERHEAD_TOKENS = 32
 _BATCH_TOKENS = 4096
+
+# Single texts (queries) recently embedded, kept by `MiniLMEmbedder.embed`: an
+# agent repeating a query, or recall and its explain call, pays 10 ms once.
+QUERY_CACHE = 256
 
 # 32k float32 values: three scratch arrays of 128 kB fit in a 1 MB L2 cache.
 _GELU_CHUNK = 32_768
@@ -153,6 +158,8 @@ class MiniLMEmbedder:
         self._batch_size = batch_size
         self._model: _Model | None = None
         self._lock = threading.Lock()
+        self._recent: OrderedDict[str, F32] = OrderedDict()
+        self.query_cache_hits = 0  # single texts answered from the recent ones
 
     @property
     def name(self) -> str:
@@ -175,7 +182,28 @@ class MiniLMEmbedder:
         Texts longer than the model's 256 tokens are truncated, as
         sentence-transformers does. Texts are batched by similar length (see
         `plan_batches`) to keep padding small; the output keeps the input order.
+        A single text is looked up among the last `QUERY_CACHE` single texts
+        first (the same bytes come back: the forward pass is deterministic).
         """
+        if len(texts) == 1:
+            return self._embed_one(texts[0])
+        return self._embed_many(texts)
+
+    def _embed_one(self, text: str) -> Vectors:
+        with self._lock:
+            hit = self._recent.get(text)
+            if hit is not None:
+                self._recent.move_to_end(text)
+                self.query_cache_hits += 1
+                return hit.copy()
+        out = self._embed_many([text])
+        with self._lock:
+            self._recent[text] = out.copy()
+            if len(self._recent) > QUERY_CACHE:
+                self._recent.popitem(last=False)
+        return out
+
+    def _embed_many(self, texts: Sequence[str]) -> Vectors:
         out = np.zeros((len(texts), DIM), dtype=np.float32)
         if not texts:
             return out

@@ -4,8 +4,11 @@ This Python's sqlite3 cannot load extensions, so vectors are stored as float16
 blobs (half the bytes to read when a scope loads; cosines change by about
 1e-3) and searched in memory with numpy, one scope at a time: the matrix of a
 (tenant, actor) is loaded once and reloaded only when that scope's version
-changes (see `scope_versions` and `remem.store.vectors`). Named queries live
-in `remem.store.sqlite_sql`.
+changes (see `scope_versions` and `remem.store.vectors`). A scope's vectors
+are also kept in a memory-mapped file beside the database
+(`remem.store.vector_files`), so a fresh process opens them in milliseconds
+instead of reading them through SQLite. Named queries live in
+`remem.store.sqlite_sql`.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from remem.store.base import ForgetReport, Hit, Near, Scope, Write
 from remem.store.rows import event_from, near_from, record_from
 from remem.store.sqlite_jobs import SQLiteJobs
 from remem.store.sqlite_keys import SQLiteKeys
+from remem.store.vector_files import Stamp, VectorFiles
 from remem.store.vectors import ScopeVectors
 from remem.timeutil import from_db, to_db
 
@@ -110,6 +114,11 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
                 )
         self._lock = threading.RLock()
         self._vec_cache: dict[tuple[str, str, str], tuple[int, ScopeVectors | None]] = {}
+        # None for `:memory:` or a folder this process cannot write: vectors are then
+        # read from the database once per process (the in-memory path)
+        self.vector_files: VectorFiles | None = None
+        self._writers: list[threading.Thread] = []
+        self._writers_lock = threading.Lock()
         try:
             self._db = sqlite3.connect(
                 self.path, isolation_level=None, check_same_thread=False, timeout=30.0
@@ -123,6 +132,7 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
             # leaves no copy in the file's free space (see `scrub_files`)
             self._db.execute("PRAGMA secure_delete = ON")
             self._migrate()
+            self.vector_files = VectorFiles.beside(self.path)
         except (sqlite3.DatabaseError, StoreError) as exc:
             if isinstance(exc, StoreError) and not isinstance(exc.__cause__, sqlite3.Error):
                 raise  # e.g. SchemaTooNew
@@ -187,7 +197,8 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
             return list(self._db.execute(sql, params).fetchall())
 
     def close(self) -> None:
-        """Close the connection; the store cannot be used afterwards."""
+        """Close the connection (once vector files being written are); no use afterwards."""
+        self.sync_vector_files()
         with self._lock:
             self._db.close()
 
@@ -507,22 +518,80 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
         return hits
 
     def _scope_vectors(self, scope: Scope, events: bool = False) -> ScopeVectors | None:
-        """One scope's record (or event) vectors in memory, reloaded when the scope changed."""
+        """One scope's record (or event) vectors, reloaded when the scope changed.
+
+        In order: this process's cache, the scope's vector file when its stamp
+        matches the database, else the database (and the file is rewritten).
+        """
         key = (scope.tenant, scope.actor)
+        kind = "events" if events else "records"
         rows = self._rows(q.SCOPE_VERSION, key)
         version = int(rows[0][0]) if rows else 0
-        cache_key = (scope.tenant, scope.actor, "events" if events else "records")
+        cache_key = (scope.tenant, scope.actor, kind)
         cached = self._vec_cache.get(cache_key)
         if cached is not None and cached[0] == version:
             return cached[1]
-        if events:
-            vectors = self._load_event_vectors(key)
-        else:
-            vectors = self._load_record_vectors(key)
+        files = self.vector_files
+        with self._lock, _translated():
+            own = not self._db.in_transaction
+            if own:
+                self._db.execute("BEGIN")  # the stamp and the rows from one snapshot
+            try:
+                rows = self._rows(q.SCOPE_VERSION, key)
+                version = int(rows[0][0]) if rows else 0
+                last = self._rows(q.SCOPE_EVENT_LAST if events else q.SCOPE_VECTOR_LAST, key)
+                stamp = Stamp(version, str(last[0][0]) if last else "")
+                vectors = files.open(*key, kind, stamp) if files and last else None
+                fresh = vectors is None
+                if fresh:
+                    load = self._load_event_vectors if events else self._load_record_vectors
+                    vectors = load(key)
+            finally:
+                if own:
+                    self._db.execute("COMMIT")
+        if fresh and files is not None and vectors is not None:
+            # written beside this recall, not before it answers: a projection and
+            # 100 MB of file cost about as much again as the load (`sync_vector_files`)
+            writer = threading.Thread(
+                target=self._write_scope, args=(files, key, kind, stamp, rows, vectors),
+                name="remem-vector-file",
+            )  # fmt: skip
+            with self._writers_lock:
+                self._writers = [w for w in self._writers if w.is_alive()] + [writer]
+            writer.start()
         if len(self._vec_cache) >= VECTOR_CACHE_SCOPES:
             self._vec_cache.pop(next(iter(self._vec_cache)))
         self._vec_cache[cache_key] = (version, vectors)
         return vectors
+
+    def _write_scope(
+        self, files: VectorFiles, key: tuple[str, str], kind: str, stamp: Stamp,
+        rows: list[sqlite3.Row], vectors: ScopeVectors,
+    ) -> None:  # fmt: skip
+        files.write(*key, kind, stamp, vectors)
+        try:
+            changed = [tuple(r) for r in self._rows(q.SCOPE_VERSION, key)] != [
+                tuple(r) for r in rows
+            ]
+        except (StoreError, sqlite3.ProgrammingError):
+            changed = True  # closed meanwhile: cannot tell
+        if changed:  # not trusted anyway, and it may hold what a forget just erased
+            files.remove_scope(*key)
+
+    def sync_vector_files(self) -> None:
+        """Wait until the vector files being written (after a load from the database) are."""
+        with self._writers_lock:
+            writers, self._writers = self._writers, []
+        for writer in writers:
+            writer.join()
+
+    def _drop_scope_vectors(self, tenant: str, actor: str) -> None:
+        """Forget a scope's vectors held outside the database: its files and this cache."""
+        self.sync_vector_files()
+        for kind in ("records", "events"):
+            self._vec_cache.pop((tenant, actor, kind), None)
+        if self.vector_files is not None:
+            self.vector_files.remove_scope(tenant, actor)
 
     def _load_event_vectors(self, key: tuple[str, str]) -> ScopeVectors | None:
         rows = self._rows(q.SCOPE_EVENT_VECTORS, key)
@@ -602,7 +671,11 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
                 (tenant, record_id, "DELETE", to_db(now), None, "deleted", None, "forget", ""),
             )
             db.execute(q.BUMP_SCOPE, (tenant, actor))
+        self._drop_scope_vectors(tenant, actor)
         remaining = self._verify_record(tenant, record_id, rowid, sources)
+        if self.vector_files is not None:
+            held = self.vector_files.holding(tenant, actor, {record_id, *sources})
+            remaining["vector_files"] = held
         return ForgetReport(deleted=n, verified=not any(remaining.values()), remaining=remaining)
 
     def forget_actor(self, tenant: str, actor: str, now: datetime) -> ForgetReport:
@@ -636,7 +709,10 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
             counts.update(erase_actor_rows(db, tenant, actor))
             db.execute(q.ACTOR_TOMBSTONE, (tenant, actor, to_db(now)))
             db.execute(q.BUMP_SCOPE, (tenant, actor))
+        self._drop_scope_vectors(tenant, actor)
         remaining = self._verify_actor(tenant, actor)
+        if self.vector_files is not None:
+            remaining["vector_files"] = self.vector_files.holding(tenant, actor)
         return ForgetReport(
             deleted=counts, verified=not any(remaining.values()), remaining=remaining
         )

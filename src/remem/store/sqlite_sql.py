@@ -274,6 +274,13 @@ WHERE events_fts MATCH ? AND events_fts.rowid >= ? AND e.tenant = ? AND e.actor 
 ORDER BY rank LIMIT ?
 """
 SCOPE_VERSION = "SELECT version FROM scope_versions WHERE tenant = ? AND actor = ?"
+# the newest vector row of a scope (any status): part of a vector file's stamp
+SCOPE_VECTOR_LAST = """
+SELECT id FROM record_vectors WHERE tenant = ? AND actor = ? ORDER BY record_rowid DESC LIMIT 1
+"""
+SCOPE_EVENT_LAST = """
+SELECT id FROM event_vectors WHERE tenant = ? AND actor = ? ORDER BY event_seq DESC LIMIT 1
+"""
 SCOPE_VECTORS = """
 SELECT id, status, valid_from, valid_until, model, vec FROM record_vectors
 WHERE tenant = ? AND actor = ? AND status IN ('active', 'invalid')

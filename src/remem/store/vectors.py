@@ -13,7 +13,7 @@ to 100,000 rows this found 99.99% of the exact top 50 in about 4 ms.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,10 +31,15 @@ F32 = npt.NDArray[np.float32]
 
 @dataclass
 class ScopeVectors:
-    """One scope's vectors with their status and validity, searchable in memory."""
+    """One scope's vectors with their status and validity, searchable in memory.
 
-    ids: tuple[str, ...]
-    matrix: F32  # (n, dim), unit rows
+    `ids` is a tuple of strings, or (from a vector file) an array of UTF-8
+    bytes; `matrix` is float32, or float16 when a projection is attached (only
+    the refined rows are then widened).
+    """
+
+    ids: Sequence[str] | npt.NDArray[np.bytes_]
+    matrix: npt.NDArray[np.float32] | npt.NDArray[np.float16]  # (n, dim), unit rows
     active: npt.NDArray[np.bool_]
     valid_from: npt.NDArray[np.float64]  # epoch seconds
     valid_until: npt.NDArray[np.float64]  # epoch seconds, +inf while open
@@ -56,7 +61,9 @@ class ScopeVectors:
             return []
         self._searches += 1
         projection = None
-        if len(self.ids) >= APPROX_MIN and self._searches > 1:
+        if self._basis is not None and self._projected is not None:
+            projection = (self._basis, self._projected)  # persisted with the scope's file
+        elif len(self.ids) >= APPROX_MIN and self._searches > 1:
             projection = self._projection()  # BLAS on every core: a one-off gemm
         with one_blas_thread():
             if projection is not None:
@@ -64,20 +71,35 @@ class ScopeVectors:
                 coarse = projected @ (query @ basis)
                 coarse[~mask] = -np.inf
                 pool = min(REFINE, n)
-                rows = np.argpartition(-coarse, pool - 1)[:pool]
-                scores = self.matrix[rows] @ query
+                rows = np.sort(np.argpartition(-coarse, pool - 1)[:pool])
+                scores = np.asarray(self.matrix[rows], np.float32) @ query
             else:
                 rows = np.flatnonzero(mask)
-                scores = self.matrix[rows] @ query
+                scores = np.asarray(self.matrix[rows], np.float32) @ query
             k = min(limit, len(rows))
             best = np.argpartition(-scores, k - 1)[:k]
             best = best[np.argsort(-scores[best])]
-        return [(self.ids[int(rows[i])], float(scores[i])) for i in best if np.isfinite(scores[i])]
+        return [(self._id(int(rows[i])), float(scores[i])) for i in best if np.isfinite(scores[i])]
+
+    def _id(self, row: int) -> str:
+        ident = self.ids[row]
+        return ident.decode() if isinstance(ident, bytes) else str(ident)
+
+    def projection(self) -> tuple[F32, F32] | None:
+        """The PCA basis and projected matrix (built now if needed), or None below APPROX_MIN."""
+        if len(self.ids) < APPROX_MIN:
+            return None
+        return self._projection()
+
+    def attach_projection(self, basis: F32, projected: F32) -> None:
+        """Use a projection made earlier (read from the scope's file) from the first search."""
+        with self._lock:
+            self._basis, self._projected = basis, projected
 
     def _projection(self) -> tuple[F32, F32]:
         with self._lock:
             if self._basis is None or self._projected is None:
-                m = self.matrix
+                m = np.asarray(self.matrix, np.float32)
                 rng = np.random.default_rng(0)
                 sample = m if len(m) <= PCA_SAMPLE else m[rng.choice(len(m), PCA_SAMPLE, False)]
                 centred = sample - sample.mean(axis=0)
