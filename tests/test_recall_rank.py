@@ -14,7 +14,7 @@ import pytest
 
 from remem.model import Authority, Event, Kind, Record, Role, Sensitivity, Source, Status
 from remem.recall.engine import pack_packet
-from remem.recall.events import GatheredEvents
+from remem.recall.events import LENDER_WORD_SHARE, GatheredEvents
 from remem.recall.floor import FLOOR, WORD_FLOOR
 from remem.recall.fusion import stem, word_evidence
 from remem.recall.gather import Gathered
@@ -203,6 +203,16 @@ def test_a_neighbour_of_a_relevant_match_passes_the_floor_with_it() -> None:
     packet = pack_packet(g := gathered("hiking", events=_thread(), vectors=False), rank(g, NOW))
     # the answer two turns away shares no word with the query, yet is kept
     assert [it.id for it in packet.records] == ["e2", "e1", "e3", "e0", "e4"]
+
+
+def test_a_turn_holding_one_word_of_a_long_request_lends_its_neighbours_nothing() -> None:
+    # "hiking" is one of eight informative words: a small share (under
+    # LENDER_WORD_SHARE), so the unrelated turns around it get no share
+    g = gathered("Which hiking trails near Seattle have waterfalls and old growth forest?",
+                 events=_thread(), vectors=False)  # fmt: skip
+    scores = {it.id: it.score for it in rank(g, NOW).items}
+    assert set(scores) == {"e2"}
+    assert 0 < scores["e2"] < LENDER_WORD_SHARE
 
 
 def test_an_event_whose_records_were_superseded_is_not_returned() -> None:
