@@ -209,28 +209,9 @@ def locomo(
     finally:
         if judge is not None:
             judge.chat.close()
-    result["png"] = None
-    if png is not None:
-        from remem.eval.report import write_chart
+    from remem.eval.report import print_report, write_chart
 
-        note = write_chart(result, png)
-        if note:
-            result["notes"].append(note)
-        else:
-            result["png"] = str(png)
-
-    def human() -> None:
-        from rich.console import Console
-
-        from remem.eval.report import print_report
-
-        # piped output gets room for every column instead of rich's default 80
-        console = Console() if sys.stdout.isatty() else Console(width=120)
-        print_report(result, console)
-        if result["png"]:
-            console.print(f"chart: {result['png']}")
-
-    emit(ctx, result, human)
+    _report(ctx, result, png, write_chart, print_report)
 
 
 @eval_group.command("prefeval")
@@ -285,27 +266,9 @@ def prefeval(
             path, per_actor=sizes, ks=ks, seed=seed, embedder=embedder,
             with_baselines=baselines, limit_questions=limit_questions, progress=hook,
         )  # fmt: skip
-    result["png"] = None
-    if png is not None:
-        from remem.eval.report import write_prefeval_chart
+    from remem.eval.report import print_prefeval, write_prefeval_chart
 
-        note = write_prefeval_chart(result, png)
-        if note:
-            result["notes"].append(note)
-        else:
-            result["png"] = str(png)
-
-    def human() -> None:
-        from rich.console import Console
-
-        from remem.eval.report import print_prefeval
-
-        console = Console() if sys.stdout.isatty() else Console(width=120)
-        print_prefeval(result, console)
-        if result["png"]:
-            console.print(f"chart: {result['png']}")
-
-    emit(ctx, result, human)
+    _report(ctx, result, png, write_prefeval_chart, print_prefeval)
 
 
 @eval_group.command("governance")
@@ -342,3 +305,32 @@ def governance(ctx: Ctx, embedder_name: str) -> None:
         click.echo(f"{report['passed']}/{report['total']} passed in {report['seconds']} s")
 
     emit(ctx, report, human)
+
+
+def _report(
+    ctx: Ctx,
+    result: dict[str, Any],
+    png: Path | None,
+    chart: Callable[[dict[str, Any], Path], str | None],
+    table: Callable[[dict[str, Any], Any], None],
+) -> None:
+    """Draw the chart when asked (a failure becomes a note), then emit the result:
+    one JSON document, or the table for a person."""
+    result["png"] = None
+    if png is not None:
+        note = chart(result, png)
+        if note:
+            result["notes"].append(note)
+        else:
+            result["png"] = str(png)
+
+    def human() -> None:
+        from rich.console import Console
+
+        # piped output gets room for every column instead of rich's default 80
+        console = Console() if sys.stdout.isatty() else Console(width=120)
+        table(result, console)
+        if result["png"]:
+            console.print(f"chart: {result['png']}")
+
+    emit(ctx, result, human)
