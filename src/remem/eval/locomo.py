@@ -194,13 +194,17 @@ def actor_name(sample_id: str) -> str:
 
 def load(path: str | Path) -> Dataset:
     """Load a LoCoMo-format file; InvalidInput when it is not one at all."""
+    return parse(read_json(path), str(path))
+
+
+def read_json(path: str | Path) -> Any:
+    """A dataset file's decoded JSON; InvalidInput saying why when it cannot be read."""
     try:
-        raw = json.loads(Path(path).read_text(encoding="utf-8"))
+        return json.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
         raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}") from None
     except json.JSONDecodeError as exc:
         raise InvalidInput(f"{path} is not JSON ({exc.msg} at line {exc.lineno})") from None
-    return parse(raw, str(path))
 
 
 def parse(raw: object, origin: str = "input") -> Dataset:

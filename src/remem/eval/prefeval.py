@@ -24,7 +24,6 @@ the order recall returns them, and both count as items. The baselines of
 
 from __future__ import annotations
 
-import json
 import random
 import tempfile
 import time
@@ -37,6 +36,7 @@ from typing import Any
 from remem.embed.base import Embedder
 from remem.errors import InvalidInput
 from remem.eval.baselines import baselines as make_baselines
+from remem.eval.locomo import read_json
 from remem.eval.metrics import latency
 from remem.eval.quality import Made, Said, check_records, per_100
 from remem.eval.runner import made_records
@@ -122,13 +122,7 @@ class Actor:
 
 def load(path: str | Path) -> PrefData:
     """Load a PrefEval-shaped file; InvalidInput when it is not one."""
-    try:
-        raw = json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}") from None
-    except json.JSONDecodeError as exc:
-        raise InvalidInput(f"{path} is not JSON ({exc.msg} at line {exc.lineno})") from None
-    return parse(raw, str(path))
+    return parse(read_json(path), str(path))
 
 
 def parse(raw: object, origin: str = "input") -> PrefData:
