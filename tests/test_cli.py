@@ -62,7 +62,7 @@ def test_the_whole_path_through_the_cli(capsys: pytest.CaptureFixture[str], tmp_
     assert item["id"] == new["id"]
 
     past = ok(capsys, db, "recall", "--actor", "alice", "--query", "trip budget",
-              "--as-of", "2026-03-02T00:00:00Z", "--no-events")  # fmt: skip
+              "--valid-at", "2026-03-02T00:00:00Z", "--no-events")  # fmt: skip
     assert [r["id"] for r in past["records"]] == [old["id"]]
 
     explained = ok(capsys, db, "recall", "--actor", "alice", "--query", "budget", "--explain")

@@ -61,16 +61,25 @@ def test_newer_statement_supersedes_older(mem: Memory) -> None:
     assert [it.id for it in packet.records] == [new.id]
 
 
-def test_as_of_answers_what_held_then(mem: Memory) -> None:
+def test_valid_at_answers_what_is_known_now_about_then(mem: Memory) -> None:
+    # a history imported today (the clock is in June): its records were written now
     say(mem, "Our budget for the trip is $500.", 0)
     say(mem, "Our budget increased to $750.", 3)
     mem.process()
-    before = mem.recall(actor="alice", query="trip budget", as_of=at(1), include_events=False)
+    before = mem.recall(actor="alice", query="trip budget", valid_at=at(1), include_events=False)
     assert ["$500" in it.text for it in before.records] == [True]
-    after = mem.recall(actor="alice", query="trip budget", as_of=at(4), include_events=False)
+    after = mem.recall(actor="alice", query="trip budget", valid_at=at(4), include_events=False)
     assert ["$750" in it.text for it in after.records] == [True]
-    ancient = mem.recall(actor="alice", query="trip budget", as_of=at(-1), include_events=False)
+    ancient = mem.recall(actor="alice", query="trip budget", valid_at=at(-1), include_events=False)
     assert ancient.records == ()
+    # as of day 1 nothing of it was known yet: nothing written after a time is known at it
+    then = mem.recall(actor="alice", query="trip budget", as_of=at(1), explain=True)
+    assert then.records == ()
+    assert then.explain is not None
+    assert {r["reason"] for r in then.explain["rejected"]} == {
+        "written after known_at",
+        "received after known_at",
+    }
 
 
 def test_late_arriving_old_event_does_not_overwrite_newer_fact(mem: Memory) -> None:
@@ -84,7 +93,7 @@ def test_late_arriving_old_event_does_not_overwrite_newer_fact(mem: Memory) -> N
     assert not any("Lisbon" in r.text for r in active)
     lisbon = next(r for r in mem.records(actor="alice", all=True) if "Lisbon" in r.text)
     assert lisbon.status is Status.INVALID
-    assert mem.recall(actor="alice", query="Lisbon", as_of=at(5), include_events=False).records
+    assert mem.recall(actor="alice", query="Lisbon", valid_at=at(5), include_events=False).records
 
 
 def test_correction_in_order_supersedes(mem: Memory) -> None:

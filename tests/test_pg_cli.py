@@ -95,7 +95,7 @@ def test_the_whole_path_through_the_cli(cli: Cli) -> None:
     assert "$750" in item["text"] and "$500" not in json.dumps(packet["records"])
 
     past = cli.ok("recall", "--actor", "alice", "--query", "trip budget",
-                  "--as-of", "2026-03-02T00:00:00Z", "--no-events")  # fmt: skip
+                  "--valid-at", "2026-03-02T00:00:00Z", "--no-events")  # fmt: skip
     assert [r["id"] for r in past["records"]] == [old["id"]]
 
     explained = cli.ok("recall", "--actor", "alice", "--query", "budget", "--explain")

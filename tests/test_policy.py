@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -11,7 +12,14 @@ from remem.model import Authority, Event, Kind, Record, Role, Sensitivity, Sourc
 from remem.policy.events import classify, identity, import_digest
 from remem.policy.precedence import RANK, may_supersede, outranks_or_equals
 from remem.policy.scope import actor_prefix, check_name, namespace_for
-from remem.policy.validity import is_recallable, is_valid_at
+from remem.policy.validity import (
+    event_not_held,
+    held,
+    is_recallable,
+    is_valid_at,
+    not_held,
+    not_recallable,
+)
 from remem.store.sqlite_sql import like_prefix
 
 T = datetime(2026, 1, 1, tzinfo=UTC)
@@ -100,13 +108,62 @@ def test_only_active_records_are_recalled_now(status: Status, as_of: bool, expec
     now = T + timedelta(days=100)
     rec = _rec(status=status, days_until=50 if status is Status.INVALID else None)
     when = T + timedelta(days=10) if as_of else None
-    assert is_recallable(rec, now, when) is expected
+    assert is_recallable(rec, now, when, when) is expected
 
 
 def test_expired_record_is_not_recalled_now_but_is_as_of_before() -> None:
     rec = _rec(days_until=5)
-    assert not is_recallable(rec, T + timedelta(days=6))
-    assert is_recallable(rec, T + timedelta(days=6), T + timedelta(days=2))
+    assert not_recallable(rec, T + timedelta(days=6)) == "expired (valid_until has passed)"
+    assert is_recallable(rec, T + timedelta(days=6), T + timedelta(days=2), T + timedelta(days=2))
+
+
+def _at(days: float) -> datetime:
+    return T + timedelta(days=days)
+
+
+def _written(days_written: float, **kw: object) -> Record:
+    """A record written on day `days_written` (valid from day 0 unless told)."""
+    base = _rec(**kw)  # type: ignore[arg-type]
+    return replace(base, created_at=_at(days_written), updated_at=_at(days_written))
+
+
+def test_a_record_written_after_known_at_is_not_held_whatever_its_validity() -> None:
+    late = _written(20)  # valid from day 0, written on day 20 (a backdated statement)
+    assert not_held(late, _at(10), _at(10)) == "written after known_at"
+    assert held(late, _at(20), _at(10))  # known from day 20 on, about day 10 too
+    assert not_recallable(late, _at(30), valid_at=_at(10)) is None  # known now about day 10
+
+
+def test_a_record_superseded_after_known_at_is_still_current_then() -> None:
+    # valid from day 0; its successor (valid from day 5) was written on day 20
+    old = replace(_written(0, status=Status.INVALID, days_until=5), superseded_by="new")
+    closed = {"r": _at(20)}
+    assert held(old, _at(10), _at(10), closed)  # on day 10 nobody knew of day 5's change
+    assert held(old, _at(10), _at(100), closed)  # nor that it would end
+    assert not_held(old, _at(10), _at(-1), closed) == "not valid at valid_at"
+    # once the closing is known, it holds for the time it was valid only
+    assert held(old, _at(30), _at(3), closed)
+    assert not_held(old, _at(30), _at(10), closed) == "superseded before known_at by new"
+    assert not_held(old, _at(30), _at(10)) == "superseded before known_at by new"
+
+
+def test_an_invalidated_record_is_held_only_until_its_withdrawal_is_known() -> None:
+    gone = _written(0, status=Status.INVALID)  # closed with no validity left
+    assert held(gone, _at(5), _at(5), {"r": _at(8)})
+    assert not_held(gone, _at(9), _at(5), {"r": _at(8)}) == "invalidated before known_at"
+
+
+@pytest.mark.parametrize("status", [Status.DELETED, Status.PROPOSED])
+def test_deleted_and_proposed_records_are_never_held(status: Status) -> None:
+    assert not_held(_written(0, status=status), _at(10), _at(10)) == status.value
+
+
+def test_an_event_is_known_from_its_arrival_and_valid_from_its_own_time() -> None:
+    said = Event("e", "t", "a", "s", Role.USER, "hi", _at(1), received_at=_at(50))
+    assert event_not_held(said, _at(40), _at(60)) == "received after known_at"
+    assert event_not_held(said, None, _at(0)) == "said after valid_at"
+    assert event_not_held(said, _at(50), _at(1)) is None
+    assert event_not_held(replace(said, received_at=None), _at(0), _at(1)) is None
 
 
 @pytest.mark.parametrize("name", ["alice", "u42", "a.b-c_d@x:y+z", "A" * 200])

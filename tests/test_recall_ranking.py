@@ -92,12 +92,12 @@ def test_a_future_event_does_not_weigh_the_words_of_an_as_of_recall(
 ) -> None:
     early = say(mem, "budget talk", 0)
     say(mem, "the budget, the budget", 5, session="s2")
-    packet = mem.recall(actor="alice", query="budget talk tomorrow", as_of=at(1))
+    packet = mem.recall(actor="alice", query="budget talk tomorrow", valid_at=at(1))
     assert [it.id for it in packet.records] == [early]
     # it scores as if the later turn had never been said
     with Memory.open(tmp_path / "alone.db", embedder=None, clock=clock) as alone:
         alone.add_event(actor="alice", session="s1", role="user", text="budget talk", time=at(0))
-        expected = alone.recall(actor="alice", query="budget talk tomorrow", as_of=at(1))
+        expected = alone.recall(actor="alice", query="budget talk tomorrow", valid_at=at(1))
     assert packet.records[0].score == pytest.approx(expected.records[0].score)
 
 
@@ -147,10 +147,10 @@ def test_a_neighbour_that_cannot_be_returned_is_not(mem: Memory) -> None:
     assert packet.explain is not None
     reasons = {r["id"]: r["reason"] for r in packet.explain["rejected"]}
     assert reasons[superseded] == "its records were superseded or removed"
-    past = mem.recall(actor="alice", query="fly", as_of=at(1), explain=True)
+    past = mem.recall(actor="alice", query="fly", valid_at=at(1), explain=True)
     assert [it.id for it in past.records] == [asked]
     assert past.explain is not None
-    assert {"id": later, "reason": "event after the as-of time"} in past.explain["rejected"]
+    assert {"id": later, "reason": "said after valid_at"} in past.explain["rejected"]
 
 
 def test_what_the_named_speaker_said_outranks_what_was_said_to_them(mem: Memory) -> None:
@@ -246,7 +246,7 @@ def test_an_as_of_recall_returns_the_match_itself_and_passes_nothing_on(mem: Mem
     say(mem, "Good news: our budget increased to $3200", 4)
     mem.process()
     packet = mem.recall(actor="alice", query="money for the trip", include_events=False,
-                        as_of=at(2), explain=True)  # fmt: skip
+                        valid_at=at(2), explain=True)  # fmt: skip
     assert ["$2500" in it.text for it in packet.records] == [True]
     assert packet.explain is not None and packet.explain["inherited"] == []
 

@@ -357,7 +357,9 @@ def profile_cmd(
 @click.option("--query", required=True)
 @click.option("--k", default=10, show_default=True, type=click.IntRange(1, 1000))
 @click.option("--budget", default=1000, show_default=True, type=click.IntRange(1, 1_000_000))
-@click.option("--as-of", default=None, help="Answer as of this ISO 8601 time.")
+@_AS_OF
+@_KNOWN_AT
+@_VALID_AT
 @click.option("--explain", is_flag=True, help="Show candidates and why each was dropped.")
 @click.option("--no-events", is_flag=True, help="Records only; leave raw events out.")
 @click.option(
@@ -381,12 +383,18 @@ def recall_cmd(
     k: int,
     budget: int,
     as_of: str | None,
+    known_at: str | None,
+    valid_at: str | None,
     explain: bool,
     no_events: bool,
     max_sensitivity: str | None,
     pin: tuple[str, ...],
 ) -> None:
-    """Hand back the memories of an actor that matter for a query."""
+    """Hand back the memories of an actor that matter for a query.
+
+    --as-of T answers from what was known and valid at T (nothing written after
+    T); --valid-at T alone asks what is known now about T.
+    """
     with ctx.open() as mem:
         packet = mem.recall(
             actor=actor,
@@ -394,6 +402,8 @@ def recall_cmd(
             k=k,
             budget=budget,
             as_of=as_of,
+            known_at=known_at,
+            valid_at=valid_at,
             explain=explain,
             include_events=not no_events,
             max_sensitivity=max_sensitivity,

@@ -107,10 +107,12 @@ def _run(mem: Memory, path: str, as_json: bool) -> None:
             say(f"      - {it.text}  [{it.kind}, {it.source_date:%Y-%m-%d}]")
 
     as_of = "2026-03-10T00:00:00Z"
-    before = mem.recall(actor=ACTOR, query=QUESTIONS[0], k=2, budget=120, as_of=as_of,
+    # valid_at: what is known now about then (an as_of of then would know nothing: this
+    # history was imported today, and nothing written after a time is known at it)
+    before = mem.recall(actor=ACTOR, query=QUESTIONS[0], k=2, budget=120, valid_at=as_of,
                         include_events=False)  # fmt: skip
     out["as_of"] = {"as_of": as_of, **before.as_dict()}
-    say(click.style(f"\n5. the first question as of {as_of[:10]}, before the update", bold=True))
+    say(click.style(f"\n5. the first question valid at {as_of[:10]}, before the update", bold=True))
     for it in before.records:
         now = "still current" if it.status == "active" else "superseded since"
         say(f"      - {it.text}  [{it.kind}, {it.source_date:%Y-%m-%d}, {now}]")

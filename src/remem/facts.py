@@ -2,14 +2,11 @@
 
 Pure functions over records the store already returned; no similarity, no I/O.
 
-Bi-temporal reads: a record is *held* at (`known_at`, `valid_at`) when it was
-known then - written at or before `known_at` (an erased record is never held,
-whatever the time) - and valid then as far as was known then:
-`valid_from <= valid_at < valid_until`, where a record superseded after
-`known_at` counts as open-ended (its `valid_until` was set by a closing that had
-not happened yet), and one superseded by then keeps the validity its closing
-gave it. So `as_of=T` (both axes at T) is what the agent believed at T, and
-`valid_at=T` alone is what is known now about T.
+Bi-temporal reads: a record is *held* at (`known_at`, `valid_at`) as
+`remem.policy.validity.held` defines it (recall reads by the same rule): known
+then (written by `known_at`, not erased) and valid then as far as was known then.
+So `as_of=T` (both axes at T) is what the agent believed at T, and `valid_at=T`
+alone is what is known now about T.
 
 Within one field, the held records decide: none is `not_found`; values that all
 agree are `found` (the record of highest authority, then the newest); two or
@@ -19,7 +16,7 @@ because a newer statement had lower authority), each candidate with provenance.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -28,7 +25,7 @@ from remem.consolidate import same_value
 from remem.model import Kind, PacketItem, Record, Sensitivity, Status, iso
 from remem.policy.fields import canonical_field
 from remem.policy.precedence import RANK
-from remem.policy.validity import within_sensitivity
+from remem.policy.validity import Closings, held, within_sensitivity
 from remem.recall.budget import ITEM_OVERHEAD_TOKENS, estimate_tokens, pack
 
 FOUND, CONFLICT, NOT_FOUND = "found", "conflict", "not_found"
@@ -147,32 +144,6 @@ class Profile:
             "budget": self.budget,
             "dropped": self.dropped,
         }
-
-
-Closings = Mapping[str, datetime]  # record id -> when it was closed (its history says)
-
-
-def held(
-    record: Record, known_at: datetime, valid_at: datetime, closed: Closings | None = None
-) -> bool:
-    """Whether `record` was known at `known_at` and valid at `valid_at` (see module).
-
-    `closed` gives when INVALID records were closed (superseded, invalidated, or
-    written already closed as a late arrival); one missing from it was closed by
-    `known_at`. A record closed by then is still held for the time it was valid
-    (`valid_from` to the `valid_until` its closing set): superseded, it still says
-    where the user lived before. One closed with no validity left was withdrawn.
-    """
-    if record.status not in (Status.ACTIVE, Status.INVALID) or record.created_at > known_at:
-        return False
-    until = record.valid_until
-    if record.status is Status.INVALID:
-        shut = (closed or {}).get(record.id)
-        if shut is not None and shut > known_at:
-            until = None  # not closed yet then: its end was not known
-        elif until is None:
-            return False
-    return record.valid_from <= valid_at and (until is None or valid_at < until)
 
 
 def lookup(

@@ -27,7 +27,7 @@ from remem.config import Config, load_config
 from remem.consolidate import Decision, plan
 from remem.embed.base import Embedder, default_embedder
 from remem.errors import ConflictError, InvalidInput, NotFound, RefusedContent, RememError
-from remem.facts import Fact, Profile, held, lookup, pinned_items, profile
+from remem.facts import Fact, Profile, lookup, pinned_items, profile
 from remem.ids import IdSource, new_id
 from remem.llm.client import ChatModel
 from remem.model import (
@@ -58,9 +58,10 @@ from remem.policy.scope import (
 )
 from remem.policy.text import MAX_METADATA_BYTES, check_json, check_text
 from remem.policy.untrusted import instruction_flags
-from remem.policy.validity import within_sensitivity
+from remem.policy.validity import held, within_sensitivity
 from remem.recall import RecallRequest, recall
 from remem.recall.budget import pack
+from remem.recall.gather import closings
 from remem.store.base import ForgetReport, Scope, StatusChange, Store, Write
 from remem.timeutil import parse_time, utcnow
 
@@ -614,8 +615,15 @@ class Memory:
         namespace: str | None = None,
         max_sensitivity: str | Sensitivity | None = None,
         pin: Sequence[str] | None = None,
+        known_at: str | datetime | None = None,
+        valid_at: str | datetime | None = None,
     ) -> Packet:
         """The few memories of `actor` that matter for `query`, inside `budget` tokens.
+
+        `as_of` answers from what was known at that time and valid then (records
+        written after it, and events received after it, are left out; one superseded
+        since is still the current one then); `known_at` and `valid_at` set the two
+        axes apart (each defaults to `as_of`, else now). See `remem.policy.validity`.
 
         `namespace` (under the actor's `/tenants/{tenant}/actors/{actor}/`) narrows the
         packet to the records of that namespace: no raw events (they lie in no record
@@ -643,6 +651,7 @@ class Memory:
         if namespace is not None and not namespace.startswith(prefix):
             # a request may narrow its scope, never widen it
             raise InvalidInput(f"namespace must lie under {prefix}")
+        when = _optional_time(as_of, "as_of")
         req = RecallRequest(
             scope=Scope(self.tenant, actor, namespace),
             # the tenant's approved procedures apply to every actor
@@ -650,7 +659,8 @@ class Memory:
             query=query,
             k=k,
             budget=budget,
-            as_of=_optional_time(as_of, "as_of"),
+            known_at=_optional_time(known_at, "known_at") or when,
+            valid_at=_optional_time(valid_at, "valid_at") or when,
             include_events=include_events and namespace is None,
             explain=explain,
             max_sensitivity=_sensitivity(max_sensitivity),
@@ -663,8 +673,10 @@ class Memory:
     def _pinned_recall(self, req: RecallRequest, fields: Sequence[str]) -> Packet:
         """`recall` with exact facts at the head, inside the same budget."""
         now = self._clock()
-        at = req.as_of or now
-        found = [self._fact_at(req.scope.actor, f, at, at, req.max_sensitivity) for f in fields]
+        known, valid = req.axes(now)
+        found = [
+            self._fact_at(req.scope.actor, f, known, valid, req.max_sensitivity) for f in fields
+        ]
         items = pinned_items(found, req.scope.namespace_prefix)
         kept, dropped, used = pack([(it, it.tokens) for it in items], req.budget)
         notes = [f"pinned field {f.field!r}: nothing known" for f in found if not f.candidates]
@@ -742,15 +754,7 @@ class Memory:
     def _closings(self, records: Sequence[Record], known: datetime) -> dict[str, datetime]:
         """When the INVALID records among `records` written by `known` were closed, from
         their history; nothing to read when `known` is now (every one is closed by now)."""
-        if known >= self._clock():
-            return {}
-        out = {}
-        for r in records:
-            if r.status is Status.INVALID and r.created_at <= known:
-                shut = [h.at for h in self.store.history(self.tenant, r.id)
-                        if h.status is Status.INVALID]  # fmt: skip
-                out[r.id] = min(shut) if shut else r.created_at
-        return out
+        return closings(self.store, self.tenant, records, known, self._clock())
 
     def profile(
         self,

@@ -82,6 +82,9 @@ class Event:
     text: str
     time: datetime
     metadata: dict[str, Any] = field(default_factory=dict)
+    # when remem stored it (set by the store on reading; None on a new event): an
+    # event is known from then on (see `remem.policy.validity`)
+    received_at: datetime | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)

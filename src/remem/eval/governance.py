@@ -171,7 +171,7 @@ def staleness(open_mem: Callable[..., Memory]) -> Outcome:
         then = [
             it.text
             for it in mem.recall(
-                actor="a", query="budget", include_events=False, as_of=T0 + timedelta(days=1)
+                actor="a", query="budget", include_events=False, valid_at=T0 + timedelta(days=1)
             ).records
         ]
     ok = any("$750" in t for t in now) and not any("$500" in t for t in now)

@@ -58,7 +58,10 @@ def pack_packet(g: Gathered, ranking: Ranking) -> Packet:
         explain = {
             "query": req.query,
             "understood": g.query.explain(),
-            "as_of": iso(req.as_of),
+            "as_of": iso(req.known_at) if req.known_at == req.valid_at else None,
+            "known_at": iso(req.known_at),
+            "valid_at": iso(req.valid_at),
+            "axes": _axes(req),
             "lexical": [{"id": h.id, "bm25": round(h.score, 4)} for h in g.lexical],
             "vector": [{"id": rid, "cosine": round(c, 4)} for rid, c in ranking.vector],
             "events_lexical": [h.id for h in found.lexical] if found else [],
@@ -75,6 +78,17 @@ def pack_packet(g: Gathered, ranking: Ranking) -> Packet:
         notes=g.notes,
         explain=explain,
     )
+
+
+def _axes(req: RecallRequest) -> str:
+    """Which time axes the recall used, in words (for `explain`)."""
+    if not req.past:
+        return "now: active records valid now"
+    known = iso(req.known_at) or "now"
+    valid = iso(req.valid_at) or "now"
+    if req.known_at == req.valid_at:
+        return f"as of {known}: what was written by then and valid then"
+    return f"known at {known} (written by then), valid at {valid}"
 
 
 def _untrusted(item: PacketItem) -> PacketItem:

@@ -8,6 +8,17 @@ speakers), the turns either side of each event candidate, and which records
 each of those events was made into. Nothing is decided here about what may be
 returned or how it scores: `remem.recall.rank` decides that from this value
 alone, so it can be tested without a store.
+
+An as-of recall (`known_at`, `valid_at`; see `remem.policy.validity`) must not
+lose a record that was current then but is closed now: the word search finds
+records of every status; the vector search looks at records valid at
+`valid_at` and, when `known_at` is another time, at `known_at` too, superseded
+ones included; and the record a too-new match superseded, back along its
+`supersedes` chain to the one written by `known_at`, is fetched with its own
+cosine (a record superseded by a successor backdated before `known_at` is
+valid at neither time as stored). The closing time of each superseded
+candidate written by `known_at` comes from its history, so that ranking can
+tell "superseded since" from "superseded by then".
 """
 
 from __future__ import annotations
@@ -36,6 +47,7 @@ class Gathered:
     query: Query
     lexical: tuple[Hit, ...] = ()
     vector: tuple[tuple[str, float], ...] = ()
+    closed: Mapping[str, datetime] = field(default_factory=dict)  # id -> when it was closed
     # the cosines of superseded candidates (not valid now, so no vector search found them)
     replaced_vector: tuple[tuple[str, float], ...] = ()
     records: Mapping[str, Record] = field(default_factory=dict)  # candidates and successors
@@ -47,7 +59,7 @@ class Gathered:
 
 def gather(store: Store, embedder: Embedder | None, req: RecallRequest, now: datetime) -> Gathered:
     """Fetch the candidates of one recall and what ranking them needs."""
-    at = req.as_of or now
+    at = req.valid_at or now
     notes: list[str] = []
     query_vec = None
     if embedder is None:
@@ -70,14 +82,29 @@ def gather(store: Store, embedder: Embedder | None, req: RecallRequest, now: dat
         )
     vector: list[tuple[str, float]] = []
     if query_vec is not None:
+        known = req.known_at
+        times = [at] if known is None or known == at else [at, known]
         for scope in scopes:
-            vector.extend(
-                store.vector_search(
-                    scope, model, query_vec, POOL, at, include_invalid=req.as_of is not None
+            for when in times:
+                vector.extend(
+                    store.vector_search(
+                        scope, model, query_vec, POOL, when, include_invalid=req.past
+                    )
                 )
-            )
+        if len(times) > 1:
+            vector = _best_of_each(vector)
     lexical = search_records(query.words)
     records = {r.id: r for r in store.get_records(req.scope.tenant, candidate_ids(lexical, vector))}
+    closed: dict[str, datetime] = {}
+    if req.known_at is not None:
+        _predecessors(store, req.scope.tenant, req.known_at, records)
+        closed = closings(store, req.scope.tenant, records.values(), req.known_at, now)
+        # current then, closed since: a cosine of its own where no vector search found it
+        hit = {rid for rid, _ in vector}
+        since = sorted(r for r, t in closed.items() if t > req.known_at and r not in hit)
+        if since and query_vec is not None:
+            stored = store.record_vectors(req.scope.tenant, since, model)
+            vector.extend((r, float(v @ query_vec)) for r, v in stored.items())
     if found is not None:
         sources = dict(found.events)
     else:  # no event search ran: the turns the records came from tell the speakers
@@ -93,7 +120,7 @@ def gather(store: Store, embedder: Embedder | None, req: RecallRequest, now: dat
     replaced = sorted(
         rid
         for rid in candidate_ids(lexical, vector)
-        if req.as_of is None
+        if not req.past
         and (rec := records.get(rid)) is not None
         and rec.status is Status.INVALID
         and rec.superseded_by
@@ -110,6 +137,7 @@ def gather(store: Store, embedder: Embedder | None, req: RecallRequest, now: dat
         query=query,
         lexical=tuple(lexical),
         vector=tuple(vector),
+        closed=closed,
         replaced_vector=tuple(replaced_vector),
         records=records,
         sources=sources,
@@ -141,6 +169,51 @@ def _gather_events(store: Store, found: EventSearch) -> GatheredEvents:
         near=near,
         made=made,
     )
+
+
+def closings(
+    store: Store, tenant: str, records: Iterable[Record], known: datetime | None, now: datetime
+) -> dict[str, datetime]:
+    """When each INVALID record among `records` written by `known` was closed, from its
+    history (its first INVALID entry; one written closed, as a late arrival, was
+    closed when written). Nothing to read when `known` is None or not before `now`:
+    every record is closed by now."""
+    if known is None or known >= now:
+        return {}
+    out = {}
+    for r in records:
+        if r.status is Status.INVALID and r.created_at <= known:
+            shut = [h.at for h in store.history(tenant, r.id) if h.status is Status.INVALID]
+            out[r.id] = min(shut) if shut else r.created_at
+    return out
+
+
+def _best_of_each(hits: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    """Vector hits once each (the best cosine), best first."""
+    best: dict[str, float] = {}
+    for rid, cosine in hits:
+        best[rid] = max(cosine, best.get(rid, cosine))
+    return sorted(best.items(), key=lambda h: h[1], reverse=True)
+
+
+def _predecessors(store: Store, tenant: str, known: datetime, records: dict[str, Record]) -> None:
+    """Fetch into `records` what each candidate written after `known` superseded, back
+    along the `supersedes` chain to the record written by then (the one that may
+    have been current at `known`)."""
+    step = {r.supersedes for r in records.values() if r.created_at > known and r.supersedes}
+    for _ in range(MAX_SUCCESSION):
+        missing = sorted(s for s in step if s not in records)
+        if missing:
+            records.update((r.id, r) for r in store.get_records(tenant, missing))
+        step = {
+            prev
+            for s in step
+            if (rec := records.get(s)) is not None
+            and rec.created_at > known
+            and (prev := rec.supersedes)
+        }
+        if not step:
+            break
 
 
 def _successors(

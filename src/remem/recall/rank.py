@@ -1,6 +1,6 @@
 """Ranking: a pure function of what was gathered, the understood query and the time.
 
-    gathered ─► what may be returned (status, validity, sensitivity, as-of)
+    gathered ─► what may be returned (status, validity, sensitivity, known_at/valid_at)
              ─► word evidence over the returnable texts + cosine (fusion)
              ─► the current record of a superseded match ranks where it did
              ─► speaker and date bonuses; events with their neighbours (events)
@@ -28,9 +28,9 @@ from typing import Any
 from remem.model import Event, PacketItem, Record, Status
 from remem.policy.precedence import RANK
 from remem.policy.untrusted import quote
-from remem.policy.validity import is_recallable, within_sensitivity
+from remem.policy.validity import event_not_held, is_recallable, not_recallable, within_sensitivity
 from remem.recall.budget import ITEM_OVERHEAD_TOKENS, estimate_tokens
-from remem.recall.events import returnable_events, score_events
+from remem.recall.events import GatheredEvents, returnable_events, score_events
 from remem.recall.fusion import candidate_ids, fuse, without_weak_vectors, word_evidence
 from remem.recall.gather import MAX_SUCCESSION, Gathered
 from remem.store.base import Scope
@@ -53,9 +53,9 @@ class Ranking:
 
 
 def rank(g: Gathered, now: datetime) -> Ranking:
-    """Rank what `g` holds at `now` (or the request's as-of time)."""
+    """Rank what `g` holds at `now` (or at the request's `known_at` and `valid_at`)."""
     req = g.request
-    at = req.as_of or now
+    at = req.valid_at or now
     rejected: dict[str, str] = {}
     vector = without_weak_vectors(list(g.lexical), list(g.vector), rejected)
 
@@ -66,9 +66,9 @@ def rank(g: Gathered, now: datetime) -> Ranking:
         rec = g.records.get(rid)
         if rec is None:
             rejected[rid] = "deleted"
-        elif not is_recallable(rec, now, req.as_of):
-            rejected[rid] = _why_not(rec, now, req.as_of)
-            if req.as_of is None and rec.status is Status.INVALID and rec.superseded_by:
+        elif (why := not_recallable(rec, now, req.known_at, req.valid_at, g.closed)) is not None:
+            rejected[rid] = why
+            if not req.past and rec.status is Status.INVALID and rec.superseded_by:
                 replaced[rid] = rec
         elif not within_sensitivity(rec, req.max_sensitivity):
             rejected[rid] = f"sensitivity {rec.sensitivity.value}"
@@ -78,10 +78,13 @@ def rank(g: Gathered, now: datetime) -> Ranking:
 
     events = None
     event_vector: list[tuple[str, float]] = []
-    if g.events is not None:
-        event_vector = without_weak_vectors(list(g.events.lexical), list(g.events.vector), rejected)
-        ids = candidate_ids(list(g.events.lexical), event_vector)
-        events = returnable_events(g.events, ids, at, rejected)
+    found = g.events
+    if found is not None and req.past:
+        found = _held_events(found, req.known_at, at, rejected)
+    if found is not None:
+        event_vector = without_weak_vectors(list(found.lexical), list(found.vector), rejected)
+        ids = candidate_ids(list(found.lexical), event_vector)
+        events = returnable_events(found, ids, at, rejected)
 
     texts = {rid: rec.text for rid, rec in returnable.items()}
     if events is not None:
@@ -102,8 +105,8 @@ def rank(g: Gathered, now: datetime) -> Ranking:
 
     items: list[PacketItem] = [record_item(r, scores[r.id]) for r in eligible]
     records_made: dict[str, int] = {}
-    if g.events is not None and events is not None:
-        scored = score_events(g.events, events, event_vector, g.query, at, rejected, words)
+    if found is not None and events is not None:
+        scored = score_events(found, events, event_vector, g.query, at, rejected, words)
         items.extend(event_item(ev, scored.scores[eid]) for eid, ev in scored.events.items())
         records_made = scored.records_made
         evidence |= scored.evidence
@@ -296,11 +299,18 @@ def _one_of_each_source(
     return out
 
 
-def _why_not(rec: Record, now: datetime, as_of: datetime | None) -> str:
-    if rec.status is not Status.ACTIVE and as_of is None:
-        by = f" by {rec.superseded_by}" if rec.superseded_by else ""
-        return f"{rec.status.value}{by}"
-    at = as_of or now
-    if rec.valid_from > at:
-        return "not yet valid at the requested time"
-    return "expired (valid_until has passed)"
+def _held_events(
+    found: GatheredEvents, known_at: datetime | None, valid_at: datetime, rejected: dict[str, str]
+) -> GatheredEvents:
+    """`found` without the events not held at (`known_at`, `valid_at`): received after
+    `known_at` (None: now) or said after `valid_at`; each goes to `rejected`."""
+    unknown = {
+        eid: why
+        for eid, ev in found.events.items()
+        if (why := event_not_held(ev, known_at, valid_at)) is not None
+    }
+    if not unknown:
+        return found
+    rejected.update(unknown)
+    events = {eid: ev for eid, ev in found.events.items() if eid not in unknown}
+    return replace(found, events=events)

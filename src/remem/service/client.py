@@ -181,9 +181,11 @@ class Client:
         namespace: str | None = None,
         max_sensitivity: str | Sensitivity | None = None,
         pin: Sequence[str] | None = None,
+        known_at: str | datetime | None = None,
+        valid_at: str | datetime | None = None,
     ) -> Packet:
         """The few memories of `actor` that matter for `query`, inside `budget` tokens;
-        `pin`ned fields first, in `pinned`."""
+        `pin`ned fields first, in `pinned`. Times as for `Memory.recall`."""
         body = {
             "query": query,
             "actor_id": actor,
@@ -191,6 +193,8 @@ class Client:
             "top_k": k,
             "budget_tokens": budget,
             "as_of": _iso(as_of),
+            "known_at": _iso(known_at),
+            "valid_at": _iso(valid_at),
             "explain": explain,
             "include_events": include_events,
             "max_sensitivity": None if max_sensitivity is None else str(max_sensitivity),

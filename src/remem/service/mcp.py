@@ -214,6 +214,8 @@ class McpServer:
         include_events: bool,
         max_sensitivity: str | None,
         pin: list[str] | None = None,
+        known_at: str | None = None,
+        valid_at: str | None = None,
     ) -> dict[str, Any]:
         """The recall packet for a query."""
         who = self._verify()
@@ -223,6 +225,8 @@ class McpServer:
             k=top_k,
             budget=budget_tokens,
             as_of=as_of,
+            known_at=known_at,
+            valid_at=valid_at,
             include_events=include_events,
             max_sensitivity=max_sensitivity,
             pin=pin,
@@ -325,7 +329,15 @@ class McpServer:
             budget_tokens: Annotated[int, Field(ge=1, le=1_000_000)] = 1000,
             as_of: Annotated[
                 Time,
-                Field(max_length=64, description="ISO 8601: what was true then"),
+                Field(max_length=64, description="ISO 8601: what was known and valid then"),
+            ] = None,
+            known_at: Annotated[
+                Time,
+                Field(max_length=64, description="ISO 8601: what was known then (default as_of)"),
+            ] = None,
+            valid_at: Annotated[
+                Time,
+                Field(max_length=64, description="ISO 8601: what held then (default as_of)"),
             ] = None,
             include_events: bool = True,
             max_sensitivity: SensitivityName | None = None,
@@ -346,6 +358,8 @@ class McpServer:
                 top_k=top_k,
                 budget_tokens=budget_tokens,
                 as_of=as_of,
+                known_at=known_at,
+                valid_at=valid_at,
                 include_events=include_events,
                 max_sensitivity=max_sensitivity,
                 pin=pin,

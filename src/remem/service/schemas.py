@@ -60,7 +60,15 @@ class RetrieveIn(_Body):
     )
     top_k: int = Field(default=10, ge=1, le=1000)
     budget_tokens: int = Field(default=1000, ge=1, le=1_000_000)
-    as_of: Time = Field(default=None, max_length=64, description="ISO 8601")
+    as_of: Time = Field(
+        default=None, max_length=64, description="ISO 8601: what was known and valid then"
+    )
+    known_at: Time = Field(
+        default=None, max_length=64, description="ISO 8601: what was known then (default as_of)"
+    )
+    valid_at: Time = Field(
+        default=None, max_length=64, description="ISO 8601: what held then (default as_of)"
+    )
     include_events: bool = True
     explain: bool = False
     max_sensitivity: Literal["normal", "personal", "sensitive"] | None = None

@@ -284,7 +284,7 @@ RECORD_COLUMNS = (
     "strategy, extractor, authority, sensitivity, valid_from, valid_until, created_at, "
     "updated_at, status, supersedes, superseded_by, flags"
 )
-EVENT_COLUMNS = "id, tenant, actor, session, role, text, time, metadata"
+EVENT_COLUMNS = "id, tenant, actor, session, role, text, time, metadata, received_at"
 
 INSERT_EVENT = """
 INSERT INTO events (tenant, id, actor, session, role, text, time, metadata, received_at)

@@ -31,6 +31,7 @@ def event_from(r: Mapping[str, Any], time: Time, obj: Obj) -> Event:
         text=r["text"],
         time=time(r["time"]),
         metadata=obj(r["metadata"]),
+        received_at=time(r["received_at"]),
     )
 
 
