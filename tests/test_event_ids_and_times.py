@@ -268,6 +268,8 @@ def test_library_refuses_bad_times_clearly(mem: Memory, bad: Any) -> None:
         lambda: mem.import_events([_row("alice", "hi", time=bad)]),
         lambda: mem.remember(actor="alice", text="I like tea", valid_until=bad),
         lambda: mem.recall(actor="alice", query="tea", as_of=bad),
+        lambda: mem.recall(actor="alice", query="tea", known_at=bad),
+        lambda: mem.recall(actor="alice", query="tea", valid_at=bad),
         lambda: mem.write_records([{"actor": "alice", "text": "I like tea", "valid_until": bad}]),
     ]
     for call in calls:
@@ -299,6 +301,8 @@ def test_cli_refuses_out_of_range_times_clearly(
         ["event", "add", *base, "--session", "s", "--role", "user", "--text", "hi", "--time", bad],
         ["remember", *base, "--text", "I like tea", "--valid-until", bad],
         ["recall", *base, "--query", "tea", "--as-of", bad],
+        ["recall", *base, "--query", "tea", "--known-at", bad],
+        ["recall", *base, "--query", "tea", "--valid-at", bad],
     ]
     for args in cases:
         error = err(capsys, db_path, *args)
@@ -362,6 +366,16 @@ def test_http_refuses_bad_times_naming_the_field(server: Server, bad: Any) -> No
             ("/v1/events", {"events": [{**event, "time": bad}]}, "events.0.time"),
             ("/v1/memories/retrieve", {"query": "x", "actor_id": "alice", "as_of": bad}, "as_of"),
             (
+                "/v1/memories/retrieve",
+                {"query": "x", "actor_id": "alice", "known_at": bad},
+                "known_at",
+            ),
+            (
+                "/v1/memories/retrieve",
+                {"query": "x", "actor_id": "alice", "valid_at": bad},
+                "valid_at",
+            ),
+            (
                 "/v1/memories/batch-create",
                 {"records": [{"actor_id": "alice", "text": "I like tea", "valid_until": bad}]},
                 "records.0.valid_until",
@@ -396,6 +410,8 @@ def test_mcp_refuses_bad_times_with_a_clear_tool_error(tmp_path: Path) -> None:
             calls = [
                 ("remember", {"text": "I like tea", "valid_until": bad}, "valid_until"),
                 ("recall", {"query": "tea", "as_of": bad}, "as_of"),
+                ("recall", {"query": "tea", "known_at": bad}, "known_at"),
+                ("recall", {"query": "tea", "valid_at": bad}, "valid_at"),
             ]
             for tool, args, field in calls:
                 text = _mcp_error(await s.call_tool(tool, args))

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +25,9 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, TextContent
 
-from remem.memory import open_store
+from remem.memory import Memory, open_store
 from remem.service import keys as keyring
+from tests.conftest import Clock
 
 TOOLS = {"remember", "recall", "list_memories", "forget", "get_fact", "get_profile"}
 
@@ -268,4 +270,41 @@ def test_streamable_http_needs_the_key(tmp_path: Path, mcp_db: str) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+    assert _left_running(db) == []
+
+
+def test_stdio_recall_as_of_known_at_and_valid_at(tmp_path: Path, mcp_db: str) -> None:
+    # what the agent believed at one time about another (issue 21, item 6): Porto was
+    # written on 5 January; that Alice moved to Lyon on 1 February was written on 10 March
+    db = mcp_db
+    keys = _keys(db)
+    clock = Clock(datetime(2026, 1, 5, 9, tzinfo=UTC))
+    with Memory(open_store(db), tenant="acme", embedder=None, clock=clock) as mem:
+        mem.add_event(actor="alice", session="s1", role="user", text="I live in Porto.",
+                      time=clock())  # fmt: skip
+        mem.process()
+        clock.now = datetime(2026, 3, 10, 9, tzinfo=UTC)
+        mem.add_event(actor="alice", session="s2", role="user", text="I moved to Lyon.",
+                      time="2026-02-01T10:00:00Z")  # fmt: skip
+        mem.process()
+    query = "Where did she live, or move?"
+
+    async def as_alice(s: ClientSession) -> None:
+        async def places(**when: str) -> list[str]:
+            args = {"query": query, "include_events": False, **when}
+            packet = _data(await s.call_tool("recall", args))
+            return [it["text"].split()[-1] for it in packet["records"]]
+
+        assert await places() == ["Lyon"]
+        march_1 = "2026-03-01T00:00:00Z"
+        assert await places(known_at=march_1, valid_at="2026-01-15T00:00:00Z") == ["Porto"]
+        assert await places(as_of=march_1) == ["Porto"]  # Lyon held then, not yet known
+        assert await places(known_at=march_1) == ["Porto"]
+        assert await places(valid_at="2026-02-15T00:00:00Z") == ["Lyon"]
+        for name, bad in [("known_at", "soon"), ("valid_at", "\x00")]:
+            text = _error(await s.call_tool("recall", {"query": query, name: bad}))
+            assert name in text and "internal error" not in text, text
+
+    with open(tmp_path / "server.log", "w") as errlog:
+        _session_run(db, keys["alice"], errlog, as_alice)
     assert _left_running(db) == []

@@ -19,6 +19,7 @@ import pytest
 from tests import pg_helpers
 from tests.test_mcp import (
     test_stdio_facts_profile_and_pins,
+    test_stdio_recall_as_of_known_at_and_valid_at,
     test_stdio_tenant_key_and_bad_key,
     test_stdio_tools_scope_and_forget,
     test_streamable_http_needs_the_key,
@@ -41,6 +42,7 @@ from tests.test_service import (
     test_forget_and_export_a_subject,
     test_health_and_openapi_need_no_key,
     test_procedures_need_a_reviewer,
+    test_recall_as_of_known_at_and_valid_at_over_http_and_the_client,
     test_roles_gate_erasure_review_and_keys,
     test_without_a_valid_key_is_401,
 )
@@ -61,8 +63,10 @@ __all__ = [
     "test_forget_and_export_a_subject",
     "test_health_and_openapi_need_no_key",
     "test_procedures_need_a_reviewer",
+    "test_recall_as_of_known_at_and_valid_at_over_http_and_the_client",
     "test_roles_gate_erasure_review_and_keys",
     "test_stdio_facts_profile_and_pins",
+    "test_stdio_recall_as_of_known_at_and_valid_at",
     "test_stdio_tenant_key_and_bad_key",
     "test_stdio_tools_scope_and_forget",
     "test_streamable_http_needs_the_key",

@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -598,3 +599,49 @@ def test_facts_and_profile_over_http(server: Server) -> None:
     with server.http("globex") as h:
         assert h.get("/v1/actors/farah/facts/home").json()["status"] == "not_found"
         assert h.get("/v1/actors/farah/profile").json()["facts"] == []
+
+
+def test_recall_as_of_known_at_and_valid_at_over_http_and_the_client(server: Server) -> None:
+    # what the agent believed at one time about another (issue 21, item 6)
+    query = "Where did she live, or move?"
+    with server.http("agent") as h:
+        porto = _event("nadia", "I live in Porto.", time="2026-01-05T09:00:00Z")
+        assert h.post("/v1/events", json=porto).status_code == 201
+        _drain(server)
+        between = datetime.now(UTC).isoformat()  # after Porto was written, before Lyon was
+        time.sleep(0.02)
+        lyon = _event("nadia", "I moved to Lyon.", time="2026-02-01T10:00:00Z")  # said then
+        assert h.post("/v1/events", json=lyon).status_code == 201
+        _drain(server)
+
+        def places(**when: str) -> list[str]:
+            body = {"query": query, "actor_id": "nadia", "include_events": False, **when}
+            r = h.post("/v1/memories/retrieve", json=body)
+            assert r.status_code == 200, r.text
+            return [it["text"].split()[-1] for it in r.json()["records"]]
+
+        assert places() == ["Lyon"]
+        assert places(known_at=between, valid_at="2026-01-15T00:00:00Z") == ["Porto"]
+        assert places(as_of=between) == ["Porto"]  # Lyon held then, but was not yet known
+        assert places(valid_at="2026-02-15T00:00:00Z") == ["Lyon"]
+        explained = h.post("/v1/memories/retrieve", json={
+            "query": query, "actor_id": "nadia", "as_of": between, "explain": True,
+        }).json()["explain"]  # fmt: skip
+        assert explained["as_of"] == explained["known_at"] == explained["valid_at"]
+        assert "written after known_at" in {r["reason"] for r in explained["rejected"]}
+        bad_times = [("known_at", "soon"), ("valid_at", "\x00"), ("known_at", "\ud800"),
+                     ("valid_at", "0001-01-01T00:00:00+05:00")]  # fmt: skip
+        for field_name, bad in bad_times:
+            body = {"query": query, "actor_id": "nadia", field_name: bad}
+            # json.dumps escapes a lone surrogate (\ud800) as JSON allows
+            r = h.post("/v1/memories/retrieve", content=json.dumps(body),
+                       headers={"content-type": "application/json"})  # fmt: skip
+            assert r.status_code == 422, r.text
+            assert r.json()["error"]["message"].startswith(f"{field_name}: ")
+    agent = server.client("agent")
+    then = agent.recall(actor="nadia", query=query, include_events=False, known_at=between,
+                        valid_at="2026-01-15T00:00:00Z")  # fmt: skip
+    assert [it.text.split()[-1] for it in then.records] == ["Porto"]
+    now_about = agent.recall(actor="nadia", query=query, include_events=False,
+                             valid_at=datetime(2026, 2, 15, tzinfo=UTC))  # fmt: skip
+    assert [it.text.split()[-1] for it in now_about.records] == ["Lyon"]
