@@ -290,3 +290,25 @@ def test_k_and_the_budget_cut_after_the_floor() -> None:
     assert sum(r["reason"] == "ranked below k=3" for r in packet.explain["rejected"]) == 2
     tight = gathered("aisle seat", records=recs, words=tuple(r.id for r in recs), budget=30)
     assert 0 < pack_packet(tight, rank(tight, NOW)).tokens <= 30
+
+
+# as-of: the two time axes (`remem.policy.validity`)
+
+
+def test_as_of_rejects_what_was_written_later_and_keeps_what_was_superseded_since() -> None:
+    old = replace(record("old", "Lives in Porto", days=0, status=Status.INVALID,
+                         superseded_by="new"), valid_until=NOW - timedelta(days=20))  # fmt: skip
+    # valid from day 10 (before the as-of time, day 15), written on day 25
+    new = replace(record("new", "Moved to Lyon", days=10), created_at=NOW - timedelta(days=5))
+    then = NOW - timedelta(days=15)
+    g = gathered("Porto or Lyon", records=(old, new), words=("old", "new"))
+    past = replace(g, request=replace(g.request, known_at=then, valid_at=then),
+                   closed={"old": NOW - timedelta(days=5)})  # fmt: skip
+    ranking = rank(past, NOW)
+    assert [it.id for it in ranking.items] == ["old"]
+    assert ranking.rejected == {"new": "written after known_at"}
+    # known now about the same time: Lyon, and Porto's end is known
+    now_about = replace(g, request=replace(g.request, valid_at=then))
+    ranking = rank(now_about, NOW)
+    assert [it.id for it in ranking.items] == ["new"]
+    assert ranking.rejected == {"old": "superseded before known_at by new"}

@@ -47,7 +47,8 @@ class Gathered:
     query: Query
     lexical: tuple[Hit, ...] = ()
     vector: tuple[tuple[str, float], ...] = ()
-    closed: Mapping[str, datetime] = field(default_factory=dict)  # id -> when it was closed
+    # when each superseded candidate written by known_at was closed (as-of recalls only)
+    closed: Mapping[str, datetime] = field(default_factory=dict)
     # the cosines of superseded candidates (not valid now, so no vector search found them)
     replaced_vector: tuple[tuple[str, float], ...] = ()
     records: Mapping[str, Record] = field(default_factory=dict)  # candidates and successors
