@@ -43,17 +43,20 @@ from remem.config import Config, load_config
 from remem.embed.base import Embedder
 from remem.errors import (
     ConflictError,
+    Forbidden,
     InvalidInput,
     NotFound,
     RefusedContent,
     RememError,
     RlsBypassed,
     StoreError,
+    Unauthorized,
 )
 from remem.ids import new_id
 from remem.memory import Memory, open_store
 from remem.model import Record
-from remem.policy.scope import SHARED_ACTOR, check_name
+from remem.policy import scope
+from remem.policy.scope import SHARED_ACTOR, Principal, check_name
 from remem.service import keys as keyring
 from remem.service.bodies import (
     DEFAULT_BODY_TIMEOUT,
@@ -62,7 +65,6 @@ from remem.service.bodies import (
     BodyLimit,
     BodyLimits,
 )
-from remem.service.keys import Forbidden, Principal, Unauthorized
 from remem.service.schemas import (
     BatchCreateIn,
     BatchDeleteIn,
@@ -77,7 +79,7 @@ from remem.service.schemas import (
     RetrieveIn,
     UpdateItem,
 )
-from remem.store.base import ForgetReport, Store, refuse_rls_bypass
+from remem.store.base import Store, refuse_rls_bypass
 
 log = logging.getLogger("remem.service")
 
@@ -255,8 +257,8 @@ def create_app(
         """Put the tenant's failed jobs (and, unless `failed_only`, waiting ones) back to
         run now (StartMemoryExtractionJob). Needs an admin key for the whole tenant: it
         acts on the tenant's queue, whose failures (an endpoint down) are not one actor's."""
-        _tenant_wide(who)
-        _role(who, "admin")
+        scope.need_tenant_wide(who)
+        scope.need_role(who, "admin")
         retried = svc.memory(who.tenant).retry_jobs(failed_only=failed_only)
         written()
         return {"retried": retried}
@@ -268,7 +270,7 @@ def create_app(
         """Append one event, or a batch in one transaction (CreateEvent)."""
         items = body.events if isinstance(body, EventBatchIn) else [body]
         for item in items:
-            _allow(who, item.actor_id)
+            scope.allow(who, item.actor_id)
         rows = [
             {
                 "actor": e.actor_id,
@@ -303,7 +305,7 @@ def create_app(
         cursor: Annotated[str | None, Query(max_length=100)] = None,
     ) -> dict[str, Any]:
         """An actor's events in the order they happened, a page at a time (ListEvents)."""
-        actor = _actor(who, actor_id)
+        actor = scope.actor_for(who, actor_id)
         if session_id is not None:
             check_name("session", session_id)
         start = _offset(cursor)
@@ -336,11 +338,11 @@ def create_app(
         with `namespace`, only the records of that namespace (no raw events)."""
         actor = body.actor_id
         if body.namespace is not None:
-            owner = _namespace_actor(who, body.namespace)
+            owner = scope.namespace_actor(who, body.namespace)
             if actor is not None and actor != owner:
                 raise InvalidInput("namespace belongs to another actor than actor_id")
             actor = owner
-        actor = _actor(who, actor)
+        actor = scope.actor_for(who, actor)
         packet = svc.memory(who.tenant).recall(
             actor=actor,
             query=body.query,
@@ -366,7 +368,7 @@ def create_app(
     ) -> dict[str, Any]:
         """One field's value by exact lookup (200 always): `status` is found, conflict
         (each candidate with provenance) or not_found."""
-        actor = _actor(who, actor_id)
+        actor = scope.actor_for(who, actor_id)
         found = svc.memory(who.tenant).fact(
             actor=actor, field=field, as_of=as_of, known_at=known_at, valid_at=valid_at
         )
@@ -386,7 +388,7 @@ def create_app(
     ) -> dict[str, Any]:
         """Every current field of an actor and its value, conflicts marked, with record
         ids, highest authority then newest first, cut to `budget_tokens`."""
-        actor = _actor(who, actor_id)
+        actor = scope.actor_for(who, actor_id)
         prof = svc.memory(who.tenant).profile(
             actor=actor,
             as_of=as_of,
@@ -409,7 +411,7 @@ def create_app(
     ) -> dict[str, Any]:
         """An actor's records, newest first (ListMemoryRecords); with `as_of`, those
         known and valid then."""
-        actor = _actor(who, actor_id)
+        actor = scope.actor_for(who, actor_id)
         recs = svc.memory(who.tenant).records(actor=actor, all=all, limit=limit, as_of=as_of)
         return {"records": [r.as_dict() for r in recs]}
 
@@ -433,13 +435,13 @@ def create_app(
         by the whole tenant needs an admin key for the whole tenant."""
         _record(svc, who, record_id, write=True)
         report = svc.memory(who.tenant).forget(record_id=record_id)
-        return {"record_id": record_id, **_report(report)}
+        return {"record_id": record_id, **scope.deletion_report(report)}
 
     @app.post("/v1/memories/batch-create", tags=["memories"])
     def batch_create(body: BatchCreateIn, who: Who) -> dict[str, Any]:
         """Write explicit records, confirmed at once (BatchCreateMemoryRecords)."""
         for item in body.records:  # the whole batch is refused before any write
-            _actor(who, item.actor_id)
+            scope.actor_for(who, item.actor_id)
 
         def run(item: CreateItem, actor: str) -> dict[str, Any]:
             rec = svc.memory(who.tenant).remember(
@@ -453,7 +455,9 @@ def create_app(
             )
             return {"status": 201, "record_id": rec.id}
 
-        return _batch(svc, who, "create", body.records, lambda i: _actor(who, i.actor_id), run)
+        return _batch(
+            svc, who, "create", body.records, lambda i: scope.actor_for(who, i.actor_id), run
+        )
 
     @app.post("/v1/memories/batch-update", tags=["memories"])
     def batch_update(body: BatchUpdateIn, who: Who) -> dict[str, Any]:
@@ -471,7 +475,7 @@ def create_app(
 
         def run(item: DeleteItem, _actor: str) -> dict[str, Any]:
             report = svc.memory(who.tenant).forget(record_id=item.record_id)
-            return {"status": 200, "record_id": item.record_id, **_report(report)}
+            return {"status": 200, "record_id": item.record_id, **scope.deletion_report(report)}
 
         return _batch(svc, who, "delete", body.records, lambda i: _actor_of(svc, who, i), run)
 
@@ -483,7 +487,7 @@ def create_app(
         `actor_id` it is shared by the whole tenant, which needs a key for the whole tenant."""
         if body.actor_id is not None:
             check_name("actor_id", body.actor_id)
-        keyring.authorize(who, "propose", body.actor_id or SHARED_ACTOR)
+        scope.authorize(who, "propose", body.actor_id or SHARED_ACTOR)
         rec = svc.memory(who.tenant).propose_procedure(
             text=body.text, name=body.name, actor=body.actor_id, proposed_by=who.key_id
         )
@@ -493,16 +497,16 @@ def create_app(
     def approve(record_id: str, who: Who) -> dict[str, Any]:
         """Approve a proposed procedure (reviewers and admins; a shared one: of the whole
         tenant)."""
-        _role(who, "reviewer")
-        keyring.authorize(who, "review", _record(svc, who, record_id).actor)
+        scope.need_role(who, "reviewer")
+        scope.authorize(who, "review", _record(svc, who, record_id).actor)
         return svc.memory(who.tenant).approve(record_id, reviewer=who.key_id).as_dict()
 
     @app.post("/v1/memories/{record_id}/reject", tags=["procedures"])
     def reject(record_id: str, who: Who, body: RejectIn | None = None) -> dict[str, Any]:
         """Reject a proposed procedure with a reason (reviewers and admins; a shared one:
         of the whole tenant)."""
-        _role(who, "reviewer")
-        keyring.authorize(who, "review", _record(svc, who, record_id).actor)
+        scope.need_role(who, "reviewer")
+        scope.authorize(who, "review", _record(svc, who, record_id).actor)
         reason = body.reason if body is not None else ""
         return (
             svc.memory(who.tenant).reject(record_id, reviewer=who.key_id, reason=reason).as_dict()
@@ -513,16 +517,16 @@ def create_app(
     @app.post("/v1/subjects/{actor_id}/forget", tags=["subjects"])
     def forget_subject(actor_id: str, who: Who) -> dict[str, Any]:
         """Erase everything of one actor and verify it by reading back (admins)."""
-        _role(who, "admin")
-        actor = _actor(who, actor_id)
+        scope.need_role(who, "admin")
+        actor = scope.actor_for(who, actor_id)
         report = svc.memory(who.tenant).forget(actor=actor)
-        return {"actor_id": actor, **_report(report)}
+        return {"actor_id": actor, **scope.deletion_report(report)}
 
     @app.get("/v1/subjects/{actor_id}/export", tags=["subjects"])
     def export_subject(actor_id: str, who: Who) -> dict[str, Any]:
         """Everything remem holds about one actor, in a portable shape (admins)."""
-        _role(who, "admin")
-        actor = _actor(who, actor_id)
+        scope.need_role(who, "admin")
+        actor = scope.actor_for(who, actor_id)
         return {"actor_id": actor, "rows": list(svc.memory(who.tenant).export(actor=actor))}
 
     # -- keys ----------------------------------------------------------------------------
@@ -530,24 +534,24 @@ def create_app(
     @app.get("/v1/keys", tags=["keys"])
     def list_keys(who: Who) -> dict[str, Any]:
         """The tenant's API keys, without secrets (admins)."""
-        _role(who, "admin")
+        scope.need_role(who, "admin")
         found = keyring.list_keys(svc.store, who.tenant)
         return {"keys": [k.as_dict() for k in found if who.actor in (None, k.actor)]}
 
     @app.post("/v1/keys", status_code=201, tags=["keys"])
     def create_key(body: KeyIn, who: Who) -> dict[str, Any]:
         """A new key in the caller's tenant; the secret is in this answer only (admins)."""
-        _role(who, "admin")
+        scope.need_role(who, "admin")
         actor = body.actor_id if body.actor_id is not None else who.actor
         if actor is not None:
-            _allow(who, actor)
+            scope.allow(who, actor)
         key, secret = keyring.create_key(svc.store, tenant=who.tenant, actor=actor, role=body.role)
         return {**key.as_dict(), "key": secret}
 
     @app.delete("/v1/keys/{key_id}", tags=["keys"])
     def revoke_key(key_id: str, who: Who) -> dict[str, Any]:
         """Revoke a key of the caller's tenant at once (admins)."""
-        _role(who, "admin")
+        scope.need_role(who, "admin")
         mine = svc.store.get_key(key_id, who.tenant)
         if mine is None or who.actor not in (None, mine.actor):
             raise NotFound(f"no API key {key_id!r} in this tenant")
@@ -559,51 +563,10 @@ def create_app(
 # -- scope ------------------------------------------------------------------------------------
 
 
-def _allow(who: Principal, actor: str) -> str:
-    check_name("actor_id", actor)
-    if not who.allows(actor):
-        raise Forbidden(f"this API key may not act on actor {actor!r}")
-    return actor
-
-
-def _actor(who: Principal, actor_id: str | None) -> str:
-    """The actor a request names, or the key's own; never one the key does not allow."""
-    if actor_id is None:
-        if who.actor is None:
-            raise InvalidInput("actor_id is required with a key for the whole tenant")
-        return who.actor
-    return _allow(who, actor_id)
-
-
-def _tenant_wide(who: Principal) -> None:
-    if who.actor is not None:
-        raise Forbidden("this needs a key for the whole tenant; this key is for one actor")
-
-
-def _role(who: Principal, role: str) -> None:
-    if not who.has_role(role):
-        raise Forbidden(f"this operation needs a {role} key; this key is {who.role}")
-
-
-def _namespace_actor(who: Principal, namespace: str) -> str:
-    """The actor whose namespace this is; another tenant's namespace is 403."""
-    parts = namespace.split("/")
-    if len(parts) < 5 or parts[0] != "" or parts[1] != "tenants" or parts[3] != "actors":
-        raise InvalidInput("namespace must look like /tenants/{tenant}/actors/{actor}/...")
-    if parts[2] != who.tenant:
-        raise Forbidden("this API key may not read another tenant's namespace")
-    return _allow(who, parts[4])
-
-
 def _record(svc: _Service, who: Principal, record_id: str, *, write: bool = False) -> Record:
     """A record the key may see (shared procedures are readable by every key of the tenant),
     and with `write` may change (403 for a shared one it may only read)."""
-    rec = svc.store.get_record(who.tenant, record_id)
-    if rec is None or not who.may_see(rec):
-        raise NotFound(f"no record {record_id!r} for this API key")
-    if write:
-        keyring.authorize(who, "change", rec.actor)
-    return rec
+    return scope.visible(who, svc.store.get_record(who.tenant, record_id), record_id, write=write)
 
 
 def _actor_of(svc: _Service, who: Principal, item: UpdateItem | DeleteItem) -> str:
@@ -687,16 +650,6 @@ def _with_record(svc: _Service, who: Principal, result: dict[str, Any]) -> dict[
         rec = svc.store.get_record(who.tenant, rid)
         result["record"] = rec.as_dict() if rec is not None else None
     return result
-
-
-def _report(report: ForgetReport) -> dict[str, Any]:
-    return {
-        "deleted": report.deleted,
-        "verified": report.verified,
-        "remaining": report.remaining,
-        "job_id": report.job_id,
-        "attempts": report.attempts,
-    }
 
 
 def _cursor(offset: int) -> str:
