@@ -23,6 +23,7 @@ separate worker processes drain the queue instead.
 # no `from __future__ import annotations`: FastAPI reads the closures' `Who` at runtime
 import base64
 import binascii
+import functools
 import logging
 import re
 import threading
@@ -38,7 +39,7 @@ from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from remem import batch
+from remem import ledger
 from remem.config import Config, load_config
 from remem.embed.base import Embedder
 from remem.errors import (
@@ -440,8 +441,7 @@ def create_app(
     @app.post("/v1/memories/batch-create", tags=["memories"])
     def batch_create(body: BatchCreateIn, who: Who) -> dict[str, Any]:
         """Write explicit records, confirmed at once (BatchCreateMemoryRecords)."""
-        for item in body.records:  # the whole batch is refused before any write
-            scope.actor_for(who, item.actor_id)
+        ledger.actors_first(who, (item.actor_id for item in body.records))
 
         def run(item: CreateItem, actor: str) -> dict[str, Any]:
             rec = svc.memory(who.tenant).remember(
@@ -590,8 +590,9 @@ def _batch(
     resolve: Callable[[Any], str],
     run: Callable[[Any, str], dict[str, Any]],
 ) -> dict[str, Any]:
-    """Run each item; an item with a request id runs once per actor (`remem.batch.once`,
-    the flow the library and the CLI run too): a repeat returns its first outcome.
+    """Run each item through the request ledger (`remem.ledger.settle`, the flow the
+    library and the CLI run too): an item with a request id runs once per actor, and a
+    repeat returns its first outcome.
 
     Items fail one by one (an unknown record is a 404 in its result, a request
     id used for another operation or still running a 409); a request id is
@@ -599,44 +600,32 @@ def _batch(
     """
     results = []
     for item in items:
-        try:
-            outcome = _item(svc, who, operation, item, resolve, run)
-        except ConflictError as exc:
-            outcome = _failure(409, exc)
+        ask = ledger.Ask(operation, item.request_id, getattr(item, "record_id", None))
+        outcome = ledger.settle(
+            svc.store,
+            who,
+            ask,
+            functools.partial(resolve, item),
+            functools.partial(_attempt, run, item),
+            _failure_of,
+        )
         results.append(_with_record(svc, who, {"request_id": item.request_id, **outcome}))
     ok = sum(1 for r in results if r["status"] < 300)
     return {"results": results, "succeeded": ok, "failed": len(results) - ok}
 
 
-def _item(
-    svc: _Service,
-    who: Principal,
-    operation: str,
-    item: Any,
-    resolve: Callable[[Any], str],
-    run: Callable[[Any, str], dict[str, Any]],
-) -> dict[str, Any]:
-    """One item's outcome; its actor (the item's, or its record's) owns its request id."""
-    rid: str | None = item.request_id
-    target: str | None = getattr(item, "record_id", None)
+def _attempt(
+    run: Callable[[Any, str], dict[str, Any]], item: Any, actor: str
+) -> tuple[dict[str, Any], bool]:
+    """One item's write; a refusal is its result (not final: the request id stays free)."""
     try:
-        actor = resolve(item)
-    except (NotFound, Forbidden) as exc:
-        if rid is not None and target is not None and isinstance(exc, NotFound):
-            replayed = batch.replay_gone(svc.store, who.tenant, rid, operation, target, who.allows)
-            if replayed is not None:
-                return replayed
-        return _failure(_status_of(exc), exc)
+        return run(item, actor), True
+    except (InvalidInput, RefusedContent, NotFound, ConflictError) as exc:
+        return _failure_of(exc), False
 
-    def attempt() -> tuple[dict[str, Any], bool]:
-        try:
-            return run(item, actor), True
-        except (InvalidInput, RefusedContent, NotFound, ConflictError) as exc:
-            return _failure(_status_of(exc), exc), False
 
-    if rid is None:
-        return attempt()[0]
-    return batch.once(svc.store, who.tenant, actor, rid, operation, target, attempt)
+def _failure_of(exc: RememError) -> dict[str, Any]:
+    return _failure(_status_of(exc), exc)
 
 
 def _failure(status: int, exc: RememError) -> dict[str, Any]:
