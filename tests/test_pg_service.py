@@ -18,6 +18,7 @@ import pytest
 
 from tests import pg_helpers
 from tests.test_mcp import (
+    test_mcp_and_http_refuse_out_of_scope_calls_in_the_same_words,
     test_stdio_facts_profile_and_pins,
     test_stdio_tenant_key_and_bad_key,
     test_stdio_tools_scope_and_forget,
@@ -60,6 +61,7 @@ __all__ = [
     "test_facts_and_profile_over_http",
     "test_forget_and_export_a_subject",
     "test_health_and_openapi_need_no_key",
+    "test_mcp_and_http_refuse_out_of_scope_calls_in_the_same_words",
     "test_procedures_need_a_reviewer",
     "test_roles_gate_erasure_review_and_keys",
     "test_stdio_facts_profile_and_pins",
