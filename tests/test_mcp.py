@@ -154,6 +154,42 @@ def test_stdio_tools_scope_and_forget(tmp_path: Path, mcp_db: str) -> None:
     assert _left_running(db) == []
 
 
+def test_mcp_and_http_refuse_out_of_scope_calls_in_the_same_words(
+    tmp_path: Path, mcp_db: str
+) -> None:
+    # one scope module decides for both faces: the same key, the same refusal
+    from fastapi.testclient import TestClient
+
+    from remem.service.http import create_app
+
+    db = mcp_db
+    keys = _keys(db)
+    calls = {"admin": {"query": "x"}, "alice": {"query": "x", "actor_id": "bob"}}
+    said: dict[str, str] = {}
+
+    def over_mcp(name: str) -> Callable[[ClientSession], Awaitable[None]]:
+        async def body(s: ClientSession) -> None:
+            said[name] = _error(await s.call_tool("recall", calls[name]))
+
+        return body
+
+    with open(tmp_path / "server.log", "w") as errlog:
+        for name in calls:
+            _session_run(db, keys[name], errlog, over_mcp(name))
+    with TestClient(create_app(db, worker=False)) as client:
+        for name, args in calls.items():
+            r = client.post(
+                "/v1/memories/retrieve",
+                json=args,
+                headers={"Authorization": f"Bearer {keys[name]}"},
+            )
+            error = r.json()["error"]
+            # the SDK puts "Error executing tool recall: " before a tool's error
+            assert said[name].endswith(f": {error['code']}: {error['message']}"), name
+    assert said["admin"].endswith(": actor_id is required with a key for the whole tenant")
+    assert said["alice"].endswith("forbidden: this API key may not act on actor 'bob'")
+
+
 def test_stdio_tenant_key_and_bad_key(tmp_path: Path, mcp_db: str) -> None:
     db = mcp_db
     keys = _keys(db)

@@ -18,6 +18,7 @@ import pytest
 
 from tests import pg_helpers
 from tests.test_mcp import (
+    test_mcp_and_http_refuse_out_of_scope_calls_in_the_same_words,
     test_stdio_facts_profile_and_pins,
     test_stdio_recall_as_of_known_at_and_valid_at,
     test_stdio_tenant_key_and_bad_key,
@@ -62,6 +63,7 @@ __all__ = [
     "test_facts_and_profile_over_http",
     "test_forget_and_export_a_subject",
     "test_health_and_openapi_need_no_key",
+    "test_mcp_and_http_refuse_out_of_scope_calls_in_the_same_words",
     "test_procedures_need_a_reviewer",
     "test_recall_as_of_known_at_and_valid_at_over_http_and_the_client",
     "test_roles_gate_erasure_review_and_keys",

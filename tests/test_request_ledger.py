@@ -20,13 +20,14 @@ import psycopg
 import pytest
 from fastapi.testclient import TestClient
 
+from remem.errors import InvalidInput
 from remem.memory import Memory, open_store
 from remem.service import keys as keyring
 from remem.service.http import create_app
 from remem.store import postgres_sql as pq
 from remem.store.sqlite import APPLICATION_ID, _migrations
 from tests import pg_helpers
-from tests.cli_helpers import ok
+from tests.cli_helpers import err, ok
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -106,6 +107,34 @@ def test_a_dead_claim_is_retaken_and_a_live_one_is_a_conflict(db: str) -> None:
         (busy,) = mem.write_records([_create("alice", "Alice keeps wasps", rid="r2")])
         assert busy["error"]["code"] == "conflict" and "in progress" in busy["error"]["message"]
         assert [r.text for r in mem.records(actor="alice")] == ["Alice keeps bees"]
+
+
+@pytest.mark.parametrize("outsider", ["_shared", "bad name", "alice\n"])
+def test_a_library_batch_is_scope_checked_before_anything_is_written(
+    db: str, outsider: str
+) -> None:
+    # the ledger the HTTP routes run: every create's actor is checked first, as the
+    # operator's scope allows it, so no item before the refused one is written or claimed
+    with Memory.open(db, tenant="acme") as mem:
+        first = _create("alice", "Alice keeps bees")
+        with pytest.raises(InvalidInput, match="actor must be") as refused:
+            mem.write_records([first, _create(outsider, "Someone else keeps wasps", rid="r2")])
+        assert "Someone else" not in str(refused.value)
+        assert mem.records(actor="alice", all=True) == []
+        (alone,) = mem.write_records([first])  # "r1" was never claimed
+        assert alone["status"] == "created" and "replayed" not in alone
+
+
+def test_records_import_writes_nothing_when_a_line_names_an_unusable_actor(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    db = tmp_path / "cli.db"
+    lines = [_create("alice", "Alice keeps bees"), _create("_shared", "A shared rule", "r2")]
+    path = tmp_path / "records.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
+    refused = err(capsys, db, "records", "import", str(path))
+    assert refused["code"] == "invalid_input" and "actor must be" in refused["message"]
+    assert ok(capsys, db, "records", "list", "--actor", "alice")["records"] == []
 
 
 # -- HTTP ----------------------------------------------------------------------------------

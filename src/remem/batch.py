@@ -12,40 +12,29 @@ not write twice (a repeated request id returns its first outcome).
 `remem records import FILE.jsonl` reads the same items, one JSON object per line.
 
 A request id belongs to an actor: the item's (create) or its record's (update,
-delete). `once` is the one flow every surface runs it through (the library, the
-CLI and the HTTP batch routes): the id is claimed in the database first (its
-primary key makes the claim exclusive across connections, processes and
-servers), the write runs, then its outcome is recorded. A second claimant
-waits up to `WAIT_SECONDS` for that outcome, then gets a conflict ("in
-progress"); a claim whose process died is retaken after `LEASE_SECONDS`. The
-same request id again with the same operation returns the first outcome marked
-`replayed`; with another operation, a conflict. Another actor's request id
-"r1" is its own.
+delete). Every item goes through the one request ledger (`remem.ledger`), the
+flow the CLI and the HTTP batch routes run too, acting as the operator (a
+tenant-wide admin): the whole batch is checked first, every create's actor
+included, and nothing is written when one item is refused.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from remem.errors import ConflictError, InvalidInput, NotFound, RememError
-from remem.ids import new_id
-from remem.policy.scope import check_name, valid_request_id
+from remem import ledger
+from remem.errors import InvalidInput, RememError
+from remem.policy import scope
+from remem.policy.scope import Principal, valid_request_id
 from remem.timeutil import TimeText
 
 if TYPE_CHECKING:
     from remem.memory import Memory
-    from remem.store.base import Store
 
 MAX_ITEMS = 10_000
-LEASE_SECONDS = 60.0  # a claim without an outcome this old is a dead claimant's: retaken
-WAIT_SECONDS = 5.0  # how long a second claimant waits for the first one's outcome
-_POLL_SECONDS = 0.05
-
-Run = Callable[[], tuple[dict[str, Any], bool]]  # an outcome, and whether it is final
 
 
 class RecordItem(BaseModel):
@@ -98,107 +87,39 @@ def parse_items(rows: Iterable[Mapping[str, Any]]) -> list[RecordItem]:
     return items
 
 
-def once(
-    store: Store,
-    tenant: str,
-    actor: str,
-    request_id: str,
-    operation: str,
-    target: str | None,
-    run: Run,
-) -> dict[str, Any]:
-    """Run one write at most once per (tenant, actor, request id), enforced by the store.
-
-    `run` returns the outcome and whether it is final (recorded; a failure that
-    is not final releases the claim, so a retry runs again). A repeat with the
-    same operation returns the first outcome with `"replayed": True`.
-    ConflictError when the id was used for another operation, or its first
-    claimant is still running after `WAIT_SECONDS`.
-    """
-    token = new_id("claim")
-    deadline = time.monotonic() + WAIT_SECONDS
-    while True:
-        entry = store.claim_request(
-            tenant, actor, request_id, operation, target, token, LEASE_SECONDS
-        )
-        if entry.token == token:
-            break
-        if entry.operation != operation:
-            raise ConflictError(f"request id {request_id!r} was used for a {entry.operation}")
-        if entry.outcome is not None:
-            return {**entry.outcome, "replayed": True}
-        if time.monotonic() >= deadline:
-            raise ConflictError(f"request id {request_id!r} is in progress; retry it later")
-        time.sleep(_POLL_SECONDS)
-    try:
-        outcome, final = run()
-    except BaseException:
-        store.release_request(tenant, actor, request_id, token)
-        raise
-    if final:
-        store.finish_request(tenant, actor, request_id, token, outcome)
-    else:
-        store.release_request(tenant, actor, request_id, token)
-    return outcome
-
-
-def replay_gone(
-    store: Store,
-    tenant: str,
-    request_id: str,
-    operation: str,
-    target: str,
-    allows: Callable[[str], bool],
-) -> dict[str, Any] | None:
-    """The first outcome of a request id whose record is gone (a delete retried after it
-    succeeded), if `allows` the actor it was recorded for; None when there is none."""
-    entry = store.request_for_target(tenant, request_id, target)
-    if entry is None or entry.outcome is None or not allows(entry.actor):
-        return None
-    if entry.operation != operation:
-        raise ConflictError(f"request id {request_id!r} was used for a {entry.operation}")
-    return {**entry.outcome, "replayed": True}
-
-
 def write_records(mem: Memory, rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Apply a validated batch item by item; each item's outcome, in order."""
+    """Apply a validated batch item by item; each item's outcome, in order.
+
+    InvalidInput, with nothing written, when an item is malformed or a create
+    names an actor no one may act as (`ledger.actors_first`)."""
+    items = parse_items(rows)
+    who = scope.operator(mem.tenant)
+    ledger.actors_first(who, (i.actor for i in items if i.op == "create"), what="actor")
     results = []
-    for item in parse_items(rows):
+    for item in items:
         try:
-            outcome = _item(mem, item)
+            outcome = _item(mem, who, item)
         except RememError as exc:
             outcome = _failure(exc)
         results.append({"request_id": item.request_id, "op": item.op, **outcome})
     return results
 
 
-def _item(mem: Memory, item: RecordItem) -> dict[str, Any]:
-    """One item, through the ledger when it carries a request id."""
-    rid = item.request_id
-    if item.op == "create":
-        actor, target = check_name("actor", item.actor), None  # before it is claimed
-    else:
-        assert item.record_id is not None
-        target = item.record_id
-        try:
-            actor = mem.get(target).actor
-        except NotFound:
-            replayed = (
-                replay_gone(mem.store, mem.tenant, rid, item.op, target, lambda _a: True)
-                if rid
-                else None
-            )
-            if replayed is None:
-                raise
-            return replayed
+def _item(mem: Memory, who: Principal, item: RecordItem) -> dict[str, Any]:
+    """One item through the ledger; its actor (the item's, or its record's) owns its id."""
+    target = None if item.op == "create" else item.record_id
 
-    def run() -> tuple[dict[str, Any], bool]:
+    def resolve() -> str:
+        if target is None:
+            return scope.actor_for(who, item.actor, what="actor")
+        return mem.get(target).actor
+
+    def attempt(_actor: str) -> tuple[dict[str, Any], bool]:
         outcome = _run(mem, item)
         return outcome, outcome["status"] != "error"
 
-    if rid is None:
-        return run()[0]
-    return once(mem.store, mem.tenant, actor, rid, item.op, target, run)
+    ask = ledger.Ask(item.op, item.request_id, target)
+    return ledger.settle(mem.store, who, ask, resolve, attempt, _failure)
 
 
 def _run(mem: Memory, item: RecordItem) -> dict[str, Any]:

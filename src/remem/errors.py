@@ -4,6 +4,8 @@
      ├── InvalidInput           the caller sent something unusable (empty text, bad time, ...)
      ├── NotFound               an id that does not exist in this tenant
      ├── RefusedContent         content policy refused a write (e.g. a secret)
+     ├── Unauthorized           no API key, or one that is unknown or revoked (HTTP 401)
+     ├── Forbidden              the key does not allow this actor, namespace or operation (403)
      ├── ConflictError          a concurrent writer got there first
      ├── ConfigError            the configuration file is invalid (says the line and why)
  ├── RlsBypassed            a server refuses a database role that row-level security does not bind
@@ -38,6 +40,18 @@ class NotFound(RememError):
 
 class RefusedContent(RememError):
     code = "refused_content"
+
+
+class Unauthorized(RememError):
+    """No API key, or one that is unknown or revoked (HTTP 401)."""
+
+    code = "unauthorized"
+
+
+class Forbidden(RememError):
+    """The key does not allow this actor, namespace or operation (HTTP 403)."""
+
+    code = "forbidden"
 
 
 class ConflictError(RememError):

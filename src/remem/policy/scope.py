@@ -1,15 +1,34 @@
-"""Scope: namespaces come from the principal, never from the text of a request."""
+"""Scope: who may act on which memory, decided from the principal, never from the text
+of a request (DESIGN.md section 4).
+
+Pure functions of data, the one copy every surface applies (the library, the
+CLI, HTTP and MCP):
+
+- names: `check_name`, `key_problem`, `namespace_problem`, `valid_request_id`;
+- namespaces: built (`namespace_for`, `actor_prefix`, `session_namespace`) and
+  parsed (`parse_namespace`) here only;
+- principals: `Principal` (what a verified key allows; `operator` for the
+  library and the CLI, a tenant-wide admin), roles, `refusal` / `authorize`
+  for shared records, actor resolution (`actor_for`, `namespace_actor`),
+  record visibility (`visible`);
+- the deletion report every surface answers a forget with (`deletion_report`).
+"""
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
 
-from remem.errors import InvalidInput
-from remem.model import Kind
+from remem.errors import Forbidden, InvalidInput, NotFound
+from remem.model import Kind, Record
 
 # The subject of a tenant's shared records (procedures, policy). Names checked
 # by `check_name` cannot start with "_", so no user can act as it.
 SHARED_ACTOR = "_shared"
+
+ROLES = ("agent", "reviewer", "admin")
+_RANK = {role: i for i, role in enumerate(ROLES)}
 
 # matched whole (fullmatch): `$` would also match before a final newline ("alice\n")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@:+-]{0,199}")
@@ -26,6 +45,9 @@ NAMESPACE_BY_KIND: dict[Kind, str] = {
     Kind.EPISODIC: "episodes",
     Kind.PROCEDURAL: "procedures",
 }
+
+
+# -- names --------------------------------------------------------------------------------
 
 
 def check_name(what: str, value: object) -> str:
@@ -61,11 +83,210 @@ def valid_request_id(value: str | None) -> str | None:
     return value
 
 
+# -- namespaces ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Namespace:
+    """A parsed namespace: `/tenants/{tenant}/actors/{actor}/{rest}`."""
+
+    tenant: str
+    actor: str
+    rest: str
+
+
 def namespace_for(tenant: str, actor: str, kind: Kind) -> str:
     """The namespace a record of `kind` about `actor` lives in."""
-    return f"/tenants/{tenant}/actors/{actor}/{NAMESPACE_BY_KIND[kind]}"
+    return f"{actor_prefix(tenant, actor)}{NAMESPACE_BY_KIND[kind]}"
 
 
 def actor_prefix(tenant: str, actor: str) -> str:
     """The namespace prefix that holds everything about one actor."""
     return f"/tenants/{tenant}/actors/{actor}/"
+
+
+def session_namespace(tenant: str, actor: str, session: str) -> str:
+    """The namespace a raw event of one session is shown under in a recall packet."""
+    return f"{actor_prefix(tenant, actor)}sessions/{session}"
+
+
+def parse_namespace(namespace: str) -> Namespace:
+    """The tenant, actor and rest of a namespace; InvalidInput for any other shape.
+
+    The parts are taken as written (a name is checked where it is used, e.g.
+    by `namespace_actor`): `/tenants/t/actors/a` and `/tenants/t/actors/a/facts`
+    both parse, `/tenants/t/a` does not.
+    """
+    parts = namespace.split("/", 5)
+    if len(parts) < 5 or parts[0] != "" or parts[1] != "tenants" or parts[3] != "actors":
+        raise InvalidInput("namespace must look like /tenants/{tenant}/actors/{actor}/...")
+    return Namespace(parts[2], parts[4], parts[5] if len(parts) > 5 else "")
+
+
+# -- principals ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """Who is calling: what a verified key allows (`operator` for the library and CLI)."""
+
+    key_id: str
+    tenant: str
+    actor: str | None  # None: every actor of the tenant
+    role: str
+
+    def has_role(self, role: str) -> bool:
+        """Whether this principal holds `role` or a stronger one."""
+        return _RANK[self.role] >= _RANK[role]
+
+    def allows(self, actor: str) -> bool:
+        """Whether this principal may act on `actor`'s memory."""
+        return self.actor is None or self.actor == actor
+
+    def may_see(self, record: Record | None, *, write: bool = False) -> bool:
+        """Whether this principal may read (or, with `write`, change) a record.
+
+        The tenant's shared procedures are readable by every key; only a
+        tenant-wide admin may change them (`authorize`).
+        """
+        if record is None or record.tenant != self.tenant:
+            return False
+        if not (self.allows(record.actor) or record.actor == SHARED_ACTOR):
+            return False
+        return not write or refusal(self, "change", record.actor) is None
+
+
+OPERATOR_KEY = "operator"
+
+
+def operator(tenant: str) -> Principal:
+    """The principal of the library and the CLI: the operator, a tenant-wide admin."""
+    return Principal(OPERATOR_KEY, tenant, None, "admin")
+
+
+Action = Literal["propose", "review", "change"]
+
+
+def refusal(who: Principal, action: Action, actor: str) -> str | None:
+    """Why `who` may not `action` a record about `actor` (SHARED_ACTOR: the tenant's
+    shared records), or None when it may. Pure: the one rule every surface applies.
+
+    propose  a record for an actor the key allows; a shared one needs a tenant-wide key
+    review   approve or reject: a reviewer for an actor it allows; a shared proposal
+             needs a tenant-wide reviewer
+    change   update or forget one record: one of an actor the key allows; a shared
+             record needs a tenant-wide admin
+    """
+    shared = actor == SHARED_ACTOR
+    if action == "review" and not who.has_role("reviewer"):
+        return f"reviewing a procedure needs a reviewer key; this key is {who.role}"
+    if shared:
+        if who.actor is not None:
+            what = {"propose": "proposing", "review": "reviewing", "change": "changing"}[action]
+            return (
+                f"{what} a procedure shared by the whole tenant needs a key for the whole "
+                f"tenant; this key is for actor {who.actor!r}"
+            )
+        if action == "change" and not who.has_role("admin"):
+            return (
+                "changing or forgetting a record shared by the whole tenant needs an admin "
+                f"key; this key is {who.role}"
+            )
+        return None
+    if not who.allows(actor):
+        return f"this API key may not act on actor {actor!r}"
+    return None
+
+
+def authorize(who: Principal, action: Action, actor: str) -> None:
+    """Raise Forbidden unless `who` may `action` a record about `actor` (see `refusal`)."""
+    reason = refusal(who, action, actor)
+    if reason is not None:
+        raise Forbidden(reason)
+
+
+def need_role(who: Principal, role: str) -> None:
+    """Forbidden unless `who` holds `role` or a stronger one."""
+    if not who.has_role(role):
+        raise Forbidden(f"this operation needs a {role} key; this key is {who.role}")
+
+
+def need_tenant_wide(who: Principal) -> None:
+    """Forbidden unless `who` is a key for the whole tenant."""
+    if who.actor is not None:
+        raise Forbidden("this needs a key for the whole tenant; this key is for one actor")
+
+
+# -- actors and records --------------------------------------------------------------------
+
+
+def allow(who: Principal, actor: str, *, what: str = "actor_id") -> str:
+    """`actor`, a valid name `who` may act on; InvalidInput or Forbidden otherwise."""
+    check_name(what, actor)
+    if not who.allows(actor):
+        raise Forbidden(f"this API key may not act on actor {actor!r}")
+    return actor
+
+
+def actor_for(who: Principal, actor_id: str | None, *, what: str = "actor_id") -> str:
+    """The actor a request names, or the key's own; never one the key does not allow."""
+    if actor_id is None:
+        if who.actor is None:
+            raise InvalidInput(f"{what} is required with a key for the whole tenant")
+        return who.actor
+    return allow(who, actor_id, what=what)
+
+
+def namespace_actor(who: Principal, namespace: str) -> str:
+    """The actor whose namespace this is; another tenant's namespace is Forbidden."""
+    parsed = parse_namespace(namespace)
+    if parsed.tenant != who.tenant:
+        raise Forbidden("this API key may not read another tenant's namespace")
+    return allow(who, parsed.actor)
+
+
+def visible(
+    who: Principal,
+    record: Record | None,
+    record_id: str,
+    *,
+    write: bool = False,
+    noun: str = "record",
+) -> Record:
+    """`record` (looked up by `record_id`) if `who` may see it, and with `write` change it:
+    NotFound for none or one outside the key's scope (its existence is not revealed),
+    Forbidden for a shared record the key may only read."""
+    if record is None or not who.may_see(record):
+        raise NotFound(f"no {noun} {record_id!r} for this API key")
+    if write:
+        authorize(who, "change", record.actor)
+    return record
+
+
+# -- deletion reports ----------------------------------------------------------------------
+
+
+class DeletionOutcome(Protocol):
+    """What a deletion reports (the store's `ForgetReport`)."""
+
+    @property
+    def deleted(self) -> dict[str, int]: ...
+    @property
+    def verified(self) -> bool: ...
+    @property
+    def remaining(self) -> dict[str, int]: ...
+    @property
+    def job_id(self) -> int | None: ...
+    @property
+    def attempts(self) -> int: ...
+
+
+def deletion_report(report: DeletionOutcome) -> dict[str, Any]:
+    """The fields every surface answers a forget with, in this order."""
+    return {
+        "deleted": report.deleted,
+        "verified": report.verified,
+        "remaining": report.remaining,
+        "job_id": report.job_id,
+        "attempts": report.attempts,
+    }

@@ -27,6 +27,7 @@ from typing import Any
 
 from remem.model import Event, PacketItem, Record, Status
 from remem.policy.precedence import RANK
+from remem.policy.scope import session_namespace
 from remem.policy.untrusted import quote
 from remem.policy.validity import event_not_held, is_recallable, not_recallable, within_sensitivity
 from remem.recall.budget import ITEM_OVERHEAD_TOKENS, estimate_tokens
@@ -167,7 +168,7 @@ def event_item(ev: Event, score: float) -> PacketItem:
         id=ev.id,
         text=text,
         kind="event",
-        namespace=f"/tenants/{ev.tenant}/actors/{ev.actor}/sessions/{ev.session}",
+        namespace=session_namespace(ev.tenant, ev.actor, ev.session),
         status="event",
         source_date=ev.time,
         source={"type": "event", "event_ids": [ev.id], "session": ev.session},

@@ -19,11 +19,13 @@ import httpx
 
 from remem.errors import (
     ConflictError,
+    Forbidden,
     InvalidInput,
     NotFound,
     RefusedContent,
     RememError,
     StoreError,
+    Unauthorized,
 )
 from remem.facts import Fact, FactValue, Profile
 from remem.model import (
@@ -37,7 +39,6 @@ from remem.model import (
     Source,
     Status,
 )
-from remem.service.keys import Forbidden, Unauthorized
 from remem.store.base import ForgetReport
 from remem.timeutil import parse_time
 

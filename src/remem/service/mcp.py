@@ -38,14 +38,14 @@ from pydantic import Field
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from remem.embed.base import Embedder
-from remem.errors import InvalidInput, NotFound, RememError
+from remem.errors import Forbidden, InvalidInput, RememError, Unauthorized
 from remem.memory import Memory, open_store
 from remem.model import Record
-from remem.policy.scope import check_name
+from remem.policy import scope
+from remem.policy.scope import Principal
 from remem.service import keys as keyring
 from remem.service.bodies import BodyLimit, BodyLimits
-from remem.service.keys import Forbidden, Principal, Unauthorized
-from remem.store.base import ForgetReport, Store, refuse_rls_bypass
+from remem.store.base import Store, refuse_rls_bypass
 from remem.timeutil import TimeText as Time
 
 log = logging.getLogger("remem.mcp")
@@ -158,24 +158,13 @@ class McpServer:
 
     def _actor(self, who: Principal, actor_id: str | None) -> str:
         """The actor a call names, or the key's own; never one the key does not allow."""
-        if actor_id is None:
-            if who.actor is None:
-                raise InvalidInput("actor_id is required: this key is for the whole tenant")
-            return who.actor
-        check_name("actor_id", actor_id)
-        if not who.allows(actor_id):
-            raise Forbidden(f"this API key may not act on actor {actor_id!r}")
-        return actor_id
+        return scope.actor_for(who, actor_id)
 
     def _record(self, who: Principal, record_id: str, *, write: bool) -> Record:
         """A record the key may see (shared procedures are readable by every key), and with
         `write` may change: a shared one only with an admin key for the whole tenant."""
         rec = self.store.get_record(who.tenant, record_id)
-        if rec is None or not who.may_see(rec):
-            raise NotFound(f"no memory {record_id!r} for this API key")
-        if write:
-            keyring.authorize(who, "change", rec.actor)
-        return rec
+        return scope.visible(who, rec, record_id, write=write, noun="memory")
 
     # -- the operations (blocking; the tools run them in a worker thread) ----------------
 
@@ -275,12 +264,13 @@ class McpServer:
             )
         if record_id is not None:
             self._record(who, record_id, write=True)
-            return {"record_id": record_id, **_report(self.memory.forget(record_id=record_id))}
-        if not who.has_role("admin"):
+            report = self.memory.forget(record_id=record_id)
+            return {"record_id": record_id, **scope.deletion_report(report)}
+        if not who.has_role("admin"):  # said in the words of the tool, not `need_role`'s
             raise Forbidden(f"erasing a whole subject needs an admin key; this key is {who.role}")
         actor = self._actor(who, actor_id)
         report = self.memory.forget(actor=actor)
-        return {"actor_id": actor, **_report(report)}
+        return {"actor_id": actor, **scope.deletion_report(report)}
 
     # -- the tools -----------------------------------------------------------------------
 
@@ -479,13 +469,3 @@ async def _unauthorized(send: Send) -> None:
         }
     )
     await send({"type": "http.response.body", "body": body})
-
-
-def _report(report: ForgetReport) -> dict[str, Any]:
-    return {
-        "deleted": report.deleted,
-        "verified": report.verified,
-        "remaining": report.remaining,
-        "job_id": report.job_id,
-        "attempts": report.attempts,
-    }

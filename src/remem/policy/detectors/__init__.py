@@ -1,0 +1,72 @@
+"""Where each class of secret is in a text: the detectors behind `remem.policy.dataclasses`.
+
+Two sorts of evidence are used:
+
+- shapes that are secrets wherever they appear: vendor key and token formats
+  (OpenAI, AWS, GitHub, GitLab, Slack, Stripe, Google, npm, Hugging Face,
+  remem's own `rk_` keys), JWTs, `Bearer` tokens, credentials inside URLs, PEM
+  private key blocks, `0x` + 64 hex digits (an Ethereum-style private key, unless
+  introduced as a transaction, block or hash), an AWS secret access key next to
+  its access key id, Luhn-valid card numbers, mod-97-valid IBANs and US social
+  security numbers;
+- values *stated as* secrets: "my password is ...", "api key: ...", "PIN is
+  ...", "recovery codes: ...", "passport number is ...", "login: bob / ...",
+  "login with password ...", and password labels in German, French, Spanish,
+  Portuguese, Dutch, Swedish, Norwegian, Danish, Finnish, Polish and Italian
+  ("Passwort: ...", "mot de passe : ...", "contraseña: ...", "senha: ...",
+  "wachtwoord: ..."). Without the label an ordinary word or number is left
+  alone, which keeps dates, prices, phone and order numbers out.
+
+Known limits. A secret with neither a known shape nor a label is missed ("it's
+hunter2"), and so is one spelled out in words. A stated password is one token
+unless quoted ("my password is correct horse" finds "correct"). Labels that are
+also ordinary words ("pass: ...", "login with password ...") need a value that
+looks made up (letters with digits, or a symbol). 64 hex digits without `0x`
+and without a "private key" or "secret key" label are left alone: that is what
+every SHA-256 digest looks like. Card numbers must carry a network's prefix and
+length (see `finance._card_network`) and be grouped as cards print them (one separator
+throughout: a space, two or three spaces, a dash or a dot; or one digit at a
+time), so a card run into other digits may be missed, while about one in ten
+other numbers of such a prefix and length pass Luhn and are flagged (a 16-digit
+membership number starting with 5, say). Any ddd-dd-dddd in the issued SSN
+ranges is taken for an SSN, part numbers included. Placeholders
+("[REDACTED:password]", "${DB_PASSWORD}", "********") are not secrets, so
+redacted text scans clean. A stated value that merely looks like a secret ("my
+password is banana") is flagged: refusing a harmless text costs less than
+storing a secret.
+
+One module per class of secret: `shapes` (formats, and keys beside their
+companion), `stated` (labelled values), `finance` (cards and IBANs); `base`
+holds what they share.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from remem.policy.detectors.base import Hit
+from remem.policy.detectors.finance import cards, iban_valid, ibans, luhn_valid
+from remem.policy.detectors.shapes import SHAPES, aws_secrets, hex_keys
+from remem.policy.detectors.stated import STATED
+
+__all__ = ["Hit", "detect", "iban_valid", "luhn_valid"]
+
+
+# -- all of them --------------------------------------------------------------------------------
+
+
+def detect(text: str) -> Iterator[Hit]:
+    """Every detector's hits in `text`, unordered and possibly overlapping."""
+    for kind, pattern in SHAPES:
+        for m in pattern.finditer(text):
+            start, end = m.span("v") if "v" in pattern.groupindex else m.span()
+            if end > start:
+                yield (kind, start, end)
+    for kind_of, pattern, value_of in STATED:
+        for m in pattern.finditer(text):
+            if span := value_of(text, m.end()):
+                yield (kind_of(m), *span)
+    yield from cards(text)
+    yield from ibans(text)
+    yield from hex_keys(text)
+    yield from aws_secrets(text)

@@ -1,0 +1,35 @@
+"""The HTTP routes, one router per resource, in the order `create_app` includes them.
+
+    operations  /healthz, /v1/jobs (the extraction queue)
+    events      /v1/events
+    recall      /v1/memories/retrieve
+    facts       /v1/actors/{actor_id}/facts/{field}, /v1/actors/{actor_id}/profile
+    records     /v1/memories (list, read, history, forget one, batch writes)
+    procedures  /v1/procedures, /v1/memories/{record_id}/approve|reject
+    admin       /v1/subjects/{actor_id}/forget|export, /v1/keys
+
+Every route takes the principal of its key (`deps.Who`) and the running
+service (`deps.Svc`); scope decisions are `remem.policy.scope`'s.
+"""
+
+from fastapi import APIRouter
+
+from remem.service.routes import (
+    admin,
+    events,
+    facts,
+    operations,
+    procedures,
+    recall,
+    records,
+)
+
+ROUTERS: tuple[APIRouter, ...] = (
+    operations.router,
+    events.router,
+    recall.router,
+    facts.router,
+    records.router,
+    procedures.router,
+    admin.router,
+)

@@ -1,0 +1,65 @@
+"""What every route depends on: the service it runs in and the principal of its key."""
+
+# no `from __future__ import annotations`: FastAPI reads `Who` and `Svc` at runtime
+from typing import Annotated, Protocol
+
+from fastapi import Depends, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from remem.errors import Unauthorized
+from remem.memory import Memory
+from remem.model import Record
+from remem.policy import scope
+from remem.policy.scope import Principal
+from remem.service import keys as keyring
+from remem.store.base import Store
+
+
+class Service(Protocol):
+    """The running service as the routes see it (`remem.service.http` holds it)."""
+
+    @property
+    def store(self) -> Store: ...
+
+    @property
+    def warnings(self) -> list[str]: ...
+
+    def memory(self, tenant: str) -> Memory:
+        """The tenant's `Memory` on the shared store."""
+        ...
+
+    def written(self) -> None:
+        """Say that events or jobs were written: extraction has work."""
+        ...
+
+
+def service(request: Request) -> Service:
+    """The service of the app that is answering `request`."""
+    svc: Service = request.app.state.service
+    return svc
+
+
+Svc = Annotated[Service, Depends(service)]
+
+bearer = HTTPBearer(auto_error=False, description="an API key from `remem keys create`")
+
+
+def principal(
+    creds: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)], svc: Svc
+) -> Principal:
+    """The principal of the request's key; Unauthorized (401) without a valid one."""
+    if creds is None:
+        raise Unauthorized("send Authorization: Bearer KEY (create one: remem keys create)")
+    who = keyring.verify_key(svc.store, creds.credentials)
+    if who is None:
+        raise Unauthorized("the API key is unknown or revoked")
+    return who
+
+
+Who = Annotated[Principal, Depends(principal)]
+
+
+def record(svc: Service, who: Principal, record_id: str, *, write: bool = False) -> Record:
+    """A record the key may see (shared procedures are readable by every key of the tenant),
+    and with `write` may change (403 for a shared one it may only read)."""
+    return scope.visible(who, svc.store.get_record(who.tenant, record_id), record_id, write=write)

@@ -1,0 +1,55 @@
+"""Facts and profiles: one field's exact value, every field of an actor."""
+
+# no `from __future__ import annotations`: FastAPI reads the signatures at runtime
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Query
+
+from remem.policy import scope
+from remem.service.routes.deps import Svc, Who
+
+router = APIRouter()
+
+
+@router.get("/v1/actors/{actor_id}/facts/{field}", tags=["facts"])
+def get_fact(
+    actor_id: str,
+    field: str,
+    who: Who,
+    svc: Svc,
+    as_of: Annotated[str | None, Query(max_length=64, description="ISO 8601")] = None,
+    known_at: Annotated[str | None, Query(max_length=64)] = None,
+    valid_at: Annotated[str | None, Query(max_length=64)] = None,
+) -> dict[str, Any]:
+    """One field's value by exact lookup (200 always): `status` is found, conflict
+    (each candidate with provenance) or not_found."""
+    actor = scope.actor_for(who, actor_id)
+    found = svc.memory(who.tenant).fact(
+        actor=actor, field=field, as_of=as_of, known_at=known_at, valid_at=valid_at
+    )
+    return found.as_dict()
+
+
+@router.get("/v1/actors/{actor_id}/profile", tags=["facts"])
+def get_profile(
+    actor_id: str,
+    who: Who,
+    svc: Svc,
+    as_of: Annotated[str | None, Query(max_length=64, description="ISO 8601")] = None,
+    known_at: Annotated[str | None, Query(max_length=64)] = None,
+    valid_at: Annotated[str | None, Query(max_length=64)] = None,
+    max_sensitivity: Annotated[Literal["normal", "personal", "sensitive"] | None, Query()] = None,
+    budget_tokens: Annotated[int | None, Query(ge=1, le=1_000_000)] = None,
+) -> dict[str, Any]:
+    """Every current field of an actor and its value, conflicts marked, with record
+    ids, highest authority then newest first, cut to `budget_tokens`."""
+    actor = scope.actor_for(who, actor_id)
+    prof = svc.memory(who.tenant).profile(
+        actor=actor,
+        as_of=as_of,
+        known_at=known_at,
+        valid_at=valid_at,
+        max_sensitivity=max_sensitivity,
+        budget=budget_tokens,
+    )
+    return prof.as_dict()

@@ -1,0 +1,39 @@
+"""Recall: the packet for a query (RetrieveMemoryRecords)."""
+
+# no `from __future__ import annotations`: FastAPI reads the signatures at runtime
+from typing import Any
+
+from fastapi import APIRouter
+
+from remem.errors import InvalidInput
+from remem.policy import scope
+from remem.service.routes.deps import Svc, Who
+from remem.service.schemas import RetrieveIn
+
+router = APIRouter()
+
+
+@router.post("/v1/memories/retrieve", tags=["memories"])
+def retrieve(body: RetrieveIn, who: Who, svc: Svc) -> dict[str, Any]:
+    """The recall packet for a query, inside a token budget (RetrieveMemoryRecords);
+    with `namespace`, only the records of that namespace (no raw events)."""
+    actor = body.actor_id
+    if body.namespace is not None:
+        owner = scope.namespace_actor(who, body.namespace)
+        if actor is not None and actor != owner:
+            raise InvalidInput("namespace belongs to another actor than actor_id")
+        actor = owner
+    actor = scope.actor_for(who, actor)
+    packet = svc.memory(who.tenant).recall(
+        actor=actor,
+        query=body.query,
+        k=body.top_k,
+        budget=body.budget_tokens,
+        as_of=body.as_of,
+        explain=body.explain,
+        include_events=body.include_events,
+        namespace=body.namespace,
+        max_sensitivity=body.max_sensitivity,
+        pin=body.pin,
+    )
+    return packet.as_dict()

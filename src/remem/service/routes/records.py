@@ -1,0 +1,175 @@
+"""Memory records: list, read, history, forget one, and the batch writes
+(create, update, delete) through the request ledger (`remem.ledger`)."""
+
+# no `from __future__ import annotations`: FastAPI reads the signatures at runtime
+import functools
+from collections.abc import Callable, Sequence
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+
+from remem import ledger
+from remem.errors import ConflictError, InvalidInput, NotFound, RefusedContent
+from remem.memory import Memory
+from remem.model import Record
+from remem.policy import scope
+from remem.policy.scope import Principal
+from remem.service.http_errors import failure_of
+from remem.service.routes.deps import Service, Svc, Who, record
+from remem.service.schemas import (
+    BatchCreateIn,
+    BatchDeleteIn,
+    BatchUpdateIn,
+    CreateItem,
+    DeleteItem,
+    UpdateItem,
+)
+
+router = APIRouter()
+
+
+@router.get("/v1/memories", tags=["memories"])
+def list_memories(
+    who: Who,
+    svc: Svc,
+    actor_id: Annotated[str | None, Query(max_length=200)] = None,
+    all: Annotated[bool, Query(description="include invalid and proposed records")] = False,
+    limit: Annotated[int, Query(ge=1, le=10_000)] = 1000,
+    as_of: Annotated[
+        str | None, Query(max_length=64, description="ISO 8601: known and valid then")
+    ] = None,
+) -> dict[str, Any]:
+    """An actor's records, newest first (ListMemoryRecords); with `as_of`, those
+    known and valid then."""
+    actor = scope.actor_for(who, actor_id)
+    recs = svc.memory(who.tenant).records(actor=actor, all=all, limit=limit, as_of=as_of)
+    return {"records": [r.as_dict() for r in recs]}
+
+
+@router.get("/v1/memories/{record_id}", tags=["memories"])
+def get_memory(record_id: str, who: Who, svc: Svc) -> dict[str, Any]:
+    """One record (GetMemoryRecord); another tenant's or actor's id is 404."""
+    return record(svc, who, record_id).as_dict()
+
+
+@router.get("/v1/memories/{record_id}/history", tags=["memories"])
+def memory_history(record_id: str, who: Who, svc: Svc) -> dict[str, Any]:
+    """Every change of a record, oldest first."""
+    record(svc, who, record_id)
+    entries = svc.memory(who.tenant).history(record_id)
+    return {"history": [h.as_dict() for h in entries]}
+
+
+@router.delete("/v1/memories/{record_id}", tags=["memories"])
+def delete_memory(record_id: str, who: Who, svc: Svc) -> dict[str, Any]:
+    """Forget one record everywhere and verify it (DeleteMemoryRecord); a record shared
+    by the whole tenant needs an admin key for the whole tenant."""
+    record(svc, who, record_id, write=True)
+    report = svc.memory(who.tenant).forget(record_id=record_id)
+    return {"record_id": record_id, **scope.deletion_report(report)}
+
+
+@router.post("/v1/memories/batch-create", tags=["memories"])
+def batch_create(body: BatchCreateIn, who: Who, svc: Svc) -> dict[str, Any]:
+    """Write explicit records, confirmed at once (BatchCreateMemoryRecords)."""
+    ledger.actors_first(who, (item.actor_id for item in body.records))
+
+    def run(item: CreateItem, actor: str) -> dict[str, Any]:
+        rec = svc.memory(who.tenant).remember(
+            actor=actor,
+            text=item.text,
+            kind=item.kind,
+            valid_until=item.valid_until,
+            field=item.field,
+            value=item.value,
+            sensitivity=item.sensitivity,
+        )
+        return {"status": 201, "record_id": rec.id}
+
+    return _batch(svc, who, "create", body.records, lambda i: scope.actor_for(who, i.actor_id), run)
+
+
+@router.post("/v1/memories/batch-update", tags=["memories"])
+def batch_update(body: BatchUpdateIn, who: Who, svc: Svc) -> dict[str, Any]:
+    """Correct records: each new text supersedes its record (BatchUpdateMemoryRecords)."""
+
+    def run(item: UpdateItem, actor: str) -> dict[str, Any]:
+        new = _supersede(svc.memory(who.tenant), item, who.key_id)
+        return {"status": 200, "record_id": new.id, "supersedes": item.record_id}
+
+    return _batch(svc, who, "update", body.records, lambda i: _actor_of(svc, who, i), run)
+
+
+@router.post("/v1/memories/batch-delete", tags=["memories"])
+def batch_delete(body: BatchDeleteIn, who: Who, svc: Svc) -> dict[str, Any]:
+    """Forget records everywhere and verify each (BatchDeleteMemoryRecords)."""
+
+    def run(item: DeleteItem, _actor: str) -> dict[str, Any]:
+        report = svc.memory(who.tenant).forget(record_id=item.record_id)
+        return {"status": 200, "record_id": item.record_id, **scope.deletion_report(report)}
+
+    return _batch(svc, who, "delete", body.records, lambda i: _actor_of(svc, who, i), run)
+
+
+def _actor_of(svc: Service, who: Principal, item: UpdateItem | DeleteItem) -> str:
+    """The actor of a record named in a batch; a record the key cannot see is 404."""
+    return record(svc, who, item.record_id, write=True).actor
+
+
+def _supersede(mem: Memory, item: UpdateItem, by: str) -> Record:
+    """Correct a record through the library: the old one becomes INVALID, linked."""
+    return mem.update(item.record_id, text=item.text, valid_until=item.valid_until, by=by)
+
+
+# -- batches and idempotency ---------------------------------------------------------------------
+
+
+def _batch(
+    svc: Service,
+    who: Principal,
+    operation: str,
+    items: Sequence[Any],
+    resolve: Callable[[Any], str],
+    run: Callable[[Any, str], dict[str, Any]],
+) -> dict[str, Any]:
+    """Run each item through the request ledger (`remem.ledger.settle`, the flow the
+    library and the CLI run too): an item with a request id runs once per actor, and a
+    repeat returns its first outcome.
+
+    Items fail one by one (an unknown record is a 404 in its result, a request
+    id used for another operation or still running a 409); a request id is
+    recorded only with a successful outcome.
+    """
+    results = []
+    for item in items:
+        ask = ledger.Ask(operation, item.request_id, getattr(item, "record_id", None))
+        outcome = ledger.settle(
+            svc.store,
+            who,
+            ask,
+            functools.partial(resolve, item),
+            functools.partial(_attempt, run, item),
+            failure_of,
+        )
+        results.append(_with_record(svc, who, {"request_id": item.request_id, **outcome}))
+    ok = sum(1 for r in results if r["status"] < 300)
+    return {"results": results, "succeeded": ok, "failed": len(results) - ok}
+
+
+def _attempt(
+    run: Callable[[Any, str], dict[str, Any]], item: Any, actor: str
+) -> tuple[dict[str, Any], bool]:
+    """One item's write; a refusal is its result (not final: the request id stays free)."""
+    try:
+        return run(item, actor), True
+    except (InvalidInput, RefusedContent, NotFound, ConflictError) as exc:
+        return failure_of(exc), False
+
+
+def _with_record(svc: Service, who: Principal, result: dict[str, Any]) -> dict[str, Any]:
+    """Add the record's current state to a successful create or update."""
+    rid = result.get("record_id")
+    if rid and result["status"] < 300 and "deleted" not in result:
+        rec = svc.store.get_record(who.tenant, rid)
+        result["record"] = rec.as_dict() if rec is not None else None
+    return result
