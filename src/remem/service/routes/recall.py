@@ -30,6 +30,8 @@ def retrieve(body: RetrieveIn, who: Who, svc: Svc) -> dict[str, Any]:
         k=body.top_k,
         budget=body.budget_tokens,
         as_of=body.as_of,
+        known_at=body.known_at,
+        valid_at=body.valid_at,
         explain=body.explain,
         include_events=body.include_events,
         namespace=body.namespace,
