@@ -31,13 +31,15 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from remem.deps import Deps
 from remem.errors import ConflictError, InvalidInput, NotFound, RememError
 from remem.ids import new_id
+from remem.lifecycle.erasure import forget
 from remem.policy.scope import check_name, valid_request_id
 from remem.timeutil import TimeText
+from remem.writes import records
 
 if TYPE_CHECKING:
-    from remem.memory import Memory
     from remem.store.base import Store
 
 MAX_ITEMS = 10_000
@@ -160,19 +162,20 @@ def replay_gone(
     return {**entry.outcome, "replayed": True}
 
 
-def write_records(mem: Memory, rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Apply a validated batch item by item; each item's outcome, in order."""
+def write_records(deps: Deps, rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Apply a validated batch item by item through the record write paths
+    (`remem.writes.records`, `remem.lifecycle.forget`); each item's outcome, in order."""
     results = []
     for item in parse_items(rows):
         try:
-            outcome = _item(mem, item)
+            outcome = _item(deps, item)
         except RememError as exc:
             outcome = _failure(exc)
         results.append({"request_id": item.request_id, "op": item.op, **outcome})
     return results
 
 
-def _item(mem: Memory, item: RecordItem) -> dict[str, Any]:
+def _item(deps: Deps, item: RecordItem) -> dict[str, Any]:
     """One item, through the ledger when it carries a request id."""
     rid = item.request_id
     if item.op == "create":
@@ -181,10 +184,10 @@ def _item(mem: Memory, item: RecordItem) -> dict[str, Any]:
         assert item.record_id is not None
         target = item.record_id
         try:
-            actor = mem.get(target).actor
+            actor = records.get(deps, target).actor
         except NotFound:
             replayed = (
-                replay_gone(mem.store, mem.tenant, rid, item.op, target, lambda _a: True)
+                replay_gone(deps.store, deps.tenant, rid, item.op, target, lambda _a: True)
                 if rid
                 else None
             )
@@ -193,19 +196,20 @@ def _item(mem: Memory, item: RecordItem) -> dict[str, Any]:
             return replayed
 
     def run() -> tuple[dict[str, Any], bool]:
-        outcome = _run(mem, item)
+        outcome = _run(deps, item)
         return outcome, outcome["status"] != "error"
 
     if rid is None:
         return run()[0]
-    return once(mem.store, mem.tenant, actor, rid, item.op, target, run)
+    return once(deps.store, deps.tenant, actor, rid, item.op, target, run)
 
 
-def _run(mem: Memory, item: RecordItem) -> dict[str, Any]:
+def _run(deps: Deps, item: RecordItem) -> dict[str, Any]:
     try:
         if item.op == "create":
             assert item.actor is not None and item.text is not None  # checked by the model
-            rec = mem.remember(
+            rec = records.remember(
+                deps,
                 actor=item.actor,
                 text=item.text,
                 kind=item.kind,
@@ -217,14 +221,14 @@ def _run(mem: Memory, item: RecordItem) -> dict[str, Any]:
             )
             return {"status": "created", "record_id": rec.id}
         assert item.record_id is not None
-        old = mem.get(item.record_id)
+        old = records.get(deps, item.record_id)
         if item.op == "update":
             assert item.text is not None
-            new = mem.update(
-                item.record_id, text=item.text, valid_until=item.valid_until, by=item.strategy
+            new = records.update(
+                deps, item.record_id, text=item.text, valid_until=item.valid_until, by=item.strategy
             )
             return {"status": "updated", "record_id": new.id, "supersedes": old.id}
-        report = mem.forget(record_id=item.record_id)
+        report = forget(deps, record_id=item.record_id)
         return {"status": "deleted", "record_id": old.id, "verified": report.verified}
     except RememError as exc:
         return _failure(exc)
