@@ -5,7 +5,11 @@
         mem.process()
         packet = mem.recall(actor="alice", query="what does she eat?")
 
-The CLI, and later the HTTP service, are thin layers over these methods.
+The CLI, the HTTP service and the MCP server are thin layers over these
+methods, and the methods are thin over the flows beneath them, each of which
+takes the memory's `Deps` (`remem.deps`): events and records are written by
+`remem.writes`, read by `remem.reads`, erased and exported by
+`remem.lifecycle`; extraction runs in `remem.worker` and `remem.pipeline`.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from typing import Any
 from remem import reads
 from remem.batch import write_records
 from remem.config import Config, load_config
-from remem.deps import Deps
+from remem.deps import Clock, Deps
 from remem.embed.base import Embedder, default_embedder
 from remem.errors import InvalidInput, NotFound
 from remem.facts import Fact, Profile
@@ -63,7 +67,6 @@ __all__ = [
 
 log = logging.getLogger("remem")
 
-Clock = Callable[[], datetime]
 # a libpq keyword/value connection string, e.g. "host=/tmp dbname=remem user=app"
 _KEYWORD_DSN = re.compile(r"\s*(?:host|dbname|user|port|service)=\S*(?:\s+\w+=\S*)*\s*")
 

@@ -122,14 +122,19 @@ class _Service:
         strategy: it drains the queue whenever woken, and every `WORKER_POLL_SECONDS`."""
         # jobs name their tenant; one worker serves them all
         mem = Memory(self.store, tenant="default", embedder=self.embedder, config=self.config)
-        self.worker = Worker(mem.pipeline, idle_seconds=WORKER_POLL_SECONDS)
-        self.worker.start()
         self.worker_memory = mem
+        try:
+            self.worker = Worker(mem.pipeline, idle_seconds=WORKER_POLL_SECONDS)
+        except Exception:  # keep serving; the jobs stay queued for another worker
+            log.exception("the extraction worker could not start")
+            return
+        self.worker.start()
 
     def stop_worker(self) -> None:
         """Stop the worker after the batches in hand, and close its model doors."""
-        if self.worker is not None and self.worker_memory is not None:
+        if self.worker is not None:
             self.worker.stop(timeout=30)
+        if self.worker_memory is not None:
             self.worker_memory.close_models()
 
 
