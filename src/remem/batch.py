@@ -21,18 +21,18 @@ included, and nothing is written when one item is refused.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from remem import ledger
+from remem.deps import Deps
 from remem.errors import InvalidInput, RememError
+from remem.lifecycle.erasure import forget
 from remem.policy import scope
 from remem.policy.scope import Principal, valid_request_id
 from remem.timeutil import TimeText
-
-if TYPE_CHECKING:
-    from remem.memory import Memory
+from remem.writes import records
 
 MAX_ITEMS = 10_000
 
@@ -87,46 +87,47 @@ def parse_items(rows: Iterable[Mapping[str, Any]]) -> list[RecordItem]:
     return items
 
 
-def write_records(mem: Memory, rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def write_records(deps: Deps, rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Apply a validated batch item by item; each item's outcome, in order.
 
     InvalidInput, with nothing written, when an item is malformed or a create
     names an actor no one may act as (`ledger.actors_first`)."""
     items = parse_items(rows)
-    who = scope.operator(mem.tenant)
+    who = scope.operator(deps.tenant)
     ledger.actors_first(who, (i.actor for i in items if i.op == "create"), what="actor")
     results = []
     for item in items:
         try:
-            outcome = _item(mem, who, item)
+            outcome = _item(deps, who, item)
         except RememError as exc:
             outcome = _failure(exc)
         results.append({"request_id": item.request_id, "op": item.op, **outcome})
     return results
 
 
-def _item(mem: Memory, who: Principal, item: RecordItem) -> dict[str, Any]:
+def _item(deps: Deps, who: Principal, item: RecordItem) -> dict[str, Any]:
     """One item through the ledger; its actor (the item's, or its record's) owns its id."""
     target = None if item.op == "create" else item.record_id
 
     def resolve() -> str:
         if target is None:
             return scope.actor_for(who, item.actor, what="actor")
-        return mem.get(target).actor
+        return records.get(deps, target).actor
 
     def attempt(_actor: str) -> tuple[dict[str, Any], bool]:
-        outcome = _run(mem, item)
+        outcome = _run(deps, item)
         return outcome, outcome["status"] != "error"
 
     ask = ledger.Ask(item.op, item.request_id, target)
-    return ledger.settle(mem.store, who, ask, resolve, attempt, _failure)
+    return ledger.settle(deps.store, who, ask, resolve, attempt, _failure)
 
 
-def _run(mem: Memory, item: RecordItem) -> dict[str, Any]:
+def _run(deps: Deps, item: RecordItem) -> dict[str, Any]:
     try:
         if item.op == "create":
             assert item.actor is not None and item.text is not None  # checked by the model
-            rec = mem.remember(
+            rec = records.remember(
+                deps,
                 actor=item.actor,
                 text=item.text,
                 kind=item.kind,
@@ -138,14 +139,14 @@ def _run(mem: Memory, item: RecordItem) -> dict[str, Any]:
             )
             return {"status": "created", "record_id": rec.id}
         assert item.record_id is not None
-        old = mem.get(item.record_id)
+        old = records.get(deps, item.record_id)
         if item.op == "update":
             assert item.text is not None
-            new = mem.update(
-                item.record_id, text=item.text, valid_until=item.valid_until, by=item.strategy
+            new = records.update(
+                deps, item.record_id, text=item.text, valid_until=item.valid_until, by=item.strategy
             )
             return {"status": "updated", "record_id": new.id, "supersedes": old.id}
-        report = mem.forget(record_id=item.record_id)
+        report = forget(deps, record_id=item.record_id)
         return {"status": "deleted", "record_id": old.id, "verified": report.verified}
     except RememError as exc:
         return _failure(exc)

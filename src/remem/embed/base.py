@@ -8,9 +8,10 @@ from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 import numpy as np
-import numpy.typing as npt
 
-Vectors = npt.NDArray[np.float32]
+from remem.embed.vectors import Vectors
+
+__all__ = ["Embedder", "HashEmbedder", "Vectors", "default_embedder"]
 
 _WORD = re.compile(r"[a-z0-9]+")
 

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from remem.embed.base import Vectors
+from remem.embed.vectors import Vectors
 from remem.errors import InvalidInput
 
 ENV_MODEL_DIR = "REMEM_MINILM_DIR"

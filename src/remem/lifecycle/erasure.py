@@ -12,30 +12,29 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from remem.deps import Deps
 from remem.errors import InvalidInput, NotFound, StoreError
 from remem.model import Kind, Record, Status
 from remem.policy.scope import check_name
 from remem.store.base import ForgetReport, Scope
+from remem.thread.api import checkpoint_list, has_thread_state, tool_calls
 from remem.timeutil import parse_time
-
-if TYPE_CHECKING:
-    from remem.memory import Memory
 
 FORGET_ATTEMPTS = 3
 
 log = logging.getLogger(__name__)
 
 
-def export(mem: Memory, actor: str) -> Iterator[dict[str, Any]]:
+def export(deps: Deps, actor: str) -> Iterator[dict[str, Any]]:
     """Everything remem holds about one actor, as JSON-ready rows.
 
     One row per event (`"type": "event"`) and per record with its full
     history (`"type": "record"`), in a portable shape.
     """
     check_name("actor", actor)
-    for e in mem.store.list_events(mem.tenant, actor, None, limit=10_000_000):
+    for e in deps.store.list_events(deps.tenant, actor, None, limit=10_000_000):
         yield {
             "type": "event",
             "id": e.id,
@@ -47,22 +46,20 @@ def export(mem: Memory, actor: str) -> Iterator[dict[str, Any]]:
             "time": e.time.isoformat(),
             "metadata": e.metadata,
         }
-    for r in mem.store.list_records(Scope(mem.tenant, actor), None, limit=10_000_000):
+    for r in deps.store.list_records(Scope(deps.tenant, actor), None, limit=10_000_000):
         row = {"type": "record", **r.as_dict()}
-        row["history"] = [h.as_dict() for h in mem.store.history(mem.tenant, r.id)]
+        row["history"] = [h.as_dict() for h in deps.store.history(deps.tenant, r.id)]
         yield row
-    from remem.thread.api import checkpoint_list, has_thread_state, tool_calls
-
-    if not has_thread_state(mem):
+    if not has_thread_state(deps):
         return  # this backend keeps no checkpoints or tool calls to export
-    for cp in checkpoint_list(mem, actor=actor, limit=1_000_000):
+    for cp in checkpoint_list(deps, actor=actor, limit=1_000_000):
         yield {"type": "checkpoint", **cp.as_dict()}
-    for call in tool_calls(mem, actor=actor, limit=1_000_000):
+    for call in tool_calls(deps, actor=actor, limit=1_000_000):
         yield {"type": "tool_call", **call.as_dict()}
 
 
 def forget(
-    mem: Memory, *, record_id: str | None = None, actor: str | None = None, vacuum: bool = False
+    deps: Deps, *, record_id: str | None = None, actor: str | None = None, vacuum: bool = False
 ) -> ForgetReport:
     """Erase one record, or everything of one actor, from every surface.
 
@@ -75,9 +72,9 @@ def forget(
         raise InvalidInput("forget needs exactly one of record_id or actor")
     forgotten: Record | None = None
     if record_id is not None:
-        forgotten = mem.store.get_record(mem.tenant, record_id)
+        forgotten = deps.store.get_record(deps.tenant, record_id)
         if forgotten is None:
-            raise NotFound(f"no record {record_id!r} in tenant {mem.tenant!r}")
+            raise NotFound(f"no record {record_id!r} in tenant {deps.tenant!r}")
         target, key = "record", record_id
     else:
         target, key = "actor", check_name("actor", actor)
@@ -88,9 +85,9 @@ def forget(
         attempt += 1
         try:
             if target == "record":
-                report = mem.store.forget_record(mem.tenant, key, mem._clock())
+                report = deps.store.forget_record(deps.tenant, key, deps.clock())
             else:
-                report = mem.store.forget_actor(mem.tenant, key, mem._clock())
+                report = deps.store.forget_actor(deps.tenant, key, deps.clock())
             error = None
         except StoreError as exc:
             error = f"{type(exc).__name__}: {exc}"
@@ -100,21 +97,21 @@ def forget(
             break
     if report is not None:
         if forgotten is not None and forgotten.kind is not Kind.SUMMARY:
-            regenerated = regenerate_summaries(mem, forgotten)
+            regenerated = regenerate_summaries(deps, forgotten)
             if regenerated:
                 report = replace(report, deleted={**report.deleted, "summaries": regenerated})
-        report = _scrub(mem, report, vacuum)
-    job_id = mem.store.record_deletion(
-        mem.tenant, target, key, report, error, mem._clock(), attempt
+        report = _scrub(deps, report, vacuum)
+    job_id = deps.store.record_deletion(
+        deps.tenant, target, key, report, error, deps.clock(), attempt
     )
     if report is None:
         raise StoreError(f"deletion job {job_id} failed after {attempt} attempts: {error}")
     return replace(report, job_id=job_id, attempts=attempt)
 
 
-def fresh_start(mem: Memory, actor: str) -> dict[str, str] | None:
+def fresh_start(deps: Deps, actor: str) -> dict[str, str] | None:
     """If `actor` was erased: when, and that events stored since start a new memory."""
-    erased = mem.store.erased_at(mem.tenant, actor)
+    erased = deps.store.erased_at(deps.tenant, actor)
     if erased is None:
         return None
     when = parse_time(erased).isoformat()
@@ -125,10 +122,10 @@ def fresh_start(mem: Memory, actor: str) -> dict[str, str] | None:
     }
 
 
-def _scrub(mem: Memory, report: ForgetReport, vacuum: bool) -> ForgetReport:
+def _scrub(deps: Deps, report: ForgetReport, vacuum: bool) -> ForgetReport:
     """The erasure, taken down to the files: what could not be is left in `remaining`."""
     try:
-        left = mem.store.scrub_files(vacuum)
+        left = deps.store.scrub_files(vacuum)
     except StoreError as exc:
         log.warning("an erasure's files could not be scrubbed: %s", exc)
         left = {"scrub_failed": 1}
@@ -139,27 +136,27 @@ def _scrub(mem: Memory, report: ForgetReport, vacuum: bool) -> ForgetReport:
     )
 
 
-def regenerate_summaries(mem: Memory, forgotten: Record) -> int:
+def regenerate_summaries(deps: Deps, forgotten: Record) -> int:
     """Erase the summaries that covered a forgotten record's events and queue each
     session's summary to be made again from what remains; return how many."""
     erased = set(forgotten.source.event_ids)
     if not erased:
         return 0
-    scope = Scope(mem.tenant, forgotten.actor)
+    scope = Scope(deps.tenant, forgotten.actor)
     stale = [
         r
-        for r in mem.store.list_records(scope, [Status.ACTIVE, Status.INVALID])
+        for r in deps.store.list_records(scope, [Status.ACTIVE, Status.INVALID])
         if r.kind is Kind.SUMMARY and erased & set(r.source.event_ids)
     ]
     sessions: set[tuple[str, str]] = set()
     for summary in stale:
-        mem.store.forget_record(mem.tenant, summary.id, mem._clock())
+        deps.store.forget_record(deps.tenant, summary.id, deps.clock())
         parts = (summary.field or "").split(":")
         if len(parts) > 2 and summary.source.strategy:
             sessions.add((parts[1], summary.source.strategy))
     for name, strategy in sessions:
-        events = mem.store.list_events(mem.tenant, forgotten.actor, name)
+        events = deps.store.list_events(deps.tenant, forgotten.actor, name)
         live = [e for e in events if e.text.strip() and e.id not in erased]
         if live:
-            mem.store.requeue_job(mem.tenant, live[-1].id, strategy)
+            deps.store.requeue_job(deps.tenant, live[-1].id, strategy)
     return len(stale)

@@ -16,10 +16,10 @@ not received within `body_timeout`, 413 bodies over `max_body_bytes`, 422
 malformed JSON or fields (and remem's InvalidInput and RefusedContent), 503
 when the database cannot answer or `max_pending_bodies` are being received.
 
-Extraction runs in the server process: a worker thread wakes after every
-write (and every second, to pick up retries and other processes' events) and
-runs `Memory.process()`. Pass `worker=False` (`remem serve --no-worker`) when
-separate worker processes drain the queue instead.
+Extraction runs in the server process: the worker (`remem.worker`, one thread
+per strategy) wakes after every write (and every second, to pick up retries
+and other processes' events) and drains the queue. Pass `worker=False`
+(`remem serve --no-worker`) when separate worker processes drain the queue instead.
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ from remem.service.bodies import (
 from remem.service.http_errors import install_error_handlers
 from remem.service.routes import ROUTERS
 from remem.store.base import Store, refuse_rls_bypass
+from remem.worker import Worker
 
 log = logging.getLogger("remem.service")
 
@@ -64,8 +65,8 @@ class _Service:
     warnings: list[str] = field(default_factory=list)  # what an operator must know
     mems: dict[str, Memory] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
-    wake: threading.Event = field(default_factory=threading.Event)
-    stop: threading.Event = field(default_factory=threading.Event)
+    worker: Worker | None = None
+    worker_memory: Memory | None = None
 
     def memory(self, tenant: str) -> Memory:
         """The tenant's `Memory` on the shared store (never closed: it would close the store)."""
@@ -79,24 +80,28 @@ class _Service:
 
     def written(self) -> None:
         """Events or jobs were written: wake the extraction worker."""
-        self.wake.set()
+        if self.worker is not None:
+            self.worker.wake()
 
-    def work(self) -> None:
-        """The in-process extraction worker: drain the queue whenever woken."""
-        # jobs name their tenant; one worker serves them all, one thread per strategy
+    def start_worker(self) -> None:
+        """Start the in-process extraction worker (`remem.worker`), one thread per
+        strategy: it drains the queue whenever woken, and every `WORKER_POLL_SECONDS`."""
+        # jobs name their tenant; one worker serves them all
         mem = Memory(self.store, tenant="default", embedder=self.embedder, config=self.config)
+        self.worker_memory = mem
         try:
-            while not self.stop.is_set():
-                self.wake.wait(WORKER_POLL_SECONDS)
-                self.wake.clear()
-                if self.stop.is_set():
-                    break
-                try:
-                    mem.process()
-                except Exception:  # keep serving; the jobs stay queued and are retried
-                    log.exception("extraction worker run failed")
-        finally:
-            mem.close_models()
+            self.worker = Worker(mem.pipeline, idle_seconds=WORKER_POLL_SECONDS)
+        except Exception:  # keep serving; the jobs stay queued for another worker
+            log.exception("the extraction worker could not start")
+            return
+        self.worker.start()
+
+    def stop_worker(self) -> None:
+        """Stop the worker after the batches in hand, and close its model doors."""
+        if self.worker is not None:
+            self.worker.stop(timeout=30)
+        if self.worker_memory is not None:
+            self.worker_memory.close_models()
 
 
 # -- the app -----------------------------------------------------------------------------------
@@ -141,18 +146,12 @@ def create_app(
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         for line in warnings:
             log.warning("remem: warning: %s", line)
-        thread = None
         if worker:
-            thread = threading.Thread(target=svc.work, name="remem-worker", daemon=True)
-            thread.start()
-            svc.wake.set()  # drain what an earlier run left queued
+            svc.start_worker()  # it drains what an earlier run left queued at once
         try:
             yield
         finally:
-            svc.stop.set()
-            svc.wake.set()
-            if thread is not None:
-                thread.join(timeout=30)
+            svc.stop_worker()
             for mem in svc.mems.values():
                 mem.close_models()
             svc.store.close()

@@ -1,4 +1,4 @@
-"""Thread state for a `Memory`: checkpoints, idempotent tool calls, retention.
+"""Thread state of a memory (a `Memory` or its `Deps`): checkpoints, tool calls, retention.
 
     from remem.thread import begin_tool_call, checkpoint_save, complete_tool_call
 
@@ -14,7 +14,7 @@
         escalate(begun.call)                    # never retried blindly
 
 Authorised resume: every function takes the actor explicitly and reads and
-writes only the rows of (the Memory's tenant, that actor), exactly as recall
+writes only the rows of (the memory's tenant, that actor), exactly as recall
 does. A workflow of another actor or tenant is `NotFound`; it is never
 returned, and its existence is not revealed.
 """
@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
+from remem.deps import HasDeps
 from remem.errors import InvalidInput, NotFound, RefusedContent, StoreError
 from remem.policy.dataclasses import refusal_reason, secret_kinds
 from remem.policy.scope import check_name
@@ -44,14 +45,13 @@ from remem.thread.checkpoints import (
 from remem.thread.sqlite import SQLiteThreadStore
 
 if TYPE_CHECKING:
-    from remem.memory import Memory
     from remem.store.base import Store
 
 MAX_LIST = 1_000_000  # rows one list call may return (export reads everything)
 
 
 def checkpoint_save(
-    mem: Memory,
+    mem: HasDeps,
     *,
     actor: str,
     workflow: str,
@@ -74,9 +74,9 @@ def checkpoint_save(
     raw = state.as_dict() if isinstance(state, CheckpointState) else state
     valid = CheckpointState.from_dict(raw)
     _refuse_secrets("checkpoint state", valid.as_dict(), MAX_STATE_BYTES)
-    now = mem._clock()
+    now = mem.deps.clock()
     return _thread(mem).checkpoint_save(
-        mem.tenant,
+        mem.deps.tenant,
         actor,
         workflow,
         valid,
@@ -86,27 +86,27 @@ def checkpoint_save(
     )
 
 
-def checkpoint_load(mem: Memory, *, actor: str, workflow: str) -> Checkpoint:
+def checkpoint_load(mem: HasDeps, *, actor: str, workflow: str) -> Checkpoint:
     """The checkpoint of one of `actor`'s workflows; NotFound when it has none."""
     check_name("actor", actor)
     check_name("workflow", workflow)
-    found = _thread(mem).checkpoint_load(mem.tenant, actor, workflow)
+    found = _thread(mem).checkpoint_load(mem.deps.tenant, actor, workflow)
     if found is None:
         raise NotFound(
             f"actor {actor!r} has no checkpoint for workflow {workflow!r} in tenant "
-            f"{mem.tenant!r}; check the actor and workflow, or save one first"
+            f"{mem.deps.tenant!r}; check the actor and workflow, or save one first"
         )
     return found
 
 
-def checkpoint_list(mem: Memory, *, actor: str, limit: int = 1000) -> list[Checkpoint]:
+def checkpoint_list(mem: HasDeps, *, actor: str, limit: int = 1000) -> list[Checkpoint]:
     """`actor`'s checkpoints, most recently saved first."""
     check_name("actor", actor)
-    return _thread(mem).checkpoint_list(mem.tenant, actor, _check_limit(limit))
+    return _thread(mem).checkpoint_list(mem.deps.tenant, actor, _check_limit(limit))
 
 
 def begin_tool_call(
-    mem: Memory,
+    mem: HasDeps,
     *,
     actor: str,
     workflow: str,
@@ -127,10 +127,12 @@ def begin_tool_call(
     check_name("workflow", workflow)
     check_key("idempotency_key", idempotency_key)
     _refuse_secrets("tool call request", request, MAX_PAYLOAD_BYTES)
-    call_id = mem._ids("call") if tool_call_id is None else check_key("tool_call_id", tool_call_id)
-    now = mem._clock()
+    call_id = (
+        mem.deps.ids("call") if tool_call_id is None else check_key("tool_call_id", tool_call_id)
+    )
+    now = mem.deps.clock()
     return _thread(mem).begin_tool_call(
-        mem.tenant,
+        mem.deps.tenant,
         actor,
         workflow,
         idempotency_key,
@@ -142,7 +144,7 @@ def begin_tool_call(
 
 
 def complete_tool_call(
-    mem: Memory, *, actor: str, workflow: str, idempotency_key: str, result: Any
+    mem: HasDeps, *, actor: str, workflow: str, idempotency_key: str, result: Any
 ) -> ToolCall:
     """Record the result of a begun side effect (or of one a reconciler verified)."""
     check_name("actor", actor)
@@ -150,11 +152,11 @@ def complete_tool_call(
     check_key("idempotency_key", idempotency_key)
     _refuse_secrets("tool call result", result, MAX_PAYLOAD_BYTES)
     return _thread(mem).complete_tool_call(
-        mem.tenant, actor, workflow, idempotency_key, result, now=mem._clock()
+        mem.deps.tenant, actor, workflow, idempotency_key, result, now=mem.deps.clock()
     )
 
 
-def release_tool_call(mem: Memory, *, actor: str, workflow: str, idempotency_key: str) -> ToolCall:
+def release_tool_call(mem: HasDeps, *, actor: str, workflow: str, idempotency_key: str) -> ToolCall:
     """Reconcile an open call whose side effect verifiably did not happen.
 
     The key becomes `never_started` again, so the workflow may begin it anew.
@@ -163,11 +165,11 @@ def release_tool_call(mem: Memory, *, actor: str, workflow: str, idempotency_key
     check_name("actor", actor)
     check_name("workflow", workflow)
     check_key("idempotency_key", idempotency_key)
-    return _thread(mem).release_tool_call(mem.tenant, actor, workflow, idempotency_key)
+    return _thread(mem).release_tool_call(mem.deps.tenant, actor, workflow, idempotency_key)
 
 
 def tool_call_status(
-    mem: Memory, *, actor: str, workflow: str, idempotency_key: str
+    mem: HasDeps, *, actor: str, workflow: str, idempotency_key: str
 ) -> ToolCall | None:
     """The ledger row of one key of `actor`'s workflow, or None if never begun.
 
@@ -176,11 +178,11 @@ def tool_call_status(
     check_name("actor", actor)
     check_name("workflow", workflow)
     check_key("idempotency_key", idempotency_key)
-    return _thread(mem).tool_call_status(mem.tenant, actor, workflow, idempotency_key)
+    return _thread(mem).tool_call_status(mem.deps.tenant, actor, workflow, idempotency_key)
 
 
 def tool_calls(
-    mem: Memory,
+    mem: HasDeps,
     *,
     actor: str,
     workflow: str | None = None,
@@ -192,33 +194,33 @@ def tool_calls(
     if workflow is not None:
         check_name("workflow", workflow)
     return _thread(mem).tool_call_list(
-        mem.tenant, actor, workflow, unresolved=unresolved, limit=_check_limit(limit)
+        mem.deps.tenant, actor, workflow, unresolved=unresolved, limit=_check_limit(limit)
     )
 
 
-def expire_thread_state(mem: Memory) -> ExpiryReport:
+def expire_thread_state(mem: HasDeps) -> ExpiryReport:
     """Run retention for this tenant now: expired checkpoints and tool calls go.
 
     Workflows waiting for an approval, or with a tool call of unknown outcome,
     are kept and listed in the report's `held`.
     """
-    return _thread(mem).expire(mem._clock(), tenant=mem.tenant)
+    return _thread(mem).expire(mem.deps.clock(), tenant=mem.deps.tenant)
 
 
 # -- helpers ---------------------------------------------------------------------------------
 
 
-def has_thread_state(mem: Memory) -> bool:
+def has_thread_state(mem: HasDeps) -> bool:
     """Whether this memory's store keeps thread state (checkpoints, tool calls)."""
-    return _thread_store(mem.store) is not None
+    return _thread_store(mem.deps.store) is not None
 
 
-def _thread(mem: Memory) -> ThreadStore:
-    found = _thread_store(mem.store)
+def _thread(mem: HasDeps) -> ThreadStore:
+    found = _thread_store(mem.deps.store)
     if found is None:
         raise StoreError(
             f"thread state (checkpoints, tool calls) is not available on "
-            f"{type(mem.store).__name__} in this build; use the SQLite or PostgreSQL store"
+            f"{type(mem.deps.store).__name__} in this build; use the SQLite or PostgreSQL store"
         )
     return found
 

@@ -1,10 +1,9 @@
-"""Consolidation: ADD / UPDATE / NO-OP / INVALIDATE for one candidate.
+"""The rules of consolidation: ADD / UPDATE / NO-OP / INVALIDATE for one candidate.
 
 `decide` is a pure function of the candidate and the records it could touch
-(those about the same field, and the most similar ones); `plan` turns the
-decision into a `Write` that the store applies in one transaction. Nothing is
-overwritten in place: an outdated record becomes INVALID, linked both ways to
-the record that superseded it, with a history row for each change.
+(those about the same field, and the most similar ones); `with_verdict` applies
+a model's advice through the same policy. `remem.consolidate.plan` turns a
+decision into rows.
 """
 
 from __future__ import annotations
@@ -12,12 +11,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 
-from remem.model import Action, Candidate, HistoryEntry, Record, Status
+from remem.model import Action, Candidate, Record, Status
 from remem.policy.precedence import may_supersede, outranks_or_equals
-from remem.policy.scope import namespace_for
-from remem.store.base import StatusChange
 
 DUPLICATE_COSINE = 0.92
 DUPLICATE_JACCARD = 0.75
@@ -196,95 +192,3 @@ def with_verdict(
             conflicts_with=(old.id,),
         )
     return Decision(Action(action), said, supersedes=(old.id,))
-
-
-@dataclass(frozen=True, slots=True)
-class Planned:
-    """The rows a decision writes: new records, closed records, history."""
-
-    inserts: tuple[Record, ...]
-    changes: tuple[StatusChange, ...]
-    history: tuple[HistoryEntry, ...]
-
-
-def plan(
-    decision: Decision,
-    candidate: Candidate,
-    *,
-    tenant: str,
-    actor: str,
-    new_id: str,
-    now: datetime,
-    valid_until: datetime | None = None,
-    namespace: str | None = None,
-    flags: tuple[str, ...] = (),
-    late_valid_until: datetime | None = None,
-) -> Planned:
-    """Turn a decision into rows. Pure; `late_valid_until` closes a late arrival.
-
-    A candidate observed after `now` (an event from a client clock running
-    ahead, within the allowed skew) is valid from `now`, and what it
-    supersedes closes at `now`: recall never comes back empty because of a
-    clock. The decision itself (which is newer) still used its own time.
-    """
-    if decision.action is Action.NOOP:
-        return Planned((), (), ())
-    late = decision.late_behind is not None
-    start = min(candidate.observed_at, now)
-    record = Record(
-        id=new_id,
-        tenant=tenant,
-        actor=actor,
-        namespace=namespace or namespace_for(tenant, actor, candidate.kind),
-        kind=candidate.kind,
-        text=candidate.text,
-        field=candidate.field,
-        value=candidate.value,
-        source=candidate.source,
-        authority=candidate.authority,
-        sensitivity=candidate.sensitivity,
-        valid_from=start,
-        valid_until=late_valid_until if late else valid_until,
-        created_at=now,
-        updated_at=now,
-        status=Status.INVALID if late else Status.ACTIVE,
-        supersedes=decision.supersedes[0] if decision.supersedes else None,
-        superseded_by=decision.late_behind,
-        flags=flags,
-    )
-    history = [
-        HistoryEntry(
-            new_id,
-            "ADD_LATE" if late else decision.action.value,
-            now,
-            candidate.text,
-            record.status,
-            related_id=decision.late_behind
-            or (decision.supersedes[0] if decision.supersedes else None),
-            reason=decision.reason,
-        )
-    ]
-    changes = []
-    for old_id in decision.supersedes:
-        changes.append(
-            StatusChange(
-                old_id,
-                Status.INVALID,
-                valid_until=start,
-                superseded_by=new_id,
-                action="SUPERSEDED",
-                reason=decision.reason,
-            )
-        )
-        history.append(
-            HistoryEntry(
-                old_id,
-                "SUPERSEDED",
-                now,
-                None,
-                Status.INVALID,
-                related_id=new_id,
-                reason=decision.reason,
-            )
-        )
-    return Planned((record,), tuple(changes), tuple(history))

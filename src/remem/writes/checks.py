@@ -1,0 +1,77 @@
+"""The input checks every write path shares, written once.
+
+A statement (an event's text, a record's, a procedure's, a correction) is a
+non-empty string within its limit that passes `check_text`; every other string
+a write stores passes `check_text` too. Times a caller may leave out, a
+sensitivity by name and the lifetimes of new records are read here as well.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime, timedelta
+
+from remem.errors import InvalidInput
+from remem.model import Kind, Sensitivity
+from remem.policy.text import check_text
+from remem.timeutil import parse_time
+
+MAX_EVENT_CHARS = 100_000
+MAX_RECORD_CHARS = 4_000
+
+
+def statement(what: str, text: object, limit: int = MAX_RECORD_CHARS) -> str:
+    """`text` if it is a non-empty string of at most `limit` characters that passes
+    `check_text`; else InvalidInput naming `what`. Returned as given (not folded)."""
+    if not isinstance(text, str) or not text.strip():
+        raise InvalidInput(f"{what} must be a non-empty string")
+    if len(text) > limit:
+        raise InvalidInput(f"{what} is {len(text)} characters; the limit is {limit}")
+    check_text(what, text)
+    return text
+
+
+def check_strings(**named: str | None) -> None:
+    """Every string a write stores passes `check_text` (None: not given)."""
+    for what, value in named.items():
+        if value is not None:
+            check_text(what.replace("_", " "), value)
+
+
+def optional_time(value: object, what: str) -> datetime | None:
+    """A time a caller may leave out (None or ""), else validated by `parse_time`."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    return parse_time(value, what)
+
+
+def sensitivity(value: str | Sensitivity | None) -> Sensitivity | None:
+    """A sensitivity by name (None: not given)."""
+    if value is None:
+        return None
+    try:
+        return Sensitivity(value)
+    except ValueError:
+        names = ", ".join(s.value for s in Sensitivity)
+        raise InvalidInput(f"sensitivity must be one of {names}; got {value!r}") from None
+
+
+def check_ttl(ttl: Mapping[str, timedelta]) -> dict[str, timedelta]:
+    """Lifetimes of new records by kind or sensitivity name, each positive."""
+    known = {k.value for k in Kind} | {s.value for s in Sensitivity}
+    for key, life in ttl.items():
+        if key not in known:
+            raise InvalidInput(f"ttl key {key!r} is neither a kind nor a sensitivity")
+        if not isinstance(life, timedelta) or life <= timedelta(0):
+            raise InvalidInput(f"ttl for {key!r} must be a positive timedelta")
+    return dict(ttl)
+
+
+def span(t: timedelta) -> str:
+    """A duration in words, rounded: '3 days', '2 hours', '5 minutes', '0 seconds'."""
+    seconds = int(t.total_seconds())
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds >= size:
+            n = seconds // size
+            return f"{n} {unit}{'s' if n != 1 else ''}"
+    return f"{seconds} second{'s' if seconds != 1 else ''}"

@@ -1,0 +1,176 @@
+"""The event write path: a row becomes a checked, redacted `Event`, then the thread log.
+
+`event` validates one row (fields, text, role, time within the allowed clock
+skew, id, metadata) and keeps secrets only in redacted form; `add` appends
+events with their extraction jobs in one transaction; `import_rows` imports
+in batches, safely re-runnable (see `Memory.import_events`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Any, TypeVar
+
+from remem.deps import Deps
+from remem.errors import ConflictError, InvalidInput, RefusedContent, RememError
+from remem.lifecycle.erasure import fresh_start
+from remem.model import Event, Role
+from remem.policy.dataclasses import find_secrets, redact, redact_json
+from remem.policy.events import EventIdTaken, import_digest
+from remem.policy.scope import check_name
+from remem.policy.text import MAX_METADATA_BYTES, check_json
+from remem.timeutil import parse_time
+from remem.writes.checks import MAX_EVENT_CHARS, span, statement
+
+log = logging.getLogger("remem")
+
+_T = TypeVar("_T")
+_FIELDS = frozenset({"actor", "session", "role", "text", "time", "event_id", "id", "metadata"})
+
+
+@dataclass(frozen=True, slots=True)
+class ImportResult:
+    """What an import did: events stored, and repeats skipped."""
+
+    imported: int
+    skipped: int
+
+
+def event(deps: Deps, row: Mapping[str, Any], max_clock_skew: timedelta) -> Event:
+    """One row as an event of `deps.tenant`, checked; a secret is kept only redacted."""
+    if not isinstance(row, Mapping):
+        raise InvalidInput(
+            f"an event must be an object with actor, session, role, text; got {row!r:.80}"
+        )
+    unknown = set(row) - _FIELDS
+    if unknown:
+        raise InvalidInput(f"unknown event field(s): {', '.join(sorted(unknown))}")
+    text = statement("event text", row.get("text"), MAX_EVENT_CHARS)
+    try:
+        role = Role(str(row.get("role")))
+    except ValueError:
+        raise InvalidInput(
+            f"role must be one of {', '.join(r.value for r in Role)}; got {row.get('role')!r}"
+        ) from None
+    raw_time = row.get("time")
+    if raw_time in (None, ""):
+        when = deps.clock()
+    else:
+        when = _event_time(deps, raw_time, max_clock_skew)
+    raw_id = row.get("event_id") or row.get("id")
+    event_id = check_name("event id", raw_id) if raw_id else deps.ids("evt")
+    metadata = row.get("metadata") or {}
+    if not isinstance(metadata, Mapping):
+        raise InvalidInput("event metadata must be an object")
+    check_json("event metadata", metadata, max_bytes=MAX_METADATA_BYTES)
+    # the event is kept, but the log holds a secret only in redacted form, in the
+    # text and in every metadata key and string alike
+    clean, kinds = redact_json(metadata)
+    metadata = dict(clean) if isinstance(clean, Mapping) else {}
+    findings = find_secrets(text)
+    if findings:
+        text = redact(text, findings)
+    if findings or kinds:
+        metadata["redacted"] = sorted({f.kind for f in findings} | set(kinds))
+    return Event(
+        id=event_id,
+        tenant=deps.tenant,
+        actor=check_name("actor", row.get("actor")),
+        session=check_name("session", row.get("session")),
+        role=role,
+        text=text,
+        time=when,
+        metadata=metadata,
+    )
+
+
+def add(deps: Deps, events: Sequence[Event]) -> list[bool]:
+    """Append events, each with its extraction jobs, in one transaction; per event,
+    whether it was new. An erased actor's new events are logged as a fresh start."""
+    added = deps.store.add_events(events, deps.config.strategy_names) if events else []
+    actors = {e.actor for e, new in zip(events, added, strict=True) if new}
+    for actor in sorted(actors):
+        note = fresh_start(deps, actor)
+        if note is not None:
+            log.info("%s", note["message"])
+    return added
+
+
+def import_rows(
+    deps: Deps,
+    rows: Iterable[Mapping[str, Any]],
+    max_clock_skew: timedelta,
+    batch: int = 500,
+    progress: Callable[[int], None] | None = None,
+    lines: Iterable[int] | None = None,
+) -> ImportResult:
+    """Import events in batches (one transaction each); see `Memory.import_events`."""
+    numbers = iter(lines) if lines is not None else itertools.count(1)
+    seen: dict[str, int] = {}  # content digest -> identical rows so far
+    names = deps.config.strategy_names
+    imported = skipped = 0
+    for chunk in _batched(zip(numbers, rows, strict=False), batch):
+        events: list[Event] = []
+        try:
+            for _, row in chunk:
+                events.append(_import_event(deps, row, seen, max_clock_skew))
+            added = deps.store.add_events(events, names)
+        except (InvalidInput, RefusedContent, EventIdTaken) as exc:
+            bad = exc.index if isinstance(exc, EventIdTaken) else len(events)
+            if bad:  # the rows before the bad one are kept, as the message says
+                deps.store.add_events(events[:bad], names)
+            raise _stopped_at(exc, chunk[bad][0]) from None
+        imported += sum(added)
+        skipped += len(added) - sum(added)
+        if progress is not None:
+            progress(len(added))
+    return ImportResult(imported, skipped)
+
+
+def _import_event(
+    deps: Deps, row: Mapping[str, Any], seen: dict[str, int], skew: timedelta
+) -> Event:
+    """An import row as an event; a row without an id gets its content's id."""
+    found = event(deps, row, skew)
+    if isinstance(row, Mapping) and (row.get("event_id") or row.get("id")):
+        return found
+    digest = import_digest(found, time_given=row.get("time") not in (None, ""))
+    n = seen.get(digest, 0)
+    seen[digest] = n + 1
+    return replace(found, id=f"imp_{digest}_{n}")
+
+
+def _event_time(deps: Deps, raw: object, skew: timedelta) -> datetime:
+    """A client's event time; refused when it is more than `skew` ahead of the clock."""
+    when = parse_time(raw, "event time")
+    ahead = when - deps.clock()
+    if ahead > skew:
+        raise InvalidInput(
+            f"event time {when.isoformat()} is in the future, {span(ahead)} ahead of "
+            f"the clock; an event may be dated at most {span(skew)} ahead"
+        )
+    return when
+
+
+def _batched(rows: Iterable[_T], size: int) -> Iterator[list[_T]]:
+    chunk: list[_T] = []
+    for row in rows:
+        chunk.append(row)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _stopped_at(exc: RememError, line: int) -> RememError:
+    """An import error naming the line it stopped at, and what to do."""
+    cls = ConflictError if isinstance(exc, ConflictError) else type(exc)
+    return cls(
+        f"line {line}: {exc}. The lines before line {line} were kept; fix it and run "
+        "the import again (lines already stored are skipped)"
+    )

@@ -1,0 +1,260 @@
+"""The explicit record write paths: remember, update, proposals and their review.
+
+Each one checks its input with `remem.writes.checks`, emits a consolidation
+`Decision` (decided by the rules for `remember`, stated for the others) and
+plans its rows with `remem.consolidate.plan`, the one planning step extraction
+uses too; the rows are applied in one `Write`. Self-managed batches
+(`remem.batch`) run through these same functions.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import numpy as np
+import numpy.typing as npt
+
+from remem.consolidate.batch import Consolidation
+from remem.consolidate.plan import Planned, plan, plan_approval
+from remem.consolidate.rules import Decision
+from remem.deps import Deps
+from remem.errors import ConflictError, InvalidInput, NotFound, RefusedContent
+from remem.model import (
+    Action,
+    Authority,
+    Candidate,
+    HistoryEntry,
+    Kind,
+    Record,
+    Sensitivity,
+    Source,
+    Status,
+)
+from remem.policy.dataclasses import refuse_secrets
+from remem.policy.fields import optional_field
+from remem.policy.scope import SHARED_ACTOR, check_name, namespace_for
+from remem.policy.untrusted import instruction_flags
+from remem.store.base import Scope, StatusChange, Write
+from remem.writes.checks import check_strings, optional_time, statement
+
+
+def get(deps: Deps, record_id: str) -> Record:
+    """One record of the tenant; NotFound when there is none."""
+    rec = deps.store.get_record(deps.tenant, record_id)
+    if rec is None:
+        raise NotFound(f"no record {record_id!r} in tenant {deps.tenant!r}")
+    return rec
+
+
+def remember(
+    deps: Deps,
+    *,
+    actor: str,
+    text: str,
+    kind: str | Kind = Kind.SEMANTIC,
+    valid_until: str | datetime | None = None,
+    field: str | None = None,
+    value: str | None = None,
+    sensitivity: str | Sensitivity = Sensitivity.NORMAL,
+    strategy: str = "explicit",
+) -> Record:
+    """Store an explicit statement as a confirmed record at once (see `Memory.remember`)."""
+    check_name("actor", actor)
+    statement("text to remember", text)
+    try:
+        kind = Kind(kind)
+        sensitivity = Sensitivity(sensitivity)
+    except ValueError as exc:
+        raise InvalidInput(str(exc)) from None
+    if kind in (Kind.PROCEDURAL, Kind.SUMMARY):
+        raise InvalidInput(f"kind {kind.value} cannot be written with remember")
+    check_strings(field=field, value=value, strategy=strategy)
+    refuse_secrets(
+        {
+            "text": text,
+            "field": field,
+            # "wifi password" = "hunter2x7" is a stated secret though neither is one alone
+            "value": {field: value} if field and value else value,
+            "strategy": strategy,
+        }
+    )
+    now = deps.clock()
+    until = optional_time(valid_until, "valid_until")
+    if until is not None and until <= now:
+        raise InvalidInput("valid_until must be in the future")
+    cand = Candidate(
+        text=" ".join(text.split()),
+        kind=kind,
+        source=Source(
+            type="explicit" if strategy == "explicit" else "self-managed",
+            strategy=strategy,
+            extractor="remember",
+        ),
+        observed_at=now,
+        field=field,
+        value=value,
+        authority=Authority.CONFIRMED,
+        sensitivity=sensitivity,
+    )
+    batch = Consolidation(deps, actor)
+    (vec,) = batch.embed([cand.text])
+    _, record_id = batch.add(cand, vec, namespace_for(deps.tenant, actor, kind), valid_until=until)
+    deps.store.apply(batch.write())
+    return get(deps, record_id)
+
+
+def update(
+    deps: Deps,
+    record_id: str,
+    *,
+    text: str,
+    valid_until: str | datetime | None = None,
+    by: str = "user",
+) -> Record:
+    """Correct an active record: a new confirmed record supersedes it (see `Memory.update`)."""
+    old = get(deps, record_id)
+    if old.status is not Status.ACTIVE:
+        raise ConflictError(f"{old.id} is {old.status.value}; only an active record changes")
+    if old.kind in (Kind.PROCEDURAL, Kind.SUMMARY):
+        raise InvalidInput(f"a {old.kind.value} record cannot be updated; propose a new version")
+    statement("the corrected text", text)
+    check_strings(by=by)
+    refuse_secrets({"text": text, "corrector": by})
+    now = deps.clock()
+    until = optional_time(valid_until, "valid_until")
+    cand = Candidate(
+        text=" ".join(text.split()),
+        kind=old.kind,
+        source=Source(type="explicit", strategy="explicit", extractor=f"update by {by}"),
+        observed_at=max(now, old.valid_from),
+        field=optional_field(old.field),
+        authority=Authority.CONFIRMED,
+        sensitivity=old.sensitivity,
+    )
+    decision = Decision(Action.UPDATE, f"corrected by {by}", supersedes=(old.id,))
+    new_id = deps.ids("rec")
+    planned = plan(
+        decision,
+        cand,
+        tenant=deps.tenant,
+        actor=old.actor,
+        new_id=new_id,
+        now=now,
+        valid_until=until,
+        namespace=old.namespace,
+        flags=instruction_flags(cand.text),
+    )
+    _apply(deps, planned)
+    return get(deps, new_id)
+
+
+def propose_procedure(
+    deps: Deps,
+    *,
+    text: str,
+    name: str | None = None,
+    actor: str | None = None,
+    proposed_by: str = "agent",
+) -> Record:
+    """Propose a procedure; it stays PROPOSED until approved (see `Memory.propose_procedure`)."""
+    subject = SHARED_ACTOR if actor is None else check_name("actor", actor)
+    statement("procedure text", text)
+    if name is not None:
+        check_name("procedure name", name)
+    check_strings(proposed_by=proposed_by)
+    refuse_secrets({"procedure text": text, "proposer": proposed_by})
+    now = deps.clock()
+    cand = Candidate(
+        text=" ".join(text.split()),
+        kind=Kind.PROCEDURAL,
+        source=Source(type="proposal", strategy="procedure", extractor=proposed_by),
+        observed_at=now,
+        field=f"procedure:{name}" if name else None,
+        authority=Authority.APPROVED,
+        sensitivity=Sensitivity.NORMAL,
+    )
+    new_id = deps.ids("rec")
+    planned = plan(
+        Decision(Action.ADD, "proposed"),
+        cand,
+        tenant=deps.tenant,
+        actor=subject,
+        new_id=new_id,
+        now=now,
+        flags=instruction_flags(text),
+        proposed_by=proposed_by,
+    )
+    _apply(deps, planned)
+    return planned.inserts[0]
+
+
+def approve(deps: Deps, record_id: str, *, reviewer: str) -> Record:
+    """Approve a proposed procedure, superseding its previous version (see `Memory.approve`)."""
+    rec = _proposal(deps, record_id, reviewer)
+    if rec.flags:
+        raise RefusedContent(
+            f"{rec.id} is flagged {', '.join(rec.flags)}: remembered text that carries "
+            "instructions is never made a procedure; reject it and propose a clean text"
+        )
+    previous = (
+        [
+            r.id
+            for r in deps.store.records_by_field(Scope(deps.tenant, rec.actor), rec.field)
+            if r.status is Status.ACTIVE and r.id != rec.id
+        ]
+        if rec.field
+        else []
+    )
+    decision = Decision(Action.UPDATE, "a newer version was approved", supersedes=tuple(previous))
+    deps.store.apply(_rows(deps, plan_approval(decision, rec, now=deps.clock(), by=reviewer)))
+    return get(deps, rec.id)
+
+
+def reject(deps: Deps, record_id: str, *, reviewer: str, reason: str = "") -> Record:
+    """Reject a proposed procedure; it is kept, inactive, with the reviewer's reason."""
+    check_strings(reason=reason)
+    refuse_secrets({"reason": reason})
+    rec = _proposal(deps, record_id, reviewer)
+    now = deps.clock()
+    deps.store.apply(
+        Write(
+            tenant=deps.tenant,
+            changes=(StatusChange(rec.id, Status.INVALID, now, None, "REJECT", reason),),
+            history=(
+                HistoryEntry(
+                    rec.id, "REJECT", now, None, Status.INVALID, reason=reason, by=reviewer
+                ),
+            ),
+        )
+    )
+    return get(deps, rec.id)
+
+
+def _proposal(deps: Deps, record_id: str, reviewer: str) -> Record:
+    check_name("reviewer", reviewer)
+    refuse_secrets({"reviewer": reviewer})  # kept in the history
+    rec = get(deps, record_id)
+    if rec.status is not Status.PROPOSED:
+        raise InvalidInput(f"{record_id} is {rec.status.value}, not a proposal awaiting review")
+    return rec
+
+
+def _apply(deps: Deps, planned: Planned) -> None:
+    """Apply planned rows, each new record with its embedding."""
+    deps.store.apply(_rows(deps, planned))
+
+
+def _rows(deps: Deps, planned: Planned) -> Write:
+    """Planned rows as one write; new records are embedded (when there is an embedder)."""
+    emb = deps.embedder() if planned.inserts else None
+    vectors: tuple[npt.NDArray[np.float32], ...] = ()
+    if emb is not None:
+        vectors = tuple(emb.embed([r.text for r in planned.inserts]))
+    return Write(
+        tenant=deps.tenant,
+        inserts=planned.inserts,
+        vectors=vectors,
+        vector_model=emb.name if emb is not None else "",
+        changes=planned.changes,
+        history=planned.history,
+    )
