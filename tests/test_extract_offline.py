@@ -735,8 +735,8 @@ def test_speech_goes_and_a_quoted_title_stays() -> None:
 @pytest.mark.parametrize(
     "text",
     [
-        "I met Dario at the climbing wall and he told me about a new route",
-        "I took my nephews to the aquarium and they loved the octopus tank",
+        "I told him about the new climbing route at the wall",
+        "I have been reading her short stories for a long time",
         "I visited them twice last spring in their new house",
         "I made it with oat milk, cinnamon and a little honey",
         "I am completely obsessed with those, so I made a few more",
@@ -744,6 +744,11 @@ def test_speech_goes_and_a_quoted_title_stays() -> None:
 )
 def test_a_person_or_thing_named_only_by_a_pronoun_stores_nothing(text: str) -> None:
     assert extract(text) == []
+
+
+def test_a_pronoun_after_what_it_stands_for_is_kept() -> None:
+    text = "I told him about the new climbing route. I met Dario and he told me more"
+    assert [c.text for c in extract(text)] == ["Met Dario and he told them more"]
 
 
 def test_a_cut_off_last_sentence_of_a_written_turn_stores_nothing() -> None:

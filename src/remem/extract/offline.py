@@ -471,7 +471,7 @@ _GENERIC_DENY = (
     r"|(?:am|are)\s+(?:\w+\s+){0,3}?(?:away|late|on\s+(?:my|our)\s+way)"
     # how they feel or are doing at the moment, and what "we" can or should do together
     rf"|(?:am|are)\s+{ADV}(?:feeling|determined|pumped|stoked|thrilled|psyched|grateful|thankful"
-    r"|hopeful|optimistic|nervous|proud|lucky|blessed|amazed|inspired|touched|honou?red|off\s+to"
+    r"|hopeful|optimistic|nervous|proud|lucky|blessed|amazed|inspired|touched|honou?red"
     r"|doing\s+(?:ok|okay|well|good|great|fine|alright|better|awesome|amazing))"
     rf"|(?<=we\s){ADV}(?:can|could|should|will|shall|must|have\s+to|need\s+to|got\s+to|gotta))\b"
     r"|(?:my|our)\s+(?:question|point|guess|concern|issue|problem|idea|thought|bad|pleasure"

@@ -107,41 +107,46 @@ def cut_off_tail(sentences: list[str]) -> list[str]:
 
 CUT_OFF_MIN = 200
 
-_THIRD = r"\b(?:he|she|they)\b"  # a person (or people) by pronoun only
-_OBJECT = r"\b(?P<p>him|her|them)\b"  # resolved only by a name or plural said before it
+_PERSON = r"\b(?P<person>he|she|him|her)\b"
+_PEOPLE = r"\b(?P<people>they|them)\b"
 _THING = (
-    r"\bit\b(?!\s+(?:is|was)\s+(?:a|an|my|our|the)\b|\s+(?:\w+\s+){0,2}(?:to|when|that|if|how)\b)"
-    r"|\bthat\b(?=\s*(?:$|[,.;:!?)-]))"
-    r"|\b(?:this|these|those)\b(?=\s*(?:$|[,.;:!?)-]|\s(?:is|are|was|were|so|and|but|for|to"
-    r"|with|at|in|on|of|because|when|as|too|again|now|yesterday|today|every|one|ones|thing|things"
-    r"|stuff|guys|little|lately|recently|a\s+lot|all)\b))"
+    r"\b(?P<thing>it(?!\s+(?:is|was)\s+(?:a|an|my|our|the)\b|\s+(?:\w+\s+){0,2}(?:to|when|that|if"
+    r"|how)\b)|that(?=\s*(?:$|[,.;:!?)-]))|(?:this|these|those)(?=\s*(?:$|[,.;:!?)-]|\s(?:is|are|was"
+    r"|were|so|and|but|for|to|with|at|in|on|of|because|when|as|too|again|now|yesterday|today"
+    r"|every|one|ones|thing|things|stuff|guys|little|lately|recently|a\s+lot|all)\b)))\b"
 )
 
 
 def leans_on_context(clause: str) -> bool:
     """Whether a first-person clause names a person or thing only by a pronoun.
 
-    Its main part, up to the first comma, dash or "so / because", is read:
-    "I made it with coconut milk" and "I met Jon and he told me ..." lean on
-    what was said before; "I have started learning the piano - it is hard"
-    and "I find horror films distressing and avoid them" do not ("him",
-    "her" and "them" are read as resolved when a name, "my X" or a plural
-    stands before them).
+    Its main part, up to the first comma, dash or "so / because", is read,
+    and a pronoun in it leans on what was said before unless the clause
+    names what it stands for before it: a person ("he", "her") by a name or
+    "my X", people ("they", "them") by a name, "my X" or a plural, a thing
+    ("it", "those") by any of those or a noun after an article. "I made it
+    with coconut milk" and "I told him about the route" lean on context; "I
+    met Jon and he told me ...", "I went to a workshop and it was great" and
+    "I find horror films distressing and avoid them" do not.
     """
     main = re.split(_MAIN_END, clause, maxsplit=1)[0]
-    if re.search(_THIRD, main, _I) or re.search(_THING, main, _I):
-        return True
-    for m in re.finditer(_OBJECT, main, _I):
+    for m in re.finditer(f"{_PERSON}|{_PEOPLE}|{_THING}", main, _I):
         before = main[: m.start()].split()[1:]  # not the "I" / "my" it starts with
-        if m["p"].lower() == "them":
-            found = any(re.fullmatch(_PLURAL, w, _I) for w in before)
+        text = " ".join(before)
+        named = any(w[:1].isupper() for w in before) or re.search(_KIN, text, _I) is not None
+        plural = any(re.fullmatch(_PLURAL, w, _I) for w in before)
+        if m["person"]:
+            resolved = named
+        elif m["people"]:
+            resolved = named or plural
         else:
-            found = any(w[:1].isupper() for w in before) or bool(re.search(_KIN, " ".join(before)))
-        if not found:
+            resolved = named or plural or re.search(_NOUN, text, _I) is not None
+        if not resolved:
             return True
     return False
 
 
+_NOUN = r"\b(?:a|an|the|this|that|these|those|some|his|her|their|its)\s+\w+"
 _MAIN_END = r"\s*[,;:(]|\s+-\s|\s+(?:so|because|since|which|who|when)\s"
 _PLURAL = r"(?!(?:this|his|its|was|has|does|is|always|perhaps|across|unless|less|yes)$)[a-z]{3,}s"
 _KIN = r"\b(?:my|our)\s+\w+"
