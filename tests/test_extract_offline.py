@@ -680,3 +680,126 @@ def test_a_remark_that_is_nobody_s_fact_stores_nothing_in_a_named_thread() -> No
 def test_without_a_usable_name_the_record_keeps_the_note_form(speaker: object) -> None:
     (c,) = said_by("I strongly dislike cold showers.", speaker)
     assert c.text == "Strongly dislikes cold showers"
+
+
+# -- what the extractor no longer takes for the speaker's own statement (issue 20) -------
+
+
+def session(*turns: tuple[Role, str]) -> tuple[Event, ...]:
+    """Earlier turns of the session, one minute apart, before the turn under test."""
+    return tuple(ev(text, role, f"ev-c{n}", minutes=n) for n, (role, text) in enumerate(turns))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Let's play a game: you are a dragon and I am a knight who hates gold.",
+        "Let's role-play. I'm a grumpy innkeeper and I live in a tiny village by the sea.",
+        "*bows deeply* I am the queen of the northern isles and I love the sea.",
+        "Pretend you are my travel agent. I am flying to Rome next week on business.",
+    ],
+)
+def test_a_turn_that_sets_up_or_acts_in_a_game_stores_nothing(text: str) -> None:
+    assert extract(text) == []
+
+
+def test_turns_of_a_game_the_session_set_up_store_nothing_until_it_is_left() -> None:
+    game = session(
+        (Role.USER, "Let's play a text adventure where I am a smuggler."),
+        (Role.ASSISTANT, "You stand on a dark dock. What do you do?"),
+    )
+    assert extract_offline(ev("I have three cats and I live on the boat."), game) == []
+    left = (*game, ev("OK, out of character now: that was fun.", minutes=5))
+    (c,) = extract_offline(ev("I have three cats.", minutes=10), left)
+    assert (c.field, c.value) == ("count:cat", "3 cats")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '"I can\'t stand mushrooms," my flatmate told me.',
+        'My uncle always says "I hate flying" before every trip.',
+        '"I moved to Berlin last year," my cousin wrote in her card.',
+        'My aunt told me "I hate that book."',
+    ],
+)
+def test_quoted_speech_is_not_the_speaker_s_statement(text: str) -> None:
+    assert extract(text) == []
+
+
+def test_speech_goes_and_a_quoted_title_stays() -> None:
+    text = 'I am reading a novel called "The Quiet Orchard". My aunt told me "I hate that book."'
+    assert [c.text for c in extract(text)] == ['Is reading a novel called "The Quiet Orchard"']
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I told him about the new climbing route at the wall",
+        "I have been reading her short stories for a long time",
+        "I visited them twice last spring in their new house",
+        "I made it with oat milk, cinnamon and a little honey",
+        "I am completely obsessed with those, so I made a few more",
+    ],
+)
+def test_a_person_or_thing_named_only_by_a_pronoun_stores_nothing(text: str) -> None:
+    assert extract(text) == []
+
+
+def test_a_pronoun_after_what_it_stands_for_is_kept() -> None:
+    text = "I told him about the new climbing route. I met Dario and he told me more"
+    assert [c.text for c in extract(text)] == ["Met Dario and he told them more"]
+
+
+def test_a_cut_off_last_sentence_of_a_written_turn_stores_nothing() -> None:
+    text = (
+        "I moved to Porto in the spring of last year. My brother visited in June and we "
+        "hiked along the coast for a whole week. I still keep the photos of that trip on my "
+        "desk at work. I have been testing the new compost on my tomato plants and the lea"
+    )
+    assert [c.text for c in extract(text)] == [
+        "Moved to Porto in the spring of last year",
+        "Brother visited in June",
+        "They hiked along the coast for a whole week",
+        "Still keeps the photos of that trip on their desk at work",
+    ]
+    # a short chat turn without a full stop is read whole
+    assert [c.text for c in extract("Hi! I really love hiking")] == ["Really loves hiking"]
+
+
+def test_an_object_after_and_is_not_a_clause_of_its_own() -> None:
+    assert one("I used my savings and my spare weekends to build the cabin.").text == (
+        "Used their savings and their spare weekends to build the cabin"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("I think I'm allergic to kiwi.", "Thinks they are allergic to kiwi"),
+        ("I believe I'm lactose intolerant", "Believes they are lactose intolerant"),
+        ("I guess my favourite season is autumn", "Guesses their favourite season is autumn"),
+    ],
+)
+def test_a_hedged_fact_keeps_its_hedge_and_sets_no_field(text: str, statement: str) -> None:
+    c = one(text)
+    assert (c.text, c.field, c.value, c.authority) == (statement, None, None, Authority.INFERRED)
+
+
+def test_a_hedged_fact_names_a_named_speaker() -> None:
+    (c,) = said_by("I think I'm allergic to kiwi.", "Priya")
+    assert c.text == "Priya thinks they are allergic to kiwi"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'm feeling hopeful about the new season",
+        "I'm so pumped for the concert tomorrow night",
+        "I'm doing great, the week was long but fine",
+        "We can make a real change in this town together",
+        "We should all push for better bike lanes downtown",
+    ],
+)
+def test_moods_of_the_moment_and_what_we_could_do_store_nothing(text: str) -> None:
+    assert extract(text) == []

@@ -27,9 +27,16 @@ speaker the text keeps the note form of a profile about the user ("Prefers
 aisle seats").
 
 Nothing is proposed from a turn that is code or pasted text
-(`remem.extract.offline_text.pasted`), nor from a clause that addresses or
-praises the listener, is a request, a question, a hypothetical or conditional,
-holds a blank to fill in, or is cut off mid-phrase (`not_a_statement`).
+(`remem.extract.offline_text.pasted`) or play-acting in a game or role-play
+(`remem.extract.offline_said.in_role_play`), nor from quoted speech reported
+in a turn ("my aunt told me "..."") or the cut-off last sentence of a written
+turn, nor from a clause that addresses or praises the listener, is a request,
+a question, a hypothetical or conditional, holds a blank to fill in, or is cut
+off mid-phrase (`not_a_statement`). A plain fact that names a person or thing
+only by a pronoun ("I made it with ...", "he told me ...") and a mood of the
+moment ("I'm feeling hopeful") store nothing. A rule's fact said with a hedge
+("I think I'm allergic to kiwi") keeps the hedge in its text ("Thinks they
+are allergic to kiwi") and sets no field, so it never replaces an exact fact.
 
 Field vocabulary (the key consolidation uses: a later statement with the same
 field and a different value supersedes an earlier one). `<x>` is a slug:
@@ -82,16 +89,21 @@ What it does NOT catch (use an LLM strategy for these):
   ("window or aisle?" - "aisle") are not;
 - relative dates stay relative: "my flight is tomorrow" stores "tomorrow", not a
   calendar date; durations and recurring events are not understood;
-- hedged, hypothetical, past or future statements: "I think I'm allergic to ..."
-  (but "I think that <clause>" keeps the clause),
+- hypothetical, past or future statements (a hedged fact keeps its hedge and
+  no field; "I think that <clause>" keeps the clause as said):
   "if I move to Porto", "I used to live in Lisbon", "I'm moving to Porto next
   month", "I might go vegan"; negated facts without a replacement ("I don't live
   in Lisbon anymore") give no home at all;
 - requests, tasks and instructions: "I need a hotel in Paris", "remember to
   call mom", "always answer in French" (procedural memory);
 - feelings and small talk about the moment ("I'm so excited about the trip");
-- quoted speech inside a turn ("she said 'I love cats'") is read as the user's
-  own words; a whole turn in quotes is read as the user's statement;
+- quoted speech is recognised only by a speech verb next to a double-quoted
+  span ("she said "I love cats""); a quotation without one, or in single
+  quotes, is read as the user's words; a whole turn in quotes is read as the
+  user's statement;
+- role-play is recognised by how it is set up or acted ("let's play ...",
+  "pretend you are ...", "*bows*"), not by what is said in it; a game the
+  assistant set up without such words is not noticed;
 - third-person pronouns stay neutral ("their", "them") even when the speaker is
   named, and "we" becomes "<speaker> says they ...";
 - lists are one thing where splitting is unsafe: "I love pizza and pasta" is
@@ -111,6 +123,12 @@ from dataclasses import dataclass, replace
 
 from remem.extract.offline_fact import Fact
 from remem.extract.offline_rules import RULES, greeting_name, rule_facts
+from remem.extract.offline_said import (
+    cut_off_tail,
+    in_role_play,
+    leans_on_context,
+    without_quoted_speech,
+)
 from remem.extract.offline_text import ADV, normalise, pasted, sentences, third_person
 from remem.model import Authority, Candidate, Event, Kind, Role, Source
 
@@ -129,13 +147,15 @@ class _Clause:
     correction: bool
     greeted: bool
     lead: str = ""  # a qualifier said before the clause: "on long flights", "due to ..."
+    hedge: str = ""  # "I think" said before a clause a rule reads: kept in the text
 
 
 def extract_offline(event: Event, context: Sequence[Event] = ()) -> list[Candidate]:
     """Propose candidates from one event with deterministic rules; [] for non-user turns.
 
-    `context` are earlier events of the same session; they are only used to read a
-    bare "yes" / "no" / "not anymore" as the answer to the assistant's question.
+    `context` are earlier events of the same session; they are used to read a
+    bare "yes" / "no" / "not anymore" as the answer to the assistant's question,
+    and to tell a turn of a game or role-play the session set up.
     """
     if event.role != Role.USER:
         return []
@@ -143,13 +163,22 @@ def extract_offline(event: Event, context: Sequence[Event] = ()) -> list[Candida
     text = event.text
     if speaker:
         text = re.sub(rf"^\s*{re.escape(speaker)}\s*:\s*", "", text)
-    if pasted(text):
+    if pasted(text) or in_role_play(text, context):
         return []
+    text = without_quoted_speech(text)
     found: list[tuple[Fact, bool, bool]] = []
     for clause in _clauses(text):
         if clause.lead and not_a_statement(clause.lead):
             continue
-        for fact in _facts(clause.text, greeted=clause.greeted, explicit=clause.explicit):
+        facts = _facts(clause.text, greeted=clause.greeted, explicit=clause.explicit)
+        if clause.hedge:  # no exact fact from a hedge: the statement, hedge and all
+            hedged = f"{clause.hedge} {clause.text}"
+            facts = [
+                replace(f, text=third_person(hedged), field=None, value=None)
+                for f in facts
+                if f.field is not None
+            ][:1]
+        for fact in facts:
             changed = fact.field is not None and (
                 fact.change or re.search(_CHANGE_WORDS, clause.text, _I) is not None
             )
@@ -265,6 +294,10 @@ _ASSERTS = (
     rf"(?:I|we)\s+{ADV}(?:remember|recall|know|knew|think|believe|realized|realised|noticed"
     r"|found\s+out|learned|learnt)\s+that\s+(?=(?:I|we|my|our)\s)"
 )
+_HEDGE = (  # "I think I'm allergic to ...": the clause after it, said with less certainty
+    rf"(?:I|we)\s+{ADV}(?:think|believe|guess|suspect|reckon|feel\s+like)\s+(?:that\s+)?"
+    r"(?=(?:I|we|my|our)\s)"
+)
 _CHANGE_WORDS = r"\b(?:no\s+longer|any\s*more|any\s+longer|instead|now|again)\b"
 
 
@@ -289,11 +322,12 @@ def _clauses(text: str) -> list[_Clause]:
     """Sentences cut into first-person clauses, with their leading markers read off."""
     out: list[_Clause] = []
     greeted = False
-    for sentence in sentences(text):
+    for sentence in cut_off_tail(sentences(text)):
         if re.match(r"[\"']", sentence):
             sentence = re.sub(r"^[\"']+|[\"']+(?=[^\w]*$)", "", sentence)
         body, question = _strip_end(sentence)
         explicit = correction = False
+        hedge = ""
         while True:
             before = body
             if m := re.match(_GREETING, body, _I):
@@ -306,6 +340,8 @@ def _clauses(text: str) -> list[_Clause]:
                 body = body[m.end() :]
             if m := re.match(_ASSERTS, body, _I):
                 body = body[m.end() :]
+            if not hedge and (m := re.match(_HEDGE, body, _I)):
+                hedge, body = m.group(0).strip(), body[m.end() :]
             if body == before:
                 break
         if m := re.search(_EXPLICIT_TAIL, body, _I):
@@ -313,17 +349,37 @@ def _clauses(text: str) -> list[_Clause]:
         if not body or question or re.match(_QUESTION_START, body, _I):
             continue
         lead = ""
-        for part in re.split(_CLAUSE_SPLIT, body, flags=_I):
+        first = len(out)  # this sentence's clauses start here
+        pieces = re.split(f"({_CLAUSE_SPLIT})", body, flags=_I)
+        for n, part in enumerate(pieces[::2]):
+            joined = n > 0 and re.search(r"\band\s*$", pieces[2 * n - 1], _I) is not None
             part = re.sub(r"^(?:and|but|so|also|plus)\s+", "", part.strip(" ,"), flags=_I)
             if re.match(_HYPOTHETICAL, part, _I):
                 break  # "If I had a boat, I would ...": nothing after it is asserted
             if part and not lead and not out and re.match(_LEAD, part, _I):
                 lead = part  # "For the trip, I ...": kept with the clause it qualifies
+            elif part and joined and first < len(out) and _no_verb(part):
+                # "I used my contacts and my skills to ...": an object, not a clause of its own
+                out[-1] = replace(out[-1], text=f"{out[-1].text} and {part}")
             elif part:
-                out.append(_Clause(part, explicit, correction, greeted, lead))
+                out.append(_Clause(part, explicit, correction, greeted, lead, hedge))
                 lead = ""
         greeted = False
     return out
+
+
+_FINITE = (
+    r"\b(?:am|is|are|was|were|be|been|has|have|had|does|do|did|will|would|can|could|should|may"
+    r"|might|must|got|gets|goes|went|came|comes|[a-z]{2,}ed|(?:live|work|love|like|want|need|make"
+    r"|take|keep|know|think|feel|seem|look|help|mean|let|run|play|start|tri|hate|prefer|enjoy|own"
+    r"|use|move|stay|studi|teach|drive|eat|drink|sleep|read|write|sing|cook|travel|visit|call|watch"
+    r"|miss|grow|show|give|say|tell|find|cost|belong|remain|sound|turn|become|cause)(?:s|es))\b"
+)
+
+
+def _no_verb(part: str) -> bool:
+    """Whether a "my ..." / "our ..." piece cut off after "and" has no verb of its own."""
+    return re.match(r"(?:my|our)\s", part, _I) is not None and not re.search(_FINITE, part, _I)
 
 
 # -- matching a clause -------------------------------------------------------------------
@@ -412,7 +468,12 @@ _GENERIC_DENY = (
     r"|would\s+love\s+to\s+(?:hear|know|see|learn|get|help|chat|talk)"
     # a preference a rule declined (its object is a pronoun, "the first one") is no fact either
     r"|(?:would\s+)?(?:prefer|rather|like|love|enjoy|adore|hate|dislike)"
-    r"|(?:am|are)\s+(?:\w+\s+){0,3}?(?:away|late|on\s+(?:my|our)\s+way))\b"
+    r"|(?:am|are)\s+(?:\w+\s+){0,3}?(?:away|late|on\s+(?:my|our)\s+way)"
+    # how they feel or are doing at the moment, and what "we" can or should do together
+    rf"|(?:am|are)\s+{ADV}(?:feeling|determined|pumped|stoked|thrilled|psyched|grateful|thankful"
+    r"|hopeful|optimistic|nervous|proud|lucky|blessed|amazed|inspired|touched|honou?red"
+    r"|doing\s+(?:ok|okay|well|good|great|fine|alright|better|awesome|amazing))"
+    rf"|(?<=we\s){ADV}(?:can|could|should|will|shall|must|have\s+to|need\s+to|got\s+to|gotta))\b"
     r"|(?:my|our)\s+(?:question|point|guess|concern|issue|problem|idea|thought|bad|pleasure"
     r"|understanding|answer|request|suggestion|apologies|mistake)\b"
 )
@@ -439,7 +500,7 @@ def _generic(s: str, explicit: bool) -> list[Fact]:
         return []
     if re.match(rf"(?:I|we)\s+{ADV}(?:would|could|might|may)\b", s, _I):  # conditional
         return []
-    if {"you", "your", "yours"} & set(words) or len(content) < 3:
+    if {"you", "your", "yours"} & set(words) or len(content) < 3 or leans_on_context(s):
         return []
     return [Fact(third_person(s), Kind.SEMANTIC)]
 

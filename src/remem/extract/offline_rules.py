@@ -3,7 +3,11 @@
 Each rule is a pure function of one normalised clause (contractions expanded, see
 `remem.extract.offline_text`) that returns the facts it recognises, or [] when it
 does not apply; `RULES` runs them in order and the first that matches wins. The
-field vocabulary they produce is listed in `remem.extract.offline`.
+field vocabulary they produce is listed in `remem.extract.offline`. This module
+holds the rules about who the speaker is (name, age, people, places) and the
+values they state (dates, amounts, attributes); what they eat lives in
+`remem.extract.offline_diet`, their work in `remem.extract.offline_work` and
+their preferences in `remem.extract.offline_prefs`.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from remem.extract.offline_diet import DIET_MAIN, rule_allergy, rule_diet, rule_eats
 from remem.extract.offline_fact import Fact
 from remem.extract.offline_prefs import rule_favorite, rule_likes, rule_prefer, rule_stance
 from remem.extract.offline_text import (
@@ -19,7 +24,6 @@ from remem.extract.offline_text import (
     MONEY,
     NUM,
     TRAIL,
-    TRAIL_WORD,
     cut,
     date_value,
     is_date,
@@ -32,6 +36,7 @@ from remem.extract.offline_text import (
     thing,
     third_person,
 )
+from remem.extract.offline_work import rule_work
 from remem.model import Kind, Sensitivity
 
 _I = re.IGNORECASE
@@ -105,109 +110,6 @@ def _rule_age(s: str) -> list[Fact]:
         return []
     change = "turned" in s.lower()
     return [Fact(f"Is {n} years old", Kind.SEMANTIC, "age", str(n), _PERSONAL, change)]
-
-
-_DIET_MAIN = {
-    "vegetarian": "vegetarian", "vegan": "vegan", "pescatarian": "pescatarian",
-    "pescetarian": "pescatarian", "flexitarian": "flexitarian", "omnivore": "eats meat",
-    "carnivore": "eats meat", "meat eater": "eats meat", "meat-eater": "eats meat",
-}  # fmt: skip
-_DIET = (
-    r"(?P<d>vegetarian|vegan|pescatarian|pescetarian|flexitarian|omnivore|carnivore|meat[- ]eater"
-    r"|keto|paleo|kosher|halal|gluten[- ]free|dairy[- ]free|lactose[- ]intolerant|c(?:o)?eliac)"
-)
-
-
-def _diet_fact(s: str, diet: str, negated: bool, change: bool) -> Fact:
-    d = diet.lower().replace(" ", "-")
-    main = _DIET_MAIN.get(diet.lower())
-    if main is not None:
-        value = ("no meat" if main == "eats meat" else f"not {main}") if negated else main
-        return Fact(third_person(s), Kind.SEMANTIC, "diet", value, _PERSONAL, change)
-    d = "celiac" if d == "coeliac" else d
-    sensitive = d in ("kosher", "halal", "celiac", "lactose-intolerant")
-    sens = Sensitivity.SENSITIVE if sensitive else _PERSONAL
-    value = f"not {d}" if negated else d
-    return Fact(third_person(s), Kind.SEMANTIC, f"diet:{slug(d)}", value, sens, change)
-
-
-def _rule_diet(s: str) -> list[Fact]:
-    if m := re.fullmatch(
-        rf"(?:I|we)\s+(?:am|are)\s+{ADV}(?P<neg>not\s+(?:really\s+)?|no\s+longer\s+)?{ADV}"
-        rf"(?:(?:a|an)\s+)?(?:strict\s+|full[- ]time\s+|proper\s+)?{_DIET}{TRAIL}",
-        s,
-        _I,
-    ):
-        return [_diet_fact(s, m["d"], bool(m["neg"]), False)]
-    if m := re.fullmatch(
-        rf"(?:I|we)\s+(?:have\s+)?{ADV}(?:became|become|went|gone|turned|switched\s+to\s+being)"
-        rf"\s+(?:(?:a|an)\s+)?{_DIET}{TRAIL}",
-        s,
-        _I,
-    ):
-        return [_diet_fact(s, m["d"], False, True)]
-    return []
-
-
-_NOT_FOOD = frozenset(
-    "a lot out much well healthy healthily late early here there that this it them anything "
-    "everything something fast slowly enough properly right less more".split()
-)
-
-
-def _rule_eats(s: str) -> list[Fact]:
-    m = re.fullmatch(
-        rf"(?:I|we)\s+{ADV}(?P<neg>do\s+not\s+|no\s+longer\s+|never\s+|cannot\s+|stopped\s+"
-        rf"|quit\s+|gave\s+up\s+)?{ADV}(?P<start>(?:have\s+)?started\s+|began\s+)?"
-        rf"(?:eat|eating)\s+(?P<x>(?:any\s+)?[a-z]+(?:\s+(?!{TRAIL_WORD})[a-z]+)?){TRAIL}",
-        s,
-        _I,
-    )
-    if not m:
-        return []
-    food = re.sub(r"^any\s+", "", m["x"].lower())
-    if food in _NOT_FOOD or food.split()[0] in _NOT_FOOD:
-        return []
-    neg = bool(m["neg"])
-    change = bool(m["start"]) or (m["neg"] or "").strip() in ("stopped", "quit", "gave up")
-    if food in ("meat", "animal products"):
-        value = "no meat" if neg else "eats meat"
-        return [Fact(third_person(s), Kind.SEMANTIC, "diet", value, _PERSONAL, change)]
-    value = "does not eat" if neg else "eats"
-    return [Fact(third_person(s), Kind.SEMANTIC, f"eats:{slug(food)}", value, _PERSONAL, change)]
-
-
-def _rule_allergy(s: str) -> list[Fact]:
-    m = re.fullmatch(
-        rf"(?:I|we)\s+(?:am|are)\s+{ADV}(?P<neg>not\s+|no\s+longer\s+)?{ADV}(?:very\s+|severely\s+"
-        r"|highly\s+|mildly\s+|slightly\s+|deathly\s+|seriously\s+)?allergic\s+to\s+(?P<x>.+)",
-        s,
-        _I,
-    ) or re.fullmatch(
-        r"I\s+(?P<neg>do\s+not\s+|no\s+longer\s+)?(?:have|have\s+got|got)\s+(?:a|an|any)\s+"
-        r"(?:severe\s+|mild\s+|serious\s+|bad\s+)?(?P<x>[a-z][a-z -]{1,30}?)\s+allerg(?:y|ies)"
-        r"(?:\s+.*)?",
-        s,
-        _I,
-    )
-    if not m:
-        return []
-    neg = bool(m["neg"])
-    raw = cut(m["x"], r"\s+(?:but|because|so|which|since|that|and\s+I|now|anymore|any\s+more)\b")
-    items = [thing(i) for i in re.split(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+", raw)]
-    items = [i for i in items if i and i not in ("anything", "nothing", "everything", "it")]
-    value = "not allergic" if neg else "allergic"
-    not_ = "not " if neg else ""
-    return [
-        Fact(
-            third_person(s) if len(items) == 1 else f"Is {not_}allergic to {item}",
-            Kind.SEMANTIC,
-            f"allergy:{slug(item)}",
-            value,
-            Sensitivity.SENSITIVE,
-        )
-        for item in items
-    ]
 
 
 _REL = (
@@ -334,110 +236,6 @@ def _rule_origin(s: str) -> list[Fact]:
     if place is None:
         return []
     return [Fact(third_person(s), Kind.SEMANTIC, "origin", place, _PERSONAL)]
-
-
-_OCCUPATIONS = frozenset(
-    "nurse doctor physician surgeon dentist pharmacist teacher professor lecturer tutor student "
-    "researcher scientist engineer developer programmer designer architect lawyer attorney "
-    "solicitor barrister paralegal judge accountant auditor banker analyst consultant manager "
-    "director executive ceo cto cfo coo founder cofounder co-founder entrepreneur writer author "
-    "journalist editor reporter photographer artist painter musician singer actor actress dancer "
-    "chef cook baker waiter waitress bartender barista pilot driver mechanic electrician plumber "
-    "carpenter builder farmer firefighter paramedic officer soldier sailor librarian cashier clerk "
-    "receptionist secretary assistant administrator technician therapist psychologist "
-    "psychiatrist counselor counsellor worker vet veterinarian midwife caregiver carer nanny "
-    "cleaner janitor salesperson realtor agent broker trader investor economist statistician "
-    "mathematician physicist chemist biologist translator interpreter freelancer contractor intern "
-    "apprentice retiree housewife homemaker pastor priest rabbi imam coach trainer instructor "
-    "principal postdoc tester sysadmin optician optometrist surveyor dietitian nutritionist "
-    "radiologist anesthesiologist pediatrician paediatrician cardiologist clinician hairdresser "
-    "barber tailor florist butcher fisherman welder machinist courier postman lifeguard guard "
-    "detective politician diplomat officer pharmacologist epidemiologist".split()
-)
-_OCCUPATION_SUFFIXES = (
-    "engineer", "developer", "designer", "manager", "writer", "scientist", "analyst", "worker",
-    "officer", "specialist", "technician", "consultant", "teacher", "therapist", "ologist",
-    "grapher", "keeper", "smith", "maker", "director", "nurse", "doctor",
-)  # fmt: skip
-_NOT_EMPLOYERS = frozenset(
-    "home night nights weekends the weekend the moment myself remote remotely".split()
-)
-_JOB_VERB = (
-    rf"I\s+{ADV}(?:work|am\s+{ADV}working|have\s+{ADV}been\s+working|(?:got|found|landed"
-    r"|accepted|started|have|took)\s+a\s+(?:new\s+)?job|am\s+employed|was\s+hired|got\s+hired)"
-)
-
-
-def _is_occupation(job: str) -> bool:
-    words = job.lower().split()
-    if not 1 <= len(words) <= 4:
-        return False
-    head = singular(words[-1])
-    return head in _OCCUPATIONS or head.endswith(_OCCUPATION_SUFFIXES)
-
-
-def _split_job(text: str) -> tuple[str, str | None]:
-    """ "software engineer at Google" -> ("software engineer", "Google")."""
-    parts = re.split(r"\s+(at|for|with|in|from|since|on)\s+", text, maxsplit=1, flags=_I)
-    job = thing(parts[0])
-    employer = None
-    if len(parts) == 3 and parts[1].lower() in ("at", "for", "with"):
-        employer = strip_articles(cut(parts[2])) or None
-    return job, employer
-
-
-def _work_facts(s: str, job: str | None, employer: str | None, change: bool) -> list[Fact]:
-    facts: list[Fact] = []
-    text = third_person(s)
-    if job:
-        facts.append(Fact(text, Kind.SEMANTIC, "occupation", job, _PERSONAL, change))
-    if employer and employer.lower() not in _NOT_EMPLOYERS:
-        field, verb = ("school", "Studies") if job == "student" else ("employer", "Works")
-        said = re.search(rf"(?:(?:a|an|the)\s+)?{re.escape(employer)}", s, _I)
-        emp_text = f"{verb} at {said.group(0) if said else employer}" if job else text
-        value = employer[:MAX_VALUE]
-        facts.append(Fact(emp_text, Kind.SEMANTIC, field, value, _PERSONAL, change))
-    return facts
-
-
-def _rule_work(s: str) -> list[Fact]:
-    change = re.search(r"\b(?:new|got|found|landed|accepted|started|became|become|hired)\b", s, _I)
-    if m := re.fullmatch(_JOB_VERB + r"\s+as\s+(?:a\s+|an\s+)?(?P<rest>.+)", s, _I):
-        return _work_facts(s, *_split_job(m["rest"]), change=change is not None)
-    if m := re.fullmatch(_JOB_VERB + r"\s+(?:at|for|with|by)\s+(?P<emp>.+)", s, _I):
-        emp = strip_articles(cut(m["emp"]))
-        if emp.lower() == "myself":
-            return _work_facts(s, "self-employed", None, change=False)
-        return _work_facts(s, None, emp or None, change=change is not None)
-    if m := re.fullmatch(
-        rf"I\s+(?:am|have\s+become|became|have\s+just\s+become)\s+{ADV}(?P<neg>not\s+|no\s+longer\s+)?"
-        rf"{ADV}(?:a|an)\s+(?P<rest>.+)",
-        s,
-        _I,
-    ):
-        job, employer = _split_job(m["rest"])
-        if not _is_occupation(job):
-            return []
-        if m["neg"]:
-            return _work_facts(s, f"not {job}", None, change=False)
-        return _work_facts(s, job, employer, change=change is not None)
-    if m := re.fullmatch(
-        rf"I\s+am\s+{ADV}(?P<neg>not\s+|no\s+longer\s+)?{ADV}(?P<job>retired|unemployed"
-        rf"|self-employed|freelancing|between\s+jobs|out\s+of\s+work|jobless){TRAIL}",
-        s,
-        _I,
-    ):
-        job = m["job"].lower().replace("freelancing", "freelancer")
-        return _work_facts(s, f"not {job}" if m["neg"] else job, None, change=False)
-    if m := re.fullmatch(
-        rf"I\s+(?:have\s+)?{ADV}(?P<ev>retired|quit\s+my\s+job|lost\s+my\s+job|got\s+laid\s+off"
-        r"|was\s+laid\s+off|been\s+laid\s+off|got\s+fired|was\s+fired)(?:\s+.*)?",
-        s,
-        _I,
-    ):
-        job = "retired" if m["ev"].lower() == "retired" else "unemployed"
-        return _work_facts(s, job, None, change=True)
-    return []
 
 
 _COUNT_NOUN = (
@@ -620,7 +418,7 @@ def _rule_attribute(s: str) -> list[Fact]:
         value = value.lower() if value else None
     elif field in ("occupation", "diet"):
         value = thing(raw)
-        value = _DIET_MAIN.get(value, value) if field == "diet" else value
+        value = DIET_MAIN.get(value, value) if field == "diet" else value
     else:
         value = strip_articles(cut(raw))
     if not value or is_pronoun_thing(value) or value.lower() in ("secret", "private", "the same"):
@@ -639,14 +437,14 @@ def _rule_attribute(s: str) -> list[Fact]:
 RULES: tuple[Callable[[str], list[Fact]], ...] = (
     _rule_name,
     _rule_age,
-    _rule_diet,
-    _rule_eats,
-    _rule_allergy,
+    rule_diet,
+    rule_eats,
+    rule_allergy,
     _rule_relation,
     _rule_relation_home,
     _rule_home,
     _rule_origin,
-    _rule_work,
+    rule_work,
     _rule_counts,
     rule_favorite,
     rule_prefer,
