@@ -384,3 +384,17 @@ def test_prototype_ladder_runs_and_neighbours_reach_the_answer_turn(data: Datase
     # "Do you sell them?" matches; the answer after it shares no word but is its neighbour
     assert "D2:4" not in {t for r in lexical.search(one, "sell", 5) for t in r.turns}
     assert "D2:4" in {t for r in neighbours.search(one, "sell", 5) for t in r.turns}
+
+
+def test_cli_measures_packets_on_and_off_topic() -> None:
+    # off topic: each question asked of the other conversation's actor
+    code, out = invoke(["eval", "locomo", str(TINY), "--json", "--embedder", "none"])
+    assert code == 0, out
+    packets = json.loads(out)["packets"]
+    on, off = packets["on_topic"], packets["off_topic"]
+    assert packets["k"] == 10 and on["questions"] == off["questions"] == 12
+    assert 0 <= off["mean_items"] < on["mean_items"] <= 10
+    assert off["mean_tokens"] < on["mean_tokens"]
+    code, out = invoke(["eval", "locomo", str(TINY), "--embedder", "none"])
+    assert code == 0, out
+    assert "remem packets at k=10" in out and "off topic" in out

@@ -16,7 +16,13 @@ from remem.model import Authority, Event, Kind, Record, Role, Sensitivity, Sourc
 from remem.recall.engine import pack_packet
 from remem.recall.events import LENDER_WORD_SHARE, GatheredEvents
 from remem.recall.floor import FLOOR, WORD_FLOOR
-from remem.recall.fusion import stem, word_evidence
+from remem.recall.fusion import (
+    AGREEING_COSINE,
+    WORDS_ALONE,
+    corroboration,
+    stem,
+    word_evidence,
+)
 from remem.recall.gather import Gathered
 from remem.recall.query import SPEAKER_BONUS, understand, with_speakers
 from remem.recall.rank import rank
@@ -123,6 +129,58 @@ def test_a_strong_semantic_match_outranks_a_one_word_overlap() -> None:
     assert order(g) == ["vegan", "furniture"]
 
 
+def test_generic_words_of_a_request_count_only_as_far_as_the_meaning_agrees() -> None:
+    # "activities" and "suggest" are half the request's words, yet the small talk
+    # holding them means something else (cosine 0.05); the stated constraint
+    # shares no word and is the closest in meaning
+    q = "What outdoor activities would you suggest in Switzerland?"
+    g = gathered(
+        q,
+        records=(
+            record("chat", "What activities do you suggest for kids?"),
+            record("heights", "Is uncomfortable with heights"),
+        ),
+        words=("chat",),
+        cosines={"chat": 0.05, "heights": 0.30},
+    )
+    assert order(g) == ["heights", "chat"]
+
+
+def test_word_evidence_counts_in_full_when_meaning_or_most_words_agree() -> None:
+    assert corroboration(0.2, AGREEING_COSINE) == 1.0  # the meaning agrees
+    assert corroboration(WORDS_ALONE, 0.0) == 1.0  # most of the query's words
+    assert corroboration(0.2, None) == 1.0  # no embedder: words are all there is
+    # otherwise in proportion to the nearer of the two
+    assert corroboration(0.0, AGREEING_COSINE / 2) == pytest.approx(0.5)
+    assert corroboration(WORDS_ALONE / 4, AGREEING_COSINE / 2) == pytest.approx(0.5)
+    assert corroboration(WORDS_ALONE / 2, -0.3) == pytest.approx(0.5)
+
+
+def test_a_word_match_the_vector_search_missed_is_judged_below_all_it_found() -> None:
+    # "chat" was found by its words only: its cosine is below the lowest the
+    # vector search returned (0.2), so its words count by the larger of
+    # 0.2 / AGREEING_COSINE and their share / WORDS_ALONE
+    q = "What outdoor activities would you suggest in Switzerland?"
+    g = gathered(
+        q,
+        records=(
+            record("chat", "Any activities to suggest for kids, on a rainy day?"),
+            record("pref", "Avoids team sports"),
+            record("far", "Sold the old car"),
+        ),
+        words=("chat",),
+        cosines={"pref": 0.30, "far": 0.20},
+    )
+    scores = {it.id: it.score for it in rank(g, NOW).items}
+    words = word_evidence(q, {
+        "chat": "Any activities to suggest for kids, on a rainy day?",
+        "pref": "Avoids team sports", "far": "Sold the old car"})["chat"]  # fmt: skip
+    share = max(0.20 / AGREEING_COSINE, words / WORDS_ALONE)
+    assert share < 1
+    assert scores["chat"] == pytest.approx(words * share)
+    assert scores["pref"] > scores["chat"]
+
+
 def test_holding_more_of_the_query_ranks_higher_at_equal_cosine() -> None:
     g = gathered(
         "aisle seat on the flight",
@@ -191,6 +249,18 @@ def _thread() -> GatheredEvents:
         events=evs,
         near={"e2": ((1, "e1"), (1, "e3"), (2, "e0"), (2, "e4"))},
     )
+
+
+def test_items_that_say_the_same_are_kept_once_at_the_best_rank() -> None:
+    evs = {
+        "a": event("a", "Tell me the fastest car in the world", session="s1"),
+        "b": event("b", "tell me the  fastest car in the world", session="s2"),
+        "c": event("c", "I dislike convertibles", session="s3"),
+    }
+    found = GatheredEvents(events=evs, vector=(("a", 0.5), ("b", 0.5), ("c", 0.4)))
+    ranking = rank(gathered("fast cars", events=found), NOW)
+    assert [it.id for it in ranking.items] == ["a", "c"]
+    assert ranking.rejected["b"] == "says the same as a"
 
 
 def test_turns_either_side_of_a_match_earn_a_share_that_halves_with_each_step() -> None:

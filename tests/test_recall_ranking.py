@@ -105,7 +105,8 @@ def test_a_superseded_event_lends_its_neighbour_no_bonus(mem: Memory) -> None:
     say(mem, "Our budget for the trip is $500", 0)
     beside = say(mem, "hmm, the trip budget?", 0.01)  # right after the superseded event
     say(mem, "Our budget increased to $750", 4, session="s2")
-    elsewhere = say(mem, "hmm, the trip budget?", 5, session="s3")  # the same words, alone
+    # the same words, alone (not the same text: the packet would keep one of them)
+    elsewhere = say(mem, "Hmm... the trip budget!", 5, session="s3")
     mem.process()
     packet = mem.recall(actor="alice", query="trip budget")
     assert by_id(packet.records, beside).score == pytest.approx(
@@ -116,7 +117,7 @@ def test_a_superseded_event_lends_its_neighbour_no_bonus(mem: Memory) -> None:
 def test_a_current_neighbour_still_lends_its_bonus(mem: Memory) -> None:
     say(mem, "Our budget for the trip is $750", 0)
     beside = say(mem, "hmm, the trip budget?", 0.01)
-    elsewhere = say(mem, "hmm, the trip budget?", 5, session="s3")
+    elsewhere = say(mem, "Hmm... the trip budget!", 5, session="s3")
     mem.process()
     packet = mem.recall(actor="alice", query="trip budget")
     assert by_id(packet.records, beside).score > by_id(packet.records, elsewhere).score
@@ -273,3 +274,17 @@ def test_a_turn_made_into_several_records_is_not_replaced_by_one_of_them(
     seats = mem.recall(actor="alice", query="aisle seats")
     assert seats.records[0].kind == "preference"
     assert seats.records[0].source["event_ids"] == [single]
+
+
+def test_the_same_words_said_twice_come_back_once(mem: Memory) -> None:
+    first = say(mem, "Tell me the fastest car in the world", 0, session="s1")
+    again = say(mem, "tell me the fastest car in the world", 3, session="s2")
+    say(mem, "My car is a blue hatchback", 4, session="s3")
+    packet = mem.recall(actor="alice", query="fastest car in the world", explain=True)
+    texts = [" ".join(it.text.lower().split()) for it in packet.records]
+    assert texts.count("user: tell me the fastest car in the world") == 1
+    assert packet.explain is not None
+    reasons = {r["id"]: r["reason"] for r in packet.explain["rejected"]}
+    kept = next(it.id for it in packet.records if "fastest" in it.text)
+    dropped = again if kept == first else first
+    assert reasons[dropped] == f"says the same as {kept}"

@@ -16,7 +16,8 @@ from remem.store.base import Store
 from remem.timeutil import utcnow
 from tests.conftest import Clock
 
-QUERY = "Where does Ana live, or did she move?"
+# both records match its words: the time axes, not the ranking, decide which is held
+QUERY = "Did Ana live in Porto, or did she move to Lyon?"
 MARCH_1 = "2026-03-01T00:00:00Z"
 MID_JANUARY = "2026-01-15T00:00:00Z"
 MID_FEBRUARY = "2026-02-15T00:00:00Z"

@@ -87,7 +87,7 @@ def run_locomo(
     """Load a LoCoMo-format file, run remem (and baselines) on it; the result document."""
     from remem.eval.baselines import baselines as make_baselines
     from remem.eval.locomo import load
-    from remem.eval.runner import RememBackend, RememSystem, System, run, write_quality
+    from remem.eval.runner import RememBackend, RememSystem, System, packets, run, write_quality
 
     data = load(path)
     notes = []
@@ -104,6 +104,9 @@ def run_locomo(
                     data, systems, ks=ks, budget=budget, limit_questions=limit_questions,
                     progress=hook, judge=judge,
                 )  # fmt: skip
+                result["packets"] = packets(
+                    backend, data, budget=budget, limit_questions=limit_questions, progress=hook
+                )
             quality = write_quality(backend, data) if backend.process else None
         finally:
             backend.close()

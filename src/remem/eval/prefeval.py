@@ -39,7 +39,7 @@ from remem.eval.baselines import baselines as make_baselines
 from remem.eval.locomo import read_json
 from remem.eval.metrics import latency
 from remem.eval.quality import Made, Said, check_records, per_100
-from remem.eval.runner import made_records
+from remem.eval.runner import made_records, packet_summary
 from remem.memory import Memory
 from remem.model import Packet
 
@@ -244,15 +244,6 @@ def hits(ranks: Sequence[tuple[str, int | None]], ks: Sequence[int]) -> dict[str
     }
 
 
-def _packets(sizes: Sequence[tuple[int, int]]) -> dict[str, float | int]:
-    n = len(sizes)
-    return {
-        "questions": n,
-        "mean_items": round(sum(s[0] for s in sizes) / n, 2) if n else 0.0,
-        "mean_tokens": round(sum(s[1] for s in sizes) / n, 1) if n else 0.0,
-    }
-
-
 def write_quality(memory: Memory, actors: Sequence[Actor]) -> dict[str, Any]:
     """What extraction wrote: statements that yielded a record, distractor records, bad words."""
     made: list[Made] = []
@@ -346,7 +337,7 @@ def run_size(
             "latency": latency(ms),
         }
         quality = write_quality(memory, actors)
-    packets = {"on_topic": _packets(on_sizes), "off_topic": _packets(off_sizes)}
+    packets = {"on_topic": packet_summary(on_sizes), "off_topic": packet_summary(off_sizes)}
     if with_baselines:
         for system in make_baselines(embedder):
             tick = progress(f"{per_actor}/actor {system.name}", n_asked)

@@ -110,6 +110,13 @@ def print_report(result: dict[str, Any], console: Console) -> None:
     answers = answers_table(result)
     if answers is not None:
         console.print(answers)
+    if "packets" in result:
+        on, off = result["packets"]["on_topic"], result["packets"]["off_topic"]
+        console.print(
+            f"remem packets at k={result['packets']['k']}: {on['mean_items']:.2f} items / "
+            f"{on['mean_tokens']:.0f} tokens on topic, {off['mean_items']:.2f} items / "
+            f"{off['mean_tokens']:.0f} tokens off topic (asked of another conversation)"
+        )
     quality = result.get("extraction", {})
     if "records_per_100_turns" in quality:
         share = quality["speaker_named_share"]

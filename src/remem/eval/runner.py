@@ -155,6 +155,45 @@ class RememSystem:
         return out
 
 
+PACKET_K = 10  # the k packets are measured at, that of the headline recall@10
+
+
+def packet_summary(sizes: Sequence[tuple[int, int]]) -> dict[str, float | int]:
+    """Questions, mean items and mean tokens of some packets, given as (items, tokens)."""
+    n = len(sizes)
+    return {
+        "questions": n,
+        "mean_items": round(sum(s[0] for s in sizes) / n, 2) if n else 0.0,
+        "mean_tokens": round(sum(s[1] for s in sizes) / n, 1) if n else 0.0,
+    }
+
+
+def packets(
+    backend: RememBackend,
+    data: Dataset,
+    *,
+    budget: int,
+    limit_questions: int | None = None,
+    progress: Progress = _no_progress,
+) -> dict[str, Any]:
+    """remem's packet sizes at k=`PACKET_K`: each question asked of its own conversation's
+    actor (on topic) and of the next conversation's actor (off topic: nothing there is
+    about it, so a packet should be nearly empty). Run after the systems have ingested."""
+    convs = data.conversations
+    on: list[tuple[int, int]] = []
+    off: list[tuple[int, int]] = []
+    asked = [q for c in convs for q in c.questions[:limit_questions]]
+    tick = progress("remem: packets on and off topic", 2 * len(asked) if len(convs) > 1 else 0)
+    for i, conv in enumerate(convs):
+        others = [convs[(i + 1) % len(convs)].actor] if len(convs) > 1 else []
+        for q in conv.questions[:limit_questions]:
+            for actor, sizes in ((conv.actor, on), *((o, off) for o in others)):
+                packet = backend.memory.recall(actor=actor, query=q.text, k=PACKET_K, budget=budget)
+                sizes.append((len(packet.records), packet.tokens))
+                tick(1)
+    return {"k": PACKET_K, "on_topic": packet_summary(on), "off_topic": packet_summary(off)}
+
+
 def conversation_tokens(conv: Conversation) -> int:
     """What the whole conversation costs in a prompt, estimated as recall estimates."""
     return sum(estimate_tokens(t.as_text()) for t in conv.turns)

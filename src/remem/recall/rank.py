@@ -4,7 +4,7 @@
              ─► word evidence over the returnable texts + cosine (fusion)
              ─► the current record of a superseded match ranks where it did
              ─► speaker and date bonuses; events with their neighbours (events)
-             ─► one ranking ─► an event or its records, not both
+             ─► one ranking ─► an event or its records, not both ─► each text once
 
 Records are scored like events: fused word evidence and cosine, plus the
 speaker bonus when they were made from a turn of a speaker the query names (a
@@ -112,7 +112,7 @@ def rank(g: Gathered, now: datetime) -> Ranking:
         records_made = scored.records_made
         evidence |= scored.evidence
     items.sort(key=lambda it: it.score, reverse=True)  # stable: records first at a tie
-    items = _one_of_each_source(items, rejected, records_made)
+    items = _one_of_each_text(_one_of_each_source(items, rejected, records_made), rejected)
     return Ranking(
         items=tuple(items),
         evidence=evidence,
@@ -315,3 +315,23 @@ def _held_events(
     rejected.update(unknown)
     events = {eid: ev for eid, ev in found.events.items() if eid not in unknown}
     return replace(found, events=events)
+
+
+def _one_of_each_text(items: list[PacketItem], rejected: dict[str, str]) -> list[PacketItem]:
+    """Keep the best-ranked of items that say the same (case and spacing aside).
+
+    A user who pastes the same request twice, or a record made twice, would
+    otherwise fill the packet with copies: on the PrefEval development set
+    (turns drawn from a pool, so some repeat) three copies of "tell me the
+    fastest car" stood above a stated preference.
+    """
+    out: list[PacketItem] = []
+    first: dict[str, str] = {}
+    for it in items:
+        key = " ".join(it.text.lower().split())
+        if key in first:
+            rejected[it.id] = f"says the same as {first[key]}"
+            continue
+        first[key] = it.id
+        out.append(it)
+    return out
