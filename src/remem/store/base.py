@@ -20,7 +20,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from remem.errors import RlsBypassed
+from remem.errors import RlsBypassed, StoreError
 from remem.model import Event, HistoryEntry, Job, JobInfo, LLMCall, Record, Status
 
 Near = dict[str, list[tuple[int, Event]]]  # event id -> (distance, event) around it
@@ -64,6 +64,18 @@ class Write:
     changes: tuple[StatusChange, ...] = ()
     history: tuple[HistoryEntry, ...] = ()
     done_jobs: tuple[int, ...] = ()
+
+
+def refuse_foreign_records(write: Write) -> None:
+    """Raise `StoreError` when a record of `write` belongs to another tenant than the
+    write's: one write is one tenant's, on every backend (its changes and jobs are
+    looked up in the write's tenant only, so another tenant's are simply not found)."""
+    for rec in write.inserts:
+        if rec.tenant != write.tenant:
+            raise StoreError(
+                f"record {rec.id} belongs to tenant {rec.tenant!r}, not to the write's "
+                f"tenant {write.tenant!r}; one write is one tenant's"
+            )
 
 
 @dataclass(frozen=True, slots=True)

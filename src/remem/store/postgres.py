@@ -46,7 +46,15 @@ from remem.errors import ConflictError, InvalidInput, SchemaTooNew, StoreError
 from remem.model import Event, HistoryEntry, Job, JobInfo, LLMCall, Record, Status
 from remem.policy.events import EventIdTaken, Identity, classify
 from remem.store import postgres_sql as q
-from remem.store.base import ForgetReport, Hit, Near, RequestEntry, Scope, Write
+from remem.store.base import (
+    ForgetReport,
+    Hit,
+    Near,
+    RequestEntry,
+    Scope,
+    Write,
+    refuse_foreign_records,
+)
 from remem.store.postgres_keys import PostgresKeys
 from remem.store.postgres_rows import (
     event_from_row,
@@ -520,12 +528,7 @@ class PostgresStore(PostgresKeys):
     def apply(self, write: Write) -> None:
         """Apply one consolidation step atomically; see `Write`."""
         now = _utcnow()
-        for rec in write.inserts:
-            if rec.tenant != write.tenant:
-                raise StoreError(
-                    f"record {rec.id} belongs to tenant {rec.tenant!r}, not to the write's "
-                    f"tenant {write.tenant!r}; one write is one tenant's"
-                )
+        refuse_foreign_records(write)
         for dims in {len(v) for v in write.vectors if v is not None}:
             self._ensure_index(q.VectorIndex("record_vectors", write.vector_model, dims))
         with self._tx(write.tenant) as cur:

@@ -39,7 +39,7 @@ from remem.model import (
 )
 from remem.policy.events import EventIdTaken, Identity, classify
 from remem.store import sqlite_sql as q
-from remem.store.base import ForgetReport, Hit, Near, Scope, Write
+from remem.store.base import ForgetReport, Hit, Near, Scope, Write, refuse_foreign_records
 from remem.store.rows import event_from, near_from, record_from
 from remem.store.sqlite_jobs import SQLiteJobs
 from remem.store.sqlite_keys import SQLiteKeys
@@ -290,6 +290,7 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
 
     def apply(self, write: Write) -> None:
         """Apply one consolidation step atomically; see `Write`."""
+        refuse_foreign_records(write)
         touched: set[tuple[str, str]] = set()
         with self._tx() as db:
             if _from_erased_work(db, write):
@@ -320,7 +321,7 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
                     )
                 touched.add((rec.tenant, rec.actor))
             for ch in write.changes:
-                row = db.execute(q.RECORD_SCOPE, (ch.record_id,)).fetchone()
+                row = db.execute(q.RECORD_SCOPE, (write.tenant, ch.record_id)).fetchone()
                 if row is None:
                     raise StoreError(f"record {ch.record_id} vanished during consolidation")
                 db.execute(
@@ -330,6 +331,7 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
                         to_db(ch.valid_until),
                         ch.superseded_by,
                         to_db(_utcnow()),
+                        write.tenant,
                         ch.record_id,
                     ),
                 )
@@ -358,7 +360,7 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
                     ),
                 )
             for job_id in write.done_jobs:
-                db.execute(q.DONE_JOB, (to_db(_utcnow()), job_id))
+                db.execute(q.DONE_JOB, (to_db(_utcnow()), write.tenant, job_id))
             for tenant, actor in touched:
                 db.execute(q.BUMP_SCOPE, (tenant, actor))
 
@@ -858,7 +860,8 @@ def _from_erased_work(db: sqlite3.Connection, write: Write) -> bool:
     deleted with their events, or a record it adds came from covered events."""
     for chunk in _chunks(list(set(write.done_jobs)), 500):
         marks = ",".join("?" * len(chunk))
-        found = int(db.execute(q.COUNT_JOBS.format(marks=marks), chunk).fetchone()[0])
+        sql = q.COUNT_JOBS.format(marks=marks)
+        found = int(db.execute(sql, (write.tenant, *chunk)).fetchone()[0])
         if found < len(chunk):
             return True
     return any(

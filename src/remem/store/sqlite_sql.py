@@ -131,7 +131,7 @@ RETURNING status
 """
 DONE_JOB = """
 UPDATE jobs SET status = 'done', lease_until = NULL, run_after = NULL, updated_at = ?
-WHERE id = ?
+WHERE tenant = ? AND id = ?
 """
 COUNT_PENDING = "SELECT count(*) FROM jobs WHERE status IN ('pending', 'running')"
 COUNT_PENDING_TENANT = (
@@ -240,11 +240,11 @@ CLOSE_VECTOR = """
 UPDATE record_vectors SET status = ?, valid_until = COALESCE(?, valid_until)
 WHERE record_rowid = ?
 """
-RECORD_SCOPE = "SELECT tenant, actor, rowid FROM records WHERE id = ?"
+RECORD_SCOPE = "SELECT tenant, actor, rowid FROM records WHERE +tenant = ? AND id = ?"
 CLOSE_RECORD = """
 UPDATE records SET status = ?, valid_until = COALESCE(?, valid_until),
     superseded_by = COALESCE(?, superseded_by), updated_at = ?
-WHERE id = ?
+WHERE +tenant = ? AND id = ?
 """
 INSERT_HISTORY = """
 INSERT INTO history (tenant, record_id, action, at, text, status, related_id, reason, by_whom)
@@ -316,7 +316,7 @@ AND key IN (SELECT id FROM events WHERE tenant = ? AND actor = ?)
 COUNT_STORED_EVENTS = (
     "SELECT count(DISTINCT id) FROM events WHERE tenant = ? AND actor = ? AND id IN ({marks})"
 )
-COUNT_JOBS = "SELECT count(*) FROM jobs WHERE id IN ({marks})"
+COUNT_JOBS = "SELECT count(*) FROM jobs WHERE +tenant = ? AND id IN ({marks})"
 RECORD_EVENT_IDS = "SELECT event_id FROM record_events WHERE tenant = ? AND record_id = ?"
 DELETE_RECORD_EVENTS = "DELETE FROM record_events WHERE tenant = ? AND record_id = ?"
 DELETE_RECORD_EVENTS_MANY = "DELETE FROM record_events WHERE tenant = ? AND record_id IN ({marks})"
