@@ -42,7 +42,7 @@ from psycopg.types import TypeInfo
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
-from remem.errors import ConflictError, InvalidInput, SchemaTooNew, StoreError
+from remem.errors import ConflictError, RememError, SchemaTooNew, StoreError
 from remem.model import Event, HistoryEntry, Job, JobInfo, LLMCall, Record, Status
 from remem.policy.events import EventIdTaken, Identity, classify
 from remem.store import postgres_sql as q
@@ -55,6 +55,7 @@ from remem.store.base import (
     Write,
     refuse_foreign_records,
 )
+from remem.store.errors import NOT_UNICODE, from_postgres
 from remem.store.postgres_keys import PostgresKeys
 from remem.store.postgres_rows import (
     event_from_row,
@@ -223,7 +224,7 @@ class PostgresStore(PostgresKeys):
         except psycopg.Error as exc:
             raise self._translate(exc) from exc
         except UnicodeEncodeError:
-            raise _not_unicode() from None
+            raise NOT_UNICODE.raise_as() from None
 
     def _rows(
         self,
@@ -252,41 +253,21 @@ class PostgresStore(PostgresKeys):
         except psycopg.Error as exc:
             raise self._translate(exc) from exc
         except UnicodeEncodeError:
-            raise _not_unicode() from None
+            raise NOT_UNICODE.raise_as() from None
 
-    def _translate(
-        self, exc: psycopg.Error, *, opening: bool = False
-    ) -> StoreError | ConflictError | InvalidInput:
+    def _translate(self, exc: psycopg.Error, *, opening: bool = False) -> RememError:
         """A driver error as one of remem's, saying what to do.
 
         Only opening the store (the operator's `remem` command or the service's
         start) names the database, without its password, and quotes the driver.
         An error of an operation may reach an HTTP or MCP client, so it says what
         happened and nothing else: no connection string, host, user or driver
-        text (which can quote the request's values); the log has the details.
+        text (which can quote the request's values); the log has the details. Its
+        meaning comes from the table in `remem.store.errors`.
         """
         if not opening:
             log.warning("PostgreSQL at %s: %s: %s", self._where, type(exc).__name__, exc)
-            if isinstance(exc, pg_errors.SerializationFailure | pg_errors.UniqueViolation):
-                return ConflictError("a concurrent writer got there first; retry")
-            if isinstance(exc, psycopg.DataError):
-                if "NUL" in str(exc):
-                    return InvalidInput(
-                        "a text value contains a NUL character (\\x00), which PostgreSQL "
-                        "cannot store; remove it (nothing was stored)"
-                    )
-                return InvalidInput(
-                    "PostgreSQL cannot hold a value of this request (out of range or "
-                    "malformed); nothing was stored"
-                )
-            if isinstance(exc, psycopg.OperationalError):
-                return StoreError(
-                    "the PostgreSQL database cannot answer right now; retry later "
-                    "(the server's log says why)"
-                )
-            return StoreError(
-                "the PostgreSQL database refused the operation; the server's log says why"
-            )
+            return from_postgres(exc)
         if isinstance(exc, pg_errors.InsufficientPrivilege) and "vector" in str(exc):
             return StoreError(
                 f"the database at {self._where} lacks the pgvector extension and this role "
@@ -1012,11 +993,4 @@ def _request(r: DictRow) -> RequestEntry:
     outcome = None if r["outcome"] is None else json_value(r["outcome"])
     return RequestEntry(
         str(r["actor"]), str(r["request_id"]), str(r["operation"]), r["target"], outcome, r["token"]
-    )
-
-
-def _not_unicode() -> InvalidInput:
-    return InvalidInput(
-        "a text value is not valid Unicode (it holds a lone surrogate such as \\ud800); "
-        "nothing was stored"
     )

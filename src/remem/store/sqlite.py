@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from remem.errors import InvalidInput, SchemaTooNew, StoreCorrupt, StoreError
+from remem.errors import SchemaTooNew, StoreCorrupt, StoreError
 from remem.model import (
     Event,
     HistoryEntry,
@@ -40,6 +40,7 @@ from remem.model import (
 from remem.policy.events import EventIdTaken, Identity, classify
 from remem.store import sqlite_sql as q
 from remem.store.base import ForgetReport, Hit, Near, Scope, Write, refuse_foreign_records
+from remem.store.errors import NOT_UNICODE, SQLITE_OTHER, from_sqlite, sqlite_meaning
 from remem.store.rows import event_from, near_from, record_from
 from remem.store.sqlite_jobs import SQLiteJobs
 from remem.store.sqlite_keys import SQLiteKeys
@@ -104,8 +105,12 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
         """Nothing to warn of (`Store.warnings`)."""
         return []
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, busy_timeout: float = BUSY_TIMEOUT_MS / 1000) -> None:
+        """Open (creating and migrating) the database at `path`; `busy_timeout` is how many
+        seconds a write waits for another connection's write lock before it fails with
+        `StoreUnavailable`."""
         self.path = str(path)
+        self._busy_ms = max(0, round(busy_timeout * 1000))
         if self.path != ":memory:":
             parent = Path(self.path).expanduser().resolve().parent
             if not parent.is_dir():
@@ -121,10 +126,10 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
         self._writers_lock = threading.Lock()
         try:
             self._db = sqlite3.connect(
-                self.path, isolation_level=None, check_same_thread=False, timeout=30.0
+                self.path, isolation_level=None, check_same_thread=False, timeout=busy_timeout
             )
             self._db.row_factory = sqlite3.Row
-            self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            self._db.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
             _set_wal(self._db)
             self._db.execute("PRAGMA synchronous = FULL")
             self._db.execute("PRAGMA foreign_keys = ON")
@@ -136,6 +141,12 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
         except (sqlite3.DatabaseError, StoreError) as exc:
             if isinstance(exc, StoreError) and not isinstance(exc.__cause__, sqlite3.Error):
                 raise  # e.g. SchemaTooNew
+            driver = exc if isinstance(exc, sqlite3.Error) else exc.__cause__
+            assert isinstance(driver, sqlite3.Error)
+            meaning = sqlite_meaning(driver)
+            if meaning is not SQLITE_OTHER and not issubclass(meaning.error, StoreCorrupt):
+                # the operator opens it: the path may be named
+                raise meaning.error(f"{self.path}: {meaning.message}") from exc
             raise StoreCorrupt(
                 f"{self.path} is not a readable remem database ({exc}); "
                 "point --db at another file or restore a backup"
@@ -737,12 +748,12 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
                 db.execute(q.FTS_OPTIMIZE.format(table=table))
         if self.path == ":memory:":
             return {"wal_frames": 0}
-        with self._lock:
+        with self._lock, _translated():
             self._db.execute(f"PRAGMA busy_timeout = {CHECKPOINT_WAIT_MS}")
             try:
                 busy, frames, copied = self._db.execute(q.WAL_TRUNCATE).fetchone()
             finally:
-                self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+                self._db.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
         return {"wal_frames": max(int(frames) - int(copied), 1) if busy else 0}
 
     def record_deletion(
@@ -784,7 +795,7 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
 
     def is_tombstoned(self, tenant: str, actor: str, event_ids: Sequence[str]) -> bool:
         """Whether work from these events would recreate what was erased; see `Store`."""
-        with self._lock:
+        with self._lock, _translated():
             return _covered(self._db, tenant, actor, event_ids)
 
     def erased_at(self, tenant: str, actor: str) -> datetime | None:
@@ -883,18 +894,16 @@ def _erase_record_rows(db: sqlite3.Connection, rowids: list[int]) -> dict[str, i
 
 @contextmanager
 def _translated() -> Iterator[None]:
-    """Driver errors of an operation as remem's, which may reach an HTTP or MCP client:
-    they say what happened, never the file's path or the driver's text (logged)."""
+    """Driver errors of an operation as remem's (`remem.store.errors`), which may reach an
+    HTTP or MCP client: they say what happened, never the file's path or the driver's
+    text (logged)."""
     try:
         yield
     except UnicodeEncodeError:
-        raise InvalidInput(
-            "a text value is not valid Unicode (it holds a lone surrogate such as \\ud800); "
-            "nothing was stored"
-        ) from None
+        raise NOT_UNICODE.raise_as() from None
     except sqlite3.Error as exc:
         log.warning("SQLite: %s: %s", type(exc).__name__, exc)
-        raise StoreError("the SQLite database refused the operation; the log says why") from exc
+        raise from_sqlite(exc) from exc
 
 
 def _set_wal(db: sqlite3.Connection) -> None:
