@@ -29,7 +29,7 @@ from collections import defaultdict
 from collections.abc import Container, Iterable, Mapping
 
 from remem.store.base import Hit
-from remem.store.sqlite_sql import STOPWORDS
+from remem.store.text import STOPWORDS
 
 # A candidate found only by its vector must be at least this similar to the
 # query: below it, all-MiniLM-L6-v2 pairs are mostly unrelated. Candidates that

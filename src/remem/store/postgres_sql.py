@@ -10,33 +10,21 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
 from psycopg import sql
 
 from remem.store.base import Scope
-from remem.store.sqlite_sql import like_prefix, words
+from remem.store.text import like_prefix, read_migrations, split_sql, words
 
-__all__ = ["like_prefix", "words"]
+__all__ = ["like_prefix", "split_sql", "words"]
 
 TEXT_CONFIG = "english"  # the text search configuration of the tsvector columns
 
 
 def migrations() -> list[tuple[int, str]]:
     """The numbered scripts of `postgres_migrations`, in order."""
-    folder = resources.files("remem.store") / "postgres_migrations"
-    found = []
-    for item in folder.iterdir():
-        if item.name.endswith(".sql"):
-            found.append((int(item.name.split("_", 1)[0]), item.read_text()))
-    return sorted(found)
-
-
-def split_sql(script: str) -> list[str]:
-    """Split a migration into statements (our SQL has no `--` or `;` in literals)."""
-    lines = [ln.split("--", 1)[0] for ln in script.splitlines()]
-    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
+    return read_migrations("postgres_migrations")
 
 
 def scope_sql(scope: Scope, alias: str = "") -> tuple[str, list[Any]]:

@@ -23,7 +23,6 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +43,7 @@ from remem.store.errors import NOT_UNICODE, SQLITE_OTHER, from_sqlite, sqlite_me
 from remem.store.rows import event_from, near_from, record_from
 from remem.store.sqlite_jobs import SQLiteJobs
 from remem.store.sqlite_keys import SQLiteKeys
+from remem.store.text import WORD, read_migrations, split_sql, words
 from remem.store.vector_files import Stamp, VectorFiles
 from remem.store.vectors import ScopeVectors
 from remem.timeutil import from_db, to_db
@@ -56,12 +56,7 @@ APPLICATION_ID = 0x72656D6D  # "remm": marks a file as a remem database
 
 
 def _migrations() -> list[tuple[int, str]]:
-    folder = resources.files("remem.store") / "sqlite_migrations"
-    found = []
-    for item in folder.iterdir():
-        if item.name.endswith(".sql"):
-            found.append((int(item.name.split("_", 1)[0]), item.read_text()))
-    return sorted(found)
+    return read_migrations("sqlite_migrations")
 
 
 SCHEMA_VERSION = 6  # the newest migration this code knows; checked by a test
@@ -75,15 +70,15 @@ def scope_token(tenant: str, actor: str) -> str:
 
 def scoped_text(token: str, text: str) -> str:
     """Text as the full-text index holds it: every word prefixed by the scope token."""
-    return " ".join(token + w for w in q.WORD.findall(text.lower()))
+    return " ".join(token + w for w in WORD.findall(text.lower()))
 
 
 def fts_query(token: str, text: str) -> str | None:
     """A safe FTS5 OR-query of the content words of `text` inside one scope, or None."""
-    words = q.words(text)
-    if not words:
+    found = words(text)
+    if not found:
         return None
-    return " OR ".join(f'"{token}{w}"' for w in words)
+    return " OR ".join(f'"{token}{w}"' for w in found)
 
 
 LEXICAL_WINDOW = 1000  # BM25 ranks at most this many of the newest matches
@@ -168,7 +163,7 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
             version = self._check_schema()
             for number, sql in _migrations():
                 if number > version:
-                    for statement in _split_sql(sql):
+                    for statement in split_sql(sql):
                         self._db.execute(statement)
                     self._db.execute(f"PRAGMA user_version = {number}")
             self._db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
@@ -916,12 +911,6 @@ def _set_wal(db: sqlite3.Connection) -> None:
             if "locked" not in str(exc) or attempt == 49:
                 raise
             time.sleep(0.02 * (attempt + 1))
-
-
-def _split_sql(script: str) -> list[str]:
-    """Split a migration into statements (our SQL has no `--` or `;` in literals)."""
-    lines = [ln.split("--", 1)[0] for ln in script.splitlines()]
-    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
 
 
 def _chunks(items: list[Any], size: int) -> Iterator[list[Any]]:

@@ -2,44 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from remem.store.base import Scope
+from remem.store.text import STOPWORDS, WORD, like_prefix, words
 
-WORD = re.compile(r"[^\W_]+", re.UNICODE)
-
-# Function words match nearly every record and only add noise to an OR-query.
-STOPWORDS = frozenset(
-    """a about after again all am an and any are as at be been before being but by can could
-    did do does doing don for from had has have having he her here hers him his how i i'm if
-    in into is it its it's just me more most my no nor not of off on once only or other our
-    ours out over own s same she should so some such t than that the their theirs them then
-    there these they this those through to too under until up very was we were what when where
-    which while who whom why will with would you your yours""".split()
-)
-
-
-def words(text: str, limit: int = 32) -> list[str]:
-    """The lower-cased content words of a query, deduplicated, at most `limit`.
-
-    Function words are dropped unless the query has nothing else.
-    """
-    found = WORD.findall(text.lower())
-    content = [w for w in found if w not in STOPWORDS] or found
-    seen: dict[str, None] = {}
-    for w in content:
-        if w not in seen:
-            seen[w] = None
-        if len(seen) >= limit:
-            break
-    return list(seen)
-
-
-def like_prefix(prefix: str) -> str:
-    """A LIKE pattern matching strings that start with `prefix`, wildcards escaped."""
-    escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return escaped + "%"
+__all__ = ["STOPWORDS", "WORD", "like_prefix", "words"]  # once, in `remem.store.text`
 
 
 def _scope_sql(scope: Scope, alias: str = "") -> tuple[str, list[Any]]:
