@@ -11,7 +11,7 @@ a namespace prefix) too, so the database only ever sees one subject's rows.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -76,6 +76,25 @@ def refuse_foreign_records(write: Write) -> None:
                 f"record {rec.id} belongs to tenant {rec.tenant!r}, not to the write's "
                 f"tenant {write.tenant!r}; one write is one tenant's"
             )
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadHost:
+    """The role a store offers thread state (checkpoints and tool calls, `remem.thread`).
+
+    Thread state keeps its tables in the store's database and its flows in
+    `remem.thread.base`; the store lends it what they run on: which dialect of
+    named SQL the database speaks, a write transaction bound to a tenant (None:
+    every tenant, for retention), a read in its own transaction, and how the
+    driver takes a time. The store itself erases and counts an actor's thread
+    state inside `forget_actor`.
+    """
+
+    dialect: str  # "sqlite" or "postgres": the named SQL of `remem.thread` to speak
+    tx: Callable[[str | None], AbstractContextManager[Any]]
+    rows: Callable[[str, str, Sequence[Any]], Sequence[Any]]  # tenant, sql, params
+    at: Callable[[datetime | None], object]
+    path: str | None = None  # the database file, where there is one
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +179,10 @@ class Store(Protocol):
         """What an operator must know about this database before trusting it (one line
         each, no connection details); empty when nothing."""
         ...
+
+    # thread state (checkpoints, tool calls) on this database, or None where it keeps none
+    @property
+    def thread(self) -> ThreadHost | None: ...
 
     # events and the outbox
     def add_events(self, events: Sequence[Event], strategies: Sequence[str]) -> list[bool]:

@@ -52,6 +52,7 @@ from remem.store.base import (
     Near,
     RequestEntry,
     Scope,
+    ThreadHost,
     Write,
     refuse_foreign_records,
 )
@@ -157,6 +158,12 @@ class PostgresStore(PostgresKeys):
             "it and the database's tenant wall is off (remem's own tenant filters still "
             "apply); connect as an ordinary role that owns the tables (README: PostgreSQL)"
         ]
+
+    @property
+    def thread(self) -> ThreadHost:
+        """Thread state in this database (`Store.thread`), in transactions bound to a tenant
+        (None: `ALL_TENANTS`, for retention) like every other."""
+        return ThreadHost(dialect="postgres", tx=self._tx, rows=self._rows, at=_same_time)
 
     def _row_security_bypass(self) -> str:
         """Why row-level security does not bind the connected role, or '' when it does."""
@@ -839,11 +846,10 @@ class PostgresStore(PostgresKeys):
             counts["events"] = len(deleted)
             counts["fulltext"] += sum(1 for r in deleted if r["indexed"])
             counts["requests"] = cur.execute(q.DELETE_ACTOR_REQUESTS, (tenant, actor)).rowcount
-            from remem.thread.postgres import count_actor_rows, erase_actor_rows  # a layer up
-
-            counts.update(erase_actor_rows(cur, tenant, actor))
+            counts["checkpoints"] = cur.execute(q.FORGET_CHECKPOINTS, (tenant, actor)).rowcount
+            counts["tool_calls"] = cur.execute(q.FORGET_TOOL_CALLS, (tenant, actor)).rowcount
             cur.execute(q.ACTOR_TOMBSTONE, (tenant, actor, now))
-        remaining = {**self._verify_actor(tenant, actor), **count_actor_rows(self, tenant, actor)}
+        remaining = self._verify_actor(tenant, actor)
         return ForgetReport(
             deleted=counts, verified=not any(remaining.values()), remaining=remaining
         )
@@ -937,6 +943,8 @@ class PostgresStore(PostgresKeys):
                 # tsvectors are columns of those rows; their words are rows too
                 "fulltext": records + events + sum(count(c) for c in q.COUNT_ACTOR_TERMS),
                 "requests": count(q.COUNT_ACTOR_REQUESTS),
+                "checkpoints": count(q.COUNT_ACTOR_CHECKPOINTS),
+                "tool_calls": count(q.COUNT_ACTOR_TOOL_CALLS),
             }
 
     def stats(self) -> dict[str, int]:
@@ -981,6 +989,11 @@ def redact_dsn(dsn: str) -> str:
         return "the given URL"
     info.pop("password", None)
     return psycopg.conninfo.make_conninfo(**{k: str(v) for k, v in info.items()})
+
+
+def _same_time(t: datetime | None) -> datetime | None:
+    """A time as psycopg takes it: as it is."""
+    return t
 
 
 def _utcnow() -> datetime:

@@ -638,3 +638,9 @@ LIST_DELETIONS = """
 SELECT id, target, key, status, attempts, result, last_error, created_at FROM deletions
 WHERE tenant = %s ORDER BY id DESC LIMIT %s
 """
+
+# thread state's tables (`remem.thread`): erased and counted with the rest of an actor
+FORGET_CHECKPOINTS = "DELETE FROM checkpoints WHERE tenant = %s AND actor = %s"
+FORGET_TOOL_CALLS = "DELETE FROM tool_calls WHERE tenant = %s AND actor = %s"
+COUNT_ACTOR_CHECKPOINTS = "SELECT count(*) AS n FROM checkpoints WHERE tenant = %s AND actor = %s"
+COUNT_ACTOR_TOOL_CALLS = "SELECT count(*) AS n FROM tool_calls WHERE tenant = %s AND actor = %s"

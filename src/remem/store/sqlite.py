@@ -38,7 +38,15 @@ from remem.model import (
 )
 from remem.policy.events import EventIdTaken, Identity, classify
 from remem.store import sqlite_sql as q
-from remem.store.base import ForgetReport, Hit, Near, Scope, Write, refuse_foreign_records
+from remem.store.base import (
+    ForgetReport,
+    Hit,
+    Near,
+    Scope,
+    ThreadHost,
+    Write,
+    refuse_foreign_records,
+)
 from remem.store.errors import NOT_UNICODE, SQLITE_OTHER, from_sqlite, sqlite_meaning
 from remem.store.rows import event_from, near_from, record_from
 from remem.store.sqlite_jobs import SQLiteJobs
@@ -99,6 +107,18 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
     def warnings(self) -> list[str]:
         """Nothing to warn of (`Store.warnings`)."""
         return []
+
+    @property
+    def thread(self) -> ThreadHost:
+        """Thread state in this file (`Store.thread`): one file is one trust domain, so a
+        transaction is the file's write lock whatever the tenant (the SQL names it)."""
+        return ThreadHost(
+            dialect="sqlite",
+            tx=lambda tenant: self._tx(),
+            rows=lambda tenant, sql, params: self._rows(sql, params),
+            at=to_db,  # times are kept as sortable UTC text
+            path=self.path,
+        )
 
     def __init__(self, path: str | Path, *, busy_timeout: float = BUSY_TIMEOUT_MS / 1000) -> None:
         """Open (creating and migrating) the database at `path`; `busy_timeout` is how many
@@ -712,9 +732,8 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
             db.execute(q.DELETE_EVENT_TOMBSTONES_OF, (tenant, tenant, actor))
             counts["events"] = db.execute(q.DELETE_ACTOR_EVENTS, (tenant, actor)).rowcount
             counts["requests"] = db.execute(q.DELETE_ACTOR_REQUESTS, (tenant, actor)).rowcount
-            from remem.thread.sqlite import erase_actor_rows  # it imports this module
-
-            counts.update(erase_actor_rows(db, tenant, actor))
+            counts["checkpoints"] = db.execute(q.FORGET_CHECKPOINTS, (tenant, actor)).rowcount
+            counts["tool_calls"] = db.execute(q.FORGET_TOOL_CALLS, (tenant, actor)).rowcount
             db.execute(q.ACTOR_TOMBSTONE, (tenant, actor, to_db(now)))
             db.execute(q.BUMP_SCOPE, (tenant, actor))
         self._drop_scope_vectors(tenant, actor)
@@ -816,11 +835,10 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
         }
 
     def _verify_actor(self, tenant: str, actor: str) -> dict[str, int]:
-        from remem.thread.sqlite import count_actor_rows  # it imports this module
-
         token = scope_token(tenant, actor)
         return {
-            **count_actor_rows(self, tenant, actor),
+            "checkpoints": int(self._rows(q.COUNT_ACTOR_CHECKPOINTS, (tenant, actor))[0][0]),
+            "tool_calls": int(self._rows(q.COUNT_ACTOR_TOOL_CALLS, (tenant, actor))[0][0]),
             "records": int(self._rows(q.COUNT_ACTOR_RECORDS, (tenant, actor))[0][0]),
             "vectors": int(self._rows(q.COUNT_ACTOR_VECTORS, (tenant, actor))[0][0]),
             "event_vectors": int(self._rows(q.COUNT_ACTOR_EVENT_VECTORS, (tenant, actor))[0][0]),

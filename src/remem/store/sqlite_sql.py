@@ -369,3 +369,9 @@ def events_near(count: int) -> str:
 
 
 EVENT_VECTORS_FOR = "SELECT count(*) FROM event_vectors WHERE tenant = ? AND id IN ({marks})"
+
+# thread state's tables (`remem.thread`): erased and counted with the rest of an actor
+FORGET_CHECKPOINTS = "DELETE FROM checkpoints WHERE tenant = ? AND actor = ?"
+FORGET_TOOL_CALLS = "DELETE FROM tool_calls WHERE tenant = ? AND actor = ?"
+COUNT_ACTOR_CHECKPOINTS = "SELECT count(*) AS n FROM checkpoints WHERE tenant = ? AND actor = ?"
+COUNT_ACTOR_TOOL_CALLS = "SELECT count(*) AS n FROM tool_calls WHERE tenant = ? AND actor = ?"

@@ -28,7 +28,8 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, ClassVar, Protocol
 
-from remem.errors import ConflictError, NotFound
+from remem.errors import ConflictError, NotFound, StoreError
+from remem.store.base import Store, ThreadHost
 from remem.thread.checkpoints import (
     MAX_PAYLOAD_BYTES,
     MAX_STATE_BYTES,
@@ -113,26 +114,31 @@ class ThreadSQL(Protocol):
 class ThreadStore:
     """Checkpoints and tool calls in one store's database; what every backend does.
 
-    A backend sets `sql` and implements `_tx` and `_rows` on its store (and
-    `_at` if its driver does not take a datetime). Every operation is scoped by
-    (tenant, actor); `remem.thread.api` validates what the caller sent, and
-    this class only stores and reads it.
+    Runs on the role a store offers (`store.thread`, a `ThreadHost`: its
+    transactions, its reads, how its driver takes a time); a backend's subclass
+    sets only `sql`, its named statements. `thread_state(store)` picks the one
+    for a store. Every operation is scoped by (tenant, actor);
+    `remem.thread.api` validates what the caller sent, and this class only
+    stores and reads it.
     """
 
     sql: ClassVar[ThreadSQL]
 
+    def __init__(self, host: ThreadHost) -> None:
+        self._host = host
+        self.path = host.path
+
     def _tx(self, tenant: str | None) -> AbstractContextManager[Tx]:
         """One write transaction of `tenant` (None: of every tenant, for retention)."""
-        raise NotImplementedError
+        return self._host.tx(tenant)
 
     def _rows(self, tenant: str, sql: str, params: Sequence[Any]) -> Sequence[Row]:
         """The rows of one read, in its own transaction of `tenant`."""
-        raise NotImplementedError
+        return self._host.rows(tenant, sql, params)
 
-    @staticmethod
-    def _at(t: datetime | None) -> object:
+    def _at(self, t: datetime | None) -> object:
         """A time as the driver takes it."""
-        return t
+        return self._host.at(t)
 
     # -- checkpoints ------------------------------------------------------------------------
 
@@ -363,6 +369,17 @@ class ThreadStore:
             name: int(self._rows(tenant, sql, (tenant, actor))[0]["n"])
             for name, sql in counts.items()
         }
+
+
+def host_of(store: Store, dialect: str) -> ThreadHost:
+    """The thread role `store` offers, which must speak `dialect`; else `StoreError`."""
+    host = store.thread
+    if host is None or host.dialect != dialect:
+        raise StoreError(
+            f"thread state on {dialect} needs a {dialect} store; "
+            f"{type(store).__name__} offers {'none' if host is None else host.dialect}"
+        )
+    return host
 
 
 # -- the same messages and values on every backend ----------------------------------------
