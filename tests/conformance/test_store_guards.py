@@ -101,3 +101,20 @@ def test_forgetting_a_record_reports_what_went_and_verifies(store: Store) -> Non
     assert missing.verified is False and missing.deleted == {}
     assert store.record_deletion("t1", "record", "nope", missing, None, NOW) > 0
     assert store.deletions("t1")[0]["status"] == "failed"
+
+
+def test_the_stores_clock_stamps_what_it_writes(clocked_store: Store) -> None:
+    from tests.conformance.conftest import CLOCK_TIME
+
+    store = clocked_store
+    store.add_events([ev(1), ev(2)], ["offline"])
+    assert {j.updated_at for j in store.list_jobs("t1")} == {CLOCK_TIME}  # arrival
+    j1, _ = store.claim_jobs(NOW, 10, 60)
+    put(store, rec("a1", "Budget is $500"))
+    close = StatusChange("a1", Status.INVALID, None, "a2", "SUPERSEDED")
+    store.apply(Write(tenant="t1", inserts=(rec("a2", "Budget is $750"),), changes=(close,),
+                      done_jobs=(j1.id,)))  # fmt: skip
+    closed = store.get_record("t1", "a1")
+    assert closed is not None and closed.updated_at == CLOCK_TIME  # not the wall clock
+    done = {j.id: j for j in store.list_jobs("t1")}[j1.id]
+    assert done.status == "done" and done.updated_at == CLOCK_TIME

@@ -24,6 +24,9 @@ from remem.errors import RlsBypassed, StoreError
 from remem.model import Event, HistoryEntry, Job, JobInfo, LLMCall, Record, Status
 
 Near = dict[str, list[tuple[int, Event]]]  # event id -> (distance, event) around it
+# the time source a store stamps what it writes with (arrival, updated_at, job completion);
+# `Memory` hands the stores its own, so an injected clock reaches the database too
+Clock = Callable[[], datetime]
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +97,7 @@ class ThreadHost:
     tx: Callable[[str | None], AbstractContextManager[Any]]
     rows: Callable[[str, str, Sequence[Any]], Sequence[Any]]  # tenant, sql, params
     at: Callable[[datetime | None], object]
+    clock: Clock  # the store's time source, for a write that names no time
     path: str | None = None  # the database file, where there is one
 
 

@@ -47,6 +47,7 @@ from remem.model import Event, HistoryEntry, Job, JobInfo, LLMCall, Record, Stat
 from remem.policy.events import EventIdTaken, Identity, classify
 from remem.store import postgres_sql as q
 from remem.store.base import (
+    Clock,
     ForgetReport,
     Hit,
     Near,
@@ -74,6 +75,7 @@ from remem.store.postgres_rows import (
     vector_dumper,
 )
 from remem.store.rows import near_from
+from remem.timeutil import utcnow
 
 SCHEMA_VERSION = 7  # the newest migration this code knows; checked by a test
 ALL_TENANTS = None  # `_tx(ALL_TENANTS)`: a transaction that spans tenants by design
@@ -109,8 +111,12 @@ class PostgresStore(PostgresKeys):
         min_size: int = 1,
         max_size: int = 10,
         exact_scan_max: int | None = None,
+        clock: Clock | None = None,
     ) -> None:
+        """Connect to (and migrate) the database at `dsn` through a pool of `min_size` to
+        `max_size` connections; `clock` stamps what the store writes (default: UTC now)."""
         self.dsn = dsn
+        self._clock: Clock = clock or utcnow
         self._where = redact_dsn(dsn)
         self._exact_scan_max = exact_scan_max  # a fixed bound instead (0: HNSW always)
         # an index known to exist maps to None; one found missing, to when it was looked for
@@ -163,7 +169,9 @@ class PostgresStore(PostgresKeys):
     def thread(self) -> ThreadHost:
         """Thread state in this database (`Store.thread`), in transactions bound to a tenant
         (None: `ALL_TENANTS`, for retention) like every other."""
-        return ThreadHost(dialect="postgres", tx=self._tx, rows=self._rows, at=_same_time)
+        return ThreadHost(
+            dialect="postgres", tx=self._tx, rows=self._rows, at=_same_time, clock=self._clock
+        )
 
     def _row_security_bypass(self) -> str:
         """Why row-level security does not bind the connected role, or '' when it does."""
@@ -302,7 +310,7 @@ class PostgresStore(PostgresKeys):
 
     def add_events(self, events: Sequence[Event], strategies: Sequence[str]) -> list[bool]:
         """Append events with their jobs in one transaction; see `Store.add_events`."""
-        now = _utcnow()
+        now = self._clock()
         by_tenant: dict[str, list[int]] = {}
         for i, e in enumerate(events):
             by_tenant.setdefault(e.tenant, []).append(i)
@@ -444,12 +452,12 @@ class PostgresStore(PostgresKeys):
         if not statuses:
             return 0
         with self._tx(tenant) as cur:
-            return int(cur.execute(q.RETRY_JOBS, (_utcnow(), tenant, list(statuses))).rowcount)
+            return int(cur.execute(q.RETRY_JOBS, (self._clock(), tenant, list(statuses))).rowcount)
 
     def requeue_job(self, tenant: str, event_id: str, strategy: str) -> bool:
         """Run one (event, strategy) job again; see `Store.requeue_job`."""
         with self._tx(tenant) as cur:
-            params = (_utcnow(), tenant, event_id, strategy)
+            params = (self._clock(), tenant, event_id, strategy)
             return int(cur.execute(q.REQUEUE_JOB, params).rowcount) > 0
 
     def claim_request(
@@ -464,7 +472,7 @@ class PostgresStore(PostgresKeys):
     ) -> RequestEntry:
         """Claim a request id for `token`; see `Store.claim_request`. A second INSERT of
         the same key waits for the first's transaction, then finds its row."""
-        now = _utcnow()
+        now = self._clock()
         until = now + timedelta(seconds=lease_seconds)
         key = (tenant, actor, request_id)
         with self._tx(tenant) as cur:
@@ -502,7 +510,7 @@ class PostgresStore(PostgresKeys):
         """Log language-model calls (never a prompt, an answer or a key)."""
         if not calls:
             return
-        now = _utcnow()
+        now = self._clock()
         with self._tx(tenant) as cur:
             cur.executemany(q.INSERT_LLM_CALL, [llm_call_params(tenant, c, now) for c in calls])
 
@@ -515,7 +523,7 @@ class PostgresStore(PostgresKeys):
 
     def apply(self, write: Write) -> None:
         """Apply one consolidation step atomically; see `Write`."""
-        now = _utcnow()
+        now = self._clock()
         refuse_foreign_records(write)
         for dims in {len(v) for v in write.vectors if v is not None}:
             self._ensure_index(q.VectorIndex("record_vectors", write.vector_model, dims))
@@ -994,12 +1002,6 @@ def redact_dsn(dsn: str) -> str:
 def _same_time(t: datetime | None) -> datetime | None:
     """A time as psycopg takes it: as it is."""
     return t
-
-
-def _utcnow() -> datetime:
-    from remem.timeutil import utcnow
-
-    return utcnow()
 
 
 def _request(r: DictRow) -> RequestEntry:

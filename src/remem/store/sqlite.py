@@ -39,6 +39,7 @@ from remem.model import (
 from remem.policy.events import EventIdTaken, Identity, classify
 from remem.store import sqlite_sql as q
 from remem.store.base import (
+    Clock,
     ForgetReport,
     Hit,
     Near,
@@ -54,7 +55,7 @@ from remem.store.sqlite_keys import SQLiteKeys
 from remem.store.text import WORD, read_migrations, split_sql, words
 from remem.store.vector_files import Stamp, VectorFiles
 from remem.store.vectors import ScopeVectors
-from remem.timeutil import from_db, to_db
+from remem.timeutil import from_db, to_db, utcnow
 
 log = logging.getLogger(__name__)
 
@@ -117,14 +118,22 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
             tx=lambda tenant: self._tx(),
             rows=lambda tenant, sql, params: self._rows(sql, params),
             at=to_db,  # times are kept as sortable UTC text
+            clock=self._clock,
             path=self.path,
         )
 
-    def __init__(self, path: str | Path, *, busy_timeout: float = BUSY_TIMEOUT_MS / 1000) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        busy_timeout: float = BUSY_TIMEOUT_MS / 1000,
+        clock: Clock | None = None,
+    ) -> None:
         """Open (creating and migrating) the database at `path`; `busy_timeout` is how many
         seconds a write waits for another connection's write lock before it fails with
-        `StoreUnavailable`."""
+        `StoreUnavailable`; `clock` stamps what the store writes (default: UTC now)."""
         self.path = str(path)
+        self._clock: Clock = clock or utcnow
         self._busy_ms = max(0, round(busy_timeout * 1000))
         if self.path != ":memory:":
             parent = Path(self.path).expanduser().resolve().parent
@@ -232,7 +241,7 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
 
     def add_events(self, events: Sequence[Event], strategies: Sequence[str]) -> list[bool]:
         """Append events with their jobs in one transaction; see `Store.add_events`."""
-        now = to_db(_utcnow())
+        now = to_db(self._clock())
         added: list[bool] = []
         with self._tx() as db:
             new = self._classify(db, events)
@@ -356,7 +365,7 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
                         ch.status.value,
                         to_db(ch.valid_until),
                         ch.superseded_by,
-                        to_db(_utcnow()),
+                        to_db(self._clock()),
                         write.tenant,
                         ch.record_id,
                     ),
@@ -386,7 +395,7 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
                     ),
                 )
             for job_id in write.done_jobs:
-                db.execute(q.DONE_JOB, (to_db(_utcnow()), write.tenant, job_id))
+                db.execute(q.DONE_JOB, (to_db(self._clock()), write.tenant, job_id))
             for tenant, actor in touched:
                 db.execute(q.BUMP_SCOPE, (tenant, actor))
 
@@ -934,12 +943,6 @@ def _set_wal(db: sqlite3.Connection) -> None:
 def _chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
     for i in range(0, len(items), size):
         yield items[i : i + size]
-
-
-def _utcnow() -> datetime:
-    from remem.timeutil import utcnow
-
-    return utcnow()
 
 
 def _event(r: Any) -> Event:

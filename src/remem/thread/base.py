@@ -44,7 +44,7 @@ from remem.thread.checkpoints import (
     encode_json,
     retention_hold,
 )
-from remem.timeutil import parse_time, utcnow
+from remem.timeutil import parse_time
 
 BEGIN_TRIES = 3  # a begin whose conflicting row was released before it could be read
 
@@ -160,7 +160,7 @@ class ThreadStore:
         the stored version becomes one more. A stale writer gets
         `CheckpointConflict` naming the current version; nothing is written.
         """
-        q, at, expiry = self.sql, self._at(now or utcnow()), self._at(expires_at)
+        q, at, expiry = self.sql, self._at(now or self._host.clock()), self._at(expires_at)
         values = _state_params(state)
         key = (tenant, actor, workflow)
         with self._tx(tenant) as db:
@@ -209,7 +209,13 @@ class ThreadStore:
         """
         q, body = self.sql, encode_json("tool call request", request, MAX_PAYLOAD_BYTES)
         key = (tenant, actor, workflow, idempotency_key)
-        params = (*key, tool_call_id, body, self._at(now or utcnow()), self._at(expires_at))
+        params = (
+            *key,
+            tool_call_id,
+            body,
+            self._at(now or self._host.clock()),
+            self._at(expires_at),
+        )
         with self._tx(tenant) as db:
             for _ in range(BEGIN_TRIES):
                 if db.execute(q.INSERT_TOOL_CALL, params).rowcount == 1:
@@ -252,7 +258,7 @@ class ThreadStore:
         q, body = self.sql, encode_json("tool call result", result, MAX_PAYLOAD_BYTES)
         key = (tenant, actor, workflow, idempotency_key)
         with self._tx(tenant) as db:
-            params = (body, self._at(now or utcnow()), self._at(expires_at), *key)
+            params = (body, self._at(now or self._host.clock()), self._at(expires_at), *key)
             completed = db.execute(q.COMPLETE_TOOL_CALL, params).rowcount
             row = db.execute(q.GET_TOOL_CALL, key).fetchone()
             if row is None:
