@@ -28,9 +28,9 @@ import logging
 import math
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -46,6 +46,7 @@ from remem.errors import ConflictError, RememError, SchemaTooNew, StoreError
 from remem.model import Event, HistoryEntry, Job, JobInfo, LLMCall, Record, Status
 from remem.policy.events import EventIdTaken, Identity, classify
 from remem.store import postgres_sql as q
+from remem.store.backend import ListBinder, Tx, postgres_lists
 from remem.store.base import (
     Clock,
     ForgetReport,
@@ -57,6 +58,7 @@ from remem.store.base import (
     Write,
     refuse_foreign_records,
 )
+from remem.store.erasure import ErasureSQL, Found, RecordErasure
 from remem.store.errors import NOT_UNICODE, from_postgres
 from remem.store.postgres_keys import PostgresKeys
 from remem.store.postgres_rows import (
@@ -101,7 +103,7 @@ Query = str | pg_sql.Composed
 log = logging.getLogger(__name__)
 
 
-class PostgresStore(PostgresKeys):
+class PostgresStore(RecordErasure, PostgresKeys):
     """`Store` on a PostgreSQL database (with pgvector). Safe to share between threads."""
 
     def __init__(
@@ -117,6 +119,7 @@ class PostgresStore(PostgresKeys):
         `max_size` connections; `clock` stamps what the store writes (default: UTC now)."""
         self.dsn = dsn
         self._clock: Clock = clock or utcnow
+        self._lists: ListBinder = postgres_lists
         self._where = redact_dsn(dsn)
         self._exact_scan_max = exact_scan_max  # a fixed bound instead (0: HNSW always)
         # an index known to exist maps to None; one found missing, to when it was looked for
@@ -149,6 +152,7 @@ class PostgresStore(PostgresKeys):
     # -- the second tenant wall ---------------------------------------------
 
     row_security = True
+    erasure_sql: ClassVar[ErasureSQL] = q
 
     @property
     def rls_bypassed(self) -> bool:
@@ -802,35 +806,30 @@ class PostgresStore(PostgresKeys):
 
     # -- deletion ------------------------------------------------------------------
 
-    def forget_record(self, tenant: str, record_id: str, now: datetime) -> ForgetReport:
-        """Erase one record from every surface, leave tombstones, verify by reading."""
-        with self._tx(tenant) as cur:
-            found = cur.execute(q.RECORD_KIND, (tenant, record_id)).fetchall()
-            if not found:
-                return ForgetReport(deleted={}, verified=False)
-            counts = _erase_records(cur, tenant, [record_id])
-            cur.execute(q.TOMBSTONE, (tenant, "record", record_id, now))
-            sources = [r["event_id"] for r in cur.execute(q.RECORD_EVENT_IDS, (tenant, record_id))]
-            if found[0]["kind"] == "summary":
-                sources = []  # a summary's sources are the range it covers, not its origin
-            for event_id in sources:
-                # the source event's text goes too, or recall would hand it back raw
-                cur.execute(q.TOMBSTONE, (tenant, "event", event_id, now))
-            # the event's tsvector is generated from its text, so it empties with it
-            cur.execute(q.ERASE_EVENT_TEXT, (tenant, sources))
-            cur.execute(q.DELETE_EVENT_TERMS, (tenant, sources))
-            cur.execute(q.DELETE_EVENT_VECTORS, (tenant, sources))
-            counts["event_texts"] = len(sources)
-            cur.execute(q.DELETE_RECORD_EVENTS, (tenant, [record_id]))
-            cur.execute(q.ERASE_HISTORY_TEXT, (tenant, [record_id]))
-            cur.execute(
-                q.INSERT_HISTORY,
-                (tenant, record_id, "DELETE", now, None, "deleted", None, "forget", ""),
-            )
-        remaining = self._verify_record(tenant, record_id, sources)
-        return ForgetReport(
-            deleted=counts, verified=not any(remaining.values()), remaining=remaining
-        )
+    # `forget_record` and `record_deletion` are `RecordErasure`'s; these are its PostgreSQL
+    # parts (the row-level-security wall binds each transaction to the tenant)
+
+    def _erasure_tx(self, tenant: str) -> AbstractContextManager[Cursor]:
+        return self._tx(tenant)
+
+    def _at(self, t: datetime) -> object:
+        return t
+
+    def _json_param(self, value: dict[str, Any]) -> object:
+        return Jsonb(value)
+
+    def _erase_records(self, db: Tx, tenant: str, found: Sequence[Found]) -> dict[str, int]:
+        return _delete_records(db, tenant, [f.key for f in found])
+
+    def _erase_event_texts(self, db: Tx, tenant: str, event_ids: Sequence[str]) -> None:
+        # the event's tsvector is generated from its text, so it empties with it
+        for sql in (q.ERASE_EVENT_TEXT, q.DELETE_EVENT_TERMS, q.DELETE_EVENT_VECTORS):
+            db.execute(sql, (tenant, list(event_ids)))
+
+    def _verify_record(
+        self, tenant: str, record_id: str, found: Found, sources: Sequence[str]
+    ) -> dict[str, int]:
+        return self._record_left(tenant, record_id, list(sources))
 
     def forget_actor(self, tenant: str, actor: str, now: datetime) -> ForgetReport:
         """Erase every record, event, job and index entry of one actor; verify."""
@@ -841,7 +840,7 @@ class PostgresStore(PostgresKeys):
             ids = [r["id"] for r in cur.execute(q.ACTOR_RECORD_IDS, (tenant, actor))]
             for sql in q.DELETE_ACTOR_TERMS:  # at once, rather than cascading row by row
                 cur.execute(sql, (tenant, actor))
-            counts = _erase_records(cur, tenant, ids)
+            counts = _delete_records(cur, tenant, ids)
             cur.execute(q.ERASE_HISTORY_TEXT, (tenant, ids))
             cur.execute(q.DELETE_RECORD_EVENTS, (tenant, ids))
             counts["event_vectors"] = cur.execute(
@@ -881,27 +880,6 @@ class PostgresStore(PostgresKeys):
             raise self._translate(exc) from exc
         return {}
 
-    def record_deletion(
-        self,
-        tenant: str,
-        target: str,
-        key: str,
-        report: ForgetReport | None,
-        error: str | None,
-        now: datetime,
-        attempts: int = 1,
-    ) -> int:
-        """Log a deletion job with its outcome; return its id."""
-        status = "done" if report is not None and report.verified else "failed"
-        result = {} if report is None else report.outcome()
-        with self._tx(tenant) as cur:
-            row = cur.execute(
-                q.INSERT_DELETION,
-                (tenant, target, key, status, attempts, Jsonb(result), error, now, now),
-            ).fetchone()
-        assert row is not None  # INSERT ... RETURNING always returns its row
-        return int(row["id"])
-
     def deletions(self, tenant: str, limit: int = 100) -> list[dict[str, Any]]:
         """The tenant's deletion jobs, newest first."""
         rows = self._rows(tenant, q.LIST_DELETIONS, (tenant, limit))
@@ -917,7 +895,7 @@ class PostgresStore(PostgresKeys):
         rows = self._rows(tenant, q.ACTOR_ERASED_AT, (tenant, actor))
         return rows[0]["created_at"] if rows else None
 
-    def _verify_record(self, tenant: str, record_id: str, sources: list[str]) -> dict[str, int]:
+    def _record_left(self, tenant: str, record_id: str, sources: list[str]) -> dict[str, int]:
         with self._tx(tenant) as cur:
 
             def count(sql: str, params: Sequence[Any]) -> int:
@@ -968,7 +946,7 @@ class PostgresStore(PostgresKeys):
 # -- helpers ----------------------------------------------------------------------
 
 
-def _erase_records(cur: Cursor, tenant: str, ids: list[str]) -> dict[str, int]:
+def _delete_records(cur: Tx, tenant: str, ids: list[str]) -> dict[str, int]:
     vectors = cur.execute(q.DELETE_VECTORS, (tenant, ids)).rowcount
     deleted = cur.execute(q.DELETE_RECORDS, (tenant, ids)).fetchall()
     return {

@@ -15,9 +15,10 @@ from typing import Any
 from psycopg import sql
 
 from remem.store.base import Scope
-from remem.store.text import like_prefix, read_migrations, split_sql, words
-
-__all__ = ["like_prefix", "split_sql", "words"]
+from remem.store.text import like_prefix as like_prefix  # re-exported: once, there
+from remem.store.text import read_migrations
+from remem.store.text import split_sql as split_sql
+from remem.store.text import words as words
 
 TEXT_CONFIG = "english"  # the text search configuration of the tsvector columns
 
@@ -532,17 +533,11 @@ SELECT record_id, vec::text FROM record_vectors
 WHERE tenant = %s AND model = %s AND record_id = ANY(%s::text[])
 """
 
-RECORD_KIND = "SELECT kind FROM records WHERE tenant = %s AND id = %s FOR UPDATE"
-RECORD_ACTOR = "SELECT actor FROM records WHERE tenant = %s AND id = %s FOR UPDATE"
 DELETE_VECTORS = "DELETE FROM record_vectors WHERE tenant = %s AND record_id = ANY(%s::text[])"
 # the tsvector lives in the row, so deleting a row deletes its full-text entry
 DELETE_RECORDS = """
 DELETE FROM records WHERE tenant = %s AND id = ANY(%s::text[])
 RETURNING (tsv IS NOT NULL) AS indexed
-"""
-TOMBSTONE = """
-INSERT INTO tombstones (tenant, kind, key, created_at) VALUES (%s, %s, %s, %s)
-ON CONFLICT DO NOTHING
 """
 # covered: a forgotten record's source event, or an event of an erased actor that is
 # gone (an actor's erasure deletes every event it had; later ones are a fresh start)
@@ -588,7 +583,6 @@ ERASED_TABLES = (
 )  # fmt: skip
 # the jobs of a consolidation step, locked: an erasure deleting them waits, or has won
 LOCK_JOBS = "SELECT id FROM jobs WHERE tenant = %s AND id = ANY(%s::bigint[]) FOR UPDATE"
-RECORD_EVENT_IDS = "SELECT event_id FROM record_events WHERE tenant = %s AND record_id = %s"
 DELETE_RECORD_EVENTS = "DELETE FROM record_events WHERE tenant = %s AND record_id = ANY(%s::text[])"
 ERASE_HISTORY_TEXT = (
     "UPDATE history SET text = NULL WHERE tenant = %s AND record_id = ANY(%s::text[])"
@@ -628,12 +622,6 @@ STATS = {
 
 DATABASE_SIZE = "SELECT pg_database_size(current_database())"
 
-INSERT_DELETION = """
-INSERT INTO deletions (tenant, target, key, status, attempts, result, last_error,
-    created_at, updated_at)
-VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)
-RETURNING id
-"""
 LIST_DELETIONS = """
 SELECT id, target, key, status, attempts, result, last_error, created_at FROM deletions
 WHERE tenant = %s ORDER BY id DESC LIMIT %s
@@ -644,3 +632,35 @@ FORGET_CHECKPOINTS = "DELETE FROM checkpoints WHERE tenant = %s AND actor = %s"
 FORGET_TOOL_CALLS = "DELETE FROM tool_calls WHERE tenant = %s AND actor = %s"
 COUNT_ACTOR_CHECKPOINTS = "SELECT count(*) AS n FROM checkpoints WHERE tenant = %s AND actor = %s"
 COUNT_ACTOR_TOOL_CALLS = "SELECT count(*) AS n FROM tool_calls WHERE tenant = %s AND actor = %s"
+
+# -- the erasure flows of `remem.store.erasure` (named parameters) --------------------------
+
+RECORD_FOR_ERASURE = """
+SELECT id AS key, actor, kind FROM records WHERE tenant = %(tenant)s AND id = %(record_id)s
+FOR UPDATE
+"""
+TOMBSTONE_KEY = """
+INSERT INTO tombstones (tenant, kind, key, created_at) VALUES (%(tenant)s, %(kind)s, %(key)s,
+    %(at)s)
+ON CONFLICT DO NOTHING
+"""
+SOURCE_EVENT_IDS = (
+    "SELECT event_id FROM record_events WHERE tenant = %(tenant)s AND record_id = %(record_id)s"
+)
+FORGET_RECORD_LINKS = (
+    "DELETE FROM record_events WHERE tenant = %(tenant)s AND record_id = ANY(%(keys)s::text[])"
+)
+FORGET_HISTORY_TEXT = (
+    "UPDATE history SET text = NULL WHERE tenant = %(tenant)s AND record_id = ANY(%(keys)s::text[])"
+)
+HISTORY_DELETED = """
+INSERT INTO history (tenant, record_id, action, at, text, status, related_id, reason, by_whom)
+VALUES (%(tenant)s, %(record_id)s, 'DELETE', %(at)s, NULL, 'deleted', NULL, 'forget', '')
+"""
+LOG_DELETION = """
+INSERT INTO deletions (tenant, target, key, status, attempts, result, last_error,
+    created_at, updated_at)
+VALUES (%(tenant)s, %(target)s, %(key)s, %(status)s, %(attempts)s, %(result)s, %(error)s,
+    %(at)s, %(at)s)
+RETURNING id
+"""

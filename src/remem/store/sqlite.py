@@ -21,10 +21,10 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -38,6 +38,7 @@ from remem.model import (
 )
 from remem.policy.events import EventIdTaken, Identity, classify
 from remem.store import sqlite_sql as q
+from remem.store.backend import ListBinder, Tx, sqlite_lists
 from remem.store.base import (
     Clock,
     ForgetReport,
@@ -48,6 +49,7 @@ from remem.store.base import (
     Write,
     refuse_foreign_records,
 )
+from remem.store.erasure import ErasureSQL, Found, RecordErasure
 from remem.store.errors import NOT_UNICODE, SQLITE_OTHER, from_sqlite, sqlite_meaning
 from remem.store.rows import event_from, near_from, record_from
 from remem.store.sqlite_jobs import SQLiteJobs
@@ -97,13 +99,14 @@ BUSY_TIMEOUT_MS = 30_000  # how long a statement waits for another connection's 
 CHECKPOINT_WAIT_MS = 3_000  # how long an erasure's checkpoint waits for other readers
 
 
-class SQLiteStore(SQLiteJobs, SQLiteKeys):
+class SQLiteStore(RecordErasure, SQLiteJobs, SQLiteKeys):
     """`Store` on one SQLite file. Safe to share between threads of one process."""
 
     # SQLite has no row-level security: the tenant wall is remem's scoped queries alone
     # (one file, one process's trust), so there is none to bypass and nothing to warn of.
     row_security = False
     rls_bypassed = False
+    erasure_sql: ClassVar[ErasureSQL] = q
 
     def warnings(self) -> list[str]:
         """Nothing to warn of (`Store.warnings`)."""
@@ -134,6 +137,7 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
         `StoreUnavailable`; `clock` stamps what the store writes (default: UTC now)."""
         self.path = str(path)
         self._clock: Clock = clock or utcnow
+        self._lists: ListBinder = sqlite_lists
         self._busy_ms = max(0, round(busy_timeout * 1000))
         if self.path != ":memory:":
             parent = Path(self.path).expanduser().resolve().parent
@@ -679,41 +683,42 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
 
     # -- deletion ------------------------------------------------------------------
 
-    def forget_record(self, tenant: str, record_id: str, now: datetime) -> ForgetReport:
-        """Erase one record from every surface, leave a tombstone, verify by reading."""
-        with self._tx() as db:
-            row = db.execute(q.RECORD_ROW, (tenant, record_id)).fetchone()
-            if row is None:
-                return ForgetReport(deleted={}, verified=False)
-            rowid, actor, kind = row
-            n = _erase_record_rows(db, [rowid])
-            db.execute(q.TOMBSTONE, (tenant, "record", record_id, to_db(now)))
-            sources = [r[0] for r in db.execute(q.RECORD_EVENT_IDS, (tenant, record_id))]
-            if kind == "summary":
-                sources = []  # a summary's sources are the range it covers, not its origin
-            for event_id in sources:
-                # the source event's text goes too, or recall would hand it back raw
-                db.execute(q.TOMBSTONE, (tenant, "event", event_id, to_db(now)))
-                seq = db.execute(q.EVENT_SEQ, (tenant, event_id)).fetchone()
-                if seq is not None:
-                    db.execute(q.DELETE_EVENTS_FTS.format(marks="?"), (seq[0],))
-                    db.execute(q.DELETE_EVENT_VECTOR, (seq[0],))
-                    meta = json.dumps({"forgotten": True})
-                    db.execute(q.ERASE_EVENT_TEXT, (meta, tenant, event_id))
-            n["event_texts"] = len(sources)
-            db.execute(q.DELETE_RECORD_EVENTS, (tenant, record_id))
-            db.execute(q.ERASE_HISTORY_TEXT, (tenant, record_id))
-            db.execute(
-                q.INSERT_HISTORY,
-                (tenant, record_id, "DELETE", to_db(now), None, "deleted", None, "forget", ""),
-            )
-            db.execute(q.BUMP_SCOPE, (tenant, actor))
-        self._drop_scope_vectors(tenant, actor)
-        remaining = self._verify_record(tenant, record_id, rowid, sources)
+    # `forget_record` and `record_deletion` are `RecordErasure`'s; these are its SQLite parts
+
+    def _erasure_tx(self, tenant: str) -> AbstractContextManager[sqlite3.Connection]:
+        return self._tx()  # one file is one trust domain: the SQL names the tenant
+
+    def _at(self, t: datetime) -> object:
+        return to_db(t)
+
+    def _json_param(self, value: dict[str, Any]) -> object:
+        return json.dumps(value)
+
+    def _erase_records(self, db: Tx, tenant: str, found: Sequence[Found]) -> dict[str, int]:
+        assert isinstance(db, sqlite3.Connection)
+        return _erase_record_rows(db, [f.key for f in found])
+
+    def _erase_event_texts(self, db: Tx, tenant: str, event_ids: Sequence[str]) -> None:
+        meta = json.dumps({"forgotten": True})
+        for event_id in event_ids:
+            seq = db.execute(q.EVENT_SEQ, (tenant, event_id)).fetchone()
+            if seq is not None:
+                db.execute(q.DELETE_EVENTS_FTS.format(marks="?"), (seq[0],))
+                db.execute(q.DELETE_EVENT_VECTOR, (seq[0],))
+                db.execute(q.ERASE_EVENT_TEXT, (meta, tenant, event_id))
+
+    def _scope_changed(self, db: Tx, tenant: str, actor: str) -> None:
+        db.execute(q.BUMP_SCOPE, (tenant, actor))
+
+    def _verify_record(
+        self, tenant: str, record_id: str, found: Found, sources: Sequence[str]
+    ) -> dict[str, int]:
+        self._drop_scope_vectors(tenant, found.actor)
+        remaining = self._record_left(tenant, record_id, found.key, list(sources))
         if self.vector_files is not None:
-            held = self.vector_files.holding(tenant, actor, {record_id, *sources})
+            held = self.vector_files.holding(tenant, found.actor, {record_id, *sources})
             remaining["vector_files"] = held
-        return ForgetReport(deleted=n, verified=not any(remaining.values()), remaining=remaining)
+        return remaining
 
     def forget_actor(self, tenant: str, actor: str, now: datetime) -> ForgetReport:
         """Erase every record, event, job and index entry of one actor; verify."""
@@ -779,27 +784,6 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
                 self._db.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
         return {"wal_frames": max(int(frames) - int(copied), 1) if busy else 0}
 
-    def record_deletion(
-        self,
-        tenant: str,
-        target: str,
-        key: str,
-        report: ForgetReport | None,
-        error: str | None,
-        now: datetime,
-        attempts: int = 1,
-    ) -> int:
-        """Log a deletion job with its outcome; return its id."""
-        status = "done" if report is not None and report.verified else "failed"
-        result = {} if report is None else report.outcome()
-        with self._tx() as db:
-            cur = db.execute(q.INSERT_DELETION, (tenant, target, key, to_db(now), to_db(now)))
-            job_id = int(cur.lastrowid or 0)
-            db.execute(
-                q.FINISH_DELETION, (status, attempts, json.dumps(result), error, to_db(now), job_id)
-            )
-        return job_id
-
     def deletions(self, tenant: str, limit: int = 100) -> list[dict[str, Any]]:
         """The tenant's deletion jobs, newest first."""
         return [
@@ -826,7 +810,7 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
         rows = self._rows(q.ACTOR_ERASED_AT, (tenant, actor))
         return from_db(rows[0][0]) if rows else None
 
-    def _verify_record(
+    def _record_left(
         self, tenant: str, record_id: str, rowid: int, sources: list[str]
     ) -> dict[str, int]:
         marks = ",".join("?" * len(sources)) or "NULL"

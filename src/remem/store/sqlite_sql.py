@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from remem.store.base import Scope
-from remem.store.text import STOPWORDS, WORD, like_prefix, words
-
-__all__ = ["STOPWORDS", "WORD", "like_prefix", "words"]  # once, in `remem.store.text`
+from remem.store.text import STOPWORDS as STOPWORDS  # re-exported: once, in `remem.store.text`
+from remem.store.text import WORD as WORD
+from remem.store.text import like_prefix
+from remem.store.text import words as words
 
 
 def _scope_sql(scope: Scope, alias: str = "") -> tuple[str, list[Any]]:
@@ -259,13 +260,9 @@ SELECT r.id, v.vec FROM record_vectors v JOIN records r ON r.rowid = v.record_ro
 WHERE +r.tenant = ? AND v.model = ? AND r.id IN ({marks})
 """
 
-RECORD_ROW = "SELECT rowid, actor, kind FROM records WHERE +tenant = ? AND id = ?"
 DELETE_VECTORS = "DELETE FROM record_vectors WHERE record_rowid IN ({marks})"
 DELETE_RECORDS_FTS = "DELETE FROM records_fts WHERE rowid IN ({marks})"
 DELETE_RECORDS = "DELETE FROM records WHERE rowid IN ({marks})"
-TOMBSTONE = """
-INSERT INTO tombstones (tenant, kind, key, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING
-"""
 EVENT_TOMBSTONED = (
     "SELECT 1 FROM tombstones WHERE tenant = ? AND kind = 'event' AND key IN ({marks}) LIMIT 1"
 )
@@ -285,10 +282,7 @@ COUNT_STORED_EVENTS = (
     "SELECT count(DISTINCT id) FROM events WHERE tenant = ? AND actor = ? AND id IN ({marks})"
 )
 COUNT_JOBS = "SELECT count(*) FROM jobs WHERE +tenant = ? AND id IN ({marks})"
-RECORD_EVENT_IDS = "SELECT event_id FROM record_events WHERE tenant = ? AND record_id = ?"
-DELETE_RECORD_EVENTS = "DELETE FROM record_events WHERE tenant = ? AND record_id = ?"
 DELETE_RECORD_EVENTS_MANY = "DELETE FROM record_events WHERE tenant = ? AND record_id IN ({marks})"
-ERASE_HISTORY_TEXT = "UPDATE history SET text = NULL WHERE tenant = ? AND record_id = ?"
 ERASE_HISTORY_TEXT_MANY = (
     "UPDATE history SET text = NULL WHERE tenant = ? AND record_id IN ({marks})"
 )
@@ -324,15 +318,6 @@ STATS = {
 ERASE_EVENT_TEXT = "UPDATE events SET text = '', metadata = ? WHERE tenant = ? AND id = ?"
 EVENT_SEQ = "SELECT seq FROM events WHERE tenant = ? AND id = ?"
 EVENTS_WITH_TEXT = "SELECT count(*) FROM events WHERE tenant = ? AND text != '' AND id IN ({marks})"
-INSERT_DELETION = """
-INSERT INTO deletions (tenant, target, key, status, created_at, updated_at)
-VALUES (?, ?, ?, 'pending', ?, ?)
-"""
-FINISH_DELETION = """
-UPDATE deletions SET status = ?, attempts = ?, result = ?, last_error = ?,
-    updated_at = ?
-WHERE id = ?
-"""
 LIST_DELETIONS = "SELECT * FROM deletions WHERE tenant = ? ORDER BY id DESC LIMIT ?"
 
 INSERT_EVENT_VECTOR = """
@@ -375,3 +360,30 @@ FORGET_CHECKPOINTS = "DELETE FROM checkpoints WHERE tenant = ? AND actor = ?"
 FORGET_TOOL_CALLS = "DELETE FROM tool_calls WHERE tenant = ? AND actor = ?"
 COUNT_ACTOR_CHECKPOINTS = "SELECT count(*) AS n FROM checkpoints WHERE tenant = ? AND actor = ?"
 COUNT_ACTOR_TOOL_CALLS = "SELECT count(*) AS n FROM tool_calls WHERE tenant = ? AND actor = ?"
+
+# -- the erasure flows of `remem.store.erasure` (named parameters) --------------------------
+
+RECORD_FOR_ERASURE = (
+    "SELECT rowid AS key, actor, kind FROM records WHERE +tenant = :tenant AND id = :record_id"
+)
+TOMBSTONE_KEY = """
+INSERT INTO tombstones (tenant, kind, key, created_at) VALUES (:tenant, :kind, :key, :at)
+ON CONFLICT DO NOTHING
+"""
+SOURCE_EVENT_IDS = (
+    "SELECT event_id FROM record_events WHERE tenant = :tenant AND record_id = :record_id"
+)
+FORGET_RECORD_LINKS = "DELETE FROM record_events WHERE tenant = :tenant AND record_id IN ({keys})"
+FORGET_HISTORY_TEXT = (
+    "UPDATE history SET text = NULL WHERE tenant = :tenant AND record_id IN ({keys})"
+)
+HISTORY_DELETED = """
+INSERT INTO history (tenant, record_id, action, at, text, status, related_id, reason, by_whom)
+VALUES (:tenant, :record_id, 'DELETE', :at, NULL, 'deleted', NULL, 'forget', '')
+"""
+LOG_DELETION = """
+INSERT INTO deletions (tenant, target, key, status, attempts, result, last_error,
+    created_at, updated_at)
+VALUES (:tenant, :target, :key, :status, :attempts, :result, :error, :at, :at)
+RETURNING id
+"""

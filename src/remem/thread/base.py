@@ -29,6 +29,7 @@ from datetime import datetime
 from typing import Any, ClassVar, Protocol
 
 from remem.errors import ConflictError, NotFound, StoreError
+from remem.store.backend import Row, Tx
 from remem.store.base import Store, ThreadHost
 from remem.thread.checkpoints import (
     MAX_PAYLOAD_BYTES,
@@ -60,29 +61,6 @@ TOOL_CALL_COLUMNS = (
     "tenant, actor, workflow, idempotency_key, tool_call_id, status, attempts, request, "
     "result, started_at, completed_at, expires_at"
 )
-
-
-class Row(Protocol):
-    """A row read by column name: a `sqlite3.Row`, a psycopg dict row."""
-
-    def __getitem__(self, column: str, /) -> Any: ...
-
-
-class Result(Protocol):
-    """A cursor after one statement."""
-
-    @property
-    def rowcount(self) -> int: ...
-
-    def fetchone(self) -> Any: ...
-
-    def fetchall(self) -> Sequence[Row]: ...
-
-
-class Tx(Protocol):
-    """An open transaction: a `sqlite3.Connection`, a psycopg cursor."""
-
-    def execute(self, sql: str, params: Sequence[Any], /) -> Result: ...
 
 
 class ThreadSQL(Protocol):
