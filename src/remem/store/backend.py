@@ -18,6 +18,13 @@ from typing import Any, Protocol
 CHUNK = 500  # the most keys one SQLite statement binds
 
 
+def chunks(items: Sequence[Any], size: int = CHUNK) -> Iterator[list[Any]]:
+    """`items` in lists of at most `size`, in order (SQLite's bound-parameter limit)."""
+    listed = list(items)
+    for i in range(0, len(listed), size):
+        yield listed[i : i + size]
+
+
 class Row(Protocol):
     """A row read by column name: a `sqlite3.Row`, a psycopg dict row."""
 

@@ -17,7 +17,10 @@ drivers name alike.
 
 from __future__ import annotations
 
+import logging
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -179,3 +182,19 @@ def postgres_meaning(exc: psycopg.Error) -> Meaning:
 def from_postgres(exc: psycopg.Error) -> RememError:
     """The remem error to raise for an error of psycopg (an operation's, not opening's)."""
     return postgres_meaning(exc).raise_as()
+
+
+_sqlite_log = logging.getLogger("remem.store.sqlite")
+
+
+@contextmanager
+def sqlite_translated() -> Iterator[None]:
+    """Driver errors of a SQLite operation as remem's, which may reach an HTTP or MCP
+    client: they say what happened, never the file's path or the driver's text (logged)."""
+    try:
+        yield
+    except UnicodeEncodeError:
+        raise NOT_UNICODE.raise_as() from None
+    except sqlite3.Error as exc:
+        _sqlite_log.warning("SQLite: %s: %s", type(exc).__name__, exc)
+        raise from_sqlite(exc) from exc

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from remem.store.base import Scope
@@ -9,6 +10,25 @@ from remem.store.text import STOPWORDS as STOPWORDS  # re-exported: once, in `re
 from remem.store.text import WORD as WORD
 from remem.store.text import like_prefix
 from remem.store.text import words as words
+
+
+def scope_token(tenant: str, actor: str) -> str:
+    """The full-text token that names one (tenant, actor) scope (22 characters)."""
+    digest = hashlib.blake2b(f"{tenant}\x00{actor}".encode(), digest_size=10).hexdigest()
+    return f"zs{digest}"
+
+
+def scoped_text(token: str, text: str) -> str:
+    """Text as the full-text index holds it: every word prefixed by the scope token."""
+    return " ".join(token + w for w in WORD.findall(text.lower()))
+
+
+def fts_query(token: str, text: str) -> str | None:
+    """A safe FTS5 OR-query of the content words of `text` inside one scope, or None."""
+    found = words(text)
+    if not found:
+        return None
+    return " OR ".join(f'"{token}{w}"' for w in found)
 
 
 def _scope_sql(scope: Scope, alias: str = "") -> tuple[str, list[Any]]:
