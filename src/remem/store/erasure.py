@@ -1,4 +1,4 @@
-"""Erasing a record, and logging a deletion: the flows and their rules, once for every backend.
+"""Erasing a record or an actor, and logging a deletion: flows and rules once, for every backend.
 
 `RecordErasure` is a mixin of both stores. It decides what a forgotten record
 takes with it and in which order, what is tombstoned, and what status a
@@ -44,6 +44,7 @@ class Found:
     """A record about to be erased: its backend key (SQLite's rowid, PostgreSQL's id)."""
 
     key: Any
+    id: str
     actor: str
     kind: str
 
@@ -51,7 +52,15 @@ class Found:
 class ErasureSQL(Protocol):
     """The named statements of the erasure flows; named parameters as listed."""
 
-    RECORD_FOR_ERASURE: str  # tenant, record_id -> key, actor, kind (locked where it can be)
+    RECORD_FOR_ERASURE: str  # tenant, record_id -> key, id, actor, kind (locked where it can)
+    RECORDS_OF_ACTOR: str  # tenant, actor -> key, id, actor, kind
+    FORGET_ACTOR_JOBS: str  # tenant, actor: the jobs of the actor's events
+    FORGET_ACTOR_EVENT_VECTORS: str  # tenant, actor
+    LIFT_EVENT_TOMBSTONES: str  # tenant, actor: record-level tombstones of its events
+    FORGET_ACTOR_REQUESTS: str  # tenant, actor
+    FORGET_CHECKPOINTS: str  # (tenant, actor), positional: thread state's own statement
+    FORGET_TOOL_CALLS: str  # (tenant, actor), positional
+    ACTOR_TOMBSTONE_AT: str  # tenant, actor, at (an existing one moves to `at`)
     TOMBSTONE_KEY: str  # tenant, kind, key, at
     SOURCE_EVENT_IDS: str  # tenant, record_id -> event_id
     FORGET_RECORD_LINKS: str  # tenant, {keys}: record ids
@@ -61,7 +70,7 @@ class ErasureSQL(Protocol):
 
 
 class RecordErasure:
-    """`forget_record` and `record_deletion` of a store, written once."""
+    """`forget_record`, `forget_actor` and `record_deletion` of a store, written once."""
 
     erasure_sql: ClassVar[ErasureSQL]
     _lists: ListBinder
@@ -88,6 +97,18 @@ class RecordErasure:
         """Empty these events' texts and drop their full-text entries and vectors."""
         raise NotImplementedError
 
+    def _erase_actor_indexes(self, db: Tx, tenant: str, actor: str) -> None:
+        """Drop the actor's full-text entries that deleting its rows would not take at once."""
+        raise NotImplementedError
+
+    def _erase_actor_events(self, db: Tx, tenant: str, actor: str) -> tuple[int, int]:
+        """Delete the actor's events; how many, and how many full-text entries went with them."""
+        raise NotImplementedError
+
+    def _verify_actor(self, tenant: str, actor: str) -> dict[str, int]:
+        """After the commit: what of the actor every surface still holds."""
+        raise NotImplementedError
+
     def _scope_changed(self, db: Tx, tenant: str, actor: str) -> None:
         """Note, inside the transaction, that a scope's records changed (caches)."""
 
@@ -107,7 +128,7 @@ class RecordErasure:
             row = db.execute(q.RECORD_FOR_ERASURE, key).fetchone()
             if row is None:
                 return ForgetReport(deleted={}, verified=False)
-            found = Found(row["key"], str(row["actor"]), str(row["kind"]))
+            found = _found(row)
             counts = self._erase_records(db, tenant, [found])
             db.execute(q.TOMBSTONE_KEY, {"tenant": tenant, "kind": "record", "key": record_id,
                                          "at": at})  # fmt: skip
@@ -124,6 +145,39 @@ class RecordErasure:
             db.execute(q.HISTORY_DELETED, {**key, "at": at})
             self._scope_changed(db, tenant, found.actor)
         remaining = self._verify_record(tenant, record_id, found, sources)
+        return ForgetReport(
+            deleted=counts, verified=not any(remaining.values()), remaining=remaining
+        )
+
+    def forget_actor(self, tenant: str, actor: str, now: datetime) -> ForgetReport:
+        """Erase every record, event, job, index entry, request id and thread state of one
+        actor, and leave (or move to `now`) its tombstone; verify by reading."""
+        q = self.erasure_sql
+        key = {"tenant": tenant, "actor": actor}
+        with self._erasure_tx(tenant) as db:
+            # jobs first, as `apply` locks them first: a running job's write either
+            # committed before (and its records are read below) or finds its jobs gone
+            db.execute(q.FORGET_ACTOR_JOBS, key)
+            found = [_found(r) for r in db.execute(q.RECORDS_OF_ACTOR, key).fetchall()]
+            self._erase_actor_indexes(db, tenant, actor)
+            counts = self._erase_records(db, tenant, found)
+            ids = [f.id for f in found]
+            for sql in (q.FORGET_HISTORY_TEXT, q.FORGET_RECORD_LINKS):
+                for statement, params in self._lists(sql, {"tenant": tenant}, ids):
+                    db.execute(statement, params)
+            counts["event_vectors"] = db.execute(q.FORGET_ACTOR_EVENT_VECTORS, key).rowcount
+            # the actor's tombstone covers every event it had (see `is_tombstoned`), so an
+            # id reused after a fresh start is not blocked by a record-level tombstone
+            db.execute(q.LIFT_EVENT_TOMBSTONES, key)
+            events, fulltext = self._erase_actor_events(db, tenant, actor)
+            counts["events"] = events
+            counts["fulltext"] += fulltext
+            counts["requests"] = db.execute(q.FORGET_ACTOR_REQUESTS, key).rowcount
+            counts["checkpoints"] = db.execute(q.FORGET_CHECKPOINTS, (tenant, actor)).rowcount
+            counts["tool_calls"] = db.execute(q.FORGET_TOOL_CALLS, (tenant, actor)).rowcount
+            db.execute(q.ACTOR_TOMBSTONE_AT, {**key, "at": self._at(now)})
+            self._scope_changed(db, tenant, actor)
+        remaining = self._verify_actor(tenant, actor)
         return ForgetReport(
             deleted=counts, verified=not any(remaining.values()), remaining=remaining
         )
@@ -149,3 +203,7 @@ class RecordErasure:
             row = db.execute(self.erasure_sql.LOG_DELETION, params).fetchone()
         assert row is not None  # INSERT ... RETURNING always returns its row
         return int(row["id"])
+
+
+def _found(row: Any) -> Found:
+    return Found(row["key"], str(row["id"]), str(row["actor"]), str(row["kind"]))

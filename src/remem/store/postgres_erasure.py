@@ -21,7 +21,6 @@ from psycopg_pool import ConnectionPool
 from remem.errors import RememError
 from remem.store import postgres_sql as q
 from remem.store.backend import Tx
-from remem.store.base import ForgetReport
 from remem.store.erasure import ErasureSQL, Found, RecordErasure
 from remem.store.postgres_rows import iso, value
 
@@ -74,35 +73,13 @@ class PostgresErasure(RecordErasure):
     ) -> dict[str, int]:
         return self._record_left(tenant, record_id, list(sources))
 
-    def forget_actor(self, tenant: str, actor: str, now: datetime) -> ForgetReport:
-        """Erase every record, event, job and index entry of one actor; verify."""
-        with self._tx(tenant) as cur:
-            # jobs first, as `apply` locks them first: a running job's write either
-            # committed before (and its records are read below) or finds its jobs gone
-            cur.execute(q.DELETE_JOBS_OF_ACTOR, (tenant, actor))
-            ids = [r["id"] for r in cur.execute(q.ACTOR_RECORD_IDS, (tenant, actor))]
-            for sql in q.DELETE_ACTOR_TERMS:  # at once, rather than cascading row by row
-                cur.execute(sql, (tenant, actor))
-            counts = _delete_records(cur, tenant, ids)
-            cur.execute(q.ERASE_HISTORY_TEXT, (tenant, ids))
-            cur.execute(q.DELETE_RECORD_EVENTS, (tenant, ids))
-            counts["event_vectors"] = cur.execute(
-                q.DELETE_ACTOR_EVENT_VECTORS, (tenant, actor)
-            ).rowcount
-            # the actor's tombstone covers every event it had (see `is_tombstoned`), so an
-            # id reused after a fresh start is not blocked by a record-level tombstone
-            cur.execute(q.DELETE_EVENT_TOMBSTONES_OF, (tenant, actor))
-            deleted = cur.execute(q.DELETE_ACTOR_EVENTS, (tenant, actor)).fetchall()
-            counts["events"] = len(deleted)
-            counts["fulltext"] += sum(1 for r in deleted if r["indexed"])
-            counts["requests"] = cur.execute(q.DELETE_ACTOR_REQUESTS, (tenant, actor)).rowcount
-            counts["checkpoints"] = cur.execute(q.FORGET_CHECKPOINTS, (tenant, actor)).rowcount
-            counts["tool_calls"] = cur.execute(q.FORGET_TOOL_CALLS, (tenant, actor)).rowcount
-            cur.execute(q.ACTOR_TOMBSTONE, (tenant, actor, now))
-        remaining = self._verify_actor(tenant, actor)
-        return ForgetReport(
-            deleted=counts, verified=not any(remaining.values()), remaining=remaining
-        )
+    def _erase_actor_indexes(self, db: Tx, tenant: str, actor: str) -> None:
+        for sql in q.DELETE_ACTOR_TERMS:  # at once, rather than cascading row by row
+            db.execute(sql, (tenant, actor))
+
+    def _erase_actor_events(self, db: Tx, tenant: str, actor: str) -> tuple[int, int]:
+        deleted = db.execute(q.DELETE_ACTOR_EVENTS, (tenant, actor)).fetchall()
+        return len(deleted), sum(1 for r in deleted if r["indexed"])
 
     def scrub_files(self, vacuum: bool = False) -> dict[str, int]:
         """With `vacuum`, VACUUM the tables an erasure touches; see `Store.scrub_files`.

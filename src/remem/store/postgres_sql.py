@@ -262,7 +262,6 @@ SELECT {REQUEST_COLUMNS} FROM api_requests
 WHERE tenant = %s AND target = %s AND request_id = %s AND outcome IS NOT NULL
 ORDER BY created_at LIMIT 1
 """
-DELETE_ACTOR_REQUESTS = "DELETE FROM api_requests WHERE tenant = %s AND actor = %s"
 COUNT_ACTOR_REQUESTS = "SELECT count(*) FROM api_requests WHERE tenant = %s AND actor = %s"
 # API keys (`remem.store.postgres_keys`, `postgres_migrations/0006_keys.sql`): a key is
 # found by the hash of its secret across tenants; every other statement names its tenant
@@ -384,7 +383,6 @@ SELECT t.id AS near_of, n.* FROM events t CROSS JOIN LATERAL (
 WHERE t.tenant = %s AND t.id = ANY(%s::text[])
 """
 DELETE_EVENT_VECTORS = "DELETE FROM event_vectors WHERE tenant = %s AND event_id = ANY(%s::text[])"
-DELETE_ACTOR_EVENT_VECTORS = "DELETE FROM event_vectors WHERE tenant = %s AND actor = %s"
 COUNT_EVENT_VECTORS = (
     "SELECT count(*) FROM event_vectors WHERE tenant = %s AND event_id = ANY(%s::text[])"
 )
@@ -431,15 +429,6 @@ ACTOR_ERASED_AT = """
 SELECT created_at FROM tombstones WHERE tenant = %s AND kind = 'actor' AND key = %s
 """
 # a second erasure of the actor moves its tombstone's time to the newest one
-ACTOR_TOMBSTONE = """
-INSERT INTO tombstones (tenant, kind, key, created_at) VALUES (%s, 'actor', %s, %s)
-ON CONFLICT (tenant, kind, key) DO UPDATE SET created_at = excluded.created_at
-"""
-DELETE_EVENT_TOMBSTONES_OF = """
-DELETE FROM tombstones t USING events e
-WHERE t.tenant = %s AND t.kind = 'event' AND e.tenant = t.tenant AND e.id = t.key
-  AND e.actor = %s
-"""
 # every table an erasure deletes or rewrites rows of (VACUUMed after it on request)
 ERASED_TABLES = (
     "records", "record_terms", "record_vectors", "record_events", "history",
@@ -448,10 +437,6 @@ ERASED_TABLES = (
 )  # fmt: skip
 # the jobs of a consolidation step, locked: an erasure deleting them waits, or has won
 LOCK_JOBS = "SELECT id FROM jobs WHERE tenant = %s AND id = ANY(%s::bigint[]) FOR UPDATE"
-DELETE_RECORD_EVENTS = "DELETE FROM record_events WHERE tenant = %s AND record_id = ANY(%s::text[])"
-ERASE_HISTORY_TEXT = (
-    "UPDATE history SET text = NULL WHERE tenant = %s AND record_id = ANY(%s::text[])"
-)
 HISTORY_WITH_TEXT = (
     "SELECT count(*) FROM history WHERE tenant = %s AND record_id = %s AND text IS NOT NULL"
 )
@@ -464,11 +449,6 @@ EVENTS_WITH_TEXT = (
 )
 COUNT_RECORD = "SELECT count(*) FROM records WHERE tenant = %s AND id = %s"
 COUNT_RECORD_VECTORS = "SELECT count(*) FROM record_vectors WHERE tenant = %s AND record_id = %s"
-ACTOR_RECORD_IDS = "SELECT id FROM records WHERE tenant = %s AND actor = %s"
-DELETE_JOBS_OF_ACTOR = """
-DELETE FROM jobs j USING events e
-WHERE j.tenant = %s AND e.tenant = j.tenant AND e.id = j.event_id AND e.actor = %s
-"""
 DELETE_ACTOR_EVENTS = (
     "DELETE FROM events WHERE tenant = %s AND actor = %s RETURNING (text != '') AS indexed"
 )
@@ -501,8 +481,29 @@ COUNT_ACTOR_TOOL_CALLS = "SELECT count(*) AS n FROM tool_calls WHERE tenant = %s
 # -- the erasure flows of `remem.store.erasure` (named parameters) --------------------------
 
 RECORD_FOR_ERASURE = """
-SELECT id AS key, actor, kind FROM records WHERE tenant = %(tenant)s AND id = %(record_id)s
+SELECT id AS key, id, actor, kind FROM records WHERE tenant = %(tenant)s AND id = %(record_id)s
 FOR UPDATE
+"""
+RECORDS_OF_ACTOR = (
+    "SELECT id AS key, id, actor, kind FROM records WHERE tenant = %(tenant)s AND actor = %(actor)s"
+)
+FORGET_ACTOR_JOBS = """
+DELETE FROM jobs j USING events e
+WHERE j.tenant = %(tenant)s AND e.tenant = j.tenant AND e.id = j.event_id AND e.actor = %(actor)s
+"""
+FORGET_ACTOR_EVENT_VECTORS = (
+    "DELETE FROM event_vectors WHERE tenant = %(tenant)s AND actor = %(actor)s"
+)
+LIFT_EVENT_TOMBSTONES = """
+DELETE FROM tombstones t USING events e
+WHERE t.tenant = %(tenant)s AND t.kind = 'event' AND e.tenant = t.tenant AND e.id = t.key
+  AND e.actor = %(actor)s
+"""
+FORGET_ACTOR_REQUESTS = "DELETE FROM api_requests WHERE tenant = %(tenant)s AND actor = %(actor)s"
+ACTOR_TOMBSTONE_AT = """
+INSERT INTO tombstones (tenant, kind, key, created_at) VALUES (%(tenant)s, 'actor', %(actor)s,
+    %(at)s)
+ON CONFLICT (tenant, kind, key) DO UPDATE SET created_at = excluded.created_at
 """
 TOMBSTONE_KEY = """
 INSERT INTO tombstones (tenant, kind, key, created_at) VALUES (%(tenant)s, %(kind)s, %(key)s,

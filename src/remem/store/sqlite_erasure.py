@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from remem.store import sqlite_sql as q
 from remem.store.backend import Tx, chunks
-from remem.store.base import ForgetReport
 from remem.store.erasure import ErasureSQL, Found, RecordErasure
 from remem.store.errors import sqlite_translated
 from remem.store.sqlite_sql import scope_token
@@ -83,43 +82,20 @@ class SQLiteErasure(RecordErasure):
             remaining["vector_files"] = held
         return remaining
 
-    def forget_actor(self, tenant: str, actor: str, now: datetime) -> ForgetReport:
-        """Erase every record, event, job and index entry of one actor; verify."""
-        with self._tx() as db:
-            rowids = [r[0] for r in db.execute(q.ACTOR_RECORD_ROWIDS, (tenant, actor))]
-            ids = [r[0] for r in db.execute(q.ACTOR_RECORD_IDS, (tenant, actor))]
-            counts = _erase_record_rows(db, rowids)
-            for chunk in chunks(ids, 500):
-                marks = ",".join("?" * len(chunk))
-                db.execute(q.ERASE_HISTORY_TEXT_MANY.format(marks=marks), (tenant, *chunk))
-                db.execute(q.DELETE_RECORD_EVENTS_MANY.format(marks=marks), (tenant, *chunk))
-            seqs = [r[0] for r in db.execute(q.ACTOR_EVENT_SEQS, (tenant, actor))]
-            for chunk in chunks(seqs, 500):
-                marks = ",".join("?" * len(chunk))
-                db.execute(q.DELETE_EVENTS_FTS.format(marks=marks), chunk)
-            event_ids = [r[0] for r in db.execute(q.ACTOR_EVENT_IDS, (tenant, actor))]
-            for chunk in chunks(event_ids, 500):
-                marks = ",".join("?" * len(chunk))
-                db.execute(q.DELETE_JOBS_FOR.format(marks=marks), (tenant, *chunk))
-            counts["event_vectors"] = db.execute(
-                q.DELETE_EVENT_VECTORS_ACTOR, (tenant, actor)
-            ).rowcount
-            # the actor's tombstone covers every event it had (see `_covered`), so an id
-            # reused after a fresh start is not blocked by a record-level tombstone
-            db.execute(q.DELETE_EVENT_TOMBSTONES_OF, (tenant, tenant, actor))
-            counts["events"] = db.execute(q.DELETE_ACTOR_EVENTS, (tenant, actor)).rowcount
-            counts["requests"] = db.execute(q.DELETE_ACTOR_REQUESTS, (tenant, actor)).rowcount
-            counts["checkpoints"] = db.execute(q.FORGET_CHECKPOINTS, (tenant, actor)).rowcount
-            counts["tool_calls"] = db.execute(q.FORGET_TOOL_CALLS, (tenant, actor)).rowcount
-            db.execute(q.ACTOR_TOMBSTONE, (tenant, actor, to_db(now)))
-            db.execute(q.BUMP_SCOPE, (tenant, actor))
+    def _erase_actor_indexes(self, db: Tx, tenant: str, actor: str) -> None:
+        seqs = [r["seq"] for r in db.execute(q.ACTOR_EVENT_SEQS, (tenant, actor)).fetchall()]
+        for chunk in chunks(seqs):
+            db.execute(q.DELETE_EVENTS_FTS.format(marks=",".join("?" * len(chunk))), chunk)
+
+    def _erase_actor_events(self, db: Tx, tenant: str, actor: str) -> tuple[int, int]:
+        return db.execute(q.DELETE_ACTOR_EVENTS, (tenant, actor)).rowcount, 0
+
+    def _verify_actor(self, tenant: str, actor: str) -> dict[str, int]:
         self._drop_scope_vectors(tenant, actor)
-        remaining = self._verify_actor(tenant, actor)
+        remaining = self._actor_left(tenant, actor)
         if self.vector_files is not None:
             remaining["vector_files"] = self.vector_files.holding(tenant, actor)
-        return ForgetReport(
-            deleted=counts, verified=not any(remaining.values()), remaining=remaining
-        )
+        return remaining
 
     def scrub_files(self, vacuum: bool = False) -> dict[str, int]:
         """Make finished erasures reach the file: merge the full-text indexes, empty the WAL.
@@ -190,7 +166,7 @@ class SQLiteErasure(RecordErasure):
             "history_text": len(self._rows(q.HISTORY_WITH_TEXT, (tenant, record_id))),
         }
 
-    def _verify_actor(self, tenant: str, actor: str) -> dict[str, int]:
+    def _actor_left(self, tenant: str, actor: str) -> dict[str, int]:
         token = scope_token(tenant, actor)
         return {
             "checkpoints": int(self._rows(q.COUNT_ACTOR_CHECKPOINTS, (tenant, actor))[0][0]),

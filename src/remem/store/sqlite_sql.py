@@ -182,7 +182,6 @@ SELECT {REQUEST_COLUMNS} FROM api_requests
 WHERE tenant = ? AND target = ? AND request_id = ? AND outcome IS NOT NULL
 ORDER BY created_at LIMIT 1
 """
-DELETE_ACTOR_REQUESTS = "DELETE FROM api_requests WHERE tenant = ? AND actor = ?"
 # API keys (`remem.store.sqlite_keys`): a key is found by the hash of its secret
 KEY_COLUMNS = "id, tenant, actor, role, created_at, revoked_at"
 INSERT_KEY = """
@@ -290,35 +289,19 @@ ACTOR_ERASED_AT = (
     "SELECT created_at FROM tombstones WHERE tenant = ? AND kind = 'actor' AND key = ?"
 )
 # a second erasure of the actor moves its tombstone's time to the newest one
-ACTOR_TOMBSTONE = """
-INSERT INTO tombstones (tenant, kind, key, created_at) VALUES (?, 'actor', ?, ?)
-ON CONFLICT DO UPDATE SET created_at = excluded.created_at
-"""
-DELETE_EVENT_TOMBSTONES_OF = """
-DELETE FROM tombstones WHERE tenant = ? AND kind = 'event'
-AND key IN (SELECT id FROM events WHERE tenant = ? AND actor = ?)
-"""
 COUNT_STORED_EVENTS = (
     "SELECT count(DISTINCT id) FROM events WHERE tenant = ? AND actor = ? AND id IN ({marks})"
 )
 COUNT_JOBS = "SELECT count(*) FROM jobs WHERE +tenant = ? AND id IN ({marks})"
-DELETE_RECORD_EVENTS_MANY = "DELETE FROM record_events WHERE tenant = ? AND record_id IN ({marks})"
-ERASE_HISTORY_TEXT_MANY = (
-    "UPDATE history SET text = NULL WHERE tenant = ? AND record_id IN ({marks})"
-)
 HISTORY_WITH_TEXT = "SELECT 1 FROM history WHERE tenant = ? AND record_id = ? AND text IS NOT NULL"
 VECTOR_BY_ROWID = "SELECT 1 FROM record_vectors WHERE record_rowid = ?"
 FTS_BY_ROWID = "SELECT 1 FROM records_fts WHERE rowid = ?"
-ACTOR_RECORD_ROWIDS = "SELECT rowid FROM records WHERE tenant = ? AND actor = ?"
-ACTOR_RECORD_IDS = "SELECT id FROM records WHERE tenant = ? AND actor = ?"
 ACTOR_EVENT_SEQS = "SELECT seq FROM events WHERE tenant = ? AND actor = ?"
-ACTOR_EVENT_IDS = "SELECT id FROM events WHERE tenant = ? AND actor = ?"
 # merges a full-text index into one segment, dropping the terms of deleted rows
 FTS_OPTIMIZE = "INSERT INTO {table} ({table}) VALUES ('optimize')"
 # copies the WAL into the file and truncates it; waits for readers (busy_timeout)
 WAL_TRUNCATE = "PRAGMA wal_checkpoint(TRUNCATE)"
 DELETE_EVENTS_FTS = "DELETE FROM events_fts WHERE rowid IN ({marks})"
-DELETE_JOBS_FOR = "DELETE FROM jobs WHERE tenant = ? AND event_id IN ({marks})"
 DELETE_ACTOR_EVENTS = "DELETE FROM events WHERE tenant = ? AND actor = ?"
 COUNT_ACTOR_RECORDS = "SELECT count(*) FROM records WHERE tenant = ? AND actor = ?"
 COUNT_ACTOR_VECTORS = "SELECT count(*) FROM record_vectors WHERE tenant = ? AND actor = ?"
@@ -347,7 +330,6 @@ SELECT seq, id, tenant, actor, ?, ?, ? FROM events WHERE tenant = ? AND id = ?
 SCOPE_EVENT_VECTORS = """
 SELECT id, time, model, vec FROM event_vectors WHERE tenant = ? AND actor = ? ORDER BY event_seq
 """
-DELETE_EVENT_VECTORS_ACTOR = "DELETE FROM event_vectors WHERE tenant = ? AND actor = ?"
 DELETE_EVENT_VECTOR = "DELETE FROM event_vectors WHERE event_seq = ?"
 COUNT_ACTOR_EVENT_VECTORS = "SELECT count(*) FROM event_vectors WHERE tenant = ? AND actor = ?"
 RECORD_STATUS_BY_EVENT = """
@@ -384,8 +366,25 @@ COUNT_ACTOR_TOOL_CALLS = "SELECT count(*) AS n FROM tool_calls WHERE tenant = ? 
 # -- the erasure flows of `remem.store.erasure` (named parameters) --------------------------
 
 RECORD_FOR_ERASURE = (
-    "SELECT rowid AS key, actor, kind FROM records WHERE +tenant = :tenant AND id = :record_id"
+    "SELECT rowid AS key, id, actor, kind FROM records WHERE +tenant = :tenant AND id = :record_id"
 )
+RECORDS_OF_ACTOR = (
+    "SELECT rowid AS key, id, actor, kind FROM records WHERE tenant = :tenant AND actor = :actor"
+)
+FORGET_ACTOR_JOBS = """
+DELETE FROM jobs WHERE tenant = :tenant
+AND event_id IN (SELECT id FROM events WHERE tenant = :tenant AND actor = :actor)
+"""
+FORGET_ACTOR_EVENT_VECTORS = "DELETE FROM event_vectors WHERE tenant = :tenant AND actor = :actor"
+LIFT_EVENT_TOMBSTONES = """
+DELETE FROM tombstones WHERE tenant = :tenant AND kind = 'event'
+AND key IN (SELECT id FROM events WHERE tenant = :tenant AND actor = :actor)
+"""
+FORGET_ACTOR_REQUESTS = "DELETE FROM api_requests WHERE tenant = :tenant AND actor = :actor"
+ACTOR_TOMBSTONE_AT = """
+INSERT INTO tombstones (tenant, kind, key, created_at) VALUES (:tenant, 'actor', :actor, :at)
+ON CONFLICT DO UPDATE SET created_at = excluded.created_at
+"""
 TOMBSTONE_KEY = """
 INSERT INTO tombstones (tenant, kind, key, created_at) VALUES (:tenant, :kind, :key, :at)
 ON CONFLICT DO NOTHING
