@@ -22,7 +22,7 @@ psycopg is imported only by these modules, so remem's core never needs it.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
@@ -219,7 +219,7 @@ class PostgresStore(PostgresErasure, PostgresSearch, PostgresJobs, PostgresKeys)
         self,
         tenant: str | None,
         sql: Query,
-        params: Sequence[Any] = (),
+        params: Sequence[Any] | Mapping[str, Any] = (),
         settings: Sequence[tuple[str, Sequence[Any]]] = (),
     ) -> list[DictRow]:
         """The rows of one statement in its own transaction bound to `tenant` (after some

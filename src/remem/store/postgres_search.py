@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -73,7 +73,7 @@ class PostgresSearch:
             self,
             tenant: str | None,
             sql: Query,
-            params: Sequence[Any] = (),
+            params: Sequence[Any] | Mapping[str, Any] = (),
             settings: Sequence[tuple[str, Sequence[Any]]] = (),
         ) -> list[DictRow]: ...
 
@@ -109,7 +109,8 @@ class PostgresSearch:
             hits = self._nearest(scope.tenant, q.event_vector_search_hnsw(ix), approx)
             if len(hits) == limit:
                 return hits
-        params = (vec, scope.tenant, scope.actor, model, len(query), at, vec, limit)
+        params = {"tenant": scope.tenant, "actor": scope.actor, "query": vec, "model": model,
+                  "dims": len(query), "at": at, "limit": limit}  # fmt: skip
         return [
             (r["id"], float(r["cosine"]))
             for r in self._rows(scope.tenant, q.EVENT_VECTOR_SEARCH, params)
@@ -149,9 +150,10 @@ class PostgresSearch:
             if len(hits) == limit:
                 return hits
             # too few: the scope is a sliver of the index or mostly closed; scan it all
-        sql, params = q.vector_search(scope, include_invalid)
-        params = [vec, *params, model, len(query), at, at, vec, limit]
-        rows = self._rows(scope.tenant, sql, params)
+        sql, scoped = q.vector_search(scope, include_invalid)
+        named = {**scoped, "query": vec, "model": model, "dims": len(query), "at": at,
+                 "limit": limit}  # fmt: skip
+        rows = self._rows(scope.tenant, sql, named)
         return [(r["id"], float(r["cosine"])) for r in rows]
 
     # -- nearest-vector indexes ------------------------------------------------------

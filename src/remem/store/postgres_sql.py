@@ -362,11 +362,6 @@ ON CONFLICT (tenant, event_id) DO UPDATE SET model = excluded.model, vec = exclu
 """
 # exact cosine search inside one actor's events; then (query, tenant, actor, model,
 # dimension, at, query, limit)
-EVENT_VECTOR_SEARCH = """
-SELECT event_id AS id, 1 - (vec <=> %s::vector) AS cosine FROM event_vectors
-WHERE tenant = %s AND actor = %s AND model = %s AND vector_dims(vec) = %s AND time <= %s
-ORDER BY vec <=> %s::vector, time LIMIT %s
-"""
 _NEAR_COLUMNS = ", ".join(f"e.{c.strip()}" for c in EVENT_COLUMNS.split(","))
 # (reach, reach, tenant, ids): up to `reach` events either side of each event in its
 # session, each row naming the event it is near (near_of) and the side (-1 before)

@@ -13,10 +13,11 @@ from typing import Any
 from psycopg import sql
 
 from remem.store.base import Scope
-from remem.store.postgres_scope import scope_sql
+from remem.store.postgres_scope import scope_sql, scope_where
 
 __all__ = [
     "ANALYZE_RECORDS",
+    "EVENT_VECTOR_SEARCH",
     "HNSW_ITERATIVE",
     "HNSW_SETTINGS",
     "INDEX_SIZE",
@@ -33,24 +34,34 @@ __all__ = [
 ]
 
 
-def vector_search(scope: Scope, include_invalid: bool) -> tuple[str, list[Any]]:
-    """Exact cosine search inside one scope; then (query, model, dimension, at, at, query,
-    limit).
+def vector_search(scope: Scope, include_invalid: bool) -> tuple[str, dict[str, Any]]:
+    """Exact cosine search inside one scope, with named parameters: the scope's (given),
+    then `query`, `model`, `dims`, `at` and `limit`.
 
     The scope, model, status and validity are in the WHERE clause, so the scan
     only ever reads one subject's vectors (of the query's dimension).
     """
-    where, params = scope_sql(scope, "r")
+    where, params = scope_where(scope, "r")
     statuses = "('active', 'invalid')" if include_invalid else "('active')"
     sql = (
-        "SELECT r.id, 1 - (v.vec <=> %s::vector) AS cosine "
+        "SELECT r.id, 1 - (v.vec <=> %(query)s::vector) AS cosine "
         "FROM record_vectors v JOIN records r ON r.tenant = v.tenant AND r.id = v.record_id "
-        f"WHERE v.tenant = %s AND v.actor = %s AND {where} AND v.model = %s "
-        f"AND vector_dims(v.vec) = %s AND r.status IN {statuses} AND r.valid_from <= %s "
-        "AND (r.valid_until IS NULL OR r.valid_until > %s) "
-        "ORDER BY v.vec <=> %s::vector, r.seq LIMIT %s"
+        f"WHERE v.tenant = %(tenant)s AND v.actor = %(actor)s AND {where} "
+        "AND v.model = %(model)s AND vector_dims(v.vec) = %(dims)s "
+        f"AND r.status IN {statuses} AND r.valid_from <= %(at)s "
+        "AND (r.valid_until IS NULL OR r.valid_until > %(at)s) "
+        "ORDER BY v.vec <=> %(query)s::vector, r.seq LIMIT %(limit)s"
     )
-    return sql, [scope.tenant, scope.actor, *params]
+    return sql, params
+
+
+# exact cosine search of one actor's events: tenant, actor, query, model, dims, at, limit
+EVENT_VECTOR_SEARCH = """
+SELECT event_id AS id, 1 - (vec <=> %(query)s::vector) AS cosine FROM event_vectors
+WHERE tenant = %(tenant)s AND actor = %(actor)s AND model = %(model)s
+  AND vector_dims(vec) = %(dims)s AND time <= %(at)s
+ORDER BY vec <=> %(query)s::vector, time LIMIT %(limit)s
+"""
 
 
 @dataclass(frozen=True, slots=True)
