@@ -15,7 +15,7 @@ import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -204,7 +204,7 @@ class SQLiteStore(SQLiteErasure, SQLiteSearch, SQLiteJobs, SQLiteKeys):
             else:
                 self._db.execute("COMMIT")
 
-    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+    def _rows(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> list[sqlite3.Row]:
         with self._lock, sqlite_translated():
             return list(self._db.execute(sql, params).fetchall())
 
@@ -444,10 +444,7 @@ class SQLiteStore(SQLiteErasure, SQLiteSearch, SQLiteJobs, SQLiteKeys):
                                 (tenant, *chunk))  # fmt: skip
             if not places:
                 continue
-            params: list[Any] = []
-            for r in places:
-                at = (tenant, r["actor"], r["session"], r["time"], r["time"], r["seq"], reach)
-                params += [r["id"], *at, r["id"], *at]
+            params = q.events_near_params(tenant, reach, places)
             found |= near_from(self._rows(q.events_near(len(places)), params), _event)
         return found
 

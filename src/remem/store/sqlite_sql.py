@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from typing import Any
 
 from remem.store.base import Scope
@@ -339,20 +340,36 @@ WHERE re.tenant = ? AND re.event_id IN ({marks}) AND r.kind <> 'summary'
 EVENT_PLACES = (
     "SELECT id, actor, session, time, seq FROM events WHERE tenant = ? AND id IN ({marks})"
 )
+# one event's neighbours; `{i}` names its parameters (id, actor, session, time, seq) apart
+# from the other events' in one statement; `tenant` and `reach` are shared
 _NEAR_ONE = """
 SELECT * FROM (
-    SELECT ? AS near_of, -1 AS side, * FROM events WHERE tenant = ? AND actor = ? AND session = ?
-        AND (time < ? OR (time = ? AND seq < ?)) ORDER BY time DESC, seq DESC LIMIT ?
+    SELECT :id{i} AS near_of, -1 AS side, * FROM events
+    WHERE tenant = :tenant AND actor = :actor{i} AND session = :session{i}
+        AND (time < :time{i} OR (time = :time{i} AND seq < :seq{i}))
+    ORDER BY time DESC, seq DESC LIMIT :reach
 ) UNION ALL SELECT * FROM (
-    SELECT ? AS near_of, 1 AS side, * FROM events WHERE tenant = ? AND actor = ? AND session = ?
-        AND (time > ? OR (time = ? AND seq > ?)) ORDER BY time, seq LIMIT ?
+    SELECT :id{i} AS near_of, 1 AS side, * FROM events
+    WHERE tenant = :tenant AND actor = :actor{i} AND session = :session{i}
+        AND (time > :time{i} OR (time = :time{i} AND seq > :seq{i}))
+    ORDER BY time, seq LIMIT :reach
 )"""
 
 
 def events_near(count: int) -> str:
-    """The events around `count` events, one UNION ALL part per event and side; each
-    part takes (id, tenant, actor, session, time, time, seq, reach), twice."""
-    return "\nUNION ALL\n".join([_NEAR_ONE] * count)
+    """The events around `count` events, one UNION ALL part per event and side, with named
+    parameters: `tenant`, `reach`, and per event i `id{i}`, `actor{i}`, `session{i}`,
+    `time{i}`, `seq{i}` (see `events_near_params`)."""
+    return "\nUNION ALL\n".join(_NEAR_ONE.format(i=i) for i in range(count))
+
+
+def events_near_params(tenant: str, reach: int, places: Sequence[Any]) -> dict[str, Any]:
+    """The parameters of `events_near(len(places))` for these rows of `EVENT_PLACES`."""
+    params: dict[str, Any] = {"tenant": tenant, "reach": reach}
+    for i, r in enumerate(places):
+        for column in ("id", "actor", "session", "time", "seq"):
+            params[f"{column}{i}"] = r[column]
+    return params
 
 
 EVENT_VECTORS_FOR = "SELECT count(*) FROM event_vectors WHERE tenant = ? AND id IN ({marks})"
