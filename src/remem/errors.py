@@ -8,8 +8,9 @@
      ├── Forbidden              the key does not allow this actor, namespace or operation (403)
      ├── ConflictError          a concurrent writer got there first
      ├── ConfigError            the configuration file is invalid (says the line and why)
- ├── RlsBypassed            a server refuses a database role that row-level security does not bind
+     ├── RlsBypassed            a server refuses a role that row-level security does not bind
      ├── StoreError             the database could not do what was asked
+     │    ├── StoreUnavailable  for a moment only (locked by another writer, connection lost): retry
      │    ├── SchemaTooNew      the database was written by a newer remem
      │    └── StoreCorrupt      the file is not a remem database, or is damaged
      └── LLMError               a language model could not give a usable answer
@@ -18,7 +19,8 @@
           └── LLMBadOutput      the answer did not match the response schema, after retries
 
 Driver errors (sqlite3, psycopg, openai) are translated into these at the store
-boundary; every message says what was wrong and what to do.
+boundary (`remem.store.errors` holds the tables); every message says what was wrong
+and what to do.
 """
 
 from __future__ import annotations
@@ -60,6 +62,13 @@ class ConflictError(RememError):
 
 class StoreError(RememError):
     code = "store_error"
+
+
+class StoreUnavailable(StoreError):
+    """The database could not answer for a moment: it is locked by another writer, or the
+    connection to it was lost. Nothing was written; the same call may succeed when retried."""
+
+    code = "store_unavailable"
 
 
 class SchemaTooNew(StoreError):

@@ -16,10 +16,8 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 from remem import reads
@@ -47,6 +45,9 @@ from remem.model import (
 from remem.pipeline import Pipeline, build_pipeline
 from remem.policy.scope import SHARED_ACTOR, check_name
 from remem.store.base import ForgetReport, Scope, Store
+from remem.store.open import default_db_path as default_db_path  # backend choice, re-exported
+from remem.store.open import is_server_url as is_server_url
+from remem.store.open import open_store as open_store
 from remem.timeutil import utcnow
 from remem.worker import drain
 from remem.writes import events as event_log
@@ -67,56 +68,12 @@ __all__ = [
 
 log = logging.getLogger("remem")
 
-# a libpq keyword/value connection string, e.g. "host=/tmp dbname=remem user=app"
-_KEYWORD_DSN = re.compile(r"\s*(?:host|dbname|user|port|service)=\S*(?:\s+\w+=\S*)*\s*")
-
 
 class _Default:
     """Marker: pick the best installed embedder, lazily."""
 
 
 DEFAULT_EMBEDDER = _Default()
-
-
-def default_db_path() -> Path:
-    """Where `Memory.open()` and the CLI keep the database when none is named."""
-    from platformdirs import user_data_dir
-
-    return Path(user_data_dir("remem")) / "remem.db"
-
-
-def open_store(target: str | os.PathLike[str] | None = None) -> Store:
-    """The store `target` names: a PostgreSQL URL or libpq DSN, `sqlite:///path`, or a path.
-
-    With no target: `$REMEM_DB`, else remem.db in the user data directory
-    (created). The one place a database name becomes a backend: `Memory.open`,
-    the HTTP service, the MCP server and `remem keys` all open through it.
-    """
-    from remem.store.sqlite import SQLiteStore
-
-    raw = str(target) if target is not None else os.environ.get("REMEM_DB")
-    if not raw:
-        path = default_db_path()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        raw = str(path)
-    if is_server_url(raw):
-        try:
-            from remem.store.postgres import PostgresStore
-        except ImportError:
-            raise InvalidInput(
-                "a PostgreSQL URL needs the postgres extra: pip install 'remem[postgres]'"
-            ) from None
-        return PostgresStore(raw)
-    if raw.startswith("sqlite:///"):
-        raw = raw[len("sqlite:///") :]
-    return SQLiteStore(raw)
-
-
-def is_server_url(target: str) -> bool:
-    """Whether `target` names a database server (a PostgreSQL URL or libpq DSN), not a file."""
-    return target.startswith(("postgres://", "postgresql://")) or bool(
-        _KEYWORD_DSN.fullmatch(target)
-    )
 
 
 class Memory:
@@ -191,7 +148,7 @@ class Memory:
             "chat": chat,
             "max_clock_skew": max_clock_skew,
         }
-        return cls(open_store(target), **options)
+        return cls(open_store(target, clock=clock), **options)
 
     def __enter__(self) -> Memory:
         return self

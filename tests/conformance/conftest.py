@@ -7,7 +7,9 @@ a fresh database per test.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,10 +20,9 @@ from tests import pg_helpers
 BACKENDS = ["sqlite", "postgres"]
 
 
-@pytest.fixture(params=BACKENDS)
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+def _open(request: pytest.FixtureRequest, tmp_path: Path, **options: Any) -> Iterator[Store]:
     if request.param == "sqlite":
-        s: Store = SQLiteStore(tmp_path / "conformance.db")
+        s: Store = SQLiteStore(tmp_path / "conformance.db", **options)
         yield s
         s.close()
     elif request.param == "postgres":
@@ -29,8 +30,22 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
 
         admin = request.getfixturevalue("pg_admin_dsn")
         with pg_helpers.fresh_database(admin) as dsn:
-            pg = PostgresStore(dsn, max_size=4)
+            pg = PostgresStore(dsn, max_size=4, **options)
             yield pg
             pg.close()
     else:  # pragma: no cover - a backend listed without a fixture
         raise AssertionError(request.param)
+
+
+@pytest.fixture(params=BACKENDS)
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    yield from _open(request, tmp_path)
+
+
+CLOCK_TIME = datetime(2031, 1, 2, 3, 4, 5, tzinfo=UTC)  # what `clocked_store`'s clock says
+
+
+@pytest.fixture(params=BACKENDS)
+def clocked_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    """A store given a clock that always says `CLOCK_TIME`."""
+    yield from _open(request, tmp_path, clock=lambda: CLOCK_TIME)

@@ -27,7 +27,7 @@ import numpy.typing as npt
 from remem.embed.base import Embedder, Vectors
 from remem.eval.metrics import Retrieved
 from remem.recall.budget import ITEM_OVERHEAD_TOKENS, estimate_tokens
-from remem.store.sqlite_sql import STOPWORDS
+from remem.store.text import STOPWORDS
 
 RRF_K = 60
 FUSION_POOL = 100  # how deep each ranking goes into the fusion

@@ -5,7 +5,7 @@ recall could, adding one change at a time so each gain is measured alone:
 
 1. lexical: BM25 from SQLite FTS5 with the tokenizer remem's `events_fts`
    uses (`porter unicode61`) and remem's OR-query of content words
-   (`remem.store.sqlite_sql.words`) - today's event search, without its
+   (`remem.store.text.words`) - today's event search, without its
    20-event pool;
 2. `vectors`: every turn embedded once when it is ingested (what embedding
    events at processing time would store), fused with the lexical scores by
@@ -44,7 +44,7 @@ from remem.eval.baselines import TurnVectors, baselines, turn_item
 from remem.eval.locomo import Conversation, load
 from remem.eval.metrics import Retrieved
 from remem.eval.runner import RememBackend, RememSystem, System, run
-from remem.store.sqlite_sql import words
+from remem.store.text import words
 
 NEIGHBOUR_WEIGHT = 0.5
 SPEAKER_BOOST = 0.2

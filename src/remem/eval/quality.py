@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from remem.store.sqlite_sql import STOPWORDS
+from remem.store.text import STOPWORDS
 
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
 _HAS_DIGIT = re.compile(r"\d")

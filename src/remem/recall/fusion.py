@@ -40,7 +40,7 @@ from collections import defaultdict
 from collections.abc import Container, Iterable, Mapping
 
 from remem.store.base import Hit
-from remem.store.sqlite_sql import STOPWORDS
+from remem.store.text import STOPWORDS
 
 # A word match counts in full when the candidate's meaning agrees with the
 # query (its cosine reaches `AGREEING_COSINE`) or when it holds most of the

@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from remem.store.sqlite_sql import STOPWORDS
+from remem.store.text import STOPWORDS
 
 # What a candidate earns, on the fused scale where the best word match scores 1
 # and a cosine adds up to 1 more: enough to lift a fair match above a slightly

@@ -4,6 +4,12 @@ Everything above it (extraction, consolidation, recall, deletion) speaks in
 the values of `remem.model`; everything below it is SQL. A backend implements
 `Store`; the conformance suite in `tests/conformance` runs on every backend.
 
+`Store` is the union of roles, each a protocol of its own, so a caller can
+depend on only what it uses: `EventLog`, `JobQueue`, `ModelCallLog`,
+`RequestLedger`, `RecordStore`, `Search`, `Erasure`, `KeyStore`, `Operations`
+and `ThreadState` (a backend declares the thread state it offers as
+`thread`, a `ThreadHost`, or None).
+
 Scope is an argument of every read, never a filter applied afterwards: each
 method takes the tenant, and those that search take the actor (and optionally
 a namespace prefix) too, so the database only ever sees one subject's rows.
@@ -11,7 +17,7 @@ a namespace prefix) too, so the database only ever sees one subject's rows.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -20,10 +26,13 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from remem.errors import RlsBypassed
+from remem.errors import RlsBypassed, StoreError
 from remem.model import Event, HistoryEntry, Job, JobInfo, LLMCall, Record, Status
 
 Near = dict[str, list[tuple[int, Event]]]  # event id -> (distance, event) around it
+# the time source a store stamps what it writes with (arrival, updated_at, job completion);
+# `Memory` hands the stores its own, so an injected clock reaches the database too
+Clock = Callable[[], datetime]
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +73,38 @@ class Write:
     changes: tuple[StatusChange, ...] = ()
     history: tuple[HistoryEntry, ...] = ()
     done_jobs: tuple[int, ...] = ()
+
+
+def refuse_foreign_records(write: Write) -> None:
+    """Raise `StoreError` when a record of `write` belongs to another tenant than the
+    write's: one write is one tenant's, on every backend (its changes and jobs are
+    looked up in the write's tenant only, so another tenant's are simply not found)."""
+    for rec in write.inserts:
+        if rec.tenant != write.tenant:
+            raise StoreError(
+                f"record {rec.id} belongs to tenant {rec.tenant!r}, not to the write's "
+                f"tenant {write.tenant!r}; one write is one tenant's"
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadHost:
+    """The role a store offers thread state (checkpoints and tool calls, `remem.thread`).
+
+    Thread state keeps its tables in the store's database and its flows in
+    `remem.thread.base`; the store lends it what they run on: which dialect of
+    named SQL the database speaks, a write transaction bound to a tenant (None:
+    every tenant, for retention), a read in its own transaction, and how the
+    driver takes a time. The store itself erases and counts an actor's thread
+    state inside `forget_actor`.
+    """
+
+    dialect: str  # "sqlite" or "postgres": the named SQL of `remem.thread` to speak
+    tx: Callable[[str | None], AbstractContextManager[Any]]
+    rows: Callable[[str, str, Sequence[Any]], Sequence[Any]]  # tenant, sql, params
+    at: Callable[[datetime | None], object]
+    clock: Clock  # the store's time source, for a write that names no time
+    path: str | None = None  # the database file, where there is one
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,25 +172,9 @@ class ApiKey:
         }
 
 
-class Store(Protocol):
-    """A remem database. Implementations: `SQLiteStore` and `PostgresStore`."""
+class EventLog(Protocol):
+    """The thread log of events and, written with them, the outbox of extraction jobs."""
 
-    # the second tenant wall: the database's own row-level security under remem's queries.
-    # `row_security` says whether the backend has one (PostgreSQL; SQLite has none, its
-    # tenant wall is remem's queries alone); `rls_bypassed`, whether it is off for the
-    # role remem connected as (a superuser, BYPASSRLS, an owner of an unforced table).
-    @property
-    def row_security(self) -> bool: ...
-
-    @property
-    def rls_bypassed(self) -> bool: ...
-
-    def warnings(self) -> list[str]:
-        """What an operator must know about this database before trusting it (one line
-        each, no connection details); empty when nothing."""
-        ...
-
-    # events and the outbox
     def add_events(self, events: Sequence[Event], strategies: Sequence[str]) -> list[bool]:
         """Append events and, in the same transaction, one job per strategy each.
 
@@ -167,6 +192,16 @@ class Store(Protocol):
     def session_context(self, event: Event, limit: int) -> list[Event]:
         """Up to `limit` events of the same session before `event`, oldest first."""
         ...
+
+    def events_near(self, events: Sequence[Event], reach: int) -> Near:
+        """For each of these events (one tenant's), the events of its session at most
+        `reach` steps before or after it in time order, each with its distance (1 is
+        next to it). One round trip for all of them."""
+        ...
+
+
+class JobQueue(Protocol):
+    """Extraction jobs: leased by workers across tenants, listed and retried per tenant."""
 
     def claim_jobs(
         self,
@@ -220,6 +255,10 @@ class Store(Protocol):
         to regenerate); False when there is no such job or it is running."""
         ...
 
+
+class ModelCallLog(Protocol):
+    """The log of language-model calls (never a prompt, an answer or a key)."""
+
     def record_llm_calls(self, tenant: str, calls: Sequence[LLMCall]) -> None:
         """Log language-model calls: model, prompt version, tokens, time, outcome."""
         ...
@@ -230,7 +269,10 @@ class Store(Protocol):
         they were not shown; the row's `error` says which)."""
         ...
 
-    # the request-id ledger of idempotent batch writes, keyed by (tenant, actor, request_id)
+
+class RequestLedger(Protocol):
+    """The request-id ledger of idempotent batch writes, keyed by (tenant, actor, request_id)."""
+
     def claim_request(
         self,
         tenant: str,
@@ -263,7 +305,10 @@ class Store(Protocol):
         once its record is gone), or None."""
         ...
 
-    # records
+
+class RecordStore(Protocol):
+    """Memory records: written one consolidation step at a time, read by id or scope."""
+
     def apply(self, write: Write) -> None:
         """Apply one consolidation step atomically (records, indexes, history, job).
 
@@ -294,6 +339,16 @@ class Store(Protocol):
         """
         ...
 
+    def record_vectors(
+        self, tenant: str, ids: Sequence[str], model: str
+    ) -> dict[str, npt.NDArray[np.float32]]:
+        """The stored vectors (made by `model`) of some records."""
+        ...
+
+
+class Search(Protocol):
+    """Lexical and vector search, always inside one scope, and the event vectors it reads."""
+
     def add_event_vectors(
         self, tenant: str, vectors: Sequence[tuple[Event, npt.NDArray[np.float32]]], model: str
     ) -> None:
@@ -311,14 +366,6 @@ class Store(Protocol):
         """Ids and cosines of the scope's events (embedded by `model`) nearest to `query`,
         among those that happened by `at`."""
         ...
-
-    def events_near(self, events: Sequence[Event], reach: int) -> Near:
-        """For each of these events (one tenant's), the events of its session at most
-        `reach` steps before or after it in time order, each with its distance (1 is
-        next to it). One round trip for all of them."""
-        ...
-
-    # search, always inside one scope
 
     def search_records(self, scope: Scope, query: str, limit: int) -> list[Hit]: ...
 
@@ -340,13 +387,10 @@ class Store(Protocol):
         """
         ...
 
-    def record_vectors(
-        self, tenant: str, ids: Sequence[str], model: str
-    ) -> dict[str, npt.NDArray[np.float32]]:
-        """The stored vectors (made by `model`) of some records."""
-        ...
 
-    # deletion
+class Erasure(Protocol):
+    """Deletion: erase, tombstone, verify by reading, and the log of deletion jobs."""
+
     def forget_record(self, tenant: str, record_id: str, now: datetime) -> ForgetReport:
         """Erase a record, its indexes and history text, and the text of the events it
         came from; a summary's events are the range it covers and stay. Tombstone, verify."""
@@ -389,7 +433,10 @@ class Store(Protocol):
 
     def deletions(self, tenant: str, limit: int = 100) -> list[dict[str, Any]]: ...
 
-    # API keys: the principals of the HTTP service and the MCP server (`remem.service.keys`)
+
+class KeyStore(Protocol):
+    """API keys: the principals of the HTTP service and the MCP server (`remem.service.keys`)."""
+
     def add_key(self, key: ApiKey, key_hash: str) -> None:
         """Store a new key under the hash of its secret (the secret itself is never stored)."""
         ...
@@ -415,6 +462,25 @@ class Store(Protocol):
         it now is, or None when there is no such key (in `tenant`, when given)."""
         ...
 
+
+class Operations(Protocol):
+    """What an operator asks of the database itself: its tenant wall, health, bulk loads."""
+
+    # the second tenant wall: the database's own row-level security under remem's queries.
+    # `row_security` says whether the backend has one (PostgreSQL; SQLite has none, its
+    # tenant wall is remem's queries alone); `rls_bypassed`, whether it is off for the
+    # role remem connected as (a superuser, BYPASSRLS, an owner of an unforced table).
+    @property
+    def row_security(self) -> bool: ...
+
+    @property
+    def rls_bypassed(self) -> bool: ...
+
+    def warnings(self) -> list[str]:
+        """What an operator must know about this database before trusting it (one line
+        each, no connection details); empty when nothing."""
+        ...
+
     def ping(self) -> None:
         """Return if the database answers, else raise (the service's liveness probe)."""
         ...
@@ -434,7 +500,32 @@ class Store(Protocol):
     def close(self) -> None: ...
 
 
-def refuse_rls_bypass(store: Store, *, allowed: bool) -> None:
+class ThreadState(Protocol):
+    """Thread state (checkpoints, tool calls) on this database (`remem.thread`)."""
+
+    @property
+    def thread(self) -> ThreadHost | None: ...
+
+
+class Store(
+    EventLog,
+    JobQueue,
+    ModelCallLog,
+    RequestLedger,
+    RecordStore,
+    Search,
+    Erasure,
+    KeyStore,
+    Operations,
+    ThreadState,
+    Protocol,
+):
+    """A remem database: every role at once. Implementations: `SQLiteStore` and
+    `PostgresStore`. A caller that needs only some roles takes those (e.g. a
+    `JobQueue`), so it says what it uses and a fake of it stays small."""
+
+
+def refuse_rls_bypass(store: Operations, *, allowed: bool) -> None:
     """Raise `RlsBypassed` when row-level security does not bind `store`'s role, unless
     the operator `allowed` it (`remem serve --allow-rls-bypass`)."""
     if store.rls_bypassed and not allowed:

@@ -32,6 +32,8 @@ from remem.model import (
 from remem.store.rows import event_from, record_from
 from remem.timeutil import to_db
 
+ALL_TENANTS = None  # `_tx(ALL_TENANTS)`: a transaction that spans tenants by design
+
 
 def value(rows: Sequence[DictRow]) -> Any:
     """The single value of a one-row, one-column result."""

@@ -8,46 +8,24 @@ the first. Lists travel as arrays (`= ANY(%s::text[])`), never as spliced text.
 
 from __future__ import annotations
 
-import hashlib
-from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
-from psycopg import sql
-
 from remem.store.base import Scope
-from remem.store.sqlite_sql import like_prefix, words
+from remem.store.postgres_scope import scope_sql as scope_sql
 
-__all__ = ["like_prefix", "words"]
+# the nearest-vector statements, kept apart (`remem.store.postgres_vector_sql`), re-exported
+from remem.store.postgres_vector_sql import *  # noqa: F403
+from remem.store.text import like_prefix as like_prefix  # re-exported: once, there
+from remem.store.text import read_migrations
+from remem.store.text import split_sql as split_sql
+from remem.store.text import words as words
 
 TEXT_CONFIG = "english"  # the text search configuration of the tsvector columns
 
 
 def migrations() -> list[tuple[int, str]]:
     """The numbered scripts of `postgres_migrations`, in order."""
-    folder = resources.files("remem.store") / "postgres_migrations"
-    found = []
-    for item in folder.iterdir():
-        if item.name.endswith(".sql"):
-            found.append((int(item.name.split("_", 1)[0]), item.read_text()))
-    return sorted(found)
-
-
-def split_sql(script: str) -> list[str]:
-    """Split a migration into statements (our SQL has no `--` or `;` in literals)."""
-    lines = [ln.split("--", 1)[0] for ln in script.splitlines()]
-    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
-
-
-def scope_sql(scope: Scope, alias: str = "") -> tuple[str, list[Any]]:
-    """The WHERE clause (and its parameters) of one scope, LIKE wildcards escaped."""
-    a = f"{alias}." if alias else ""
-    sql = f"{a}tenant = %s AND {a}actor = %s"
-    params: list[Any] = [scope.tenant, scope.actor]
-    if scope.namespace_prefix:
-        sql += f" AND {a}namespace LIKE %s ESCAPE '\\'"
-        params.append(like_prefix(scope.namespace_prefix))
-    return sql, params
+    return read_migrations("postgres_migrations")
 
 
 def list_records(scope: Scope) -> tuple[str, list[Any]]:
@@ -125,130 +103,6 @@ def search_events(scope: Scope, query: str, limit: int) -> tuple[str, list[Any]]
     sql = _lexical("events", "event_terms", "event_id", where, "r.id, r.tenant, r.actor")
     key = [scope.tenant, scope.actor]
     return sql, [" ".join(found), *key, scope.tenant, *key, limit]
-
-
-def vector_search(scope: Scope, include_invalid: bool) -> tuple[str, list[Any]]:
-    """Exact cosine search inside one scope; then (query, model, dimension, at, at, query,
-    limit).
-
-    The scope, model, status and validity are in the WHERE clause, so the scan
-    only ever reads one subject's vectors (of the query's dimension).
-    """
-    where, params = scope_sql(scope, "r")
-    statuses = "('active', 'invalid')" if include_invalid else "('active')"
-    sql = (
-        "SELECT r.id, 1 - (v.vec <=> %s::vector) AS cosine "
-        "FROM record_vectors v JOIN records r ON r.tenant = v.tenant AND r.id = v.record_id "
-        f"WHERE v.tenant = %s AND v.actor = %s AND {where} AND v.model = %s "
-        f"AND vector_dims(v.vec) = %s AND r.status IN {statuses} AND r.valid_from <= %s "
-        "AND (r.valid_until IS NULL OR r.valid_until > %s) "
-        "ORDER BY v.vec <=> %s::vector, r.seq LIMIT %s"
-    )
-    return sql, [scope.tenant, scope.actor, *params]
-
-
-@dataclass(frozen=True, slots=True)
-class VectorIndex:
-    """The HNSW index of one embedding model's vectors in one table.
-
-    An HNSW index needs a fixed dimension and the vector columns have none, so
-    the index is on the expression `vec::halfvec(dims)`, partial to one model and
-    that dimension; a query uses it only if it repeats both verbatim, which
-    `vector_search_hnsw` and `event_vector_search_hnsw` do. Half precision
-    halves the index (the pages a search reads, often from outside PostgreSQL's
-    buffers) and orders neighbours as well; cosines are computed from the
-    stored single-precision vectors.
-    """
-
-    table: str  # "record_vectors" or "event_vectors"
-    model: str
-    dims: int
-
-    @property
-    def name(self) -> str:
-        """The index's name: the table's, then a digest of the model and dimension."""
-        key = f"{self.model}\x00{self.dims}\x00halfvec".encode()
-        return f"{self.table}_hnsw_{hashlib.blake2b(key, digest_size=6).hexdigest()}"
-
-    def predicate(self, alias: str = "") -> sql.Composable:
-        """The partial index's condition (with a table alias, for a query)."""
-        a = sql.SQL(f"{alias}." if alias else "")
-        return sql.SQL("{a}model = {model} AND vector_dims({a}vec) = {dims}").format(
-            a=a, model=sql.Literal(self.model), dims=sql.Literal(self.dims)
-        )
-
-    def distance(self, alias: str = "") -> sql.Composable:
-        """The indexed distance to the query vector (one `%s` parameter)."""
-        a = f"{alias}." if alias else ""
-        return sql.SQL(f"{a}vec::halfvec({self.dims}) <=> %s::halfvec({self.dims})")
-
-
-def create_vector_index(ix: VectorIndex) -> sql.Composed:
-    """CREATE INDEX for `ix` (made by the store the first time its model writes there)."""
-    return sql.SQL(
-        "CREATE INDEX IF NOT EXISTS {name} ON {table} USING hnsw "
-        "((vec::halfvec({dims})) halfvec_cosine_ops) WHERE {predicate}"
-    ).format(
-        name=sql.Identifier(ix.name),
-        table=sql.Identifier(ix.table),
-        dims=sql.Literal(ix.dims),
-        predicate=ix.predicate(),
-    )
-
-
-def vector_search_hnsw(
-    ix: VectorIndex, scope: Scope, include_invalid: bool
-) -> tuple[sql.Composed, list[Any]]:
-    """Approximate cosine search of one scope through `ix`; then (query, at, at, query,
-    limit). Rows come with `tie` (the record's seq) and are not strictly ordered
-    (`hnsw.iterative_scan = relaxed_order`): the caller sorts them."""
-    where, params = scope_sql(scope, "r")
-    statuses = "('active', 'invalid')" if include_invalid else "('active')"
-    query = sql.SQL(
-        "SELECT r.id, r.seq AS tie, 1 - (v.vec <=> %s::vector) AS cosine "
-        "FROM record_vectors v JOIN records r ON r.tenant = v.tenant AND r.id = v.record_id "
-        "WHERE v.tenant = %s AND v.actor = %s AND {predicate} AND "
-        + where
-        + f" AND r.status IN {statuses} AND r.valid_from <= %s "
-        "AND (r.valid_until IS NULL OR r.valid_until > %s) "
-        "ORDER BY {distance} LIMIT %s"
-    ).format(distance=ix.distance("v"), predicate=ix.predicate("v"))
-    return query, [scope.tenant, scope.actor, *params]
-
-
-def event_vector_search_hnsw(ix: VectorIndex) -> sql.Composed:
-    """Approximate cosine search of one actor's events through `ix`; then (query, tenant,
-    actor, at, query, limit). Not strictly ordered, as `vector_search_hnsw`."""
-    return sql.SQL(
-        "SELECT event_id AS id, time AS tie, 1 - (vec <=> %s::vector) AS cosine FROM event_vectors "
-        "WHERE tenant = %s AND actor = %s AND {predicate} AND time <= %s "
-        "ORDER BY {distance} LIMIT %s"
-    ).format(distance=ix.distance(), predicate=ix.predicate())
-
-
-# Whether a valid index of this name exists (a failed concurrent build leaves an invalid one).
-VECTOR_INDEX_EXISTS = "SELECT 1 FROM pg_index WHERE indexrelid = to_regclass(%s) AND indisvalid"
-# one builder of an index at a time across every process sharing the database
-VECTOR_INDEX_LOCK = "SELECT pg_advisory_xact_lock(1919249773, hashtext(%s))"
-INDEX_SIZE = "SELECT coalesce(max(reltuples), 0) FROM pg_class WHERE oid = to_regclass(%s)"
-PGVECTOR_VERSION = "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
-# Only an ordered walk of the HNSW index answers without a sort, so with sorting
-# disabled the planner takes it whatever it guesses about the scope's size; an
-# iterative scan (pgvector 0.8) walks on until enough rows pass the scope filter.
-# Then (ef_search).
-HNSW_SETTINGS = (
-    "SELECT set_config('enable_sort', 'off', true), set_config('hnsw.ef_search', %s, true)"
-)
-HNSW_ITERATIVE = "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)"
-SET_INDEX_MEMORY = "SELECT set_config('maintenance_work_mem', %s, true)"
-ANALYZE_RECORDS = "ANALYZE records, record_vectors, record_terms, record_events"
-# How many vectors of a model a scope holds, counted up to a bound; then (tenant, actor,
-# model, bound). The table is record_vectors or event_vectors.
-SCOPE_VECTORS = """
-SELECT count(*) FROM (
-    SELECT 1 FROM {table} WHERE tenant = %s AND actor = %s AND model = %s LIMIT %s
-) AS s
-"""
 
 
 SCHEMA_TABLE = """
@@ -408,7 +262,6 @@ SELECT {REQUEST_COLUMNS} FROM api_requests
 WHERE tenant = %s AND target = %s AND request_id = %s AND outcome IS NOT NULL
 ORDER BY created_at LIMIT 1
 """
-DELETE_ACTOR_REQUESTS = "DELETE FROM api_requests WHERE tenant = %s AND actor = %s"
 COUNT_ACTOR_REQUESTS = "SELECT count(*) FROM api_requests WHERE tenant = %s AND actor = %s"
 # API keys (`remem.store.postgres_keys`, `postgres_migrations/0006_keys.sql`): a key is
 # found by the hash of its secret across tenants; every other statement names its tenant
@@ -509,11 +362,6 @@ ON CONFLICT (tenant, event_id) DO UPDATE SET model = excluded.model, vec = exclu
 """
 # exact cosine search inside one actor's events; then (query, tenant, actor, model,
 # dimension, at, query, limit)
-EVENT_VECTOR_SEARCH = """
-SELECT event_id AS id, 1 - (vec <=> %s::vector) AS cosine FROM event_vectors
-WHERE tenant = %s AND actor = %s AND model = %s AND vector_dims(vec) = %s AND time <= %s
-ORDER BY vec <=> %s::vector, time LIMIT %s
-"""
 _NEAR_COLUMNS = ", ".join(f"e.{c.strip()}" for c in EVENT_COLUMNS.split(","))
 # (reach, reach, tenant, ids): up to `reach` events either side of each event in its
 # session, each row naming the event it is near (near_of) and the side (-1 before)
@@ -530,7 +378,6 @@ SELECT t.id AS near_of, n.* FROM events t CROSS JOIN LATERAL (
 WHERE t.tenant = %s AND t.id = ANY(%s::text[])
 """
 DELETE_EVENT_VECTORS = "DELETE FROM event_vectors WHERE tenant = %s AND event_id = ANY(%s::text[])"
-DELETE_ACTOR_EVENT_VECTORS = "DELETE FROM event_vectors WHERE tenant = %s AND actor = %s"
 COUNT_EVENT_VECTORS = (
     "SELECT count(*) FROM event_vectors WHERE tenant = %s AND event_id = ANY(%s::text[])"
 )
@@ -544,17 +391,11 @@ SELECT record_id, vec::text FROM record_vectors
 WHERE tenant = %s AND model = %s AND record_id = ANY(%s::text[])
 """
 
-RECORD_KIND = "SELECT kind FROM records WHERE tenant = %s AND id = %s FOR UPDATE"
-RECORD_ACTOR = "SELECT actor FROM records WHERE tenant = %s AND id = %s FOR UPDATE"
 DELETE_VECTORS = "DELETE FROM record_vectors WHERE tenant = %s AND record_id = ANY(%s::text[])"
 # the tsvector lives in the row, so deleting a row deletes its full-text entry
 DELETE_RECORDS = """
 DELETE FROM records WHERE tenant = %s AND id = ANY(%s::text[])
 RETURNING (tsv IS NOT NULL) AS indexed
-"""
-TOMBSTONE = """
-INSERT INTO tombstones (tenant, kind, key, created_at) VALUES (%s, %s, %s, %s)
-ON CONFLICT DO NOTHING
 """
 # covered: a forgotten record's source event, or an event of an erased actor that is
 # gone (an actor's erasure deletes every event it had; later ones are a fresh start)
@@ -583,15 +424,6 @@ ACTOR_ERASED_AT = """
 SELECT created_at FROM tombstones WHERE tenant = %s AND kind = 'actor' AND key = %s
 """
 # a second erasure of the actor moves its tombstone's time to the newest one
-ACTOR_TOMBSTONE = """
-INSERT INTO tombstones (tenant, kind, key, created_at) VALUES (%s, 'actor', %s, %s)
-ON CONFLICT (tenant, kind, key) DO UPDATE SET created_at = excluded.created_at
-"""
-DELETE_EVENT_TOMBSTONES_OF = """
-DELETE FROM tombstones t USING events e
-WHERE t.tenant = %s AND t.kind = 'event' AND e.tenant = t.tenant AND e.id = t.key
-  AND e.actor = %s
-"""
 # every table an erasure deletes or rewrites rows of (VACUUMed after it on request)
 ERASED_TABLES = (
     "records", "record_terms", "record_vectors", "record_events", "history",
@@ -600,11 +432,6 @@ ERASED_TABLES = (
 )  # fmt: skip
 # the jobs of a consolidation step, locked: an erasure deleting them waits, or has won
 LOCK_JOBS = "SELECT id FROM jobs WHERE tenant = %s AND id = ANY(%s::bigint[]) FOR UPDATE"
-RECORD_EVENT_IDS = "SELECT event_id FROM record_events WHERE tenant = %s AND record_id = %s"
-DELETE_RECORD_EVENTS = "DELETE FROM record_events WHERE tenant = %s AND record_id = ANY(%s::text[])"
-ERASE_HISTORY_TEXT = (
-    "UPDATE history SET text = NULL WHERE tenant = %s AND record_id = ANY(%s::text[])"
-)
 HISTORY_WITH_TEXT = (
     "SELECT count(*) FROM history WHERE tenant = %s AND record_id = %s AND text IS NOT NULL"
 )
@@ -617,11 +444,6 @@ EVENTS_WITH_TEXT = (
 )
 COUNT_RECORD = "SELECT count(*) FROM records WHERE tenant = %s AND id = %s"
 COUNT_RECORD_VECTORS = "SELECT count(*) FROM record_vectors WHERE tenant = %s AND record_id = %s"
-ACTOR_RECORD_IDS = "SELECT id FROM records WHERE tenant = %s AND actor = %s"
-DELETE_JOBS_OF_ACTOR = """
-DELETE FROM jobs j USING events e
-WHERE j.tenant = %s AND e.tenant = j.tenant AND e.id = j.event_id AND e.actor = %s
-"""
 DELETE_ACTOR_EVENTS = (
     "DELETE FROM events WHERE tenant = %s AND actor = %s RETURNING (text != '') AS indexed"
 )
@@ -640,13 +462,66 @@ STATS = {
 
 DATABASE_SIZE = "SELECT pg_database_size(current_database())"
 
-INSERT_DELETION = """
-INSERT INTO deletions (tenant, target, key, status, attempts, result, last_error,
-    created_at, updated_at)
-VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)
-RETURNING id
-"""
 LIST_DELETIONS = """
 SELECT id, target, key, status, attempts, result, last_error, created_at FROM deletions
 WHERE tenant = %s ORDER BY id DESC LIMIT %s
+"""
+
+# thread state's tables (`remem.thread`): erased and counted with the rest of an actor
+FORGET_CHECKPOINTS = "DELETE FROM checkpoints WHERE tenant = %s AND actor = %s"
+FORGET_TOOL_CALLS = "DELETE FROM tool_calls WHERE tenant = %s AND actor = %s"
+COUNT_ACTOR_CHECKPOINTS = "SELECT count(*) AS n FROM checkpoints WHERE tenant = %s AND actor = %s"
+COUNT_ACTOR_TOOL_CALLS = "SELECT count(*) AS n FROM tool_calls WHERE tenant = %s AND actor = %s"
+
+# -- the erasure flows of `remem.store.erasure` (named parameters) --------------------------
+
+RECORD_FOR_ERASURE = """
+SELECT id AS key, id, actor, kind FROM records WHERE tenant = %(tenant)s AND id = %(record_id)s
+FOR UPDATE
+"""
+RECORDS_OF_ACTOR = (
+    "SELECT id AS key, id, actor, kind FROM records WHERE tenant = %(tenant)s AND actor = %(actor)s"
+)
+FORGET_ACTOR_JOBS = """
+DELETE FROM jobs j USING events e
+WHERE j.tenant = %(tenant)s AND e.tenant = j.tenant AND e.id = j.event_id AND e.actor = %(actor)s
+"""
+FORGET_ACTOR_EVENT_VECTORS = (
+    "DELETE FROM event_vectors WHERE tenant = %(tenant)s AND actor = %(actor)s"
+)
+LIFT_EVENT_TOMBSTONES = """
+DELETE FROM tombstones t USING events e
+WHERE t.tenant = %(tenant)s AND t.kind = 'event' AND e.tenant = t.tenant AND e.id = t.key
+  AND e.actor = %(actor)s
+"""
+FORGET_ACTOR_REQUESTS = "DELETE FROM api_requests WHERE tenant = %(tenant)s AND actor = %(actor)s"
+ACTOR_TOMBSTONE_AT = """
+INSERT INTO tombstones (tenant, kind, key, created_at) VALUES (%(tenant)s, 'actor', %(actor)s,
+    %(at)s)
+ON CONFLICT (tenant, kind, key) DO UPDATE SET created_at = excluded.created_at
+"""
+TOMBSTONE_KEY = """
+INSERT INTO tombstones (tenant, kind, key, created_at) VALUES (%(tenant)s, %(kind)s, %(key)s,
+    %(at)s)
+ON CONFLICT DO NOTHING
+"""
+SOURCE_EVENT_IDS = (
+    "SELECT event_id FROM record_events WHERE tenant = %(tenant)s AND record_id = %(record_id)s"
+)
+FORGET_RECORD_LINKS = (
+    "DELETE FROM record_events WHERE tenant = %(tenant)s AND record_id = ANY(%(keys)s::text[])"
+)
+FORGET_HISTORY_TEXT = (
+    "UPDATE history SET text = NULL WHERE tenant = %(tenant)s AND record_id = ANY(%(keys)s::text[])"
+)
+HISTORY_DELETED = """
+INSERT INTO history (tenant, record_id, action, at, text, status, related_id, reason, by_whom)
+VALUES (%(tenant)s, %(record_id)s, 'DELETE', %(at)s, NULL, 'deleted', NULL, 'forget', '')
+"""
+LOG_DELETION = """
+INSERT INTO deletions (tenant, target, key, status, attempts, result, last_error,
+    created_at, updated_at)
+VALUES (%(tenant)s, %(target)s, %(key)s, %(status)s, %(attempts)s, %(result)s, %(error)s,
+    %(at)s, %(at)s)
+RETURNING id
 """

@@ -1,36 +1,28 @@
 """The embedded default: one SQLite file (WAL), FTS5 for words, vectors beside.
 
-This Python's sqlite3 cannot load extensions, so vectors are stored as float16
-blobs (half the bytes to read when a scope loads; cosines change by about
-1e-3) and searched in memory with numpy, one scope at a time: the matrix of a
-(tenant, actor) is loaded once and reloaded only when that scope's version
-changes (see `scope_versions` and `remem.store.vectors`). A scope's vectors
-are also kept in a memory-mapped file beside the database
-(`remem.store.vector_files`), so a fresh process opens them in milliseconds
-instead of reading them through SQLite. Named queries live in
-`remem.store.sqlite_sql`.
+This module holds the connection, migrations, events and records; the rest of
+`Store` comes from mixins, each in one sitting: search and vectors
+(`remem.store.sqlite_search`), erasure (`remem.store.sqlite_erasure`, on the
+flows of `remem.store.erasure`), jobs, the request ledger and model calls
+(`remem.store.sqlite_jobs`) and API keys (`remem.store.sqlite_keys`). Named
+queries live in `remem.store.sqlite_sql`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
-import math
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import datetime
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
-from remem.errors import InvalidInput, SchemaTooNew, StoreCorrupt, StoreError
+from remem.errors import SchemaTooNew, StoreCorrupt, StoreError
 from remem.model import (
     Event,
     HistoryEntry,
@@ -39,15 +31,32 @@ from remem.model import (
 )
 from remem.policy.events import EventIdTaken, Identity, classify
 from remem.store import sqlite_sql as q
-from remem.store.base import ForgetReport, Hit, Near, Scope, Write
+from remem.store.backend import ListBinder, chunks, sqlite_lists
+from remem.store.base import (
+    Clock,
+    Near,
+    Scope,
+    ThreadHost,
+    Write,
+    refuse_foreign_records,
+)
+from remem.store.errors import (
+    SQLITE_OTHER,
+    sqlite_meaning,
+    sqlite_translated,
+)
 from remem.store.rows import event_from, near_from, record_from
+from remem.store.sqlite_erasure import SQLiteErasure, _covered
 from remem.store.sqlite_jobs import SQLiteJobs
 from remem.store.sqlite_keys import SQLiteKeys
-from remem.store.vector_files import Stamp, VectorFiles
+from remem.store.sqlite_search import SQLiteSearch
+from remem.store.sqlite_sql import fts_query as fts_query  # re-exported
+from remem.store.sqlite_sql import scope_token as scope_token
+from remem.store.sqlite_sql import scoped_text
+from remem.store.text import read_migrations, split_sql
+from remem.store.vector_files import VectorFiles
 from remem.store.vectors import ScopeVectors
-from remem.timeutil import from_db, to_db
-
-log = logging.getLogger(__name__)
+from remem.timeutil import from_db, to_db, utcnow
 
 log = logging.getLogger(__name__)
 
@@ -55,44 +64,16 @@ APPLICATION_ID = 0x72656D6D  # "remm": marks a file as a remem database
 
 
 def _migrations() -> list[tuple[int, str]]:
-    folder = resources.files("remem.store") / "sqlite_migrations"
-    found = []
-    for item in folder.iterdir():
-        if item.name.endswith(".sql"):
-            found.append((int(item.name.split("_", 1)[0]), item.read_text()))
-    return sorted(found)
+    return read_migrations("sqlite_migrations")
 
 
 SCHEMA_VERSION = 6  # the newest migration this code knows; checked by a test
 
 
-def scope_token(tenant: str, actor: str) -> str:
-    """The full-text token that names one (tenant, actor) scope (22 characters)."""
-    digest = hashlib.blake2b(f"{tenant}\x00{actor}".encode(), digest_size=10).hexdigest()
-    return f"zs{digest}"
-
-
-def scoped_text(token: str, text: str) -> str:
-    """Text as the full-text index holds it: every word prefixed by the scope token."""
-    return " ".join(token + w for w in q.WORD.findall(text.lower()))
-
-
-def fts_query(token: str, text: str) -> str | None:
-    """A safe FTS5 OR-query of the content words of `text` inside one scope, or None."""
-    words = q.words(text)
-    if not words:
-        return None
-    return " OR ".join(f'"{token}{w}"' for w in words)
-
-
-LEXICAL_WINDOW = 1000  # BM25 ranks at most this many of the newest matches
-VECTOR_CACHE_SCOPES = 16  # scopes whose vectors stay in memory (oldest dropped first)
-POOL_FOR_PREFIX = 500  # nearest rows fetched when a namespace prefix narrows the scope
 BUSY_TIMEOUT_MS = 30_000  # how long a statement waits for another connection's lock
-CHECKPOINT_WAIT_MS = 3_000  # how long an erasure's checkpoint waits for other readers
 
 
-class SQLiteStore(SQLiteJobs, SQLiteKeys):
+class SQLiteStore(SQLiteErasure, SQLiteSearch, SQLiteJobs, SQLiteKeys):
     """`Store` on one SQLite file. Safe to share between threads of one process."""
 
     # SQLite has no row-level security: the tenant wall is remem's scoped queries alone
@@ -104,8 +85,33 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
         """Nothing to warn of (`Store.warnings`)."""
         return []
 
-    def __init__(self, path: str | Path) -> None:
+    @property
+    def thread(self) -> ThreadHost:
+        """Thread state in this file (`Store.thread`): one file is one trust domain, so a
+        transaction is the file's write lock whatever the tenant (the SQL names it)."""
+        return ThreadHost(
+            dialect="sqlite",
+            tx=lambda tenant: self._tx(),
+            rows=lambda tenant, sql, params: self._rows(sql, params),
+            at=to_db,  # times are kept as sortable UTC text
+            clock=self._clock,
+            path=self.path,
+        )
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        busy_timeout: float = BUSY_TIMEOUT_MS / 1000,
+        clock: Clock | None = None,
+    ) -> None:
+        """Open (creating and migrating) the database at `path`; `busy_timeout` is how many
+        seconds a write waits for another connection's write lock before it fails with
+        `StoreUnavailable`; `clock` stamps what the store writes (default: UTC now)."""
         self.path = str(path)
+        self._clock: Clock = clock or utcnow
+        self._lists: ListBinder = sqlite_lists
+        self._busy_ms = max(0, round(busy_timeout * 1000))
         if self.path != ":memory:":
             parent = Path(self.path).expanduser().resolve().parent
             if not parent.is_dir():
@@ -121,10 +127,10 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
         self._writers_lock = threading.Lock()
         try:
             self._db = sqlite3.connect(
-                self.path, isolation_level=None, check_same_thread=False, timeout=30.0
+                self.path, isolation_level=None, check_same_thread=False, timeout=busy_timeout
             )
             self._db.row_factory = sqlite3.Row
-            self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            self._db.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
             _set_wal(self._db)
             self._db.execute("PRAGMA synchronous = FULL")
             self._db.execute("PRAGMA foreign_keys = ON")
@@ -136,6 +142,12 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
         except (sqlite3.DatabaseError, StoreError) as exc:
             if isinstance(exc, StoreError) and not isinstance(exc.__cause__, sqlite3.Error):
                 raise  # e.g. SchemaTooNew
+            driver = exc if isinstance(exc, sqlite3.Error) else exc.__cause__
+            assert isinstance(driver, sqlite3.Error)
+            meaning = sqlite_meaning(driver)
+            if meaning is not SQLITE_OTHER and not issubclass(meaning.error, StoreCorrupt):
+                # the operator opens it: the path may be named
+                raise meaning.error(f"{self.path}: {meaning.message}") from exc
             raise StoreCorrupt(
                 f"{self.path} is not a readable remem database ({exc}); "
                 "point --db at another file or restore a backup"
@@ -157,7 +169,7 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
             version = self._check_schema()
             for number, sql in _migrations():
                 if number > version:
-                    for statement in _split_sql(sql):
+                    for statement in split_sql(sql):
                         self._db.execute(statement)
                     self._db.execute(f"PRAGMA user_version = {number}")
             self._db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
@@ -182,7 +194,7 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
         """One write transaction, taken at once so writers queue instead of failing."""
-        with self._lock, _translated():
+        with self._lock, sqlite_translated():
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 yield self._db
@@ -192,8 +204,8 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
             else:
                 self._db.execute("COMMIT")
 
-    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
-        with self._lock, _translated():
+    def _rows(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> list[sqlite3.Row]:
+        with self._lock, sqlite_translated():
             return list(self._db.execute(sql, params).fetchall())
 
     def close(self) -> None:
@@ -206,7 +218,7 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
 
     def add_events(self, events: Sequence[Event], strategies: Sequence[str]) -> list[bool]:
         """Append events with their jobs in one transaction; see `Store.add_events`."""
-        now = to_db(_utcnow())
+        now = to_db(self._clock())
         added: list[bool] = []
         with self._tx() as db:
             new = self._classify(db, events)
@@ -248,7 +260,7 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
         for tenant, indexes in by_tenant.items():
             ids = list(dict.fromkeys(events[i].id for i in indexes))
             stored: dict[str, Identity] = {}
-            for chunk in _chunks(ids, 500):
+            for chunk in chunks(ids, 500):
                 marks = ",".join("?" * len(chunk))
                 for r in db.execute(q.EVENT_IDENTITIES.format(marks=marks), (tenant, *chunk)):
                     stored[r["id"]] = Identity(r["actor"], r["session"], r["role"], r["text"])
@@ -272,7 +284,7 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
     def get_events(self, tenant: str, event_ids: Sequence[str]) -> list[Event]:
         """The events with these client ids, in arrival order."""
         out: list[Event] = []
-        for chunk in _chunks(list(event_ids), 500):
+        for chunk in chunks(list(event_ids), 500):
             marks = ",".join("?" * len(chunk))
             out.extend(
                 _event(r) for r in self._rows(q.GET_EVENTS.format(marks=marks), (tenant, *chunk))
@@ -290,6 +302,7 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
 
     def apply(self, write: Write) -> None:
         """Apply one consolidation step atomically; see `Write`."""
+        refuse_foreign_records(write)
         touched: set[tuple[str, str]] = set()
         with self._tx() as db:
             if _from_erased_work(db, write):
@@ -320,7 +333,7 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
                     )
                 touched.add((rec.tenant, rec.actor))
             for ch in write.changes:
-                row = db.execute(q.RECORD_SCOPE, (ch.record_id,)).fetchone()
+                row = db.execute(q.RECORD_SCOPE, (write.tenant, ch.record_id)).fetchone()
                 if row is None:
                     raise StoreError(f"record {ch.record_id} vanished during consolidation")
                 db.execute(
@@ -329,7 +342,8 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
                         ch.status.value,
                         to_db(ch.valid_until),
                         ch.superseded_by,
-                        to_db(_utcnow()),
+                        to_db(self._clock()),
+                        write.tenant,
                         ch.record_id,
                     ),
                 )
@@ -358,7 +372,7 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
                     ),
                 )
             for job_id in write.done_jobs:
-                db.execute(q.DONE_JOB, (to_db(_utcnow()), job_id))
+                db.execute(q.DONE_JOB, (to_db(self._clock()), write.tenant, job_id))
             for tenant, actor in touched:
                 db.execute(q.BUMP_SCOPE, (tenant, actor))
 
@@ -370,7 +384,7 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
     def get_records(self, tenant: str, ids: Sequence[str]) -> list[Record]:
         """Records of this tenant with these ids (missing ones are left out)."""
         out: list[Record] = []
-        for chunk in _chunks(list(ids), 500):
+        for chunk in chunks(list(ids), 500):
             marks = ",".join("?" * len(chunk))
             out.extend(
                 _record(r) for r in self._rows(q.GET_RECORDS.format(marks=marks), (tenant, *chunk))
@@ -413,40 +427,11 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
         from one of them, and its older versions must not mark the events old.
         """
         found: dict[str, list[str]] = {}
-        for chunk in _chunks(list(event_ids), 500):
+        for chunk in chunks(list(event_ids), 500):
             marks = ",".join("?" * len(chunk))
             for r in self._rows(q.RECORD_STATUS_BY_EVENT.format(marks=marks), (tenant, *chunk)):
                 found.setdefault(r[0], []).append(r[1])
         return found
-
-    def add_event_vectors(
-        self, tenant: str, vectors: Sequence[tuple[Event, npt.NDArray[np.float32]]], model: str
-    ) -> None:
-        """Store the embeddings of some events (made by `model`)."""
-        touched: set[tuple[str, str]] = set()
-        with self._tx() as db:
-            for event, vec in vectors:
-                blob = np.asarray(vec, np.float16).tobytes()
-                db.execute(
-                    q.INSERT_EVENT_VECTOR, (model, event.time.timestamp(), blob, tenant, event.id)
-                )
-                touched.add((tenant, event.actor))
-            for key in touched:
-                db.execute(q.BUMP_SCOPE, key)
-
-    def vector_search_events(
-        self,
-        scope: Scope,
-        model: str,
-        query: npt.NDArray[np.float32],
-        limit: int,
-        at: datetime,
-    ) -> list[tuple[str, float]]:
-        """Ids and cosines of the scope's events (embedded by `model`) nearest to `query`."""
-        vectors = self._scope_vectors(scope, events=True)
-        if vectors is None or vectors.model != model:
-            return []
-        return vectors.search(query, limit, at.timestamp(), include_invalid=True)
 
     def events_near(self, events: Sequence[Event], reach: int) -> Near:
         """The events around each of these, `reach` steps either way in its session."""
@@ -454,372 +439,14 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
         if not events or reach <= 0:
             return found
         tenant = events[0].tenant
-        for chunk in _chunks([e.id for e in events], 50):
+        for chunk in chunks([e.id for e in events], 50):
             places = self._rows(q.EVENT_PLACES.format(marks=",".join("?" * len(chunk))),
                                 (tenant, *chunk))  # fmt: skip
             if not places:
                 continue
-            params: list[Any] = []
-            for r in places:
-                at = (tenant, r["actor"], r["session"], r["time"], r["time"], r["seq"], reach)
-                params += [r["id"], *at, r["id"], *at]
+            params = q.events_near_params(tenant, reach, places)
             found |= near_from(self._rows(q.events_near(len(places)), params), _event)
         return found
-
-    # -- search ------------------------------------------------------------------
-
-    def search_records(self, scope: Scope, query: str, limit: int) -> list[Hit]:
-        """BM25 over one scope's non-deleted records; the caller masks status."""
-        sql, params = q.search_records(scope)
-        return self._search("records_fts", scope, query, sql, params, limit)
-
-    def search_events(self, scope: Scope, query: str, limit: int) -> list[Hit]:
-        """BM25 over one actor's raw events (short-term memory)."""
-        params = [scope.tenant, scope.actor]
-        return self._search("events_fts", scope, query, q.SEARCH_EVENTS, params, limit)
-
-    def _search(
-        self, table: str, scope: Scope, query: str, sql: str, params: list[Any], limit: int
-    ) -> list[Hit]:
-        match = fts_query(scope_token(scope.tenant, scope.actor), query)
-        if match is None:
-            return []
-        floor_rows = self._rows(q.FTS_FLOOR.format(table=table), (match, LEXICAL_WINDOW - 1))
-        floor = int(floor_rows[0][0]) if floor_rows else 0
-        rows = self._rows(sql, (match, floor, *params, limit))
-        return [Hit(r[0], -float(r[1])) for r in rows]
-
-    def vector_search(
-        self,
-        scope: Scope,
-        model: str,
-        query: npt.NDArray[np.float32],
-        limit: int,
-        at: datetime,
-        include_invalid: bool = False,
-    ) -> list[tuple[str, float]]:
-        """Nearest records of one scope; see `Store.vector_search`."""
-        vectors = self._scope_vectors(scope)
-        if vectors is None or vectors.model != model:
-            return []
-        hits = vectors.search(
-            query,
-            POOL_FOR_PREFIX if scope.namespace_prefix else limit,
-            at.timestamp(),
-            include_invalid,
-        )
-        if scope.namespace_prefix:
-            allowed = {
-                r.id
-                for r in self.get_records(scope.tenant, [h[0] for h in hits])
-                if r.namespace.startswith(scope.namespace_prefix)
-            }
-            hits = [h for h in hits if h[0] in allowed][:limit]
-        return hits
-
-    def _scope_vectors(self, scope: Scope, events: bool = False) -> ScopeVectors | None:
-        """One scope's record (or event) vectors, reloaded when the scope changed.
-
-        In order: this process's cache, the scope's vector file when its stamp
-        matches the database, else the database (and the file is rewritten).
-        """
-        key = (scope.tenant, scope.actor)
-        kind = "events" if events else "records"
-        rows = self._rows(q.SCOPE_VERSION, key)
-        version = int(rows[0][0]) if rows else 0
-        cache_key = (scope.tenant, scope.actor, kind)
-        cached = self._vec_cache.get(cache_key)
-        if cached is not None and cached[0] == version:
-            return cached[1]
-        files = self.vector_files
-        with self._lock, _translated():
-            own = not self._db.in_transaction
-            if own:
-                self._db.execute("BEGIN")  # the stamp and the rows from one snapshot
-            try:
-                rows = self._rows(q.SCOPE_VERSION, key)
-                version = int(rows[0][0]) if rows else 0
-                last = self._rows(q.SCOPE_EVENT_LAST if events else q.SCOPE_VECTOR_LAST, key)
-                stamp = Stamp(version, str(last[0][0]) if last else "")
-                vectors = files.open(*key, kind, stamp) if files and last else None
-                fresh = vectors is None
-                if fresh:
-                    load = self._load_event_vectors if events else self._load_record_vectors
-                    vectors = load(key)
-            finally:
-                if own:
-                    self._db.execute("COMMIT")
-        if fresh and files is not None and vectors is not None:
-            # written beside this recall, not before it answers: a projection and
-            # 100 MB of file cost about as much again as the load (`sync_vector_files`)
-            writer = threading.Thread(
-                target=self._write_scope, args=(files, key, kind, stamp, rows, vectors),
-                name="remem-vector-file",
-            )  # fmt: skip
-            with self._writers_lock:
-                self._writers = [w for w in self._writers if w.is_alive()] + [writer]
-            writer.start()
-        if len(self._vec_cache) >= VECTOR_CACHE_SCOPES:
-            self._vec_cache.pop(next(iter(self._vec_cache)))
-        self._vec_cache[cache_key] = (version, vectors)
-        return vectors
-
-    def _write_scope(
-        self, files: VectorFiles, key: tuple[str, str], kind: str, stamp: Stamp,
-        rows: list[sqlite3.Row], vectors: ScopeVectors,
-    ) -> None:  # fmt: skip
-        files.write(*key, kind, stamp, vectors)
-        try:
-            changed = [tuple(r) for r in self._rows(q.SCOPE_VERSION, key)] != [
-                tuple(r) for r in rows
-            ]
-        except (StoreError, sqlite3.ProgrammingError):
-            changed = True  # closed meanwhile: cannot tell
-        if changed:  # not trusted anyway, and it may hold what a forget just erased
-            files.remove_scope(*key)
-
-    def sync_vector_files(self) -> None:
-        """Wait until the vector files being written (after a load from the database) are."""
-        with self._writers_lock:
-            writers, self._writers = self._writers, []
-        for writer in writers:
-            writer.join()
-
-    def _drop_scope_vectors(self, tenant: str, actor: str) -> None:
-        """Forget a scope's vectors held outside the database: its files and this cache."""
-        self.sync_vector_files()
-        for kind in ("records", "events"):
-            self._vec_cache.pop((tenant, actor, kind), None)
-        if self.vector_files is not None:
-            self.vector_files.remove_scope(tenant, actor)
-
-    def _load_event_vectors(self, key: tuple[str, str]) -> ScopeVectors | None:
-        rows = self._rows(q.SCOPE_EVENT_VECTORS, key)
-        if not rows:
-            return None
-        model = rows[0]["model"]
-        rows = [r for r in rows if r["model"] == model]
-        matrix = np.frombuffer(b"".join(r["vec"] for r in rows), dtype=np.float16)
-        return ScopeVectors(
-            ids=tuple(r["id"] for r in rows),
-            matrix=matrix.reshape(len(rows), -1).astype(np.float32),
-            active=np.ones(len(rows), dtype=np.bool_),
-            valid_from=np.array([r["time"] for r in rows], dtype=np.float64),
-            valid_until=np.full(len(rows), math.inf),
-            model=model,
-        )
-
-    def _load_record_vectors(self, key: tuple[str, str]) -> ScopeVectors | None:
-        rows = self._rows(q.SCOPE_VECTORS, key)
-        vectors: ScopeVectors | None = None
-        if rows:
-            model = rows[0]["model"]
-            rows = [r for r in rows if r["model"] == model]
-            matrix = np.frombuffer(b"".join(r["vec"] for r in rows), dtype=np.float16)
-            vectors = ScopeVectors(
-                ids=tuple(r["id"] for r in rows),
-                matrix=matrix.reshape(len(rows), -1).astype(np.float32),
-                active=np.array([r["status"] == "active" for r in rows], dtype=np.bool_),
-                valid_from=np.array([r["valid_from"] for r in rows], dtype=np.float64),
-                valid_until=np.array(
-                    [math.inf if r["valid_until"] is None else r["valid_until"] for r in rows],
-                    dtype=np.float64,
-                ),
-                model=model,
-            )
-        return vectors
-
-    def record_vectors(
-        self, tenant: str, ids: Sequence[str], model: str
-    ) -> dict[str, npt.NDArray[np.float32]]:
-        """The stored vectors (made by `model`) of some records."""
-        out: dict[str, npt.NDArray[np.float32]] = {}
-        for chunk in _chunks(list(ids), 500):
-            marks = ",".join("?" * len(chunk))
-            for r in self._rows(q.VECTORS_FOR.format(marks=marks), (tenant, model, *chunk)):
-                out[r["id"]] = np.frombuffer(r["vec"], dtype=np.float16).astype(np.float32)
-        return out
-
-    # -- deletion ------------------------------------------------------------------
-
-    def forget_record(self, tenant: str, record_id: str, now: datetime) -> ForgetReport:
-        """Erase one record from every surface, leave a tombstone, verify by reading."""
-        with self._tx() as db:
-            row = db.execute(q.RECORD_ROW, (tenant, record_id)).fetchone()
-            if row is None:
-                return ForgetReport(deleted={}, verified=False)
-            rowid, actor, kind = row
-            n = _erase_record_rows(db, [rowid])
-            db.execute(q.TOMBSTONE, (tenant, "record", record_id, to_db(now)))
-            sources = [r[0] for r in db.execute(q.RECORD_EVENT_IDS, (tenant, record_id))]
-            if kind == "summary":
-                sources = []  # a summary's sources are the range it covers, not its origin
-            for event_id in sources:
-                # the source event's text goes too, or recall would hand it back raw
-                db.execute(q.TOMBSTONE, (tenant, "event", event_id, to_db(now)))
-                seq = db.execute(q.EVENT_SEQ, (tenant, event_id)).fetchone()
-                if seq is not None:
-                    db.execute(q.DELETE_EVENTS_FTS.format(marks="?"), (seq[0],))
-                    db.execute(q.DELETE_EVENT_VECTOR, (seq[0],))
-                    meta = json.dumps({"forgotten": True})
-                    db.execute(q.ERASE_EVENT_TEXT, (meta, tenant, event_id))
-            n["event_texts"] = len(sources)
-            db.execute(q.DELETE_RECORD_EVENTS, (tenant, record_id))
-            db.execute(q.ERASE_HISTORY_TEXT, (tenant, record_id))
-            db.execute(
-                q.INSERT_HISTORY,
-                (tenant, record_id, "DELETE", to_db(now), None, "deleted", None, "forget", ""),
-            )
-            db.execute(q.BUMP_SCOPE, (tenant, actor))
-        self._drop_scope_vectors(tenant, actor)
-        remaining = self._verify_record(tenant, record_id, rowid, sources)
-        if self.vector_files is not None:
-            held = self.vector_files.holding(tenant, actor, {record_id, *sources})
-            remaining["vector_files"] = held
-        return ForgetReport(deleted=n, verified=not any(remaining.values()), remaining=remaining)
-
-    def forget_actor(self, tenant: str, actor: str, now: datetime) -> ForgetReport:
-        """Erase every record, event, job and index entry of one actor; verify."""
-        with self._tx() as db:
-            rowids = [r[0] for r in db.execute(q.ACTOR_RECORD_ROWIDS, (tenant, actor))]
-            ids = [r[0] for r in db.execute(q.ACTOR_RECORD_IDS, (tenant, actor))]
-            counts = _erase_record_rows(db, rowids)
-            for chunk in _chunks(ids, 500):
-                marks = ",".join("?" * len(chunk))
-                db.execute(q.ERASE_HISTORY_TEXT_MANY.format(marks=marks), (tenant, *chunk))
-                db.execute(q.DELETE_RECORD_EVENTS_MANY.format(marks=marks), (tenant, *chunk))
-            seqs = [r[0] for r in db.execute(q.ACTOR_EVENT_SEQS, (tenant, actor))]
-            for chunk in _chunks(seqs, 500):
-                marks = ",".join("?" * len(chunk))
-                db.execute(q.DELETE_EVENTS_FTS.format(marks=marks), chunk)
-            event_ids = [r[0] for r in db.execute(q.ACTOR_EVENT_IDS, (tenant, actor))]
-            for chunk in _chunks(event_ids, 500):
-                marks = ",".join("?" * len(chunk))
-                db.execute(q.DELETE_JOBS_FOR.format(marks=marks), (tenant, *chunk))
-            counts["event_vectors"] = db.execute(
-                q.DELETE_EVENT_VECTORS_ACTOR, (tenant, actor)
-            ).rowcount
-            # the actor's tombstone covers every event it had (see `_covered`), so an id
-            # reused after a fresh start is not blocked by a record-level tombstone
-            db.execute(q.DELETE_EVENT_TOMBSTONES_OF, (tenant, tenant, actor))
-            counts["events"] = db.execute(q.DELETE_ACTOR_EVENTS, (tenant, actor)).rowcount
-            counts["requests"] = db.execute(q.DELETE_ACTOR_REQUESTS, (tenant, actor)).rowcount
-            from remem.thread.sqlite import erase_actor_rows  # it imports this module
-
-            counts.update(erase_actor_rows(db, tenant, actor))
-            db.execute(q.ACTOR_TOMBSTONE, (tenant, actor, to_db(now)))
-            db.execute(q.BUMP_SCOPE, (tenant, actor))
-        self._drop_scope_vectors(tenant, actor)
-        remaining = self._verify_actor(tenant, actor)
-        if self.vector_files is not None:
-            remaining["vector_files"] = self.vector_files.holding(tenant, actor)
-        return ForgetReport(
-            deleted=counts, verified=not any(remaining.values()), remaining=remaining
-        )
-
-    def scrub_files(self, vacuum: bool = False) -> dict[str, int]:
-        """Make finished erasures reach the file: merge the full-text indexes, empty the WAL.
-
-        FTS5 keeps a deleted row's terms in its index segments until they are
-        merged, so both indexes are merged into one segment each ('optimize');
-        the pages that held the old segments are freed and, under
-        `secure_delete`, zeroed. The WAL holds the pages as they were before
-        the erasure until a checkpoint copies the new ones into the file and
-        truncates it. A reader in another connection (another process) can
-        hold the WAL open: the checkpoint waits up to `CHECKPOINT_WAIT_MS` for
-        it, and what it could not copy is returned as `wal_frames` (0 when
-        clean). `vacuum` is for PostgreSQL; SQLite needs no VACUUM for this.
-        """
-        with self._tx() as db:
-            for table in ("records_fts", "events_fts"):
-                db.execute(q.FTS_OPTIMIZE.format(table=table))
-        if self.path == ":memory:":
-            return {"wal_frames": 0}
-        with self._lock:
-            self._db.execute(f"PRAGMA busy_timeout = {CHECKPOINT_WAIT_MS}")
-            try:
-                busy, frames, copied = self._db.execute(q.WAL_TRUNCATE).fetchone()
-            finally:
-                self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        return {"wal_frames": max(int(frames) - int(copied), 1) if busy else 0}
-
-    def record_deletion(
-        self,
-        tenant: str,
-        target: str,
-        key: str,
-        report: ForgetReport | None,
-        error: str | None,
-        now: datetime,
-        attempts: int = 1,
-    ) -> int:
-        """Log a deletion job with its outcome; return its id."""
-        status = "done" if report is not None and report.verified else "failed"
-        result = {} if report is None else report.outcome()
-        with self._tx() as db:
-            cur = db.execute(q.INSERT_DELETION, (tenant, target, key, to_db(now), to_db(now)))
-            job_id = int(cur.lastrowid or 0)
-            db.execute(
-                q.FINISH_DELETION, (status, attempts, json.dumps(result), error, to_db(now), job_id)
-            )
-        return job_id
-
-    def deletions(self, tenant: str, limit: int = 100) -> list[dict[str, Any]]:
-        """The tenant's deletion jobs, newest first."""
-        return [
-            {
-                "id": r["id"],
-                "target": r["target"],
-                "key": r["key"],
-                "status": r["status"],
-                "attempts": r["attempts"],
-                "result": json.loads(r["result"]),
-                "last_error": r["last_error"],
-                "created_at": r["created_at"],
-            }
-            for r in self._rows(q.LIST_DELETIONS, (tenant, limit))
-        ]
-
-    def is_tombstoned(self, tenant: str, actor: str, event_ids: Sequence[str]) -> bool:
-        """Whether work from these events would recreate what was erased; see `Store`."""
-        with self._lock:
-            return _covered(self._db, tenant, actor, event_ids)
-
-    def erased_at(self, tenant: str, actor: str) -> datetime | None:
-        """When the actor was last erased, or None."""
-        rows = self._rows(q.ACTOR_ERASED_AT, (tenant, actor))
-        return from_db(rows[0][0]) if rows else None
-
-    def _verify_record(
-        self, tenant: str, record_id: str, rowid: int, sources: list[str]
-    ) -> dict[str, int]:
-        marks = ",".join("?" * len(sources)) or "NULL"
-        return {
-            "event_texts": int(
-                self._rows(q.EVENTS_WITH_TEXT.format(marks=marks), (tenant, *sources))[0][0]
-            ),
-            "event_vectors": int(
-                self._rows(q.EVENT_VECTORS_FOR.format(marks=marks), (tenant, *sources))[0][0]
-            ),
-            "records": len(self._rows(q.GET_RECORD, (tenant, record_id))),
-            "vectors": len(self._rows(q.VECTOR_BY_ROWID, (rowid,))),
-            "fulltext": len(self._rows(q.FTS_BY_ROWID, (rowid,))),
-            "history_text": len(self._rows(q.HISTORY_WITH_TEXT, (tenant, record_id))),
-        }
-
-    def _verify_actor(self, tenant: str, actor: str) -> dict[str, int]:
-        from remem.thread.sqlite import count_actor_rows  # it imports this module
-
-        token = scope_token(tenant, actor)
-        return {
-            **count_actor_rows(self, tenant, actor),
-            "records": int(self._rows(q.COUNT_ACTOR_RECORDS, (tenant, actor))[0][0]),
-            "vectors": int(self._rows(q.COUNT_ACTOR_VECTORS, (tenant, actor))[0][0]),
-            "event_vectors": int(self._rows(q.COUNT_ACTOR_EVENT_VECTORS, (tenant, actor))[0][0]),
-            "events": int(self._rows(q.COUNT_ACTOR_EVENTS, (tenant, actor))[0][0]),
-            "fulltext": int(self._rows(q.COUNT_FTS_SCOPE, (f"scope:{token}",))[0][0])
-            + int(self._rows(q.COUNT_EVENT_FTS_SCOPE, (f"scope:{token}",))[0][0]),
-        }
 
     @contextmanager
     def bulk_load(self) -> Iterator[None]:
@@ -834,31 +461,13 @@ class SQLiteStore(SQLiteJobs, SQLiteKeys):
 # -- helpers ----------------------------------------------------------------------
 
 
-def _covered(db: sqlite3.Connection, tenant: str, actor: str, event_ids: Sequence[str]) -> bool:
-    """Whether a tombstone covers any of these events: it was a forgotten record's source,
-    or the actor was erased and the event is gone, so it arrived before the erasure
-    (an actor's erasure deletes every event it had; later ones are a fresh start)."""
-    ids = sorted(set(event_ids))
-    for chunk in _chunks(ids, 500):
-        marks = ",".join("?" * len(chunk))
-        if db.execute(q.EVENT_TOMBSTONED.format(marks=marks), (tenant, *chunk)).fetchone():
-            return True
-    if not ids or not db.execute(q.ACTOR_ERASED_AT, (tenant, actor)).fetchone():
-        return False
-    stored = 0
-    for chunk in _chunks(ids, 500):
-        marks = ",".join("?" * len(chunk))
-        sql = q.COUNT_STORED_EVENTS.format(marks=marks)
-        stored += int(db.execute(sql, (tenant, actor, *chunk)).fetchone()[0])
-    return stored < len(ids)
-
-
 def _from_erased_work(db: sqlite3.Connection, write: Write) -> bool:
     """Whether a consolidation step comes from work an erasure overtook: its jobs were
     deleted with their events, or a record it adds came from covered events."""
-    for chunk in _chunks(list(set(write.done_jobs)), 500):
+    for chunk in chunks(list(set(write.done_jobs)), 500):
         marks = ",".join("?" * len(chunk))
-        found = int(db.execute(q.COUNT_JOBS.format(marks=marks), chunk).fetchone()[0])
+        sql = q.COUNT_JOBS.format(marks=marks)
+        found = int(db.execute(sql, (write.tenant, *chunk)).fetchone()[0])
         if found < len(chunk):
             return True
     return any(
@@ -866,32 +475,6 @@ def _from_erased_work(db: sqlite3.Connection, write: Write) -> bool:
         for rec in write.inserts
         if rec.source.event_ids
     )
-
-
-def _erase_record_rows(db: sqlite3.Connection, rowids: list[int]) -> dict[str, int]:
-    counts = {"records": 0, "vectors": 0, "fulltext": 0}
-    for chunk in _chunks(rowids, 500):
-        marks = ",".join("?" * len(chunk))
-        counts["vectors"] += db.execute(q.DELETE_VECTORS.format(marks=marks), chunk).rowcount
-        counts["fulltext"] += db.execute(q.DELETE_RECORDS_FTS.format(marks=marks), chunk).rowcount
-        counts["records"] += db.execute(q.DELETE_RECORDS.format(marks=marks), chunk).rowcount
-    return counts
-
-
-@contextmanager
-def _translated() -> Iterator[None]:
-    """Driver errors of an operation as remem's, which may reach an HTTP or MCP client:
-    they say what happened, never the file's path or the driver's text (logged)."""
-    try:
-        yield
-    except UnicodeEncodeError:
-        raise InvalidInput(
-            "a text value is not valid Unicode (it holds a lone surrogate such as \\ud800); "
-            "nothing was stored"
-        ) from None
-    except sqlite3.Error as exc:
-        log.warning("SQLite: %s: %s", type(exc).__name__, exc)
-        raise StoreError("the SQLite database refused the operation; the log says why") from exc
 
 
 def _set_wal(db: sqlite3.Connection) -> None:
@@ -904,23 +487,6 @@ def _set_wal(db: sqlite3.Connection) -> None:
             if "locked" not in str(exc) or attempt == 49:
                 raise
             time.sleep(0.02 * (attempt + 1))
-
-
-def _split_sql(script: str) -> list[str]:
-    """Split a migration into statements (our SQL has no `--` or `;` in literals)."""
-    lines = [ln.split("--", 1)[0] for ln in script.splitlines()]
-    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
-
-
-def _chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
-    for i in range(0, len(items), size):
-        yield items[i : i + size]
-
-
-def _utcnow() -> datetime:
-    from remem.timeutil import utcnow
-
-    return utcnow()
 
 
 def _event(r: Any) -> Event:

@@ -17,13 +17,14 @@ from typing import Any
 
 from remem.model import Job, JobInfo, LLMCall
 from remem.store import sqlite_sql as q
-from remem.store.base import RequestEntry
+from remem.store.base import Clock, RequestEntry
 from remem.timeutil import parse_time, to_db
-from remem.timeutil import utcnow as _utcnow
 
 
 class SQLiteJobs:
     """Job, ledger and model-call methods; `SQLiteStore` supplies the connection."""
+
+    _clock: Clock
 
     def _tx(self) -> AbstractContextManager[sqlite3.Connection]:
         raise NotImplementedError
@@ -130,14 +131,14 @@ class SQLiteJobs:
         marks = ",".join("?" * len(statuses))
         with self._tx() as db:
             cur = db.execute(
-                q.RETRY_JOBS.format(marks=marks), (to_db(_utcnow()), tenant, *statuses)
+                q.RETRY_JOBS.format(marks=marks), (to_db(self._clock()), tenant, *statuses)
             )
             return int(cur.rowcount)
 
     def requeue_job(self, tenant: str, event_id: str, strategy: str) -> bool:
         """Run one (event, strategy) job again; see `Store.requeue_job`."""
         with self._tx() as db:
-            cur = db.execute(q.REQUEUE_JOB, (to_db(_utcnow()), tenant, event_id, strategy))
+            cur = db.execute(q.REQUEUE_JOB, (to_db(self._clock()), tenant, event_id, strategy))
             return cur.rowcount > 0
 
     def claim_request(
@@ -151,7 +152,7 @@ class SQLiteJobs:
         lease_seconds: float,
     ) -> RequestEntry:
         """Claim a request id for `token`; see `Store.claim_request`."""
-        now = _utcnow()
+        now = self._clock()
         until = to_db(now + timedelta(seconds=lease_seconds))
         key = (tenant, actor, request_id)
         with self._tx() as db:  # BEGIN IMMEDIATE: one claimant at a time, across processes
@@ -183,7 +184,7 @@ class SQLiteJobs:
         """Log language-model calls (never a prompt, an answer or a key)."""
         if not calls:
             return
-        now = to_db(_utcnow())
+        now = to_db(self._clock())
         with self._tx() as db:
             db.executemany(
                 q.INSERT_LLM_CALL,

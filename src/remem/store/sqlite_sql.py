@@ -2,44 +2,34 @@
 
 from __future__ import annotations
 
-import re
+import hashlib
+from collections.abc import Sequence
 from typing import Any
 
 from remem.store.base import Scope
-
-WORD = re.compile(r"[^\W_]+", re.UNICODE)
-
-# Function words match nearly every record and only add noise to an OR-query.
-STOPWORDS = frozenset(
-    """a about after again all am an and any are as at be been before being but by can could
-    did do does doing don for from had has have having he her here hers him his how i i'm if
-    in into is it its it's just me more most my no nor not of off on once only or other our
-    ours out over own s same she should so some such t than that the their theirs them then
-    there these they this those through to too under until up very was we were what when where
-    which while who whom why will with would you your yours""".split()
-)
+from remem.store.text import STOPWORDS as STOPWORDS  # re-exported: once, in `remem.store.text`
+from remem.store.text import WORD as WORD
+from remem.store.text import like_prefix
+from remem.store.text import words as words
 
 
-def words(text: str, limit: int = 32) -> list[str]:
-    """The lower-cased content words of a query, deduplicated, at most `limit`.
-
-    Function words are dropped unless the query has nothing else.
-    """
-    found = WORD.findall(text.lower())
-    content = [w for w in found if w not in STOPWORDS] or found
-    seen: dict[str, None] = {}
-    for w in content:
-        if w not in seen:
-            seen[w] = None
-        if len(seen) >= limit:
-            break
-    return list(seen)
+def scope_token(tenant: str, actor: str) -> str:
+    """The full-text token that names one (tenant, actor) scope (22 characters)."""
+    digest = hashlib.blake2b(f"{tenant}\x00{actor}".encode(), digest_size=10).hexdigest()
+    return f"zs{digest}"
 
 
-def like_prefix(prefix: str) -> str:
-    """A LIKE pattern matching strings that start with `prefix`, wildcards escaped."""
-    escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return escaped + "%"
+def scoped_text(token: str, text: str) -> str:
+    """Text as the full-text index holds it: every word prefixed by the scope token."""
+    return " ".join(token + w for w in WORD.findall(text.lower()))
+
+
+def fts_query(token: str, text: str) -> str | None:
+    """A safe FTS5 OR-query of the content words of `text` inside one scope, or None."""
+    found = words(text)
+    if not found:
+        return None
+    return " OR ".join(f'"{token}{w}"' for w in found)
 
 
 def _scope_sql(scope: Scope, alias: str = "") -> tuple[str, list[Any]]:
@@ -131,7 +121,7 @@ RETURNING status
 """
 DONE_JOB = """
 UPDATE jobs SET status = 'done', lease_until = NULL, run_after = NULL, updated_at = ?
-WHERE id = ?
+WHERE tenant = ? AND id = ?
 """
 COUNT_PENDING = "SELECT count(*) FROM jobs WHERE status IN ('pending', 'running')"
 COUNT_PENDING_TENANT = (
@@ -193,7 +183,6 @@ SELECT {REQUEST_COLUMNS} FROM api_requests
 WHERE tenant = ? AND target = ? AND request_id = ? AND outcome IS NOT NULL
 ORDER BY created_at LIMIT 1
 """
-DELETE_ACTOR_REQUESTS = "DELETE FROM api_requests WHERE tenant = ? AND actor = ?"
 # API keys (`remem.store.sqlite_keys`): a key is found by the hash of its secret
 KEY_COLUMNS = "id, tenant, actor, role, created_at, revoked_at"
 INSERT_KEY = """
@@ -240,11 +229,11 @@ CLOSE_VECTOR = """
 UPDATE record_vectors SET status = ?, valid_until = COALESCE(?, valid_until)
 WHERE record_rowid = ?
 """
-RECORD_SCOPE = "SELECT tenant, actor, rowid FROM records WHERE id = ?"
+RECORD_SCOPE = "SELECT tenant, actor, rowid FROM records WHERE +tenant = ? AND id = ?"
 CLOSE_RECORD = """
 UPDATE records SET status = ?, valid_until = COALESCE(?, valid_until),
     superseded_by = COALESCE(?, superseded_by), updated_at = ?
-WHERE id = ?
+WHERE +tenant = ? AND id = ?
 """
 INSERT_HISTORY = """
 INSERT INTO history (tenant, record_id, action, at, text, status, related_id, reason, by_whom)
@@ -291,13 +280,9 @@ SELECT r.id, v.vec FROM record_vectors v JOIN records r ON r.rowid = v.record_ro
 WHERE +r.tenant = ? AND v.model = ? AND r.id IN ({marks})
 """
 
-RECORD_ROW = "SELECT rowid, actor, kind FROM records WHERE +tenant = ? AND id = ?"
 DELETE_VECTORS = "DELETE FROM record_vectors WHERE record_rowid IN ({marks})"
 DELETE_RECORDS_FTS = "DELETE FROM records_fts WHERE rowid IN ({marks})"
 DELETE_RECORDS = "DELETE FROM records WHERE rowid IN ({marks})"
-TOMBSTONE = """
-INSERT INTO tombstones (tenant, kind, key, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING
-"""
 EVENT_TOMBSTONED = (
     "SELECT 1 FROM tombstones WHERE tenant = ? AND kind = 'event' AND key IN ({marks}) LIMIT 1"
 )
@@ -305,38 +290,19 @@ ACTOR_ERASED_AT = (
     "SELECT created_at FROM tombstones WHERE tenant = ? AND kind = 'actor' AND key = ?"
 )
 # a second erasure of the actor moves its tombstone's time to the newest one
-ACTOR_TOMBSTONE = """
-INSERT INTO tombstones (tenant, kind, key, created_at) VALUES (?, 'actor', ?, ?)
-ON CONFLICT DO UPDATE SET created_at = excluded.created_at
-"""
-DELETE_EVENT_TOMBSTONES_OF = """
-DELETE FROM tombstones WHERE tenant = ? AND kind = 'event'
-AND key IN (SELECT id FROM events WHERE tenant = ? AND actor = ?)
-"""
 COUNT_STORED_EVENTS = (
     "SELECT count(DISTINCT id) FROM events WHERE tenant = ? AND actor = ? AND id IN ({marks})"
 )
-COUNT_JOBS = "SELECT count(*) FROM jobs WHERE id IN ({marks})"
-RECORD_EVENT_IDS = "SELECT event_id FROM record_events WHERE tenant = ? AND record_id = ?"
-DELETE_RECORD_EVENTS = "DELETE FROM record_events WHERE tenant = ? AND record_id = ?"
-DELETE_RECORD_EVENTS_MANY = "DELETE FROM record_events WHERE tenant = ? AND record_id IN ({marks})"
-ERASE_HISTORY_TEXT = "UPDATE history SET text = NULL WHERE tenant = ? AND record_id = ?"
-ERASE_HISTORY_TEXT_MANY = (
-    "UPDATE history SET text = NULL WHERE tenant = ? AND record_id IN ({marks})"
-)
+COUNT_JOBS = "SELECT count(*) FROM jobs WHERE +tenant = ? AND id IN ({marks})"
 HISTORY_WITH_TEXT = "SELECT 1 FROM history WHERE tenant = ? AND record_id = ? AND text IS NOT NULL"
 VECTOR_BY_ROWID = "SELECT 1 FROM record_vectors WHERE record_rowid = ?"
 FTS_BY_ROWID = "SELECT 1 FROM records_fts WHERE rowid = ?"
-ACTOR_RECORD_ROWIDS = "SELECT rowid FROM records WHERE tenant = ? AND actor = ?"
-ACTOR_RECORD_IDS = "SELECT id FROM records WHERE tenant = ? AND actor = ?"
 ACTOR_EVENT_SEQS = "SELECT seq FROM events WHERE tenant = ? AND actor = ?"
-ACTOR_EVENT_IDS = "SELECT id FROM events WHERE tenant = ? AND actor = ?"
 # merges a full-text index into one segment, dropping the terms of deleted rows
 FTS_OPTIMIZE = "INSERT INTO {table} ({table}) VALUES ('optimize')"
 # copies the WAL into the file and truncates it; waits for readers (busy_timeout)
 WAL_TRUNCATE = "PRAGMA wal_checkpoint(TRUNCATE)"
 DELETE_EVENTS_FTS = "DELETE FROM events_fts WHERE rowid IN ({marks})"
-DELETE_JOBS_FOR = "DELETE FROM jobs WHERE tenant = ? AND event_id IN ({marks})"
 DELETE_ACTOR_EVENTS = "DELETE FROM events WHERE tenant = ? AND actor = ?"
 COUNT_ACTOR_RECORDS = "SELECT count(*) FROM records WHERE tenant = ? AND actor = ?"
 COUNT_ACTOR_VECTORS = "SELECT count(*) FROM record_vectors WHERE tenant = ? AND actor = ?"
@@ -356,15 +322,6 @@ STATS = {
 ERASE_EVENT_TEXT = "UPDATE events SET text = '', metadata = ? WHERE tenant = ? AND id = ?"
 EVENT_SEQ = "SELECT seq FROM events WHERE tenant = ? AND id = ?"
 EVENTS_WITH_TEXT = "SELECT count(*) FROM events WHERE tenant = ? AND text != '' AND id IN ({marks})"
-INSERT_DELETION = """
-INSERT INTO deletions (tenant, target, key, status, created_at, updated_at)
-VALUES (?, ?, ?, 'pending', ?, ?)
-"""
-FINISH_DELETION = """
-UPDATE deletions SET status = ?, attempts = ?, result = ?, last_error = ?,
-    updated_at = ?
-WHERE id = ?
-"""
 LIST_DELETIONS = "SELECT * FROM deletions WHERE tenant = ? ORDER BY id DESC LIMIT ?"
 
 INSERT_EVENT_VECTOR = """
@@ -374,7 +331,6 @@ SELECT seq, id, tenant, actor, ?, ?, ? FROM events WHERE tenant = ? AND id = ?
 SCOPE_EVENT_VECTORS = """
 SELECT id, time, model, vec FROM event_vectors WHERE tenant = ? AND actor = ? ORDER BY event_seq
 """
-DELETE_EVENT_VECTORS_ACTOR = "DELETE FROM event_vectors WHERE tenant = ? AND actor = ?"
 DELETE_EVENT_VECTOR = "DELETE FROM event_vectors WHERE event_seq = ?"
 COUNT_ACTOR_EVENT_VECTORS = "SELECT count(*) FROM event_vectors WHERE tenant = ? AND actor = ?"
 RECORD_STATUS_BY_EVENT = """
@@ -384,20 +340,86 @@ WHERE re.tenant = ? AND re.event_id IN ({marks}) AND r.kind <> 'summary'
 EVENT_PLACES = (
     "SELECT id, actor, session, time, seq FROM events WHERE tenant = ? AND id IN ({marks})"
 )
+# one event's neighbours; `{i}` names its parameters (id, actor, session, time, seq) apart
+# from the other events' in one statement; `tenant` and `reach` are shared
 _NEAR_ONE = """
 SELECT * FROM (
-    SELECT ? AS near_of, -1 AS side, * FROM events WHERE tenant = ? AND actor = ? AND session = ?
-        AND (time < ? OR (time = ? AND seq < ?)) ORDER BY time DESC, seq DESC LIMIT ?
+    SELECT :id{i} AS near_of, -1 AS side, * FROM events
+    WHERE tenant = :tenant AND actor = :actor{i} AND session = :session{i}
+        AND (time < :time{i} OR (time = :time{i} AND seq < :seq{i}))
+    ORDER BY time DESC, seq DESC LIMIT :reach
 ) UNION ALL SELECT * FROM (
-    SELECT ? AS near_of, 1 AS side, * FROM events WHERE tenant = ? AND actor = ? AND session = ?
-        AND (time > ? OR (time = ? AND seq > ?)) ORDER BY time, seq LIMIT ?
+    SELECT :id{i} AS near_of, 1 AS side, * FROM events
+    WHERE tenant = :tenant AND actor = :actor{i} AND session = :session{i}
+        AND (time > :time{i} OR (time = :time{i} AND seq > :seq{i}))
+    ORDER BY time, seq LIMIT :reach
 )"""
 
 
 def events_near(count: int) -> str:
-    """The events around `count` events, one UNION ALL part per event and side; each
-    part takes (id, tenant, actor, session, time, time, seq, reach), twice."""
-    return "\nUNION ALL\n".join([_NEAR_ONE] * count)
+    """The events around `count` events, one UNION ALL part per event and side, with named
+    parameters: `tenant`, `reach`, and per event i `id{i}`, `actor{i}`, `session{i}`,
+    `time{i}`, `seq{i}` (see `events_near_params`)."""
+    return "\nUNION ALL\n".join(_NEAR_ONE.format(i=i) for i in range(count))
+
+
+def events_near_params(tenant: str, reach: int, places: Sequence[Any]) -> dict[str, Any]:
+    """The parameters of `events_near(len(places))` for these rows of `EVENT_PLACES`."""
+    params: dict[str, Any] = {"tenant": tenant, "reach": reach}
+    for i, r in enumerate(places):
+        for column in ("id", "actor", "session", "time", "seq"):
+            params[f"{column}{i}"] = r[column]
+    return params
 
 
 EVENT_VECTORS_FOR = "SELECT count(*) FROM event_vectors WHERE tenant = ? AND id IN ({marks})"
+
+# thread state's tables (`remem.thread`): erased and counted with the rest of an actor
+FORGET_CHECKPOINTS = "DELETE FROM checkpoints WHERE tenant = ? AND actor = ?"
+FORGET_TOOL_CALLS = "DELETE FROM tool_calls WHERE tenant = ? AND actor = ?"
+COUNT_ACTOR_CHECKPOINTS = "SELECT count(*) AS n FROM checkpoints WHERE tenant = ? AND actor = ?"
+COUNT_ACTOR_TOOL_CALLS = "SELECT count(*) AS n FROM tool_calls WHERE tenant = ? AND actor = ?"
+
+# -- the erasure flows of `remem.store.erasure` (named parameters) --------------------------
+
+RECORD_FOR_ERASURE = (
+    "SELECT rowid AS key, id, actor, kind FROM records WHERE +tenant = :tenant AND id = :record_id"
+)
+RECORDS_OF_ACTOR = (
+    "SELECT rowid AS key, id, actor, kind FROM records WHERE tenant = :tenant AND actor = :actor"
+)
+FORGET_ACTOR_JOBS = """
+DELETE FROM jobs WHERE tenant = :tenant
+AND event_id IN (SELECT id FROM events WHERE tenant = :tenant AND actor = :actor)
+"""
+FORGET_ACTOR_EVENT_VECTORS = "DELETE FROM event_vectors WHERE tenant = :tenant AND actor = :actor"
+LIFT_EVENT_TOMBSTONES = """
+DELETE FROM tombstones WHERE tenant = :tenant AND kind = 'event'
+AND key IN (SELECT id FROM events WHERE tenant = :tenant AND actor = :actor)
+"""
+FORGET_ACTOR_REQUESTS = "DELETE FROM api_requests WHERE tenant = :tenant AND actor = :actor"
+ACTOR_TOMBSTONE_AT = """
+INSERT INTO tombstones (tenant, kind, key, created_at) VALUES (:tenant, 'actor', :actor, :at)
+ON CONFLICT DO UPDATE SET created_at = excluded.created_at
+"""
+TOMBSTONE_KEY = """
+INSERT INTO tombstones (tenant, kind, key, created_at) VALUES (:tenant, :kind, :key, :at)
+ON CONFLICT DO NOTHING
+"""
+SOURCE_EVENT_IDS = (
+    "SELECT event_id FROM record_events WHERE tenant = :tenant AND record_id = :record_id"
+)
+FORGET_RECORD_LINKS = "DELETE FROM record_events WHERE tenant = :tenant AND record_id IN ({keys})"
+FORGET_HISTORY_TEXT = (
+    "UPDATE history SET text = NULL WHERE tenant = :tenant AND record_id IN ({keys})"
+)
+HISTORY_DELETED = """
+INSERT INTO history (tenant, record_id, action, at, text, status, related_id, reason, by_whom)
+VALUES (:tenant, :record_id, 'DELETE', :at, NULL, 'deleted', NULL, 'forget', '')
+"""
+LOG_DELETION = """
+INSERT INTO deletions (tenant, target, key, status, attempts, result, last_error,
+    created_at, updated_at)
+VALUES (:tenant, :target, :key, :status, :attempts, :result, :error, :at, :at)
+RETURNING id
+"""

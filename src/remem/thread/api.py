@@ -29,7 +29,7 @@ from remem.deps import HasDeps
 from remem.errors import InvalidInput, NotFound, RefusedContent, StoreError
 from remem.policy.dataclasses import refusal_reason, secret_kinds
 from remem.policy.scope import check_name
-from remem.store.sqlite import SQLiteStore
+from remem.thread.backends import thread_state
 from remem.thread.base import ThreadStore
 from remem.thread.checkpoints import (
     MAX_PAYLOAD_BYTES,
@@ -42,7 +42,6 @@ from remem.thread.checkpoints import (
     check_key,
     encode_json,
 )
-from remem.thread.sqlite import SQLiteThreadStore
 
 if TYPE_CHECKING:
     from remem.store.base import Store
@@ -227,17 +226,7 @@ def _thread(mem: HasDeps) -> ThreadStore:
 
 def _thread_store(store: Store) -> ThreadStore | None:
     """The thread state of `store`'s backend, or None when that backend keeps none."""
-    if isinstance(store, SQLiteStore):
-        return SQLiteThreadStore(store)
-    try:  # only with the postgres extra; a store of that kind cannot exist without it
-        from remem.store.postgres import PostgresStore
-    except ImportError:
-        return None
-    if isinstance(store, PostgresStore):
-        from remem.thread.postgres import PostgresThreadStore
-
-        return PostgresThreadStore(store)
-    return None
+    return thread_state(store)
 
 
 def _refuse_secrets(what: str, value: object, limit: int) -> None:

@@ -28,7 +28,9 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, ClassVar, Protocol
 
-from remem.errors import ConflictError, NotFound
+from remem.errors import ConflictError, NotFound, StoreError
+from remem.store.backend import Row, Tx
+from remem.store.base import Store, ThreadHost
 from remem.thread.checkpoints import (
     MAX_PAYLOAD_BYTES,
     MAX_STATE_BYTES,
@@ -43,7 +45,7 @@ from remem.thread.checkpoints import (
     encode_json,
     retention_hold,
 )
-from remem.timeutil import parse_time, utcnow
+from remem.timeutil import parse_time
 
 BEGIN_TRIES = 3  # a begin whose conflicting row was released before it could be read
 
@@ -59,29 +61,6 @@ TOOL_CALL_COLUMNS = (
     "tenant, actor, workflow, idempotency_key, tool_call_id, status, attempts, request, "
     "result, started_at, completed_at, expires_at"
 )
-
-
-class Row(Protocol):
-    """A row read by column name: a `sqlite3.Row`, a psycopg dict row."""
-
-    def __getitem__(self, column: str, /) -> Any: ...
-
-
-class Result(Protocol):
-    """A cursor after one statement."""
-
-    @property
-    def rowcount(self) -> int: ...
-
-    def fetchone(self) -> Any: ...
-
-    def fetchall(self) -> Sequence[Row]: ...
-
-
-class Tx(Protocol):
-    """An open transaction: a `sqlite3.Connection`, a psycopg cursor."""
-
-    def execute(self, sql: str, params: Sequence[Any], /) -> Result: ...
 
 
 class ThreadSQL(Protocol):
@@ -113,26 +92,31 @@ class ThreadSQL(Protocol):
 class ThreadStore:
     """Checkpoints and tool calls in one store's database; what every backend does.
 
-    A backend sets `sql` and implements `_tx` and `_rows` on its store (and
-    `_at` if its driver does not take a datetime). Every operation is scoped by
-    (tenant, actor); `remem.thread.api` validates what the caller sent, and
-    this class only stores and reads it.
+    Runs on the role a store offers (`store.thread`, a `ThreadHost`: its
+    transactions, its reads, how its driver takes a time); a backend's subclass
+    sets only `sql`, its named statements. `thread_state(store)` picks the one
+    for a store. Every operation is scoped by (tenant, actor);
+    `remem.thread.api` validates what the caller sent, and this class only
+    stores and reads it.
     """
 
     sql: ClassVar[ThreadSQL]
 
+    def __init__(self, host: ThreadHost) -> None:
+        self._host = host
+        self.path = host.path
+
     def _tx(self, tenant: str | None) -> AbstractContextManager[Tx]:
         """One write transaction of `tenant` (None: of every tenant, for retention)."""
-        raise NotImplementedError
+        return self._host.tx(tenant)
 
     def _rows(self, tenant: str, sql: str, params: Sequence[Any]) -> Sequence[Row]:
         """The rows of one read, in its own transaction of `tenant`."""
-        raise NotImplementedError
+        return self._host.rows(tenant, sql, params)
 
-    @staticmethod
-    def _at(t: datetime | None) -> object:
+    def _at(self, t: datetime | None) -> object:
         """A time as the driver takes it."""
-        return t
+        return self._host.at(t)
 
     # -- checkpoints ------------------------------------------------------------------------
 
@@ -154,7 +138,7 @@ class ThreadStore:
         the stored version becomes one more. A stale writer gets
         `CheckpointConflict` naming the current version; nothing is written.
         """
-        q, at, expiry = self.sql, self._at(now or utcnow()), self._at(expires_at)
+        q, at, expiry = self.sql, self._at(now or self._host.clock()), self._at(expires_at)
         values = _state_params(state)
         key = (tenant, actor, workflow)
         with self._tx(tenant) as db:
@@ -203,7 +187,13 @@ class ThreadStore:
         """
         q, body = self.sql, encode_json("tool call request", request, MAX_PAYLOAD_BYTES)
         key = (tenant, actor, workflow, idempotency_key)
-        params = (*key, tool_call_id, body, self._at(now or utcnow()), self._at(expires_at))
+        params = (
+            *key,
+            tool_call_id,
+            body,
+            self._at(now or self._host.clock()),
+            self._at(expires_at),
+        )
         with self._tx(tenant) as db:
             for _ in range(BEGIN_TRIES):
                 if db.execute(q.INSERT_TOOL_CALL, params).rowcount == 1:
@@ -246,7 +236,7 @@ class ThreadStore:
         q, body = self.sql, encode_json("tool call result", result, MAX_PAYLOAD_BYTES)
         key = (tenant, actor, workflow, idempotency_key)
         with self._tx(tenant) as db:
-            params = (body, self._at(now or utcnow()), self._at(expires_at), *key)
+            params = (body, self._at(now or self._host.clock()), self._at(expires_at), *key)
             completed = db.execute(q.COMPLETE_TOOL_CALL, params).rowcount
             row = db.execute(q.GET_TOOL_CALL, key).fetchone()
             if row is None:
@@ -363,6 +353,17 @@ class ThreadStore:
             name: int(self._rows(tenant, sql, (tenant, actor))[0]["n"])
             for name, sql in counts.items()
         }
+
+
+def host_of(store: Store, dialect: str) -> ThreadHost:
+    """The thread role `store` offers, which must speak `dialect`; else `StoreError`."""
+    host = store.thread
+    if host is None or host.dialect != dialect:
+        raise StoreError(
+            f"thread state on {dialect} needs a {dialect} store; "
+            f"{type(store).__name__} offers {'none' if host is None else host.dialect}"
+        )
+    return host
 
 
 # -- the same messages and values on every backend ----------------------------------------

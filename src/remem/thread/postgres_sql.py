@@ -9,6 +9,7 @@ as SQLite orders it, so both backends list in the same order.
 
 from __future__ import annotations
 
+from remem.store import postgres_sql as store_sql
 from remem.thread.base import CHECKPOINT_COLUMNS, STATE_COLUMNS, TOOL_CALL_COLUMNS
 
 _KEY_CP = "tenant = %s AND actor = %s AND workflow = %s"
@@ -114,9 +115,9 @@ DELETE_EXPIRED_CALL = f"""
 DELETE FROM tool_calls WHERE {_KEY_TC} AND status = 'completed' AND expires_at <= %s
 """
 
-# -- erasure -------------------------------------------------------------------------------
+# -- erasure: the store erases and counts an actor's thread state with the rest of it ------
 
-FORGET_CHECKPOINTS = "DELETE FROM checkpoints WHERE tenant = %s AND actor = %s"
-FORGET_TOOL_CALLS = "DELETE FROM tool_calls WHERE tenant = %s AND actor = %s"
-COUNT_ACTOR_CHECKPOINTS = "SELECT count(*) AS n FROM checkpoints WHERE tenant = %s AND actor = %s"
-COUNT_ACTOR_TOOL_CALLS = "SELECT count(*) AS n FROM tool_calls WHERE tenant = %s AND actor = %s"
+FORGET_CHECKPOINTS = store_sql.FORGET_CHECKPOINTS
+FORGET_TOOL_CALLS = store_sql.FORGET_TOOL_CALLS
+COUNT_ACTOR_CHECKPOINTS = store_sql.COUNT_ACTOR_CHECKPOINTS
+COUNT_ACTOR_TOOL_CALLS = store_sql.COUNT_ACTOR_TOOL_CALLS

@@ -10,6 +10,7 @@ tenant, passes NULL for "all".
 
 from __future__ import annotations
 
+from remem.store import sqlite_sql as store_sql
 from remem.thread.base import CHECKPOINT_COLUMNS, STATE_COLUMNS, TOOL_CALL_COLUMNS
 
 _KEY_CP = "tenant = ? AND actor = ? AND workflow = ?"
@@ -104,9 +105,9 @@ DELETE_EXPIRED_CALL = f"""
 DELETE FROM tool_calls WHERE {_KEY_TC} AND status = 'completed' AND expires_at <= ?
 """
 
-# -- erasure -------------------------------------------------------------------------------
+# -- erasure: the store erases and counts an actor's thread state with the rest of it ------
 
-FORGET_CHECKPOINTS = "DELETE FROM checkpoints WHERE tenant = ? AND actor = ?"
-FORGET_TOOL_CALLS = "DELETE FROM tool_calls WHERE tenant = ? AND actor = ?"
-COUNT_ACTOR_CHECKPOINTS = "SELECT count(*) AS n FROM checkpoints WHERE tenant = ? AND actor = ?"
-COUNT_ACTOR_TOOL_CALLS = "SELECT count(*) AS n FROM tool_calls WHERE tenant = ? AND actor = ?"
+FORGET_CHECKPOINTS = store_sql.FORGET_CHECKPOINTS
+FORGET_TOOL_CALLS = store_sql.FORGET_TOOL_CALLS
+COUNT_ACTOR_CHECKPOINTS = store_sql.COUNT_ACTOR_CHECKPOINTS
+COUNT_ACTOR_TOOL_CALLS = store_sql.COUNT_ACTOR_TOOL_CALLS

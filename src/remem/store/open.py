@@ -1,0 +1,60 @@
+"""Backend choice: which store a database name opens.
+
+A PostgreSQL URL (`postgresql://...`, `postgres://...`) or libpq keyword DSN
+(`host=... dbname=...`) opens `PostgresStore` (with the postgres extra);
+`sqlite:///path` or a plain path opens `SQLiteStore`. `Memory.open`, the HTTP
+service, the MCP server and `remem keys` all open through `open_store`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from remem.errors import InvalidInput
+from remem.store.base import Clock, Store
+
+# a libpq keyword/value connection string, e.g. "host=/tmp dbname=remem user=app"
+_KEYWORD_DSN = re.compile(r"\s*(?:host|dbname|user|port|service)=\S*(?:\s+\w+=\S*)*\s*")
+
+
+def default_db_path() -> Path:
+    """Where `Memory.open()` and the CLI keep the database when none is named."""
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("remem")) / "remem.db"
+
+
+def open_store(
+    target: str | os.PathLike[str] | None = None, *, clock: Clock | None = None
+) -> Store:
+    """The store `target` names: a PostgreSQL URL or libpq DSN, `sqlite:///path`, or a path.
+
+    With no target: `$REMEM_DB`, else remem.db in the user data directory
+    (created). The one place a database name becomes a backend. `clock` stamps
+    what the store writes (default: UTC now).
+    """
+    raw = str(target) if target is not None else os.environ.get("REMEM_DB")
+    if not raw:
+        path = default_db_path()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        raw = str(path)
+    if is_server_url(raw):
+        try:
+            from remem.store.postgres import PostgresStore  # psycopg: the postgres extra
+        except ImportError:
+            raise InvalidInput(
+                "a PostgreSQL URL needs the postgres extra: pip install 'remem[postgres]'"
+            ) from None
+        return PostgresStore(raw, clock=clock)
+    from remem.store.sqlite import SQLiteStore  # not at import time: it loads numpy
+
+    return SQLiteStore(raw.removeprefix("sqlite:///"), clock=clock)
+
+
+def is_server_url(target: str) -> bool:
+    """Whether `target` names a database server (a PostgreSQL URL or libpq DSN), not a file."""
+    return target.startswith(("postgres://", "postgresql://")) or bool(
+        _KEYWORD_DSN.fullmatch(target)
+    )

@@ -1,0 +1,164 @@
+"""Erasure on the PostgreSQL store: what `RecordErasure` leaves to it, and erasing an actor.
+
+A mixin of `PostgresStore`. An erased record's full-text entry is a column of
+its row (and its words are rows of their own); a deleted row stays in the
+table's files as a dead tuple until VACUUM (`scrub_files(vacuum=True)`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import psycopg
+from psycopg import sql as pg_sql
+from psycopg.rows import DictRow
+from psycopg.types.json import Jsonb
+from psycopg_pool import ConnectionPool
+
+from remem.errors import RememError
+from remem.store import postgres_sql as q
+from remem.store.backend import Tx
+from remem.store.erasure import ErasureSQL, Found, RecordErasure
+from remem.store.postgres_rows import iso, value
+
+Cursor = psycopg.Cursor[DictRow]
+Query = str | pg_sql.Composed
+
+
+class PostgresErasure(RecordErasure):
+    """Erasure methods of `Store` on PostgreSQL; `PostgresStore` supplies the pool."""
+
+    erasure_sql: ClassVar[ErasureSQL] = q
+    _pool: ConnectionPool[psycopg.Connection[tuple[Any, ...]]]
+
+    if TYPE_CHECKING:
+
+        def _tx(self, tenant: str | None) -> AbstractContextManager[Cursor]: ...
+
+        def _rows(
+            self,
+            tenant: str | None,
+            sql: Query,
+            params: Sequence[Any] = (),
+            settings: Sequence[tuple[str, Sequence[Any]]] = (),
+        ) -> list[DictRow]: ...
+
+        def _translate(self, exc: psycopg.Error, *, opening: bool = False) -> RememError: ...
+
+    # `forget_record` and `record_deletion` are `RecordErasure`'s; these are its PostgreSQL
+    # parts (the row-level-security wall binds each transaction to the tenant)
+
+    def _erasure_tx(self, tenant: str) -> AbstractContextManager[Cursor]:
+        return self._tx(tenant)
+
+    def _at(self, t: datetime) -> object:
+        return t
+
+    def _json_param(self, value: dict[str, Any]) -> object:
+        return Jsonb(value)
+
+    def _erase_records(self, db: Tx, tenant: str, found: Sequence[Found]) -> dict[str, int]:
+        return _delete_records(db, tenant, [f.key for f in found])
+
+    def _erase_event_texts(self, db: Tx, tenant: str, event_ids: Sequence[str]) -> None:
+        # the event's tsvector is generated from its text, so it empties with it
+        for sql in (q.ERASE_EVENT_TEXT, q.DELETE_EVENT_TERMS, q.DELETE_EVENT_VECTORS):
+            db.execute(sql, (tenant, list(event_ids)))
+
+    def _verify_record(
+        self, tenant: str, record_id: str, found: Found, sources: Sequence[str]
+    ) -> dict[str, int]:
+        return self._record_left(tenant, record_id, list(sources))
+
+    def _erase_actor_indexes(self, db: Tx, tenant: str, actor: str) -> None:
+        for sql in q.DELETE_ACTOR_TERMS:  # at once, rather than cascading row by row
+            db.execute(sql, (tenant, actor))
+
+    def _erase_actor_events(self, db: Tx, tenant: str, actor: str) -> tuple[int, int]:
+        deleted = db.execute(q.DELETE_ACTOR_EVENTS, (tenant, actor)).fetchall()
+        return len(deleted), sum(1 for r in deleted if r["indexed"])
+
+    def scrub_files(self, vacuum: bool = False) -> dict[str, int]:
+        """With `vacuum`, VACUUM the tables an erasure touches; see `Store.scrub_files`.
+
+        A deleted row stays in its table's and indexes' files as a dead tuple
+        until VACUUM marks its space free for reuse (it does not overwrite the
+        bytes at once; new rows do, over time), and in the WAL until the server
+        recycles its segments; backups and replicas keep their copies. VACUUM
+        reads each whole table, so it is off unless asked for.
+        """
+        if not vacuum:
+            return {}
+        try:
+            with self._pool.connection() as conn:  # autocommit: VACUUM runs outside a block
+                for table in q.ERASED_TABLES:
+                    conn.execute(pg_sql.SQL("VACUUM {}").format(pg_sql.Identifier(table)))
+        except psycopg.Error as exc:
+            raise self._translate(exc) from exc
+        return {}
+
+    def deletions(self, tenant: str, limit: int = 100) -> list[dict[str, Any]]:
+        """The tenant's deletion jobs, newest first."""
+        rows = self._rows(tenant, q.LIST_DELETIONS, (tenant, limit))
+        return [{**r, "created_at": iso(r["created_at"])} for r in rows]
+
+    def is_tombstoned(self, tenant: str, actor: str, event_ids: Sequence[str]) -> bool:
+        """Whether work from these events would recreate what was erased; see `Store`."""
+        args = q.tombstoned_params(tenant, actor, list(event_ids))
+        return bool(self._rows(tenant, q.IS_TOMBSTONED, args))
+
+    def erased_at(self, tenant: str, actor: str) -> datetime | None:
+        """When the actor was last erased, or None."""
+        rows = self._rows(tenant, q.ACTOR_ERASED_AT, (tenant, actor))
+        return rows[0]["created_at"] if rows else None
+
+    def _record_left(self, tenant: str, record_id: str, sources: list[str]) -> dict[str, int]:
+        with self._tx(tenant) as cur:
+
+            def count(sql: str, params: Sequence[Any]) -> int:
+                return int(value(cur.execute(sql, params).fetchall()))
+
+            records = count(q.COUNT_RECORD, (tenant, record_id))
+            terms = count(q.COUNT_RECORD_TERMS, (tenant, record_id))
+            return {
+                "event_texts": count(q.EVENTS_WITH_TEXT, (tenant, sources)),
+                "event_vectors": count(q.COUNT_EVENT_VECTORS, (tenant, sources)),
+                "records": records,
+                "vectors": count(q.COUNT_RECORD_VECTORS, (tenant, record_id)),
+                # the tsvector is a column of the record's row; its words are rows too
+                "fulltext": records + terms + count(q.COUNT_EVENT_TERMS, (tenant, sources)),
+                "history_text": count(q.HISTORY_WITH_TEXT, (tenant, record_id)),
+            }
+
+    def _verify_actor(self, tenant: str, actor: str) -> dict[str, int]:
+        with self._tx(tenant) as cur:
+
+            def count(sql: str) -> int:
+                return int(value(cur.execute(sql, (tenant, actor)).fetchall()))
+
+            records = count(q.COUNT_ACTOR_RECORDS)
+            events = count(q.COUNT_ACTOR_EVENTS)
+            return {
+                "records": records,
+                "vectors": count(q.COUNT_ACTOR_VECTORS),
+                "event_vectors": count(q.COUNT_ACTOR_EVENT_VECTORS),
+                "events": events,
+                # tsvectors are columns of those rows; their words are rows too
+                "fulltext": records + events + sum(count(c) for c in q.COUNT_ACTOR_TERMS),
+                "requests": count(q.COUNT_ACTOR_REQUESTS),
+                "checkpoints": count(q.COUNT_ACTOR_CHECKPOINTS),
+                "tool_calls": count(q.COUNT_ACTOR_TOOL_CALLS),
+            }
+
+
+def _delete_records(cur: Tx, tenant: str, ids: list[str]) -> dict[str, int]:
+    vectors = cur.execute(q.DELETE_VECTORS, (tenant, ids)).rowcount
+    deleted = cur.execute(q.DELETE_RECORDS, (tenant, ids)).fetchall()
+    return {
+        "records": len(deleted),
+        "vectors": vectors,
+        "fulltext": sum(1 for r in deleted if r["indexed"]),
+    }

@@ -1,0 +1,266 @@
+"""Search on the PostgreSQL store: full-text ranks, and vectors exact or through HNSW.
+
+A mixin of `PostgresStore`. Vectors live in an untyped `vector` column (any
+dimension). A scope with few vectors of a model is searched exactly with
+cosine distance `<=>`; a larger one through an HNSW index that the store makes
+for each model and dimension the first time it writes (pgvector 0.8's
+iterative scan walks on until enough rows pass the scope filter), falling back
+to the exact scan when that finds too few. Words live in a generated
+`tsvector` column and, because row-level security keeps the planner off a GIN
+index, as (tenant, actor, term) rows under a btree; `ts_rank` ranks only the
+newest matches.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+import psycopg
+from psycopg import sql as pg_sql
+from psycopg.rows import DictRow
+
+from remem.errors import StoreError
+from remem.model import Event
+from remem.store import postgres_sql as q
+from remem.store.base import Hit, Scope
+from remem.store.postgres_rows import ALL_TENANTS, parse_vector, value
+
+Cursor = psycopg.Cursor[DictRow]
+Query = str | pg_sql.Composed
+log = logging.getLogger("remem.store.postgres")
+
+# How a scope's vectors of a model are searched: exactly, which costs about the
+# scope's size, or through the model's HNSW index filtered to the scope, which costs
+# about ef_search times (index size / scope size). They break even near a scope of
+# sqrt(HNSW_BREAK_EVEN * index size) vectors (measured on this machine: 5,000 of
+# 48,000); a scope of at most EXACT_SCAN_MIN vectors is always scanned exactly.
+EXACT_SCAN_MIN = 2000
+HNSW_BREAK_EVEN = 500
+HNSW_EF_SEARCH = 100  # candidates an HNSW search keeps (pgvector's default is 40)
+HNSW_MAX_DIMS = 4000  # pgvector cannot index a wider `halfvec` with HNSW
+INDEX_RECHECK_S = 30.0  # how long "this model has no index yet" is believed
+INDEX_RETRY_S = 600.0  # how long after a failed build it is tried again
+# maintenance_work_mem for an index built at the end of a bulk load: pgvector builds
+# the graph in memory while it fits (a million 384-d vectors take about 1 GB), and
+# far more slowly on disk once it does not. Set for that one transaction only.
+BULK_INDEX_MEMORY = "2GB"
+SCOPE_SIZE_TTL_S = 60.0  # how long a scope's size (small or large, for the above) is believed
+
+
+class PostgresSearch:
+    """Search, vector and index methods; `PostgresStore` supplies the pool and the state."""
+
+    _exact_scan_max: int | None
+    _indexes: dict[q.VectorIndex, float | None]
+    _build_failed: dict[q.VectorIndex, float]
+    _deferred: set[q.VectorIndex] | None
+    _large: dict[tuple[str, str, str, str], tuple[bool, float]]
+    _iterative: bool
+
+    if TYPE_CHECKING:
+
+        def _tx(self, tenant: str | None) -> AbstractContextManager[Cursor]: ...
+
+        def _rows(
+            self,
+            tenant: str | None,
+            sql: Query,
+            params: Sequence[Any] | Mapping[str, Any] = (),
+            settings: Sequence[tuple[str, Sequence[Any]]] = (),
+        ) -> list[DictRow]: ...
+
+    def add_event_vectors(
+        self, tenant: str, vectors: Sequence[tuple[Event, npt.NDArray[np.float32]]], model: str
+    ) -> None:
+        """Store the embeddings of some events (made by `model`)."""
+        if not vectors:
+            return
+        for dims in {len(v) for _, v in vectors}:
+            self._ensure_index(q.VectorIndex("event_vectors", model, dims))
+        with self._tx(tenant) as cur:
+            cur.executemany(
+                q.INSERT_EVENT_VECTOR,
+                [(model, np.asarray(v), tenant, e.id) for e, v in vectors],
+            )
+
+    def vector_search_events(
+        self,
+        scope: Scope,
+        model: str,
+        query: npt.NDArray[np.float32],
+        limit: int,
+        at: datetime,
+    ) -> list[tuple[str, float]]:
+        """Ids and cosines of the scope's events (embedded by `model`) nearest to `query`."""
+        if limit <= 0:
+            return []
+        vec = np.asarray(query)  # sent as a vector (see `_configure`)
+        ix = self._index_for("event_vectors", model, len(query), scope)
+        if ix is not None:
+            approx = (vec, scope.tenant, scope.actor, at, vec, limit)
+            hits = self._nearest(scope.tenant, q.event_vector_search_hnsw(ix), approx)
+            if len(hits) == limit:
+                return hits
+        params = {"tenant": scope.tenant, "actor": scope.actor, "query": vec, "model": model,
+                  "dims": len(query), "at": at, "limit": limit}  # fmt: skip
+        return [
+            (r["id"], float(r["cosine"]))
+            for r in self._rows(scope.tenant, q.EVENT_VECTOR_SEARCH, params)
+        ]
+
+    def search_records(self, scope: Scope, query: str, limit: int) -> list[Hit]:
+        """ts_rank over one scope's active and invalid records; the caller masks status."""
+        built = q.search_records(scope, query, limit)
+        if built is None:
+            return []
+        return [Hit(r["id"], float(r["score"])) for r in self._rows(scope.tenant, *built)]
+
+    def search_events(self, scope: Scope, query: str, limit: int) -> list[Hit]:
+        """ts_rank over one actor's raw events (short-term memory)."""
+        built = q.search_events(scope, query, limit)
+        if built is None:
+            return []
+        return [Hit(r["id"], float(r["score"])) for r in self._rows(scope.tenant, *built)]
+
+    def vector_search(
+        self,
+        scope: Scope,
+        model: str,
+        query: npt.NDArray[np.float32],
+        limit: int,
+        at: datetime,
+        include_invalid: bool = False,
+    ) -> list[tuple[str, float]]:
+        """Nearest records of one scope by cosine; see `Store.vector_search`."""
+        if limit <= 0:
+            return []
+        vec = np.asarray(query)  # sent as a vector (see `_configure`)
+        ix = self._index_for("record_vectors", model, len(query), scope)
+        if ix is not None:
+            approx, params = q.vector_search_hnsw(ix, scope, include_invalid)
+            hits = self._nearest(scope.tenant, approx, (vec, *params, at, at, vec, limit))
+            if len(hits) == limit:
+                return hits
+            # too few: the scope is a sliver of the index or mostly closed; scan it all
+        sql, scoped = q.vector_search(scope, include_invalid)
+        named = {**scoped, "query": vec, "model": model, "dims": len(query), "at": at,
+                 "limit": limit}  # fmt: skip
+        rows = self._rows(scope.tenant, sql, named)
+        return [(r["id"], float(r["cosine"])) for r in rows]
+
+    # -- nearest-vector indexes ------------------------------------------------------
+
+    def _index_for(self, table: str, model: str, dims: int, scope: Scope) -> q.VectorIndex | None:
+        """The HNSW index to search `scope`'s vectors of `model` with, or None to scan
+        them exactly: the model has no index, or the scope is small enough."""
+        ix = q.VectorIndex(table, model, dims)
+        if not self._index_exists(ix):
+            return None
+        key = (table, scope.tenant, scope.actor, model)
+        large, when = self._large.get(key, (False, -SCOPE_SIZE_TTL_S))
+        if time.monotonic() - when >= SCOPE_SIZE_TTL_S:
+            # a stale answer costs only speed: exact is exact, and HNSW falls back to it
+            bound = self._exact_bound(ix)
+            sql = q.SCOPE_VECTORS.format(table=table)
+            found = value(self._rows(scope.tenant, sql, (*key[1:], bound + 1)))
+            large = int(found) > bound
+            if len(self._large) >= 10_000:
+                self._large.clear()
+            self._large[key] = (large, time.monotonic())
+        return ix if large else None
+
+    def _exact_bound(self, ix: q.VectorIndex) -> int:
+        """The most vectors a scope may hold to be scanned exactly (see EXACT_SCAN_MIN)."""
+        if self._exact_scan_max is not None:
+            return self._exact_scan_max
+        # the planner's estimate of the index's size (kept by autovacuum): enough here
+        size = max(0.0, float(value(self._rows(ALL_TENANTS, q.INDEX_SIZE, (ix.name,)))))
+        return max(EXACT_SCAN_MIN, round(math.sqrt(HNSW_BREAK_EVEN * size)))
+
+    def _index_exists(self, ix: q.VectorIndex) -> bool:
+        if ix.dims > HNSW_MAX_DIMS:
+            return False
+        if ix in self._indexes:
+            looked = self._indexes[ix]
+            if looked is None or time.monotonic() - looked < INDEX_RECHECK_S:
+                return looked is None
+        # another process may have made it since (see `_ensure_index`)
+        exists = bool(self._rows(ALL_TENANTS, q.VECTOR_INDEX_EXISTS, (ix.name,)))
+        self._indexes[ix] = None if exists else time.monotonic()
+        return exists
+
+    def _ensure_index(self, ix: q.VectorIndex) -> None:
+        """Make `ix` if it is missing: the first time a model writes vectors of one
+        dimension to a table. Writers wait while it is built, which is at once for
+        a new model; a database upgraded with many vectors of a model builds it on
+        the first write after the upgrade. Without it, search stays exact. Inside
+        `bulk_load` it is only noted, and built when the load ends."""
+        if ix.dims > HNSW_MAX_DIMS or self._index_exists(ix):
+            return
+        if self._deferred is not None:
+            self._deferred.add(ix)
+            return
+        if time.monotonic() - self._build_failed.get(ix, -INDEX_RETRY_S) < INDEX_RETRY_S:
+            return
+        self._build_index(ix)
+
+    def _build_index(self, ix: q.VectorIndex, memory: str | None = None) -> None:
+        """CREATE INDEX for `ix`, with `memory` as its maintenance_work_mem if given."""
+        try:
+            with self._tx(ALL_TENANTS) as cur:
+                cur.execute(q.VECTOR_INDEX_LOCK, (ix.name,))
+                if memory is not None:
+                    cur.execute(q.SET_INDEX_MEMORY, (memory,))
+                cur.execute(q.create_vector_index(ix))
+        except StoreError as exc:  # e.g. a role that does not own the table
+            log.warning(
+                "no HNSW index for %s in %s, search stays exact: %s", ix.model, ix.table, exc
+            )
+            self._build_failed[ix] = time.monotonic()
+            return
+        self._indexes[ix] = None
+
+    @contextmanager
+    def bulk_load(self) -> Iterator[None]:
+        """Load many vectors, then build the HNSW indexes their first write would have
+        made, once each (with `BULK_INDEX_MEMORY`): row-by-row inserts into a growing
+        graph are what make a large first load slow. Search is exact meanwhile. The
+        record tables are analysed at the end."""
+        if self._deferred is not None:  # nested: the outer block builds
+            yield
+            return
+        self._deferred = set()
+        try:
+            yield
+        finally:
+            pending, self._deferred = self._deferred, None
+            for ix in sorted(pending, key=lambda i: i.name):
+                if not self._index_exists(ix):
+                    self._build_index(ix, BULK_INDEX_MEMORY)
+            # fresh statistics, so the planner does not take the new rows for none
+            with self._tx(ALL_TENANTS) as cur:
+                cur.execute(q.ANALYZE_RECORDS)
+
+    def _nearest(self, tenant: str, sql: Query, params: Sequence[Any]) -> list[tuple[str, float]]:
+        """Rows of an HNSW search, nearest first (an iterative scan returns them nearly so)."""
+        settings: list[tuple[str, Sequence[Any]]] = [(q.HNSW_SETTINGS, (str(HNSW_EF_SEARCH),))]
+        if self._iterative:
+            settings.append((q.HNSW_ITERATIVE, ()))
+        rows = self._rows(tenant, sql, params, settings)
+        rows.sort(key=lambda r: (-r["cosine"], r["tie"]))
+        return [(r["id"], float(r["cosine"])) for r in rows]
+
+    def record_vectors(
+        self, tenant: str, ids: Sequence[str], model: str
+    ) -> dict[str, npt.NDArray[np.float32]]:
+        """The stored vectors (made by `model`) of some records."""
+        rows = self._rows(tenant, q.VECTORS_FOR, (tenant, model, list(ids)))
+        return {r["record_id"]: parse_vector(r["vec"]) for r in rows}

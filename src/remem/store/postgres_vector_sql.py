@@ -1,0 +1,168 @@
+"""Named SQL of nearest-vector search on PostgreSQL: exact scans, HNSW indexes, their upkeep.
+
+Built here and run in `remem.store.postgres_search`; `remem.store.postgres_sql`
+re-exports every name, so the store reads all its SQL as one `q`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+from psycopg import sql
+
+from remem.store.base import Scope
+from remem.store.postgres_scope import scope_sql, scope_where
+
+__all__ = [
+    "ANALYZE_RECORDS",
+    "EVENT_VECTOR_SEARCH",
+    "HNSW_ITERATIVE",
+    "HNSW_SETTINGS",
+    "INDEX_SIZE",
+    "PGVECTOR_VERSION",
+    "SCOPE_VECTORS",
+    "SET_INDEX_MEMORY",
+    "VECTOR_INDEX_EXISTS",
+    "VECTOR_INDEX_LOCK",
+    "VectorIndex",
+    "create_vector_index",
+    "event_vector_search_hnsw",
+    "vector_search",
+    "vector_search_hnsw",
+]
+
+
+def vector_search(scope: Scope, include_invalid: bool) -> tuple[str, dict[str, Any]]:
+    """Exact cosine search inside one scope, with named parameters: the scope's (given),
+    then `query`, `model`, `dims`, `at` and `limit`.
+
+    The scope, model, status and validity are in the WHERE clause, so the scan
+    only ever reads one subject's vectors (of the query's dimension).
+    """
+    where, params = scope_where(scope, "r")
+    statuses = "('active', 'invalid')" if include_invalid else "('active')"
+    sql = (
+        "SELECT r.id, 1 - (v.vec <=> %(query)s::vector) AS cosine "
+        "FROM record_vectors v JOIN records r ON r.tenant = v.tenant AND r.id = v.record_id "
+        f"WHERE v.tenant = %(tenant)s AND v.actor = %(actor)s AND {where} "
+        "AND v.model = %(model)s AND vector_dims(v.vec) = %(dims)s "
+        f"AND r.status IN {statuses} AND r.valid_from <= %(at)s "
+        "AND (r.valid_until IS NULL OR r.valid_until > %(at)s) "
+        "ORDER BY v.vec <=> %(query)s::vector, r.seq LIMIT %(limit)s"
+    )
+    return sql, params
+
+
+# exact cosine search of one actor's events: tenant, actor, query, model, dims, at, limit
+EVENT_VECTOR_SEARCH = """
+SELECT event_id AS id, 1 - (vec <=> %(query)s::vector) AS cosine FROM event_vectors
+WHERE tenant = %(tenant)s AND actor = %(actor)s AND model = %(model)s
+  AND vector_dims(vec) = %(dims)s AND time <= %(at)s
+ORDER BY vec <=> %(query)s::vector, time LIMIT %(limit)s
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class VectorIndex:
+    """The HNSW index of one embedding model's vectors in one table.
+
+    An HNSW index needs a fixed dimension and the vector columns have none, so
+    the index is on the expression `vec::halfvec(dims)`, partial to one model and
+    that dimension; a query uses it only if it repeats both verbatim, which
+    `vector_search_hnsw` and `event_vector_search_hnsw` do. Half precision
+    halves the index (the pages a search reads, often from outside PostgreSQL's
+    buffers) and orders neighbours as well; cosines are computed from the
+    stored single-precision vectors.
+    """
+
+    table: str  # "record_vectors" or "event_vectors"
+    model: str
+    dims: int
+
+    @property
+    def name(self) -> str:
+        """The index's name: the table's, then a digest of the model and dimension."""
+        key = f"{self.model}\x00{self.dims}\x00halfvec".encode()
+        return f"{self.table}_hnsw_{hashlib.blake2b(key, digest_size=6).hexdigest()}"
+
+    def predicate(self, alias: str = "") -> sql.Composable:
+        """The partial index's condition (with a table alias, for a query)."""
+        a = sql.SQL(f"{alias}." if alias else "")
+        return sql.SQL("{a}model = {model} AND vector_dims({a}vec) = {dims}").format(
+            a=a, model=sql.Literal(self.model), dims=sql.Literal(self.dims)
+        )
+
+    def distance(self, alias: str = "") -> sql.Composable:
+        """The indexed distance to the query vector (one `%s` parameter)."""
+        a = f"{alias}." if alias else ""
+        return sql.SQL(f"{a}vec::halfvec({self.dims}) <=> %s::halfvec({self.dims})")
+
+
+def create_vector_index(ix: VectorIndex) -> sql.Composed:
+    """CREATE INDEX for `ix` (made by the store the first time its model writes there)."""
+    return sql.SQL(
+        "CREATE INDEX IF NOT EXISTS {name} ON {table} USING hnsw "
+        "((vec::halfvec({dims})) halfvec_cosine_ops) WHERE {predicate}"
+    ).format(
+        name=sql.Identifier(ix.name),
+        table=sql.Identifier(ix.table),
+        dims=sql.Literal(ix.dims),
+        predicate=ix.predicate(),
+    )
+
+
+def vector_search_hnsw(
+    ix: VectorIndex, scope: Scope, include_invalid: bool
+) -> tuple[sql.Composed, list[Any]]:
+    """Approximate cosine search of one scope through `ix`; then (query, at, at, query,
+    limit). Rows come with `tie` (the record's seq) and are not strictly ordered
+    (`hnsw.iterative_scan = relaxed_order`): the caller sorts them."""
+    where, params = scope_sql(scope, "r")
+    statuses = "('active', 'invalid')" if include_invalid else "('active')"
+    query = sql.SQL(
+        "SELECT r.id, r.seq AS tie, 1 - (v.vec <=> %s::vector) AS cosine "
+        "FROM record_vectors v JOIN records r ON r.tenant = v.tenant AND r.id = v.record_id "
+        "WHERE v.tenant = %s AND v.actor = %s AND {predicate} AND "
+        + where
+        + f" AND r.status IN {statuses} AND r.valid_from <= %s "
+        "AND (r.valid_until IS NULL OR r.valid_until > %s) "
+        "ORDER BY {distance} LIMIT %s"
+    ).format(distance=ix.distance("v"), predicate=ix.predicate("v"))
+    return query, [scope.tenant, scope.actor, *params]
+
+
+def event_vector_search_hnsw(ix: VectorIndex) -> sql.Composed:
+    """Approximate cosine search of one actor's events through `ix`; then (query, tenant,
+    actor, at, query, limit). Not strictly ordered, as `vector_search_hnsw`."""
+    return sql.SQL(
+        "SELECT event_id AS id, time AS tie, 1 - (vec <=> %s::vector) AS cosine FROM event_vectors "
+        "WHERE tenant = %s AND actor = %s AND {predicate} AND time <= %s "
+        "ORDER BY {distance} LIMIT %s"
+    ).format(distance=ix.distance(), predicate=ix.predicate())
+
+
+# Whether a valid index of this name exists (a failed concurrent build leaves an invalid one).
+VECTOR_INDEX_EXISTS = "SELECT 1 FROM pg_index WHERE indexrelid = to_regclass(%s) AND indisvalid"
+# one builder of an index at a time across every process sharing the database
+VECTOR_INDEX_LOCK = "SELECT pg_advisory_xact_lock(1919249773, hashtext(%s))"
+INDEX_SIZE = "SELECT coalesce(max(reltuples), 0) FROM pg_class WHERE oid = to_regclass(%s)"
+PGVECTOR_VERSION = "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
+# Only an ordered walk of the HNSW index answers without a sort, so with sorting
+# disabled the planner takes it whatever it guesses about the scope's size; an
+# iterative scan (pgvector 0.8) walks on until enough rows pass the scope filter.
+# Then (ef_search).
+HNSW_SETTINGS = (
+    "SELECT set_config('enable_sort', 'off', true), set_config('hnsw.ef_search', %s, true)"
+)
+HNSW_ITERATIVE = "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)"
+SET_INDEX_MEMORY = "SELECT set_config('maintenance_work_mem', %s, true)"
+ANALYZE_RECORDS = "ANALYZE records, record_vectors, record_terms, record_events"
+# How many vectors of a model a scope holds, counted up to a bound; then (tenant, actor,
+# model, bound). The table is record_vectors or event_vectors.
+SCOPE_VECTORS = """
+SELECT count(*) FROM (
+    SELECT 1 FROM {table} WHERE tenant = %s AND actor = %s AND model = %s LIMIT %s
+) AS s
+"""

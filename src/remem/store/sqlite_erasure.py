@@ -1,0 +1,209 @@
+"""Erasure on the SQLite store: what `RecordErasure` leaves to it, and erasing an actor.
+
+A mixin of `SQLiteStore`. An erased record leaves the file's rows, its FTS5
+entries (and, after `scrub_files`, the merged index segments and the WAL), the
+scope's vectors held in memory and in the vector files beside the database.
+Lists of keys are bound in chunks (`remem.store.backend.chunks`).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from remem.store import sqlite_sql as q
+from remem.store.backend import Tx, chunks
+from remem.store.erasure import ErasureSQL, Found, RecordErasure
+from remem.store.errors import sqlite_translated
+from remem.store.sqlite_sql import scope_token
+from remem.store.vector_files import VectorFiles
+from remem.timeutil import from_db, to_db
+
+CHECKPOINT_WAIT_MS = 3_000  # how long an erasure's checkpoint waits for other readers
+
+
+class SQLiteErasure(RecordErasure):
+    """Erasure methods of `Store` on SQLite; `SQLiteStore` supplies the connection."""
+
+    erasure_sql: ClassVar[ErasureSQL] = q
+    path: str
+    vector_files: VectorFiles | None
+    _lock: threading.RLock
+    _db: sqlite3.Connection
+    _busy_ms: int
+
+    if TYPE_CHECKING:
+
+        def _tx(self) -> AbstractContextManager[sqlite3.Connection]: ...
+
+        def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]: ...
+
+        def _drop_scope_vectors(self, tenant: str, actor: str) -> None: ...
+
+    # `forget_record` and `record_deletion` are `RecordErasure`'s; these are its SQLite parts
+
+    def _erasure_tx(self, tenant: str) -> AbstractContextManager[sqlite3.Connection]:
+        return self._tx()  # one file is one trust domain: the SQL names the tenant
+
+    def _at(self, t: datetime) -> object:
+        return to_db(t)
+
+    def _json_param(self, value: dict[str, Any]) -> object:
+        return json.dumps(value)
+
+    def _erase_records(self, db: Tx, tenant: str, found: Sequence[Found]) -> dict[str, int]:
+        assert isinstance(db, sqlite3.Connection)
+        return _erase_record_rows(db, [f.key for f in found])
+
+    def _erase_event_texts(self, db: Tx, tenant: str, event_ids: Sequence[str]) -> None:
+        meta = json.dumps({"forgotten": True})
+        for event_id in event_ids:
+            seq = db.execute(q.EVENT_SEQ, (tenant, event_id)).fetchone()
+            if seq is not None:
+                db.execute(q.DELETE_EVENTS_FTS.format(marks="?"), (seq[0],))
+                db.execute(q.DELETE_EVENT_VECTOR, (seq[0],))
+                db.execute(q.ERASE_EVENT_TEXT, (meta, tenant, event_id))
+
+    def _scope_changed(self, db: Tx, tenant: str, actor: str) -> None:
+        db.execute(q.BUMP_SCOPE, (tenant, actor))
+
+    def _verify_record(
+        self, tenant: str, record_id: str, found: Found, sources: Sequence[str]
+    ) -> dict[str, int]:
+        self._drop_scope_vectors(tenant, found.actor)
+        remaining = self._record_left(tenant, record_id, found.key, list(sources))
+        if self.vector_files is not None:
+            held = self.vector_files.holding(tenant, found.actor, {record_id, *sources})
+            remaining["vector_files"] = held
+        return remaining
+
+    def _erase_actor_indexes(self, db: Tx, tenant: str, actor: str) -> None:
+        seqs = [r["seq"] for r in db.execute(q.ACTOR_EVENT_SEQS, (tenant, actor)).fetchall()]
+        for chunk in chunks(seqs):
+            db.execute(q.DELETE_EVENTS_FTS.format(marks=",".join("?" * len(chunk))), chunk)
+
+    def _erase_actor_events(self, db: Tx, tenant: str, actor: str) -> tuple[int, int]:
+        return db.execute(q.DELETE_ACTOR_EVENTS, (tenant, actor)).rowcount, 0
+
+    def _verify_actor(self, tenant: str, actor: str) -> dict[str, int]:
+        self._drop_scope_vectors(tenant, actor)
+        remaining = self._actor_left(tenant, actor)
+        if self.vector_files is not None:
+            remaining["vector_files"] = self.vector_files.holding(tenant, actor)
+        return remaining
+
+    def scrub_files(self, vacuum: bool = False) -> dict[str, int]:
+        """Make finished erasures reach the file: merge the full-text indexes, empty the WAL.
+
+        FTS5 keeps a deleted row's terms in its index segments until they are
+        merged, so both indexes are merged into one segment each ('optimize');
+        the pages that held the old segments are freed and, under
+        `secure_delete`, zeroed. The WAL holds the pages as they were before
+        the erasure until a checkpoint copies the new ones into the file and
+        truncates it. A reader in another connection (another process) can
+        hold the WAL open: the checkpoint waits up to `CHECKPOINT_WAIT_MS` for
+        it, and what it could not copy is returned as `wal_frames` (0 when
+        clean). `vacuum` is for PostgreSQL; SQLite needs no VACUUM for this.
+        """
+        with self._tx() as db:
+            for table in ("records_fts", "events_fts"):
+                db.execute(q.FTS_OPTIMIZE.format(table=table))
+        if self.path == ":memory:":
+            return {"wal_frames": 0}
+        with self._lock, sqlite_translated():
+            self._db.execute(f"PRAGMA busy_timeout = {CHECKPOINT_WAIT_MS}")
+            try:
+                busy, frames, copied = self._db.execute(q.WAL_TRUNCATE).fetchone()
+            finally:
+                self._db.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
+        return {"wal_frames": max(int(frames) - int(copied), 1) if busy else 0}
+
+    def deletions(self, tenant: str, limit: int = 100) -> list[dict[str, Any]]:
+        """The tenant's deletion jobs, newest first."""
+        return [
+            {
+                "id": r["id"],
+                "target": r["target"],
+                "key": r["key"],
+                "status": r["status"],
+                "attempts": r["attempts"],
+                "result": json.loads(r["result"]),
+                "last_error": r["last_error"],
+                "created_at": r["created_at"],
+            }
+            for r in self._rows(q.LIST_DELETIONS, (tenant, limit))
+        ]
+
+    def is_tombstoned(self, tenant: str, actor: str, event_ids: Sequence[str]) -> bool:
+        """Whether work from these events would recreate what was erased; see `Store`."""
+        with self._lock, sqlite_translated():
+            return _covered(self._db, tenant, actor, event_ids)
+
+    def erased_at(self, tenant: str, actor: str) -> datetime | None:
+        """When the actor was last erased, or None."""
+        rows = self._rows(q.ACTOR_ERASED_AT, (tenant, actor))
+        return from_db(rows[0][0]) if rows else None
+
+    def _record_left(
+        self, tenant: str, record_id: str, rowid: int, sources: list[str]
+    ) -> dict[str, int]:
+        marks = ",".join("?" * len(sources)) or "NULL"
+        return {
+            "event_texts": int(
+                self._rows(q.EVENTS_WITH_TEXT.format(marks=marks), (tenant, *sources))[0][0]
+            ),
+            "event_vectors": int(
+                self._rows(q.EVENT_VECTORS_FOR.format(marks=marks), (tenant, *sources))[0][0]
+            ),
+            "records": len(self._rows(q.GET_RECORD, (tenant, record_id))),
+            "vectors": len(self._rows(q.VECTOR_BY_ROWID, (rowid,))),
+            "fulltext": len(self._rows(q.FTS_BY_ROWID, (rowid,))),
+            "history_text": len(self._rows(q.HISTORY_WITH_TEXT, (tenant, record_id))),
+        }
+
+    def _actor_left(self, tenant: str, actor: str) -> dict[str, int]:
+        token = scope_token(tenant, actor)
+        return {
+            "checkpoints": int(self._rows(q.COUNT_ACTOR_CHECKPOINTS, (tenant, actor))[0][0]),
+            "tool_calls": int(self._rows(q.COUNT_ACTOR_TOOL_CALLS, (tenant, actor))[0][0]),
+            "records": int(self._rows(q.COUNT_ACTOR_RECORDS, (tenant, actor))[0][0]),
+            "vectors": int(self._rows(q.COUNT_ACTOR_VECTORS, (tenant, actor))[0][0]),
+            "event_vectors": int(self._rows(q.COUNT_ACTOR_EVENT_VECTORS, (tenant, actor))[0][0]),
+            "events": int(self._rows(q.COUNT_ACTOR_EVENTS, (tenant, actor))[0][0]),
+            "fulltext": int(self._rows(q.COUNT_FTS_SCOPE, (f"scope:{token}",))[0][0])
+            + int(self._rows(q.COUNT_EVENT_FTS_SCOPE, (f"scope:{token}",))[0][0]),
+        }
+
+
+def _covered(db: sqlite3.Connection, tenant: str, actor: str, event_ids: Sequence[str]) -> bool:
+    """Whether a tombstone covers any of these events: it was a forgotten record's source,
+    or the actor was erased and the event is gone, so it arrived before the erasure
+    (an actor's erasure deletes every event it had; later ones are a fresh start)."""
+    ids = sorted(set(event_ids))
+    for chunk in chunks(ids, 500):
+        marks = ",".join("?" * len(chunk))
+        if db.execute(q.EVENT_TOMBSTONED.format(marks=marks), (tenant, *chunk)).fetchone():
+            return True
+    if not ids or not db.execute(q.ACTOR_ERASED_AT, (tenant, actor)).fetchone():
+        return False
+    stored = 0
+    for chunk in chunks(ids, 500):
+        marks = ",".join("?" * len(chunk))
+        sql = q.COUNT_STORED_EVENTS.format(marks=marks)
+        stored += int(db.execute(sql, (tenant, actor, *chunk)).fetchone()[0])
+    return stored < len(ids)
+
+
+def _erase_record_rows(db: sqlite3.Connection, rowids: list[int]) -> dict[str, int]:
+    counts = {"records": 0, "vectors": 0, "fulltext": 0}
+    for chunk in chunks(rowids, 500):
+        marks = ",".join("?" * len(chunk))
+        counts["vectors"] += db.execute(q.DELETE_VECTORS.format(marks=marks), chunk).rowcount
+        counts["fulltext"] += db.execute(q.DELETE_RECORDS_FTS.format(marks=marks), chunk).rowcount
+        counts["records"] += db.execute(q.DELETE_RECORDS.format(marks=marks), chunk).rowcount
+    return counts

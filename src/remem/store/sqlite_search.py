@@ -1,0 +1,259 @@
+"""Search on the SQLite store: FTS5 for words, vectors searched in memory.
+
+A mixin of `SQLiteStore` (as `remem.store.sqlite_jobs` is). This Python's
+sqlite3 cannot load extensions, so vectors are stored as float16 blobs and
+searched with numpy one scope at a time: the matrix of a (tenant, actor) is
+loaded once and reloaded only when that scope's version changes (see
+`scope_versions` and `remem.store.vectors`), and kept in a memory-mapped file
+beside the database (`remem.store.vector_files`) so a fresh process opens it in
+milliseconds instead of reading it through SQLite.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+import threading
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from remem.errors import StoreError
+from remem.model import Event, Record
+from remem.store import sqlite_sql as q
+from remem.store.backend import chunks
+from remem.store.base import Hit, Scope
+from remem.store.errors import sqlite_translated
+from remem.store.sqlite_sql import fts_query, scope_token
+from remem.store.vector_files import Stamp, VectorFiles
+from remem.store.vectors import ScopeVectors
+
+LEXICAL_WINDOW = 1000  # BM25 ranks at most this many of the newest matches
+VECTOR_CACHE_SCOPES = 16  # scopes whose vectors stay in memory (oldest dropped first)
+POOL_FOR_PREFIX = 500  # nearest rows fetched when a namespace prefix narrows the scope
+
+
+class SQLiteSearch:
+    """Lexical and vector search and the event vectors; `SQLiteStore` supplies the rest."""
+
+    _lock: threading.RLock
+    _db: sqlite3.Connection
+    _vec_cache: dict[tuple[str, str, str], tuple[int, ScopeVectors | None]]
+    vector_files: VectorFiles | None
+    _writers: list[threading.Thread]
+    _writers_lock: threading.Lock
+
+    if TYPE_CHECKING:
+
+        def _tx(self) -> AbstractContextManager[sqlite3.Connection]: ...
+
+        def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]: ...
+
+        def get_records(self, tenant: str, ids: Sequence[str]) -> list[Record]: ...
+
+    def add_event_vectors(
+        self, tenant: str, vectors: Sequence[tuple[Event, npt.NDArray[np.float32]]], model: str
+    ) -> None:
+        """Store the embeddings of some events (made by `model`)."""
+        touched: set[tuple[str, str]] = set()
+        with self._tx() as db:
+            for event, vec in vectors:
+                blob = np.asarray(vec, np.float16).tobytes()
+                db.execute(
+                    q.INSERT_EVENT_VECTOR, (model, event.time.timestamp(), blob, tenant, event.id)
+                )
+                touched.add((tenant, event.actor))
+            for key in touched:
+                db.execute(q.BUMP_SCOPE, key)
+
+    def vector_search_events(
+        self,
+        scope: Scope,
+        model: str,
+        query: npt.NDArray[np.float32],
+        limit: int,
+        at: datetime,
+    ) -> list[tuple[str, float]]:
+        """Ids and cosines of the scope's events (embedded by `model`) nearest to `query`."""
+        vectors = self._scope_vectors(scope, events=True)
+        if vectors is None or vectors.model != model:
+            return []
+        return vectors.search(query, limit, at.timestamp(), include_invalid=True)
+
+    # -- search ------------------------------------------------------------------
+
+    def search_records(self, scope: Scope, query: str, limit: int) -> list[Hit]:
+        """BM25 over one scope's non-deleted records; the caller masks status."""
+        sql, params = q.search_records(scope)
+        return self._search("records_fts", scope, query, sql, params, limit)
+
+    def search_events(self, scope: Scope, query: str, limit: int) -> list[Hit]:
+        """BM25 over one actor's raw events (short-term memory)."""
+        params = [scope.tenant, scope.actor]
+        return self._search("events_fts", scope, query, q.SEARCH_EVENTS, params, limit)
+
+    def _search(
+        self, table: str, scope: Scope, query: str, sql: str, params: list[Any], limit: int
+    ) -> list[Hit]:
+        match = fts_query(scope_token(scope.tenant, scope.actor), query)
+        if match is None:
+            return []
+        floor_rows = self._rows(q.FTS_FLOOR.format(table=table), (match, LEXICAL_WINDOW - 1))
+        floor = int(floor_rows[0][0]) if floor_rows else 0
+        rows = self._rows(sql, (match, floor, *params, limit))
+        return [Hit(r[0], -float(r[1])) for r in rows]
+
+    def vector_search(
+        self,
+        scope: Scope,
+        model: str,
+        query: npt.NDArray[np.float32],
+        limit: int,
+        at: datetime,
+        include_invalid: bool = False,
+    ) -> list[tuple[str, float]]:
+        """Nearest records of one scope; see `Store.vector_search`."""
+        vectors = self._scope_vectors(scope)
+        if vectors is None or vectors.model != model:
+            return []
+        hits = vectors.search(
+            query,
+            POOL_FOR_PREFIX if scope.namespace_prefix else limit,
+            at.timestamp(),
+            include_invalid,
+        )
+        if scope.namespace_prefix:
+            allowed = {
+                r.id
+                for r in self.get_records(scope.tenant, [h[0] for h in hits])
+                if r.namespace.startswith(scope.namespace_prefix)
+            }
+            hits = [h for h in hits if h[0] in allowed][:limit]
+        return hits
+
+    def _scope_vectors(self, scope: Scope, events: bool = False) -> ScopeVectors | None:
+        """One scope's record (or event) vectors, reloaded when the scope changed.
+
+        In order: this process's cache, the scope's vector file when its stamp
+        matches the database, else the database (and the file is rewritten).
+        """
+        key = (scope.tenant, scope.actor)
+        kind = "events" if events else "records"
+        rows = self._rows(q.SCOPE_VERSION, key)
+        version = int(rows[0][0]) if rows else 0
+        cache_key = (scope.tenant, scope.actor, kind)
+        cached = self._vec_cache.get(cache_key)
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        files = self.vector_files
+        with self._lock, sqlite_translated():
+            own = not self._db.in_transaction
+            if own:
+                self._db.execute("BEGIN")  # the stamp and the rows from one snapshot
+            try:
+                rows = self._rows(q.SCOPE_VERSION, key)
+                version = int(rows[0][0]) if rows else 0
+                last = self._rows(q.SCOPE_EVENT_LAST if events else q.SCOPE_VECTOR_LAST, key)
+                stamp = Stamp(version, str(last[0][0]) if last else "")
+                vectors = files.open(*key, kind, stamp) if files and last else None
+                fresh = vectors is None
+                if fresh:
+                    load = self._load_event_vectors if events else self._load_record_vectors
+                    vectors = load(key)
+            finally:
+                if own:
+                    self._db.execute("COMMIT")
+        if fresh and files is not None and vectors is not None:
+            # written beside this recall, not before it answers: a projection and
+            # 100 MB of file cost about as much again as the load (`sync_vector_files`)
+            writer = threading.Thread(
+                target=self._write_scope, args=(files, key, kind, stamp, rows, vectors),
+                name="remem-vector-file",
+            )  # fmt: skip
+            with self._writers_lock:
+                self._writers = [w for w in self._writers if w.is_alive()] + [writer]
+            writer.start()
+        if len(self._vec_cache) >= VECTOR_CACHE_SCOPES:
+            self._vec_cache.pop(next(iter(self._vec_cache)))
+        self._vec_cache[cache_key] = (version, vectors)
+        return vectors
+
+    def _write_scope(
+        self, files: VectorFiles, key: tuple[str, str], kind: str, stamp: Stamp,
+        rows: list[sqlite3.Row], vectors: ScopeVectors,
+    ) -> None:  # fmt: skip
+        files.write(*key, kind, stamp, vectors)
+        try:
+            changed = [tuple(r) for r in self._rows(q.SCOPE_VERSION, key)] != [
+                tuple(r) for r in rows
+            ]
+        except (StoreError, sqlite3.ProgrammingError):
+            changed = True  # closed meanwhile: cannot tell
+        if changed:  # not trusted anyway, and it may hold what a forget just erased
+            files.remove_scope(*key)
+
+    def sync_vector_files(self) -> None:
+        """Wait until the vector files being written (after a load from the database) are."""
+        with self._writers_lock:
+            writers, self._writers = self._writers, []
+        for writer in writers:
+            writer.join()
+
+    def _drop_scope_vectors(self, tenant: str, actor: str) -> None:
+        """Forget a scope's vectors held outside the database: its files and this cache."""
+        self.sync_vector_files()
+        for kind in ("records", "events"):
+            self._vec_cache.pop((tenant, actor, kind), None)
+        if self.vector_files is not None:
+            self.vector_files.remove_scope(tenant, actor)
+
+    def _load_event_vectors(self, key: tuple[str, str]) -> ScopeVectors | None:
+        rows = self._rows(q.SCOPE_EVENT_VECTORS, key)
+        if not rows:
+            return None
+        model = rows[0]["model"]
+        rows = [r for r in rows if r["model"] == model]
+        matrix = np.frombuffer(b"".join(r["vec"] for r in rows), dtype=np.float16)
+        return ScopeVectors(
+            ids=tuple(r["id"] for r in rows),
+            matrix=matrix.reshape(len(rows), -1).astype(np.float32),
+            active=np.ones(len(rows), dtype=np.bool_),
+            valid_from=np.array([r["time"] for r in rows], dtype=np.float64),
+            valid_until=np.full(len(rows), math.inf),
+            model=model,
+        )
+
+    def _load_record_vectors(self, key: tuple[str, str]) -> ScopeVectors | None:
+        rows = self._rows(q.SCOPE_VECTORS, key)
+        vectors: ScopeVectors | None = None
+        if rows:
+            model = rows[0]["model"]
+            rows = [r for r in rows if r["model"] == model]
+            matrix = np.frombuffer(b"".join(r["vec"] for r in rows), dtype=np.float16)
+            vectors = ScopeVectors(
+                ids=tuple(r["id"] for r in rows),
+                matrix=matrix.reshape(len(rows), -1).astype(np.float32),
+                active=np.array([r["status"] == "active" for r in rows], dtype=np.bool_),
+                valid_from=np.array([r["valid_from"] for r in rows], dtype=np.float64),
+                valid_until=np.array(
+                    [math.inf if r["valid_until"] is None else r["valid_until"] for r in rows],
+                    dtype=np.float64,
+                ),
+                model=model,
+            )
+        return vectors
+
+    def record_vectors(
+        self, tenant: str, ids: Sequence[str], model: str
+    ) -> dict[str, npt.NDArray[np.float32]]:
+        """The stored vectors (made by `model`) of some records."""
+        out: dict[str, npt.NDArray[np.float32]] = {}
+        for chunk in chunks(list(ids), 500):
+            marks = ",".join("?" * len(chunk))
+            for r in self._rows(q.VECTORS_FOR.format(marks=marks), (tenant, model, *chunk)):
+                out[r["id"]] = np.frombuffer(r["vec"], dtype=np.float16).astype(np.float32)
+        return out

@@ -1,0 +1,27 @@
+"""Which thread state a store's database has: chosen by the role the store declares.
+
+A store says what it offers (`Store.thread`, a `ThreadHost` naming its SQL
+dialect, or None); nothing here tests what class a store is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from remem.store.base import Store
+from remem.thread.base import ThreadStore
+from remem.thread.postgres import PostgresThreadStore
+from remem.thread.sqlite import SQLiteThreadStore
+
+KINDS: dict[str, Callable[[Store], ThreadStore]] = {
+    "sqlite": SQLiteThreadStore,
+    "postgres": PostgresThreadStore,
+}
+
+
+def thread_state(store: Store) -> ThreadStore | None:
+    """The thread state (checkpoints, tool calls) of `store`'s database, or None when its
+    backend keeps none."""
+    host = store.thread
+    kind = None if host is None else KINDS.get(host.dialect)
+    return None if kind is None else kind(store)

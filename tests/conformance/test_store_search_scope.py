@@ -1,0 +1,19 @@
+"""Vector search inside a namespace prefix, on every backend: the prefix narrows, and its
+LIKE wildcards are matched literally (the exact scan's parameters are named on PostgreSQL)."""
+
+from __future__ import annotations
+
+from remem.store.base import Scope, Store
+from tests.conformance.test_store import NOW, put, rec, vec
+
+
+def test_vector_search_inside_a_namespace_prefix_escapes_like_wildcards(store: Store) -> None:
+    put(store, rec("a1", "Loves tea", namespace="/tenants/t1/actors/alice/facts"),
+        rec("a2", "Hates coffee", namespace="/tenants/t1/actors/alice/prefs"))  # fmt: skip
+    query = vec(0)  # a1's vector: `put` gives the n-th record vec(n)
+    facts = Scope("t1", "alice", "/tenants/t1/actors/alice/facts")
+    assert [r for r, _ in store.vector_search(facts, "test-8", query, 10, NOW)] == ["a1"]
+    wild = Scope("t1", "alice", "/tenants/t1/actors/al_ce/")
+    assert store.vector_search(wild, "test-8", query, 10, NOW) == []
+    everyone = Scope("t1", "alice")
+    assert {r for r, _ in store.vector_search(everyone, "test-8", query, 10, NOW)} == {"a1", "a2"}
