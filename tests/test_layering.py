@@ -3,9 +3,6 @@
 Every `import` and `from ... import` of `remem` counts, at module level and
 inside functions alike (an import inside a function still ties the modules
 together), except those under `if TYPE_CHECKING:`, which only name types.
-The rules that do not hold yet are marked `xfail(strict=True)` with the part
-of the one-house work that makes them hold: when it lands the test passes,
-strict xfail fails, and the mark is removed.
 """
 
 from __future__ import annotations
@@ -13,8 +10,6 @@ from __future__ import annotations
 import ast
 from functools import cache
 from pathlib import Path
-
-import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 MAX_LINES = 600
@@ -186,11 +181,6 @@ def test_no_import_circle_touches_the_facade_or_the_pipeline() -> None:
     assert touching == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="h-store: store/sqlite.py <-> thread/sqlite.py, until thread state is a role "
-    "the store offers",
-)
 def test_no_import_circles() -> None:
     assert _circles() == []
 
@@ -212,10 +202,5 @@ def test_no_module_of_the_facade_or_the_pipeline_is_over_600_lines() -> None:
     assert _long([m for m in _modules() if _under(m, FACADE)]) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="h-store: store/sqlite.py, store/postgres.py, store/postgres_sql.py; h-service: "
-    "cli.py, service/http.py, policy/detectors.py; h-extract: extract/offline_rules.py",
-)
 def test_no_module_is_over_600_lines() -> None:
     assert _long(list(_modules())) == []
