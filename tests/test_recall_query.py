@@ -115,3 +115,25 @@ def test_dates_and_names_together() -> None:
         "time_spans": ["2023-10-13 to 2023-10-14 (exclusive)"],
         "speakers": ["caroline", "melanie"],
     }
+
+
+@pytest.mark.parametrize(
+    ("text", "speakers", "embedded"),
+    [
+        ("What did Melanie paint?", ["Melanie", "Caroline"], "What did someone paint?"),
+        ("What is Melanie's dog called?", ["Melanie"], "What is someone's dog called?"),
+        ("Did Gina and Jon meet?", ["Gina Park", "Jon"], "Did someone and someone meet?"),
+        ("When did MELANIE move?", ["Melanie"], "When did someone move?"),
+        # not a speaker of the scope: the name is the question's meaning
+        ("What did Melanie paint?", ["Caroline"], "What did Melanie paint?"),
+        ("What did Melanie paint?", [], "What did Melanie paint?"),
+        # nothing but a name: it stays, as it stays in the word query
+        ("Melanie?", ["Melanie"], "Melanie?"),
+    ],
+)
+def test_the_query_vector_embeds_the_question_without_its_speakers_names(
+    text: str, speakers: list[str], embedded: str
+) -> None:
+    q = with_speakers(understand(text), speakers)
+    assert q.embedded == embedded
+    assert q.text == text

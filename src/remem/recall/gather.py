@@ -23,17 +23,28 @@ tell "superseded since" from "superseded by then".
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
+import numpy as np
+import numpy.typing as npt
+
 from remem.embed.base import Embedder
 from remem.model import Event, Record, Status
-from remem.recall.events import NEIGHBOUR_SHARES, EventSearch, GatheredEvents, speakers_of
+from remem.recall.events import (
+    EVENT_POOL,
+    NEIGHBOUR_SHARES,
+    EventSearch,
+    GatheredEvents,
+    speakers_of,
+)
 from remem.recall.fusion import candidate_ids
 from remem.recall.query import Query, understand, with_speakers
 from remem.recall.request import RecallRequest
-from remem.store.base import Hit, Store
+from remem.store.base import Hit, Scope, Store
+
+Vector = npt.NDArray[np.float32]
 
 POOL = 50  # how many candidates each retriever contributes
 MAX_SUCCESSION = 8  # how far along a supersession chain a match is passed on
@@ -62,40 +73,76 @@ def gather(store: Store, embedder: Embedder | None, req: RecallRequest, now: dat
     """Fetch the candidates of one recall and what ranking them needs."""
     at = req.valid_at or now
     notes: list[str] = []
-    query_vec = None
     if embedder is None:
         notes.append("no embedding model installed: recall is lexical only")
-    else:
-        query_vec = embedder.embed([req.query])[0]
     model = embedder.name if embedder is not None else ""
-    query = understand(req.query)
+    base = understand(req.query)
     scopes = (req.scope, *req.shared)
+    tenant = req.scope.tenant
+    known = req.known_at
+    times = [at] if known is None or known == at else [at, known]
 
     def search_records(words: str) -> list[Hit]:
         return [h for sc in scopes for h in store.search_records(sc, words, POOL)]
 
-    # the events first: their speakers tell which words of the query are names
+    def search_vectors(vecs: _Vectors | None) -> list[tuple[str, float]]:
+        if vecs is None:
+            return []
+        hits = [
+            hit
+            for scope in scopes
+            for when in times
+            for vec in _for_records(vecs)
+            for hit in store.vector_search(scope, model, vec, POOL, when, include_invalid=req.past)
+        ]
+        return _best_of_each(hits) if len(times) > 1 or len(_for_records(vecs)) > 1 else hits
+
+    # The word search first: the speakers of what it finds tell which words of the
+    # query are names, so that the query vector is made without them (`Query.embedded`)
+    # and both forms are embedded in one call; what the vectors then find may name a
+    # speaker the words did not (a name only ever addressed), and only then is the
+    # query embedded again.
     found = None
+    records: dict[str, Record] = {}
+    sources: dict[str, Event] = {}
     if req.include_events:
-        found = search = EventSearch.run(store, req.scope, query.words, query_vec, model, at)
-        query = _learn_speakers(
-            query, speakers_of(search.events.values()), lambda w: search.search_words(store, w)
-        )
-    vector: list[tuple[str, float]] = []
-    if query_vec is not None:
-        known = req.known_at
-        times = [at] if known is None or known == at else [at, known]
-        for scope in scopes:
-            for when in times:
-                vector.extend(
-                    store.vector_search(
-                        scope, model, query_vec, POOL, when, include_invalid=req.past
-                    )
-                )
-        if len(times) > 1:
-            vector = _best_of_each(vector)
-    lexical = search_records(query.words)
-    records = {r.id: r for r in store.get_records(req.scope.tenant, candidate_ids(lexical, vector))}
+        found = EventSearch.run(store, req.scope, base.words, None, model, at)
+        query = with_speakers(base, speakers_of(found.events.values()))
+        vecs = _query_vectors(embedder, query)
+        for _ in range(2):
+            if vecs is None:
+                break
+            found.vector = _event_vector_search(store, req.scope, model, vecs, at)
+            new = [e for e, _ in found.vector if e not in found.events]
+            found.events.update((e.id, e) for e in store.get_events(tenant, new))
+            again = with_speakers(base, speakers_of(found.events.values()))
+            if again.embedded == query.embedded:
+                query = again
+                break
+            query, vecs = again, _query_vectors(embedder, again)
+        if query.words != base.words:
+            found.search_words(store, query.words)
+        sources = dict(found.events)
+        lexical = search_records(query.words)
+        vector = search_vectors(vecs)
+        missing = [r for r in candidate_ids(lexical, vector) if r not in records]
+        records.update((r.id, r) for r in store.get_records(tenant, missing))
+    else:  # no event search: the turns the records came from tell the speakers
+        query = base
+        lexical, vector, vecs = [], [], None
+        for _ in range(3):
+            if query.words != base.words or not lexical:
+                lexical = search_records(query.words)
+            if vecs is None or vecs.text != query.embedded:
+                vecs = _query_vectors(embedder, query)
+                vector = search_vectors(vecs)
+            missing = [r for r in candidate_ids(lexical, vector) if r not in records]
+            records.update((r.id, r) for r in store.get_records(tenant, missing))
+            sources = _source_events(store, tenant, records.values(), sources)
+            again = with_speakers(base, speakers_of(sources.values()))
+            if again == query:
+                break
+            query = again
     closed: dict[str, datetime] = {}
     if req.known_at is not None:
         _predecessors(store, req.scope.tenant, req.known_at, records)
@@ -103,21 +150,9 @@ def gather(store: Store, embedder: Embedder | None, req: RecallRequest, now: dat
         # current then, closed since: a cosine of its own where no vector search found it
         hit = {rid for rid, _ in vector}
         since = sorted(r for r, t in closed.items() if t > req.known_at and r not in hit)
-        if since and query_vec is not None:
+        if since and vecs is not None:
             stored = store.record_vectors(req.scope.tenant, since, model)
-            vector.extend((r, float(v @ query_vec)) for r, v in stored.items())
-    if found is not None:
-        sources = dict(found.events)
-    else:  # no event search ran: the turns the records came from tell the speakers
-        sources = _source_events(store, req.scope.tenant, records.values(), {})
-
-        def search_again(words: str) -> None:
-            lexical[:] = search_records(words)
-            missing = [r for r in candidate_ids(lexical, vector) if r not in records]
-            records.update((r.id, r) for r in store.get_records(req.scope.tenant, missing))
-
-        query = _learn_speakers(query, speakers_of(sources.values()), search_again)
-
+            vector.extend((r, _cosine(vecs, v)) for r, v in stored.items())
     replaced = sorted(
         rid
         for rid in candidate_ids(lexical, vector)
@@ -127,9 +162,9 @@ def gather(store: Store, embedder: Embedder | None, req: RecallRequest, now: dat
         and rec.superseded_by
     )
     replaced_vector: list[tuple[str, float]] = []
-    if replaced and query_vec is not None:
+    if replaced and vecs is not None:
         stored = store.record_vectors(req.scope.tenant, replaced, model)
-        replaced_vector = [(rid, float(vec @ query_vec)) for rid, vec in stored.items()]
+        replaced_vector = [(rid, _cosine(vecs, vec)) for rid, vec in stored.items()]
     _successors(store, req.scope.tenant, [records[r] for r in replaced], records)
     if query.speakers:
         sources = _source_events(store, req.scope.tenant, records.values(), sources)
@@ -143,9 +178,60 @@ def gather(store: Store, embedder: Embedder | None, req: RecallRequest, now: dat
         records=records,
         sources=sources,
         events=_gather_events(store, found) if found is not None else None,
-        vectors=query_vec is not None,
+        vectors=vecs is not None,
         notes=tuple(notes),
     )
+
+
+# Which of the query's two vectors (as asked, and without the named speakers' names)
+# each search uses: "asked", "nameless", or "max" (the best cosine of the two).
+EVENT_VECTOR = "nameless"
+RECORD_VECTOR = "nameless"
+
+
+@dataclass(frozen=True, slots=True)
+class _Vectors:
+    text: str  # what `nameless` embeds
+    asked: Vector
+    nameless: Vector
+
+
+def _query_vectors(embedder: Embedder | None, query: Query) -> _Vectors | None:
+    """The query as asked and without its speakers' names, embedded in one call."""
+    if embedder is None:
+        return None
+    if query.embedded == query.text:
+        one = embedder.embed([query.text])[0]
+        return _Vectors(query.text, one, one)
+    asked, nameless = embedder.embed([query.text, query.embedded])
+    return _Vectors(query.embedded, asked, nameless)
+
+
+def _pick(vecs: _Vectors, rule: str) -> list[Vector]:
+    if rule == "asked":
+        return [vecs.asked]
+    if rule == "nameless" or vecs.asked is vecs.nameless:
+        return [vecs.nameless]
+    return [vecs.asked, vecs.nameless]
+
+
+def _for_records(vecs: _Vectors) -> list[Vector]:
+    return _pick(vecs, RECORD_VECTOR)
+
+
+def _cosine(vecs: _Vectors, vec: Vector) -> float:
+    """A stored record vector's cosine to the query, as the record search takes it."""
+    return max(float(vec @ q) for q in _for_records(vecs))
+
+
+def _event_vector_search(
+    store: Store, scope: Scope, model: str, vecs: _Vectors, at: datetime
+) -> list[tuple[str, float]]:
+    hits: list[tuple[str, float]] = []
+    chosen = _pick(vecs, EVENT_VECTOR)
+    for vec in chosen:
+        hits.extend(store.vector_search_events(scope, model, vec, EVENT_POOL, at))
+    return _best_of_each(hits)[:EVENT_POOL] if len(chosen) > 1 else hits
 
 
 def _gather_events(store: Store, found: EventSearch) -> GatheredEvents:
@@ -233,14 +319,6 @@ def _successors(
         }
         if not following:
             break
-
-
-def _learn_speakers(query: Query, speakers: set[str], search_again: Callable[[str], None]) -> Query:
-    """`query` knowing the speakers it names; the word search runs again when names left it."""
-    named = with_speakers(query, speakers)
-    if named.words != query.words:
-        search_again(named.words)
-    return named
 
 
 def _source_events(

@@ -39,7 +39,11 @@ from remem.store.text import STOPWORDS
 SPEAKER_BONUS = 0.2  # said by a speaker the query names
 DATE_BONUS = 0.5  # said (or, for a record, holding from) within a span the query names
 
+# The word a named speaker's name becomes in the text the query vector embeds.
+NEUTRAL = "someone"
+
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_NAME = re.compile(r"([^\W_]+)(['\u2019]s\b)?", re.UNICODE)
 _FULL = (
     "january february march april may june july august september october november december"
 ).split()
@@ -86,10 +90,18 @@ class Span:
 class Query:
     """A recall query, understood: its word query, the spans it names, the speakers."""
 
-    text: str  # as asked; the query vector embeds this
+    text: str  # as asked
     words: str  # what the word (BM25) search is given
     spans: tuple[Span, ...] = ()
     speakers: frozenset[str] = frozenset()  # named speakers, lower-cased
+    # what the query vector embeds: the text with the named speakers' names put as
+    # NEUTRAL (the speaker bonus carries them), the text itself when it names nobody
+    dense: str = ""
+
+    @property
+    def embedded(self) -> str:
+        """The text the query vector is made of."""
+        return self.dense or self.text
 
     def in_span(self, when: datetime) -> bool:
         """Whether `when` lies in a span the query names."""
@@ -134,8 +146,30 @@ def with_speakers(query: Query, speakers: Iterable[str]) -> Query:
     if not named:
         return query
     rest = " ".join(w for w in _WORD.findall(query.words) if w.lower() not in name_words)
-    words = rest if has_content(rest) else query.words
-    return Query(query.text, words, query.spans, frozenset(named))
+    if not has_content(rest):  # nothing but names: they stay the query's meaning
+        return Query(query.text, query.words, query.spans, frozenset(named))
+    return Query(query.text, rest, query.spans, frozenset(named), nameless(query.text, name_words))
+
+
+def nameless(text: str, names: Iterable[str]) -> str:
+    """`text` with each of these (lower-cased) name words, and a possessive "'s" after
+    one, put as `NEUTRAL`: the text the query vector embeds once the names are speakers.
+
+    A short record that names a speaker ("Melanie painted a lake sunrise") is near any
+    question naming her; the speaker bonus already favours her turns, and a question
+    naming the wrong person (she never did it) must find the one who did by meaning.
+    """
+    drop = {n.lower() for n in names}
+    if not drop:
+        return text
+
+    def swap(m: re.Match[str]) -> str:
+        if m.group(1).lower() not in drop:
+            return m.group(0)
+        return NEUTRAL + (m.group(2) or "") if NEUTRAL else ""
+
+    out = " ".join(_NAME.sub(swap, text).split())
+    return out if has_content(out) else text
 
 
 def has_content(text: str) -> bool:

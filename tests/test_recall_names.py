@@ -1,0 +1,61 @@
+"""A question that names a speaker is matched by meaning without the name.
+
+The speaker bonus (`remem.recall.query.SPEAKER_BONUS`) is how a named speaker
+counts; the query vector is made of the question with the names of the
+scope's speakers it names put as a neutral word (`Query.embedded`), so a
+question naming the wrong person ("What did Melanie do with her dad?" when it
+was Caroline) is not pulled toward every short record that names Melanie.
+Through `Memory`, on real SQLite files, with the hashing test embedder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from remem import Memory
+from remem.embed.base import HashEmbedder
+from remem.ids import counter_ids
+
+from .conftest import Clock, at
+
+
+@pytest.fixture
+def mem(db_path: Path, clock: Clock) -> Iterator[Memory]:
+    with Memory.open(db_path, embedder=HashEmbedder(), clock=clock, ids=counter_ids()) as m:
+        yield m
+
+
+def say(mem: Memory, speaker: str, text: str, day: float) -> str:
+    return mem.add_event(
+        actor="pair", session="s1", role="user", text=text, time=at(day),
+        metadata={"speaker": speaker},
+    )  # fmt: skip
+
+
+def chat(mem: Memory) -> str:
+    brother = say(mem, "Caroline", "My brother played rugby for years", 0)
+    say(mem, "Melanie", "I am a teacher", 1)
+    say(mem, "Melanie", "I am a painter", 2)
+    say(mem, "Melanie", "I have a cat", 3)
+    say(mem, "Caroline", "Nice, Melanie", 4)
+    mem.process()
+    return brother
+
+
+@pytest.mark.parametrize("include_events", [True, False])
+def test_a_question_naming_the_wrong_speaker_finds_who_did_it(
+    mem: Memory, include_events: bool
+) -> None:
+    brother = chat(mem)
+    packet = mem.recall(
+        actor="pair", query="What sport did Melanie's brother play in college?",
+        include_events=include_events,
+    )  # fmt: skip
+    top, *rest = packet.records
+    assert top.text == "Caroline's brother played rugby for years"
+    assert top.source["event_ids"] == [brother]
+    # Melanie's records match the question by her name alone: they are not recalled
+    assert not [it.text for it in rest if it.kind != "event" and "Melanie" in it.text]
