@@ -184,9 +184,10 @@ def gather(store: Store, embedder: Embedder | None, req: RecallRequest, now: dat
 
 
 # Which of the query's two vectors (as asked, and without the named speakers' names)
-# each search uses: "asked", "nameless", or "max" (the best cosine of the two).
-EVENT_VECTOR = "nameless"
-RECORD_VECTOR = "nameless"
+# each search uses: "asked", "nameless", "max" (the best cosine of the two) or "mean"
+# (the cosine to their normalised sum).
+EVENT_VECTOR = "mean"
+RECORD_VECTOR = "mean"
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,6 +213,9 @@ def _pick(vecs: _Vectors, rule: str) -> list[Vector]:
         return [vecs.asked]
     if rule == "nameless" or vecs.asked is vecs.nameless:
         return [vecs.nameless]
+    if rule == "mean":
+        both = vecs.asked + vecs.nameless
+        return [(both / max(float(np.linalg.norm(both)), 1e-9)).astype(np.float32)]
     return [vecs.asked, vecs.nameless]
 
 
