@@ -185,7 +185,12 @@ def gather(store: Store, embedder: Embedder | None, req: RecallRequest, now: dat
 
 # Which of the query's two vectors (as asked, and without the named speakers' names)
 # each search uses: "asked", "nameless", "max" (the best cosine of the two) or "mean"
-# (the cosine to their normalised sum).
+# (the cosine to their normalised sum). On the LoCoMo development set (recall@10,
+# harness over one ingested database) "mean" for both gave categories 1-4 0.803 and
+# adversarial 0.842 against 0.768 and 0.728 as asked; "nameless" for both 0.804 and
+# 0.871 but temporal 0.898 -> 0.872: a question naming the right speaker gains from
+# the name meeting the short records that name them. Mixing rules (events one,
+# records the other) was worse than either. Queries naming no speaker are unchanged.
 EVENT_VECTOR = "mean"
 RECORD_VECTOR = "mean"
 

@@ -9,8 +9,10 @@ Two things a question often carries that word matching handles badly:
 - **a speaker's name** ("What has Melanie painted?"): the turns Melanie said
   are about her, while turns that merely address her ("Thanks, Melanie!") are
   not, yet both match the name as a word. A name becomes a speaker match and
-  leaves the word query too. Speakers are those of the thread log's events
-  (`metadata["speaker"]`); a log without them names nobody.
+  leaves the word query too, and the dense searches read the question also
+  with the name put as "someone" (`Query.embedded`; see `remem.recall.gather`).
+  Speakers are those of the thread log's events (`metadata["speaker"]`); a log
+  without them names nobody.
 
 A word is only taken out of the word query when content words remain, so a
 query that is nothing but a name or a date still matches by words.
@@ -94,13 +96,13 @@ class Query:
     words: str  # what the word (BM25) search is given
     spans: tuple[Span, ...] = ()
     speakers: frozenset[str] = frozenset()  # named speakers, lower-cased
-    # what the query vector embeds: the text with the named speakers' names put as
-    # NEUTRAL (the speaker bonus carries them), the text itself when it names nobody
+    # the text embedded beside `text`: the named speakers' names put as NEUTRAL (the
+    # speaker bonus carries them); `text` itself when it names nobody
     dense: str = ""
 
     @property
     def embedded(self) -> str:
-        """The text the query vector is made of."""
+        """The query without its speakers' names, as the dense searches also read it."""
         return self.dense or self.text
 
     def in_span(self, when: datetime) -> bool:
