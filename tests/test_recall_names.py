@@ -5,7 +5,8 @@ counts; the query vector is the mean of the question as asked and the
 question with the names of the scope's speakers it names put as a neutral
 word (`Query.embedded`), so a question naming the wrong person ("What did
 Melanie do with her dad?" when it was Caroline) is not pulled toward every
-short record that names Melanie. Through `Memory`, on real SQLite files, with the hashing test embedder.
+short record that names Melanie. Through `Memory`, on real SQLite files,
+with the hashing test embedder.
 """
 
 from __future__ import annotations
