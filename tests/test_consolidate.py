@@ -7,7 +7,14 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from remem.consolidate import decide, normalise, plan, same_value, text_similarity
+from remem.consolidate import (
+    decide,
+    normalise,
+    plan,
+    same_value,
+    text_similarity,
+    with_verdict,
+)
 from remem.model import Action, Authority, Candidate, Kind, Record, Sensitivity, Source, Status
 
 T = datetime(2026, 3, 1, tzinfo=UTC)
@@ -220,3 +227,12 @@ def test_normalise_folds_synonyms_and_plurals() -> None:
     assert normalise("I love dogs") == normalise("likes dog")
     assert text_similarity("", "") == 1.0
     assert text_similarity("pizza", "") == 0.0
+
+
+def test_a_models_noop_onto_a_neighbour_joins_the_candidates_event_to_it() -> None:
+    old = rec("r1", "Enjoys long walks by the sea")
+    c = cand("Likes walking along the coast")
+    rule = decide(c, [], [(old, 0.5)])
+    assert rule.action is Action.ADD  # the rules alone see no duplicate
+    d = with_verdict(rule, c, [old], "NOOP", "r1", "the same preference")
+    assert (d.action, d.target, d.adds_sources) == (Action.NOOP, "r1", ("e-new",))
