@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from remem.consolidate import decide, normalise, plan, same_value, text_similarity
+from remem.consolidate import (
+    decide,
+    normalise,
+    plan,
+    same_value,
+    text_similarity,
+    with_verdict,
+)
 from remem.model import Action, Authority, Candidate, Kind, Record, Sensitivity, Source, Status
 
 T = datetime(2026, 3, 1, tzinfo=UTC)
@@ -170,11 +178,34 @@ def test_plan_links_both_ways_and_writes_history() -> None:
     assert [(h.record_id, h.action) for h in p.history] == [("r2", "UPDATE"), ("r1", "SUPERSEDED")]
 
 
-def test_plan_of_noop_writes_nothing() -> None:
-    old = rec("r1", "Is vegetarian", "diet", "vegetarian")
+def test_plan_of_a_noop_from_the_same_event_writes_nothing() -> None:
+    old = rec("r1", "Is vegetarian", "diet", "vegetarian", event="e-new")
     c = cand("Is vegetarian", "diet", "vegetarian")
     p = plan(decide(c, [old], []), c, tenant="t", actor="a", new_id="r2", now=NOW)
-    assert p.inserts == () and p.changes == () and p.history == ()
+    assert p.inserts == () and p.changes == () and p.history == () and p.sources == ()
+
+
+def test_plan_of_a_noop_said_again_grows_the_records_source_only() -> None:
+    old = rec("r1", "Is vegetarian", "diet", "vegetarian")
+    c = cand("Is vegetarian", "diet", "vegetarian")
+    d = decide(c, [old], [])
+    assert d.action is Action.NOOP and d.adds_sources == ("e-new",)
+    p = plan(d, c, tenant="t", actor="a", new_id="r2", now=NOW)
+    assert p.inserts == () and p.changes == ()
+    assert [(g.record_id, g.actor, g.event_ids) for g in p.sources] == [("r1", "a", ("e-new",))]
+    assert [(h.record_id, h.action, h.at, h.text) for h in p.history] == [
+        ("r1", "SOURCE", NOW, None)
+    ]
+
+
+def test_a_near_duplicate_said_again_joins_its_source_but_not_an_invalid_one() -> None:
+    old = rec("r1", "Loves hiking in the mountains")
+    c = cand("Loves hiking in the mountains")
+    assert decide(c, [], [(old, 0.0)]).adds_sources == ("e-new",)
+    gone = rec("r1", "Is vegetarian", "diet", "vegetarian", status=Status.INVALID, event="e-new")
+    again = cand("Is vegetarian", "diet", "vegetarian")
+    assert decide(replace(again, source=replace(again.source, event_ids=("e-new", "e-2"))),
+                  [gone], []).adds_sources == ()  # fmt: skip
 
 
 def test_plan_puts_preferences_in_their_namespace() -> None:
@@ -196,3 +227,12 @@ def test_normalise_folds_synonyms_and_plurals() -> None:
     assert normalise("I love dogs") == normalise("likes dog")
     assert text_similarity("", "") == 1.0
     assert text_similarity("pizza", "") == 0.0
+
+
+def test_a_models_noop_onto_a_neighbour_joins_the_candidates_event_to_it() -> None:
+    old = rec("r1", "Enjoys long walks by the sea")
+    c = cand("Likes walking along the coast")
+    rule = decide(c, [], [(old, 0.5)])
+    assert rule.action is Action.ADD  # the rules alone see no duplicate
+    d = with_verdict(rule, c, [old], "NOOP", "r1", "the same preference")
+    assert (d.action, d.target, d.adds_sources) == (Action.NOOP, "r1", ("e-new",))

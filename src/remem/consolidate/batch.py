@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from remem.consolidate.plan import plan
+from remem.consolidate.plan import plan, plan_restated
 from remem.consolidate.rules import Decision, decide, with_verdict
 from remem.deps import Deps
 from remem.embed.base import Embedder
@@ -34,7 +34,7 @@ from remem.policy.fields import canonical_field, optional_field, stored_names
 from remem.policy.scope import namespace_for
 from remem.policy.untrusted import instruction_flags
 from remem.policy.validity import expiry
-from remem.store.base import Scope, StatusChange, Write
+from remem.store.base import Scope, SourceGrowth, StatusChange, Write, joined_sources
 
 log = logging.getLogger("remem")
 
@@ -112,6 +112,7 @@ class Consolidation:
         self.history: list[HistoryEntry] = []
         self.closed: set[str] = set()
         self._fields: dict[str, list[Record]] = {}
+        self.grown: dict[str, tuple[str, ...]] = {}  # stored record id -> events joining it
 
     def embed(self, texts: Sequence[str]) -> list[Vector | None]:
         """Embeddings of candidate texts in one batch (None without an embedder)."""
@@ -207,6 +208,7 @@ class Consolidation:
         known: Sequence[Record],
     ) -> tuple[ProcessResult, str]:
         if decision.action is Action.NOOP:
+            self._restate(decision, now=self.deps.clock())
             return ProcessResult(noops=1), decision.target or ""
         late_until = None
         if decision.late_behind is not None:
@@ -238,9 +240,30 @@ class Consolidation:
             return ProcessResult(records_updated=1), new_id
         return ProcessResult(records_added=1), new_id
 
+    def _restate(self, decision: Decision, *, now: datetime) -> None:
+        """A NO-OP's restating events join its target: a record this batch plans takes
+        them in its own source; a stored one grows by a `SourceGrowth` in the write."""
+        if decision.target is None or not decision.adds_sources:
+            return
+        for i, rec in enumerate(self.inserts):
+            if rec.id == decision.target:
+                self.inserts[i] = _with_sources(rec, decision.adds_sources)
+                return
+        planned = plan_restated(decision, actor=self.actor, now=now)
+        self.history.extend(planned.history)
+        for growth in planned.sources:
+            had = self.grown.get(growth.record_id, ())
+            self.grown[growth.record_id] = joined_sources(had, growth.event_ids)
+
     def _view(self, records: Sequence[Record]) -> list[Record]:
-        """Records as this batch leaves them: those it closed are no longer active."""
-        return [replace(r, status=Status.INVALID) if r.id in self.closed else r for r in records]
+        """Records as this batch leaves them: those it closed are no longer active, those
+        it restated name the restating events in their source."""
+        out = []
+        for r in records:
+            if r.id in self.grown:
+                r = _with_sources(r, self.grown[r.id])
+            out.append(replace(r, status=Status.INVALID) if r.id in self.closed else r)
+        return out
 
     def _planned_neighbours(self, vec: Vector | None) -> list[tuple[Record, float]]:
         out = []
@@ -263,5 +286,12 @@ class Consolidation:
             vector_model=emb.name if emb is not None else "",
             changes=tuple(self.changes),
             history=tuple(self.history),
+            sources=tuple(SourceGrowth(rid, self.actor, ids) for rid, ids in self.grown.items()),
             **extra,
         )
+
+
+def _with_sources(rec: Record, added: Sequence[str]) -> Record:
+    """`rec` with `added` events joined to its source."""
+    joined = joined_sources(rec.source.event_ids, added)
+    return replace(rec, source=replace(rec.source, event_ids=joined))

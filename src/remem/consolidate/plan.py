@@ -5,7 +5,8 @@ Every write path plans here: extraction and `remember` (through
 approvals (`plan_approval`). Nothing is overwritten in place: an outdated
 record becomes INVALID, linked both ways to the record that superseded it,
 with a history row for each change (`_supersede`, the one place that closes a
-record for a newer one).
+record for a newer one). A NO-OP that restates a stored record grows its
+source by the restating events (`plan_restated`).
 """
 
 from __future__ import annotations
@@ -16,16 +17,17 @@ from datetime import datetime
 from remem.consolidate.rules import Decision
 from remem.model import Action, Candidate, HistoryEntry, Record, Status
 from remem.policy.scope import namespace_for
-from remem.store.base import StatusChange
+from remem.store.base import SourceGrowth, StatusChange
 
 
 @dataclass(frozen=True, slots=True)
 class Planned:
-    """The rows a decision writes: new records, closed records, history."""
+    """The rows a decision writes: new records, closed records, history, grown sources."""
 
     inserts: tuple[Record, ...]
     changes: tuple[StatusChange, ...]
     history: tuple[HistoryEntry, ...]
+    sources: tuple[SourceGrowth, ...] = ()
 
 
 def plan(
@@ -52,7 +54,7 @@ def plan(
     until `plan_approval` makes it active, its history row a PROPOSE by them.
     """
     if decision.action is Action.NOOP:
-        return Planned((), (), ())
+        return plan_restated(decision, actor=actor, now=now)
     late = decision.late_behind is not None
     start = min(candidate.observed_at, now)
     status = Status.INVALID if late else Status.ACTIVE
@@ -94,6 +96,24 @@ def plan(
         )
     changes, history = _supersede(decision, new_id, start=start, now=now)
     return Planned((record,), changes, (first, *history))
+
+
+def plan_restated(decision: Decision, *, actor: str, now: datetime) -> Planned:
+    """A NO-OP: nothing new, but the events that said it again join the (active) target's
+    source, with a SOURCE history row naming them. Pure; nothing when none are new."""
+    if decision.target is None or not decision.adds_sources:
+        return Planned((), (), ())
+    joined = ", ".join(decision.adds_sources)
+    entry = HistoryEntry(
+        decision.target,
+        "SOURCE",
+        now,
+        None,
+        Status.ACTIVE,
+        reason=f"said again in {joined}: {decision.reason}",
+    )
+    growth = SourceGrowth(decision.target, actor, decision.adds_sources)
+    return Planned((), (), (entry,), (growth,))
 
 
 def plan_approval(decision: Decision, proposal: Record, *, now: datetime, by: str) -> Planned:

@@ -70,6 +70,21 @@ class Decision:
     late_behind: str | None = None  # a newer record already holds this field
     conflicts_with: tuple[str, ...] = ()
     binding: bool = False  # decided by a rule no model verdict may override
+    # NO-OP: the candidate's source events the target lacks, to join its provenance
+    adds_sources: tuple[str, ...] = ()
+
+
+def restated_sources(candidate: Candidate, target: Record) -> tuple[str, ...]:
+    """The candidate's source events an active `target` it restates does not name yet. Pure.
+
+    A statement said again joins the record's provenance (so erasing the record
+    reaches every event that said it); an event already there adds nothing,
+    which keeps a re-run of the same (event, strategy) idempotent.
+    """
+    if target.status is not Status.ACTIVE:
+        return ()
+    have = set(target.source.event_ids)
+    return tuple(e for e in dict.fromkeys(candidate.source.event_ids) if e not in have)
 
 
 def decide(
@@ -90,7 +105,11 @@ def decide(
             r.value, candidate.value
         ):
             return Decision(
-                Action.NOOP, "already recorded from the same event", target=r.id, binding=True
+                Action.NOOP,
+                "already recorded from the same event",
+                target=r.id,
+                binding=True,
+                adds_sources=restated_sources(candidate, r),
             )
 
     if candidate.field is not None and active_same:
@@ -105,7 +124,11 @@ def decide(
                     binding=True,
                 )
             return Decision(
-                Action.NOOP, f"same {candidate.field} as {best.id}", target=best.id, binding=True
+                Action.NOOP,
+                f"same {candidate.field} as {best.id}",
+                target=best.id,
+                binding=True,
+                adds_sources=restated_sources(candidate, best),
             )
         newer = [r for r in active_same if r.valid_from > candidate.observed_at]
         if newer:
@@ -151,6 +174,7 @@ def decide(
                 Action.NOOP,
                 f"near-duplicate of {rec.id} (cosine {cosine:.2f}, words {lexical:.2f})",
                 target=rec.id,
+                adds_sources=restated_sources(candidate, rec),
             )
     return Decision(Action.ADD, "new information")
 
@@ -180,7 +204,9 @@ def with_verdict(
     if old is None:
         return Decision(Action.ADD, f"{said}; its target {target!r} is not a neighbour, so added")
     if action == Action.NOOP.value:
-        return Decision(Action.NOOP, said, target=old.id)
+        return Decision(
+            Action.NOOP, said, target=old.id, adds_sources=restated_sources(candidate, old)
+        )
     if old.valid_from > candidate.observed_at:
         return Decision(
             Action.ADD, f"{said}; older than {old.id}, so kept as history", late_behind=old.id

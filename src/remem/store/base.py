@@ -57,13 +57,40 @@ class StatusChange:
 
 
 @dataclass(frozen=True, slots=True)
+class SourceGrowth:
+    """A stored record said again: these events join its source (`Record.source.event_ids`).
+
+    Nothing else of the record changes but `updated_at`; the record's history
+    row saying so comes with the same `Write`.
+    """
+
+    record_id: str
+    actor: str
+    event_ids: tuple[str, ...]
+
+
+def joined_sources(stored: Sequence[str], added: Sequence[str]) -> tuple[str, ...]:
+    """A record's source events after `added` joined them: the stored ones first, each
+    event once (joining an event already there changes nothing)."""
+    return tuple(dict.fromkeys([*stored, *added]))
+
+
+def new_sources(stored: Sequence[str], added: Sequence[str]) -> tuple[str, ...]:
+    """The events of `added` a record's `stored` source does not name yet, each once: what
+    a `SourceGrowth` really adds (nothing, when the same restating event comes again)."""
+    have = set(stored)
+    return tuple(e for e in dict.fromkeys(added) if e not in have)
+
+
+@dataclass(frozen=True, slots=True)
 class Write:
     """What one consolidation step writes, applied in one transaction.
 
     `done_jobs` marks the jobs that produced it finished in the same
     transaction, which is what makes extraction idempotent per
     (event, strategy): a job is either done with all it wrote, or not done
-    and has written nothing.
+    and has written nothing. `sources` are the stored records a NO-OP restated:
+    their sources grow by the restating events (links included).
     """
 
     tenant: str
@@ -73,6 +100,7 @@ class Write:
     changes: tuple[StatusChange, ...] = ()
     history: tuple[HistoryEntry, ...] = ()
     done_jobs: tuple[int, ...] = ()
+    sources: tuple[SourceGrowth, ...] = ()
 
 
 def refuse_foreign_records(write: Write) -> None:

@@ -44,8 +44,10 @@ from remem.store.base import (
     Clock,
     Near,
     Scope,
+    SourceGrowth,
     ThreadHost,
     Write,
+    new_sources,
     refuse_foreign_records,
 )
 from remem.store.errors import NOT_UNICODE, from_postgres
@@ -384,11 +386,25 @@ class PostgresStore(PostgresErasure, PostgresSearch, PostgresJobs, PostgresKeys)
                 closing = (ch.status.value, ch.valid_until, ch.superseded_by, now, write.tenant)
                 if cur.execute(q.CLOSE_RECORD, (*closing, ch.record_id)).rowcount == 0:
                     raise StoreError(f"record {ch.record_id} vanished during consolidation")
+            for g in write.sources:
+                self._grow_sources(cur, write.tenant, g, now)
             if write.history:
                 rows = [history_params(write.tenant, h) for h in write.history]
                 cur.executemany(q.INSERT_HISTORY, rows)
             if write.done_jobs:
                 cur.execute(q.DONE_JOBS, (now, write.tenant, list(write.done_jobs)))
+
+    @staticmethod
+    def _grow_sources(cur: Cursor, tenant: str, g: SourceGrowth, now: datetime) -> None:
+        """Join a restating statement's events to a stored record's source (row locked)."""
+        row = cur.execute(q.RECORD_SOURCES, (tenant, g.record_id)).fetchone()
+        if row is None:
+            raise StoreError(f"record {g.record_id} vanished during consolidation")
+        stored = list(row["source_event_ids"])
+        added = new_sources(stored, g.event_ids)
+        if added:
+            cur.execute(q.GROW_SOURCES, ([*stored, *added], now, tenant, g.record_id))
+            cur.executemany(q.INSERT_RECORD_EVENT, [(tenant, e, g.record_id) for e in added])
 
     @staticmethod
     def _from_erased_work(cur: Cursor, write: Write) -> bool:
@@ -402,6 +418,10 @@ class PostgresStore(PostgresErasure, PostgresSearch, PostgresJobs, PostgresKeys)
                 args = q.tombstoned_params(rec.tenant, rec.actor, list(rec.source.event_ids))
                 if cur.execute(q.IS_TOMBSTONED, args).fetchall():
                     return True
+        for g in write.sources:
+            args = q.tombstoned_params(write.tenant, g.actor, list(g.event_ids))
+            if cur.execute(q.IS_TOMBSTONED, args).fetchall():
+                return True
         return False
 
     def get_record(self, tenant: str, record_id: str) -> Record | None:

@@ -332,6 +332,10 @@ INSERT INTO record_vectors (tenant, record_id, actor, model, vec)
 VALUES (%s, %s, %s, %s, %s::vector)
 ON CONFLICT (tenant, record_id) DO UPDATE SET model = excluded.model, vec = excluded.vec
 """
+RECORD_SOURCES = "SELECT source_event_ids FROM records WHERE tenant = %s AND id = %s FOR UPDATE"
+GROW_SOURCES = """
+UPDATE records SET source_event_ids = %s::text[], updated_at = %s WHERE tenant = %s AND id = %s
+"""
 CLOSE_RECORD = """
 UPDATE records SET status = %s, valid_until = COALESCE(%s, valid_until),
     superseded_by = COALESCE(%s, superseded_by), updated_at = %s

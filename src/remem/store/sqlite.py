@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +37,10 @@ from remem.store.base import (
     Clock,
     Near,
     Scope,
+    SourceGrowth,
     ThreadHost,
     Write,
+    new_sources,
     refuse_foreign_records,
 )
 from remem.store.errors import (
@@ -356,6 +359,8 @@ class SQLiteStore(SQLiteErasure, SQLiteSearch, SQLiteJobs, SQLiteKeys):
                     ),
                 )
                 touched.add((row[0], row[1]))
+            for g in write.sources:
+                touched.add((write.tenant, _grow_sources(db, write.tenant, g, self._clock())))
             for h in write.history:
                 db.execute(
                     q.INSERT_HISTORY,
@@ -474,7 +479,22 @@ def _from_erased_work(db: sqlite3.Connection, write: Write) -> bool:
         _covered(db, rec.tenant, rec.actor, rec.source.event_ids)
         for rec in write.inserts
         if rec.source.event_ids
-    )
+    ) or any(_covered(db, write.tenant, g.actor, g.event_ids) for g in write.sources)
+
+
+def _grow_sources(db: sqlite3.Connection, tenant: str, g: SourceGrowth, now: datetime) -> str:
+    """Join a restating statement's events to a stored record's source; return its actor."""
+    row = db.execute(q.RECORD_SOURCES, (tenant, g.record_id)).fetchone()
+    if row is None:
+        raise StoreError(f"record {g.record_id} vanished during consolidation")
+    stored = json.loads(row[1])
+    added = new_sources(stored, g.event_ids)
+    if added:
+        joined = [*stored, *added]
+        db.execute(q.GROW_SOURCES, (json.dumps(joined), to_db(now), tenant, g.record_id))
+        for event_id in added:
+            db.execute(q.INSERT_RECORD_EVENT, (tenant, event_id, g.record_id))
+    return str(row[0])
 
 
 def _set_wal(db: sqlite3.Connection) -> None:

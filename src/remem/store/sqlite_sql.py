@@ -230,6 +230,10 @@ UPDATE record_vectors SET status = ?, valid_until = COALESCE(?, valid_until)
 WHERE record_rowid = ?
 """
 RECORD_SCOPE = "SELECT tenant, actor, rowid FROM records WHERE +tenant = ? AND id = ?"
+RECORD_SOURCES = "SELECT actor, source_event_ids FROM records WHERE +tenant = ? AND id = ?"
+GROW_SOURCES = """
+UPDATE records SET source_event_ids = ?, updated_at = ? WHERE +tenant = ? AND id = ?
+"""
 CLOSE_RECORD = """
 UPDATE records SET status = ?, valid_until = COALESCE(?, valid_until),
     superseded_by = COALESCE(?, superseded_by), updated_at = ?
