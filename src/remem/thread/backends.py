@@ -10,13 +10,22 @@ from collections.abc import Callable
 
 from remem.store.base import Store
 from remem.thread.base import ThreadStore
-from remem.thread.postgres import PostgresThreadStore
-from remem.thread.sqlite import SQLiteThreadStore
 
-KINDS: dict[str, Callable[[Store], ThreadStore]] = {
-    "sqlite": SQLiteThreadStore,
-    "postgres": PostgresThreadStore,
-}
+
+def _sqlite(store: Store) -> ThreadStore:
+    from remem.thread.sqlite import SQLiteThreadStore
+
+    return SQLiteThreadStore(store)
+
+
+def _postgres(store: Store) -> ThreadStore:
+    # imported here: psycopg costs about 0.1 s, which an embedded CLI call must not pay
+    from remem.thread.postgres import PostgresThreadStore
+
+    return PostgresThreadStore(store)
+
+
+KINDS: dict[str, Callable[[Store], ThreadStore]] = {"sqlite": _sqlite, "postgres": _postgres}
 
 
 def thread_state(store: Store) -> ThreadStore | None:
