@@ -15,6 +15,7 @@ from remem.errors import (
     SchemaTooNew,
     StoreCorrupt,
     StoreError,
+    StoreUnavailable,
 )
 from remem.memory import ImportResult, Memory
 from remem.model import (
@@ -71,5 +72,6 @@ __all__ = [
     "Status",
     "StoreCorrupt",
     "StoreError",
+    "StoreUnavailable",
     "__version__",
 ]
