@@ -92,10 +92,11 @@ def gather(store: Store, embedder: Embedder | None, req: RecallRequest, now: dat
             hit
             for scope in scopes
             for when in times
-            for vec in _for_records(vecs)
-            for hit in store.vector_search(scope, model, vec, POOL, when, include_invalid=req.past)
+            for hit in store.vector_search(
+                scope, model, vecs.query, POOL, when, include_invalid=req.past
+            )
         ]
-        return _best_of_each(hits) if len(times) > 1 or len(_for_records(vecs)) > 1 else hits
+        return _best_of_each(hits) if len(times) > 1 else hits
 
     # The word search first: the speakers of what it finds tell which words of the
     # query are names, so that the query vector is made without them (`Query.embedded`)
@@ -183,64 +184,43 @@ def gather(store: Store, embedder: Embedder | None, req: RecallRequest, now: dat
     )
 
 
-# Which of the query's two vectors (as asked, and without the named speakers' names)
-# each search uses: "asked", "nameless", "max" (the best cosine of the two) or "mean"
-# (the cosine to their normalised sum). On the LoCoMo development set (recall@10,
-# harness over one ingested database) "mean" for both gave categories 1-4 0.803 and
-# adversarial 0.842 against 0.768 and 0.728 as asked; "nameless" for both 0.804 and
-# 0.871 but temporal 0.898 -> 0.872: a question naming the right speaker gains from
-# the name meeting the short records that name them. Mixing rules (events one,
-# records the other) was worse than either. Queries naming no speaker are unchanged.
-EVENT_VECTOR = "mean"
-RECORD_VECTOR = "mean"
-
-
 @dataclass(frozen=True, slots=True)
 class _Vectors:
-    text: str  # what `nameless` embeds
-    asked: Vector
-    nameless: Vector
+    text: str  # what was embedded beside the question as asked
+    query: Vector  # what every vector search of this recall takes
 
 
 def _query_vectors(embedder: Embedder | None, query: Query) -> _Vectors | None:
-    """The query as asked and without its speakers' names, embedded in one call."""
+    """The query's vector. When it names speakers of the scope, the normalised mean of
+    the question as asked and without their names (`Query.embedded`), embedded in one
+    call; otherwise the question alone.
+
+    Measured on the LoCoMo development set (recall@10, a harness over one ingested
+    database): the mean gave categories 1-4 0.803 and adversarial 0.842 against 0.768
+    and 0.728 as asked; the name-free vector alone 0.804 and 0.871 but temporal 0.898
+    -> 0.872 (a question naming the right speaker gains from the name meeting the
+    short records that name them); the best cosine of the two, or one rule for events
+    and another for records, did worse than the mean.
+    """
     if embedder is None:
         return None
     if query.embedded == query.text:
-        one = embedder.embed([query.text])[0]
-        return _Vectors(query.text, one, one)
+        return _Vectors(query.text, embedder.embed([query.text])[0])
     asked, nameless = embedder.embed([query.text, query.embedded])
-    return _Vectors(query.embedded, asked, nameless)
-
-
-def _pick(vecs: _Vectors, rule: str) -> list[Vector]:
-    if rule == "asked":
-        return [vecs.asked]
-    if rule == "nameless" or vecs.asked is vecs.nameless:
-        return [vecs.nameless]
-    if rule == "mean":
-        both = vecs.asked + vecs.nameless
-        return [(both / max(float(np.linalg.norm(both)), 1e-9)).astype(np.float32)]
-    return [vecs.asked, vecs.nameless]
-
-
-def _for_records(vecs: _Vectors) -> list[Vector]:
-    return _pick(vecs, RECORD_VECTOR)
+    both = asked + nameless
+    mean = (both / max(float(np.linalg.norm(both)), 1e-9)).astype(np.float32)
+    return _Vectors(query.embedded, mean)
 
 
 def _cosine(vecs: _Vectors, vec: Vector) -> float:
     """A stored record vector's cosine to the query, as the record search takes it."""
-    return max(float(vec @ q) for q in _for_records(vecs))
+    return float(vec @ vecs.query)
 
 
 def _event_vector_search(
     store: Store, scope: Scope, model: str, vecs: _Vectors, at: datetime
 ) -> list[tuple[str, float]]:
-    hits: list[tuple[str, float]] = []
-    chosen = _pick(vecs, EVENT_VECTOR)
-    for vec in chosen:
-        hits.extend(store.vector_search_events(scope, model, vec, EVENT_POOL, at))
-    return _best_of_each(hits)[:EVENT_POOL] if len(chosen) > 1 else hits
+    return store.vector_search_events(scope, model, vecs.query, EVENT_POOL, at)
 
 
 def _gather_events(store: Store, found: EventSearch) -> GatheredEvents:
