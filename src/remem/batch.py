@@ -33,6 +33,7 @@ from remem.policy import scope
 from remem.policy.scope import Principal, valid_request_id
 from remem.timeutil import TimeText
 from remem.writes import records
+from remem.writes.checks import MAX_VALUE_CHARS, valid_value
 
 MAX_ITEMS = 10_000
 
@@ -51,7 +52,9 @@ class RecordItem(BaseModel):
     text: str | None = Field(default=None, min_length=1, max_length=4000)
     kind: Literal["semantic", "preference", "episodic"] = "semantic"
     field: str | None = Field(default=None, min_length=1, max_length=200)
-    value: str | None = Field(default=None, max_length=1000)
+    value: Annotated[str | None, AfterValidator(valid_value)] = Field(
+        default=None, max_length=MAX_VALUE_CHARS
+    )
     valid_until: TimeText = None
     sensitivity: Literal["normal", "personal", "sensitive"] = "normal"
     strategy: str = Field(default="self-managed", min_length=1, max_length=100)

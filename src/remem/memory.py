@@ -92,6 +92,11 @@ class Memory:
         chat: ChatModel | None = None,
         max_clock_skew: timedelta | None = None,
     ) -> None:
+        if isinstance(store, str | os.PathLike):
+            raise InvalidInput(
+                f"Memory() takes an open store, not the path {os.fspath(store)!r}; "
+                "open a file or URL with Memory.open(path)"
+            )
         self.store = store
         self.tenant = check_name("tenant", tenant)
         self._embedder = embedder

@@ -47,6 +47,7 @@ from remem.service import keys as keyring
 from remem.service.bodies import BodyLimit, BodyLimits
 from remem.store.base import Store, refuse_rls_bypass
 from remem.timeutil import TimeText as Time
+from remem.writes.checks import MAX_VALUE_CHARS
 
 log = logging.getLogger("remem.mcp")
 
@@ -291,7 +292,10 @@ class McpServer:
                     description="what it is about (e.g. 'home city'); a new value supersedes",
                 ),
             ] = None,
-            value: Annotated[str | None, Field(max_length=4000)] = None,
+            # checked by the write flow, so a bad value is an invalid_input tool error
+            value: Annotated[
+                str | None, Field(description=f"at most {MAX_VALUE_CHARS} characters")
+            ] = None,
             valid_until: Annotated[Time, Field(max_length=64, description="ISO 8601")] = None,
             sensitivity: SensitivityName = "normal",
         ) -> dict[str, Any]:

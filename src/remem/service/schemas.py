@@ -13,6 +13,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from remem.policy.scope import valid_request_id
 from remem.timeutil import TimeText as Time
+from remem.writes.checks import MAX_VALUE_CHARS, valid_value
 
 Name = Field(min_length=1, max_length=200)
 RequestId = Field(default=None, min_length=1, max_length=200)
@@ -88,7 +89,9 @@ class CreateItem(_Body):
     text: str = Field(min_length=1, max_length=4000)
     kind: Literal["semantic", "preference", "episodic"] = "semantic"
     field: str | None = Field(default=None, min_length=1, max_length=200)
-    value: str | None = Field(default=None, max_length=4000)
+    value: Annotated[str | None, AfterValidator(valid_value)] = Field(
+        default=None, max_length=MAX_VALUE_CHARS
+    )
     valid_until: Time = Field(default=None, max_length=64)
     sensitivity: Literal["normal", "personal", "sensitive"] = "normal"
 

@@ -18,6 +18,8 @@ from remem.timeutil import parse_time
 
 MAX_EVENT_CHARS = 100_000
 MAX_RECORD_CHARS = 4_000
+MAX_VALUE_CHARS = 1_000
+"""A field's value is a short fact ('Porto', 'vegetarian'), not a document."""
 
 
 def statement(what: str, text: object, limit: int = MAX_RECORD_CHARS) -> str:
@@ -29,6 +31,39 @@ def statement(what: str, text: object, limit: int = MAX_RECORD_CHARS) -> str:
         raise InvalidInput(f"{what} is {len(text)} characters; the limit is {limit}")
     check_text(what, text)
     return text
+
+
+def fact_value(field: str | None, value: object) -> str | None:
+    """`value` as a field's value: None, or a non-blank string of at most
+    `MAX_VALUE_CHARS` characters that passes `check_text`, given only with a field.
+    InvalidInput otherwise: an empty value would be found by `fact get` as the
+    field's answer."""
+    if value is None:
+        return None
+    if field is None:
+        raise InvalidInput("a value needs a field (what the value is of, e.g. 'home city')")
+    if not isinstance(value, str):
+        raise InvalidInput(f"value must be a string; got {type(value).__name__}")
+    if (problem := _value_problem(value)) is not None:
+        raise InvalidInput(problem)
+    check_text("value", value)
+    return value
+
+
+def valid_value(value: str | None) -> str | None:
+    """`fact_value`'s shape check for the surfaces' pydantic models: ValueError, as
+    pydantic validators raise, for a blank or over-long value (None stays None)."""
+    if value is not None and (problem := _value_problem(value)) is not None:
+        raise ValueError(problem)
+    return value
+
+
+def _value_problem(value: str) -> str | None:
+    if not value.strip():
+        return "a field's value must be a non-empty string; leave it out instead"
+    if len(value) > MAX_VALUE_CHARS:
+        return f"a field's value is {len(value)} characters; the limit is {MAX_VALUE_CHARS}"
+    return None
 
 
 def check_strings(**named: str | None) -> None:

@@ -35,7 +35,7 @@ from remem.policy.fields import optional_field
 from remem.policy.scope import SHARED_ACTOR, check_name, namespace_for
 from remem.policy.untrusted import instruction_flags
 from remem.store.base import Scope, StatusChange, Write
-from remem.writes.checks import check_strings, optional_time, statement
+from remem.writes.checks import check_strings, fact_value, optional_time, statement
 
 
 def get(deps: Deps, record_id: str) -> Record:
@@ -68,7 +68,8 @@ def remember(
         raise InvalidInput(str(exc)) from None
     if kind in (Kind.PROCEDURAL, Kind.SUMMARY):
         raise InvalidInput(f"kind {kind.value} cannot be written with remember")
-    check_strings(field=field, value=value, strategy=strategy)
+    check_strings(field=field, strategy=strategy)
+    value = fact_value(field, value)
     refuse_secrets(
         {
             "text": text,
