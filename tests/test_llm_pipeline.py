@@ -384,3 +384,28 @@ def test_a_model_fact_with_a_secret_in_its_attribute_or_value_is_never_stored(
         assert [r.value for r in stored] == ["Lisbon"]
         dumped = json.dumps([r.as_dict() for r in stored])
     assert "hunter2x7" not in dumped and "4111" not in dumped
+
+
+def test_a_model_fact_with_a_blank_value_is_kept_as_text_with_no_field(
+    tmp_path: Path, llm: ScriptedLLM
+) -> None:
+    """A model that names an attribute but gives "  " as its value states no value:
+    `fact get` must not find an empty answer."""
+
+    def blank(request: dict[str, Any]) -> Reply:
+        if "durable facts" in request["messages"][0]["content"]:
+            return Reply.json({"facts": [
+                {"text": "Ana has a favourite colour", "attribute": "favourite colour",
+                 "value": "   ", "event": 1},
+            ]})  # fmt: skip
+        return memory_model(request)
+
+    llm.responder = blank
+    with _open(tmp_path, _config(llm, {"semantic": {}})) as mem:
+        mem.add_event(actor="ana", session="s1", role="user", time=T0, event_id="c",
+                      text="I do have a favourite colour.")  # fmt: skip
+        mem.process()
+        (stored,) = mem.records(actor="ana", all=True)
+        assert stored.text == "Ana has a favourite colour"
+        assert (stored.field, stored.value) == (None, None)
+        assert mem.fact(actor="ana", field="favourite colour").status == "not_found"

@@ -208,7 +208,8 @@ def _candidates(
             if not listed([f.event]):
                 continue
             picked = pick([f.event])
-            has_field = bool(f.attribute and f.value)
+            # a blank value is no value: the fact is kept as text, with no field to answer
+            has_field = bool(f.attribute and f.attribute.strip() and f.value and f.value.strip())
             out.append(
                 Candidate(
                     text=f.text.strip(),
