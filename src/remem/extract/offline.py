@@ -172,12 +172,9 @@ def extract_offline(event: Event, context: Sequence[Event] = ()) -> list[Candida
             continue
         facts = _facts(clause.text, greeted=clause.greeted, explicit=clause.explicit)
         if clause.hedge:  # no exact fact from a hedge: the statement, hedge and all
-            hedged = f"{clause.hedge} {clause.text}"
-            facts = [
-                replace(f, text=third_person(hedged), field=None, value=None)
-                for f in facts
-                if f.field is not None
-            ][:1]
+            said = re.sub(r"^(My|Our)\b", lambda m: m.group(1).lower(), clause.text)
+            hedged = third_person(f"{clause.hedge} {said}")
+            facts = [replace(f, text=hedged, field=None, value=None) for f in facts][:1]
         for fact in facts:
             changed = fact.field is not None and (
                 fact.change or re.search(_CHANGE_WORDS, clause.text, _I) is not None
@@ -290,13 +287,16 @@ _LEAD = (
     r"|wherever|especially|generally|usually|personally|honestly|these\s+days|nowadays|lately"
     r"|recently)\b[^,]{0,60}"
 )
-_ASSERTS = (
-    rf"(?:I|we)\s+{ADV}(?:remember|recall|know|knew|think|believe|realized|realised|noticed"
+_ASSERTS = (  # "think / believe that" are hedges (`_HEDGE`): what was said keeps them
+    rf"(?:I|we)\s+{ADV}(?:remember|recall|know|knew|realized|realised|noticed"
     r"|found\s+out|learned|learnt)\s+that\s+(?=(?:I|we|my|our)\s)"
 )
 _HEDGE = (  # "I think I'm allergic to ...": the clause after it, said with less certainty
     rf"(?:I|we)\s+{ADV}(?:think|believe|guess|suspect|reckon|feel\s+like)\s+(?:that\s+)?"
     r"(?=(?:I|we|my|our)\s)"
+)
+_HEDGE_TAIL = (  # "My brother is a nurse, I believe": the same hedge, said after the clause
+    r"(?<=\w)\s*,\s*((?:I|we)\s+(?:think|believe|guess|suspect|reckon|suppose))$"
 )
 _CHANGE_WORDS = r"\b(?:no\s+longer|any\s*more|any\s+longer|instead|now|again)\b"
 
@@ -346,6 +346,8 @@ def _clauses(text: str) -> list[_Clause]:
                 break
         if m := re.search(_EXPLICIT_TAIL, body, _I):
             explicit, body = True, body[: m.start()]
+        if not hedge and (m := re.search(_HEDGE_TAIL, body, _I)):
+            hedge, body = m.group(1), body[: m.start()]  # "..., I believe"
         if not body or question or re.match(_QUESTION_START, body, _I):
             continue
         lead = ""
