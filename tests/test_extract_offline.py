@@ -786,16 +786,31 @@ def test_an_object_after_and_is_not_a_clause_of_its_own() -> None:
         # a hedged statement with no field is kept too, hedge and all, never unhedged
         ("My brother Tom is a nurse, I believe.", "Believes their brother Tom is a nurse"),
         ("I think that my dog is getting old", "Thinks that their dog is getting old"),
+        # hedges of other shapes: a negated hedge, "not sure but", a hedging adverb
+        ("I don't think I like jazz anymore.", "Does not think they like jazz anymore"),
+        ("I'm not sure but I think I prefer window seats.",
+         "Is not sure but they think they prefer window seats"),
+        ("Probably my favourite food is sushi.", "Probably their favourite food is sushi"),
+        ("Maybe I prefer tea.", "Maybe they prefer tea"),
     ],
-)
+)  # fmt: skip
 def test_a_hedged_fact_keeps_its_hedge_and_sets_no_field(text: str, statement: str) -> None:
     c = one(text)
     assert (c.text, c.field, c.value, c.authority) == (statement, None, None, Authority.INFERRED)
 
 
-def test_a_hedged_fact_names_a_named_speaker() -> None:
-    (c,) = said_by("I think I'm allergic to kiwi.", "Priya")
-    assert c.text == "Priya thinks they are allergic to kiwi"
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("I think I'm allergic to kiwi.", "Priya thinks they are allergic to kiwi"),
+        ("My brother Tom is a nurse, I believe.", "Priya believes their brother Tom is a nurse"),
+        ("Maybe I prefer tea.", "Maybe Priya prefers tea"),
+        ("Probably my favourite food is sushi.", "Probably Priya's favourite food is sushi"),
+    ],
+)
+def test_a_hedged_fact_names_a_named_speaker(text: str, statement: str) -> None:
+    (c,) = said_by(text, "Priya")
+    assert c.text == statement
 
 
 @pytest.mark.parametrize(

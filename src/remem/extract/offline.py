@@ -172,8 +172,7 @@ def extract_offline(event: Event, context: Sequence[Event] = ()) -> list[Candida
             continue
         facts = _facts(clause.text, greeted=clause.greeted, explicit=clause.explicit)
         if clause.hedge:  # no exact fact from a hedge: the statement, hedge and all
-            said = re.sub(r"^(My|Our)\b", lambda m: m.group(1).lower(), clause.text)
-            hedged = third_person(f"{clause.hedge} {said}")
+            hedged = _hedged(clause.hedge, clause.text, speaker)
             facts = [replace(f, text=hedged, field=None, value=None) for f in facts][:1]
         for fact in facts:
             changed = fact.field is not None and (
@@ -181,7 +180,7 @@ def extract_offline(event: Event, context: Sequence[Event] = ()) -> list[Candida
             )
             said = fact.text
             if speaker:
-                said = _named(said, clause.text, speaker)
+                said = said if clause.hedge else _named(said, clause.text, speaker)
                 if not re.search(rf"\b{re.escape(speaker)}\b", said):
                     continue  # in a thread of several people a record says whose it is
             if clause.lead:
@@ -240,6 +239,15 @@ def _named(text: str, clause: str, speaker: str) -> str:
     return f"{speaker} {text[:1].lower()}{text[1:]}"
 
 
+def _hedged(hedge: str, clause: str, speaker: str | None) -> str:
+    """The clause said with its hedge: "Thinks they are allergic to kiwi", "Ann is not
+    sure but they think ...", "Maybe they prefer tea", "Probably Ann's favourite ..."."""
+    clause = re.sub(r"^(My|Our)\b", lambda m: m.group(1).lower(), clause)
+    if speaker and re.fullmatch(r"probably|maybe|perhaps|possibly", hedge, _I):
+        return f"{hedge[:1].upper()}{hedge[1:].lower()} {third_person(clause, speaker)}"
+    return third_person(f"{hedge} {clause}", speaker)
+
+
 def _with_lead(lead: str, text: str, speaker: str | None) -> str:
     """The statement with the qualifier said before it ("Due to X, needs to avoid Y")."""
     if not (speaker and text.startswith(speaker)):
@@ -292,8 +300,9 @@ _ASSERTS = (  # "think / believe that" are hedges (`_HEDGE`): what was said keep
     r"|found\s+out|learned|learnt)\s+that\s+(?=(?:I|we|my|our)\s)"
 )
 _HEDGE = (  # "I think I'm allergic to ...": the clause after it, said with less certainty
-    rf"(?:I|we)\s+{ADV}(?:think|believe|guess|suspect|reckon|feel\s+like)\s+(?:that\s+)?"
-    r"(?=(?:I|we|my|our)\s)"
+    rf"(?:(?:I|we)\s+{ADV}(?:do\s+not\s+)?(?:think|believe|guess|suspect|reckon|feel\s+like)"
+    r"\s+(?:that\s+)?|(?:I\s+am|we\s+are)\s+not\s+(?:sure|certain)\s*,?\s*but\s+"
+    r"|(?:probably|maybe|perhaps|possibly)\s*,?\s+)(?=(?:I|we|my|our)\s)"
 )
 _HEDGE_TAIL = (  # "My brother is a nurse, I believe": the same hedge, said after the clause
     r"(?<=\w)\s*,\s*((?:I|we)\s+(?:think|believe|guess|suspect|reckon|suppose))$"
@@ -340,8 +349,8 @@ def _clauses(text: str) -> list[_Clause]:
                 body = body[m.end() :]
             if m := re.match(_ASSERTS, body, _I):
                 body = body[m.end() :]
-            if not hedge and (m := re.match(_HEDGE, body, _I)):
-                hedge, body = m.group(0).strip(), body[m.end() :]
+            if m := re.match(_HEDGE, body, _I):  # "I'm not sure but I think ..."
+                hedge, body = f"{hedge} {m.group(0).strip(' ,')}".strip(), body[m.end() :]
             if body == before:
                 break
         if m := re.search(_EXPLICIT_TAIL, body, _I):
