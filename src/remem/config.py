@@ -40,13 +40,13 @@ from remem.errors import ConfigError, InvalidInput
 from remem.llm.client import LLMSettings
 from remem.llm.retry import RetryPolicy
 from remem.policy.fields import canonical_field
-from remem.policy.scope import namespace_problem
+from remem.policy.scope import actor_prefix, namespace_problem
 
 LLM_STRATEGIES = ("semantic", "preference", "summary", "episodic")
 OFFLINE_STRATEGIES = ("offline", "offline-summary")
 STRATEGIES = (*OFFLINE_STRATEGIES, *LLM_STRATEGIES)
 _PLACEHOLDER = re.compile(r"\{([a-z]+)\}")
-_ACTOR_ROOT = "/tenants/{tenant}/actors/{actor}/"
+_ACTOR_ROOT = actor_prefix("{tenant}", "{actor}")  # a template: placeholders kept
 
 
 class _Strict(BaseModel):
