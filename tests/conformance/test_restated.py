@@ -89,3 +89,21 @@ def test_a_job_run_again_adds_nothing_twice(mem: Memory, clock: Clock) -> None:
     assert after.source.event_ids == (first, again)
     assert after.updated_at == rec.updated_at
     assert [h.action for h in mem.history(after.id)] == ["ADD", "SOURCE"]
+
+
+def test_a_statement_said_twice_in_one_batch_is_one_record_holding_both_events(
+    mem: Memory, clock: Clock
+) -> None:
+    """Both turns are processed together: the second joins the record the first made in
+    the same batch, and erasing it reaches both events."""
+    first = mem.add_event(actor="ana", session="s1", role="user", text=SAID, time=clock())
+    again = mem.add_event(
+        actor="ana", session="s1", role="user", text=f"Just so you know, {SAID}", time=clock()
+    )
+    result = mem.process()
+    assert (result.records_added, result.noops) == (1, 1)
+    (rec,) = mem.records(actor="ana", all=True)
+    assert rec.source.event_ids == (first, again)
+    assert set(mem.store.events_with_records(mem.tenant, [first, again])) == {first, again}
+    report = mem.forget(record_id=rec.id)
+    assert report.verified and report.deleted["event_texts"] == 2
