@@ -825,3 +825,33 @@ def test_a_hedged_fact_names_a_named_speaker(text: str, statement: str) -> None:
 )
 def test_moods_of_the_moment_and_what_we_could_do_store_nothing(text: str) -> None:
     assert extract(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("I'm gonna move to Lisbon in May.", "Priya is going to move to Lisbon in May"),
+        ("I gotta avoid peanuts.", "Priya has to avoid peanuts"),
+        # an aim said with "want to" is a fact about them; a request is not (below)
+        ("I wanna start a dance studio.", "Priya wants to start a dance studio"),
+        ("I want to visit the Cliffs of Moher.", "Priya wants to visit the Cliffs of Moher"),
+        ("I want to learn the guitar this year.", "Priya wants to learn the guitar this year"),
+    ],
+)
+def test_chat_spellings_are_written_as_whole_words(text: str, statement: str) -> None:
+    (c,) = said_by(text, "Priya")
+    assert c.text == statement
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I want to know how to reverse a list in Python.",
+        "I wanna learn more about decorators.",
+        "I want to make sure the tests pass.",
+        "I want to ask you something.",
+        "I want to help me write this email.",
+    ],
+)
+def test_a_request_said_with_want_to_stores_nothing(text: str) -> None:
+    assert extract(text) == []

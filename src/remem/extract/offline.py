@@ -467,7 +467,11 @@ def _facts(text: str, *, greeted: bool = False, explicit: bool = False) -> list[
 _GENERIC_DENY = (
     rf"(?:I|we)\s+{ADV}(?:think|guess|suppose|believe|mean|meant|see|agree|disagree|understand"
     r"|know|do\s+not\s+(?:know|think|understand|care|mind|remember|get)|did\s+not\s+(?:know|mean"
-    r"|realize|realise)|wonder|was\s+wondering|hope|feel\s+like|need|needed|want|wanted"
+    r"|realize|realise)|wonder|was\s+wondering|hope|feel\s+like|need|needed|wanted"
+    # "I want to ..." is a request ("... to know how"), unless it names a life's aim
+    r"|want(?!\s+to\s+(?:start|open|become|learn\s+(?!more|how|about|what|why)|visit|travel"
+    r"|move|buy|build|run|write\s+(?:a\s+)?(?:book|novel|memoir|screenplay)|adopt|study|try\s+out"
+    r"|keep|help\s+(?!me\b)|make\s+a\s+difference|teach|go\s+back|own|finish|retire|settle))"
     r"|would\s+(?:like|love\s+to\s+know|appreciate)|am\s+(?:not\s+)?sure"
     rf"|(?:am|are|was|were)\s+{ADV}(?:wondering|looking|trying|thinking|asking|planning\s+to\s+ask"
     r"|curious|confused|lost|stuck|fine|good|ok|okay|great|here|back|ready|done|tired|busy|happy"

@@ -31,6 +31,11 @@ _EXPANSIONS = (
     (r"\bwe'd\b", "we would"), (r"\byou're\b", "you are"), (r"\bcan't\b", "cannot"),
     (r"\bwon't\b", "will not"), (r"\b(?!ai)(\w+)n't\b", r"\1 not"),
     (r"\b(it|that|there|what|where|who|name)'s\b", r"\1 is"),
+    # chat spellings, so a record is written in whole words ("Wants to learn ...")
+    (r"\bwanna\b", "want to"), (r"\bgonna\b", "going to"), (r"\btryna\b", "trying to"),
+    (r"\b(have|has|I've|we've)\s+gotta\b", r"\1 got to"), (r"\bgotta\b", "have to"),
+    (r"\bdunno\b", "do not know"),
+    (r"\blemme\b", "let me"), (r"\bgimme\b", "give me"),
 )  # fmt: skip
 
 
