@@ -855,3 +855,18 @@ def test_chat_spellings_are_written_as_whole_words(text: str, statement: str) ->
 )
 def test_a_request_said_with_want_to_stores_nothing(text: str) -> None:
     assert extract(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("I moved to Lisbon in May.", "Lisbon"),
+        ("I've lived in Oslo for ten years.", "Oslo"),
+        ("I moved to Porto in the summer.", "Porto"),
+        ("I moved to Mayfield last year.", "Mayfield"),  # a month inside a name stays
+    ],
+)
+def test_a_time_said_after_a_place_is_not_part_of_its_value(text: str, value: str) -> None:
+    (c,) = extract(text)
+    assert (c.field, c.value) == ("home", value)
+    assert c.text.startswith(("Moved to", "Has lived in"))  # the time stays in the statement

@@ -143,6 +143,11 @@ NUM = (
 _UNITS = "one two three four five six seven eight nine".split()
 _TEENS = "ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen".split()
 _TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
+_MONTH = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+)
+_WEEKDAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
 VALUE_END = (
     r"\s*[,;:(]|\s+-\s|\s+(?:but|because|since|so|as|when|while|although|though|which|who|where"
     r"|whereas|with|from|last|this|next|ago|recently|lately|now|again|anymore|any\s+more"
@@ -151,6 +156,10 @@ VALUE_END = (
     r"|for\s+(?:work|now|a|an|the|about|over|almost|nearly|\d+|many|several|years|months|weeks"
     r"|ages|good))\b|\s+in\s+(?:19|20)\d\d\b|\s+(?:\d+|a\s+few|a\s+couple\s+of|several|many|two"
     r"|three|four|five|six)\s+(?:years?|months?|weeks?|days?)\b"
+    # a time said after the value: "Lisbon in May", "Oslo for ten years"
+    r"|\s+(?:in|on|by|during|around|since|until)\s+(?:early\s+|mid\s+|late\s+|the\s+)?"
+    rf"(?:{_MONTH}|{_WEEKDAY}|spring|summer|autumn|fall|winter)\b"
+    rf"|\s+for\s+(?:{NUM}|a\s+few|a\s+couple\s+of)\s+(?:years?|months?|weeks?|days?)\b"
 )
 _QUALIFIER_TAIL = (
     r"\s+(?:very\s+much|so\s+much|a\s+lot|at\s+all|really|much|more|more\s+than\s+anything"
@@ -399,11 +408,6 @@ def _pronoun(m: re.Match[str]) -> str:
 
 # -- dates -----------------------------------------------------------------------------
 
-_MONTH = (
-    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
-    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
-)
-_WEEKDAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
 _DATE = (
     r"(?:(?:the\s+)?(?:next|this|coming|last|following)\s+)?(?:\d{1,2}(?:st|nd|rd|th)?(?:\s+of)?\s+"
     + _MONTH
