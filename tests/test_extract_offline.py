@@ -870,3 +870,11 @@ def test_a_time_said_after_a_place_is_not_part_of_its_value(text: str, value: st
     (c,) = extract(text)
     assert (c.field, c.value) == ("home", value)
     assert c.text.startswith(("Moved to", "Has lived in"))  # the time stays in the statement
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["I love onsen towns, by the way.", "I love onsen towns btw", "I love onsen towns, fyi."],
+)
+def test_an_aside_at_the_end_is_not_part_of_the_statement(text: str) -> None:
+    assert one(text).text == "Loves onsen towns"

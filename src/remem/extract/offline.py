@@ -323,7 +323,8 @@ def _strip_end(sentence: str) -> tuple[str, bool]:
     body = re.sub(r"[^\w$\u20ac\u00a3\u00a5%)\"']+$", "", sentence)
     tail = r"(?<!must)(?<!essential)(?<!important)(?<!crucial)(?<!necessity)(?<!priority)"
     tail += r"(?:[\s,]+(?:please|thanks|thank\s+you|thx|for\s+me|for\s+next\s+time|for\s+later"
-    tail += r"|for\s+the\s+future|for\s+future\s+reference|ok|okay|lol|haha))+$"
+    tail += r"|for\s+the\s+future|for\s+future\s+reference|ok|okay|lol|haha|by\s+the\s+way|btw"
+    tail += r"|fyi|just\s+so\s+you\s+know|just\s+saying))+$"
     return re.sub(tail, "", body, flags=_I).strip(" ,"), question
 
 
