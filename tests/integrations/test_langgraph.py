@@ -187,6 +187,12 @@ def test_search_recalls_inside_the_namespace_with_filters_offset_and_limit(
         "d3",
         "d1",
     ]
+    # a changed value is searched by its new text; the old one never comes back
+    call(backend, store, "put", NS, "d2", {"text": "Alice is allergic to shellfish", "cost": 0})
+    for query in ["peanuts", "shellfish"]:
+        for hit in call(backend, store, "search", NS, query=query):
+            assert hit.key != "d2" or hit.value["text"].endswith("shellfish")
+    assert "d2" in {h.key for h in call(backend, store, "search", NS, query="shellfish")}
     with pytest.raises(InvalidInput, match=r"\$regex"):
         call(backend, store, "search", NS, filter={"text": {"$regex": "L.*"}})
 
@@ -207,6 +213,12 @@ def test_a_search_or_listing_that_would_span_actors_is_refused(backend: Backend)
         call(backend, store, "put", ("users",), "k", {"text": "whose?"})
     with pytest.raises(NamespaceRefused, match="actor must be"):
         call(backend, store, "put", ("users", "al ice", "x"), "k", {"text": "whose?"})
+    # LangGraph's own label rules hold on the methods and on ops batched directly
+    for bad in [("users", "alice", "thing.about"), ("users", "alice", ""), ()]:
+        with pytest.raises(InvalidNamespaceError):
+            call(backend, store, "put", bad, "k", {"text": "x"})
+    with pytest.raises(InvalidNamespaceError):
+        call(backend, store, "batch", [PutOp(("users", "alice", "a.b"), "k", {"text": "x"})])
     # another actor_index moves the rule, and the same data is then another actor's
     by_first = make(backend, actor_index=0)
     call(backend, by_first, "put", ("alice", "notes"), "n", {"text": "first label"})

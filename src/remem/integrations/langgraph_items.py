@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
-from urllib.parse import quote, unquote
+from urllib.parse import quote
 
 from remem.errors import InvalidInput
 from remem.policy.scope import actor_prefix
@@ -118,14 +118,6 @@ def space_of(tenant: str, actor: str, labels: Sequence[str]) -> str:
             f"(at most {MAX_NAMESPACE_CHARS})"
         )
     return space
-
-
-def labels_of(tenant: str, actor: str, space: str) -> Namespace | None:
-    """The item namespace a remem namespace stands for (None: not one of this adapter's)."""
-    head = f"{actor_prefix(tenant, actor)}{SPACE}"
-    if not space.startswith(head) or not space.endswith("/"):
-        return None
-    return tuple(unquote(part) for part in space[len(head) : -1].split("/"))
 
 
 def index_text(value: Mapping[str, Any], texts: Iterable[str] | None, key: str) -> str:
