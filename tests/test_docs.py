@@ -61,12 +61,32 @@ def test_readme_python_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPa
                                     capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("REMEM_MINILM_DIR", "/nonexistent")
-    sync, asynchronous = re.findall(r"```python\n(.*?)```", README, re.S)
+    sync, asynchronous = _python_blocks(README.replace(_frameworks(), ""))
     exec(compile(sync, "README.md", "exec"), {})
     out = capsys.readouterr().out
     assert "passport" in out.lower() or "aisle" in out.lower()
     exec(compile(asynchronous, "README.md", "exec"), {})
     assert "window" in capsys.readouterr().out.lower()
+
+
+def _python_blocks(text: str) -> list[str]:
+    return re.findall(r"```python\n(.*?)```", text, re.S)
+
+
+def _frameworks() -> str:
+    """README's section on the framework adapters (remem.integrations)."""
+    return README.split("## Inside agent frameworks", 1)[1].split("\n## ", 1)[0]
+
+
+def test_readme_framework_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                       capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("REMEM_MINILM_DIR", "/nonexistent")
+    langgraph, openai_agents = _python_blocks(_frameworks())
+    exec(compile(langgraph, "README.md", "exec"), {})
+    assert capsys.readouterr().out == "Carol prefers aisle seats\n"
+    exec(compile(openai_agents, "README.md", "exec"), {})
+    assert capsys.readouterr().out == "[{'role': 'user', 'content': 'I prefer window seats'}]\n"
 
 
 def test_quick_start_has_exactly_the_two_commands() -> None:

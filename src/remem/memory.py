@@ -297,12 +297,19 @@ class Memory:
         value: str | None = None,
         sensitivity: str | Sensitivity = Sensitivity.NORMAL,
         strategy: str = "explicit",
+        namespace: str | None = None,
     ) -> Record:
         """Store an explicit statement as a confirmed record at once; return it.
 
         A statement that repeats an active record is not stored twice: the
         existing record is returned. One about the same `field` supersedes it.
         `strategy` names a self-managed strategy that wrote it (provenance).
+
+        `namespace` (strictly under the actor's `/tenants/{tenant}/actors/{actor}/`)
+        files the record in an application's own namespace, e.g. a framework store's
+        (`remem.integrations`). There the application names its records by `field`:
+        only a record about the same field is repeated (same value) or superseded,
+        never one whose text is merely similar.
         """
         return writes.remember(
             self.deps,
@@ -314,6 +321,7 @@ class Memory:
             value=value,
             sensitivity=sensitivity,
             strategy=strategy,
+            namespace=namespace,
         )
 
     def write_records(self, items: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -154,8 +154,10 @@ class Client:
         value: str | None = None,
         sensitivity: str | Sensitivity = Sensitivity.NORMAL,
         request_id: str | None = None,
+        namespace: str | None = None,
     ) -> Record:
-        """Store an explicit statement as a confirmed record at once; return it."""
+        """Store an explicit statement as a confirmed record at once; return it
+        (`namespace`: as for `Memory.remember`)."""
         item = {
             "request_id": request_id,
             "actor_id": actor,
@@ -165,6 +167,7 @@ class Client:
             "value": value,
             "valid_until": _iso(valid_until),
             "sensitivity": str(sensitivity),
+            "namespace": namespace,
         }
         out = self._call("POST", "/v1/memories/batch-create", json={"records": [_compact(item)]})
         return _record(_only(out)["record"])

@@ -94,6 +94,13 @@ class CreateItem(_Body):
     )
     valid_until: Time = Field(default=None, max_length=64)
     sensitivity: Literal["normal", "personal", "sensitive"] = "normal"
+    namespace: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=1000,
+        description="an application's own namespace under /tenants/{tenant}/actors/{actor}/, "
+        "where records are named by field: only the same field repeats or supersedes one",
+    )
 
 
 class UpdateItem(_Body):

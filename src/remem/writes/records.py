@@ -32,7 +32,13 @@ from remem.model import (
 )
 from remem.policy.dataclasses import refuse_secrets
 from remem.policy.fields import optional_field
-from remem.policy.scope import SHARED_ACTOR, check_name, namespace_for
+from remem.policy.scope import (
+    SHARED_ACTOR,
+    actor_prefix,
+    check_name,
+    namespace_for,
+    namespace_problem,
+)
 from remem.policy.untrusted import instruction_flags
 from remem.store.base import Scope, StatusChange, Write
 from remem.writes.checks import check_strings, fact_value, optional_time, statement
@@ -57,10 +63,13 @@ def remember(
     value: str | None = None,
     sensitivity: str | Sensitivity = Sensitivity.NORMAL,
     strategy: str = "explicit",
+    namespace: str | None = None,
 ) -> Record:
     """Store an explicit statement as a confirmed record at once (see `Memory.remember`)."""
     check_name("actor", actor)
     statement("text to remember", text)
+    if namespace is not None:
+        own_namespace(deps.tenant, actor, namespace)
     try:
         kind = Kind(kind)
         sensitivity = Sensitivity(sensitivity)
@@ -99,9 +108,28 @@ def remember(
     )
     batch = Consolidation(deps, actor)
     (vec,) = batch.embed([cand.text])
-    _, record_id = batch.add(cand, vec, namespace_for(deps.tenant, actor, kind), valid_until=until)
+    if namespace is None:
+        _, record_id = batch.add(
+            cand, vec, namespace_for(deps.tenant, actor, kind), valid_until=until
+        )
+    else:
+        # the application names its records there: only the same field replaces or
+        # repeats one, never a similar text (two keys with one value stay two records)
+        _, record_id = batch.add(cand, vec, namespace, valid_until=until, near=())
     deps.store.apply(batch.write())
     return get(deps, record_id)
+
+
+def own_namespace(tenant: str, actor: str, namespace: object) -> str:
+    """`namespace` if it is usable text lying strictly under the actor's prefix (a request
+    may narrow its scope, never widen it); InvalidInput otherwise."""
+    if (problem := namespace_problem(namespace)) is not None:
+        raise InvalidInput(problem)
+    assert isinstance(namespace, str)  # namespace_problem refuses anything else
+    prefix = actor_prefix(tenant, actor)
+    if not namespace.startswith(prefix) or namespace == prefix:
+        raise InvalidInput(f"namespace must lie under {prefix}; got {namespace!r}")
+    return namespace
 
 
 def update(

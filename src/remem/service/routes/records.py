@@ -83,6 +83,7 @@ def batch_create(body: BatchCreateIn, who: Who, svc: Svc) -> dict[str, Any]:
             field=item.field,
             value=item.value,
             sensitivity=item.sensitivity,
+            namespace=item.namespace,
         )
         return {"status": 201, "record_id": rec.id}
 

@@ -1,0 +1,375 @@
+"""LangGraph's store on remem: `RememStore`, a `langgraph.store.base.BaseStore`.
+
+    from langgraph.prebuilt import create_react_agent
+    from remem import Memory
+    from remem.integrations.langgraph import RememStore
+
+    store = RememStore(Memory.open("memory.db"))            # or an AsyncMemory, or a Client
+    agent = create_react_agent(model, tools, store=store)
+
+The namespace rule: the label at `actor_index` (default 1) of an item's namespace
+is the remem actor whose memory it is, in the memory's tenant (a `Client`'s tenant
+is its key's; name it with `tenant=`). `("users", "alice", "memories")` is actor
+`alice`; LangMem's `("memories", "{langgraph_user_id}")` fits as it is. Every item
+is a record in `/tenants/{tenant}/actors/{actor}/langgraph/...` (see
+`remem.integrations.langgraph_items`). A search or a namespace listing must name
+the actor: one whose prefix stops before it would span actors, and is refused
+(`NamespaceRefused`), never widened.
+
+What each operation does:
+
+- `PutOp` writes the item through `remember` (validated, secrets refused): the
+  first put adds a confirmed record, a later one supersedes it (the old value
+  stays in the history), the same value again changes nothing. `ttl` (minutes)
+  becomes the record's `valid_until`, counted from that put; reads never extend
+  it. `value=None` erases every version of the item through remem's deletion
+  job and raises `StoreError` unless the erasure was verified.
+- `GetOp` is an exact lookup of the item's field (`fact`).
+- `SearchOp` with a query is remem's recall inside the actor's scope, narrowed
+  to the namespace prefix (scores are recall's); without one it lists the items
+  newest first. Filters apply to the values; then offset and limit.
+- `ListNamespacesOp` lists the actor's item namespaces: prefix and suffix
+  conditions ("*" for any label), `max_depth`, offset and limit.
+
+`abatch` runs `batch` in a worker thread, as `AsyncMemory` runs `Memory`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any, Protocol
+
+from langgraph.store.base import (
+    BaseStore,
+    GetOp,
+    InvalidNamespaceError,
+    Item,
+    ListNamespacesOp,
+    Op,
+    PutOp,
+    Result,
+    SearchItem,
+    SearchOp,
+    TTLConfig,
+    get_text_at_path,
+    tokenize_path,
+    validate_op_namespace,
+)
+
+from remem.aio import AsyncMemory
+from remem.errors import InvalidInput, StoreError
+from remem.facts import Fact
+from remem.integrations import langgraph_items as items
+from remem.memory import Memory
+from remem.model import Packet, Record, Status
+from remem.policy.scope import check_name
+from remem.store.base import ForgetReport
+
+__all__ = ["NamespaceRefused", "RememStore"]
+
+MAX_LISTED = 10_000  # the records of one actor read to list items or namespaces
+MAX_RECALLED = 1000  # recall's largest k
+
+
+class NamespaceRefused(InvalidInput, InvalidNamespaceError):
+    """A namespace that does not name an actor where the rule says, or a search that
+    would span actors. Both remem's `InvalidInput` and LangGraph's error."""
+
+
+class Backend(Protocol):
+    """What the store uses of a `Memory` or a `Client` (they share these methods)."""
+
+    def remember(
+        self,
+        *,
+        actor: str,
+        text: str,
+        field: str | None = ...,
+        value: str | None = ...,
+        valid_until: str | datetime | None = ...,
+        namespace: str | None = ...,
+    ) -> Record: ...
+
+    def fact(self, *, actor: str, field: str) -> Fact: ...
+
+    def records(self, *, actor: str, all: bool = ..., limit: int = ...) -> list[Record]: ...
+
+    def recall(
+        self,
+        *,
+        actor: str,
+        query: str,
+        k: int = ...,
+        budget: int = ...,
+        include_events: bool = ...,
+        namespace: str | None = ...,
+        pin: Sequence[str] | None = ...,
+    ) -> Packet: ...
+
+    def get(self, record_id: str) -> Record: ...
+
+    def forget(self, *, record_id: str | None = ...) -> ForgetReport: ...
+
+
+class RememStore(BaseStore):
+    """LangGraph's `BaseStore` on a `Memory`, an `AsyncMemory` or a `Client`; see the
+    module docstring for the namespace rule and what each operation maps to."""
+
+    supports_ttl = True
+
+    def __init__(
+        self,
+        memory: Memory | AsyncMemory | Backend,
+        *,
+        actor_index: int = 1,
+        index: Mapping[str, Any] | None = None,
+        ttl: TTLConfig | None = None,
+        tenant: str | None = None,
+    ) -> None:
+        """`index`: as LangGraph's `{"fields": [...]}`, the value paths whose text recall
+        matches (default: every string, number and boolean of the value); remem embeds
+        with the memory's own embedder, so `dims` and `embed` are refused. `ttl`: a
+        `TTLConfig` whose `default_ttl` applies to puts that give none."""
+        if isinstance(memory, AsyncMemory):
+            memory = memory.sync
+        if isinstance(memory, Memory):
+            if tenant is not None and tenant != memory.tenant:
+                raise InvalidInput(f"tenant {tenant!r} is not the memory's ({memory.tenant!r})")
+            tenant = memory.tenant
+            self._clock = memory.deps.clock
+        else:
+            if tenant is None:
+                raise InvalidInput(
+                    "a Client's tenant is its key's: name it, RememStore(client, tenant=...)"
+                )
+            self._clock = _utcnow
+        if not isinstance(actor_index, int) or isinstance(actor_index, bool) or actor_index < 0:
+            raise InvalidInput(f"actor_index must be an integer of 0 or more; got {actor_index!r}")
+        unknown = sorted(set(index or {}) - {"fields"})
+        if unknown:
+            raise InvalidInput(
+                f"index takes only 'fields' (remem embeds with its own embedder); got {unknown}"
+            )
+        fields = (index or {}).get("fields")
+        if fields is not None and (isinstance(fields, str) or not isinstance(fields, Sequence)):
+            raise InvalidInput("index fields must be a list of paths, e.g. ['content']")
+        self.memory: Backend = memory
+        self.tenant = check_name("tenant", tenant)
+        self.actor_index = actor_index
+        self.fields: list[str] | None = None if fields is None else list(fields)
+        self.ttl_config = ttl
+
+    # -- the BaseStore interface ------------------------------------------------------------
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        """Run the operations in order; one result each (None for a put)."""
+        results: list[Result] = []
+        for op in ops:
+            validate_op_namespace(op)
+            if isinstance(op, GetOp):
+                results.append(self._get(op))
+            elif isinstance(op, PutOp):
+                self._put(op)
+                results.append(None)
+            elif isinstance(op, SearchOp):
+                results.append(self._search(op))
+            elif isinstance(op, ListNamespacesOp):
+                results.append(self._list_namespaces(op))
+            else:
+                raise InvalidInput(f"unknown store operation {type(op).__name__}")
+        return results
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        """`batch` in a worker thread, so the event loop keeps serving."""
+        return await asyncio.to_thread(self.batch, list(ops))
+
+    # -- operations ---------------------------------------------------------------------------
+
+    def _actor(self, namespace: Sequence[str], what: str = "namespace") -> str:
+        if len(namespace) <= self.actor_index:
+            raise NamespaceRefused(
+                f"{what} {tuple(namespace)!r} names no actor: its label {self.actor_index} "
+                "is the remem actor (e.g. ('users', 'alice', ...) with actor_index=1); a "
+                "search or listing above the actor would span actors, so it is refused"
+            )
+        label = namespace[self.actor_index]
+        try:
+            return check_name("actor", label)
+        except InvalidInput as exc:
+            raise NamespaceRefused(f"{what} {tuple(namespace)!r}: {exc}") from None
+
+    def _current(
+        self, actor: str, namespace: items.Namespace, key: str
+    ) -> tuple[items.Stored, datetime] | None:
+        """The item's current value and when it was written, or None."""
+        fact = self.memory.fact(actor=actor, field=items.field_of(namespace, key))
+        if not fact.candidates:
+            return None
+        top = fact.candidates[0]
+        stored = items.loads(top.value)
+        if stored is None or stored.namespace != namespace or stored.key != key:
+            return None
+        return stored, top.known_since
+
+    def _get(self, op: GetOp) -> Item | None:
+        namespace = tuple(op.namespace)
+        found = self._current(self._actor(namespace), namespace, op.key)
+        return None if found is None else _item(*found)
+
+    def _put(self, op: PutOp) -> None:
+        namespace = tuple(op.namespace)
+        actor = self._actor(namespace)
+        if op.value is None:
+            self._delete(actor, namespace, op.key)
+            return
+        value = items.check_value(op.key, op.value)
+        text = items.index_text(value, self._texts(value, op.index), op.key)
+        held = items.digest(text, value)
+        old = self._current(actor, namespace, op.key)
+        if old is not None and old[0].digest == held and op.ttl is None and old[0].ttl is None:
+            return  # the same value again: nothing changes
+        stored = items.Stored(
+            namespace=namespace,
+            key=op.key,
+            value=value,
+            digest=held,
+            created_at=None if old is None else (old[0].created_at or old[1]),
+            ttl=op.ttl,
+        )
+        self.memory.remember(
+            actor=actor,
+            text=text,
+            field=items.field_of(namespace, op.key),
+            value=stored.dumps(),
+            valid_until=None if op.ttl is None else self._clock() + timedelta(minutes=op.ttl),
+            namespace=items.space_of(self.tenant, actor, namespace),
+        )
+
+    def _texts(self, value: Mapping[str, Any], index: object) -> list[str] | None:
+        if index is False:
+            return []
+        paths = index if isinstance(index, list) else self.fields
+        if paths is None:
+            return None
+        return [t for path in paths for t in get_text_at_path(value, tokenize_path(path))]
+
+    def _delete(self, actor: str, namespace: items.Namespace, key: str) -> None:
+        field = items.field_of(namespace, key)
+        versions = [
+            r
+            for r in self.memory.records(actor=actor, all=True, limit=MAX_LISTED)
+            if r.field == field and r.status is not Status.DELETED
+        ]
+        for rec in versions:
+            report = self.memory.forget(record_id=rec.id)
+            if not report.verified:
+                raise StoreError(
+                    f"deleting item {key!r}: the erasure of {rec.id} was not verified "
+                    f"(deletion job {report.job_id}, left: {report.remaining}); run it again"
+                )
+
+    def _search(self, op: SearchOp) -> list[SearchItem]:
+        prefix = tuple(op.namespace_prefix)
+        actor = self._actor(prefix, "namespace prefix")
+        items.check_filter(op.filter)
+        space = items.space_of(self.tenant, actor, prefix)
+        wanted = op.offset + op.limit
+        if op.query:
+            found = self._recalled(actor, op.query, space, wanted, bool(op.filter))
+        else:
+            found = [(stored, rec, None) for stored, rec in self._listed(actor, space)]
+        hits = [
+            SearchItem(
+                namespace=s.namespace,
+                key=s.key,
+                value=s.value,
+                created_at=s.created_at or rec.created_at,
+                updated_at=rec.created_at,
+                score=score,
+            )
+            for s, rec, score in found
+            if items.matches(s.value, op.filter)
+        ]
+        return hits[op.offset : wanted]
+
+    def _recalled(
+        self, actor: str, query: str, space: str, wanted: int, filtered: bool
+    ) -> list[tuple[items.Stored, Record, float | None]]:
+        # a filter drops some of what recall ranks: ask for more
+        k = min(MAX_RECALLED, max(1, wanted * 5 if filtered else wanted))
+        packet = self.memory.recall(
+            actor=actor,
+            query=query,
+            k=k,
+            budget=1_000_000,
+            include_events=False,
+            namespace=space,
+            pin=[],
+        )
+        out: list[tuple[items.Stored, Record, float | None]] = []
+        for hit in packet.records:
+            rec = self.memory.get(hit.id)
+            stored = items.loads(rec.value)
+            if stored is not None:
+                out.append((stored, rec, hit.score))
+        return out
+
+    def _listed(self, actor: str, space: str) -> list[tuple[items.Stored, Record]]:
+        """The actor's current items under `space`, newest first."""
+        now = self._clock()
+        recs = self.memory.records(actor=actor, limit=MAX_LISTED)
+        out = []
+        for rec in sorted(recs, key=lambda r: r.created_at, reverse=True):
+            if not rec.namespace.startswith(space) or not (rec.field or "").startswith(
+                items.FIELD_PREFIX
+            ):
+                continue
+            if rec.valid_until is not None and rec.valid_until <= now:
+                continue
+            stored = items.loads(rec.value)
+            if stored is not None:
+                out.append((stored, rec))
+        return out
+
+    def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
+        conditions = op.match_conditions or ()
+        named = [
+            c.path
+            for c in conditions
+            if c.match_type == "prefix"
+            and len(c.path) > self.actor_index
+            and c.path[self.actor_index] != "*"
+        ]
+        if not named:
+            raise NamespaceRefused(
+                "listing namespaces must name the actor in a prefix (label "
+                f"{self.actor_index}, not '*'); without one it would span actors"
+            )
+        actor = self._actor(named[0], "namespace prefix")
+        space = items.space_of(self.tenant, actor, ())
+        spaces = {s.namespace for s, _ in self._listed(actor, space)}
+        kept = [
+            ns
+            for ns in spaces
+            if all(items.namespace_matches(ns, c.match_type, c.path) for c in conditions)
+        ]
+        if op.max_depth is not None:
+            kept = [ns[: op.max_depth] for ns in kept]
+        return sorted(set(kept))[op.offset : op.offset + op.limit]
+
+
+def _item(stored: items.Stored, written: datetime) -> Item:
+    """The LangGraph item of a stored value written at `written`."""
+    return Item(
+        value=stored.value,
+        key=stored.key,
+        namespace=stored.namespace,
+        created_at=stored.created_at or written,
+        updated_at=written,
+    )
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)

@@ -1,0 +1,245 @@
+"""The OpenAI Agents SDK on remem: `RememSession`, a session on remem's event log, and
+`memory_tools`, the function tools `remember` and `recall`.
+
+    from agents import Agent, Runner
+    from remem import Memory
+    from remem.integrations.openai_agents import RememSession, memory_tools
+
+    mem = Memory.open("memory.db")
+    agent = Agent(name="assistant", tools=memory_tools(mem, actor="alice"))
+    session = RememSession("s1", mem, actor="alice")
+    result = await Runner.run(agent, "I prefer aisle seats", session=session)
+
+Each item is one event of (actor, session): its text is what extraction reads (a
+message's text, a tool call's name and arguments, a tool's output), its metadata
+holds the item exactly as given (a secret in it is kept only redacted, as in
+every event). Event ids are a chain: each is a digest of the session, the id
+before it and the item, so `add_items` retried by the same session object after
+a failure stores nothing twice (the ids, and the events, are the same).
+
+Not mapped yet: `pop_item` and `clear_session` need the erasure of one event or
+of one session, which remem's store does not offer (`forget` erases a record or
+a whole actor); they raise `ErasureUnsupported` rather than hide an item that
+would stay in the log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any, Protocol
+
+from agents import FunctionTool, function_tool
+
+from remem.aio import AsyncMemory
+from remem.errors import InvalidInput, RememError
+from remem.memory import Memory
+from remem.model import Packet, Record
+from remem.policy.scope import check_name
+from remem.policy.text import MAX_METADATA_BYTES, check_json
+from remem.timeutil import parse_time
+from remem.writes.checks import MAX_EVENT_CHARS
+
+__all__ = ["ErasureUnsupported", "RememSession", "memory_tools"]
+
+ITEM_KEY = "openai_agents_item"  # where an event's metadata holds its item
+MAX_ITEMS = 100_000  # the events of one session read back
+
+
+class ErasureUnsupported(RememError, NotImplementedError):
+    """An operation that needs an erasure remem's store does not offer yet."""
+
+    code = "unsupported"
+
+
+class Backend(Protocol):
+    """What the session and the tools use of a `Memory` or a `Client`."""
+
+    def add_events(self, rows: Sequence[Mapping[str, Any]]) -> list[bool]: ...
+
+    def events(self, *, actor: str, session: str | None = ..., limit: int = ...) -> Any: ...
+
+    def remember(self, *, actor: str, text: str) -> Record: ...
+
+    def recall(self, *, actor: str, query: str, k: int = ...) -> Packet: ...
+
+
+def _backend(memory: Memory | AsyncMemory | Backend) -> tuple[Backend, Any]:
+    """The sync backend, and the memory's clock (None: the wall clock of a server)."""
+    if isinstance(memory, AsyncMemory):
+        memory = memory.sync
+    if isinstance(memory, Memory):
+        return memory, memory.deps.clock
+    return memory, None
+
+
+class RememSession:
+    """An Agents SDK `Session` (`agents.memory.session`) on the event log of one remem
+    actor and session; see the module docstring."""
+
+    session_settings = None
+
+    def __init__(
+        self, session_id: str, memory: Memory | AsyncMemory | Backend, *, actor: str
+    ) -> None:
+        self.session_id = check_name("session", session_id)
+        self.actor = check_name("actor", actor)
+        self._mem, self._clock = _backend(memory)
+        # the id and time of the session's last item, once known ("" and None: no item)
+        self._tip: tuple[str, datetime | None] | None = None
+
+    async def get_items(self, limit: int | None = None) -> list[dict[str, Any]]:
+        """The session's items in order; with `limit`, the latest `limit` of them."""
+        return await asyncio.to_thread(self._items, limit)
+
+    async def add_items(self, items: list[Any]) -> None:
+        """Append items, each one event, in one transaction."""
+        await asyncio.to_thread(self._add, list(items))
+
+    async def pop_item(self) -> dict[str, Any] | None:
+        """Not mapped yet: see the module docstring."""
+        raise ErasureUnsupported(
+            "pop_item needs the erasure of one event, which remem's store does not offer "
+            "yet (forget erases a record or a whole actor)"
+        )
+
+    async def clear_session(self) -> None:
+        """Not mapped yet: see the module docstring."""
+        raise ErasureUnsupported(
+            "clear_session needs the erasure of one session's events, which remem's store "
+            "does not offer yet; forget(actor=...) erases everything of the actor"
+        )
+
+    # -- the sync flow both coroutines run ---------------------------------------------------
+
+    def _events(self) -> list[tuple[str, dict[str, Any]]]:
+        """The session's (event id, item) pairs in order; remembers the last as the tip."""
+        rows = self._mem.events(actor=self.actor, session=self.session_id, limit=MAX_ITEMS)
+        out = []
+        tip: tuple[str, datetime | None] = ("", None)
+        for row in rows:
+            event_id, when, metadata = _fields(row)
+            item = metadata.get(ITEM_KEY)
+            if isinstance(item, dict):
+                out.append((event_id, item))
+                tip = (event_id, when)
+        self._tip = tip
+        return out
+
+    def _items(self, limit: int | None) -> list[dict[str, Any]]:
+        if limit is not None and (not isinstance(limit, int) or limit < 0):
+            raise InvalidInput(f"limit must be None or an integer of 0 or more; got {limit!r}")
+        items = [item for _, item in self._events()]
+        return items if limit is None else items[len(items) - limit :] if limit else []
+
+    def _add(self, items: list[Any]) -> None:
+        if not items:
+            return
+        if self._tip is None:
+            self._events()
+        assert self._tip is not None
+        tip, last = self._tip
+        now = self._clock() if self._clock is not None else datetime.now(UTC)
+        if last is not None and now <= last:
+            now = last + timedelta(microseconds=1)  # an item never sorts before the last
+        rows = []
+        for i, raw in enumerate(items):
+            item = _plain(raw)
+            body = check_json("a session item", item, max_bytes=MAX_METADATA_BYTES // 2)
+            tip = _event_id(self.actor, self.session_id, tip, body)
+            row: dict[str, Any] = {
+                "actor": self.actor,
+                "session": self.session_id,
+                "role": _role(item),
+                "text": _text(item),
+                "event_id": tip,
+                "metadata": {ITEM_KEY: item},
+                "time": now + timedelta(microseconds=i),
+            }
+            rows.append(row)
+        self._mem.add_events(rows)
+        self._tip = (tip, now + timedelta(microseconds=len(rows) - 1))
+
+
+def memory_tools(memory: Memory | AsyncMemory | Backend, *, actor: str) -> list[FunctionTool]:
+    """The function tools `remember` (an explicit statement, confirmed at once) and
+    `recall` (the memories that matter for a query) on one actor's memory."""
+    mem, _ = _backend(memory)
+    check_name("actor", actor)
+
+    @function_tool
+    async def remember(text: str) -> str:
+        """Remember a statement about the user for later conversations.
+
+        Args:
+            text: the statement, in the user's words (e.g. "I prefer aisle seats").
+        """
+        rec = await asyncio.to_thread(mem.remember, actor=actor, text=text)
+        return f"remembered {rec.id}"
+
+    @function_tool
+    async def recall(query: str) -> str:
+        """Recall what is known about the user that matters for a question.
+
+        Args:
+            query: the question or topic.
+        """
+        packet = await asyncio.to_thread(mem.recall, actor=actor, query=query, k=5)
+        found = [{"text": r.text, "kind": r.kind, "id": r.id} for r in packet.records]
+        return json.dumps({"memories": found, "conflicts": list(packet.conflicts)})
+
+    return [remember, recall]
+
+
+def _plain(item: Any) -> dict[str, Any]:
+    """An item as a JSON object (the SDK's pydantic items dumped as JSON)."""
+    if hasattr(item, "model_dump"):
+        item = item.model_dump(mode="json", exclude_unset=True)
+    if not isinstance(item, Mapping):
+        raise InvalidInput(f"a session item must be a dict; got {type(item).__name__}")
+    return dict(item)
+
+
+def _event_id(actor: str, session: str, previous: str, body: str) -> str:
+    digest = hashlib.sha256(f"{actor}\n{session}\n{previous}\n{body}".encode()).hexdigest()
+    return "oai_" + digest[:40]
+
+
+def _role(item: Mapping[str, Any]) -> str:
+    role = item.get("role")
+    if role in ("user", "assistant", "system"):
+        return str(role)
+    if role == "developer":
+        return "system"
+    kind = str(item.get("type", ""))
+    return "tool" if kind.endswith("_output") else "assistant"
+
+
+def _text(item: Mapping[str, Any]) -> str:
+    """What extraction reads of an item: its text, never empty."""
+    content = item.get("content")
+    parts: list[str] = []
+    if isinstance(content, str):
+        parts.append(content)
+    elif isinstance(content, list):
+        parts.extend(str(p["text"]) for p in content if isinstance(p, Mapping) and "text" in p)
+    if not parts and item.get("type") == "function_call":
+        parts.append(f"{item.get('name')}({item.get('arguments', '')})")
+    if not parts and "output" in item:
+        out = item["output"]
+        parts.append(out if isinstance(out, str) else json.dumps(out, ensure_ascii=False))
+    text = "\n".join(p for p in parts if p.strip())
+    if not text:
+        text = json.dumps(item, ensure_ascii=False, sort_keys=True)
+    return text[:MAX_EVENT_CHARS]
+
+
+def _fields(row: Any) -> tuple[str, datetime, dict[str, Any]]:
+    """An event's id, time and metadata, from a `Memory` (an `Event`) or a `Client` (JSON)."""
+    if isinstance(row, Mapping):
+        event_id = str(row.get("event_id") or row.get("id"))
+        return event_id, parse_time(row["time"]), dict(row.get("metadata") or {})
+    return str(row.id), row.time, dict(row.metadata)

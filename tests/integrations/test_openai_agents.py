@@ -1,0 +1,148 @@
+"""`RememSession` and `memory_tools` against the real OpenAI Agents SDK: the SDK's
+`Runner` drives an agent whose model is a scripted `agents.models.interface.Model`
+(the SDK's own extension point), on every backend (`tests/integrations/conftest.py`)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from agents import Agent, ModelResponse, Runner, Usage
+from agents.models.interface import Model
+from openai.types.responses import (
+    ResponseFunctionToolCall,
+    ResponseOutputMessage,
+    ResponseOutputText,
+)
+
+from remem.integrations.openai_agents import ErasureUnsupported, RememSession, memory_tools
+from tests.integrations.conftest import Backend
+
+
+class ScriptedModel(Model):
+    """Answers each model call with `script(input)`; keeps every input it was given."""
+
+    def __init__(self, script: Callable[[list[Any]], list[Any]]) -> None:
+        self.script = script
+        self.inputs: list[list[Any]] = []
+
+    async def get_response(self, system_instructions: Any, input: Any, *args: Any,
+                           **kw: Any) -> ModelResponse:  # fmt: skip
+        items = [{"role": "user", "content": input}] if isinstance(input, str) else list(input)
+        self.inputs.append(items)
+        return ModelResponse(output=self.script(items), usage=Usage(), response_id=None)
+
+    def stream_response(self, *args: Any, **kw: Any) -> Any:
+        raise NotImplementedError("the tests run without streaming")
+
+
+def say(text: str, n: int) -> ResponseOutputMessage:
+    return ResponseOutputMessage(
+        id=f"msg_{n}",
+        type="message",
+        role="assistant",
+        status="completed",
+        content=[ResponseOutputText(type="output_text", text=text, annotations=[])],
+    )
+
+
+def tool_call(name: str, args: dict[str, Any], n: int) -> ResponseFunctionToolCall:
+    return ResponseFunctionToolCall(
+        id=f"fc_{n}",
+        call_id=f"call_{n}",
+        type="function_call",
+        name=name,
+        arguments=json.dumps(args),
+        status="completed",
+    )
+
+
+def script(items: list[Any]) -> list[Any]:
+    """Remember on the first turn, recall on the second, then answer with what came back."""
+    outputs = [i for i in items if i.get("type") == "function_call_output"]
+    asks = [i for i in items if i.get("role") == "user"]
+    if len(asks) == 1 and not outputs:
+        return [tool_call("remember", {"text": "I prefer aisle seats"}, 1)]
+    if len(asks) == 1:
+        return [say("Noted: aisle seats.", 2)]
+    if len(outputs) == 1:
+        return [tool_call("recall", {"query": "which seat do I prefer?"}, 3)]
+    return [say("From memory: " + str(outputs[-1]["output"]), 4)]
+
+
+def run(backend: Backend, agent: Agent[Any], text: str, session: RememSession) -> Any:
+    return asyncio.run(Runner.run(agent, text, session=session))
+
+
+def test_a_runner_keeps_its_session_in_the_event_log_and_uses_the_memory_tools(
+    backend: Backend,
+) -> None:
+    model = ScriptedModel(script)
+    agent = Agent(name="assistant", model=model, tools=memory_tools(backend.memory, actor="alice"))
+    first = run(backend, agent, "Remember: I prefer aisle seats.", RememSession(
+        "trip-1", backend.memory, actor="alice"))  # fmt: skip
+    assert first.final_output == "Noted: aisle seats."
+
+    # a new session object on the same session: the history comes back from remem
+    session = RememSession("trip-1", backend.memory, actor="alice")
+    items = asyncio.run(session.get_items())
+    assert [i.get("role") or i["type"] for i in items] == [
+        "user",
+        "function_call",
+        "function_call_output",
+        "assistant",
+    ]
+    assert items[0] == {"role": "user", "content": "Remember: I prefer aisle seats."}
+    assert items[1]["call_id"] == "call_1" and json.loads(items[1]["arguments"]) == {
+        "text": "I prefer aisle seats"
+    }
+    assert asyncio.run(session.get_items(limit=1)) == items[-1:]
+
+    second = run(backend, agent, "Which seat do I like?", session)
+    assert model.inputs[2][: len(items)] == items  # the model saw the stored history
+    assert "aisle seats" in second.final_output
+
+    events = backend.reader.events(actor="alice", session="trip-1")
+    roles = [e["role"] if isinstance(e, dict) else e.role.value for e in events]
+    assert roles[:4] == ["user", "assistant", "tool", "assistant"] and len(roles) == 8
+    texts = [r.text for r in backend.reader.records(actor="alice")]
+    assert "I prefer aisle seats" in texts  # written by the remember tool, confirmed
+
+
+def test_a_retried_add_items_stores_nothing_twice(backend: Backend) -> None:
+    batch = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": [{"type": "output_text", "text": "hello"}]},
+    ]
+    writer = RememSession("s", backend.memory, actor="alice")
+    retrier = RememSession("s", backend.memory, actor="alice")
+    assert asyncio.run(retrier.get_items()) == []  # it knows the log before the first try
+    asyncio.run(writer.add_items(batch))
+    asyncio.run(retrier.add_items(batch))  # the same items from the same place: a retry
+    assert asyncio.run(writer.get_items()) == batch
+    # the same items said again later are new items
+    asyncio.run(writer.add_items(batch))
+    assert asyncio.run(RememSession("s", backend.memory, actor="alice").get_items()) == [
+        *batch,
+        *batch,
+    ]
+
+
+def test_pop_and_clear_are_refused_until_remem_can_erase_one_session(backend: Backend) -> None:
+    session = RememSession("s", backend.memory, actor="alice")
+    asyncio.run(session.add_items([{"role": "user", "content": "hello"}]))
+    with pytest.raises(ErasureUnsupported, match="one event"):
+        asyncio.run(session.pop_item())
+    with pytest.raises(NotImplementedError, match="one session"):
+        asyncio.run(session.clear_session())
+    assert asyncio.run(session.get_items()) == [{"role": "user", "content": "hello"}]
+
+
+def test_a_secret_in_an_item_is_kept_only_redacted(backend: Backend) -> None:
+    session = RememSession("s", backend.memory, actor="alice")
+    asyncio.run(session.add_items([{"role": "user", "content": "my password is hunter2x7"}]))
+    (item,) = asyncio.run(session.get_items())
+    assert "hunter2x7" not in json.dumps(item) and "[REDACTED:password]" in item["content"]
