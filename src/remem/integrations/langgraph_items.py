@@ -26,11 +26,11 @@ from remem.errors import InvalidInput
 from remem.policy.scope import actor_prefix
 from remem.policy.text import check_json
 from remem.timeutil import parse_time
-from remem.writes.checks import MAX_RECORD_CHARS
+from remem.writes.checks import MAX_RECORD_CHARS, MAX_VALUE_CHARS
 
 FIELD_PREFIX = "langgraph:"
 SPACE = "langgraph/"
-MAX_STORED_CHARS = 4000  # a record's value, as the HTTP service takes it
+MAX_STORED_CHARS = MAX_VALUE_CHARS  # a record's value, on every surface
 MAX_NAMESPACE_CHARS = 1000
 
 Namespace = tuple[str, ...]

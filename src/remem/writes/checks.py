@@ -18,8 +18,8 @@ from remem.timeutil import parse_time
 
 MAX_EVENT_CHARS = 100_000
 MAX_RECORD_CHARS = 4_000
-MAX_VALUE_CHARS = 1_000
-"""A field's value is a short fact ('Porto', 'vegetarian'), not a document."""
+MAX_VALUE_CHARS = MAX_RECORD_CHARS
+"""A field's value ('Porto', or an application's JSON item) is at most as long as a record."""
 
 
 def statement(what: str, text: object, limit: int = MAX_RECORD_CHARS) -> str:
