@@ -28,7 +28,7 @@ preference does, so it cut on-topic hits as fast as off-topic items.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 
 from remem.model import PacketItem
 
@@ -48,12 +48,17 @@ def above_floor(
     evidence: Mapping[str, float],
     rejected: dict[str, str],
     floor: float = FLOOR,
+    applies: Container[str] = (),
 ) -> list[PacketItem]:
-    """The items whose relevance reaches `floor`, in order; the others go to `rejected`."""
+    """The items whose relevance reaches `floor`, in order; the others go to `rejected`.
+
+    A standing preference that applies to the request (`applies`) is relevant by
+    what it applies to, whatever its evidence.
+    """
     kept: list[PacketItem] = []
     for it in items:
         r = relevance(it, evidence)
-        if r >= floor:
+        if r >= floor or it.id in applies:
             kept.append(it)
         else:
             rejected[it.id] = f"below the relevance floor ({r:.2f} < {floor:.2f})"
