@@ -4,8 +4,10 @@ An item is relevant when its own evidence (word evidence plus cosine, see
 `remem.recall.fusion`; the speaker and date bonuses do not count) reaches the
 floor, or when it borrows that of a relevant match: a turn next to one (its
 neighbour share), a record made from one, the current record of a superseded
-one. Everything else is cut, however few items remain, instead of padding the
-packet to k with turns that share nothing with the query.
+one. A standing preference that applies to a request (`remem.policy.applies`)
+is relevant by what it applies to. Everything else is cut, however few items
+remain, instead of padding the packet to k with turns that share nothing with
+the query.
 
 The floor is absolute, not relative to the best candidate: a query nothing
 answers gets an empty packet rather than its least bad matches. With an

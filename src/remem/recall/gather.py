@@ -5,7 +5,9 @@ hits over the scope's records and raw events, the records themselves and the
 successors of superseded ones (their whole `superseded_by` chain, up to
 `MAX_SUCCESSION` steps), the turns the records were made from (their
 speakers), the turns either side of each event candidate, and which records
-each of those events was made into. Nothing is decided here about what may be
+each of those events was made into, and, for a request for a recommendation
+or a plan, the records near its life domains (`remem.recall.applies`).
+Nothing is decided here about what may be
 returned or how it scores: `remem.recall.rank` decides that from this value
 alone, so it can be tested without a store.
 

@@ -3,6 +3,7 @@
     gathered ─► what may be returned (status, validity, sensitivity, known_at/valid_at)
              ─► word evidence over the returnable texts + cosine (fusion)
              ─► the current record of a superseded match ranks where it did
+             ─► standing preferences that apply to a request join, 0.1 up
              ─► speaker and date bonuses; events with their neighbours (events)
              ─► one ranking ─► an event or its records, not both ─► each text once
 
