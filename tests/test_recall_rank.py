@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from remem.model import Authority, Event, Kind, Record, Role, Sensitivity, Source, Status
+from remem.recall.applies import Applicable
 from remem.recall.engine import pack_packet
 from remem.recall.events import LENDER_WORD_SHARE, GatheredEvents
 from remem.recall.floor import FLOOR, WORD_FLOOR
@@ -382,3 +383,54 @@ def test_as_of_rejects_what_was_written_later_and_keeps_what_was_superseded_sinc
     ranking = rank(now_about, NOW)
     assert [it.id for it in ranking.items] == ["new"]
     assert ranking.rejected == {"old": "superseded before known_at by new"}
+
+
+# standing preferences that apply to a request (remem.policy.applies)
+
+
+def _applying(query: str, recs: tuple[Record, ...], domains: dict[str, tuple[str, ...]],
+              cosines: dict[str, float], asked: tuple[str, ...]) -> Gathered:  # fmt: skip
+    g = gathered(query, records=recs)
+    found = Applicable(domains=asked, of=domains, records={r.id: r for r in recs},
+                       cosines=cosines)  # fmt: skip
+    return replace(g, applicable=found)
+
+
+def test_a_standing_preference_in_the_requests_domain_is_kept_below_the_floor() -> None:
+    pref = record("p1", "Is allergic to shellfish", kind=Kind.PREFERENCE)
+    fact = record("f1", "Had lunch with Ana on Monday")  # food, but not a standing one
+    g = _applying("Suggest some dinner recipes for me", (pref, fact),
+                  {"p1": ("food",), "f1": ("food",)}, {"p1": 0.03, "f1": 0.05},
+                  ("food",))  # fmt: skip
+    ranking = rank(g, NOW)
+    assert ranking.applies == {"p1": ("food",)}
+    packet = pack_packet(g, ranking)
+    assert [it.id for it in packet.records] == ["p1"]
+    assert packet.explain is not None
+    assert packet.explain["applies"] == [{"id": "p1", "reason": "applies to: food"}]
+
+
+def test_a_standing_preference_of_another_domain_does_not_apply() -> None:
+    pref = record("p1", "Cannot stand jazz", kind=Kind.PREFERENCE)
+    g = _applying("Suggest some dinner recipes for me", (pref,), {"p1": ("entertainment",)},
+                  {"p1": 0.06}, ("food",))  # fmt: skip
+    assert rank(g, NOW).applies == {}
+    assert pack_packet(g, rank(g, NOW)).records == ()
+
+
+def test_an_applicable_preference_ranks_above_an_unrelated_match_of_equal_meaning() -> None:
+    pref = record("p1", "Gets seasick", kind=Kind.PREFERENCE)
+    other = record("o1", "Read a novel about sailors")
+    g = _applying("Plan a trip to the islands for me", (pref, other),
+                  {"p1": ("limits",), "o1": ("entertainment",)}, {"p1": 0.3, "o1": 0.3},
+                  ("travel",))  # fmt: skip
+    g = replace(g, vector=(("o1", 0.3), ("p1", 0.3)))
+    assert order(g)[0] == "p1"
+
+
+def test_a_superseded_standing_preference_does_not_apply() -> None:
+    old = record("p0", "Is vegetarian", kind=Kind.PREFERENCE, status=Status.INVALID,
+                 superseded_by="p1")  # fmt: skip
+    g = _applying("Suggest some dinner recipes for me", (old,), {"p0": ("food",)},
+                  {"p0": 0.1}, ("food",))  # fmt: skip
+    assert rank(g, NOW).applies == {}

@@ -4,10 +4,12 @@
     gather: every store call, into one value (gather)
         ─► BM25 over the scope's records and events + cosine over their vectors
         ─► the records, their successors, the turns around each event
+        ─► for a request, the records near its life domains (applies)
     rank: a pure function of what was gathered, the query and the time (rank)
         ─► status / validity ─► word evidence + cosine (fusion)
         ─► raw events on the same scale with their neighbouring turns (events)
         ─► bonuses for the named speaker and the named date
+        ─► standing preferences that apply to a request, and why
     pack: the relevance floor (floor) ─► top k ─► token budget
         ─► Packet, with conflicts and an optional explanation
 

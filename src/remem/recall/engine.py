@@ -43,7 +43,7 @@ def pack_packet(g: Gathered, ranking: Ranking) -> Packet:
     req = g.request
     rejected = dict(ranking.rejected)
     floor = FLOOR if g.vectors else WORD_FLOOR
-    relevant = above_floor(ranking.items, ranking.evidence, rejected, floor)
+    relevant = above_floor(ranking.items, ranking.evidence, rejected, floor, ranking.applies)
     top, beyond = relevant[: req.k], relevant[req.k :]
     top = [_untrusted(it) if it.kind == "event" else it for it in top]
     kept, over, used = pack([(it, it.tokens) for it in top], req.budget)
@@ -67,6 +67,11 @@ def pack_packet(g: Gathered, ranking: Ranking) -> Packet:
             "events_lexical": [h.id for h in found.lexical] if found else [],
             "events_vector": [rid for rid, _ in found.vector] if found else [],
             "inherited": [{"id": rid, "from": old} for rid, old in ranking.heirs.items()],
+            "request_domains": list(g.applicable.domains),
+            "applies": [
+                {"id": rid, "reason": "applies to: " + ", ".join(doms)}
+                for rid, doms in ranking.applies.items()
+            ],
             "selected": [it.id for it in kept],
             "rejected": [{"id": i, "reason": why} for i, why in rejected.items()],
         }

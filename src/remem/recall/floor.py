@@ -4,8 +4,10 @@ An item is relevant when its own evidence (word evidence plus cosine, see
 `remem.recall.fusion`; the speaker and date bonuses do not count) reaches the
 floor, or when it borrows that of a relevant match: a turn next to one (its
 neighbour share), a record made from one, the current record of a superseded
-one. Everything else is cut, however few items remain, instead of padding the
-packet to k with turns that share nothing with the query.
+one. A standing preference that applies to a request (`remem.policy.applies`)
+is relevant by what it applies to. Everything else is cut, however few items
+remain, instead of padding the packet to k with turns that share nothing with
+the query.
 
 The floor is absolute, not relative to the best candidate: a query nothing
 answers gets an empty packet rather than its least bad matches. With an
@@ -28,7 +30,7 @@ preference does, so it cut on-topic hits as fast as off-topic items.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 
 from remem.model import PacketItem
 
@@ -48,12 +50,17 @@ def above_floor(
     evidence: Mapping[str, float],
     rejected: dict[str, str],
     floor: float = FLOOR,
+    applies: Container[str] = (),
 ) -> list[PacketItem]:
-    """The items whose relevance reaches `floor`, in order; the others go to `rejected`."""
+    """The items whose relevance reaches `floor`, in order; the others go to `rejected`.
+
+    A standing preference that applies to the request (`applies`) is relevant by
+    what it applies to, whatever its evidence.
+    """
     kept: list[PacketItem] = []
     for it in items:
         r = relevance(it, evidence)
-        if r >= floor:
+        if r >= floor or it.id in applies:
             kept.append(it)
         else:
             rejected[it.id] = f"below the relevance floor ({r:.2f} < {floor:.2f})"

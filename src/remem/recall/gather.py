@@ -5,7 +5,9 @@ hits over the scope's records and raw events, the records themselves and the
 successors of superseded ones (their whole `superseded_by` chain, up to
 `MAX_SUCCESSION` steps), the turns the records were made from (their
 speakers), the turns either side of each event candidate, and which records
-each of those events was made into. Nothing is decided here about what may be
+each of those events was made into, and, for a request for a recommendation
+or a plan, the records near its life domains (`remem.recall.applies`).
+Nothing is decided here about what may be
 returned or how it scores: `remem.recall.rank` decides that from this value
 alone, so it can be tested without a store.
 
@@ -32,6 +34,7 @@ import numpy.typing as npt
 
 from remem.embed.base import Embedder
 from remem.model import Event, Record, Status
+from remem.recall.applies import Applicable, gather_applicable
 from remem.recall.events import (
     EVENT_POOL,
     NEIGHBOUR_SHARES,
@@ -66,6 +69,7 @@ class Gathered:
     sources: Mapping[str, Event] = field(default_factory=dict)  # turns records came from
     events: GatheredEvents | None = None  # None when events were not asked for
     vectors: bool = True  # whether the query was embedded (cosines are in the hits)
+    applicable: Applicable = field(default_factory=Applicable)  # a request's standing records
     notes: tuple[str, ...] = ()
 
 
@@ -144,6 +148,10 @@ def gather(store: Store, embedder: Embedder | None, req: RecallRequest, now: dat
             if again == query:
                 break
             query = again
+    applicable = gather_applicable(
+        store, embedder, scopes, req.query, vecs.query if vecs else None, at, req.past
+    )
+    records.update((r, rec) for r, rec in applicable.records.items() if r not in records)
     closed: dict[str, datetime] = {}
     if req.known_at is not None:
         _predecessors(store, req.scope.tenant, req.known_at, records)
@@ -180,6 +188,7 @@ def gather(store: Store, embedder: Embedder | None, req: RecallRequest, now: dat
         sources=sources,
         events=_gather_events(store, found) if found is not None else None,
         vectors=vecs is not None,
+        applicable=applicable,
         notes=tuple(notes),
     )
 

@@ -3,6 +3,7 @@
     gathered ─► what may be returned (status, validity, sensitivity, known_at/valid_at)
              ─► word evidence over the returnable texts + cosine (fusion)
              ─► the current record of a superseded match ranks where it did
+             ─► standing preferences that apply to a request join, 0.1 up
              ─► speaker and date bonuses; events with their neighbours (events)
              ─► one ranking ─► an event or its records, not both ─► each text once
 
@@ -26,6 +27,7 @@ from datetime import datetime
 from typing import Any
 
 from remem.model import Event, PacketItem, Record, Status
+from remem.policy.applies import applies_to, is_standing
 from remem.policy.precedence import RANK
 from remem.policy.scope import session_namespace
 from remem.policy.untrusted import quote
@@ -40,6 +42,10 @@ from remem.store.base import Scope
 # this share of the event's score (see `_one_of_each_source`).
 STAND_IN = 0.8
 
+# What a standing preference that applies to a request (`remem.policy.applies`)
+# earns over its own evidence, on the fused scale (see `_applicable`).
+APPLIES_BONUS = 0.1
+
 
 @dataclass(frozen=True, slots=True)
 class Ranking:
@@ -50,6 +56,8 @@ class Ranking:
     eligible: tuple[Record, ...] = ()  # the returnable records, best first
     vector: tuple[tuple[str, float], ...] = ()  # the record vector hits kept
     heirs: Mapping[str, str] = field(default_factory=dict)  # heir id -> the match it inherited
+    # standing preferences that apply to the request (and their turns) -> the domains shared
+    applies: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     rejected: Mapping[str, str] = field(default_factory=dict)  # id -> why not returnable
 
 
@@ -76,6 +84,7 @@ def rank(g: Gathered, now: datetime) -> Ranking:
         else:
             returnable[rid] = rec
     vector.extend((rid, c) for rid, c in g.replaced_vector if rid in replaced)
+    applies = _applicable(g, now, returnable, rejected)
 
     events = None
     event_vector: list[tuple[str, float]] = []
@@ -94,7 +103,11 @@ def rank(g: Gathered, now: datetime) -> Ranking:
 
     scores = fuse(g.lexical, vector, words, returnable, also=replaced)
     heirs = _inherit(g, now, replaced, returnable, scores)
+    for rid in applies:  # its own evidence, or its meaning alone if no search found it
+        scores[rid] = max(scores.get(rid, 0.0), g.applicable.cosines.get(rid, 0.0))
     evidence = dict(scores)  # before the bonuses: what the relevance floor judges
+    for rid in applies:
+        scores[rid] += APPLIES_BONUS
     for rid, rec in returnable.items():  # said by whoever said the turns it was made from
         said = [_speaker(g.sources.get(e)) for e in rec.source.event_ids]
         scores[rid] = scores.get(rid, 0.0) + g.query.bonus(said, rec.valid_from)
@@ -108,7 +121,13 @@ def rank(g: Gathered, now: datetime) -> Ranking:
     records_made: dict[str, int] = {}
     if found is not None and events is not None:
         scored = score_events(found, events, event_vector, g.query, at, rejected, words)
-        items.extend(event_item(ev, scored.scores[eid]) for eid, ev in scored.events.items())
+        # the turn a standing preference was made from applies as the preference does
+        stated = {e: ds for rid, ds in applies.items() for e in returnable[rid].source.event_ids}
+        items.extend(
+            event_item(ev, scored.scores[eid] + APPLIES_BONUS * (eid in stated))
+            for eid, ev in scored.events.items()
+        )
+        applies |= {eid: ds for eid, ds in stated.items() if eid in scored.events}
         records_made = scored.records_made
         evidence |= scored.evidence
     items.sort(key=lambda it: it.score, reverse=True)  # stable: records first at a tie
@@ -119,8 +138,41 @@ def rank(g: Gathered, now: datetime) -> Ranking:
         eligible=tuple(eligible),
         vector=tuple(vector),
         heirs=heirs,
+        applies=applies,
         rejected=rejected,
     )
+
+
+def _applicable(
+    g: Gathered, now: datetime, returnable: dict[str, Record], rejected: dict[str, str]
+) -> dict[str, tuple[str, ...]]:
+    """The standing preferences that apply to the request: id -> the domains they share.
+
+    Each joins `returnable` (when it may be returned at all) whether or not a word
+    or vector search found it: "I get seasick" applies to "plan a weekend on the
+    islands" through travel and physical limits although the two share no word
+    and little meaning.
+    """
+    req = g.request
+    asked = g.applicable.domains
+    out: dict[str, tuple[str, ...]] = {}
+    for rid, domains in g.applicable.of.items():
+        rec = g.records.get(rid)
+        if rec is None or not is_standing(rec, domains):
+            continue
+        if not (shared := applies_to(domains, asked)):
+            continue
+        if rid not in returnable:
+            if rid in rejected and not rejected[rid].startswith("weak match"):
+                continue
+            if not_recallable(rec, now, req.known_at, req.valid_at, g.closed) is not None:
+                continue
+            if not within_sensitivity(rec, req.max_sensitivity):
+                continue
+            rejected.pop(rid, None)
+            returnable[rid] = rec
+        out[rid] = shared
+    return out
 
 
 def conflicts(records: tuple[Record, ...]) -> list[dict[str, Any]]:

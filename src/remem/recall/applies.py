@@ -1,0 +1,128 @@
+"""Gathering the standing preferences a request applies to (see `remem.policy.applies`).
+
+A request for a recommendation, plan, booking or suggestion is placed in its
+life domains by the cosine of its query vector with each domain's sentences.
+For each of those domains, and for the domains that bound every request
+(money, physical limits), the scope's records nearest to the domain (the mean
+of its sentences' vectors) are searched; each found record's own domains come
+from its stored vector the same way. Ranking (`remem.recall.rank`) keeps the
+standing ones whose domains meet the request's, and scores them by their
+cosine with the query: what is gathered here is only what they apply to.
+
+The domain sentences are embedded once per embedder (by name) and kept for
+the process; nothing is embedded at import.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from threading import Lock
+
+import numpy as np
+import numpy.typing as npt
+
+from remem.embed.base import Embedder
+from remem.model import Record
+from remem.policy.applies import DOMAINS, domains_of, is_request
+from remem.store.base import Scope, Store
+
+Vector = npt.NDArray[np.float32]
+
+POOL = 50  # records searched near each domain
+
+_CACHE: dict[str, _DomainVectors] = {}
+_LOCK = Lock()
+
+
+@dataclass(frozen=True, slots=True)
+class Applicable:
+    """What a recall gathered for the standing preferences of a request."""
+
+    domains: tuple[str, ...] = ()  # the request's; empty when it is not a request
+    of: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # record id -> its domains
+    records: Mapping[str, Record] = field(default_factory=dict)  # the records found
+    cosines: Mapping[str, float] = field(default_factory=dict)  # id -> cosine with the query
+
+
+@dataclass(frozen=True, slots=True)
+class _DomainVectors:
+    sentences: Vector  # every domain's sentences, one row each
+    owner: tuple[int, ...]  # the domain (index into DOMAINS) of each row
+    centres: Vector  # each domain's normalised mean sentence vector, one row each
+
+    def cosines(self, vectors: Vector) -> npt.NDArray[np.float64]:
+        """Each vector's cosine with each domain: the best of its sentences'."""
+        sims = vectors @ self.sentences.T
+        out = np.full((len(vectors), len(DOMAINS)), -1.0)
+        for col, dom in enumerate(self.owner):
+            out[:, dom] = np.maximum(out[:, dom], sims[:, col])
+        return out
+
+
+def domain_vectors(embedder: Embedder) -> _DomainVectors:
+    """The domains' sentence vectors of this embedder, embedded on first use."""
+    with _LOCK:
+        cached = _CACHE.get(embedder.name)
+    if cached is not None:
+        return cached
+    pairs = [(i, s) for i, d in enumerate(DOMAINS) for s in d.sentences]
+    sentences = embedder.embed([s for _, s in pairs]).astype(np.float32)
+    owner = tuple(i for i, _ in pairs)
+    centres = np.zeros((len(DOMAINS), sentences.shape[1]), dtype=np.float32)
+    for row, dom in zip(sentences, owner, strict=True):
+        centres[dom] += row
+    centres /= np.maximum(np.linalg.norm(centres, axis=1, keepdims=True), 1e-9)
+    made = _DomainVectors(sentences, owner, centres)
+    with _LOCK:
+        _CACHE[embedder.name] = made
+    return made
+
+
+def gather_applicable(
+    store: Store,
+    embedder: Embedder | None,
+    scopes: Sequence[Scope],
+    text: str,
+    query: Vector | None,
+    at: datetime,
+    past: bool = False,
+) -> Applicable:
+    """The request's domains and the records near them, with their domains and cosines.
+
+    Nothing is searched for a text that is not a request, without an embedder
+    or when the request is in no domain.
+    """
+    if embedder is None or query is None or not is_request(text):
+        return Applicable()
+    vecs = domain_vectors(embedder)
+    asked = domains_of(text, list(vecs.cosines(query[None, :])[0]))
+    if not asked:
+        return Applicable()
+    wanted = [i for i, d in enumerate(DOMAINS) if d.name in asked or d.everywhere]
+    found = {
+        rid
+        for i in wanted
+        for scope in scopes
+        for rid, _ in store.vector_search(
+            scope, embedder.name, vecs.centres[i], POOL, at, include_invalid=past
+        )
+    }
+    if not found:
+        return Applicable(domains=asked)
+    tenant = scopes[0].tenant
+    stored = store.record_vectors(tenant, sorted(found), embedder.name)
+    records = {r.id: r for r in store.get_records(tenant, sorted(stored))}
+    ids = sorted(records)
+    if not ids:
+        return Applicable(domains=asked)
+    matrix = np.stack([stored[r] for r in ids]).astype(np.float32)
+    per_domain = vecs.cosines(matrix)
+    cosines = matrix @ query
+    return Applicable(
+        domains=asked,
+        of={r: domains_of(records[r].text, list(per_domain[n])) for n, r in enumerate(ids)},
+        records=records,
+        cosines={r: float(cosines[n]) for n, r in enumerate(ids)},
+    )
