@@ -9,19 +9,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
-from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import psycopg
 from psycopg import sql as pg_sql
 from psycopg.rows import DictRow
-from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
 from remem.errors import RememError
 from remem.store import postgres_sql as q
 from remem.store.backend import Tx
-from remem.store.erasure import ErasureSQL, Found, RecordErasure
+from remem.store.erasure import ErasureSQL, Found, RecordErasure, TombstoneSQL
 from remem.store.postgres_rows import iso, value
 
 Cursor = psycopg.Cursor[DictRow]
@@ -32,6 +30,7 @@ class PostgresErasure(RecordErasure):
     """Erasure methods of `Store` on PostgreSQL; `PostgresStore` supplies the pool."""
 
     erasure_sql: ClassVar[ErasureSQL] = q
+    tombstone_sql: ClassVar[TombstoneSQL] = q
     _pool: ConnectionPool[psycopg.Connection[tuple[Any, ...]]]
 
     if TYPE_CHECKING:
@@ -53,12 +52,6 @@ class PostgresErasure(RecordErasure):
 
     def _erasure_tx(self, tenant: str) -> AbstractContextManager[Cursor]:
         return self._tx(tenant)
-
-    def _at(self, t: datetime) -> object:
-        return t
-
-    def _json_param(self, value: dict[str, Any]) -> object:
-        return Jsonb(value)
 
     def _erase_records(self, db: Tx, tenant: str, found: Sequence[Found]) -> dict[str, int]:
         return _delete_records(db, tenant, [f.key for f in found])
@@ -104,16 +97,6 @@ class PostgresErasure(RecordErasure):
         """The tenant's deletion jobs, newest first."""
         rows = self._rows(tenant, q.LIST_DELETIONS, (tenant, limit))
         return [{**r, "created_at": iso(r["created_at"])} for r in rows]
-
-    def is_tombstoned(self, tenant: str, actor: str, event_ids: Sequence[str]) -> bool:
-        """Whether work from these events would recreate what was erased; see `Store`."""
-        args = q.tombstoned_params(tenant, actor, list(event_ids))
-        return bool(self._rows(tenant, q.IS_TOMBSTONED, args))
-
-    def erased_at(self, tenant: str, actor: str) -> datetime | None:
-        """When the actor was last erased, or None."""
-        rows = self._rows(tenant, q.ACTOR_ERASED_AT, (tenant, actor))
-        return rows[0]["created_at"] if rows else None
 
     def _record_left(self, tenant: str, record_id: str, sources: list[str]) -> dict[str, int]:
         with self._tx(tenant) as cur:

@@ -1,9 +1,9 @@
 """Rows of the PostgreSQL store to remem's values and back.
 
 `remem.store.postgres` runs the queries; this module only converts: a row
-(a psycopg `DictRow`) to an `Event`, a `Record`, a `HistoryEntry` or a
-`JobInfo`; values to the parameters of the INSERT statements; vectors to
-pgvector's binary form and from its text form.
+(a psycopg `DictRow`) to an `Event`, a `Record` or a `HistoryEntry`; vectors
+to pgvector's binary form and from its text form. The named parameters of the
+INSERT statements are built once for both backends (`remem.store.rows`).
 """
 
 from __future__ import annotations
@@ -19,13 +19,10 @@ import numpy.typing as npt
 from psycopg.adapt import Dumper
 from psycopg.pq import Format
 from psycopg.rows import DictRow
-from psycopg.types.json import Jsonb
 
 from remem.model import (
     Event,
     HistoryEntry,
-    JobInfo,
-    LLMCall,
     Record,
     Status,
 )
@@ -107,84 +104,4 @@ def history_from_row(r: DictRow) -> HistoryEntry:
         related_id=r["related_id"],
         reason=r["reason"],
         by=r["by_whom"],
-    )
-
-
-def job_info_from_row(r: DictRow) -> JobInfo:
-    """A `JobInfo` from a row of `JOB_INFO_COLUMNS`."""
-    return JobInfo(
-        id=r["id"],
-        event_id=r["event_id"],
-        strategy=r["strategy"],
-        status=r["status"],
-        attempts=r["attempts"],
-        last_error=r["last_error"],
-        run_after=utc(r["run_after"]) if r["run_after"] else None,
-        updated_at=utc(r["updated_at"]),
-    )
-
-
-def record_params(rec: Record) -> tuple[Any, ...]:
-    """The parameters of `INSERT_RECORD` for one record, in `RECORD_COLUMNS` order."""
-    return (
-        rec.id,
-        rec.tenant,
-        rec.actor,
-        rec.namespace,
-        rec.kind.value,
-        rec.text,
-        rec.field,
-        rec.value,
-        rec.source.type,
-        list(rec.source.event_ids),
-        rec.source.strategy,
-        rec.source.extractor,
-        rec.authority.value,
-        rec.sensitivity.value,
-        rec.valid_from,
-        rec.valid_until,
-        rec.created_at,
-        rec.updated_at,
-        rec.status.value,
-        rec.supersedes,
-        rec.superseded_by,
-        list(rec.flags),
-    )
-
-
-def event_params(e: Event, received_at: datetime) -> tuple[Any, ...]:
-    """The parameters of `INSERT_EVENT` for one event."""
-    return (
-        e.tenant,
-        e.id,
-        e.actor,
-        e.session,
-        e.role.value,
-        e.text,
-        e.time,
-        Jsonb(e.metadata),
-        received_at,
-    )
-
-
-def history_params(tenant: str, h: HistoryEntry) -> tuple[Any, ...]:
-    """The parameters of `INSERT_HISTORY` for one history entry."""
-    return (tenant, h.record_id, h.action, h.at, h.text, h.status.value, h.related_id, h.reason,
-            h.by)  # fmt: skip
-
-
-def llm_call_params(tenant: str, c: LLMCall, at: datetime) -> tuple[Any, ...]:
-    """The parameters of `INSERT_LLM_CALL` for one logged model call (its error cut short)."""
-    return (
-        tenant,
-        c.job_id,
-        c.strategy,
-        c.model,
-        c.prompt_version,
-        c.prompt_tokens,
-        c.completion_tokens,
-        c.seconds,
-        c.ok,
-        c.error[:500] or None,
-        at,
     )

@@ -140,15 +140,29 @@ RECORD_COLUMNS = (
 )
 EVENT_COLUMNS = "id, tenant, actor, session, role, text, time, metadata, received_at"
 
+# -- adding events (`remem.store.event_log`, named parameters) --------------------------------
 INSERT_EVENT = """
 INSERT INTO events (tenant, id, actor, session, role, text, time, metadata, received_at)
-VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)
+VALUES (%(tenant)s, %(id)s, %(actor)s, %(session)s, %(role)s, %(text)s, %(time)s,
+    %(metadata)s, %(received_at)s)
 ON CONFLICT (tenant, id) DO NOTHING
-RETURNING id
+RETURNING id AS key
 """
 INSERT_JOB = """
-INSERT INTO jobs (tenant, event_id, strategy, created_at, updated_at) VALUES (%s, %s, %s, %s, %s)
+INSERT INTO jobs (tenant, event_id, strategy, created_at, updated_at)
+VALUES (%(tenant)s, %(event_id)s, %(strategy)s, %(at)s, %(at)s)
 ON CONFLICT (tenant, event_id, strategy) DO NOTHING
+"""
+EVENT_IDENTITIES = """
+SELECT id, actor, session, role, text FROM events
+WHERE tenant = %(tenant)s AND id = ANY(%(keys)s::text[])
+"""
+# the words of just-inserted events (their tsv lexemes), for `search_events`
+INSERT_EVENT_TERMS = """
+INSERT INTO event_terms (tenant, actor, term, seq, event_id, weight)
+SELECT e.tenant, e.actor, t.term, e.seq, e.id, remem_term_rank(e.tsv, t.term)
+FROM events e, unnest(tsvector_to_array(e.tsv)) AS t(term)
+WHERE e.tenant = %(tenant)s AND e.id = ANY(%(keys)s::text[])
 """
 LIST_EVENTS_ACTOR = f"""
 SELECT {EVENT_COLUMNS} FROM events WHERE tenant = %s AND actor = %s ORDER BY time, seq LIMIT %s
@@ -157,9 +171,6 @@ LIST_EVENTS_SESSION = f"""
 SELECT {EVENT_COLUMNS} FROM events WHERE tenant = %s AND actor = %s AND session = %s
 ORDER BY time, seq LIMIT %s
 """
-EVENT_IDENTITIES = (
-    "SELECT id, actor, session, role, text FROM events WHERE tenant = %s AND id = ANY(%s::text[])"
-)
 GET_EVENTS = (
     f"SELECT {EVENT_COLUMNS} FROM events WHERE tenant = %s AND id = ANY(%s::text[]) ORDER BY seq"
 )
@@ -168,68 +179,72 @@ SELECT {EVENT_COLUMNS} FROM events
 WHERE tenant = %s AND actor = %s AND session = %s AND time < %s
 ORDER BY time DESC, seq DESC LIMIT %s
 """
-# Any number of workers claim at once: each takes rows nobody else holds. Then
-# (lease, now, now, strategies or NULL for all, strategies, limit).
-CLAIM_JOBS = """
-UPDATE jobs SET status = 'running', attempts = attempts + 1, lease_until = %s, updated_at = %s
+# -- the job queue, the ledger and model calls of `remem.store.job_queue` (named) -------------
+# Any number of workers claim at once: each takes rows nobody else holds.
+_READY = """((status = 'pending' AND (run_after IS NULL OR run_after <= %(now)s))
+        OR (status = 'running' AND lease_until < %(now)s))"""
+_CLAIM = """
+UPDATE jobs SET status = 'running', attempts = attempts + 1, lease_until = %(lease)s,
+    updated_at = %(now)s
 WHERE id IN (
-    SELECT id FROM jobs
-    WHERE ((status = 'pending' AND (run_after IS NULL OR run_after <= %s))
-        OR (status = 'running' AND lease_until < %s))
-      AND (%s::text[] IS NULL OR strategy = ANY(%s::text[]))
-    ORDER BY id LIMIT %s
+    SELECT id FROM jobs WHERE {ready}{strategies}
+    ORDER BY id LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED
 )
 RETURNING id, tenant, event_id, strategy, attempts
 """
+CLAIM_JOBS = _CLAIM.format(ready=_READY, strategies="")
+CLAIM_JOBS_OF = _CLAIM.format(ready=_READY, strategies=" AND strategy = ANY(%(keys)s::text[])")
 HEARTBEAT = """
-UPDATE jobs SET lease_until = %s, updated_at = %s
-WHERE status = 'running' AND id = ANY(%s::bigint[])
+UPDATE jobs SET lease_until = %(lease)s, updated_at = %(now)s
+WHERE status = 'running' AND id = ANY(%(keys)s::bigint[])
 """
-# then (max_attempts, retry_at, error, now, job id)
 FAIL_JOB = """
-UPDATE jobs SET status = CASE WHEN attempts >= %s THEN 'failed' ELSE 'pending' END,
-    run_after = %s, last_error = %s, lease_until = NULL, updated_at = %s
-WHERE id = %s AND status = 'running'
+UPDATE jobs SET status = CASE WHEN attempts >= %(max_attempts)s THEN 'failed' ELSE 'pending' END,
+    run_after = %(retry_at)s, last_error = %(error)s, lease_until = NULL, updated_at = %(now)s
+WHERE id = %(job_id)s AND status = 'running'
 RETURNING status
 """
 DONE_JOBS = """
-UPDATE jobs SET status = 'done', lease_until = NULL, run_after = NULL, updated_at = %s
-WHERE tenant = %s AND id = ANY(%s::bigint[])
+UPDATE jobs SET status = 'done', lease_until = NULL, run_after = NULL, updated_at = %(at)s
+WHERE tenant = %(tenant)s AND id = ANY(%(keys)s::bigint[])
 """
-COUNT_PENDING = "SELECT count(*) FROM jobs WHERE status IN ('pending', 'running')"
+COUNT_PENDING = "SELECT count(*) AS n FROM jobs WHERE status IN ('pending', 'running')"
 COUNT_PENDING_TENANT = (
-    "SELECT count(*) FROM jobs WHERE tenant = %s AND status IN ('pending', 'running')"
+    "SELECT count(*) AS n FROM jobs WHERE tenant = %(tenant)s AND status IN ('pending', 'running')"
 )
 JOB_INFO_COLUMNS = "id, event_id, strategy, status, attempts, last_error, run_after, updated_at"
 LIST_JOBS = f"""
-SELECT {JOB_INFO_COLUMNS} FROM jobs WHERE tenant = %s ORDER BY id DESC LIMIT %s
+SELECT {JOB_INFO_COLUMNS} FROM jobs WHERE tenant = %(tenant)s ORDER BY id DESC LIMIT %(limit)s
 """
 LIST_JOBS_STATUS = f"""
-SELECT {JOB_INFO_COLUMNS} FROM jobs WHERE tenant = %s AND status = %s ORDER BY id DESC LIMIT %s
+SELECT {JOB_INFO_COLUMNS} FROM jobs WHERE tenant = %(tenant)s AND status = %(status)s
+ORDER BY id DESC LIMIT %(limit)s
 """
-JOB_COUNTS = "SELECT status, count(*) AS n FROM jobs WHERE tenant = %s GROUP BY status"
+JOB_COUNTS = "SELECT status, count(*) AS n FROM jobs WHERE tenant = %(tenant)s GROUP BY status"
 # one actor's jobs: those of the actor's events (an actor-narrowed key sees no others)
 JOB_COUNTS_ACTOR = """
 SELECT j.status, count(*) AS n
 FROM jobs j JOIN events e ON e.tenant = j.tenant AND e.id = j.event_id
-WHERE j.tenant = %s AND e.actor = %s GROUP BY j.status
+WHERE j.tenant = %(tenant)s AND e.actor = %(actor)s GROUP BY j.status
 """
 LIST_JOBS_ACTOR = """
 SELECT j.id, j.event_id, j.strategy, j.status, j.attempts, j.last_error, j.run_after, j.updated_at
 FROM jobs j JOIN events e ON e.tenant = j.tenant AND e.id = j.event_id
-WHERE j.tenant = %s AND e.actor = %s AND (%s::text IS NULL OR j.status = %s)
-ORDER BY j.id DESC LIMIT %s
+WHERE j.tenant = %(tenant)s AND e.actor = %(actor)s
+    AND (%(status)s::text IS NULL OR j.status = %(status)s)
+ORDER BY j.id DESC LIMIT %(limit)s
 """
 RETRY_JOBS = """
 UPDATE jobs SET status = 'pending', attempts = 0, run_after = NULL, lease_until = NULL,
-    updated_at = %s
-WHERE tenant = %s AND status = ANY(%s::text[])
+    updated_at = %(now)s
+WHERE tenant = %(tenant)s AND status = ANY(%(keys)s::text[])
 """
 REQUEUE_JOB = """
 UPDATE jobs SET status = 'pending', attempts = 0, run_after = NULL, lease_until = NULL,
-    updated_at = %s
-WHERE tenant = %s AND event_id = %s AND strategy = %s AND status != 'running'
+    updated_at = %(now)s
+WHERE tenant = %(tenant)s AND event_id = %(event_id)s AND strategy = %(strategy)s
+    AND status != 'running'
 """
 # the request ledger: a claim is inserted first (the primary key makes it exclusive),
 # an expired one is taken over, then the outcome replaces it (schema 7)
@@ -237,30 +252,51 @@ REQUEST_COLUMNS = "actor, request_id, operation, target, outcome, token"
 CLAIM_REQUEST = f"""
 INSERT INTO api_requests
     (tenant, actor, request_id, operation, target, token, lease_until, created_at)
-VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
+VALUES (%(tenant)s, %(actor)s, %(request_id)s, %(operation)s, %(target)s, %(token)s,
+    %(until)s, %(now)s)
 ON CONFLICT (tenant, actor, request_id) DO NOTHING
 RETURNING {REQUEST_COLUMNS}
 """
 RETAKE_REQUEST = f"""
-UPDATE api_requests SET operation = %s, target = %s, token = %s, lease_until = %s
-WHERE tenant = %s AND actor = %s AND request_id = %s AND outcome IS NULL AND lease_until < %s
+UPDATE api_requests SET operation = %(operation)s, target = %(target)s, token = %(token)s,
+    lease_until = %(until)s
+WHERE tenant = %(tenant)s AND actor = %(actor)s AND request_id = %(request_id)s
+    AND outcome IS NULL AND lease_until < %(now)s
 RETURNING {REQUEST_COLUMNS}
 """
 GET_REQUEST = f"""
-SELECT {REQUEST_COLUMNS} FROM api_requests WHERE tenant = %s AND actor = %s AND request_id = %s
+SELECT {REQUEST_COLUMNS} FROM api_requests
+WHERE tenant = %(tenant)s AND actor = %(actor)s AND request_id = %(request_id)s
 """
 FINISH_REQUEST = """
-UPDATE api_requests SET outcome = %s, token = NULL, lease_until = NULL
-WHERE tenant = %s AND actor = %s AND request_id = %s AND token = %s AND outcome IS NULL
+UPDATE api_requests SET outcome = %(outcome)s, token = NULL, lease_until = NULL
+WHERE tenant = %(tenant)s AND actor = %(actor)s AND request_id = %(request_id)s
+    AND token = %(token)s AND outcome IS NULL
 """
 RELEASE_REQUEST = """
 DELETE FROM api_requests
-WHERE tenant = %s AND actor = %s AND request_id = %s AND token = %s AND outcome IS NULL
+WHERE tenant = %(tenant)s AND actor = %(actor)s AND request_id = %(request_id)s
+    AND token = %(token)s AND outcome IS NULL
 """
 REQUEST_FOR_TARGET = f"""
 SELECT {REQUEST_COLUMNS} FROM api_requests
-WHERE tenant = %s AND target = %s AND request_id = %s AND outcome IS NOT NULL
+WHERE tenant = %(tenant)s AND target = %(target)s AND request_id = %(request_id)s
+    AND outcome IS NOT NULL
 ORDER BY created_at LIMIT 1
+"""
+INSERT_LLM_CALL = """
+INSERT INTO llm_calls (tenant, job_id, strategy, model, prompt_version, prompt_tokens,
+    completion_tokens, seconds, ok, error, created_at)
+VALUES (%(tenant)s, %(job_id)s, %(strategy)s, %(model)s, %(prompt_version)s,
+    %(prompt_tokens)s, %(completion_tokens)s, %(seconds)s, %(ok)s, %(error)s, %(at)s)
+"""
+LLM_USAGE = """
+SELECT count(*) AS calls, count(*) FILTER (WHERE NOT ok) AS errors,
+    coalesce(sum(prompt_tokens), 0) AS prompt_tokens,
+    coalesce(sum(completion_tokens), 0) AS completion_tokens,
+    coalesce(sum(seconds), 0) AS seconds,
+    count(*) FILTER (WHERE ok AND error IS NOT NULL) AS calls_with_dropped_items
+FROM llm_calls WHERE tenant = %(tenant)s
 """
 COUNT_ACTOR_REQUESTS = "SELECT count(*) FROM api_requests WHERE tenant = %s AND actor = %s"
 # API keys (`remem.store.postgres_keys`, `postgres_migrations/0006_keys.sql`): a key is
@@ -280,36 +316,62 @@ REVOKE_TENANT_KEY = """
 UPDATE api_keys SET revoked_at = %s WHERE id = %s AND tenant = %s AND revoked_at IS NULL
 """
 PING = "SELECT 1"
-INSERT_LLM_CALL = """
-INSERT INTO llm_calls (tenant, job_id, strategy, model, prompt_version, prompt_tokens,
-    completion_tokens, seconds, ok, error, created_at)
-VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
-"""
-LLM_USAGE = """
-SELECT count(*) AS calls, count(*) FILTER (WHERE NOT ok) AS errors,
-    coalesce(sum(prompt_tokens), 0) AS prompt_tokens,
-    coalesce(sum(completion_tokens), 0) AS completion_tokens,
-    coalesce(sum(seconds), 0) AS seconds,
-    count(*) FILTER (WHERE ok AND error IS NOT NULL) AS calls_with_dropped_items
-FROM llm_calls WHERE tenant = %s
-"""
-
+# -- writing a batch (`remem.store.record_write`, named parameters) ---------------------------
 INSERT_RECORD = f"""
 INSERT INTO records ({RECORD_COLUMNS})
-VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+VALUES ({", ".join(f"%({c.strip()})s" for c in RECORD_COLUMNS.split(","))})
+RETURNING id AS key
 """
-# the words of just-inserted records (their tsv lexemes); then (tenant, ids)
+# the words of just-inserted records (their tsv lexemes)
 INSERT_RECORD_TERMS = """
 INSERT INTO record_terms (tenant, actor, term, seq, record_id, weight)
 SELECT r.tenant, r.actor, t.term, r.seq, r.id, remem_term_rank(r.tsv, t.term)
 FROM records r, unnest(tsvector_to_array(r.tsv)) AS t(term)
-WHERE r.tenant = %s AND r.id = ANY(%s::text[])
+WHERE r.tenant = %(tenant)s AND r.id = ANY(%(keys)s::text[])
 """
-INSERT_EVENT_TERMS = """
-INSERT INTO event_terms (tenant, actor, term, seq, event_id, weight)
-SELECT e.tenant, e.actor, t.term, e.seq, e.id, remem_term_rank(e.tsv, t.term)
-FROM events e, unnest(tsvector_to_array(e.tsv)) AS t(term)
-WHERE e.tenant = %s AND e.id = ANY(%s::text[])
+INSERT_RECORD_EVENT = """
+INSERT INTO record_events (tenant, event_id, record_id)
+VALUES (%(tenant)s, %(event_id)s, %(record_id)s) ON CONFLICT DO NOTHING
+"""
+INSERT_VECTOR = """
+INSERT INTO record_vectors (tenant, record_id, actor, model, vec)
+VALUES (%(tenant)s, %(id)s, %(actor)s, %(model)s, %(vec)s::vector)
+ON CONFLICT (tenant, record_id) DO UPDATE SET model = excluded.model, vec = excluded.vec
+"""
+RECORD_SOURCES = """
+SELECT actor, source_event_ids FROM records WHERE tenant = %(tenant)s AND id = %(record_id)s
+FOR UPDATE
+"""
+GROW_SOURCES = """
+UPDATE records SET source_event_ids = %(sources)s::text[], updated_at = %(at)s
+WHERE tenant = %(tenant)s AND id = %(record_id)s
+"""
+CLOSE_RECORD = """
+UPDATE records SET status = %(status)s, valid_until = COALESCE(%(valid_until)s, valid_until),
+    superseded_by = COALESCE(%(superseded_by)s, superseded_by), updated_at = %(at)s
+WHERE tenant = %(tenant)s AND id = %(record_id)s
+RETURNING id AS key, actor
+"""
+INSERT_HISTORY = """
+INSERT INTO history (tenant, record_id, action, at, text, status, related_id, reason, by_whom)
+VALUES (%(tenant)s, %(record_id)s, %(action)s, %(at)s, %(text)s, %(status)s, %(related_id)s,
+    %(reason)s, %(by_whom)s)
+"""
+# the jobs of a consolidation step, locked: an erasure deleting them waits, or has won
+LOCK_JOBS = """
+SELECT id FROM jobs WHERE tenant = %(tenant)s AND id = ANY(%(keys)s::bigint[]) FOR UPDATE
+"""
+# what a tombstone covers (`remem.store.erasure.covered`)
+EVENT_TOMBSTONED = """
+SELECT 1 FROM tombstones
+WHERE tenant = %(tenant)s AND kind = 'event' AND key = ANY(%(keys)s::text[]) LIMIT 1
+"""
+ACTOR_ERASED_AT = """
+SELECT created_at FROM tombstones WHERE tenant = %(tenant)s AND kind = 'actor' AND key = %(actor)s
+"""
+COUNT_STORED_EVENTS = """
+SELECT count(DISTINCT id) AS n FROM events
+WHERE tenant = %(tenant)s AND actor = %(actor)s AND id = ANY(%(keys)s::text[])
 """
 DELETE_EVENT_TERMS = "DELETE FROM event_terms WHERE tenant = %s AND event_id = ANY(%s::text[])"
 DELETE_ACTOR_TERMS = [
@@ -324,27 +386,6 @@ COUNT_ACTOR_TERMS = [
     "SELECT count(*) FROM record_terms WHERE tenant = %s AND actor = %s",
     "SELECT count(*) FROM event_terms WHERE tenant = %s AND actor = %s",
 ]
-INSERT_RECORD_EVENT = """
-INSERT INTO record_events (tenant, event_id, record_id) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING
-"""
-INSERT_VECTOR = """
-INSERT INTO record_vectors (tenant, record_id, actor, model, vec)
-VALUES (%s, %s, %s, %s, %s::vector)
-ON CONFLICT (tenant, record_id) DO UPDATE SET model = excluded.model, vec = excluded.vec
-"""
-RECORD_SOURCES = "SELECT source_event_ids FROM records WHERE tenant = %s AND id = %s FOR UPDATE"
-GROW_SOURCES = """
-UPDATE records SET source_event_ids = %s::text[], updated_at = %s WHERE tenant = %s AND id = %s
-"""
-CLOSE_RECORD = """
-UPDATE records SET status = %s, valid_until = COALESCE(%s, valid_until),
-    superseded_by = COALESCE(%s, superseded_by), updated_at = %s
-WHERE tenant = %s AND id = %s
-"""
-INSERT_HISTORY = """
-INSERT INTO history (tenant, record_id, action, at, text, status, related_id, reason, by_whom)
-VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)
-"""
 GET_RECORD = f"SELECT {RECORD_COLUMNS} FROM records WHERE tenant = %s AND id = %s"
 GET_RECORDS = (
     f"SELECT {RECORD_COLUMNS} FROM records WHERE tenant = %s AND id = ANY(%s::text[]) ORDER BY seq"
@@ -401,32 +442,6 @@ DELETE_RECORDS = """
 DELETE FROM records WHERE tenant = %s AND id = ANY(%s::text[])
 RETURNING (tsv IS NOT NULL) AS indexed
 """
-# covered: a forgotten record's source event, or an event of an erased actor that is
-# gone (an actor's erasure deletes every event it had; later ones are a fresh start)
-IS_TOMBSTONED = """
-SELECT 1 FROM tombstones
-WHERE tenant = %s AND kind = 'event' AND key = ANY(%s::text[])
-UNION ALL
-SELECT 1 FROM tombstones t
-WHERE t.tenant = %s AND t.kind = 'actor' AND t.key = %s
-  AND EXISTS (
-    SELECT 1 FROM unnest(%s::text[]) AS u(id)
-    WHERE NOT EXISTS (
-      SELECT 1 FROM events e WHERE e.tenant = t.tenant AND e.actor = t.key AND e.id = u.id
-    )
-  )
-LIMIT 1
-"""
-
-
-def tombstoned_params(tenant: str, actor: str, event_ids: list[str]) -> tuple[Any, ...]:
-    """The parameters of `IS_TOMBSTONED`."""
-    return (tenant, event_ids, tenant, actor, event_ids)
-
-
-ACTOR_ERASED_AT = """
-SELECT created_at FROM tombstones WHERE tenant = %s AND kind = 'actor' AND key = %s
-"""
 # a second erasure of the actor moves its tombstone's time to the newest one
 # every table an erasure deletes or rewrites rows of (VACUUMed after it on request)
 ERASED_TABLES = (
@@ -434,8 +449,6 @@ ERASED_TABLES = (
     "events", "event_terms", "event_vectors", "jobs", "api_requests",
     "checkpoints", "tool_calls",
 )  # fmt: skip
-# the jobs of a consolidation step, locked: an erasure deleting them waits, or has won
-LOCK_JOBS = "SELECT id FROM jobs WHERE tenant = %s AND id = ANY(%s::bigint[]) FOR UPDATE"
 HISTORY_WITH_TEXT = (
     "SELECT count(*) FROM history WHERE tenant = %s AND record_id = %s AND text IS NOT NULL"
 )

@@ -13,16 +13,14 @@ import sqlite3
 import threading
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
-from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from remem.store import sqlite_sql as q
 from remem.store.backend import Tx, chunks
-from remem.store.erasure import ErasureSQL, Found, RecordErasure
+from remem.store.erasure import ErasureSQL, Found, RecordErasure, TombstoneSQL
 from remem.store.errors import sqlite_translated
 from remem.store.sqlite_sql import scope_token
 from remem.store.vector_files import VectorFiles
-from remem.timeutil import from_db, to_db
 
 CHECKPOINT_WAIT_MS = 3_000  # how long an erasure's checkpoint waits for other readers
 
@@ -31,6 +29,7 @@ class SQLiteErasure(RecordErasure):
     """Erasure methods of `Store` on SQLite; `SQLiteStore` supplies the connection."""
 
     erasure_sql: ClassVar[ErasureSQL] = q
+    tombstone_sql: ClassVar[TombstoneSQL] = q
     path: str
     vector_files: VectorFiles | None
     _lock: threading.RLock
@@ -50,12 +49,6 @@ class SQLiteErasure(RecordErasure):
     def _erasure_tx(self, tenant: str) -> AbstractContextManager[sqlite3.Connection]:
         return self._tx()  # one file is one trust domain: the SQL names the tenant
 
-    def _at(self, t: datetime) -> object:
-        return to_db(t)
-
-    def _json_param(self, value: dict[str, Any]) -> object:
-        return json.dumps(value)
-
     def _erase_records(self, db: Tx, tenant: str, found: Sequence[Found]) -> dict[str, int]:
         assert isinstance(db, sqlite3.Connection)
         return _erase_record_rows(db, [f.key for f in found])
@@ -68,9 +61,6 @@ class SQLiteErasure(RecordErasure):
                 db.execute(q.DELETE_EVENTS_FTS.format(marks="?"), (seq[0],))
                 db.execute(q.DELETE_EVENT_VECTOR, (seq[0],))
                 db.execute(q.ERASE_EVENT_TEXT, (meta, tenant, event_id))
-
-    def _scope_changed(self, db: Tx, tenant: str, actor: str) -> None:
-        db.execute(q.BUMP_SCOPE, (tenant, actor))
 
     def _verify_record(
         self, tenant: str, record_id: str, found: Found, sources: Sequence[str]
@@ -139,16 +129,6 @@ class SQLiteErasure(RecordErasure):
             for r in self._rows(q.LIST_DELETIONS, (tenant, limit))
         ]
 
-    def is_tombstoned(self, tenant: str, actor: str, event_ids: Sequence[str]) -> bool:
-        """Whether work from these events would recreate what was erased; see `Store`."""
-        with self._lock, sqlite_translated():
-            return _covered(self._db, tenant, actor, event_ids)
-
-    def erased_at(self, tenant: str, actor: str) -> datetime | None:
-        """When the actor was last erased, or None."""
-        rows = self._rows(q.ACTOR_ERASED_AT, (tenant, actor))
-        return from_db(rows[0][0]) if rows else None
-
     def _record_left(
         self, tenant: str, record_id: str, rowid: int, sources: list[str]
     ) -> dict[str, int]:
@@ -178,25 +158,6 @@ class SQLiteErasure(RecordErasure):
             "fulltext": int(self._rows(q.COUNT_FTS_SCOPE, (f"scope:{token}",))[0][0])
             + int(self._rows(q.COUNT_EVENT_FTS_SCOPE, (f"scope:{token}",))[0][0]),
         }
-
-
-def _covered(db: sqlite3.Connection, tenant: str, actor: str, event_ids: Sequence[str]) -> bool:
-    """Whether a tombstone covers any of these events: it was a forgotten record's source,
-    or the actor was erased and the event is gone, so it arrived before the erasure
-    (an actor's erasure deletes every event it had; later ones are a fresh start)."""
-    ids = sorted(set(event_ids))
-    for chunk in chunks(ids, 500):
-        marks = ",".join("?" * len(chunk))
-        if db.execute(q.EVENT_TOMBSTONED.format(marks=marks), (tenant, *chunk)).fetchone():
-            return True
-    if not ids or not db.execute(q.ACTOR_ERASED_AT, (tenant, actor)).fetchone():
-        return False
-    stored = 0
-    for chunk in chunks(ids, 500):
-        marks = ",".join("?" * len(chunk))
-        sql = q.COUNT_STORED_EVENTS.format(marks=marks)
-        stored += int(db.execute(sql, (tenant, actor, *chunk)).fetchone()[0])
-    return stored < len(ids)
 
 
 def _erase_record_rows(db: sqlite3.Connection, rowids: list[int]) -> dict[str, int]:
