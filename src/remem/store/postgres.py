@@ -26,7 +26,7 @@ psycopg is imported only by these modules, so remem's core never needs it.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from typing import Any, ClassVar
@@ -41,27 +41,24 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
 from remem.errors import ConflictError, RememError, SchemaTooNew, StoreError
-from remem.model import Event, HistoryEntry, Record, Status
+from remem.model import Event, Record
 from remem.store import postgres_sql as q
 from remem.store.backend import ListBinder, Row, Tx, postgres_lists
 from remem.store.base import (
     Clock,
     Near,
-    Scope,
     ThreadHost,
     Write,
 )
 from remem.store.errors import NOT_UNICODE, from_postgres
 from remem.store.event_log import EventLog, EventSQL
 from remem.store.job_queue import JobQueue, JobSQL
+from remem.store.lookups import Lookups, LookupSQL
 from remem.store.postgres_erasure import PostgresErasure
 from remem.store.postgres_keys import PostgresKeys
 from remem.store.postgres_rows import (
     ALL_TENANTS,
-    event_from_row,
-    history_from_row,
     json_value,
-    record_from_row,
     utc,
     value,
     vector_dumper,
@@ -79,7 +76,7 @@ log = logging.getLogger(__name__)
 
 
 class PostgresStore(
-    PostgresErasure, PostgresSearch, EventLog, RecordWrites, JobQueue, PostgresKeys
+    PostgresErasure, PostgresSearch, Lookups, EventLog, RecordWrites, JobQueue, PostgresKeys
 ):
     """`Store` on a PostgreSQL database (with pgvector). Safe to share between threads."""
 
@@ -87,6 +84,7 @@ class PostgresStore(
     events_sql: ClassVar[EventSQL] = q
     write_sql: ClassVar[WriteSQL] = q
     jobs_sql: ClassVar[JobSQL] = q
+    lookup_sql: ClassVar[LookupSQL] = q
 
     def __init__(
         self,
@@ -364,65 +362,7 @@ class PostgresStore(
 
     # -- events and the outbox ------------------------------------------------
 
-    def list_events(
-        self, tenant: str, actor: str, session: str | None = None, limit: int = 1000
-    ) -> list[Event]:
-        """Events of one actor (optionally one session), oldest first by their own time."""
-        if session is None:
-            rows = self._rows(tenant, q.LIST_EVENTS_ACTOR, (tenant, actor, limit))
-        else:
-            rows = self._rows(tenant, q.LIST_EVENTS_SESSION, (tenant, actor, session, limit))
-        return [event_from_row(r) for r in rows]
-
-    def get_events(self, tenant: str, event_ids: Sequence[str]) -> list[Event]:
-        """The events with these client ids, in arrival order."""
-        rows = self._rows(tenant, q.GET_EVENTS, (tenant, list(event_ids)))
-        return [event_from_row(r) for r in rows]
-
-    def session_context(self, event: Event, limit: int) -> list[Event]:
-        """Up to `limit` events of `event`'s session before it, oldest first."""
-        key = (event.tenant, event.actor, event.session, event.time, limit)
-        rows = self._rows(event.tenant, q.SESSION_CONTEXT, key)
-        return [event_from_row(r) for r in reversed(rows)]
-
     # -- records --------------------------------------------------------------
-
-    def get_record(self, tenant: str, record_id: str) -> Record | None:
-        """One record of this tenant, or None."""
-        rows = self._rows(tenant, q.GET_RECORD, (tenant, record_id))
-        return record_from_row(rows[0]) if rows else None
-
-    def get_records(self, tenant: str, ids: Sequence[str]) -> list[Record]:
-        """Records of this tenant with these ids (missing ones are left out)."""
-        return [record_from_row(r) for r in self._rows(tenant, q.GET_RECORDS, (tenant, list(ids)))]
-
-    def list_records(
-        self, scope: Scope, statuses: Iterable[Status] | None = None, limit: int = 10_000
-    ) -> list[Record]:
-        """Records of one scope, newest first, optionally of some statuses only."""
-        wanted = [s.value for s in (statuses or [Status.ACTIVE, Status.INVALID, Status.PROPOSED])]
-        sql, params = q.list_records(scope)
-        return [record_from_row(r) for r in self._rows(scope.tenant, sql, (*params, wanted, limit))]
-
-    def records_by_field(self, scope: Scope, field: str) -> list[Record]:
-        """Active and invalid records of one scope about `field`, newest first."""
-        rows = self._rows(scope.tenant, q.BY_FIELD, (scope.tenant, scope.actor, field))
-        return [record_from_row(r) for r in rows]
-
-    def history(self, tenant: str, record_id: str) -> list[HistoryEntry]:
-        """The append-only history of one record, oldest first."""
-        return [history_from_row(r) for r in self._rows(tenant, q.HISTORY, (tenant, record_id))]
-
-    def events_with_records(self, tenant: str, event_ids: Sequence[str]) -> dict[str, list[str]]:
-        """For those of these events some record came from: the status of each such record.
-
-        Summaries are left out: a summary is an index over its events, not made
-        from one of them, and its older versions must not mark the events old.
-        """
-        found: dict[str, list[str]] = {}
-        for r in self._rows(tenant, q.RECORD_STATUS_BY_EVENT, (tenant, list(event_ids))):
-            found.setdefault(r["event_id"], []).append(r["status"])
-        return found
 
     def events_near(self, events: Sequence[Event], reach: int) -> Near:
         """The events around each of these, `reach` steps either way in its session."""
@@ -430,7 +370,7 @@ class PostgresStore(
             return {}
         tenant = events[0].tenant
         params = (reach, reach, tenant, [e.id for e in events])
-        return near_from(self._rows(tenant, q.EVENTS_NEAR, params), event_from_row)
+        return near_from(self._rows(tenant, q.EVENTS_NEAR, params), self._event)
 
     def stats(self) -> dict[str, int]:
         """Row counts over every tenant, for `remem bench` and diagnostics."""

@@ -1,9 +1,10 @@
-"""Rows of the PostgreSQL store to remem's values and back.
+"""Values of the PostgreSQL store that are its own: vectors, times, jsonb.
 
-`remem.store.postgres` runs the queries; this module only converts: a row
-(a psycopg `DictRow`) to an `Event`, a `Record` or a `HistoryEntry`; vectors
-to pgvector's binary form and from its text form. The named parameters of the
-INSERT statements are built once for both backends (`remem.store.rows`).
+`remem.store.postgres` runs the queries; this module only converts what is
+PostgreSQL's own: vectors to pgvector's binary form and from its text form,
+times in UTC and in the fixed ISO form, jsonb values. Rows become events,
+records and history entries, and values the named parameters of the INSERT
+statements, once for both backends (`remem.store.rows`, `remem.store.lookups`).
 """
 
 from __future__ import annotations
@@ -20,13 +21,6 @@ from psycopg.adapt import Dumper
 from psycopg.pq import Format
 from psycopg.rows import DictRow
 
-from remem.model import (
-    Event,
-    HistoryEntry,
-    Record,
-    Status,
-)
-from remem.store.rows import event_from, record_from
 from remem.timeutil import to_db
 
 ALL_TENANTS = None  # `_tx(ALL_TENANTS)`: a transaction that spans tenants by design
@@ -77,31 +71,3 @@ def iso(t: datetime) -> str:
 def json_value(value: Any) -> Any:
     """A jsonb column's value (psycopg decodes jsonb; a text column would need parsing)."""
     return value if isinstance(value, dict | list) else json.loads(value)
-
-
-def event_from_row(r: DictRow) -> Event:
-    """An `Event` from a row of `EVENT_COLUMNS`."""
-    return event_from(r, utc, json_value)
-
-
-def record_from_row(r: DictRow) -> Record:
-    """A `Record` from a row of `RECORD_COLUMNS`."""
-    return record_from(r, utc, _array)
-
-
-def _array(v: Any) -> list[str]:
-    return list(v)
-
-
-def history_from_row(r: DictRow) -> HistoryEntry:
-    """A `HistoryEntry` from a row of `HISTORY`."""
-    return HistoryEntry(
-        record_id=r["record_id"],
-        action=r["action"],
-        at=utc(r["at"]),
-        text=r["text"],
-        status=Status(r["status"]),
-        related_id=r["related_id"],
-        reason=r["reason"],
-        by=r["by_whom"],
-    )

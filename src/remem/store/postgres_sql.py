@@ -12,6 +12,7 @@ from typing import Any
 
 from remem.store.base import Scope
 from remem.store.postgres_scope import scope_sql as scope_sql
+from remem.store.postgres_scope import scope_where
 
 # the nearest-vector statements, kept apart (`remem.store.postgres_vector_sql`), re-exported
 from remem.store.postgres_vector_sql import *  # noqa: F403
@@ -28,12 +29,12 @@ def migrations() -> list[tuple[int, str]]:
     return read_migrations("postgres_migrations")
 
 
-def list_records(scope: Scope) -> tuple[str, list[Any]]:
-    """A scope's records of some statuses (then a status array and a limit), newest first."""
-    where, params = scope_sql(scope)
+def list_records(scope: Scope) -> tuple[str, dict[str, Any]]:
+    """A scope's records of the statuses `keys` (an array), newest first, up to `limit`."""
+    where, params = scope_where(scope)
     sql = (
-        f"SELECT {RECORD_COLUMNS} FROM records WHERE {where} AND status = ANY(%s::text[]) "
-        "ORDER BY valid_from DESC, seq DESC LIMIT %s"
+        f"SELECT {RECORD_COLUMNS} FROM records WHERE {where} AND status = ANY(%(keys)s::text[]) "
+        "ORDER BY valid_from DESC, seq DESC LIMIT %(limit)s"
     )
     return sql, params
 
@@ -164,20 +165,24 @@ SELECT e.tenant, e.actor, t.term, e.seq, e.id, remem_term_rank(e.tsv, t.term)
 FROM events e, unnest(tsvector_to_array(e.tsv)) AS t(term)
 WHERE e.tenant = %(tenant)s AND e.id = ANY(%(keys)s::text[])
 """
+# -- reads by key or scope (`remem.store.lookups`, named parameters) ---------------------------
 LIST_EVENTS_ACTOR = f"""
-SELECT {EVENT_COLUMNS} FROM events WHERE tenant = %s AND actor = %s ORDER BY time, seq LIMIT %s
+SELECT {EVENT_COLUMNS} FROM events WHERE tenant = %(tenant)s AND actor = %(actor)s
+ORDER BY time, seq LIMIT %(limit)s
 """
 LIST_EVENTS_SESSION = f"""
-SELECT {EVENT_COLUMNS} FROM events WHERE tenant = %s AND actor = %s AND session = %s
-ORDER BY time, seq LIMIT %s
+SELECT {EVENT_COLUMNS} FROM events
+WHERE tenant = %(tenant)s AND actor = %(actor)s AND session = %(session)s
+ORDER BY time, seq LIMIT %(limit)s
 """
-GET_EVENTS = (
-    f"SELECT {EVENT_COLUMNS} FROM events WHERE tenant = %s AND id = ANY(%s::text[]) ORDER BY seq"
-)
+GET_EVENTS = f"""
+SELECT {EVENT_COLUMNS} FROM events WHERE tenant = %(tenant)s AND id = ANY(%(keys)s::text[])
+ORDER BY seq
+"""
 SESSION_CONTEXT = f"""
 SELECT {EVENT_COLUMNS} FROM events
-WHERE tenant = %s AND actor = %s AND session = %s AND time < %s
-ORDER BY time DESC, seq DESC LIMIT %s
+WHERE tenant = %(tenant)s AND actor = %(actor)s AND session = %(session)s AND time < %(time)s
+ORDER BY time DESC, seq DESC LIMIT %(limit)s
 """
 # -- the job queue, the ledger and model calls of `remem.store.job_queue` (named) -------------
 # Any number of workers claim at once: each takes rows nobody else holds.
@@ -386,19 +391,23 @@ COUNT_ACTOR_TERMS = [
     "SELECT count(*) FROM record_terms WHERE tenant = %s AND actor = %s",
     "SELECT count(*) FROM event_terms WHERE tenant = %s AND actor = %s",
 ]
-GET_RECORD = f"SELECT {RECORD_COLUMNS} FROM records WHERE tenant = %s AND id = %s"
-GET_RECORDS = (
-    f"SELECT {RECORD_COLUMNS} FROM records WHERE tenant = %s AND id = ANY(%s::text[]) ORDER BY seq"
+GET_RECORD = (
+    f"SELECT {RECORD_COLUMNS} FROM records WHERE tenant = %(tenant)s AND id = %(record_id)s"
 )
+GET_RECORDS = f"""
+SELECT {RECORD_COLUMNS} FROM records WHERE tenant = %(tenant)s AND id = ANY(%(keys)s::text[])
+ORDER BY seq
+"""
 BY_FIELD = f"""
-SELECT {RECORD_COLUMNS} FROM records WHERE tenant = %s AND actor = %s AND field = %s
+SELECT {RECORD_COLUMNS} FROM records
+WHERE tenant = %(tenant)s AND actor = %(actor)s AND field = %(field)s
     AND status IN ('active', 'invalid')
 ORDER BY valid_from DESC, seq DESC
 """
 RECORD_STATUS_BY_EVENT = """
 SELECT re.event_id, r.status FROM record_events re
 JOIN records r ON r.tenant = re.tenant AND r.id = re.record_id
-WHERE re.tenant = %s AND re.event_id = ANY(%s::text[]) AND r.kind <> 'summary'
+WHERE re.tenant = %(tenant)s AND re.event_id = ANY(%(keys)s::text[]) AND r.kind <> 'summary'
 """
 INSERT_EVENT_VECTOR = """
 INSERT INTO event_vectors (tenant, event_id, actor, model, time, vec)
@@ -429,7 +438,7 @@ COUNT_EVENT_VECTORS = (
 COUNT_ACTOR_EVENT_VECTORS = "SELECT count(*) FROM event_vectors WHERE tenant = %s AND actor = %s"
 HISTORY = """
 SELECT record_id, action, at, text, status, related_id, reason, by_whom FROM history
-WHERE tenant = %s AND record_id = %s ORDER BY id
+WHERE tenant = %(tenant)s AND record_id = %(record_id)s ORDER BY id
 """
 VECTORS_FOR = """
 SELECT record_id, vec::text FROM record_vectors

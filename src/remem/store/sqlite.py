@@ -18,7 +18,7 @@ import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -27,13 +27,12 @@ from typing import Any, ClassVar
 import numpy as np
 
 from remem.errors import SchemaTooNew, StoreCorrupt, StoreError
-from remem.model import Event, HistoryEntry, Record, Status
+from remem.model import Event, Record
 from remem.store import sqlite_sql as q
 from remem.store.backend import ListBinder, Row, Tx, chunks, sqlite_lists
 from remem.store.base import (
     Clock,
     Near,
-    Scope,
     StatusChange,
     ThreadHost,
 )
@@ -44,8 +43,9 @@ from remem.store.errors import (
 )
 from remem.store.event_log import EventLog, EventSQL
 from remem.store.job_queue import JobQueue, JobSQL
+from remem.store.lookups import Lookups, LookupSQL
 from remem.store.record_write import RecordWrites, Vector, WriteSQL
-from remem.store.rows import event_from, near_from, record_from
+from remem.store.rows import near_from
 from remem.store.sqlite_erasure import SQLiteErasure
 from remem.store.sqlite_keys import SQLiteKeys
 from remem.store.sqlite_search import SQLiteSearch
@@ -72,13 +72,16 @@ SCHEMA_VERSION = 6  # the newest migration this code knows; checked by a test
 BUSY_TIMEOUT_MS = 30_000  # how long a statement waits for another connection's lock
 
 
-class SQLiteStore(SQLiteErasure, SQLiteSearch, EventLog, RecordWrites, JobQueue, SQLiteKeys):
+class SQLiteStore(
+    SQLiteErasure, SQLiteSearch, Lookups, EventLog, RecordWrites, JobQueue, SQLiteKeys
+):
     """`Store` on one SQLite file. Safe to share between threads of one process."""
 
     # the named statements of the flows written once (`remem.store.backend`)
     events_sql: ClassVar[EventSQL] = q
     write_sql: ClassVar[WriteSQL] = q
     jobs_sql: ClassVar[JobSQL] = q
+    lookup_sql: ClassVar[LookupSQL] = q
 
     # SQLite has no row-level security: the tenant wall is remem's scoped queries alone
     # (one file, one process's trust), so there is none to bypass and nothing to warn of.
@@ -292,91 +295,7 @@ class SQLiteStore(SQLiteErasure, SQLiteSearch, EventLog, RecordWrites, JobQueue,
 
     # -- events and the outbox ------------------------------------------------
 
-    def list_events(
-        self, tenant: str, actor: str, session: str | None = None, limit: int = 1000
-    ) -> list[Event]:
-        """Events of one actor (optionally one session), oldest first by their own time."""
-        if session is None:
-            rows = self._rows(q.LIST_EVENTS_ACTOR, (tenant, actor, limit))
-        else:
-            rows = self._rows(q.LIST_EVENTS_SESSION, (tenant, actor, session, limit))
-        return [_event(r) for r in rows]
-
-    def get_events(self, tenant: str, event_ids: Sequence[str]) -> list[Event]:
-        """The events with these client ids, in arrival order."""
-        out: list[Event] = []
-        for chunk in chunks(list(event_ids), 500):
-            marks = ",".join("?" * len(chunk))
-            out.extend(
-                _event(r) for r in self._rows(q.GET_EVENTS.format(marks=marks), (tenant, *chunk))
-            )
-        return out
-
-    def session_context(self, event: Event, limit: int) -> list[Event]:
-        """Up to `limit` events of `event`'s session before it, oldest first."""
-        rows = self._rows(
-            q.SESSION_CONTEXT, (event.tenant, event.actor, event.session, to_db(event.time), limit)
-        )
-        return [_event(r) for r in reversed(rows)]
-
     # -- records --------------------------------------------------------------
-
-    def get_record(self, tenant: str, record_id: str) -> Record | None:
-        """One record of this tenant, or None."""
-        rows = self._rows(q.GET_RECORD, (tenant, record_id))
-        return _record(rows[0]) if rows else None
-
-    def get_records(self, tenant: str, ids: Sequence[str]) -> list[Record]:
-        """Records of this tenant with these ids (missing ones are left out)."""
-        out: list[Record] = []
-        for chunk in chunks(list(ids), 500):
-            marks = ",".join("?" * len(chunk))
-            out.extend(
-                _record(r) for r in self._rows(q.GET_RECORDS.format(marks=marks), (tenant, *chunk))
-            )
-        return out
-
-    def list_records(
-        self, scope: Scope, statuses: Iterable[Status] | None = None, limit: int = 10_000
-    ) -> list[Record]:
-        """Records of one scope, newest first, optionally of some statuses only."""
-        wanted = [s.value for s in (statuses or [Status.ACTIVE, Status.INVALID, Status.PROPOSED])]
-        marks = ",".join("?" * len(wanted))
-        sql, params = q.list_records(scope, marks)
-        return [_record(r) for r in self._rows(sql, (*params, *wanted, limit))]
-
-    def records_by_field(self, scope: Scope, field: str) -> list[Record]:
-        """Active and invalid records of one scope about `field`, newest first."""
-        return [_record(r) for r in self._rows(q.BY_FIELD, (scope.tenant, scope.actor, field))]
-
-    def history(self, tenant: str, record_id: str) -> list[HistoryEntry]:
-        """The append-only history of one record, oldest first."""
-        return [
-            HistoryEntry(
-                record_id=r["record_id"],
-                action=r["action"],
-                at=from_db(r["at"]),
-                text=r["text"],
-                status=Status(r["status"]),
-                related_id=r["related_id"],
-                reason=r["reason"],
-                by=r["by_whom"],
-            )
-            for r in self._rows(q.HISTORY, (tenant, record_id))
-        ]
-
-    def events_with_records(self, tenant: str, event_ids: Sequence[str]) -> dict[str, list[str]]:
-        """For those of these events some record came from: the status of each such record.
-
-        Summaries are left out: a summary is an index over its events, not made
-        from one of them, and its older versions must not mark the events old.
-        """
-        found: dict[str, list[str]] = {}
-        for chunk in chunks(list(event_ids), 500):
-            marks = ",".join("?" * len(chunk))
-            for r in self._rows(q.RECORD_STATUS_BY_EVENT.format(marks=marks), (tenant, *chunk)):
-                found.setdefault(r[0], []).append(r[1])
-        return found
 
     def events_near(self, events: Sequence[Event], reach: int) -> Near:
         """The events around each of these, `reach` steps either way in its session."""
@@ -390,7 +309,7 @@ class SQLiteStore(SQLiteErasure, SQLiteSearch, EventLog, RecordWrites, JobQueue,
             if not places:
                 continue
             params = q.events_near_params(tenant, reach, places)
-            found |= near_from(self._rows(q.events_near(len(places)), params), _event)
+            found |= near_from(self._rows(q.events_near(len(places)), params), self._event)
         return found
 
     @contextmanager
@@ -422,11 +341,3 @@ def _fts_row(key: Any, tenant: str, actor: str, text: str) -> dict[str, Any]:
     """An FTS5 row of one event or record: every word prefixed by its scope's token."""
     token = scope_token(tenant, actor)
     return {"key": key, "text": scoped_text(token, text), "scope": token}
-
-
-def _event(r: Any) -> Event:
-    return event_from(r, from_db, json.loads)
-
-
-def _record(r: Any) -> Record:
-    return record_from(r, from_db, json.loads)

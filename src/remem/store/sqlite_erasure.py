@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -40,7 +40,9 @@ class SQLiteErasure(RecordErasure):
 
         def _tx(self) -> AbstractContextManager[sqlite3.Connection]: ...
 
-        def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]: ...
+        def _rows(
+            self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()
+        ) -> list[sqlite3.Row]: ...
 
         def _drop_scope_vectors(self, tenant: str, actor: str) -> None: ...
 
@@ -140,7 +142,7 @@ class SQLiteErasure(RecordErasure):
             "event_vectors": int(
                 self._rows(q.EVENT_VECTORS_FOR.format(marks=marks), (tenant, *sources))[0][0]
             ),
-            "records": len(self._rows(q.GET_RECORD, (tenant, record_id))),
+            "records": len(self._rows(q.GET_RECORD, {"tenant": tenant, "record_id": record_id})),
             "vectors": len(self._rows(q.VECTOR_BY_ROWID, (rowid,))),
             "fulltext": len(self._rows(q.FTS_BY_ROWID, (rowid,))),
             "history_text": len(self._rows(q.HISTORY_WITH_TEXT, (tenant, record_id))),

@@ -42,11 +42,22 @@ def _scope_sql(scope: Scope, alias: str = "") -> tuple[str, list[Any]]:
     return sql, params
 
 
-def list_records(scope: Scope, status_marks: str) -> tuple[str, list[Any]]:
-    where, params = _scope_sql(scope)
+def _scope_where(scope: Scope) -> tuple[str, dict[str, Any]]:
+    """`_scope_sql` with named parameters (`tenant`, `actor`, `prefix`)."""
+    sql = "tenant = :tenant AND actor = :actor"
+    params: dict[str, Any] = {"tenant": scope.tenant, "actor": scope.actor}
+    if scope.namespace_prefix:
+        sql += " AND namespace LIKE :prefix ESCAPE '\\'"
+        params["prefix"] = like_prefix(scope.namespace_prefix)
+    return sql, params
+
+
+def list_records(scope: Scope) -> tuple[str, dict[str, Any]]:
+    """A scope's records of the statuses {keys}, newest first, up to `limit`."""
+    where, params = _scope_where(scope)
     sql = (
-        f"SELECT * FROM records WHERE {where} AND status IN ({status_marks}) "
-        "ORDER BY valid_from DESC, rowid DESC LIMIT ?"
+        f"SELECT * FROM records WHERE {where} AND status IN ({{keys}}) "
+        "ORDER BY valid_from DESC, rowid DESC LIMIT :limit"
     )
     return sql, params
 
@@ -86,16 +97,19 @@ ON CONFLICT (tenant, event_id, strategy) DO NOTHING
 EVENT_IDENTITIES = (
     "SELECT id, actor, session, role, text FROM events WHERE tenant = :tenant AND id IN ({keys})"
 )
+# -- reads by key or scope (`remem.store.lookups`, named parameters) ---------------------------
 LIST_EVENTS_ACTOR = """
-SELECT * FROM events WHERE tenant = ? AND actor = ? ORDER BY time, seq LIMIT ?
+SELECT * FROM events WHERE tenant = :tenant AND actor = :actor ORDER BY time, seq LIMIT :limit
 """
 LIST_EVENTS_SESSION = """
-SELECT * FROM events WHERE tenant = ? AND actor = ? AND session = ? ORDER BY time, seq LIMIT ?
+SELECT * FROM events WHERE tenant = :tenant AND actor = :actor AND session = :session
+ORDER BY time, seq LIMIT :limit
 """
-GET_EVENTS = "SELECT * FROM events WHERE tenant = ? AND id IN ({marks}) ORDER BY seq"
+GET_EVENTS = "SELECT * FROM events WHERE tenant = :tenant AND id IN ({keys}) ORDER BY seq"
 SESSION_CONTEXT = """
-SELECT * FROM events WHERE tenant = ? AND actor = ? AND session = ? AND time < ?
-ORDER BY time DESC, seq DESC LIMIT ?
+SELECT * FROM events
+WHERE tenant = :tenant AND actor = :actor AND session = :session AND time < :time
+ORDER BY time DESC, seq DESC LIMIT :limit
 """
 # -- the job queue, the ledger and model calls of `remem.store.job_queue` (named) -------------
 _READY = """(status = 'pending' AND (run_after IS NULL OR run_after <= :now))
@@ -288,17 +302,17 @@ WHERE tenant = :tenant AND actor = :actor AND id IN ({keys})
 """
 # Lookups by record id write `+tenant` so the planner takes the unique id
 # index: with many ids it otherwise prefers a tenant index and scans the tenant.
-GET_RECORD = "SELECT * FROM records WHERE +tenant = ? AND id = ?"
-GET_RECORDS = "SELECT * FROM records WHERE +tenant = ? AND id IN ({marks})"
+GET_RECORD = "SELECT * FROM records WHERE +tenant = :tenant AND id = :record_id"
+GET_RECORDS = "SELECT * FROM records WHERE +tenant = :tenant AND id IN ({keys})"
 BY_FIELD = """
-SELECT * FROM records WHERE tenant = ? AND actor = ? AND field = ?
+SELECT * FROM records WHERE tenant = :tenant AND actor = :actor AND field = :field
     AND status IN ('active', 'invalid')
 ORDER BY valid_from DESC, rowid DESC
 """
 EVENTS_WITH_RECORDS = (
     "SELECT DISTINCT event_id FROM record_events WHERE tenant = ? AND event_id IN ({marks})"
 )
-HISTORY = "SELECT * FROM history WHERE tenant = ? AND record_id = ? ORDER BY id"
+HISTORY = "SELECT * FROM history WHERE tenant = :tenant AND record_id = :record_id ORDER BY id"
 
 SEARCH_EVENTS = """
 SELECT e.id, bm25(events_fts) AS rank FROM events_fts JOIN events e ON e.seq = events_fts.rowid
@@ -368,7 +382,7 @@ DELETE_EVENT_VECTOR = "DELETE FROM event_vectors WHERE event_seq = ?"
 COUNT_ACTOR_EVENT_VECTORS = "SELECT count(*) FROM event_vectors WHERE tenant = ? AND actor = ?"
 RECORD_STATUS_BY_EVENT = """
 SELECT re.event_id, r.status FROM record_events re JOIN records r ON r.id = re.record_id
-WHERE re.tenant = ? AND re.event_id IN ({marks}) AND r.kind <> 'summary'
+WHERE re.tenant = :tenant AND re.event_id IN ({keys}) AND r.kind <> 'summary'
 """
 EVENT_PLACES = (
     "SELECT id, actor, session, time, seq FROM events WHERE tenant = ? AND id IN ({marks})"
