@@ -215,9 +215,10 @@ UPDATE jobs SET status = 'done', lease_until = NULL, run_after = NULL, updated_a
 WHERE tenant = %(tenant)s AND id = ANY(%(keys)s::bigint[])
 """
 COUNT_PENDING = "SELECT count(*) AS n FROM jobs WHERE status IN ('pending', 'running')"
-COUNT_PENDING_TENANT = (
-    "SELECT count(*) AS n FROM jobs WHERE tenant = %(tenant)s AND status IN ('pending', 'running')"
-)
+COUNT_PENDING_TENANT = """
+SELECT count(*) AS n FROM jobs
+WHERE tenant = %(tenant)s AND status IN ('pending', 'running')
+"""
 JOB_INFO_COLUMNS = "id, event_id, strategy, status, attempts, last_error, run_after, updated_at"
 LIST_JOBS = f"""
 SELECT {JOB_INFO_COLUMNS} FROM jobs WHERE tenant = %(tenant)s ORDER BY id DESC LIMIT %(limit)s
@@ -303,7 +304,10 @@ SELECT count(*) AS calls, count(*) FILTER (WHERE NOT ok) AS errors,
     count(*) FILTER (WHERE ok AND error IS NOT NULL) AS calls_with_dropped_items
 FROM llm_calls WHERE tenant = %(tenant)s
 """
-COUNT_ACTOR_REQUESTS = "SELECT count(*) FROM api_requests WHERE tenant = %s AND actor = %s"
+COUNT_ACTOR_REQUESTS = """
+SELECT count(*) FROM api_requests
+WHERE tenant = %(tenant)s AND actor = %(actor)s
+"""
 # API keys (`remem.store.postgres_keys`, `postgres_migrations/0006_keys.sql`): a key is
 # found by the hash of its secret across tenants; every other statement names its tenant
 KEY_COLUMNS = "id, tenant, actor, role, created_at, revoked_at"
@@ -378,18 +382,25 @@ COUNT_STORED_EVENTS = """
 SELECT count(DISTINCT id) AS n FROM events
 WHERE tenant = %(tenant)s AND actor = %(actor)s AND id = ANY(%(keys)s::text[])
 """
-DELETE_EVENT_TERMS = "DELETE FROM event_terms WHERE tenant = %s AND event_id = ANY(%s::text[])"
+DELETE_EVENT_TERMS = """
+DELETE FROM event_terms
+WHERE tenant = %(tenant)s AND event_id = ANY(%(keys)s::text[])
+"""
 DELETE_ACTOR_TERMS = [
-    "DELETE FROM record_terms WHERE tenant = %s AND actor = %s",
-    "DELETE FROM event_terms WHERE tenant = %s AND actor = %s",
+    "DELETE FROM record_terms WHERE tenant = %(tenant)s AND actor = %(actor)s",
+    "DELETE FROM event_terms WHERE tenant = %(tenant)s AND actor = %(actor)s",
 ]
-COUNT_RECORD_TERMS = "SELECT count(*) FROM record_terms WHERE tenant = %s AND record_id = %s"
-COUNT_EVENT_TERMS = (
-    "SELECT count(*) FROM event_terms WHERE tenant = %s AND event_id = ANY(%s::text[])"
-)
+COUNT_RECORD_TERMS = """
+SELECT count(*) FROM record_terms
+WHERE tenant = %(tenant)s AND record_id = %(record_id)s
+"""
+COUNT_EVENT_TERMS = """
+SELECT count(*) FROM event_terms
+WHERE tenant = %(tenant)s AND event_id = ANY(%(keys)s::text[])
+"""
 COUNT_ACTOR_TERMS = [
-    "SELECT count(*) FROM record_terms WHERE tenant = %s AND actor = %s",
-    "SELECT count(*) FROM event_terms WHERE tenant = %s AND actor = %s",
+    "SELECT count(*) FROM record_terms WHERE tenant = %(tenant)s AND actor = %(actor)s",
+    "SELECT count(*) FROM event_terms WHERE tenant = %(tenant)s AND actor = %(actor)s",
 ]
 GET_RECORD = (
     f"SELECT {RECORD_COLUMNS} FROM records WHERE tenant = %(tenant)s AND id = %(record_id)s"
@@ -431,11 +442,18 @@ SELECT t.id AS near_of, n.* FROM events t CROSS JOIN LATERAL (
 ) n
 WHERE t.tenant = %s AND t.id = ANY(%s::text[])
 """
-DELETE_EVENT_VECTORS = "DELETE FROM event_vectors WHERE tenant = %s AND event_id = ANY(%s::text[])"
-COUNT_EVENT_VECTORS = (
-    "SELECT count(*) FROM event_vectors WHERE tenant = %s AND event_id = ANY(%s::text[])"
-)
-COUNT_ACTOR_EVENT_VECTORS = "SELECT count(*) FROM event_vectors WHERE tenant = %s AND actor = %s"
+DELETE_EVENT_VECTORS = """
+DELETE FROM event_vectors
+WHERE tenant = %(tenant)s AND event_id = ANY(%(keys)s::text[])
+"""
+COUNT_EVENT_VECTORS = """
+SELECT count(*) FROM event_vectors
+WHERE tenant = %(tenant)s AND event_id = ANY(%(keys)s::text[])
+"""
+COUNT_ACTOR_EVENT_VECTORS = """
+SELECT count(*) FROM event_vectors
+WHERE tenant = %(tenant)s AND actor = %(actor)s
+"""
 HISTORY = """
 SELECT record_id, action, at, text, status, related_id, reason, by_whom FROM history
 WHERE tenant = %(tenant)s AND record_id = %(record_id)s ORDER BY id
@@ -445,10 +463,13 @@ SELECT record_id, vec::text FROM record_vectors
 WHERE tenant = %s AND model = %s AND record_id = ANY(%s::text[])
 """
 
-DELETE_VECTORS = "DELETE FROM record_vectors WHERE tenant = %s AND record_id = ANY(%s::text[])"
+DELETE_VECTORS = """
+DELETE FROM record_vectors
+WHERE tenant = %(tenant)s AND record_id = ANY(%(keys)s::text[])
+"""
 # the tsvector lives in the row, so deleting a row deletes its full-text entry
 DELETE_RECORDS = """
-DELETE FROM records WHERE tenant = %s AND id = ANY(%s::text[])
+DELETE FROM records WHERE tenant = %(tenant)s AND id = ANY(%(keys)s::text[])
 RETURNING (tsv IS NOT NULL) AS indexed
 """
 # a second erasure of the actor moves its tombstone's time to the newest one
@@ -458,24 +479,33 @@ ERASED_TABLES = (
     "events", "event_terms", "event_vectors", "jobs", "api_requests",
     "checkpoints", "tool_calls",
 )  # fmt: skip
-HISTORY_WITH_TEXT = (
-    "SELECT count(*) FROM history WHERE tenant = %s AND record_id = %s AND text IS NOT NULL"
-)
+HISTORY_WITH_TEXT = """
+SELECT count(*) FROM history
+WHERE tenant = %(tenant)s AND record_id = %(record_id)s AND text IS NOT NULL
+"""
 ERASE_EVENT_TEXT = """
 UPDATE events SET text = '', metadata = '{"forgotten": true}'
-WHERE tenant = %s AND id = ANY(%s::text[])
+WHERE tenant = %(tenant)s AND id = ANY(%(keys)s::text[])
 """
-EVENTS_WITH_TEXT = (
-    "SELECT count(*) FROM events WHERE tenant = %s AND text != '' AND id = ANY(%s::text[])"
-)
-COUNT_RECORD = "SELECT count(*) FROM records WHERE tenant = %s AND id = %s"
-COUNT_RECORD_VECTORS = "SELECT count(*) FROM record_vectors WHERE tenant = %s AND record_id = %s"
-DELETE_ACTOR_EVENTS = (
-    "DELETE FROM events WHERE tenant = %s AND actor = %s RETURNING (text != '') AS indexed"
-)
-COUNT_ACTOR_RECORDS = "SELECT count(*) FROM records WHERE tenant = %s AND actor = %s"
-COUNT_ACTOR_VECTORS = "SELECT count(*) FROM record_vectors WHERE tenant = %s AND actor = %s"
-COUNT_ACTOR_EVENTS = "SELECT count(*) FROM events WHERE tenant = %s AND actor = %s"
+EVENTS_WITH_TEXT = """
+SELECT count(*) FROM events
+WHERE tenant = %(tenant)s AND text != '' AND id = ANY(%(keys)s::text[])
+"""
+COUNT_RECORD = "SELECT count(*) FROM records WHERE tenant = %(tenant)s AND id = %(record_id)s"
+COUNT_RECORD_VECTORS = """
+SELECT count(*) FROM record_vectors
+WHERE tenant = %(tenant)s AND record_id = %(record_id)s
+"""
+DELETE_ACTOR_EVENTS = """
+DELETE FROM events
+WHERE tenant = %(tenant)s AND actor = %(actor)s RETURNING (text != '') AS indexed
+"""
+COUNT_ACTOR_RECORDS = "SELECT count(*) FROM records WHERE tenant = %(tenant)s AND actor = %(actor)s"
+COUNT_ACTOR_VECTORS = """
+SELECT count(*) FROM record_vectors
+WHERE tenant = %(tenant)s AND actor = %(actor)s
+"""
+COUNT_ACTOR_EVENTS = "SELECT count(*) FROM events WHERE tenant = %(tenant)s AND actor = %(actor)s"
 
 STATS = {
     "events": "SELECT count(*) FROM events",
@@ -490,7 +520,7 @@ DATABASE_SIZE = "SELECT pg_database_size(current_database())"
 
 LIST_DELETIONS = """
 SELECT id, target, key, status, attempts, result, last_error, created_at FROM deletions
-WHERE tenant = %s ORDER BY id DESC LIMIT %s
+WHERE tenant = %(tenant)s ORDER BY id DESC LIMIT %(limit)s
 """
 
 # thread state's tables (`remem.thread`): erased and counted with the rest of an actor
@@ -505,16 +535,18 @@ RECORD_FOR_ERASURE = """
 SELECT id AS key, id, actor, kind FROM records WHERE tenant = %(tenant)s AND id = %(record_id)s
 FOR UPDATE
 """
-RECORDS_OF_ACTOR = (
-    "SELECT id AS key, id, actor, kind FROM records WHERE tenant = %(tenant)s AND actor = %(actor)s"
-)
+RECORDS_OF_ACTOR = """
+SELECT id AS key, id, actor, kind FROM records
+WHERE tenant = %(tenant)s AND actor = %(actor)s
+"""
 FORGET_ACTOR_JOBS = """
 DELETE FROM jobs j USING events e
 WHERE j.tenant = %(tenant)s AND e.tenant = j.tenant AND e.id = j.event_id AND e.actor = %(actor)s
 """
-FORGET_ACTOR_EVENT_VECTORS = (
-    "DELETE FROM event_vectors WHERE tenant = %(tenant)s AND actor = %(actor)s"
-)
+FORGET_ACTOR_EVENT_VECTORS = """
+DELETE FROM event_vectors
+WHERE tenant = %(tenant)s AND actor = %(actor)s
+"""
 LIFT_EVENT_TOMBSTONES = """
 DELETE FROM tombstones t USING events e
 WHERE t.tenant = %(tenant)s AND t.kind = 'event' AND e.tenant = t.tenant AND e.id = t.key
@@ -531,15 +563,18 @@ INSERT INTO tombstones (tenant, kind, key, created_at) VALUES (%(tenant)s, %(kin
     %(at)s)
 ON CONFLICT DO NOTHING
 """
-SOURCE_EVENT_IDS = (
-    "SELECT event_id FROM record_events WHERE tenant = %(tenant)s AND record_id = %(record_id)s"
-)
-FORGET_RECORD_LINKS = (
-    "DELETE FROM record_events WHERE tenant = %(tenant)s AND record_id = ANY(%(keys)s::text[])"
-)
-FORGET_HISTORY_TEXT = (
-    "UPDATE history SET text = NULL WHERE tenant = %(tenant)s AND record_id = ANY(%(keys)s::text[])"
-)
+SOURCE_EVENT_IDS = """
+SELECT event_id FROM record_events
+WHERE tenant = %(tenant)s AND record_id = %(record_id)s
+"""
+FORGET_RECORD_LINKS = """
+DELETE FROM record_events
+WHERE tenant = %(tenant)s AND record_id = ANY(%(keys)s::text[])
+"""
+FORGET_HISTORY_TEXT = """
+UPDATE history SET text = NULL
+WHERE tenant = %(tenant)s AND record_id = ANY(%(keys)s::text[])
+"""
 HISTORY_DELETED = """
 INSERT INTO history (tenant, record_id, action, at, text, status, related_id, reason, by_whom)
 VALUES (%(tenant)s, %(record_id)s, 'DELETE', %(at)s, NULL, 'deleted', NULL, 'forget', '')

@@ -94,9 +94,10 @@ INSERT INTO jobs (tenant, event_id, strategy, created_at, updated_at)
 VALUES (:tenant, :event_id, :strategy, :at, :at)
 ON CONFLICT (tenant, event_id, strategy) DO NOTHING
 """
-EVENT_IDENTITIES = (
-    "SELECT id, actor, session, role, text FROM events WHERE tenant = :tenant AND id IN ({keys})"
-)
+EVENT_IDENTITIES = """
+SELECT id, actor, session, role, text FROM events
+WHERE tenant = :tenant AND id IN ({keys})
+"""
 # -- reads by key or scope (`remem.store.lookups`, named parameters) ---------------------------
 LIST_EVENTS_ACTOR = """
 SELECT * FROM events WHERE tenant = :tenant AND actor = :actor ORDER BY time, seq LIMIT :limit
@@ -140,9 +141,10 @@ UPDATE jobs SET status = 'done', lease_until = NULL, run_after = NULL, updated_a
 WHERE +tenant = :tenant AND id IN ({keys})
 """
 COUNT_PENDING = "SELECT count(*) AS n FROM jobs WHERE status IN ('pending', 'running')"
-COUNT_PENDING_TENANT = (
-    "SELECT count(*) AS n FROM jobs WHERE tenant = :tenant AND status IN ('pending', 'running')"
-)
+COUNT_PENDING_TENANT = """
+SELECT count(*) AS n FROM jobs
+WHERE tenant = :tenant AND status IN ('pending', 'running')
+"""
 JOB_INFO_COLUMNS = "id, event_id, strategy, status, attempts, last_error, run_after, updated_at"
 LIST_JOBS = f"""
 SELECT {JOB_INFO_COLUMNS} FROM jobs WHERE tenant = :tenant ORDER BY id DESC LIMIT :limit
@@ -309,9 +311,10 @@ SELECT * FROM records WHERE tenant = :tenant AND actor = :actor AND field = :fie
     AND status IN ('active', 'invalid')
 ORDER BY valid_from DESC, rowid DESC
 """
-EVENTS_WITH_RECORDS = (
-    "SELECT DISTINCT event_id FROM record_events WHERE tenant = ? AND event_id IN ({marks})"
-)
+EVENTS_WITH_RECORDS = """
+SELECT DISTINCT event_id FROM record_events
+WHERE tenant = ? AND event_id IN ({marks})
+"""
 HISTORY = "SELECT * FROM history WHERE tenant = :tenant AND record_id = :record_id ORDER BY id"
 
 SEARCH_EVENTS = """
@@ -337,25 +340,31 @@ SELECT r.id, v.vec FROM record_vectors v JOIN records r ON r.rowid = v.record_ro
 WHERE +r.tenant = ? AND v.model = ? AND r.id IN ({marks})
 """
 
-DELETE_VECTORS = "DELETE FROM record_vectors WHERE record_rowid IN ({marks})"
-DELETE_RECORDS_FTS = "DELETE FROM records_fts WHERE rowid IN ({marks})"
-DELETE_RECORDS = "DELETE FROM records WHERE rowid IN ({marks})"
+DELETE_VECTORS = "DELETE FROM record_vectors WHERE record_rowid IN ({keys})"
+DELETE_RECORDS_FTS = "DELETE FROM records_fts WHERE rowid IN ({keys})"
+DELETE_RECORDS = "DELETE FROM records WHERE rowid IN ({keys})"
 # a second erasure of the actor moves its tombstone's time to the newest one
-HISTORY_WITH_TEXT = "SELECT 1 FROM history WHERE tenant = ? AND record_id = ? AND text IS NOT NULL"
-VECTOR_BY_ROWID = "SELECT 1 FROM record_vectors WHERE record_rowid = ?"
-FTS_BY_ROWID = "SELECT 1 FROM records_fts WHERE rowid = ?"
-ACTOR_EVENT_SEQS = "SELECT seq FROM events WHERE tenant = ? AND actor = ?"
+HISTORY_WITH_TEXT = """
+SELECT 1 FROM history
+WHERE tenant = :tenant AND record_id = :record_id AND text IS NOT NULL
+"""
+VECTOR_BY_ROWID = "SELECT 1 FROM record_vectors WHERE record_rowid = :key"
+FTS_BY_ROWID = "SELECT 1 FROM records_fts WHERE rowid = :key"
+ACTOR_EVENT_SEQS = "SELECT seq FROM events WHERE tenant = :tenant AND actor = :actor"
 # merges a full-text index into one segment, dropping the terms of deleted rows
 FTS_OPTIMIZE = "INSERT INTO {table} ({table}) VALUES ('optimize')"
 # copies the WAL into the file and truncates it; waits for readers (busy_timeout)
 WAL_TRUNCATE = "PRAGMA wal_checkpoint(TRUNCATE)"
-DELETE_EVENTS_FTS = "DELETE FROM events_fts WHERE rowid IN ({marks})"
-DELETE_ACTOR_EVENTS = "DELETE FROM events WHERE tenant = ? AND actor = ?"
-COUNT_ACTOR_RECORDS = "SELECT count(*) FROM records WHERE tenant = ? AND actor = ?"
-COUNT_ACTOR_VECTORS = "SELECT count(*) FROM record_vectors WHERE tenant = ? AND actor = ?"
-COUNT_ACTOR_EVENTS = "SELECT count(*) FROM events WHERE tenant = ? AND actor = ?"
-COUNT_FTS_SCOPE = "SELECT count(*) FROM records_fts WHERE records_fts MATCH ?"
-COUNT_EVENT_FTS_SCOPE = "SELECT count(*) FROM events_fts WHERE events_fts MATCH ?"
+DELETE_EVENTS_FTS = "DELETE FROM events_fts WHERE rowid IN ({keys})"
+DELETE_ACTOR_EVENTS = "DELETE FROM events WHERE tenant = :tenant AND actor = :actor"
+COUNT_ACTOR_RECORDS = "SELECT count(*) FROM records WHERE tenant = :tenant AND actor = :actor"
+COUNT_ACTOR_VECTORS = """
+SELECT count(*) FROM record_vectors
+WHERE tenant = :tenant AND actor = :actor
+"""
+COUNT_ACTOR_EVENTS = "SELECT count(*) FROM events WHERE tenant = :tenant AND actor = :actor"
+COUNT_FTS_SCOPE = "SELECT count(*) FROM records_fts WHERE records_fts MATCH :match"
+COUNT_EVENT_FTS_SCOPE = "SELECT count(*) FROM events_fts WHERE events_fts MATCH :match"
 
 STATS = {
     "events": "SELECT count(*) FROM events",
@@ -366,10 +375,16 @@ STATS = {
     "jobs_failed": "SELECT count(*) FROM jobs WHERE status = 'failed'",
 }
 
-ERASE_EVENT_TEXT = "UPDATE events SET text = '', metadata = ? WHERE tenant = ? AND id = ?"
-EVENT_SEQ = "SELECT seq FROM events WHERE tenant = ? AND id = ?"
-EVENTS_WITH_TEXT = "SELECT count(*) FROM events WHERE tenant = ? AND text != '' AND id IN ({marks})"
-LIST_DELETIONS = "SELECT * FROM deletions WHERE tenant = ? ORDER BY id DESC LIMIT ?"
+ERASE_EVENT_TEXT = """
+UPDATE events SET text = '', metadata = :metadata
+WHERE tenant = :tenant AND id = :event_id
+"""
+EVENT_SEQ = "SELECT seq FROM events WHERE tenant = :tenant AND id = :event_id"
+EVENTS_WITH_TEXT = """
+SELECT count(*) FROM events
+WHERE tenant = :tenant AND text != '' AND id IN ({keys})
+"""
+LIST_DELETIONS = "SELECT * FROM deletions WHERE tenant = :tenant ORDER BY id DESC LIMIT :limit"
 
 INSERT_EVENT_VECTOR = """
 INSERT OR REPLACE INTO event_vectors (event_seq, id, tenant, actor, model, time, vec)
@@ -378,15 +393,19 @@ SELECT seq, id, tenant, actor, ?, ?, ? FROM events WHERE tenant = ? AND id = ?
 SCOPE_EVENT_VECTORS = """
 SELECT id, time, model, vec FROM event_vectors WHERE tenant = ? AND actor = ? ORDER BY event_seq
 """
-DELETE_EVENT_VECTOR = "DELETE FROM event_vectors WHERE event_seq = ?"
-COUNT_ACTOR_EVENT_VECTORS = "SELECT count(*) FROM event_vectors WHERE tenant = ? AND actor = ?"
+DELETE_EVENT_VECTOR = "DELETE FROM event_vectors WHERE event_seq = :seq"
+COUNT_ACTOR_EVENT_VECTORS = """
+SELECT count(*) FROM event_vectors
+WHERE tenant = :tenant AND actor = :actor
+"""
 RECORD_STATUS_BY_EVENT = """
 SELECT re.event_id, r.status FROM record_events re JOIN records r ON r.id = re.record_id
 WHERE re.tenant = :tenant AND re.event_id IN ({keys}) AND r.kind <> 'summary'
 """
-EVENT_PLACES = (
-    "SELECT id, actor, session, time, seq FROM events WHERE tenant = ? AND id IN ({marks})"
-)
+EVENT_PLACES = """
+SELECT id, actor, session, time, seq FROM events
+WHERE tenant = ? AND id IN ({marks})
+"""
 # one event's neighbours; `{i}` names its parameters (id, actor, session, time, seq) apart
 # from the other events' in one statement; `tenant` and `reach` are shared
 _NEAR_ONE = """
@@ -419,7 +438,7 @@ def events_near_params(tenant: str, reach: int, places: Sequence[Any]) -> dict[s
     return params
 
 
-EVENT_VECTORS_FOR = "SELECT count(*) FROM event_vectors WHERE tenant = ? AND id IN ({marks})"
+EVENT_VECTORS_FOR = "SELECT count(*) FROM event_vectors WHERE tenant = :tenant AND id IN ({keys})"
 
 # thread state's tables (`remem.thread`): erased and counted with the rest of an actor
 FORGET_CHECKPOINTS = "DELETE FROM checkpoints WHERE tenant = ? AND actor = ?"
@@ -429,12 +448,14 @@ COUNT_ACTOR_TOOL_CALLS = "SELECT count(*) AS n FROM tool_calls WHERE tenant = ? 
 
 # -- the erasure flows of `remem.store.erasure` (named parameters) --------------------------
 
-RECORD_FOR_ERASURE = (
-    "SELECT rowid AS key, id, actor, kind FROM records WHERE +tenant = :tenant AND id = :record_id"
-)
-RECORDS_OF_ACTOR = (
-    "SELECT rowid AS key, id, actor, kind FROM records WHERE tenant = :tenant AND actor = :actor"
-)
+RECORD_FOR_ERASURE = """
+SELECT rowid AS key, id, actor, kind FROM records
+WHERE +tenant = :tenant AND id = :record_id
+"""
+RECORDS_OF_ACTOR = """
+SELECT rowid AS key, id, actor, kind FROM records
+WHERE tenant = :tenant AND actor = :actor
+"""
 FORGET_ACTOR_JOBS = """
 DELETE FROM jobs WHERE tenant = :tenant
 AND event_id IN (SELECT id FROM events WHERE tenant = :tenant AND actor = :actor)
@@ -453,13 +474,15 @@ TOMBSTONE_KEY = """
 INSERT INTO tombstones (tenant, kind, key, created_at) VALUES (:tenant, :kind, :key, :at)
 ON CONFLICT DO NOTHING
 """
-SOURCE_EVENT_IDS = (
-    "SELECT event_id FROM record_events WHERE tenant = :tenant AND record_id = :record_id"
-)
+SOURCE_EVENT_IDS = """
+SELECT event_id FROM record_events
+WHERE tenant = :tenant AND record_id = :record_id
+"""
 FORGET_RECORD_LINKS = "DELETE FROM record_events WHERE tenant = :tenant AND record_id IN ({keys})"
-FORGET_HISTORY_TEXT = (
-    "UPDATE history SET text = NULL WHERE tenant = :tenant AND record_id IN ({keys})"
-)
+FORGET_HISTORY_TEXT = """
+UPDATE history SET text = NULL
+WHERE tenant = :tenant AND record_id IN ({keys})
+"""
 HISTORY_DELETED = """
 INSERT INTO history (tenant, record_id, action, at, text, status, related_id, reason, by_whom)
 VALUES (:tenant, :record_id, 'DELETE', :at, NULL, 'deleted', NULL, 'forget', '')
