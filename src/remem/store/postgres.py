@@ -360,16 +360,14 @@ class PostgresStore(
         for dims in {len(v) for v in write.vectors if v is not None}:
             self._ensure_index(q.VectorIndex("record_vectors", write.vector_model, dims))
 
-    # -- events and the outbox ------------------------------------------------
-
-    # -- records --------------------------------------------------------------
+    # -- what is PostgreSQL's own ---------------------------------------------
 
     def events_near(self, events: Sequence[Event], reach: int) -> Near:
         """The events around each of these, `reach` steps either way in its session."""
         if not events or reach <= 0:
             return {}
         tenant = events[0].tenant
-        params = (reach, reach, tenant, [e.id for e in events])
+        params = {"tenant": tenant, "reach": reach, "keys": [e.id for e in events]}
         return near_from(self._rows(tenant, q.EVENTS_NEAR, params), self._event)
 
     def stats(self) -> dict[str, int]:

@@ -428,19 +428,19 @@ ON CONFLICT (tenant, event_id) DO UPDATE SET model = excluded.model, vec = exclu
 # exact cosine search inside one actor's events; then (query, tenant, actor, model,
 # dimension, at, query, limit)
 _NEAR_COLUMNS = ", ".join(f"e.{c.strip()}" for c in EVENT_COLUMNS.split(","))
-# (reach, reach, tenant, ids): up to `reach` events either side of each event in its
+# tenant, reach, keys (event ids): up to `reach` events either side of each event in its
 # session, each row naming the event it is near (near_of) and the side (-1 before)
 EVENTS_NEAR = f"""
 SELECT t.id AS near_of, n.* FROM events t CROSS JOIN LATERAL (
     (SELECT -1 AS side, e.seq, {_NEAR_COLUMNS}
      FROM events e WHERE e.tenant = t.tenant AND e.actor = t.actor AND e.session = t.session
-        AND (e.time, e.seq) < (t.time, t.seq) ORDER BY e.time DESC, e.seq DESC LIMIT %s)
+        AND (e.time, e.seq) < (t.time, t.seq) ORDER BY e.time DESC, e.seq DESC LIMIT %(reach)s)
     UNION ALL
     (SELECT 1 AS side, e.seq, {_NEAR_COLUMNS}
      FROM events e WHERE e.tenant = t.tenant AND e.actor = t.actor AND e.session = t.session
-        AND (e.time, e.seq) > (t.time, t.seq) ORDER BY e.time, e.seq LIMIT %s)
+        AND (e.time, e.seq) > (t.time, t.seq) ORDER BY e.time, e.seq LIMIT %(reach)s)
 ) n
-WHERE t.tenant = %s AND t.id = ANY(%s::text[])
+WHERE t.tenant = %(tenant)s AND t.id = ANY(%(keys)s::text[])
 """
 DELETE_EVENT_VECTORS = """
 DELETE FROM event_vectors

@@ -293,9 +293,7 @@ class SQLiteStore(
     def _scope_changed(self, db: Tx, tenant: str, actor: str) -> None:
         db.execute(q.BUMP_SCOPE, (tenant, actor))
 
-    # -- events and the outbox ------------------------------------------------
-
-    # -- records --------------------------------------------------------------
+    # -- what is SQLite's own -------------------------------------------------
 
     def events_near(self, events: Sequence[Event], reach: int) -> Near:
         """The events around each of these, `reach` steps either way in its session."""
@@ -303,9 +301,9 @@ class SQLiteStore(
         if not events or reach <= 0:
             return found
         tenant = events[0].tenant
-        for chunk in chunks([e.id for e in events], 50):
-            places = self._rows(q.EVENT_PLACES.format(marks=",".join("?" * len(chunk))),
-                                (tenant, *chunk))  # fmt: skip
+        for chunk in chunks([e.id for e in events], 50):  # one UNION part per event and side
+            ((sql, bound),) = self._lists(q.EVENT_PLACES, {"tenant": tenant}, chunk)
+            places = self._rows(sql, bound)
             if not places:
                 continue
             params = q.events_near_params(tenant, reach, places)

@@ -1,6 +1,6 @@
 """The SQLite store's API keys: the principals of the HTTP service and the MCP server.
 
-A mixin of `SQLiteStore` (as `remem.store.sqlite_jobs` is). A key row holds
+A mixin of `SQLiteStore` (as `remem.store.sqlite_search` is). A key row holds
 the sha256 of its secret, never the secret (`sqlite_migrations/0003_keys.sql`);
 what a key may do, and how its secret is made and hashed, is decided above
 the store, in `remem.service.keys`. One file is one trust domain, so the

@@ -404,7 +404,7 @@ WHERE re.tenant = :tenant AND re.event_id IN ({keys}) AND r.kind <> 'summary'
 """
 EVENT_PLACES = """
 SELECT id, actor, session, time, seq FROM events
-WHERE tenant = ? AND id IN ({marks})
+WHERE tenant = :tenant AND id IN ({keys})
 """
 # one event's neighbours; `{i}` names its parameters (id, actor, session, time, seq) apart
 # from the other events' in one statement; `tenant` and `reach` are shared
