@@ -9,17 +9,18 @@ span tenants by design (claiming, extending and failing jobs, for workers that
 serve every tenant; counting for `stats`; finding an API key by its hash, which is
 how a request's tenant is found) say so with `remem.all_tenants`.
 
-This module holds the pool, migrations, reads of events and records, and what
-the flows written once ask of PostgreSQL (`remem.store.backend.SQLFlows`: its
-transactions bound to a tenant, how values travel, term rows and vector rows).
-The flows come from mixins: adding events (`remem.store.event_log`), writing a
-batch (`remem.store.record_write`), the job queue, request ledger and model
-calls (`remem.store.job_queue`) and erasure (`remem.store.erasure`, with
+This module holds the pool, migrations, and what the flows written once ask of
+PostgreSQL (`remem.store.backend.SQLFlows`: its transactions bound to a tenant,
+how values travel, term rows and vector rows). The flows come from mixins:
+reads by key or scope (`remem.store.lookups`), adding events
+(`remem.store.event_log`), writing a batch (`remem.store.record_write`), the
+job queue, request ledger and model calls (`remem.store.job_queue`), API keys
+(`remem.store.key_store`) and erasure (`remem.store.erasure`, with
 PostgreSQL's parts in `remem.store.postgres_erasure`); search, vectors and
-their HNSW indexes are PostgreSQL's own (`remem.store.postgres_search`), as are
-API keys (`remem.store.postgres_keys`). Named queries are in
-`remem.store.postgres_sql` (the vector ones in `remem.store.postgres_vector_sql`),
-row conversions in `remem.store.postgres_rows`.
+their HNSW indexes are PostgreSQL's own (`remem.store.postgres_search`), as is
+`events_near`. Named queries are in `remem.store.postgres_sql` (the vector ones
+in `remem.store.postgres_vector_sql`), PostgreSQL's own value conversions in
+`remem.store.postgres_rows`.
 psycopg is imported only by these modules, so remem's core never needs it.
 """
 
@@ -53,9 +54,9 @@ from remem.store.base import (
 from remem.store.errors import NOT_UNICODE, from_postgres
 from remem.store.event_log import EventLog, EventSQL
 from remem.store.job_queue import JobQueue, JobSQL
+from remem.store.key_store import ApiKeys, KeySQL
 from remem.store.lookups import Lookups, LookupSQL
 from remem.store.postgres_erasure import PostgresErasure
-from remem.store.postgres_keys import PostgresKeys
 from remem.store.postgres_rows import (
     ALL_TENANTS,
     json_value,
@@ -76,7 +77,7 @@ log = logging.getLogger(__name__)
 
 
 class PostgresStore(
-    PostgresErasure, PostgresSearch, Lookups, EventLog, RecordWrites, JobQueue, PostgresKeys
+    PostgresErasure, PostgresSearch, Lookups, EventLog, RecordWrites, JobQueue, ApiKeys
 ):
     """`Store` on a PostgreSQL database (with pgvector). Safe to share between threads."""
 
@@ -85,6 +86,7 @@ class PostgresStore(
     write_sql: ClassVar[WriteSQL] = q
     jobs_sql: ClassVar[JobSQL] = q
     lookup_sql: ClassVar[LookupSQL] = q
+    keys_sql: ClassVar[KeySQL] = q
 
     def __init__(
         self,

@@ -308,21 +308,30 @@ COUNT_ACTOR_REQUESTS = """
 SELECT count(*) FROM api_requests
 WHERE tenant = %(tenant)s AND actor = %(actor)s
 """
-# API keys (`remem.store.postgres_keys`, `postgres_migrations/0006_keys.sql`): a key is
+# API keys (`remem.store.key_store`, `postgres_migrations/0006_keys.sql`, named): a key is
 # found by the hash of its secret across tenants; every other statement names its tenant
 KEY_COLUMNS = "id, tenant, actor, role, created_at, revoked_at"
 INSERT_KEY = """
 INSERT INTO api_keys (id, tenant, actor, role, key_hash, created_at)
-VALUES (%s, %s, %s, %s, %s, %s)
+VALUES (%(id)s, %(tenant)s, %(actor)s, %(role)s, %(key_hash)s, %(created_at)s)
 """
-KEY_BY_HASH = f"SELECT {KEY_COLUMNS} FROM api_keys WHERE key_hash = %s AND revoked_at IS NULL"
+KEY_BY_HASH = f"""
+SELECT {KEY_COLUMNS} FROM api_keys WHERE key_hash = %(key_hash)s AND revoked_at IS NULL
+"""
 LIST_KEYS = f"SELECT {KEY_COLUMNS} FROM api_keys ORDER BY created_at, id"
-LIST_TENANT_KEYS = f"SELECT {KEY_COLUMNS} FROM api_keys WHERE tenant = %s ORDER BY created_at, id"
-GET_KEY = f"SELECT {KEY_COLUMNS} FROM api_keys WHERE id = %s"
-GET_TENANT_KEY = f"SELECT {KEY_COLUMNS} FROM api_keys WHERE id = %s AND tenant = %s"
-REVOKE_KEY = "UPDATE api_keys SET revoked_at = %s WHERE id = %s AND revoked_at IS NULL"
+LIST_TENANT_KEYS = f"""
+SELECT {KEY_COLUMNS} FROM api_keys WHERE tenant = %(tenant)s ORDER BY created_at, id
+"""
+GET_KEY = f"SELECT {KEY_COLUMNS} FROM api_keys WHERE id = %(key_id)s"
+GET_TENANT_KEY = f"""
+SELECT {KEY_COLUMNS} FROM api_keys WHERE id = %(key_id)s AND tenant = %(tenant)s
+"""
+REVOKE_KEY = """
+UPDATE api_keys SET revoked_at = %(at)s WHERE id = %(key_id)s AND revoked_at IS NULL
+"""
 REVOKE_TENANT_KEY = """
-UPDATE api_keys SET revoked_at = %s WHERE id = %s AND tenant = %s AND revoked_at IS NULL
+UPDATE api_keys SET revoked_at = %(at)s
+WHERE id = %(key_id)s AND tenant = %(tenant)s AND revoked_at IS NULL
 """
 PING = "SELECT 1"
 # -- writing a batch (`remem.store.record_write`, named parameters) ---------------------------

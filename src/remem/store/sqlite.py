@@ -1,13 +1,14 @@
 """The embedded default: one SQLite file (WAL), FTS5 for words, vectors beside.
 
-This module holds the connection, migrations, reads of events and records, and
-what the flows written once ask of SQLite (`remem.store.backend.SQLFlows`: its
-transactions, how values travel, FTS5 rows and vector rows). The flows come
-from mixins: adding events (`remem.store.event_log`), writing a batch
-(`remem.store.record_write`), the job queue, request ledger and model calls
-(`remem.store.job_queue`) and erasure (`remem.store.erasure`, with SQLite's
-parts in `remem.store.sqlite_erasure`); search and vectors are SQLite's own
-(`remem.store.sqlite_search`), as are API keys (`remem.store.sqlite_keys`).
+This module holds the connection, migrations, and what the flows written once
+ask of SQLite (`remem.store.backend.SQLFlows`: its transactions, how values
+travel, FTS5 rows and vector rows). The flows come from mixins: reads by key
+or scope (`remem.store.lookups`), adding events (`remem.store.event_log`),
+writing a batch (`remem.store.record_write`), the job queue, request ledger
+and model calls (`remem.store.job_queue`), API keys (`remem.store.key_store`)
+and erasure (`remem.store.erasure`, with SQLite's parts in
+`remem.store.sqlite_erasure`); search and vectors are SQLite's own
+(`remem.store.sqlite_search`), as is `events_near`.
 Named queries live in `remem.store.sqlite_sql`.
 """
 
@@ -43,11 +44,11 @@ from remem.store.errors import (
 )
 from remem.store.event_log import EventLog, EventSQL
 from remem.store.job_queue import JobQueue, JobSQL
+from remem.store.key_store import ApiKeys, KeySQL
 from remem.store.lookups import Lookups, LookupSQL
 from remem.store.record_write import RecordWrites, Vector, WriteSQL
 from remem.store.rows import near_from
 from remem.store.sqlite_erasure import SQLiteErasure
-from remem.store.sqlite_keys import SQLiteKeys
 from remem.store.sqlite_search import SQLiteSearch
 from remem.store.sqlite_sql import fts_query as fts_query  # re-exported
 from remem.store.sqlite_sql import scope_token as scope_token
@@ -72,9 +73,7 @@ SCHEMA_VERSION = 6  # the newest migration this code knows; checked by a test
 BUSY_TIMEOUT_MS = 30_000  # how long a statement waits for another connection's lock
 
 
-class SQLiteStore(
-    SQLiteErasure, SQLiteSearch, Lookups, EventLog, RecordWrites, JobQueue, SQLiteKeys
-):
+class SQLiteStore(SQLiteErasure, SQLiteSearch, Lookups, EventLog, RecordWrites, JobQueue, ApiKeys):
     """`Store` on one SQLite file. Safe to share between threads of one process."""
 
     # the named statements of the flows written once (`remem.store.backend`)
@@ -82,6 +81,7 @@ class SQLiteStore(
     write_sql: ClassVar[WriteSQL] = q
     jobs_sql: ClassVar[JobSQL] = q
     lookup_sql: ClassVar[LookupSQL] = q
+    keys_sql: ClassVar[KeySQL] = q
 
     # SQLite has no row-level security: the tenant wall is remem's scoped queries alone
     # (one file, one process's trust), so there is none to bypass and nothing to warn of.

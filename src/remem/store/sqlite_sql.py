@@ -227,19 +227,29 @@ SELECT count(*) AS calls, coalesce(sum(1 - ok), 0) AS errors,
     coalesce(sum(ok AND error IS NOT NULL), 0) AS calls_with_dropped_items
 FROM llm_calls WHERE tenant = :tenant
 """
-# API keys (`remem.store.sqlite_keys`): a key is found by the hash of its secret
+# API keys (`remem.store.key_store`, named): a key is found by the hash of its secret
 KEY_COLUMNS = "id, tenant, actor, role, created_at, revoked_at"
 INSERT_KEY = """
-INSERT INTO api_keys (id, tenant, actor, role, key_hash, created_at) VALUES (?, ?, ?, ?, ?, ?)
+INSERT INTO api_keys (id, tenant, actor, role, key_hash, created_at)
+VALUES (:id, :tenant, :actor, :role, :key_hash, :created_at)
 """
-KEY_BY_HASH = f"SELECT {KEY_COLUMNS} FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL"
+KEY_BY_HASH = f"""
+SELECT {KEY_COLUMNS} FROM api_keys WHERE key_hash = :key_hash AND revoked_at IS NULL
+"""
 LIST_KEYS = f"SELECT {KEY_COLUMNS} FROM api_keys ORDER BY created_at, id"
-LIST_TENANT_KEYS = f"SELECT {KEY_COLUMNS} FROM api_keys WHERE tenant = ? ORDER BY created_at, id"
-GET_KEY = f"SELECT {KEY_COLUMNS} FROM api_keys WHERE id = ?"
-GET_TENANT_KEY = f"SELECT {KEY_COLUMNS} FROM api_keys WHERE id = ? AND tenant = ?"
-REVOKE_KEY = "UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL"
+LIST_TENANT_KEYS = f"""
+SELECT {KEY_COLUMNS} FROM api_keys WHERE tenant = :tenant ORDER BY created_at, id
+"""
+GET_KEY = f"SELECT {KEY_COLUMNS} FROM api_keys WHERE id = :key_id"
+GET_TENANT_KEY = f"""
+SELECT {KEY_COLUMNS} FROM api_keys WHERE id = :key_id AND tenant = :tenant
+"""
+REVOKE_KEY = """
+UPDATE api_keys SET revoked_at = :at WHERE id = :key_id AND revoked_at IS NULL
+"""
 REVOKE_TENANT_KEY = """
-UPDATE api_keys SET revoked_at = ? WHERE id = ? AND tenant = ? AND revoked_at IS NULL
+UPDATE api_keys SET revoked_at = :at
+WHERE id = :key_id AND tenant = :tenant AND revoked_at IS NULL
 """
 PING = "SELECT 1"
 
