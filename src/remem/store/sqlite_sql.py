@@ -321,10 +321,6 @@ SELECT * FROM records WHERE tenant = :tenant AND actor = :actor AND field = :fie
     AND status IN ('active', 'invalid')
 ORDER BY valid_from DESC, rowid DESC
 """
-EVENTS_WITH_RECORDS = """
-SELECT DISTINCT event_id FROM record_events
-WHERE tenant = ? AND event_id IN ({marks})
-"""
 HISTORY = "SELECT * FROM history WHERE tenant = :tenant AND record_id = :record_id ORDER BY id"
 
 SEARCH_EVENTS = """
