@@ -113,7 +113,7 @@ def test_claims_from_two_connections_skip_each_others_jobs(store: PostgresStore,
     with psycopg.connect(dsn) as held:
         with held.transaction():  # a worker that has claimed two jobs and not yet committed
             held.execute(q.SET_ALL_TENANTS)
-            claim = (NOW, NOW, NOW, NOW, None, None, 2)
+            claim = {"lease": NOW, "now": NOW, "limit": 2}
             mine = {r[0] for r in held.execute(q.CLAIM_JOBS, claim)}
             # the other claimer neither waits for the held rows nor takes them
             theirs = {j.id for j in store.claim_jobs(NOW, 10, 60)}

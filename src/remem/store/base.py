@@ -207,7 +207,9 @@ class EventLog(Protocol):
         """Append events and, in the same transaction, one job per strategy each.
 
         Returns, per event, whether it was new (a repeated client id is not a
-        second event and enqueues nothing).
+        second event and enqueues nothing). A call's events may belong to several
+        tenants: they are written in one transaction all the same, so an
+        `EventIdTaken` anywhere writes nothing of the call.
         """
         ...
 

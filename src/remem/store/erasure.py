@@ -10,7 +10,10 @@ emptying event texts with theirs, and reading every surface back to verify.
 
 The rules are pure functions, tested through both backends by the
 conformance suite: `erased_event_texts` (a summary's source events stay) and
-`deletion_status` (done only when reading every surface confirmed it).
+`deletion_status` (done only when reading every surface confirmed it). What a
+tombstone covers (`covered`) is read once too, in the caller's transaction: by
+`is_tombstoned` and by a batch write (`remem.store.record_write`), which drops
+work an erasure overtook.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from datetime import datetime
 from typing import Any, ClassVar, Protocol
 
 from remem.model import Kind
-from remem.store.backend import ListBinder, Tx
+from remem.store.backend import ListBinder, SQLFlows, Tx
 from remem.store.base import ForgetReport
 
 
@@ -49,6 +52,34 @@ class Found:
     kind: str
 
 
+class TombstoneSQL(Protocol):
+    """The named statements that read what a tombstone covers."""
+
+    EVENT_TOMBSTONED: str  # tenant, {keys}: event ids -> a row when one is tombstoned
+    ACTOR_ERASED_AT: str  # tenant, actor -> created_at of the actor's tombstone
+    COUNT_STORED_EVENTS: str  # tenant, actor, {keys}: event ids -> n of them stored
+
+
+def covered(
+    db: Tx, q: TombstoneSQL, lists: ListBinder, tenant: str, actor: str, event_ids: Sequence[str]
+) -> bool:
+    """Whether a tombstone covers any of these events: it was a forgotten record's source,
+    or the actor was erased and the event is gone, so it arrived before the erasure
+    (an actor's erasure deletes every event it had; later ones are a fresh start)."""
+    ids = sorted(set(event_ids))
+    key = {"tenant": tenant, "actor": actor}
+    for sql, params in lists(q.EVENT_TOMBSTONED, key, ids):
+        if db.execute(sql, params).fetchall():
+            return True
+    if not ids or not db.execute(q.ACTOR_ERASED_AT, key).fetchall():
+        return False
+    stored = sum(
+        int(db.execute(sql, params).fetchall()[0]["n"])
+        for sql, params in lists(q.COUNT_STORED_EVENTS, key, ids)
+    )
+    return stored < len(ids)
+
+
 class ErasureSQL(Protocol):
     """The named statements of the erasure flows; named parameters as listed."""
 
@@ -69,24 +100,16 @@ class ErasureSQL(Protocol):
     LOG_DELETION: str  # tenant, target, key, status, attempts, result, error, at -> id
 
 
-class RecordErasure:
+class RecordErasure(SQLFlows):
     """`forget_record`, `forget_actor` and `record_deletion` of a store, written once."""
 
     erasure_sql: ClassVar[ErasureSQL]
-    _lists: ListBinder
+    tombstone_sql: ClassVar[TombstoneSQL]
 
     # -- what a backend supplies -----------------------------------------------------
 
     def _erasure_tx(self, tenant: str) -> AbstractContextManager[Tx]:
         """One write transaction of `tenant`."""
-        raise NotImplementedError
-
-    def _at(self, t: datetime) -> object:
-        """A time as the driver takes it."""
-        raise NotImplementedError
-
-    def _json_param(self, value: dict[str, Any]) -> object:
-        """A JSON value as the driver takes it."""
         raise NotImplementedError
 
     def _erase_records(self, db: Tx, tenant: str, found: Sequence[Found]) -> dict[str, int]:
@@ -120,6 +143,17 @@ class RecordErasure:
 
     # -- the flows -----------------------------------------------------------------------
 
+    def is_tombstoned(self, tenant: str, actor: str, event_ids: Sequence[str]) -> bool:
+        """Whether work from these events would recreate what was erased (`covered`)."""
+        with self._read_tx(tenant) as db:
+            return covered(db, self.tombstone_sql, self._lists, tenant, actor, event_ids)
+
+    def erased_at(self, tenant: str, actor: str) -> datetime | None:
+        """When the actor was last erased, or None."""
+        params = {"tenant": tenant, "actor": actor}
+        rows = self._read(tenant, self.tombstone_sql.ACTOR_ERASED_AT, params)
+        return self._time(rows[0]["created_at"]) if rows else None
+
     def forget_record(self, tenant: str, record_id: str, now: datetime) -> ForgetReport:
         """Erase one record from every surface, leave tombstones, verify by reading."""
         q, at = self.erasure_sql, self._at(now)
@@ -130,13 +164,15 @@ class RecordErasure:
                 return ForgetReport(deleted={}, verified=False)
             found = _found(row)
             counts = self._erase_records(db, tenant, [found])
-            db.execute(q.TOMBSTONE_KEY, {"tenant": tenant, "kind": "record", "key": record_id,
-                                         "at": at})  # fmt: skip
+            db.execute(
+                q.TOMBSTONE_KEY, {"tenant": tenant, "kind": "record", "key": record_id, "at": at}
+            )
             stored = [r["event_id"] for r in db.execute(q.SOURCE_EVENT_IDS, key).fetchall()]
             sources = erased_event_texts(found.kind, stored)
             for event_id in sources:
-                db.execute(q.TOMBSTONE_KEY, {"tenant": tenant, "kind": "event", "key": event_id,
-                                             "at": at})  # fmt: skip
+                db.execute(
+                    q.TOMBSTONE_KEY, {"tenant": tenant, "kind": "event", "key": event_id, "at": at}
+                )
             self._erase_event_texts(db, tenant, sources)
             counts["event_texts"] = len(sources)
             for sql in (q.FORGET_RECORD_LINKS, q.FORGET_HISTORY_TEXT):
@@ -195,10 +231,15 @@ class RecordErasure:
         """Log a deletion job with its outcome (`deletion_status`); return its id."""
         result = {} if report is None else report.outcome()
         params = {
-            "tenant": tenant, "target": target, "key": key, "status": deletion_status(report),
-            "attempts": attempts, "result": self._json_param(result), "error": error,
+            "tenant": tenant,
+            "target": target,
+            "key": key,
+            "status": deletion_status(report),
+            "attempts": attempts,
+            "result": self._json_param(result),
+            "error": error,
             "at": self._at(now),
-        }  # fmt: skip
+        }
         with self._erasure_tx(tenant) as db:
             row = db.execute(self.erasure_sql.LOG_DELETION, params).fetchone()
         assert row is not None  # INSERT ... RETURNING always returns its row

@@ -9,23 +9,28 @@ span tenants by design (claiming, extending and failing jobs, for workers that
 serve every tenant; counting for `stats`; finding an API key by its hash, which is
 how a request's tenant is found) say so with `remem.all_tenants`.
 
-This module holds the pool, migrations, events and records; the rest of
-`Store` comes from mixins, each in one sitting: search, vectors and their HNSW
-indexes (`remem.store.postgres_search`), erasure (`remem.store.postgres_erasure`,
-on the flows of `remem.store.erasure`), jobs, the request ledger and model calls
-(`remem.store.postgres_jobs`) and API keys (`remem.store.postgres_keys`). Named
-queries are in `remem.store.postgres_sql` (the vector ones in
-`remem.store.postgres_vector_sql`), row conversions in `remem.store.postgres_rows`.
+This module holds the pool, migrations, and what the flows written once ask of
+PostgreSQL (`remem.store.backend.SQLFlows`: its transactions bound to a tenant,
+how values travel, term rows and vector rows). The flows come from mixins:
+reads by key or scope (`remem.store.lookups`), adding events
+(`remem.store.event_log`), writing a batch (`remem.store.record_write`), the
+job queue, request ledger and model calls (`remem.store.job_queue`), API keys
+(`remem.store.key_store`) and erasure (`remem.store.erasure`, with
+PostgreSQL's parts in `remem.store.postgres_erasure`); search, vectors and
+their HNSW indexes are PostgreSQL's own (`remem.store.postgres_search`), as is
+`events_near`. Named queries are in `remem.store.postgres_sql` (the vector ones
+in `remem.store.postgres_vector_sql`), PostgreSQL's own value conversions in
+`remem.store.postgres_rows`.
 psycopg is imported only by these modules, so remem's core never needs it.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import psycopg
@@ -33,39 +38,34 @@ from psycopg import errors as pg_errors
 from psycopg import sql as pg_sql
 from psycopg.rows import DictRow, dict_row
 from psycopg.types import TypeInfo
+from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
 from remem.errors import ConflictError, RememError, SchemaTooNew, StoreError
-from remem.model import Event, HistoryEntry, Record, Status
-from remem.policy.events import EventIdTaken, Identity, classify
+from remem.model import Event, Record
 from remem.store import postgres_sql as q
-from remem.store.backend import ListBinder, postgres_lists
+from remem.store.backend import ListBinder, Row, Tx, postgres_lists
 from remem.store.base import (
     Clock,
     Near,
-    Scope,
-    SourceGrowth,
     ThreadHost,
     Write,
-    new_sources,
-    refuse_foreign_records,
 )
 from remem.store.errors import NOT_UNICODE, from_postgres
+from remem.store.event_log import EventLog, EventSQL
+from remem.store.job_queue import JobQueue, JobSQL
+from remem.store.key_store import ApiKeys, KeySQL
+from remem.store.lookups import Lookups, LookupSQL
 from remem.store.postgres_erasure import PostgresErasure
-from remem.store.postgres_jobs import PostgresJobs
-from remem.store.postgres_keys import PostgresKeys
 from remem.store.postgres_rows import (
     ALL_TENANTS,
-    event_from_row,
-    event_params,
-    history_from_row,
-    history_params,
-    record_from_row,
-    record_params,
+    json_value,
+    utc,
     value,
     vector_dumper,
 )
 from remem.store.postgres_search import PostgresSearch
+from remem.store.record_write import RecordWrites, Vector, WriteSQL
 from remem.store.rows import near_from
 from remem.timeutil import utcnow
 
@@ -76,8 +76,17 @@ Query = str | pg_sql.Composed
 log = logging.getLogger(__name__)
 
 
-class PostgresStore(PostgresErasure, PostgresSearch, PostgresJobs, PostgresKeys):
+class PostgresStore(
+    PostgresErasure, PostgresSearch, Lookups, EventLog, RecordWrites, JobQueue, ApiKeys
+):
     """`Store` on a PostgreSQL database (with pgvector). Safe to share between threads."""
+
+    # the named statements of the flows written once (`remem.store.backend`)
+    events_sql: ClassVar[EventSQL] = q
+    write_sql: ClassVar[WriteSQL] = q
+    jobs_sql: ClassVar[JobSQL] = q
+    lookup_sql: ClassVar[LookupSQL] = q
+    keys_sql: ClassVar[KeySQL] = q
 
     def __init__(
         self,
@@ -282,192 +291,86 @@ class PostgresStore(PostgresErasure, PostgresSearch, PostgresJobs, PostgresKeys)
         """Close every pooled connection; the store cannot be used afterwards."""
         self._pool.close()
 
-    # -- events and the outbox ------------------------------------------------
+    # -- what the flows written once ask of PostgreSQL (`remem.store.backend.SQLFlows`) -----
+    # Every transaction is bound to its tenant (None: to every tenant, by design); psycopg
+    # takes datetimes, arrays and Jsonb as they are.
 
-    def add_events(self, events: Sequence[Event], strategies: Sequence[str]) -> list[bool]:
-        """Append events with their jobs in one transaction; see `Store.add_events`."""
-        now = self._clock()
-        by_tenant: dict[str, list[int]] = {}
-        for i, e in enumerate(events):
-            by_tenant.setdefault(e.tenant, []).append(i)
-        result: dict[int, bool] = {}
-        # one transaction per tenant: row-level security binds a transaction to one tenant
-        for tenant, indexes in by_tenant.items():
-            batch = [events[i] for i in indexes]
-            try:
-                with self._tx(tenant) as cur:
-                    fresh = self._classify(cur, tenant, batch)
-                    new = [i for i, is_new in zip(indexes, fresh, strict=True) if is_new]
-                    result.update(zip(indexes, fresh, strict=True))
-                    if new:
-                        rows = [event_params(events[i], now) for i in new]
-                        cur.executemany(q.INSERT_EVENT, rows, returning=True)
-                        raced = []
-                        for i in new:
-                            if cur.fetchone() is None:  # a concurrent writer stored this id
-                                raced.append(i)
-                            cur.nextset()
-                        if raced:  # the stored one decides: a repeat, or a conflict
-                            self._classify(cur, tenant, [events[i] for i in raced])
-                            new = [i for i in new if i not in raced]
-                            result.update(dict.fromkeys(raced, False))
-                    if new:  # the words of the new events, for `search_events`
-                        cur.execute(q.INSERT_EVENT_TERMS, (tenant, [events[i].id for i in new]))
-                    jobs = [
-                        (tenant, events[i].id, strategy, now, now)
-                        for i in new
-                        for strategy in strategies
-                    ]
-                    if jobs:
-                        cur.executemany(q.INSERT_JOB, jobs)
-            except EventIdTaken as exc:
-                raise EventIdTaken(exc.event_id, indexes[exc.index]) from None
-        return [result[i] for i in range(len(events))]
+    def _flow_tx(self, tenant: str | None) -> AbstractContextManager[Cursor]:
+        return self._tx(tenant)
 
-    @staticmethod
-    def _classify(cur: Cursor, tenant: str, batch: Sequence[Event]) -> list[bool]:
-        """Per event, whether it is new; raises `EventIdTaken` (see `remem.policy.events`)."""
-        ids = list(dict.fromkeys(e.id for e in batch))
-        cur.execute(q.EVENT_IDENTITIES, (tenant, ids))
-        stored = {
-            r["id"]: Identity(r["actor"], r["session"], r["role"], r["text"])
-            for r in cur.fetchall()
-        }
-        return classify(batch, stored)
+    def _bind(self, db: Tx, tenant: str) -> None:
+        db.execute(q.SET_TENANT, (tenant,))
 
-    def list_events(
-        self, tenant: str, actor: str, session: str | None = None, limit: int = 1000
-    ) -> list[Event]:
-        """Events of one actor (optionally one session), oldest first by their own time."""
-        if session is None:
-            rows = self._rows(tenant, q.LIST_EVENTS_ACTOR, (tenant, actor, limit))
-        else:
-            rows = self._rows(tenant, q.LIST_EVENTS_SESSION, (tenant, actor, session, limit))
-        return [event_from_row(r) for r in rows]
+    def _read_tx(self, tenant: str | None) -> AbstractContextManager[Cursor]:
+        return self._tx(tenant)
 
-    def get_events(self, tenant: str, event_ids: Sequence[str]) -> list[Event]:
-        """The events with these client ids, in arrival order."""
-        rows = self._rows(tenant, q.GET_EVENTS, (tenant, list(event_ids)))
-        return [event_from_row(r) for r in rows]
+    def _read(self, tenant: str | None, sql: str, params: Mapping[str, Any]) -> list[DictRow]:
+        return self._rows(tenant, sql, params)
 
-    def session_context(self, event: Event, limit: int) -> list[Event]:
-        """Up to `limit` events of `event`'s session before it, oldest first."""
-        key = (event.tenant, event.actor, event.session, event.time, limit)
-        rows = self._rows(event.tenant, q.SESSION_CONTEXT, key)
-        return [event_from_row(r) for r in reversed(rows)]
+    def _write(self, tenant: str | None, sql: str, params: Mapping[str, Any]) -> list[DictRow]:
+        return self._rows(tenant, sql, params)  # one pipelined transaction
 
-    # -- records --------------------------------------------------------------
+    def _each(self, db: Tx, sql: str, rows: Sequence[Mapping[str, Any]]) -> list[Row | None]:
+        assert isinstance(db, psycopg.Cursor)
+        if not rows:
+            return []
+        db.executemany(sql, rows, returning=True)  # pipelined: one round trip
+        out: list[Row | None] = []
+        for _ in rows:
+            out.append(db.fetchone())
+            db.nextset()
+        return out
 
-    def apply(self, write: Write) -> None:
-        """Apply one consolidation step atomically; see `Write`."""
-        now = self._clock()
-        refuse_foreign_records(write)
+    def _at(self, t: datetime | None) -> datetime | None:
+        return t
+
+    def _time(self, value: Any) -> datetime:
+        return utc(value)
+
+    def _json_param(self, value: Any) -> Jsonb:
+        return Jsonb(value)
+
+    def _json_value(self, value: Any) -> Any:
+        return json_value(value)
+
+    def _list_param(self, items: Sequence[str]) -> list[str]:
+        return list(items)
+
+    def _list_value(self, value: Any) -> list[str]:
+        return list(value)
+
+    def _index_events(self, db: Tx, tenant: str, added: Sequence[tuple[Any, Event]]) -> None:
+        for sql, params in self._lists(q.INSERT_EVENT_TERMS, {"tenant": tenant},
+                                       [e.id for _, e in added]):  # fmt: skip
+            db.execute(sql, params)
+
+    def _index_records(self, db: Tx, tenant: str, added: Sequence[tuple[Any, Record]]) -> None:
+        for sql, params in self._lists(q.INSERT_RECORD_TERMS, {"tenant": tenant},
+                                       [r.id for _, r in added]):  # fmt: skip
+            db.execute(sql, params)
+
+    def _store_vectors(
+        self, db: Tx, model: str, vectors: Sequence[tuple[Any, Record, Vector]]
+    ) -> None:
+        db.executemany(q.INSERT_VECTOR, [
+            {"tenant": rec.tenant, "id": rec.id, "actor": rec.actor, "model": model,
+             "vec": np.asarray(vec)}
+            for _, rec, vec in vectors
+        ])  # fmt: skip
+
+    def _before_write(self, write: Write) -> None:
         for dims in {len(v) for v in write.vectors if v is not None}:
             self._ensure_index(q.VectorIndex("record_vectors", write.vector_model, dims))
-        with self._tx(write.tenant) as cur:
-            if self._from_erased_work(cur, write):
-                log.info("a write from work on erased events was dropped")
-                return
-            if write.inserts:
-                cur.executemany(q.INSERT_RECORD, [record_params(r) for r in write.inserts])
-                ids = [r.id for r in write.inserts]
-                cur.execute(q.INSERT_RECORD_TERMS, (write.tenant, ids))
-                links = [(r.tenant, e, r.id) for r in write.inserts for e in r.source.event_ids]
-                if links:
-                    cur.executemany(q.INSERT_RECORD_EVENT, links)
-                vectors = [
-                    (rec.tenant, rec.id, rec.actor, write.vector_model, np.asarray(v))
-                    for rec, v in zip(write.inserts, write.vectors, strict=False)
-                    if v is not None
-                ]
-                if vectors:
-                    cur.executemany(q.INSERT_VECTOR, vectors)
-            for ch in write.changes:
-                closing = (ch.status.value, ch.valid_until, ch.superseded_by, now, write.tenant)
-                if cur.execute(q.CLOSE_RECORD, (*closing, ch.record_id)).rowcount == 0:
-                    raise StoreError(f"record {ch.record_id} vanished during consolidation")
-            for g in write.sources:
-                self._grow_sources(cur, write.tenant, g, now)
-            if write.history:
-                rows = [history_params(write.tenant, h) for h in write.history]
-                cur.executemany(q.INSERT_HISTORY, rows)
-            if write.done_jobs:
-                cur.execute(q.DONE_JOBS, (now, write.tenant, list(write.done_jobs)))
 
-    @staticmethod
-    def _grow_sources(cur: Cursor, tenant: str, g: SourceGrowth, now: datetime) -> None:
-        """Join a restating statement's events to a stored record's source (row locked)."""
-        row = cur.execute(q.RECORD_SOURCES, (tenant, g.record_id)).fetchone()
-        if row is None:
-            raise StoreError(f"record {g.record_id} vanished during consolidation")
-        stored = list(row["source_event_ids"])
-        added = new_sources(stored, g.event_ids)
-        if added:
-            cur.execute(q.GROW_SOURCES, ([*stored, *added], now, tenant, g.record_id))
-            cur.executemany(q.INSERT_RECORD_EVENT, [(tenant, e, g.record_id) for e in added])
-
-    @staticmethod
-    def _from_erased_work(cur: Cursor, write: Write) -> bool:
-        """Whether a consolidation step comes from work an erasure overtook: its jobs were
-        deleted with their events, or a record it adds came from covered events."""
-        jobs = sorted(set(write.done_jobs))
-        if jobs and len(cur.execute(q.LOCK_JOBS, (write.tenant, jobs)).fetchall()) < len(jobs):
-            return True
-        for rec in write.inserts:
-            if rec.source.event_ids:
-                args = q.tombstoned_params(rec.tenant, rec.actor, list(rec.source.event_ids))
-                if cur.execute(q.IS_TOMBSTONED, args).fetchall():
-                    return True
-        for g in write.sources:
-            args = q.tombstoned_params(write.tenant, g.actor, list(g.event_ids))
-            if cur.execute(q.IS_TOMBSTONED, args).fetchall():
-                return True
-        return False
-
-    def get_record(self, tenant: str, record_id: str) -> Record | None:
-        """One record of this tenant, or None."""
-        rows = self._rows(tenant, q.GET_RECORD, (tenant, record_id))
-        return record_from_row(rows[0]) if rows else None
-
-    def get_records(self, tenant: str, ids: Sequence[str]) -> list[Record]:
-        """Records of this tenant with these ids (missing ones are left out)."""
-        return [record_from_row(r) for r in self._rows(tenant, q.GET_RECORDS, (tenant, list(ids)))]
-
-    def list_records(
-        self, scope: Scope, statuses: Iterable[Status] | None = None, limit: int = 10_000
-    ) -> list[Record]:
-        """Records of one scope, newest first, optionally of some statuses only."""
-        wanted = [s.value for s in (statuses or [Status.ACTIVE, Status.INVALID, Status.PROPOSED])]
-        sql, params = q.list_records(scope)
-        return [record_from_row(r) for r in self._rows(scope.tenant, sql, (*params, wanted, limit))]
-
-    def records_by_field(self, scope: Scope, field: str) -> list[Record]:
-        """Active and invalid records of one scope about `field`, newest first."""
-        rows = self._rows(scope.tenant, q.BY_FIELD, (scope.tenant, scope.actor, field))
-        return [record_from_row(r) for r in rows]
-
-    def history(self, tenant: str, record_id: str) -> list[HistoryEntry]:
-        """The append-only history of one record, oldest first."""
-        return [history_from_row(r) for r in self._rows(tenant, q.HISTORY, (tenant, record_id))]
-
-    def events_with_records(self, tenant: str, event_ids: Sequence[str]) -> dict[str, list[str]]:
-        """For those of these events some record came from: the status of each such record.
-
-        Summaries are left out: a summary is an index over its events, not made
-        from one of them, and its older versions must not mark the events old.
-        """
-        found: dict[str, list[str]] = {}
-        for r in self._rows(tenant, q.RECORD_STATUS_BY_EVENT, (tenant, list(event_ids))):
-            found.setdefault(r["event_id"], []).append(r["status"])
-        return found
+    # -- what is PostgreSQL's own ---------------------------------------------
 
     def events_near(self, events: Sequence[Event], reach: int) -> Near:
         """The events around each of these, `reach` steps either way in its session."""
         if not events or reach <= 0:
             return {}
         tenant = events[0].tenant
-        params = (reach, reach, tenant, [e.id for e in events])
-        return near_from(self._rows(tenant, q.EVENTS_NEAR, params), event_from_row)
+        params = {"tenant": tenant, "reach": reach, "keys": [e.id for e in events]}
+        return near_from(self._rows(tenant, q.EVENTS_NEAR, params), self._event)
 
     def stats(self) -> dict[str, int]:
         """Row counts over every tenant, for `remem bench` and diagnostics."""

@@ -7,21 +7,19 @@ table's files as a dead tuple until VACUUM (`scrub_files(vacuum=True)`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
-from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import psycopg
 from psycopg import sql as pg_sql
 from psycopg.rows import DictRow
-from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
 from remem.errors import RememError
 from remem.store import postgres_sql as q
 from remem.store.backend import Tx
-from remem.store.erasure import ErasureSQL, Found, RecordErasure
+from remem.store.erasure import ErasureSQL, Found, RecordErasure, TombstoneSQL
 from remem.store.postgres_rows import iso, value
 
 Cursor = psycopg.Cursor[DictRow]
@@ -32,6 +30,7 @@ class PostgresErasure(RecordErasure):
     """Erasure methods of `Store` on PostgreSQL; `PostgresStore` supplies the pool."""
 
     erasure_sql: ClassVar[ErasureSQL] = q
+    tombstone_sql: ClassVar[TombstoneSQL] = q
     _pool: ConnectionPool[psycopg.Connection[tuple[Any, ...]]]
 
     if TYPE_CHECKING:
@@ -42,7 +41,7 @@ class PostgresErasure(RecordErasure):
             self,
             tenant: str | None,
             sql: Query,
-            params: Sequence[Any] = (),
+            params: Sequence[Any] | Mapping[str, Any] = (),
             settings: Sequence[tuple[str, Sequence[Any]]] = (),
         ) -> list[DictRow]: ...
 
@@ -54,19 +53,13 @@ class PostgresErasure(RecordErasure):
     def _erasure_tx(self, tenant: str) -> AbstractContextManager[Cursor]:
         return self._tx(tenant)
 
-    def _at(self, t: datetime) -> object:
-        return t
-
-    def _json_param(self, value: dict[str, Any]) -> object:
-        return Jsonb(value)
-
     def _erase_records(self, db: Tx, tenant: str, found: Sequence[Found]) -> dict[str, int]:
         return _delete_records(db, tenant, [f.key for f in found])
 
     def _erase_event_texts(self, db: Tx, tenant: str, event_ids: Sequence[str]) -> None:
         # the event's tsvector is generated from its text, so it empties with it
         for sql in (q.ERASE_EVENT_TEXT, q.DELETE_EVENT_TERMS, q.DELETE_EVENT_VECTORS):
-            db.execute(sql, (tenant, list(event_ids)))
+            db.execute(sql, {"tenant": tenant, "keys": list(event_ids)})
 
     def _verify_record(
         self, tenant: str, record_id: str, found: Found, sources: Sequence[str]
@@ -75,10 +68,10 @@ class PostgresErasure(RecordErasure):
 
     def _erase_actor_indexes(self, db: Tx, tenant: str, actor: str) -> None:
         for sql in q.DELETE_ACTOR_TERMS:  # at once, rather than cascading row by row
-            db.execute(sql, (tenant, actor))
+            db.execute(sql, {"tenant": tenant, "actor": actor})
 
     def _erase_actor_events(self, db: Tx, tenant: str, actor: str) -> tuple[int, int]:
-        deleted = db.execute(q.DELETE_ACTOR_EVENTS, (tenant, actor)).fetchall()
+        deleted = db.execute(q.DELETE_ACTOR_EVENTS, {"tenant": tenant, "actor": actor}).fetchall()
         return len(deleted), sum(1 for r in deleted if r["indexed"])
 
     def scrub_files(self, vacuum: bool = False) -> dict[str, int]:
@@ -102,42 +95,34 @@ class PostgresErasure(RecordErasure):
 
     def deletions(self, tenant: str, limit: int = 100) -> list[dict[str, Any]]:
         """The tenant's deletion jobs, newest first."""
-        rows = self._rows(tenant, q.LIST_DELETIONS, (tenant, limit))
+        rows = self._rows(tenant, q.LIST_DELETIONS, {"tenant": tenant, "limit": limit})
         return [{**r, "created_at": iso(r["created_at"])} for r in rows]
-
-    def is_tombstoned(self, tenant: str, actor: str, event_ids: Sequence[str]) -> bool:
-        """Whether work from these events would recreate what was erased; see `Store`."""
-        args = q.tombstoned_params(tenant, actor, list(event_ids))
-        return bool(self._rows(tenant, q.IS_TOMBSTONED, args))
-
-    def erased_at(self, tenant: str, actor: str) -> datetime | None:
-        """When the actor was last erased, or None."""
-        rows = self._rows(tenant, q.ACTOR_ERASED_AT, (tenant, actor))
-        return rows[0]["created_at"] if rows else None
 
     def _record_left(self, tenant: str, record_id: str, sources: list[str]) -> dict[str, int]:
         with self._tx(tenant) as cur:
+            key = {"tenant": tenant, "record_id": record_id, "keys": sources}
 
-            def count(sql: str, params: Sequence[Any]) -> int:
-                return int(value(cur.execute(sql, params).fetchall()))
+            def count(sql: str) -> int:
+                return int(value(cur.execute(sql, key).fetchall()))
 
-            records = count(q.COUNT_RECORD, (tenant, record_id))
-            terms = count(q.COUNT_RECORD_TERMS, (tenant, record_id))
+            records = count(q.COUNT_RECORD)
+            terms = count(q.COUNT_RECORD_TERMS)
             return {
-                "event_texts": count(q.EVENTS_WITH_TEXT, (tenant, sources)),
-                "event_vectors": count(q.COUNT_EVENT_VECTORS, (tenant, sources)),
+                "event_texts": count(q.EVENTS_WITH_TEXT),
+                "event_vectors": count(q.COUNT_EVENT_VECTORS),
                 "records": records,
-                "vectors": count(q.COUNT_RECORD_VECTORS, (tenant, record_id)),
+                "vectors": count(q.COUNT_RECORD_VECTORS),
                 # the tsvector is a column of the record's row; its words are rows too
-                "fulltext": records + terms + count(q.COUNT_EVENT_TERMS, (tenant, sources)),
-                "history_text": count(q.HISTORY_WITH_TEXT, (tenant, record_id)),
+                "fulltext": records + terms + count(q.COUNT_EVENT_TERMS),
+                "history_text": count(q.HISTORY_WITH_TEXT),
             }
 
     def _verify_actor(self, tenant: str, actor: str) -> dict[str, int]:
         with self._tx(tenant) as cur:
 
-            def count(sql: str) -> int:
-                return int(value(cur.execute(sql, (tenant, actor)).fetchall()))
+            def count(sql: str, params: Any = None) -> int:
+                named = {"tenant": tenant, "actor": actor}
+                return int(value(cur.execute(sql, params or named).fetchall()))
 
             records = count(q.COUNT_ACTOR_RECORDS)
             events = count(q.COUNT_ACTOR_EVENTS)
@@ -149,14 +134,16 @@ class PostgresErasure(RecordErasure):
                 # tsvectors are columns of those rows; their words are rows too
                 "fulltext": records + events + sum(count(c) for c in q.COUNT_ACTOR_TERMS),
                 "requests": count(q.COUNT_ACTOR_REQUESTS),
-                "checkpoints": count(q.COUNT_ACTOR_CHECKPOINTS),
-                "tool_calls": count(q.COUNT_ACTOR_TOOL_CALLS),
+                # thread state's statements are positional (`remem.thread.postgres_sql`)
+                "checkpoints": count(q.COUNT_ACTOR_CHECKPOINTS, (tenant, actor)),
+                "tool_calls": count(q.COUNT_ACTOR_TOOL_CALLS, (tenant, actor)),
             }
 
 
 def _delete_records(cur: Tx, tenant: str, ids: list[str]) -> dict[str, int]:
-    vectors = cur.execute(q.DELETE_VECTORS, (tenant, ids)).rowcount
-    deleted = cur.execute(q.DELETE_RECORDS, (tenant, ids)).fetchall()
+    key = {"tenant": tenant, "keys": ids}
+    vectors = cur.execute(q.DELETE_VECTORS, key).rowcount
+    deleted = cur.execute(q.DELETE_RECORDS, key).fetchall()
     return {
         "records": len(deleted),
         "vectors": vectors,

@@ -11,9 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 from remem.store.base import Scope
-from remem.store.postgres_scope import scope_sql as scope_sql
 
-# the nearest-vector statements, kept apart (`remem.store.postgres_vector_sql`), re-exported
+# the job queue's and the nearest-vector statements, kept apart, re-exported
+from remem.store.postgres_job_sql import *  # noqa: F403
+from remem.store.postgres_scope import scope_sql as scope_sql
+from remem.store.postgres_scope import scope_where
 from remem.store.postgres_vector_sql import *  # noqa: F403
 from remem.store.text import like_prefix as like_prefix  # re-exported: once, there
 from remem.store.text import read_migrations
@@ -28,12 +30,12 @@ def migrations() -> list[tuple[int, str]]:
     return read_migrations("postgres_migrations")
 
 
-def list_records(scope: Scope) -> tuple[str, list[Any]]:
-    """A scope's records of some statuses (then a status array and a limit), newest first."""
-    where, params = scope_sql(scope)
+def list_records(scope: Scope) -> tuple[str, dict[str, Any]]:
+    """A scope's records of the statuses `keys` (an array), newest first, up to `limit`."""
+    where, params = scope_where(scope)
     sql = (
-        f"SELECT {RECORD_COLUMNS} FROM records WHERE {where} AND status = ANY(%s::text[]) "
-        "ORDER BY valid_from DESC, seq DESC LIMIT %s"
+        f"SELECT {RECORD_COLUMNS} FROM records WHERE {where} AND status = ANY(%(keys)s::text[]) "
+        "ORDER BY valid_from DESC, seq DESC LIMIT %(limit)s"
     )
     return sql, params
 
@@ -140,224 +142,173 @@ RECORD_COLUMNS = (
 )
 EVENT_COLUMNS = "id, tenant, actor, session, role, text, time, metadata, received_at"
 
+# -- adding events (`remem.store.event_log`, named parameters) --------------------------------
 INSERT_EVENT = """
 INSERT INTO events (tenant, id, actor, session, role, text, time, metadata, received_at)
-VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)
+VALUES (%(tenant)s, %(id)s, %(actor)s, %(session)s, %(role)s, %(text)s, %(time)s,
+    %(metadata)s, %(received_at)s)
 ON CONFLICT (tenant, id) DO NOTHING
-RETURNING id
+RETURNING id AS key
 """
 INSERT_JOB = """
-INSERT INTO jobs (tenant, event_id, strategy, created_at, updated_at) VALUES (%s, %s, %s, %s, %s)
+INSERT INTO jobs (tenant, event_id, strategy, created_at, updated_at)
+VALUES (%(tenant)s, %(event_id)s, %(strategy)s, %(at)s, %(at)s)
 ON CONFLICT (tenant, event_id, strategy) DO NOTHING
 """
-LIST_EVENTS_ACTOR = f"""
-SELECT {EVENT_COLUMNS} FROM events WHERE tenant = %s AND actor = %s ORDER BY time, seq LIMIT %s
+EVENT_IDENTITIES = """
+SELECT id, actor, session, role, text FROM events
+WHERE tenant = %(tenant)s AND id = ANY(%(keys)s::text[])
 """
-LIST_EVENTS_SESSION = f"""
-SELECT {EVENT_COLUMNS} FROM events WHERE tenant = %s AND actor = %s AND session = %s
-ORDER BY time, seq LIMIT %s
-"""
-EVENT_IDENTITIES = (
-    "SELECT id, actor, session, role, text FROM events WHERE tenant = %s AND id = ANY(%s::text[])"
-)
-GET_EVENTS = (
-    f"SELECT {EVENT_COLUMNS} FROM events WHERE tenant = %s AND id = ANY(%s::text[]) ORDER BY seq"
-)
-SESSION_CONTEXT = f"""
-SELECT {EVENT_COLUMNS} FROM events
-WHERE tenant = %s AND actor = %s AND session = %s AND time < %s
-ORDER BY time DESC, seq DESC LIMIT %s
-"""
-# Any number of workers claim at once: each takes rows nobody else holds. Then
-# (lease, now, now, strategies or NULL for all, strategies, limit).
-CLAIM_JOBS = """
-UPDATE jobs SET status = 'running', attempts = attempts + 1, lease_until = %s, updated_at = %s
-WHERE id IN (
-    SELECT id FROM jobs
-    WHERE ((status = 'pending' AND (run_after IS NULL OR run_after <= %s))
-        OR (status = 'running' AND lease_until < %s))
-      AND (%s::text[] IS NULL OR strategy = ANY(%s::text[]))
-    ORDER BY id LIMIT %s
-    FOR UPDATE SKIP LOCKED
-)
-RETURNING id, tenant, event_id, strategy, attempts
-"""
-HEARTBEAT = """
-UPDATE jobs SET lease_until = %s, updated_at = %s
-WHERE status = 'running' AND id = ANY(%s::bigint[])
-"""
-# then (max_attempts, retry_at, error, now, job id)
-FAIL_JOB = """
-UPDATE jobs SET status = CASE WHEN attempts >= %s THEN 'failed' ELSE 'pending' END,
-    run_after = %s, last_error = %s, lease_until = NULL, updated_at = %s
-WHERE id = %s AND status = 'running'
-RETURNING status
-"""
-DONE_JOBS = """
-UPDATE jobs SET status = 'done', lease_until = NULL, run_after = NULL, updated_at = %s
-WHERE tenant = %s AND id = ANY(%s::bigint[])
-"""
-COUNT_PENDING = "SELECT count(*) FROM jobs WHERE status IN ('pending', 'running')"
-COUNT_PENDING_TENANT = (
-    "SELECT count(*) FROM jobs WHERE tenant = %s AND status IN ('pending', 'running')"
-)
-JOB_INFO_COLUMNS = "id, event_id, strategy, status, attempts, last_error, run_after, updated_at"
-LIST_JOBS = f"""
-SELECT {JOB_INFO_COLUMNS} FROM jobs WHERE tenant = %s ORDER BY id DESC LIMIT %s
-"""
-LIST_JOBS_STATUS = f"""
-SELECT {JOB_INFO_COLUMNS} FROM jobs WHERE tenant = %s AND status = %s ORDER BY id DESC LIMIT %s
-"""
-JOB_COUNTS = "SELECT status, count(*) AS n FROM jobs WHERE tenant = %s GROUP BY status"
-# one actor's jobs: those of the actor's events (an actor-narrowed key sees no others)
-JOB_COUNTS_ACTOR = """
-SELECT j.status, count(*) AS n
-FROM jobs j JOIN events e ON e.tenant = j.tenant AND e.id = j.event_id
-WHERE j.tenant = %s AND e.actor = %s GROUP BY j.status
-"""
-LIST_JOBS_ACTOR = """
-SELECT j.id, j.event_id, j.strategy, j.status, j.attempts, j.last_error, j.run_after, j.updated_at
-FROM jobs j JOIN events e ON e.tenant = j.tenant AND e.id = j.event_id
-WHERE j.tenant = %s AND e.actor = %s AND (%s::text IS NULL OR j.status = %s)
-ORDER BY j.id DESC LIMIT %s
-"""
-RETRY_JOBS = """
-UPDATE jobs SET status = 'pending', attempts = 0, run_after = NULL, lease_until = NULL,
-    updated_at = %s
-WHERE tenant = %s AND status = ANY(%s::text[])
-"""
-REQUEUE_JOB = """
-UPDATE jobs SET status = 'pending', attempts = 0, run_after = NULL, lease_until = NULL,
-    updated_at = %s
-WHERE tenant = %s AND event_id = %s AND strategy = %s AND status != 'running'
-"""
-# the request ledger: a claim is inserted first (the primary key makes it exclusive),
-# an expired one is taken over, then the outcome replaces it (schema 7)
-REQUEST_COLUMNS = "actor, request_id, operation, target, outcome, token"
-CLAIM_REQUEST = f"""
-INSERT INTO api_requests
-    (tenant, actor, request_id, operation, target, token, lease_until, created_at)
-VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
-ON CONFLICT (tenant, actor, request_id) DO NOTHING
-RETURNING {REQUEST_COLUMNS}
-"""
-RETAKE_REQUEST = f"""
-UPDATE api_requests SET operation = %s, target = %s, token = %s, lease_until = %s
-WHERE tenant = %s AND actor = %s AND request_id = %s AND outcome IS NULL AND lease_until < %s
-RETURNING {REQUEST_COLUMNS}
-"""
-GET_REQUEST = f"""
-SELECT {REQUEST_COLUMNS} FROM api_requests WHERE tenant = %s AND actor = %s AND request_id = %s
-"""
-FINISH_REQUEST = """
-UPDATE api_requests SET outcome = %s, token = NULL, lease_until = NULL
-WHERE tenant = %s AND actor = %s AND request_id = %s AND token = %s AND outcome IS NULL
-"""
-RELEASE_REQUEST = """
-DELETE FROM api_requests
-WHERE tenant = %s AND actor = %s AND request_id = %s AND token = %s AND outcome IS NULL
-"""
-REQUEST_FOR_TARGET = f"""
-SELECT {REQUEST_COLUMNS} FROM api_requests
-WHERE tenant = %s AND target = %s AND request_id = %s AND outcome IS NOT NULL
-ORDER BY created_at LIMIT 1
-"""
-COUNT_ACTOR_REQUESTS = "SELECT count(*) FROM api_requests WHERE tenant = %s AND actor = %s"
-# API keys (`remem.store.postgres_keys`, `postgres_migrations/0006_keys.sql`): a key is
-# found by the hash of its secret across tenants; every other statement names its tenant
-KEY_COLUMNS = "id, tenant, actor, role, created_at, revoked_at"
-INSERT_KEY = """
-INSERT INTO api_keys (id, tenant, actor, role, key_hash, created_at)
-VALUES (%s, %s, %s, %s, %s, %s)
-"""
-KEY_BY_HASH = f"SELECT {KEY_COLUMNS} FROM api_keys WHERE key_hash = %s AND revoked_at IS NULL"
-LIST_KEYS = f"SELECT {KEY_COLUMNS} FROM api_keys ORDER BY created_at, id"
-LIST_TENANT_KEYS = f"SELECT {KEY_COLUMNS} FROM api_keys WHERE tenant = %s ORDER BY created_at, id"
-GET_KEY = f"SELECT {KEY_COLUMNS} FROM api_keys WHERE id = %s"
-GET_TENANT_KEY = f"SELECT {KEY_COLUMNS} FROM api_keys WHERE id = %s AND tenant = %s"
-REVOKE_KEY = "UPDATE api_keys SET revoked_at = %s WHERE id = %s AND revoked_at IS NULL"
-REVOKE_TENANT_KEY = """
-UPDATE api_keys SET revoked_at = %s WHERE id = %s AND tenant = %s AND revoked_at IS NULL
-"""
-PING = "SELECT 1"
-INSERT_LLM_CALL = """
-INSERT INTO llm_calls (tenant, job_id, strategy, model, prompt_version, prompt_tokens,
-    completion_tokens, seconds, ok, error, created_at)
-VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
-"""
-LLM_USAGE = """
-SELECT count(*) AS calls, count(*) FILTER (WHERE NOT ok) AS errors,
-    coalesce(sum(prompt_tokens), 0) AS prompt_tokens,
-    coalesce(sum(completion_tokens), 0) AS completion_tokens,
-    coalesce(sum(seconds), 0) AS seconds,
-    count(*) FILTER (WHERE ok AND error IS NOT NULL) AS calls_with_dropped_items
-FROM llm_calls WHERE tenant = %s
-"""
-
-INSERT_RECORD = f"""
-INSERT INTO records ({RECORD_COLUMNS})
-VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
-"""
-# the words of just-inserted records (their tsv lexemes); then (tenant, ids)
-INSERT_RECORD_TERMS = """
-INSERT INTO record_terms (tenant, actor, term, seq, record_id, weight)
-SELECT r.tenant, r.actor, t.term, r.seq, r.id, remem_term_rank(r.tsv, t.term)
-FROM records r, unnest(tsvector_to_array(r.tsv)) AS t(term)
-WHERE r.tenant = %s AND r.id = ANY(%s::text[])
-"""
+# the words of just-inserted events (their tsv lexemes), for `search_events`
 INSERT_EVENT_TERMS = """
 INSERT INTO event_terms (tenant, actor, term, seq, event_id, weight)
 SELECT e.tenant, e.actor, t.term, e.seq, e.id, remem_term_rank(e.tsv, t.term)
 FROM events e, unnest(tsvector_to_array(e.tsv)) AS t(term)
-WHERE e.tenant = %s AND e.id = ANY(%s::text[])
+WHERE e.tenant = %(tenant)s AND e.id = ANY(%(keys)s::text[])
 """
-DELETE_EVENT_TERMS = "DELETE FROM event_terms WHERE tenant = %s AND event_id = ANY(%s::text[])"
-DELETE_ACTOR_TERMS = [
-    "DELETE FROM record_terms WHERE tenant = %s AND actor = %s",
-    "DELETE FROM event_terms WHERE tenant = %s AND actor = %s",
-]
-COUNT_RECORD_TERMS = "SELECT count(*) FROM record_terms WHERE tenant = %s AND record_id = %s"
-COUNT_EVENT_TERMS = (
-    "SELECT count(*) FROM event_terms WHERE tenant = %s AND event_id = ANY(%s::text[])"
-)
-COUNT_ACTOR_TERMS = [
-    "SELECT count(*) FROM record_terms WHERE tenant = %s AND actor = %s",
-    "SELECT count(*) FROM event_terms WHERE tenant = %s AND actor = %s",
-]
+# -- reads by key or scope (`remem.store.lookups`, named parameters) ---------------------------
+LIST_EVENTS_ACTOR = f"""
+SELECT {EVENT_COLUMNS} FROM events WHERE tenant = %(tenant)s AND actor = %(actor)s
+ORDER BY time, seq LIMIT %(limit)s
+"""
+LIST_EVENTS_SESSION = f"""
+SELECT {EVENT_COLUMNS} FROM events
+WHERE tenant = %(tenant)s AND actor = %(actor)s AND session = %(session)s
+ORDER BY time, seq LIMIT %(limit)s
+"""
+GET_EVENTS = f"""
+SELECT {EVENT_COLUMNS} FROM events WHERE tenant = %(tenant)s AND id = ANY(%(keys)s::text[])
+ORDER BY seq
+"""
+SESSION_CONTEXT = f"""
+SELECT {EVENT_COLUMNS} FROM events
+WHERE tenant = %(tenant)s AND actor = %(actor)s AND session = %(session)s AND time < %(time)s
+ORDER BY time DESC, seq DESC LIMIT %(limit)s
+"""
+COUNT_ACTOR_REQUESTS = """
+SELECT count(*) FROM api_requests
+WHERE tenant = %(tenant)s AND actor = %(actor)s
+"""
+# API keys (`remem.store.key_store`, `postgres_migrations/0006_keys.sql`, named): a key is
+# found by the hash of its secret across tenants; every other statement names its tenant
+KEY_COLUMNS = "id, tenant, actor, role, created_at, revoked_at"
+INSERT_KEY = """
+INSERT INTO api_keys (id, tenant, actor, role, key_hash, created_at)
+VALUES (%(id)s, %(tenant)s, %(actor)s, %(role)s, %(key_hash)s, %(created_at)s)
+"""
+KEY_BY_HASH = f"""
+SELECT {KEY_COLUMNS} FROM api_keys WHERE key_hash = %(key_hash)s AND revoked_at IS NULL
+"""
+LIST_KEYS = f"SELECT {KEY_COLUMNS} FROM api_keys ORDER BY created_at, id"
+LIST_TENANT_KEYS = f"""
+SELECT {KEY_COLUMNS} FROM api_keys WHERE tenant = %(tenant)s ORDER BY created_at, id
+"""
+GET_KEY = f"SELECT {KEY_COLUMNS} FROM api_keys WHERE id = %(key_id)s"
+GET_TENANT_KEY = f"""
+SELECT {KEY_COLUMNS} FROM api_keys WHERE id = %(key_id)s AND tenant = %(tenant)s
+"""
+REVOKE_KEY = """
+UPDATE api_keys SET revoked_at = %(at)s WHERE id = %(key_id)s AND revoked_at IS NULL
+"""
+REVOKE_TENANT_KEY = """
+UPDATE api_keys SET revoked_at = %(at)s
+WHERE id = %(key_id)s AND tenant = %(tenant)s AND revoked_at IS NULL
+"""
+PING = "SELECT 1"
+# -- writing a batch (`remem.store.record_write`, named parameters) ---------------------------
+INSERT_RECORD = f"""
+INSERT INTO records ({RECORD_COLUMNS})
+VALUES ({", ".join(f"%({c.strip()})s" for c in RECORD_COLUMNS.split(","))})
+RETURNING id AS key
+"""
+# the words of just-inserted records (their tsv lexemes)
+INSERT_RECORD_TERMS = """
+INSERT INTO record_terms (tenant, actor, term, seq, record_id, weight)
+SELECT r.tenant, r.actor, t.term, r.seq, r.id, remem_term_rank(r.tsv, t.term)
+FROM records r, unnest(tsvector_to_array(r.tsv)) AS t(term)
+WHERE r.tenant = %(tenant)s AND r.id = ANY(%(keys)s::text[])
+"""
 INSERT_RECORD_EVENT = """
-INSERT INTO record_events (tenant, event_id, record_id) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING
+INSERT INTO record_events (tenant, event_id, record_id)
+VALUES (%(tenant)s, %(event_id)s, %(record_id)s) ON CONFLICT DO NOTHING
 """
 INSERT_VECTOR = """
 INSERT INTO record_vectors (tenant, record_id, actor, model, vec)
-VALUES (%s, %s, %s, %s, %s::vector)
+VALUES (%(tenant)s, %(id)s, %(actor)s, %(model)s, %(vec)s::vector)
 ON CONFLICT (tenant, record_id) DO UPDATE SET model = excluded.model, vec = excluded.vec
 """
-RECORD_SOURCES = "SELECT source_event_ids FROM records WHERE tenant = %s AND id = %s FOR UPDATE"
+RECORD_SOURCES = """
+SELECT actor, source_event_ids FROM records WHERE tenant = %(tenant)s AND id = %(record_id)s
+FOR UPDATE
+"""
 GROW_SOURCES = """
-UPDATE records SET source_event_ids = %s::text[], updated_at = %s WHERE tenant = %s AND id = %s
+UPDATE records SET source_event_ids = %(sources)s::text[], updated_at = %(at)s
+WHERE tenant = %(tenant)s AND id = %(record_id)s
 """
 CLOSE_RECORD = """
-UPDATE records SET status = %s, valid_until = COALESCE(%s, valid_until),
-    superseded_by = COALESCE(%s, superseded_by), updated_at = %s
-WHERE tenant = %s AND id = %s
+UPDATE records SET status = %(status)s, valid_until = COALESCE(%(valid_until)s, valid_until),
+    superseded_by = COALESCE(%(superseded_by)s, superseded_by), updated_at = %(at)s
+WHERE tenant = %(tenant)s AND id = %(record_id)s
+RETURNING id AS key, actor
 """
 INSERT_HISTORY = """
 INSERT INTO history (tenant, record_id, action, at, text, status, related_id, reason, by_whom)
-VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)
+VALUES (%(tenant)s, %(record_id)s, %(action)s, %(at)s, %(text)s, %(status)s, %(related_id)s,
+    %(reason)s, %(by_whom)s)
 """
-GET_RECORD = f"SELECT {RECORD_COLUMNS} FROM records WHERE tenant = %s AND id = %s"
-GET_RECORDS = (
-    f"SELECT {RECORD_COLUMNS} FROM records WHERE tenant = %s AND id = ANY(%s::text[]) ORDER BY seq"
+# the jobs of a consolidation step, locked: an erasure deleting them waits, or has won
+LOCK_JOBS = """
+SELECT id FROM jobs WHERE tenant = %(tenant)s AND id = ANY(%(keys)s::bigint[]) FOR UPDATE
+"""
+# what a tombstone covers (`remem.store.erasure.covered`)
+EVENT_TOMBSTONED = """
+SELECT 1 FROM tombstones
+WHERE tenant = %(tenant)s AND kind = 'event' AND key = ANY(%(keys)s::text[]) LIMIT 1
+"""
+ACTOR_ERASED_AT = """
+SELECT created_at FROM tombstones WHERE tenant = %(tenant)s AND kind = 'actor' AND key = %(actor)s
+"""
+COUNT_STORED_EVENTS = """
+SELECT count(DISTINCT id) AS n FROM events
+WHERE tenant = %(tenant)s AND actor = %(actor)s AND id = ANY(%(keys)s::text[])
+"""
+DELETE_EVENT_TERMS = """
+DELETE FROM event_terms
+WHERE tenant = %(tenant)s AND event_id = ANY(%(keys)s::text[])
+"""
+DELETE_ACTOR_TERMS = [
+    "DELETE FROM record_terms WHERE tenant = %(tenant)s AND actor = %(actor)s",
+    "DELETE FROM event_terms WHERE tenant = %(tenant)s AND actor = %(actor)s",
+]
+COUNT_RECORD_TERMS = """
+SELECT count(*) FROM record_terms
+WHERE tenant = %(tenant)s AND record_id = %(record_id)s
+"""
+COUNT_EVENT_TERMS = """
+SELECT count(*) FROM event_terms
+WHERE tenant = %(tenant)s AND event_id = ANY(%(keys)s::text[])
+"""
+COUNT_ACTOR_TERMS = [
+    "SELECT count(*) FROM record_terms WHERE tenant = %(tenant)s AND actor = %(actor)s",
+    "SELECT count(*) FROM event_terms WHERE tenant = %(tenant)s AND actor = %(actor)s",
+]
+GET_RECORD = (
+    f"SELECT {RECORD_COLUMNS} FROM records WHERE tenant = %(tenant)s AND id = %(record_id)s"
 )
+GET_RECORDS = f"""
+SELECT {RECORD_COLUMNS} FROM records WHERE tenant = %(tenant)s AND id = ANY(%(keys)s::text[])
+ORDER BY seq
+"""
 BY_FIELD = f"""
-SELECT {RECORD_COLUMNS} FROM records WHERE tenant = %s AND actor = %s AND field = %s
+SELECT {RECORD_COLUMNS} FROM records
+WHERE tenant = %(tenant)s AND actor = %(actor)s AND field = %(field)s
     AND status IN ('active', 'invalid')
 ORDER BY valid_from DESC, seq DESC
 """
 RECORD_STATUS_BY_EVENT = """
 SELECT re.event_id, r.status FROM record_events re
 JOIN records r ON r.tenant = re.tenant AND r.id = re.record_id
-WHERE re.tenant = %s AND re.event_id = ANY(%s::text[]) AND r.kind <> 'summary'
+WHERE re.tenant = %(tenant)s AND re.event_id = ANY(%(keys)s::text[]) AND r.kind <> 'summary'
 """
 INSERT_EVENT_VECTOR = """
 INSERT INTO event_vectors (tenant, event_id, actor, model, time, vec)
@@ -367,65 +318,49 @@ ON CONFLICT (tenant, event_id) DO UPDATE SET model = excluded.model, vec = exclu
 # exact cosine search inside one actor's events; then (query, tenant, actor, model,
 # dimension, at, query, limit)
 _NEAR_COLUMNS = ", ".join(f"e.{c.strip()}" for c in EVENT_COLUMNS.split(","))
-# (reach, reach, tenant, ids): up to `reach` events either side of each event in its
+# tenant, reach, keys (event ids): up to `reach` events either side of each event in its
 # session, each row naming the event it is near (near_of) and the side (-1 before)
 EVENTS_NEAR = f"""
 SELECT t.id AS near_of, n.* FROM events t CROSS JOIN LATERAL (
     (SELECT -1 AS side, e.seq, {_NEAR_COLUMNS}
      FROM events e WHERE e.tenant = t.tenant AND e.actor = t.actor AND e.session = t.session
-        AND (e.time, e.seq) < (t.time, t.seq) ORDER BY e.time DESC, e.seq DESC LIMIT %s)
+        AND (e.time, e.seq) < (t.time, t.seq) ORDER BY e.time DESC, e.seq DESC LIMIT %(reach)s)
     UNION ALL
     (SELECT 1 AS side, e.seq, {_NEAR_COLUMNS}
      FROM events e WHERE e.tenant = t.tenant AND e.actor = t.actor AND e.session = t.session
-        AND (e.time, e.seq) > (t.time, t.seq) ORDER BY e.time, e.seq LIMIT %s)
+        AND (e.time, e.seq) > (t.time, t.seq) ORDER BY e.time, e.seq LIMIT %(reach)s)
 ) n
-WHERE t.tenant = %s AND t.id = ANY(%s::text[])
+WHERE t.tenant = %(tenant)s AND t.id = ANY(%(keys)s::text[])
 """
-DELETE_EVENT_VECTORS = "DELETE FROM event_vectors WHERE tenant = %s AND event_id = ANY(%s::text[])"
-COUNT_EVENT_VECTORS = (
-    "SELECT count(*) FROM event_vectors WHERE tenant = %s AND event_id = ANY(%s::text[])"
-)
-COUNT_ACTOR_EVENT_VECTORS = "SELECT count(*) FROM event_vectors WHERE tenant = %s AND actor = %s"
+DELETE_EVENT_VECTORS = """
+DELETE FROM event_vectors
+WHERE tenant = %(tenant)s AND event_id = ANY(%(keys)s::text[])
+"""
+COUNT_EVENT_VECTORS = """
+SELECT count(*) FROM event_vectors
+WHERE tenant = %(tenant)s AND event_id = ANY(%(keys)s::text[])
+"""
+COUNT_ACTOR_EVENT_VECTORS = """
+SELECT count(*) FROM event_vectors
+WHERE tenant = %(tenant)s AND actor = %(actor)s
+"""
 HISTORY = """
 SELECT record_id, action, at, text, status, related_id, reason, by_whom FROM history
-WHERE tenant = %s AND record_id = %s ORDER BY id
+WHERE tenant = %(tenant)s AND record_id = %(record_id)s ORDER BY id
 """
 VECTORS_FOR = """
 SELECT record_id, vec::text FROM record_vectors
 WHERE tenant = %s AND model = %s AND record_id = ANY(%s::text[])
 """
 
-DELETE_VECTORS = "DELETE FROM record_vectors WHERE tenant = %s AND record_id = ANY(%s::text[])"
+DELETE_VECTORS = """
+DELETE FROM record_vectors
+WHERE tenant = %(tenant)s AND record_id = ANY(%(keys)s::text[])
+"""
 # the tsvector lives in the row, so deleting a row deletes its full-text entry
 DELETE_RECORDS = """
-DELETE FROM records WHERE tenant = %s AND id = ANY(%s::text[])
+DELETE FROM records WHERE tenant = %(tenant)s AND id = ANY(%(keys)s::text[])
 RETURNING (tsv IS NOT NULL) AS indexed
-"""
-# covered: a forgotten record's source event, or an event of an erased actor that is
-# gone (an actor's erasure deletes every event it had; later ones are a fresh start)
-IS_TOMBSTONED = """
-SELECT 1 FROM tombstones
-WHERE tenant = %s AND kind = 'event' AND key = ANY(%s::text[])
-UNION ALL
-SELECT 1 FROM tombstones t
-WHERE t.tenant = %s AND t.kind = 'actor' AND t.key = %s
-  AND EXISTS (
-    SELECT 1 FROM unnest(%s::text[]) AS u(id)
-    WHERE NOT EXISTS (
-      SELECT 1 FROM events e WHERE e.tenant = t.tenant AND e.actor = t.key AND e.id = u.id
-    )
-  )
-LIMIT 1
-"""
-
-
-def tombstoned_params(tenant: str, actor: str, event_ids: list[str]) -> tuple[Any, ...]:
-    """The parameters of `IS_TOMBSTONED`."""
-    return (tenant, event_ids, tenant, actor, event_ids)
-
-
-ACTOR_ERASED_AT = """
-SELECT created_at FROM tombstones WHERE tenant = %s AND kind = 'actor' AND key = %s
 """
 # a second erasure of the actor moves its tombstone's time to the newest one
 # every table an erasure deletes or rewrites rows of (VACUUMed after it on request)
@@ -434,26 +369,33 @@ ERASED_TABLES = (
     "events", "event_terms", "event_vectors", "jobs", "api_requests",
     "checkpoints", "tool_calls",
 )  # fmt: skip
-# the jobs of a consolidation step, locked: an erasure deleting them waits, or has won
-LOCK_JOBS = "SELECT id FROM jobs WHERE tenant = %s AND id = ANY(%s::bigint[]) FOR UPDATE"
-HISTORY_WITH_TEXT = (
-    "SELECT count(*) FROM history WHERE tenant = %s AND record_id = %s AND text IS NOT NULL"
-)
+HISTORY_WITH_TEXT = """
+SELECT count(*) FROM history
+WHERE tenant = %(tenant)s AND record_id = %(record_id)s AND text IS NOT NULL
+"""
 ERASE_EVENT_TEXT = """
 UPDATE events SET text = '', metadata = '{"forgotten": true}'
-WHERE tenant = %s AND id = ANY(%s::text[])
+WHERE tenant = %(tenant)s AND id = ANY(%(keys)s::text[])
 """
-EVENTS_WITH_TEXT = (
-    "SELECT count(*) FROM events WHERE tenant = %s AND text != '' AND id = ANY(%s::text[])"
-)
-COUNT_RECORD = "SELECT count(*) FROM records WHERE tenant = %s AND id = %s"
-COUNT_RECORD_VECTORS = "SELECT count(*) FROM record_vectors WHERE tenant = %s AND record_id = %s"
-DELETE_ACTOR_EVENTS = (
-    "DELETE FROM events WHERE tenant = %s AND actor = %s RETURNING (text != '') AS indexed"
-)
-COUNT_ACTOR_RECORDS = "SELECT count(*) FROM records WHERE tenant = %s AND actor = %s"
-COUNT_ACTOR_VECTORS = "SELECT count(*) FROM record_vectors WHERE tenant = %s AND actor = %s"
-COUNT_ACTOR_EVENTS = "SELECT count(*) FROM events WHERE tenant = %s AND actor = %s"
+EVENTS_WITH_TEXT = """
+SELECT count(*) FROM events
+WHERE tenant = %(tenant)s AND text != '' AND id = ANY(%(keys)s::text[])
+"""
+COUNT_RECORD = "SELECT count(*) FROM records WHERE tenant = %(tenant)s AND id = %(record_id)s"
+COUNT_RECORD_VECTORS = """
+SELECT count(*) FROM record_vectors
+WHERE tenant = %(tenant)s AND record_id = %(record_id)s
+"""
+DELETE_ACTOR_EVENTS = """
+DELETE FROM events
+WHERE tenant = %(tenant)s AND actor = %(actor)s RETURNING (text != '') AS indexed
+"""
+COUNT_ACTOR_RECORDS = "SELECT count(*) FROM records WHERE tenant = %(tenant)s AND actor = %(actor)s"
+COUNT_ACTOR_VECTORS = """
+SELECT count(*) FROM record_vectors
+WHERE tenant = %(tenant)s AND actor = %(actor)s
+"""
+COUNT_ACTOR_EVENTS = "SELECT count(*) FROM events WHERE tenant = %(tenant)s AND actor = %(actor)s"
 
 STATS = {
     "events": "SELECT count(*) FROM events",
@@ -468,7 +410,7 @@ DATABASE_SIZE = "SELECT pg_database_size(current_database())"
 
 LIST_DELETIONS = """
 SELECT id, target, key, status, attempts, result, last_error, created_at FROM deletions
-WHERE tenant = %s ORDER BY id DESC LIMIT %s
+WHERE tenant = %(tenant)s ORDER BY id DESC LIMIT %(limit)s
 """
 
 # thread state's tables (`remem.thread`): erased and counted with the rest of an actor
@@ -483,16 +425,18 @@ RECORD_FOR_ERASURE = """
 SELECT id AS key, id, actor, kind FROM records WHERE tenant = %(tenant)s AND id = %(record_id)s
 FOR UPDATE
 """
-RECORDS_OF_ACTOR = (
-    "SELECT id AS key, id, actor, kind FROM records WHERE tenant = %(tenant)s AND actor = %(actor)s"
-)
+RECORDS_OF_ACTOR = """
+SELECT id AS key, id, actor, kind FROM records
+WHERE tenant = %(tenant)s AND actor = %(actor)s
+"""
 FORGET_ACTOR_JOBS = """
 DELETE FROM jobs j USING events e
 WHERE j.tenant = %(tenant)s AND e.tenant = j.tenant AND e.id = j.event_id AND e.actor = %(actor)s
 """
-FORGET_ACTOR_EVENT_VECTORS = (
-    "DELETE FROM event_vectors WHERE tenant = %(tenant)s AND actor = %(actor)s"
-)
+FORGET_ACTOR_EVENT_VECTORS = """
+DELETE FROM event_vectors
+WHERE tenant = %(tenant)s AND actor = %(actor)s
+"""
 LIFT_EVENT_TOMBSTONES = """
 DELETE FROM tombstones t USING events e
 WHERE t.tenant = %(tenant)s AND t.kind = 'event' AND e.tenant = t.tenant AND e.id = t.key
@@ -509,15 +453,18 @@ INSERT INTO tombstones (tenant, kind, key, created_at) VALUES (%(tenant)s, %(kin
     %(at)s)
 ON CONFLICT DO NOTHING
 """
-SOURCE_EVENT_IDS = (
-    "SELECT event_id FROM record_events WHERE tenant = %(tenant)s AND record_id = %(record_id)s"
-)
-FORGET_RECORD_LINKS = (
-    "DELETE FROM record_events WHERE tenant = %(tenant)s AND record_id = ANY(%(keys)s::text[])"
-)
-FORGET_HISTORY_TEXT = (
-    "UPDATE history SET text = NULL WHERE tenant = %(tenant)s AND record_id = ANY(%(keys)s::text[])"
-)
+SOURCE_EVENT_IDS = """
+SELECT event_id FROM record_events
+WHERE tenant = %(tenant)s AND record_id = %(record_id)s
+"""
+FORGET_RECORD_LINKS = """
+DELETE FROM record_events
+WHERE tenant = %(tenant)s AND record_id = ANY(%(keys)s::text[])
+"""
+FORGET_HISTORY_TEXT = """
+UPDATE history SET text = NULL
+WHERE tenant = %(tenant)s AND record_id = ANY(%(keys)s::text[])
+"""
 HISTORY_DELETED = """
 INSERT INTO history (tenant, record_id, action, at, text, status, related_id, reason, by_whom)
 VALUES (%(tenant)s, %(record_id)s, 'DELETE', %(at)s, NULL, 'deleted', NULL, 'forget', '')

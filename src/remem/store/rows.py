@@ -1,9 +1,11 @@
-"""Rows of either backend to remem's values.
+"""Rows of either backend to remem's values, and values to named parameters.
 
 The two stores return the same columns in their own types: SQLite gives ISO
 text for times and JSON text for lists and objects, PostgreSQL gives
 `datetime`s, arrays and decoded jsonb. Each store passes its own decoders;
-the shape of an `Event` and a `Record` is written once, here.
+the shape of an `Event` and a `Record` is written once, here. The other way,
+`record_params` and friends give the named parameters of the INSERT statements
+(`:id` / `%(id)s`), each value passed through the backend's encoders.
 """
 
 from __future__ import annotations
@@ -12,12 +14,26 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from remem.model import Authority, Event, Kind, Record, Role, Sensitivity, Source, Status
+from remem.model import (
+    Authority,
+    Event,
+    HistoryEntry,
+    JobInfo,
+    Kind,
+    LLMCall,
+    Record,
+    Role,
+    Sensitivity,
+    Source,
+    Status,
+)
 from remem.store.base import Near
 
 Time = Callable[[Any], datetime]  # a time column to an aware UTC datetime
 Items = Callable[[Any], Iterable[str]]  # a list column (JSON text or an array) to its items
 Obj = Callable[[Any], dict[str, Any]]  # a JSON object column to a dict
+At = Callable[[datetime | None], Any]  # a time to the driver's parameter (None stays None)
+Encode = Callable[[Any], object]  # a list or a JSON value to the driver's parameter
 
 
 def event_from(r: Mapping[str, Any], time: Time, obj: Obj) -> Event:
@@ -79,3 +95,79 @@ def near_from(rows: Iterable[Any], event: Callable[[Any], Event]) -> Near:
             (distance, event(r)) for distance, r in enumerate(side_rows, start=1)
         )
     return found
+
+
+def job_info_from(r: Any, time: Time) -> JobInfo:
+    """A `JobInfo` from a row of the jobs table."""
+    return JobInfo(
+        id=r["id"],
+        event_id=r["event_id"],
+        strategy=r["strategy"],
+        status=r["status"],
+        attempts=r["attempts"],
+        last_error=r["last_error"],
+        run_after=time(r["run_after"]) if r["run_after"] else None,
+        updated_at=time(r["updated_at"]),
+    )
+
+
+def record_params(rec: Record, at: At, items: Encode) -> dict[str, Any]:
+    """The named parameters of `INSERT_RECORD` for one record (one per column)."""
+    return {
+        "id": rec.id,
+        "tenant": rec.tenant,
+        "actor": rec.actor,
+        "namespace": rec.namespace,
+        "kind": rec.kind.value,
+        "text": rec.text,
+        "field": rec.field,
+        "value": rec.value,
+        "source_type": rec.source.type,
+        "source_event_ids": items(list(rec.source.event_ids)),
+        "strategy": rec.source.strategy,
+        "extractor": rec.source.extractor,
+        "authority": rec.authority.value,
+        "sensitivity": rec.sensitivity.value,
+        "valid_from": at(rec.valid_from),
+        "valid_until": at(rec.valid_until),
+        "created_at": at(rec.created_at),
+        "updated_at": at(rec.updated_at),
+        "status": rec.status.value,
+        "supersedes": rec.supersedes,
+        "superseded_by": rec.superseded_by,
+        "flags": items(list(rec.flags)),
+    }
+
+
+def event_params(e: Event, received_at: Any, at: At, obj: Encode) -> dict[str, Any]:
+    """The named parameters of `INSERT_EVENT` for one event arriving at `received_at`."""
+    return {
+        "tenant": e.tenant,
+        "id": e.id,
+        "actor": e.actor,
+        "session": e.session,
+        "role": e.role.value,
+        "text": e.text,
+        "time": at(e.time),
+        "metadata": obj(e.metadata),
+        "received_at": received_at,
+    }
+
+
+def history_params(tenant: str, h: HistoryEntry, at: At) -> dict[str, Any]:
+    """The named parameters of `INSERT_HISTORY` for one history entry."""
+    return {
+        "tenant": tenant, "record_id": h.record_id, "action": h.action, "at": at(h.at),
+        "text": h.text, "status": h.status.value, "related_id": h.related_id,
+        "reason": h.reason, "by_whom": h.by,
+    }  # fmt: skip
+
+
+def llm_call_params(tenant: str, c: LLMCall, at: Any) -> dict[str, Any]:
+    """The named parameters of `INSERT_LLM_CALL` for one model call (its error cut short)."""
+    return {
+        "tenant": tenant, "job_id": c.job_id, "strategy": c.strategy, "model": c.model,
+        "prompt_version": c.prompt_version, "prompt_tokens": c.prompt_tokens,
+        "completion_tokens": c.completion_tokens, "seconds": c.seconds, "ok": c.ok,
+        "error": c.error[:500] or None, "at": at,
+    }  # fmt: skip

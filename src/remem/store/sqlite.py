@@ -1,11 +1,15 @@
 """The embedded default: one SQLite file (WAL), FTS5 for words, vectors beside.
 
-This module holds the connection, migrations, events and records; the rest of
-`Store` comes from mixins, each in one sitting: search and vectors
-(`remem.store.sqlite_search`), erasure (`remem.store.sqlite_erasure`, on the
-flows of `remem.store.erasure`), jobs, the request ledger and model calls
-(`remem.store.sqlite_jobs`) and API keys (`remem.store.sqlite_keys`). Named
-queries live in `remem.store.sqlite_sql`.
+This module holds the connection, migrations, and what the flows written once
+ask of SQLite (`remem.store.backend.SQLFlows`: its transactions, how values
+travel, FTS5 rows and vector rows). The flows come from mixins: reads by key
+or scope (`remem.store.lookups`), adding events (`remem.store.event_log`),
+writing a batch (`remem.store.record_write`), the job queue, request ledger
+and model calls (`remem.store.job_queue`), API keys (`remem.store.key_store`)
+and erasure (`remem.store.erasure`, with SQLite's parts in
+`remem.store.sqlite_erasure`); search and vectors are SQLite's own
+(`remem.store.sqlite_search`), as is `events_near`.
+Named queries live in `remem.store.sqlite_sql`.
 """
 
 from __future__ import annotations
@@ -15,43 +19,36 @@ import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from remem.errors import SchemaTooNew, StoreCorrupt, StoreError
-from remem.model import (
-    Event,
-    HistoryEntry,
-    Record,
-    Status,
-)
-from remem.policy.events import EventIdTaken, Identity, classify
+from remem.model import Event, Record
 from remem.store import sqlite_sql as q
-from remem.store.backend import ListBinder, chunks, sqlite_lists
+from remem.store.backend import ListBinder, Row, Tx, chunks, sqlite_lists
 from remem.store.base import (
     Clock,
     Near,
-    Scope,
-    SourceGrowth,
+    StatusChange,
     ThreadHost,
-    Write,
-    new_sources,
-    refuse_foreign_records,
 )
 from remem.store.errors import (
     SQLITE_OTHER,
     sqlite_meaning,
     sqlite_translated,
 )
-from remem.store.rows import event_from, near_from, record_from
-from remem.store.sqlite_erasure import SQLiteErasure, _covered
-from remem.store.sqlite_jobs import SQLiteJobs
-from remem.store.sqlite_keys import SQLiteKeys
+from remem.store.event_log import EventLog, EventSQL
+from remem.store.job_queue import JobQueue, JobSQL
+from remem.store.key_store import ApiKeys, KeySQL
+from remem.store.lookups import Lookups, LookupSQL
+from remem.store.record_write import RecordWrites, Vector, WriteSQL
+from remem.store.rows import near_from
+from remem.store.sqlite_erasure import SQLiteErasure
 from remem.store.sqlite_search import SQLiteSearch
 from remem.store.sqlite_sql import fts_query as fts_query  # re-exported
 from remem.store.sqlite_sql import scope_token as scope_token
@@ -76,8 +73,15 @@ SCHEMA_VERSION = 6  # the newest migration this code knows; checked by a test
 BUSY_TIMEOUT_MS = 30_000  # how long a statement waits for another connection's lock
 
 
-class SQLiteStore(SQLiteErasure, SQLiteSearch, SQLiteJobs, SQLiteKeys):
+class SQLiteStore(SQLiteErasure, SQLiteSearch, Lookups, EventLog, RecordWrites, JobQueue, ApiKeys):
     """`Store` on one SQLite file. Safe to share between threads of one process."""
+
+    # the named statements of the flows written once (`remem.store.backend`)
+    events_sql: ClassVar[EventSQL] = q
+    write_sql: ClassVar[WriteSQL] = q
+    jobs_sql: ClassVar[JobSQL] = q
+    lookup_sql: ClassVar[LookupSQL] = q
+    keys_sql: ClassVar[KeySQL] = q
 
     # SQLite has no row-level security: the tenant wall is remem's scoped queries alone
     # (one file, one process's trust), so there is none to bypass and nothing to warn of.
@@ -217,226 +221,79 @@ class SQLiteStore(SQLiteErasure, SQLiteSearch, SQLiteJobs, SQLiteKeys):
         with self._lock:
             self._db.close()
 
-    # -- events and the outbox ------------------------------------------------
+    # -- what the flows written once ask of SQLite (`remem.store.backend.SQLFlows`) ---------
+    # One file is one trust domain: a transaction is the file's write lock whatever the
+    # tenant (the SQL names it); times are sortable UTC text, lists and objects JSON text.
 
-    def add_events(self, events: Sequence[Event], strategies: Sequence[str]) -> list[bool]:
-        """Append events with their jobs in one transaction; see `Store.add_events`."""
-        now = to_db(self._clock())
-        added: list[bool] = []
+    def _flow_tx(self, tenant: str | None) -> AbstractContextManager[sqlite3.Connection]:
+        return self._tx()
+
+    @contextmanager
+    def _read_tx(self, tenant: str | None) -> Iterator[sqlite3.Connection]:
+        with self._lock, sqlite_translated():
+            yield self._db
+
+    def _read(self, tenant: str | None, sql: str, params: Mapping[str, Any]) -> list[sqlite3.Row]:
+        return self._rows(sql, params)
+
+    def _write(self, tenant: str | None, sql: str, params: Mapping[str, Any]) -> list[sqlite3.Row]:
         with self._tx() as db:
-            new = self._classify(db, events)
-            for e, is_new in zip(events, new, strict=True):
-                if not is_new:
-                    added.append(False)
-                    continue
-                cur = db.execute(
-                    q.INSERT_EVENT,
-                    (
-                        e.tenant,
-                        e.id,
-                        e.actor,
-                        e.session,
-                        e.role.value,
-                        e.text,
-                        to_db(e.time),
-                        json.dumps(e.metadata),
-                        now,
-                    ),
-                )
-                if cur.rowcount == 0:  # cannot happen under the write lock; never index twice
-                    added.append(False)
-                    continue
-                added.append(True)
-                token = scope_token(e.tenant, e.actor)
-                db.execute(q.INSERT_EVENT_FTS, (cur.lastrowid, scoped_text(token, e.text), token))
-                for strategy in strategies:
-                    db.execute(q.INSERT_JOB, (e.tenant, e.id, strategy, now, now))
-        return added
+            return list(db.execute(sql, params).fetchall())
 
-    @staticmethod
-    def _classify(db: sqlite3.Connection, events: Sequence[Event]) -> list[bool]:
-        """Per event, whether it is new; raises `EventIdTaken` (see `remem.policy.events`)."""
-        flags: dict[int, bool] = {}
-        by_tenant: dict[str, list[int]] = {}
-        for i, e in enumerate(events):
-            by_tenant.setdefault(e.tenant, []).append(i)
-        for tenant, indexes in by_tenant.items():
-            ids = list(dict.fromkeys(events[i].id for i in indexes))
-            stored: dict[str, Identity] = {}
-            for chunk in chunks(ids, 500):
-                marks = ",".join("?" * len(chunk))
-                for r in db.execute(q.EVENT_IDENTITIES.format(marks=marks), (tenant, *chunk)):
-                    stored[r["id"]] = Identity(r["actor"], r["session"], r["role"], r["text"])
-            try:
-                mine = classify([events[i] for i in indexes], stored)
-            except EventIdTaken as exc:
-                raise EventIdTaken(exc.event_id, indexes[exc.index]) from None
-            flags.update(zip(indexes, mine, strict=True))
-        return [flags[i] for i in range(len(events))]
-
-    def list_events(
-        self, tenant: str, actor: str, session: str | None = None, limit: int = 1000
-    ) -> list[Event]:
-        """Events of one actor (optionally one session), oldest first by their own time."""
-        if session is None:
-            rows = self._rows(q.LIST_EVENTS_ACTOR, (tenant, actor, limit))
-        else:
-            rows = self._rows(q.LIST_EVENTS_SESSION, (tenant, actor, session, limit))
-        return [_event(r) for r in rows]
-
-    def get_events(self, tenant: str, event_ids: Sequence[str]) -> list[Event]:
-        """The events with these client ids, in arrival order."""
-        out: list[Event] = []
-        for chunk in chunks(list(event_ids), 500):
-            marks = ",".join("?" * len(chunk))
-            out.extend(
-                _event(r) for r in self._rows(q.GET_EVENTS.format(marks=marks), (tenant, *chunk))
-            )
+    def _each(self, db: Tx, sql: str, rows: Sequence[Mapping[str, Any]]) -> list[Row | None]:
+        out: list[Row | None] = []
+        for params in rows:
+            returned = db.execute(sql, params).fetchall()
+            out.append(returned[0] if returned else None)
         return out
 
-    def session_context(self, event: Event, limit: int) -> list[Event]:
-        """Up to `limit` events of `event`'s session before it, oldest first."""
-        rows = self._rows(
-            q.SESSION_CONTEXT, (event.tenant, event.actor, event.session, to_db(event.time), limit)
-        )
-        return [_event(r) for r in reversed(rows)]
+    def _at(self, t: datetime | None) -> str | None:
+        return to_db(t)
 
-    # -- records --------------------------------------------------------------
+    def _time(self, value: Any) -> datetime:
+        return from_db(value)
 
-    def apply(self, write: Write) -> None:
-        """Apply one consolidation step atomically; see `Write`."""
-        refuse_foreign_records(write)
-        touched: set[tuple[str, str]] = set()
-        with self._tx() as db:
-            if _from_erased_work(db, write):
-                log.info("a write from work on erased events was dropped")
-                return
-            for i, rec in enumerate(write.inserts):
-                cur = db.execute(q.INSERT_RECORD, _record_params(rec))
-                rowid = cur.lastrowid
-                token = scope_token(rec.tenant, rec.actor)
-                db.execute(q.INSERT_RECORD_FTS, (rowid, scoped_text(token, rec.text), token))
-                for event_id in rec.source.event_ids:
-                    db.execute(q.INSERT_RECORD_EVENT, (rec.tenant, event_id, rec.id))
-                vec = write.vectors[i] if i < len(write.vectors) else None
-                if vec is not None:
-                    db.execute(
-                        q.INSERT_VECTOR,
-                        (
-                            rowid,
-                            rec.id,
-                            rec.tenant,
-                            rec.actor,
-                            write.vector_model,
-                            rec.status.value,
-                            rec.valid_from.timestamp(),
-                            rec.valid_until.timestamp() if rec.valid_until else None,
-                            np.asarray(vec, np.float16).tobytes(),
-                        ),
-                    )
-                touched.add((rec.tenant, rec.actor))
-            for ch in write.changes:
-                row = db.execute(q.RECORD_SCOPE, (write.tenant, ch.record_id)).fetchone()
-                if row is None:
-                    raise StoreError(f"record {ch.record_id} vanished during consolidation")
-                db.execute(
-                    q.CLOSE_RECORD,
-                    (
-                        ch.status.value,
-                        to_db(ch.valid_until),
-                        ch.superseded_by,
-                        to_db(self._clock()),
-                        write.tenant,
-                        ch.record_id,
-                    ),
-                )
-                db.execute(
-                    q.CLOSE_VECTOR,
-                    (
-                        ch.status.value,
-                        ch.valid_until.timestamp() if ch.valid_until else None,
-                        row[2],
-                    ),
-                )
-                touched.add((row[0], row[1]))
-            for g in write.sources:
-                touched.add((write.tenant, _grow_sources(db, write.tenant, g, self._clock())))
-            for h in write.history:
-                db.execute(
-                    q.INSERT_HISTORY,
-                    (
-                        write.tenant,
-                        h.record_id,
-                        h.action,
-                        to_db(h.at),
-                        h.text,
-                        h.status.value,
-                        h.related_id,
-                        h.reason,
-                        h.by,
-                    ),
-                )
-            for job_id in write.done_jobs:
-                db.execute(q.DONE_JOB, (to_db(self._clock()), write.tenant, job_id))
-            for tenant, actor in touched:
-                db.execute(q.BUMP_SCOPE, (tenant, actor))
+    def _json_param(self, value: Any) -> str:
+        return json.dumps(value)
 
-    def get_record(self, tenant: str, record_id: str) -> Record | None:
-        """One record of this tenant, or None."""
-        rows = self._rows(q.GET_RECORD, (tenant, record_id))
-        return _record(rows[0]) if rows else None
+    def _json_value(self, value: Any) -> Any:
+        return json.loads(value)
 
-    def get_records(self, tenant: str, ids: Sequence[str]) -> list[Record]:
-        """Records of this tenant with these ids (missing ones are left out)."""
-        out: list[Record] = []
-        for chunk in chunks(list(ids), 500):
-            marks = ",".join("?" * len(chunk))
-            out.extend(
-                _record(r) for r in self._rows(q.GET_RECORDS.format(marks=marks), (tenant, *chunk))
-            )
-        return out
+    def _list_param(self, items: Sequence[str]) -> str:
+        return json.dumps(list(items))
 
-    def list_records(
-        self, scope: Scope, statuses: Iterable[Status] | None = None, limit: int = 10_000
-    ) -> list[Record]:
-        """Records of one scope, newest first, optionally of some statuses only."""
-        wanted = [s.value for s in (statuses or [Status.ACTIVE, Status.INVALID, Status.PROPOSED])]
-        marks = ",".join("?" * len(wanted))
-        sql, params = q.list_records(scope, marks)
-        return [_record(r) for r in self._rows(sql, (*params, *wanted, limit))]
+    def _list_value(self, value: Any) -> list[str]:
+        return list(json.loads(value))
 
-    def records_by_field(self, scope: Scope, field: str) -> list[Record]:
-        """Active and invalid records of one scope about `field`, newest first."""
-        return [_record(r) for r in self._rows(q.BY_FIELD, (scope.tenant, scope.actor, field))]
+    def _index_events(self, db: Tx, tenant: str, added: Sequence[tuple[Any, Event]]) -> None:
+        db.executemany(q.INSERT_EVENT_FTS, [_fts_row(key, e.tenant, e.actor, e.text)
+                                            for key, e in added])  # fmt: skip
 
-    def history(self, tenant: str, record_id: str) -> list[HistoryEntry]:
-        """The append-only history of one record, oldest first."""
-        return [
-            HistoryEntry(
-                record_id=r["record_id"],
-                action=r["action"],
-                at=from_db(r["at"]),
-                text=r["text"],
-                status=Status(r["status"]),
-                related_id=r["related_id"],
-                reason=r["reason"],
-                by=r["by_whom"],
-            )
-            for r in self._rows(q.HISTORY, (tenant, record_id))
-        ]
+    def _index_records(self, db: Tx, tenant: str, added: Sequence[tuple[Any, Record]]) -> None:
+        db.executemany(q.INSERT_RECORD_FTS, [_fts_row(key, r.tenant, r.actor, r.text)
+                                             for key, r in added])  # fmt: skip
 
-    def events_with_records(self, tenant: str, event_ids: Sequence[str]) -> dict[str, list[str]]:
-        """For those of these events some record came from: the status of each such record.
+    def _store_vectors(
+        self, db: Tx, model: str, vectors: Sequence[tuple[Any, Record, Vector]]
+    ) -> None:
+        db.executemany(q.INSERT_VECTOR, [
+            {"key": key, "id": rec.id, "tenant": rec.tenant, "actor": rec.actor,
+             "model": model, "status": rec.status.value,
+             "valid_from": rec.valid_from.timestamp(),
+             "valid_until": rec.valid_until.timestamp() if rec.valid_until else None,
+             "vec": np.asarray(vec, np.float16).tobytes()}
+            for key, rec, vec in vectors
+        ])  # fmt: skip
 
-        Summaries are left out: a summary is an index over its events, not made
-        from one of them, and its older versions must not mark the events old.
-        """
-        found: dict[str, list[str]] = {}
-        for chunk in chunks(list(event_ids), 500):
-            marks = ",".join("?" * len(chunk))
-            for r in self._rows(q.RECORD_STATUS_BY_EVENT.format(marks=marks), (tenant, *chunk)):
-                found.setdefault(r[0], []).append(r[1])
-        return found
+    def _vector_closed(self, db: Tx, key: Any, change: StatusChange) -> None:
+        until = change.valid_until.timestamp() if change.valid_until else None
+        db.execute(q.CLOSE_VECTOR, {"status": change.status.value, "valid_until": until,
+                                    "key": key})  # fmt: skip
+
+    def _scope_changed(self, db: Tx, tenant: str, actor: str) -> None:
+        db.execute(q.BUMP_SCOPE, (tenant, actor))
+
+    # -- what is SQLite's own -------------------------------------------------
 
     def events_near(self, events: Sequence[Event], reach: int) -> Near:
         """The events around each of these, `reach` steps either way in its session."""
@@ -444,13 +301,13 @@ class SQLiteStore(SQLiteErasure, SQLiteSearch, SQLiteJobs, SQLiteKeys):
         if not events or reach <= 0:
             return found
         tenant = events[0].tenant
-        for chunk in chunks([e.id for e in events], 50):
-            places = self._rows(q.EVENT_PLACES.format(marks=",".join("?" * len(chunk))),
-                                (tenant, *chunk))  # fmt: skip
+        for chunk in chunks([e.id for e in events], 50):  # one UNION part per event and side
+            ((sql, bound),) = self._lists(q.EVENT_PLACES, {"tenant": tenant}, chunk)
+            places = self._rows(sql, bound)
             if not places:
                 continue
             params = q.events_near_params(tenant, reach, places)
-            found |= near_from(self._rows(q.events_near(len(places)), params), _event)
+            found |= near_from(self._rows(q.events_near(len(places)), params), self._event)
         return found
 
     @contextmanager
@@ -466,37 +323,6 @@ class SQLiteStore(SQLiteErasure, SQLiteSearch, SQLiteJobs, SQLiteKeys):
 # -- helpers ----------------------------------------------------------------------
 
 
-def _from_erased_work(db: sqlite3.Connection, write: Write) -> bool:
-    """Whether a consolidation step comes from work an erasure overtook: its jobs were
-    deleted with their events, or a record it adds came from covered events."""
-    for chunk in chunks(list(set(write.done_jobs)), 500):
-        marks = ",".join("?" * len(chunk))
-        sql = q.COUNT_JOBS.format(marks=marks)
-        found = int(db.execute(sql, (write.tenant, *chunk)).fetchone()[0])
-        if found < len(chunk):
-            return True
-    return any(
-        _covered(db, rec.tenant, rec.actor, rec.source.event_ids)
-        for rec in write.inserts
-        if rec.source.event_ids
-    ) or any(_covered(db, write.tenant, g.actor, g.event_ids) for g in write.sources)
-
-
-def _grow_sources(db: sqlite3.Connection, tenant: str, g: SourceGrowth, now: datetime) -> str:
-    """Join a restating statement's events to a stored record's source; return its actor."""
-    row = db.execute(q.RECORD_SOURCES, (tenant, g.record_id)).fetchone()
-    if row is None:
-        raise StoreError(f"record {g.record_id} vanished during consolidation")
-    stored = json.loads(row[1])
-    added = new_sources(stored, g.event_ids)
-    if added:
-        joined = [*stored, *added]
-        db.execute(q.GROW_SOURCES, (json.dumps(joined), to_db(now), tenant, g.record_id))
-        for event_id in added:
-            db.execute(q.INSERT_RECORD_EVENT, (tenant, event_id, g.record_id))
-    return str(row[0])
-
-
 def _set_wal(db: sqlite3.Connection) -> None:
     """Switch to WAL; a new file opened by several processes at once may be busy a moment."""
     for attempt in range(50):
@@ -509,36 +335,7 @@ def _set_wal(db: sqlite3.Connection) -> None:
             time.sleep(0.02 * (attempt + 1))
 
 
-def _event(r: Any) -> Event:
-    return event_from(r, from_db, json.loads)
-
-
-def _record(r: Any) -> Record:
-    return record_from(r, from_db, json.loads)
-
-
-def _record_params(rec: Record) -> tuple[Any, ...]:
-    return (
-        rec.id,
-        rec.tenant,
-        rec.actor,
-        rec.namespace,
-        rec.kind.value,
-        rec.text,
-        rec.field,
-        rec.value,
-        rec.source.type,
-        json.dumps(list(rec.source.event_ids)),
-        rec.source.strategy,
-        rec.source.extractor,
-        rec.authority.value,
-        rec.sensitivity.value,
-        to_db(rec.valid_from),
-        to_db(rec.valid_until),
-        to_db(rec.created_at),
-        to_db(rec.updated_at),
-        rec.status.value,
-        rec.supersedes,
-        rec.superseded_by,
-        json.dumps(list(rec.flags)),
-    )
+def _fts_row(key: Any, tenant: str, actor: str, text: str) -> dict[str, Any]:
+    """An FTS5 row of one event or record: every word prefixed by its scope's token."""
+    token = scope_token(tenant, actor)
+    return {"key": key, "text": scoped_text(token, text), "scope": token}

@@ -3,7 +3,7 @@
 A mixin of `SQLiteStore`. An erased record leaves the file's rows, its FTS5
 entries (and, after `scrub_files`, the merged index segments and the WAL), the
 scope's vectors held in memory and in the vector files beside the database.
-Lists of keys are bound in chunks (`remem.store.backend.chunks`).
+Lists of keys are bound in chunks (`remem.store.backend.sqlite_lists`).
 """
 
 from __future__ import annotations
@@ -11,18 +11,16 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
-from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from remem.store import sqlite_sql as q
-from remem.store.backend import Tx, chunks
-from remem.store.erasure import ErasureSQL, Found, RecordErasure
+from remem.store.backend import Tx
+from remem.store.erasure import ErasureSQL, Found, RecordErasure, TombstoneSQL
 from remem.store.errors import sqlite_translated
 from remem.store.sqlite_sql import scope_token
 from remem.store.vector_files import VectorFiles
-from remem.timeutil import from_db, to_db
 
 CHECKPOINT_WAIT_MS = 3_000  # how long an erasure's checkpoint waits for other readers
 
@@ -31,6 +29,7 @@ class SQLiteErasure(RecordErasure):
     """Erasure methods of `Store` on SQLite; `SQLiteStore` supplies the connection."""
 
     erasure_sql: ClassVar[ErasureSQL] = q
+    tombstone_sql: ClassVar[TombstoneSQL] = q
     path: str
     vector_files: VectorFiles | None
     _lock: threading.RLock
@@ -41,7 +40,9 @@ class SQLiteErasure(RecordErasure):
 
         def _tx(self) -> AbstractContextManager[sqlite3.Connection]: ...
 
-        def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]: ...
+        def _rows(
+            self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()
+        ) -> list[sqlite3.Row]: ...
 
         def _drop_scope_vectors(self, tenant: str, actor: str) -> None: ...
 
@@ -50,27 +51,25 @@ class SQLiteErasure(RecordErasure):
     def _erasure_tx(self, tenant: str) -> AbstractContextManager[sqlite3.Connection]:
         return self._tx()  # one file is one trust domain: the SQL names the tenant
 
-    def _at(self, t: datetime) -> object:
-        return to_db(t)
-
-    def _json_param(self, value: dict[str, Any]) -> object:
-        return json.dumps(value)
-
     def _erase_records(self, db: Tx, tenant: str, found: Sequence[Found]) -> dict[str, int]:
-        assert isinstance(db, sqlite3.Connection)
-        return _erase_record_rows(db, [f.key for f in found])
+        counts = {"records": 0, "vectors": 0, "fulltext": 0}
+        rowids = [f.key for f in found]
+        for table, sql in (("vectors", q.DELETE_VECTORS), ("fulltext", q.DELETE_RECORDS_FTS),
+                           ("records", q.DELETE_RECORDS)):  # fmt: skip
+            for statement, params in self._lists(sql, {}, rowids):
+                counts[table] += db.execute(statement, params).rowcount
+        return counts
 
     def _erase_event_texts(self, db: Tx, tenant: str, event_ids: Sequence[str]) -> None:
         meta = json.dumps({"forgotten": True})
         for event_id in event_ids:
-            seq = db.execute(q.EVENT_SEQ, (tenant, event_id)).fetchone()
+            key = {"tenant": tenant, "event_id": event_id}
+            seq = db.execute(q.EVENT_SEQ, key).fetchone()
             if seq is not None:
-                db.execute(q.DELETE_EVENTS_FTS.format(marks="?"), (seq[0],))
-                db.execute(q.DELETE_EVENT_VECTOR, (seq[0],))
-                db.execute(q.ERASE_EVENT_TEXT, (meta, tenant, event_id))
-
-    def _scope_changed(self, db: Tx, tenant: str, actor: str) -> None:
-        db.execute(q.BUMP_SCOPE, (tenant, actor))
+                for statement, params in self._lists(q.DELETE_EVENTS_FTS, {}, [seq["seq"]]):
+                    db.execute(statement, params)
+                db.execute(q.DELETE_EVENT_VECTOR, {"seq": seq["seq"]})
+                db.execute(q.ERASE_EVENT_TEXT, {**key, "metadata": meta})
 
     def _verify_record(
         self, tenant: str, record_id: str, found: Found, sources: Sequence[str]
@@ -83,12 +82,13 @@ class SQLiteErasure(RecordErasure):
         return remaining
 
     def _erase_actor_indexes(self, db: Tx, tenant: str, actor: str) -> None:
-        seqs = [r["seq"] for r in db.execute(q.ACTOR_EVENT_SEQS, (tenant, actor)).fetchall()]
-        for chunk in chunks(seqs):
-            db.execute(q.DELETE_EVENTS_FTS.format(marks=",".join("?" * len(chunk))), chunk)
+        key = {"tenant": tenant, "actor": actor}
+        seqs = [r["seq"] for r in db.execute(q.ACTOR_EVENT_SEQS, key).fetchall()]
+        for statement, params in self._lists(q.DELETE_EVENTS_FTS, {}, seqs):
+            db.execute(statement, params)
 
     def _erase_actor_events(self, db: Tx, tenant: str, actor: str) -> tuple[int, int]:
-        return db.execute(q.DELETE_ACTOR_EVENTS, (tenant, actor)).rowcount, 0
+        return db.execute(q.DELETE_ACTOR_EVENTS, {"tenant": tenant, "actor": actor}).rowcount, 0
 
     def _verify_actor(self, tenant: str, actor: str) -> dict[str, int]:
         self._drop_scope_vectors(tenant, actor)
@@ -136,74 +136,43 @@ class SQLiteErasure(RecordErasure):
                 "last_error": r["last_error"],
                 "created_at": r["created_at"],
             }
-            for r in self._rows(q.LIST_DELETIONS, (tenant, limit))
+            for r in self._rows(q.LIST_DELETIONS, {"tenant": tenant, "limit": limit})
         ]
-
-    def is_tombstoned(self, tenant: str, actor: str, event_ids: Sequence[str]) -> bool:
-        """Whether work from these events would recreate what was erased; see `Store`."""
-        with self._lock, sqlite_translated():
-            return _covered(self._db, tenant, actor, event_ids)
-
-    def erased_at(self, tenant: str, actor: str) -> datetime | None:
-        """When the actor was last erased, or None."""
-        rows = self._rows(q.ACTOR_ERASED_AT, (tenant, actor))
-        return from_db(rows[0][0]) if rows else None
 
     def _record_left(
         self, tenant: str, record_id: str, rowid: int, sources: list[str]
     ) -> dict[str, int]:
-        marks = ",".join("?" * len(sources)) or "NULL"
+        key = {"tenant": tenant, "record_id": record_id}
         return {
-            "event_texts": int(
-                self._rows(q.EVENTS_WITH_TEXT.format(marks=marks), (tenant, *sources))[0][0]
-            ),
-            "event_vectors": int(
-                self._rows(q.EVENT_VECTORS_FOR.format(marks=marks), (tenant, *sources))[0][0]
-            ),
-            "records": len(self._rows(q.GET_RECORD, (tenant, record_id))),
-            "vectors": len(self._rows(q.VECTOR_BY_ROWID, (rowid,))),
-            "fulltext": len(self._rows(q.FTS_BY_ROWID, (rowid,))),
-            "history_text": len(self._rows(q.HISTORY_WITH_TEXT, (tenant, record_id))),
+            "event_texts": self._count_of(q.EVENTS_WITH_TEXT, tenant, sources),
+            "event_vectors": self._count_of(q.EVENT_VECTORS_FOR, tenant, sources),
+            "records": len(self._rows(q.GET_RECORD, key)),
+            "vectors": len(self._rows(q.VECTOR_BY_ROWID, {"key": rowid})),
+            "fulltext": len(self._rows(q.FTS_BY_ROWID, {"key": rowid})),
+            "history_text": len(self._rows(q.HISTORY_WITH_TEXT, key)),
         }
+
+    def _count_of(self, sql: str, tenant: str, keys: Sequence[str]) -> int:
+        """A count over a list of keys, summed over the bound parts (none: 0)."""
+        return sum(int(self._rows(statement, params)[0][0])
+                   for statement, params in self._lists(sql, {"tenant": tenant}, keys))  # fmt: skip
 
     def _actor_left(self, tenant: str, actor: str) -> dict[str, int]:
-        token = scope_token(tenant, actor)
+        key, match = (
+            {"tenant": tenant, "actor": actor},
+            {"match": f"scope:{scope_token(tenant, actor)}"},
+        )
+
+        def count(sql: str, params: Any) -> int:
+            return int(self._rows(sql, params)[0][0])
+
         return {
-            "checkpoints": int(self._rows(q.COUNT_ACTOR_CHECKPOINTS, (tenant, actor))[0][0]),
-            "tool_calls": int(self._rows(q.COUNT_ACTOR_TOOL_CALLS, (tenant, actor))[0][0]),
-            "records": int(self._rows(q.COUNT_ACTOR_RECORDS, (tenant, actor))[0][0]),
-            "vectors": int(self._rows(q.COUNT_ACTOR_VECTORS, (tenant, actor))[0][0]),
-            "event_vectors": int(self._rows(q.COUNT_ACTOR_EVENT_VECTORS, (tenant, actor))[0][0]),
-            "events": int(self._rows(q.COUNT_ACTOR_EVENTS, (tenant, actor))[0][0]),
-            "fulltext": int(self._rows(q.COUNT_FTS_SCOPE, (f"scope:{token}",))[0][0])
-            + int(self._rows(q.COUNT_EVENT_FTS_SCOPE, (f"scope:{token}",))[0][0]),
+            # thread state's statements are positional (`remem.thread.sqlite_sql` runs them)
+            "checkpoints": count(q.COUNT_ACTOR_CHECKPOINTS, (tenant, actor)),
+            "tool_calls": count(q.COUNT_ACTOR_TOOL_CALLS, (tenant, actor)),
+            "records": count(q.COUNT_ACTOR_RECORDS, key),
+            "vectors": count(q.COUNT_ACTOR_VECTORS, key),
+            "event_vectors": count(q.COUNT_ACTOR_EVENT_VECTORS, key),
+            "events": count(q.COUNT_ACTOR_EVENTS, key),
+            "fulltext": count(q.COUNT_FTS_SCOPE, match) + count(q.COUNT_EVENT_FTS_SCOPE, match),
         }
-
-
-def _covered(db: sqlite3.Connection, tenant: str, actor: str, event_ids: Sequence[str]) -> bool:
-    """Whether a tombstone covers any of these events: it was a forgotten record's source,
-    or the actor was erased and the event is gone, so it arrived before the erasure
-    (an actor's erasure deletes every event it had; later ones are a fresh start)."""
-    ids = sorted(set(event_ids))
-    for chunk in chunks(ids, 500):
-        marks = ",".join("?" * len(chunk))
-        if db.execute(q.EVENT_TOMBSTONED.format(marks=marks), (tenant, *chunk)).fetchone():
-            return True
-    if not ids or not db.execute(q.ACTOR_ERASED_AT, (tenant, actor)).fetchone():
-        return False
-    stored = 0
-    for chunk in chunks(ids, 500):
-        marks = ",".join("?" * len(chunk))
-        sql = q.COUNT_STORED_EVENTS.format(marks=marks)
-        stored += int(db.execute(sql, (tenant, actor, *chunk)).fetchone()[0])
-    return stored < len(ids)
-
-
-def _erase_record_rows(db: sqlite3.Connection, rowids: list[int]) -> dict[str, int]:
-    counts = {"records": 0, "vectors": 0, "fulltext": 0}
-    for chunk in chunks(rowids, 500):
-        marks = ",".join("?" * len(chunk))
-        counts["vectors"] += db.execute(q.DELETE_VECTORS.format(marks=marks), chunk).rowcount
-        counts["fulltext"] += db.execute(q.DELETE_RECORDS_FTS.format(marks=marks), chunk).rowcount
-        counts["records"] += db.execute(q.DELETE_RECORDS.format(marks=marks), chunk).rowcount
-    return counts

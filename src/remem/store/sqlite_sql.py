@@ -42,11 +42,22 @@ def _scope_sql(scope: Scope, alias: str = "") -> tuple[str, list[Any]]:
     return sql, params
 
 
-def list_records(scope: Scope, status_marks: str) -> tuple[str, list[Any]]:
-    where, params = _scope_sql(scope)
+def _scope_where(scope: Scope) -> tuple[str, dict[str, Any]]:
+    """`_scope_sql` with named parameters (`tenant`, `actor`, `prefix`)."""
+    sql = "tenant = :tenant AND actor = :actor"
+    params: dict[str, Any] = {"tenant": scope.tenant, "actor": scope.actor}
+    if scope.namespace_prefix:
+        sql += " AND namespace LIKE :prefix ESCAPE '\\'"
+        params["prefix"] = like_prefix(scope.namespace_prefix)
+    return sql, params
+
+
+def list_records(scope: Scope) -> tuple[str, dict[str, Any]]:
+    """A scope's records of the statuses {keys}, newest first, up to `limit`."""
+    where, params = _scope_where(scope)
     sql = (
-        f"SELECT * FROM records WHERE {where} AND status IN ({status_marks}) "
-        "ORDER BY valid_from DESC, rowid DESC LIMIT ?"
+        f"SELECT * FROM records WHERE {where} AND status IN ({{keys}}) "
+        "ORDER BY valid_from DESC, rowid DESC LIMIT :limit"
     )
     return sql, params
 
@@ -70,196 +81,247 @@ def search_records(scope: Scope) -> tuple[str, list[Any]]:
 FTS_FLOOR = "SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?"
 
 
+# -- adding events (`remem.store.event_log`, named parameters) --------------------------------
 INSERT_EVENT = """
 INSERT INTO events (tenant, id, actor, session, role, text, time, metadata, received_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+VALUES (:tenant, :id, :actor, :session, :role, :text, :time, :metadata, :received_at)
 ON CONFLICT (tenant, id) DO NOTHING
+RETURNING seq AS key
 """
-INSERT_EVENT_FTS = "INSERT INTO events_fts (rowid, text, scope) VALUES (?, ?, ?)"
+INSERT_EVENT_FTS = "INSERT INTO events_fts (rowid, text, scope) VALUES (:key, :text, :scope)"
 INSERT_JOB = """
-INSERT INTO jobs (tenant, event_id, strategy, created_at, updated_at) VALUES (?, ?, ?, ?, ?)
+INSERT INTO jobs (tenant, event_id, strategy, created_at, updated_at)
+VALUES (:tenant, :event_id, :strategy, :at, :at)
 ON CONFLICT (tenant, event_id, strategy) DO NOTHING
 """
+EVENT_IDENTITIES = """
+SELECT id, actor, session, role, text FROM events
+WHERE tenant = :tenant AND id IN ({keys})
+"""
+# -- reads by key or scope (`remem.store.lookups`, named parameters) ---------------------------
 LIST_EVENTS_ACTOR = """
-SELECT * FROM events WHERE tenant = ? AND actor = ? ORDER BY time, seq LIMIT ?
+SELECT * FROM events WHERE tenant = :tenant AND actor = :actor ORDER BY time, seq LIMIT :limit
 """
 LIST_EVENTS_SESSION = """
-SELECT * FROM events WHERE tenant = ? AND actor = ? AND session = ? ORDER BY time, seq LIMIT ?
+SELECT * FROM events WHERE tenant = :tenant AND actor = :actor AND session = :session
+ORDER BY time, seq LIMIT :limit
 """
-EVENT_IDENTITIES = (
-    "SELECT id, actor, session, role, text FROM events WHERE tenant = ? AND id IN ({marks})"
-)
-GET_EVENTS = "SELECT * FROM events WHERE tenant = ? AND id IN ({marks}) ORDER BY seq"
+GET_EVENTS = "SELECT * FROM events WHERE tenant = :tenant AND id IN ({keys}) ORDER BY seq"
 SESSION_CONTEXT = """
-SELECT * FROM events WHERE tenant = ? AND actor = ? AND session = ? AND time < ?
-ORDER BY time DESC, seq DESC LIMIT ?
+SELECT * FROM events
+WHERE tenant = :tenant AND actor = :actor AND session = :session AND time < :time
+ORDER BY time DESC, seq DESC LIMIT :limit
 """
-READY_JOBS = """
-SELECT id, tenant, event_id, strategy, attempts FROM jobs
-WHERE (status = 'pending' AND (run_after IS NULL OR run_after <= ?))
-   OR (status = 'running' AND lease_until < ?)
-ORDER BY id LIMIT ?
+# -- the job queue, the ledger and model calls of `remem.store.job_queue` (named) -------------
+_READY = """(status = 'pending' AND (run_after IS NULL OR run_after <= :now))
+   OR (status = 'running' AND lease_until < :now)"""
+CLAIM_JOBS = f"""
+UPDATE jobs SET status = 'running', attempts = attempts + 1, lease_until = :lease, updated_at = :now
+WHERE id IN (SELECT id FROM jobs WHERE {_READY} ORDER BY id LIMIT :limit)
+RETURNING id, tenant, event_id, strategy, attempts
 """
-READY_JOBS_OF = """
-SELECT id, tenant, event_id, strategy, attempts FROM jobs
-WHERE ((status = 'pending' AND (run_after IS NULL OR run_after <= ?))
-   OR (status = 'running' AND lease_until < ?)) AND strategy IN ({marks})
-ORDER BY id LIMIT ?
-"""
-LEASE_JOB = """
-UPDATE jobs SET status = 'running', attempts = attempts + 1, lease_until = ?, updated_at = ?
-WHERE id = ?
+CLAIM_JOBS_OF = f"""
+UPDATE jobs SET status = 'running', attempts = attempts + 1, lease_until = :lease, updated_at = :now
+WHERE id IN (
+    SELECT id FROM jobs WHERE ({_READY}) AND strategy IN ({{keys}}) ORDER BY id LIMIT :limit
+)
+RETURNING id, tenant, event_id, strategy, attempts
 """
 HEARTBEAT = """
-UPDATE jobs SET lease_until = ?, updated_at = ? WHERE status = 'running' AND id IN ({marks})
+UPDATE jobs SET lease_until = :lease, updated_at = :now WHERE status = 'running' AND id IN ({keys})
 """
 FAIL_JOB = """
-UPDATE jobs SET status = CASE WHEN attempts >= ? THEN 'failed' ELSE 'pending' END,
-    run_after = ?, last_error = ?, lease_until = NULL, updated_at = ?
-WHERE id = ? AND status = 'running'
+UPDATE jobs SET status = CASE WHEN attempts >= :max_attempts THEN 'failed' ELSE 'pending' END,
+    run_after = :retry_at, last_error = :error, lease_until = NULL, updated_at = :now
+WHERE id = :job_id AND status = 'running'
 RETURNING status
 """
-DONE_JOB = """
-UPDATE jobs SET status = 'done', lease_until = NULL, run_after = NULL, updated_at = ?
-WHERE tenant = ? AND id = ?
+DONE_JOBS = """
+UPDATE jobs SET status = 'done', lease_until = NULL, run_after = NULL, updated_at = :at
+WHERE +tenant = :tenant AND id IN ({keys})
 """
-COUNT_PENDING = "SELECT count(*) FROM jobs WHERE status IN ('pending', 'running')"
-COUNT_PENDING_TENANT = (
-    "SELECT count(*) FROM jobs WHERE tenant = ? AND status IN ('pending', 'running')"
-)
-LIST_JOBS = """
-SELECT id, event_id, strategy, status, attempts, last_error, run_after, updated_at
-FROM jobs WHERE tenant = ? ORDER BY id DESC LIMIT ?
+COUNT_PENDING = "SELECT count(*) AS n FROM jobs WHERE status IN ('pending', 'running')"
+COUNT_PENDING_TENANT = """
+SELECT count(*) AS n FROM jobs
+WHERE tenant = :tenant AND status IN ('pending', 'running')
 """
-LIST_JOBS_STATUS = """
-SELECT id, event_id, strategy, status, attempts, last_error, run_after, updated_at
-FROM jobs WHERE tenant = ? AND status = ? ORDER BY id DESC LIMIT ?
+JOB_INFO_COLUMNS = "id, event_id, strategy, status, attempts, last_error, run_after, updated_at"
+LIST_JOBS = f"""
+SELECT {JOB_INFO_COLUMNS} FROM jobs WHERE tenant = :tenant ORDER BY id DESC LIMIT :limit
+"""
+LIST_JOBS_STATUS = f"""
+SELECT {JOB_INFO_COLUMNS} FROM jobs WHERE tenant = :tenant AND status = :status
+ORDER BY id DESC LIMIT :limit
 """
 REQUEUE_JOB = """
 UPDATE jobs SET status = 'pending', attempts = 0, run_after = NULL, lease_until = NULL,
-    updated_at = ?
-WHERE tenant = ? AND event_id = ? AND strategy = ? AND status != 'running'
+    updated_at = :now
+WHERE tenant = :tenant AND event_id = :event_id AND strategy = :strategy AND status != 'running'
 """
-JOB_COUNTS = "SELECT status, count(*) FROM jobs WHERE tenant = ? GROUP BY status"
+JOB_COUNTS = "SELECT status, count(*) AS n FROM jobs WHERE tenant = :tenant GROUP BY status"
 # one actor's jobs: those of the actor's events (an actor-narrowed key sees no others)
 JOB_COUNTS_ACTOR = """
-SELECT j.status, count(*) FROM jobs j JOIN events e ON e.tenant = j.tenant AND e.id = j.event_id
-WHERE j.tenant = ? AND e.actor = ? GROUP BY j.status
+SELECT j.status, count(*) AS n
+FROM jobs j JOIN events e ON e.tenant = j.tenant AND e.id = j.event_id
+WHERE j.tenant = :tenant AND e.actor = :actor GROUP BY j.status
 """
 LIST_JOBS_ACTOR = """
 SELECT j.id, j.event_id, j.strategy, j.status, j.attempts, j.last_error, j.run_after, j.updated_at
 FROM jobs j JOIN events e ON e.tenant = j.tenant AND e.id = j.event_id
-WHERE j.tenant = ? AND e.actor = ? AND (? IS NULL OR j.status = ?) ORDER BY j.id DESC LIMIT ?
+WHERE j.tenant = :tenant AND e.actor = :actor AND (:status IS NULL OR j.status = :status)
+ORDER BY j.id DESC LIMIT :limit
 """
 RETRY_JOBS = """
 UPDATE jobs SET status = 'pending', attempts = 0, run_after = NULL, lease_until = NULL,
-    updated_at = ?
-WHERE tenant = ? AND status IN ({marks})
+    updated_at = :now
+WHERE tenant = :tenant AND status IN ({keys})
 """
-# the request ledger (`remem.store.sqlite_jobs`): claim, then outcome
+# the request ledger: a claim is inserted first (the key makes it exclusive), an expired
+# one is taken over, then the outcome replaces it
 REQUEST_COLUMNS = "actor, request_id, operation, target, outcome, token"
-CLAIM_REQUEST = """
-INSERT OR IGNORE INTO api_requests
+CLAIM_REQUEST = f"""
+INSERT INTO api_requests
     (tenant, actor, request_id, operation, target, token, lease_until, created_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+VALUES (:tenant, :actor, :request_id, :operation, :target, :token, :until, :now)
+ON CONFLICT DO NOTHING
+RETURNING {REQUEST_COLUMNS}
 """
-RETAKE_REQUEST = """
-UPDATE api_requests SET operation = ?, target = ?, token = ?, lease_until = ?
-WHERE tenant = ? AND actor = ? AND request_id = ? AND outcome IS NULL AND lease_until < ?
+RETAKE_REQUEST = f"""
+UPDATE api_requests SET operation = :operation, target = :target, token = :token,
+    lease_until = :until
+WHERE tenant = :tenant AND actor = :actor AND request_id = :request_id AND outcome IS NULL
+    AND lease_until < :now
+RETURNING {REQUEST_COLUMNS}
 """
 GET_REQUEST = f"""
-SELECT {REQUEST_COLUMNS} FROM api_requests WHERE tenant = ? AND actor = ? AND request_id = ?
+SELECT {REQUEST_COLUMNS} FROM api_requests
+WHERE tenant = :tenant AND actor = :actor AND request_id = :request_id
 """
 FINISH_REQUEST = """
-UPDATE api_requests SET outcome = ?, token = NULL, lease_until = NULL
-WHERE tenant = ? AND actor = ? AND request_id = ? AND token = ? AND outcome IS NULL
+UPDATE api_requests SET outcome = :outcome, token = NULL, lease_until = NULL
+WHERE tenant = :tenant AND actor = :actor AND request_id = :request_id AND token = :token
+    AND outcome IS NULL
 """
 RELEASE_REQUEST = """
 DELETE FROM api_requests
-WHERE tenant = ? AND actor = ? AND request_id = ? AND token = ? AND outcome IS NULL
+WHERE tenant = :tenant AND actor = :actor AND request_id = :request_id AND token = :token
+    AND outcome IS NULL
 """
 REQUEST_FOR_TARGET = f"""
 SELECT {REQUEST_COLUMNS} FROM api_requests
-WHERE tenant = ? AND target = ? AND request_id = ? AND outcome IS NOT NULL
+WHERE tenant = :tenant AND target = :target AND request_id = :request_id
+    AND outcome IS NOT NULL
 ORDER BY created_at LIMIT 1
 """
-# API keys (`remem.store.sqlite_keys`): a key is found by the hash of its secret
-KEY_COLUMNS = "id, tenant, actor, role, created_at, revoked_at"
-INSERT_KEY = """
-INSERT INTO api_keys (id, tenant, actor, role, key_hash, created_at) VALUES (?, ?, ?, ?, ?, ?)
-"""
-KEY_BY_HASH = f"SELECT {KEY_COLUMNS} FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL"
-LIST_KEYS = f"SELECT {KEY_COLUMNS} FROM api_keys ORDER BY created_at, id"
-LIST_TENANT_KEYS = f"SELECT {KEY_COLUMNS} FROM api_keys WHERE tenant = ? ORDER BY created_at, id"
-GET_KEY = f"SELECT {KEY_COLUMNS} FROM api_keys WHERE id = ?"
-GET_TENANT_KEY = f"SELECT {KEY_COLUMNS} FROM api_keys WHERE id = ? AND tenant = ?"
-REVOKE_KEY = "UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL"
-REVOKE_TENANT_KEY = """
-UPDATE api_keys SET revoked_at = ? WHERE id = ? AND tenant = ? AND revoked_at IS NULL
-"""
-PING = "SELECT 1"
 INSERT_LLM_CALL = """
 INSERT INTO llm_calls (tenant, job_id, strategy, model, prompt_version, prompt_tokens,
     completion_tokens, seconds, ok, error, created_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+VALUES (:tenant, :job_id, :strategy, :model, :prompt_version, :prompt_tokens,
+    :completion_tokens, :seconds, :ok, :error, :at)
 """
 LLM_USAGE = """
-SELECT count(*), coalesce(sum(1 - ok), 0), coalesce(sum(prompt_tokens), 0),
-    coalesce(sum(completion_tokens), 0), coalesce(sum(seconds), 0),
-    coalesce(sum(ok AND error IS NOT NULL), 0)
-FROM llm_calls WHERE tenant = ?
+SELECT count(*) AS calls, coalesce(sum(1 - ok), 0) AS errors,
+    coalesce(sum(prompt_tokens), 0) AS prompt_tokens,
+    coalesce(sum(completion_tokens), 0) AS completion_tokens,
+    coalesce(sum(seconds), 0) AS seconds,
+    coalesce(sum(ok AND error IS NOT NULL), 0) AS calls_with_dropped_items
+FROM llm_calls WHERE tenant = :tenant
 """
+# API keys (`remem.store.key_store`, named): a key is found by the hash of its secret
+KEY_COLUMNS = "id, tenant, actor, role, created_at, revoked_at"
+INSERT_KEY = """
+INSERT INTO api_keys (id, tenant, actor, role, key_hash, created_at)
+VALUES (:id, :tenant, :actor, :role, :key_hash, :created_at)
+"""
+KEY_BY_HASH = f"""
+SELECT {KEY_COLUMNS} FROM api_keys WHERE key_hash = :key_hash AND revoked_at IS NULL
+"""
+LIST_KEYS = f"SELECT {KEY_COLUMNS} FROM api_keys ORDER BY created_at, id"
+LIST_TENANT_KEYS = f"""
+SELECT {KEY_COLUMNS} FROM api_keys WHERE tenant = :tenant ORDER BY created_at, id
+"""
+GET_KEY = f"SELECT {KEY_COLUMNS} FROM api_keys WHERE id = :key_id"
+GET_TENANT_KEY = f"""
+SELECT {KEY_COLUMNS} FROM api_keys WHERE id = :key_id AND tenant = :tenant
+"""
+REVOKE_KEY = """
+UPDATE api_keys SET revoked_at = :at WHERE id = :key_id AND revoked_at IS NULL
+"""
+REVOKE_TENANT_KEY = """
+UPDATE api_keys SET revoked_at = :at
+WHERE id = :key_id AND tenant = :tenant AND revoked_at IS NULL
+"""
+PING = "SELECT 1"
 
+# -- writing a batch (`remem.store.record_write`, named parameters) ---------------------------
 INSERT_RECORD = """
 INSERT INTO records (id, tenant, actor, namespace, kind, text, field, value, source_type,
     source_event_ids, strategy, extractor, authority, sensitivity, valid_from, valid_until,
     created_at, updated_at, status, supersedes, superseded_by, flags)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+VALUES (:id, :tenant, :actor, :namespace, :kind, :text, :field, :value, :source_type,
+    :source_event_ids, :strategy, :extractor, :authority, :sensitivity, :valid_from,
+    :valid_until, :created_at, :updated_at, :status, :supersedes, :superseded_by, :flags)
+RETURNING rowid AS key
 """
-INSERT_RECORD_FTS = "INSERT INTO records_fts (rowid, text, scope) VALUES (?, ?, ?)"
+INSERT_RECORD_FTS = "INSERT INTO records_fts (rowid, text, scope) VALUES (:key, :text, :scope)"
 INSERT_RECORD_EVENT = """
-INSERT INTO record_events (tenant, event_id, record_id) VALUES (?, ?, ?) ON CONFLICT DO NOTHING
+INSERT INTO record_events (tenant, event_id, record_id) VALUES (:tenant, :event_id, :record_id)
+ON CONFLICT DO NOTHING
 """
 INSERT_VECTOR = """
 INSERT OR REPLACE INTO record_vectors
     (record_rowid, id, tenant, actor, model, status, valid_from, valid_until, vec)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+VALUES (:key, :id, :tenant, :actor, :model, :status, :valid_from, :valid_until, :vec)
 """
 CLOSE_VECTOR = """
-UPDATE record_vectors SET status = ?, valid_until = COALESCE(?, valid_until)
-WHERE record_rowid = ?
+UPDATE record_vectors SET status = :status, valid_until = COALESCE(:valid_until, valid_until)
+WHERE record_rowid = :key
 """
-RECORD_SCOPE = "SELECT tenant, actor, rowid FROM records WHERE +tenant = ? AND id = ?"
-RECORD_SOURCES = "SELECT actor, source_event_ids FROM records WHERE +tenant = ? AND id = ?"
+RECORD_SOURCES = """
+SELECT actor, source_event_ids FROM records WHERE +tenant = :tenant AND id = :record_id
+"""
 GROW_SOURCES = """
-UPDATE records SET source_event_ids = ?, updated_at = ? WHERE +tenant = ? AND id = ?
+UPDATE records SET source_event_ids = :sources, updated_at = :at
+WHERE +tenant = :tenant AND id = :record_id
 """
 CLOSE_RECORD = """
-UPDATE records SET status = ?, valid_until = COALESCE(?, valid_until),
-    superseded_by = COALESCE(?, superseded_by), updated_at = ?
-WHERE +tenant = ? AND id = ?
+UPDATE records SET status = :status, valid_until = COALESCE(:valid_until, valid_until),
+    superseded_by = COALESCE(:superseded_by, superseded_by), updated_at = :at
+WHERE +tenant = :tenant AND id = :record_id
+RETURNING rowid AS key, actor
 """
 INSERT_HISTORY = """
 INSERT INTO history (tenant, record_id, action, at, text, status, related_id, reason, by_whom)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+VALUES (:tenant, :record_id, :action, :at, :text, :status, :related_id, :reason, :by_whom)
 """
+# positional: `remem.store.sqlite_search` runs it too, with (tenant, actor)
 BUMP_SCOPE = """
 INSERT INTO scope_versions (tenant, actor, version) VALUES (?, ?, 1)
 ON CONFLICT (tenant, actor) DO UPDATE SET version = version + 1
 """
+# the jobs a step came from (the write lock is held: nobody deletes them meanwhile)
+LOCK_JOBS = "SELECT id FROM jobs WHERE +tenant = :tenant AND id IN ({keys})"
+# what a tombstone covers (`remem.store.erasure.covered`)
+EVENT_TOMBSTONED = """
+SELECT 1 FROM tombstones WHERE tenant = :tenant AND kind = 'event' AND key IN ({keys}) LIMIT 1
+"""
+ACTOR_ERASED_AT = """
+SELECT created_at FROM tombstones WHERE tenant = :tenant AND kind = 'actor' AND key = :actor
+"""
+COUNT_STORED_EVENTS = """
+SELECT count(DISTINCT id) AS n FROM events
+WHERE tenant = :tenant AND actor = :actor AND id IN ({keys})
+"""
 # Lookups by record id write `+tenant` so the planner takes the unique id
 # index: with many ids it otherwise prefers a tenant index and scans the tenant.
-GET_RECORD = "SELECT * FROM records WHERE +tenant = ? AND id = ?"
-GET_RECORDS = "SELECT * FROM records WHERE +tenant = ? AND id IN ({marks})"
+GET_RECORD = "SELECT * FROM records WHERE +tenant = :tenant AND id = :record_id"
+GET_RECORDS = "SELECT * FROM records WHERE +tenant = :tenant AND id IN ({keys})"
 BY_FIELD = """
-SELECT * FROM records WHERE tenant = ? AND actor = ? AND field = ?
+SELECT * FROM records WHERE tenant = :tenant AND actor = :actor AND field = :field
     AND status IN ('active', 'invalid')
 ORDER BY valid_from DESC, rowid DESC
 """
-EVENTS_WITH_RECORDS = (
-    "SELECT DISTINCT event_id FROM record_events WHERE tenant = ? AND event_id IN ({marks})"
-)
-HISTORY = "SELECT * FROM history WHERE tenant = ? AND record_id = ? ORDER BY id"
+HISTORY = "SELECT * FROM history WHERE tenant = :tenant AND record_id = :record_id ORDER BY id"
 
 SEARCH_EVENTS = """
 SELECT e.id, bm25(events_fts) AS rank FROM events_fts JOIN events e ON e.seq = events_fts.rowid
@@ -284,35 +346,31 @@ SELECT r.id, v.vec FROM record_vectors v JOIN records r ON r.rowid = v.record_ro
 WHERE +r.tenant = ? AND v.model = ? AND r.id IN ({marks})
 """
 
-DELETE_VECTORS = "DELETE FROM record_vectors WHERE record_rowid IN ({marks})"
-DELETE_RECORDS_FTS = "DELETE FROM records_fts WHERE rowid IN ({marks})"
-DELETE_RECORDS = "DELETE FROM records WHERE rowid IN ({marks})"
-EVENT_TOMBSTONED = (
-    "SELECT 1 FROM tombstones WHERE tenant = ? AND kind = 'event' AND key IN ({marks}) LIMIT 1"
-)
-ACTOR_ERASED_AT = (
-    "SELECT created_at FROM tombstones WHERE tenant = ? AND kind = 'actor' AND key = ?"
-)
+DELETE_VECTORS = "DELETE FROM record_vectors WHERE record_rowid IN ({keys})"
+DELETE_RECORDS_FTS = "DELETE FROM records_fts WHERE rowid IN ({keys})"
+DELETE_RECORDS = "DELETE FROM records WHERE rowid IN ({keys})"
 # a second erasure of the actor moves its tombstone's time to the newest one
-COUNT_STORED_EVENTS = (
-    "SELECT count(DISTINCT id) FROM events WHERE tenant = ? AND actor = ? AND id IN ({marks})"
-)
-COUNT_JOBS = "SELECT count(*) FROM jobs WHERE +tenant = ? AND id IN ({marks})"
-HISTORY_WITH_TEXT = "SELECT 1 FROM history WHERE tenant = ? AND record_id = ? AND text IS NOT NULL"
-VECTOR_BY_ROWID = "SELECT 1 FROM record_vectors WHERE record_rowid = ?"
-FTS_BY_ROWID = "SELECT 1 FROM records_fts WHERE rowid = ?"
-ACTOR_EVENT_SEQS = "SELECT seq FROM events WHERE tenant = ? AND actor = ?"
+HISTORY_WITH_TEXT = """
+SELECT 1 FROM history
+WHERE tenant = :tenant AND record_id = :record_id AND text IS NOT NULL
+"""
+VECTOR_BY_ROWID = "SELECT 1 FROM record_vectors WHERE record_rowid = :key"
+FTS_BY_ROWID = "SELECT 1 FROM records_fts WHERE rowid = :key"
+ACTOR_EVENT_SEQS = "SELECT seq FROM events WHERE tenant = :tenant AND actor = :actor"
 # merges a full-text index into one segment, dropping the terms of deleted rows
 FTS_OPTIMIZE = "INSERT INTO {table} ({table}) VALUES ('optimize')"
 # copies the WAL into the file and truncates it; waits for readers (busy_timeout)
 WAL_TRUNCATE = "PRAGMA wal_checkpoint(TRUNCATE)"
-DELETE_EVENTS_FTS = "DELETE FROM events_fts WHERE rowid IN ({marks})"
-DELETE_ACTOR_EVENTS = "DELETE FROM events WHERE tenant = ? AND actor = ?"
-COUNT_ACTOR_RECORDS = "SELECT count(*) FROM records WHERE tenant = ? AND actor = ?"
-COUNT_ACTOR_VECTORS = "SELECT count(*) FROM record_vectors WHERE tenant = ? AND actor = ?"
-COUNT_ACTOR_EVENTS = "SELECT count(*) FROM events WHERE tenant = ? AND actor = ?"
-COUNT_FTS_SCOPE = "SELECT count(*) FROM records_fts WHERE records_fts MATCH ?"
-COUNT_EVENT_FTS_SCOPE = "SELECT count(*) FROM events_fts WHERE events_fts MATCH ?"
+DELETE_EVENTS_FTS = "DELETE FROM events_fts WHERE rowid IN ({keys})"
+DELETE_ACTOR_EVENTS = "DELETE FROM events WHERE tenant = :tenant AND actor = :actor"
+COUNT_ACTOR_RECORDS = "SELECT count(*) FROM records WHERE tenant = :tenant AND actor = :actor"
+COUNT_ACTOR_VECTORS = """
+SELECT count(*) FROM record_vectors
+WHERE tenant = :tenant AND actor = :actor
+"""
+COUNT_ACTOR_EVENTS = "SELECT count(*) FROM events WHERE tenant = :tenant AND actor = :actor"
+COUNT_FTS_SCOPE = "SELECT count(*) FROM records_fts WHERE records_fts MATCH :match"
+COUNT_EVENT_FTS_SCOPE = "SELECT count(*) FROM events_fts WHERE events_fts MATCH :match"
 
 STATS = {
     "events": "SELECT count(*) FROM events",
@@ -323,10 +381,16 @@ STATS = {
     "jobs_failed": "SELECT count(*) FROM jobs WHERE status = 'failed'",
 }
 
-ERASE_EVENT_TEXT = "UPDATE events SET text = '', metadata = ? WHERE tenant = ? AND id = ?"
-EVENT_SEQ = "SELECT seq FROM events WHERE tenant = ? AND id = ?"
-EVENTS_WITH_TEXT = "SELECT count(*) FROM events WHERE tenant = ? AND text != '' AND id IN ({marks})"
-LIST_DELETIONS = "SELECT * FROM deletions WHERE tenant = ? ORDER BY id DESC LIMIT ?"
+ERASE_EVENT_TEXT = """
+UPDATE events SET text = '', metadata = :metadata
+WHERE tenant = :tenant AND id = :event_id
+"""
+EVENT_SEQ = "SELECT seq FROM events WHERE tenant = :tenant AND id = :event_id"
+EVENTS_WITH_TEXT = """
+SELECT count(*) FROM events
+WHERE tenant = :tenant AND text != '' AND id IN ({keys})
+"""
+LIST_DELETIONS = "SELECT * FROM deletions WHERE tenant = :tenant ORDER BY id DESC LIMIT :limit"
 
 INSERT_EVENT_VECTOR = """
 INSERT OR REPLACE INTO event_vectors (event_seq, id, tenant, actor, model, time, vec)
@@ -335,15 +399,19 @@ SELECT seq, id, tenant, actor, ?, ?, ? FROM events WHERE tenant = ? AND id = ?
 SCOPE_EVENT_VECTORS = """
 SELECT id, time, model, vec FROM event_vectors WHERE tenant = ? AND actor = ? ORDER BY event_seq
 """
-DELETE_EVENT_VECTOR = "DELETE FROM event_vectors WHERE event_seq = ?"
-COUNT_ACTOR_EVENT_VECTORS = "SELECT count(*) FROM event_vectors WHERE tenant = ? AND actor = ?"
+DELETE_EVENT_VECTOR = "DELETE FROM event_vectors WHERE event_seq = :seq"
+COUNT_ACTOR_EVENT_VECTORS = """
+SELECT count(*) FROM event_vectors
+WHERE tenant = :tenant AND actor = :actor
+"""
 RECORD_STATUS_BY_EVENT = """
 SELECT re.event_id, r.status FROM record_events re JOIN records r ON r.id = re.record_id
-WHERE re.tenant = ? AND re.event_id IN ({marks}) AND r.kind <> 'summary'
+WHERE re.tenant = :tenant AND re.event_id IN ({keys}) AND r.kind <> 'summary'
 """
-EVENT_PLACES = (
-    "SELECT id, actor, session, time, seq FROM events WHERE tenant = ? AND id IN ({marks})"
-)
+EVENT_PLACES = """
+SELECT id, actor, session, time, seq FROM events
+WHERE tenant = :tenant AND id IN ({keys})
+"""
 # one event's neighbours; `{i}` names its parameters (id, actor, session, time, seq) apart
 # from the other events' in one statement; `tenant` and `reach` are shared
 _NEAR_ONE = """
@@ -376,7 +444,7 @@ def events_near_params(tenant: str, reach: int, places: Sequence[Any]) -> dict[s
     return params
 
 
-EVENT_VECTORS_FOR = "SELECT count(*) FROM event_vectors WHERE tenant = ? AND id IN ({marks})"
+EVENT_VECTORS_FOR = "SELECT count(*) FROM event_vectors WHERE tenant = :tenant AND id IN ({keys})"
 
 # thread state's tables (`remem.thread`): erased and counted with the rest of an actor
 FORGET_CHECKPOINTS = "DELETE FROM checkpoints WHERE tenant = ? AND actor = ?"
@@ -386,12 +454,14 @@ COUNT_ACTOR_TOOL_CALLS = "SELECT count(*) AS n FROM tool_calls WHERE tenant = ? 
 
 # -- the erasure flows of `remem.store.erasure` (named parameters) --------------------------
 
-RECORD_FOR_ERASURE = (
-    "SELECT rowid AS key, id, actor, kind FROM records WHERE +tenant = :tenant AND id = :record_id"
-)
-RECORDS_OF_ACTOR = (
-    "SELECT rowid AS key, id, actor, kind FROM records WHERE tenant = :tenant AND actor = :actor"
-)
+RECORD_FOR_ERASURE = """
+SELECT rowid AS key, id, actor, kind FROM records
+WHERE +tenant = :tenant AND id = :record_id
+"""
+RECORDS_OF_ACTOR = """
+SELECT rowid AS key, id, actor, kind FROM records
+WHERE tenant = :tenant AND actor = :actor
+"""
 FORGET_ACTOR_JOBS = """
 DELETE FROM jobs WHERE tenant = :tenant
 AND event_id IN (SELECT id FROM events WHERE tenant = :tenant AND actor = :actor)
@@ -410,13 +480,15 @@ TOMBSTONE_KEY = """
 INSERT INTO tombstones (tenant, kind, key, created_at) VALUES (:tenant, :kind, :key, :at)
 ON CONFLICT DO NOTHING
 """
-SOURCE_EVENT_IDS = (
-    "SELECT event_id FROM record_events WHERE tenant = :tenant AND record_id = :record_id"
-)
+SOURCE_EVENT_IDS = """
+SELECT event_id FROM record_events
+WHERE tenant = :tenant AND record_id = :record_id
+"""
 FORGET_RECORD_LINKS = "DELETE FROM record_events WHERE tenant = :tenant AND record_id IN ({keys})"
-FORGET_HISTORY_TEXT = (
-    "UPDATE history SET text = NULL WHERE tenant = :tenant AND record_id IN ({keys})"
-)
+FORGET_HISTORY_TEXT = """
+UPDATE history SET text = NULL
+WHERE tenant = :tenant AND record_id IN ({keys})
+"""
 HISTORY_DELETED = """
 INSERT INTO history (tenant, record_id, action, at, text, status, related_id, reason, by_whom)
 VALUES (:tenant, :record_id, 'DELETE', :at, NULL, 'deleted', NULL, 'forget', '')
