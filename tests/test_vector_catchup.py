@@ -2,11 +2,12 @@
 
 After a write, the vectors held (in this process, or mapped from the scope's
 base file by a fresh one) are brought up to date from what changed: rows
-appended since, statuses patched (`remem.store.sqlite_vectors`). The base file is not rewritten (its bytes
-stay the same), what was caught up is kept in the scope's tail file, and a
-fresh store answers from base + tail exactly as the database says. Erasure
-still reaches every file: a forgotten vector leaves no trace in base or
-tail, and vectors held in memory elsewhere do not return it.
+appended since, statuses patched (`remem.store.sqlite_vectors`). The base
+file is not rewritten (its bytes stay the same), what was caught up is kept
+in the scope's tail file, and a fresh store answers from base + tail exactly
+as the database says. Erasure still reaches every file: a forgotten vector
+leaves no trace in base or tail, and vectors held in memory elsewhere do not
+return it.
 """
 
 from __future__ import annotations
