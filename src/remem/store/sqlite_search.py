@@ -36,6 +36,15 @@ from remem.store.vectors import ScopeVectors
 LEXICAL_WINDOW = 1000  # BM25 ranks at most this many of the newest matches
 VECTOR_CACHE_SCOPES = 16  # scopes whose vectors stay in memory (oldest dropped first)
 POOL_FOR_PREFIX = 500  # nearest rows fetched when a namespace prefix narrows the scope
+# BM25 in the full-text index alone (newer than the floor of `FTS_FLOOR`), the best
+# joined to their records afterwards (see `SQLiteSearch.search_records`)
+RANKED_RECORDS = """
+SELECT r.id, f.rank, r.tenant, r.actor, r.status FROM (
+    SELECT rowid, bm25(records_fts) AS rank FROM records_fts
+    WHERE records_fts MATCH ? AND rowid >= ? ORDER BY rank LIMIT ?
+) f JOIN records r ON r.rowid = f.rowid
+ORDER BY f.rank
+"""
 
 
 @dataclass(frozen=True)
@@ -110,14 +119,40 @@ class SQLiteSearch:
     # -- search ------------------------------------------------------------------
 
     def search_records(self, scope: Scope, query: str, limit: int) -> list[Hit]:
-        """BM25 over one scope's non-deleted records; the caller masks status."""
+        """BM25 over one scope's non-deleted records; the caller masks status.
+
+        Ranked in the full-text index alone, then the best `2 * limit` joined
+        to their records (the join cost as much as BM25 per matched row): the
+        same hits as ranking the joined rows, unless so many of the best were
+        proposed or deleted that fewer than `limit` remain, when the joined
+        query runs instead. A namespace prefix takes the joined query.
+        """
         sql, params = q.search_records(scope)
-        return self._search("records_fts", scope, query, sql, params, limit)
+        if scope.namespace_prefix:
+            return self._search("records_fts", scope, query, sql, params, limit)
+        match = fts_query(scope_token(scope.tenant, scope.actor), query)
+        if match is None or limit <= 0:
+            return []
+        floor = self._floor("records_fts", match)
+        ranked = self._rows(RANKED_RECORDS, (match, floor, 2 * limit))
+        hits = [
+            Hit(r["id"], -float(r["rank"]))
+            for r in ranked
+            if (r["tenant"], r["actor"]) == (scope.tenant, scope.actor)
+            and r["status"] in ("active", "invalid")
+        ]
+        if len(hits) < limit and len(ranked) == 2 * limit:
+            return self._search("records_fts", scope, query, sql, params, limit)
+        return hits[:limit]
 
     def search_events(self, scope: Scope, query: str, limit: int) -> list[Hit]:
         """BM25 over one actor's raw events (short-term memory)."""
         params = [scope.tenant, scope.actor]
         return self._search("events_fts", scope, query, q.SEARCH_EVENTS, params, limit)
+
+    def _floor(self, table: str, match: str) -> int:
+        rows = self._rows(q.FTS_FLOOR.format(table=table), (match, LEXICAL_WINDOW - 1))
+        return int(rows[0][0]) if rows else 0
 
     def _search(
         self, table: str, scope: Scope, query: str, sql: str, params: list[Any], limit: int
@@ -125,9 +160,7 @@ class SQLiteSearch:
         match = fts_query(scope_token(scope.tenant, scope.actor), query)
         if match is None:
             return []
-        floor_rows = self._rows(q.FTS_FLOOR.format(table=table), (match, LEXICAL_WINDOW - 1))
-        floor = int(floor_rows[0][0]) if floor_rows else 0
-        rows = self._rows(sql, (match, floor, *params, limit))
+        rows = self._rows(sql, (match, self._floor(table, match), *params, limit))
         return [Hit(r[0], -float(r[1])) for r in rows]
 
     def vector_search(
