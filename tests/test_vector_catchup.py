@@ -142,6 +142,23 @@ def test_a_forget_reaches_the_tail_and_vectors_held_in_another_process(db_path: 
             assert not any(n in data for n in needles)
 
 
+def test_a_forget_copies_the_held_vectors_without_it_and_writes_them_again(
+    db_path: Path,
+) -> None:
+    with open_mem(db_path) as mem:
+        ids = base_with_records(mem)
+        gone = ids[4]
+        vec = synced(mem).record_vectors(mem.tenant, [gone], HashEmbedder().name)[gone]
+        needles = [gone.encode(), vec.astype(np.float32).tobytes()]  # float32 below 20,000
+        assert all(n in files_of(db_path, "vec")[0].read_bytes() for n in needles)
+        assert mem.forget(record_id=gone).verified
+        synced(mem)  # no recall since: the forget itself caught the held vectors up
+        (base,) = files_of(db_path, "vec")
+        data = base.read_bytes()
+        assert not any(n in data for n in needles) and ids[5].encode() in data
+        assert gone not in nearest(mem, TEXTS[4], k=30) and ids[5] in nearest(mem, TEXTS[5])
+
+
 _WRITER = """
 import sys
 from remem import Memory

@@ -84,3 +84,17 @@ def test_caught_up_rows_are_found_and_patched_rows_masked_on_both_paths() -> Non
         assert v.search(v.matrix[7], 1, 1.0, False)[0][0] == "r7"  # the old value is unchanged
         merged = after.merged()
         assert merged.search(appended.matrix[2], 1, 1.0, False)[0][0] == "t2"
+
+
+def test_kept_drops_rows_on_both_paths_and_leaves_the_rest_found() -> None:
+    for n in (500, APPROX_MIN + 100):
+        v = make(n)
+        v.rowids = np.arange(1, n + 1, dtype=np.int64)
+        v.search(v.matrix[0], 1, 1.0, False)
+        v.search(v.matrix[0], 1, 1.0, False)
+        keep = np.ones(n, np.bool_)
+        keep[7] = False
+        left = v.kept(keep)
+        assert len(left) == n - 1 and "r7" not in list(left.ids)
+        assert "r7" not in [rid for rid, _ in left.search(v.matrix[7], 10, 1.0, True)]
+        assert left.search(v.matrix[8], 1, 1.0, False)[0][0] == "r8"

@@ -220,13 +220,14 @@ class SQLiteSearch:
             finally:
                 if own:
                     self._db.execute("COMMIT")
-        if got.how == "loaded":
+        whole = got.how in ("loaded", "compacted")
+        if whole:
             base = got.stamp if files is not None else None  # the base written below
         entry = HeldVectors(version, got.vectors, got.stamp, base)
-        if got.how in ("caught_up", "loaded") and files is not None and got.vectors is not None:
+        written = got.how in ("caught_up", "compacted", "loaded")
+        if written and files is not None and got.vectors is not None:
             # written beside this recall, not before it answers: a projection and
             # 100 MB of file cost about as much again as a load (`sync_vector_files`)
-            whole = got.how == "loaded"
             writer = threading.Thread(
                 target=self._write_scope, args=(files, key, kind, entry, whole),
                 name="remem-vector-file",
@@ -290,12 +291,20 @@ class SQLiteSearch:
             writer.join()
 
     def _drop_scope_vectors(self, tenant: str, actor: str) -> None:
-        """Forget a scope's vectors held outside the database: its files and this cache."""
+        """After an erasure: delete the scope's files, and catch up what this process holds.
+
+        The catch-up copies the held vectors without the forgotten rows (and
+        writes the copy as a new base), so no forgotten vector stays in memory.
+        """
         self.sync_vector_files()
-        for kind in ("records", "events"):
-            self._vec_cache.pop((tenant, actor, kind), None)
         if self.vector_files is not None:
             self.vector_files.remove_scope(tenant, actor)
+        for kind in ("records", "events"):
+            cached = self._vec_cache.get((tenant, actor, kind))
+            if cached is not None and cached.vectors is not None:
+                self._scope_vectors(Scope(tenant, actor), events=kind == "events")
+            else:
+                self._vec_cache.pop((tenant, actor, kind), None)
 
     def record_vectors(
         self, tenant: str, ids: Sequence[str], model: str

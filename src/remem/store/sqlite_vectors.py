@@ -13,11 +13,14 @@ see `remem.store.vector_files`) are caught up instead (`refresh`):
   rows' ids and statuses are read from the same index and the held rows whose
   status differs are patched, their validity re-read. A validity end moved
   without a status change is not seen (no write does that today);
-- a deleted row shows as fewer rows up to the stamp's newest than the stamp
-  counted (one count on the scope's index), and a database that is not the
-  one the vectors came from as another newest row (its id and a digest of
-  its bytes). Either way the vectors are read whole again: erasure removes
-  the scope's files, and a forgotten vector must not survive in memory.
+- a deleted (forgotten) row shows as fewer rows up to the stamp's newest
+  than the stamp counted (one count on the scope's index): the row ids left
+  are read from that index and the vectors copied without the others (no
+  forgotten vector survives in the value; erasure removed the scope's files
+  and the copy is written as a new base);
+- a database that is not the one the vectors came from shows as another
+  newest row (its id and a digest of its bytes), and so does a deletion of
+  the stamp's newest row itself: the vectors are then read whole again.
 
 Run inside one read transaction, so the stamp and the rows agree.
 """
@@ -64,6 +67,10 @@ NEWEST = {k: f"SELECT {c} ORDER BY {_SEQ[k]} DESC LIMIT 1" for k, c in _COLUMNS.
 ALL = {k: f"SELECT {c} ORDER BY {_SEQ[k]}" for k, c in _COLUMNS.items()}
 AFTER = {k: f"SELECT {c} AND {_SEQ[k]} > ? ORDER BY {_SEQ[k]}" for k, c in _COLUMNS.items()}
 AT = {k: f"SELECT {c} AND {_SEQ[k]} = ?" for k, c in _COLUMNS.items()}
+ROWS_UPTO = {
+    k: f"SELECT {seq} FROM {k[:-1]}_vectors WHERE tenant = ? AND actor = ? AND {seq} <= ?"
+    for k, seq in _SEQ.items()
+}
 COUNT_UPTO = {
     k: f"SELECT count(*) FROM {k[:-1]}_vectors WHERE tenant = ? AND actor = ? AND {seq} <= ?"
     for k, seq in _SEQ.items()
@@ -77,8 +84,9 @@ class Refreshed:
     vectors: ScopeVectors | None  # None: the scope has no vectors
     stamp: Stamp | None
     # held: nothing changed; restamped: the scope changed, not its vectors; caught_up:
-    # rows added or patched; loaded: read whole
-    how: Literal["held", "restamped", "caught_up", "loaded"]
+    # rows added or patched; compacted: rows deleted (and perhaps added or patched),
+    # the rest copied; loaded: read whole
+    how: Literal["held", "restamped", "caught_up", "compacted", "loaded"]
 
 
 def refresh(
@@ -101,8 +109,12 @@ def refresh(
             return Refreshed(held, stamp, "held")
         caught = _catch_up(db, kind, key, held, stamp, now)
         if caught is not None:
-            vectors, changed = caught
-            return Refreshed(vectors, changed, "caught_up" if vectors is not held else "restamped")
+            vectors, restamped, compacted = caught
+            if compacted:
+                return Refreshed(vectors, restamped, "compacted")
+            if vectors is held:
+                return Refreshed(vectors, restamped, "restamped")
+            return Refreshed(vectors, restamped, "caught_up")
     vectors, count = _load(db, kind, key)
     return Refreshed(vectors, _with_rows(now, count), "loaded")
 
@@ -110,32 +122,44 @@ def refresh(
 def _catch_up(
     db: sqlite3.Connection, kind: Kind, key: tuple[str, str], held: ScopeVectors,
     stamp: Stamp, now: Stamp,
-) -> tuple[ScopeVectors, Stamp] | None:  # fmt: skip
+) -> tuple[ScopeVectors, Stamp, bool] | None:  # fmt: skip
     """`held` brought to `now` from what changed since `stamp` (`held` itself when nothing
-    it holds did), or None if it cannot be."""
+    it holds did), the stamp now and whether rows were dropped; None if it cannot be."""
+    given = held
     if held.rowids is None or now.version < stamp.version:
         return None
-    if not extends(db, kind, key, stamp):
+    if not _newest_intact(db, kind, key, stamp):
         return None
+    count = int(db.execute(COUNT_UPTO[kind], (*key, stamp.last_rowid)).fetchone()[0])
+    if count != stamp.rows:  # rows were deleted (forgotten): drop them, copy the rest
+        left = db.execute(ROWS_UPTO[kind], (*key, stamp.last_rowid)).fetchall()
+        keep = np.isin(held.rowids, np.fromiter((r[0] for r in left), np.int64, len(left)))
+        held = held.kept(keep)
+        stamp = _with_rows(stamp, count)
     added = db.execute(AFTER[kind], (*key, stamp.last_rowid)).fetchall()
     appended = _appended([r for r in added if r["model"] == held.model])
     same = kind == "events" or now.closed == stamp.closed
     patch = _patch_rows([]) if same else _patch(db, key, held)
     restamped = _with_rows(now, stamp.rows + len(added))
+    compacted = held is not given
     if not appended.ids and not len(patch.rowids):
-        return held, restamped
-    return held.caught_up(appended, patch), restamped
+        return held, restamped, compacted
+    return held.caught_up(appended, patch), restamped, compacted
 
 
 def extends(db: sqlite3.Connection, kind: Kind, key: tuple[str, str], stamp: Stamp) -> bool:
     """Whether the scope still holds every vector row `stamp` saw (rows may have been
     added and statuses changed since, none deleted), in this database."""
+    if not _newest_intact(db, kind, key, stamp):
+        return False
+    return bool(db.execute(COUNT_UPTO[kind], (*key, stamp.last_rowid)).fetchone()[0] == stamp.rows)
+
+
+def _newest_intact(db: sqlite3.Connection, kind: Kind, key: tuple[str, str], stamp: Stamp) -> bool:
     last = db.execute(AT[kind], (*key, stamp.last_rowid)).fetchone()
     if last is None or str(last["id"]) != stamp.last_id:
         return False  # the stamp's newest row is gone or another: deleted, or another database
-    if _digest(last["vec"]) != stamp.last_digest:
-        return False  # the same id, other bytes: another database
-    return bool(db.execute(COUNT_UPTO[kind], (*key, stamp.last_rowid)).fetchone()[0] == stamp.rows)
+    return _digest(last["vec"]) == stamp.last_digest  # the same id, other bytes: another database
 
 
 def _load(db: sqlite3.Connection, kind: Kind, key: tuple[str, str]) -> tuple[ScopeVectors, int]:

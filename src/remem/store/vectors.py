@@ -165,6 +165,32 @@ class ScopeVectors:
             out.attach_projection(self._basis, self._projected)
         return out
 
+    def kept(self, keep: npt.NDArray[np.bool_]) -> ScopeVectors:
+        """These vectors without the rows `keep` is False for (deleted from the database).
+
+        Everything is copied, the kept rows only: no dropped row stays
+        reachable from the value, whatever the old one was mapped from.
+        """
+        base = len(self.ids)
+        in_base, in_tail = keep[:base], keep[base:]
+        ids: Sequence[str] | npt.NDArray[np.bytes_]
+        if isinstance(self.ids, np.ndarray):
+            ids = self.ids[in_base]
+        else:
+            ids = tuple(i for i, k in zip(self.ids, in_base, strict=True) if k)
+        tail = self.tail[in_tail] if self.tail is not None else None
+        out = ScopeVectors(
+            ids=ids, matrix=self.matrix[in_base],  # a copy: fancy indexing
+            active=self.active[keep], valid_from=self.valid_from[keep],
+            valid_until=self.valid_until[keep], model=self.model, live=self._live()[keep],
+            rowids=self.rowids[keep] if self.rowids is not None else None,
+            tail_ids=tuple(i for i, k in zip(self.tail_ids, in_tail, strict=True) if k),
+            tail=tail if tail is not None and len(tail) else None,
+        )  # fmt: skip
+        if self._basis is not None and self._projected is not None:
+            out.attach_projection(self._basis, np.ascontiguousarray(self._projected[in_base]))
+        return out
+
     def merged(self) -> ScopeVectors:
         """One matrix again, the tail folded in (what a rewritten file holds).
 
