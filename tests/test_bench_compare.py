@@ -40,6 +40,7 @@ def test_compare_over_two_sizes_reports_baselines_ratios_and_cold_figures(
         }  # fmt: skip
         assert all(r > 0 for r in run["ratios"].values())
         assert run["cold_first_recall_ms"] > 0 and run["cold_open_ms"] > 0
+        assert run["cold_first_recall_after_add_ms"] > 0 and run["first_recall_after_add_ms"] > 0
         assert run["cold_recall_s"] > 0 and run["vector_files_mb"] >= 0
 
 

@@ -58,3 +58,43 @@ def test_masks_apply_on_the_projected_path_too() -> None:
     assert len(v.search(v.matrix[5], 10, 1.0, True)) == 10
     v.valid_until[:] = 0.5
     assert v.search(v.matrix[5], 10, 1.0, True) == []
+
+
+def test_caught_up_rows_are_found_and_patched_rows_masked_on_both_paths() -> None:
+    from remem.store.vectors import Appended, Patch
+
+    for n in (500, APPROX_MIN + 100):
+        v = make(n)
+        v.rowids = np.arange(1, n + 1, dtype=np.int64)
+        v.search(v.matrix[0], 1, 1.0, False)
+        v.search(v.matrix[0], 1, 1.0, False)  # large: projected from here on
+        extra = make(3, seed=9)
+        appended = Appended(
+            ids=("t0", "t1", "t2"), rowids=np.array([n + 5, n + 6, n + 7], np.int64),
+            matrix=np.asarray(extra.matrix, np.float32), active=np.ones(3, np.bool_),
+            live=np.ones(3, np.bool_), valid_from=np.zeros(3), valid_until=np.full(3, math.inf),
+        )  # fmt: skip
+        closed = Patch(
+            rowids=np.array([8], np.int64), active=np.zeros(1, np.bool_),
+            live=np.ones(1, np.bool_), valid_until=np.array([0.5]),
+        )  # fmt: skip
+        after = v.caught_up(appended, closed)
+        assert after.search(appended.matrix[1], 1, 1.0, False)[0][0] == "t1"
+        assert "r7" not in [rid for rid, _ in after.search(v.matrix[7], 10, 1.0, True)]
+        assert v.search(v.matrix[7], 1, 1.0, False)[0][0] == "r7"  # the old value is unchanged
+        merged = after.merged()
+        assert merged.search(appended.matrix[2], 1, 1.0, False)[0][0] == "t2"
+
+
+def test_kept_drops_rows_on_both_paths_and_leaves_the_rest_found() -> None:
+    for n in (500, APPROX_MIN + 100):
+        v = make(n)
+        v.rowids = np.arange(1, n + 1, dtype=np.int64)
+        v.search(v.matrix[0], 1, 1.0, False)
+        v.search(v.matrix[0], 1, 1.0, False)
+        keep = np.ones(n, np.bool_)
+        keep[7] = False
+        left = v.kept(keep)
+        assert len(left) == n - 1 and "r7" not in list(left.ids)
+        assert "r7" not in [rid for rid, _ in left.search(v.matrix[7], 10, 1.0, True)]
+        assert left.search(v.matrix[8], 1, 1.0, False)[0][0] == "r8"

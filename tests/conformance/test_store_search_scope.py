@@ -17,3 +17,15 @@ def test_vector_search_inside_a_namespace_prefix_escapes_like_wildcards(store: S
     assert store.vector_search(wild, "test-8", query, 10, NOW) == []
     everyone = Scope("t1", "alice")
     assert {r for r, _ in store.vector_search(everyone, "test-8", query, 10, NOW)} == {"a1", "a2"}
+
+
+def test_word_search_skips_proposed_records_however_many_rank_above(store: Store) -> None:
+    from remem.model import Status
+
+    proposed = [
+        rec(f"p{i}", "spade spade spade in the shed", status=Status.PROPOSED) for i in range(6)
+    ]
+    put(store, *proposed, rec("a1", "a spade somewhere in a long sentence about the shed"))
+    alice = Scope("t1", "alice")
+    assert [h.id for h in store.search_records(alice, "spade shed", 2)] == ["a1"]
+    assert [h.id for h in store.search_records(alice, "spade shed", 5)] == ["a1"]

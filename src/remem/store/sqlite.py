@@ -49,13 +49,12 @@ from remem.store.lookups import Lookups, LookupSQL
 from remem.store.record_write import RecordWrites, Vector, WriteSQL
 from remem.store.rows import near_from
 from remem.store.sqlite_erasure import SQLiteErasure
-from remem.store.sqlite_search import SQLiteSearch
+from remem.store.sqlite_search import HeldVectors, SQLiteSearch
 from remem.store.sqlite_sql import fts_query as fts_query  # re-exported
 from remem.store.sqlite_sql import scope_token as scope_token
 from remem.store.sqlite_sql import scoped_text
 from remem.store.text import read_migrations, split_sql
 from remem.store.vector_files import VectorFiles
-from remem.store.vectors import ScopeVectors
 from remem.timeutil import from_db, to_db, utcnow
 
 log = logging.getLogger(__name__)
@@ -126,7 +125,7 @@ class SQLiteStore(SQLiteErasure, SQLiteSearch, Lookups, EventLog, RecordWrites, 
                     f"directory {parent} does not exist; create it or choose another --db path"
                 )
         self._lock = threading.RLock()
-        self._vec_cache: dict[tuple[str, str, str], tuple[int, ScopeVectors | None]] = {}
+        self._vec_cache: dict[tuple[str, str, str], HeldVectors] = {}
         # None for `:memory:` or a folder this process cannot write: vectors are then
         # read from the database once per process (the in-memory path)
         self.vector_files: VectorFiles | None = None

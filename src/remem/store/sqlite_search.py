@@ -11,11 +11,11 @@ milliseconds instead of reading it through SQLite.
 
 from __future__ import annotations
 
-import math
 import sqlite3
 import threading
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -29,12 +29,44 @@ from remem.store.backend import chunks
 from remem.store.base import Hit, Scope
 from remem.store.errors import sqlite_translated
 from remem.store.sqlite_sql import fts_query, scope_token
-from remem.store.vector_files import Stamp, VectorFiles
+from remem.store.sqlite_vectors import Kind, extends, refresh
+from remem.store.vector_files import TAIL_MAX, Stamp, VectorFiles
 from remem.store.vectors import ScopeVectors
 
 LEXICAL_WINDOW = 1000  # BM25 ranks at most this many of the newest matches
 VECTOR_CACHE_SCOPES = 16  # scopes whose vectors stay in memory (oldest dropped first)
 POOL_FOR_PREFIX = 500  # nearest rows fetched when a namespace prefix narrows the scope
+# BM25 in the full-text index alone (newer than the floor of `FTS_FLOOR`), the best
+# joined to their records afterwards (see `SQLiteSearch.search_records`)
+RANKED_RECORDS = """
+SELECT r.id, f.rank, r.tenant, r.actor, r.status FROM (
+    SELECT rowid, bm25(records_fts) AS rank FROM records_fts
+    WHERE records_fts MATCH ? AND rowid >= ? ORDER BY rank LIMIT ?
+) f JOIN records r ON r.rowid = f.rowid
+ORDER BY f.rank
+"""
+
+
+@dataclass(frozen=True)
+class HeldVectors:
+    """A scope's vectors in this process: for which version, their stamp, their file's base."""
+
+    version: int
+    vectors: ScopeVectors | None
+    stamp: Stamp | None
+    base: Stamp | None  # the stamp of the base file `vectors` extend; None: no such file
+
+
+def _held(
+    cached: HeldVectors | None, files: VectorFiles | None, key: tuple[str, str], kind: str
+) -> tuple[HeldVectors, Stamp | None]:
+    """What a catch-up starts from: this process's copy, else the scope's files, else nothing."""
+    if cached is not None and cached.vectors is not None:
+        return cached, cached.base
+    opened = files.open(*key, kind) if files is not None else None
+    if opened is None:
+        return HeldVectors(0, None, None, None), None
+    return HeldVectors(0, opened.vectors, opened.stamp, opened.base), opened.base
 
 
 class SQLiteSearch:
@@ -42,7 +74,7 @@ class SQLiteSearch:
 
     _lock: threading.RLock
     _db: sqlite3.Connection
-    _vec_cache: dict[tuple[str, str, str], tuple[int, ScopeVectors | None]]
+    _vec_cache: dict[tuple[str, str, str], HeldVectors]
     vector_files: VectorFiles | None
     _writers: list[threading.Thread]
     _writers_lock: threading.Lock
@@ -87,14 +119,40 @@ class SQLiteSearch:
     # -- search ------------------------------------------------------------------
 
     def search_records(self, scope: Scope, query: str, limit: int) -> list[Hit]:
-        """BM25 over one scope's non-deleted records; the caller masks status."""
+        """BM25 over one scope's non-deleted records; the caller masks status.
+
+        Ranked in the full-text index alone, then the best `2 * limit` joined
+        to their records (the join cost as much as BM25 per matched row): the
+        same hits as ranking the joined rows, unless so many of the best were
+        proposed or deleted that fewer than `limit` remain, when the joined
+        query runs instead. A namespace prefix takes the joined query.
+        """
         sql, params = q.search_records(scope)
-        return self._search("records_fts", scope, query, sql, params, limit)
+        if scope.namespace_prefix:
+            return self._search("records_fts", scope, query, sql, params, limit)
+        match = fts_query(scope_token(scope.tenant, scope.actor), query)
+        if match is None or limit <= 0:
+            return []
+        floor = self._floor("records_fts", match)
+        ranked = self._rows(RANKED_RECORDS, (match, floor, 2 * limit))
+        hits = [
+            Hit(r["id"], -float(r["rank"]))
+            for r in ranked
+            if (r["tenant"], r["actor"]) == (scope.tenant, scope.actor)
+            and r["status"] in ("active", "invalid")
+        ]
+        if len(hits) < limit and len(ranked) == 2 * limit:
+            return self._search("records_fts", scope, query, sql, params, limit)
+        return hits[:limit]
 
     def search_events(self, scope: Scope, query: str, limit: int) -> list[Hit]:
         """BM25 over one actor's raw events (short-term memory)."""
         params = [scope.tenant, scope.actor]
         return self._search("events_fts", scope, query, q.SEARCH_EVENTS, params, limit)
+
+    def _floor(self, table: str, match: str) -> int:
+        rows = self._rows(q.FTS_FLOOR.format(table=table), (match, LEXICAL_WINDOW - 1))
+        return int(rows[0][0]) if rows else 0
 
     def _search(
         self, table: str, scope: Scope, query: str, sql: str, params: list[Any], limit: int
@@ -102,9 +160,7 @@ class SQLiteSearch:
         match = fts_query(scope_token(scope.tenant, scope.actor), query)
         if match is None:
             return []
-        floor_rows = self._rows(q.FTS_FLOOR.format(table=table), (match, LEXICAL_WINDOW - 1))
-        floor = int(floor_rows[0][0]) if floor_rows else 0
-        rows = self._rows(sql, (match, floor, *params, limit))
+        rows = self._rows(sql, (match, self._floor(table, match), *params, limit))
         return [Hit(r[0], -float(r[1])) for r in rows]
 
     def vector_search(
@@ -136,65 +192,96 @@ class SQLiteSearch:
         return hits
 
     def _scope_vectors(self, scope: Scope, events: bool = False) -> ScopeVectors | None:
-        """One scope's record (or event) vectors, reloaded when the scope changed.
+        """One scope's record (or event) vectors, caught up when the scope changed.
 
-        In order: this process's cache, the scope's vector file when its stamp
-        matches the database, else the database (and the file is rewritten).
+        In order: this process's cache while the scope's version is the same;
+        else the vectors held (cached, or mapped from the scope's files) caught
+        up from what changed in the database since their stamp; else all read
+        from the database (`remem.store.sqlite_vectors.refresh`). What changed
+        is written to the scope's files beside the answer.
         """
         key = (scope.tenant, scope.actor)
-        kind = "events" if events else "records"
+        kind: Kind = "events" if events else "records"
         rows = self._rows(q.SCOPE_VERSION, key)
         version = int(rows[0][0]) if rows else 0
         cache_key = (scope.tenant, scope.actor, kind)
         cached = self._vec_cache.get(cache_key)
-        if cached is not None and cached[0] == version:
-            return cached[1]
+        if cached is not None and cached.version == version:
+            return cached.vectors
         files = self.vector_files
         with self._lock, sqlite_translated():
             own = not self._db.in_transaction
             if own:
                 self._db.execute("BEGIN")  # the stamp and the rows from one snapshot
             try:
-                rows = self._rows(q.SCOPE_VERSION, key)
-                version = int(rows[0][0]) if rows else 0
-                last = self._rows(q.SCOPE_EVENT_LAST if events else q.SCOPE_VECTOR_LAST, key)
-                stamp = Stamp(version, str(last[0][0]) if last else "")
-                vectors = files.open(*key, kind, stamp) if files and last else None
-                fresh = vectors is None
-                if fresh:
-                    load = self._load_event_vectors if events else self._load_record_vectors
-                    vectors = load(key)
+                held, base = _held(cached, files, key, kind)
+                got = refresh(self._db, kind, key, held.vectors, held.stamp)
+                version = got.stamp.version if got.stamp else version
             finally:
                 if own:
                     self._db.execute("COMMIT")
-        if fresh and files is not None and vectors is not None:
+        whole = got.how in ("loaded", "compacted")
+        if whole:
+            base = got.stamp if files is not None else None  # the base written below
+        entry = HeldVectors(version, got.vectors, got.stamp, base)
+        written = got.how in ("caught_up", "compacted", "loaded")
+        if written and files is not None and got.vectors is not None:
             # written beside this recall, not before it answers: a projection and
-            # 100 MB of file cost about as much again as the load (`sync_vector_files`)
+            # 100 MB of file cost about as much again as a load (`sync_vector_files`)
             writer = threading.Thread(
-                target=self._write_scope, args=(files, key, kind, stamp, rows, vectors),
+                target=self._write_scope, args=(files, key, kind, entry, whole),
                 name="remem-vector-file",
             )  # fmt: skip
             with self._writers_lock:
                 self._writers = [w for w in self._writers if w.is_alive()] + [writer]
             writer.start()
-        if len(self._vec_cache) >= VECTOR_CACHE_SCOPES:
+        if cache_key not in self._vec_cache and len(self._vec_cache) >= VECTOR_CACHE_SCOPES:
             self._vec_cache.pop(next(iter(self._vec_cache)))
-        self._vec_cache[cache_key] = (version, vectors)
-        return vectors
+        self._vec_cache[cache_key] = entry
+        return got.vectors
 
     def _write_scope(
-        self, files: VectorFiles, key: tuple[str, str], kind: str, stamp: Stamp,
-        rows: list[sqlite3.Row], vectors: ScopeVectors,
+        self, files: VectorFiles, key: tuple[str, str], kind: Kind, entry: HeldVectors,
+        whole: bool,
     ) -> None:  # fmt: skip
-        files.write(*key, kind, stamp, vectors)
+        """Write a scope's base (`whole`, or a tail past `TAIL_MAX`) or tail; keep it if true.
+
+        A file written while the scope changed is kept when the change added
+        rows (a later catch-up reads them) and removed when it deleted some:
+        it may hold what a forget just erased.
+        """
+        vectors, stamp, base = entry.vectors, entry.stamp, entry.base
+        assert vectors is not None and stamp is not None
+        tail_rows = len(vectors.tail_ids)
+        if not whole and base is not None and tail_rows <= max(TAIL_MAX, len(vectors.ids) // 20):
+            wrote = "tail" if files.write_tail(*key, kind, base, stamp, vectors) else ""
+        else:
+            wrote = "vec" if files.write(*key, kind, stamp, vectors) else ""
+        if not wrote:
+            return
         try:
-            changed = [tuple(r) for r in self._rows(q.SCOPE_VERSION, key)] != [
-                tuple(r) for r in rows
-            ]
+            with self._lock, sqlite_translated():
+                kept = extends(self._db, kind, key, stamp)
         except (StoreError, sqlite3.ProgrammingError):
-            changed = True  # closed meanwhile: cannot tell
-        if changed:  # not trusted anyway, and it may hold what a forget just erased
+            kept = False  # closed meanwhile: cannot tell
+        if not kept:
             files.remove_scope(*key)
+        elif wrote == "vec" and tail_rows:
+            self._adopt_base(files, key, kind, entry)
+
+    def _adopt_base(
+        self, files: VectorFiles, key: tuple[str, str], kind: str, entry: HeldVectors
+    ) -> None:
+        """Hold the base just rewritten (mapped) instead of vectors with a long tail."""
+        opened = files.open(*key, kind)
+        if opened is None or opened.stamp != entry.stamp:
+            return
+        with self._lock:
+            cache_key = (*key, kind)
+            if self._vec_cache.get(cache_key) is entry:
+                self._vec_cache[cache_key] = HeldVectors(
+                    entry.version, opened.vectors, opened.stamp, opened.base
+                )
 
     def sync_vector_files(self) -> None:
         """Wait until the vector files being written (after a load from the database) are."""
@@ -204,48 +291,20 @@ class SQLiteSearch:
             writer.join()
 
     def _drop_scope_vectors(self, tenant: str, actor: str) -> None:
-        """Forget a scope's vectors held outside the database: its files and this cache."""
+        """After an erasure: delete the scope's files, and catch up what this process holds.
+
+        The catch-up copies the held vectors without the forgotten rows (and
+        writes the copy as a new base), so no forgotten vector stays in memory.
+        """
         self.sync_vector_files()
-        for kind in ("records", "events"):
-            self._vec_cache.pop((tenant, actor, kind), None)
         if self.vector_files is not None:
             self.vector_files.remove_scope(tenant, actor)
-
-    def _load_event_vectors(self, key: tuple[str, str]) -> ScopeVectors | None:
-        rows = self._rows(q.SCOPE_EVENT_VECTORS, key)
-        if not rows:
-            return None
-        model = rows[0]["model"]
-        rows = [r for r in rows if r["model"] == model]
-        matrix = np.frombuffer(b"".join(r["vec"] for r in rows), dtype=np.float16)
-        return ScopeVectors(
-            ids=tuple(r["id"] for r in rows),
-            matrix=matrix.reshape(len(rows), -1).astype(np.float32),
-            active=np.ones(len(rows), dtype=np.bool_),
-            valid_from=np.array([r["time"] for r in rows], dtype=np.float64),
-            valid_until=np.full(len(rows), math.inf),
-            model=model,
-        )
-
-    def _load_record_vectors(self, key: tuple[str, str]) -> ScopeVectors | None:
-        rows = self._rows(q.SCOPE_VECTORS, key)
-        vectors: ScopeVectors | None = None
-        if rows:
-            model = rows[0]["model"]
-            rows = [r for r in rows if r["model"] == model]
-            matrix = np.frombuffer(b"".join(r["vec"] for r in rows), dtype=np.float16)
-            vectors = ScopeVectors(
-                ids=tuple(r["id"] for r in rows),
-                matrix=matrix.reshape(len(rows), -1).astype(np.float32),
-                active=np.array([r["status"] == "active" for r in rows], dtype=np.bool_),
-                valid_from=np.array([r["valid_from"] for r in rows], dtype=np.float64),
-                valid_until=np.array(
-                    [math.inf if r["valid_until"] is None else r["valid_until"] for r in rows],
-                    dtype=np.float64,
-                ),
-                model=model,
-            )
-        return vectors
+        for kind in ("records", "events"):
+            cached = self._vec_cache.get((tenant, actor, kind))
+            if cached is not None and cached.vectors is not None:
+                self._scope_vectors(Scope(tenant, actor), events=kind == "events")
+            else:
+                self._vec_cache.pop((tenant, actor, kind), None)
 
     def record_vectors(
         self, tenant: str, ids: Sequence[str], model: str

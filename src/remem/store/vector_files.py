@@ -1,22 +1,29 @@
 """A scope's vectors persisted beside the SQLite database, memory-mapped on open.
 
 Reading 100,000 vectors out of SQLite takes a fresh process 1-2 s, so each
-(tenant, actor, kind) scope that has been searched keeps a copy in one file
-under `<db>.vectors/`: a header (format, model, dim, rows, the scope's
-`scope_versions` version and the id of its newest vector row), then the ids,
-status and validity arrays, the matrix (float32 below `APPROX_MIN` rows,
-float16 above, where only the refined rows are widened) and, above
-`APPROX_MIN`, the PCA projection of `remem.store.vectors`. Opening maps the
-file; nothing is read until a search touches it.
+(tenant, actor, kind) scope that has been searched keeps a copy under
+`<db>.vectors/`. The base file (`.vec`) holds a header (format, model, dim,
+rows and the `Stamp` of the database state it was read from), then the ids,
+database rows, status and validity arrays, the matrix (float32 below
+`APPROX_MIN` rows, float16 above, where only the refined rows are widened)
+and, above `APPROX_MIN`, the PCA projection of `remem.store.vectors`. Opening
+maps the file; nothing is read until a search touches it.
 
-The file is a cache, never the source of truth. It is trusted only when its
-header matches the scope's version and newest row as the database says
-(read in the same transaction as the rows it would replace), so a stale,
-foreign (another database's, same path) or damaged file is rebuilt from the
-database. A file is written to a temporary name, fsynced and renamed into
-place, so a crash never leaves a half file under the real name, and two
-processes racing to write one end with one whole file. Erasure deletes the
-scope's files (see `SQLiteStore.forget_record`).
+A scope that changed since is caught up from the database by reading only
+what changed (`remem.store.sqlite_vectors`), and what that read is kept in
+the tail file (`.tail`): the rows added since the base (float32) and the
+status and validity arrays of every row as they are now, under the base's
+stamp and its own. The tail is rewritten whole on each catch-up (it is
+small); when it grows past `TAIL_MAX` rows the base is rewritten instead.
+
+Both are caches, never the source of truth: the caller compares their stamps
+with the database (in the same transaction as the rows it would read), and
+a stale, foreign (another database's, same path) or damaged file is caught
+up or rebuilt from the database. A file is written to a temporary name,
+fsynced and renamed into place, so a crash (a process killed mid-write)
+leaves the old whole file or none under the real name, and two processes
+racing to write one end with one whole file. Erasure deletes the scope's
+files (see `SQLiteStore.forget_record`).
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ import json
 import mmap
 import os
 import secrets
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,18 +43,63 @@ import numpy.typing as npt
 
 from remem.store.vectors import ScopeVectors
 
-FORMAT = 1
+FORMAT = 2
 MAGIC = b"REMEMVEC"
 ALIGN = 64
 KINDS = ("records", "events")
+SUFFIXES = ("vec", "tail")
+TAIL_MAX = 2000  # rows a tail holds before the base is rewritten (or 5% of the base)
+STATUS_ARRAYS = ("active", "live", "valid_from", "valid_until")
 
 
 @dataclass(frozen=True)
 class Stamp:
-    """What ties a file to the database's current state of one scope."""
+    """What ties vectors to the database state of one scope they were read from.
+
+    `version`, `last_rowid`, `last_id` and `last_digest` (a digest of the
+    newest vector row's bytes: another database's rows differ) say whether
+    anything changed; `rows` and `closed` are where a catch-up starts: the
+    scope's vector rows up to `last_rowid` (fewer now: some were deleted, so
+    the vectors are rebuilt), and a digest of which of its records were not
+    active (when it moved, statuses are patched; `remem.store.sqlite_vectors`).
+    """
 
     version: int
-    last_id: str  # the scope's newest vector row, any status: a new database differs
+    last_rowid: int
+    last_id: str
+    last_digest: str
+    rows: int
+    closed: str = ""
+
+    def same_state(self, other: Stamp) -> bool:
+        """Whether both describe the same database state (nothing changed between)."""
+        return (self.version, self.last_rowid, self.last_id, self.last_digest) == (
+            other.version, other.last_rowid, other.last_id, other.last_digest,
+        )  # fmt: skip
+
+    def as_dict(self) -> dict[str, Any]:
+        """The stamp as a file header holds it."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: Any) -> Stamp | None:
+        """A stamp read from a header, or None if it is not one."""
+        try:
+            return cls(
+                int(d["version"]), int(d["last_rowid"]), str(d["last_id"]),
+                str(d["last_digest"]), int(d["rows"]), str(d.get("closed", "")),
+            )  # fmt: skip
+        except (KeyError, TypeError, ValueError):
+            return None
+
+
+@dataclass(frozen=True)
+class Opened:
+    """A scope's vectors read from its files, the stamp of their base and of the whole."""
+
+    vectors: ScopeVectors
+    base: Stamp
+    stamp: Stamp
 
 
 class VectorFiles:
@@ -75,56 +127,107 @@ class VectorFiles:
             return None
         return cls(folder)
 
-    def path(self, tenant: str, actor: str, kind: str) -> Path:
-        """The file of one scope (named by a digest: no tenant or actor text in the name)."""
+    def path(self, tenant: str, actor: str, kind: str, suffix: str = "vec") -> Path:
+        """A file of one scope (named by a digest: no tenant or actor text in the name)."""
         digest = hashlib.sha256(json.dumps([tenant, actor, kind]).encode()).hexdigest()[:32]
-        return self.folder / f"{digest}.{kind}.vec"
+        return self.folder / f"{digest}.{kind}.{suffix}"
 
-    def open(self, tenant: str, actor: str, kind: str, stamp: Stamp) -> ScopeVectors | None:
-        """The scope's vectors mapped from its file, or None if missing, damaged or stale."""
+    def open(self, tenant: str, actor: str, kind: str) -> Opened | None:
+        """The scope's vectors mapped from its base file and its tail, whatever their stamp.
+
+        None if the base is missing, damaged or another scope's; a tail that
+        is damaged or made for another base is left out. The caller compares
+        the stamp with the database.
+        """
         found = _read(self.path(tenant, actor, kind))
         if found is None:
             return None
         head, arrays = found
         expected = {"tenant": tenant, "actor": actor, "kind": kind}
-        if any(head.get(k) != v for k, v in expected.items()):
-            return None
-        if head.get("version") != stamp.version or head.get("last_id") != stamp.last_id:
+        base = Stamp.from_dict(head.get("stamp"))
+        if base is None or any(head.get(k) != v for k, v in expected.items()):
             return None
         vectors = ScopeVectors(
-            ids=arrays["ids"],
-            matrix=arrays["matrix"],
-            active=arrays["active"],
-            valid_from=arrays["valid_from"],
-            valid_until=arrays["valid_until"],
-            model=str(head["model"]),
-        )
+            ids=arrays["ids"], matrix=arrays["matrix"], active=arrays["active"],
+            valid_from=arrays["valid_from"], valid_until=arrays["valid_until"],
+            model=str(head["model"]), live=arrays["live"], rowids=arrays["rowids"],
+        )  # fmt: skip
         if "basis" in arrays and "projected" in arrays:
             vectors.attach_projection(arrays["basis"], arrays["projected"])
-        return vectors
+        tail = _read(self.path(tenant, actor, kind, "tail"))
+        if tail is None:
+            return Opened(vectors, base, base)
+        t_head, t_arrays = tail
+        stamp = Stamp.from_dict(t_head.get("stamp"))
+        total = len(vectors.ids) + int(t_head["rows"])
+        if (
+            stamp is None
+            or Stamp.from_dict(t_head.get("base")) != base
+            or any(t_head.get(k) != v for k, v in {**expected, "model": vectors.model}.items())
+            or any(len(t_arrays[name]) != total for name in (*STATUS_ARRAYS, "rowids"))
+        ):
+            return Opened(vectors, base, base)
+        whole = ScopeVectors(
+            ids=vectors.ids, matrix=vectors.matrix, active=t_arrays["active"],
+            valid_from=t_arrays["valid_from"], valid_until=t_arrays["valid_until"],
+            model=vectors.model, live=t_arrays["live"],
+            rowids=t_arrays["rowids"], tail=t_arrays["matrix"],
+            tail_ids=tuple(bytes(i).decode() for i in t_arrays["ids"]),
+        )  # fmt: skip
+        if "basis" in arrays and "projected" in arrays:
+            whole.attach_projection(arrays["basis"], arrays["projected"])
+        return Opened(whole, base, stamp)
 
     def write(
         self, tenant: str, actor: str, kind: str, stamp: Stamp, vectors: ScopeVectors
-    ) -> None:
-        """Persist one scope's vectors atomically; a failure to write only loses the cache."""
-        final = self.path(tenant, actor, kind)
-        tmp = final.with_name(f".{final.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    ) -> bool:
+        """Persist one scope's vectors as its base (its tail, now stale, is removed).
+
+        Atomic; False when it could not be written (only the cache is lost).
+        """
+        vectors = vectors.merged()
         projection = vectors.projection()
+        n, dim = vectors.matrix.shape
         arrays: dict[str, npt.NDArray[Any]] = {
             "ids": _id_array(vectors.ids),
-            "active": np.asarray(vectors.active, np.bool_),
-            "valid_from": np.asarray(vectors.valid_from, np.float64),
-            "valid_until": np.asarray(vectors.valid_until, np.float64),
+            "rowids": _rowids(vectors),
+            **_status_arrays(vectors),
             "matrix": np.asarray(vectors.matrix, np.float16 if projection else np.float32),
         }
         if projection is not None:
             arrays["basis"], arrays["projected"] = projection
-        n, dim = vectors.matrix.shape
         head: dict[str, Any] = {
             "format": FORMAT, "tenant": tenant, "actor": actor, "kind": kind,
-            "model": vectors.model, "dim": int(dim), "rows": int(n),
-            "version": stamp.version, "last_id": stamp.last_id,
+            "model": vectors.model, "dim": int(dim), "rows": int(n), "stamp": stamp.as_dict(),
         }  # fmt: skip
+        written = self._put(self.path(tenant, actor, kind), head, arrays)
+        if written:
+            with contextlib.suppress(OSError):
+                self.path(tenant, actor, kind, "tail").unlink()
+        return written
+
+    def write_tail(
+        self, tenant: str, actor: str, kind: str, base: Stamp, stamp: Stamp,
+        vectors: ScopeVectors,
+    ) -> bool:  # fmt: skip
+        """Persist what `vectors` hold beyond the base stamped `base` (see the module)."""
+        tail = vectors.tail if vectors.tail is not None else np.zeros((0, vectors.matrix.shape[1]))
+        arrays: dict[str, npt.NDArray[Any]] = {
+            "ids": _id_array(vectors.tail_ids),
+            "rowids": _rowids(vectors),
+            **_status_arrays(vectors),
+            "matrix": np.asarray(tail, np.float32),
+        }
+        head: dict[str, Any] = {
+            "format": FORMAT, "tenant": tenant, "actor": actor, "kind": kind,
+            "model": vectors.model, "dim": int(tail.shape[1]), "rows": len(vectors.tail_ids),
+            "stamp": stamp.as_dict(), "base": base.as_dict(),
+        }  # fmt: skip
+        return self._put(self.path(tenant, actor, kind, "tail"), head, arrays)
+
+    def _put(self, final: Path, head: dict[str, Any], arrays: dict[str, npt.NDArray[Any]]) -> bool:
+        _clear_orphans(final)
+        tmp = final.with_name(f".{final.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
         try:
             with open(tmp, "wb") as f:
                 _dump(f, head, arrays)
@@ -132,15 +235,23 @@ class VectorFiles:
                 os.fsync(f.fileno())
             os.replace(tmp, final)
             _fsync_dir(self.folder)
+            return True
         except OSError:
             with contextlib.suppress(OSError):
                 tmp.unlink()
+            return False
 
     def remove_scope(self, tenant: str, actor: str) -> None:
-        """Delete both files of a scope (erasure: they may hold what was forgotten)."""
+        """Delete every file of a scope (erasure: they may hold what was forgotten)."""
         for kind in KINDS:
-            with contextlib.suppress(FileNotFoundError):
-                self.path(tenant, actor, kind).unlink()
+            for suffix in SUFFIXES:
+                with contextlib.suppress(FileNotFoundError):
+                    self.path(tenant, actor, kind, suffix).unlink()
+
+    def remove_tail(self, tenant: str, actor: str, kind: str) -> None:
+        """Delete one scope's tail file (one written while the scope changed)."""
+        with contextlib.suppress(FileNotFoundError):
+            self.path(tenant, actor, kind, "tail").unlink()
 
     def holding(self, tenant: str, actor: str, ids: set[str] | None = None) -> int:
         """How many of the scope's files exist and hold any of `ids` (any id when None).
@@ -149,16 +260,46 @@ class VectorFiles:
         """
         count = 0
         for kind in KINDS:
-            path = self.path(tenant, actor, kind)
-            if not path.exists():
-                continue
-            found = _read(path)
-            if ids is None or found is None:
-                count += 1
-                continue
-            held = {bytes(i).decode("utf-8", "replace") for i in found[1]["ids"]}
-            count += bool(held & ids)
+            for suffix in SUFFIXES:
+                path = self.path(tenant, actor, kind, suffix)
+                if not path.exists():
+                    continue
+                found = _read(path)
+                if ids is None or found is None:
+                    count += 1
+                    continue
+                held = {bytes(i).decode("utf-8", "replace") for i in found[1]["ids"]}
+                count += bool(held & ids)
         return count
+
+
+def _clear_orphans(final: Path) -> None:
+    """Delete the temporary files of `final` that a process killed mid-write left."""
+    for tmp in final.parent.glob(f".{final.name}.*.tmp"):
+        try:
+            pid = int(tmp.name[len(final.name) + 2 :].split(".")[0])
+            os.kill(pid, 0)  # raises if no such process: the writer is gone
+        except ProcessLookupError:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+        except (ValueError, OSError):
+            continue
+
+
+def _rowids(vectors: ScopeVectors) -> npt.NDArray[np.int64]:
+    if vectors.rowids is None:
+        raise ValueError("vectors without their database rows cannot be kept in a file")
+    return np.asarray(vectors.rowids, np.int64)
+
+
+def _status_arrays(vectors: ScopeVectors) -> dict[str, npt.NDArray[Any]]:
+    live = vectors.live if vectors.live is not None else np.ones(len(vectors), np.bool_)
+    return {
+        "active": np.asarray(vectors.active, np.bool_),
+        "live": np.asarray(live, np.bool_),
+        "valid_from": np.asarray(vectors.valid_from, np.float64),
+        "valid_until": np.asarray(vectors.valid_until, np.float64),
+    }
 
 
 def _id_array(ids: Any) -> npt.NDArray[np.bytes_]:
