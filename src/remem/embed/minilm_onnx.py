@@ -1,0 +1,153 @@
+"""all-MiniLM-L6-v2's encoder on ONNX Runtime, from a graph built once and cached.
+
+The graph (`remem.embed.minilm_graph`, from the same safetensors weights as the
+numpy encoder) is written to the cache folder by the first process that needs
+it; later processes only open it (about 0.2 s, against about 3 s to build).
+Its file name carries a key made of the weights file's path, size and
+modification time, the maximum token count and `GRAPH_VERSION`, so other
+weights get a graph of their own. The key is taken from the file's metadata,
+not a hash of its 90 MB, which would cost 0.15 s at every start. A cached
+graph that fails to load is rebuilt once. Writes go to a temporary file renamed
+into place, so processes building at the same time never read half a graph;
+when the folder cannot be written, the float32 graph is built in memory.
+
+One session per embedder, on one intra-op thread: a query is about 5 ms where
+numpy takes about 10, and two threads gained nothing for single queries and
+little for batches on the 2-core machine this was measured on (see README).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import tempfile
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+
+from remem.embed.minilm_graph import HIDDEN, INPUT_IDS, MASK
+
+if TYPE_CHECKING:
+    from remem.embed.minilm_numpy import Weights
+
+ENV_CACHE = "REMEM_MODEL_CACHE"
+"""Environment variable naming the folder for built ONNX graphs."""
+
+GRAPH_VERSION = 1
+"""Raised whenever `minilm_graph.build_graph` changes, so old graphs are not reused."""
+
+_log = logging.getLogger("remem.embed")
+
+
+def cache_dir() -> Path:
+    """Where built graphs are kept: `$REMEM_MODEL_CACHE`, else remem's user cache folder."""
+    override = os.environ.get(ENV_CACHE)
+    if override:
+        return Path(override).expanduser()
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("remem")) / "models"
+
+
+def graph_path(model_dir: Path, max_tokens: int, *, int8: bool, cache: Path) -> Path:
+    """The cached graph's file for these weights (it may not exist yet)."""
+    weights = (model_dir / "model.safetensors").resolve()
+    st = weights.stat()
+    source = f"{GRAPH_VERSION}|{weights}|{st.st_size}|{st.st_mtime_ns}|{max_tokens}"
+    key = hashlib.sha256(source.encode()).hexdigest()[:16]
+    return cache / f"all-MiniLM-L6-v2-{'int8' if int8 else 'float32'}-{key}.onnx"
+
+
+class OnnxEncoder:
+    """The encoder as one ONNX Runtime session on one thread."""
+
+    def __init__(self, graph: Path | bytes, *, int8: bool) -> None:
+        """Open `graph` (a file, or the serialised model); raises what ONNX Runtime raises."""
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = 1
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3  # errors only: nothing on a CLI's stderr
+        source = str(graph) if isinstance(graph, Path) else graph
+        self._session = ort.InferenceSession(source, options, providers=["CPUExecutionProvider"])
+        self.graph = graph if isinstance(graph, Path) else None
+        self._runtime = "onnxruntime-int8" if int8 else "onnxruntime"
+
+    @property
+    def runtime(self) -> str:
+        """onnxruntime, or onnxruntime-int8."""
+        return self._runtime
+
+    def encode(
+        self, token_ids: npt.NDArray[np.int64], mask: npt.NDArray[np.float32]
+    ) -> npt.NDArray[np.float32]:
+        """(batch, length) ids and 0/1 mask to (batch, length, 384) hidden states."""
+        (hidden,) = self._session.run([HIDDEN], {INPUT_IDS: token_ids, MASK: mask})
+        return np.asarray(hidden, dtype=np.float32)
+
+
+def load_encoder(
+    model_dir: Path,
+    max_tokens: int,
+    weights: Callable[[], Weights],
+    *,
+    int8: bool = False,
+    cache: Path | None = None,
+) -> OnnxEncoder:
+    """The encoder for the model in `model_dir`, building its graph when none is cached.
+
+    `weights` loads the float32 weights; it is called only to build. Raises
+    ImportError when onnxruntime is not installed, and whatever building or
+    loading raises otherwise (the caller falls back to numpy).
+    """
+    import onnxruntime  # noqa: F401  (ImportError here: not installed)
+
+    folder = cache if cache is not None else cache_dir()
+    path = graph_path(model_dir, max_tokens, int8=int8, cache=folder)
+    if path.is_file():
+        try:
+            return OnnxEncoder(path, int8=int8)
+        except Exception as exc:  # a damaged or foreign file: build it again
+            _log.warning("the cached graph %s does not load (%s); building it again", path, exc)
+    float_path = graph_path(model_dir, max_tokens, int8=False, cache=folder)
+    try:
+        _build(path, weights, int8=int8, float_path=float_path)
+    except OSError as exc:
+        if int8:
+            raise
+        _log.warning("cannot write %s (%s); building the graph in memory", path, exc)
+        from remem.embed.minilm_graph import build_graph
+
+        return OnnxEncoder(build_graph(weights()).SerializeToString(), int8=False)
+    return OnnxEncoder(path, int8=int8)
+
+
+def _build(path: Path, weights: Callable[[], Weights], *, int8: bool, float_path: Path) -> None:
+    """Write the graph to `path` atomically; int8 is quantised from the float32 graph."""
+    import onnx
+
+    from remem.embed.minilm_graph import build_graph, quantize
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if int8 and not float_path.is_file():
+        _build(float_path, weights, int8=False, float_path=float_path)
+    _log.info("building the ONNX graph %s", path)
+    fd, tmp_name = tempfile.mkstemp(
+        dir=path.parent, prefix=f".{path.name}.{threading.get_ident()}.", suffix=".tmp"
+    )
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        if int8:
+            quantize(float_path, tmp)
+        else:
+            onnx.save(build_graph(weights()), str(tmp))
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
