@@ -51,7 +51,8 @@ def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _graphs(folder: Path) -> list[Path]:
-    return sorted(folder.glob("*.onnx"))
+    """The cached graphs' folders in `folder`."""
+    return sorted(p.parent for p in folder.glob("*/model.onnx"))
 
 
 def test_onnx_gives_the_numpy_vectors(path: Path, cache: Path, numpy_vectors: np.ndarray) -> None:
@@ -74,12 +75,12 @@ def test_auto_runs_onnx_and_a_second_embedder_reuses_the_graph(path: Path, cache
     first.embed(["build or open the graph"])
     assert first.runtime == "onnxruntime"
     [graph] = _graphs(cache)
-    built = graph.stat().st_mtime_ns
+    built = (graph / "weights.bin").stat().st_mtime_ns
     second = MiniLMEmbedder(path, cache_dir=cache)
     np.testing.assert_array_equal(second.embed(["I love pizza"]), first.embed(["I love pizza"]))
     assert second.runtime == "onnxruntime"
     assert _graphs(cache) == [graph]
-    assert graph.stat().st_mtime_ns == built  # opened, not written again
+    assert (graph / "weights.bin").stat().st_mtime_ns == built  # opened, not written again
 
 
 def test_a_damaged_graph_is_built_again(
@@ -87,12 +88,12 @@ def test_a_damaged_graph_is_built_again(
 ) -> None:
     MiniLMEmbedder(path, cache_dir=tmp_path).embed(["build the graph"])
     [graph] = _graphs(tmp_path)
-    graph.write_bytes(b"not an onnx model")
+    (graph / "model.onnx").write_bytes(b"not an onnx model")
     embedder = MiniLMEmbedder(path, cache_dir=tmp_path)
     vectors = embedder.embed(TEXTS)
     assert embedder.runtime == "onnxruntime"
     assert float(np.abs(vectors - numpy_vectors).max()) <= 1e-5
-    assert graph.stat().st_size > 50_000_000  # the whole graph is back
+    assert (graph / "weights.bin").stat().st_size > 50_000_000  # the whole graph is back
     assert [p.name for p in tmp_path.iterdir()] == [graph.name]  # no temporary left
 
 
