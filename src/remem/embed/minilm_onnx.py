@@ -168,6 +168,8 @@ def _build(target: Path, weights: Callable[[], Weights], *, int8: bool, float_di
             location=DATA_FILE,
             size_threshold=1024,
         )
+        for made in (tmp, tmp / GRAPH_FILE, tmp / DATA_FILE):  # readable like any cache
+            made.chmod(0o755 if made.is_dir() else 0o644)
         if target.exists():  # a damaged graph: set it aside, then take its place
             old = Path(
                 tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".old")
