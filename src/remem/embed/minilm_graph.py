@@ -137,9 +137,9 @@ def quantize(source: Path, target: Path) -> None:
     """Write to `target` the graph in `source` with its weight matmuls in int8.
 
     Dynamic quantisation: weights become int8 per output channel once, and each
-    matmul's input is quantised to uint8 as it arrives (ONNX Runtime's
-    DynamicQuantizeMatMul); embeddings, layer norms and attention scores stay
-    float32.
+    matmul's input is quantised to uint8 as it arrives; embeddings, layer
+    norms and attention scores stay float32. Measured against float32 over
+    LoCoMo's turns: cosine min 0.956, mean 0.992 (README, "Query embedding").
     """
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
