@@ -1,6 +1,6 @@
 """Search on the SQLite store: FTS5 for words, vectors searched in memory.
 
-A mixin of `SQLiteStore` (as `remem.store.sqlite_jobs` is). This Python's
+A mixin of `SQLiteStore`. This Python's
 sqlite3 cannot load extensions, so vectors are stored as float16 blobs and
 searched with numpy one scope at a time: the matrix of a (tenant, actor) is
 loaded once and reloaded only when that scope's version changes (see

@@ -329,18 +329,6 @@ WHERE events_fts MATCH ? AND events_fts.rowid >= ? AND e.tenant = ? AND e.actor 
 ORDER BY rank LIMIT ?
 """
 SCOPE_VERSION = "SELECT version FROM scope_versions WHERE tenant = ? AND actor = ?"
-# the newest vector row of a scope (any status): part of a vector file's stamp
-SCOPE_VECTOR_LAST = """
-SELECT id FROM record_vectors WHERE tenant = ? AND actor = ? ORDER BY record_rowid DESC LIMIT 1
-"""
-SCOPE_EVENT_LAST = """
-SELECT id FROM event_vectors WHERE tenant = ? AND actor = ? ORDER BY event_seq DESC LIMIT 1
-"""
-SCOPE_VECTORS = """
-SELECT id, status, valid_from, valid_until, model, vec FROM record_vectors
-WHERE tenant = ? AND actor = ? AND status IN ('active', 'invalid')
-ORDER BY record_rowid
-"""
 VECTORS_FOR = """
 SELECT r.id, v.vec FROM record_vectors v JOIN records r ON r.rowid = v.record_rowid
 WHERE +r.tenant = ? AND v.model = ? AND r.id IN ({marks})
@@ -395,9 +383,6 @@ LIST_DELETIONS = "SELECT * FROM deletions WHERE tenant = :tenant ORDER BY id DES
 INSERT_EVENT_VECTOR = """
 INSERT OR REPLACE INTO event_vectors (event_seq, id, tenant, actor, model, time, vec)
 SELECT seq, id, tenant, actor, ?, ?, ? FROM events WHERE tenant = ? AND id = ?
-"""
-SCOPE_EVENT_VECTORS = """
-SELECT id, time, model, vec FROM event_vectors WHERE tenant = ? AND actor = ? ORDER BY event_seq
 """
 DELETE_EVENT_VECTOR = "DELETE FROM event_vectors WHERE event_seq = :seq"
 COUNT_ACTOR_EVENT_VECTORS = """
