@@ -98,3 +98,41 @@ def test_kept_drops_rows_on_both_paths_and_leaves_the_rest_found() -> None:
         assert len(left) == n - 1 and "r7" not in list(left.ids)
         assert "r7" not in [rid for rid, _ in left.search(v.matrix[7], 10, 1.0, True)]
         assert left.search(v.matrix[8], 1, 1.0, False)[0][0] == "r8"
+
+
+def test_search_many_is_each_search_in_one_pass_on_both_paths() -> None:
+    """Several queries scanned together give exactly what one search each gives:
+    the exact path, the projected path, masked rows and a caught-up tail."""
+    from remem.store.vectors import Appended, Patch
+
+    for n in (500, APPROX_MIN + 100):
+        v = make(n)
+        v.rowids = np.arange(1, n + 1, dtype=np.int64)
+        v.search(v.matrix[0], 1, 1.0, False)
+        v.search(v.matrix[0], 1, 1.0, False)  # large: projected from here on
+        extra = make(3, seed=9)
+        v = v.caught_up(
+            Appended(
+                ids=("t0", "t1", "t2"), rowids=np.array([n + 5, n + 6, n + 7], np.int64),
+                matrix=np.asarray(extra.matrix, np.float32), active=np.ones(3, np.bool_),
+                live=np.ones(3, np.bool_), valid_from=np.zeros(3),
+                valid_until=np.full(3, math.inf),
+            ),
+            Patch(
+                rowids=np.array([8], np.int64), active=np.zeros(1, np.bool_),
+                live=np.ones(1, np.bool_), valid_until=np.array([0.5]),
+            ),
+        )  # fmt: skip
+        queries = np.stack([v.matrix[7], v.matrix[3], extra.matrix[1], v.matrix[100]])
+        for past in (False, True):
+            together = v.search_many(queries, 20, 1.0, past)
+            alone = [v.search(q, 20, 1.0, past) for q in queries]
+            # the same rows in the same order; scores equal up to float32 rounding
+            assert [[r for r, _ in hits] for hits in together] == [
+                [r for r, _ in hits] for hits in alone
+            ]
+            assert np.allclose(
+                [s for h in together for _, s in h], [s for h in alone for _, s in h]
+            )
+            assert together[2][0][0] == "t1"
+        assert v.search_many(queries[:0], 5, 1.0, False) == []

@@ -101,13 +101,14 @@ def gather_applicable(
     if not asked:
         return Applicable()
     wanted = [i for i, d in enumerate(DOMAINS) if d.name in asked or d.everywhere]
+    centres = [vecs.centres[i] for i in wanted]
     found = {
         rid
-        for i in wanted
         for scope in scopes
-        for rid, _ in store.vector_search(
-            scope, embedder.name, vecs.centres[i], POOL, at, include_invalid=past
+        for hits in store.vector_search_many(
+            scope, embedder.name, centres, POOL, at, include_invalid=past
         )
+        for rid, _ in hits
     }
     if not found:
         return Applicable(domains=asked)

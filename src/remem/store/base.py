@@ -417,6 +417,19 @@ class Search(Protocol):
         """
         ...
 
+    def vector_search_many(
+        self,
+        scope: Scope,
+        model: str,
+        queries: Sequence[npt.NDArray[np.float32]],
+        limit: int,
+        at: datetime,
+        include_invalid: bool = False,
+    ) -> list[list[tuple[str, float]]]:
+        """`vector_search` for each of `queries`, in order: one pass over the scope
+        where the backend scans it (several fixed directions of one recall)."""
+        ...
+
 
 class Erasure(Protocol):
     """Deletion: erase, tombstone, verify by reading, and the log of deletion jobs."""

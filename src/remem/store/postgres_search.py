@@ -116,6 +116,18 @@ class PostgresSearch:
             for r in self._rows(scope.tenant, q.EVENT_VECTOR_SEARCH, params)
         ]
 
+    def vector_search_many(
+        self,
+        scope: Scope,
+        model: str,
+        queries: Sequence[npt.NDArray[np.float32]],
+        limit: int,
+        at: datetime,
+        include_invalid: bool = False,
+    ) -> list[list[tuple[str, float]]]:
+        """`vector_search` for each query, in order (the database scans each)."""
+        return [self.vector_search(scope, model, q, limit, at, include_invalid) for q in queries]
+
     def search_records(self, scope: Scope, query: str, limit: int) -> list[Hit]:
         """ts_rank over one scope's active and invalid records; the caller masks status."""
         built = q.search_records(scope, query, limit)

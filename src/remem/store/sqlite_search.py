@@ -191,6 +191,27 @@ class SQLiteSearch:
             hits = [h for h in hits if h[0] in allowed][:limit]
         return hits
 
+    def vector_search_many(
+        self,
+        scope: Scope,
+        model: str,
+        queries: Sequence[npt.NDArray[np.float32]],
+        limit: int,
+        at: datetime,
+        include_invalid: bool = False,
+    ) -> list[list[tuple[str, float]]]:
+        """Nearest records of one scope for each query, in one scan; see
+        `Store.vector_search_many`."""
+        vectors = self._scope_vectors(scope)
+        if not queries or vectors is None or vectors.model != model:
+            return [[] for _ in queries]
+        if scope.namespace_prefix:  # filtered per query, as `vector_search` does
+            return [
+                self.vector_search(scope, model, q, limit, at, include_invalid) for q in queries
+            ]
+        matrix = np.stack([np.asarray(q, np.float32) for q in queries])
+        return vectors.search_many(matrix, limit, at.timestamp(), include_invalid)
+
     def _scope_vectors(self, scope: Scope, events: bool = False) -> ScopeVectors | None:
         """One scope's record (or event) vectors, caught up when the scope changed.
 

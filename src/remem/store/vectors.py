@@ -93,11 +93,19 @@ class ScopeVectors:
         self, query: F32, limit: int, at: float, include_invalid: bool
     ) -> list[tuple[str, float]]:
         """The `limit` rows most similar to `query` among those valid at `at`."""
+        return self.search_many(query[None, :], limit, at, include_invalid)[0]
+
+    def search_many(
+        self, queries: F32, limit: int, at: float, include_invalid: bool
+    ) -> list[list[tuple[str, float]]]:
+        """`search` for each row of `queries`, in one pass over the matrix: scanning
+        is bound by memory bandwidth, so m queries cost about as much as one."""
+        m = len(queries)
         mask = (self.valid_from <= at) & (at < self.valid_until)
         mask &= self.active if not include_invalid else self._live()
         n = int(mask.sum())
-        if n == 0 or limit <= 0:
-            return []
+        if n == 0 or limit <= 0 or m == 0:
+            return [[] for _ in range(m)]
         self._searches += 1
         base = len(self.ids)
         projection = None
@@ -105,25 +113,51 @@ class ScopeVectors:
             projection = (self._basis, self._projected)  # persisted with the scope's file
         elif base >= APPROX_MIN and self._searches > 1:
             projection = self._projection()  # BLAS on every core: a one-off gemm
+        out: list[list[tuple[str, float]]] = []
         with one_blas_thread():
             tail_rows = np.flatnonzero(mask[base:])
             if projection is not None:
                 basis, projected = projection
                 in_base = n - len(tail_rows)
-                coarse = projected @ (query @ basis)
-                coarse[~mask[:base]] = -np.inf
+                coarse_all = projected @ (queries @ basis).T  # rows x m
+                coarse_all[~mask[:base]] = -np.inf
                 pool = min(REFINE, in_base)
-                rows = np.sort(np.argpartition(-coarse, pool - 1)[:pool]) if pool else tail_rows[:0]
             else:
-                rows = np.flatnonzero(mask[:base])
-            scores = np.asarray(self.matrix[rows], np.float32) @ query
-            if len(tail_rows) and self.tail is not None:
-                scores = np.concatenate([scores, self.tail[tail_rows] @ query])
-                rows = np.concatenate([rows, tail_rows + base])
-            k = min(limit, len(rows))
-            best = np.argpartition(-scores, k - 1)[:k]
-            best = best[np.argsort(-scores[best])]
-        return [(self._id(int(rows[i])), float(scores[i])) for i in best if np.isfinite(scores[i])]
+                exact = np.flatnonzero(mask[:base])
+                exact_scores = np.asarray(self.matrix[exact], np.float32) @ queries.T
+            tail_scores = (
+                self.tail[tail_rows] @ queries.T
+                if len(tail_rows) and self.tail is not None
+                else None
+            )
+            for j in range(m):
+                if projection is not None:
+                    coarse = coarse_all[:, j]
+                    rows = (
+                        np.sort(np.argpartition(-coarse, pool - 1)[:pool])
+                        if pool
+                        else tail_rows[:0]
+                    )
+                    scores = np.asarray(self.matrix[rows], np.float32) @ queries[j]
+                else:
+                    rows, scores = exact, exact_scores[:, j]
+                if tail_scores is not None:
+                    scores = np.concatenate([scores, tail_scores[:, j]])
+                    rows = np.concatenate([rows, tail_rows + base])
+                k = min(limit, len(rows))
+                if k == 0:
+                    out.append([])
+                    continue
+                best = np.argpartition(-scores, k - 1)[:k]
+                best = best[np.argsort(-scores[best])]
+                out.append(
+                    [
+                        (self._id(int(rows[i])), float(scores[i]))
+                        for i in best
+                        if np.isfinite(scores[i])
+                    ]
+                )
+        return out
 
     def _live(self) -> npt.NDArray[np.bool_]:
         return np.ones(len(self), np.bool_) if self.live is None else self.live
