@@ -43,6 +43,19 @@ def pg_admin_dsn() -> Iterator[str]:
     pg_helpers.release()
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A new database on each backend, as `Memory.open` and `create_app` take it: a
+    SQLite file's path, or the URL of a fresh database of the session's PostgreSQL."""
+    if request.param == "sqlite":
+        yield str(tmp_path / "test.db")
+        return
+    from tests import pg_helpers
+
+    with pg_helpers.fresh_database(request.getfixturevalue("pg_admin_dsn")) as dsn:
+        yield pg_helpers.as_url(dsn)
+
+
 @pytest.fixture
 def clock() -> Clock:
     return Clock(datetime(2026, 6, 1, tzinfo=UTC))

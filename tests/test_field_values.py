@@ -21,7 +21,6 @@ from remem import Memory
 from remem.embed import HashEmbedder
 from remem.errors import InvalidInput
 from remem.writes.checks import MAX_VALUE_CHARS
-from tests import pg_helpers
 from tests.cli_helpers import err, ok
 from tests.test_mcp import _data, _error, _keys, _session_run
 from tests.test_service import Server, running_server
@@ -31,16 +30,6 @@ BAD_VALUES = {
     "blank": (" \t ", "non-empty"),
     "too long": ("O" * (MAX_VALUE_CHARS + 1), "the limit is"),
 }
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield str(tmp_path / "values.db")
-    else:
-        admin = request.getfixturevalue("pg_admin_dsn")
-        with pg_helpers.fresh_database(admin) as dsn:
-            yield pg_helpers.as_url(dsn)
 
 
 @pytest.fixture

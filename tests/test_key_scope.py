@@ -6,7 +6,6 @@ Over HTTP (FastAPI's TestClient) on SQLite and PostgreSQL, and the library.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,18 +14,8 @@ from fastapi.testclient import TestClient
 from remem.memory import Memory, open_store
 from remem.service import keys as keyring
 from remem.service.http import create_app
-from tests import pg_helpers
 
 FACTS = "/tenants/acme/actors/alice/facts"
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield str(tmp_path / "scope.db")
-    else:
-        with pg_helpers.fresh_database(request.getfixturevalue("pg_admin_dsn")) as dsn:
-            yield pg_helpers.as_url(dsn)
 
 
 class Api:

@@ -23,7 +23,6 @@ from remem.embed.base import HashEmbedder
 from remem.model import Kind
 from remem.testing.llm_server import Reply, ScriptedLLM
 from remem.testing.responders import memory_model
-from tests import pg_helpers
 from tests.cli_helpers import ok
 
 T0 = datetime(2024, 5, 1, 10, 0, tzinfo=UTC)
@@ -66,15 +65,6 @@ def _config_data(llm: ScriptedLLM) -> dict[str, Any]:
         "llm": {"base_url": llm.base_url, "model": "fake-model", "timeout": 5},
         "strategies": {"semantic": {}, "summary": {}, "episodic": {}},
     }
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield str(tmp_path / "m.db")
-        return
-    with pg_helpers.fresh_database(request.getfixturevalue("pg_admin_dsn")) as dsn:
-        yield pg_helpers.as_url(dsn)
 
 
 def _events(mem: Memory) -> None:

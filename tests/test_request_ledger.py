@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,16 +27,6 @@ from remem.store import postgres_sql as pq
 from remem.store.sqlite import APPLICATION_ID, _migrations
 from tests import pg_helpers
 from tests.cli_helpers import err, ok
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """A database both `Memory.open` and `create_app` open: a SQLite file or a PG URL."""
-    if request.param == "sqlite":
-        yield str(tmp_path / "ledger.db")
-    else:
-        with pg_helpers.fresh_database(request.getfixturevalue("pg_admin_dsn")) as dsn:
-            yield pg_helpers.as_url(dsn)
 
 
 def _create(actor: str, text: str, rid: str = "r1") -> dict[str, Any]:

@@ -33,17 +33,6 @@ CARD = "4111 1111 1111 1111"
 TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """A new database: a SQLite file, or a fresh database of the session's PostgreSQL."""
-    if request.param == "sqlite":
-        yield str(tmp_path / "strings.db")
-    else:
-        admin = request.getfixturevalue("pg_admin_dsn")
-        with pg_helpers.fresh_database(admin) as dsn:
-            yield pg_helpers.as_url(dsn)
-
-
 @pytest.fixture
 def mem(db: str) -> Iterator[Memory]:
     with Memory.open(db, embedder=HashEmbedder()) as m:
