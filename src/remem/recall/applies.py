@@ -92,11 +92,13 @@ def gather_applicable(
     query: Vector | None,
     at: datetime,
     past: bool = False,
+    known: Mapping[str, Record] | None = None,
 ) -> Applicable:
     """The request's domains and the records near them, with their domains and cosines.
 
     Nothing is searched for a text that is not a request, without an embedder
-    or when the request is in no domain.
+    or when the request is in no domain. `known` holds records the recall has
+    already read (its candidates): those are not read again.
     """
     if embedder is None or query is None or not is_request(text):
         return Applicable()
@@ -118,7 +120,9 @@ def gather_applicable(
         return Applicable(domains=asked)
     tenant = scopes[0].tenant
     stored = store.record_vectors(tenant, sorted(found), embedder.name)
-    records = {r.id: r for r in store.get_records(tenant, sorted(stored))}
+    have = known or {}
+    read = store.get_records(tenant, sorted(r for r in stored if r not in have))
+    records = {r: have[r] for r in stored if r in have} | {r.id: r for r in read}
     ids = sorted(records)
     if not ids:
         return Applicable(domains=asked)

@@ -149,7 +149,7 @@ def gather(store: Store, embedder: Embedder | None, req: RecallRequest, now: dat
                 break
             query = again
     applicable = gather_applicable(
-        store, embedder, scopes, req.query, vecs.query if vecs else None, at, req.past
+        store, embedder, scopes, req.query, vecs.query if vecs else None, at, req.past, records
     )
     records.update((r, rec) for r, rec in applicable.records.items() if r not in records)
     closed: dict[str, datetime] = {}
