@@ -399,3 +399,23 @@ def test_update_supersedes_with_links_and_history(mem: Memory) -> None:
     assert [r.id for r in mem.records(actor="alice")] == [new.id]
     with pytest.raises(Exception, match="only an active record"):
         mem.update(old.id, text="again")
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("embedder", "hash", "embedder must be an Embedder"),
+        ("embedder", object(), "embedder must be an Embedder"),
+        ("clock", 5, "clock must be callable"),
+        ("ids", "ulid", "ids must be callable"),
+    ],
+)
+def test_a_wrong_kind_of_option_is_refused_when_opening(
+    tmp_path: Path, option: str, value: object, message: str
+) -> None:
+    # the wrong thing is refused at once, not later inside a worker's job
+    db = tmp_path / "m.db"
+    with pytest.raises(InvalidInput, match=message):
+        Memory.open(db, **{option: value})  # type: ignore[arg-type]
+    if option == "embedder":
+        assert not db.exists()  # refused before any file was made

@@ -18,7 +18,7 @@ import logging
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from remem import reads
 from remem.batch import write_records
@@ -76,6 +76,19 @@ class _Default:
 DEFAULT_EMBEDDER = _Default()
 
 
+def _checked_embedder(embedder: object) -> Embedder | _Default | None:
+    """The embedder argument as given, or a clear error when it is not one."""
+    if embedder is None or isinstance(embedder, _Default):
+        return embedder
+    missing = [a for a in ("name", "dim", "embed") if not hasattr(embedder, a)]
+    if missing or not callable(getattr(embedder, "embed", None)):
+        raise InvalidInput(
+            f"embedder must be an Embedder (name, dim and embed(texts)) or None, "
+            f"not {type(embedder).__name__}"
+        )
+    return cast(Embedder, embedder)
+
+
 class Memory:
     """Long-term memory on one store, for one tenant. Thread-safe for its methods."""
 
@@ -99,7 +112,10 @@ class Memory:
             )
         self.store = store
         self.tenant = check_name("tenant", tenant)
-        self._embedder = embedder
+        self._embedder = _checked_embedder(embedder)
+        for name, value in (("clock", clock), ("ids", ids)):
+            if not callable(value):
+                raise InvalidInput(f"{name} must be callable, not {type(value).__name__}")
         self.config = config if isinstance(config, Config) else load_config(config)
         self._chat = chat
         # what every flow beneath the facade works with (`remem.deps`)
@@ -153,7 +169,13 @@ class Memory:
             "chat": chat,
             "max_clock_skew": max_clock_skew,
         }
-        return cls(open_store(target, clock=clock), **options)
+        _checked_embedder(embedder)  # before a file is made for nothing
+        store = open_store(target, clock=clock)
+        try:
+            return cls(store, **options)
+        except BaseException:
+            store.close()
+            raise
 
     def __enter__(self) -> Memory:
         return self

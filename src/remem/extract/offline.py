@@ -49,6 +49,9 @@ lower case, words joined by "_", last word singular.
     diet:<x>                            keto, halal, gluten-free ... ("diet:gluten_free")
     eats:<food>                         "I don't eat pork" -> eats | does not eat
     allergy:<x>                         allergic | not allergic (one per allergen)
+    uses:<aid>, condition:<x>,          what the body needs (`remem.extract.offline_needs`):
+    cannot:<x>, needs:<x>               "I use a wheelchair", "I get seasick", "I can't
+                                        climb stairs", "I need step-free access"
     occupation, employer                "I'm a nurse", "I work as / at ..."
     children, count:<x>                 "I have two kids" -> "2 children"; "count:cat"
     relation:<x>                        name of a person or pet: "relation:wife" = "Ana"

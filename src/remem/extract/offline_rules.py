@@ -6,8 +6,9 @@ does not apply; `RULES` runs them in order and the first that matches wins. The
 field vocabulary they produce is listed in `remem.extract.offline`. This module
 holds the rules about who the speaker is (name, age, people, places) and the
 values they state (dates, amounts, attributes); what they eat lives in
-`remem.extract.offline_diet`, their work in `remem.extract.offline_work` and
-their preferences in `remem.extract.offline_prefs`.
+`remem.extract.offline_diet`, their work in `remem.extract.offline_work`,
+their preferences in `remem.extract.offline_prefs` and what their body needs in
+`remem.extract.offline_needs`.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Callable
 
 from remem.extract.offline_diet import DIET_MAIN, rule_allergy, rule_diet, rule_eats
 from remem.extract.offline_fact import Fact
+from remem.extract.offline_needs import rule_access, rule_cannot, rule_condition, rule_uses
 from remem.extract.offline_prefs import rule_favorite, rule_likes, rule_prefer, rule_stance
 from remem.extract.offline_text import (
     ADV,
@@ -440,6 +442,10 @@ RULES: tuple[Callable[[str], list[Fact]], ...] = (
     rule_diet,
     rule_eats,
     rule_allergy,
+    rule_condition,
+    rule_uses,
+    rule_cannot,
+    rule_access,
     _rule_relation,
     _rule_relation_home,
     _rule_home,
