@@ -137,7 +137,12 @@ def test_extraction_is_deterministic() -> None:
         ("I'm a big fan of jazz", "likes:jazz", "likes", None),
         ("my favourite colour is blue", "favorite:color", "blue", "Favourite colour is blue"),
         ("Pizza is my favourite food", "favorite:food", "pizza", None),
-        ("My favorite band is The Beatles", "favorite:band", "beatles", None),
+        # a name keeps its capitals as said; a clause's first word is capitalised anyway
+        ("My favorite band is The Beatles", "favorite:band", "Beatles", None),
+        ("my favourite month is May", "favorite:month", "May", None),
+        ("New York is my favorite city", "favorite:city", "New York", None),
+        ("I prefer Python over Java", "preference:programming_language", "Python", None),
+        ("my favourite show is BBC News", "favorite:show", "BBC News", None),
     ],
 )
 def test_preferences(text: str, field: str, value: str, statement: str | None) -> None:

@@ -17,6 +17,7 @@ from remem.extract.offline_text import (
     ADV,
     cut,
     is_pronoun_thing,
+    said_thing,
     singular,
     slug,
     strip_articles,
@@ -46,7 +47,7 @@ def rule_favorite(s: str) -> list[Fact]:
     )
     if not m:
         return []
-    liked = thing(m["y"])
+    liked = said_thing(m["y"], at_start=m.start("y") == 0)
     if not liked or is_pronoun_thing(liked) or re.search(r"\b(?:I|my|we)\b", m["y"]):
         return []
     if not m["x"]:
@@ -111,7 +112,7 @@ def rule_prefer(s: str) -> list[Fact]:
     if allow_to:
         alternatives += r"|\s+to\s+"
     said = re.split(alternatives, main, maxsplit=1, flags=_I)[0]
-    main = thing(said)
+    main = said_thing(said)
     if not main or is_pronoun_thing(main) or is_pronoun_thing(strip_articles(said)):
         return []
     neg = bool(m.groupdict().get("neg"))

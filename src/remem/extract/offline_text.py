@@ -193,6 +193,26 @@ def thing(value: str) -> str:
     return v.lower()[:MAX_VALUE]
 
 
+def said_thing(value: str, *, at_start: bool = False) -> str:
+    """`thing`, keeping the capitals of names as said ("May", "New York", "Radiohead").
+
+    A word said with a capital keeps it; so does an acronym. The first word of a
+    clause (`at_start`) is capitalised anyway, so it keeps its capital only when
+    the next word has one too ("New York is ..." but "Pizza is ...").
+    """
+    v = cut(value)
+    while (stripped := re.sub(_QUALIFIER_TAIL, "", v, flags=_I)) != v:
+        v = stripped
+    words = re.sub(r"^to\s+(?:go\s+(?=\w+ing\b))?", "", strip_articles(v), flags=_I).split()
+    kept = []
+    for i, word in enumerate(words):
+        named = word[:1].isupper()
+        if at_start and i == 0 and not word.isupper():
+            named = len(words) > 1 and words[1][:1].isupper()
+        kept.append(word if named else word.lower())
+    return " ".join(kept)[:MAX_VALUE]
+
+
 def is_pronoun_thing(value: str) -> bool:
     """Whether a value is a pronoun or points at the assistant ("it", "that one", "your idea")."""
     words = value.lower().split()
