@@ -132,7 +132,7 @@ from remem.extract.offline_said import (
     leans_on_context,
     without_quoted_speech,
 )
-from remem.extract.offline_text import ADV, normalise, pasted, sentences, third_person
+from remem.extract.offline_text import ADV, VERBS, normalise, pasted, sentences, third_person
 from remem.model import Authority, Candidate, Event, Kind, Role, Source
 
 __all__ = ["EXTRACTOR_VERSION", "STRATEGY", "extract_offline"]
@@ -151,6 +151,7 @@ class _Clause:
     greeted: bool
     lead: str = ""  # a qualifier said before the clause: "on long flights", "due to ..."
     hedge: str = ""  # "I think" said before a clause a rule reads: kept in the text
+    together: str = ""  # who else the subject was: "my mom" of "my mom and I ..."
 
 
 def extract_offline(event: Event, context: Sequence[Event] = ()) -> list[Candidate]:
@@ -182,7 +183,9 @@ def extract_offline(event: Event, context: Sequence[Event] = ()) -> list[Candida
                 fact.change or re.search(_CHANGE_WORDS, clause.text, _I) is not None
             )
             said = fact.text
-            if speaker:
+            if clause.together and not clause.hedge:
+                said = _together(clause, speaker)
+            elif speaker:
                 said = said if clause.hedge else _named(said, clause.text, speaker)
                 if not re.search(rf"\b{re.escape(speaker)}\b", said):
                     continue  # in a thread of several people a record says whose it is
@@ -242,6 +245,14 @@ def _named(text: str, clause: str, speaker: str) -> str:
     return f"{speaker} {text[:1].lower()}{text[1:]}"
 
 
+def _together(clause: _Clause, speaker: str | None) -> str:
+    """A statement of "my mom and I ..." naming both: "Maria and their mom made dinner"."""
+    they = third_person(clause.text)  # "we made dinner" -> "they made dinner"
+    rest = re.sub(r"^they\s+", "", they, flags=_I)
+    who = re.sub(r"^(?:my|our)\b", "their", clause.together.strip(), flags=_I)
+    return f"{speaker or 'The user'} and {who} {rest}"
+
+
 def _hedged(hedge: str, clause: str, speaker: str | None) -> str:
     """The clause said with its hedge: "Thinks they are allergic to kiwi", "Ann is not
     sure but they think ...", "Maybe they prefer tea", "Probably Ann's favourite ..."."""
@@ -291,6 +302,16 @@ _QUESTION_START = (
 _CLAUSE_SPLIT = (
     r"\s*;\s*|\s*,?\s+(?:and|but|although|though|while|whereas|plus)\s+(?=(?:I|we|my|our)\s)"
     r"|\s*,\s+(?=(?:I|we|my|our)\s)"
+)
+# a subject of two: "my mom and I ...", "Tom and I ...", "me and my husband ..." (a person
+# named by "my <words>" or a capitalised name, then a verb)
+_WHO = r"(?P<who>(?:my|our)\s+[^\W\d_][\w'-]*(?:\s+[\w'-]+){0,2}?|[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)"
+_TOGETHER = rf"{_WHO}\s+and\s+I\s+(?P<rest>.+)"
+_TOGETHER_ME = (
+    rf"(?:me|I)\s+and\s+{_WHO}\s+(?P<rest>(?:(?:both|all|just|also|recently|finally)\s+)*"
+    r"(?:am|are|were|was|have|has|had|did|do|does|will|would|can|could|live|work|love|like"
+    r"|enjoy|go|went|get|got|make|made|take|took|met|see|saw|adopted|bought|moved|started"
+    r"|visited|[a-z]{2,}ed)\b.*)"
 )
 _LEAD = (
     r"(?!(?:I|we|my|our)\b)(?:for|on|at|in|during|due\s+to|because\s+of|when|while|since|as"
@@ -363,6 +384,9 @@ def _clauses(text: str) -> list[_Clause]:
             hedge, body = m.group(1), body[: m.start()]  # "..., I believe"
         if not body or question or re.match(_QUESTION_START, body, _I):
             continue
+        together = ""
+        if m := re.match(_TOGETHER, body, _I) or re.match(_TOGETHER_ME, body, _I):
+            together, body = m["who"], f"we {m['rest']}"  # read as "we ..."
         lead = ""
         first = len(out)  # this sentence's clauses start here
         pieces = re.split(f"({_CLAUSE_SPLIT})", body, flags=_I)
@@ -377,7 +401,8 @@ def _clauses(text: str) -> list[_Clause]:
                 # "I used my contacts and my skills to ...": an object, not a clause of its own
                 out[-1] = replace(out[-1], text=f"{out[-1].text} and {part}")
             elif part:
-                out.append(_Clause(part, explicit, correction, greeted, lead, hedge))
+                who = together if len(out) == first else ""
+                out.append(_Clause(part, explicit, correction, greeted, lead, hedge, who))
                 lead = ""
         greeted = False
     return out
@@ -521,6 +546,10 @@ def _generic(s: str, explicit: bool) -> list[Fact]:
         return []
     if {"you", "your", "yours"} & set(words) or len(content) < 3 or leans_on_context(s):
         return []
+    if re.match(r"(?:my|our)\s+[\w' -]+,", s, _I) and not (
+        re.search(_FINITE, s, _I) or VERBS & set(words)
+    ):
+        return []  # "My family, exercise, and friends": a list answering a question
     return [Fact(third_person(s), Kind.SEMANTIC)]
 
 

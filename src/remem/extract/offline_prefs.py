@@ -159,6 +159,9 @@ def _like_key(value: str) -> str:
     """The field key of a like: the thing with its qualifiers ("games with pixel art")."""
     v = strip_articles(cut(value, _KEY_END))
     v = re.sub(r"^(?:any|all)\s+|\s+(?:very\s+much|so\s+much|a\s+lot|at\s+all)$", "", v, flags=_I)
+    # "to just take a look at ..." keys as "to take a look at ..."
+    adverbs = r"(?:just|really|simply|also|always|usually|often|sometimes)\s+"
+    v = re.sub(rf"^to\s+(?:{adverbs})+", "to ", v)
     return slug(" ".join(v.split()[:6])) or slug(thing(value))
 
 

@@ -30,6 +30,10 @@ _EXPANSIONS = (
     (r"\bwe're\b", "we are"), (r"\bwe've\b", "we have"), (r"\bwe'll\b", "we will"),
     (r"\bwe'd\b", "we would"), (r"\byou're\b", "you are"), (r"\bcan't\b", "cannot"),
     (r"\bwon't\b", "will not"), (r"\b(?!ai)(\w+)n't\b", r"\1 not"),
+    # "it's been" / "it's got" is "it has"; otherwise "it's" is "it is"
+    (r"\b(it|that|there|what|where|who|he|she)'s(?=\s+(?:(?:\w+ly|never|always|just|already"
+     r"|not|also|really)\s+)?(?:been|got|gotten|had)\b)",
+     r"\1 has"),
     (r"\b(it|that|there|what|where|who|name)'s\b", r"\1 is"),
     # chat spellings, so a record is written in whole words ("Wants to learn ...")
     (r"\bwanna\b", "want to"), (r"\bgonna\b", "going to"), (r"\btryna\b", "trying to"),
@@ -49,6 +53,7 @@ def normalise(text: str) -> str:
         flags=_I,
     )
     t = re.sub(r"(?<![\w.'])i(?=\s|')", "I", t)
+    t = re.sub(r"(?<=[a-z]{2})- (?!(?:and|or|to)\b)(?=[a-z])", " - ", t)  # "sunset- it"
     for pattern, repl in _EXPANSIONS:
         t = re.sub(pattern, repl, t, flags=_I)
     return t
@@ -332,7 +337,7 @@ _AS_IS = frozenset(
     "caught taught slept sat stood heard held paid woke wore broke chose fell forgot hurt "
     "let meant rode sang swam threw understood used ate wanna gonna gotta".split()
 )
-_VERBS = frozenset(  # verbs conjugated again after "and"/"but"/"or" in a first-person clause
+VERBS = frozenset(  # verbs conjugated again after "and"/"but"/"or" in a first-person clause
     "prefer try find avoid like love enjoy want need hate dislike use choose tend believe feel "
     "think opt stick look seek get make take keep see know work live play watch wear eat drink "
     "drive ride travel spend buy own refuse hope plan consider value appreciate stay go do".split()
@@ -396,7 +401,7 @@ def third_person(clause: str, subject: str | None = None) -> str:
             k = j
             while k < len(words) - 1 and (words[k].lower() in _LEAD_ADVERBS or is_adverb(words[k])):
                 k += 1
-            if words[k].lower() in _VERBS:
+            if words[k].lower() in VERBS:
                 words[k] = _third_singular(words[k])
         s = " ".join(words)
         if subject:

@@ -1,0 +1,75 @@
+"""A record says what was said, whole: who did it when two did, contractions read as
+meant, no glued punctuation, no list fragments passed off as statements."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from remem.extract import extract_offline
+from remem.model import Event, Role
+
+T = datetime(2026, 3, 1, 9, 30, tzinfo=UTC)
+
+
+def texts(said: str, speaker: str | None = "Maria") -> list[str]:
+    meta = {"speaker": speaker} if speaker else {}
+    return [c.text for c in extract_offline(Event("ev-1", "t", "a", "s", Role.USER, said, T, meta))]
+
+
+@pytest.mark.parametrize(
+    ("said", "text"),
+    [
+        ("My mom and I made some dinner together last night!",
+         "Maria and their mom made some dinner together last night"),
+        ("My sister and I went hiking in the Alps last summer.",
+         "Maria and their sister went hiking in the Alps last summer"),
+        ("Me and my husband adopted a cat named Luna.",
+         "Maria and their husband adopted a cat named Luna"),
+        ("I and my wife live in Porto.", "Maria and their wife live in Porto"),
+        ("Jon and I are going to Paris next week.", "Maria and Jon are going to Paris next week"),
+    ],
+)  # fmt: skip
+def test_a_subject_of_two_keeps_both(said: str, text: str) -> None:
+    assert texts(said) == [text]
+
+
+def test_a_subject_of_two_without_a_speaker_names_the_user() -> None:
+    assert texts("My brother and I started a bakery last year.", speaker=None) == [
+        "The user and their brother started a bakery last year"
+    ]
+
+
+def test_a_fact_of_two_still_sets_its_field() -> None:
+    event = Event("ev-1", "t", "a", "s", Role.USER, "My husband and I live in Porto.", T,
+                  {"speaker": "Maria"})  # fmt: skip
+    (c,) = extract_offline(event)
+    assert (c.text, c.field, c.value) == ("Maria and their husband live in Porto", "home", "Porto")
+
+
+def test_its_been_is_it_has_been() -> None:
+    assert texts("I have been involved in some charity work and it's been really rewarding.") == [
+        "Maria has been involved in some charity work and it has been really rewarding"
+    ]
+
+
+def test_a_dash_glued_to_a_word_is_spaced() -> None:
+    (text,) = texts("I like to watch the sunset- it reminds me to slow down.")
+    assert "sunset - it" in text
+
+
+@pytest.mark.parametrize("said", ["My family, exercise, and spending time with friends, for sure."])
+def test_a_list_answering_a_question_is_no_statement(said: str) -> None:
+    assert texts(said) == []
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "My sister, who lives in Berlin, is a nurse.",
+        "My kids, Tom and Mia, play soccer every Saturday.",
+    ],
+)
+def test_a_subject_with_an_aside_is_still_a_statement(said: str) -> None:
+    assert len(texts(said)) == 1
