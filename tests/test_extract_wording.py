@@ -73,3 +73,16 @@ def test_a_list_answering_a_question_is_no_statement(said: str) -> None:
 )
 def test_a_subject_with_an_aside_is_still_a_statement(said: str) -> None:
     assert len(texts(said)) == 1
+
+
+@pytest.mark.parametrize(
+    ("said", "text"),
+    [
+        ("Mental health is important to me, and it's made such an improvement.",
+         "Mental health is important to Maria, and it has made such an improvement"),
+        ("My fam's been awesome lately.", "Maria's fam has been awesome lately"),
+        ("I am carving out some me-time each day.", "Maria is carving out some me-time each day"),
+    ],
+)  # fmt: skip
+def test_contractions_and_compounds_read_as_meant(said: str, text: str) -> None:
+    assert texts(said) == [text]

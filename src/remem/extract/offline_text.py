@@ -31,9 +31,12 @@ _EXPANSIONS = (
     (r"\bwe'd\b", "we would"), (r"\byou're\b", "you are"), (r"\bcan't\b", "cannot"),
     (r"\bwon't\b", "will not"), (r"\b(?!ai)(\w+)n't\b", r"\1 not"),
     # "it's been" / "it's got" is "it has"; otherwise "it's" is "it is"
-    (r"\b(it|that|there|what|where|who|he|she)'s(?=\s+(?:(?:\w+ly|never|always|just|already"
-     r"|not|also|really)\s+)?(?:been|got|gotten|had)\b)",
-     r"\1 has"),
+    (r"\b(\w+)'s(?=\s+(?:(?:\w+ly|never|always|just|already|not|also|really)\s+)?"
+     r"(?:been|got|gotten|had)\b)", r"\1 has"),
+    # "it's made such a difference" (has), but "it's made of wood" (is)
+    (r"\b(it|that|this|he|she)'s(?=\s+(?:(?:really|truly|just|already)\s+)?(?:made|done|given"
+     r"|brought|helped|taught|changed)\s+(?:a|an|such|so|the|me|us|my|our|it|all|everything"
+     r"|things|life|him|her|them|their|a\s+lot)\b)", r"\1 has"),
     (r"\b(it|that|there|what|where|who|name)'s\b", r"\1 is"),
     # chat spellings, so a record is written in whole words ("Wants to learn ...")
     (r"\bwanna\b", "want to"), (r"\bgonna\b", "going to"), (r"\btryna\b", "trying to"),
@@ -419,7 +422,8 @@ def third_person(clause: str, subject: str | None = None) -> str:
     s = re.sub(r"\bI\s+am\b", "they are", s)
     s = re.sub(r"\bI\s+was\b", "they were", s)
     s = re.sub(r"\bI\b", "they", s)
-    s = re.sub(r"\b(?:me|my|mine|myself|we|us|our|ours|ourselves)\b", _pronoun, s)
+    # not inside a compound word: "me-time" stays
+    s = re.sub(r"(?<!-)\b(?:me|my|mine|myself|we|us|our|ours|ourselves)\b(?!-)", _pronoun, s)
     s = s.strip(" ,;:.!")
     s = s[:1].upper() + s[1:]
     if len(s) > MAX_TEXT:
