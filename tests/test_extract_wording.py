@@ -86,3 +86,9 @@ def test_a_subject_with_an_aside_is_still_a_statement(said: str) -> None:
 )  # fmt: skip
 def test_contractions_and_compounds_read_as_meant(said: str, text: str) -> None:
     assert texts(said) == [text]
+
+
+def test_a_likes_key_holds_no_possessive() -> None:
+    event = Event("ev-1", "t", "a", "s", Role.USER, "I love my sneaker collection.", T, {})
+    (c,) = extract_offline(event)
+    assert c.field == "likes:sneaker_collection"

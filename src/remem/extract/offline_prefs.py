@@ -162,6 +162,7 @@ def _like_key(value: str) -> str:
     # "to just take a look at ..." keys as "to take a look at ..."
     adverbs = r"(?:just|really|simply|also|always|usually|often|sometimes)\s+"
     v = re.sub(rf"^to\s+(?:{adverbs})+", "to ", v)
+    v = re.sub(r"\b(?:my|our|their)\s+", "", v, flags=_I)  # "my sneaker collection" too
     return slug(" ".join(v.split()[:6])) or slug(thing(value))
 
 
