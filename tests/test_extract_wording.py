@@ -89,6 +89,6 @@ def test_contractions_and_compounds_read_as_meant(said: str, text: str) -> None:
 
 
 def test_a_likes_key_holds_no_possessive() -> None:
-    event = Event("ev-1", "t", "a", "s", Role.USER, "I love my sneaker collection.", T, {})
-    (c,) = extract_offline(event)
-    assert c.field == "likes:sneaker_collection"
+    said = "I love talking about my sneaker collection."
+    (c,) = extract_offline(Event("ev-1", "t", "a", "s", Role.USER, said, T, {}))
+    assert c.field == "likes:talking_about_sneaker_collection"
