@@ -92,3 +92,17 @@ def test_a_likes_key_holds_no_possessive() -> None:
     said = "I love talking about my sneaker collection."
     (c,) = extract_offline(Event("ev-1", "t", "a", "s", Role.USER, said, T, {}))
     assert c.field == "likes:talking_about_sneaker_collection"
+
+
+def test_an_allergy_list_ends_where_a_verb_goes_on() -> None:
+    said = "I'm allergic to wool and avoid any woolen clothing."
+    found = extract_offline(Event("ev-1", "t", "a", "s", Role.USER, said, T, {"speaker": "Ana"}))
+    assert [(c.text, c.field) for c in found] == [
+        ("Ana is allergic to wool and avoids any woolen clothing", "allergy:wool")
+    ]
+
+
+def test_a_verb_after_and_agrees_with_its_subject() -> None:
+    assert texts("I am against breeding pets and only adopt from shelters.") == [
+        "Maria is against breeding pets and only adopts from shelters"
+    ]

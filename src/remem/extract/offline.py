@@ -546,8 +546,9 @@ def _generic(s: str, explicit: bool) -> list[Fact]:
         return []
     if {"you", "your", "yours"} & set(words) or len(content) < 3 or leans_on_context(s):
         return []
+    last = s.rsplit(",", 1)[-1].lower().split()  # "..., play soccer": a verb after the aside
     if re.match(r"(?:my|our)\s+[\w' -]+,", s, _I) and not (
-        re.search(_FINITE, s, _I) or VERBS & set(words)
+        re.search(_FINITE, s, _I) or VERBS & set(last)
     ):
         return []  # "My family, exercise, and friends": a list answering a question
     return [Fact(third_person(s), Kind.SEMANTIC)]

@@ -11,7 +11,16 @@ from __future__ import annotations
 import re
 
 from remem.extract.offline_fact import Fact
-from remem.extract.offline_text import ADV, TRAIL, TRAIL_WORD, cut, slug, thing, third_person
+from remem.extract.offline_text import (
+    ADV,
+    TRAIL,
+    TRAIL_WORD,
+    VERBS,
+    cut,
+    slug,
+    thing,
+    third_person,
+)
 from remem.model import Kind, Sensitivity
 
 __all__ = ["DIET_MAIN", "rule_allergy", "rule_diet", "rule_eats"]
@@ -106,7 +115,10 @@ def rule_allergy(s: str) -> list[Fact]:
     if not m:
         return []
     neg = bool(m["neg"])
-    raw = cut(m["x"], r"\s+(?:but|because|so|which|since|that|and\s+I|now|anymore|any\s+more)\b")
+    # "... to wool and avoid any woolen clothing": the list ends where a verb goes on
+    ends = r"\s+(?:but|because|so|which|since|that|and\s+I|now|anymore|any\s+more)\b"
+    ends += rf"|,?\s+and\s+(?:{ADV})(?:{'|'.join(sorted(VERBS))})\b"
+    raw = cut(m["x"], ends)
     items = [thing(i) for i in re.split(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+", raw)]
     items = [i for i in items if i and i not in ("anything", "nothing", "everything", "it")]
     value = "not allergic" if neg else "allergic"

@@ -333,6 +333,11 @@ _LEAD_ADVERBS = frozenset(
     "officially genuinely seriously never often sometimes rarely seldom even only mainly "
     "normally typically occasionally hardly barely".split()
 )
+# words after which "to" is a preposition, not an infinitive's ("allergic to wool and avoid ...")
+_TO_TAKERS = frozenset(
+    "allergic sensitive intolerant close married engaged addicted next similar due according "
+    "thanks important new devoted committed opposed kind nice".split()
+)
 _AS_IS = frozenset(
     "is was were has does did can cannot could will would shall should may might must had "
     "went got made took left bought met found began came saw said told became grew spent sold "
@@ -343,7 +348,9 @@ _AS_IS = frozenset(
 VERBS = frozenset(  # verbs conjugated again after "and"/"but"/"or" in a first-person clause
     "prefer try find avoid like love enjoy want need hate dislike use choose tend believe feel "
     "think opt stick look seek get make take keep see know work live play watch wear eat drink "
-    "drive ride travel spend buy own refuse hope plan consider value appreciate stay go do".split()
+    "drive ride travel spend buy own refuse hope plan consider value appreciate stay go do "
+    "adopt shop follow read cook visit walk run swim listen stream book fly rent support donate "
+    "volunteer practice practise study learn train exercise collect skip limit sleep".split()
 )
 _EED = frozenset("need feed bleed breed speed proceed succeed exceed heed weed seed".split())
 _PRONOUNS = {
@@ -399,7 +406,10 @@ def third_person(clause: str, subject: str | None = None) -> str:
         for j in range(i + 2, len(words)):  # "... and prefer flats" -> "... and prefers flats"
             if words[j - 1].lower() not in ("and", "but", "or"):
                 continue
-            if "to" in (w.lower() for w in words[i:j]):
+            if any(
+                words[t].lower() == "to" and words[t - 1].lower() not in _TO_TAKERS
+                for t in range(i + 1, j)
+            ):
                 break  # "... to catch the eye and make ...": an infinitive goes on
             k = j
             while k < len(words) - 1 and (words[k].lower() in _LEAD_ADVERBS or is_adverb(words[k])):
