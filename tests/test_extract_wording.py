@@ -106,3 +106,46 @@ def test_a_verb_after_and_agrees_with_its_subject() -> None:
     assert texts("I am against breeding pets and only adopt from shelters.") == [
         "Maria is against breeding pets and only adopts from shelters"
     ]
+
+
+def test_the_listeners_name_said_to_them_is_not_part_of_the_record() -> None:
+    asked = Event(
+        "ev-0", "t", "a", "s", Role.USER, "How is the store going?", T, {"speaker": "Jon"}
+    )
+    said = "I have had some tough times with my business, Jon."
+    event = Event("ev-1", "t", "a", "s", Role.USER, said, T, {"speaker": "Gina"})
+    assert [c.text for c in extract_offline(event, [asked])] == [
+        "Gina has had some tough times with their business"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("said", "text"),
+    [
+        ("I color-code my goals so I can track my progress and stay motivated.",
+         "Maria color-codes their goals so they can track their progress and stay motivated"),
+        ("I double-check everything and prefer paper notes.",
+         "Maria double-checks everything and prefers paper notes"),
+    ],
+)  # fmt: skip
+def test_verbs_agree_when_hyphenated_and_not_after_a_modal(said: str, text: str) -> None:
+    assert texts(said) == [text]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "I will keep pushing and make my dreams come true.",
+        "I am going to keep going, whatever comes my way.",
+        "I won't quit, even when it's hard.",
+        "I am staying positive and looking ahead.",
+    ],
+)
+def test_resolve_said_as_a_mood_is_no_fact(said: str) -> None:
+    assert texts(said) == []
+
+
+def test_a_plan_said_with_keep_is_still_a_fact() -> None:
+    assert texts("I'll keep working on my studio until it opens in May.") == [
+        "Maria will keep working on their studio until it opens in May"
+    ]

@@ -169,7 +169,7 @@ def extract_offline(event: Event, context: Sequence[Event] = ()) -> list[Candida
         text = re.sub(rf"^\s*{re.escape(speaker)}\s*:\s*", "", text)
     if pasted(text) or in_role_play(text, context):
         return []
-    text = without_quoted_speech(text)
+    text = _without_vocatives(without_quoted_speech(text), _listeners(context, speaker))
     found: list[tuple[Fact, bool, bool]] = []
     for clause in _clauses(text):
         if clause.lead and not_a_statement(clause.lead):
@@ -232,6 +232,21 @@ def _speaker(event: Event) -> str | None:
     if not re.fullmatch(r"[^\W\d_][\w'.-]*(?: [^\W\d_][\w'.-]*){0,3}", name):
         return None
     return None if name.casefold() in _NOT_NAMES else name
+
+
+def _listeners(context: Sequence[Event], speaker: str | None) -> set[str]:
+    """The names of the others who speak in the session (`metadata.speaker`)."""
+    names = {_speaker(e) for e in context}
+    return {n for n in names if n and n != speaker}
+
+
+def _without_vocatives(text: str, listeners: set[str]) -> str:
+    """The turn without the listener's name said to them ("..., Jon." / "Jon, I ...")."""
+    for name in listeners:
+        n = re.escape(name)
+        text = re.sub(rf",\s*{n}(?=\s*[.!?\u2026]|\s*$)", "", text)
+        text = re.sub(rf"(?:(?<=^)|(?<=[.!?]\s)){n}\s*,\s*", "", text)
+    return text
 
 
 def _named(text: str, clause: str, speaker: str) -> str:
@@ -517,6 +532,12 @@ _GENERIC_DENY = (
     rf"|(?:am|are)\s+{ADV}(?:feeling|determined|pumped|stoked|thrilled|psyched|grateful|thankful"
     r"|hopeful|optimistic|nervous|proud|lucky|blessed|amazed|inspired|touched|honou?red"
     r"|doing\s+(?:ok|okay|well|good|great|fine|alright|better|awesome|amazing))"
+    # resolve said as a mood, not a fact: "I'll keep pushing", "I'm not going to quit"
+    rf"|(?:will|am\s+going\s+to|are\s+going\s+to)\s+{ADV}(?:keep\s+(?:going|pushing|trying"
+    r"|at\s+it|chasing\s+(?:my|our|those|the)\s+dreams?|moving\s+forward|fighting|dreaming"
+    r"|striving)|(?:not|never)\s+(?:quit|give\s+up|stop)|do\s+(?:my|our)\s+best|make\s+(?:this"
+    r"|it|that)\s+work|stay\s+(?:positive|strong|focused|motivated))"
+    rf"|(?:am|are)\s+{ADV}staying\s+(?:positive|strong|focused|motivated)"
     rf"|(?<=we\s){ADV}(?:can|could|should|will|shall|must|have\s+to|need\s+to|got\s+to|gotta))\b"
     r"|(?:my|our)\s+(?:question|point|guess|concern|issue|problem|idea|thought|bad|pleasure"
     r"|understanding|answer|request|suggestion|apologies|mistake)\b"

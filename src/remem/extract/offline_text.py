@@ -338,6 +338,11 @@ _TO_TAKERS = frozenset(
     "allergic sensitive intolerant close married engaged addicted next similar due according "
     "thanks important new devoted committed opposed kind nice".split()
 )
+# after these the verbs belong to another subject or a modal ("so they can track it and stay")
+_NEW_VERB_PHRASE = frozenset(
+    "can could will would should must may might shall so because since when if that while "
+    "although though which who whom".split()
+)
 _AS_IS = frozenset(
     "is was were has does did can cannot could will would shall should may might must had "
     "went got made took left bought met found began came saw said told became grew spent sold "
@@ -370,6 +375,9 @@ def _third_singular(verb: str) -> str:
     special = {"am": "is", "are": "is", "have": "has", "do": "does", "go": "goes", "be": "is"}
     if w in special:
         return special[w]
+    if re.fullmatch(r"[a-z]+(?:-[a-z]+)+", w):  # "color-code" -> "color-codes"
+        head, _, last = verb.rpartition("-")
+        return f"{head}-{_third_singular(last)}"
     if w in _AS_IS or (w.endswith("ed") and w not in _EED) or not w.isalpha():
         return verb
     if w.endswith(("s", "sh", "ch", "x", "z", "o")):
@@ -407,7 +415,8 @@ def third_person(clause: str, subject: str | None = None) -> str:
             if words[j - 1].lower() not in ("and", "but", "or"):
                 continue
             if any(
-                words[t].lower() == "to" and words[t - 1].lower() not in _TO_TAKERS
+                (words[t].lower() == "to" and words[t - 1].lower() not in _TO_TAKERS)
+                or words[t].lower() in _NEW_VERB_PHRASE
                 for t in range(i + 1, j)
             ):
                 break  # "... to catch the eye and make ...": an infinitive goes on
