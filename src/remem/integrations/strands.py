@@ -138,9 +138,9 @@ class RememMemoryStore(MemoryStore):
                 key = stable_id(
                     "strands", self.actor, self.session, self.run_id, body, str(self._said[body])
                 )
-            meta = {"strands": {"store": self.name, "run_id": self.run_id}}
+            about: dict[str, Any] = {"store": self.name, "run_id": self.run_id}
             if numbers is not None:
-                meta["strands"]["seq"] = numbers[i]
+                about["seq"] = numbers[i]
             rows.append(
                 {
                     "actor": self.actor,
@@ -149,7 +149,7 @@ class RememMemoryStore(MemoryStore):
                     "text": text[:MAX_EVENT_CHARS],
                     "event_id": key,
                     "time": now + timedelta(microseconds=i),
-                    "metadata": meta,
+                    "metadata": {"strands": about},
                 }
             )
         if not rows:
