@@ -161,8 +161,9 @@ def test_add_memory_writes_confirmed_and_refuses_a_secret(backend: Backend) -> N
     (rec,) = backend.reader.records(actor="alice")
     assert rec.text == "Alice's dog is called Rex" and rec.authority.value == "confirmed"
     secret = MemoryEntry(content=user_says("my password is hunter2x7"))
-    with pytest.raises(RefusedContent):
-        asyncio.run(service.add_memory(app_name=APP, user_id="alice", memories=[secret]))
+    fine = MemoryEntry(content=user_says("Alice's cat is called Tom"))
+    with pytest.raises(RefusedContent, match="memory 1"):  # none of the batch is written
+        asyncio.run(service.add_memory(app_name=APP, user_id="alice", memories=[fine, secret]))
     assert [r.id for r in backend.reader.records(actor="alice", all=True)] == [rec.id]
     # in an event, a secret is kept only redacted
     leak = Event(id="e9", author="user", content=user_says("my password is hunter2x7"))

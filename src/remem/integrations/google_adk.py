@@ -23,7 +23,8 @@ metadata (remem's memory is the user's across the apps of a tenant).
   (secrets are kept only redacted). `custom_metadata` goes into the events'
   metadata.
 - `add_memory`: each entry's text is an explicit statement, written confirmed
-  at once through `remember` (a secret is refused with `RefusedContent`).
+  at once through `remember`; a secret in any entry refuses them all, before
+  one is written (`RefusedContent`).
 - `search_memory`: remem's recall in the user's scope; each packet item is a
   `MemoryEntry` whose id is the record's (or a raw event's) id, with kind,
   status, score, flags and source in `custom_metadata`.
@@ -53,6 +54,7 @@ from remem.errors import Forbidden, InvalidInput
 from remem.integrations.common import Backend, ErasureUnsupported, backend, forget_own, stable_id
 from remem.memory import Memory
 from remem.model import PacketItem
+from remem.policy.dataclasses import refuse_secrets
 from remem.policy.scope import check_name
 from remem.writes.checks import MAX_EVENT_CHARS
 
@@ -129,6 +131,8 @@ class RememMemoryService(BaseMemoryService):
         empty = [i for i, t in enumerate(texts) if not t.strip()]
         if empty:
             raise InvalidInput(f"memories {empty} have no text to remember")
+        for i, text in enumerate(texts):  # every entry screened before any is written
+            refuse_secrets({f"text of memory {i}": text})
         for text in texts:
             await asyncio.to_thread(self._mem.remember, actor=actor, text=text)
 
