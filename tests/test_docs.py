@@ -82,11 +82,15 @@ def test_readme_framework_examples_run(tmp_path: Path, monkeypatch: pytest.Monke
                                        capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("REMEM_MINILM_DIR", "/nonexistent")
-    langgraph, openai_agents = _python_blocks(_frameworks())
+    langgraph, openai_agents, google_adk, strands = _python_blocks(_frameworks())
     exec(compile(langgraph, "README.md", "exec"), {})
     assert capsys.readouterr().out == "Carol prefers aisle seats\n"
     exec(compile(openai_agents, "README.md", "exec"), {})
     assert capsys.readouterr().out == "[{'role': 'user', 'content': 'I prefer window seats'}]\n"
+    exec(compile(google_adk, "README.md", "exec"), {})
+    assert capsys.readouterr().out == "[('preference', 'Prefers vegetarian meals')]\n"
+    exec(compile(strands, "README.md", "exec"), {})
+    assert capsys.readouterr().out == "['Frank is allergic to peanuts']\n"
 
 
 def test_quick_start_has_exactly_the_two_commands() -> None:

@@ -3,6 +3,7 @@ an `AsyncMemory`, and a `Client` against a real `remem serve` (uvicorn on loopba
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,7 @@ class Backend:
     reader: Any
     clock: Clock | None
     tenant: str | None = None  # what a Client's adapter is told
+    server: Any = None  # the running `remem serve` of a Client (`tests.test_service.Server`)
 
     @property
     def is_async(self) -> bool:
@@ -54,4 +56,19 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path, clock: Clock) -> Ite
     else:
         with running_server(str(tmp_path / "service.db")) as server:
             client = server.client("admin")
-            yield Backend(name, client, client, None, tenant="acme")
+            yield Backend(name, client, client, None, tenant="acme", server=server)
+
+
+def settle(backend: Backend, timeout: float = 20) -> None:
+    """Run extraction to the end: the embedded memory's jobs now, or wait until the
+    server's own worker has none pending."""
+    if backend.server is None:
+        backend.reader.process()
+        return
+    deadline = time.monotonic() + timeout
+    while True:
+        jobs = backend.reader.jobs()
+        if jobs.get("pending", 0) == 0 and jobs.get("running", 0) == 0:
+            return
+        assert time.monotonic() < deadline, f"jobs still pending: {jobs}"
+        time.sleep(0.05)

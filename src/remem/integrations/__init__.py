@@ -4,7 +4,15 @@
   (`pip install 'remem[langgraph]'`);
 - `remem.integrations.openai_agents`: `RememSession`, the OpenAI Agents SDK's session
   on remem's event log, and the `remember` / `recall` function tools
-  (`pip install 'remem[openai-agents]'`).
+  (`pip install 'remem[openai-agents]'`);
+- `remem.integrations.google_adk`: `RememMemoryService`, Google ADK's
+  `BaseMemoryService` on remem's events, recall and deletion
+  (`pip install 'remem[google-adk]'`);
+- `remem.integrations.strands`: `RememMemoryStore`, a Strands `MemoryStore` on
+  remem's events, recall and deletion (`pip install 'remem[strands]'`).
+
+`remem.integrations.common` holds what they share (the backend, `ErasureUnsupported`,
+erasure of an actor's own record, verified).
 
 Each adapter takes a `Memory`, an `AsyncMemory` or a `Client` and maps the
 framework's interface onto remem's own operations, so scope, supersession,

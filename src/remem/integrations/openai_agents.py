@@ -17,63 +17,42 @@ every event). Event ids are a chain: each is a digest of the session, the id
 before it and the item, so `add_items` retried by the same session object after
 a failure stores nothing twice (the ids, and the events, are the same).
 
-Not mapped yet: `pop_item` and `clear_session` need the erasure of one event or
-of one session, which remem's store does not offer (`forget` erases a record or
-a whole actor); they raise `ErasureUnsupported` rather than hide an item that
-would stay in the log.
+Refused: `pop_item` and `clear_session` would need the erasure of one event or of
+one session's events. remem's deletion job erases a record (with the text of the
+events it came from, the events themselves staying) or a whole actor, and nothing
+in between; so they raise `ErasureUnsupported` (a `NotImplementedError`) rather
+than hide an item that would stay in the log. To erase a conversation's content,
+`forget(actor=...)` erases everything of the actor, verified.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
-from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime, timedelta
-from typing import Any, Protocol
+from collections.abc import Mapping
+from datetime import datetime, timedelta
+from typing import Any
 
 from agents import FunctionTool, function_tool
 
 from remem.aio import AsyncMemory
-from remem.errors import InvalidInput, RememError
+from remem.errors import InvalidInput
+from remem.integrations.common import (
+    Backend,
+    ErasureUnsupported,
+    backend,
+    event_fields,
+    stable_id,
+)
 from remem.memory import Memory
-from remem.model import Packet, Record
 from remem.policy.scope import check_name
 from remem.policy.text import MAX_METADATA_BYTES, check_json
-from remem.timeutil import parse_time
 from remem.writes.checks import MAX_EVENT_CHARS
 
 __all__ = ["ErasureUnsupported", "RememSession", "memory_tools"]
 
 ITEM_KEY = "openai_agents_item"  # where an event's metadata holds its item
 MAX_ITEMS = 100_000  # the events of one session read back
-
-
-class ErasureUnsupported(RememError, NotImplementedError):
-    """An operation that needs an erasure remem's store does not offer yet."""
-
-    code = "unsupported"
-
-
-class Backend(Protocol):
-    """What the session and the tools use of a `Memory` or a `Client`."""
-
-    def add_events(self, rows: Sequence[Mapping[str, Any]]) -> list[bool]: ...
-
-    def events(self, *, actor: str, session: str | None = ..., limit: int = ...) -> Any: ...
-
-    def remember(self, *, actor: str, text: str) -> Record: ...
-
-    def recall(self, *, actor: str, query: str, k: int = ...) -> Packet: ...
-
-
-def _backend(memory: Memory | AsyncMemory | Backend) -> tuple[Backend, Any]:
-    """The sync backend, and the memory's clock (None: the wall clock of a server)."""
-    if isinstance(memory, AsyncMemory):
-        memory = memory.sync
-    if isinstance(memory, Memory):
-        return memory, memory.deps.clock
-    return memory, None
 
 
 class RememSession:
@@ -87,7 +66,7 @@ class RememSession:
     ) -> None:
         self.session_id = check_name("session", session_id)
         self.actor = check_name("actor", actor)
-        self._mem, self._clock = _backend(memory)
+        self._mem, self._clock = backend(memory)
         # the id and time of the session's last item, once known ("" and None: no item)
         self._tip: tuple[str, datetime | None] | None = None
 
@@ -100,17 +79,17 @@ class RememSession:
         await asyncio.to_thread(self._add, list(items))
 
     async def pop_item(self) -> dict[str, Any] | None:
-        """Not mapped yet: see the module docstring."""
+        """Refused (`ErasureUnsupported`): see the module docstring."""
         raise ErasureUnsupported(
-            "pop_item needs the erasure of one event, which remem's store does not offer "
-            "yet (forget erases a record or a whole actor)"
+            "pop_item needs the erasure of one event, which remem's deletion job does not "
+            "offer (it erases a record or a whole actor: forget(actor=...))"
         )
 
     async def clear_session(self) -> None:
-        """Not mapped yet: see the module docstring."""
+        """Refused (`ErasureUnsupported`): see the module docstring."""
         raise ErasureUnsupported(
-            "clear_session needs the erasure of one session's events, which remem's store "
-            "does not offer yet; forget(actor=...) erases everything of the actor"
+            "clear_session needs the erasure of one session's events, which remem's deletion "
+            "job does not offer; forget(actor=...) erases everything of the actor"
         )
 
     # -- the sync flow both coroutines run ---------------------------------------------------
@@ -121,7 +100,7 @@ class RememSession:
         out = []
         tip: tuple[str, datetime | None] = ("", None)
         for row in rows:
-            event_id, when, metadata = _fields(row)
+            event_id, when, metadata = event_fields(row)
             item = metadata.get(ITEM_KEY)
             if isinstance(item, dict):
                 out.append((event_id, item))
@@ -142,14 +121,14 @@ class RememSession:
             self._events()
         assert self._tip is not None
         tip, last = self._tip
-        now = self._clock() if self._clock is not None else datetime.now(UTC)
+        now = self._clock()
         if last is not None and now <= last:
             now = last + timedelta(microseconds=1)  # an item never sorts before the last
         rows = []
         for i, raw in enumerate(items):
             item = _plain(raw)
             body = check_json("a session item", item, max_bytes=MAX_METADATA_BYTES // 2)
-            tip = _event_id(self.actor, self.session_id, tip, body)
+            tip = stable_id("oai", self.actor, self.session_id, tip, body)
             row: dict[str, Any] = {
                 "actor": self.actor,
                 "session": self.session_id,
@@ -167,7 +146,7 @@ class RememSession:
 def memory_tools(memory: Memory | AsyncMemory | Backend, *, actor: str) -> list[FunctionTool]:
     """The function tools `remember` (an explicit statement, confirmed at once) and
     `recall` (the memories that matter for a query) on one actor's memory."""
-    mem, _ = _backend(memory)
+    mem, _ = backend(memory)
     check_name("actor", actor)
 
     @function_tool
@@ -203,11 +182,6 @@ def _plain(item: Any) -> dict[str, Any]:
     return dict(item)
 
 
-def _event_id(actor: str, session: str, previous: str, body: str) -> str:
-    digest = hashlib.sha256(f"{actor}\n{session}\n{previous}\n{body}".encode()).hexdigest()
-    return "oai_" + digest[:40]
-
-
 def _role(item: Mapping[str, Any]) -> str:
     role = item.get("role")
     if role in ("user", "assistant", "system"):
@@ -235,11 +209,3 @@ def _text(item: Mapping[str, Any]) -> str:
     if not text:
         text = json.dumps(item, ensure_ascii=False, sort_keys=True)
     return text[:MAX_EVENT_CHARS]
-
-
-def _fields(row: Any) -> tuple[str, datetime, dict[str, Any]]:
-    """An event's id, time and metadata, from a `Memory` (an `Event`) or a `Client` (JSON)."""
-    if isinstance(row, Mapping):
-        event_id = str(row.get("event_id") or row.get("id"))
-        return event_id, parse_time(row["time"]), dict(row.get("metadata") or {})
-    return str(row.id), row.time, dict(row.metadata)

@@ -1,0 +1,96 @@
+"""What the framework adapters share: the backend they are given, and the checks that
+hold on every path (an actor's own records only, erasure only when verified).
+
+An adapter takes a `Memory`, an `AsyncMemory` (its `sync` memory is used, each call
+run off the event loop by the adapter) or a `Client`; `backend` turns any of them
+into the `Backend` the adapter calls and the clock it dates events by (the memory's
+own, or the wall clock for a server). No framework is imported here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from remem.aio import AsyncMemory
+from remem.errors import NotFound, RememError, StoreError
+from remem.memory import Memory
+from remem.model import Packet, Record
+from remem.store.base import ForgetReport
+from remem.timeutil import parse_time
+
+__all__ = ["Backend", "ErasureUnsupported", "backend", "event_fields", "forget_own", "stable_id"]
+
+
+class ErasureUnsupported(RememError, NotImplementedError):
+    """An operation that needs an erasure remem's store does not offer (one event, or
+    one session's events): refused rather than hiding what would stay stored."""
+
+    code = "unsupported"
+
+
+class Backend(Protocol):
+    """What the adapters use of a `Memory` or a `Client` (they share these methods)."""
+
+    def add_events(self, rows: Sequence[Mapping[str, Any]]) -> list[bool]: ...
+
+    def events(self, *, actor: str, session: str | None = ..., limit: int = ...) -> Any: ...
+
+    def remember(self, *, actor: str, text: str) -> Record: ...
+
+    def recall(
+        self, *, actor: str, query: str, k: int = ..., include_events: bool = ...
+    ) -> Packet: ...
+
+    def get(self, record_id: str) -> Record: ...
+
+    def forget(self, *, record_id: str | None = ...) -> ForgetReport: ...
+
+
+def backend(memory: Memory | AsyncMemory | Backend) -> tuple[Backend, Callable[[], datetime]]:
+    """The sync backend of what an adapter was given, and the clock to date events by."""
+    if isinstance(memory, AsyncMemory):
+        memory = memory.sync
+    if isinstance(memory, Memory):
+        return memory, memory.deps.clock
+    return memory, _utcnow
+
+
+def stable_id(prefix: str, *parts: str) -> str:
+    """An event id made from what identifies the event, so a retried write is the same
+    event (remem stores an event id once)."""
+    digest = hashlib.sha256("\n".join(parts).encode()).hexdigest()
+    return f"{prefix}_{digest[:40]}"
+
+
+def event_fields(row: Any) -> tuple[str, datetime, dict[str, Any]]:
+    """An event's id, time and metadata, from a `Memory` (an `Event`) or a `Client` (JSON)."""
+    if isinstance(row, Mapping):
+        event_id = str(row.get("event_id") or row.get("id"))
+        return event_id, parse_time(row["time"]), dict(row.get("metadata") or {})
+    return str(row.id), row.time, dict(row.metadata)
+
+
+def forget_own(mem: Backend, *, actor: str, record_id: str) -> ForgetReport:
+    """Erase one record of `actor` through remem's deletion job; `NotFound` when the
+    actor has no such record (another actor's is not named as existing), `StoreError`
+    unless reading every surface back verified the erasure."""
+    try:
+        rec = mem.get(record_id)
+    except NotFound:
+        rec = None
+    if rec is None or rec.actor != actor:
+        raise NotFound(f"actor {actor!r} has no memory {record_id!r}")
+    report = mem.forget(record_id=record_id)
+    if not report.verified:
+        raise StoreError(
+            f"the erasure of {record_id} was not verified (deletion job {report.job_id}, "
+            f"left: {report.remaining}); run it again"
+        )
+    return report
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)

@@ -1,0 +1,243 @@
+"""Google's Agent Development Kit on remem: `RememMemoryService`, an ADK
+`BaseMemoryService` (`google.adk.memory`).
+
+    from google.adk.runners import Runner
+    from google.adk.tools import load_memory
+    from remem import Memory
+    from remem.integrations.google_adk import RememMemoryService
+
+    memory = RememMemoryService(Memory.open("memory.db"))   # or an AsyncMemory, or a Client
+    runner = Runner(app_name="travel", agent=agent, session_service=sessions,
+                    memory_service=memory)
+
+The mapping: ADK's `user_id` is the remem actor (bind one with `user_id=`, and a
+call for another user is refused with `Forbidden`; a `Client` is bound by its key
+as well); an ADK session is a remem session; `app_name` is kept in each event's
+metadata (remem's memory is the user's across the apps of a tenant).
+
+- `add_session_to_memory` / `add_events_to_memory`: each event with content is
+  one remem event (its text parts, a function call as `name(args)`, a function
+  response as JSON), dated by its own timestamp, with an id made from the app,
+  user, session and ADK event id: adding a session again, or the same events
+  again, stores nothing twice. Extraction then works on them as on any event
+  (secrets are kept only redacted). `custom_metadata` goes into the events'
+  metadata.
+- `add_memory`: each entry's text is an explicit statement, written confirmed
+  at once through `remember`; a secret in any entry refuses them all, before
+  one is written (`RefusedContent`).
+- `search_memory`: remem's recall in the user's scope; each packet item is a
+  `MemoryEntry` whose id is the record's (or a raw event's) id, with kind,
+  status, score, flags and source in `custom_metadata`.
+- `delete_memory`: erases the record through remem's deletion job, verified
+  (else `StoreError`); an id that is no record of this user is `NotFound`. A
+  raw event's id is refused with `ErasureUnsupported` (remem erases no single
+  event). This ADK version has no `delete_memories`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from google.adk.events.event import Event
+from google.adk.memory import BaseMemoryService
+from google.adk.memory.base_memory_service import SearchMemoryResponse
+from google.adk.memory.memory_entry import MemoryEntry
+from google.adk.sessions.session import Session
+from google.genai import types
+
+from remem.aio import AsyncMemory
+from remem.errors import Forbidden, InvalidInput
+from remem.integrations.common import Backend, ErasureUnsupported, backend, forget_own, stable_id
+from remem.memory import Memory
+from remem.model import PacketItem
+from remem.policy.dataclasses import refuse_secrets
+from remem.policy.scope import check_name
+from remem.writes.checks import MAX_EVENT_CHARS
+
+__all__ = ["ErasureUnsupported", "RememMemoryService"]
+
+DEFAULT_SESSION = "adk"  # the remem session of events added without a session id
+
+
+class RememMemoryService(BaseMemoryService):
+    """ADK's `BaseMemoryService` on a `Memory`, an `AsyncMemory` or a `Client`; see the
+    module docstring for the mapping."""
+
+    def __init__(
+        self,
+        memory: Memory | AsyncMemory | Backend,
+        *,
+        user_id: str | None = None,
+        k: int = 10,
+        include_events: bool = True,
+    ) -> None:
+        """`user_id`: the only user (remem actor) this service serves; `k`: the most
+        memories a search returns; `include_events`: whether raw events that match
+        (not yet extracted) are returned beside records."""
+        self._mem, self._clock = backend(memory)
+        self.user_id = None if user_id is None else check_name("actor", user_id)
+        if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= 1000:
+            raise InvalidInput(f"k must be an integer from 1 to 1000; got {k!r}")
+        self.k = k
+        self.include_events = include_events
+
+    # -- the BaseMemoryService interface ----------------------------------------------
+
+    async def add_session_to_memory(self, session: Session) -> None:
+        """Add the session's events (again: only those not added before)."""
+        await self.add_events_to_memory(
+            app_name=session.app_name,
+            user_id=session.user_id,
+            events=session.events,
+            session_id=session.id,
+        )
+
+    async def add_events_to_memory(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        events: Sequence[Event],
+        session_id: str | None = None,
+        custom_metadata: Mapping[str, object] | None = None,
+    ) -> None:
+        """Add these events (a delta) to the user's event log, each once."""
+        actor = self._actor(user_id)
+        session = check_name("session", session_id or DEFAULT_SESSION)
+        extra = dict(custom_metadata or {})
+        rows = [
+            row
+            for event in events
+            if (row := _row(app_name, actor, session, event, extra)) is not None
+        ]
+        if rows:
+            await asyncio.to_thread(self._mem.add_events, rows)
+
+    async def add_memory(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        memories: Sequence[MemoryEntry],
+        custom_metadata: Mapping[str, object] | None = None,
+    ) -> None:
+        """Write each entry's text as an explicit, confirmed statement of the user."""
+        actor = self._actor(user_id)
+        texts = [_content_text(m.content) for m in memories]
+        empty = [i for i, t in enumerate(texts) if not t.strip()]
+        if empty:
+            raise InvalidInput(f"memories {empty} have no text to remember")
+        for i, text in enumerate(texts):  # every entry screened before any is written
+            refuse_secrets({f"text of memory {i}": text})
+        for text in texts:
+            await asyncio.to_thread(self._mem.remember, actor=actor, text=text)
+
+    async def search_memory(
+        self, *, app_name: str, user_id: str, query: str
+    ) -> SearchMemoryResponse:
+        """remem's recall for the query, in the user's scope."""
+        actor = self._actor(user_id)
+        packet = await asyncio.to_thread(
+            self._mem.recall,
+            actor=actor,
+            query=query,
+            k=self.k,
+            include_events=self.include_events,
+        )
+        return SearchMemoryResponse(memories=[_entry(item) for item in packet.records])
+
+    async def delete_memory(
+        self, *, app_name: str, user_id: str, memory_id: str | None = None
+    ) -> None:
+        """Erase one of the user's records, verified; see the module docstring."""
+        actor = self._actor(user_id)
+        if not memory_id:
+            raise InvalidInput("delete_memory needs the memory_id a search returned")
+        if memory_id.startswith("adk_"):
+            raise ErasureUnsupported(
+                f"{memory_id!r} is a raw event: remem's deletion job erases records (and the "
+                "events they came from) or a whole user (forget(actor=...)), not one event"
+            )
+        await asyncio.to_thread(forget_own, self._mem, actor=actor, record_id=memory_id)
+
+    # -- helpers ----------------------------------------------------------------------------
+
+    def _actor(self, user_id: str) -> str:
+        actor = check_name("actor", user_id)
+        if self.user_id is not None and actor != self.user_id:
+            raise Forbidden(f"this memory service serves user {self.user_id!r} only, not {actor!r}")
+        return actor
+
+
+def _row(
+    app: str, actor: str, session: str, event: Event, extra: dict[str, Any]
+) -> dict[str, Any] | None:
+    """The remem event of an ADK event, or None for one with nothing to remember."""
+    if event.partial or event.content is None or not event.content.parts:
+        return None
+    text = _content_text(event.content)
+    if not text.strip():
+        return None
+    key = event.id or stable_id("body", text, str(event.timestamp), event.author)
+    return {
+        "actor": actor,
+        "session": session,
+        "role": _role(event),
+        "text": text[:MAX_EVENT_CHARS],
+        "event_id": stable_id("adk", app, actor, session, key),
+        "time": datetime.fromtimestamp(event.timestamp, UTC),
+        "metadata": {
+            **extra,
+            "adk": {
+                "app_name": app,
+                "event_id": event.id,
+                "author": event.author,
+                "invocation_id": event.invocation_id,
+            },
+        },
+    }
+
+
+def _role(event: Event) -> str:
+    content = event.content
+    assert content is not None and content.parts
+    if any(p.function_response is not None for p in content.parts):
+        return "tool"
+    return "user" if event.author == "user" else "assistant"
+
+
+def _content_text(content: types.Content) -> str:
+    """What remem reads of a content: text parts, function calls and responses."""
+    parts: list[str] = []
+    for part in content.parts or ():
+        if part.text:
+            parts.append(part.text)
+        elif part.function_call is not None:
+            args = json.dumps(part.function_call.args or {}, ensure_ascii=False, sort_keys=True)
+            parts.append(f"{part.function_call.name}({args})")
+        elif part.function_response is not None:
+            body = json.dumps(part.function_response.response, ensure_ascii=False, default=str)
+            parts.append(f"{part.function_response.name} -> {body}")
+    return "\n".join(parts)
+
+
+def _entry(item: PacketItem) -> MemoryEntry:
+    """The ADK memory entry of a recalled item."""
+    return MemoryEntry(
+        id=item.id,
+        content=types.Content(role="user", parts=[types.Part(text=item.text)]),
+        author="user" if item.kind == "event" else "memory",
+        timestamp=item.source_date.isoformat(),
+        custom_metadata={
+            "kind": item.kind,
+            "status": item.status,
+            "score": item.score,
+            "flags": list(item.flags),
+            "namespace": item.namespace,
+            "source": item.source,
+        },
+    )

@@ -1,0 +1,213 @@
+"""Strands Agents on remem: `RememMemoryStore`, a Strands `MemoryStore`
+(`strands.memory.types`) that its `MemoryManager` searches, writes and extracts into.
+
+    from strands import Agent
+    from strands.memory import ExtractionConfig, InvocationTrigger, MemoryManager
+    from remem import Memory
+    from remem.integrations.strands import RememMemoryStore
+
+    store = RememMemoryStore(Memory.open("memory.db"), actor="alice",
+                             extraction=ExtractionConfig(trigger=InvocationTrigger()))
+    agent = Agent(model=model, memory_manager=MemoryManager(stores=[store],
+                                                            add_tool_config=True))
+
+The store is bound to one remem actor (a `Client` is bound by its key as well):
+every call reads and writes that actor's memory only. What each method does:
+
+- `search(query, options)`: remem's recall in the actor's scope, at most
+  `max_search_results` entries (records; raw events too with `include_events`),
+  each with its id, kind, status, score, flags and source date in `metadata`.
+- `add(content, metadata)`: an explicit statement, written confirmed at once
+  through `remember` (a secret is refused with `RefusedContent`; the same
+  statement again is the same record). Strands' metadata is not kept: a remem
+  record has no free-form metadata.
+- `add_messages(messages, context)`: each message is one event of the actor's
+  `session` (its text blocks, a tool use as `name(input)`, a tool result's
+  text), which remem's extraction then reads: the server-side extraction of
+  Strands' `MemoryManager`. Its sequence numbers are the idempotency keys: an
+  event id is a digest of the actor, the session, this store's `run_id` (a
+  fresh one per store object; the numbers restart with each agent) and the
+  number, so a retried batch stores nothing twice. Without sequence numbers,
+  the id is made from the message and its place among identical ones, which a
+  retry of the same store object repeats.
+- `get_tools()`: `forget_memory`, which erases one of the actor's memories by
+  the id a search returned, through remem's deletion job, verified.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from datetime import timedelta
+from typing import Any
+from uuid import uuid4
+
+from strands import tool
+from strands.memory.extraction.types import ExtractionConfig
+from strands.memory.types import AddMessagesContext, MemoryEntry, MemoryStore, SearchOptions
+from strands.types.content import Message
+from strands.types.tools import AgentTool
+
+from remem.aio import AsyncMemory
+from remem.errors import InvalidInput
+from remem.integrations.common import Backend, backend, forget_own, stable_id
+from remem.memory import Memory
+from remem.model import PacketItem
+from remem.policy.scope import check_name
+from remem.writes.checks import MAX_EVENT_CHARS
+
+__all__ = ["RememMemoryStore"]
+
+
+class RememMemoryStore(MemoryStore):
+    """A Strands `MemoryStore` on one actor of a `Memory`, an `AsyncMemory` or a
+    `Client`; see the module docstring."""
+
+    def __init__(
+        self,
+        memory: Memory | AsyncMemory | Backend,
+        *,
+        actor: str,
+        session: str = "strands",
+        name: str = "remem",
+        description: str | None = "What is known about the user, from remem",
+        max_search_results: int = 10,
+        writable: bool = True,
+        extraction: ExtractionConfig | bool | None = None,
+        include_events: bool = False,
+        run_id: str | None = None,
+    ) -> None:
+        """`extraction`: Strands' extraction configuration; without an extractor the
+        manager hands the conversation to `add_messages` and remem extracts from it."""
+        self._mem, self._clock = backend(memory)
+        self.actor = check_name("actor", actor)
+        self.session = check_name("session", session)
+        self.name = name
+        self.description = description
+        if not isinstance(max_search_results, int) or not 1 <= max_search_results <= 1000:
+            raise InvalidInput(
+                f"max_search_results must be an integer from 1 to 1000; got {max_search_results!r}"
+            )
+        self.max_search_results = max_search_results
+        self.writable = writable
+        self.extraction = extraction
+        self.include_events = include_events
+        self.run_id = run_id or uuid4().hex
+        self._said: Counter[str] = Counter()  # messages added without sequence numbers
+
+    async def search(self, query: str, options: SearchOptions | None = None) -> list[MemoryEntry]:
+        """The actor's memories that matter for `query`, most relevant first."""
+        k = (options or {}).get("max_search_results") or self.max_search_results
+        packet = await asyncio.to_thread(
+            self._mem.recall,
+            actor=self.actor,
+            query=query,
+            k=k,
+            include_events=self.include_events,
+        )
+        return [_entry(item) for item in packet.records]
+
+    async def add(self, content: str, metadata: dict[str, Any] | None = None) -> Any:
+        """Remember `content` as the actor's explicit statement; the record's id."""
+        rec = await asyncio.to_thread(self._mem.remember, actor=self.actor, text=content)
+        return {"id": rec.id}
+
+    async def add_messages(
+        self, messages: list[Message], context: AddMessagesContext | None = None
+    ) -> Any:
+        """Append the messages to the actor's session as events, each once; how many
+        were new."""
+        numbers = None if context is None else context.sequence_numbers
+        if numbers is not None and len(numbers) != len(messages):
+            raise InvalidInput(
+                f"{len(numbers)} sequence numbers for {len(messages)} messages: one each"
+            )
+        now = self._clock()
+        rows = []
+        for i, message in enumerate(messages):
+            text = _text(message)
+            if not text.strip():
+                continue
+            if numbers is not None:
+                key = stable_id("strands", self.actor, self.session, self.run_id, str(numbers[i]))
+            else:
+                body = json.dumps(message, sort_keys=True, default=str)
+                self._said[body] += 1
+                key = stable_id(
+                    "strands", self.actor, self.session, self.run_id, body, str(self._said[body])
+                )
+            about: dict[str, Any] = {"store": self.name, "run_id": self.run_id}
+            if numbers is not None:
+                about["seq"] = numbers[i]
+            rows.append(
+                {
+                    "actor": self.actor,
+                    "session": self.session,
+                    "role": _role(message),
+                    "text": text[:MAX_EVENT_CHARS],
+                    "event_id": key,
+                    "time": now + timedelta(microseconds=i),
+                    "metadata": {"strands": about},
+                }
+            )
+        if not rows:
+            return {"added": 0}
+        created = await asyncio.to_thread(self._mem.add_events, rows)
+        return {"added": sum(created)}
+
+    def get_tools(self) -> list[AgentTool]:
+        """`forget_memory`: erase one of the actor's memories, verified."""
+        mem, actor = self._mem, self.actor
+
+        @tool
+        async def forget_memory(memory_id: str) -> str:
+            """Erase one memory of the user for good, when the user asks to forget it.
+
+            Args:
+                memory_id: the id of the memory, as a memory search returned it.
+            """
+            report = await asyncio.to_thread(forget_own, mem, actor=actor, record_id=memory_id)
+            return f"forgot {memory_id} (deletion job {report.job_id}, verified)"
+
+        return [forget_memory]
+
+
+def _role(message: Mapping[str, Any]) -> str:
+    blocks = message.get("content") or []
+    if any(isinstance(b, Mapping) and "toolResult" in b for b in blocks):
+        return "tool"
+    return "user" if message.get("role") == "user" else "assistant"
+
+
+def _text(message: Mapping[str, Any]) -> str:
+    """What remem reads of a message: text blocks, tool uses and tool results' text."""
+    parts: list[str] = []
+    for block in message.get("content") or []:
+        if not isinstance(block, Mapping):
+            continue
+        if isinstance(block.get("text"), str):
+            parts.append(block["text"])
+        elif isinstance(block.get("toolUse"), Mapping):
+            use = block["toolUse"]
+            args = json.dumps(use.get("input"), ensure_ascii=False, sort_keys=True, default=str)
+            parts.append(f"{use.get('name')}({args})")
+        elif isinstance(block.get("toolResult"), Mapping):
+            result: Sequence[Any] = block["toolResult"].get("content") or []
+            parts.extend(str(c["text"]) for c in result if isinstance(c, Mapping) and "text" in c)
+    return "\n".join(p for p in parts if p.strip())
+
+
+def _entry(item: PacketItem) -> MemoryEntry:
+    return MemoryEntry(
+        content=item.text,
+        metadata={
+            "id": item.id,
+            "kind": item.kind,
+            "status": item.status,
+            "score": item.score,
+            "flags": list(item.flags),
+            "source_date": item.source_date.isoformat(),
+        },
+    )
