@@ -414,10 +414,14 @@ WHERE tenant = %(tenant)s ORDER BY id DESC LIMIT %(limit)s
 """
 
 # thread state's tables (`remem.thread`): erased and counted with the rest of an actor
-FORGET_CHECKPOINTS = "DELETE FROM checkpoints WHERE tenant = %s AND actor = %s"
-FORGET_TOOL_CALLS = "DELETE FROM tool_calls WHERE tenant = %s AND actor = %s"
-COUNT_ACTOR_CHECKPOINTS = "SELECT count(*) AS n FROM checkpoints WHERE tenant = %s AND actor = %s"
-COUNT_ACTOR_TOOL_CALLS = "SELECT count(*) AS n FROM tool_calls WHERE tenant = %s AND actor = %s"
+FORGET_CHECKPOINTS = "DELETE FROM checkpoints WHERE tenant = %(tenant)s AND actor = %(actor)s"
+FORGET_TOOL_CALLS = "DELETE FROM tool_calls WHERE tenant = %(tenant)s AND actor = %(actor)s"
+COUNT_ACTOR_CHECKPOINTS = """
+SELECT count(*) AS n FROM checkpoints WHERE tenant = %(tenant)s AND actor = %(actor)s
+"""
+COUNT_ACTOR_TOOL_CALLS = """
+SELECT count(*) AS n FROM tool_calls WHERE tenant = %(tenant)s AND actor = %(actor)s
+"""
 
 # -- the erasure flows of `remem.store.erasure` (named parameters) --------------------------
 

@@ -432,10 +432,14 @@ def events_near_params(tenant: str, reach: int, places: Sequence[Any]) -> dict[s
 EVENT_VECTORS_FOR = "SELECT count(*) FROM event_vectors WHERE tenant = :tenant AND id IN ({keys})"
 
 # thread state's tables (`remem.thread`): erased and counted with the rest of an actor
-FORGET_CHECKPOINTS = "DELETE FROM checkpoints WHERE tenant = ? AND actor = ?"
-FORGET_TOOL_CALLS = "DELETE FROM tool_calls WHERE tenant = ? AND actor = ?"
-COUNT_ACTOR_CHECKPOINTS = "SELECT count(*) AS n FROM checkpoints WHERE tenant = ? AND actor = ?"
-COUNT_ACTOR_TOOL_CALLS = "SELECT count(*) AS n FROM tool_calls WHERE tenant = ? AND actor = ?"
+FORGET_CHECKPOINTS = "DELETE FROM checkpoints WHERE tenant = :tenant AND actor = :actor"
+FORGET_TOOL_CALLS = "DELETE FROM tool_calls WHERE tenant = :tenant AND actor = :actor"
+COUNT_ACTOR_CHECKPOINTS = """
+SELECT count(*) AS n FROM checkpoints WHERE tenant = :tenant AND actor = :actor
+"""
+COUNT_ACTOR_TOOL_CALLS = """
+SELECT count(*) AS n FROM tool_calls WHERE tenant = :tenant AND actor = :actor
+"""
 
 # -- the erasure flows of `remem.store.erasure` (named parameters) --------------------------
 
