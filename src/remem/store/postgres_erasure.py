@@ -42,7 +42,7 @@ class PostgresErasure(RecordErasure):
             tenant: str | None,
             sql: Query,
             params: Sequence[Any] | Mapping[str, Any] = (),
-            settings: Sequence[tuple[str, Sequence[Any]]] = (),
+            settings: Sequence[tuple[str, Mapping[str, Any]]] = (),
         ) -> list[DictRow]: ...
 
         def _translate(self, exc: psycopg.Error, *, opening: bool = False) -> RememError: ...
