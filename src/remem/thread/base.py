@@ -30,7 +30,7 @@ from typing import Any, ClassVar, Protocol
 
 from remem.errors import ConflictError, NotFound, StoreError
 from remem.store.backend import Row, Tx
-from remem.store.base import Store, ThreadHost
+from remem.store.base import ThreadHost, ThreadState
 from remem.thread.checkpoints import (
     MAX_PAYLOAD_BYTES,
     MAX_STATE_BYTES,
@@ -367,7 +367,7 @@ class ThreadStore:
         }
 
 
-def host_of(store: Store, dialect: str) -> ThreadHost:
+def host_of(store: ThreadState, dialect: str) -> ThreadHost:
     """The thread role `store` offers, which must speak `dialect`; else `StoreError`."""
     host = store.thread
     if host is None or host.dialect != dialect:
