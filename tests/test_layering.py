@@ -8,6 +8,7 @@ together), except those under `if TYPE_CHECKING:`, which only name types.
 from __future__ import annotations
 
 import ast
+import re
 from functools import cache
 from pathlib import Path
 
@@ -204,3 +205,62 @@ def test_no_module_of_the_facade_or_the_pipeline_is_over_600_lines() -> None:
 
 def test_no_module_is_over_600_lines() -> None:
     assert _long(list(_modules())) == []
+
+
+# -- SQL parameters are named on both backends (issue 14, item 7) ---------------------------
+
+SQL_PACKAGES = ("remem.store", "remem.thread")
+_SQL_WORD = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE|WHERE|VALUES|SET|LIMIT|AND|FROM)\b")
+_QUOTED = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"")  # SQL literals and identifiers
+_POSITIONAL = re.compile(r"\?|(?<!%)%s")  # SQLite's `?`, psycopg's `%s` (not `%(name)s`)
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    """The ids of every module, class and function docstring node."""
+    out: set[int] = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr):
+            if isinstance(body[0].value, ast.Constant | ast.JoinedStr):
+                out.add(id(body[0].value))
+    return out
+
+
+def _string_constants(tree: ast.AST) -> list[tuple[int, str]]:
+    """Every string literal (an f-string's literal parts joined by a space) but docstrings."""
+    skip = _docstrings(tree)
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            if isinstance(node, ast.JoinedStr):
+                skip.update(id(v) for v in node.values)
+            continue
+        if isinstance(node, ast.JoinedStr):
+            skip.update(id(v) for v in node.values)
+            parts = [v.value for v in node.values if isinstance(v, ast.Constant)]
+            found.append((node.lineno, " ".join(str(p) for p in parts)))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found.append((node.lineno, node.value))
+    return found
+
+
+def _positional_sql() -> list[str]:
+    """Where a SQL string of the store or thread state binds a parameter by position: a
+    `?` or `%s` outside quoted literals in a string with SQL words, or a lone mark (the
+    pieces of a hand-spliced `IN (?, ?, ...)`)."""
+    out = []
+    for module, (path, _) in sorted(_modules().items()):
+        if not _under(module, SQL_PACKAGES):
+            continue
+        for line, text in _string_constants(ast.parse(path.read_text(encoding="utf-8"))):
+            bare = _QUOTED.sub("''", text)
+            lone = text.strip() in ("?", "%s")
+            if lone or (_SQL_WORD.search(bare) and _POSITIONAL.search(bare)):
+                out.append(f"{module}:{line}: {' '.join(text.split())[:70]}")
+    return out
+
+
+def test_sql_parameters_are_named_on_both_backends() -> None:
+    # `:name` on SQLite and `%(name)s` on PostgreSQL: a statement's parameters travel
+    # as a mapping, never as a list whose order a reader must count
+    assert _positional_sql() == []

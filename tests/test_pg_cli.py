@@ -315,6 +315,6 @@ def test_unreachable_database_is_a_store_error(cli: Cli) -> None:
 def test_newer_database_is_refused(pg_admin_dsn: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pg_helpers.fresh_database(pg_admin_dsn) as own:
         with psycopg.connect(own, autocommit=True) as conn:
-            conn.execute(q.SET_VERSION, (SCHEMA_VERSION + 1,))
+            conn.execute(q.SET_VERSION, {"version": SCHEMA_VERSION + 1})
         error = Cli(capsys, pg_helpers.as_url(own), "t").err("event", "list", "--actor", "alice")
         assert error["code"] == "schema_too_new" and "newer remem" in error["message"]

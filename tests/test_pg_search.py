@@ -142,9 +142,9 @@ def test_each_model_and_dimension_gets_its_own_index(store: PostgresStore, dsn: 
 HNSW_TOO_WIDE = 4001  # pgvector indexes `halfvec` up to 4,000 dimensions
 
 
-def explain(dsn: str, statement: Any, params: list[Any], settings: list[str]) -> str:
+def explain(dsn: str, statement: Any, params: Any, settings: list[str]) -> str:
     with psycopg.connect(dsn) as conn:
-        conn.execute(q.SET_TENANT, ("t1",))
+        conn.execute(q.SET_TENANT, {"tenant": "t1"})
         for setting in settings:
             conn.execute(setting)
         plan = conn.execute(sql.SQL("EXPLAIN ") + sql.SQL(statement), params).fetchall()
@@ -166,8 +166,8 @@ def test_forced_row_level_security_leaves_both_indexes_usable(
     text = vector_text(np.ones(8, np.float32))
     with psycopg.connect(dsn) as conn:
         rendered = approx.as_string(conn)
-    plan = explain(dsn, rendered, [text, *params, NOW, NOW, text, 10],
-                   [q.HNSW_SETTINGS % "'100'"])  # fmt: skip
+    plan = explain(dsn, rendered, {**params, "query": text, "at": NOW, "limit": 10},
+                   [q.HNSW_SETTINGS % {"ef_search": "'100'"}])  # fmt: skip
     assert ix.name in plan
 
 
@@ -175,7 +175,7 @@ def ts_rank_of(dsn: str, tenant: str, actor: str, words: list[str]) -> dict[str,
     """What ts_rank gives the OR of these words, straight from the records table."""
     query = " || ".join("plainto_tsquery('english', %s)" for _ in words)
     with psycopg.connect(dsn) as conn:
-        conn.execute(q.SET_TENANT, (tenant,))
+        conn.execute(q.SET_TENANT, {"tenant": tenant})
         rows = conn.execute(
             f"SELECT id, ts_rank(tsv, {query}) FROM records "
             f"WHERE tenant = %s AND actor = %s AND tsv @@ ({query})",
@@ -251,8 +251,8 @@ def test_a_schema_3_database_gets_the_words_it_already_holds(pg_admin_dsn: str) 
                 if number <= 3:
                     for statement in q.split_sql(script):
                         conn.execute(statement)
-                    conn.execute(q.SET_VERSION, (number,))
-            conn.execute(q.SET_TENANT, ("t1",))
+                    conn.execute(q.SET_VERSION, {"version": number})
+            conn.execute(q.SET_TENANT, {"tenant": "t1"})
             for i, text in enumerate(TEXTS):
                 conn.execute(
                     "INSERT INTO records (id, tenant, actor, namespace, kind, text, source_type, "

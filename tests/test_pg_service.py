@@ -117,7 +117,7 @@ def test_a_tenant_bound_statement_sees_only_its_own_keys(server: Server) -> None
     from remem.store import postgres_sql as q
 
     with psycopg.connect(server.db) as conn, conn.transaction():
-        conn.execute(q.SET_TENANT, ("globex",))
+        conn.execute(q.SET_TENANT, {"tenant": "globex"})
         tenants = {r[0] for r in conn.execute("SELECT tenant FROM api_keys")}
     assert tenants == {"globex"}
 

@@ -225,17 +225,17 @@ def test_unscoped_query_under_one_tenant_sees_nothing_of_another(
     with psycopg.connect(dsn) as conn:
         for table in THREAD_TABLES:
             with conn.transaction():  # no WHERE tenant = ...: row-level security filters
-                conn.execute(store_sql.SET_TENANT, ("t1",))
+                conn.execute(store_sql.SET_TENANT, {"tenant": "t1"})
                 rows = conn.execute(f"SELECT tenant, actor, workflow FROM {table}").fetchall()
             assert rows == [("t1", "u42", WF)], table
             with conn.transaction():  # no tenant named: no rows at all
                 assert conn.execute(f"SELECT count(*) FROM {table}").fetchone() == (0,)
             with conn.transaction():
-                conn.execute(store_sql.SET_TENANT, ("t1",))
+                conn.execute(store_sql.SET_TENANT, {"tenant": "t1"})
                 gone = conn.execute(f"DELETE FROM {table} WHERE tenant = 't2'")
                 assert gone.rowcount == 0  # invisible, so untouched
         with pytest.raises(psycopg.errors.InsufficientPrivilege), conn.transaction():
-            conn.execute(store_sql.SET_TENANT, ("t1",))
+            conn.execute(store_sql.SET_TENANT, {"tenant": "t1"})
             conn.execute(
                 "INSERT INTO checkpoints (tenant, actor, workflow, version, created_at, "
                 "updated_at) VALUES ('t2', 'u42', 'planted', 1, now(), now())"

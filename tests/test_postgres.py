@@ -76,7 +76,7 @@ def test_unscoped_query_under_one_tenant_sees_nothing_of_another(
     with psycopg.connect(dsn) as conn:
         for table in TENANT_TABLES:
             with conn.transaction():
-                conn.execute(q.SET_TENANT, ("t1",))
+                conn.execute(q.SET_TENANT, {"tenant": "t1"})
                 tenants = {r[0] for r in conn.execute(f"SELECT tenant FROM {table}")}
             assert tenants == {"t1"}, table  # every table holds rows of both tenants
             with conn.transaction():  # no tenant named: no rows at all
@@ -90,13 +90,13 @@ def test_a_tenant_cannot_write_rows_of_another(store: PostgresStore, dsn: str) -
     fill_two_tenants(store)
     with psycopg.connect(dsn) as conn:
         with pytest.raises(psycopg.errors.InsufficientPrivilege), conn.transaction():
-            conn.execute(q.SET_TENANT, ("t1",))
+            conn.execute(q.SET_TENANT, {"tenant": "t1"})
             conn.execute(
                 "INSERT INTO tombstones (tenant, kind, key, created_at) "
                 "VALUES ('t2', 'actor', 'x', now())"
             )
         with conn.transaction():
-            conn.execute(q.SET_TENANT, ("t1",))
+            conn.execute(q.SET_TENANT, {"tenant": "t1"})
             gone = conn.execute("DELETE FROM records WHERE id = 't2-b'")  # invisible, so kept
             assert gone.rowcount == 0
     assert store.get_record("t2", "t2-b") is not None
@@ -157,7 +157,7 @@ def test_migrations_build_an_empty_database_and_run_once(pg_admin_dsn: str) -> N
 
 def test_a_newer_database_is_refused(store: PostgresStore, dsn: str) -> None:
     with psycopg.connect(dsn, autocommit=True) as conn:
-        conn.execute(q.SET_VERSION, (SCHEMA_VERSION + 1,))
+        conn.execute(q.SET_VERSION, {"version": SCHEMA_VERSION + 1})
     with pytest.raises(SchemaTooNew, match="upgrade remem"):
         PostgresStore(dsn)
 
@@ -222,8 +222,8 @@ def test_a_schema_1_database_is_upgraded_with_its_jobs(pg_admin_dsn: str, dsn: s
             for statement in q.split_sql(sql):
                 conn.execute(statement)
             conn.execute(q.SCHEMA_TABLE)
-            conn.execute(q.SET_VERSION, (1,))
-            conn.execute(q.SET_TENANT, ("t1",))
+            conn.execute(q.SET_VERSION, {"version": 1})
+            conn.execute(q.SET_TENANT, {"tenant": "t1"})
             conn.execute(
                 "INSERT INTO jobs (tenant, event_id, strategy, status, attempts, created_at, "
                 "updated_at) VALUES ('t1', 'e1', 'offline', 'pending', 1, now(), now())"

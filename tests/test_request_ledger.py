@@ -241,8 +241,8 @@ def _old_postgres(dsn: str) -> None:
             if number <= 6:
                 for statement in pq.split_sql(script):
                     conn.execute(statement)
-                conn.execute(pq.SET_VERSION, (number,))
-        conn.execute(pq.SET_TENANT, ("acme",))
+                conn.execute(pq.SET_VERSION, {"version": number})
+        conn.execute(pq.SET_TENANT, {"tenant": "acme"})
         for row in OLD_ROWS:
             conn.execute(
                 "INSERT INTO api_requests (tenant, request_id, operation, actor, outcome, "

@@ -17,7 +17,7 @@ a namespace prefix) too, so the database only ever sees one subject's rows.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -129,7 +129,7 @@ class ThreadHost:
 
     dialect: str  # "sqlite" or "postgres": the named SQL of `remem.thread` to speak
     tx: Callable[[str | None], AbstractContextManager[Any]]
-    rows: Callable[[str, str, Sequence[Any]], Sequence[Any]]  # tenant, sql, params
+    rows: Callable[[str, str, Mapping[str, Any]], Sequence[Any]]  # tenant, sql, named params
     at: Callable[[datetime | None], object]
     clock: Clock  # the store's time source, for a write that names no time
     path: str | None = None  # the database file, where there is one

@@ -89,8 +89,8 @@ class ErasureSQL(Protocol):
     FORGET_ACTOR_EVENT_VECTORS: str  # tenant, actor
     LIFT_EVENT_TOMBSTONES: str  # tenant, actor: record-level tombstones of its events
     FORGET_ACTOR_REQUESTS: str  # tenant, actor
-    FORGET_CHECKPOINTS: str  # (tenant, actor), positional: thread state's own statement
-    FORGET_TOOL_CALLS: str  # (tenant, actor), positional
+    FORGET_CHECKPOINTS: str  # tenant, actor: thread state's own statement
+    FORGET_TOOL_CALLS: str  # tenant, actor
     ACTOR_TOMBSTONE_AT: str  # tenant, actor, at (an existing one moves to `at`)
     TOMBSTONE_KEY: str  # tenant, kind, key, at
     SOURCE_EVENT_IDS: str  # tenant, record_id -> event_id
@@ -209,8 +209,8 @@ class RecordErasure(SQLFlows):
             counts["events"] = events
             counts["fulltext"] += fulltext
             counts["requests"] = db.execute(q.FORGET_ACTOR_REQUESTS, key).rowcount
-            counts["checkpoints"] = db.execute(q.FORGET_CHECKPOINTS, (tenant, actor)).rowcount
-            counts["tool_calls"] = db.execute(q.FORGET_TOOL_CALLS, (tenant, actor)).rowcount
+            counts["checkpoints"] = db.execute(q.FORGET_CHECKPOINTS, key).rowcount
+            counts["tool_calls"] = db.execute(q.FORGET_TOOL_CALLS, key).rowcount
             db.execute(q.ACTOR_TOMBSTONE_AT, {**key, "at": self._at(now)})
             self._scope_changed(db, tenant, actor)
         remaining = self._verify_actor(tenant, actor)

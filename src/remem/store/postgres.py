@@ -199,7 +199,7 @@ class PostgresStore(
                         if number > version:
                             for statement in q.split_sql(sql):
                                 conn.execute(statement)
-                            conn.execute(q.SET_VERSION, (number,))
+                            conn.execute(q.SET_VERSION, {"version": number})
                     row = conn.execute(q.PGVECTOR_VERSION).fetchone()
                     found = str(row["extversion"]) if row else "0"
                     self._iterative = tuple(int(p) for p in found.split(".")[:2]) >= (0, 8)
@@ -219,7 +219,7 @@ class PostgresStore(
                 if tenant is None:
                     cur.execute(q.SET_ALL_TENANTS)
                 else:
-                    cur.execute(q.SET_TENANT, (tenant,))
+                    cur.execute(q.SET_TENANT, {"tenant": tenant})
                 yield cur
         except psycopg.Error as exc:
             raise self._translate(exc) from exc
@@ -231,11 +231,13 @@ class PostgresStore(
         tenant: str | None,
         sql: Query,
         params: Sequence[Any] | Mapping[str, Any] = (),
-        settings: Sequence[tuple[str, Sequence[Any]]] = (),
+        settings: Sequence[tuple[str, Mapping[str, Any]]] = (),
     ) -> list[DictRow]:
         """The rows of one statement in its own transaction bound to `tenant` (after some
         `set_config` statements), sent in one pipeline: one round trip, not four."""
-        bind = (q.SET_ALL_TENANTS, ()) if tenant is None else (q.SET_TENANT, (tenant,))
+        bind: tuple[str, Mapping[str, Any]] = (
+            (q.SET_ALL_TENANTS, {}) if tenant is None else (q.SET_TENANT, {"tenant": tenant})
+        )
         try:
             with self._pool.connection() as conn:
                 try:
@@ -299,7 +301,7 @@ class PostgresStore(
         return self._tx(tenant)
 
     def _bind(self, db: Tx, tenant: str) -> None:
-        db.execute(q.SET_TENANT, (tenant,))
+        db.execute(q.SET_TENANT, {"tenant": tenant})
 
     def _read_tx(self, tenant: str | None) -> AbstractContextManager[Cursor]:
         return self._tx(tenant)

@@ -42,7 +42,7 @@ class PostgresErasure(RecordErasure):
             tenant: str | None,
             sql: Query,
             params: Sequence[Any] | Mapping[str, Any] = (),
-            settings: Sequence[tuple[str, Sequence[Any]]] = (),
+            settings: Sequence[tuple[str, Mapping[str, Any]]] = (),
         ) -> list[DictRow]: ...
 
         def _translate(self, exc: psycopg.Error, *, opening: bool = False) -> RememError: ...
@@ -120,9 +120,9 @@ class PostgresErasure(RecordErasure):
     def _verify_actor(self, tenant: str, actor: str) -> dict[str, int]:
         with self._tx(tenant) as cur:
 
-            def count(sql: str, params: Any = None) -> int:
+            def count(sql: str) -> int:
                 named = {"tenant": tenant, "actor": actor}
-                return int(value(cur.execute(sql, params or named).fetchall()))
+                return int(value(cur.execute(sql, named).fetchall()))
 
             records = count(q.COUNT_ACTOR_RECORDS)
             events = count(q.COUNT_ACTOR_EVENTS)
@@ -134,9 +134,8 @@ class PostgresErasure(RecordErasure):
                 # tsvectors are columns of those rows; their words are rows too
                 "fulltext": records + events + sum(count(c) for c in q.COUNT_ACTOR_TERMS),
                 "requests": count(q.COUNT_ACTOR_REQUESTS),
-                # thread state's statements are positional (`remem.thread.postgres_sql`)
-                "checkpoints": count(q.COUNT_ACTOR_CHECKPOINTS, (tenant, actor)),
-                "tool_calls": count(q.COUNT_ACTOR_TOOL_CALLS, (tenant, actor)),
+                "checkpoints": count(q.COUNT_ACTOR_CHECKPOINTS),
+                "tool_calls": count(q.COUNT_ACTOR_TOOL_CALLS),
             }
 
 

@@ -8,19 +8,9 @@ from remem.store.base import Scope
 from remem.store.text import like_prefix
 
 
-def scope_sql(scope: Scope, alias: str = "") -> tuple[str, list[Any]]:
-    """The WHERE clause (and its parameters) of one scope, LIKE wildcards escaped."""
-    a = f"{alias}." if alias else ""
-    sql = f"{a}tenant = %s AND {a}actor = %s"
-    params: list[Any] = [scope.tenant, scope.actor]
-    if scope.namespace_prefix:
-        sql += f" AND {a}namespace LIKE %s ESCAPE '\\'"
-        params.append(like_prefix(scope.namespace_prefix))
-    return sql, params
-
-
 def scope_where(scope: Scope, alias: str = "") -> tuple[str, dict[str, Any]]:
-    """`scope_sql` with named parameters (`tenant`, `actor`, `prefix`)."""
+    """The WHERE clause of one scope with its named parameters (`tenant`, `actor`, and
+    `prefix` when a namespace prefix narrows it, LIKE wildcards escaped)."""
     a = f"{alias}." if alias else ""
     sql = f"{a}tenant = %(tenant)s AND {a}actor = %(actor)s"
     params: dict[str, Any] = {"tenant": scope.tenant, "actor": scope.actor}

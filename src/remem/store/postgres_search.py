@@ -74,7 +74,7 @@ class PostgresSearch:
             tenant: str | None,
             sql: Query,
             params: Sequence[Any] | Mapping[str, Any] = (),
-            settings: Sequence[tuple[str, Sequence[Any]]] = (),
+            settings: Sequence[tuple[str, Mapping[str, Any]]] = (),
         ) -> list[DictRow]: ...
 
     def add_event_vectors(
@@ -88,8 +88,9 @@ class PostgresSearch:
         with self._tx(tenant) as cur:
             cur.executemany(
                 q.INSERT_EVENT_VECTOR,
-                [(model, np.asarray(v), tenant, e.id) for e, v in vectors],
-            )
+                [{"model": model, "vec": np.asarray(v), "tenant": tenant, "event_id": e.id}
+                 for e, v in vectors],
+            )  # fmt: skip
 
     def vector_search_events(
         self,
@@ -104,13 +105,12 @@ class PostgresSearch:
             return []
         vec = np.asarray(query)  # sent as a vector (see `_configure`)
         ix = self._index_for("event_vectors", model, len(query), scope)
-        if ix is not None:
-            approx = (vec, scope.tenant, scope.actor, at, vec, limit)
-            hits = self._nearest(scope.tenant, q.event_vector_search_hnsw(ix), approx)
-            if len(hits) == limit:
-                return hits
         params = {"tenant": scope.tenant, "actor": scope.actor, "query": vec, "model": model,
                   "dims": len(query), "at": at, "limit": limit}  # fmt: skip
+        if ix is not None:
+            hits = self._nearest(scope.tenant, q.event_vector_search_hnsw(ix), params)
+            if len(hits) == limit:
+                return hits
         return [
             (r["id"], float(r["cosine"]))
             for r in self._rows(scope.tenant, q.EVENT_VECTOR_SEARCH, params)
@@ -156,15 +156,15 @@ class PostgresSearch:
             return []
         vec = np.asarray(query)  # sent as a vector (see `_configure`)
         ix = self._index_for("record_vectors", model, len(query), scope)
+        searched = {"query": vec, "at": at, "limit": limit}
         if ix is not None:
             approx, params = q.vector_search_hnsw(ix, scope, include_invalid)
-            hits = self._nearest(scope.tenant, approx, (vec, *params, at, at, vec, limit))
+            hits = self._nearest(scope.tenant, approx, {**params, **searched})
             if len(hits) == limit:
                 return hits
             # too few: the scope is a sliver of the index or mostly closed; scan it all
         sql, scoped = q.vector_search(scope, include_invalid)
-        named = {**scoped, "query": vec, "model": model, "dims": len(query), "at": at,
-                 "limit": limit}  # fmt: skip
+        named = {**scoped, **searched, "model": model, "dims": len(query)}
         rows = self._rows(scope.tenant, sql, named)
         return [(r["id"], float(r["cosine"])) for r in rows]
 
@@ -182,7 +182,9 @@ class PostgresSearch:
             # a stale answer costs only speed: exact is exact, and HNSW falls back to it
             bound = self._exact_bound(ix)
             sql = q.SCOPE_VECTORS.format(table=table)
-            found = value(self._rows(scope.tenant, sql, (*key[1:], bound + 1)))
+            counted = {"tenant": scope.tenant, "actor": scope.actor, "model": model,
+                       "bound": bound + 1}  # fmt: skip
+            found = value(self._rows(scope.tenant, sql, counted))
             large = int(found) > bound
             if len(self._large) >= 10_000:
                 self._large.clear()
@@ -194,7 +196,8 @@ class PostgresSearch:
         if self._exact_scan_max is not None:
             return self._exact_scan_max
         # the planner's estimate of the index's size (kept by autovacuum): enough here
-        size = max(0.0, float(value(self._rows(ALL_TENANTS, q.INDEX_SIZE, (ix.name,)))))
+        rows = self._rows(ALL_TENANTS, q.INDEX_SIZE, {"name": ix.name})
+        size = max(0.0, float(value(rows)))
         return max(EXACT_SCAN_MIN, round(math.sqrt(HNSW_BREAK_EVEN * size)))
 
     def _index_exists(self, ix: q.VectorIndex) -> bool:
@@ -205,7 +208,7 @@ class PostgresSearch:
             if looked is None or time.monotonic() - looked < INDEX_RECHECK_S:
                 return looked is None
         # another process may have made it since (see `_ensure_index`)
-        exists = bool(self._rows(ALL_TENANTS, q.VECTOR_INDEX_EXISTS, (ix.name,)))
+        exists = bool(self._rows(ALL_TENANTS, q.VECTOR_INDEX_EXISTS, {"name": ix.name}))
         self._indexes[ix] = None if exists else time.monotonic()
         return exists
 
@@ -228,9 +231,9 @@ class PostgresSearch:
         """CREATE INDEX for `ix`, with `memory` as its maintenance_work_mem if given."""
         try:
             with self._tx(ALL_TENANTS) as cur:
-                cur.execute(q.VECTOR_INDEX_LOCK, (ix.name,))
+                cur.execute(q.VECTOR_INDEX_LOCK, {"name": ix.name})
                 if memory is not None:
-                    cur.execute(q.SET_INDEX_MEMORY, (memory,))
+                    cur.execute(q.SET_INDEX_MEMORY, {"memory": memory})
                 cur.execute(q.create_vector_index(ix))
         except StoreError as exc:  # e.g. a role that does not own the table
             log.warning(
@@ -261,11 +264,15 @@ class PostgresSearch:
             with self._tx(ALL_TENANTS) as cur:
                 cur.execute(q.ANALYZE_RECORDS)
 
-    def _nearest(self, tenant: str, sql: Query, params: Sequence[Any]) -> list[tuple[str, float]]:
+    def _nearest(
+        self, tenant: str, sql: Query, params: Mapping[str, Any]
+    ) -> list[tuple[str, float]]:
         """Rows of an HNSW search, nearest first (an iterative scan returns them nearly so)."""
-        settings: list[tuple[str, Sequence[Any]]] = [(q.HNSW_SETTINGS, (str(HNSW_EF_SEARCH),))]
+        settings: list[tuple[str, Mapping[str, Any]]] = [
+            (q.HNSW_SETTINGS, {"ef_search": str(HNSW_EF_SEARCH)})
+        ]
         if self._iterative:
-            settings.append((q.HNSW_ITERATIVE, ()))
+            settings.append((q.HNSW_ITERATIVE, {}))
         rows = self._rows(tenant, sql, params, settings)
         rows.sort(key=lambda r: (-r["cosine"], r["tie"]))
         return [(r["id"], float(r["cosine"])) for r in rows]
@@ -274,5 +281,6 @@ class PostgresSearch:
         self, tenant: str, ids: Sequence[str], model: str
     ) -> dict[str, npt.NDArray[np.float32]]:
         """The stored vectors (made by `model`) of some records."""
-        rows = self._rows(tenant, q.VECTORS_FOR, (tenant, model, list(ids)))
+        rows = self._rows(tenant, q.VECTORS_FOR, {"tenant": tenant, "model": model,
+                                                  "keys": list(ids)})  # fmt: skip
         return {r["record_id"]: parse_vector(r["vec"]) for r in rows}

@@ -3,7 +3,8 @@
 
 Every statement that reads tenant-owned rows names the tenant itself; row-level
 security (see `postgres_migrations/0001_initial.sql`) is the second lock, not
-the first. Lists travel as arrays (`= ANY(%s::text[])`), never as spliced text.
+the first. Parameters are named (`%(name)s`); lists travel as arrays
+(`= ANY(%(keys)s::text[])`), never as spliced text.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from remem.store.base import Scope
 
 # the job queue's and the nearest-vector statements, kept apart, re-exported
 from remem.store.postgres_job_sql import *  # noqa: F403
-from remem.store.postgres_scope import scope_sql as scope_sql
 from remem.store.postgres_scope import scope_where
 from remem.store.postgres_vector_sql import *  # noqa: F403
 from remem.store.text import like_prefix as like_prefix  # re-exported: once, there
@@ -46,7 +46,8 @@ LEXICAL_WINDOW = 1000
 
 
 def _lexical(table: str, terms: str, key: str, where: str, columns: str) -> str:
-    """The newest `LEXICAL_WINDOW` rows of `table` holding a query term, ranked by ts_rank.
+    """The newest `LEXICAL_WINDOW` rows of `table` holding a query term, ranked by ts_rank;
+    named parameters `words` (the query's), `tenant`, `actor`, `limit` and those of `where`.
 
     The terms table is read by (tenant, actor, term) under its btree, one query
     term at a time, newest first: the only index that row-level security lets
@@ -62,49 +63,50 @@ def _lexical(table: str, terms: str, key: str, where: str, columns: str) -> str:
     """
     return f"""
 WITH w AS MATERIALIZED (
-    SELECT DISTINCT unnest(tsvector_to_array(to_tsvector('{TEXT_CONFIG}', %s))) AS term
+    SELECT DISTINCT unnest(tsvector_to_array(to_tsvector('{TEXT_CONFIG}', %(words)s))) AS term
 ),
 m AS (
     SELECT t.{key}, t.seq, sum(t.weight) / (SELECT count(*) FROM w) AS score
     FROM w, LATERAL (
-        SELECT {key}, seq, weight FROM {terms} WHERE tenant = %s AND actor = %s AND term = w.term
+        SELECT {key}, seq, weight FROM {terms}
+        WHERE tenant = %(tenant)s AND actor = %(actor)s AND term = w.term
         ORDER BY seq DESC LIMIT {LEXICAL_WINDOW}
     ) AS t
     GROUP BY t.{key}, t.seq ORDER BY t.seq DESC LIMIT {LEXICAL_WINDOW}
 ),
 j AS MATERIALIZED (
     SELECT {columns}, m.score, m.seq AS rank_seq
-    FROM m JOIN {table} r ON r.tenant = %s AND r.id = m.{key}
+    FROM m JOIN {table} r ON r.tenant = %(tenant)s AND r.id = m.{key}
 )
 SELECT r.id, r.score FROM j AS r
 WHERE {where}
-ORDER BY r.score DESC, r.rank_seq DESC LIMIT %s
+ORDER BY r.score DESC, r.rank_seq DESC LIMIT %(limit)s
 """
 
 
-def search_records(scope: Scope, query: str, limit: int) -> tuple[str, list[Any]] | None:
+def search_records(scope: Scope, query: str, limit: int) -> tuple[str, dict[str, Any]] | None:
     """ts_rank over one scope's newest matching active and invalid records, or None for
     a query without words."""
     found = words(query)
     if not found:
         return None
-    where, params = scope_sql(scope, "r")
+    where, params = scope_where(scope, "r")
     where += " AND r.status IN ('active', 'invalid')"
     sql = _lexical("records", "record_terms", "record_id", where,
                    "r.id, r.tenant, r.actor, r.namespace, r.status")  # fmt: skip
-    return sql, [" ".join(found), scope.tenant, scope.actor, scope.tenant, *params, limit]
+    return sql, {**params, "words": " ".join(found), "limit": limit}
 
 
-def search_events(scope: Scope, query: str, limit: int) -> tuple[str, list[Any]] | None:
+def search_events(scope: Scope, query: str, limit: int) -> tuple[str, dict[str, Any]] | None:
     """ts_rank over one actor's newest matching raw events, or None for a query without
     words."""
     found = words(query)
     if not found:
         return None
-    where = "r.tenant = %s AND r.actor = %s"
+    where = "r.tenant = %(tenant)s AND r.actor = %(actor)s"
     sql = _lexical("events", "event_terms", "event_id", where, "r.id, r.tenant, r.actor")
-    key = [scope.tenant, scope.actor]
-    return sql, [" ".join(found), *key, scope.tenant, *key, limit]
+    words_ = " ".join(found)
+    return sql, {"tenant": scope.tenant, "actor": scope.actor, "words": words_, "limit": limit}
 
 
 SCHEMA_TABLE = """
@@ -116,8 +118,8 @@ CREATE TABLE IF NOT EXISTS schema_version (
 # one migrator at a time across every process sharing the database
 MIGRATION_LOCK = "SELECT pg_advisory_xact_lock(1919249773)"  # 0x72656D6D, "remm"
 SCHEMA_VERSION = "SELECT coalesce(max(version), 0) FROM schema_version"
-SET_VERSION = "INSERT INTO schema_version (version) VALUES (%s)"
-SET_TENANT = "SELECT set_config('remem.tenant', %s, true)"
+SET_VERSION = "INSERT INTO schema_version (version) VALUES (%(version)s)"
+SET_TENANT = "SELECT set_config('remem.tenant', %(tenant)s, true)"
 SET_ALL_TENANTS = "SELECT set_config('remem.all_tenants', 'on', true)"
 # Whether row-level security binds the role remem connected as: not for a superuser
 # or a BYPASSRLS role, and not on a tenant table that has it off, or that this role
@@ -312,7 +314,8 @@ WHERE re.tenant = %(tenant)s AND re.event_id = ANY(%(keys)s::text[]) AND r.kind 
 """
 INSERT_EVENT_VECTOR = """
 INSERT INTO event_vectors (tenant, event_id, actor, model, time, vec)
-SELECT tenant, id, actor, %s, time, %s::vector FROM events WHERE tenant = %s AND id = %s
+SELECT tenant, id, actor, %(model)s, time, %(vec)s::vector FROM events
+WHERE tenant = %(tenant)s AND id = %(event_id)s
 ON CONFLICT (tenant, event_id) DO UPDATE SET model = excluded.model, vec = excluded.vec
 """
 # exact cosine search inside one actor's events; then (query, tenant, actor, model,
@@ -350,7 +353,7 @@ WHERE tenant = %(tenant)s AND record_id = %(record_id)s ORDER BY id
 """
 VECTORS_FOR = """
 SELECT record_id, vec::text FROM record_vectors
-WHERE tenant = %s AND model = %s AND record_id = ANY(%s::text[])
+WHERE tenant = %(tenant)s AND model = %(model)s AND record_id = ANY(%(keys)s::text[])
 """
 
 DELETE_VECTORS = """
@@ -414,10 +417,14 @@ WHERE tenant = %(tenant)s ORDER BY id DESC LIMIT %(limit)s
 """
 
 # thread state's tables (`remem.thread`): erased and counted with the rest of an actor
-FORGET_CHECKPOINTS = "DELETE FROM checkpoints WHERE tenant = %s AND actor = %s"
-FORGET_TOOL_CALLS = "DELETE FROM tool_calls WHERE tenant = %s AND actor = %s"
-COUNT_ACTOR_CHECKPOINTS = "SELECT count(*) AS n FROM checkpoints WHERE tenant = %s AND actor = %s"
-COUNT_ACTOR_TOOL_CALLS = "SELECT count(*) AS n FROM tool_calls WHERE tenant = %s AND actor = %s"
+FORGET_CHECKPOINTS = "DELETE FROM checkpoints WHERE tenant = %(tenant)s AND actor = %(actor)s"
+FORGET_TOOL_CALLS = "DELETE FROM tool_calls WHERE tenant = %(tenant)s AND actor = %(actor)s"
+COUNT_ACTOR_CHECKPOINTS = """
+SELECT count(*) AS n FROM checkpoints WHERE tenant = %(tenant)s AND actor = %(actor)s
+"""
+COUNT_ACTOR_TOOL_CALLS = """
+SELECT count(*) AS n FROM tool_calls WHERE tenant = %(tenant)s AND actor = %(actor)s
+"""
 
 # -- the erasure flows of `remem.store.erasure` (named parameters) --------------------------
 

@@ -13,7 +13,7 @@ from typing import Any
 from psycopg import sql
 
 from remem.store.base import Scope
-from remem.store.postgres_scope import scope_sql, scope_where
+from remem.store.postgres_scope import scope_where
 
 __all__ = [
     "ANALYZE_RECORDS",
@@ -95,9 +95,9 @@ class VectorIndex:
         )
 
     def distance(self, alias: str = "") -> sql.Composable:
-        """The indexed distance to the query vector (one `%s` parameter)."""
+        """The indexed distance to the query vector (the parameter `query`)."""
         a = f"{alias}." if alias else ""
-        return sql.SQL(f"{a}vec::halfvec({self.dims}) <=> %s::halfvec({self.dims})")
+        return sql.SQL(f"{a}vec::halfvec({self.dims}) <=> %(query)s::halfvec({self.dims})")
 
 
 def create_vector_index(ix: VectorIndex) -> sql.Composed:
@@ -115,54 +115,62 @@ def create_vector_index(ix: VectorIndex) -> sql.Composed:
 
 def vector_search_hnsw(
     ix: VectorIndex, scope: Scope, include_invalid: bool
-) -> tuple[sql.Composed, list[Any]]:
-    """Approximate cosine search of one scope through `ix`; then (query, at, at, query,
-    limit). Rows come with `tie` (the record's seq) and are not strictly ordered
-    (`hnsw.iterative_scan = relaxed_order`): the caller sorts them."""
-    where, params = scope_sql(scope, "r")
+) -> tuple[sql.Composed, dict[str, Any]]:
+    """Approximate cosine search of one scope through `ix`, with named parameters: the
+    scope's (given), then `query`, `at` and `limit`. Rows come with `tie` (the record's
+    seq) and are not strictly ordered (`hnsw.iterative_scan = relaxed_order`): the
+    caller sorts them."""
+    where, params = scope_where(scope, "r")
     statuses = "('active', 'invalid')" if include_invalid else "('active')"
     query = sql.SQL(
-        "SELECT r.id, r.seq AS tie, 1 - (v.vec <=> %s::vector) AS cosine "
+        "SELECT r.id, r.seq AS tie, 1 - (v.vec <=> %(query)s::vector) AS cosine "
         "FROM record_vectors v JOIN records r ON r.tenant = v.tenant AND r.id = v.record_id "
-        "WHERE v.tenant = %s AND v.actor = %s AND {predicate} AND "
+        "WHERE v.tenant = %(tenant)s AND v.actor = %(actor)s AND {predicate} AND "
         + where
-        + f" AND r.status IN {statuses} AND r.valid_from <= %s "
-        "AND (r.valid_until IS NULL OR r.valid_until > %s) "
-        "ORDER BY {distance} LIMIT %s"
+        + f" AND r.status IN {statuses} AND r.valid_from <= %(at)s "
+        "AND (r.valid_until IS NULL OR r.valid_until > %(at)s) "
+        "ORDER BY {distance} LIMIT %(limit)s"
     ).format(distance=ix.distance("v"), predicate=ix.predicate("v"))
-    return query, [scope.tenant, scope.actor, *params]
+    return query, params
 
 
 def event_vector_search_hnsw(ix: VectorIndex) -> sql.Composed:
-    """Approximate cosine search of one actor's events through `ix`; then (query, tenant,
-    actor, at, query, limit). Not strictly ordered, as `vector_search_hnsw`."""
+    """Approximate cosine search of one actor's events through `ix`, with named parameters
+    `tenant`, `actor`, `query`, `at` and `limit`. Not strictly ordered, as
+    `vector_search_hnsw`."""
     return sql.SQL(
-        "SELECT event_id AS id, time AS tie, 1 - (vec <=> %s::vector) AS cosine FROM event_vectors "
-        "WHERE tenant = %s AND actor = %s AND {predicate} AND time <= %s "
-        "ORDER BY {distance} LIMIT %s"
+        "SELECT event_id AS id, time AS tie, 1 - (vec <=> %(query)s::vector) AS cosine "
+        "FROM event_vectors "
+        "WHERE tenant = %(tenant)s AND actor = %(actor)s AND {predicate} AND time <= %(at)s "
+        "ORDER BY {distance} LIMIT %(limit)s"
     ).format(distance=ix.distance(), predicate=ix.predicate())
 
 
-# Whether a valid index of this name exists (a failed concurrent build leaves an invalid one).
-VECTOR_INDEX_EXISTS = "SELECT 1 FROM pg_index WHERE indexrelid = to_regclass(%s) AND indisvalid"
+# Whether a valid index named `name` exists (a failed concurrent build leaves an invalid one).
+VECTOR_INDEX_EXISTS = """
+SELECT 1 FROM pg_index WHERE indexrelid = to_regclass(%(name)s) AND indisvalid
+"""
 # one builder of an index at a time across every process sharing the database
-VECTOR_INDEX_LOCK = "SELECT pg_advisory_xact_lock(1919249773, hashtext(%s))"
-INDEX_SIZE = "SELECT coalesce(max(reltuples), 0) FROM pg_class WHERE oid = to_regclass(%s)"
+VECTOR_INDEX_LOCK = "SELECT pg_advisory_xact_lock(1919249773, hashtext(%(name)s))"
+INDEX_SIZE = """
+SELECT coalesce(max(reltuples), 0) FROM pg_class WHERE oid = to_regclass(%(name)s)
+"""
 PGVECTOR_VERSION = "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
 # Only an ordered walk of the HNSW index answers without a sort, so with sorting
 # disabled the planner takes it whatever it guesses about the scope's size; an
 # iterative scan (pgvector 0.8) walks on until enough rows pass the scope filter.
-# Then (ef_search).
-HNSW_SETTINGS = (
-    "SELECT set_config('enable_sort', 'off', true), set_config('hnsw.ef_search', %s, true)"
-)
+# Then `ef_search`.
+HNSW_SETTINGS = """
+SELECT set_config('enable_sort', 'off', true), set_config('hnsw.ef_search', %(ef_search)s, true)
+"""
 HNSW_ITERATIVE = "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)"
-SET_INDEX_MEMORY = "SELECT set_config('maintenance_work_mem', %s, true)"
+SET_INDEX_MEMORY = "SELECT set_config('maintenance_work_mem', %(memory)s, true)"
 ANALYZE_RECORDS = "ANALYZE records, record_vectors, record_terms, record_events"
-# How many vectors of a model a scope holds, counted up to a bound; then (tenant, actor,
-# model, bound). The table is record_vectors or event_vectors.
+# How many vectors of a model a scope holds, counted up to a bound; then `tenant`,
+# `actor`, `model`, `bound`. The table is record_vectors or event_vectors.
 SCOPE_VECTORS = """
 SELECT count(*) FROM (
-    SELECT 1 FROM {table} WHERE tenant = %s AND actor = %s AND model = %s LIMIT %s
+    SELECT 1 FROM {table}
+    WHERE tenant = %(tenant)s AND actor = %(actor)s AND model = %(model)s LIMIT %(bound)s
 ) AS s
 """

@@ -290,7 +290,7 @@ class SQLiteStore(SQLiteErasure, SQLiteSearch, Lookups, EventLog, RecordWrites, 
                                     "key": key})  # fmt: skip
 
     def _scope_changed(self, db: Tx, tenant: str, actor: str) -> None:
-        db.execute(q.BUMP_SCOPE, (tenant, actor))
+        db.execute(q.BUMP_SCOPE, {"tenant": tenant, "actor": actor})
 
     # -- what is SQLite's own -------------------------------------------------
 

@@ -167,9 +167,8 @@ class SQLiteErasure(RecordErasure):
             return int(self._rows(sql, params)[0][0])
 
         return {
-            # thread state's statements are positional (`remem.thread.sqlite_sql` runs them)
-            "checkpoints": count(q.COUNT_ACTOR_CHECKPOINTS, (tenant, actor)),
-            "tool_calls": count(q.COUNT_ACTOR_TOOL_CALLS, (tenant, actor)),
+            "checkpoints": count(q.COUNT_ACTOR_CHECKPOINTS, key),
+            "tool_calls": count(q.COUNT_ACTOR_TOOL_CALLS, key),
             "records": count(q.COUNT_ACTOR_RECORDS, key),
             "vectors": count(q.COUNT_ACTOR_VECTORS, key),
             "event_vectors": count(q.COUNT_ACTOR_EVENT_VECTORS, key),

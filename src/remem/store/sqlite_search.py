@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
@@ -25,7 +25,7 @@ import numpy.typing as npt
 from remem.errors import StoreError
 from remem.model import Event, Record
 from remem.store import sqlite_sql as q
-from remem.store.backend import chunks
+from remem.store.backend import sqlite_lists
 from remem.store.base import Hit, Scope
 from remem.store.errors import sqlite_translated
 from remem.store.sqlite_sql import fts_query, scope_token
@@ -41,7 +41,7 @@ POOL_FOR_PREFIX = 500  # nearest rows fetched when a namespace prefix narrows th
 RANKED_RECORDS = """
 SELECT r.id, f.rank, r.tenant, r.actor, r.status FROM (
     SELECT rowid, bm25(records_fts) AS rank FROM records_fts
-    WHERE records_fts MATCH ? AND rowid >= ? ORDER BY rank LIMIT ?
+    WHERE records_fts MATCH :match AND rowid >= :floor ORDER BY rank LIMIT :limit
 ) f JOIN records r ON r.rowid = f.rowid
 ORDER BY f.rank
 """
@@ -83,7 +83,7 @@ class SQLiteSearch:
 
         def _tx(self) -> AbstractContextManager[sqlite3.Connection]: ...
 
-        def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]: ...
+        def _rows(self, sql: str, params: Mapping[str, Any] = ...) -> list[sqlite3.Row]: ...
 
         def get_records(self, tenant: str, ids: Sequence[str]) -> list[Record]: ...
 
@@ -95,12 +95,12 @@ class SQLiteSearch:
         with self._tx() as db:
             for event, vec in vectors:
                 blob = np.asarray(vec, np.float16).tobytes()
-                db.execute(
-                    q.INSERT_EVENT_VECTOR, (model, event.time.timestamp(), blob, tenant, event.id)
-                )
+                db.execute(q.INSERT_EVENT_VECTOR, {"model": model, "time": event.time.timestamp(),
+                                                   "vec": blob, "tenant": tenant,
+                                                   "event_id": event.id})  # fmt: skip
                 touched.add((tenant, event.actor))
-            for key in touched:
-                db.execute(q.BUMP_SCOPE, key)
+            for who, actor in touched:
+                db.execute(q.BUMP_SCOPE, {"tenant": who, "actor": actor})
 
     def vector_search_events(
         self,
@@ -134,7 +134,7 @@ class SQLiteSearch:
         if match is None or limit <= 0:
             return []
         floor = self._floor("records_fts", match)
-        ranked = self._rows(RANKED_RECORDS, (match, floor, 2 * limit))
+        ranked = self._rows(RANKED_RECORDS, {"match": match, "floor": floor, "limit": 2 * limit})
         hits = [
             Hit(r["id"], -float(r["rank"]))
             for r in ranked
@@ -147,20 +147,23 @@ class SQLiteSearch:
 
     def search_events(self, scope: Scope, query: str, limit: int) -> list[Hit]:
         """BM25 over one actor's raw events (short-term memory)."""
-        params = [scope.tenant, scope.actor]
+        params = {"tenant": scope.tenant, "actor": scope.actor}
         return self._search("events_fts", scope, query, q.SEARCH_EVENTS, params, limit)
 
     def _floor(self, table: str, match: str) -> int:
-        rows = self._rows(q.FTS_FLOOR.format(table=table), (match, LEXICAL_WINDOW - 1))
+        offset = LEXICAL_WINDOW - 1
+        rows = self._rows(q.FTS_FLOOR.format(table=table), {"match": match, "offset": offset})
         return int(rows[0][0]) if rows else 0
 
     def _search(
-        self, table: str, scope: Scope, query: str, sql: str, params: list[Any], limit: int
-    ) -> list[Hit]:
+        self, table: str, scope: Scope, query: str, sql: str, params: Mapping[str, Any],
+        limit: int,
+    ) -> list[Hit]:  # fmt: skip
         match = fts_query(scope_token(scope.tenant, scope.actor), query)
         if match is None:
             return []
-        rows = self._rows(sql, (match, self._floor(table, match), *params, limit))
+        floor = self._floor(table, match)
+        rows = self._rows(sql, {**params, "match": match, "floor": floor, "limit": limit})
         return [Hit(r[0], -float(r[1])) for r in rows]
 
     def vector_search(
@@ -223,7 +226,7 @@ class SQLiteSearch:
         """
         key = (scope.tenant, scope.actor)
         kind: Kind = "events" if events else "records"
-        rows = self._rows(q.SCOPE_VERSION, key)
+        rows = self._rows(q.SCOPE_VERSION, {"tenant": scope.tenant, "actor": scope.actor})
         version = int(rows[0][0]) if rows else 0
         cache_key = (scope.tenant, scope.actor, kind)
         cached = self._vec_cache.get(cache_key)
@@ -332,8 +335,7 @@ class SQLiteSearch:
     ) -> dict[str, npt.NDArray[np.float32]]:
         """The stored vectors (made by `model`) of some records."""
         out: dict[str, npt.NDArray[np.float32]] = {}
-        for chunk in chunks(list(ids), 500):
-            marks = ",".join("?" * len(chunk))
-            for r in self._rows(q.VECTORS_FOR.format(marks=marks), (tenant, model, *chunk)):
+        for sql, params in sqlite_lists(q.VECTORS_FOR, {"tenant": tenant, "model": model}, ids):
+            for r in self._rows(sql, params):
                 out[r["id"]] = np.frombuffer(r["vec"], dtype=np.float16).astype(np.float32)
         return out

@@ -32,22 +32,14 @@ def fts_query(token: str, text: str) -> str | None:
     return " OR ".join(f'"{token}{w}"' for w in found)
 
 
-def _scope_sql(scope: Scope, alias: str = "") -> tuple[str, list[Any]]:
+def _scope_where(scope: Scope, alias: str = "") -> tuple[str, dict[str, Any]]:
+    """The WHERE clause of one scope with its named parameters (`tenant`, `actor`, and
+    `prefix` when a namespace prefix narrows it, LIKE wildcards escaped)."""
     a = f"{alias}." if alias else ""
-    sql = f"{a}tenant = ? AND {a}actor = ?"
-    params: list[Any] = [scope.tenant, scope.actor]
-    if scope.namespace_prefix:
-        sql += f" AND {a}namespace LIKE ? ESCAPE '\\'"
-        params.append(like_prefix(scope.namespace_prefix))
-    return sql, params
-
-
-def _scope_where(scope: Scope) -> tuple[str, dict[str, Any]]:
-    """`_scope_sql` with named parameters (`tenant`, `actor`, `prefix`)."""
-    sql = "tenant = :tenant AND actor = :actor"
+    sql = f"{a}tenant = :tenant AND {a}actor = :actor"
     params: dict[str, Any] = {"tenant": scope.tenant, "actor": scope.actor}
     if scope.namespace_prefix:
-        sql += " AND namespace LIKE :prefix ESCAPE '\\'"
+        sql += f" AND {a}namespace LIKE :prefix ESCAPE '\\'"
         params["prefix"] = like_prefix(scope.namespace_prefix)
     return sql, params
 
@@ -62,15 +54,16 @@ def list_records(scope: Scope) -> tuple[str, dict[str, Any]]:
     return sql, params
 
 
-def search_records(scope: Scope) -> tuple[str, list[Any]]:
-    """BM25 over a scope's records newer than a rowid floor (see `FTS_FLOOR`)."""
-    where, params = _scope_sql(scope, "r")
+def search_records(scope: Scope) -> tuple[str, dict[str, Any]]:
+    """BM25 over a scope's records newer than a rowid floor (see `FTS_FLOOR`): the
+    scope's named parameters, then `match`, `floor` and `limit`."""
+    where, params = _scope_where(scope, "r")
     sql = (
         "SELECT r.id, bm25(records_fts) AS rank FROM records_fts "
         "JOIN records r ON r.rowid = records_fts.rowid "
-        "WHERE records_fts MATCH ? AND records_fts.rowid >= ? "
+        "WHERE records_fts MATCH :match AND records_fts.rowid >= :floor "
         f"AND {where} AND r.status IN ('active', 'invalid') "
-        "ORDER BY rank LIMIT ?"
+        "ORDER BY rank LIMIT :limit"
     )
     return sql, params
 
@@ -78,7 +71,9 @@ def search_records(scope: Scope) -> tuple[str, list[Any]]:
 # The rowid of the Nth newest match: BM25 is computed for the newest matches
 # only, so a word that occurs in tens of thousands of a subject's records
 # costs a bounded amount (about 7 us a row here) and recency breaks the tie.
-FTS_FLOOR = "SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?"
+FTS_FLOOR = """
+SELECT rowid FROM {table} WHERE {table} MATCH :match ORDER BY rowid DESC LIMIT 1 OFFSET :offset
+"""
 
 
 # -- adding events (`remem.store.event_log`, named parameters) --------------------------------
@@ -294,9 +289,9 @@ INSERT_HISTORY = """
 INSERT INTO history (tenant, record_id, action, at, text, status, related_id, reason, by_whom)
 VALUES (:tenant, :record_id, :action, :at, :text, :status, :related_id, :reason, :by_whom)
 """
-# positional: `remem.store.sqlite_search` runs it too, with (tenant, actor)
+# a scope changed (`remem.store.sqlite_search` bumps it too, for event vectors)
 BUMP_SCOPE = """
-INSERT INTO scope_versions (tenant, actor, version) VALUES (?, ?, 1)
+INSERT INTO scope_versions (tenant, actor, version) VALUES (:tenant, :actor, 1)
 ON CONFLICT (tenant, actor) DO UPDATE SET version = version + 1
 """
 # the jobs a step came from (the write lock is held: nobody deletes them meanwhile)
@@ -325,13 +320,14 @@ HISTORY = "SELECT * FROM history WHERE tenant = :tenant AND record_id = :record_
 
 SEARCH_EVENTS = """
 SELECT e.id, bm25(events_fts) AS rank FROM events_fts JOIN events e ON e.seq = events_fts.rowid
-WHERE events_fts MATCH ? AND events_fts.rowid >= ? AND e.tenant = ? AND e.actor = ?
-ORDER BY rank LIMIT ?
+WHERE events_fts MATCH :match AND events_fts.rowid >= :floor
+    AND e.tenant = :tenant AND e.actor = :actor
+ORDER BY rank LIMIT :limit
 """
-SCOPE_VERSION = "SELECT version FROM scope_versions WHERE tenant = ? AND actor = ?"
+SCOPE_VERSION = "SELECT version FROM scope_versions WHERE tenant = :tenant AND actor = :actor"
 VECTORS_FOR = """
 SELECT r.id, v.vec FROM record_vectors v JOIN records r ON r.rowid = v.record_rowid
-WHERE +r.tenant = ? AND v.model = ? AND r.id IN ({marks})
+WHERE +r.tenant = :tenant AND v.model = :model AND r.id IN ({keys})
 """
 
 DELETE_VECTORS = "DELETE FROM record_vectors WHERE record_rowid IN ({keys})"
@@ -382,7 +378,8 @@ LIST_DELETIONS = "SELECT * FROM deletions WHERE tenant = :tenant ORDER BY id DES
 
 INSERT_EVENT_VECTOR = """
 INSERT OR REPLACE INTO event_vectors (event_seq, id, tenant, actor, model, time, vec)
-SELECT seq, id, tenant, actor, ?, ?, ? FROM events WHERE tenant = ? AND id = ?
+SELECT seq, id, tenant, actor, :model, :time, :vec FROM events
+WHERE tenant = :tenant AND id = :event_id
 """
 DELETE_EVENT_VECTOR = "DELETE FROM event_vectors WHERE event_seq = :seq"
 COUNT_ACTOR_EVENT_VECTORS = """
@@ -432,10 +429,14 @@ def events_near_params(tenant: str, reach: int, places: Sequence[Any]) -> dict[s
 EVENT_VECTORS_FOR = "SELECT count(*) FROM event_vectors WHERE tenant = :tenant AND id IN ({keys})"
 
 # thread state's tables (`remem.thread`): erased and counted with the rest of an actor
-FORGET_CHECKPOINTS = "DELETE FROM checkpoints WHERE tenant = ? AND actor = ?"
-FORGET_TOOL_CALLS = "DELETE FROM tool_calls WHERE tenant = ? AND actor = ?"
-COUNT_ACTOR_CHECKPOINTS = "SELECT count(*) AS n FROM checkpoints WHERE tenant = ? AND actor = ?"
-COUNT_ACTOR_TOOL_CALLS = "SELECT count(*) AS n FROM tool_calls WHERE tenant = ? AND actor = ?"
+FORGET_CHECKPOINTS = "DELETE FROM checkpoints WHERE tenant = :tenant AND actor = :actor"
+FORGET_TOOL_CALLS = "DELETE FROM tool_calls WHERE tenant = :tenant AND actor = :actor"
+COUNT_ACTOR_CHECKPOINTS = """
+SELECT count(*) AS n FROM checkpoints WHERE tenant = :tenant AND actor = :actor
+"""
+COUNT_ACTOR_TOOL_CALLS = """
+SELECT count(*) AS n FROM tool_calls WHERE tenant = :tenant AND actor = :actor
+"""
 
 # -- the erasure flows of `remem.store.erasure` (named parameters) --------------------------
 

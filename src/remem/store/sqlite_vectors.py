@@ -32,47 +32,51 @@ import math
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
 from remem.model import Status
-from remem.store.backend import chunks
+from remem.store.backend import sqlite_lists
 from remem.store.vector_files import Stamp
 from remem.store.vectors import Appended, Patch, ScopeVectors
 
 Kind = Literal["records", "events"]
 
-VERSION = "SELECT version FROM scope_versions WHERE tenant = ? AND actor = ?"
+VERSION = "SELECT version FROM scope_versions WHERE tenant = :tenant AND actor = :actor"
 _NOT_ACTIVE = ", ".join(f"'{s.value}'" for s in Status if s is not Status.ACTIVE)
 # a digest of which of the scope's records are not active (see the module docstring)
 CLOSED = f"""
 SELECT count(*), coalesce(sum(rowid), 0), coalesce(sum((rowid % 65521) * (rowid % 65519)), 0)
-FROM records WHERE tenant = ? AND actor = ? AND status IN ({_NOT_ACTIVE})
+FROM records WHERE tenant = :tenant AND actor = :actor AND status IN ({_NOT_ACTIVE})
 """
 CLOSED_ROWS = f"""
-SELECT rowid, status FROM records WHERE tenant = ? AND actor = ? AND status IN ({_NOT_ACTIVE})
+SELECT rowid, status FROM records
+WHERE tenant = :tenant AND actor = :actor AND status IN ({_NOT_ACTIVE})
 """
 UNTIL = """
-SELECT record_rowid AS seq, status, valid_until FROM record_vectors WHERE record_rowid IN ({marks})
+SELECT record_rowid AS seq, status, valid_until FROM record_vectors WHERE record_rowid IN ({keys})
 """
 _COLUMNS = {
     "records": "record_rowid AS seq, id, model, status, valid_from, valid_until, vec "
-    "FROM record_vectors WHERE tenant = ? AND actor = ?",
+    "FROM record_vectors WHERE tenant = :tenant AND actor = :actor",
     "events": "event_seq AS seq, id, model, 'active' AS status, time AS valid_from, "
-    "NULL AS valid_until, vec FROM event_vectors WHERE tenant = ? AND actor = ?",
+    "NULL AS valid_until, vec FROM event_vectors WHERE tenant = :tenant AND actor = :actor",
 }
 _SEQ = {"records": "record_rowid", "events": "event_seq"}
 NEWEST = {k: f"SELECT {c} ORDER BY {_SEQ[k]} DESC LIMIT 1" for k, c in _COLUMNS.items()}
 ALL = {k: f"SELECT {c} ORDER BY {_SEQ[k]}" for k, c in _COLUMNS.items()}
-AFTER = {k: f"SELECT {c} AND {_SEQ[k]} > ? ORDER BY {_SEQ[k]}" for k, c in _COLUMNS.items()}
-AT = {k: f"SELECT {c} AND {_SEQ[k]} = ?" for k, c in _COLUMNS.items()}
+# after, at or up to the row `last`
+AFTER = {k: f"SELECT {c} AND {_SEQ[k]} > :last ORDER BY {_SEQ[k]}" for k, c in _COLUMNS.items()}
+AT = {k: f"SELECT {c} AND {_SEQ[k]} = :last" for k, c in _COLUMNS.items()}
 ROWS_UPTO = {
-    k: f"SELECT {seq} FROM {k[:-1]}_vectors WHERE tenant = ? AND actor = ? AND {seq} <= ?"
+    k: f"SELECT {seq} FROM {k[:-1]}_vectors "
+    f"WHERE tenant = :tenant AND actor = :actor AND {seq} <= :last"
     for k, seq in _SEQ.items()
 }
 COUNT_UPTO = {
-    k: f"SELECT count(*) FROM {k[:-1]}_vectors WHERE tenant = ? AND actor = ? AND {seq} <= ?"
+    k: f"SELECT count(*) FROM {k[:-1]}_vectors "
+    f"WHERE tenant = :tenant AND actor = :actor AND {seq} <= :last"
     for k, seq in _SEQ.items()
 }
 
@@ -97,12 +101,13 @@ def refresh(
     stamp: Stamp | None,
 ) -> Refreshed:
     """The scope's vectors now: `held` as they are, caught up, or read whole."""
-    rows = db.execute(VERSION, key).fetchall()
+    who = _who(key)
+    rows = db.execute(VERSION, who).fetchall()
     version = int(rows[0][0]) if rows else 0
-    newest = db.execute(NEWEST[kind], key).fetchone()
+    newest = db.execute(NEWEST[kind], who).fetchone()
     if newest is None:
         return Refreshed(None, None, "loaded")
-    closed = ":".join(map(str, db.execute(CLOSED, key).fetchone())) if kind == "records" else ""
+    closed = ":".join(map(str, db.execute(CLOSED, who).fetchone())) if kind == "records" else ""
     now = Stamp(version, int(newest["seq"]), str(newest["id"]), _digest(newest["vec"]), -1, closed)
     if held is not None and stamp is not None:
         if stamp.same_state(now):
@@ -130,13 +135,13 @@ def _catch_up(
         return None
     if not _newest_intact(db, kind, key, stamp):
         return None
-    count = int(db.execute(COUNT_UPTO[kind], (*key, stamp.last_rowid)).fetchone()[0])
+    count = int(db.execute(COUNT_UPTO[kind], _upto(key, stamp)).fetchone()[0])
     if count != stamp.rows:  # rows were deleted (forgotten): drop them, copy the rest
-        left = db.execute(ROWS_UPTO[kind], (*key, stamp.last_rowid)).fetchall()
+        left = db.execute(ROWS_UPTO[kind], _upto(key, stamp)).fetchall()
         keep = np.isin(held.rowids, np.fromiter((r[0] for r in left), np.int64, len(left)))
         held = held.kept(keep)
         stamp = _with_rows(stamp, count)
-    added = db.execute(AFTER[kind], (*key, stamp.last_rowid)).fetchall()
+    added = db.execute(AFTER[kind], _upto(key, stamp)).fetchall()
     appended = _appended([r for r in added if r["model"] == held.model])
     same = kind == "events" or now.closed == stamp.closed
     patch = _patch_rows([]) if same else _patch(db, key, held)
@@ -152,11 +157,11 @@ def extends(db: sqlite3.Connection, kind: Kind, key: tuple[str, str], stamp: Sta
     added and statuses changed since, none deleted), in this database."""
     if not _newest_intact(db, kind, key, stamp):
         return False
-    return bool(db.execute(COUNT_UPTO[kind], (*key, stamp.last_rowid)).fetchone()[0] == stamp.rows)
+    return bool(db.execute(COUNT_UPTO[kind], _upto(key, stamp)).fetchone()[0] == stamp.rows)
 
 
 def _newest_intact(db: sqlite3.Connection, kind: Kind, key: tuple[str, str], stamp: Stamp) -> bool:
-    last = db.execute(AT[kind], (*key, stamp.last_rowid)).fetchone()
+    last = db.execute(AT[kind], _upto(key, stamp)).fetchone()
     if last is None or str(last["id"]) != stamp.last_id:
         return False  # the stamp's newest row is gone or another: deleted, or another database
     return _digest(last["vec"]) == stamp.last_digest  # the same id, other bytes: another database
@@ -164,7 +169,7 @@ def _newest_intact(db: sqlite3.Connection, kind: Kind, key: tuple[str, str], sta
 
 def _load(db: sqlite3.Connection, kind: Kind, key: tuple[str, str]) -> tuple[ScopeVectors, int]:
     """Every vector of the scope (those of its first row's model), and how many rows it has."""
-    rows = db.execute(ALL[kind], key).fetchall()
+    rows = db.execute(ALL[kind], _who(key)).fetchall()
     model = str(rows[0]["model"])
     a = _appended([r for r in rows if r["model"] == model])
     vectors = ScopeVectors(
@@ -192,7 +197,7 @@ def _appended(rows: list[sqlite3.Row]) -> Appended:
 def _patch(db: sqlite3.Connection, key: tuple[str, str], held: ScopeVectors) -> Patch:
     """The held rows whose status is not what `held` says, as they are now."""
     assert held.rowids is not None
-    closed = db.execute(CLOSED_ROWS, key).fetchall()
+    closed = db.execute(CLOSED_ROWS, _who(key)).fetchall()
     rowids = np.asarray(held.rowids, np.int64)
     active = ~np.isin(rowids, np.array([r[0] for r in closed], np.int64))
     invalid = np.array([r[0] for r in closed if r[1] == Status.INVALID.value], np.int64)
@@ -200,9 +205,19 @@ def _patch(db: sqlite3.Connection, key: tuple[str, str], held: ScopeVectors) -> 
     was_live = held.live if held.live is not None else np.ones(len(rowids), np.bool_)
     changed = rowids[(active != held.active) | (live != was_live)]
     rows: list[sqlite3.Row] = []
-    for chunk in chunks(changed.tolist(), 500):
-        rows += db.execute(UNTIL.format(marks=",".join("?" * len(chunk))), chunk).fetchall()
+    for sql, params in sqlite_lists(UNTIL, {}, changed.tolist()):
+        rows += db.execute(sql, params).fetchall()
     return _patch_rows(rows)
+
+
+def _who(key: tuple[str, str]) -> dict[str, str]:
+    """A scope's (tenant, actor) as the statements name them."""
+    return {"tenant": key[0], "actor": key[1]}
+
+
+def _upto(key: tuple[str, str], stamp: Stamp) -> dict[str, Any]:
+    """A scope and the newest row `stamp` saw (`last`), as the statements name them."""
+    return {"tenant": key[0], "actor": key[1], "last": stamp.last_rowid}
 
 
 def _patch_rows(rows: Iterable[sqlite3.Row]) -> Patch:

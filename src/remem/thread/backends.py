@@ -8,27 +8,27 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from remem.store.base import Store
+from remem.store.base import ThreadState
 from remem.thread.base import ThreadStore
 
 
-def _sqlite(store: Store) -> ThreadStore:
+def _sqlite(store: ThreadState) -> ThreadStore:
     from remem.thread.sqlite import SQLiteThreadStore
 
     return SQLiteThreadStore(store)
 
 
-def _postgres(store: Store) -> ThreadStore:
+def _postgres(store: ThreadState) -> ThreadStore:
     # imported here: psycopg costs about 0.1 s, which an embedded CLI call must not pay
     from remem.thread.postgres import PostgresThreadStore
 
     return PostgresThreadStore(store)
 
 
-KINDS: dict[str, Callable[[Store], ThreadStore]] = {"sqlite": _sqlite, "postgres": _postgres}
+KINDS: dict[str, Callable[[ThreadState], ThreadStore]] = {"sqlite": _sqlite, "postgres": _postgres}
 
 
-def thread_state(store: Store) -> ThreadStore | None:
+def thread_state(store: ThreadState) -> ThreadStore | None:
     """The thread state (checkpoints, tool calls) of `store`'s database, or None when its
     backend keeps none."""
     host = store.thread

@@ -8,7 +8,7 @@ retention deletes and what it holds. A backend (`SQLiteThreadStore`,
 it passes a time. No check is followed by a write that depends on it without
 the database holding what was checked:
 
-- optimistic concurrency is a conditional `UPDATE ... WHERE version = ?`: of
+- optimistic concurrency is a conditional `UPDATE ... WHERE version = :version`: of
   two writers of one version the second matches nothing, a `CheckpointConflict`;
 - a ledger row is claimed with `INSERT ... ON CONFLICT DO NOTHING`: of any
   number of concurrent begins exactly one inserts, and performs; the others
@@ -23,14 +23,14 @@ tenant is simply not there.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, ClassVar, Protocol
 
 from remem.errors import ConflictError, NotFound, StoreError
 from remem.store.backend import Row, Tx
-from remem.store.base import Store, ThreadHost
+from remem.store.base import ThreadHost, ThreadState
 from remem.thread.checkpoints import (
     MAX_PAYLOAD_BYTES,
     MAX_STATE_BYTES,
@@ -64,24 +64,29 @@ TOOL_CALL_COLUMNS = (
 
 
 class ThreadSQL(Protocol):
-    """The named statements a backend supplies; parameters are in the order shown here."""
+    """The named statements a backend supplies, with the named parameters shown here.
 
-    INSERT_CHECKPOINT: str  # tenant, actor, workflow, 8 state values, created, updated, expires
-    UPDATE_CHECKPOINT: str  # 8 state values, updated, expires, tenant, actor, workflow, version
-    GET_CHECKPOINT: str  # tenant, actor, workflow
-    CHECKPOINT_VERSION: str  # tenant, actor, workflow
+    A checkpoint's key is `tenant`, `actor`, `workflow`; a tool call's adds
+    `idempotency_key`. The state values are named after their columns
+    (`STATE_COLUMNS`); `at` is the time written, `expires` an expiry or NULL.
+    """
+
+    INSERT_CHECKPOINT: str  # the key, the state values, at, expires
+    UPDATE_CHECKPOINT: str  # the key, version (expected), the state values, at, expires
+    GET_CHECKPOINT: str  # the key
+    CHECKPOINT_VERSION: str  # the key
     LIST_CHECKPOINTS: str  # tenant, actor, limit
-    INSERT_TOOL_CALL: str  # the key, tool call id, request, started, expires
-    GET_TOOL_CALL: str  # the key: tenant, actor, workflow, idempotency key
+    INSERT_TOOL_CALL: str  # the key, tool_call_id, request, at, expires
+    GET_TOOL_CALL: str  # the key
     LOCK_TOOL_CALL: str  # the key; the row stays as read until the transaction ends
     REBEGIN_TOOL_CALL: str  # the key
-    COMPLETE_TOOL_CALL: str  # result, completed, expires or NULL, the key
+    COMPLETE_TOOL_CALL: str  # the key, result, at, expires
     DELETE_TOOL_CALL: str  # the key
-    LIST_TOOL_CALLS: str  # tenant, actor, workflow, workflow, unresolved only, limit
-    EXPIRED_CHECKPOINTS: str  # now, tenant or NULL, tenant or NULL
-    DELETE_EXPIRED_CHECKPOINT: str  # tenant, actor, workflow, now
-    DELETE_WORKFLOW_CALLS: str  # tenant, actor, workflow
-    EXPIRED_ORPHAN_CALLS: str  # now, tenant or NULL, tenant or NULL
+    LIST_TOOL_CALLS: str  # tenant, actor, workflow or NULL, unresolved (only), limit
+    EXPIRED_CHECKPOINTS: str  # now, tenant or NULL (every tenant)
+    DELETE_EXPIRED_CHECKPOINT: str  # the key, now
+    DELETE_WORKFLOW_CALLS: str  # the key
+    EXPIRED_ORPHAN_CALLS: str  # now, tenant or NULL (every tenant)
     DELETE_EXPIRED_CALL: str  # the key, now
     FORGET_CHECKPOINTS: str  # tenant, actor
     FORGET_TOOL_CALLS: str  # tenant, actor
@@ -110,7 +115,7 @@ class ThreadStore:
         """One write transaction of `tenant` (None: of every tenant, for retention)."""
         return self._host.tx(tenant)
 
-    def _rows(self, tenant: str, sql: str, params: Sequence[Any]) -> Sequence[Row]:
+    def _rows(self, tenant: str, sql: str, params: Mapping[str, Any]) -> Sequence[Row]:
         """The rows of one read, in its own transaction of `tenant`."""
         return self._host.rows(tenant, sql, params)
 
@@ -139,13 +144,13 @@ class ThreadStore:
         `CheckpointConflict` naming the current version; nothing is written.
         """
         q, at, expiry = self.sql, self._at(now or self._host.clock()), self._at(expires_at)
-        values = _state_params(state)
-        key = (tenant, actor, workflow)
+        key = {"tenant": tenant, "actor": actor, "workflow": workflow}
+        params = {**key, **_state_params(state), "at": at, "expires": expiry}
         with self._tx(tenant) as db:
             if expected_version is None:
-                cur = db.execute(q.INSERT_CHECKPOINT, (*key, *values, at, at, expiry))
+                cur = db.execute(q.INSERT_CHECKPOINT, params)
             else:
-                cur = db.execute(q.UPDATE_CHECKPOINT, (*values, at, expiry, *key, expected_version))
+                cur = db.execute(q.UPDATE_CHECKPOINT, {**params, "version": expected_version})
             if cur.rowcount != 1:
                 current = db.execute(q.CHECKPOINT_VERSION, key).fetchone()
                 found = None if current is None else int(current["version"])
@@ -154,12 +159,14 @@ class ThreadStore:
 
     def checkpoint_load(self, tenant: str, actor: str, workflow: str) -> Checkpoint | None:
         """The checkpoint of one workflow of (tenant, actor), or None."""
-        rows = self._rows(tenant, self.sql.GET_CHECKPOINT, (tenant, actor, workflow))
+        key = {"tenant": tenant, "actor": actor, "workflow": workflow}
+        rows = self._rows(tenant, self.sql.GET_CHECKPOINT, key)
         return _checkpoint(rows[0]) if rows else None
 
     def checkpoint_list(self, tenant: str, actor: str, limit: int = 1000) -> list[Checkpoint]:
         """The checkpoints of (tenant, actor), most recently saved first."""
-        rows = self._rows(tenant, self.sql.LIST_CHECKPOINTS, (tenant, actor, limit))
+        params = {"tenant": tenant, "actor": actor, "limit": limit}
+        rows = self._rows(tenant, self.sql.LIST_CHECKPOINTS, params)
         return [_checkpoint(r) for r in rows]
 
     # -- the tool-call ledger ---------------------------------------------------------------
@@ -186,14 +193,14 @@ class ThreadStore:
         request differs from the first is refused: one key names one operation.
         """
         q, body = self.sql, encode_json("tool call request", request, MAX_PAYLOAD_BYTES)
-        key = (tenant, actor, workflow, idempotency_key)
-        params = (
-            *key,
-            tool_call_id,
-            body,
-            self._at(now or self._host.clock()),
-            self._at(expires_at),
-        )
+        key = _call_key(tenant, actor, workflow, idempotency_key)
+        params = {
+            **key,
+            "tool_call_id": tool_call_id,
+            "request": body,
+            "at": self._at(now or self._host.clock()),
+            "expires": self._at(expires_at),
+        }
         with self._tx(tenant) as db:
             for _ in range(BEGIN_TRIES):
                 if db.execute(q.INSERT_TOOL_CALL, params).rowcount == 1:
@@ -234,9 +241,10 @@ class ThreadStore:
         nothing; with a different result it is a `ConflictError`.
         """
         q, body = self.sql, encode_json("tool call result", result, MAX_PAYLOAD_BYTES)
-        key = (tenant, actor, workflow, idempotency_key)
+        key = _call_key(tenant, actor, workflow, idempotency_key)
         with self._tx(tenant) as db:
-            params = (body, self._at(now or self._host.clock()), self._at(expires_at), *key)
+            at, expiry = self._at(now or self._host.clock()), self._at(expires_at)
+            params = {**key, "result": body, "at": at, "expires": expiry}
             completed = db.execute(q.COMPLETE_TOOL_CALL, params).rowcount
             row = db.execute(q.GET_TOOL_CALL, key).fetchone()
             if row is None:
@@ -256,7 +264,7 @@ class ThreadStore:
         After a release the key is `never_started` again and may be begun anew.
         A completed call cannot be released: its result is the record.
         """
-        key = (tenant, actor, workflow, idempotency_key)
+        key = _call_key(tenant, actor, workflow, idempotency_key)
         with self._tx(tenant) as db:
             row = db.execute(self.sql.LOCK_TOOL_CALL, key).fetchone()
             if row is None:
@@ -273,7 +281,7 @@ class ThreadStore:
         self, tenant: str, actor: str, workflow: str, idempotency_key: str
     ) -> ToolCall | None:
         """The ledger row of one key, or None if it was never begun."""
-        key = (tenant, actor, workflow, idempotency_key)
+        key = _call_key(tenant, actor, workflow, idempotency_key)
         rows = self._rows(tenant, self.sql.GET_TOOL_CALL, key)
         return _tool_call(rows[0]) if rows else None
 
@@ -287,7 +295,8 @@ class ThreadStore:
         limit: int = 1000,
     ) -> list[ToolCall]:
         """Tool calls of (tenant, actor), oldest first; `unresolved`: open ones only."""
-        params = (tenant, actor, workflow, workflow, unresolved, limit)
+        params = {"tenant": tenant, "actor": actor, "workflow": workflow,
+                  "unresolved": unresolved, "limit": limit}  # fmt: skip
         return [_tool_call(r) for r in self._rows(tenant, self.sql.LIST_TOOL_CALLS, params)]
 
     # -- retention and erasure --------------------------------------------------------------
@@ -306,24 +315,26 @@ class ThreadStore:
         held: list[Held] = []
         checkpoints = calls = 0
         with self._tx(tenant) as db:  # tenant None: retention for every tenant, by design
-            for r in db.execute(q.EXPIRED_CHECKPOINTS, (at, tenant, tenant)).fetchall():
+            when = {"now": at, "tenant": tenant}
+            for r in db.execute(q.EXPIRED_CHECKPOINTS, when).fetchall():
                 reason = retention_hold(bool(r["pending"]), bool(r["unresolved"]))
-                wf = (r["tenant"], r["actor"], r["workflow"])
+                wf = {"tenant": r["tenant"], "actor": r["actor"], "workflow": r["workflow"]}
                 if reason is not None:
                     held.append(Held(r["actor"], r["workflow"], reason))
                     continue
-                gone = db.execute(q.DELETE_EXPIRED_CHECKPOINT, (*wf, at)).rowcount
+                gone = db.execute(q.DELETE_EXPIRED_CHECKPOINT, {**wf, "now": at}).rowcount
                 if gone == 0:  # a tool call was begun since: it holds the workflow
                     held.append(Held(r["actor"], r["workflow"], "unresolved_tool_call"))
                     continue
                 checkpoints += gone
                 calls += db.execute(q.DELETE_WORKFLOW_CALLS, wf).rowcount
-            for r in db.execute(q.EXPIRED_ORPHAN_CALLS, (at, tenant, tenant)).fetchall():
-                key = (r["tenant"], r["actor"], r["workflow"], r["idempotency_key"])
+            for r in db.execute(q.EXPIRED_ORPHAN_CALLS, when).fetchall():
+                key = _call_key(r["tenant"], r["actor"], r["workflow"], r["idempotency_key"])
                 if r["status"] != CallStatus.COMPLETED:
-                    held.append(Held(r["actor"], r["workflow"], "unresolved_tool_call", key[3]))
+                    name = r["idempotency_key"]
+                    held.append(Held(r["actor"], r["workflow"], "unresolved_tool_call", name))
                     continue
-                calls += db.execute(q.DELETE_EXPIRED_CALL, (*key, at)).rowcount
+                calls += db.execute(q.DELETE_EXPIRED_CALL, {**key, "now": at}).rowcount
         return ExpiryReport(checkpoints, calls, tuple(held))
 
     def forget_actor(self, tenant: str, actor: str) -> dict[str, int]:
@@ -338,9 +349,10 @@ class ThreadStore:
         For the store's `forget_actor`, so that forgetting a subject reaches its
         checkpoints and tool calls in the same transaction as its records.
         """
+        who = {"tenant": tenant, "actor": actor}
         return {
-            "checkpoints": db.execute(cls.sql.FORGET_CHECKPOINTS, (tenant, actor)).rowcount,
-            "tool_calls": db.execute(cls.sql.FORGET_TOOL_CALLS, (tenant, actor)).rowcount,
+            "checkpoints": db.execute(cls.sql.FORGET_CHECKPOINTS, who).rowcount,
+            "tool_calls": db.execute(cls.sql.FORGET_TOOL_CALLS, who).rowcount,
         }
 
     def count_actor_rows(self, tenant: str, actor: str) -> dict[str, int]:
@@ -350,12 +362,12 @@ class ThreadStore:
             "tool_calls": self.sql.COUNT_ACTOR_TOOL_CALLS,
         }
         return {
-            name: int(self._rows(tenant, sql, (tenant, actor))[0]["n"])
+            name: int(self._rows(tenant, sql, {"tenant": tenant, "actor": actor})[0]["n"])
             for name, sql in counts.items()
         }
 
 
-def host_of(store: Store, dialect: str) -> ThreadHost:
+def host_of(store: ThreadState, dialect: str) -> ThreadHost:
     """The thread role `store` offers, which must speak `dialect`; else `StoreError`."""
     host = store.thread
     if host is None or host.dialect != dialect:
@@ -399,27 +411,34 @@ def _no_call(actor: str, workflow: str, key: str) -> NotFound:
     )
 
 
-def _state_params(state: CheckpointState) -> tuple[Any, ...]:
+def _call_key(tenant: str, actor: str, workflow: str, idempotency_key: str) -> dict[str, str]:
+    """A tool call's key as the statements name it."""
+    return {"tenant": tenant, "actor": actor, "workflow": workflow,
+            "idempotency_key": idempotency_key}  # fmt: skip
+
+
+def _state_params(state: CheckpointState) -> dict[str, Any]:
+    """A checkpoint's state values, named after their columns (`STATE_COLUMNS`)."""
     encode_json("checkpoint state", state.as_dict(), MAX_STATE_BYTES)  # size and JSON check
     approval = state.pending_approval
     outcome = state.last_verified_outcome
-    return (
-        state.step,
-        _json(list(state.completed_steps)),
-        None if approval is None else _json(dict(approval)),
-        state.tool_call_id,
-        state.idempotency_key,
-        _json(list(state.artifacts)),
-        None if outcome is None else _json(outcome),
-        _json(dict(state.data)),
-    )
+    return {
+        "step": state.step,
+        "completed_steps": _json(list(state.completed_steps)),
+        "pending_approval": None if approval is None else _json(dict(approval)),
+        "tool_call_id": state.tool_call_id,
+        "idempotency_key": state.idempotency_key,
+        "artifacts": _json(list(state.artifacts)),
+        "last_verified_outcome": None if outcome is None else _json(outcome),
+        "data": _json(dict(state.data)),
+    }
 
 
 def _json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def _one(db: Tx, sql: str, params: Sequence[Any]) -> Row:
+def _one(db: Tx, sql: str, params: Mapping[str, Any]) -> Row:
     row: Row | None = db.execute(sql, params).fetchone()
     assert row is not None  # read inside the transaction that wrote or locked it
     return row

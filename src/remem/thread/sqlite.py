@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from remem.store.base import Store
+from remem.store.base import ThreadState
 from remem.thread import sqlite_sql
 from remem.thread.base import ThreadSQL, ThreadStore, host_of
 
@@ -25,10 +25,10 @@ class SQLiteThreadStore(ThreadStore):
 
     sql: ClassVar[ThreadSQL] = sqlite_sql
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: ThreadState) -> None:
         super().__init__(host_of(store, "sqlite"))
 
 
-def count_actor_rows(store: Store, tenant: str, actor: str) -> dict[str, int]:
+def count_actor_rows(store: ThreadState, tenant: str, actor: str) -> dict[str, int]:
     """How much thread state of one actor remains; for verifying an erasure."""
     return SQLiteThreadStore(store).count_actor_rows(tenant, actor)

@@ -13,39 +13,46 @@ from __future__ import annotations
 from remem.store import sqlite_sql as store_sql
 from remem.thread.base import CHECKPOINT_COLUMNS, STATE_COLUMNS, TOOL_CALL_COLUMNS
 
-_KEY_CP = "tenant = ? AND actor = ? AND workflow = ?"
+_KEY_CP = "tenant = :tenant AND actor = :actor AND workflow = :workflow"
 
 # -- checkpoints: a conditional write, never read-then-write -------------------------------
 
-# then (tenant, actor, workflow, 8 state values, created, updated, expires)
 INSERT_CHECKPOINT = f"""
 INSERT INTO checkpoints (tenant, actor, workflow, version, {STATE_COLUMNS},
                          created_at, updated_at, expires_at)
-VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+VALUES (:tenant, :actor, :workflow, 1, :step, :completed_steps, :pending_approval,
+        :tool_call_id, :idempotency_key, :artifacts, :last_verified_outcome, :data,
+        :at, :at, :expires)
 ON CONFLICT (tenant, actor, workflow) DO NOTHING
 """
 UPDATE_CHECKPOINT = f"""
 UPDATE checkpoints
-SET version = version + 1, step = ?, completed_steps = ?, pending_approval = ?,
-    tool_call_id = ?, idempotency_key = ?, artifacts = ?, last_verified_outcome = ?, data = ?,
-    updated_at = ?, expires_at = ?
-WHERE {_KEY_CP} AND version = ?
+SET version = version + 1, step = :step, completed_steps = :completed_steps,
+    pending_approval = :pending_approval, tool_call_id = :tool_call_id,
+    idempotency_key = :idempotency_key, artifacts = :artifacts,
+    last_verified_outcome = :last_verified_outcome, data = :data, updated_at = :at,
+    expires_at = :expires
+WHERE {_KEY_CP} AND version = :version
 """
 GET_CHECKPOINT = f"SELECT {CHECKPOINT_COLUMNS} FROM checkpoints WHERE {_KEY_CP}"
 CHECKPOINT_VERSION = f"SELECT version FROM checkpoints WHERE {_KEY_CP}"
 LIST_CHECKPOINTS = f"""
-SELECT {CHECKPOINT_COLUMNS} FROM checkpoints WHERE tenant = ? AND actor = ?
-ORDER BY updated_at DESC, workflow LIMIT ?
+SELECT {CHECKPOINT_COLUMNS} FROM checkpoints WHERE tenant = :tenant AND actor = :actor
+ORDER BY updated_at DESC, workflow LIMIT :limit
 """
 
 # -- the tool-call ledger ------------------------------------------------------------------
 
-_KEY_TC = "tenant = ? AND actor = ? AND workflow = ? AND idempotency_key = ?"
+_KEY_TC = (
+    "tenant = :tenant AND actor = :actor AND workflow = :workflow "
+    "AND idempotency_key = :idempotency_key"
+)
 
 INSERT_TOOL_CALL = """
 INSERT INTO tool_calls (tenant, actor, workflow, idempotency_key, tool_call_id, status,
                         request, started_at, expires_at)
-VALUES (?, ?, ?, ?, ?, 'started', ?, ?, ?)
+VALUES (:tenant, :actor, :workflow, :idempotency_key, :tool_call_id, 'started', :request,
+        :at, :expires)
 ON CONFLICT (tenant, actor, workflow, idempotency_key) DO NOTHING
 """
 GET_TOOL_CALL = f"SELECT {TOOL_CALL_COLUMNS} FROM tool_calls WHERE {_KEY_TC}"
@@ -59,34 +66,35 @@ WHERE {_KEY_TC}
 """
 COMPLETE_TOOL_CALL = f"""
 UPDATE tool_calls
-SET status = 'completed', result = ?, completed_at = ?, expires_at = coalesce(?, expires_at)
+SET status = 'completed', result = :result, completed_at = :at,
+    expires_at = coalesce(:expires, expires_at)
 WHERE {_KEY_TC} AND status != 'completed'
 """
 DELETE_TOOL_CALL = f"DELETE FROM tool_calls WHERE {_KEY_TC}"
-# then (tenant, actor, workflow, workflow, unresolved only, limit)
 LIST_TOOL_CALLS = f"""
 SELECT {TOOL_CALL_COLUMNS} FROM tool_calls
-WHERE tenant = ? AND actor = ? AND (? IS NULL OR workflow = ?)
-  AND (? = 0 OR status != 'completed')
-ORDER BY started_at, workflow, idempotency_key LIMIT ?
+WHERE tenant = :tenant AND actor = :actor AND (:workflow IS NULL OR workflow = :workflow)
+  AND (:unresolved = 0 OR status != 'completed')
+ORDER BY started_at, workflow, idempotency_key LIMIT :limit
 """
 
 # -- retention -----------------------------------------------------------------------------
 
-# then (now, tenant or NULL, tenant or NULL)
+# `tenant` NULL: every tenant's
 EXPIRED_CHECKPOINTS = """
 SELECT c.tenant, c.actor, c.workflow, c.pending_approval IS NOT NULL AS pending,
        EXISTS (SELECT 1 FROM tool_calls t
                WHERE t.tenant = c.tenant AND t.actor = c.actor AND t.workflow = c.workflow
                  AND t.status != 'completed') AS unresolved
 FROM checkpoints c
-WHERE c.expires_at IS NOT NULL AND c.expires_at <= ? AND (? IS NULL OR c.tenant = ?)
+WHERE c.expires_at IS NOT NULL AND c.expires_at <= :now
+  AND (:tenant IS NULL OR c.tenant = :tenant)
 ORDER BY c.tenant, c.actor, c.workflow
 """
 # the hold checked again as the row goes (under the write lock, it is what the SELECT saw)
 DELETE_EXPIRED_CHECKPOINT = f"""
 DELETE FROM checkpoints AS c
-WHERE {_KEY_CP} AND c.expires_at <= ? AND c.pending_approval IS NULL
+WHERE {_KEY_CP} AND c.expires_at <= :now AND c.pending_approval IS NULL
   AND NOT EXISTS (SELECT 1 FROM tool_calls t
                   WHERE t.tenant = c.tenant AND t.actor = c.actor AND t.workflow = c.workflow
                     AND t.status != 'completed')
@@ -96,13 +104,14 @@ DELETE_WORKFLOW_CALLS = f"DELETE FROM tool_calls WHERE {_KEY_CP} AND status = 'c
 EXPIRED_ORPHAN_CALLS = """
 SELECT t.tenant, t.actor, t.workflow, t.idempotency_key, t.status
 FROM tool_calls t
-WHERE t.expires_at IS NOT NULL AND t.expires_at <= ? AND (? IS NULL OR t.tenant = ?)
+WHERE t.expires_at IS NOT NULL AND t.expires_at <= :now
+  AND (:tenant IS NULL OR t.tenant = :tenant)
   AND NOT EXISTS (SELECT 1 FROM checkpoints c
                   WHERE c.tenant = t.tenant AND c.actor = t.actor AND c.workflow = t.workflow)
 ORDER BY t.tenant, t.actor, t.workflow, t.idempotency_key
 """
 DELETE_EXPIRED_CALL = f"""
-DELETE FROM tool_calls WHERE {_KEY_TC} AND status = 'completed' AND expires_at <= ?
+DELETE FROM tool_calls WHERE {_KEY_TC} AND status = 'completed' AND expires_at <= :now
 """
 
 # -- erasure: the store erases and counts an actor's thread state with the rest of it ------
