@@ -48,6 +48,8 @@ from remem.store.base import ForgetReport, Scope, Store
 from remem.store.open import default_db_path as default_db_path  # backend choice, re-exported
 from remem.store.open import is_server_url as is_server_url
 from remem.store.open import open_store as open_store
+from remem.telemetry import Telemetry
+from remem.telemetry.hooks import observed
 from remem.timeutil import utcnow
 from remem.worker import drain
 from remem.writes import events as event_log
@@ -91,6 +93,8 @@ class Memory:
         config: Config | str | os.PathLike[str] | None = None,
         chat: ChatModel | None = None,
         max_clock_skew: timedelta | None = None,
+        tracer_provider: Any = None,
+        telemetry: Telemetry | None = None,
     ) -> None:
         if isinstance(store, str | os.PathLike):
             raise InvalidInput(
@@ -111,6 +115,7 @@ class Memory:
             embedder=lambda: self.embedder,
             config=self.config,
             ttl=check_ttl(ttl or {}),
+            telemetry=telemetry or Telemetry.create(tracer_provider),
         )
         self._pipeline: Pipeline | None = None
         if max_clock_skew is None:
@@ -132,6 +137,8 @@ class Memory:
         config: Config | str | os.PathLike[str] | None = None,
         chat: ChatModel | None = None,
         max_clock_skew: timedelta | None = None,
+        tracer_provider: Any = None,
+        telemetry: Telemetry | None = None,
     ) -> Memory:
         """Open (creating if needed) the database at `target`: a path or `sqlite:///path`.
 
@@ -142,6 +149,9 @@ class Memory:
         the offline extractor only); `chat` replaces the configured model door.
         `max_clock_skew` is how far ahead of `clock` an event may be dated
         (default: the configuration's `[events] max_clock_skew_seconds`, 1 hour).
+        `tracer_provider` (an OpenTelemetry `TracerProvider`) turns spans on; without
+        one, `$REMEM_OTEL=1` uses the global provider. `telemetry` gives the whole
+        `remem.telemetry.Telemetry` instead (spans, metrics, content capture).
         """
         options: dict[str, Any] = {
             "tenant": tenant,
@@ -152,6 +162,8 @@ class Memory:
             "config": config,
             "chat": chat,
             "max_clock_skew": max_clock_skew,
+            "tracer_provider": tracer_provider,
+            "telemetry": telemetry,
         }
         return cls(open_store(target, clock=clock), **options)
 
@@ -185,6 +197,7 @@ class Memory:
 
     # -- events ----------------------------------------------------------------
 
+    @observed
     def add_event(
         self,
         *,
@@ -217,6 +230,7 @@ class Memory:
         event_log.add(self.deps, [event])
         return event.id
 
+    @observed
     def add_events(self, rows: Iterable[Mapping[str, Any]]) -> list[bool]:
         """Append many events in one transaction; per event, whether it was new.
 
@@ -286,6 +300,7 @@ class Memory:
 
     # -- the explicit write path ----------------------------------------------------
 
+    @observed
     def remember(
         self,
         *,
@@ -324,6 +339,7 @@ class Memory:
             namespace=namespace,
         )
 
+    @observed
     def write_records(self, items: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         """Self-managed strategies: create, update and delete records in one batch.
 
@@ -333,6 +349,7 @@ class Memory:
         """
         return write_records(self.deps, items)
 
+    @observed
     def update(
         self,
         record_id: str,
@@ -350,6 +367,7 @@ class Memory:
 
     # -- reading ---------------------------------------------------------------------
 
+    @observed
     def recall(
         self,
         *,
@@ -522,6 +540,7 @@ class Memory:
 
     # -- deletion ---------------------------------------------------------------------
 
+    @observed
     def forget(
         self, *, record_id: str | None = None, actor: str | None = None, vacuum: bool = False
     ) -> ForgetReport:
