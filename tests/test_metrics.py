@@ -99,6 +99,13 @@ def test_a_scrape_counts_requests_recalls_deletions_and_reads_the_job_queue(db: 
             json={"records": [{"actor_id": "alice", "text": "I live in Faro"}]},
         )
         (created,) = made.json()["results"]
+        secret = "my api key is sk-" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6"
+        h.post(
+            "/v1/memories/batch-create",
+            headers=_auth(keys["agent"]),
+            json={"records": [{"actor_id": "alice", "text": secret}]},
+        ).raise_for_status()
+        refused = {"outcome": "refused_content"}
         found = h.post(
             "/v1/memories/retrieve",
             headers=_auth(keys["agent"]),
@@ -128,7 +135,8 @@ def test_a_scrape_counts_requests_recalls_deletions_and_reads_the_job_queue(db: 
         assert moved("remem_recall_packet_tokens_sum") == found.json()["tokens"]
         assert moved("remem_deletion_jobs_total", target="record", verified="true") == 1
         assert _get(after, "remem_deletion_verification_failures_total") == 0
-        assert moved("remem_memory_operations_total", operation="remember") == 1
+        assert moved("remem_memory_operations_total", operation="remember", outcome="ok") == 1
+        assert moved("remem_memory_operations_total", operation="remember", **refused) == 1
         # read from the store at the scrape: the event's job waits, and has aged
         assert _get(after, "remem_extraction_jobs", strategy="offline", state="pending") == 1
         assert _get(after, "remem_extraction_jobs", strategy="offline", state="done") == 0
@@ -146,8 +154,7 @@ def test_a_scrape_counts_requests_recalls_deletions_and_reads_the_job_queue(db: 
         assert h.get("/metrics").status_code == 401
 
 
-def test_the_metrics_port_serves_the_whole_process_without_a_key(tmp_path: Path) -> None:
-    db = str(tmp_path / "s.db")
+def test_the_metrics_port_serves_the_whole_process_without_a_key(db: str) -> None:
     keys = _keys(db)
     app = create_app(db, embedder=HashEmbedder(), worker=False, metrics_port=0)
     with _serving(app) as h:

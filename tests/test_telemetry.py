@@ -26,7 +26,7 @@ from opentelemetry.trace import SpanKind, StatusCode
 from remem import Memory
 from remem.config import ConfigFile, build
 from remem.embed import HashEmbedder
-from remem.errors import RefusedContent
+from remem.errors import InvalidInput, RefusedContent
 from remem.service import keys as keyring
 from remem.service.http import create_app
 from remem.store.open import open_store
@@ -255,3 +255,16 @@ print([s.name for s in exporter.get_finished_spans()])
 def test_remem_otel_sends_spans_to_the_global_provider(tmp_path: Path) -> None:
     assert _child(tmp_path, _GLOBAL) == "[]"
     assert _child(tmp_path, _GLOBAL, REMEM_OTEL="1") == "['create_memory']"
+
+
+def test_a_memory_takes_a_tracer_provider_or_a_telemetry_not_both(
+    tmp_path: Path, spans: tuple[TracerProvider, InMemorySpanExporter]
+) -> None:
+    provider, exporter = spans
+    with pytest.raises(InvalidInput, match="not both"):
+        Memory.open(
+            tmp_path / "m.db", tracer_provider=provider, telemetry=Telemetry.create(provider)
+        )
+    with Memory.open(tmp_path / "m.db", embedder=None, telemetry=Telemetry.create(provider)) as mem:
+        mem.remember(actor="a", text="I'm vegetarian")
+    assert [s.name for s in exporter.get_finished_spans()] == ["create_memory"]

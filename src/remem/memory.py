@@ -78,6 +78,13 @@ class _Default:
 DEFAULT_EMBEDDER = _Default()
 
 
+def _telemetry(telemetry: Telemetry | None, tracer_provider: Any) -> Telemetry:
+    """The telemetry given, or made for `tracer_provider` (`Telemetry.create`)."""
+    if telemetry is not None and tracer_provider is not None:
+        raise InvalidInput("give Memory a tracer_provider or a telemetry, not both")
+    return telemetry if telemetry is not None else Telemetry.create(tracer_provider)
+
+
 class Memory:
     """Long-term memory on one store, for one tenant. Thread-safe for its methods."""
 
@@ -115,7 +122,7 @@ class Memory:
             embedder=lambda: self.embedder,
             config=self.config,
             ttl=check_ttl(ttl or {}),
-            telemetry=telemetry or Telemetry.create(tracer_provider),
+            telemetry=_telemetry(telemetry, tracer_provider),
         )
         self._pipeline: Pipeline | None = None
         if max_clock_skew is None:
@@ -162,8 +169,7 @@ class Memory:
             "config": config,
             "chat": chat,
             "max_clock_skew": max_clock_skew,
-            "tracer_provider": tracer_provider,
-            "telemetry": telemetry,
+            "telemetry": _telemetry(telemetry, tracer_provider),  # checked before opening
         }
         return cls(open_store(target, clock=clock), **options)
 

@@ -19,7 +19,7 @@ the scraping tenant or for all.
     remem_extraction_records_written_total{strategy}
     remem_model_calls_total{model,outcome}               every attempt: ok, error
     remem_model_tokens_total{model,direction}            input, output
-    remem_memory_operations_total{operation}             the observed `Memory` methods
+    remem_memory_operations_total{operation,outcome}     ok, or the error's code
     remem_recall_candidates                              histogram: candidates ranked
     remem_recall_packet_records, remem_recall_packet_tokens   histograms
     remem_deletion_jobs_total{target,verified}           target: record, actor
@@ -132,7 +132,10 @@ class Bundle:
             registry=r,
         )
         self.operations = Counter(
-            "remem_memory_operations", "Memory operations by method.", ["operation"], registry=r
+            "remem_memory_operations",
+            "Memory operations by method and outcome (ok, or the error's code).",
+            ["operation", "outcome"],
+            registry=r,
         )
         self.candidates = Histogram(
             "remem_recall_candidates",
@@ -202,12 +205,15 @@ class Metrics:
             b.latency.labels(method, route).observe(seconds)
 
     def memory_operation(
-        self, tenant: str, method: str, result: Any, notes: Mapping[str, Any]
+        self, tenant: str, method: str, outcome: str, result: Any, notes: Mapping[str, Any]
     ) -> None:
-        """One observed `Memory` method returned `result`; `notes` are its span's request
-        attributes and what inner hooks noted."""
+        """One observed `Memory` method ended: `outcome` ok (it returned `result`) or the
+        code of its error; `notes` are its span's request attributes and what inner hooks
+        noted."""
         for b in self._both(tenant):
-            b.operations.labels(method).inc()
+            b.operations.labels(method, outcome).inc()
+            if outcome != "ok":
+                continue
             if method == "recall":
                 if "remem.recall.candidates" in notes:
                     b.candidates.observe(notes["remem.recall.candidates"])

@@ -173,6 +173,8 @@ def memory_call(
     if tel.capture_content:
         attrs.update(_content_in(method, args, kwargs))
     current, token = enter(tel, tenant)
+    result: Any = None
+    state = "ok"
     try:
         with _span(tel, operation, attrs) as span:
             result = fn(obj, *args, **kwargs)
@@ -181,10 +183,14 @@ def memory_call(
                 if tel.capture_content:
                     done.update(_content_out(method, result))
                 _add(span, done)
+    except BaseException as exc:
+        state = str(getattr(exc, "code", "error"))  # a RememError's code: refused_content, ...
+        raise
     finally:
         leave(token)
-    if tel.metrics is not None:
-        tel.metrics.memory_operation(tenant, method, result, {**attrs, **current.notes})
+        if tel.metrics is not None:
+            notes = {**attrs, **current.notes}
+            tel.metrics.memory_operation(tenant, method, state, result, notes)
     return result
 
 
