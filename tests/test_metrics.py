@@ -16,11 +16,13 @@ import httpx
 import pytest
 import uvicorn
 from fastapi import FastAPI
+from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
 from remem.cli import main
 from remem.config import ConfigFile, build
 from remem.embed import HashEmbedder
+from remem.errors import InvalidInput
 from remem.service import keys as keyring
 from remem.service.http import create_app
 from remem.store.open import open_store
@@ -218,3 +220,15 @@ def test_serve_help_names_the_metrics_flags(capsys: pytest.CaptureFixture[str]) 
     assert main(["serve", "--help"]) == 0
     shown = capsys.readouterr().out
     assert "--metrics-port" in shown and "--metrics-host" in shown
+
+
+def test_with_metrics_off_the_route_says_how_to_turn_them_on(tmp_path: Path) -> None:
+    db = str(tmp_path / "s.db")
+    keys = _keys(db)
+    with pytest.raises(InvalidInput, match="metrics-port"):
+        create_app(db, embedder=None, worker=False, metrics=False, metrics_port=9464)
+    app = create_app(db, embedder=None, worker=False, metrics=False)
+    with TestClient(app) as h:
+        got = h.get("/metrics", headers=_auth(keys["admin"]))
+        assert h.get("/metrics", headers=_auth(keys["agent"])).status_code == 403
+    assert got.status_code == 404 and "remem[metrics]" in got.json()["error"]["message"]

@@ -58,7 +58,7 @@ def _event_out(event_id: str) -> Attrs:
     return {"gen_ai.memory.record.id": event_id, "gen_ai.memory.record.count": 1}
 
 
-def _events_in(args: tuple[Any, ...], kw: Mapping[str, Any]) -> Attrs:
+def _no_request(_args: tuple[Any, ...], _kw: Mapping[str, Any]) -> Attrs:
     return {}
 
 
@@ -125,9 +125,9 @@ def _forget_out(report: Any) -> Attrs:
 # method name -> (GenAI memory operation, request attributes, result attributes)
 OPERATIONS: dict[str, tuple[str, Describe, Result]] = {
     "add_event": ("create_memory", _event_in, _event_out),
-    "add_events": ("create_memory", _events_in, _events_out),
+    "add_events": ("create_memory", _no_request, _events_out),
     "remember": ("create_memory", _scope, _record_out),
-    "write_records": ("upsert_memory", _events_in, _batch_out),
+    "write_records": ("upsert_memory", _no_request, _batch_out),
     "update": ("update_memory", _update_in, _update_out),
     "recall": ("search_memory", _recall_in, _recall_out),
     "forget": ("delete_memory", _forget_in, _forget_out),
