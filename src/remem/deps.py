@@ -19,6 +19,7 @@ from remem.config import Config
 from remem.embed.base import Embedder
 from remem.ids import IdSource
 from remem.store.base import Store
+from remem.telemetry.core import OFF, Telemetry
 
 Clock = Callable[[], datetime]
 
@@ -38,6 +39,7 @@ class Deps:
     embedder: Callable[[], Embedder | None]
     config: Config
     ttl: Mapping[str, timedelta]
+    telemetry: Telemetry = OFF  # spans and metrics (`remem.telemetry`): none by default
 
     @property
     def deps(self) -> Deps:

@@ -48,6 +48,8 @@ from remem.store.base import ForgetReport, Scope, Store
 from remem.store.open import default_db_path as default_db_path  # backend choice, re-exported
 from remem.store.open import is_server_url as is_server_url
 from remem.store.open import open_store as open_store
+from remem.telemetry import Telemetry
+from remem.telemetry.hooks import observed
 from remem.timeutil import utcnow
 from remem.worker import drain
 from remem.writes import events as event_log
@@ -89,6 +91,13 @@ def _checked_embedder(embedder: object) -> Embedder | _Default | None:
     return cast(Embedder, embedder)
 
 
+def _telemetry(telemetry: Telemetry | None, tracer_provider: Any) -> Telemetry:
+    """The telemetry given, or made for `tracer_provider` (`Telemetry.create`)."""
+    if telemetry is not None and tracer_provider is not None:
+        raise InvalidInput("give Memory a tracer_provider or a telemetry, not both")
+    return telemetry if telemetry is not None else Telemetry.create(tracer_provider)
+
+
 class Memory:
     """Long-term memory on one store, for one tenant. Thread-safe for its methods."""
 
@@ -104,6 +113,8 @@ class Memory:
         config: Config | str | os.PathLike[str] | None = None,
         chat: ChatModel | None = None,
         max_clock_skew: timedelta | None = None,
+        tracer_provider: Any = None,
+        telemetry: Telemetry | None = None,
     ) -> None:
         if isinstance(store, str | os.PathLike):
             raise InvalidInput(
@@ -127,6 +138,7 @@ class Memory:
             embedder=lambda: self.embedder,
             config=self.config,
             ttl=check_ttl(ttl or {}),
+            telemetry=_telemetry(telemetry, tracer_provider),
         )
         self._pipeline: Pipeline | None = None
         if max_clock_skew is None:
@@ -148,6 +160,8 @@ class Memory:
         config: Config | str | os.PathLike[str] | None = None,
         chat: ChatModel | None = None,
         max_clock_skew: timedelta | None = None,
+        tracer_provider: Any = None,
+        telemetry: Telemetry | None = None,
     ) -> Memory:
         """Open (creating if needed) the database at `target`: a path or `sqlite:///path`.
 
@@ -158,6 +172,9 @@ class Memory:
         the offline extractor only); `chat` replaces the configured model door.
         `max_clock_skew` is how far ahead of `clock` an event may be dated
         (default: the configuration's `[events] max_clock_skew_seconds`, 1 hour).
+        `tracer_provider` (an OpenTelemetry `TracerProvider`) turns spans on; without
+        one, `$REMEM_OTEL=1` uses the global provider. `telemetry` gives the whole
+        `remem.telemetry.Telemetry` instead (spans, metrics, content capture).
         """
         options: dict[str, Any] = {
             "tenant": tenant,
@@ -168,6 +185,7 @@ class Memory:
             "config": config,
             "chat": chat,
             "max_clock_skew": max_clock_skew,
+            "telemetry": _telemetry(telemetry, tracer_provider),  # checked before opening
         }
         _checked_embedder(embedder)  # before a file is made for nothing
         store = open_store(target, clock=clock)
@@ -207,6 +225,7 @@ class Memory:
 
     # -- events ----------------------------------------------------------------
 
+    @observed
     def add_event(
         self,
         *,
@@ -239,6 +258,7 @@ class Memory:
         event_log.add(self.deps, [event])
         return event.id
 
+    @observed
     def add_events(self, rows: Iterable[Mapping[str, Any]]) -> list[bool]:
         """Append many events in one transaction; per event, whether it was new.
 
@@ -308,6 +328,7 @@ class Memory:
 
     # -- the explicit write path ----------------------------------------------------
 
+    @observed
     def remember(
         self,
         *,
@@ -346,6 +367,7 @@ class Memory:
             namespace=namespace,
         )
 
+    @observed
     def write_records(self, items: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         """Self-managed strategies: create, update and delete records in one batch.
 
@@ -355,6 +377,7 @@ class Memory:
         """
         return write_records(self.deps, items)
 
+    @observed
     def update(
         self,
         record_id: str,
@@ -372,6 +395,7 @@ class Memory:
 
     # -- reading ---------------------------------------------------------------------
 
+    @observed
     def recall(
         self,
         *,
@@ -544,6 +568,7 @@ class Memory:
 
     # -- deletion ---------------------------------------------------------------------
 
+    @observed
     def forget(
         self, *, record_id: str | None = None, actor: str | None = None, vacuum: bool = False
     ) -> ForgetReport:

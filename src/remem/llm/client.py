@@ -30,6 +30,7 @@ from pydantic import BaseModel, ValidationError
 from remem.errors import InvalidInput, LLMBadOutput, LLMRefused, LLMUnavailable
 from remem.llm.retry import RetryPolicy
 from remem.model import LLMCall
+from remem.telemetry.hooks import observed_model_call
 
 log = logging.getLogger("remem.llm")
 
@@ -119,6 +120,7 @@ class ChatModel:
                 )
             return self._client
 
+    @observed_model_call
     def complete(
         self,
         messages: Sequence[Message],

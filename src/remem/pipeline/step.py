@@ -32,6 +32,7 @@ from remem.jobs import Failed, ProcessResult, Settings
 from remem.llm.client import ChatModel
 from remem.model import Event, Job, Kind, LLMCall, Record, Status
 from remem.store.base import Scope, Store, Write
+from remem.telemetry.hooks import observed_extraction
 from remem.worker import drain, run_jobs
 
 log = logging.getLogger("remem")
@@ -87,6 +88,7 @@ class Pipeline:
 
     # -- one batch -------------------------------------------------------------------
 
+    @observed_extraction
     def run_group(
         self, tenant: str, jobs: Sequence[Job], events: Mapping[str, Event]
     ) -> ProcessResult | Failed:

@@ -28,6 +28,7 @@ from remem.recall.gather import Gathered, gather
 from remem.recall.rank import Ranking, conflicts, rank
 from remem.recall.request import RecallRequest
 from remem.store.base import Store
+from remem.telemetry.hooks import observed_packing
 
 __all__ = ["RecallRequest", "recall"]
 
@@ -38,6 +39,7 @@ def recall(store: Store, embedder: Embedder | None, req: RecallRequest, now: dat
     return pack_packet(gathered, rank(gathered, now))
 
 
+@observed_packing
 def pack_packet(g: Gathered, ranking: Ranking) -> Packet:
     """The packet of a ranking: above the floor, the top k, within the budget."""
     req = g.request

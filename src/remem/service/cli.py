@@ -108,6 +108,18 @@ allow_rls_bypass_option = click.option(
     help="Do not run extraction in this process (separate workers drain the queue).",
 )
 @click.option("--lexical", is_flag=True, help="No embedding model: lexical recall only.")
+@click.option(
+    "--metrics-port",
+    default=None,
+    type=click.IntRange(1, 65535),
+    help="Also serve the whole process's Prometheus metrics on this port, without a key "
+    "(/metrics on the API port needs a tenant-wide admin key and shows that tenant's).",
+)
+@click.option(
+    "--metrics-host",
+    default=None,
+    help="Interface of the --metrics-port listener (default: --host's).",
+)
 @allow_rls_bypass_option
 @json_option
 @click.pass_obj
@@ -122,6 +134,8 @@ def serve(
     keep_alive: int,
     no_worker: bool,
     lexical: bool,
+    metrics_port: int | None,
+    metrics_host: str | None,
     allow_rls_bypass: bool,
 ) -> None:
     """Run the HTTP API (OpenAPI at /openapi.json); requests need a key from `remem keys`."""
@@ -146,10 +160,14 @@ def serve(
         worker=not no_worker,
         config=ctx.config,
         allow_rls_bypass=allow_rls_bypass,
+        metrics_host=metrics_host or host,
+        metrics_port=metrics_port,
     )
     if not ctx.as_json:
         where = _where(path)
         click.echo(f"remem: serving {where} on http://{host}:{port} (docs at /docs)", err=True)
+        if metrics_port is not None:
+            click.echo(f"remem: metrics on http://{metrics_host or host}:{metrics_port}/", err=True)
     uvicorn.run(
         app,
         host=host,

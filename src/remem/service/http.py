@@ -16,6 +16,11 @@ not received within `body_timeout`, 413 bodies over `max_body_bytes`, 422
 malformed JSON or fields (and remem's InvalidInput and RefusedContent), 503
 when the database cannot answer or `max_pending_bodies` are being received.
 
+Metrics (`remem.telemetry.metrics`, when prometheus_client is installed) are at
+`/metrics` for a tenant-wide admin key (that tenant's), and with `metrics_port` on an
+unauthenticated listener of their own (the whole process's). Spans go where the
+`telemetry` given (or `$REMEM_OTEL`) sends them.
+
 Extraction runs in the server process: the worker (`remem.worker`, one thread
 per strategy) wakes after every write (and every second, to pick up retries
 and other processes' events) and drains the queue. Pass `worker=False`
@@ -28,14 +33,15 @@ import logging
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from fastapi import FastAPI
 
 from remem.config import Config, load_config
 from remem.embed.base import Embedder
-from remem.errors import RlsBypassed
+from remem.errors import InvalidInput, RlsBypassed
 from remem.memory import Memory, open_store
 from remem.service.bodies import (
     DEFAULT_BODY_TIMEOUT,
@@ -47,6 +53,7 @@ from remem.service.bodies import (
 from remem.service.http_errors import install_error_handlers
 from remem.service.routes import ROUTERS
 from remem.store.base import Store, refuse_rls_bypass
+from remem.telemetry import Telemetry
 from remem.worker import Worker
 
 log = logging.getLogger("remem.service")
@@ -67,6 +74,7 @@ class _Service:
     lock: threading.Lock = field(default_factory=threading.Lock)
     worker: Worker | None = None
     worker_memory: Memory | None = None
+    telemetry: Telemetry = field(default_factory=Telemetry)
 
     def memory(self, tenant: str) -> Memory:
         """The tenant's `Memory` on the shared store (never closed: it would close the store)."""
@@ -74,7 +82,11 @@ class _Service:
             mem = self.mems.get(tenant)
             if mem is None:
                 mem = self.mems[tenant] = Memory(
-                    self.store, tenant=tenant, embedder=self.embedder, config=self.config
+                    self.store,
+                    tenant=tenant,
+                    embedder=self.embedder,
+                    config=self.config,
+                    telemetry=self.telemetry,
                 )
             return mem
 
@@ -87,7 +99,13 @@ class _Service:
         """Start the in-process extraction worker (`remem.worker`), one thread per
         strategy: it drains the queue whenever woken, and every `WORKER_POLL_SECONDS`."""
         # jobs name their tenant; one worker serves them all
-        mem = Memory(self.store, tenant="default", embedder=self.embedder, config=self.config)
+        mem = Memory(
+            self.store,
+            tenant="default",
+            embedder=self.embedder,
+            config=self.config,
+            telemetry=self.telemetry,
+        )
         self.worker_memory = mem
         try:
             self.worker = Worker(mem.pipeline, idle_seconds=WORKER_POLL_SECONDS)
@@ -117,6 +135,10 @@ def create_app(
     worker: bool = True,
     config: Config | str | Path | None = None,
     allow_rls_bypass: bool = False,
+    telemetry: Telemetry | None = None,
+    metrics: bool | None = None,
+    metrics_host: str = "127.0.0.1",
+    metrics_port: int | None = None,
 ) -> FastAPI:
     """The FastAPI app over the database `db_path` names (created if missing): a path,
     `sqlite:///path`, or a PostgreSQL URL (`remem.memory.open_store`).
@@ -131,6 +153,11 @@ def create_app(
     A PostgreSQL role that row-level security does not bind (a superuser,
     BYPASSRLS) is refused with `RlsBypassed` unless `allow_rls_bypass`; allowed,
     it is logged at startup and shown in `/healthz` as `warnings`.
+
+    `telemetry` sets where spans go (default: `Telemetry.create()`, i.e. `$REMEM_OTEL`).
+    `metrics` (default: on when prometheus_client is installed) keeps the Prometheus
+    metrics; `metrics_port` also serves the process's on `metrics_host` without a key
+    (port 0: a free one, in `app.state.metrics_listener.port` once started).
     """
     settings = config if isinstance(config, Config) else load_config(config)
     store = open_store(db_path)
@@ -140,7 +167,8 @@ def create_app(
         store.close()
         raise
     warnings = store.warnings()
-    svc = _Service(store, embedder, settings, warnings)
+    tel, listener = _telemetry(store, telemetry, metrics, metrics_host, metrics_port)
+    svc = _Service(store, embedder, settings, warnings, telemetry=tel)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -148,9 +176,13 @@ def create_app(
             log.warning("remem: warning: %s", line)
         if worker:
             svc.start_worker()  # it drains what an earlier run left queued at once
+        if listener is not None:
+            listener.start()
         try:
             yield
         finally:
+            if listener is not None:
+                listener.stop()
             svc.stop_worker()
             for mem in svc.mems.values():
                 mem.close_models()
@@ -164,12 +196,40 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.service = svc
+    app.state.metrics = tel.metrics
+    app.state.metrics_listener = listener
     app.add_middleware(
         BodyLimit,
         limits=BodyLimits(max_body_bytes, body_timeout, max_pending_bodies),
     )
+    if tel.metrics is not None:
+        from remem.telemetry.http import RequestMetrics
+
+        app.add_middleware(RequestMetrics, metrics=tel.metrics)
     install_error_handlers(app)
 
     for router in ROUTERS:
         app.include_router(router)
     return app
+
+
+def _telemetry(
+    store: Store, telemetry: Telemetry | None, metrics: bool | None, host: str, port: int | None
+) -> tuple[Telemetry, Any]:
+    """The service's telemetry with its metrics (when kept), and the metrics listener."""
+    tel = telemetry if telemetry is not None else Telemetry.create()
+    if metrics is None:
+        try:
+            import prometheus_client  # noqa: F401
+        except ImportError:
+            metrics = False
+    if metrics is False:
+        if port is not None:
+            raise InvalidInput("--metrics-port needs the metrics: pip install 'remem[metrics]'")
+        return tel, None
+    from remem.telemetry.http import Listener
+    from remem.telemetry.metrics import Metrics
+
+    kept = Metrics(store)
+    listener = None if port is None else Listener(kept, host, port)
+    return replace(tel, metrics=kept), listener

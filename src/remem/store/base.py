@@ -144,6 +144,16 @@ class Hit:
 
 
 @dataclass(frozen=True, slots=True)
+class JobGroup:
+    """The extraction jobs of one strategy in one status, and when the oldest was queued."""
+
+    strategy: str
+    status: str
+    count: int
+    oldest: datetime
+
+
+@dataclass(frozen=True, slots=True)
 class ForgetReport:
     """What a deletion removed, and whether reading every surface confirmed it."""
 
@@ -273,6 +283,11 @@ class JobQueue(Protocol):
     def job_counts(self, tenant: str, actor: str | None = None) -> dict[str, int]:
         """A tenant's extraction jobs by status: pending, running, done, failed; with
         `actor`, only the jobs of that actor's events."""
+        ...
+
+    def job_groups(self, tenant: str | None) -> list[JobGroup]:
+        """Extraction jobs by strategy and status, each group with its oldest job's
+        creation, of one tenant or (None) of all."""
         ...
 
     def retry_jobs(self, tenant: str, statuses: Sequence[str] = ("failed",)) -> int:

@@ -20,7 +20,7 @@ from typing import Any, ClassVar, Protocol
 
 from remem.model import Job, JobInfo, LLMCall
 from remem.store.backend import Row, SQLFlows
-from remem.store.base import Clock, RequestEntry
+from remem.store.base import Clock, JobGroup, RequestEntry
 from remem.store.rows import job_info_from, llm_call_params
 
 ALL_TENANTS = None  # a transaction that spans tenants by design
@@ -41,6 +41,8 @@ class JobSQL(Protocol):
     LIST_JOBS_ACTOR: str  # tenant, actor, status (NULL: any), limit
     JOB_COUNTS: str  # tenant -> status, n
     JOB_COUNTS_ACTOR: str  # tenant, actor -> status, n
+    JOB_GROUPS: str  # tenant -> strategy, status, n, oldest
+    JOB_GROUPS_ALL: str  # -> strategy, status, n, oldest (every tenant)
     RETRY_JOBS: str  # now, tenant, {keys}: statuses
     REQUEUE_JOB: str  # now, tenant, event_id, strategy
     CLAIM_REQUEST: str  # tenant, actor, request_id, operation, target, token, until, now
@@ -153,6 +155,19 @@ class JobQueue(SQLFlows):
         for r in self._read(tenant, sql, {"tenant": tenant, "actor": actor}):
             counts[str(r["status"])] = int(r["n"])
         return counts
+
+    def job_groups(self, tenant: str | None) -> list[JobGroup]:
+        """Jobs by strategy and status with the oldest one's creation, of one tenant or
+        (None) of every tenant (read at a metrics scrape)."""
+        q = self.jobs_sql
+        if tenant is None:
+            rows = self._read(ALL_TENANTS, q.JOB_GROUPS_ALL, {})
+        else:
+            rows = self._read(tenant, q.JOB_GROUPS, {"tenant": tenant})
+        return [
+            JobGroup(str(r["strategy"]), str(r["status"]), int(r["n"]), self._time(r["oldest"]))
+            for r in rows
+        ]
 
     def retry_jobs(self, tenant: str, statuses: Sequence[str] = ("failed",)) -> int:
         """Put a tenant's jobs of these statuses back to pending; return how many."""

@@ -22,6 +22,8 @@ __all__ = [
     "INSERT_LLM_CALL",
     "JOB_COUNTS",
     "JOB_COUNTS_ACTOR",
+    "JOB_GROUPS",
+    "JOB_GROUPS_ALL",
     "JOB_INFO_COLUMNS",
     "LIST_JOBS",
     "LIST_JOBS_ACTOR",
@@ -78,6 +80,15 @@ SELECT {JOB_INFO_COLUMNS} FROM jobs WHERE tenant = %(tenant)s AND status = %(sta
 ORDER BY id DESC LIMIT %(limit)s
 """
 JOB_COUNTS = "SELECT status, count(*) AS n FROM jobs WHERE tenant = %(tenant)s GROUP BY status"
+# the jobs by strategy and status with the oldest one's creation (remem.telemetry.metrics)
+JOB_GROUPS = """
+SELECT strategy, status, count(*) AS n, min(created_at) AS oldest FROM jobs
+WHERE tenant = %(tenant)s GROUP BY strategy, status
+"""
+JOB_GROUPS_ALL = """
+SELECT strategy, status, count(*) AS n, min(created_at) AS oldest FROM jobs
+GROUP BY strategy, status
+"""
 # one actor's jobs: those of the actor's events (an actor-narrowed key sees no others)
 JOB_COUNTS_ACTOR = """
 SELECT j.status, count(*) AS n

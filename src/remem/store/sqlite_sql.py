@@ -154,6 +154,15 @@ UPDATE jobs SET status = 'pending', attempts = 0, run_after = NULL, lease_until 
 WHERE tenant = :tenant AND event_id = :event_id AND strategy = :strategy AND status != 'running'
 """
 JOB_COUNTS = "SELECT status, count(*) AS n FROM jobs WHERE tenant = :tenant GROUP BY status"
+# the jobs by strategy and status with the oldest one's creation (remem.telemetry.metrics)
+JOB_GROUPS = """
+SELECT strategy, status, count(*) AS n, min(created_at) AS oldest FROM jobs
+WHERE tenant = :tenant GROUP BY strategy, status
+"""
+JOB_GROUPS_ALL = """
+SELECT strategy, status, count(*) AS n, min(created_at) AS oldest FROM jobs
+GROUP BY strategy, status
+"""
 # one actor's jobs: those of the actor's events (an actor-narrowed key sees no others)
 JOB_COUNTS_ACTOR = """
 SELECT j.status, count(*) AS n

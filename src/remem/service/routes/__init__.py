@@ -7,6 +7,7 @@
     records     /v1/memories (list, read, history, forget one, batch writes)
     procedures  /v1/procedures, /v1/memories/{record_id}/approve|reject
     admin       /v1/subjects/{actor_id}/forget|export, /v1/keys
+    metrics     /metrics (Prometheus)
 
 Every route takes the principal of its key (`deps.Who`) and the running
 service (`deps.Svc`); scope decisions are `remem.policy.scope`'s.
@@ -18,6 +19,7 @@ from remem.service.routes import (
     admin,
     events,
     facts,
+    metrics,
     operations,
     procedures,
     recall,
@@ -32,4 +34,5 @@ ROUTERS: tuple[APIRouter, ...] = (
     records.router,
     procedures.router,
     admin.router,
+    metrics.router,
 )

@@ -45,14 +45,18 @@ bearer = HTTPBearer(auto_error=False, description="an API key from `remem keys c
 
 
 def principal(
-    creds: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)], svc: Svc
+    creds: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
+    svc: Svc,
+    request: Request,
 ) -> Principal:
-    """The principal of the request's key; Unauthorized (401) without a valid one."""
+    """The principal of the request's key; Unauthorized (401) without a valid one.
+    Its tenant is left in the request state, for the tenant's request metrics."""
     if creds is None:
         raise Unauthorized("send Authorization: Bearer KEY (create one: remem keys create)")
     who = keyring.verify_key(svc.store, creds.credentials)
     if who is None:
         raise Unauthorized("the API key is unknown or revoked")
+    request.state.remem_tenant = who.tenant  # remem.telemetry.http.TENANT_STATE
     return who
 
 

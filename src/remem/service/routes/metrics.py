@@ -1,0 +1,26 @@
+"""Prometheus metrics: /metrics (`remem.telemetry.metrics`)."""
+
+# no `from __future__ import annotations`: FastAPI reads the signatures at runtime
+from fastapi import APIRouter, Request, Response
+
+from remem.errors import Forbidden, NotFound
+from remem.policy import scope
+from remem.service.routes.deps import Who
+
+router = APIRouter()
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"  # Prometheus' text format
+
+
+@router.get("/metrics", tags=["service"], response_class=Response)
+def metrics(request: Request, who: Who) -> Response:
+    """The tenant's metrics in Prometheus' text format (a tenant-wide admin key): its
+    requests, extraction, model calls, recalls and deletions, and its job queue read
+    now. The whole process's are on `remem serve --metrics-port`'s listener."""
+    scope.need_role(who, "admin")
+    if who.actor is not None:
+        raise Forbidden("metrics need a tenant-wide admin key (this one is for one actor)")
+    kept = request.app.state.metrics
+    if kept is None:
+        raise NotFound("metrics are off: pip install 'remem[metrics]' and restart remem serve")
+    return Response(kept.exposition(who.tenant), media_type=CONTENT_TYPE)
