@@ -34,6 +34,7 @@ from pathlib import Path
 from fastapi import FastAPI
 
 from remem.config import Config, load_config
+from remem.console import mount as mount_console
 from remem.embed.base import Embedder
 from remem.errors import RlsBypassed
 from remem.memory import Memory, open_store
@@ -172,4 +173,5 @@ def create_app(
 
     for router in ROUTERS:
         app.include_router(router)
+    mount_console(app)  # the web console at /console (`remem.console`)
     return app
