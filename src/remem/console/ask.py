@@ -67,6 +67,18 @@ def ask(
         except ValidationError as exc:
             raise InvalidInput(message_of(exc, LABELS)[1]) from None
         packet = recall.retrieve(body, at.who, at.svc)
+        rows = views.explain_rows(packet.get("explain") or {})
+        texts = _texts(at, [r["id"] for r in rows])
         context["packet"] = packet
-        context["rows"] = views.explain_rows(packet.get("explain") or {})
+        context["rows"] = [{**r, "text": texts.get(r["id"], "")} for r in rows]
     return render(request, "ask.html", context, at=at)
+
+
+def _texts(at: Seat, ids: list[str]) -> dict[str, str]:
+    """The text of each candidate the key may see (records and events), by id."""
+    store, tenant = at.svc.store, at.who.tenant
+    recs = store.get_records(tenant, [i for i in ids if i.startswith("rec_")])
+    out = {r.id: r.text for r in recs if at.who.may_see(r)}
+    events = store.get_events(tenant, [i for i in ids if not i.startswith("rec_")])
+    out.update({e.id: e.text for e in events if at.who.allows(e.actor)})
+    return out

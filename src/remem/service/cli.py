@@ -149,7 +149,10 @@ def serve(
     )
     if not ctx.as_json:
         where = _where(path)
-        click.echo(f"remem: serving {where} on http://{host}:{port} (docs at /docs)", err=True)
+        click.echo(
+            f"remem: serving {where} on http://{host}:{port} (docs at /docs, console at /console)",
+            err=True,
+        )
     uvicorn.run(
         app,
         host=host,
