@@ -152,7 +152,7 @@ def test_sign_in_keeps_no_key_and_ends_with_logout_or_revocation(console_db: Con
 
     c.sign_in("agent")
     assert c.page("/console/actors").status_code == 200
-    svc = c.client.app.state.service  # type: ignore[attr-defined]
+    svc = c.client.app.state.service
     agent = keyring.verify_key(svc.store, c.keys["agent"])
     assert agent is not None
     keyring.revoke_key(svc.store, agent.key_id)
@@ -211,7 +211,7 @@ def test_memory_filters_and_a_record_with_provenance_history_and_timeline(
 
 def test_a_conflict_is_shown_as_such(console: Console) -> None:
     c = console
-    mem = c.client.app.state.service.memory("acme")  # type: ignore[attr-defined]
+    mem = c.client.app.state.service.memory("acme")
     said = mem.remember(actor="carol", text="Carol lives in Lisbon", field="home city",
                         value="Lisbon")  # fmt: skip
     mem.add_event(actor="carol", session="s9", role="user", text="I moved to Porto.")
@@ -262,7 +262,7 @@ def test_review_diffs_and_only_a_reviewer_approves(console: Console) -> None:
     refused = c.post(f"/console/review/{c.ids['v2']}/approve")
     assert refused.status_code == 403
     assert _error(refused) == "this operation needs a reviewer key; this key is agent"
-    svc = c.client.app.state.service  # type: ignore[attr-defined]
+    svc = c.client.app.state.service
     assert svc.store.get_record("acme", c.ids["v2"]).status.value == "proposed"
 
     c.sign_in("reviewer")
@@ -282,7 +282,7 @@ def test_review_diffs_and_only_a_reviewer_approves(console: Console) -> None:
 def test_every_state_change_needs_the_sessions_csrf_token(console: Console) -> None:
     c = console
     c.sign_in("admin")
-    svc = c.client.app.state.service  # type: ignore[attr-defined]
+    svc = c.client.app.state.service
     for path, data in [
         (f"/console/review/{c.ids['v2']}/approve", {}),
         ("/console/erasure/subject", {"actor": "bob", "confirm": "bob"}),
@@ -331,7 +331,7 @@ def test_stored_markup_stays_text_and_pages_load_nothing_from_elsewhere(
 
 def test_jobs_by_state_with_last_errors_and_retry_for_admins(console: Console) -> None:
     c = console
-    svc = c.client.app.state.service  # type: ignore[attr-defined]
+    svc = c.client.app.state.service
     mem = svc.memory("acme")
     mem.add_event(actor="alice", session="s3", role="user", text="I like jazz")
     now = utcnow()
@@ -355,7 +355,7 @@ def test_jobs_by_state_with_last_errors_and_retry_for_admins(console: Console) -
 
 def test_erasure_needs_the_typed_name_and_shows_the_receipt(console_db: Console) -> None:
     c = console_db
-    svc = c.client.app.state.service  # type: ignore[attr-defined]
+    svc = c.client.app.state.service
     c.sign_in("agent")
     assert c.page("/console/erasure").status_code == 403
     assert c.post("/console/erasure/subject", actor="bob", confirm="bob").status_code == 403
@@ -381,6 +381,13 @@ def test_erasure_needs_the_typed_name_and_shows_the_receipt(console_db: Console)
     assert "/console/actors/bob" not in c.page("/console/actors").text
 
     tea = c.ids["tea"]
+    c.sign_in("alice")  # an admin key for alice alone
+    other = c.post("/console/erasure/subject", actor="carol", confirm="carol")
+    assert other.status_code == 403
+    assert _error(other) == "this API key may not act on actor 'carol'"
+    assert "<code>bob</code>" not in c.page("/console/erasure").text  # not alice's erasure
+
+    c.sign_in("admin")
     assert c.post("/console/erasure/record", record_id=tea, confirm="x").status_code == 422
     gone = c.post("/console/erasure/record", record_id=tea, confirm=tea)
     assert f"forgot record {tea}: verified" in gone.text

@@ -27,7 +27,7 @@ def ask(
     request: Request,
     at: At,
     actor: Short = "",
-    query: Annotated[str, Query(max_length=10_000)] = "",
+    query: Annotated[str, Query(max_length=100_000)] = "",
     k: Short = "10",
     budget: Short = "1000",
     as_of: Short = "",
