@@ -79,3 +79,34 @@ def test_a_key_for_one_actor_sees_only_that_actors_erasures() -> None:
     ]
     assert [j["id"] for j in views.deletions_for(jobs, None)] == [1, 2, 3]
     assert [j["id"] for j in views.deletions_for(jobs, "alice")] == [1]
+
+
+def test_a_failed_deletion_without_a_result_renders_as_not_verified() -> None:
+    from remem.console.web import templates
+
+    failed = {
+        "id": 7,
+        "target": "actor",
+        "key": "alice",
+        "status": "failed",
+        "attempts": 3,
+        "result": {},  # what the store keeps for a deletion that never finished
+        "last_error": "the database went away",
+        "created_at": "2026-06-01T00:00:00+00:00",
+    }
+    html = (
+        templates()
+        .get_template("erasure.html")
+        .render(
+            {
+                "title": "Erasure",
+                "who": None,
+                "csrf": "",
+                "notes": [],
+                "error": None,
+                "deletions": [failed],
+                "receipt": failed,
+            }
+        )
+    )
+    assert html.count("not verified") == 2 and "the database went away" in html
