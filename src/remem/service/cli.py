@@ -165,7 +165,10 @@ def serve(
     )
     if not ctx.as_json:
         where = _where(path)
-        click.echo(f"remem: serving {where} on http://{host}:{port} (docs at /docs)", err=True)
+        click.echo(
+            f"remem: serving {where} on http://{host}:{port} (docs at /docs, console at /console)",
+            err=True,
+        )
         if metrics_port is not None:
             click.echo(f"remem: metrics on http://{metrics_host or host}:{metrics_port}/", err=True)
     uvicorn.run(

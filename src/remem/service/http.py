@@ -40,6 +40,7 @@ from typing import Any
 from fastapi import FastAPI
 
 from remem.config import Config, load_config
+from remem.console import mount as mount_console
 from remem.embed.base import Embedder
 from remem.errors import InvalidInput, RlsBypassed
 from remem.memory import Memory, open_store
@@ -210,6 +211,7 @@ def create_app(
 
     for router in ROUTERS:
         app.include_router(router)
+    mount_console(app)  # the web console at /console (`remem.console`)
     return app
 
 

@@ -185,6 +185,16 @@ class RequestEntry:
 
 
 @dataclass(frozen=True, slots=True)
+class ActorSummary:
+    """One actor of a tenant as the console lists it (`Store.actors`)."""
+
+    actor: str
+    events: int
+    records: int  # active ones
+    last_activity: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
 class ApiKey:
     """A stored API key of the HTTP service and the MCP server, without its secret.
 
@@ -558,6 +568,16 @@ class Operations(Protocol):
     def close(self) -> None: ...
 
 
+class ActorListing(Protocol):
+    """The tenant's actors with their counts (`remem.store.actor_index`)."""
+
+    def actors(
+        self, tenant: str, *, only: str | None = None, contains: str = "", limit: int = 200
+    ) -> list[ActorSummary]:
+        """Actors (only `only`) whose name contains `contains`, most recently active first."""
+        ...
+
+
 class ThreadState(Protocol):
     """Thread state (checkpoints, tool calls) on this database (`remem.thread`)."""
 
@@ -576,6 +596,7 @@ class Store(
     KeyStore,
     Operations,
     ThreadState,
+    ActorListing,
     Protocol,
 ):
     """A remem database: every role at once. Implementations: `SQLiteStore` and

@@ -44,6 +44,7 @@ from psycopg_pool import ConnectionPool
 from remem.errors import ConflictError, RememError, SchemaTooNew, StoreError
 from remem.model import Event, Record
 from remem.store import postgres_sql as q
+from remem.store.actor_index import ActorIndex, ActorSQL, PostgresActorSQL
 from remem.store.backend import ListBinder, Row, Tx, postgres_lists
 from remem.store.base import (
     Clock,
@@ -77,7 +78,7 @@ log = logging.getLogger(__name__)
 
 
 class PostgresStore(
-    PostgresErasure, PostgresSearch, Lookups, EventLog, RecordWrites, JobQueue, ApiKeys
+    PostgresErasure, PostgresSearch, Lookups, EventLog, RecordWrites, JobQueue, ApiKeys, ActorIndex
 ):
     """`Store` on a PostgreSQL database (with pgvector). Safe to share between threads."""
 
@@ -87,6 +88,7 @@ class PostgresStore(
     jobs_sql: ClassVar[JobSQL] = q
     lookup_sql: ClassVar[LookupSQL] = q
     keys_sql: ClassVar[KeySQL] = q
+    actor_sql: ClassVar[type[ActorSQL]] = PostgresActorSQL
 
     def __init__(
         self,

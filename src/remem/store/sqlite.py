@@ -30,6 +30,7 @@ import numpy as np
 from remem.errors import SchemaTooNew, StoreCorrupt, StoreError
 from remem.model import Event, Record
 from remem.store import sqlite_sql as q
+from remem.store.actor_index import ActorIndex, ActorSQL, SQLiteActorSQL
 from remem.store.backend import ListBinder, Row, Tx, chunks, sqlite_lists
 from remem.store.base import (
     Clock,
@@ -72,7 +73,9 @@ SCHEMA_VERSION = 6  # the newest migration this code knows; checked by a test
 BUSY_TIMEOUT_MS = 30_000  # how long a statement waits for another connection's lock
 
 
-class SQLiteStore(SQLiteErasure, SQLiteSearch, Lookups, EventLog, RecordWrites, JobQueue, ApiKeys):
+class SQLiteStore(
+    SQLiteErasure, SQLiteSearch, Lookups, EventLog, RecordWrites, JobQueue, ApiKeys, ActorIndex
+):
     """`Store` on one SQLite file. Safe to share between threads of one process."""
 
     # the named statements of the flows written once (`remem.store.backend`)
@@ -81,6 +84,7 @@ class SQLiteStore(SQLiteErasure, SQLiteSearch, Lookups, EventLog, RecordWrites, 
     jobs_sql: ClassVar[JobSQL] = q
     lookup_sql: ClassVar[LookupSQL] = q
     keys_sql: ClassVar[KeySQL] = q
+    actor_sql: ClassVar[type[ActorSQL]] = SQLiteActorSQL
 
     # SQLite has no row-level security: the tenant wall is remem's scoped queries alone
     # (one file, one process's trust), so there is none to bypass and nothing to warn of.

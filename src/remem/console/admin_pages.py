@@ -1,0 +1,117 @@
+"""Jobs (the extraction queue, retry for admins) and Erasure (forget a record or a
+subject with a typed confirmation, deletion jobs with their receipts, export)."""
+
+# no `from __future__ import annotations`: FastAPI reads the signatures at runtime
+import json
+import re
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import Response
+
+from remem.console import views
+from remem.console.web import (
+    HEADERS,
+    PREFIX,
+    Seat,
+    back,
+    confirmed,
+    page,
+    posted,
+    render,
+    seat,
+    sessions,
+    text_field,
+)
+from remem.jobs import JOB_STATUSES
+from remem.policy import scope
+from remem.service.routes import admin, operations, records
+
+router = APIRouter(include_in_schema=False)
+
+At = Annotated[Seat, Depends(seat)]
+Form = Annotated[dict[str, str], Depends(posted)]
+Short = Annotated[str, Query(max_length=200)]
+
+
+@router.get(PREFIX + "/jobs")
+@page("Jobs")
+def jobs(request: Request, at: At, status: Short = "") -> Response:
+    """The extraction jobs of the key's scope by state, newest first, with last errors
+    (GET /v1/jobs and /v1/jobs/list)."""
+    counts = operations.jobs(at.who, at.svc)
+    listed = operations.list_jobs(at.who, at.svc, status=status or None, limit=200)["jobs"]
+    context = {
+        "title": "Jobs",
+        "counts": counts,
+        "jobs": listed,
+        "status": status,
+        "statuses": JOB_STATUSES,
+        "may_retry": at.who.actor is None and at.who.has_role("admin"),
+    }
+    return render(request, "jobs.html", context, at=at)
+
+
+@router.post(PREFIX + "/jobs/retry")
+@page("Jobs")
+def retry(request: Request, at: At, fields: Form) -> Response:
+    """Put the tenant's failed jobs back to run now (POST /v1/jobs/retry: admins)."""
+    done = operations.retry_jobs(at.who, at.svc, failed_only=True)
+    sessions(request).note(at.token, f"{done['retried']} failed job(s) put back to run now")
+    return back("/jobs")
+
+
+@router.get(PREFIX + "/erasure")
+@page("Erasure")
+def erasure(request: Request, at: At, job: Short = "") -> Response:
+    """The erasure forms and the deletion jobs with their verification receipts (admins);
+    `job` is the one just run, shown first as the receipt."""
+    scope.need_role(at.who, "admin")
+    found = views.deletions_for(at.svc.memory(at.who.tenant).deletions(100), at.who.actor)
+    receipt = next((d for d in found if str(d["id"]) == job), None)
+    context = {"title": "Erasure", "deletions": found, "receipt": receipt}
+    return render(request, "erasure.html", context, at=at)
+
+
+@router.post(PREFIX + "/erasure/record")
+@page("Erasure")
+def forget_record(request: Request, at: At, fields: Form) -> Response:
+    """Forget one record everywhere and verify it (DELETE /v1/memories/{id}), once its id
+    is typed again."""
+    scope.need_role(at.who, "admin")
+    record_id = text_field(fields, "record_id")
+    confirmed(fields, record_id, "the record id")
+    report = records.delete_memory(record_id, at.who, at.svc)
+    return _receipt(request, at, f"record {record_id}", report)
+
+
+@router.post(PREFIX + "/erasure/subject")
+@page("Erasure")
+def forget_subject(request: Request, at: At, fields: Form) -> Response:
+    """Erase everything of one actor and verify it (POST /v1/subjects/{actor}/forget),
+    once the actor's name is typed again."""
+    actor = text_field(fields, "actor")
+    confirmed(fields, actor, "the actor's name")
+    report = admin.forget_subject(actor, at.who, at.svc)
+    return _receipt(request, at, f"subject {actor}", report)
+
+
+@router.get(PREFIX + "/erasure/export")
+@page("Erasure")
+def export(request: Request, at: At, actor: Short = "") -> Response:
+    """Everything held about one actor as a JSON download (GET /v1/subjects/{actor}/export)."""
+    data = admin.export_subject(actor.strip(), at.who, at.svc)
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", data["actor_id"])[:80]
+    return Response(
+        json.dumps(data, ensure_ascii=False, indent=1),
+        media_type="application/json",
+        headers={**HEADERS, "Content-Disposition": f'attachment; filename="remem-{name}.json"'},
+    )
+
+
+def _receipt(request: Request, at: Seat, what: str, report: dict[str, object]) -> Response:
+    """After a forget: say whether it was verified, and show its deletion job's receipt."""
+    verified = "verified: nothing of it remains" if report["verified"] else "NOT verified"
+    sessions(request).note(at.token, f"forgot {what}: {verified}")
+    job = report.get("job_id")
+    return back("/erasure" + (f"?job={job}" if job is not None else ""))

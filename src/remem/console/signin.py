@@ -1,0 +1,102 @@
+"""Signing in with an API key, and out: /console/login, /console/logout."""
+
+# no `from __future__ import annotations`: FastAPI reads the signatures at runtime
+import hmac
+import secrets
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import RedirectResponse, Response
+
+from remem.console.web import (
+    COOKIE,
+    LOGIN_COOKIE,
+    PREFIX,
+    SESSION_SECONDS,
+    Seat,
+    back,
+    posted,
+    render,
+    seat,
+    sessions,
+)
+from remem.service import keys as keyring
+from remem.service.routes.deps import Service
+
+router = APIRouter(include_in_schema=False)
+
+
+def _cookie(response: Response, request: Request, name: str, value: str, age: int) -> None:
+    """An HttpOnly, SameSite=Strict cookie for the console's paths (Secure over HTTPS)."""
+    response.set_cookie(
+        name,
+        value,
+        max_age=age,
+        path=PREFIX,
+        httponly=True,
+        samesite="strict",
+        secure=request.url.scheme == "https",
+    )
+
+
+@router.get(PREFIX)
+def home() -> RedirectResponse:
+    """The console opens on the Actors page."""
+    return back("/actors")
+
+
+@router.get(PREFIX + "/login")
+def login_form(request: Request) -> Response:
+    """The sign-in form; its CSRF token travels in a cookie of its own (no session yet)."""
+    token = secrets.token_urlsafe(24)
+    page = render(request, "login.html", {"title": "Sign in", "login_csrf": token})
+    _cookie(page, request, LOGIN_COOKIE, token, 3600)
+    return page
+
+
+@router.post(PREFIX + "/login")
+async def login(request: Request) -> Response:
+    """Check the key once, then open a session: the cookie holds an opaque token, never
+    the key."""
+    form = await request.form()
+    key = form.get("key")
+    sent = form.get("csrf")
+    expected = request.cookies.get(LOGIN_COOKIE, "")
+    svc: Service = request.app.state.service
+    error = None
+    if not isinstance(sent, str) or not expected or not hmac.compare_digest(sent, expected):
+        error = "the sign-in form expired; reload the page and sign in again"
+    elif not isinstance(key, str) or not key.strip():
+        error = "paste an API key (create one: remem keys create --tenant T --role admin)"
+    else:
+        who = keyring.verify_key(svc.store, key.strip())
+        if who is None:
+            error = "the API key is unknown or revoked"
+    if error is not None:
+        token = secrets.token_urlsafe(24)
+        page = render(
+            request,
+            "login.html",
+            {"title": "Sign in", "login_csrf": token, "error": error},
+            status=401,
+        )
+        _cookie(page, request, LOGIN_COOKIE, token, 3600)
+        return page
+    assert who is not None
+    done = back("/actors")
+    _cookie(done, request, COOKIE, sessions(request).open(who.key_id, who.tenant), SESSION_SECONDS)
+    done.delete_cookie(LOGIN_COOKIE, path=PREFIX)
+    return done
+
+
+@router.post(PREFIX + "/logout")
+def logout(
+    request: Request,
+    at: Annotated[Seat, Depends(seat)],
+    _fields: Annotated[dict[str, str], Depends(posted)],
+) -> Response:
+    """End the session: the cookie is cleared and its token forgotten by the server."""
+    sessions(request).close(at.token)
+    done = back("/login")
+    done.delete_cookie(COOKIE, path=PREFIX)
+    return done
