@@ -24,6 +24,7 @@ from pathlib import Path
 import httpx
 import pytest
 from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
@@ -57,12 +58,19 @@ class Site:
         self.browser.delete_all_cookies()
         self.open("/console/login")
         self.browser.find_element(By.ID, "key").send_keys(self.keys[key])
-        self.browser.find_element(By.ID, "sign-in").click()
+        self.click(By.ID, "sign-in")
         self.wait_for(By.ID, "principal")
 
     def wait_for(self, by: str, what: str) -> str:
-        found = WebDriverWait(self.browser, 10).until(ready.presence_of_element_located((by, what)))
-        return str(found.text)
+        """The text of an element of the page, once there (a page still loading is waited out)."""
+        wait = WebDriverWait(self.browser, 10, ignored_exceptions=(StaleElementReferenceException,))
+        return str(wait.until(lambda b: b.find_element(by, what).text))
+
+    def click(self, by: str, what: str) -> None:
+        """Click an element that loads another page, and wait until the old page is gone."""
+        page = self.browser.find_element(By.TAG_NAME, "html")
+        self.browser.find_element(by, what).click()
+        WebDriverWait(self.browser, 10).until(ready.staleness_of(page))
 
     def shot(self, name: str) -> None:
         """A screenshot of the whole page (to the tmp dir, and to the screenshot dir if set)."""
@@ -181,16 +189,16 @@ def test_find_a_record_open_its_history_and_ask_explained(site: Site) -> None:
     site.sign_in("admin")
     assert site.keys["admin"] not in b.page_source
     site.browser.find_element(By.ID, "q").send_keys("ali")
-    site.browser.find_element(By.CSS_SELECTOR, "form.filters button").click()
+    site.click(By.CSS_SELECTOR, "form.filters button")
     site.wait_for(By.ID, "actors")
     assert [a.text for a in b.find_elements(By.CSS_SELECTOR, "#actors tbody a")] == ["alice"]
     site.open("/console/actors")
     site.shot("actors")
 
-    b.find_element(By.LINK_TEXT, "alice").click()
+    site.click(By.LINK_TEXT, "alice")
     site.wait_for(By.LINK_TEXT, "Moved to Berlin")
     site.shot("memory")
-    b.find_element(By.LINK_TEXT, "Moved to Berlin").click()
+    site.click(By.LINK_TEXT, "Moved to Berlin")
     history = site.wait_for(By.ID, "history")
     assert "UPDATE" in history
     assert "Actually I moved to Berlin" in b.find_element(By.CSS_SELECTOR, "blockquote").text
@@ -201,7 +209,7 @@ def test_find_a_record_open_its_history_and_ask_explained(site: Site) -> None:
     site.open("/console/ask")
     b.find_element(By.ID, "actor").send_keys("alice")
     b.find_element(By.ID, "query").send_keys("where does she live")
-    b.find_element(By.ID, "ask").click()
+    site.click(By.ID, "ask")
     explain = site.wait_for(By.ID, "explain")
     assert "Moved to Berlin" in b.find_element(By.ID, "packet").text
     assert "invalid by" in explain and "selected" in explain
@@ -224,14 +232,14 @@ def test_approve_as_reviewer_and_be_refused_as_agent(site: Site) -> None:
     site.sign_in("agent")
     site.open("/console/review")
     assert "briefly" in b.find_element(By.CSS_SELECTOR, ".diff ins").text
-    b.find_element(By.CSS_SELECTOR, ".proposal button.approve").click()
+    site.click(By.CSS_SELECTOR, ".proposal button.approve")
     refused = site.wait_for(By.ID, "error")
     assert refused == "this operation needs a reviewer key; this key is agent"
 
     site.sign_in("reviewer")
     site.open("/console/review")
     site.shot("review")
-    b.find_element(By.CSS_SELECTOR, ".proposal button.approve").click()
+    site.click(By.CSS_SELECTOR, ".proposal button.approve")
     assert "it is now active" in site.wait_for(By.CSS_SELECTOR, "p.note")
     assert b.find_elements(By.CSS_SELECTOR, ".proposal") == []
 
@@ -246,13 +254,13 @@ def test_forget_a_subject_and_see_the_receipt(site: Site) -> None:
     site.open("/console/erasure")
     b.find_element(By.ID, "subject").send_keys("bob")
     b.find_element(By.ID, "subject-confirm").send_keys("bobby")
-    b.find_element(By.ID, "forget-subject").click()
+    site.click(By.ID, "forget-subject")
     assert "type the actor's name 'bob'" in site.wait_for(By.ID, "error")
 
     site.open("/console/erasure")
     b.find_element(By.ID, "subject").send_keys("bob")
     b.find_element(By.ID, "subject-confirm").send_keys("bob")
-    b.find_element(By.ID, "forget-subject").click()
+    site.click(By.ID, "forget-subject")
     receipt = site.wait_for(By.ID, "receipt")
     assert "actor bob" in receipt and "verified" in receipt and "not verified" not in receipt
     site.shot("erasure")

@@ -39,6 +39,7 @@ FACES = (
     "remem.thread.cli",
     "remem.eval.cli",
     "remem.service",
+    "remem.console",
     "remem.aio",
 )
 VALUES = ("remem.model", "remem.errors", "remem.ids", "remem.timeutil")
