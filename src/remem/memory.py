@@ -24,6 +24,8 @@ from remem import reads
 from remem.batch import write_records
 from remem.config import Config, load_config
 from remem.deps import Clock, Deps
+from remem.documents.facade import DocumentMethods
+from remem.documents.flows import check_sources, with_documents
 from remem.embed.base import Embedder, default_embedder
 from remem.errors import InvalidInput, NotFound
 from remem.facts import Fact, Profile
@@ -43,7 +45,7 @@ from remem.model import (
     Status,
 )
 from remem.pipeline import Pipeline, build_pipeline
-from remem.policy.scope import SHARED_ACTOR, check_name
+from remem.policy.scope import SHARED_ACTOR, check_name, operator
 from remem.store.base import ForgetReport, Scope, Store
 from remem.store.open import default_db_path as default_db_path  # backend choice, re-exported
 from remem.store.open import is_server_url as is_server_url
@@ -76,7 +78,7 @@ class _Default:
 DEFAULT_EMBEDDER = _Default()
 
 
-class Memory:
+class Memory(DocumentMethods):
     """Long-term memory on one store, for one tenant. Thread-safe for its methods."""
 
     def __init__(
@@ -365,8 +367,14 @@ class Memory:
         pin: Sequence[str] | None = None,
         known_at: str | datetime | None = None,
         valid_at: str | datetime | None = None,
+        sources: Sequence[str] | str | None = None,
+        document_namespaces: Sequence[str] = (),
     ) -> Packet:
         """The few memories of `actor` that matter for `query`, inside `budget` tokens.
+
+        `sources` (default: memory only) may add "documents": the best chunks of the
+        tenant's, the actor's and `document_namespaces`' documents follow the memories
+        in `documents`, inside what is left of the same budget.
 
         `as_of` answers from what was known at that time and valid then (records
         written after it, and events received after it, are left out; one superseded
@@ -383,7 +391,8 @@ class Memory:
         before the ranked records are chosen; a pinned record is not repeated among
         them. A pinned field with no value is named in `notes`.
         """
-        return reads.recall_packet(
+        read = check_sources(sources)
+        packet = reads.recall_packet(
             self.deps,
             actor=actor,
             query=query,
@@ -398,6 +407,13 @@ class Memory:
             max_sensitivity=max_sensitivity,
             pin=pin,
         )
+        if "memory" not in read:
+            packet = Packet((), (), 0, budget)
+        if "documents" not in read:
+            return packet
+        return with_documents(self.deps, operator(self.tenant), packet, actor=actor, query=query,
+                              k=k, namespaces=document_namespaces,
+                              max_sensitivity=max_sensitivity)  # fmt: skip
 
     # -- exact facts -----------------------------------------------------------------
 

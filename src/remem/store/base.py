@@ -21,13 +21,16 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 from remem.errors import RlsBypassed, StoreError
 from remem.model import Event, HistoryEntry, Job, JobInfo, LLMCall, Record, Status
+
+if TYPE_CHECKING:
+    from remem.store.document_store import DocumentIndex
 
 Near = dict[str, list[tuple[int, Event]]]  # event id -> (distance, event) around it
 # the time source a store stamps what it writes with (arrival, updated_at, job completion);
@@ -550,6 +553,13 @@ class ThreadState(Protocol):
     def thread(self) -> ThreadHost | None: ...
 
 
+class DocumentState(Protocol):
+    """Documents and their chunk indexes on this database (`remem.store.document_store`)."""
+
+    @property
+    def documents(self) -> DocumentIndex: ...
+
+
 class Store(
     EventLog,
     JobQueue,
@@ -561,6 +571,7 @@ class Store(
     KeyStore,
     Operations,
     ThreadState,
+    DocumentState,
     Protocol,
 ):
     """A remem database: every role at once. Implementations: `SQLiteStore` and
