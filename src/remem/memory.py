@@ -25,7 +25,7 @@ from remem.batch import write_records
 from remem.config import Config, load_config
 from remem.deps import Clock, Deps
 from remem.documents.facade import DocumentMethods
-from remem.documents.flows import check_sources, with_documents
+from remem.documents.flows import recall_sources
 from remem.embed.base import Embedder, default_embedder
 from remem.errors import InvalidInput, NotFound
 from remem.facts import Fact, Profile
@@ -391,29 +391,36 @@ class Memory(DocumentMethods):
         before the ranked records are chosen; a pinned record is not repeated among
         them. A pinned field with no value is named in `notes`.
         """
-        read = check_sources(sources)
-        packet = reads.recall_packet(
+
+        def memory() -> Packet:
+            return reads.recall_packet(
+                self.deps,
+                actor=actor,
+                query=query,
+                k=k,
+                budget=budget,
+                as_of=as_of,
+                known_at=known_at,
+                valid_at=valid_at,
+                explain=explain,
+                include_events=include_events,
+                namespace=namespace,
+                max_sensitivity=max_sensitivity,
+                pin=pin,
+            )
+
+        return recall_sources(
             self.deps,
+            operator(self.tenant),
+            sources,
+            memory,
             actor=actor,
             query=query,
             k=k,
             budget=budget,
-            as_of=as_of,
-            known_at=known_at,
-            valid_at=valid_at,
-            explain=explain,
-            include_events=include_events,
-            namespace=namespace,
+            namespaces=document_namespaces,
             max_sensitivity=max_sensitivity,
-            pin=pin,
         )
-        if "memory" not in read:
-            packet = Packet((), (), 0, budget)
-        if "documents" not in read:
-            return packet
-        return with_documents(self.deps, operator(self.tenant), packet, actor=actor, query=query,
-                              k=k, namespaces=document_namespaces,
-                              max_sensitivity=max_sensitivity)  # fmt: skip
 
     # -- exact facts -----------------------------------------------------------------
 

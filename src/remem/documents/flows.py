@@ -11,7 +11,7 @@ Removal is a deletion job like `forget` (`remem.lifecycle.erasure`).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -324,6 +324,35 @@ def with_documents(
 SOURCES = ("memory", "documents")
 
 
+def recall_sources(
+    deps: Deps,
+    who: Principal,
+    sources: Sequence[str] | str | None,
+    memory: Callable[[], Packet],
+    *,
+    actor: str,
+    query: str,
+    k: int,
+    budget: int,
+    namespaces: Sequence[str] = (),
+    max_sensitivity: str | Sensitivity | None = None,
+) -> Packet:
+    """A recall over `sources`: the memory packet (`memory()`, when memory is read) and
+    then, when documents are read, their chunks in what is left of `budget`. Default:
+    memory only, the packet exactly as before."""
+    read = check_sources(sources)
+    if "memory" in read:
+        packet = memory()
+    else:
+        if not isinstance(budget, int) or not 1 <= budget <= 1_000_000:
+            raise InvalidInput(f"budget must be an integer from 1 to 1000000; got {budget!r}")
+        packet = Packet((), (), 0, budget)
+    if "documents" not in read:
+        return packet
+    return with_documents(deps, who, packet, actor=actor, query=query, k=k,
+                          namespaces=namespaces, max_sensitivity=max_sensitivity)  # fmt: skip
+
+
 def check_sources(sources: Sequence[str] | str | None) -> tuple[str, ...]:
     """The sources a recall reads ('memory', 'documents'; a comma-separated text too);
     default memory only. InvalidInput for an unknown one or none."""
@@ -338,4 +367,4 @@ def check_sources(sources: Sequence[str] | str | None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(listed))
 
 
-__all__ = ["AddResult", "add", "check_sources", "get", "listing", "search", "where_of"]
+__all__ = ["AddResult", "add", "check_sources", "get", "listing", "recall_sources", "search", "where_of"]

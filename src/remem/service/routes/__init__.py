@@ -6,6 +6,7 @@
     facts       /v1/actors/{actor_id}/facts/{field}, /v1/actors/{actor_id}/profile
     records     /v1/memories (list, read, history, forget one, batch writes)
     procedures  /v1/procedures, /v1/memories/{record_id}/approve|reject
+    documents   /v1/documents (add, list, read, search, remove)
     admin       /v1/subjects/{actor_id}/forget|export, /v1/keys
 
 Every route takes the principal of its key (`deps.Who`) and the running
@@ -16,6 +17,7 @@ from fastapi import APIRouter
 
 from remem.service.routes import (
     admin,
+    documents,
     events,
     facts,
     operations,
@@ -31,5 +33,6 @@ ROUTERS: tuple[APIRouter, ...] = (
     facts.router,
     records.router,
     procedures.router,
+    documents.router,
     admin.router,
 )
