@@ -64,8 +64,8 @@ def test_json_and_multipart_uploads_store_cited_chunks(api: Api) -> None:
     assert [c["position"] for c in got["chunks"]] == [
         {"headings": ["Setup"]}, {"headings": ["Care"]},
     ]  # fmt: skip
-    packet = api("alice", "POST", "/v1/memories/retrieve",
-                 json={"query": "clean the feeder", "sources": ["memory", "documents"]}).json()  # fmt: skip
+    ask = {"query": "clean the feeder", "sources": ["memory", "documents"]}
+    packet = api("alice", "POST", "/v1/memories/retrieve", json=ask).json()
     top = packet["documents"][0]
     assert top["document_id"] == doc["id"] and top["title"] == "feeder"
     assert top["text"] == "Clean the feeder daily." and top["position"] == {"headings": ["Care"]}

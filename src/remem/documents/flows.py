@@ -365,6 +365,3 @@ def check_sources(sources: Sequence[str] | str | None) -> tuple[str, ...]:
     if not listed:
         raise InvalidInput("sources must name memory, documents or both")
     return tuple(dict.fromkeys(listed))
-
-
-__all__ = ["AddResult", "add", "check_sources", "get", "listing", "recall_sources", "search", "where_of"]
