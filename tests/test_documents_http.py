@@ -5,11 +5,13 @@ sees another's documents), cited recall, removal verified everywhere, clear 4xx.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
+from remem.errors import NotFound
 from remem.memory import open_store
 from remem.service import keys as keyring
 from remem.service.http import create_app
@@ -143,3 +145,30 @@ def test_bad_uploads_get_clear_errors_and_store_nothing(api: Api) -> None:
               files={"file": ("big.txt", "word " * 20_000, "text/plain")})  # fmt: skip
     assert big.status_code == 413
     assert api("admin", "GET", "/v1/documents").json()["documents"] == []
+
+
+def test_the_client_adds_cites_and_removes_documents_over_real_http(
+    db: str, tmp_path: Path
+) -> None:
+    from tests.test_service import running_server
+
+    page = tmp_path / "care.html"
+    page.write_text("<h1>Care</h1><p>Brush the quokka on Sundays.</p>")
+    with running_server(db) as server:
+        alice = server.client("alice")
+        added = alice.add_document(page, scope="actor:alice")
+        assert added["status"] == "added" and added["document"]["format"] == "html"
+        doc_id = added["document"]["id"]
+        assert alice.add_document(page, scope="actor:alice")["status"] == "unchanged"
+        assert [d["id"] for d in alice.list_documents()] == [doc_id]
+        assert alice.get_document(doc_id)["chunks"][0]["position"] == {"headings": ["Care"]}
+        hits = alice.search_documents(query="brush the quokka")
+        assert [h.document_id for h in hits] == [doc_id]
+        packet = alice.recall(actor="alice", query="brush quokka", sources=["documents"])
+        assert packet.documents is not None and packet.documents[0].title == "care.html"
+        assert alice.recall(actor="alice", query="brush quokka").documents is None
+        with pytest.raises(NotFound):
+            server.client("globex").get_document(doc_id)
+        report = alice.remove_document(doc_id)
+        assert report.verified and report.deleted["chunks"] == 1
+        assert alice.list_documents() == []
