@@ -4,8 +4,9 @@
 -- carries its scope's token (`scope_key`: 'tenant', 'actor:<name>' or
 -- 'namespace:<name>'), vectors as float16 blobs beside each chunk. A removed
 -- document leaves a content-free tombstone (kind 'document') in `tombstones`.
+-- Every statement may run again on a file that has the tables (IF NOT EXISTS).
 
-CREATE TABLE documents (
+CREATE TABLE IF NOT EXISTS documents (
     tenant       TEXT NOT NULL,
     id           TEXT NOT NULL,
     scope_key    TEXT NOT NULL,      -- 'tenant' | 'actor:<name>' | 'namespace:<name>'
@@ -24,9 +25,9 @@ CREATE TABLE documents (
     updated_at   TEXT NOT NULL,
     PRIMARY KEY (tenant, id)
 ) WITHOUT ROWID;
-CREATE UNIQUE INDEX documents_source ON documents (tenant, scope_key, source_key);
+CREATE UNIQUE INDEX IF NOT EXISTS documents_source ON documents (tenant, scope_key, source_key);
 
-CREATE TABLE document_chunks (
+CREATE TABLE IF NOT EXISTS document_chunks (
     key          INTEGER PRIMARY KEY,          -- the FTS5 rowid
     tenant       TEXT NOT NULL,
     id           TEXT NOT NULL,
@@ -44,7 +45,7 @@ CREATE TABLE document_chunks (
     UNIQUE (tenant, id),
     FOREIGN KEY (tenant, document_id) REFERENCES documents (tenant, id) ON DELETE CASCADE
 );
-CREATE INDEX document_chunks_document ON document_chunks (tenant, document_id, ordinal);
-CREATE INDEX document_chunks_scope ON document_chunks (tenant, scope_key, model);
+CREATE INDEX IF NOT EXISTS document_chunks_document ON document_chunks (tenant, document_id, ordinal);
+CREATE INDEX IF NOT EXISTS document_chunks_scope ON document_chunks (tenant, scope_key, model);
 
-CREATE VIRTUAL TABLE document_chunks_fts USING fts5 (text, scope, tokenize = 'porter unicode61')
+CREATE VIRTUAL TABLE IF NOT EXISTS document_chunks_fts USING fts5 (text, scope, tokenize = 'porter unicode61')
