@@ -165,6 +165,8 @@ def test_bad_input_is_refused_and_nothing_is_stored(docs_mem: Memory, tmp_path: 
     with pytest.raises(InvalidInput):
         docs_mem.add_document(text="fine", title="bad\x00title")
     with pytest.raises(InvalidInput):
+        docs_mem.add_document(text="a lone \ud800 surrogate", title="bad text")
+    with pytest.raises(InvalidInput):
         docs_mem.add_document(tmp_path / "missing.md")
     with pytest.raises(InvalidInput):
         docs_mem.recall(actor="alice", query="q", sources="memory,web")

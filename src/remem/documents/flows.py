@@ -86,6 +86,7 @@ def add(
         _string("source_uri", source_uri, MAX_URI_CHARS)
     level = check_sensitivity(sensitivity) or Sensitivity.NORMAL
     parsed = parse(data, fmt)
+    check_text("the document's text", parsed.text)  # no lone surrogate reaches a store
     if not parsed.text.strip():
         raise InvalidInput("the document holds no text")
     if len(parsed.text) > MAX_DOCUMENT_CHARS:
