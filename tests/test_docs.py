@@ -61,12 +61,14 @@ def test_readme_python_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPa
                                     capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("REMEM_MINILM_DIR", "/nonexistent")
-    sync, asynchronous = _python_blocks(README.replace(_frameworks(), ""))
+    sync, asynchronous, documents = _python_blocks(README.replace(_frameworks(), ""))
     exec(compile(sync, "README.md", "exec"), {})
     out = capsys.readouterr().out
     assert "passport" in out.lower() or "aisle" in out.lower()
     exec(compile(asynchronous, "README.md", "exec"), {})
     assert "window" in capsys.readouterr().out.lower()
+    exec(compile(documents, "README.md", "exec"), {})
+    assert "Refunds take 5 working days." in capsys.readouterr().out
 
 
 def _python_blocks(text: str) -> list[str]:

@@ -13,6 +13,7 @@ import psycopg
 import pytest
 
 from remem.errors import SchemaTooNew, StoreError
+from remem.memory import Memory
 from remem.model import Event, LLMCall, Role
 from remem.service import keys as keyring
 from remem.store import postgres_sql as q
@@ -26,7 +27,8 @@ from tests.conformance.test_store import NOW, T, put, rec, vec
 TENANT_TABLES = [
     "events", "jobs", "records", "record_events", "history", "record_vectors",
     "event_vectors", "tombstones", "deletions", "llm_calls", "api_requests", "record_terms",
-    "event_terms", "checkpoints", "tool_calls", "api_keys",
+    "event_terms", "checkpoints", "tool_calls", "api_keys", "documents", "document_chunks",
+    "document_chunk_terms",
 ]  # fmt: skip
 # api_keys is no exception: the lookup by hash, which runs before a request's tenant is
 # known, spans tenants by saying so (remem.all_tenants), as claiming jobs does; see
@@ -67,6 +69,7 @@ def fill_two_tenants(store: PostgresStore) -> None:
         threads.checkpoint_save(tenant, "alice", "wf", CheckpointState(step="pay"), None)
         threads.begin_tool_call(tenant, "alice", "wf", "k1", "call-1", {"amount": 30})
         keyring.create_key(store, tenant=tenant, actor="alice")
+        Memory(store, tenant=tenant, embedder=None).add_document(text="Green tea.", title="d")
 
 
 def test_unscoped_query_under_one_tenant_sees_nothing_of_another(

@@ -85,6 +85,12 @@ class AsyncMemory:
     procedures = _off_loop(Memory.procedures)
     approve = _off_loop(Memory.approve)
     reject = _off_loop(Memory.reject)
+    # documents
+    add_document = _off_loop(Memory.add_document)
+    list_documents = _off_loop(Memory.list_documents)
+    get_document = _off_loop(Memory.get_document)
+    search_documents = _off_loop(Memory.search_documents)
+    remove_document = _off_loop(Memory.remove_document)
     # export and deletion
     export = _off_loop(_export)
     forget = _off_loop(Memory.forget)

@@ -20,6 +20,7 @@ import click
 
 from remem.bench_cli import bench, demo
 from remem.clikit import Ctx
+from remem.docs_cli import docs
 from remem.erasure_cli import deletions, export, forget
 from remem.errors import RememError
 from remem.eval.cli import eval_group
@@ -82,6 +83,7 @@ cli.add_command(serve)
 cli.add_command(keys)
 cli.add_command(mcp)
 cli.add_command(eval_group)
+cli.add_command(docs)
 
 
 # -- entry point ---------------------------------------------------------------------------

@@ -18,13 +18,21 @@ import logging
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import Any, cast
+from typing import Any
 
 from remem import reads
 from remem.batch import write_records
 from remem.config import Config, load_config
 from remem.deps import Clock, Deps
-from remem.embed.base import Embedder, default_embedder
+from remem.documents.facade import DocumentMethods
+from remem.documents.flows import recall_sources
+from remem.embed.base import (
+    DEFAULT_EMBEDDER,
+    DefaultEmbedder,
+    Embedder,
+    checked_embedder,
+    default_embedder,
+)
 from remem.errors import InvalidInput, NotFound
 from remem.facts import Fact, Profile
 from remem.ids import IdSource, new_id
@@ -43,7 +51,7 @@ from remem.model import (
     Status,
 )
 from remem.pipeline import Pipeline, build_pipeline
-from remem.policy.scope import SHARED_ACTOR, check_name
+from remem.policy.scope import SHARED_ACTOR, check_name, operator
 from remem.store.base import ForgetReport, Scope, Store
 from remem.store.open import default_db_path as default_db_path  # backend choice, re-exported
 from remem.store.open import is_server_url as is_server_url
@@ -71,34 +79,7 @@ __all__ = [
 log = logging.getLogger("remem")
 
 
-class _Default:
-    """Marker: pick the best installed embedder, lazily."""
-
-
-DEFAULT_EMBEDDER = _Default()
-
-
-def _checked_embedder(embedder: object) -> Embedder | _Default | None:
-    """The embedder argument as given, or a clear error when it is not one."""
-    if embedder is None or isinstance(embedder, _Default):
-        return embedder
-    missing = [a for a in ("name", "dim", "embed") if not hasattr(embedder, a)]
-    if missing or not callable(getattr(embedder, "embed", None)):
-        raise InvalidInput(
-            f"embedder must be an Embedder (name, dim and embed(texts)) or None, "
-            f"not {type(embedder).__name__}"
-        )
-    return cast(Embedder, embedder)
-
-
-def _telemetry(telemetry: Telemetry | None, tracer_provider: Any) -> Telemetry:
-    """The telemetry given, or made for `tracer_provider` (`Telemetry.create`)."""
-    if telemetry is not None and tracer_provider is not None:
-        raise InvalidInput("give Memory a tracer_provider or a telemetry, not both")
-    return telemetry if telemetry is not None else Telemetry.create(tracer_provider)
-
-
-class Memory:
+class Memory(DocumentMethods):
     """Long-term memory on one store, for one tenant. Thread-safe for its methods."""
 
     def __init__(
@@ -106,7 +87,7 @@ class Memory:
         store: Store,
         *,
         tenant: str = "default",
-        embedder: Embedder | _Default | None = DEFAULT_EMBEDDER,
+        embedder: Embedder | DefaultEmbedder | None = DEFAULT_EMBEDDER,
         clock: Clock = utcnow,
         ids: IdSource = new_id,
         ttl: Mapping[str, timedelta] | None = None,
@@ -123,7 +104,7 @@ class Memory:
             )
         self.store = store
         self.tenant = check_name("tenant", tenant)
-        self._embedder = _checked_embedder(embedder)
+        self._embedder = checked_embedder(embedder)
         for name, value in (("clock", clock), ("ids", ids)):
             if not callable(value):
                 raise InvalidInput(f"{name} must be callable, not {type(value).__name__}")
@@ -138,7 +119,7 @@ class Memory:
             embedder=lambda: self.embedder,
             config=self.config,
             ttl=check_ttl(ttl or {}),
-            telemetry=_telemetry(telemetry, tracer_provider),
+            telemetry=Telemetry.given(telemetry, tracer_provider),
         )
         self._pipeline: Pipeline | None = None
         if max_clock_skew is None:
@@ -153,7 +134,7 @@ class Memory:
         target: str | os.PathLike[str] | None = None,
         *,
         tenant: str = "default",
-        embedder: Embedder | _Default | None = DEFAULT_EMBEDDER,
+        embedder: Embedder | DefaultEmbedder | None = DEFAULT_EMBEDDER,
         clock: Clock = utcnow,
         ids: IdSource = new_id,
         ttl: Mapping[str, timedelta] | None = None,
@@ -185,9 +166,9 @@ class Memory:
             "config": config,
             "chat": chat,
             "max_clock_skew": max_clock_skew,
-            "telemetry": _telemetry(telemetry, tracer_provider),  # checked before opening
+            "telemetry": Telemetry.given(telemetry, tracer_provider),  # checked before opening
         }
-        _checked_embedder(embedder)  # before a file is made for nothing
+        checked_embedder(embedder)  # before a file is made for nothing
         store = open_store(target, clock=clock)
         try:
             return cls(store, **options)
@@ -214,7 +195,7 @@ class Memory:
     @property
     def embedder(self) -> Embedder | None:
         """The embedder in use, loaded on first use; None means lexical only."""
-        if isinstance(self._embedder, _Default):
+        if isinstance(self._embedder, DefaultEmbedder):
             self._embedder = default_embedder()
             if self._embedder is None:
                 log.warning(
@@ -411,8 +392,14 @@ class Memory:
         pin: Sequence[str] | None = None,
         known_at: str | datetime | None = None,
         valid_at: str | datetime | None = None,
+        sources: Sequence[str] | str | None = None,
+        document_namespaces: Sequence[str] = (),
     ) -> Packet:
         """The few memories of `actor` that matter for `query`, inside `budget` tokens.
+
+        `sources` (default: memory only) may add "documents": the best chunks of the
+        tenant's, the actor's and `document_namespaces`' documents follow the memories
+        in `documents`, inside what is left of the same budget.
 
         `as_of` answers from what was known at that time and valid then (records
         written after it, and events received after it, are left out; one superseded
@@ -429,20 +416,35 @@ class Memory:
         before the ranked records are chosen; a pinned record is not repeated among
         them. A pinned field with no value is named in `notes`.
         """
-        return reads.recall_packet(
+
+        def memory() -> Packet:
+            return reads.recall_packet(
+                self.deps,
+                actor=actor,
+                query=query,
+                k=k,
+                budget=budget,
+                as_of=as_of,
+                known_at=known_at,
+                valid_at=valid_at,
+                explain=explain,
+                include_events=include_events,
+                namespace=namespace,
+                max_sensitivity=max_sensitivity,
+                pin=pin,
+            )
+
+        return recall_sources(
             self.deps,
+            operator(self.tenant),
+            sources,
+            memory,
             actor=actor,
             query=query,
             k=k,
             budget=budget,
-            as_of=as_of,
-            known_at=known_at,
-            valid_at=valid_at,
-            explain=explain,
-            include_events=include_events,
-            namespace=namespace,
+            namespaces=document_namespaces,
             max_sensitivity=max_sensitivity,
-            pin=pin,
         )
 
     # -- exact facts -----------------------------------------------------------------

@@ -287,6 +287,44 @@ class PacketItem:
 
 
 @dataclass(frozen=True, slots=True)
+class DocumentItem:
+    """One chunk of a document handed back by recall: what it says and where it stands.
+
+    `position` is the page (`{"page": n}`) or heading path (`{"headings": [...]}`) of
+    the chunk; `span` its character offsets into the document's normalised text
+    (`remem.documents.parse.normalise`). A document is a source, never a memory.
+    """
+
+    id: str
+    document_id: str
+    title: str
+    source_uri: str | None
+    version: int
+    position: dict[str, Any]
+    span: tuple[int, int]
+    text: str
+    score: float
+    tokens: int
+    flags: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "kind": "document_chunk",
+            "document_id": self.document_id,
+            "title": self.title,
+            "source_uri": self.source_uri,
+            "version": self.version,
+            "position": self.position,
+            "span": list(self.span),
+            "text": self.text,
+            "score": round(self.score, 6),
+            "tokens": self.tokens,
+            "flags": list(self.flags),
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class Packet:
     """The answer to a recall: a few memories inside a token budget."""
 
@@ -298,6 +336,8 @@ class Packet:
     explain: dict[str, Any] | None = None
     # exact facts asked for by field (`pin`), looked up, never ranked; inside `tokens`
     pinned: tuple[PacketItem, ...] = ()
+    # document chunks, when the recall asked for documents (`sources`); None: it did not
+    documents: tuple[DocumentItem, ...] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -308,6 +348,8 @@ class Packet:
             "budget": self.budget,
             "notes": list(self.notes),
         }
+        if self.documents is not None:
+            out["documents"] = [d.as_dict() for d in self.documents]
         if self.explain is not None:
             out["explain"] = self.explain
         return out

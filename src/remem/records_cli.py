@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from remem.clikit import Ctx, emit, json_option
+from remem.documents.flows import where_of
 from remem.errors import InvalidInput
 from remem.events_cli import parse_jsonl, read_lines
 
@@ -183,6 +184,19 @@ def profile_cmd(
     help="A field looked up exactly and put first, inside the budget (repeatable; "
     "default: the configuration's [recall] pin).",
 )
+@click.option(
+    "--sources",
+    default="memory",
+    show_default=True,
+    help="What the packet draws on: memory, documents, or memory,documents (document "
+    "chunks come after the memories, inside the same budget).",
+)
+@click.option(
+    "--document-namespace",
+    "document_namespaces",
+    multiple=True,
+    help="Also read the documents of this namespace (repeatable).",
+)
 @json_option
 @click.pass_obj
 def recall_cmd(
@@ -198,6 +212,8 @@ def recall_cmd(
     no_events: bool,
     max_sensitivity: str | None,
     pin: tuple[str, ...],
+    sources: str,
+    document_namespaces: tuple[str, ...],
 ) -> None:
     """Hand back the memories of an actor that matter for a query.
 
@@ -217,6 +233,8 @@ def recall_cmd(
             include_events=not no_events,
             max_sensitivity=max_sensitivity,
             pin=list(pin) if pin else None,
+            sources=sources,
+            document_namespaces=document_namespaces,
         )
     data = packet.as_dict()
 
@@ -229,6 +247,8 @@ def recall_cmd(
             click.echo(f"[{it.kind}] {it.text}  ({it.id}, {it.source_date:%Y-%m-%d})")
         for c in packet.conflicts:
             click.echo(f"conflict: {c['question']} {c['record_ids']}")
+        for d in packet.documents or ():
+            click.echo(f"[document] {d.text}  ({d.title}, {where_of(d.position)}, {d.id})")
         click.echo(f"{packet.tokens}/{packet.budget} tokens")
         if packet.explain:
             click.echo(json.dumps(packet.explain, indent=2, default=str))

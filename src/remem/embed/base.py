@@ -5,11 +5,12 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import Protocol, cast, runtime_checkable
 
 import numpy as np
 
 from remem.embed.vectors import Vectors
+from remem.errors import InvalidInput
 
 __all__ = ["Embedder", "HashEmbedder", "Vectors", "default_embedder"]
 
@@ -31,6 +32,27 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> Vectors:
         """Return an array of shape (len(texts), dim), each row of unit length."""
         ...
+
+
+class DefaultEmbedder:
+    """Marker: pick the best installed embedder, lazily (`default_embedder`)."""
+
+
+DEFAULT_EMBEDDER = DefaultEmbedder()
+
+
+def checked_embedder(embedder: object) -> Embedder | DefaultEmbedder | None:
+    """The embedder argument as given (an Embedder, the marker or None), or InvalidInput."""
+    if embedder is None or isinstance(embedder, DefaultEmbedder):
+        return embedder
+    if not all(hasattr(embedder, a) for a in ("name", "dim")) or not callable(
+        getattr(embedder, "embed", None)
+    ):
+        raise InvalidInput(
+            "embedder must be an Embedder (name, dim and embed(texts)) or None, "
+            f"not {type(embedder).__name__}"
+        )
+    return cast(Embedder, embedder)
 
 
 class HashEmbedder:

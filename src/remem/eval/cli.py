@@ -337,3 +337,34 @@ def _report(
             console.print(f"chart: {result['png']}")
 
     emit(ctx, result, human)
+
+
+@eval_group.command("docs")
+@click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--k", "k_text", default="10,100", show_default=True,
+              help="Comma-separated k for recall@k (nDCG is at 10).")  # fmt: skip
+@click.option("--split", default="test", show_default=True, help="The qrels file: qrels/SPLIT.tsv.")
+@click.option(
+    "--embedder",
+    "embedder_name",
+    default="default",
+    show_default=True,
+    type=click.Choice(["default", "hash", "none"]),
+    help="The embedder remem and the dense baseline use.",
+)
+@json_option
+@click.pass_obj
+def docs_eval(ctx: Ctx, path: Path, k_text: str, split: str, embedder_name: str) -> None:
+    """Document retrieval on a BEIR-layout directory (corpus.jsonl, queries.jsonl,
+    qrels/SPLIT.tsv): nDCG@10 and recall@k of remem's documents, BM25 and dense over the
+    same entries, in one run, in a temporary database."""
+    from remem.eval.docs import run_docs, table
+
+    result = run_docs(path, parse_ks(k_text), pick_embedder(embedder_name), split)
+
+    def human() -> None:
+        from rich.console import Console
+
+        table(result, Console() if sys.stdout.isatty() else Console(width=120))
+
+    emit(ctx, result, human)

@@ -10,8 +10,9 @@ returns everything of one subject in a portable shape.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from remem.deps import Deps
@@ -50,12 +51,78 @@ def export(deps: Deps, actor: str) -> Iterator[dict[str, Any]]:
         row = {"type": "record", **r.as_dict()}
         row["history"] = [h.as_dict() for h in deps.store.history(deps.tenant, r.id)]
         yield row
+    yield from _actor_documents(deps, actor)
     if not has_thread_state(deps):
         return  # this backend keeps no checkpoints or tool calls to export
     for cp in checkpoint_list(deps, actor=actor, limit=1_000_000):
         yield {"type": "checkpoint", **cp.as_dict()}
     for call in tool_calls(deps, actor=actor, limit=1_000_000):
         yield {"type": "tool_call", **call.as_dict()}
+
+
+def _actor_documents(deps: Deps, actor: str) -> Iterator[dict[str, Any]]:
+    """The documents of the actor's own scope (`actor:<name>`), each with its chunks."""
+    index = deps.store.documents
+    for doc_id in index.scope_documents(deps.tenant, f"actor:{actor}"):
+        doc = index.get(deps.tenant, doc_id)
+        if doc is not None:
+            chunks = [c.as_dict() for c in index.chunks(deps.tenant, doc_id)]
+            yield {"type": "document", **doc.as_dict(), "chunk_rows": chunks}
+
+
+def forget_document(deps: Deps, document_id: str, vacuum: bool = False) -> ForgetReport:
+    """Remove one document from every index (its row, chunks, words, vectors) as a
+    deletion job: tombstoned, read back, retried, logged (target 'document')."""
+    if deps.store.documents.get(deps.tenant, document_id) is None:
+        raise NotFound(f"no document {document_id!r} in tenant {deps.tenant!r}")
+    report, error, attempt = _attempts(
+        lambda: deps.store.documents.forget(deps.tenant, document_id, deps.clock())
+    )
+    if report is not None:
+        report = _scrub(deps, report, vacuum)
+    job_id = deps.store.record_deletion(
+        deps.tenant, "document", document_id, report, error, deps.clock(), attempt
+    )
+    if report is None:
+        raise StoreError(f"deletion job {job_id} failed after {attempt} attempts: {error}")
+    return replace(report, job_id=job_id, attempts=attempt)
+
+
+def _attempts(run: Callable[[], ForgetReport]) -> tuple[ForgetReport | None, str | None, int]:
+    """Run an erasure until it is verified, at most `FORGET_ATTEMPTS` times."""
+    report: ForgetReport | None = None
+    error: str | None = None
+    attempt = 0
+    while attempt < FORGET_ATTEMPTS:
+        attempt += 1
+        try:
+            report = run()
+            error = None
+        except StoreError as exc:
+            error = f"{type(exc).__name__}: {exc}"
+            continue
+        if report.verified:
+            break
+    return report, error, attempt
+
+
+def _with_documents(deps: Deps, actor: str, report: ForgetReport) -> ForgetReport:
+    """An actor's erasure report with the erasure of the actor's own documents added."""
+    deleted, remaining = dict(report.deleted), dict(report.remaining)
+    verified = report.verified
+    now = deps.clock()
+    for doc_id in deps.store.documents.scope_documents(deps.tenant, f"actor:{actor}"):
+        got, _, _ = _attempts(partial(deps.store.documents.forget, deps.tenant, doc_id, now))
+        if got is None:
+            remaining["documents"] = remaining.get("documents", 0) + 1
+            verified = False
+            continue
+        for name, n in got.deleted.items():
+            deleted[f"document_{name}"] = deleted.get(f"document_{name}", 0) + n
+        for name, n in got.remaining.items():
+            remaining[f"document_{name}"] = remaining.get(f"document_{name}", 0) + n
+        verified = verified and got.verified
+    return replace(report, deleted=deleted, remaining=remaining, verified=verified)
 
 
 def forget(
@@ -95,6 +162,8 @@ def forget(
         # a writer racing the erasure can leave something behind: erase again
         if report.verified or (target == "record" and not report.deleted):
             break
+    if report is not None and target == "actor":
+        report = _with_documents(deps, key, report)
     if report is not None:
         if forgotten is not None and forgotten.kind is not Kind.SUMMARY:
             regenerated = regenerate_summaries(deps, forgotten)

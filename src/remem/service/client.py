@@ -39,11 +39,12 @@ from remem.model import (
     Source,
     Status,
 )
+from remem.service.client_documents import DocumentClient, document_item
 from remem.store.base import ForgetReport
 from remem.timeutil import parse_time
 
 
-class Client:
+class Client(DocumentClient):
     """A remem server, called with one API key. Thread-safe (httpx.Client is)."""
 
     def __init__(
@@ -187,9 +188,12 @@ class Client:
         pin: Sequence[str] | None = None,
         known_at: str | datetime | None = None,
         valid_at: str | datetime | None = None,
+        sources: Sequence[str] | None = None,
+        document_namespaces: Sequence[str] = (),
     ) -> Packet:
         """The few memories of `actor` that matter for `query`, inside `budget` tokens;
-        `pin`ned fields first, in `pinned`. Times as for `Memory.recall`."""
+        `pin`ned fields first, in `pinned`; `sources` may add "documents" (their chunks
+        in `documents`). Times as for `Memory.recall`."""
         body = {
             "query": query,
             "actor_id": actor,
@@ -203,6 +207,8 @@ class Client:
             "include_events": include_events,
             "max_sensitivity": None if max_sensitivity is None else str(max_sensitivity),
             "pin": None if pin is None else list(pin),
+            "sources": None if sources is None else list(sources),
+            "document_namespaces": list(document_namespaces) or None,
         }
         return _packet(self._call("POST", "/v1/memories/retrieve", json=_compact(body)))
 
@@ -486,4 +492,7 @@ def _packet(d: dict[str, Any]) -> Packet:
         budget=int(d["budget"]),
         notes=tuple(d["notes"]),
         explain=d.get("explain"),
+        documents=None
+        if d.get("documents") is None
+        else tuple(document_item(x) for x in d["documents"]),
     )

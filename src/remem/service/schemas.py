@@ -79,6 +79,16 @@ class RetrieveIn(_Body):
         description="fields looked up exactly and put first, in `pinned` (default: the "
         "configuration's [recall] pin)",
     )
+    sources: list[Literal["memory", "documents"]] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=2,
+        description="what the packet draws on (default: memory only); documents come after "
+        "the memories in `documents`, inside the same budget",
+    )
+    document_namespaces: list[Annotated[str, Field(min_length=1, max_length=200)]] = Field(
+        default_factory=list, max_length=20, description="namespaces whose documents to read"
+    )
 
 
 class CreateItem(_Body):

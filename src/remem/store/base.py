@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -28,50 +28,59 @@ import numpy.typing as npt
 from remem.errors import RlsBypassed
 from remem.model import Event, HistoryEntry, Job, JobInfo, LLMCall, Record, Status
 from remem.store.values import (
-    ActorSummary as ActorSummary,
+    ActorSummary,
+    ApiKey,
+    Clock,
+    ForgetReport,
+    Hit,
+    JobGroup,
+    RequestEntry,
+    Scope,
+    SourceGrowth,
+    StatusChange,
+    ThreadHost,
+    Write,
+    joined_sources,
+    new_sources,
+    refuse_foreign_records,
 )
-from remem.store.values import (
-    ApiKey as ApiKey,
-)
-from remem.store.values import (
-    Clock as Clock,
-)
-from remem.store.values import (
-    ForgetReport as ForgetReport,
-)
-from remem.store.values import (
-    Hit as Hit,
-)
-from remem.store.values import (
-    JobGroup as JobGroup,
-)
-from remem.store.values import (
-    RequestEntry as RequestEntry,
-)
-from remem.store.values import (
-    Scope as Scope,
-)
-from remem.store.values import (
-    SourceGrowth as SourceGrowth,
-)
-from remem.store.values import (
-    StatusChange as StatusChange,
-)
-from remem.store.values import (
-    ThreadHost as ThreadHost,
-)
-from remem.store.values import (
-    Write as Write,
-)
-from remem.store.values import (
-    joined_sources as joined_sources,
-)
-from remem.store.values import (
-    new_sources as new_sources,
-)
-from remem.store.values import (
-    refuse_foreign_records as refuse_foreign_records,
-)
+
+if TYPE_CHECKING:
+    from remem.store.document_store import DocumentIndex
+
+# the interface's values (`remem.store.values`) are re-exported with its roles
+__all__ = [
+    "ActorListing",
+    "ActorSummary",
+    "ApiKey",
+    "Clock",
+    "DocumentState",
+    "Erasure",
+    "EventLog",
+    "ForgetReport",
+    "Hit",
+    "JobGroup",
+    "JobQueue",
+    "KeyStore",
+    "ModelCallLog",
+    "Near",
+    "Operations",
+    "RecordStore",
+    "RequestEntry",
+    "RequestLedger",
+    "Scope",
+    "Search",
+    "SourceGrowth",
+    "StatusChange",
+    "Store",
+    "ThreadHost",
+    "ThreadState",
+    "Write",
+    "joined_sources",
+    "new_sources",
+    "refuse_foreign_records",
+    "refuse_rls_bypass",
+]
 
 Near = dict[str, list[tuple[int, Event]]]  # event id -> (distance, event) around it
 
@@ -441,6 +450,13 @@ class ThreadState(Protocol):
     def thread(self) -> ThreadHost | None: ...
 
 
+class DocumentState(Protocol):
+    """Documents and their chunk indexes on this database (`remem.store.document_store`)."""
+
+    @property
+    def documents(self) -> DocumentIndex: ...
+
+
 class Store(
     EventLog,
     JobQueue,
@@ -453,6 +469,7 @@ class Store(
     Operations,
     ThreadState,
     ActorListing,
+    DocumentState,
     Protocol,
 ):
     """A remem database: every role at once. Implementations: `SQLiteStore` and

@@ -57,6 +57,7 @@ from remem.store.event_log import EventLog, EventSQL
 from remem.store.job_queue import JobQueue, JobSQL
 from remem.store.key_store import ApiKeys, KeySQL
 from remem.store.lookups import Lookups, LookupSQL
+from remem.store.postgres_documents import PostgresDocuments
 from remem.store.postgres_erasure import PostgresErasure
 from remem.store.postgres_rows import (
     ALL_TENANTS,
@@ -70,7 +71,7 @@ from remem.store.record_write import RecordWrites, Vector, WriteSQL
 from remem.store.rows import near_from
 from remem.timeutil import utcnow
 
-SCHEMA_VERSION = 7  # the newest migration this code knows; checked by a test
+SCHEMA_VERSION = 8  # the newest migration this code knows; checked by a test
 
 Cursor = psycopg.Cursor[DictRow]
 Query = str | pg_sql.Composed
@@ -151,6 +152,11 @@ class PostgresStore(
             "it and the database's tenant wall is off (remem's own tenant filters still "
             "apply); connect as an ordinary role that owns the tables (README: PostgreSQL)"
         ]
+
+    @property
+    def documents(self) -> PostgresDocuments:
+        """Documents in this database (`Store.documents`, `remem.store.postgres_documents`)."""
+        return PostgresDocuments(self)
 
     @property
     def thread(self) -> ThreadHost:

@@ -49,6 +49,7 @@ from remem.store.key_store import ApiKeys, KeySQL
 from remem.store.lookups import Lookups, LookupSQL
 from remem.store.record_write import RecordWrites, Vector, WriteSQL
 from remem.store.rows import near_from
+from remem.store.sqlite_documents import SQLiteDocuments
 from remem.store.sqlite_erasure import SQLiteErasure
 from remem.store.sqlite_search import HeldVectors, SQLiteSearch
 from remem.store.sqlite_sql import fts_query as fts_query  # re-exported
@@ -67,7 +68,7 @@ def _migrations() -> list[tuple[int, str]]:
     return read_migrations("sqlite_migrations")
 
 
-SCHEMA_VERSION = 6  # the newest migration this code knows; checked by a test
+SCHEMA_VERSION = 7  # the newest migration this code knows; checked by a test
 
 
 BUSY_TIMEOUT_MS = 30_000  # how long a statement waits for another connection's lock
@@ -107,6 +108,11 @@ class SQLiteStore(
             clock=self._clock,
             path=self.path,
         )
+
+    @property
+    def documents(self) -> SQLiteDocuments:
+        """Documents in this file (`Store.documents`, `remem.store.sqlite_documents`)."""
+        return SQLiteDocuments(self)
 
     def __init__(
         self,

@@ -16,6 +16,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from remem.errors import InvalidInput
+
 if TYPE_CHECKING:
     from remem.telemetry.metrics import Metrics
 
@@ -73,6 +75,13 @@ class Telemetry:
         if tracer is None and metrics is None:
             return OFF if not capture_content else cls(capture_content=True)
         return cls(tracer, metrics, capture_content)
+
+    @classmethod
+    def given(cls, telemetry: Telemetry | None, tracer_provider: Any) -> Telemetry:
+        """`telemetry` as given, or made for `tracer_provider` (`create`); not both."""
+        if telemetry is not None and tracer_provider is not None:
+            raise InvalidInput("give Memory a tracer_provider or a telemetry, not both")
+        return telemetry if telemetry is not None else cls.create(tracer_provider)
 
 
 OFF = Telemetry()

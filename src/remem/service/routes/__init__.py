@@ -6,6 +6,7 @@
     facts       /v1/actors/{actor_id}/facts/{field}, /v1/actors/{actor_id}/profile
     records     /v1/memories (list, read, history, forget one, batch writes)
     procedures  /v1/procedures, /v1/memories/{record_id}/approve|reject
+    documents   /v1/documents (add, list, read, search, remove)
     admin       /v1/subjects/{actor_id}/forget|export, /v1/keys
     metrics     /metrics (Prometheus)
 
@@ -17,6 +18,7 @@ from fastapi import APIRouter
 
 from remem.service.routes import (
     admin,
+    documents,
     events,
     facts,
     metrics,
@@ -33,6 +35,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     facts.router,
     records.router,
     procedures.router,
+    documents.router,
     admin.router,
     metrics.router,
 )

@@ -5,7 +5,9 @@ from typing import Any
 
 from fastapi import APIRouter
 
+from remem.documents.flows import recall_sources
 from remem.errors import InvalidInput
+from remem.model import Packet
 from remem.policy import scope
 from remem.service.routes.deps import Svc, Who
 from remem.service.schemas import RetrieveIn
@@ -24,18 +26,34 @@ def retrieve(body: RetrieveIn, who: Who, svc: Svc) -> dict[str, Any]:
             raise InvalidInput("namespace belongs to another actor than actor_id")
         actor = owner
     actor = scope.actor_for(who, actor)
-    packet = svc.memory(who.tenant).recall(
+    mem = svc.memory(who.tenant)
+
+    def memory() -> Packet:
+        return mem.recall(
+            actor=actor,
+            query=body.query,
+            k=body.top_k,
+            budget=body.budget_tokens,
+            as_of=body.as_of,
+            known_at=body.known_at,
+            valid_at=body.valid_at,
+            explain=body.explain,
+            include_events=body.include_events,
+            namespace=body.namespace,
+            max_sensitivity=body.max_sensitivity,
+            pin=body.pin,
+        )
+
+    packet = recall_sources(
+        mem.deps,
+        who,
+        body.sources,
+        memory,
         actor=actor,
         query=body.query,
         k=body.top_k,
         budget=body.budget_tokens,
-        as_of=body.as_of,
-        known_at=body.known_at,
-        valid_at=body.valid_at,
-        explain=body.explain,
-        include_events=body.include_events,
-        namespace=body.namespace,
+        namespaces=body.document_namespaces,
         max_sensitivity=body.max_sensitivity,
-        pin=body.pin,
     )
     return packet.as_dict()

@@ -1,0 +1,368 @@
+"""The document flows, one implementation for every surface (library, CLI, HTTP, MCP).
+
+`add` parses, chunks, screens and stores a document version; `listing`, `get`
+read under the principal's scope; `search` finds chunks (words and vectors,
+fused by rank) inside the scopes the principal may read; `with_documents` adds
+them to a recall's packet inside what is left of its token budget, after the
+memories (memory keeps precedence: a document never displaces a record).
+Removal is a deletion job like `forget` (`remem.lifecycle.erasure`).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from remem.deps import Deps
+from remem.documents.chunk import Piece, chunk, content_hash
+from remem.documents.parse import format_of, parse
+from remem.documents.scope import (
+    DocScope,
+    check_write,
+    listable_keys,
+    may_read,
+    parse_scope,
+    readable_keys,
+)
+from remem.errors import InvalidInput, NotFound, RefusedContent
+from remem.model import DocumentItem, Packet, Sensitivity
+from remem.policy.dataclasses import refusal_reason, secret_kinds
+from remem.policy.scope import Principal
+from remem.policy.text import check_text
+from remem.policy.untrusted import instruction_flags
+from remem.recall.budget import ITEM_OVERHEAD_TOKENS, estimate_tokens, pack
+from remem.recall.fusion import MIN_VECTOR_ONLY_COSINE
+from remem.store.document_store import DocumentWrite, StoredChunk, StoredDocument
+from remem.writes.checks import sensitivity as check_sensitivity
+
+MAX_DOCUMENT_CHARS = 2_000_000  # of normalised text
+MAX_TITLE_CHARS = 500
+MAX_URI_CHARS = 2000
+RRF_K = 60  # reciprocal-rank fusion's constant (as in the literature)
+_ORDER = [s.value for s in Sensitivity]
+
+
+@dataclass(frozen=True, slots=True)
+class AddResult:
+    """What adding a document did: `added`, `updated` (a new version) or `unchanged`."""
+
+    status: str
+    document: StoredDocument
+    chunks: dict[str, int] = field(default_factory=dict)  # added, kept, removed
+
+    def as_dict(self) -> dict[str, Any]:
+        """The outcome as JSON."""
+        return {"status": self.status, "chunks": self.chunks, "document": self.document.as_dict()}
+
+
+def add(
+    deps: Deps,
+    who: Principal,
+    *,
+    data: bytes | str,
+    name: str | None = None,
+    title: str | None = None,
+    source_uri: str | None = None,
+    scope: str | DocScope = "tenant",
+    format: str | None = None,
+    sensitivity: str | Sensitivity = Sensitivity.NORMAL,
+) -> AddResult:
+    """Add one document, or a new version of the one its scope knows by the same source
+    URI (else title): same content again changes nothing; changed content re-indexes
+    only the chunks whose hash is new and keeps the previous version in its history.
+
+    A chunk holding a secret refuses the whole document (`RefusedContent` naming the
+    chunk's position); nothing is stored.
+    """
+    where = scope if isinstance(scope, DocScope) else parse_scope(scope)
+    check_write(who, where)
+    label = name or source_uri or title or ""
+    fmt = format_of(label, format)
+    if title is not None:
+        _string("title", title, MAX_TITLE_CHARS)
+    if source_uri is not None:
+        _string("source_uri", source_uri, MAX_URI_CHARS)
+    level = check_sensitivity(sensitivity) or Sensitivity.NORMAL
+    parsed = parse(data, fmt)
+    check_text("the document's text", parsed.text)  # no lone surrogate reaches a store
+    if not parsed.text.strip():
+        raise InvalidInput("the document holds no text")
+    if len(parsed.text) > MAX_DOCUMENT_CHARS:
+        raise InvalidInput(
+            f"the document is {len(parsed.text)} characters of text; the limit is "
+            f"{MAX_DOCUMENT_CHARS}"
+        )
+    pieces = chunk(parsed)
+    _screen(pieces)
+    doc_title = title or _title_of(name, source_uri, pieces)
+    source_key = source_uri or f"title:{doc_title}"
+    store = deps.store.documents
+    stored = store.find(deps.tenant, where.key(), source_key)
+    digest = content_hash(parsed.text)
+    if stored is not None and stored.content_hash == digest:
+        return AddResult("unchanged", stored, {"added": 0, "kept": stored.chunks, "removed": 0})
+    now = deps.clock()
+    doc_id = stored.id if stored is not None else deps.ids("doc")
+    old = store.chunks(deps.tenant, doc_id) if stored is not None else []
+    new, moved, dropped = _diff(doc_id, where.key(), pieces, old, deps)
+    flags = tuple(dict.fromkeys(f for c in [*new, *moved] for f in c.flags))
+    history = () if stored is None else (*stored.history, {
+        "version": stored.version, "version_id": stored.version_id,
+        "content_hash": stored.content_hash, "updated_at": stored.updated_at.isoformat(),
+    })  # fmt: skip
+    document = StoredDocument(
+        id=doc_id,
+        tenant=deps.tenant,
+        scope_key=where.key(),
+        source_key=source_key,
+        title=doc_title,
+        source_uri=source_uri,
+        format=fmt,
+        content_hash=digest,
+        version=1 if stored is None else stored.version + 1,
+        version_id=deps.ids("docv"),
+        history=history,
+        sensitivity=level.value,
+        flags=flags,
+        chars=len(parsed.text),
+        created_at=stored.created_at if stored is not None else now,
+        updated_at=now,
+        chunks=len(pieces),
+    )
+    embedder = deps.embedder()
+    vectors: tuple[Any, ...] = ()
+    model = ""
+    if embedder is not None and new:
+        vectors = tuple(embedder.embed([c.text for c in new]))
+        model = embedder.name
+    store.apply(DocumentWrite(document, tuple(new), vectors, model, tuple(moved),
+                              tuple(dropped), replaces=stored is not None))  # fmt: skip
+    counts = {"added": len(new), "kept": len(moved), "removed": len(dropped)}
+    return AddResult("added" if stored is None else "updated", document, counts)
+
+
+def _string(what: str, value: object, limit: int) -> None:
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInput(f"{what} must be a non-empty string")
+    if len(value) > limit:
+        raise InvalidInput(f"{what} is {len(value)} characters; the limit is {limit}")
+    check_text(what, value)
+    kinds = secret_kinds(value)
+    if kinds:
+        raise RefusedContent(refusal_reason(kinds, what=f"the document's {what}"))
+
+
+def where_of(position: dict[str, Any]) -> str:
+    """A position as people read it: 'page 3', 'Install > Linux', or 'the top'."""
+    if "page" in position:
+        return f"page {position['page']}"
+    headings = position.get("headings") or []
+    return " > ".join(headings) if headings else "the top"
+
+
+def _screen(pieces: Sequence[Piece]) -> None:
+    """Refuse a document any chunk of which holds a secret, naming where (never what)."""
+    for p in pieces:
+        kinds = secret_kinds(p.text)
+        if kinds:
+            what = (
+                f"the document's chunk {p.ordinal + 1} ({where_of(p.position)}, "
+                f"characters {p.start}-{p.end})"
+            )
+            raise RefusedContent(refusal_reason(kinds, what=what) + " (nothing was stored)")
+
+
+def _title_of(name: str | None, source_uri: str | None, pieces: Sequence[Piece]) -> str:
+    if name:
+        return name.replace("\\", "/").rsplit("/", 1)[-1][:MAX_TITLE_CHARS]
+    if source_uri:
+        return source_uri.rstrip("/").rsplit("/", 1)[-1][:MAX_TITLE_CHARS] or source_uri
+    first = pieces[0].text.strip().split("\n", 1)[0] if pieces else "untitled"
+    return first[:80]
+
+
+def _diff(
+    doc_id: str, scope_key: str, pieces: Sequence[Piece], old: Sequence[StoredChunk], deps: Deps
+) -> tuple[list[StoredChunk], list[StoredChunk], list[str]]:
+    """New chunks, kept ones moved to their new place, and the ids of those gone."""
+    by_hash: dict[str, list[StoredChunk]] = defaultdict(list)
+    for c in old:
+        by_hash[c.chunk_hash].append(c)
+    new: list[StoredChunk] = []
+    moved: list[StoredChunk] = []
+    for p in pieces:
+        if by_hash.get(p.chunk_hash):
+            kept = by_hash[p.chunk_hash].pop(0)
+            moved.append(replace(kept, ordinal=p.ordinal, position=p.position, start=p.start,
+                                 end=p.end))  # fmt: skip
+            continue
+        new.append(StoredChunk(
+            id=deps.ids("chk"), document_id=doc_id, scope_key=scope_key, ordinal=p.ordinal,
+            position=p.position, start=p.start, end=p.end, text=p.text,
+            chunk_hash=p.chunk_hash, flags=instruction_flags(p.text),
+        ))  # fmt: skip
+    dropped = [c.id for rest in by_hash.values() for c in rest]
+    return new, moved, dropped
+
+
+# -- reads -----------------------------------------------------------------------------
+
+
+def listing(
+    deps: Deps, who: Principal, scope: str | None = None, limit: int = 100
+) -> list[StoredDocument]:
+    """The documents `who` may read (of one scope, when given), newest change first."""
+    if not isinstance(limit, int) or not 1 <= limit <= 10_000:
+        raise InvalidInput(f"limit must be an integer from 1 to 10000; got {limit!r}")
+    keys = listable_keys(who, None if scope is None else parse_scope(scope))
+    if keys is None and who.actor is not None:
+        keys = readable_keys(who, None)
+    return deps.store.documents.listing(deps.tenant, keys, limit)
+
+
+def get(deps: Deps, who: Principal, document_id: str) -> tuple[StoredDocument, list[StoredChunk]]:
+    """One document `who` may read, with its chunks; NotFound otherwise (a document out
+    of the key's scope is not revealed)."""
+    if not isinstance(document_id, str) or not document_id:
+        raise InvalidInput("document_id must be a non-empty string")
+    doc = deps.store.documents.get(deps.tenant, document_id)
+    if doc is None or not may_read(who, parse_scope(doc.scope_key)):
+        raise NotFound(f"no document {document_id!r} for this key")
+    return doc, deps.store.documents.chunks(deps.tenant, document_id)
+
+
+def search(
+    deps: Deps,
+    who: Principal,
+    *,
+    query: str,
+    actor: str | None = None,
+    k: int = 10,
+    namespaces: Sequence[str] = (),
+    max_sensitivity: str | Sensitivity | None = None,
+) -> list[DocumentItem]:
+    """The chunks best matching `query` among the documents `who` may read for `actor`
+    (the tenant's, the actor's, the named namespaces'), best first."""
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidInput("query must be a non-empty string")
+    if not isinstance(k, int) or not 1 <= k <= 1000:
+        raise InvalidInput(f"k must be an integer from 1 to 1000; got {k!r}")
+    keys = readable_keys(who, actor, namespaces)
+    index = deps.store.documents
+    pool = max(3 * k, 30)
+    lexical = [h.id for h in index.lexical(deps.tenant, keys, query, pool)]
+    ranked = [lexical]
+    embedder = deps.embedder()
+    if embedder is not None:
+        qvec = embedder.embed([query])[0]
+        near = index.nearest(deps.tenant, keys, embedder.name, qvec, pool)
+        # as for records: a chunk only the vectors found must be similar enough to count
+        matched = set(lexical)
+        ranked.append([cid for cid, cos in near
+                       if cid in matched or cos >= MIN_VECTOR_ONLY_COSINE])  # fmt: skip
+    scores = fuse_ranks(ranked)
+    found = index.chunks_by_id(deps.tenant, list(scores))
+    limit = check_sensitivity(max_sensitivity)
+    top = _ORDER.index(limit.value) if limit is not None else len(_ORDER)
+    items = [
+        _item(c, d, scores[c.id])
+        for c, d in found
+        if _ORDER.index(d.sensitivity) <= top and d.scope_key in keys
+    ]
+    items.sort(key=lambda it: (-it.score, it.id))
+    return items[:k]
+
+
+def fuse_ranks(rankings: Sequence[Sequence[str]]) -> dict[str, float]:
+    """Reciprocal-rank fusion of ranked id lists: each list's rank r adds 1 / (60 + r)."""
+    scores: dict[str, float] = defaultdict(float)
+    for ranking in rankings:
+        for rank, cid in enumerate(ranking, start=1):
+            scores[cid] += 1.0 / (RRF_K + rank)
+    return dict(scores)
+
+
+def _item(c: StoredChunk, d: StoredDocument, score: float) -> DocumentItem:
+    return DocumentItem(
+        id=c.id,
+        document_id=d.id,
+        title=d.title,
+        source_uri=d.source_uri,
+        version=d.version,
+        position=c.position,
+        span=(c.start, c.end),
+        text=c.text,
+        score=score,
+        tokens=estimate_tokens(c.text) + ITEM_OVERHEAD_TOKENS,
+        flags=c.flags,
+    )
+
+
+def with_documents(
+    deps: Deps,
+    who: Principal,
+    packet: Packet,
+    *,
+    actor: str,
+    query: str,
+    k: int,
+    namespaces: Sequence[str] = (),
+    max_sensitivity: str | Sensitivity | None = None,
+) -> Packet:
+    """`packet` with the best document chunks after its memories, inside what is left of
+    its budget: memory keeps precedence, a chunk never displaces a record."""
+    items = search(deps, who, query=query, actor=actor, k=k, namespaces=namespaces,
+                   max_sensitivity=max_sensitivity)  # fmt: skip
+    kept, dropped, used = pack([(it, it.tokens) for it in items], packet.budget - packet.tokens)
+    notes = list(packet.notes)
+    if dropped:
+        notes.append(f"{len(dropped)} document chunk(s) left out: over the budget")
+    return replace(packet, documents=tuple(kept), tokens=packet.tokens + used, notes=tuple(notes))
+
+
+SOURCES = ("memory", "documents")
+
+
+def recall_sources(
+    deps: Deps,
+    who: Principal,
+    sources: Sequence[str] | str | None,
+    memory: Callable[[], Packet],
+    *,
+    actor: str,
+    query: str,
+    k: int,
+    budget: int,
+    namespaces: Sequence[str] = (),
+    max_sensitivity: str | Sensitivity | None = None,
+) -> Packet:
+    """A recall over `sources`: the memory packet (`memory()`, when memory is read) and
+    then, when documents are read, their chunks in what is left of `budget`. Default:
+    memory only, the packet exactly as before."""
+    read = check_sources(sources)
+    if "memory" in read:
+        packet = memory()
+    else:
+        if not isinstance(budget, int) or not 1 <= budget <= 1_000_000:
+            raise InvalidInput(f"budget must be an integer from 1 to 1000000; got {budget!r}")
+        packet = Packet((), (), 0, budget)
+    if "documents" not in read:
+        return packet
+    return with_documents(deps, who, packet, actor=actor, query=query, k=k,
+                          namespaces=namespaces, max_sensitivity=max_sensitivity)  # fmt: skip
+
+
+def check_sources(sources: Sequence[str] | str | None) -> tuple[str, ...]:
+    """The sources a recall reads ('memory', 'documents'; a comma-separated text too);
+    default memory only. InvalidInput for an unknown one or none."""
+    if sources is None:
+        return ("memory",)
+    listed = [s.strip() for s in sources.split(",")] if isinstance(sources, str) else sources
+    for s in listed:
+        if s not in SOURCES:
+            raise InvalidInput(f"sources must be memory and/or documents; got {s!r}")
+    if not listed:
+        raise InvalidInput("sources must name memory, documents or both")
+    return tuple(dict.fromkeys(listed))
