@@ -176,7 +176,7 @@ def _near(
     nothing but the version. At 100,000 records (`remem bench`, the request
     "which seat should I book" on a busy machine) this step took 70 ms p50 per
     request before and 0.4 ms after; the first request of a version pays one
-    search of all twelve centres (about 1.5x the search of four it replaces).
+    search of all twelve centres (116 ms at that load, against 46 for four).
     """
     version = None if past or scope.namespace_prefix else store.scope_version(scope)
     key = (scope.tenant, scope.actor, model)
