@@ -12,11 +12,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from remem.embed.minilm import NAME as MINILM
 from remem.model import Authority, Event, Kind, Record, Role, Sensitivity, Source, Status
 from remem.recall.applies import Applicable
 from remem.recall.engine import pack_packet
 from remem.recall.events import LENDER_WORD_SHARE, GatheredEvents
-from remem.recall.floor import FLOOR, WORD_FLOOR
+from remem.recall.floor import ANCHOR, FLOOR, WORD_FLOOR, anchor_for
 from remem.recall.fusion import (
     AGREEING_COSINE,
     WORDS_ALONE,
@@ -58,7 +59,8 @@ def gathered(query: str, *, records: tuple[Record, ...] = (), words: tuple[str, 
              cosines: dict[str, float] | None = None, events: GatheredEvents | None = None,
              vectors: bool = True, k: int = 10, budget: int = 1000,
              sources: tuple[Event, ...] = ()) -> Gathered:  # fmt: skip
-    """What a store would have handed back: `words` are the ids its word search found."""
+    """What a store would have handed back: `words` are the ids its word search found;
+    the cosines are on MiniLM's scale, so the packet's anchor is MiniLM's."""
     return Gathered(
         request=RecallRequest(SCOPE, query, k=k, budget=budget, explain=True),
         query=understand(query),
@@ -68,6 +70,7 @@ def gathered(query: str, *, records: tuple[Record, ...] = (), words: tuple[str, 
         sources={e.id: e for e in sources},
         events=events,
         vectors=vectors,
+        anchor=anchor_for(MINILM) if vectors else None,
     )
 
 
@@ -325,6 +328,56 @@ def test_a_query_nothing_answers_gets_an_empty_packet() -> None:
     g = gathered("quantum chromodynamics", records=(record("r", "likes tea"),),
                  cosines={"r": 0.1})  # fmt: skip
     assert pack_packet(g, rank(g, NOW)).records == ()
+
+
+def test_the_anchor_is_minilm_s() -> None:
+    assert anchor_for(MINILM) == anchor_for(MINILM + "-int8") == ANCHOR
+    assert anchor_for("hash-256") is None and anchor_for(None) is None
+
+
+def test_a_packet_without_an_anchor_is_empty() -> None:
+    # the query's names are in no candidate; two share some of its meaning, above the floor
+    g = gathered(
+        "When did Caroline go to the LGBTQ support group?",
+        records=(record("hike", "Went hiking with the kids"), record("club", "Joined a book club")),
+        cosines={"hike": 0.35, "club": 0.3},
+    )
+    packet = pack_packet(g, rank(g, NOW))
+    assert packet.records == ()
+    assert packet.explain is not None
+    assert packet.explain["floor"]["anchored_by"] is None
+    reasons = {r["id"]: r["reason"] for r in packet.explain["rejected"]}
+    assert reasons["hike"] == (
+        f"no candidate reaches the anchor (0.35 < {ANCHOR:.2f}): "
+        "nothing gathered is about the query"
+    )
+
+
+def test_an_anchored_packet_keeps_what_passes_the_floor() -> None:
+    g = gathered(
+        "When did Caroline go to the support group?",
+        records=(
+            record("went", "Caroline went to the support group on 7 May"),
+            record("hike", "Went hiking with the kids"),
+        ),
+        words=("went",),
+        cosines={"went": 0.6, "hike": 0.35},
+    )
+    packet = pack_packet(g, rank(g, NOW))
+    assert [it.id for it in packet.records] == ["went", "hike"]
+    assert packet.explain is not None and packet.explain["floor"]["anchored_by"] == "went"
+
+
+def test_a_request_is_anchored_by_a_standing_preference_above_the_floor() -> None:
+    pref = record("aisle", "Prefers aisle seats", kind=Kind.PREFERENCE)
+    fact = record("aisle2", "Flew to Lisbon in May")
+    g = gathered("Which seat should I book?", records=(pref, fact),
+                 cosines={"aisle": 0.3, "aisle2": 0.3})  # fmt: skip
+    assert [it.id for it in pack_packet(g, rank(g, NOW)).records] == ["aisle", "aisle2"]
+    # the same words asked as a question that requests nothing: no anchor
+    q = gathered("Which seat was booked?", records=(pref, fact),
+                 cosines={"aisle": 0.3, "aisle2": 0.3})  # fmt: skip
+    assert pack_packet(q, rank(q, NOW)).records == ()
 
 
 def test_bonuses_do_not_lift_an_item_over_the_floor() -> None:

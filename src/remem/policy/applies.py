@@ -154,7 +154,7 @@ _WORD = re.compile(r"[a-z]+")
 # A request asks for something to be chosen, planned, suggested or found: a
 # verb of recommending, or a question about what the asker could or should do.
 _ASK = re.compile(
-    r"\b(?:suggest\w*|recommend\w*|advi[sc]e|ideas?|tips?|plan|planning|book|booking|"
+    r"\b(?:suggest\w*|rec+om+end\w*|advi[sc]e|ideas?|tips?|plan|planning|book|booking|"
     r"reserve|options?|itinerary|looking\s+for|help\s+me\s+(?:choose|pick|find|decide|plan)|"
     r"where\s+(?:should|can|could|shall)|what\s+(?:should|can|could|shall)|"
     r"how\s+(?:can|could|should|shall)\s+(?:i|we)|best|good|great|resources?|ways?|"
@@ -167,14 +167,16 @@ _ASK = re.compile(
 _ASKER = re.compile(
     r"\b(?:i|me|my|we|us|our|ours|you|your)\b|^\s*(?:plan|suggest|recommend|find|book)\b"
 )
-_GENERAL = re.compile(r"^\s*what\s+are\s+(?:some|the\s+best)\b")
+_GENERAL = re.compile(r"^\s*what(?:\s+are|\s+is|'s)\s+(?:some|the\s+best)\b")
 
 
-_SOMEONE = re.compile(r"\b[A-Z][a-z]+['\u2019]s\b")  # "Caroline's": about someone named
+# "Caroline's", after the first word ("What's" is none): about someone named
+_SOMEONE = re.compile(r"(?<=\s)[A-Z][a-z]+'s\b")
 
 
 def is_request(text: str) -> bool:
     """Whether `text` asks for a recommendation, plan, booking or suggestion for the asker."""
+    text = text.replace("\u2019", "'")  # a typographic apostrophe, as in "What\u2019s the best"
     low = text.lower()
     if _ASK.search(low) is None:
         return False

@@ -20,10 +20,11 @@ from dataclasses import replace
 from datetime import datetime
 
 from remem.embed.base import Embedder
-from remem.model import Packet, PacketItem, iso
+from remem.model import Kind, Packet, PacketItem, iso
+from remem.policy.applies import is_request
 from remem.policy.untrusted import instruction_flags, quote
 from remem.recall.budget import ITEM_OVERHEAD_TOKENS, estimate_tokens, pack
-from remem.recall.floor import FLOOR, WORD_FLOOR, above_floor
+from remem.recall.floor import FLOOR, WORD_FLOOR, above_floor, anchor_of
 from remem.recall.gather import Gathered, gather
 from remem.recall.rank import Ranking, conflicts, rank
 from remem.recall.request import RecallRequest
@@ -44,8 +45,14 @@ def pack_packet(g: Gathered, ranking: Ranking) -> Packet:
     """The packet of a ranking: above the floor, the top k, within the budget."""
     req = g.request
     rejected = dict(ranking.rejected)
-    floor = FLOOR if g.vectors else WORD_FLOOR
-    relevant = above_floor(ranking.items, ranking.evidence, rejected, floor, ranking.applies)
+    floor, anchor = (FLOOR, g.anchor) if g.vectors else (WORD_FLOOR, None)
+    asks = is_request(req.query)
+    standing = {it.id for it in ranking.items if asks and it.kind == Kind.PREFERENCE.value}
+    items, evidence, applies = ranking.items, ranking.evidence, ranking.applies
+    anchored_by = anchor_of(items, evidence, anchor, applies, standing, floor)
+    relevant = above_floor(
+        items, evidence, rejected, floor, applies, anchored_by is not None, anchor
+    )
     top, beyond = relevant[: req.k], relevant[req.k :]
     top = [_untrusted(it) if it.kind == "event" else it for it in top]
     kept, over, used = pack([(it, it.tokens) for it in top], req.budget)
@@ -74,6 +81,11 @@ def pack_packet(g: Gathered, ranking: Ranking) -> Packet:
                 {"id": rid, "reason": "applies to: " + ", ".join(doms)}
                 for rid, doms in ranking.applies.items()
             ],
+            "floor": {
+                "evidence": floor,
+                "anchor": anchor,
+                "anchored_by": anchored_by,
+            },
             "selected": [it.id for it in kept],
             "rejected": [{"id": i, "reason": why} for i, why in rejected.items()],
         }

@@ -320,6 +320,12 @@ class Search(Protocol):
         where the backend scans it (several fixed directions of one recall)."""
         ...
 
+    def scope_version(self, scope: Scope) -> int | None:
+        """A number that changes whenever the scope's records or vectors change (read
+        before what it stamps), or None when the backend keeps none: what a cache
+        of the scope's searches may be keyed on."""
+        ...
+
 
 class Erasure(Protocol):
     """Deletion: erase, tombstone, verify by reading, and the log of deletion jobs."""

@@ -277,6 +277,10 @@ class PostgresSearch:
         rows.sort(key=lambda r: (-r["cosine"], r["tie"]))
         return [(r["id"], float(r["cosine"])) for r in rows]
 
+    def scope_version(self, scope: Scope) -> int | None:
+        """None: PostgreSQL keeps no per-scope version, so nothing caches its searches."""
+        return None
+
     def record_vectors(
         self, tenant: str, ids: Sequence[str], model: str
     ) -> dict[str, npt.NDArray[np.float32]]:

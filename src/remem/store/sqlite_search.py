@@ -215,6 +215,11 @@ class SQLiteSearch:
         matrix = np.stack([np.asarray(q, np.float32) for q in queries])
         return vectors.search_many(matrix, limit, at.timestamp(), include_invalid)
 
+    def scope_version(self, scope: Scope) -> int | None:
+        """The scope's version, bumped by every write to its records or vectors."""
+        rows = self._rows(q.SCOPE_VERSION, (scope.tenant, scope.actor))
+        return int(rows[0][0]) if rows else 0
+
     def _scope_vectors(self, scope: Scope, events: bool = False) -> ScopeVectors | None:
         """One scope's record (or event) vectors, caught up when the scope changed.
 
