@@ -217,7 +217,7 @@ class SQLiteSearch:
 
     def scope_version(self, scope: Scope) -> int | None:
         """The scope's version, bumped by every write to its records or vectors."""
-        rows = self._rows(q.SCOPE_VERSION, (scope.tenant, scope.actor))
+        rows = self._rows(q.SCOPE_VERSION, {"tenant": scope.tenant, "actor": scope.actor})
         return int(rows[0][0]) if rows else 0
 
     def _scope_vectors(self, scope: Scope, events: bool = False) -> ScopeVectors | None:
