@@ -24,11 +24,10 @@ from pathlib import Path
 import httpx
 import pytest
 from selenium import webdriver
-from selenium.common.exceptions import StaleElementReferenceException
+from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
-from selenium.webdriver.support import expected_conditions as ready
 from selenium.webdriver.support.ui import WebDriverWait
 
 from remem.cli import main
@@ -62,15 +61,25 @@ class Site:
         self.wait_for(By.ID, "principal")
 
     def wait_for(self, by: str, what: str) -> str:
-        """The text of an element of the page, once there (a page still loading is waited out)."""
-        wait = WebDriverWait(self.browser, 10, ignored_exceptions=(StaleElementReferenceException,))
+        """The text of an element of the page, once there (a page still loading is waited out:
+        while it loads, Chromium may answer for a node of the old page with a stale-element
+        or an "unhandled inspector error")."""
+        wait = WebDriverWait(self.browser, 10, ignored_exceptions=(WebDriverException,))
         return str(wait.until(lambda b: b.find_element(by, what).text))
 
     def click(self, by: str, what: str) -> None:
         """Click an element that loads another page, and wait until the old page is gone."""
         page = self.browser.find_element(By.TAG_NAME, "html")
         self.browser.find_element(by, what).click()
-        WebDriverWait(self.browser, 10).until(ready.staleness_of(page))
+
+        def gone(_: WebDriver) -> bool:
+            try:
+                page.is_enabled()  # answers while the old page is still there
+            except WebDriverException:  # stale, or "does not belong to the document"
+                return True
+            return False
+
+        WebDriverWait(self.browser, 10).until(gone)
 
     def shot(self, name: str) -> None:
         """A screenshot of the whole page (to the tmp dir, and to the screenshot dir if set)."""
