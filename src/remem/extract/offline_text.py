@@ -192,13 +192,17 @@ def strip_articles(value: str) -> str:
     return re.sub(r"^(?:the|a|an|some|any)\s+", "", value.strip(), flags=_I)
 
 
-def thing(value: str) -> str:
-    """A normalised thing: cut, no qualifiers or articles, lower case."""
+def _bare(value: str) -> str:
+    """A value cut, without its qualifiers, articles or a leading "to", in its own case."""
     v = cut(value)
     while (stripped := re.sub(_QUALIFIER_TAIL, "", v, flags=_I)) != v:
         v = stripped
-    v = re.sub(r"^to\s+(?:go\s+(?=\w+ing\b))?", "", strip_articles(v), flags=_I)
-    return v.lower()[:MAX_VALUE]
+    return re.sub(r"^to\s+(?:go\s+(?=\w+ing\b))?", "", strip_articles(v), flags=_I)
+
+
+def thing(value: str) -> str:
+    """A normalised thing: cut, no qualifiers or articles, lower case."""
+    return _bare(value).lower()[:MAX_VALUE]
 
 
 def said_thing(value: str, *, at_start: bool = False) -> str:
@@ -208,10 +212,7 @@ def said_thing(value: str, *, at_start: bool = False) -> str:
     clause (`at_start`) is capitalised anyway, so it keeps its capital only when
     the next word has one too ("New York is ..." but "Pizza is ...").
     """
-    v = cut(value)
-    while (stripped := re.sub(_QUALIFIER_TAIL, "", v, flags=_I)) != v:
-        v = stripped
-    words = re.sub(r"^to\s+(?:go\s+(?=\w+ing\b))?", "", strip_articles(v), flags=_I).split()
+    words = _bare(value).split()
     kept = []
     for i, word in enumerate(words):
         named = word[:1].isupper()

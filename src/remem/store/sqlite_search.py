@@ -217,6 +217,9 @@ class SQLiteSearch:
 
     def scope_version(self, scope: Scope) -> int | None:
         """The scope's version, bumped by every write to its records or vectors."""
+        return self._version(scope)
+
+    def _version(self, scope: Scope) -> int:
         rows = self._rows(q.SCOPE_VERSION, {"tenant": scope.tenant, "actor": scope.actor})
         return int(rows[0][0]) if rows else 0
 
@@ -231,8 +234,7 @@ class SQLiteSearch:
         """
         key = (scope.tenant, scope.actor)
         kind: Kind = "events" if events else "records"
-        rows = self._rows(q.SCOPE_VERSION, {"tenant": scope.tenant, "actor": scope.actor})
-        version = int(rows[0][0]) if rows else 0
+        version = self._version(scope)
         cache_key = (scope.tenant, scope.actor, kind)
         cached = self._vec_cache.get(cache_key)
         if cached is not None and cached.version == version:
