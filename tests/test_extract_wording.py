@@ -149,3 +149,57 @@ def test_a_plan_said_with_keep_is_still_a_fact() -> None:
     assert texts("I'll keep working on my studio until it opens in May.") == [
         "Maria will keep working on their studio until it opens in May"
     ]
+
+
+def fields(said: str) -> list[tuple[str | None, str | None]]:
+    event = Event("ev-1", "t", "a", "s", Role.USER, said, T, {})
+    return [(c.field, c.value) for c in extract_offline(event)]
+
+
+@pytest.mark.parametrize(
+    ("said", "value"),
+    [
+        ("I prefer dogs that do not shed hair.", "dogs that do not shed hair"),
+        ("I prefer cafes that are not too noisy.", "cafes that are not too noisy"),
+        ("I'd prefer apartments that don't face the street.", "apartments that do not face the street"),
+        ("I prefer green tea, not black tea.", "green tea"),
+        ("I prefer trains not planes.", "trains"),
+    ],
+)  # fmt: skip
+def test_a_preferred_thing_keeps_the_not_of_its_own_clause(said: str, value: str) -> None:
+    """ "not" after an auxiliary negates the thing's clause; it is not the alternative."""
+    ((_field, got),) = fields(said)
+    assert got == value
+
+
+def test_a_preferred_thing_ends_before_a_second_stance() -> None:
+    ((_field, value),) = fields("I prefer hands-on workshops and dislike long lectures.")
+    assert value == "hands-on workshops"
+
+
+@pytest.mark.parametrize(
+    ("said", "field"),
+    [
+        ("I really dislike museums that charge a lot of money for entry.",
+         "likes:museums_that_charge_a_lot_of_money_for_entry"),
+        ("I hate podcasts that go on for more than an hour.",
+         "likes:podcasts_that_go_on_for_more_than_an_hour"),
+        ("I can't stand hiking trails that are crowded with tourists on weekends.",
+         "likes:hiking_trails_that_are_crowded_with_tourists_on_weekend"),
+    ],
+)  # fmt: skip
+def test_a_like_key_ends_on_a_word_of_the_thing(said: str, field: str) -> None:
+    ((got, _value),) = fields(said)
+    assert got == field
+
+
+def test_a_long_key_is_cut_between_words_and_ends_on_one_of_the_thing() -> None:
+    ((field, _value),) = fields(
+        "I strongly dislike documentaries that spend a lot of time on interviews or archive footage."
+    )
+    assert field == "likes:documentaries_that_spend_a_lot_of_time_on_interview"
+
+
+@pytest.mark.parametrize("said", ["I like this one too.", "I love that one as well!", "I enjoy those too."])
+def test_a_liked_pronoun_with_a_trailing_too_stores_nothing(said: str) -> None:
+    assert texts(said) == []

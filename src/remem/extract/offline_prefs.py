@@ -15,6 +15,8 @@ import re
 from remem.extract.offline_fact import Fact
 from remem.extract.offline_text import (
     ADV,
+    MAX_KEY,
+    SECOND_STANCE,
     cut,
     is_pronoun_thing,
     said_thing,
@@ -108,10 +110,7 @@ def rule_prefer(s: str) -> list[Fact]:
         return []
     main = m["x"].strip()
     allow_to = not re.match(r"to\s", main, _I)
-    alternatives = r"\s+(?:over|rather\s+than|instead\s+of|than|not|and\s+not)\s+"
-    if allow_to:
-        alternatives += r"|\s+to\s+"
-    said = re.split(alternatives, main, maxsplit=1, flags=_I)[0]
+    said = _preferred(main, allow_to)
     main = said_thing(said)
     if not main or is_pronoun_thing(main) or is_pronoun_thing(strip_articles(said)):
         return []
@@ -119,6 +118,27 @@ def rule_prefer(s: str) -> list[Fact]:
     value = f"not {main}" if neg else main
     field = f"preference:{topic or _topic(main)}"
     return [Fact(third_person(s), Kind.PREFERENCE, field, value)]
+
+
+# What a preference is set against: "tea over coffee", "tea rather than coffee", "tea,
+# not coffee"; a "not" after an auxiliary negates a clause of the thing itself
+# ("pets that do not have scales") and sets nothing against it.
+_ALTERNATIVE = r"\s+(?:over|rather\s+than|instead\s+of|than|not|and\s+not)\s+"
+_NEGATED = re.compile(
+    r"\b(?:do|does|did|is|are|was|were|am|be|been|have|has|had|can|could|will|would|should"
+    r"|may|might|must)$",
+    _I,
+)
+
+
+def _preferred(main: str, allow_to: bool) -> str:
+    """The preferred thing of "I prefer X over Y": X, up to what it is set against."""
+    pattern = _ALTERNATIVE + (r"|\s+to\s+" if allow_to else "")
+    for m in re.finditer(pattern, main, _I):
+        if m.group().strip().lower() == "not" and _NEGATED.search(main[: m.start()]):
+            continue
+        return main[: m.start()]
+    return main
 
 
 _LIKE_VERB = (
@@ -148,10 +168,20 @@ def rule_likes(s: str) -> list[Fact]:
 
 
 _KEY_END = (
-    r"\s*[,;:(]|\s+-\s|\s+(?:but|because|since|so|as|when|while|although|though|which|who"
+    r"\s*[,;:(]|\s+-\s|\s+"
+    + SECOND_STANCE
+    + r"|\s+(?:but|because|since|so|as|when|while|although|though|which|who"
     r"|where|whereas|especially|like|such\s+as|due\s+to|if|unless|now|anymore|any\s+more"
     r"|these\s+days|nowadays|too|as\s+well|either|instead|please|thanks|and\s+(?:I|we|prefer"
     r"|would|want|am|are|have|it|they|that))\b"
+)
+
+
+KEY_WORDS = 10  # words of the liked thing a key keeps
+# Words a key does not end on: "games that have a lot of" keys as "games that have a lot".
+_TRAILING = frozenset(
+    "a an the of to in on at for with by from and or but that which who whose being be is are "
+    "was were do does did have has had not no any some very so as than".split()
 )
 
 
@@ -163,7 +193,13 @@ def _like_key(value: str) -> str:
     adverbs = r"(?:just|really|simply|also|always|usually|often|sometimes)\s+"
     v = re.sub(rf"^to\s+(?:{adverbs})+", "to ", v)
     v = re.sub(r"\b(?:my|our|their)\s+", "", v, flags=_I)  # "my sneaker collection" too
-    return slug(" ".join(v.split()[:6])) or slug(thing(value))
+    words = v.split()[:KEY_WORDS]
+    while len(words) > 1 and (
+        words[-1].lower() in _TRAILING
+        or len("_".join(re.findall(r"[a-z0-9]+", " ".join(words).lower()))) > MAX_KEY
+    ):
+        words.pop()  # ends on a word of the thing, and whole within MAX_KEY
+    return slug(" ".join(words)) or slug(thing(value))
 
 
 _STANCE_VERB = (
@@ -213,7 +249,8 @@ def rule_stance(s: str) -> list[Fact]:
     if not m:
         return []
     obj = strip_articles(re.sub(r"^(?:to\s+)?", "", m["x"].strip(), flags=_I))
-    lone = len(obj.split()) <= 2 and is_pronoun_thing(obj)
+    bare = thing(obj)  # "this one too" is "this one"
+    lone = len(bare.split()) <= 2 and is_pronoun_thing(bare or obj)
     if not re.search(r"[a-z]{3}", obj, _I) or lone or re.match(_NOT_PREFERENCES, obj, _I):
         return []
     return [Fact(third_person(s), Kind.PREFERENCE)]

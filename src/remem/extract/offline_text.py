@@ -14,6 +14,7 @@ from decimal import Decimal, InvalidOperation
 
 MAX_TEXT = 500
 MAX_VALUE = 200
+MAX_KEY = 60  # characters of a field key, whole words
 _I = re.IGNORECASE
 
 # -- sentences and clauses ---------------------------------------------------------------
@@ -156,10 +157,18 @@ _MONTH = (
     r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
 )
 _WEEKDAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+# "... and (strongly) dislikes Y": a second stance after the first thing starts a new thought
+SECOND_STANCE = (
+    r"and\s+(?:\w+ly\s+)?(?:dislike|hate|avoid|prefer|love|like|enjoy|detest|despise|refuse"
+    r"|find|feel|think|want|need|only)s?\b"
+)
 VALUE_END = (
-    r"\s*[,;:(]|\s+-\s|\s+(?:but|because|since|so|as|when|while|although|though|which|who|where"
+    r"\s*[,;:(]|\s+-\s|\s+"
+    + SECOND_STANCE
+    + r"|\s+(?:but|because|since|so|as|when|while|although|though|which|who|where"
     r"|whereas|with|from|last|this|next|ago|recently|lately|now|again|anymore|any\s+more"
-    r"|any\s+longer|these\s+days|nowadays|currently|too|as\s+well|either|instead|please|thanks"
+    r"|any\s+longer|these\s+days|nowadays|currently|too(?!\s+[a-z])|as\s+well|either|instead"
+    r"|please|thanks"
     r"|thank\s+you|lol|haha|if|until|unless|before|after|right\s+now|at\s+the\s+moment"
     r"|for\s+(?:work|now|a|an|the|about|over|almost|nearly|\d+|many|several|years|months|weeks"
     r"|ages|good))\b|\s+in\s+(?:19|20)\d\d\b|\s+(?:\d+|a\s+few|a\s+couple\s+of|several|many|two"
@@ -267,7 +276,12 @@ def slug(value: str, *, singular_last: bool = True) -> str:
     if singular_last and words:
         words[-1] = singular(words[-1])
     spelling = {"colour": "color", "flavour": "flavor", "favourite": "favorite"}
-    return "_".join(spelling.get(w, w) for w in words)[:60]
+    key = ""
+    for w in (spelling.get(w, w) for w in words):  # whole words only, up to MAX_KEY
+        if len(key) + len(w) + bool(key) > MAX_KEY:
+            break
+        key = f"{key}_{w}" if key else w
+    return key or "_".join(words)[:MAX_KEY]
 
 
 def number(text: str) -> int | None:
