@@ -203,3 +203,27 @@ def test_a_long_key_is_cut_between_words_and_ends_on_one_of_the_thing() -> None:
 @pytest.mark.parametrize("said", ["I like this one too.", "I love that one as well!", "I enjoy those too."])
 def test_a_liked_pronoun_with_a_trailing_too_stores_nothing(said: str) -> None:
     assert texts(said) == []
+
+
+@pytest.mark.parametrize(
+    "said", ["I'll keep ya posted!", "Love u, talk soon.", "I'm so proud of ur progress.",
+             "I wish y'all the best."],
+)  # fmt: skip
+def test_a_remark_to_the_listener_in_chat_spelling_stores_nothing(said: str) -> None:
+    assert texts(said) == []
+
+
+def test_the_initials_of_a_country_are_not_the_listener() -> None:
+    assert texts("I moved to the U.S. in 2019.") == ["Maria moved to the U.S. in 2019"]
+
+
+def test_an_aside_to_the_listener_is_not_part_of_the_record() -> None:
+    assert texts("I finally built a treehouse for the kids, take a look!") == [
+        "Maria finally built a treehouse for the kids"
+    ]
+
+
+def test_a_leading_ya_is_a_yes() -> None:
+    assert texts("Ya I ran my first half marathon last week.") == [
+        "Maria ran their first half marathon last week"
+    ]

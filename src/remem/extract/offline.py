@@ -306,7 +306,7 @@ _EXPLICIT = (
 )
 _FILLER = (
     r"(?:oh|ah|well|so|also|and|but|plus|btw|by\s+the\s+way|fyi|just\s+so\s+you\s+know|ok(?:ay)?"
-    r"|um+|uh+|hmm+|yeah|yes|yep|sure|honestly|basically|anyway|anyways|alright|right|ha(?:ha)+"
+    r"|um+|uh+|hmm+|yeah|yes|yep|ya|yea|yup|sure|honestly|basically|anyway|anyways|alright|right|ha(?:ha)+"
     r"|lol|one\s+more\s+thing|quick\s+update|heads\s+up|just\s+fyi|for\s+what\s+it\s+is\s+worth"
     r"|(?:good|great|bad|big|some|exciting|sad)\s+news|update|guess\s+what)" + _SEP + r"(?=\S)"
 )
@@ -363,7 +363,8 @@ def _strip_end(sentence: str) -> tuple[str, bool]:
     tail = r"(?<!must)(?<!essential)(?<!important)(?<!crucial)(?<!necessity)(?<!priority)"
     tail += r"(?:[\s,]+(?:please|thanks|thank\s+you|thx|for\s+me|for\s+next\s+time|for\s+later"
     tail += r"|for\s+the\s+future|for\s+future\s+reference|ok|okay|lol|haha|by\s+the\s+way|btw"
-    tail += r"|fyi|just\s+so\s+you\s+know|just\s+saying))+$"
+    tail += r"|fyi|just\s+so\s+you\s+know|just\s+saying|take\s+a\s+look|have\s+a\s+look"
+    tail += r"|check\s+it\s+out|look\s+at\s+(?:this|that)|trust\s+me|believe\s+me))+$"
     return re.sub(tail, "", body, flags=_I).strip(" ,"), question
 
 
@@ -445,7 +446,11 @@ _CHATTER = (
 )
 
 
-_LISTENER = r"\b(?:you|your|yours|yourself|yourselves)\b"
+# the listener, also in chat spelling ("keep ya posted", "love u"; "U.S." is no one)
+_LISTENER = (
+    r"\b(?:you|your|yours|yourself|yourselves|y'?all|ya'll)\b|(?<=\w\s)ya\b"
+    r"|(?-i:\b(?:u|ur)\b)(?!\.)"
+)
 _HYPOTHETICAL = (
     r"(?:if|suppose|supposing|imagine|assuming|assume|what\s+if|let\s+us\s+say|say|in\s+case"
     r"|unless|when\s+I\s+(?:grow\s+up|retire))\b"

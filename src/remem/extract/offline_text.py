@@ -69,9 +69,14 @@ def sentences(text: str) -> list[str]:
     for line in normalise(text).splitlines():
         line = re.sub(r"^(?:[-*\u2022>]+|\d+[.)])\s+", "", " ".join(line.split()))
         buf = ""
-        for part in re.split(r"(?<=[.!?\u2026])\s+", line):
+        parts = re.split(r"(?<=[.!?\u2026])\s+", line)
+        for n, part in enumerate(parts):
             buf = f"{buf} {part}" if buf else part
             if re.search(r"\b(?:dr|mr|mrs|ms|st|prof|e\.g|i\.e|vs|approx|etc)\.$", buf, _I):
+                continue
+            # "the U.S. in 2019", "at 9 a.m. tomorrow": initials, then the sentence goes on
+            later = parts[n + 1] if n + 1 < len(parts) else ""
+            if re.search(r"\b(?:[a-z]\.){2,}$", buf, _I) and re.match(r"[a-z0-9]", later):
                 continue
             out.append(buf)
             buf = ""
