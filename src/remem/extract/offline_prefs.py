@@ -250,7 +250,8 @@ def rule_stance(s: str) -> list[Fact]:
         return []
     obj = strip_articles(re.sub(r"^(?:to\s+)?", "", m["x"].strip(), flags=_I))
     bare = thing(obj)  # "this one too" is "this one"
-    lone = len(bare.split()) <= 2 and is_pronoun_thing(bare or obj)
+    short = len(bare.split()) <= 2 or bare.split()[-2] == "of"  # "it", "the smell of it"
+    lone = short and is_pronoun_thing(bare or obj)
     if not re.search(r"[a-z]{3}", obj, _I) or lone or re.match(_NOT_PREFERENCES, obj, _I):
         return []
     return [Fact(third_person(s), Kind.PREFERENCE)]

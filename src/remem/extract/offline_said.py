@@ -130,6 +130,8 @@ def leans_on_context(clause: str) -> bool:
     "I find horror films distressing and avoid them" do not.
     """
     main = re.split(_MAIN_END, clause, maxsplit=1)[0]
+    if (m := re.search(_OF_PRONOUN, main, _I)) and not re.search(r"\band\b", main[: m.start()]):
+        return True  # "I'm a huge fan of it": the noun before is the phrase's own, not its referent
     for m in re.finditer(f"{_PERSON}|{_PEOPLE}|{_THING}", main, _I):
         before = main[: m.start()].split()[1:]  # not the "I" / "my" it starts with
         text = " ".join(before)
@@ -146,6 +148,7 @@ def leans_on_context(clause: str) -> bool:
     return False
 
 
+_OF_PRONOUN = r"\bof\s+(?:it|them|this|that|these|those)\b(?!\s+\w)"
 _NOUN = r"\b(?:a|an|the|this|that|these|those|some|his|her|their|its)\s+\w+"
 _MAIN_END = r"\s*[,;:(]|\s+-\s|\s+(?:so|because|since|which|who|when)\s"
 _PLURAL = r"(?!(?:this|his|its|was|has|does|is|always|perhaps|across|unless|less|yes)$)[a-z]{3,}s"

@@ -163,9 +163,10 @@ _MONTH = (
 )
 _WEEKDAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
 # "... and (strongly) dislikes Y": a second stance after the first thing starts a new thought
-SECOND_STANCE = (
-    r"and\s+(?:\w+ly\s+)?(?:dislike|hate|avoid|prefer|love|like|enjoy|detest|despise|refuse"
-    r"|find|feel|think|want|need|only)s?\b"
+SECOND_STANCE = (  # "love", "like" ... are verbs here only before their object ("love theme")
+    r"and\s+(?:\w+ly\s+)?(?:(?:dislike|avoid|prefer|detest|despise|refuse|find)s?\b|only\b"
+    r"|(?:hate|love|like|enjoy|want|need|feel|think)s?\s+(?:to|the|a|an|my|our|it|them|any|all"
+    r"|most|some|that|this|those|these|being|when|how)\b)"
 )
 VALUE_END = (
     r"\s*[,;:(]|\s+-\s|\s+"
@@ -241,6 +242,8 @@ def is_pronoun_thing(value: str) -> bool:
     words = value.lower().split()
     if not words or words[0] in _PRONOUN_THINGS or "you" in words or "your" in words:
         return True
+    if len(words) > 1 and words[-2] == "of" and words[-1] in _PRONOUN_THINGS:
+        return True  # "the smell of it"
     return words[-1] in ("one", "ones", "option", "options", "former", "latter")
 
 
