@@ -16,6 +16,7 @@ only among candidates 0.015.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import replace
 from datetime import datetime
 
@@ -24,7 +25,8 @@ from remem.model import Kind, Packet, PacketItem, iso
 from remem.policy.applies import is_request
 from remem.policy.untrusted import instruction_flags, quote
 from remem.recall.budget import ITEM_OVERHEAD_TOKENS, estimate_tokens, pack
-from remem.recall.floor import FLOOR, WORD_FLOOR, above_floor, anchor_of
+from remem.recall.events import speakers_of
+from remem.recall.floor import FLOOR, WORD_FLOOR, above_floor, anchor_of, unknown_names
 from remem.recall.gather import Gathered, gather
 from remem.recall.rank import Ranking, conflicts, rank
 from remem.recall.request import RecallRequest
@@ -50,8 +52,13 @@ def pack_packet(g: Gathered, ranking: Ranking) -> Packet:
     standing = {it.id for it in ranking.items if asks and it.kind == Kind.PREFERENCE.value}
     items, evidence, applies = ranking.items, ranking.evidence, ranking.applies
     anchored_by = anchor_of(items, evidence, anchor, applies, standing, floor)
+    strangers = (
+        unknown_names(req.query, _gathered_speakers(g), _gathered_texts(g)) if not asks else ()
+    )
+    if strangers:
+        anchored_by = None
     relevant = above_floor(
-        items, evidence, rejected, floor, applies, anchored_by is not None, anchor
+        items, evidence, rejected, floor, applies, anchored_by is not None, anchor, strangers
     )
     top, beyond = relevant[: req.k], relevant[req.k :]
     top = [_untrusted(it) if it.kind == "event" else it for it in top]
@@ -85,6 +92,7 @@ def pack_packet(g: Gathered, ranking: Ranking) -> Packet:
                 "evidence": floor,
                 "anchor": anchor,
                 "anchored_by": anchored_by,
+                "unknown_names": list(strangers),
             },
             "selected": [it.id for it in kept],
             "rejected": [{"id": i, "reason": why} for i, why in rejected.items()],
@@ -97,6 +105,21 @@ def pack_packet(g: Gathered, ranking: Ranking) -> Packet:
         notes=g.notes,
         explain=explain,
     )
+
+
+def _gathered_speakers(g: Gathered) -> set[str]:
+    """Who said the turns the recall gathered, and the scope's speakers the query named."""
+    turns = [*g.sources.values(), *(g.events.events.values() if g.events is not None else ())]
+    return speakers_of(turns) | set(g.query.speakers)
+
+
+def _gathered_texts(g: Gathered) -> Iterator[str]:
+    """Every text the recall gathered: records, their turns, event candidates, neighbours."""
+    yield from (r.text for r in g.records.values())
+    yield from (e.text for e in g.sources.values())
+    if g.events is not None:
+        yield from (e.text for e in g.events.events.values())
+    yield from (r.text for r in g.applicable.records.values())
 
 
 def _axes(req: RecallRequest) -> str:
