@@ -321,8 +321,13 @@ class SQLiteStore(
 
     @contextmanager
     def bulk_load(self) -> Iterator[None]:
-        """Nothing to defer: vectors are searched in memory, FTS5 is kept as rows come."""
+        """Nothing to defer (vectors are searched in memory, FTS5 is kept as rows come);
+        when the load is done, the scopes it filled are made ready to search
+        (`SQLiteSearch.prepare_scopes`), so the next search, in this process or a
+        fresh one, does not read their vectors through SQLite."""
+        after = int(self._rows(q.NEWEST_RECORD_VECTOR)[0][0])
         yield
+        self.prepare_scopes(after)
 
     def stats(self) -> dict[str, int]:
         """Row counts, for `remem bench` and diagnostics."""
