@@ -76,6 +76,7 @@ class SQLiteSearch:
     _lock: threading.RLock
     _db: sqlite3.Connection
     _vec_cache: dict[tuple[str, str, str], HeldVectors]
+    _records: dict[tuple[str, str], Record]
     vector_files: VectorFiles | None
     _writers: list[threading.Thread]
     _writers_lock: threading.Lock
@@ -348,6 +349,8 @@ class SQLiteSearch:
         writes the copy as a new base), so no forgotten vector stays in memory.
         """
         self.sync_vector_files()
+        with self._lock:
+            self._records.clear()  # no decoded copy of an erased record stays in memory
         if self.vector_files is not None:
             self.vector_files.remove_scope(tenant, actor)
         for kind in ("records", "events"):

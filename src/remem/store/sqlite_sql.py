@@ -334,6 +334,7 @@ WHERE events_fts MATCH :match AND events_fts.rowid >= :floor
 ORDER BY rank LIMIT :limit
 """
 SCOPE_VERSION = "SELECT version FROM scope_versions WHERE tenant = :tenant AND actor = :actor"
+DATA_VERSION = "PRAGMA data_version"  # moves when another connection commits
 NEWEST_RECORD_VECTOR = "SELECT coalesce(max(record_rowid), 0) FROM record_vectors"
 # the scopes most record vectors were added to after row :after (on the scope index alone)
 FILLED_SCOPES = """
