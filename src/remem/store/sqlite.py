@@ -74,7 +74,7 @@ SCHEMA_VERSION = 7  # the newest migration this code knows; checked by a test
 BUSY_TIMEOUT_MS = 30_000  # how long a statement waits for another connection's lock
 
 
-RECORDS_HELD = 20_000  # decoded records kept by `get_records` (the oldest dropped first)
+RECORDS_HELD = 10_000  # decoded records kept by `get_records` (the oldest dropped first)
 
 
 class SQLiteStore(
