@@ -12,6 +12,10 @@ the guess (it is kept per store object, in `gather`), so one backend serves.
 
 from __future__ import annotations
 
+import json
+import os
+import select
+import signal
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -116,3 +120,29 @@ def test_the_query_is_embedded_beside_the_word_search_and_recall_returns_the_sam
     after = packet(mem, named, include_events)
     assert after == fresh(db_path, clock, named, include_events)
     assert painter["id"] not in str(after)
+
+
+def test_a_process_forked_after_a_recall_embeds_its_own_queries(mem: Memory, db_path: Path) -> None:
+    say(mem, "Caroline", "My brother played rugby for years", 0)
+    mem.process()
+    expected = packet(mem, "which sport did the brother play", True)["records"]
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # the child: the parent's embedding threads are not here
+        try:
+            with Memory.open(db_path, embedder=HashEmbedder()) as again:
+                got = packet(again, "which sport did the brother play", True)["records"]
+            os.write(write, json.dumps(got).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    ready: list[int] = []
+    try:
+        ready, _, _ = select.select([read], [], [], 30)
+        assert ready, "the forked process's recall did not answer within 30 s"
+        assert json.loads(os.read(read, 1 << 20)) == expected
+    finally:
+        os.close(read)
+        if not ready:
+            os.kill(child, signal.SIGKILL)
+        os.waitpid(child, 0)

@@ -25,6 +25,7 @@ tell "superseded since" from "superseded by then".
 
 from __future__ import annotations
 
+import os
 import threading
 import weakref
 from collections import OrderedDict
@@ -273,7 +274,7 @@ class _Embedding:
 
 
 _POOL_LOCK = threading.Lock()
-_POOL: list[ThreadPoolExecutor] = []  # one, made at the first recall with an embedder
+_POOL: list[tuple[int, ThreadPoolExecutor]] = []  # (the process, its pool), made when first used
 _SPEAKERS_LOCK = threading.Lock()
 SEEN_SPEAKERS = 64  # names kept per scope, the guess of `_Embedding` (never a result)
 _SPEAKERS: weakref.WeakKeyDictionary[Store, OrderedDict[tuple[str, str], frozenset[str]]] = (
@@ -283,11 +284,13 @@ _SPEAKERS: weakref.WeakKeyDictionary[Store, OrderedDict[tuple[str, str], frozens
 
 def _embedding_pool() -> ThreadPoolExecutor:
     """The threads query embeddings run on (two, the cores this was measured on: more
-    concurrent forward passes than cores only queue inside the runtime)."""
+    concurrent forward passes than cores only queue inside the runtime). A process
+    forked after a recall has none of its parent's threads, so it makes its own."""
     with _POOL_LOCK:
-        if not _POOL:
-            _POOL.append(ThreadPoolExecutor(max_workers=2, thread_name_prefix="remem-embed"))
-        return _POOL[0]
+        if not _POOL or _POOL[0][0] != os.getpid():
+            pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="remem-embed")
+            _POOL[:] = [(os.getpid(), pool)]
+        return _POOL[0][1]
 
 
 def _seen_speakers(store: Store, scope: Scope) -> frozenset[str]:
