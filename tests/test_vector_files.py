@@ -20,6 +20,7 @@ from remem.model import Authority, Kind, Record, Sensitivity, Source, Status
 from remem.policy.scope import namespace_for
 from remem.store.base import Scope, Write
 from remem.store.sqlite import SQLiteStore
+from remem.store.sqlite_search import PREPARED_MIN
 from remem.store.vectors import APPROX_MIN
 
 TEXTS = [f"I keep a {w} in the garden shed, number {i}" for i, w in
@@ -178,3 +179,49 @@ def nearest(mem: Memory, queries: list[str]) -> list[list[tuple[str, float]]]:
     scope = Scope(mem.tenant, "ann")
     now = datetime(2026, 6, 1, tzinfo=UTC)
     return [mem.store.vector_search(scope, emb.name, emb.embed([q])[0], 5, now) for q in queries]
+
+
+def shed_records(mem: Memory, actor: str, count: int, start: int = 0) -> list[Record]:
+    when = datetime(2026, 1, 1, tzinfo=UTC)
+    return [
+        Record(
+            id=f"rec_{actor}{start + j:06d}", tenant=mem.tenant, actor=actor,
+            namespace=namespace_for(mem.tenant, actor, Kind.SEMANTIC), kind=Kind.SEMANTIC,
+            text=f"{TEXTS[j % len(TEXTS)]} box{start + j}",
+            source=Source("explicit", (), "t", "t"), authority=Authority.CONFIRMED,
+            sensitivity=Sensitivity.NORMAL, valid_from=when, created_at=when, updated_at=when,
+            status=Status.ACTIVE,
+        )
+        for j in range(count)
+    ]  # fmt: skip
+
+
+def test_a_bulk_load_leaves_the_filled_scopes_file_and_forget_reaches_it(db_path: Path) -> None:
+    emb = HashEmbedder()
+    with open_mem(db_path) as mem:
+        with mem.store.bulk_load():
+            for start in range(0, PREPARED_MIN, 2500):
+                ann = shed_records(mem, "ann", 2500, start)
+                bob = shed_records(mem, "bob", 10, start)  # too few to be worth a file
+                vectors = tuple(emb.embed([r.text for r in ann + bob]))
+                mem.store.apply(
+                    Write(tenant=mem.tenant, inserts=tuple(ann + bob), vectors=vectors,
+                          vector_model=emb.name)
+                )  # fmt: skip
+        # no search has run: the load itself left ann's file, and only hers
+        (path,) = vector_files(db_path)
+        assert path.name.split(".")[1] == "records"
+        assert b"rec_ann004999" in path.read_bytes() and b"rec_bob" not in path.read_bytes()
+        loaded = answer(mem, "where is the spade box17")
+    written = path.stat().st_mtime_ns
+    with open_mem(db_path) as mem:  # a fresh store answers from that file, unchanged
+        assert answer(mem, "where is the spade box17") == loaded
+        assert path.stat().st_mtime_ns == written
+        gone = loaded[0]
+        needles = forgotten_bytes(mem, gone)
+        assert needles[0] in path.read_bytes()
+        assert mem.forget(record_id=gone).verified
+        assert gone not in answer(mem, "where is the spade box17")
+        synced(mem)
+        for left in vector_files(db_path):
+            assert not any(n in left.read_bytes() for n in needles)

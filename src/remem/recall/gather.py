@@ -25,7 +25,12 @@ tell "superseded since" from "superseded by then".
 
 from __future__ import annotations
 
+import os
+import threading
+import weakref
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -52,6 +57,7 @@ Vector = npt.NDArray[np.float32]
 
 POOL = 50  # how many candidates each retriever contributes
 MAX_SUCCESSION = 8  # how far along a supersession chain a match is passed on
+CACHED_SCOPES = 256  # scopes whose speakers are kept as a guess
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,14 +115,20 @@ def gather(store: Store, embedder: Embedder | None, req: RecallRequest, now: dat
     # query are names, so that the query vector is made without them (`Query.embedded`)
     # and both forms are embedded in one call; what the vectors then find may name a
     # speaker the words did not (a name only ever addressed), and only then is the
-    # query embedded again.
+    # query embedded again. The embedding is begun before the word searches, on
+    # another thread, for the query as the speakers this scope's recalls found before
+    # would make it (`_Embedding`); it is used only when the word search's speakers
+    # make the same text, so every vector is the one the serial order would embed.
     found = None
     records: dict[str, Record] = {}
     sources: dict[str, Event] = {}
     if req.include_events:
+        early = _Embedding.start(embedder, with_speakers(base, _seen_speakers(store, req.scope)))
         found = EventSearch.run(store, req.scope, base.words, None, model, at)
         query = with_speakers(base, speakers_of(found.events.values()))
-        vecs = _query_vectors(embedder, query)
+        searched = query.words
+        lexical = search_records(searched)  # again below if the speakers change the words
+        vecs = early.vectors(query)
         for _ in range(2):
             if vecs is None:
                 break
@@ -130,19 +142,22 @@ def gather(store: Store, embedder: Embedder | None, req: RecallRequest, now: dat
             query, vecs = again, _query_vectors(embedder, again)
         if query.words != base.words:
             found.search_words(store, query.words)
+        _remember_speakers(store, req.scope, speakers_of(found.events.values()))
         sources = dict(found.events)
-        lexical = search_records(query.words)
+        if query.words != searched:
+            lexical = search_records(query.words)
         vector = search_vectors(vecs)
         missing = [r for r in candidate_ids(lexical, vector) if r not in records]
         records.update((r.id, r) for r in store.get_records(tenant, missing))
     else:  # no event search: the turns the records came from tell the speakers
         query = base
         lexical, vector, vecs = [], [], None
+        early = _Embedding.start(embedder, base)  # the first query is `base`: begun now
         for _ in range(3):
             if query.words != base.words or not lexical:
                 lexical = search_records(query.words)
             if vecs is None or vecs.text != query.embedded:
-                vecs = _query_vectors(embedder, query)
+                vecs = early.vectors(query)
                 vector = search_vectors(vecs)
             missing = [r for r in candidate_ids(lexical, vector) if r not in records]
             records.update((r.id, r) for r in store.get_records(tenant, missing))
@@ -223,6 +238,79 @@ def _query_vectors(embedder: Embedder | None, query: Query) -> _Vectors | None:
     both = asked + nameless
     mean = (both / max(float(np.linalg.norm(both)), 1e-9)).astype(np.float32)
     return _Vectors(query.embedded, mean)
+
+
+class _Embedding:
+    """A query's vectors being made on another thread while the word searches run.
+
+    ONNX Runtime (and numpy's BLAS) release the GIL while they compute, and so does
+    SQLite while it searches, so on two cores the embedding and the word searches
+    overlap. `vectors` hands over what was begun only for the same texts; otherwise
+    the query is embedded on the calling thread, as without this.
+    """
+
+    def __init__(
+        self, embedder: Embedder | None, guess: Query, future: Future[_Vectors | None] | None
+    ) -> None:
+        self._embedder = embedder
+        self._guess = guess
+        self._future = future
+
+    @classmethod
+    def start(cls, embedder: Embedder | None, guess: Query) -> _Embedding:
+        """Begin embedding `guess` (nothing when there is no embedder)."""
+        if embedder is None:
+            return cls(None, guess, None)
+        return cls(embedder, guess, _embedding_pool().submit(_query_vectors, embedder, guess))
+
+    def vectors(self, query: Query) -> _Vectors | None:
+        """`_query_vectors(embedder, query)`: what was begun, if it embeds the same."""
+        future, self._future = self._future, None
+        if future is not None:
+            if (query.text, query.embedded) == (self._guess.text, self._guess.embedded):
+                return future.result()
+            future.cancel()  # another text: not waited for (nothing if it has begun)
+        return _query_vectors(self._embedder, query)
+
+
+_POOL_LOCK = threading.Lock()
+_POOL: list[tuple[int, ThreadPoolExecutor]] = []  # (the process, its pool), made when first used
+_SPEAKERS_LOCK = threading.Lock()
+SEEN_SPEAKERS = 64  # names kept per scope, the guess of `_Embedding` (never a result)
+_SPEAKERS: weakref.WeakKeyDictionary[Store, OrderedDict[tuple[str, str], frozenset[str]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _embedding_pool() -> ThreadPoolExecutor:
+    """The threads query embeddings run on (two, the cores this was measured on: more
+    concurrent forward passes than cores only queue inside the runtime). A process
+    forked after a recall has none of its parent's threads, so it makes its own."""
+    with _POOL_LOCK:
+        if not _POOL or _POOL[0][0] != os.getpid():
+            pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="remem-embed")
+            _POOL[:] = [(os.getpid(), pool)]
+        return _POOL[0][1]
+
+
+def _seen_speakers(store: Store, scope: Scope) -> frozenset[str]:
+    """The speakers earlier recalls of this scope found (in this process): a guess."""
+    with _SPEAKERS_LOCK:
+        return _SPEAKERS.get(store, OrderedDict()).get((scope.tenant, scope.actor), frozenset())
+
+
+def _remember_speakers(store: Store, scope: Scope, speakers: Iterable[str]) -> None:
+    """Add what this recall's events were said by to the scope's guess."""
+    key = (scope.tenant, scope.actor)
+    with _SPEAKERS_LOCK:
+        held = _SPEAKERS.setdefault(store, OrderedDict())
+        seen = held.get(key, frozenset())
+        new = frozenset(speakers) - seen
+        if new or key not in held:
+            held[key] = frozenset(sorted(seen | new)[:SEEN_SPEAKERS])
+        held.move_to_end(key)
+        while len(held) > CACHED_SCOPES:
+            held.popitem(last=False)
 
 
 def _cosine(vecs: _Vectors, vec: Vector) -> float:

@@ -334,6 +334,14 @@ WHERE events_fts MATCH :match AND events_fts.rowid >= :floor
 ORDER BY rank LIMIT :limit
 """
 SCOPE_VERSION = "SELECT version FROM scope_versions WHERE tenant = :tenant AND actor = :actor"
+DATA_VERSION = "PRAGMA data_version"  # moves when another connection commits
+NEWEST_RECORD_VECTOR = "SELECT coalesce(max(record_rowid), 0) FROM record_vectors"
+# the scopes most record vectors were added to after row :after (on the scope index alone)
+FILLED_SCOPES = """
+SELECT tenant, actor FROM record_vectors INDEXED BY record_vectors_scope
+WHERE record_rowid > :after GROUP BY tenant, actor HAVING count(*) >= :least
+ORDER BY count(*) DESC LIMIT :limit
+"""
 VECTORS_FOR = """
 SELECT r.id, v.vec FROM record_vectors v JOIN records r ON r.rowid = v.record_rowid
 WHERE +r.tenant = :tenant AND v.model = :model AND r.id IN ({keys})

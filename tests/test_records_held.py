@@ -1,0 +1,68 @@
+"""SQLite keeps decoded records between reads while the file is unchanged.
+
+`SQLiteStore.get_records` (every recall fetches its candidates through it)
+hands back the records it decoded before until this connection writes or
+another connection commits, and an erasure drops them all. These read through
+`Memory` on a real SQLite file, with a second `Memory` on the same file as the
+other process, and compare with a fresh store, which holds nothing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from remem import Memory
+from remem.embed import HashEmbedder
+from remem.model import Status
+from remem.store.sqlite import SQLiteStore
+
+TEXTS = [f"I keep the {thing} in the {place}" for thing, place in [
+    ("rake", "shed"), ("kayak", "garage"), ("violin", "attic"), ("passport", "desk"),
+    ("tent", "loft"), ("kettle", "kitchen"), ("atlas", "study"), ("skis", "cellar"),
+]]  # fmt: skip
+
+
+def open_mem(db: Path) -> Memory:
+    return Memory.open(db, embedder=HashEmbedder())
+
+
+def fresh(db: Path, ids: list[str]) -> list[tuple[str, str, str | None]]:
+    store = SQLiteStore(db)
+    try:
+        return [(r.id, r.status.value, r.superseded_by) for r in store.get_records("default", ids)]
+    finally:
+        store.close()
+
+
+def seen(mem: Memory, ids: list[str]) -> list[tuple[str, str, str | None]]:
+    return [(r.id, r.status.value, r.superseded_by) for r in mem.store.get_records("default", ids)]
+
+
+def test_records_are_held_until_a_write_here_or_elsewhere_and_read_the_same(
+    db_path: Path,
+) -> None:
+    with open_mem(db_path) as mem, open_mem(db_path) as other:
+        ids = [mem.remember(actor="ann", text=text).id for text in TEXTS]
+        asked = [ids[5], ids[1], "rec_missing", ids[7], ids[1], ids[0]]
+        first = mem.store.get_records(mem.tenant, asked)
+        again = mem.store.get_records(mem.tenant, asked)
+        assert [a is b for a, b in zip(first, again, strict=True)] == [True] * len(first)
+        assert seen(mem, asked) == fresh(db_path, asked)  # same records, same order
+
+        # another connection commits: the held copy is not handed out
+        newer = other.update(ids[1], text="I keep the kayak in the barn").id
+        assert seen(mem, asked) == fresh(db_path, asked)
+        assert (ids[1], Status.INVALID.value, newer) in seen(mem, asked)
+        # this connection writes
+        mem.update(ids[5], text="I keep the kettle in the pantry")
+        assert seen(mem, asked) == fresh(db_path, asked)
+        assert mem.store.get_records(mem.tenant, [ids[5]])[0].status is Status.INVALID
+        # erased elsewhere, then here
+        assert other.forget(record_id=ids[7]).verified
+        assert ids[7] not in [r for r, _, _ in seen(mem, asked)]
+        assert mem.forget(record_id=ids[0]).verified
+        assert seen(mem, asked) == fresh(db_path, asked)
+        assert {r for r, _, _ in seen(mem, asked)} == {ids[1], ids[5]}
+        packet = mem.recall(actor="ann", query="where is my passport").as_dict()
+        with open_mem(db_path) as third:
+            assert packet == third.recall(actor="ann", query="where is my passport").as_dict()
