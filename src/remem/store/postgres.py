@@ -386,7 +386,10 @@ class PostgresStore(
         actors = {r.actor for r in write.inserts}
         for dims in {len(v) for v in write.vectors if v is not None}:
             ix = q.VectorIndex("record_vectors", write.vector_model, dims)
-            self._index_large_scopes(ix, write.tenant, actors)
+            try:
+                self._index_large_scopes(ix, write.tenant, actors)
+            except StoreError as exc:  # the write is committed: only speed is at stake
+                log.warning("could not size scopes for their own HNSW index: %s", exc)
 
     # -- what is PostgreSQL's own ---------------------------------------------
 
