@@ -66,12 +66,12 @@ from remem.store.postgres_rows import (
     value,
     vector_dumper,
 )
-from remem.store.postgres_search import PostgresSearch
+from remem.store.postgres_search import SCOPE_INDEX_MIN, PostgresSearch
 from remem.store.record_write import RecordWrites, Vector, WriteSQL
 from remem.store.rows import near_from
 from remem.timeutil import utcnow
 
-SCHEMA_VERSION = 8  # the newest migration this code knows; checked by a test
+SCHEMA_VERSION = 9  # the newest migration this code knows; checked by a test
 
 Cursor = psycopg.Cursor[DictRow]
 Query = str | pg_sql.Composed
@@ -98,18 +98,22 @@ class PostgresStore(
         min_size: int = 1,
         max_size: int = 10,
         exact_scan_max: int | None = None,
+        scope_index_min: int = SCOPE_INDEX_MIN,
         clock: Clock | None = None,
     ) -> None:
         """Connect to (and migrate) the database at `dsn` through a pool of `min_size` to
-        `max_size` connections; `clock` stamps what the store writes (default: UTC now)."""
+        `max_size` connections; `clock` stamps what the store writes (default: UTC now);
+        a scope of `scope_index_min` vectors of a model gets an HNSW index of its own."""
         self.dsn = dsn
         self._clock: Clock = clock or utcnow
         self._lists: ListBinder = postgres_lists
         self._where = redact_dsn(dsn)
         self._exact_scan_max = exact_scan_max  # a fixed bound instead (0: HNSW always)
         # an index known to exist maps to None; one found missing, to when it was looked for
-        self._indexes: dict[q.VectorIndex, float | None] = {}
-        self._build_failed: dict[q.VectorIndex, float] = {}  # when building one last failed
+        self._indexes: dict[q.VectorIndex | q.ScopeIndex, float | None] = {}
+        self._build_failed: dict[q.VectorIndex | q.ScopeIndex, float] = {}  # last failed build
+        self._scope_index_min = scope_index_min
+        self._scope_checked: dict[q.ScopeIndex, float] = {}  # when a scope was last counted
         self._deferred: set[q.VectorIndex] | None = None  # inside `bulk_load`: built at its end
         self._large: dict[tuple[str, str, str, str], tuple[bool, float]] = {}
         self._iterative = False  # pgvector 0.8's iterative index scans; set by _migrate
@@ -368,9 +372,24 @@ class PostgresStore(
             for _, rec, vec in vectors
         ])  # fmt: skip
 
+    def _scope_changed(self, db: Tx, tenant: str, actor: str) -> None:
+        db.execute(q.BUMP_SCOPE, {"tenant": tenant, "actor": actor})
+
     def _before_write(self, write: Write) -> None:
         for dims in {len(v) for v in write.vectors if v is not None}:
             self._ensure_index(q.VectorIndex("record_vectors", write.vector_model, dims))
+
+    def apply(self, write: Write) -> None:
+        """Apply one consolidation step atomically (`Store.apply`); then give a scope the
+        write made large an HNSW index of its own (`PostgresSearch._index_large_scopes`)."""
+        super().apply(write)
+        actors = {r.actor for r in write.inserts}
+        for dims in {len(v) for v in write.vectors if v is not None}:
+            ix = q.VectorIndex("record_vectors", write.vector_model, dims)
+            try:
+                self._index_large_scopes(ix, write.tenant, actors)
+            except StoreError as exc:  # the write is committed: only speed is at stake
+                log.warning("could not size scopes for their own HNSW index: %s", exc)
 
     # -- what is PostgreSQL's own ---------------------------------------------
 

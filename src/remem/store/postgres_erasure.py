@@ -47,6 +47,8 @@ class PostgresErasure(RecordErasure):
 
         def _translate(self, exc: psycopg.Error, *, opening: bool = False) -> RememError: ...
 
+        def _drop_scope_indexes(self, db: Cursor, tenant: str, actor: str) -> None: ...
+
     # `forget_record` and `record_deletion` are `RecordErasure`'s; these are its PostgreSQL
     # parts (the row-level-security wall binds each transaction to the tenant)
 
@@ -69,6 +71,8 @@ class PostgresErasure(RecordErasure):
     def _erase_actor_indexes(self, db: Tx, tenant: str, actor: str) -> None:
         for sql in q.DELETE_ACTOR_TERMS:  # at once, rather than cascading row by row
             db.execute(sql, {"tenant": tenant, "actor": actor})
+        assert isinstance(db, psycopg.Cursor)
+        self._drop_scope_indexes(db, tenant, actor)  # their definitions name the actor
 
     def _erase_actor_events(self, db: Tx, tenant: str, actor: str) -> tuple[int, int]:
         deleted = db.execute(q.DELETE_ACTOR_EVENTS, {"tenant": tenant, "actor": actor}).fetchall()

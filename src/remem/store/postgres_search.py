@@ -53,15 +53,22 @@ INDEX_RETRY_S = 600.0  # how long after a failed build it is tried again
 # far more slowly on disk once it does not. Set for that one transaction only.
 BULK_INDEX_MEMORY = "2GB"
 SCOPE_SIZE_TTL_S = 60.0  # how long a scope's size (small or large, for the above) is believed
+# A scope holding at least this many vectors of a model, and at most half of the model's
+# index, gets an HNSW index of its own (`postgres_vector_sql.ScopeIndex`): at 1,000,000
+# records with 100,000 in the scope, a search read about 2,400 pages through the
+# model's index and 600 through the scope's (`remem bench`, README: PostgreSQL).
+SCOPE_INDEX_MIN = 20_000
 
 
 class PostgresSearch:
     """Search, vector and index methods; `PostgresStore` supplies the pool and the state."""
 
     _exact_scan_max: int | None
-    _indexes: dict[q.VectorIndex, float | None]
-    _build_failed: dict[q.VectorIndex, float]
+    _indexes: dict[q.VectorIndex | q.ScopeIndex, float | None]
+    _build_failed: dict[q.VectorIndex | q.ScopeIndex, float]
     _deferred: set[q.VectorIndex] | None
+    _scope_index_min: int
+    _scope_checked: dict[q.ScopeIndex, float]
     _large: dict[tuple[str, str, str, str], tuple[bool, float]]
     _iterative: bool
 
@@ -91,6 +98,8 @@ class PostgresSearch:
                 [{"model": model, "vec": np.asarray(v), "tenant": tenant, "event_id": e.id}
                  for e, v in vectors],
             )  # fmt: skip
+            for actor in sorted({e.actor for e, _ in vectors}):
+                cur.execute(q.BUMP_SCOPE, {"tenant": tenant, "actor": actor})
 
     def vector_search_events(
         self,
@@ -200,7 +209,7 @@ class PostgresSearch:
         size = max(0.0, float(value(rows)))
         return max(EXACT_SCAN_MIN, round(math.sqrt(HNSW_BREAK_EVEN * size)))
 
-    def _index_exists(self, ix: q.VectorIndex) -> bool:
+    def _index_exists(self, ix: q.VectorIndex | q.ScopeIndex) -> bool:
         if ix.dims > HNSW_MAX_DIMS:
             return False
         if ix in self._indexes:
@@ -218,37 +227,100 @@ class PostgresSearch:
         a new model; a database upgraded with many vectors of a model builds it on
         the first write after the upgrade. Without it, search stays exact. Inside
         `bulk_load` it is only noted, and built when the load ends."""
-        if ix.dims > HNSW_MAX_DIMS or self._index_exists(ix):
+        if ix.dims > HNSW_MAX_DIMS:
             return
         if self._deferred is not None:
             self._deferred.add(ix)
+            return
+        if self._index_exists(ix):
             return
         if time.monotonic() - self._build_failed.get(ix, -INDEX_RETRY_S) < INDEX_RETRY_S:
             return
         self._build_index(ix)
 
-    def _build_index(self, ix: q.VectorIndex, memory: str | None = None) -> None:
+    def _build_index(self, ix: q.VectorIndex | q.ScopeIndex, memory: str | None = None) -> None:
         """CREATE INDEX for `ix`, with `memory` as its maintenance_work_mem if given."""
+        scoped = isinstance(ix, q.ScopeIndex)
+        if isinstance(ix, q.ScopeIndex):
+            create = q.create_scope_index(ix)
+        else:
+            create = q.create_vector_index(ix)
         try:
             with self._tx(ALL_TENANTS) as cur:
                 cur.execute(q.VECTOR_INDEX_LOCK, {"name": ix.name})
                 if memory is not None:
                     cur.execute(q.SET_INDEX_MEMORY, {"memory": memory})
-                cur.execute(q.create_vector_index(ix))
+                cur.execute(create)
         except StoreError as exc:  # e.g. a role that does not own the table
-            log.warning(
-                "no HNSW index for %s in %s, search stays exact: %s", ix.model, ix.table, exc
-            )
+            what = "a scope's own" if scoped else "the model's"
+            log.warning("no HNSW index (%s) for %s: %s", what, ix.model, exc)
             self._build_failed[ix] = time.monotonic()
             return
         self._indexes[ix] = None
+
+    # -- an index of its own for a large scope ------------------------------------------
+
+    def _index_large_scopes(self, ix: q.VectorIndex, tenant: str, actors: set[str]) -> None:
+        """After a write of record vectors of `ix`'s model by these actors: give each scope
+        that has grown past `SCOPE_INDEX_MIN` vectors of it, and holds at most half of
+        the table's (the planner's estimate), an index of its own, built while the
+        writer waits, as the model's is. A scope is counted at most once per
+        `SCOPE_SIZE_TTL_S` in a process."""
+        if ix.table != "record_vectors" or self._deferred is not None:
+            return
+        for actor in sorted(actors):
+            sx = q.ScopeIndex(tenant, actor, ix.model, ix.dims)
+            now = time.monotonic()
+            if now - self._scope_checked.get(sx, -SCOPE_SIZE_TTL_S) < SCOPE_SIZE_TTL_S:
+                continue
+            if len(self._scope_checked) >= 10_000:
+                self._scope_checked.clear()
+            self._scope_checked[sx] = now
+            half = int(value(self._rows(ALL_TENANTS, q.VECTORS_ESTIMATE))) // 2
+            if half < self._scope_index_min or not self._index_exists(ix):
+                continue
+            counted = {"tenant": tenant, "actor": actor, "model": ix.model, "bound": half + 1}
+            sql = q.SCOPE_VECTORS.format(table="record_vectors")
+            held = int(value(self._rows(tenant, sql, counted)))
+            if self._scope_index_min <= held <= half and not self._index_exists(sx):
+                self._build_scope_index(sx)
+
+    def _index_loaded_scopes(self, ix: q.VectorIndex) -> None:
+        """At the end of a bulk load: an index of its own for each scope of at least
+        `SCOPE_INDEX_MIN` vectors of `ix`'s model and at most half of them, counted in
+        one pass over the table."""
+        if ix.table != "record_vectors":
+            return
+        counted = {"model": ix.model, "dims": ix.dims, "least": self._scope_index_min}
+        for row in self._rows(ALL_TENANTS, q.SCOPE_VECTOR_COUNTS, counted):
+            sx = q.ScopeIndex(row["tenant"], row["actor"], ix.model, ix.dims)
+            if 2 * int(row["n"]) <= int(row["total"]) and not self._index_exists(sx):
+                self._build_scope_index(sx)
+
+    def _build_scope_index(self, sx: q.ScopeIndex) -> None:
+        if time.monotonic() - self._build_failed.get(sx, -INDEX_RETRY_S) >= INDEX_RETRY_S:
+            self._build_index(sx, BULK_INDEX_MEMORY)
+
+    def _drop_scope_indexes(self, db: Cursor, tenant: str, actor: str) -> None:
+        """Drop the actor's own indexes, in an erasure's transaction: their definitions
+        name the actor."""
+        prefix = q.ScopeIndex(tenant, actor, "", 0).prefix
+        for row in db.execute(q.SCOPE_INDEXES_OF, {"prefix": prefix}).fetchall():
+            db.execute(pg_sql.SQL("DROP INDEX IF EXISTS {}").format(pg_sql.Identifier(row["name"])))
+        for known in [k for k in self._indexes if isinstance(k, q.ScopeIndex)]:
+            if (known.tenant, known.actor) == (tenant, actor):
+                del self._indexes[known]
+        self._scope_checked = {
+            k: t for k, t in self._scope_checked.items() if (k.tenant, k.actor) != (tenant, actor)
+        }
 
     @contextmanager
     def bulk_load(self) -> Iterator[None]:
         """Load many vectors, then build the HNSW indexes their first write would have
         made, once each (with `BULK_INDEX_MEMORY`): row-by-row inserts into a growing
         graph are what make a large first load slow. Search is exact meanwhile. The
-        record tables are analysed at the end."""
+        record tables are analysed at the end, and each scope the load made large gets
+        its own index (`SCOPE_INDEX_MIN`)."""
         if self._deferred is not None:  # nested: the outer block builds
             yield
             return
@@ -263,6 +335,9 @@ class PostgresSearch:
             # fresh statistics, so the planner does not take the new rows for none
             with self._tx(ALL_TENANTS) as cur:
                 cur.execute(q.ANALYZE_RECORDS)
+            for ix in sorted(pending, key=lambda i: i.name):
+                if self._index_exists(ix):
+                    self._index_loaded_scopes(ix)
 
     def _nearest(
         self, tenant: str, sql: Query, params: Mapping[str, Any]
@@ -278,8 +353,13 @@ class PostgresSearch:
         return [(r["id"], float(r["cosine"])) for r in rows]
 
     def scope_version(self, scope: Scope) -> int | None:
-        """None: PostgreSQL keeps no per-scope version, so nothing caches its searches."""
-        return None
+        """The scope's version (`scope_versions`, schema 9), bumped in the transaction of
+        every write to its records or vectors, by any process: what lets a recall reuse
+        the scope's searches of the domain centres (`remem.recall.applies`) instead of
+        repeating a dozen HNSW searches per request."""
+        params = {"tenant": scope.tenant, "actor": scope.actor}
+        rows = self._rows(scope.tenant, q.SCOPE_VERSION, params)
+        return int(rows[0]["version"]) if rows else 0
 
     def record_vectors(
         self, tenant: str, ids: Sequence[str], model: str

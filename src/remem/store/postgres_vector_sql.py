@@ -17,16 +17,23 @@ from remem.store.postgres_scope import scope_where
 
 __all__ = [
     "ANALYZE_RECORDS",
+    "BUMP_SCOPE",
     "EVENT_VECTOR_SEARCH",
     "HNSW_ITERATIVE",
     "HNSW_SETTINGS",
     "INDEX_SIZE",
     "PGVECTOR_VERSION",
+    "SCOPE_INDEXES_OF",
     "SCOPE_VECTORS",
+    "SCOPE_VECTOR_COUNTS",
+    "SCOPE_VERSION",
     "SET_INDEX_MEMORY",
+    "VECTORS_ESTIMATE",
     "VECTOR_INDEX_EXISTS",
     "VECTOR_INDEX_LOCK",
+    "ScopeIndex",
     "VectorIndex",
+    "create_scope_index",
     "create_vector_index",
     "event_vector_search_hnsw",
     "vector_search",
@@ -113,6 +120,62 @@ def create_vector_index(ix: VectorIndex) -> sql.Composed:
     )
 
 
+def _digest(*parts: str) -> str:
+    return hashlib.blake2b("\x00".join(parts).encode(), digest_size=6).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeIndex:
+    """The HNSW index of one large scope's record vectors of one model: the model's
+    `VectorIndex` made partial to one (tenant, actor) as well.
+
+    Searched through the model's index, a scope that is a tenth of it is
+    filtered after the walk: about ten candidates read (index and heap pages) for
+    each one kept, most from outside PostgreSQL's buffers, and the pages differ
+    from query to query. Its own index holds only its vectors, is a tenth of the
+    size, and keeps every candidate it walks. `vector_search_hnsw` repeats the
+    conditions with bound values, and the planner takes this index when its
+    predicate is proven by them (a custom plan: see `HNSW_SETTINGS`). The name
+    carries digests of the scope and of the model, so an actor's erasure finds
+    (and drops) the indexes whose definitions name it.
+    """
+
+    tenant: str
+    actor: str
+    model: str
+    dims: int
+
+    @property
+    def prefix(self) -> str:
+        """The names of every scope index of this scope start so (`SCOPE_INDEXES_OF`)."""
+        return f"record_vectors_scope_{_digest(self.tenant, self.actor)}_"
+
+    @property
+    def name(self) -> str:
+        """The index's name: the scope's digest, then the model's and dimension's."""
+        return self.prefix + _digest(self.model, str(self.dims))
+
+    @property
+    def model_index(self) -> VectorIndex:
+        """The model's index over every scope, which this one narrows."""
+        return VectorIndex("record_vectors", self.model, self.dims)
+
+
+def create_scope_index(ix: ScopeIndex) -> sql.Composed:
+    """CREATE INDEX for one large scope (see `ScopeIndex`)."""
+    return sql.SQL(
+        "CREATE INDEX IF NOT EXISTS {name} ON record_vectors USING hnsw "
+        "((vec::halfvec({dims})) halfvec_cosine_ops) "
+        "WHERE tenant = {tenant} AND actor = {actor} AND {predicate}"
+    ).format(
+        name=sql.Identifier(ix.name),
+        dims=sql.Literal(ix.dims),
+        tenant=sql.Literal(ix.tenant),
+        actor=sql.Literal(ix.actor),
+        predicate=ix.model_index.predicate(),
+    )
+
+
 def vector_search_hnsw(
     ix: VectorIndex, scope: Scope, include_invalid: bool
 ) -> tuple[sql.Composed, dict[str, Any]]:
@@ -160,8 +223,11 @@ PGVECTOR_VERSION = "SELECT extversion FROM pg_extension WHERE extname = 'vector'
 # disabled the planner takes it whatever it guesses about the scope's size; an
 # iterative scan (pgvector 0.8) walks on until enough rows pass the scope filter.
 # Then `ef_search`.
+# A custom plan, whatever psycopg prepares: the bound tenant and actor are what prove a
+# scope index's predicate (`ScopeIndex`), which a generic plan cannot see.
 HNSW_SETTINGS = """
-SELECT set_config('enable_sort', 'off', true), set_config('hnsw.ef_search', %(ef_search)s, true)
+SELECT set_config('enable_sort', 'off', true), set_config('hnsw.ef_search', %(ef_search)s, true),
+       set_config('plan_cache_mode', 'force_custom_plan', true)
 """
 HNSW_ITERATIVE = "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)"
 SET_INDEX_MEMORY = "SELECT set_config('maintenance_work_mem', %(memory)s, true)"
@@ -173,4 +239,27 @@ SELECT count(*) FROM (
     SELECT 1 FROM {table}
     WHERE tenant = %(tenant)s AND actor = %(actor)s AND model = %(model)s LIMIT %(bound)s
 ) AS s
+"""
+# A scope's records or vectors changed (in the writing transaction): its version moves on.
+BUMP_SCOPE = """
+INSERT INTO scope_versions (tenant, actor, version) VALUES (%(tenant)s, %(actor)s, 1)
+ON CONFLICT (tenant, actor) DO UPDATE SET version = scope_versions.version + 1
+"""
+SCOPE_VERSION = "SELECT version FROM scope_versions WHERE tenant = %(tenant)s AND actor = %(actor)s"
+# The scopes holding at least `least` vectors of a model and dimension, with how many,
+# and how many the model has in all.
+SCOPE_VECTOR_COUNTS = """
+SELECT tenant, actor, n, total FROM (
+    SELECT tenant, actor, count(*) AS n, sum(count(*)) OVER () AS total FROM record_vectors
+    WHERE model = %(model)s AND vector_dims(vec) = %(dims)s GROUP BY tenant, actor
+) AS s WHERE n >= %(least)s
+"""
+# The planner's estimate of how many rows record_vectors holds (kept by autovacuum).
+VECTORS_ESTIMATE = """
+SELECT greatest(reltuples, 0) FROM pg_class WHERE oid = 'record_vectors'::regclass
+"""
+# The scope indexes of one scope, by the prefix of their names (`ScopeIndex.prefix`).
+SCOPE_INDEXES_OF = """
+SELECT c.relname AS name FROM pg_class c JOIN pg_index i ON i.indexrelid = c.oid
+WHERE i.indrelid = 'record_vectors'::regclass AND starts_with(c.relname, %(prefix)s)
 """
