@@ -187,14 +187,18 @@ def _html(source: str) -> Parsed:
 def _pdf(data: bytes) -> Parsed:
     try:
         from pypdf import PdfReader
-        from pypdf.errors import PyPdfError
     except ImportError:
         raise InvalidInput("reading PDF documents needs pypdf: pip install 'remem[docs]'") from None
     try:
         reader = PdfReader(io.BytesIO(data))
         pages = [normalise(page.extract_text() or "") for page in reader.pages]
-    except (PyPdfError, ValueError, KeyError, TypeError) as exc:
-        raise InvalidInput(f"the PDF could not be read: {exc}") from None
+    except MemoryError:
+        raise
+    except Exception as exc:  # a broken file makes pypdf raise many kinds, not only its own
+        said = str(exc).splitlines()[0][:200] if str(exc) else ""
+        raise InvalidInput(
+            f"the PDF could not be read ({type(exc).__name__}{': ' + said if said else ''})"
+        ) from None
     text = ""
     sections: list[Section] = []
     for number, page in enumerate(pages, start=1):
