@@ -76,6 +76,16 @@ def test_an_uploads_file_name_holding_a_secret_is_refused_as_a_title_is(
     assert client.get("/v1/documents", headers=auth).json() == {"documents": []}
 
 
+@pytest.mark.parametrize("run", ["a," * 596, "x/" * 590], ids=["commas", "slashes"])
+def test_a_secret_cut_in_two_at_a_chunk_boundary_is_refused(docs_mem: Memory, run: str) -> None:
+    # a run without spaces is cut at 1,200 characters: the secret lands on both sides
+    text = run + SECRET + ", and the body text goes on here."
+    with pytest.raises(RefusedContent, match="across chunks 1 and 2") as refused:
+        docs_mem.add_document(text=text, title="long line")
+    assert SECRET not in str(refused.value)
+    _nothing_stored(docs_mem)
+
+
 # -- names: Unicode form, control characters, types -----------------------------------
 
 

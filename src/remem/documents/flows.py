@@ -10,6 +10,7 @@ Removal is a deletion job like `forget` (`remem.lifecycle.erasure`).
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from collections import defaultdict
@@ -101,7 +102,7 @@ def add(
             f"{MAX_DOCUMENT_CHARS}"
         )
     pieces = chunk(parsed)
-    _screen(pieces)
+    _screen(parsed.text, pieces)
     # a title made from a file name is screened as a given one is (an upload's name is
     # the client's text); one made from the first line is screened with its chunk
     doc_title = title or _string("title", _title_of(name, source_uri, pieces), MAX_TITLE_CHARS)
@@ -210,7 +211,7 @@ def where_of(position: dict[str, Any]) -> str:
     return " > ".join(headings) if headings else "the top"
 
 
-def _screen(pieces: Sequence[Piece]) -> None:
+def _screen(text: str, pieces: Sequence[Piece]) -> None:
     """Refuse a document any chunk or heading of which holds a secret, naming where
     (never what). Headings are screened apart: they are stored in each chunk's position,
     not in its text, and a heading holding a secret is not named."""
@@ -227,6 +228,16 @@ def _screen(pieces: Sequence[Piece]) -> None:
         kinds = secret_kinds(p.text)
         if kinds:
             what = f"the document's chunk {p.ordinal + 1} ({where_of(p.position)}, {span})"
+            raise RefusedContent(refusal_reason(kinds, what=what) + " (nothing was stored)")
+    # a secret cut in two where a long run without spaces is cut into chunks is in
+    # neither half: the text from one chunk's start to the next one's end holds it whole
+    for a, b in itertools.pairwise(pieces):
+        kinds = secret_kinds(text[a.start : b.end])
+        if kinds:
+            what = (
+                f"the document's text across chunks {a.ordinal + 1} and {b.ordinal + 1} "
+                f"(characters {a.start}-{b.end})"
+            )
             raise RefusedContent(refusal_reason(kinds, what=what) + " (nothing was stored)")
 
 
