@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
+from remem.documents.parse import normalise
 from remem.embed.base import HashEmbedder
 from remem.errors import InvalidInput, RefusedContent
 from remem.memory import Memory, open_store
@@ -84,6 +85,19 @@ def test_a_secret_cut_in_two_at_a_chunk_boundary_is_refused(docs_mem: Memory, ru
         docs_mem.add_document(text=text, title="long line")
     assert SECRET not in str(refused.value)
     _nothing_stored(docs_mem)
+
+
+def test_a_long_heading_cannot_multiply_the_size_of_what_is_stored(docs_mem: Memory) -> None:
+    # every chunk under a heading keeps it in its position: a 200,000-character heading
+    # over 100 chunks was 20 MB stored from 0.3 MB sent
+    body = ("Some body text here. " * 50 + "\n\n") * 100
+    text = "# " + "x" * 200_000 + "\n\n## Part two\n\n" + body
+    added = docs_mem.add_document(text=text, title="long heading", format="markdown")
+    _, chunks = docs_mem.get_document(added.document.id)
+    assert len(chunks) == 100
+    for c in chunks:
+        assert c.position["headings"] == ["x" * 200, "Part two"]
+        assert normalise(text)[c.start : c.end] == c.text  # spans still index the text
 
 
 # -- names: Unicode form, control characters, types -----------------------------------
