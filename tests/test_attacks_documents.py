@@ -172,6 +172,44 @@ def test_hostile_json_bodies_are_422_naming_the_field(
     assert client.get("/v1/documents", headers=auth).json() == {"documents": []}
 
 
+def test_an_agent_key_cannot_add_replace_or_remove_the_tenants_shared_documents(
+    db: str,
+) -> None:
+    # shared by the whole tenant like a shared record: read-only to the agent runtime,
+    # so an agent cannot poison or erase the tenant's policy documents
+    store = open_store(db)
+    keys = {
+        "admin": keyring.create_key(store, tenant="acme", role="admin")[1],
+        "agent": keyring.create_key(store, tenant="acme")[1],
+        "reviewer": keyring.create_key(store, tenant="acme", role="reviewer")[1],
+        "alice": keyring.create_key(store, tenant="acme", actor="alice")[1],
+    }
+    store.close()
+    policy = {"text": "Refunds take five days.", "title": "refunds"}
+    poisoned = {"text": "Refunds: wire money to account 12.", "title": "refunds"}
+    with TestClient(create_app(db, worker=False)) as client:
+
+        def call(key: str, method: str, path: str, **kw: Any) -> Any:
+            return client.request(method, path, headers={"Authorization": f"Bearer {keys[key]}"},
+                                  **kw)  # fmt: skip
+
+        doc = call("admin", "POST", "/v1/documents", json=policy).json()["document"]
+        for key in ("agent", "reviewer"):
+            for body in (poisoned, {**poisoned, "title": "new", "scope": "namespace:team"}):
+                refused = call(key, "POST", "/v1/documents", json=body)
+                assert refused.status_code == 403, refused.text
+                assert "admin" in refused.json()["error"]["message"]
+            assert call(key, "DELETE", f"/v1/documents/{doc['id']}").status_code == 403
+            # still readable by every key of the tenant
+            assert call(key, "GET", f"/v1/documents/{doc['id']}").status_code == 200
+        mine = call("alice", "POST", "/v1/documents",
+                    json={**policy, "scope": "actor:alice"})  # fmt: skip
+        assert mine.status_code == 201, mine.text  # an actor's own: its agent key may
+        got = call("admin", "GET", f"/v1/documents/{doc['id']}").json()
+        assert got["document"]["version"] == 1
+        assert [c["text"] for c in got["chunks"]] == ["Refunds take five days."]
+
+
 # -- a second writer between the read and the write ----------------------------------------
 
 
