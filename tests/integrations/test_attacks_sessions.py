@@ -17,29 +17,26 @@ from tests.integrations.test_strands import make_store
 OK = {"role": "user", "content": [{"text": "I like tea"}]}
 
 
-@pytest.mark.parametrize("items", [None, {"role": "user", "content": "hi"}, "hi", 5])
-def test_session_items_that_are_not_a_list_are_invalid_input(backend: Backend, items: Any) -> None:
+def test_session_items_that_are_not_a_list_are_invalid_input(backend: Backend) -> None:
     session = RememSession("s", backend.memory, actor="alice")
-    with pytest.raises(InvalidInput, match="must be a list"):
-        asyncio.run(session.add_items(items))
+    items: Any
+    for items in (None, {"role": "user", "content": "hi"}, "hi", 5):
+        with pytest.raises(InvalidInput, match="must be a list"):
+            asyncio.run(session.add_items(items))
     assert asyncio.run(session.get_items()) == []
 
 
-@pytest.mark.parametrize(
-    "messages",
-    [
+def test_strands_messages_of_another_shape_are_invalid_input(backend: Backend) -> None:
+    store = make_store(backend)
+    messages: Any
+    for messages in (
         "I like tea",
         None,
         ["I like tea"],
         [OK, {"role": "user", "content": "I like coffee"}],  # content is a list of blocks
         [OK, 5],
-    ],
-)
-def test_strands_messages_of_another_shape_are_invalid_input(
-    backend: Backend, messages: Any
-) -> None:
-    store = make_store(backend)
-    with pytest.raises(InvalidInput, match="must be a"):
-        asyncio.run(store.add_messages(messages, None))
+    ):
+        with pytest.raises(InvalidInput, match="must be a"):
+            asyncio.run(store.add_messages(messages, None))
     assert backend.reader.events(actor="alice", session="strands") == []
     assert asyncio.run(store.add_messages([OK], None)) == {"added": 1}
