@@ -59,6 +59,22 @@ def test_docs_errors_are_clear_json(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert ok(capsys, db, "docs", "list")["documents"] == []
 
 
+def test_a_failed_file_among_several_says_which_were_stored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "m.db"
+    first, bad, last = tmp_path / "a.txt", tmp_path / "b.txt", tmp_path / "c.txt"
+    first.write_text("The first note.")
+    bad.write_text("Ops notes: sk-proj-abcdefghijklmnopqrstuvwxyz0123456789AB\n")
+    last.write_text("The last note.")
+    refused = err(capsys, db, "docs", "add", str(first), str(bad), str(last))
+    assert refused["code"] == "refused_content"
+    assert "b.txt" in refused["message"] and "sk-proj" not in refused["message"]
+    assert f"stored before it: {str(first)!r}" in refused["message"]
+    assert "not tried after it: 1" in refused["message"]
+    assert [d["title"] for d in ok(capsys, db, "docs", "list")["documents"]] == ["a.txt"]
+
+
 def test_eval_docs_reports_ndcg_and_recall_for_remem_and_the_baselines(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -9,6 +9,7 @@ import click
 from remem.clikit import Ctx, emit, json_option
 from remem.documents.flows import where_of
 from remem.documents.scope import SCOPE_HELP
+from remem.errors import RememError
 
 
 @click.group("docs")
@@ -56,8 +57,19 @@ def add_cmd(
     results: list[dict[str, Any]] = []
     with ctx.open() as mem:
         for path in paths:
-            got = mem.add_document(path, title=title, source_uri=source_uri, scope=scope,
-                                   format=fmt, sensitivity=sensitivity)  # fmt: skip
+            try:
+                got = mem.add_document(path, title=title, source_uri=source_uri, scope=scope,
+                                       format=fmt, sensitivity=sensitivity)  # fmt: skip
+            except RememError as exc:
+                if len(paths) == 1:
+                    raise
+                # each document is stored whole or not at all, one after another: say
+                # which were stored before this one, so a failed run is not taken for none
+                done = ", ".join(repr(r["path"]) for r in results) or "none"
+                raise type(exc)(
+                    f"{path!r}: {exc} (stored before it: {done}; not tried after it: "
+                    f"{len(paths) - len(results) - 1})"
+                ) from None
             results.append({"path": path, **got.as_dict()})
 
     def human() -> None:

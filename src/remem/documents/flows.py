@@ -10,6 +10,9 @@ Removal is a deletion job like `forget` (`remem.lifecycle.erasure`).
 
 from __future__ import annotations
 
+import itertools
+import re
+import unicodedata
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -26,7 +29,7 @@ from remem.documents.scope import (
     parse_scope,
     readable_keys,
 )
-from remem.errors import InvalidInput, NotFound, RefusedContent
+from remem.errors import ConflictError, InvalidInput, NotFound, RefusedContent
 from remem.model import DocumentItem, Packet, Sensitivity
 from remem.policy.dataclasses import refusal_reason, secret_kinds
 from remem.policy.scope import Principal
@@ -40,8 +43,10 @@ from remem.writes.checks import sensitivity as check_sensitivity
 MAX_DOCUMENT_CHARS = 2_000_000  # of normalised text
 MAX_TITLE_CHARS = 500
 MAX_URI_CHARS = 2000
+WRITE_ATTEMPTS = 3  # a version raced by another writer is diffed again, this many times
 RRF_K = 60  # reciprocal-rank fusion's constant (as in the literature)
 _ORDER = [s.value for s in Sensitivity]
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")  # C0, DEL and C1: not in a one-line name
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,12 +83,14 @@ def add(
     """
     where = scope if isinstance(scope, DocScope) else parse_scope(scope)
     check_write(who, where)
+    if not isinstance(data, str | bytes):
+        raise InvalidInput(f"a document is text or bytes; got {type(data).__name__}")
+    title = None if title is None else _string("title", title, MAX_TITLE_CHARS)
+    source_uri = None if source_uri is None else _string("source_uri", source_uri, MAX_URI_CHARS)
+    if name is not None and not isinstance(name, str):
+        raise InvalidInput(f"a document's file name must be a string; got {type(name).__name__}")
     label = name or source_uri or title or ""
     fmt = format_of(label, format)
-    if title is not None:
-        _string("title", title, MAX_TITLE_CHARS)
-    if source_uri is not None:
-        _string("source_uri", source_uri, MAX_URI_CHARS)
     level = check_sensitivity(sensitivity) or Sensitivity.NORMAL
     parsed = parse(data, fmt)
     check_text("the document's text", parsed.text)  # no lone surrogate reaches a store
@@ -95,12 +102,41 @@ def add(
             f"{MAX_DOCUMENT_CHARS}"
         )
     pieces = chunk(parsed)
-    _screen(pieces)
-    doc_title = title or _title_of(name, source_uri, pieces)
+    _screen(parsed.text, pieces)
+    # a title made from a file name is screened as a given one is (an upload's name is
+    # the client's text); one made from the first line is screened with its chunk
+    doc_title = title or _string("title", _title_of(name, source_uri, pieces), MAX_TITLE_CHARS)
     source_key = source_uri or f"title:{doc_title}"
+    digest = content_hash(parsed.text)
+    attempt = 1
+    while True:
+        try:
+            return _store_version(deps, where, fmt, level, parsed.text, pieces, doc_title,
+                                  source_uri, source_key, digest)  # fmt: skip
+        except ConflictError:
+            # another writer stored this document (or a version of it, or removed it)
+            # between our read and our write: read again and diff against what it wrote
+            if attempt >= WRITE_ATTEMPTS:
+                raise
+            attempt += 1
+
+
+def _store_version(
+    deps: Deps,
+    where: DocScope,
+    fmt: str,
+    level: Sensitivity,
+    text: str,
+    pieces: Sequence[Piece],
+    doc_title: str,
+    source_uri: str | None,
+    source_key: str,
+    digest: str,
+) -> AddResult:
+    """Store `pieces` as the next version of the document `source_key` names (or as a
+    new document); ConflictError when another writer changed it since it was read."""
     store = deps.store.documents
     stored = store.find(deps.tenant, where.key(), source_key)
-    digest = content_hash(parsed.text)
     if stored is not None and stored.content_hash == digest:
         return AddResult("unchanged", stored, {"added": 0, "kept": stored.chunks, "removed": 0})
     now = deps.clock()
@@ -126,7 +162,7 @@ def add(
         history=history,
         sensitivity=level.value,
         flags=flags,
-        chars=len(parsed.text),
+        chars=len(text),
         created_at=stored.created_at if stored is not None else now,
         updated_at=now,
         chunks=len(pieces),
@@ -138,20 +174,33 @@ def add(
         vectors = tuple(embedder.embed([c.text for c in new]))
         model = embedder.name
     store.apply(DocumentWrite(document, tuple(new), vectors, model, tuple(moved),
-                              tuple(dropped), replaces=stored is not None))  # fmt: skip
+                              tuple(dropped), replaces=stored is not None,
+                              previous_version_id=None if stored is None else stored.version_id,
+                              ))  # fmt: skip
     counts = {"added": len(new), "kept": len(moved), "removed": len(dropped)}
     return AddResult("added" if stored is None else "updated", document, counts)
 
 
-def _string(what: str, value: object, limit: int) -> None:
+def _string(what: str, value: object, limit: int) -> str:
+    """`value` in NFC (the form the text is in, so one title is one document however
+    it was typed), or InvalidInput / RefusedContent saying what is wrong (never what
+    a secret was)."""
     if not isinstance(value, str) or not value.strip():
         raise InvalidInput(f"{what} must be a non-empty string")
+    check_text(what, value)
+    value = unicodedata.normalize("NFC", value)
     if len(value) > limit:
         raise InvalidInput(f"{what} is {len(value)} characters; the limit is {limit}")
-    check_text(what, value)
+    control = _CONTROL.search(value)
+    if control is not None:
+        raise InvalidInput(
+            f"{what} contains a control character (\\x{ord(control.group()):02x}) at position "
+            f"{control.start()}; it must be one line of printable text (nothing was stored)"
+        )
     kinds = secret_kinds(value)
     if kinds:
         raise RefusedContent(refusal_reason(kinds, what=f"the document's {what}"))
+    return value
 
 
 def where_of(position: dict[str, Any]) -> str:
@@ -162,25 +211,45 @@ def where_of(position: dict[str, Any]) -> str:
     return " > ".join(headings) if headings else "the top"
 
 
-def _screen(pieces: Sequence[Piece]) -> None:
-    """Refuse a document any chunk of which holds a secret, naming where (never what)."""
+def _screen(text: str, pieces: Sequence[Piece]) -> None:
+    """Refuse a document any chunk or heading of which holds a secret, naming where
+    (never what). Headings are screened apart: they are stored in each chunk's position,
+    not in its text, and a heading holding a secret is not named."""
+    screened: set[tuple[str, ...]] = set()
     for p in pieces:
+        span = f"characters {p.start}-{p.end}"
+        headings = tuple(p.position.get("headings") or ())
+        if headings not in screened:
+            screened.add(headings)
+            kinds = secret_kinds(list(headings))
+            if kinds:
+                what = f"a heading above the document's chunk {p.ordinal + 1} ({span})"
+                raise RefusedContent(refusal_reason(kinds, what=what) + " (nothing was stored)")
         kinds = secret_kinds(p.text)
         if kinds:
+            what = f"the document's chunk {p.ordinal + 1} ({where_of(p.position)}, {span})"
+            raise RefusedContent(refusal_reason(kinds, what=what) + " (nothing was stored)")
+    # a secret cut in two where a long run without spaces is cut into chunks is in
+    # neither half: the text from one chunk's start to the next one's end holds it whole
+    for a, b in itertools.pairwise(pieces):
+        kinds = secret_kinds(text[a.start : b.end])
+        if kinds:
             what = (
-                f"the document's chunk {p.ordinal + 1} ({where_of(p.position)}, "
-                f"characters {p.start}-{p.end})"
+                f"the document's text across chunks {a.ordinal + 1} and {b.ordinal + 1} "
+                f"(characters {a.start}-{b.end})"
             )
             raise RefusedContent(refusal_reason(kinds, what=what) + " (nothing was stored)")
 
 
 def _title_of(name: str | None, source_uri: str | None, pieces: Sequence[Piece]) -> str:
     if name:
-        return name.replace("\\", "/").rsplit("/", 1)[-1][:MAX_TITLE_CHARS]
-    if source_uri:
-        return source_uri.rstrip("/").rsplit("/", 1)[-1][:MAX_TITLE_CHARS] or source_uri
-    first = pieces[0].text.strip().split("\n", 1)[0] if pieces else "untitled"
-    return first[:80]
+        title = name.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+    elif source_uri:
+        title = source_uri.rstrip("/").rsplit("/", 1)[-1] or source_uri
+    else:
+        title = pieces[0].text.strip().split("\n", 1)[0][:80] if pieces else ""
+    title = _CONTROL.sub(" ", title).strip()[:MAX_TITLE_CHARS]
+    return title or "untitled"
 
 
 def _diff(

@@ -33,6 +33,9 @@ _SUFFIX = {
 }
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
 _BLANK = re.compile(r"\n[ \t]*\n")
+# a heading is kept in the position of every chunk under it: cut, so that one long
+# heading cannot multiply a document's size by its number of chunks
+MAX_HEADING_CHARS = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,7 +139,8 @@ def _markdown(text: str) -> Parsed:
         if m is not None:
             sections += _paragraphs(text, body, offset, tuple(t for _, t in path))
             level = len(m.group(1))
-            path = [(lv, t) for lv, t in path if lv < level] + [(level, m.group(2).strip())]
+            heading = m.group(2).strip()[:MAX_HEADING_CHARS]
+            path = [(lv, t) for lv, t in path if lv < level] + [(level, heading)]
             body = offset + len(line) + 1
         offset += len(line) + 1
     sections += _paragraphs(text, body, len(text), tuple(t for _, t in path))
@@ -187,14 +191,18 @@ def _html(source: str) -> Parsed:
 def _pdf(data: bytes) -> Parsed:
     try:
         from pypdf import PdfReader
-        from pypdf.errors import PyPdfError
     except ImportError:
         raise InvalidInput("reading PDF documents needs pypdf: pip install 'remem[docs]'") from None
     try:
         reader = PdfReader(io.BytesIO(data))
         pages = [normalise(page.extract_text() or "") for page in reader.pages]
-    except (PyPdfError, ValueError, KeyError, TypeError) as exc:
-        raise InvalidInput(f"the PDF could not be read: {exc}") from None
+    except MemoryError:
+        raise
+    except Exception as exc:  # a broken file makes pypdf raise many kinds, not only its own
+        said = str(exc).splitlines()[0][:200] if str(exc) else ""
+        raise InvalidInput(
+            f"the PDF could not be read ({type(exc).__name__}{': ' + said if said else ''})"
+        ) from None
     text = ""
     sections: list[Section] = []
     for number, page in enumerate(pages, start=1):

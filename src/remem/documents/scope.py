@@ -11,8 +11,9 @@ list of scope keys it may see:
   N. A key narrowed to one actor carries no namespace grant (keys have none
   yet), so it reads none.
 
-Adding or removing a document of the tenant or of a namespace needs a key for
-the whole tenant; one of `actor:A`, a key that may act on A.
+Adding or removing a document of the tenant or of a namespace needs an admin key
+for the whole tenant (they are shared, as a shared record is: read-only to the agent
+runtime); one of `actor:A`, a key that may act on A.
 """
 
 from __future__ import annotations
@@ -71,6 +72,13 @@ def check_write(who: Principal, scope: DocScope) -> None:
         raise Forbidden(
             f"documents of scope {scope.key()!r} need a key for the whole tenant; "
             "this key is for one actor"
+        )
+    elif not who.has_role("admin"):
+        # shared by the whole tenant, as a shared record is: read-only to the agent
+        # runtime, so an agent cannot replace or remove the tenant's policy documents
+        raise Forbidden(
+            f"adding, replacing or removing documents of scope {scope.key()!r} (shared by "
+            f"the whole tenant) needs an admin key; this key is {who.role}"
         )
 
 

@@ -10,18 +10,26 @@ own, or the wall clock for a server). No framework is imported here.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from remem.aio import AsyncMemory
-from remem.errors import NotFound, RememError, StoreError
+from remem.errors import InvalidInput, NotFound, RememError, StoreError
 from remem.memory import Memory
 from remem.model import Packet, Record
 from remem.store.base import ForgetReport
 from remem.timeutil import parse_time
 
-__all__ = ["Backend", "ErasureUnsupported", "backend", "event_fields", "forget_own", "stable_id"]
+__all__ = [
+    "Backend",
+    "ErasureUnsupported",
+    "backend",
+    "event_fields",
+    "forget_own",
+    "listed",
+    "stable_id",
+]
 
 
 class ErasureUnsupported(RememError, NotImplementedError):
@@ -56,6 +64,14 @@ def backend(memory: Memory | AsyncMemory | Backend) -> tuple[Backend, Callable[[
     if isinstance(memory, Memory):
         return memory, memory.deps.clock
     return memory, _utcnow
+
+
+def listed(what: str, value: object) -> list[Any]:
+    """`value` as a list, or InvalidInput: a framework hands a list of items, and a
+    string, a mapping or None is refused rather than iterated."""
+    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
+        raise InvalidInput(f"{what} must be a list; got {type(value).__name__}")
+    return list(value)
 
 
 def stable_id(prefix: str, *parts: str) -> str:

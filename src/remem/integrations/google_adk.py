@@ -189,7 +189,7 @@ def _row(
         "role": _role(event),
         "text": text[:MAX_EVENT_CHARS],
         "event_id": stable_id("adk", app, actor, session, key),
-        "time": datetime.fromtimestamp(event.timestamp, UTC),
+        "time": _time(event),
         "metadata": {
             **extra,
             "adk": {
@@ -200,6 +200,18 @@ def _row(
             },
         },
     }
+
+
+def _time(event: Event) -> datetime:
+    """An ADK event's time (seconds since the epoch) as a datetime; InvalidInput for one
+    no calendar holds (NaN, infinite, beyond year 9999)."""
+    try:
+        return datetime.fromtimestamp(event.timestamp, UTC)
+    except (OverflowError, ValueError, OSError):
+        raise InvalidInput(
+            f"ADK event {event.id!r} has timestamp {event.timestamp!r}, which is no time "
+            "remem can store (seconds since 1970, before the year 10000)"
+        ) from None
 
 
 def _role(event: Event) -> str:

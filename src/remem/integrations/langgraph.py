@@ -168,6 +168,7 @@ class RememStore(BaseStore):
         results: list[Result] = []
         for op in ops:
             validate_op_namespace(op)
+            _check(op)
             if isinstance(op, GetOp):
                 results.append(self._get(op))
             elif isinstance(op, PutOp):
@@ -358,6 +359,17 @@ class RememStore(BaseStore):
         if op.max_depth is not None:
             kept = [ns[: op.max_depth] for ns in kept]
         return sorted(set(kept))[op.offset : op.offset + op.limit]
+
+
+def _check(op: Op) -> None:
+    """Refuse what LangGraph's own namespace check lets through (see `items.check_op`)."""
+    if isinstance(op, GetOp | PutOp):
+        items.check_op(op.namespace, op.key)
+    elif isinstance(op, SearchOp):
+        items.check_op(op.namespace_prefix, None, op.limit, op.offset)
+    elif isinstance(op, ListNamespacesOp):
+        labels = [label for c in op.match_conditions or () for label in c.path]
+        items.check_op(labels, None, op.limit, op.offset)
 
 
 def _item(stored: items.Stored, written: datetime) -> Item:

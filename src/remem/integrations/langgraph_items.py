@@ -24,7 +24,7 @@ from urllib.parse import quote
 
 from remem.errors import InvalidInput
 from remem.policy.scope import actor_prefix
-from remem.policy.text import check_json
+from remem.policy.text import check_json, check_text
 from remem.timeutil import parse_time
 from remem.writes.checks import MAX_RECORD_CHARS, MAX_VALUE_CHARS
 
@@ -86,6 +86,23 @@ def loads(value: str | None) -> Stored | None:
         )
     except (ValueError, KeyError, TypeError, AttributeError, InvalidInput):
         return None
+
+
+def check_op(namespace: Sequence[object], key: object | None, limit: object = 0,
+             offset: object = 0) -> None:  # fmt: skip
+    """InvalidInput for what LangGraph's own checks let through and remem cannot store
+    or read back: a key that is not a string, a NUL or a lone surrogate in a key or a
+    label, a negative or non-integer limit or offset."""
+    for label in namespace:
+        if isinstance(label, str):
+            check_text(f"namespace label {label!r}", label)
+    if key is not None:
+        if not isinstance(key, str):
+            raise InvalidInput(f"an item's key must be a string; got {type(key).__name__}")
+        check_text("an item's key", key)
+    for what, n in (("limit", limit), ("offset", offset)):
+        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+            raise InvalidInput(f"{what} must be an integer of 0 or more; got {n!r}")
 
 
 def check_value(key: str, value: Mapping[str, Any]) -> dict[str, Any]:

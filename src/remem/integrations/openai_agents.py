@@ -42,6 +42,7 @@ from remem.integrations.common import (
     ErasureUnsupported,
     backend,
     event_fields,
+    listed,
     stable_id,
 )
 from remem.memory import Memory
@@ -76,7 +77,7 @@ class RememSession:
 
     async def add_items(self, items: list[Any]) -> None:
         """Append items, each one event, in one transaction."""
-        await asyncio.to_thread(self._add, list(items))
+        await asyncio.to_thread(self._add, listed("session items", items))
 
     async def pop_item(self) -> dict[str, Any] | None:
         """Refused (`ErasureUnsupported`): see the module docstring."""

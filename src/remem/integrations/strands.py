@@ -41,7 +41,7 @@ import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
-from typing import Any
+from typing import Any, cast
 from uuid import uuid4
 
 from strands import tool
@@ -52,7 +52,7 @@ from strands.types.tools import AgentTool
 
 from remem.aio import AsyncMemory
 from remem.errors import InvalidInput
-from remem.integrations.common import Backend, backend, forget_own, stable_id
+from remem.integrations.common import Backend, backend, forget_own, listed, stable_id
 from remem.memory import Memory
 from remem.model import PacketItem
 from remem.policy.scope import check_name
@@ -119,6 +119,7 @@ class RememMemoryStore(MemoryStore):
     ) -> Any:
         """Append the messages to the actor's session as events, each once; how many
         were new."""
+        messages = [_message(m) for m in listed("messages", messages)]
         numbers = None if context is None else context.sequence_numbers
         if numbers is not None and len(numbers) != len(messages):
             raise InvalidInput(
@@ -172,6 +173,19 @@ class RememMemoryStore(MemoryStore):
             return f"forgot {memory_id} (deletion job {report.job_id}, verified)"
 
         return [forget_memory]
+
+
+def _message(message: object) -> Message:
+    """A Strands message (a dict whose content is a list of blocks), or InvalidInput: one
+    of another shape would be skipped as if it had no text."""
+    if not isinstance(message, Mapping):
+        raise InvalidInput(f"a message must be a dict; got {type(message).__name__}")
+    content = message.get("content")
+    if content is not None and not isinstance(content, list):
+        raise InvalidInput(
+            f"a message's content must be a list of content blocks; got {type(content).__name__}"
+        )
+    return cast(Message, message)
 
 
 def _role(message: Mapping[str, Any]) -> str:

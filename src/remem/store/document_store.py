@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from remem.errors import ConflictError
 from remem.store.backend import Row, SQLFlows, Tx
 from remem.store.base import ForgetReport, Hit
 
@@ -124,6 +125,7 @@ class DocumentWrite:
     moved: tuple[StoredChunk, ...] = ()
     dropped: tuple[str, ...] = ()
     replaces: bool = False  # the document row is stored already (a new version)
+    previous_version_id: str | None = None  # the version this one was diffed against
 
 
 _DOC_COLUMNS = (
@@ -143,7 +145,8 @@ SQL = {
     "update_doc": "UPDATE documents SET title = :title, source_uri = :source_uri, format = "
     ":format, content_hash = :content_hash, version = :version, version_id = :version_id, "
     "history = :history, sensitivity = :sensitivity, flags = :flags, chars = :chars, "
-    "updated_at = :updated_at WHERE tenant = :tenant AND id = :id",
+    "updated_at = :updated_at WHERE tenant = :tenant AND id = :id "
+    "AND version_id = :previous_version_id",
     "get_doc": f"SELECT {_DOC_COLUMNS}, {_CHUNK_COUNT} FROM documents d "
     "WHERE tenant = :tenant AND id = :id",
     "find_doc": f"SELECT {_DOC_COLUMNS}, {_CHUNK_COUNT} FROM documents d "
@@ -299,8 +302,17 @@ class DocumentIndex:
         doc = write.document
         tenant = doc.tenant
         with self.s._flow_tx(tenant) as db:
-            db.execute(self._sql("update_doc" if write.replaces else "insert_doc"),
-                       self._doc_params(doc))  # fmt: skip
+            if write.replaces:
+                # only over the version it was diffed against: a writer that stored
+                # another version (or removed the document) meanwhile wins, and this
+                # write is refused whole, so no version mixes two writers' chunks
+                params = {**self._doc_params(doc), "previous_version_id": write.previous_version_id}
+                if db.execute(self._sql("update_doc"), params).rowcount != 1:
+                    raise ConflictError(
+                        f"document {doc.id} changed while this version was prepared; retry"
+                    )
+            else:
+                db.execute(self._sql("insert_doc"), self._doc_params(doc))
             if write.dropped:
                 self._unindex(db, tenant, write.dropped)
                 for sql, bound in self.s._lists(self._sql("delete_chunks"), {"tenant": tenant},

@@ -1,10 +1,10 @@
 """The service's side of the metrics: request counts and latency, and the metrics listener.
 
-`RequestMetrics` is an ASGI middleware: every HTTP request is counted by method, route
-template (`/v1/memories/{record_id}`, never the raw path: ids would make unbounded
-series) and status, with its latency. The tenant is the one the request's key named
-(`remem.service.routes.deps.principal` leaves it in the request state); a request
-without a valid key counts for the process only.
+`RequestMetrics` is an ASGI middleware: every HTTP request is counted by method (a
+standard one, else `other`), route template (`/v1/memories/{record_id}`, never the raw
+path: ids would make unbounded series) and status, with its latency. The tenant is the
+one the request's key named (`remem.service.routes.deps.principal` leaves it in the
+request state); a request without a valid key counts for the process only.
 """
 
 from __future__ import annotations
@@ -17,6 +17,10 @@ from remem.telemetry.metrics import Metrics
 Scope = dict[str, Any]
 UNMATCHED = "unmatched"  # no route: a 404, one series for every unknown path
 TENANT_STATE = "remem_tenant"  # the request-state key the principal's tenant is left under
+# the methods counted by name; any other (a client may send any token) is one series,
+# so a client cannot grow the label set without bound
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+OTHER_METHOD = "other"
 
 
 class RequestMetrics:
@@ -45,7 +49,8 @@ class RequestMetrics:
             route = getattr(scope.get("route"), "path", None) or UNMATCHED
             tenant = (scope.get("state") or {}).get(TENANT_STATE)
             seconds = time.perf_counter() - started
-            self.metrics.request(tenant, scope["method"], route, status, seconds)
+            method = scope["method"] if scope["method"] in METHODS else OTHER_METHOD
+            self.metrics.request(tenant, method, route, status, seconds)
 
 
 class Listener:

@@ -103,8 +103,13 @@ async def _fields(request: Request) -> dict[str, Any]:
         return await _form(request)
     try:
         body = DocumentIn.model_validate(json.loads(await request.body()))
-    except (ValueError, ValidationError) as exc:
-        raise InvalidInput(f"the body must be a JSON document object: {_short(exc)}") from None
+    except ValidationError as exc:
+        raise InvalidInput(f"the body must be a JSON document object: {_problems(exc)}") from None
+    except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested too deep to read
+        raise InvalidInput(
+            "the body is not JSON this service can read: it must be UTF-8 and nest at most "
+            "a few hundred levels"
+        ) from None
     if (body.text is None) == (body.content_base64 is None):
         raise InvalidInput("give exactly one of text or content_base64")
     data: str | bytes
@@ -150,6 +155,15 @@ async def _form_fields(form: FormData) -> dict[str, Any]:
             "title": values["title"], "source_uri": values["source_uri"],
             "scope": values["scope"] or "tenant", "format": values["format"],
             "sensitivity": values["sensitivity"] or "normal"}  # fmt: skip
+
+
+def _problems(exc: ValidationError) -> str:
+    """What is wrong where, as the other routes say it: `title: String should have ...`."""
+    said = []
+    for err in exc.errors()[:5]:
+        where = ".".join(str(p) for p in err.get("loc", ())) or "body"
+        said.append(f"{where}: {err.get('msg', 'invalid')}")
+    return "; ".join(said)
 
 
 def _short(exc: Exception) -> str:
