@@ -15,17 +15,22 @@ the process; nothing is embedded at import.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import os
+import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from threading import Lock
 
 import numpy as np
 import numpy.typing as npt
 
 from remem.embed.base import Embedder
+from remem.embed.minilm import NAME as MINILM
+from remem.embed.minilm_onnx import cache_dir
 from remem.model import Record
 from remem.policy.applies import DOMAINS, domains_of, is_request
 from remem.store.base import Scope, Store
@@ -40,7 +45,7 @@ Vector = npt.NDArray[np.float32]
 POOL = 25
 
 _CACHE: dict[str, _DomainVectors] = {}
-_LOCK = Lock()
+_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +80,7 @@ def domain_vectors(embedder: Embedder) -> _DomainVectors:
     if cached is not None:
         return cached
     pairs = [(i, s) for i, d in enumerate(DOMAINS) for s in d.sentences]
-    sentences = embedder.embed([s for _, s in pairs]).astype(np.float32)
+    sentences = _sentence_vectors(embedder, [s for _, s in pairs])
     owner = tuple(i for i, _ in pairs)
     centres = np.zeros((len(DOMAINS), sentences.shape[1]), dtype=np.float32)
     for row, dom in zip(sentences, owner, strict=True):
@@ -84,6 +89,35 @@ def domain_vectors(embedder: Embedder) -> _DomainVectors:
     made = _DomainVectors(sentences, owner, centres)
     with _LOCK:
         _CACHE[embedder.name] = made
+    return made
+
+
+def _sentence_vectors(embedder: Embedder, sentences: list[str]) -> Vector:
+    """The domains' sentences embedded: for all-MiniLM-L6-v2 (its weights ship with
+    remem, so its name fixes its vectors), read from the model cache folder when an
+    earlier process wrote them there, else embedded and written for the next one.
+
+    Embedding the 48 sentences took a fresh process's first request about 240 ms
+    of its first recall (`remem bench --compare`, `cold_first_recall_ms`); reading
+    them takes well under a millisecond. The file is named by the model and a
+    digest of the sentences, so changed descriptions are embedded anew; a file that
+    does not read as the right matrix is embedded again and replaced.
+    """
+    if not embedder.name.startswith(MINILM):
+        return embedder.embed(sentences).astype(np.float32)
+    digest = hashlib.sha256("\n".join([embedder.name, *sentences]).encode()).hexdigest()[:16]
+    path = cache_dir() / f"domains-{embedder.name}-{digest}.npy"
+    with contextlib.suppress(OSError, ValueError):
+        held = np.load(path, allow_pickle=False)
+        if held.dtype == np.float32 and held.shape[0] == len(sentences) and np.isfinite(held).all():
+            return np.asarray(held)
+    made = embedder.embed(sentences).astype(np.float32)
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        with open(tmp, "wb") as f:
+            np.save(f, made, allow_pickle=False)
+        os.replace(tmp, path)  # whole or absent under the real name
     return made
 
 
