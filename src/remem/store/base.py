@@ -429,8 +429,10 @@ class Operations(Protocol):
 
         Derived indexes that would be made on a first write are made once when
         the block ends instead, which is far faster than row by row; reads
-        inside the block stay correct (exact) meanwhile. A backend with nothing
-        to defer makes this a no-op.
+        inside the block stay correct (exact) meanwhile. When it ends, SQLite
+        writes the vector files of the scopes it filled and PostgreSQL builds
+        its HNSW indexes (the model's, and a large scope's own), so the first
+        search after a load is as fast as the rest.
         """
         ...
 
