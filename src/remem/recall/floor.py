@@ -31,10 +31,10 @@ Two absolute tests, the second on each item:
    Jon and Gina's conversation. A name is known when a gathered turn's speaker
    has it (or is one letter from it: "John" for Jon), or a gathered text says
    it. Places after their preposition ("in Portugal") are not judged, nor a
-   scope whose turns have no speakers. On the LoCoMo development set, questions
-   asked of the next conversation's actor went from 3.69 items to 0.56 (0.16
-   without the one-letter slack), and no question asked of its own
-   conversation changed its packet.
+   scope whose turns have no speakers. On the LoCoMo development set
+   (`remem eval locomo`), questions asked of the next conversation's actor went
+   from 3.68 items to 0.73 with recall@10 over categories 1-4 unchanged; on one
+   ingested database, 0.56 with the one-letter slack and 0.16 without it.
 3. **The floor**, below.
 
 An item is relevant when its own evidence (word evidence plus cosine, see
@@ -127,7 +127,7 @@ def unknown_names(query: str, speakers: Iterable[str], texts: Iterable[str]) -> 
     if not names or not heard:
         return ()  # a memory of no named speakers may know its user by a name it never said
     said = {n.lower() for name in names for n in (name, name.removesuffix("s"))}  # "Johns's"
-    if any(n in heard or any(_one_apart(n, h) for h in heard) for n in said):
+    if any(_one_apart(n, h) for n in said for h in heard):
         return ()
     pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(said))) + r")\b", re.I)
     if any(pattern.search(t) for t in texts):
@@ -136,9 +136,12 @@ def unknown_names(query: str, speakers: Iterable[str], texts: Iterable[str]) -> 
 
 
 def _one_apart(a: str, b: str) -> bool:
-    """Whether two names of 3 letters or more are one edit (insert, delete, swap) apart."""
-    if min(len(a), len(b)) < 3 or abs(len(a) - len(b)) > 1 or a == b:
-        return a == b
+    """Whether two names are the same, or of 3 letters or more and one letter apart (one
+    inserted, removed or changed)."""
+    if a == b:
+        return True
+    if min(len(a), len(b)) < 3 or abs(len(a) - len(b)) > 1:
+        return False
     if len(a) == len(b):
         return sum(x != y for x, y in zip(a, b, strict=True)) == 1
     short, long = sorted((a, b), key=len)
