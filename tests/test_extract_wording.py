@@ -3,6 +3,7 @@ meant, no glued punctuation, no list fragments passed off as statements."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
@@ -241,3 +242,52 @@ def test_a_thing_named_only_as_of_it_stores_nothing(said: str) -> None:
 
 def test_a_thing_of_a_named_thing_is_kept() -> None:
     assert texts("I love the smell of fresh bread.") == ["Maria loves the smell of fresh bread"]
+
+
+@pytest.mark.parametrize(
+    ("said", "text"),
+    [
+        ("I live in the U.S.", "Maria lives in the U.S."),
+        ("My flight lands at 9 a.m.", "Maria's flight lands at 9 a.m."),
+        ("I work in Washington D.C.", "Maria works in Washington D.C."),
+        ("I live in the US.", "Maria lives in the US"),
+    ],
+)  # fmt: skip
+def test_initials_at_the_end_keep_their_last_dot(said: str, text: str) -> None:
+    assert texts(said) == [text]
+
+
+def test_a_place_in_initials_is_stored_whole() -> None:
+    event = Event("ev-1", "t", "a", "s", Role.USER, "I moved to L.A. last year.", T,
+                  {"speaker": "Maria"})  # fmt: skip
+    (c,) = extract_offline(event)
+    assert (c.field, c.value) == ("home", "L.A.")
+    (c,) = extract_offline(replace(event, text="I live in the U.S."))
+    assert c.value == "U.S."
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "I love the thought Nate!",
+        "I love that idea Caroline.",
+        "I love that idea Caroline, let's do it.",
+        "I really like that plan.",
+        "I love the idea.",
+    ],
+)
+def test_liking_what_the_listener_just_said_stores_nothing(said: str) -> None:
+    assert texts(said, speaker="Joanna") == []
+
+
+@pytest.mark.parametrize(
+    ("said", "text"),
+    [
+        ("I love the idea of moving to Porto.", "Joanna loves the idea of moving to Porto"),
+        ("I love the sound of rain.", "Joanna loves the sound of rain"),
+        ("I prefer the plan with the earlier flight.",
+         "Joanna prefers the plan with the earlier flight"),
+    ],
+)  # fmt: skip
+def test_an_idea_or_plan_that_says_what_it_is_is_kept(said: str, text: str) -> None:
+    assert texts(said, speaker="Joanna") == [text]

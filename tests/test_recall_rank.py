@@ -487,3 +487,35 @@ def test_a_superseded_standing_preference_does_not_apply() -> None:
     g = _applying("Suggest some dinner recipes for me", (old,), {"p0": ("food",)},
                   {"p0": 0.1}, ("food",))  # fmt: skip
     assert rank(g, NOW).applies == {}
+
+
+# a question that names a fact's field
+
+
+def _fact(rid: str, text: str, fld: str | None) -> Record:
+    return replace(record(rid, text), field=fld)
+
+
+def test_a_record_whose_field_the_question_names_counts_as_found_by_words() -> None:
+    home = _fact("home", "Moved to Lisbon last month", "home city")
+    other = _fact("job", "Works as a nurse", "occupation")
+    g = gathered("Which city is my home?", records=(home, other),
+                 cosines={"home": 0.33, "job": 0.10})  # fmt: skip
+    ranking = rank(g, NOW)
+    assert ranking.items[0].id == "home"
+    assert ranking.evidence["home"] > 1.0  # the field's words and the cosine
+    assert ranking.evidence.get("job", 0.0) < FLOOR  # its field is not asked about
+    assert [it.id for it in pack_packet(g, ranking).records] == ["home"]
+
+
+def test_a_relation_field_adds_nothing_its_text_does_not_say() -> None:
+    liked = _fact("hike", "Loves the mountains", "likes:hiking")
+    g = gathered("Any hiking trails near me?", records=(liked,), cosines={"hike": 0.30})
+    assert rank(g, NOW).evidence["hike"] == pytest.approx(0.30)
+
+
+def test_a_record_without_a_field_is_judged_by_its_text_alone() -> None:
+    plain = _fact("p", "Moved to Lisbon last month", None)
+    g = gathered("Which city is my home?", records=(plain,), cosines={"p": 0.33})
+    assert rank(g, NOW).evidence["p"] == pytest.approx(0.33)
+    assert pack_packet(g, rank(g, NOW)).records == ()

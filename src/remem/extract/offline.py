@@ -132,7 +132,14 @@ from remem.extract.offline_said import (
     in_role_play,
     without_quoted_speech,
 )
-from remem.extract.offline_text import ADV, normalise, pasted, sentences, third_person
+from remem.extract.offline_text import (
+    ADV,
+    normalise,
+    pasted,
+    sentences,
+    third_person,
+    with_initials,
+)
 from remem.model import Authority, Candidate, Event, Role, Source
 
 __all__ = ["EXTRACTOR_VERSION", "STRATEGY", "extract_offline"]
@@ -365,7 +372,7 @@ def _strip_end(sentence: str) -> tuple[str, bool]:
     tail += r"|for\s+the\s+future|for\s+future\s+reference|ok|okay|lol|haha|by\s+the\s+way|btw"
     tail += r"|fyi|just\s+so\s+you\s+know|just\s+saying|take\s+a\s+look|have\s+a\s+look"
     tail += r"|check\s+it\s+out|look\s+at\s+(?:this|that)|trust\s+me|believe\s+me))+$"
-    return re.sub(tail, "", body, flags=_I).strip(" ,"), question
+    return with_initials(re.sub(tail, "", body, flags=_I).strip(" ,")), question
 
 
 def _clauses(text: str) -> list[_Clause]:

@@ -19,6 +19,7 @@ from remem.extract.offline_text import (
     SECOND_STANCE,
     cut,
     is_pronoun_thing,
+    is_reaction,
     said_thing,
     singular,
     slug,
@@ -162,6 +163,8 @@ def rule_likes(s: str) -> list[Fact]:
     liked = thing(m["x"])
     if not liked or is_pronoun_thing(liked) or not re.search(r"[a-z0-9]", liked):
         return []
+    if is_reaction(liked):  # "I love the idea": of what the listener said
+        return []
     neg = re.search(_NEGATIVE_LIKE, m["verb"], _I) is not None
     value = "dislikes" if neg else "likes"
     return [Fact(third_person(s), Kind.PREFERENCE, f"likes:{_like_key(m['x'])}", value)]
@@ -251,7 +254,7 @@ def rule_stance(s: str) -> list[Fact]:
     obj = strip_articles(re.sub(r"^(?:to\s+)?", "", m["x"].strip(), flags=_I))
     bare = thing(obj)  # "this one too" is "this one"
     short = len(bare.split()) <= 2 or bare.split()[-2] == "of"  # "it", "the smell of it"
-    lone = short and is_pronoun_thing(bare or obj)
+    lone = (short and is_pronoun_thing(bare or obj)) or is_reaction(bare or obj)
     if not re.search(r"[a-z]{3}", obj, _I) or lone or re.match(_NOT_PREFERENCES, obj, _I):
         return []
     return [Fact(third_person(s), Kind.PREFERENCE)]

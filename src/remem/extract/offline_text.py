@@ -199,7 +199,13 @@ def cut(value: str, end: str = VALUE_END) -> str:
     """A value up to the first word that starts a new thought."""
     if m := re.search(end, value, _I):
         value = value[: m.start()]
-    return value.strip(" .,!?;:'\"")
+    return with_initials(value.strip(" .,!?;:'\""))
+
+
+def with_initials(text: str) -> str:
+    """`text` with the last dot of initials it ends in: "the U.S" -> "the U.S.", whose
+    dot a sentence's end took ("I live in the U.S.")."""
+    return f"{text}." if re.search(r"(?<![\w.])(?:[a-z]\.)+[a-z]$", text, _I) else text
 
 
 def strip_articles(value: str) -> str:
@@ -245,6 +251,20 @@ def is_pronoun_thing(value: str) -> bool:
     if len(words) > 1 and words[-2] == "of" and words[-1] in _PRONOUN_THINGS:
         return True  # "the smell of it"
     return words[-1] in ("one", "ones", "option", "options", "former", "latter")
+
+
+# Nouns for what the other person just said: liking "the idea" names nothing by itself
+_REACTIONS = frozenset("idea ideas thought thoughts suggestion suggestions plan sound".split())
+
+
+def is_reaction(value: str) -> bool:
+    """Whether a value is only a reaction to what was just said: "that idea", "the
+    thought" (and a name after it, said to the listener: "the thought Nate"), not
+    "the idea of moving to Porto"."""
+    words = value.lower().split()
+    if words and words[0] in ("that", "this", "the", "your", "such"):
+        words = words[2:] if words[1:2] == ["a"] else words[1:]
+    return bool(words) and words[0] in _REACTIONS and len(words) <= 2
 
 
 _NOT_SINGULAR = frozenset(
@@ -466,7 +486,7 @@ def third_person(clause: str, subject: str | None = None) -> str:
     s = re.sub(r"\bI\b", "they", s)
     # not inside a compound word: "me-time" stays
     s = re.sub(r"(?<!-)\b(?:me|my|mine|myself|we|us|our|ours|ourselves)\b(?!-)", _pronoun, s)
-    s = s.strip(" ,;:.!")
+    s = with_initials(s.strip(" ,;:.!"))
     s = s[:1].upper() + s[1:]
     if len(s) > MAX_TEXT:
         s = s[: MAX_TEXT - 1].rsplit(" ", 1)[0] + "\u2026"

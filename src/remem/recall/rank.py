@@ -34,7 +34,13 @@ from remem.policy.untrusted import quote
 from remem.policy.validity import event_not_held, is_recallable, not_recallable, within_sensitivity
 from remem.recall.budget import ITEM_OVERHEAD_TOKENS, estimate_tokens
 from remem.recall.events import GatheredEvents, returnable_events, score_events
-from remem.recall.fusion import candidate_ids, fuse, without_weak_vectors, word_evidence
+from remem.recall.fusion import (
+    candidate_ids,
+    fuse,
+    named_facts,
+    without_weak_vectors,
+    word_evidence,
+)
 from remem.recall.gather import MAX_SUCCESSION, Gathered
 from remem.store.base import Scope
 
@@ -66,12 +72,14 @@ def rank(g: Gathered, now: datetime) -> Ranking:
     req = g.request
     at = req.valid_at or now
     rejected: dict[str, str] = {}
-    vector = without_weak_vectors(list(g.lexical), list(g.vector), rejected)
+    fields = {rid: rec.field for rid, rec in g.records.items()}
+    lexical = [*g.lexical, *named_facts(g.query.words, fields, g.lexical)]
+    vector = without_weak_vectors(lexical, list(g.vector), rejected)
 
     # filter first, then score: what cannot be returned must not weigh the words
     returnable: dict[str, Record] = {}
     replaced: dict[str, Record] = {}  # superseded since: its successor may inherit its match
-    for rid in candidate_ids(list(g.lexical), vector):
+    for rid in candidate_ids(lexical, vector):
         rec = g.records.get(rid)
         if rec is None:
             rejected[rid] = "deleted"
@@ -96,12 +104,12 @@ def rank(g: Gathered, now: datetime) -> Ranking:
         ids = candidate_ids(list(found.lexical), event_vector)
         events = returnable_events(found, ids, at, rejected)
 
-    texts = {rid: rec.text for rid, rec in returnable.items()}
+    texts = {rid: _words_of(rec) for rid, rec in returnable.items()}
     if events is not None:
         texts |= {eid: ev.text for eid, ev in events.events.items()}
-    words = word_evidence(g.query.words, texts, also={r: x.text for r, x in replaced.items()})
+    words = word_evidence(g.query.words, texts, also={r: _words_of(x) for r, x in replaced.items()})
 
-    scores = fuse(g.lexical, vector, words, returnable, also=replaced)
+    scores = fuse(lexical, vector, words, returnable, also=replaced)
     heirs = _inherit(g, now, replaced, returnable, scores)
     for rid in applies:  # its own evidence, or its meaning alone if no search found it
         scores[rid] = max(scores.get(rid, 0.0), g.applicable.cosines.get(rid, 0.0))
@@ -141,6 +149,17 @@ def rank(g: Gathered, now: datetime) -> Ranking:
         applies=applies,
         rejected=rejected,
     )
+
+
+def _words_of(rec: Record) -> str:
+    """What a record's word evidence is read from: its text, and the words of its field
+    when the field names one fact ("home", "employer", "star_sign"), since a question
+    may name the fact and not its value ("Which city is my home?" of "Moved to
+    Lisbon"). A field of a relation and its object ("likes:hiking") adds nothing:
+    its words are the text's own."""
+    if rec.field and ":" not in rec.field:
+        return f"{rec.text} {rec.field.replace('_', ' ')}"
+    return rec.text
 
 
 def _applicable(
