@@ -519,3 +519,10 @@ def test_a_record_without_a_field_is_judged_by_its_text_alone() -> None:
     g = gathered("Which city is my home?", records=(plain,), cosines={"p": 0.33})
     assert rank(g, NOW).evidence["p"] == pytest.approx(0.33)
     assert pack_packet(g, rank(g, NOW)).records == ()
+
+
+def test_a_question_may_name_a_fact_by_a_synonym_of_its_field() -> None:
+    job = _fact("job", "Works night shifts at the hospital", "role")
+    g = gathered("What is my job?", records=(job,), cosines={"job": 0.2})
+    assert rank(g, NOW).evidence["job"] > 1.0  # "job" is a synonym of "role"
+    assert [r.id for r in pack_packet(g, rank(g, NOW)).records] == ["job"]

@@ -45,12 +45,15 @@ def mem(store: Store, minilm: MiniLMEmbedder) -> Memory:
     return m
 
 
-@pytest.mark.parametrize("query", ["Which city is my home?", "What city do I call home?"])
+@pytest.mark.parametrize(
+    "query", ["Which city is my home?", "What city do I call home?", "What is my location?"]
+)
 def test_a_question_naming_a_fact_gets_its_current_record(mem: Memory, query: str) -> None:
     (current,) = [r for r in mem.records(actor="ana") if r.field and "Lisbon" in r.text]
     packet = mem.recall(actor="ana", query=query, k=5, explain=True)
     assert packet.records, packet.explain
     assert packet.records[0].id == current.id
+    assert packet.explain is not None and current.id in packet.explain["named_fields"]
     texts = " ".join(r.text for r in packet.records)
     assert "Porto" not in texts  # the superseded home stays out, as a record and as a turn
 

@@ -163,6 +163,18 @@ def stored_names(field: str) -> tuple[str, ...]:
     return (field, *(k for k in common.extractor_keys if k != field))
 
 
+def field_words(field: str) -> str:
+    """The words that name a single fact's field, for a question that asks for the fact
+    by them: a vocabulary field's name and synonyms ("home city home city lives in
+    ... where i live"), a free field's own words; nothing for a family key
+    (`allergy:peanut`, `likes:hiking`), whose words its record's text says."""
+    if ":" in field:
+        return ""
+    common = _BY_NAME.get(_BY_WORD.get(field, field))
+    names = (common.name, *common.synonyms) if common else (field,)
+    return " ".join(n.replace("_", " ") for n in names)
+
+
 def vocabulary_names() -> str:
     """The vocabulary's field names, comma-separated, as the LLM prompts list them."""
     return ", ".join(f.name for f in VOCABULARY)

@@ -79,6 +79,7 @@ def pack_packet(g: Gathered, ranking: Ranking) -> Packet:
             "valid_at": iso(req.valid_at),
             "axes": _axes(req),
             "lexical": [{"id": h.id, "bm25": round(h.score, 4)} for h in g.lexical],
+            "named_fields": list(ranking.named),
             "vector": [{"id": rid, "cosine": round(c, 4)} for rid, c in ranking.vector],
             "events_lexical": [h.id for h in found.lexical] if found else [],
             "events_vector": [rid for rid, _ in found.vector] if found else [],

@@ -108,26 +108,23 @@ def word_evidence(
     return {tid: sum(weight[s] for s in stems) / total for tid, stems in held.items() if stems}
 
 
-def named_facts(words: str, fields: Mapping[str, str | None], found: Iterable[Hit]) -> list[Hit]:
+def named_facts(words: str, fields: Mapping[str, str], found: Iterable[Hit]) -> list[Hit]:
     """Word hits for the records whose field, naming one fact, the query names.
 
-    A single fact's field ("home city", "employer", "star sign"; not a relation
-    and its object, "likes:hiking") is what a question about it says ("Which city
-    is my home?"), while its text holds the value ("Moved to Lisbon"): the word
-    search, which reads texts, cannot find it. A record whose field shares a
-    content word with the query counts as found by words, its word evidence read
-    from its text and field (`remem.recall.rank`), as far as it is corroborated.
-    Ids already in `found` are not repeated.
+    `fields` maps a record id to its field's words (`remem.policy.fields.field_words`:
+    "home city" with its synonyms "lives in", "where i live", ...). A single
+    fact's field is what a question about it says ("Which city is my home?",
+    "Where do I live?"), while its text holds the value ("Moved to Lisbon"): the
+    word search, which reads texts, cannot find it. A record whose field words
+    share a content word with the query counts as found by words, its word
+    evidence read from its text and field words (`remem.recall.rank`), as far as
+    it is corroborated. Ids already in `found` are not repeated.
     """
     asked = content_stems(words)
     if not asked:
         return []
     seen = {h.id for h in found}
-    named = (
-        rid
-        for rid, fld in fields.items()
-        if fld and ":" not in fld and content_stems(fld.replace("_", " ")) & asked
-    )
+    named = (rid for rid, said in fields.items() if said and content_stems(said) & asked)
     return [Hit(rid, 0.0) for rid in named if rid not in seen]
 
 

@@ -28,6 +28,7 @@ from typing import Any
 
 from remem.model import Event, PacketItem, Record, Status
 from remem.policy.applies import applies_to, is_standing
+from remem.policy.fields import field_words
 from remem.policy.precedence import RANK
 from remem.policy.scope import session_namespace
 from remem.policy.untrusted import quote
@@ -65,6 +66,7 @@ class Ranking:
     # standing preferences that apply to the request (and their turns) -> the domains shared
     applies: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     rejected: Mapping[str, str] = field(default_factory=dict)  # id -> why not returnable
+    named: tuple[str, ...] = ()  # records found by the words of their field (`named_facts`)
 
 
 def rank(g: Gathered, now: datetime) -> Ranking:
@@ -72,8 +74,9 @@ def rank(g: Gathered, now: datetime) -> Ranking:
     req = g.request
     at = req.valid_at or now
     rejected: dict[str, str] = {}
-    fields = {rid: rec.field for rid, rec in g.records.items()}
-    lexical = [*g.lexical, *named_facts(g.query.words, fields, g.lexical)]
+    fields = {rid: field_words(rec.field) for rid, rec in g.records.items() if rec.field}
+    named = named_facts(g.query.words, fields, g.lexical)
+    lexical = [*g.lexical, *named]
     vector = without_weak_vectors(lexical, list(g.vector), rejected)
 
     # filter first, then score: what cannot be returned must not weigh the words
@@ -148,18 +151,16 @@ def rank(g: Gathered, now: datetime) -> Ranking:
         heirs=heirs,
         applies=applies,
         rejected=rejected,
+        named=tuple(h.id for h in named),
     )
 
 
 def _words_of(rec: Record) -> str:
-    """What a record's word evidence is read from: its text, and the words of its field
-    when the field names one fact ("home", "employer", "star_sign"), since a question
-    may name the fact and not its value ("Which city is my home?" of "Moved to
-    Lisbon"). A field of a relation and its object ("likes:hiking") adds nothing:
-    its words are the text's own."""
-    if rec.field and ":" not in rec.field:
-        return f"{rec.text} {rec.field.replace('_', ' ')}"
-    return rec.text
+    """What a record's word evidence is read from: its text, and the words that name its
+    field when the field is one fact's (`field_words`), since a question may name
+    the fact and not its value ("Which city is my home?" of "Moved to Lisbon")."""
+    said = field_words(rec.field) if rec.field else ""
+    return f"{rec.text} {said}" if said else rec.text
 
 
 def _applicable(
