@@ -352,10 +352,10 @@ def test_demo_shows_the_profile_before_and_after_the_update(
     assert out["fact"]["status"] == "found" and out["fact"]["value"] == "Porto"
 
 
-def test_the_words_of_a_field_are_its_name_and_synonyms_and_nothing_for_a_family_key() -> None:
-    from remem.policy.fields import field_words
+def test_the_names_of_a_field_are_its_name_and_synonyms_and_nothing_for_a_family_key() -> None:
+    from remem.policy.fields import field_names
 
-    assert "where i live" in field_words("home city")
-    assert field_words("home") == field_words("home city")  # an extractor's key, read as it
-    assert field_words("favourite band") == "favourite band"  # a free field: its own words
-    assert field_words("likes:hiking") == "" and field_words("allergy:peanut") == ""
+    assert "where i live" in field_names("home city")
+    assert field_names("home") == field_names("home city")  # an extractor's key, read as it
+    assert field_names("favourite band") == ("favourite band",)  # a free field: its own name
+    assert field_names("likes:hiking") == () and field_names("allergy:peanut") == ()

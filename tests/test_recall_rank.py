@@ -526,3 +526,13 @@ def test_a_question_may_name_a_fact_by_a_synonym_of_its_field() -> None:
     g = gathered("What is my job?", records=(job,), cosines={"job": 0.2})
     assert rank(g, NOW).evidence["job"] > 1.0  # "job" is a synonym of "role"
     assert [r.id for r in pack_packet(g, rank(g, NOW)).records] == ["job"]
+
+
+def test_a_name_of_several_words_is_named_only_when_said_whole() -> None:
+    home = _fact("home", "Lives in Porto", "home city")  # "lives in" is one of its names
+    g = gathered("What do I do for a living?", records=(home,), cosines={"home": 0.18})
+    ranking = rank(g, NOW)
+    assert ranking.named == ()
+    assert pack_packet(g, ranking).records == ()
+    said = gathered("Which city do I live in?", records=(home,), cosines={"home": 0.3})
+    assert rank(said, NOW).named == ("home",)

@@ -163,16 +163,15 @@ def stored_names(field: str) -> tuple[str, ...]:
     return (field, *(k for k in common.extractor_keys if k != field))
 
 
-def field_words(field: str) -> str:
-    """The words that name a single fact's field, for a question that asks for the fact
-    by them: a vocabulary field's name and synonyms ("home city home city lives in
-    ... where i live"), a free field's own words; nothing for a family key
-    (`allergy:peanut`, `likes:hiking`), whose words its record's text says."""
+def field_names(field: str) -> tuple[str, ...]:
+    """The names a single fact's field goes by, for a question that asks for the fact by
+    one: a vocabulary field's name and synonyms ("home city", "home", "city", "lives
+    in", ...), a free field's own name; none for a family key (`allergy:peanut`,
+    `likes:hiking`), whose words its record's text says."""
     if ":" in field:
-        return ""
+        return ()
     common = _BY_NAME.get(_BY_WORD.get(field, field))
-    names = (common.name, *common.synonyms) if common else (field,)
-    return " ".join(n.replace("_", " ") for n in names)
+    return (common.name, *common.synonyms) if common else (field.replace("_", " "),)
 
 
 def vocabulary_names() -> str:

@@ -37,7 +37,7 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
-from collections.abc import Container, Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping, Sequence
 
 from remem.store.base import Hit
 from remem.store.text import STOPWORDS
@@ -108,24 +108,32 @@ def word_evidence(
     return {tid: sum(weight[s] for s in stems) / total for tid, stems in held.items() if stems}
 
 
-def named_facts(words: str, fields: Mapping[str, str], found: Iterable[Hit]) -> list[Hit]:
-    """Word hits for the records whose field, naming one fact, the query names.
+def named_fields(words: str, names: Mapping[str, Sequence[str]]) -> dict[str, str]:
+    """id -> the names of its field the query says, for each record whose field (one
+    fact's: `remem.policy.fields.field_names`) the query names.
 
-    `fields` maps a record id to its field's words (`remem.policy.fields.field_words`:
-    "home city" with its synonyms "lives in", "where i live", ...). A single
-    fact's field is what a question about it says ("Which city is my home?",
-    "Where do I live?"), while its text holds the value ("Moved to Lisbon"): the
-    word search, which reads texts, cannot find it. A record whose field words
-    share a content word with the query counts as found by words, its word
-    evidence read from its text and field words (`remem.recall.rank`), as far as
-    it is corroborated. Ids already in `found` are not repeated.
+    A question about a fact says its field ("Which city is my home?", "What is my
+    job?" of a `role`), while the record's text holds the value ("Moved to
+    Lisbon", "Works night shifts at the hospital"): the word search, which reads
+    texts, cannot find it. A one-word name is said when its stem is among the
+    query's content words; a longer one ("lives in", "date of birth") when the
+    query says it whole, so "what do I do for a living?" does not name `home
+    city` through "lives in".
     """
     asked = content_stems(words)
     if not asked:
-        return []
-    seen = {h.id for h in found}
-    named = (rid for rid, said in fields.items() if said and content_stems(said) & asked)
-    return [Hit(rid, 0.0) for rid in named if rid not in seen]
+        return {}
+    said = " ".join(_WORD.findall(words.lower()))
+    out: dict[str, str] = {}
+    for rid, field_names in names.items():
+        hit = [
+            n
+            for n in field_names
+            if (stem(n) in asked if " " not in n else f" {n} " in f" {said} ")
+        ]
+        if hit:
+            out[rid] = " ".join(hit)
+    return out
 
 
 def without_weak_vectors(

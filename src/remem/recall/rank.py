@@ -28,7 +28,7 @@ from typing import Any
 
 from remem.model import Event, PacketItem, Record, Status
 from remem.policy.applies import applies_to, is_standing
-from remem.policy.fields import field_words
+from remem.policy.fields import field_names
 from remem.policy.precedence import RANK
 from remem.policy.scope import session_namespace
 from remem.policy.untrusted import quote
@@ -38,12 +38,12 @@ from remem.recall.events import GatheredEvents, returnable_events, score_events
 from remem.recall.fusion import (
     candidate_ids,
     fuse,
-    named_facts,
+    named_fields,
     without_weak_vectors,
     word_evidence,
 )
 from remem.recall.gather import MAX_SUCCESSION, Gathered
-from remem.store.base import Scope
+from remem.store.base import Hit, Scope
 
 # A record stands in for the event it was made from when it scores at least
 # this share of the event's score (see `_one_of_each_source`).
@@ -74,9 +74,10 @@ def rank(g: Gathered, now: datetime) -> Ranking:
     req = g.request
     at = req.valid_at or now
     rejected: dict[str, str] = {}
-    fields = {rid: field_words(rec.field) for rid, rec in g.records.items() if rec.field}
-    named = named_facts(g.query.words, fields, g.lexical)
-    lexical = [*g.lexical, *named]
+    fields = {rid: field_names(rec.field) for rid, rec in g.records.items() if rec.field}
+    named = named_fields(g.query.words, fields)  # id -> its field's names the query says
+    by_words = {h.id for h in g.lexical}
+    lexical = [*g.lexical, *(Hit(rid, 0.0) for rid in named if rid not in by_words)]
     vector = without_weak_vectors(lexical, list(g.vector), rejected)
 
     # filter first, then score: what cannot be returned must not weigh the words
@@ -107,10 +108,12 @@ def rank(g: Gathered, now: datetime) -> Ranking:
         ids = candidate_ids(list(found.lexical), event_vector)
         events = returnable_events(found, ids, at, rejected)
 
-    texts = {rid: _words_of(rec) for rid, rec in returnable.items()}
+    # a record's words are its text's and its field's names that the query says
+    texts = {rid: f"{rec.text} {named.get(rid, '')}" for rid, rec in returnable.items()}
     if events is not None:
         texts |= {eid: ev.text for eid, ev in events.events.items()}
-    words = word_evidence(g.query.words, texts, also={r: _words_of(x) for r, x in replaced.items()})
+    also = {rid: f"{rec.text} {named.get(rid, '')}" for rid, rec in replaced.items()}
+    words = word_evidence(g.query.words, texts, also=also)
 
     scores = fuse(lexical, vector, words, returnable, also=replaced)
     heirs = _inherit(g, now, replaced, returnable, scores)
@@ -151,16 +154,8 @@ def rank(g: Gathered, now: datetime) -> Ranking:
         heirs=heirs,
         applies=applies,
         rejected=rejected,
-        named=tuple(h.id for h in named),
+        named=tuple(named),
     )
-
-
-def _words_of(rec: Record) -> str:
-    """What a record's word evidence is read from: its text, and the words that name its
-    field when the field is one fact's (`field_words`), since a question may name
-    the fact and not its value ("Which city is my home?" of "Moved to Lisbon")."""
-    said = field_words(rec.field) if rec.field else ""
-    return f"{rec.text} {said}" if said else rec.text
 
 
 def _applicable(
