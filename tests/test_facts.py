@@ -359,3 +359,10 @@ def test_the_names_of_a_field_are_its_name_and_synonyms_and_nothing_for_a_family
     assert field_names("home") == field_names("home city")  # an extractor's key, read as it
     assert field_names("favourite band") == ("favourite band",)  # a free field: its own name
     assert field_names("likes:hiking") == () and field_names("allergy:peanut") == ()
+
+
+def test_an_animal_of_the_family_goes_by_pets() -> None:
+    from remem.policy.fields import field_names
+
+    assert "pets" in field_names("relation:dog") and "pet" in field_names("relation:cat")
+    assert field_names("relation:sister") == ()  # its text says "sister"

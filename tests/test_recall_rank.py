@@ -536,3 +536,10 @@ def test_a_name_of_several_words_is_named_only_when_said_whole() -> None:
     assert pack_packet(g, ranking).records == ()
     said = gathered("Which city do I live in?", records=(home,), cosines={"home": 0.3})
     assert rank(said, NOW).named == ("home",)
+
+
+def test_a_question_about_pets_finds_the_animal_of_the_family() -> None:
+    dog = _fact("dog", "They have a dog named Rex", "relation:dog")
+    g = gathered("Do I have any pets?", records=(dog,), cosines={"dog": 0.25})
+    assert rank(g, NOW).named == ("dog",)
+    assert [r.id for r in pack_packet(g, rank(g, NOW)).records] == ["dog"]

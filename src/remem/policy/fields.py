@@ -124,6 +124,9 @@ VOCABULARY: tuple[CommonField, ...] = (
     CommonField("nationality", ("citizenship",), ("nationality",), "a country"),
 )
 
+# the animals the offline extractor keys as `relation:<animal>` ("a dog named Rex")
+PET_KINDS = frozenset("dog cat puppy kitten pet horse parrot bird rabbit hamster".split())
+
 _BY_WORD: dict[str, str] = {}
 for _f in VOCABULARY:
     for _word in (_f.name, *_f.synonyms, *_f.extractor_keys):
@@ -166,8 +169,12 @@ def stored_names(field: str) -> tuple[str, ...]:
 def field_names(field: str) -> tuple[str, ...]:
     """The names a single fact's field goes by, for a question that asks for the fact by
     one: a vocabulary field's name and synonyms ("home city", "home", "city", "lives
-    in", ...), a free field's own name; none for a family key (`allergy:peanut`,
+    in", ...), a free field's own name; `pets` for an animal's relation
+    (`relation:dog`); none for another family key (`allergy:peanut`,
     `likes:hiking`), whose words its record's text says."""
+    family, _, kind = field.partition(":")
+    if family == "relation" and kind in PET_KINDS:
+        return (*_BY_NAME["pets"].synonyms, "pets")  # "Do I have any pets?" of a dog's
     if ":" in field:
         return ()
     common = _BY_NAME.get(_BY_WORD.get(field, field))
