@@ -394,7 +394,7 @@ def test_negation_gives_another_value_on_the_same_field() -> None:
     ("text", "statement"),
     [
         ("I have a meeting with Sam on Friday", "Has a meeting with Sam on Friday"),
-        ("we are going to Japan in April", "They are going to Japan in April"),
+        ("we are going to Japan in April", "The user says they are going to Japan in April"),
         ("I speak Portuguese and English fluently", "Speaks Portuguese and English fluently"),
         ("I go to the gym every Monday and Wednesday", None),
         ("my car broke down on the highway yesterday", "Car broke down on the highway yesterday"),
@@ -764,7 +764,7 @@ def test_a_cut_off_last_sentence_of_a_written_turn_stores_nothing() -> None:
     assert [c.text for c in extract(text)] == [
         "Moved to Porto in the spring of last year",
         "Brother visited in June",
-        "They hiked along the coast for a whole week",
+        "The user says they hiked along the coast for a whole week",
         "Still keeps the photos of that trip on their desk at work",
     ]
     # a short chat turn without a full stop is read whole

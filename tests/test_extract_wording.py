@@ -291,3 +291,14 @@ def test_liking_what_the_listener_just_said_stores_nothing(said: str) -> None:
 )  # fmt: skip
 def test_an_idea_or_plan_that_says_what_it_is_is_kept(said: str, text: str) -> None:
     assert texts(said, speaker="Joanna") == [text]
+
+
+@pytest.mark.parametrize(
+    ("said", "text"),
+    [
+        ("We have a dog named Rex.", "The user says they have a dog named Rex"),
+        ("We live in Porto.", "The user says they live in Porto"),
+    ],
+)  # fmt: skip
+def test_we_without_a_speaker_stays_the_users_statement(said: str, text: str) -> None:
+    assert texts(said, speaker=None) == [text]  # not "They have a dog": who are they?

@@ -269,8 +269,8 @@ def _named(text: str, clause: str, speaker: str) -> str:
 
 def _together(clause: _Clause, speaker: str | None) -> str:
     """A statement of "my mom and I ..." naming both: "Maria and their mom made dinner"."""
-    they = third_person(clause.text)  # "we made dinner" -> "they made dinner"
-    rest = re.sub(r"^they\s+", "", they, flags=_I)
+    they = third_person(clause.text)  # "we made dinner" -> "the user says they made dinner"
+    rest = re.sub(r"^(?:the\s+user\s+says\s+)?they\s+", "", they, flags=_I)
     who = re.sub(r"^(?:my|our)\b", "their", clause.together.strip(), flags=_I)
     return f"{speaker or 'The user'} and {who} {rest}"
 

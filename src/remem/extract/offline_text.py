@@ -472,9 +472,8 @@ def third_person(clause: str, subject: str | None = None) -> str:
         if subject:
             s, named = f"{subject} {s}", True
     elif m := re.match(r"we\s+(.+)", s, _I):
-        s, named = (
-            (f"{subject} says they {m.group(1)}", True) if subject else (f"they {m[1]}", False)
-        )
+        # "we" is the speaker and others: the statement stays the speaker's
+        s, named = f"{subject or 'the user'} says they {m.group(1)}", True
     elif m := re.match(r"(?:my|our)\s+(.+)", s, _I):
         s, named = (f"{subject}'s {m.group(1)}", True) if subject else (m.group(1), False)
     if subject and not named:
