@@ -3,8 +3,9 @@
 Each check runs a new interpreter and reads its `sys.modules` at exit: `import
 remem` loads the errors and value types only, and a recall on SQLite, through
 the CLI or the library, loads neither the write paths, extraction, erasure and
-thread state, nor the HTTP service, the MCP server, the evaluation, asyncio or
-the PostgreSQL driver. Speed itself is measured by `remem bench`, not here.
+thread state, nor the HTTP service, the MCP server, the evaluation, asyncio,
+pydantic (no configuration file is read) or the PostgreSQL driver. Speed itself
+is measured by `remem bench`, not here.
 """
 
 from __future__ import annotations
@@ -29,8 +30,10 @@ NEVER = (
     "mcp",
     "openai",
     "psycopg",
+    "pydantic",
     "remem.aio",
     "remem.batch",
+    "remem.config_file",
     "remem.consolidate.batch",
     "remem.eval",
     "remem.extract",
@@ -83,7 +86,7 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_import_remem_loads_only_errors_and_values(tmp_path: Path) -> None:
-    heavy = (*NEVER, "numpy", "pydantic", "click", "remem.memory", "remem.store")
+    heavy = (*NEVER, "numpy", "click", "remem.memory", "remem.store")
     assert _loaded("import remem", heavy, tmp_path) == []
     # what was made lazy is still there when named
     code = "import remem\nassert remem.Memory.__name__ == 'Memory'\nfrom remem import AsyncMemory"
@@ -101,6 +104,15 @@ def test_a_cli_recall_on_sqlite_loads_no_write_path_service_or_eval(
     found = _loaded(code, (*NEVER, "remem.records_cli", "remem.recall"), tmp_path)
     assert [m for m in found if m.startswith(NEVER)] == []
     assert {"remem.records_cli", "remem.recall.engine"} <= set(found)  # it did recall
+    # and a command that writes, or serves, still loads what it runs
+    code = (
+        "import sys\nfrom remem.cli import main\n"
+        f"sys.exit(main(['--db', {str(db)!r}, 'remember', '--actor', 'bob', "
+        "'--text', 'I live in Lima', '--json']))"
+    )
+    assert "remem.writes.records" in _loaded(code, ("remem.writes",), tmp_path)
+    code = "import sys\nfrom remem.cli import main\nsys.exit(main(['mcp', '--help']))"
+    assert "remem.service.mcp_cli" in _loaded(code, ("remem.service",), tmp_path)
 
 
 def test_a_library_recall_on_sqlite_loads_no_write_path_service_or_eval(
@@ -117,12 +129,17 @@ def test_a_library_recall_on_sqlite_loads_no_write_path_service_or_eval(
     assert "remem.recall.engine" in found
 
 
-def test_the_other_commands_still_load_what_they_run(db: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("endpoint", ["", "http://127.0.0.1:9/v1"])
+def test_no_config_file_loads_no_pydantic_and_is_what_an_empty_file_gives(
+    tmp_path: Path, endpoint: str
+) -> None:
+    (tmp_path / "empty.toml").write_text("", encoding="utf-8")
     code = (
-        "import sys\nfrom remem.cli import main\n"
-        f"sys.exit(main(['--db', {str(db)!r}, 'remember', '--actor', 'bob', "
-        "'--text', 'I live in Lima', '--json']))"
+        "import dataclasses, sys\nfrom remem.config import load_config\n"
+        "none = load_config()\nassert 'pydantic' not in sys.modules\n"
+        "empty = load_config('empty.toml')\n"
+        "assert none == dataclasses.replace(empty, source='defaults'), (none, empty)\n"
+        "print(none.strategy_names, file=sys.stderr)"
     )
-    assert "remem.writes.records" in _loaded(code, ("remem.writes",), tmp_path)
-    code = "import sys\nfrom remem.cli import main\nsys.exit(main(['mcp', '--help']))"
-    assert "remem.service.mcp_cli" in _loaded(code, ("remem.service",), tmp_path)
+    env = {"REMEM_LLM_BASE_URL": endpoint, "REMEM_LLM_MODEL": "m", "REMEM_CONFIG": ""}
+    assert "pydantic" in _loaded(code, ("pydantic",), tmp_path, **env)  # read for the file
