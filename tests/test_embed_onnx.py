@@ -83,6 +83,30 @@ def test_auto_runs_onnx_and_a_second_embedder_reuses_the_graph(path: Path, cache
     assert (graph / "weights.bin").stat().st_mtime_ns == built  # opened, not written again
 
 
+def test_later_embedders_open_the_graph_as_onnx_runtime_rewrote_it(
+    path: Path, tmp_path: Path, numpy_vectors: np.ndarray, caplog: pytest.LogCaptureFixture
+) -> None:
+    first = MiniLMEmbedder(path, cache_dir=tmp_path)
+    made = first.embed([*TEXTS, LONG])
+    [graph] = _graphs(tmp_path)
+    [optimized] = graph.glob("optimized-*/model.onnx")  # written by the first session
+    assert (optimized.parent / "weights.bin").stat().st_size > 50_000_000
+    assert float(np.abs(made[:-1] - numpy_vectors).max()) <= 1e-5
+    # a damaged copy is noticed (so it is what a later embedder opens), and written again
+    optimized.write_bytes(b"not an onnx model")
+    with caplog.at_level("WARNING", logger="remem.embed"):
+        again = MiniLMEmbedder(path, cache_dir=tmp_path).embed([*TEXTS, LONG])
+    assert "optimized graph" in caplog.text and "does not load" in caplog.text
+    assert float(np.abs(again - made).max()) <= 1e-6
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="remem.embed"):
+        later = MiniLMEmbedder(path, cache_dir=tmp_path)
+        alone = np.vstack([later.embed([text]) for text in [*TEXTS, LONG]])
+    assert caplog.text == ""  # the rewritten copy opens
+    assert float(np.abs(alone - made).max()) <= 1e-6  # the same vectors, to 1e-6
+    assert [p.name for p in graph.iterdir() if p.name.startswith(".")] == []  # no temporary
+
+
 def test_a_damaged_graph_is_built_again(
     path: Path, tmp_path: Path, numpy_vectors: np.ndarray
 ) -> None:

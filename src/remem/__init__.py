@@ -3,9 +3,16 @@
 The public API: `Memory` (open a database, add events, process, remember,
 recall, forget), `AsyncMemory` (the same for asyncio) and the value types
 they hand back.
+
+`import remem` loads only the errors and the value types: `Memory`,
+`AsyncMemory`, `ImportResult`, `ProcessResult` and `Client` are imported when
+first named (`remem.Memory`, `from remem import Memory`), so that a process
+pays for what it uses (asyncio, the facade, httpx) and nothing else.
 """
 
-from remem.aio import AsyncMemory
+import importlib
+from typing import TYPE_CHECKING
+
 from remem.errors import (
     ConflictError,
     InvalidInput,
@@ -17,7 +24,6 @@ from remem.errors import (
     StoreError,
     StoreUnavailable,
 )
-from remem.memory import ImportResult, Memory
 from remem.model import (
     Authority,
     Candidate,
@@ -32,18 +38,35 @@ from remem.model import (
     Source,
     Status,
 )
-from remem.pipeline import ProcessResult
+
+if TYPE_CHECKING:
+    from remem.aio import AsyncMemory
+    from remem.jobs import ProcessResult
+    from remem.memory import Memory
+    from remem.service.client import Client
+    from remem.writes.events import ImportResult
 
 __version__ = "0.1.0"
 
+# what `__getattr__` imports on first use: name -> its module
+_LAZY = {
+    "AsyncMemory": "remem.aio",
+    "Client": "remem.service.client",
+    "ImportResult": "remem.writes.events",
+    "Memory": "remem.memory",
+    "ProcessResult": "remem.jobs",
+}
+
 
 def __getattr__(name: str) -> object:
-    # remem.Client talks HTTP: load it (and httpx) only when asked for
-    if name == "Client":
-        from remem.service.client import Client
-
-        return Client
-    raise AttributeError(f"module 'remem' has no attribute {name!r}")
+    """`Memory`, `AsyncMemory`, `ImportResult`, `ProcessResult`, `Client`: imported on
+    first use (see the module docstring), then kept as attributes of the package."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'remem' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
 
 __all__ = [

@@ -12,31 +12,86 @@ workers, jobs and configuration (`remem.worker_cli`), evaluation
 
 from __future__ import annotations
 
+import importlib
 import json
 import logging
 import sys
+from collections.abc import Iterator, Mapping, MutableMapping
 
 import click
 
-from remem.bench_cli import bench, demo
 from remem.clikit import Ctx
-from remem.docs_cli import docs
-from remem.erasure_cli import deletions, export, forget
 from remem.errors import RememError
-from remem.eval.cli import eval_group
-from remem.events_cli import event, process
-from remem.records_cli import fact, procedure, profile_cmd, recall_cmd, records, remember
-from remem.service.cli import keys, serve
-from remem.service.mcp_cli import mcp
-from remem.thread.cli import checkpoint, toolcall
-from remem.worker_cli import config_group, jobs, worker
+
+# Each command and where it is defined: a command's module is imported only when
+# that command runs (or `--help` lists them all), so that `remem recall` loads
+# neither the HTTP service, the MCP server nor the evaluation to answer one query.
+COMMANDS = {
+    "event": "remem.events_cli:event",
+    "process": "remem.events_cli:process",
+    "remember": "remem.records_cli:remember",
+    "fact": "remem.records_cli:fact",
+    "profile": "remem.records_cli:profile_cmd",
+    "recall": "remem.records_cli:recall_cmd",
+    "records": "remem.records_cli:records",
+    "procedure": "remem.records_cli:procedure",
+    "forget": "remem.erasure_cli:forget",
+    "deletions": "remem.erasure_cli:deletions",
+    "export": "remem.erasure_cli:export",
+    "demo": "remem.bench_cli:demo",
+    "bench": "remem.bench_cli:bench",
+    "worker": "remem.worker_cli:worker",
+    "jobs": "remem.worker_cli:jobs",
+    "config": "remem.worker_cli:config_group",
+    "checkpoint": "remem.thread.cli:checkpoint",
+    "toolcall": "remem.thread.cli:toolcall",
+    "serve": "remem.service.cli:serve",
+    "keys": "remem.service.cli:keys",
+    "mcp": "remem.service.mcp_cli:mcp",
+    "eval": "remem.eval.cli:eval_group",
+    "docs": "remem.docs_cli:docs",
+}
+
+
+class _Commands(MutableMapping[str, click.Command]):
+    """The root command's subcommands by name, each imported when first looked up."""
+
+    def __init__(self, where: Mapping[str, str]) -> None:
+        self._where = dict(where)
+        self._loaded: dict[str, click.Command] = {}
+
+    def __getitem__(self, name: str) -> click.Command:
+        if name not in self._loaded:
+            module, _, attr = self._where[name].partition(":")  # KeyError: no such command
+            command = getattr(importlib.import_module(module), attr)
+            assert isinstance(command, click.Command), self._where[name]
+            self._loaded[name] = command
+        return self._loaded[name]
+
+    def __setitem__(self, name: str, command: click.Command) -> None:
+        self._where.setdefault(name, "")
+        self._loaded[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        del self._where[name]
+        self._loaded.pop(name, None)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._where)
+
+    def __len__(self) -> int:
+        return len(self._where)
+
 
 EXIT_ERROR = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    commands=_Commands(COMMANDS),
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 @click.option(
     "--db",
     envvar="REMEM_DB",
@@ -59,31 +114,6 @@ EXIT_INTERRUPTED = 130
 def cli(ctx: click.Context, db: str | None, tenant: str, config: str | None, as_json: bool) -> None:
     """remem: long-term memory for AI agents, on one SQLite file or on PostgreSQL."""
     ctx.obj = Ctx(db, tenant, as_json, config)
-
-
-cli.add_command(event)
-cli.add_command(process)
-cli.add_command(remember)
-cli.add_command(fact)
-cli.add_command(profile_cmd)
-cli.add_command(recall_cmd)
-cli.add_command(records)
-cli.add_command(procedure)
-cli.add_command(forget)
-cli.add_command(deletions)
-cli.add_command(export)
-cli.add_command(demo)
-cli.add_command(bench)
-cli.add_command(worker)
-cli.add_command(jobs)
-cli.add_command(config_group)
-cli.add_command(checkpoint)
-cli.add_command(toolcall)
-cli.add_command(serve)
-cli.add_command(keys)
-cli.add_command(mcp)
-cli.add_command(eval_group)
-cli.add_command(docs)
 
 
 # -- entry point ---------------------------------------------------------------------------

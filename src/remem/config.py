@@ -28,121 +28,49 @@ is refused with its line and the reason.
 from __future__ import annotations
 
 import os
-import re
 import tomllib
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-
+from remem.config_sections import (
+    LLM_STRATEGIES,
+    OFFLINE_STRATEGIES,
+    STRATEGIES,
+    Consolidation,
+    Events,
+    Recall,
+    Worker,
+)
 from remem.errors import ConfigError, InvalidInput
-from remem.llm.client import LLMSettings
 from remem.llm.retry import RetryPolicy
-from remem.policy.fields import canonical_field
-from remem.policy.scope import actor_prefix, namespace_problem
+from remem.llm.settings import LLMSettings
 
-LLM_STRATEGIES = ("semantic", "preference", "summary", "episodic")
-OFFLINE_STRATEGIES = ("offline", "offline-summary")
-STRATEGIES = (*OFFLINE_STRATEGIES, *LLM_STRATEGIES)
-_PLACEHOLDER = re.compile(r"\{([a-z]+)\}")
-_ACTOR_ROOT = actor_prefix("{tenant}", "{actor}")  # a template: placeholders kept
+if TYPE_CHECKING:  # the file's schema (pydantic): loaded only to read a file
+    from remem.config_file import ConfigFile, LLMSection, StrategySection
 
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class LLMSection(_Strict):
-    base_url: str | None = None
-    model: str | None = None
-    api_key: str | None = Field(default=None, repr=False)
-    api_key_env: str | None = None
-    timeout: float = Field(default=30.0, gt=0, le=600)
-    response_format: Literal["json_object", "json_schema", "none"] = "json_object"
-    temperature: float = Field(default=0.0, ge=0, le=2)
+__all__ = [
+    "LLM_STRATEGIES",
+    "OFFLINE_STRATEGIES",
+    "STRATEGIES",
+    "Config",
+    "ConfigFile",
+    "StrategyConfig",
+    "build",
+    "defaults",
+    "load_config",
+]
 
 
-class StrategySection(_Strict):
-    enabled: bool = True
-    model: str | None = None
-    namespace: str | None = None
-    prompt_append: str | None = None
-    prompt_replace: str | None = None
-    prompt_file: str | None = None  # a file whose text replaces the default prompt
+def __getattr__(name: str) -> object:
+    """`ConfigFile`, the file's pydantic schema, imported from `remem.config_file` when
+    named (as `remem.config.ConfigFile` it predates that module)."""
+    if name == "ConfigFile":
+        from remem.config_file import ConfigFile
 
-    @field_validator("namespace")
-    @classmethod
-    def _namespace(cls, value: str | None) -> str | None:
-        if value is None:
-            return value
-        unknown = set(_PLACEHOLDER.findall(value)) - {"tenant", "actor", "session", "strategy"}
-        if unknown:
-            raise ValueError(f"unknown placeholder {{{sorted(unknown)[0]}}} in namespace")
-        if (problem := namespace_problem(value)) is not None:
-            raise ValueError(problem)
-        # a strategy writes about one actor: its namespace must stay inside the actor's
-        if not value.startswith(_ACTOR_ROOT) or value.rstrip("/") == _ACTOR_ROOT.rstrip("/"):
-            raise ValueError(f"namespace must start with {_ACTOR_ROOT} and name a folder below it")
-        return value
-
-
-class ConsolidationSection(_Strict):
-    enabled: bool = True
-    model: str | None = None
-    neighbours: int = Field(default=5, ge=1, le=20)
-
-
-class RetrySection(_Strict):
-    attempts: int = Field(default=4, ge=1, le=20)
-    malformed_attempts: int = Field(default=2, ge=1, le=10)
-    base_seconds: float = Field(default=0.5, ge=0, le=60)
-    max_seconds: float = Field(default=30.0, ge=0, le=3600)
-    job_attempts: int = Field(default=5, ge=1, le=100)
-    job_base_seconds: float = Field(default=10.0, ge=0, le=3600)
-    job_max_seconds: float = Field(default=600.0, ge=0, le=86400)
-
-
-class WorkerSection(_Strict):
-    lease_seconds: float = Field(default=120.0, ge=5, le=3600)
-    batch_events: int = Field(default=16, ge=1, le=200)
-    context_events: int = Field(default=6, ge=0, le=100)
-
-
-class EventsSection(_Strict):
-    # how far ahead of this machine's clock an event's time may be (a client's clock)
-    max_clock_skew_seconds: float = Field(default=3600.0, ge=0, le=366 * 86400)
-
-
-class RecallSection(_Strict):
-    # fields looked up exactly and put at the head of every packet (`remem.facts`)
-    pin: list[str] = Field(default_factory=list, max_length=20)
-
-    @field_validator("pin")
-    @classmethod
-    def _fields(cls, value: list[str]) -> list[str]:
-        try:
-            return list(dict.fromkeys(canonical_field(f) for f in value))
-        except InvalidInput as exc:
-            raise ValueError(str(exc)) from None
-
-
-class ConfigFile(_Strict):
-    llm: LLMSection = LLMSection()
-    strategies: dict[str, StrategySection] | None = None
-    consolidation: ConsolidationSection = ConsolidationSection()
-    retry: RetrySection = RetrySection()
-    worker: WorkerSection = WorkerSection()
-    events: EventsSection = EventsSection()
-    recall: RecallSection = RecallSection()
-
-    @field_validator("strategies")
-    @classmethod
-    def _known(cls, value: dict[str, StrategySection] | None) -> Any:
-        for name in value or {}:
-            if name not in STRATEGIES:
-                raise ValueError(f"unknown strategy {name!r}; known: {', '.join(STRATEGIES)}")
-        return value
+        return ConfigFile
+    raise AttributeError(f"module 'remem.config' has no attribute {name!r}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,12 +90,12 @@ class Config:
 
     strategies: tuple[StrategyConfig, ...]
     llm: LLMSettings | None
-    consolidation: ConsolidationSection
+    consolidation: Consolidation
     retry: RetryPolicy
-    worker: WorkerSection
+    worker: Worker
     source: str  # the file it came from, or "defaults"
-    events: EventsSection = field(default_factory=EventsSection)
-    recall: RecallSection = field(default_factory=RecallSection)
+    events: Events = field(default_factory=Events)
+    recall: Recall = field(default_factory=Recall)
 
     @property
     def strategy_names(self) -> tuple[str, ...]:
@@ -205,11 +133,11 @@ class Config:
                 }
                 for s in self.strategies
             },
-            "consolidation": self.consolidation.model_dump(),
+            "consolidation": asdict(self.consolidation),
             "retry": {f: getattr(self.retry, f) for f in RetryPolicy.__dataclass_fields__},
-            "worker": self.worker.model_dump(),
-            "events": self.events.model_dump(),
-            "recall": self.recall.model_dump(),
+            "worker": asdict(self.worker),
+            "events": asdict(self.events),
+            "recall": asdict(self.recall),
         }
 
 
@@ -217,7 +145,11 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
     """Read the configuration from `path`, else `$REMEM_CONFIG`, else the defaults."""
     raw_path = str(path) if path is not None else os.environ.get("REMEM_CONFIG")
     if not raw_path:
-        return build(ConfigFile(), "defaults", Path.cwd())
+        return defaults()
+    from pydantic import ValidationError
+
+    from remem.config_file import ConfigFile
+
     file = Path(raw_path)
     try:
         text = file.read_text(encoding="utf-8")
@@ -241,13 +173,34 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
     return build(parsed, str(file), file.parent)
 
 
+def defaults() -> Config:
+    """The configuration with no file, as `build` makes it of an empty one: the offline
+    extractor, or the four built-in LLM strategies when the environment names an
+    endpoint (`REMEM_LLM_BASE_URL`); the file's schema (pydantic) is not loaded."""
+    llm = _llm_settings(None, "defaults")
+    strategies = _strategies(llm, None, "defaults", Path.cwd())
+    return Config(strategies, llm, Consolidation(), RetryPolicy(), Worker(), "defaults")
+
+
 def build(parsed: ConfigFile, source: str, base: Path) -> Config:
     """Turn a validated file into the effective configuration (env fills the gaps)."""
     llm = _llm_settings(parsed.llm, source)
-    if parsed.strategies is None:
-        chosen = {n: StrategySection() for n in (LLM_STRATEGIES if llm else ("offline",))}
-    else:
+    chosen = None
+    if parsed.strategies is not None:
         chosen = {n: s for n, s in parsed.strategies.items() if s.enabled}
+    strategies = _strategies(llm, chosen, source, base)
+    consolidation, retry, worker, events, recall = parsed.sections()
+    return Config(strategies, llm, consolidation, retry, worker, source, events, recall)
+
+
+def _strategies(
+    llm: LLMSettings | None, chosen: Mapping[str, StrategySection] | None, source: str, base: Path
+) -> tuple[StrategyConfig, ...]:
+    """The strategies that run: the enabled ones of the file's `[strategies]` table, else
+    (no table) the four LLM strategies with a model, the offline extractor without."""
+    if chosen is None:
+        names = LLM_STRATEGIES if llm else ("offline",)
+        return tuple(StrategyConfig(n, None, None, None, None) for n in names)
     strategies = []
     for name, section in chosen.items():
         if name not in OFFLINE_STRATEGIES and llm is None:
@@ -270,40 +223,24 @@ def build(parsed: ConfigFile, source: str, base: Path) -> Config:
         )
     if not strategies:
         raise ConfigError(f"{source}: every strategy is disabled; enable at least one")
-    r = parsed.retry
-    retry = RetryPolicy(
-        attempts=r.attempts,
-        malformed_attempts=r.malformed_attempts,
-        base_seconds=r.base_seconds,
-        max_seconds=r.max_seconds,
-        job_attempts=r.job_attempts,
-        job_base_seconds=r.job_base_seconds,
-        job_max_seconds=r.job_max_seconds,
-    )
-    return Config(
-        tuple(strategies),
-        llm,
-        parsed.consolidation,
-        retry,
-        parsed.worker,
-        source,
-        parsed.events,
-        parsed.recall,
-    )
+    return tuple(strategies)
 
 
-def _llm_settings(section: LLMSection, source: str) -> LLMSettings | None:
+def _llm_settings(section: LLMSection | None, source: str) -> LLMSettings | None:
+    """The model the file's `[llm]` (None: no file) and the environment name, if any."""
     env = LLMSettings.from_env()
-    base_url = section.base_url or (env.base_url if env else None)
+    base_url = (section.base_url if section else None) or (env.base_url if env else None)
     if not base_url:
         return None
-    model = section.model or (env.model if env else "")
-    key = section.api_key or ""
-    if section.api_key_env:
+    model = (section.model if section else None) or (env.model if env else "")
+    key = (section.api_key if section else None) or ""
+    if section is not None and section.api_key_env:
         key = os.environ.get(section.api_key_env, "")
     elif not key and env is not None:
         key = env.api_key
     try:
+        if section is None:
+            return LLMSettings(base_url=base_url, model=model, api_key=key)
         return LLMSettings(
             base_url=base_url,
             model=model,

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from remem.consolidate import same_value
 from remem.model import Kind, PacketItem, Record, Sensitivity, Status, iso
 from remem.policy.fields import canonical_field
 from remem.policy.precedence import RANK
@@ -165,6 +164,8 @@ def lookup(
     if not values:
         return Fact(field, NOT_FOUND, known_at, valid_at)
     top = values[0]
+    from remem.consolidate import same_value  # consolidation's rules: not at import time
+
     if all(same_value(v.value, top.value) for v in values[1:]):
         return Fact(field, FOUND, known_at, valid_at, (top,))
     return Fact(field, CONFLICT, known_at, valid_at, tuple(values))

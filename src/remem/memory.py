@@ -9,19 +9,20 @@ The CLI, the HTTP service and the MCP server are thin layers over these
 methods, and the methods are thin over the flows beneath them, each of which
 takes the memory's `Deps` (`remem.deps`): events and records are written by
 `remem.writes`, read by `remem.reads`, erased and exported by
-`remem.lifecycle`; extraction runs in `remem.worker` and `remem.pipeline`.
+`remem.lifecycle` (`remem.memory_lifecycle` holds those methods); extraction runs
+in `remem.worker` and `remem.pipeline`. The flows a call needs are imported when
+it is first made, so a process that only recalls loads no write path.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from remem import reads
-from remem.batch import write_records
 from remem.config import Config, load_config
 from remem.deps import Clock, Deps
 from remem.documents.facade import DocumentMethods
@@ -34,11 +35,9 @@ from remem.embed.base import (
     default_embedder,
 )
 from remem.errors import InvalidInput, NotFound
-from remem.facts import Fact, Profile
 from remem.ids import IdSource, new_id
-from remem.jobs import JOB_STATUSES, ProcessResult
-from remem.lifecycle import erasure
-from remem.llm.client import ChatModel
+from remem.jobs import JOB_STATUSES
+from remem.memory_lifecycle import LifecycleMethods
 from remem.model import (
     Event,
     HistoryEntry,
@@ -50,26 +49,27 @@ from remem.model import (
     Sensitivity,
     Status,
 )
-from remem.pipeline import Pipeline, build_pipeline
 from remem.policy.scope import SHARED_ACTOR, check_name, operator
-from remem.store.base import ForgetReport, Scope, Store
+from remem.store.base import Scope, Store
 from remem.store.open import default_db_path as default_db_path  # backend choice, re-exported
 from remem.store.open import is_server_url as is_server_url
 from remem.store.open import open_store as open_store
 from remem.telemetry import Telemetry
 from remem.telemetry.hooks import observed
 from remem.timeutil import utcnow
-from remem.worker import drain
-from remem.writes import events as event_log
-from remem.writes import records as writes
 from remem.writes.checks import MAX_EVENT_CHARS, MAX_RECORD_CHARS, check_ttl
-from remem.writes.events import ImportResult
+
+if TYPE_CHECKING:  # the write, extraction and lookup flows load when first used
+    from remem.facts import Fact, Profile
+    from remem.jobs import ProcessResult
+    from remem.llm.client import ChatModel
+    from remem.pipeline import Pipeline
+    from remem.writes.events import ImportResult
 
 __all__ = [
     "DEFAULT_EMBEDDER",
     "MAX_EVENT_CHARS",
     "MAX_RECORD_CHARS",
-    "ImportResult",
     "Memory",
     "default_db_path",
     "is_server_url",
@@ -79,7 +79,7 @@ __all__ = [
 log = logging.getLogger("remem")
 
 
-class Memory(DocumentMethods):
+class Memory(DocumentMethods, LifecycleMethods):
     """Long-term memory on one store, for one tenant. Thread-safe for its methods."""
 
     def __init__(
@@ -235,6 +235,8 @@ class Memory(DocumentMethods):
             "event_id": event_id,
             "metadata": metadata,
         }
+        from remem.writes import events as event_log
+
         event = event_log.event(self.deps, row, self.max_clock_skew)
         event_log.add(self.deps, [event])
         return event.id
@@ -245,6 +247,8 @@ class Memory(DocumentMethods):
 
         Every row is validated before any is written, so a bad row stores nothing.
         """
+        from remem.writes import events as event_log
+
         events = [event_log.event(self.deps, r, self.max_clock_skew) for r in rows]
         return event_log.add(self.deps, events)
 
@@ -268,6 +272,8 @@ class Memory(DocumentMethods):
         error names it by `lines` (the rows' line numbers in their file; by
         default their 1-based positions).
         """
+        from remem.writes import events as event_log
+
         return event_log.import_rows(self.deps, rows, self.max_clock_skew, batch, progress, lines)
 
     def events(self, *, actor: str, session: str | None = None, limit: int = 1000) -> list[Event]:
@@ -282,12 +288,16 @@ class Memory(DocumentMethods):
 
         Every configured strategy runs; jobs that failed and wait for their
         backoff are left for a later run (see `jobs`)."""
+        from remem.worker import drain
+
         return drain(self.pipeline, limit=limit, claim=batch)
 
     @property
     def pipeline(self) -> Pipeline:
         """The extraction pipeline this memory's configuration describes."""
         if self._pipeline is None:
+            from remem.pipeline import build_pipeline
+
             self._pipeline = build_pipeline(self.deps, self.config, chat=self._chat)
         return self._pipeline
 
@@ -335,6 +345,8 @@ class Memory(DocumentMethods):
         only a record about the same field is repeated (same value) or superseded,
         never one whose text is merely similar.
         """
+        from remem.writes import records as writes
+
         return writes.remember(
             self.deps,
             actor=actor,
@@ -356,6 +368,8 @@ class Memory(DocumentMethods):
         write path as `remember`, `update` and `forget`, and an item's
         `request_id` makes it idempotent. See `remem.batch`.
         """
+        from remem.batch import write_records
+
         return write_records(self.deps, items)
 
     @observed
@@ -372,6 +386,8 @@ class Memory(DocumentMethods):
         The old record becomes INVALID, linked both ways, with a history row
         naming who corrected it.
         """
+        from remem.writes import records as writes
+
         return writes.update(self.deps, record_id, text=text, valid_until=valid_until, by=by)
 
     # -- reading ---------------------------------------------------------------------
@@ -509,6 +525,8 @@ class Memory(DocumentMethods):
 
     def get(self, record_id: str) -> Record:
         """One record of this tenant; NotFound when there is none."""
+        from remem.writes import records as writes
+
         return writes.get(self.deps, record_id)
 
     def history(self, record_id: str) -> list[HistoryEntry]:
@@ -534,6 +552,8 @@ class Memory(DocumentMethods):
         makes it a versioned procedure: approving a new version supersedes
         the approved one of the same name.
         """
+        from remem.writes import records as writes
+
         return writes.propose_procedure(
             self.deps, text=text, name=name, actor=actor, proposed_by=proposed_by
         )
@@ -551,47 +571,12 @@ class Memory(DocumentMethods):
         A proposal flagged as carrying instructions aimed at the assistant is
         untrusted text and is never made a procedure: reject it instead.
         """
+        from remem.writes import records as writes
+
         return writes.approve(self.deps, record_id, reviewer=reviewer)
 
     def reject(self, record_id: str, *, reviewer: str, reason: str = "") -> Record:
         """Reject a proposed procedure; it is kept, inactive, with the reviewer's reason."""
+        from remem.writes import records as writes
+
         return writes.reject(self.deps, record_id, reviewer=reviewer, reason=reason)
-
-    # -- export ------------------------------------------------------------------------
-
-    def export(self, *, actor: str) -> Iterator[dict[str, Any]]:
-        """Everything remem holds about one actor, as JSON-ready rows.
-
-        One row per event (`"type": "event"`), per record with its full history
-        (`"type": "record"`), and, where the store keeps thread state, per
-        checkpoint and tool call, in a portable shape.
-        """
-        return erasure.export(self.deps, actor)
-
-    # -- deletion ---------------------------------------------------------------------
-
-    @observed
-    def forget(
-        self, *, record_id: str | None = None, actor: str | None = None, vacuum: bool = False
-    ) -> ForgetReport:
-        """Erase one record, or everything of one actor, from every surface.
-
-        Leaves a content-free tombstone so a pending or late extraction job
-        cannot recreate it, then reads every surface back: `verified` is True
-        only when nothing of it remains. Summaries that covered a forgotten
-        record's events are erased and made again from what remains. On SQLite
-        the erasure also reaches the file (no copy in free pages, the WAL or
-        the full-text index); on PostgreSQL `vacuum` runs VACUUM on the tables
-        it touched. Events added for an erased actor later start a new memory.
-        """
-        return erasure.forget(self.deps, record_id=record_id, actor=actor, vacuum=vacuum)
-
-    def fresh_start(self, actor: str) -> dict[str, str] | None:
-        """If `actor` was erased: `{"erased_at", "message"}` saying that events added
-        since start a new memory (the erasure's tombstone covers only the events that
-        arrived before it); None for an actor never erased."""
-        return erasure.fresh_start(self.deps, check_name("actor", actor))
-
-    def deletions(self, limit: int = 100) -> list[dict[str, Any]]:
-        """The tenant's deletion jobs, newest first, with what each removed and verified."""
-        return self.store.deletions(self.tenant, limit)

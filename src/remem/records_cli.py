@@ -13,7 +13,6 @@ import click
 from remem.clikit import Ctx, emit, json_option
 from remem.documents.flows import where_of
 from remem.errors import InvalidInput
-from remem.events_cli import parse_jsonl, read_lines
 
 # -- records ----------------------------------------------------------------------------
 
@@ -322,6 +321,8 @@ def records_import(ctx: Ctx, file: Path) -> None:
     "sensitivity", "strategy"}. The whole file is validated before anything is
     written; a request id seen before returns its first outcome.
     """
+    from remem.events_cli import parse_jsonl, read_lines  # a recall does not need them
+
     rows = list(parse_jsonl(read_lines(file)))
     with ctx.open() as mem:
         results = mem.write_records(rows)

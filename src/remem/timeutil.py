@@ -8,11 +8,12 @@ one fixed-width, sortable form holds for every year from 1 to 9999.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated
-
-from pydantic import BeforeValidator, ValidationInfo
+from typing import TYPE_CHECKING, Annotated
 
 from remem.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from pydantic import BeforeValidator, ValidationInfo
 
 EXAMPLE = "2026-03-01T09:30:00Z"
 
@@ -89,8 +90,20 @@ def check_time(value: object, info: ValidationInfo) -> object:
     return value.isoformat() if isinstance(value, datetime) else value
 
 
-TimeText = Annotated[str | None, BeforeValidator(check_time)]
-"""An optional ISO 8601 time at an edge (pydantic), checked by `check_time`."""
+if TYPE_CHECKING:
+    TimeText = Annotated[str | None, BeforeValidator(check_time)]
+    """An optional ISO 8601 time at an edge (pydantic), checked by `check_time`."""
+else:
+
+    def __getattr__(name: str) -> object:
+        # `TimeText` is made when an edge's model first names it: a process that only
+        # parses and stores times (a recall) does not load pydantic for it
+        if name != "TimeText":
+            raise AttributeError(f"module 'remem.timeutil' has no attribute {name!r}")
+        from pydantic import BeforeValidator
+
+        made = globals()["TimeText"] = Annotated[str | None, BeforeValidator(check_time)]
+        return made
 
 
 def _shown(value: object) -> str:

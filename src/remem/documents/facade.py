@@ -14,7 +14,6 @@ from remem.deps import Deps
 from remem.documents import flows
 from remem.documents.flows import AddResult
 from remem.errors import InvalidInput
-from remem.lifecycle import erasure
 from remem.model import DocumentItem, Sensitivity
 from remem.policy.scope import operator
 from remem.store.base import ForgetReport
@@ -87,4 +86,6 @@ class DocumentMethods:
     def remove_document(self, document_id: str, *, vacuum: bool = False) -> ForgetReport:
         """Remove a document from every index, leave a tombstone, and verify by reading
         (a deletion job, as `forget` is)."""
+        from remem.lifecycle import erasure  # not at import time: a recall never needs it
+
         return erasure.forget_document(self.deps, document_id, vacuum)

@@ -14,10 +14,18 @@ graph; when the cache cannot be written, the float32 graph is built in memory.
 One session per embedder, on one intra-op thread: a query is about 5 ms where
 numpy takes about 10, and two threads gained nothing for single queries and
 little for batches on the 2-core machine this was measured on (see README).
+
+ONNX Runtime rewrites a graph (fusions, constant folding) each time a session
+opens it. The first process to open a cached graph saves that rewritten form
+beside it (`optimized-<onnxruntime version>/`, written to a temporary folder
+and renamed, like the graph); later processes open it with the rewriting
+switched off, which saves a fresh process part of the session's start-up. Both
+run the `ORT_ENABLE_EXTENDED` graph, so every process makes the same vectors.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
@@ -74,14 +82,35 @@ def graph_dir(model_dir: Path, max_tokens: int, *, int8: bool, cache: Path) -> P
 class OnnxEncoder:
     """The encoder as one ONNX Runtime session on one thread."""
 
-    def __init__(self, graph: Path | bytes, *, int8: bool) -> None:
-        """Open `graph` (a file, or the serialised model); raises what ONNX Runtime raises."""
+    def __init__(
+        self,
+        graph: Path | bytes,
+        *,
+        int8: bool,
+        optimized: bool = False,
+        save_optimized: Path | None = None,
+    ) -> None:
+        """Open `graph` (a file, or the serialised model); raises what ONNX Runtime raises.
+
+        `optimized`: the graph is one ONNX Runtime already rewrote (see the module
+        docstring), opened as it is; `save_optimized`: a folder to write the rewritten
+        graph into (`GRAPH_FILE` and its weights, `DATA_FILE`).
+        """
         import onnxruntime as ort
 
         options = ort.SessionOptions()
         options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
         options.log_severity_level = 3  # errors only: nothing on a CLI's stderr
+        level = ort.GraphOptimizationLevel
+        options.graph_optimization_level = (
+            level.ORT_DISABLE_ALL if optimized else level.ORT_ENABLE_EXTENDED
+        )
+        if save_optimized is not None:
+            options.optimized_model_filepath = str(save_optimized / GRAPH_FILE)
+            entry = options.add_session_config_entry
+            entry("session.optimized_model_external_initializers_file_name", DATA_FILE)
+            entry("session.optimized_model_external_initializers_min_size_in_bytes", "1024")
         source = str(graph) if isinstance(graph, Path) else graph
         self._session = ort.InferenceSession(source, options, providers=["CPUExecutionProvider"])
         self.graph = graph if isinstance(graph, Path) else None
@@ -120,7 +149,7 @@ def load_encoder(
     target = graph_dir(model_dir, max_tokens, int8=int8, cache=folder)
     if (target / GRAPH_FILE).is_file():
         try:
-            return OnnxEncoder(target / GRAPH_FILE, int8=int8)
+            return _open(target, int8=int8)
         except Exception as exc:  # a damaged or foreign file: build it again
             _log.warning(
                 "the cached graph in %s does not load (%s); building it again", target, exc
@@ -135,7 +164,44 @@ def load_encoder(
         from remem.embed.minilm_graph import build_graph
 
         return OnnxEncoder(build_graph(weights()).SerializeToString(), int8=False)
-    return OnnxEncoder(target / GRAPH_FILE, int8=int8)
+    return _open(target, int8=int8)
+
+
+def optimized_dir(target: Path) -> Path:
+    """Where the graph in `target`, as this ONNX Runtime rewrites it, is kept."""
+    import onnxruntime
+
+    return target / f"optimized-{onnxruntime.__version__}"
+
+
+def _open(target: Path, *, int8: bool) -> OnnxEncoder:
+    """The session of the graph in `target`: from its rewritten copy when there is one,
+    else from the graph itself, saving the copy on the way (when the folder is writable).
+    Raises what ONNX Runtime raises for the graph itself."""
+    done = optimized_dir(target)
+    if (done / GRAPH_FILE).is_file():
+        try:
+            return OnnxEncoder(done / GRAPH_FILE, int8=int8, optimized=True)
+        except Exception as exc:  # damaged: open the graph itself and write it again
+            _log.warning("the optimized graph in %s does not load (%s); rewriting it", done, exc)
+    try:
+        tmp = Path(tempfile.mkdtemp(dir=target, prefix=f".{done.name}.", suffix=".tmp"))
+    except OSError:  # a cache we may read but not write: the graph itself, every time
+        return OnnxEncoder(target / GRAPH_FILE, int8=int8)
+    try:
+        try:
+            encoder = OnnxEncoder(target / GRAPH_FILE, int8=int8, save_optimized=tmp)
+        except Exception:  # not saved (or the graph is bad: raised again just below)
+            return OnnxEncoder(target / GRAPH_FILE, int8=int8)
+        for made in (tmp, tmp / GRAPH_FILE, tmp / DATA_FILE):  # readable like any cache
+            made.chmod(0o755 if made.is_dir() else 0o644)
+        if done.exists():  # a damaged copy: this one takes its place
+            shutil.rmtree(done, ignore_errors=True)
+        with contextlib.suppress(OSError):  # another process put its copy there first
+            os.replace(tmp, done)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return encoder
 
 
 def _build(target: Path, weights: Callable[[], Weights], *, int8: bool, float_dir: Path) -> None:

@@ -16,19 +16,18 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import random
 import re
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from remem.errors import InvalidInput, LLMBadOutput, LLMRefused, LLMUnavailable
 from remem.llm.retry import RetryPolicy
+from remem.llm.settings import LLMSettings as LLMSettings  # its home before; re-exported
 from remem.model import LLMCall
 from remem.telemetry.hooks import observed_model_call
 
@@ -36,42 +35,9 @@ log = logging.getLogger("remem.llm")
 
 T = TypeVar("T", bound=BaseModel)
 Message = dict[str, str]
-ResponseFormat = Literal["json_object", "json_schema", "none"]
 
 _FENCE = re.compile(r"\s*```(?:json)?\s*(.*?)\s*```\s*", re.DOTALL)
 _RETRYABLE_STATUS = frozenset({408, 409, 429})
-
-
-@dataclass(frozen=True, slots=True)
-class LLMSettings:
-    """Where a model is and how to talk to it. The key never appears in a repr."""
-
-    base_url: str
-    model: str
-    api_key: str = field(default="", repr=False)
-    timeout: float = 30.0
-    response_format: ResponseFormat = "json_object"
-    temperature: float = 0.0
-
-    def __post_init__(self) -> None:
-        if not self.base_url.startswith(("http://", "https://")):
-            raise InvalidInput(f"llm base_url must be an http(s) URL; got {self.base_url!r}")
-        if not self.model:
-            raise InvalidInput("llm model must be named (e.g. model = 'gpt-4o-mini')")
-        if self.timeout <= 0:
-            raise InvalidInput(f"llm timeout must be positive; got {self.timeout}")
-
-    @classmethod
-    def from_env(cls) -> LLMSettings | None:
-        """Settings from REMEM_LLM_BASE_URL, REMEM_LLM_MODEL and REMEM_LLM_API_KEY, if set."""
-        url = os.environ.get("REMEM_LLM_BASE_URL")
-        if not url:
-            return None
-        return cls(
-            base_url=url,
-            model=os.environ.get("REMEM_LLM_MODEL", ""),
-            api_key=os.environ.get("REMEM_LLM_API_KEY", ""),
-        )
 
 
 class ChatModel:
