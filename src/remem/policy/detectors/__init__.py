@@ -42,31 +42,67 @@ holds what they share.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import functools
+import re
+from collections.abc import Callable, Iterator
 
-from remem.policy.detectors.base import Hit
-from remem.policy.detectors.finance import cards, iban_valid, ibans, luhn_valid
-from remem.policy.detectors.shapes import SHAPES, aws_secrets, hex_keys
+from remem.policy.detectors.base import Hit, ValueFn
+from remem.policy.detectors.finance import IBAN, cards, iban_valid, ibans, luhn_valid
+from remem.policy.detectors.needles import Screen, digit_count, screen
+from remem.policy.detectors.shapes import AWS_ID, HEX_KEY, SHAPES, aws_secrets, hex_keys
 from remem.policy.detectors.stated import STATED
 
 __all__ = ["Hit", "detect", "iban_valid", "luhn_valid"]
+
+_CARD_DIGITS = 13  # the shortest card a network issues (`finance._card_network`)
 
 
 # -- all of them --------------------------------------------------------------------------------
 
 
-def detect(text: str) -> Iterator[Hit]:
-    """Every detector's hits in `text`, unordered and possibly overlapping."""
-    for kind, pattern in SHAPES:
+def detect(text: str, *, screened: bool = True) -> Iterator[Hit]:
+    """Every detector's hits in `text`, unordered and possibly overlapping.
+
+    A detector runs only where its screen (`needles.screen`: the literal text
+    and digits its every match holds) says it may match, which skips none of
+    its hits; `screened=False` runs every detector, the reference that
+    `tests/test_detector_screens.py` holds the screens to.
+    """
+    shapes, stated, scanners = _screens()
+    lower = text.lower() if text.isascii() else None
+    digits = digit_count(text) if screened else 0
+    for kind, pattern, shape_screen in shapes:
+        if screened and not shape_screen.passes(text, lower, digits):
+            continue
         for m in pattern.finditer(text):
             start, end = m.span("v") if "v" in pattern.groupindex else m.span()
             if end > start:
                 yield (kind, start, end)
-    for kind_of, pattern, value_of in STATED:
+    for kind_of, pattern, value_of, label_screen in stated:
+        if screened and not label_screen.passes(text, lower, digits):
+            continue
         for m in pattern.finditer(text):
             if span := value_of(text, m.end()):
                 yield (kind_of(m), *span)
-    yield from cards(text)
-    yield from ibans(text)
-    yield from hex_keys(text)
-    yield from aws_secrets(text)
+    for scan, scan_screen in scanners:
+        if not screened or scan_screen.passes(text, lower, digits):
+            yield from scan(text)
+
+
+_Shape = tuple[str, re.Pattern[str], Screen]
+_Stated = tuple[Callable[[re.Match[str]], str], re.Pattern[str], ValueFn, Screen]
+_Scanner = tuple[Callable[[str], Iterator[Hit]], Screen]
+
+
+@functools.cache
+def _screens() -> tuple[tuple[_Shape, ...], tuple[_Stated, ...], tuple[_Scanner, ...]]:
+    """Every detector with its screen, read from the patterns once, on first use."""
+    shapes = tuple((kind, pattern, screen(pattern)) for kind, pattern in SHAPES)
+    stated = tuple((kind_of, p, value_of, screen(p)) for kind_of, p, value_of in STATED)
+    scanners: tuple[_Scanner, ...] = (
+        (cards, Screen((), _CARD_DIGITS)),
+        (ibans, screen(IBAN)),
+        (hex_keys, screen(HEX_KEY)),
+        (aws_secrets, screen(AWS_ID)),
+    )
+    return shapes, stated, scanners
