@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
+from remem.embed.base import HashEmbedder
 from remem.memory import Memory
 from remem.policy.dataclasses import find_secrets
 from remem.policy.detectors import detect
-from remem.embed.base import HashEmbedder
 from tests import test_policy_dataclasses as samples
 from tests import test_stored_strings as stored
 
