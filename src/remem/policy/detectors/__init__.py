@@ -48,7 +48,7 @@ from collections.abc import Callable, Iterator
 
 from remem.policy.detectors.base import Hit, ValueFn
 from remem.policy.detectors.finance import IBAN, cards, iban_valid, ibans, luhn_valid
-from remem.policy.detectors.needles import Screen, digit_count, screen
+from remem.policy.detectors.needles import Screen, Sieve, screen
 from remem.policy.detectors.shapes import AWS_ID, HEX_KEY, SHAPES, aws_secrets, hex_keys
 from remem.policy.detectors.stated import STATED
 
@@ -68,41 +68,42 @@ def detect(text: str, *, screened: bool = True) -> Iterator[Hit]:
     its hits; `screened=False` runs every detector, the reference that
     `tests/test_detector_screens.py` holds the screens to.
     """
-    shapes, stated, scanners = _screens()
-    lower = text.lower() if text.isascii() else None
-    digits = digit_count(text) if screened else 0
-    for kind, pattern, shape_screen in shapes:
-        if screened and not shape_screen.passes(text, lower, digits):
-            continue
-        for m in pattern.finditer(text):
-            start, end = m.span("v") if "v" in pattern.groupindex else m.span()
-            if end > start:
-                yield (kind, start, end)
-    for kind_of, pattern, value_of, label_screen in stated:
-        if screened and not label_screen.passes(text, lower, digits):
-            continue
-        for m in pattern.finditer(text):
-            if span := value_of(text, m.end()):
-                yield (kind_of(m), *span)
-    for scan, scan_screen in scanners:
-        if not screened or scan_screen.passes(text, lower, digits):
-            yield from scan(text)
+    detectors, sieve = _detectors()
+    for i in sieve.passed(text) if screened else range(len(detectors)):
+        yield from detectors[i](text)
 
 
-_Shape = tuple[str, re.Pattern[str], Screen]
-_Stated = tuple[Callable[[re.Match[str]], str], re.Pattern[str], ValueFn, Screen]
-_Scanner = tuple[Callable[[str], Iterator[Hit]], Screen]
+Detector = Callable[[str], Iterator[Hit]]
+
+
+def _shape(kind: str, pattern: re.Pattern[str], text: str) -> Iterator[Hit]:
+    for m in pattern.finditer(text):
+        start, end = m.span("v") if "v" in pattern.groupindex else m.span()
+        if end > start:
+            yield (kind, start, end)
+
+
+def _stated(
+    kind_of: Callable[[re.Match[str]], str], pattern: re.Pattern[str], value_of: ValueFn, text: str
+) -> Iterator[Hit]:
+    for m in pattern.finditer(text):
+        if span := value_of(text, m.end()):
+            yield (kind_of(m), *span)
 
 
 @functools.cache
-def _screens() -> tuple[tuple[_Shape, ...], tuple[_Stated, ...], tuple[_Scanner, ...]]:
-    """Every detector with its screen, read from the patterns once, on first use."""
-    shapes = tuple((kind, pattern, screen(pattern)) for kind, pattern in SHAPES)
-    stated = tuple((kind_of, p, value_of, screen(p)) for kind_of, p, value_of in STATED)
-    scanners: tuple[_Scanner, ...] = (
+def _detectors() -> tuple[tuple[Detector, ...], Sieve]:
+    """Every detector in the order they run, and their screens, read from the patterns
+    once, on first use."""
+    found: list[tuple[Detector, Screen]] = []
+    for kind, pattern in SHAPES:
+        found.append((functools.partial(_shape, kind, pattern), screen(pattern)))
+    for kind_of, pattern, value_of in STATED:
+        found.append((functools.partial(_stated, kind_of, pattern, value_of), screen(pattern)))
+    found += [
         (cards, Screen((), _CARD_DIGITS)),
         (ibans, screen(IBAN)),
         (hex_keys, screen(HEX_KEY)),
         (aws_secrets, screen(AWS_ID)),
-    )
-    return shapes, stated, scanners
+    ]
+    return tuple(d for d, _ in found), Sieve(s for _, s in found)

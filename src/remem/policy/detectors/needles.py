@@ -23,6 +23,7 @@ from typing import Any
 _MAX_SET = 64  # a needle set larger than this is cut into shorter runs
 _MAX_CLASS = 10  # a character class of at most this many characters is a set of needles
 _KEEP = 2  # needle sets kept per pattern: each is checked on every text
+_COVER = 4  # the shortest word `_cover` looks for in place of longer needles
 
 Needle = tuple[str, bool]  # (text, case-insensitive: then lower-cased)
 Needles = frozenset[Needle]
@@ -66,6 +67,50 @@ def digit_count(text: str) -> int:
     return sum(map(text.count, "0123456789"))
 
 
+class Sieve:
+    """Many screens at once: which of them a text passes, looking for each word of their
+    first needle sets once (a word belongs to every screen it appears in)."""
+
+    def __init__(self, screens: Iterable[Screen]) -> None:
+        self.screens = tuple(screens)
+        folded: dict[str, set[int]] = {}
+        exact: dict[str, set[int]] = {}
+        always: set[int] = set()
+        self._foldable: frozenset[int] = frozenset(
+            i for i, s in enumerate(self.screens) if s.needles and s.needles[0][0]
+        )
+        for i, s in enumerate(self.screens):
+            if not s.needles:
+                always.add(i)
+                continue
+            first_folded, first_exact = s.needles[0]
+            for word in first_folded:
+                folded.setdefault(word, set()).add(i)
+            for word in first_exact:
+                exact.setdefault(word, set()).add(i)
+        self._always = frozenset(always)
+        self._folded = tuple((w, frozenset(i)) for w, i in folded.items())
+        self._exact = tuple((w, frozenset(i)) for w, i in exact.items())
+
+    def passed(self, text: str) -> list[int]:
+        """The screens `text` passes, by their place, in order."""
+        lower = text.lower() if text.isascii() else None
+        maybe = set(self._always)
+        for word, places in self._exact:
+            if word in text:
+                maybe |= places
+        if lower is None:
+            maybe |= self._foldable
+        else:
+            for word, places in self._folded:
+                if word in lower:
+                    maybe |= places
+        if not maybe:
+            return []
+        digits = digit_count(text)
+        return sorted(i for i in maybe if self.screens[i].passes(text, lower, digits))
+
+
 def screen(pattern: re.Pattern[str], digits: int | None = None) -> Screen:
     """The needles and the least digit count of every match of `pattern` (`digits`, when
     given, is what the caller knows instead of the pattern's own count)."""
@@ -80,17 +125,34 @@ def screen(pattern: re.Pattern[str], digits: int | None = None) -> Screen:
 
 
 def _words(needles: Needles) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """A needle set as its folded and its exact words, without any word that holds
-    another of its kind (the other is present wherever it is)."""
-    out: list[tuple[str, ...]] = []
-    for kind in (True, False):
-        words = sorted({w for w, f in needles if f is kind}, key=lambda w: (len(w), w))
-        kept: list[str] = []
-        for w in words:
-            if not any(k in w for k in kept):
-                kept.append(w)
-        out.append(tuple(kept))
-    return out[0], out[1]
+    """A needle set as a few folded and exact words, each a part of its needles that
+    every needle holds one of (`_cover`): fewer words to look for, nearly as telling."""
+    folded = _cover({w for w, f in needles if f})
+    exact = _cover({w for w, f in needles if not f})
+    return folded, exact
+
+
+def _cover(needles: set[str]) -> tuple[str, ...]:
+    """Words of at least `_COVER` characters (or whole shorter needles) such that every
+    needle holds one, picked greedily: the word in most needles first, then the longer."""
+    left = set(needles)
+    words: list[str] = []
+    while left:
+        parts: dict[str, int] = {}
+        for needle in left:
+            size = min(_COVER, len(needle))
+            found = {
+                needle[i : i + n]
+                for n in range(size, len(needle) + 1)
+                for i in range(len(needle) - n + 1)
+            }
+            for part in found:
+                parts[part] = parts.get(part, 0) + 1
+        best = max(parts, key=lambda part: (parts[part], len(part), part))
+        words.append(best)
+        left = {n for n in left if best not in n}
+    words.sort(key=lambda w: (len(w), w))
+    return tuple(w for i, w in enumerate(words) if not any(k in w for k in words[:i]))
 
 
 # -- the needles: exact sets and required sets ----------------------------------------------
