@@ -107,12 +107,15 @@ class EventLog(SQLFlows):
         backend key, or None where a concurrent writer stored its id first."""
         q = self.events_sql
         fields = operator.itemgetter(*q.EVENT_FIELDS)
+        none = self._json_param({})
+
+        def obj(value: Any) -> object:  # most events have no metadata: encoded once
+            return none if type(value) is dict and not value else self._json_param(value)
+
         keys: dict[str, Any] = {}
         for start in range(0, len(events), q.EVENT_ROWS):
             part = events[start : start + q.EVENT_ROWS]
-            values = [
-                v for e in part for v in fields(event_params(e, now, self._at, self._json_param))
-            ]
+            values = [v for e in part for v in fields(event_params(e, now, self._at, obj))]
             for r in db.execute(q.insert_events(len(part)), values).fetchall():
                 keys[r["id"]] = r["key"]
         return [keys.get(e.id) for e in events]
