@@ -16,6 +16,7 @@ FTS5 rows on SQLite, term rows on PostgreSQL).
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from typing import Any, ClassVar, Protocol
 
@@ -30,8 +31,14 @@ class EventSQL(Protocol):
     """The named statements of adding events."""
 
     EVENT_IDENTITIES: str  # tenant, {keys}: ids -> id, actor, session, role, text
-    INSERT_EVENT: str  # `remem.store.rows.event_params`; ON CONFLICT DO NOTHING RETURNING key
+    EVENT_FIELDS: tuple[str, ...]  # the keys of `remem.store.rows.event_params`, in order
+    EVENT_ROWS: int  # the most events one `insert_events` statement takes
     INSERT_JOB: str  # tenant, event_id, strategy, at; ON CONFLICT DO NOTHING
+
+    def insert_events(self, rows: int) -> str:
+        """`rows` events' fields in turn, positional; ON CONFLICT DO NOTHING RETURNING
+        key, id."""
+        ...
 
 
 class EventLog(SQLFlows):
@@ -78,15 +85,12 @@ class EventLog(SQLFlows):
         q = self.events_sql
         fresh = self._classify(db, tenant, batch, places)
         new = [i for i, is_new in enumerate(fresh) if is_new]
-        params = [event_params(batch[i], now, self._at, self._json_param) for i in new]
-        keys = self._each(db, q.INSERT_EVENT, params)
+        keys = self._insert_events(db, [batch[i] for i in new], now)
         raced = [i for i, key in zip(new, keys, strict=True) if key is None]
         if raced:  # a concurrent writer stored these ids: the stored one decides
             self._classify(db, tenant, [batch[i] for i in raced], [places[i] for i in raced])
             fresh = [is_new and i not in raced for i, is_new in enumerate(fresh)]
-        added = [
-            (key["key"], batch[i]) for i, key in zip(new, keys, strict=True) if key is not None
-        ]
+        added = [(key, batch[i]) for i, key in zip(new, keys, strict=True) if key is not None]
         if added:
             self._index_events(db, tenant, added)
             jobs = [
@@ -97,6 +101,24 @@ class EventLog(SQLFlows):
             if jobs:
                 db.executemany(q.INSERT_JOB, jobs)
         return fresh
+
+    def _insert_events(self, db: Tx, events: Sequence[Event], now: Any) -> list[Any]:
+        """Insert events of distinct ids, `EVENT_ROWS` to a statement; per event, its
+        backend key, or None where a concurrent writer stored its id first."""
+        q = self.events_sql
+        fields = operator.itemgetter(*q.EVENT_FIELDS)
+        none = self._json_param({})
+
+        def obj(value: Any) -> object:  # most events have no metadata: encoded once
+            return none if type(value) is dict and not value else self._json_param(value)
+
+        keys: dict[str, Any] = {}
+        for start in range(0, len(events), q.EVENT_ROWS):
+            part = events[start : start + q.EVENT_ROWS]
+            values = [v for e in part for v in fields(event_params(e, now, self._at, obj))]
+            for r in db.execute(q.insert_events(len(part)), values).fetchall():
+                keys[r["id"]] = r["key"]
+        return [keys.get(e.id) for e in events]
 
     def _classify(
         self, db: Tx, tenant: str, batch: Sequence[Event], places: Sequence[int]

@@ -9,6 +9,7 @@ the first. Parameters are named (`%(name)s`); lists travel as arrays
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from remem.store.base import Scope
@@ -145,13 +146,24 @@ RECORD_COLUMNS = (
 EVENT_COLUMNS = "id, tenant, actor, session, role, text, time, metadata, received_at"
 
 # -- adding events (`remem.store.event_log`, named parameters) --------------------------------
-INSERT_EVENT = """
-INSERT INTO events (tenant, id, actor, session, role, text, time, metadata, received_at)
-VALUES (%(tenant)s, %(id)s, %(actor)s, %(session)s, %(role)s, %(text)s, %(time)s,
-    %(metadata)s, %(received_at)s)
-ON CONFLICT (tenant, id) DO NOTHING
-RETURNING id AS key
-"""
+EVENT_FIELDS: tuple[str, ...] = tuple(
+    "tenant id actor session role text time metadata received_at".split()
+)
+EVENT_ROWS = 100  # events to one INSERT
+
+
+@functools.cache
+def insert_events(rows: int) -> str:
+    """One INSERT of `rows` events, each event's `EVENT_FIELDS` in turn (positional);
+    RETURNING the key (the id) and id of each that was new (in no promised order)."""
+    # compact, so that psycopg caches its parse of the statement (up to 4,096 characters)
+    values = ", ".join(["(%s,%s,%s,%s,%s,%s,%s,%s,%s)"] * rows)
+    return (
+        f"INSERT INTO events ({', '.join(EVENT_FIELDS)}) VALUES {values} "
+        "ON CONFLICT (tenant, id) DO NOTHING RETURNING id AS key, id"
+    )
+
+
 INSERT_JOB = """
 INSERT INTO jobs (tenant, event_id, strategy, created_at, updated_at)
 VALUES (%(tenant)s, %(event_id)s, %(strategy)s, %(at)s, %(at)s)

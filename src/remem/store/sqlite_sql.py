@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Sequence
 from typing import Any
@@ -13,6 +14,7 @@ from remem.store.text import like_prefix
 from remem.store.text import words as words
 
 
+@functools.lru_cache(maxsize=4096)
 def scope_token(tenant: str, actor: str) -> str:
     """The full-text token that names one (tenant, actor) scope (22 characters)."""
     digest = hashlib.blake2b(f"{tenant}\x00{actor}".encode(), digest_size=10).hexdigest()
@@ -21,7 +23,8 @@ def scope_token(tenant: str, actor: str) -> str:
 
 def scoped_text(token: str, text: str) -> str:
     """Text as the full-text index holds it: every word prefixed by the scope token."""
-    return " ".join(token + w for w in WORD.findall(text.lower()))
+    found = WORD.findall(text.lower())
+    return token + f" {token}".join(found) if found else ""
 
 
 def fts_query(token: str, text: str) -> str | None:
@@ -77,12 +80,23 @@ SELECT rowid FROM {table} WHERE {table} MATCH :match ORDER BY rowid DESC LIMIT 1
 
 
 # -- adding events (`remem.store.event_log`, named parameters) --------------------------------
-INSERT_EVENT = """
-INSERT INTO events (tenant, id, actor, session, role, text, time, metadata, received_at)
-VALUES (:tenant, :id, :actor, :session, :role, :text, :time, :metadata, :received_at)
-ON CONFLICT (tenant, id) DO NOTHING
-RETURNING seq AS key
-"""
+EVENT_FIELDS: tuple[str, ...] = tuple(
+    "tenant id actor session role text time metadata received_at".split()
+)
+EVENT_ROWS = 100  # events to one INSERT: 900 parameters, within every SQLite's 999
+
+
+@functools.cache
+def insert_events(rows: int) -> str:
+    """One INSERT of `rows` events, each event's `EVENT_FIELDS` in turn (positional);
+    RETURNING the key and id of each that was new (in no promised order)."""
+    values = ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?)"] * rows)
+    return (
+        f"INSERT INTO events ({', '.join(EVENT_FIELDS)}) VALUES {values} "
+        "ON CONFLICT (tenant, id) DO NOTHING RETURNING seq AS key, id"
+    )
+
+
 INSERT_EVENT_FTS = "INSERT INTO events_fts (rowid, text, scope) VALUES (:key, :text, :scope)"
 INSERT_JOB = """
 INSERT INTO jobs (tenant, event_id, strategy, created_at, updated_at)

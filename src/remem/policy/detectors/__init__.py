@@ -42,31 +42,68 @@ holds what they share.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import functools
+import re
+from collections.abc import Callable, Iterator
 
-from remem.policy.detectors.base import Hit
-from remem.policy.detectors.finance import cards, iban_valid, ibans, luhn_valid
-from remem.policy.detectors.shapes import SHAPES, aws_secrets, hex_keys
+from remem.policy.detectors.base import Hit, ValueFn
+from remem.policy.detectors.finance import IBAN, cards, iban_valid, ibans, luhn_valid
+from remem.policy.detectors.needles import Screen, Sieve, screen
+from remem.policy.detectors.shapes import AWS_ID, HEX_KEY, SHAPES, aws_secrets, hex_keys
 from remem.policy.detectors.stated import STATED
 
 __all__ = ["Hit", "detect", "iban_valid", "luhn_valid"]
+
+_CARD_DIGITS = 13  # the shortest card a network issues (`finance._card_network`)
 
 
 # -- all of them --------------------------------------------------------------------------------
 
 
-def detect(text: str) -> Iterator[Hit]:
-    """Every detector's hits in `text`, unordered and possibly overlapping."""
+def detect(text: str, *, screened: bool = True) -> Iterator[Hit]:
+    """Every detector's hits in `text`, unordered and possibly overlapping.
+
+    A detector runs only where its screen (`needles.screen`: the literal text
+    and digits its every match holds) says it may match, which skips none of
+    its hits; `screened=False` runs every detector, the reference that
+    `tests/test_detector_screens.py` holds the screens to.
+    """
+    detectors, sieve = _detectors()
+    for i in sieve.passed(text) if screened else range(len(detectors)):
+        yield from detectors[i](text)
+
+
+Detector = Callable[[str], Iterator[Hit]]
+
+
+def _shape(kind: str, pattern: re.Pattern[str], text: str) -> Iterator[Hit]:
+    for m in pattern.finditer(text):
+        start, end = m.span("v") if "v" in pattern.groupindex else m.span()
+        if end > start:
+            yield (kind, start, end)
+
+
+def _stated(
+    kind_of: Callable[[re.Match[str]], str], pattern: re.Pattern[str], value_of: ValueFn, text: str
+) -> Iterator[Hit]:
+    for m in pattern.finditer(text):
+        if span := value_of(text, m.end()):
+            yield (kind_of(m), *span)
+
+
+@functools.cache
+def _detectors() -> tuple[tuple[Detector, ...], Sieve]:
+    """Every detector in the order they run, and their screens, read from the patterns
+    once, on first use."""
+    found: list[tuple[Detector, Screen]] = []
     for kind, pattern in SHAPES:
-        for m in pattern.finditer(text):
-            start, end = m.span("v") if "v" in pattern.groupindex else m.span()
-            if end > start:
-                yield (kind, start, end)
+        found.append((functools.partial(_shape, kind, pattern), screen(pattern)))
     for kind_of, pattern, value_of in STATED:
-        for m in pattern.finditer(text):
-            if span := value_of(text, m.end()):
-                yield (kind_of(m), *span)
-    yield from cards(text)
-    yield from ibans(text)
-    yield from hex_keys(text)
-    yield from aws_secrets(text)
+        found.append((functools.partial(_stated, kind_of, pattern, value_of), screen(pattern)))
+    found += [
+        (cards, Screen((), _CARD_DIGITS)),
+        (ibans, screen(IBAN)),
+        (hex_keys, screen(HEX_KEY)),
+        (aws_secrets, screen(AWS_ID)),
+    ]
+    return tuple(d for d, _ in found), Sieve(s for _, s in found)

@@ -104,7 +104,7 @@ def cards(text: str) -> Iterator[Hit]:
 # -- bank accounts ----------------------------------------------------------------------------
 
 # Country, two check digits, then groups of four (the last shorter), spaced or not.
-_IBAN = re.compile(
+IBAN = re.compile(
     r"(?<![A-Za-z0-9])[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?(?![A-Za-z0-9])"
 )
 
@@ -119,7 +119,7 @@ def iban_valid(iban: str) -> bool:
 
 def ibans(text: str) -> Iterator[Hit]:
     """IBANs whose mod-97 check holds."""
-    for m in _IBAN.finditer(text):
+    for m in IBAN.finditer(text):
         # the longest valid prefix: the match may have taken a group of the next word
         value = m.group()
         ends = [len(value)] + [i for i in range(len(value) - 1, 14, -1) if value[i] == " "]

@@ -81,28 +81,28 @@ SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = (
 
 # -- keys that are shapes only next to something ------------------------------------------------
 
-_HEX_KEY = re.compile(r"(?<![0-9A-Za-z])0x[0-9a-fA-F]{64}(?![0-9A-Za-z])")
+HEX_KEY = re.compile(r"(?<![0-9A-Za-z])0x[0-9a-fA-F]{64}(?![0-9A-Za-z])")
 # what a public 32-byte value is called when it is not a key
 _PUBLIC_HEX = re.compile(
     r"\b(?:tx|txn|transaction|hash|block|commit|digest|sha-?256|checksum|address|id)"
     r"(?:\s+(?:hash|id))?\s*[:=#]?\s*$",
     IGNORECASE,
 )
-_AWS_ID = re.compile(TOKEN_START + r"(?:AKIA|ASIA)[0-9A-Z]{16}" + TOKEN_END)
+AWS_ID = re.compile(TOKEN_START + r"(?:AKIA|ASIA)[0-9A-Z]{16}" + TOKEN_END)
 _AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
 _AWS_NEAR = 80  # characters between an access key id and its secret
 
 
 def hex_keys(text: str) -> Iterator[Hit]:
     """`0x` + 64 hex digits, unless introduced as a transaction, block, hash or id."""
-    for m in _HEX_KEY.finditer(text):
+    for m in HEX_KEY.finditer(text):
         if not _PUBLIC_HEX.search(text, max(0, m.start() - 30), m.start()):
             yield ("private_key", m.start(), m.end())
 
 
 def aws_secrets(text: str) -> Iterator[Hit]:
     """A 40-character secret access key within a short distance of an access key id."""
-    for m in _AWS_ID.finditer(text):
+    for m in AWS_ID.finditer(text):
         lo, hi = max(0, m.start() - _AWS_NEAR), min(len(text), m.end() + _AWS_NEAR)
         for s in _AWS_SECRET.finditer(text, lo, hi):
             value = s.group()
