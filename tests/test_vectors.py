@@ -136,3 +136,26 @@ def test_search_many_is_each_search_in_one_pass_on_both_paths() -> None:
             )
             assert together[2][0][0] == "t1"
         assert v.search_many(queries[:0], 5, 1.0, False) == []
+
+
+def test_top_rows_picks_the_rows_a_full_partition_picks() -> None:
+    """The sampled bar (`top_rows`) must never change which rows are refined: the
+    same set as partitioning every score, whatever the scores look like."""
+    from remem.store.vectors import top_rows
+
+    rng = np.random.default_rng(3)
+    cases = [
+        rng.standard_normal(100_000).astype(np.float32),
+        np.sort(rng.standard_normal(50_000)).astype(np.float32),  # best rows all at the end
+        np.sort(rng.standard_normal(50_000))[::-1].astype(np.float32),  # all at the start
+        np.concatenate([np.full(90_000, -np.inf), rng.random(10_000)]).astype(np.float32),
+        np.where(rng.random(60_000) < 0.98, -np.inf, rng.random(60_000)).astype(np.float32),
+        rng.random(3_000).astype(np.float32),  # too few to sample
+    ]
+    for scores in cases:
+        finite = int(np.isfinite(scores).sum())
+        for k in (1, 50, 1000, min(finite, 5000)):
+            expected = set(np.argpartition(-scores, k - 1)[:k].tolist())
+            got = top_rows(scores, k)
+            assert len(got) == k
+            assert set(got.tolist()) == expected

@@ -123,8 +123,10 @@ class ScopeVectors:
                 coarse_all[~mask[:base]] = -np.inf
                 pool = min(REFINE, in_base)
             else:
+                # the whole matrix scored where it lies, then the valid rows picked:
+                # copying those rows out first cost 3 ms at 10,000 rows, the scan 0.4
                 exact = np.flatnonzero(mask[:base])
-                exact_scores = np.asarray(self.matrix[exact], np.float32) @ queries.T
+                exact_scores = _scores(self.matrix, queries)[exact]
             tail_scores = (
                 self.tail[tail_rows] @ queries.T
                 if len(tail_rows) and self.tail is not None
@@ -133,11 +135,7 @@ class ScopeVectors:
             for j in range(m):
                 if projection is not None:
                     coarse = coarse_all[:, j]
-                    rows = (
-                        np.sort(np.argpartition(-coarse, pool - 1)[:pool])
-                        if pool
-                        else tail_rows[:0]
-                    )
+                    rows = np.sort(top_rows(coarse, pool)) if pool else tail_rows[:0]
                     scores = np.asarray(self.matrix[rows], np.float32) @ queries[j]
                 else:
                     rows, scores = exact, exact_scores[:, j]
@@ -277,6 +275,36 @@ class ScopeVectors:
                 self._basis = np.ascontiguousarray(vecs[:, ::-1][:, :PROJECTED_DIM], np.float32)
                 self._projected = np.ascontiguousarray(m @ self._basis)
             return self._basis, self._projected
+
+
+def _scores(matrix: npt.NDArray[Any], queries: F32) -> F32:
+    """Every row's cosine to each query, (rows, queries): a matrix-vector product for one."""
+    m: F32 = np.asarray(matrix, np.float32)  # float32 already below APPROX_MIN: no copy
+    out: F32 = (m @ queries[0])[:, None] if len(queries) == 1 else m @ queries.T
+    return out
+
+
+def top_rows(scores: F32, k: int) -> npt.NDArray[np.intp]:
+    """The rows of the `k` highest scores (in no order), as `np.argpartition` finds them.
+
+    A full partition of 100,000 scores costs 1 ms. Every row scoring at least the
+    k-th best is found instead among those at or above a bar set from an evenly
+    spaced sample, low enough that about four times `k` pass it; the partition of
+    those few picks the same rows. When fewer than `k` pass (an unlucky sample),
+    the whole array is partitioned.
+    """
+    n = len(scores)
+    if k >= n:
+        return np.arange(n)
+    if n >= 16 * k and n >= 4096:
+        step = max(1, n // 4096)
+        sample = scores[::step]
+        rank = min(len(sample) - 1, (4 * k * len(sample)) // n)
+        bar = np.partition(sample, len(sample) - 1 - rank)[len(sample) - 1 - rank]
+        passed = np.flatnonzero(scores >= bar)
+        if len(passed) >= k:
+            return passed[np.argpartition(-scores[passed], k - 1)[:k]]
+    return np.argpartition(-scores, k - 1)[:k]
 
 
 _controller: Any = None
