@@ -159,3 +159,23 @@ def test_top_rows_picks_the_rows_a_full_partition_picks() -> None:
             got = top_rows(scores, k)
             assert len(got) == k
             assert set(got.tolist()) == expected
+
+
+def test_the_int8_coarse_pass_refines_the_rows_the_float_pass_would() -> None:
+    """From a large scope's second search the coarse pass runs in int8 on ONNX Runtime
+    (`remem.store.coarse`); the answers are those of the float32 pass it replaced."""
+    import dataclasses
+
+    v = make(APPROX_MIN + 5000, dim=128)
+    rng = np.random.default_rng(5)
+    queries = v.matrix[rng.integers(len(v), size=40)] + 0.2 * rng.standard_normal((40, 128))
+    queries = (queries / np.linalg.norm(queries, axis=1, keepdims=True)).astype(np.float32)
+    v.search(queries[0], 5, 1.0, False)
+    v.search(queries[0], 5, 1.0, False)  # the second search quantises the projection
+    assert v._coarse8 is not None and v._coarse8.codes.shape == (len(v), 96)
+    floats = dataclasses.replace(v)  # the same rows and projection, not yet quantised
+    floats.attach_projection(*v.projection())
+    floats._coarse8_tried = True  # and never: the float32 pass
+    for q in queries:
+        assert v.search(q, 20, 1.0, False) == floats.search(q, 20, 1.0, False)
+    assert [rid for rid, _ in v.search(queries[3], 20, 1.0, False)][:10] == exact(v, queries[3], 10)

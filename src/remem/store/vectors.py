@@ -26,6 +26,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from remem.store.coarse import Int8Coarse
+
 APPROX_MIN = 20_000
 PROJECTED_DIM = 96
 REFINE = 1000
@@ -83,6 +85,8 @@ class ScopeVectors:
     tail: F32 | None = None
     _basis: F32 | None = field(default=None, repr=False)
     _projected: F32 | None = field(default=None, repr=False)
+    _coarse8: Int8Coarse | None = field(default=None, repr=False)
+    _coarse8_tried: bool = field(default=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _searches: int = field(default=0, repr=False)
 
@@ -119,8 +123,16 @@ class ScopeVectors:
             if projection is not None:
                 basis, projected = projection
                 in_base = n - len(tail_rows)
-                coarse_all = projected @ (queries @ basis).T  # rows x m
-                coarse_all[~mask[:base]] = -np.inf
+                # int8 from the scope's second search on (a one-shot process does
+                # not quantise), where ONNX Runtime is installed (`remem.store.coarse`)
+                coarse8 = self._int8(projected) if self._searches > 1 else None
+                coarse_all: npt.NDArray[Any]
+                if coarse8 is not None:
+                    coarse_all = coarse8.scores(queries @ basis)  # rows x m, int32
+                    coarse_all[~mask[:base]] = -np.iinfo(np.int32).max  # negatable
+                else:
+                    coarse_all = projected @ (queries @ basis).T  # rows x m
+                    coarse_all[~mask[:base]] = -np.inf
                 pool = min(REFINE, in_base)
             else:
                 # the whole matrix scored where it lies, then the valid rows picked:
@@ -195,6 +207,7 @@ class ScopeVectors:
         )
         if self._basis is not None and self._projected is not None:
             out.attach_projection(self._basis, self._projected)
+            out._coarse8, out._coarse8_tried = self._coarse8, self._coarse8_tried
         return out
 
     def kept(self, keep: npt.NDArray[np.bool_]) -> ScopeVectors:
@@ -221,6 +234,8 @@ class ScopeVectors:
         )  # fmt: skip
         if self._basis is not None and self._projected is not None:
             out.attach_projection(self._basis, np.ascontiguousarray(self._projected[in_base]))
+            if self._coarse8 is not None:
+                out._coarse8, out._coarse8_tried = self._coarse8.kept(in_base), True
         return out
 
     def merged(self) -> ScopeVectors:
@@ -262,6 +277,14 @@ class ScopeVectors:
         """Use a projection made earlier (read from the scope's file) from the first search."""
         with self._lock:
             self._basis, self._projected = basis, projected
+            self._coarse8, self._coarse8_tried = None, False  # made from these when needed
+
+    def _int8(self, projected: F32) -> Int8Coarse | None:
+        """The projection quantised for the coarse pass, made once (None: no runtime)."""
+        with self._lock:
+            if not self._coarse8_tried:
+                self._coarse8, self._coarse8_tried = Int8Coarse.of(projected), True
+            return self._coarse8
 
     def _projection(self) -> tuple[F32, F32]:
         with self._lock:
