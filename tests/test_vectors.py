@@ -179,3 +179,22 @@ def test_the_int8_coarse_pass_refines_the_rows_the_float_pass_would() -> None:
     for q in queries:
         assert v.search(q, 20, 1.0, False) == floats.search(q, 20, 1.0, False)
     assert [rid for rid, _ in v.search(queries[3], 20, 1.0, False)][:10] == exact(v, queries[3], 10)
+
+
+def test_widen_is_numpys_float16_to_float32_conversion_exactly() -> None:
+    """The refined rows are widened by ONNX Runtime's Cast (`remem.store.coarse.widen`):
+    bit for bit what numpy's conversion gives, subnormals and infinities included (a
+    NaN stays a NaN, its quiet bit set)."""
+    from remem.store.coarse import widen
+
+    rng = np.random.default_rng(9)
+    rows = rng.standard_normal((1000, 384)).astype(np.float16)
+    every = np.arange(2**16, dtype=np.uint16).view(np.float16)
+    rows.flat[: len(every)] = every  # all 65,536 float16 values, NaNs among them
+    wide = widen(rows)
+    assert wide.dtype == np.float32 and wide.shape == rows.shape
+    numbers = ~np.isnan(rows)
+    expected = rows.astype(np.float32)
+    assert np.array_equal(wide[numbers].view(np.uint32), expected[numbers].view(np.uint32))
+    assert np.isnan(wide[~numbers]).all()
+    assert np.array_equal(widen(rows[:0]), np.zeros((0, 384), np.float32))

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from remem.store.coarse import Int8Coarse
+from remem.store.coarse import Int8Coarse, widen
 
 APPROX_MIN = 20_000
 PROJECTED_DIM = 96
@@ -126,6 +126,8 @@ class ScopeVectors:
                 # int8 from the scope's second search on (a one-shot process does
                 # not quantise), where ONNX Runtime is installed (`remem.store.coarse`)
                 coarse8 = self._int8(projected) if self._searches > 1 else None
+                # the runtime's session costs 15 ms to make: not for a one-shot process
+                wide = widen if self._searches > 1 else _float32
                 coarse_all: npt.NDArray[Any]
                 if coarse8 is not None:
                     coarse_all = coarse8.scores(queries @ basis)  # rows x m, int32
@@ -148,7 +150,7 @@ class ScopeVectors:
                 if projection is not None:
                     coarse = coarse_all[:, j]
                     rows = np.sort(top_rows(coarse, pool)) if pool else tail_rows[:0]
-                    scores = np.asarray(self.matrix[rows], np.float32) @ queries[j]
+                    scores = wide(self.matrix[rows]) @ queries[j]
                 else:
                     rows, scores = exact, exact_scores[:, j]
                 if tail_scores is not None:
@@ -298,6 +300,11 @@ class ScopeVectors:
                 self._basis = np.ascontiguousarray(vecs[:, ::-1][:, :PROJECTED_DIM], np.float32)
                 self._projected = np.ascontiguousarray(m @ self._basis)
             return self._basis, self._projected
+
+
+def _float32(rows: npt.NDArray[Any]) -> F32:
+    out: F32 = np.asarray(rows, np.float32)
+    return out
 
 
 def _scores(matrix: npt.NDArray[Any], queries: F32) -> F32:
