@@ -23,7 +23,7 @@ from remem.policy.scope import namespace_for
 from remem.store.base import Scope, Write
 from remem.store.sqlite import SQLiteStore
 from remem.store.sqlite_search import PREPARED_MIN
-from remem.store.vectors import APPROX_MIN
+from remem.store.vectors import APPROX_MIN, QUANTISE_AT
 
 TEXTS = [f"I keep a {w} in the garden shed, number {i}" for i, w in
          enumerate(["rake", "hoe", "spade", "trowel", "wheelbarrow", "ladder"] * 4)]  # fmt: skip
@@ -230,8 +230,8 @@ def test_a_bulk_load_leaves_the_filled_scopes_file_and_forget_reaches_it(db_path
 
 
 def test_a_large_scopes_int8_pass_takes_writes_and_loses_a_forgotten_row(db_path: Path) -> None:
-    """The int8 codes of the coarse pass (`remem.store.coarse`, made at a large scope's
-    second search) are a copy of the projection: a record added after them is still
+    """The int8 codes of the coarse pass (`remem.store.coarse`, begun at a large scope's
+    third search) are a copy of the projection: a record added after them is still
     found, and after `forget` the codes held have lost the forgotten row."""
     emb = HashEmbedder()
     total = APPROX_MIN + 500
@@ -258,7 +258,9 @@ def test_a_large_scopes_int8_pass_takes_writes_and_loses_a_forgotten_row(db_path
         def held() -> Any:
             return mem.store._vec_cache[("default", "ann", "records")].vectors
 
-        search()
+        for _ in range(QUANTISE_AT):
+            search()
+        assert held().wait_coarse(60) is not None
         first = search()
         before = held()
         assert before._coarse8 is not None and len(before._coarse8.codes) == total

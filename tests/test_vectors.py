@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from remem.store.vectors import APPROX_MIN, ScopeVectors
+from remem.store.vectors import APPROX_MIN, QUANTISE_AT, ScopeVectors
 
 
 def make(n: int, dim: int = 64, seed: int = 0) -> ScopeVectors:
@@ -162,7 +162,7 @@ def test_top_rows_picks_the_rows_a_full_partition_picks() -> None:
 
 
 def test_the_int8_coarse_pass_refines_the_rows_the_float_pass_would() -> None:
-    """From a large scope's second search the coarse pass runs in int8 on ONNX Runtime
+    """Once a large scope's int8 codes are made the coarse pass runs on ONNX Runtime
     (`remem.store.coarse`); the answers are those of the float32 pass it replaced."""
     import dataclasses
 
@@ -170,9 +170,10 @@ def test_the_int8_coarse_pass_refines_the_rows_the_float_pass_would() -> None:
     rng = np.random.default_rng(5)
     queries = v.matrix[rng.integers(len(v), size=40)] + 0.2 * rng.standard_normal((40, 128))
     queries = (queries / np.linalg.norm(queries, axis=1, keepdims=True)).astype(np.float32)
-    v.search(queries[0], 5, 1.0, False)
-    v.search(queries[0], 5, 1.0, False)  # the second search quantises the projection
-    assert v._coarse8 is not None and v._coarse8.codes.shape == (len(v), 96)
+    for _ in range(QUANTISE_AT):  # the third search begins the codes, on another thread
+        v.search(queries[0], 5, 1.0, False)
+    coarse = v.wait_coarse(60)
+    assert coarse is not None and coarse.codes.shape == (len(v), 96)
     floats = dataclasses.replace(v)  # the same rows and projection, not yet quantised
     floats.attach_projection(*v.projection())
     floats._coarse8_tried = True  # and never: the float32 pass
@@ -185,12 +186,13 @@ def test_widen_is_numpys_float16_to_float32_conversion_exactly() -> None:
     """The refined rows are widened by ONNX Runtime's Cast (`remem.store.coarse.widen`):
     bit for bit what numpy's conversion gives, subnormals and infinities included (a
     NaN stays a NaN, its quiet bit set)."""
-    from remem.store.coarse import widen
+    from remem.store.coarse import prepare, widen
 
     rng = np.random.default_rng(9)
     rows = rng.standard_normal((1000, 384)).astype(np.float16)
     every = np.arange(2**16, dtype=np.uint16).view(np.float16)
     rows.flat[: len(every)] = every  # all 65,536 float16 values, NaNs among them
+    assert prepare()  # the session `widen` uses once made
     wide = widen(rows)
     assert wide.dtype == np.float32 and wide.shape == rows.shape
     numbers = ~np.isnan(rows)
@@ -198,3 +200,39 @@ def test_widen_is_numpys_float16_to_float32_conversion_exactly() -> None:
     assert np.array_equal(wide[numbers].view(np.uint32), expected[numbers].view(np.uint32))
     assert np.isnan(wide[~numbers]).all()
     assert np.array_equal(widen(rows[:0]), np.zeros((0, 384), np.float32))
+
+
+def test_the_stored_graphs_are_those_onnx_builds() -> None:
+    """`remem.store.coarse` keeps its two graphs as bytes (onnx is slow to import):
+    they are what `onnx.helper` makes of MatMulInteger and Cast."""
+    from onnx import TensorProto, helper
+
+    from remem.store.coarse import CAST_MODEL, MATMUL_INTEGER_MODEL
+
+    def model(graph: object) -> bytes:
+        made = helper.make_model(
+            graph, opset_imports=[helper.make_opsetid("", 13)], producer_name="remem"
+        )
+        made.ir_version = 8
+        return bytes(made.SerializeToString())
+
+    info = helper.make_tensor_value_info
+    zero = helper.make_tensor("zero", TensorProto.UINT8, [], [128])
+    matmul = helper.make_graph(
+        [helper.make_node("MatMulInteger", ["A", "B", "zero"], ["C"])],
+        "coarse",
+        [
+            info("A", TensorProto.UINT8, ["rows", "dim"]),
+            info("B", TensorProto.INT8, ["dim", "queries"]),
+        ],
+        [info("C", TensorProto.INT32, ["rows", "queries"])],
+        initializer=[zero],
+    )
+    cast = helper.make_graph(
+        [helper.make_node("Cast", ["X"], ["Y"], to=TensorProto.FLOAT)],
+        "widen",
+        [info("X", TensorProto.FLOAT16, ["rows", "dim"])],
+        [info("Y", TensorProto.FLOAT, ["rows", "dim"])],
+    )
+    assert model(matmul) == MATMUL_INTEGER_MODEL
+    assert model(cast) == CAST_MODEL

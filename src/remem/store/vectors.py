@@ -32,6 +32,7 @@ APPROX_MIN = 20_000
 PROJECTED_DIM = 96
 REFINE = 1000
 PCA_SAMPLE = 20_000
+QUANTISE_AT = 3  # the search of a scope that begins its int8 codes (`remem.store.coarse`)
 
 F32 = npt.NDArray[np.float32]
 
@@ -87,6 +88,7 @@ class ScopeVectors:
     _projected: F32 | None = field(default=None, repr=False)
     _coarse8: Int8Coarse | None = field(default=None, repr=False)
     _coarse8_tried: bool = field(default=False, repr=False)
+    _quantiser: threading.Thread | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _searches: int = field(default=0, repr=False)
 
@@ -123,11 +125,9 @@ class ScopeVectors:
             if projection is not None:
                 basis, projected = projection
                 in_base = n - len(tail_rows)
-                # int8 from the scope's second search on (a one-shot process does
-                # not quantise), where ONNX Runtime is installed (`remem.store.coarse`)
-                coarse8 = self._int8(projected) if self._searches > 1 else None
-                # the runtime's session costs 15 ms to make: not for a one-shot process
-                wide = widen if self._searches > 1 else _float32
+                # int8 once made, begun at the scope's third search (a one-shot CLI
+                # recall searches it once or twice), where ONNX Runtime is installed
+                coarse8 = self._int8(projected) if self._searches >= QUANTISE_AT else None
                 coarse_all: npt.NDArray[Any]
                 if coarse8 is not None:
                     coarse_all = coarse8.scores(queries @ basis)  # rows x m, int32
@@ -150,7 +150,7 @@ class ScopeVectors:
                 if projection is not None:
                     coarse = coarse_all[:, j]
                     rows = np.sort(top_rows(coarse, pool)) if pool else tail_rows[:0]
-                    scores = wide(self.matrix[rows]) @ queries[j]
+                    scores = widen(self.matrix[rows]) @ queries[j]
                 else:
                     rows, scores = exact, exact_scores[:, j]
                 if tail_scores is not None:
@@ -209,7 +209,8 @@ class ScopeVectors:
         )
         if self._basis is not None and self._projected is not None:
             out.attach_projection(self._basis, self._projected)
-            out._coarse8, out._coarse8_tried = self._coarse8, self._coarse8_tried
+            if self._coarse8 is not None:  # the same base rows: the same codes
+                out._coarse8, out._coarse8_tried = self._coarse8, True
         return out
 
     def kept(self, keep: npt.NDArray[np.bool_]) -> ScopeVectors:
@@ -282,11 +283,29 @@ class ScopeVectors:
             self._coarse8, self._coarse8_tried = None, False  # made from these when needed
 
     def _int8(self, projected: F32) -> Int8Coarse | None:
-        """The projection quantised for the coarse pass, made once (None: no runtime)."""
+        """The projection quantised for the coarse pass, once made (None until then, or
+        without the runtime): the first call starts making it on a thread of its own."""
         with self._lock:
             if not self._coarse8_tried:
-                self._coarse8, self._coarse8_tried = Int8Coarse.of(projected), True
+                self._coarse8_tried = True
+                self._quantiser = threading.Thread(
+                    target=self._quantise, args=(projected,), name="remem-coarse", daemon=True
+                )
+                self._quantiser.start()
             return self._coarse8
+
+    def _quantise(self, projected: F32) -> None:
+        made = Int8Coarse.of(projected)
+        with self._lock:
+            if self._projected is projected:  # not replaced meanwhile
+                self._coarse8 = made
+
+    def wait_coarse(self, timeout: float | None = None) -> Int8Coarse | None:
+        """Wait for the int8 codes being made (if any are), and return them."""
+        thread = self._quantiser
+        if thread is not None:
+            thread.join(timeout)
+        return self._coarse8
 
     def _projection(self) -> tuple[F32, F32]:
         with self._lock:
@@ -300,11 +319,6 @@ class ScopeVectors:
                 self._basis = np.ascontiguousarray(vecs[:, ::-1][:, :PROJECTED_DIM], np.float32)
                 self._projected = np.ascontiguousarray(m @ self._basis)
             return self._basis, self._projected
-
-
-def _float32(rows: npt.NDArray[Any]) -> F32:
-    out: F32 = np.asarray(rows, np.float32)
-    return out
 
 
 def _scores(matrix: npt.NDArray[Any], queries: F32) -> F32:
