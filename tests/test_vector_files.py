@@ -9,8 +9,10 @@ nor its vector.
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -21,7 +23,7 @@ from remem.policy.scope import namespace_for
 from remem.store.base import Scope, Write
 from remem.store.sqlite import SQLiteStore
 from remem.store.sqlite_search import PREPARED_MIN
-from remem.store.vectors import APPROX_MIN
+from remem.store.vectors import APPROX_MIN, QUANTISE_AT
 
 TEXTS = [f"I keep a {w} in the garden shed, number {i}" for i, w in
          enumerate(["rake", "hoe", "spade", "trowel", "wheelbarrow", "ladder"] * 4)]  # fmt: skip
@@ -225,3 +227,57 @@ def test_a_bulk_load_leaves_the_filled_scopes_file_and_forget_reaches_it(db_path
         synced(mem)
         for left in vector_files(db_path):
             assert not any(n in left.read_bytes() for n in needles)
+
+
+def test_a_large_scopes_int8_pass_takes_writes_and_loses_a_forgotten_row(db_path: Path) -> None:
+    """The int8 codes of the coarse pass (`remem.store.coarse`, begun at a large scope's
+    third search) are a copy of the projection: a record added after them is still
+    found, and after `forget` the codes held have lost the forgotten row."""
+    emb = HashEmbedder()
+    total = APPROX_MIN + 500
+    scope = Scope("default", "ann")
+    now = datetime(2026, 6, 1, tzinfo=UTC)
+    texts: dict[str, str] = {}
+    with open_mem(db_path) as mem:
+        with mem.store.bulk_load():
+            for start in range(0, total, 5000):
+                ann = shed_records(mem, "ann", min(5000, total - start), start)
+                texts.update((r.id, r.text) for r in ann)
+                vectors = tuple(emb.embed([r.text for r in ann]))
+                mem.store.apply(
+                    Write(tenant=mem.tenant, inserts=tuple(ann), vectors=vectors,
+                          vector_model=emb.name)
+                )  # fmt: skip
+        assert isinstance(mem.store, SQLiteStore) and mem.tenant == scope.tenant
+        target = f"rec_ann{total - 40:06d}"
+        query = emb.embed([texts[target]])[0]
+
+        def search() -> list[tuple[str, float]]:
+            return mem.store.vector_search(scope, emb.name, query, 10, now)
+
+        def held() -> Any:
+            return mem.store._vec_cache[("default", "ann", "records")].vectors
+
+        for _ in range(QUANTISE_AT):
+            search()
+        assert held().wait_coarse(60) is not None
+        first = search()
+        before = held()
+        assert before._coarse8 is not None and len(before._coarse8.codes) == total
+        assert first[0][0] == target
+
+        added = shed_records(mem, "ann", 1, start=total)[0]
+        added = dataclasses.replace(added, text=texts[target])
+        mem.store.apply(
+            Write(tenant=mem.tenant, inserts=(added,), vectors=(query,), vector_model=emb.name)
+        )
+        assert search()[0][0] == added.id  # the new row (the tail) beside the int8 codes
+        assert held()._coarse8 is before._coarse8  # shared: the base rows did not change
+
+        gone = first[0][0]
+        row = [bytes(i).decode() for i in before.ids].index(gone)
+        assert mem.forget(record_id=gone).verified
+        after = held()
+        assert gone not in [rid for rid, _ in search()]
+        assert after._coarse8 is not None and len(after._coarse8.codes) == total - 1
+        assert np.array_equal(after._coarse8.codes, np.delete(before._coarse8.codes, row, 0))

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from remem.store.vectors import APPROX_MIN, ScopeVectors
+from remem.store.vectors import APPROX_MIN, QUANTISE_AT, ScopeVectors
 
 
 def make(n: int, dim: int = 64, seed: int = 0) -> ScopeVectors:
@@ -136,3 +136,103 @@ def test_search_many_is_each_search_in_one_pass_on_both_paths() -> None:
             )
             assert together[2][0][0] == "t1"
         assert v.search_many(queries[:0], 5, 1.0, False) == []
+
+
+def test_top_rows_picks_the_rows_a_full_partition_picks() -> None:
+    """The sampled bar (`top_rows`) must never change which rows are refined: the
+    same set as partitioning every score, whatever the scores look like."""
+    from remem.store.vectors import top_rows
+
+    rng = np.random.default_rng(3)
+    cases = [
+        rng.standard_normal(100_000).astype(np.float32),
+        np.sort(rng.standard_normal(50_000)).astype(np.float32),  # best rows all at the end
+        np.sort(rng.standard_normal(50_000))[::-1].astype(np.float32),  # all at the start
+        np.concatenate([np.full(90_000, -np.inf), rng.random(10_000)]).astype(np.float32),
+        np.where(rng.random(60_000) < 0.98, -np.inf, rng.random(60_000)).astype(np.float32),
+        rng.random(3_000).astype(np.float32),  # too few to sample
+    ]
+    for scores in cases:
+        finite = int(np.isfinite(scores).sum())
+        for k in (1, 50, 1000, min(finite, 5000)):
+            expected = set(np.argpartition(-scores, k - 1)[:k].tolist())
+            got = top_rows(scores, k)
+            assert len(got) == k
+            assert set(got.tolist()) == expected
+
+
+def test_the_int8_coarse_pass_refines_the_rows_the_float_pass_would() -> None:
+    """Once a large scope's int8 codes are made the coarse pass runs on ONNX Runtime
+    (`remem.store.coarse`); the answers are those of the float32 pass it replaced."""
+    import dataclasses
+
+    v = make(APPROX_MIN + 5000, dim=128)
+    rng = np.random.default_rng(5)
+    queries = v.matrix[rng.integers(len(v), size=40)] + 0.2 * rng.standard_normal((40, 128))
+    queries = (queries / np.linalg.norm(queries, axis=1, keepdims=True)).astype(np.float32)
+    for _ in range(QUANTISE_AT):  # the third search begins the codes, on another thread
+        v.search(queries[0], 5, 1.0, False)
+    coarse = v.wait_coarse(60)
+    assert coarse is not None and coarse.codes.shape == (len(v), 96)
+    floats = dataclasses.replace(v)  # the same rows and projection, not yet quantised
+    floats.attach_projection(*v.projection())
+    floats._coarse8_tried = True  # and never: the float32 pass
+    for q in queries:
+        assert v.search(q, 20, 1.0, False) == floats.search(q, 20, 1.0, False)
+    assert [rid for rid, _ in v.search(queries[3], 20, 1.0, False)][:10] == exact(v, queries[3], 10)
+
+
+def test_widen_is_numpys_float16_to_float32_conversion_exactly() -> None:
+    """The refined rows are widened by ONNX Runtime's Cast (`remem.store.coarse.widen`):
+    bit for bit what numpy's conversion gives, subnormals and infinities included (a
+    NaN stays a NaN, its quiet bit set)."""
+    from remem.store.coarse import prepare, widen
+
+    rng = np.random.default_rng(9)
+    rows = rng.standard_normal((1000, 384)).astype(np.float16)
+    every = np.arange(2**16, dtype=np.uint16).view(np.float16)
+    rows.flat[: len(every)] = every  # all 65,536 float16 values, NaNs among them
+    assert prepare()  # the session `widen` uses once made
+    wide = widen(rows)
+    assert wide.dtype == np.float32 and wide.shape == rows.shape
+    numbers = ~np.isnan(rows)
+    expected = rows.astype(np.float32)
+    assert np.array_equal(wide[numbers].view(np.uint32), expected[numbers].view(np.uint32))
+    assert np.isnan(wide[~numbers]).all()
+    assert np.array_equal(widen(rows[:0]), np.zeros((0, 384), np.float32))
+
+
+def test_the_stored_graphs_are_those_onnx_builds() -> None:
+    """`remem.store.coarse` keeps its two graphs as bytes (onnx is slow to import):
+    they are what `onnx.helper` makes of MatMulInteger and Cast."""
+    from onnx import TensorProto, helper
+
+    from remem.store.coarse import CAST_MODEL, MATMUL_INTEGER_MODEL
+
+    def model(graph: object) -> bytes:
+        made = helper.make_model(
+            graph, opset_imports=[helper.make_opsetid("", 13)], producer_name="remem"
+        )
+        made.ir_version = 8
+        return bytes(made.SerializeToString())
+
+    info = helper.make_tensor_value_info
+    zero = helper.make_tensor("zero", TensorProto.UINT8, [], [128])
+    matmul = helper.make_graph(
+        [helper.make_node("MatMulInteger", ["A", "B", "zero"], ["C"])],
+        "coarse",
+        [
+            info("A", TensorProto.UINT8, ["rows", "dim"]),
+            info("B", TensorProto.INT8, ["dim", "queries"]),
+        ],
+        [info("C", TensorProto.INT32, ["rows", "queries"])],
+        initializer=[zero],
+    )
+    cast = helper.make_graph(
+        [helper.make_node("Cast", ["X"], ["Y"], to=TensorProto.FLOAT)],
+        "widen",
+        [info("X", TensorProto.FLOAT16, ["rows", "dim"])],
+        [info("Y", TensorProto.FLOAT, ["rows", "dim"])],
+    )
+    assert model(matmul) == MATMUL_INTEGER_MODEL
+    assert model(cast) == CAST_MODEL
