@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 
 from remem.errors import InvalidInput
 from remem.model import Kind, Sensitivity
+from remem.policy.dataclasses import shown
 from remem.policy.text import check_text
 from remem.timeutil import parse_time
 
@@ -88,7 +89,7 @@ def sensitivity(value: str | Sensitivity | None) -> Sensitivity | None:
         return Sensitivity(value)
     except ValueError:
         names = ", ".join(s.value for s in Sensitivity)
-        raise InvalidInput(f"sensitivity must be one of {names}; got {value!r}") from None
+        raise InvalidInput(f"sensitivity must be one of {names}; got {shown(value)}") from None
 
 
 def check_ttl(ttl: Mapping[str, timedelta]) -> dict[str, timedelta]:

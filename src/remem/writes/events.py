@@ -19,7 +19,7 @@ from remem.deps import Deps
 from remem.errors import ConflictError, InvalidInput, RefusedContent, RememError
 from remem.lifecycle.erasure import fresh_start
 from remem.model import Event, Role
-from remem.policy.dataclasses import find_secrets, redact, redact_json
+from remem.policy.dataclasses import find_secrets, redact, redact_json, shown
 from remem.policy.events import EventIdTaken, import_digest
 from remem.policy.scope import check_name
 from remem.policy.text import MAX_METADATA_BYTES, check_json
@@ -54,7 +54,7 @@ def event(deps: Deps, row: Mapping[str, Any], max_clock_skew: timedelta) -> Even
         role = Role(str(row.get("role")))
     except ValueError:
         raise InvalidInput(
-            f"role must be one of {', '.join(r.value for r in Role)}; got {row.get('role')!r}"
+            f"role must be one of {', '.join(r.value for r in Role)}; got {shown(row.get('role'))}"
         ) from None
     raw_time = row.get("time")
     if raw_time in (None, ""):

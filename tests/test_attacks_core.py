@@ -1,0 +1,152 @@
+"""Hostile use of the core surfaces (records, forget, export, names), on both backends.
+
+Each test here was written against a defect it found: a forgotten record's
+history kept the reviewer's reason (free text that may quote what was erased);
+a correction could end in the past, so the fact fell out of recall behind an
+inverted validity; an error echoed a secret sent where a name goes; a
+procedure's name was stored unscreened; `remem export --out` into a missing
+folder was a traceback, and an export was written readable by every user.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from remem import Memory
+from remem.embed import HashEmbedder
+from remem.errors import InvalidInput, RefusedContent
+from remem.memory import open_store
+from remem.service import keys as keyring
+from remem.service.http import create_app
+from tests.cli_helpers import err, ok
+
+PASSWORD = "password: Tr0ub4dor&3x"
+TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+NEEDLES = ("Tr0ub4dor", "a1B2c3D4e5F6")
+
+
+@pytest.fixture
+def mem(db: str) -> Iterator[Memory]:
+    with Memory.open(db, embedder=HashEmbedder()) as m:
+        yield m
+
+
+def _files_bytes(db: str) -> bytes:
+    """Every byte of a SQLite database: its file, WAL and shared memory (not vectors)."""
+    return b"".join(
+        p.read_bytes() for p in Path(db).parent.glob(Path(db).name + "*") if p.is_file()
+    )
+
+
+# -- forget takes the reasons of a record's history with it ---------------------------------
+
+
+def test_forgetting_an_actor_erases_the_reasons_in_its_records_history(
+    mem: Memory, db: str
+) -> None:
+    proposal = mem.propose_procedure(text="Greet the user by first name", actor="alice")
+    mem.reject(proposal.id, reviewer="rev", reason="it names the Elmwood Oncology clinic")
+    assert "Elmwood" in mem.history(proposal.id)[-1].reason  # kept while the record lives
+    report = mem.forget(actor="alice")
+    assert report.verified
+    history = mem.history(proposal.id)
+    assert [h.action for h in history][:2] == ["PROPOSE", "REJECT"]  # ids and actions stay
+    assert all("Elmwood" not in h.reason and h.text is None for h in history)
+    if "://" not in db:  # SQLite: not in the file either
+        assert b"Elmwood" not in _files_bytes(db)
+
+
+def test_forgetting_a_record_erases_its_reasons_and_is_verified(mem: Memory, db: str) -> None:
+    proposal = mem.propose_procedure(text="Close every ticket with a summary", actor="bob")
+    mem.reject(proposal.id, reviewer="rev", reason="bob's diagnosis Marfan does not belong here")
+    report = mem.forget(record_id=proposal.id)
+    assert report.verified and report.remaining.get("history_text") == 0
+    assert all("Marfan" not in h.reason for h in mem.history(proposal.id))
+    assert [h.action for h in mem.history(proposal.id)][-1] == "DELETE"
+    if "://" not in db:
+        assert b"Marfan" not in _files_bytes(db)
+
+
+# -- a correction cannot end before it begins -----------------------------------------------
+
+
+def test_a_correction_ending_in_the_past_is_refused_and_changes_nothing(mem: Memory) -> None:
+    rec = mem.remember(actor="alice", text="I live in Oslo", field="home", value="Oslo")
+    for past in ("2001-01-01T00:00:00Z", "0001-01-01T05:00:00+05:00"):
+        with pytest.raises(InvalidInput, match="valid_until must be in the future"):
+            mem.update(rec.id, text="I live in Bergen", valid_until=past)
+    change = {"op": "update", "record_id": rec.id, "text": "I live in Bergen"}
+    results = mem.write_records([{**change, "valid_until": "2001-01-01"}])
+    assert results[0]["status"] == "error" and results[0]["error"]["code"] == "invalid_input"
+    (only,) = mem.records(actor="alice", all=True)  # the old one, untouched and active
+    assert (only.id, only.status.value, only.valid_until) == (rec.id, "active", None)
+    found = mem.fact(actor="alice", field="home").found
+    assert found is not None and found.value == "Oslo"
+
+
+# -- a secret sent where a name goes ----------------------------------------------------------
+
+
+def test_library_errors_never_echo_a_secret_sent_as_a_name(mem: Memory) -> None:
+    proposal = mem.propose_procedure(text="Say goodbye politely", actor="alice")
+    calls = [
+        lambda: mem.approve(proposal.id, reviewer=PASSWORD),
+        lambda: mem.remember(actor=PASSWORD, text="I like tea"),
+        lambda: mem.add_event(actor="alice", session=PASSWORD, role="user", text="hi"),
+        lambda: mem.add_event(actor="alice", session="s", role=PASSWORD, text="hi"),  # type: ignore[arg-type]
+        lambda: mem.remember(actor="alice", text="I like tea", sensitivity=PASSWORD),
+        lambda: mem.remember(actor="alice", text="I like tea", namespace=f"/elsewhere/{TOKEN}"),
+        lambda: mem.recall(actor=f"{TOKEN} x", query="tea"),
+    ]
+    for call in calls:
+        with pytest.raises(InvalidInput) as caught:
+            call()
+        message = str(caught.value)
+        assert not any(n in message for n in NEEDLES), message
+        assert "(not shown)" in message
+    with pytest.raises(InvalidInput, match=r"\(not shown\); nothing was written") as caught:
+        mem.write_records([{"actor": "alice", "text": "I like tea", "request_id": PASSWORD}])
+    assert not any(n in str(caught.value) for n in NEEDLES)
+    assert mem.records(actor="alice") == []
+
+
+def test_a_procedure_name_holding_a_secret_is_refused(mem: Memory) -> None:
+    with pytest.raises(RefusedContent, match="the procedure name contains") as caught:
+        mem.propose_procedure(text="Rotate the deploy key weekly", name=f"deploy-{TOKEN}")
+    assert "a1B2c3D4e5F6" not in str(caught.value)
+    assert mem.procedures(all=True) == []
+
+
+def test_http_and_cli_errors_never_echo_a_secret_sent_as_a_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = str(tmp_path / "names.db")
+    store = open_store(db)
+    _, admin = keyring.create_key(store, tenant="acme", role="admin")
+    store.close()
+    with TestClient(create_app(db, embedder=HashEmbedder())) as client:
+        auth = {"Authorization": f"Bearer {admin}"}
+        event = {"session_id": "s", "role": "user", "text": "hi"}
+        bodies: list[tuple[str, dict[str, Any]]] = [
+            ("/v1/events", {**event, "actor_id": TOKEN + "!"}),
+            ("/v1/events", {**event, "actor_id": "alice", "session_id": PASSWORD}),
+            ("/v1/memories/retrieve", {"actor_id": PASSWORD, "query": "tea"}),
+            ("/v1/memories/batch-create", {"records": [{"actor_id": "alice", "text": "tea",
+                                                        "request_id": PASSWORD}]}),
+        ]  # fmt: skip
+        for path, body in bodies:
+            got = client.post(path, json=body, headers=auth)
+            assert got.status_code == 422 or got.json()["results"][0]["status"] == 422, got.text
+            assert not any(n in got.text for n in NEEDLES), got.text
+        got = client.get("/v1/memories", params={"actor_id": PASSWORD}, headers=auth)
+        assert got.status_code == 422 and not any(n in got.text for n in NEEDLES)
+    for args in (["recall", "--actor", PASSWORD, "--query", "tea"],
+                 ["remember", "--actor", "alice", "--text", "tea", "--sensitivity", PASSWORD],
+                 ["records", "approve", "rec_x", "--by", PASSWORD]):  # fmt: skip
+        error = err(capsys, Path(db), *args)
+        assert not any(n in error["message"] for n in NEEDLES), error
