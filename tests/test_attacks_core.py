@@ -10,6 +10,7 @@ folder was a traceback, and an export was written readable by every user.
 
 from __future__ import annotations
 
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -150,3 +151,21 @@ def test_http_and_cli_errors_never_echo_a_secret_sent_as_a_name(
                  ["records", "approve", "rec_x", "--by", PASSWORD]):  # fmt: skip
         error = err(capsys, Path(db), *args)
         assert not any(n in error["message"] for n in NEEDLES), error
+
+
+# -- export: a clear error, no leftovers, private -------------------------------------------
+
+
+def test_cli_export_to_a_missing_folder_is_a_clear_error_and_leaves_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "export.db"
+    ok(capsys, db, "remember", "--actor", "alice", "--text", "I live in Oslo")
+    missing = tmp_path / "no" / "such" / "out.jsonl"
+    error = err(capsys, db, "export", "--actor", "alice", "--out", str(missing))
+    assert error["code"] == "invalid_input" and "cannot write the export" in error["message"]
+    assert not missing.parent.exists()
+    out = tmp_path / "out.jsonl"
+    assert ok(capsys, db, "export", "--actor", "alice", "--out", str(out))["records"] == 1
+    assert stat.S_IMODE(out.stat().st_mode) == 0o600  # a subject's data: its owner's only
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("out")] == ["out.jsonl"]
