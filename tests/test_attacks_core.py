@@ -10,8 +10,16 @@ folder was a traceback, and an export was written readable by every user.
 
 from __future__ import annotations
 
+import os
+import signal
+import sqlite3
 import stat
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
+from contextlib import closing
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +28,7 @@ from fastapi.testclient import TestClient
 
 from remem import Memory
 from remem.embed import HashEmbedder
-from remem.errors import InvalidInput, RefusedContent
+from remem.errors import InvalidInput, NotFound, RefusedContent
 from remem.memory import open_store
 from remem.service import keys as keyring
 from remem.service.http import create_app
@@ -169,3 +177,88 @@ def test_cli_export_to_a_missing_folder_is_a_clear_error_and_leaves_nothing(
     assert ok(capsys, db, "export", "--actor", "alice", "--out", str(out))["records"] == 1
     assert stat.S_IMODE(out.stat().st_mode) == 0o600  # a subject's data: its owner's only
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith("out")] == ["out.jsonl"]
+
+
+# -- a forget killed midway is still a job, and the next forget finishes it -----------------
+
+FORGETTER = """
+import sys
+from remem import Memory
+from remem.embed import HashEmbedder
+with Memory.open(sys.argv[1], embedder=HashEmbedder()) as mem:
+    print("ready", flush=True)
+    mem.forget(actor="alice")
+    print("finished", flush=True)
+"""
+
+
+def _alice_rows(db: Path) -> int:
+    with closing(sqlite3.connect(db)) as conn:
+        return int(conn.execute("SELECT count(*) FROM records WHERE actor = 'alice'").fetchone()[0])
+
+
+def test_a_forget_killed_after_its_erasure_is_listed_and_finished_by_the_next(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "killed.db"
+    with Memory.open(db, embedder=HashEmbedder()) as mem:
+        for i in range(20):
+            mem.remember(actor="alice", text=f"I was treated at the Elmwood clinic, visit {i}")
+        mem.recall(actor="alice", query="Elmwood clinic")  # its vector files are written
+        other = mem.remember(actor="bob", text="I like green tea")
+    # a reader holding a snapshot makes the erasure's WAL checkpoint wait (3 s): the
+    # forgetting process is killed there, after its erasure committed, before it finished
+    reader = sqlite3.connect(db)
+    reader.execute("BEGIN")
+    reader.execute("SELECT count(*) FROM records").fetchall()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    child = subprocess.Popen(
+        [sys.executable, "-c", FORGETTER, str(db)], stdout=subprocess.PIPE, text=True, env=env
+    )
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == "ready"
+        deadline = time.monotonic() + 30
+        while _alice_rows(db) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert _alice_rows(db) == 0, "the erasure did not commit"
+        time.sleep(0.3)
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=30)
+        assert child.stdout.read() == ""  # it never finished
+    finally:
+        child.kill()
+        child.wait(timeout=30)
+        if child.stdout is not None:
+            child.stdout.close()
+        reader.rollback()
+        reader.close()
+    with Memory.open(db, embedder=HashEmbedder()) as mem:
+        (job,) = mem.deletions()  # the erasure left its job behind, not finished
+        assert (job["target"], job["key"], job["status"]) == ("actor", "alice", "running")
+        mem.add_event(actor="alice", session="s2", role="user", text="I moved to Porto")
+    later = datetime.now(UTC) + timedelta(hours=1)  # the job is long overdue then
+    with Memory.open(db, embedder=HashEmbedder(), clock=lambda: later) as mem:
+        assert mem.forget(record_id=other.id).verified
+        jobs = {j["key"]: j for j in mem.deletions()}
+        assert jobs["alice"]["status"] == "done" and jobs["alice"]["result"]["verified"]
+        assert jobs[other.id]["status"] == "done"
+        # the erasure was not run again: the fresh start's event stays
+        assert [e.text for e in mem.events(actor="alice")] == ["I moved to Porto"]
+        assert mem.records(actor="alice", all=True) == []
+    data = b"".join(p.read_bytes() for p in tmp_path.rglob("killed.db*") if p.is_file())
+    assert b"Elmwood" not in data  # the file, its WAL and the vector files
+
+
+def test_a_deletion_job_left_running_before_its_erasure_is_carried_out(mem: Memory) -> None:
+    carol = mem.remember(actor="carol", text="I was treated at the Elmwood clinic")
+    bob = mem.remember(actor="bob", text="I like green tea")
+    # a process that logged the job and died before its erasure committed
+    started = datetime.now(UTC) - timedelta(hours=1)
+    job_id = mem.store.start_deletion(mem.tenant, "actor", "carol", started)
+    assert [j["status"] for j in mem.deletions()] == ["running"]
+    assert mem.forget(record_id=bob.id).verified
+    jobs = {j["id"]: j for j in mem.deletions()}
+    assert jobs[job_id]["status"] == "done" and jobs[job_id]["result"]["verified"]
+    assert mem.records(actor="carol", all=True) == []
+    with pytest.raises(NotFound):
+        mem.get(carol.id)
