@@ -262,3 +262,38 @@ def test_a_deletion_job_left_running_before_its_erasure_is_carried_out(mem: Memo
     assert mem.records(actor="carol", all=True) == []
     with pytest.raises(NotFound):
         mem.get(carol.id)
+
+
+# -- one field, however its accents were typed -------------------------------------------
+
+CAFE_NFC, CAFE_NFD = "caf\u00e9 order", "cafe\u0301 order"
+
+
+def test_a_field_in_nfc_and_nfd_is_one_field(mem: Memory) -> None:
+    first = mem.remember(actor="alice", text="My usual coffee is a flat white", field=CAFE_NFC,
+                         value="flat white")  # fmt: skip
+    found = mem.fact(actor="alice", field=CAFE_NFD).found
+    assert found is not None and (found.value, found.record_id) == ("flat white", first.id)
+    newer = mem.remember(actor="alice", text="My usual coffee is an espresso", field=CAFE_NFD,
+                         value="espresso")  # fmt: skip
+    active = [r for r in mem.records(actor="alice") if r.field is not None]
+    assert [(r.id, r.field) for r in active] == [(newer.id, CAFE_NFC)]  # superseded, not split
+    for spelling in (CAFE_NFC, CAFE_NFD):
+        fact = mem.fact(actor="alice", field=spelling)
+        assert fact.status == "found" and fact.found is not None
+        assert fact.found.value == "espresso"
+
+
+def test_http_reads_a_field_sent_decomposed(tmp_path: Path) -> None:
+    db = str(tmp_path / "fields.db")
+    store = open_store(db)
+    _, key = keyring.create_key(store, tenant="acme", actor="alice")
+    store.close()
+    with TestClient(create_app(db, embedder=HashEmbedder())) as client:
+        auth = {"Authorization": f"Bearer {key}"}
+        item = {"text": "My usual coffee is a flat white", "field": CAFE_NFC, "value": "flat white"}
+        made = client.post("/v1/memories/batch-create", json={"records": [item]}, headers=auth)
+        assert made.json()["succeeded"] == 1
+        got = client.get(f"/v1/actors/alice/facts/{CAFE_NFD}", headers=auth)
+        assert got.status_code == 200 and got.json()["status"] == "found", got.text
+        assert got.json()["value"] == "flat white"
