@@ -10,6 +10,7 @@ folder was a traceback, and an export was written readable by every user.
 
 from __future__ import annotations
 
+import base64
 import os
 import signal
 import sqlite3
@@ -297,3 +298,43 @@ def test_http_reads_a_field_sent_decomposed(tmp_path: Path) -> None:
         got = client.get(f"/v1/actors/alice/facts/{CAFE_NFD}", headers=auth)
         assert got.status_code == 200 and got.json()["status"] == "found", got.text
         assert got.json()["value"] == "flat white"
+
+
+# -- the library's limits and batch sizes --------------------------------------------------
+
+BAD_COUNTS: list[Any] = [-1, 0, 2.5, True, 10**30, "10", None]
+
+
+@pytest.mark.parametrize("bad", BAD_COUNTS, ids=[repr(b) for b in BAD_COUNTS])
+def test_library_limits_and_batches_must_be_whole_numbers_in_range(mem: Memory, bad: Any) -> None:
+    mem.remember(actor="alice", text="I like green tea")
+    mem.add_event(actor="alice", session="s1", role="user", text="I live in Oslo")
+    row = {"actor": "alice", "session": "s1", "role": "user", "text": "I cycle to work"}
+    calls = [
+        lambda: mem.records(actor="alice", limit=bad),
+        lambda: mem.events(actor="alice", limit=bad),
+        lambda: mem.jobs(limit=bad),
+        lambda: mem.deletions(bad),
+        lambda: mem.process(batch=bad),
+        lambda: mem.import_events([row], batch=bad),
+    ]
+    if bad is not None:
+        calls.append(lambda: mem.process(limit=bad))
+    for call in calls:
+        with pytest.raises(InvalidInput, match="must be a whole number from 1 to"):
+            call()
+    assert [e.text for e in mem.events(actor="alice")] == ["I live in Oslo"]  # nothing imported
+    assert [j.status for j in mem.jobs()] == ["pending"]  # nothing processed
+    assert len(mem.records(actor="alice", limit=1)) == 1
+
+
+def test_http_events_cursor_past_any_page_is_a_clear_422(tmp_path: Path) -> None:
+    db = str(tmp_path / "cursor.db")
+    store = open_store(db)
+    _, key = keyring.create_key(store, tenant="acme", actor="alice")
+    store.close()
+    with TestClient(create_app(db, embedder=HashEmbedder())) as client:
+        auth = {"Authorization": f"Bearer {key}"}
+        far = base64.urlsafe_b64encode(b"o:99999999999999").decode().rstrip("=")
+        got = client.get("/v1/events", params={"actor_id": "alice", "cursor": far}, headers=auth)
+        assert got.status_code == 422 and "cursor is not one" in got.json()["error"]["message"]

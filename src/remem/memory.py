@@ -62,7 +62,7 @@ from remem.timeutil import utcnow
 from remem.worker import drain
 from remem.writes import events as event_log
 from remem.writes import records as writes
-from remem.writes.checks import MAX_EVENT_CHARS, MAX_RECORD_CHARS, check_ttl
+from remem.writes.checks import MAX_EVENT_CHARS, MAX_RECORD_CHARS, check_ttl, count
 from remem.writes.events import ImportResult
 
 __all__ = [
@@ -268,12 +268,13 @@ class Memory(DocumentMethods):
         error names it by `lines` (the rows' line numbers in their file; by
         default their 1-based positions).
         """
+        count("batch", batch)
         return event_log.import_rows(self.deps, rows, self.max_clock_skew, batch, progress, lines)
 
     def events(self, *, actor: str, session: str | None = None, limit: int = 1000) -> list[Event]:
         """One actor's events (optionally one session), in the order they happened."""
         check_name("actor", actor)
-        return self.store.list_events(self.tenant, actor, session, limit)
+        return self.store.list_events(self.tenant, actor, session, count("limit", limit))
 
     # -- extraction and consolidation ------------------------------------------------
 
@@ -282,6 +283,9 @@ class Memory(DocumentMethods):
 
         Every configured strategy runs; jobs that failed and wait for their
         backoff are left for a later run (see `jobs`)."""
+        if limit is not None:
+            count("limit", limit)
+        count("batch", batch)
         return drain(self.pipeline, limit=limit, claim=batch)
 
     @property
@@ -300,7 +304,7 @@ class Memory(DocumentMethods):
             raise InvalidInput(f"status must be one of {', '.join(JOB_STATUSES)}; got {status!r}")
         if actor is not None:
             check_name("actor", actor)
-        return self.store.list_jobs(self.tenant, status, limit, actor)
+        return self.store.list_jobs(self.tenant, status, count("limit", limit), actor)
 
     def retry_jobs(self, failed_only: bool = True) -> int:
         """Put failed jobs (and, unless `failed_only`, waiting ones too) back to run now."""
@@ -505,6 +509,7 @@ class Memory(DocumentMethods):
         With `as_of`, the records that were known and valid then (see `remem.facts`),
         as they are stored now; `all` is then ignored.
         """
+        count("limit", limit)
         return reads.records(self.deps, actor=actor, all=all, limit=limit, as_of=as_of)
 
     def get(self, record_id: str) -> Record:
@@ -594,4 +599,4 @@ class Memory(DocumentMethods):
 
     def deletions(self, limit: int = 100) -> list[dict[str, Any]]:
         """The tenant's deletion jobs, newest first, with what each removed and verified."""
-        return self.store.deletions(self.tenant, limit)
+        return self.store.deletions(self.tenant, count("limit", limit))

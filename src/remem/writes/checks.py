@@ -23,6 +23,21 @@ MAX_VALUE_CHARS = MAX_RECORD_CHARS
 """A field's value ('Porto', or an application's JSON item) is at most as long as a record."""
 
 
+MAX_COUNT = 1_000_000_000
+"""The most a limit or batch size may ask for: within every backend's integer."""
+
+
+def count(what: str, value: object) -> int:
+    """`value` if it is a whole number from 1 to `MAX_COUNT`; else InvalidInput naming
+    `what`. For the library's limits and batch sizes, which reach the store as SQL
+    parameters: -1 read there as 'no limit', 2.5 as a driver error, 10**30 as an
+    OverflowError."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_COUNT:
+        got = shown(value)
+        raise InvalidInput(f"{what} must be a whole number from 1 to {MAX_COUNT}; got {got}")
+    return value
+
+
 def statement(what: str, text: object, limit: int = MAX_RECORD_CHARS) -> str:
     """`text` if it is a non-empty string of at most `limit` characters that passes
     `check_text`; else InvalidInput naming `what`. Returned as given (not folded)."""
