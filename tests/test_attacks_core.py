@@ -11,6 +11,7 @@ folder was a traceback, and an export was written readable by every user.
 from __future__ import annotations
 
 import base64
+import json
 import os
 import signal
 import sqlite3
@@ -338,3 +339,35 @@ def test_http_events_cursor_past_any_page_is_a_clear_422(tmp_path: Path) -> None
         far = base64.urlsafe_b64encode(b"o:99999999999999").decode().rstrip("=")
         got = client.get("/v1/events", params={"actor_id": "alice", "cursor": far}, headers=auth)
         assert got.status_code == 422 and "cursor is not one" in got.json()["error"]["message"]
+
+
+# -- a self-managed batch item names an actor: it may not change another's record -----------
+
+
+def test_a_batch_item_for_one_actor_cannot_change_anothers_record(
+    mem: Memory, tmp_path: Path, capsys: pytest.CaptureFixture[str], db: str
+) -> None:
+    bob = mem.remember(actor="bob", text="Bob likes coffee")
+    results = mem.write_records(
+        [
+            {"op": "update", "actor": "alice", "record_id": bob.id, "text": "Bob likes tea",
+             "request_id": "r1"},
+            {"op": "delete", "actor": "alice", "record_id": bob.id, "request_id": "r2"},
+        ]
+    )  # fmt: skip
+    assert [r["error"]["code"] for r in results] == ["not_found", "not_found"]
+    assert "coffee" not in json.dumps(results)
+    (kept,) = mem.records(actor="bob", all=True)  # read as the owner: unchanged
+    assert (kept.id, kept.text, kept.status.value) == (bob.id, "Bob likes coffee", "active")
+    assert mem.deletions() == []
+    # the item naming the record's own actor, or none, still changes it
+    (ok_,) = mem.write_records([{"op": "update", "actor": "bob", "record_id": bob.id,
+                                 "text": "Bob likes tea", "request_id": "r1"}])  # fmt: skip
+    assert ok_["status"] == "updated"
+    if "://" not in db:  # the CLI's records import goes the same way
+        lines = tmp_path / "items.jsonl"
+        item = {"op": "delete", "actor": "alice", "record_id": ok_["record_id"]}
+        lines.write_text(json.dumps(item) + "\n")
+        out = ok(capsys, Path(db), "records", "import", str(lines))
+        assert out["failed"] == 1 and out["results"][0]["error"]["code"] == "not_found"
+        assert [r.text for r in mem.records(actor="bob")] == ["Bob likes tea"]
