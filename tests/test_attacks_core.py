@@ -27,6 +27,7 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from mcp import ClientSession
 
 from remem import Memory
 from remem.embed import HashEmbedder
@@ -35,6 +36,7 @@ from remem.memory import open_store
 from remem.service import keys as keyring
 from remem.service.http import create_app
 from tests.cli_helpers import err, ok
+from tests.test_mcp import _data, _error, _keys, _session_run
 
 PASSWORD = "password: Tr0ub4dor&3x"
 TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
@@ -371,3 +373,34 @@ def test_a_batch_item_for_one_actor_cannot_change_anothers_record(
         out = ok(capsys, Path(db), "records", "import", str(lines))
         assert out["failed"] == 1 and out["results"][0]["error"]["code"] == "not_found"
         assert [r.text for r in mem.records(actor="bob")] == ["Bob likes tea"]
+
+
+# -- MCP: unknown arguments are errors, refused values are not quoted back --------------------
+
+
+def test_mcp_refuses_unknown_arguments_and_never_quotes_a_refused_value(
+    tmp_path: Path, db: str
+) -> None:
+    keys = _keys(db)
+
+    async def as_alice(s: ClientSession) -> None:
+        # HTTP's names are top_k and budget_tokens; the guesses were silently ignored
+        for name, args in (("recall", {"query": "tea", "k": 3}),
+                           ("recall", {"query": "tea", "budget": 50}),
+                           ("get_profile", {"budget": 50}),
+                           ("remember", {"text": "I like tea", "actor": "bob"})):  # fmt: skip
+            error = _error(await s.call_tool(name, args))
+            assert "Extra inputs are not permitted" in error, error
+        long_text = f"my {PASSWORD} and then " + "words " * 1000  # over the 4000 limit
+        for name, args in (("remember", {"text": long_text}),
+                           ("list_memories", {"limit": 10**6, "as_of": None}),
+                           ("recall", {"query": "tea", "top_k": TOKEN})):  # fmt: skip
+            error = _error(await s.call_tool(name, args))
+            assert not any(n in error for n in NEEDLES) and "input_value" not in error, error
+        assert _data(await s.call_tool("list_memories", {"all": True}))["records"] == []
+        assert _data(await s.call_tool("recall", {"query": "tea", "top_k": 3}))["records"] == []
+
+    with open(tmp_path / "server.log", "w") as errlog:
+        _session_run(db, keys["alice"], errlog, as_alice)
+    log = (tmp_path / "server.log").read_text()
+    assert not any(n in log for n in NEEDLES)
