@@ -115,13 +115,15 @@ def test_library_errors_never_echo_a_secret_sent_as_a_name(mem: Memory) -> None:
         lambda: mem.remember(actor="alice", text="I like tea", sensitivity=PASSWORD),
         lambda: mem.remember(actor="alice", text="I like tea", namespace=f"/elsewhere/{TOKEN}"),
         lambda: mem.recall(actor=f"{TOKEN} x", query="tea"),
+        lambda: mem.recall(actor="alice", query="tea", as_of=PASSWORD),
+        lambda: mem.remember(actor="alice", text="I like tea", valid_until=TOKEN),
     ]
     for call in calls:
         with pytest.raises(InvalidInput) as caught:
             call()
         message = str(caught.value)
         assert not any(n in message for n in NEEDLES), message
-        assert "(not shown)" in message
+        assert "not shown)" in message
     with pytest.raises(InvalidInput, match=r"\(not shown\); nothing was written") as caught:
         mem.write_records([{"actor": "alice", "text": "I like tea", "request_id": PASSWORD}])
     assert not any(n in str(caught.value) for n in NEEDLES)
@@ -158,6 +160,9 @@ def test_http_and_cli_errors_never_echo_a_secret_sent_as_a_name(
             assert not any(n in got.text for n in NEEDLES), got.text
         got = client.get("/v1/memories", params={"actor_id": PASSWORD}, headers=auth)
         assert got.status_code == 422 and not any(n in got.text for n in NEEDLES)
+        asked = {"actor_id": "alice", "query": "tea", "as_of": PASSWORD}
+        got = client.post("/v1/memories/retrieve", json=asked, headers=auth)
+        assert got.status_code == 422 and not any(n in got.text for n in NEEDLES), got.text
     for args in (["recall", "--actor", PASSWORD, "--query", "tea"],
                  ["remember", "--actor", "alice", "--text", "tea", "--sensitivity", PASSWORD],
                  ["records", "approve", "rec_x", "--by", PASSWORD]):  # fmt: skip
