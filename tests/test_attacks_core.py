@@ -35,6 +35,13 @@ from remem.errors import InvalidInput, NotFound, RefusedContent
 from remem.memory import open_store
 from remem.service import keys as keyring
 from remem.service.http import create_app
+from remem.thread import (
+    begin_tool_call,
+    checkpoint_list,
+    checkpoint_load,
+    checkpoint_save,
+    tool_calls,
+)
 from tests.cli_helpers import err, ok
 from tests.test_mcp import _data, _error, _keys, _session_run
 
@@ -409,3 +416,34 @@ def test_mcp_refuses_unknown_arguments_and_never_quotes_a_refused_value(
         _session_run(db, keys["alice"], errlog, as_alice)
     log = (tmp_path / "server.log").read_text()
     assert not any(n in log for n in NEEDLES)
+
+
+# -- thread state: versions and retentions past what a store or a datetime holds -----------
+
+
+def test_thread_state_refuses_versions_and_retentions_out_of_range(
+    mem: Memory, db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = {"step": "pay"}
+    saved = checkpoint_save(mem, actor="alice", workflow="refund", state=state)
+    for call in (
+        lambda: checkpoint_save(mem, actor="alice", workflow="refund", state=state,
+                                expected_version=10**30),
+        lambda: checkpoint_save(mem, actor="alice", workflow="other", state=state,
+                                retention=timedelta(days=999_999_999)),
+        lambda: begin_tool_call(mem, actor="alice", workflow="refund", idempotency_key="k1",
+                                retention=timedelta(days=999_999_999)),
+    ):  # fmt: skip
+        with pytest.raises(InvalidInput):
+            call()
+    assert [c.workflow for c in checkpoint_list(mem, actor="alice")] == ["refund"]
+    assert checkpoint_load(mem, actor="alice", workflow="refund").version == saved.version
+    assert tool_calls(mem, actor="alice") == []
+    if "://" not in db:
+        base = ["--actor", "alice", "--workflow", "w2"]
+        for days in ("nan", "1e12", "inf"):
+            for args in (["checkpoint", "save", *base, "--state", '{"step": "a"}'],
+                         ["toolcall", "begin", *base, "--key", "k2"]):  # fmt: skip
+                error = err(capsys, Path(db), *args, "--retention-days", days)
+                assert "retention-days" in error["message"]
+        assert [c.workflow for c in checkpoint_list(mem, actor="alice")] == ["refund"]
