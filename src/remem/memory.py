@@ -62,7 +62,7 @@ from remem.timeutil import utcnow
 from remem.worker import drain
 from remem.writes import events as event_log
 from remem.writes import records as writes
-from remem.writes.checks import MAX_EVENT_CHARS, MAX_RECORD_CHARS, check_ttl, count
+from remem.writes.checks import MAX_EVENT_CHARS, MAX_RECORD_CHARS, check_ttl, count, optional_count
 from remem.writes.events import ImportResult
 
 __all__ = [
@@ -268,7 +268,6 @@ class Memory(DocumentMethods):
         error names it by `lines` (the rows' line numbers in their file; by
         default their 1-based positions).
         """
-        count("batch", batch)
         return event_log.import_rows(self.deps, rows, self.max_clock_skew, batch, progress, lines)
 
     def events(self, *, actor: str, session: str | None = None, limit: int = 1000) -> list[Event]:
@@ -283,10 +282,9 @@ class Memory(DocumentMethods):
 
         Every configured strategy runs; jobs that failed and wait for their
         backoff are left for a later run (see `jobs`)."""
-        if limit is not None:
-            count("limit", limit)
-        count("batch", batch)
-        return drain(self.pipeline, limit=limit, claim=batch)
+        return drain(
+            self.pipeline, limit=optional_count("limit", limit), claim=count("batch", batch)
+        )
 
     @property
     def pipeline(self) -> Pipeline:
@@ -509,7 +507,6 @@ class Memory(DocumentMethods):
         With `as_of`, the records that were known and valid then (see `remem.facts`),
         as they are stored now; `all` is then ignored.
         """
-        count("limit", limit)
         return reads.records(self.deps, actor=actor, all=all, limit=limit, as_of=as_of)
 
     def get(self, record_id: str) -> Record:

@@ -38,6 +38,11 @@ def count(what: str, value: object) -> int:
     return value
 
 
+def optional_count(what: str, value: object) -> int | None:
+    """`count`, with None (no limit) allowed."""
+    return None if value is None else count(what, value)
+
+
 def statement(what: str, text: object, limit: int = MAX_RECORD_CHARS) -> str:
     """`text` if it is a non-empty string of at most `limit` characters that passes
     `check_text`; else InvalidInput naming `what`. Returned as given (not folded)."""

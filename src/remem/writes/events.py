@@ -24,7 +24,7 @@ from remem.policy.events import EventIdTaken, import_digest
 from remem.policy.scope import check_name
 from remem.policy.text import MAX_METADATA_BYTES, check_json
 from remem.timeutil import parse_time
-from remem.writes.checks import MAX_EVENT_CHARS, span, statement
+from remem.writes.checks import MAX_EVENT_CHARS, count, span, statement
 
 log = logging.getLogger("remem")
 
@@ -109,6 +109,7 @@ def import_rows(
     lines: Iterable[int] | None = None,
 ) -> ImportResult:
     """Import events in batches (one transaction each); see `Memory.import_events`."""
+    count("batch", batch)
     numbers = iter(lines) if lines is not None else itertools.count(1)
     seen: dict[str, int] = {}  # content digest -> identical rows so far
     names = deps.config.strategy_names
