@@ -27,7 +27,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 
 from remem import ledger
 from remem.deps import Deps
-from remem.errors import InvalidInput, RememError
+from remem.errors import InvalidInput, NotFound, RememError
 from remem.lifecycle.erasure import forget
 from remem.policy import scope
 from remem.policy.scope import Principal, valid_request_id
@@ -115,7 +115,10 @@ def _item(deps: Deps, who: Principal, item: RecordItem) -> dict[str, Any]:
     def resolve() -> str:
         if target is None:
             return scope.actor_for(who, item.actor, what="actor")
-        return records.get(deps, target).actor
+        owner = records.get(deps, target).actor
+        if item.actor is not None and item.actor != owner:  # another actor's record: not its
+            raise NotFound(f"no record {target!r} of actor {item.actor!r}")
+        return owner
 
     def attempt(_actor: str) -> tuple[dict[str, Any], bool]:
         outcome = _run(deps, item)

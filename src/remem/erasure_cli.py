@@ -5,7 +5,9 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
+from typing import TextIO
 
 import click
 
@@ -79,10 +81,22 @@ def export(ctx: Ctx, actor: str, out: Path | None) -> None:
         if out is None:
             raise InvalidInput("--json prints a summary; name a file with --out for the rows")
         tmp = out.with_name(out.name + ".partial")
-        with tmp.open("w", encoding="utf-8") as f:
-            for row in rows:
-                counts[row["type"] + "s"] = counts.get(row["type"] + "s", 0) + 1
-                f.write(json.dumps(row, ensure_ascii=False) + "\n")
-        tmp.replace(out)  # a reader never sees half an export
+        try:
+            with _private(tmp) as f:
+                for row in rows:
+                    counts[row["type"] + "s"] = counts.get(row["type"] + "s", 0) + 1
+                    f.write(json.dumps(row, ensure_ascii=False) + "\n")
+            tmp.replace(out)  # a reader never sees half an export
+        except OSError as exc:
+            raise InvalidInput(f"cannot write the export to {out}: {exc.strerror}") from None
+        finally:
+            tmp.unlink(missing_ok=True)  # a failed export leaves no copy of the subject
     data = {"path": str(out), **counts}
     emit(ctx, data, lambda: click.echo(f"wrote {counts} to {out}"))
+
+
+def _private(path: Path) -> TextIO:
+    """`path` opened for writing, readable by its owner only: an export holds a subject's
+    personal data. An existing file is truncated."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    return os.fdopen(fd, "w", encoding="utf-8")

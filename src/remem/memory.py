@@ -57,7 +57,7 @@ from remem.store.open import open_store as open_store
 from remem.telemetry import Telemetry
 from remem.telemetry.hooks import observed
 from remem.timeutil import utcnow
-from remem.writes.checks import MAX_EVENT_CHARS, MAX_RECORD_CHARS, check_ttl
+from remem.writes.checks import MAX_EVENT_CHARS, MAX_RECORD_CHARS, check_ttl, count, optional_count
 
 if TYPE_CHECKING:  # the write, extraction and lookup flows load when first used
     from remem.facts import Fact, Profile
@@ -279,7 +279,7 @@ class Memory(DocumentMethods, LifecycleMethods):
     def events(self, *, actor: str, session: str | None = None, limit: int = 1000) -> list[Event]:
         """One actor's events (optionally one session), in the order they happened."""
         check_name("actor", actor)
-        return self.store.list_events(self.tenant, actor, session, limit)
+        return self.store.list_events(self.tenant, actor, session, count("limit", limit))
 
     # -- extraction and consolidation ------------------------------------------------
 
@@ -290,7 +290,9 @@ class Memory(DocumentMethods, LifecycleMethods):
         backoff are left for a later run (see `jobs`)."""
         from remem.worker import drain
 
-        return drain(self.pipeline, limit=limit, claim=batch)
+        return drain(
+            self.pipeline, limit=optional_count("limit", limit), claim=count("batch", batch)
+        )
 
     @property
     def pipeline(self) -> Pipeline:
@@ -310,7 +312,7 @@ class Memory(DocumentMethods, LifecycleMethods):
             raise InvalidInput(f"status must be one of {', '.join(JOB_STATUSES)}; got {status!r}")
         if actor is not None:
             check_name("actor", actor)
-        return self.store.list_jobs(self.tenant, status, limit, actor)
+        return self.store.list_jobs(self.tenant, status, count("limit", limit), actor)
 
     def retry_jobs(self, failed_only: bool = True) -> int:
         """Put failed jobs (and, unless `failed_only`, waiting ones too) back to run now."""

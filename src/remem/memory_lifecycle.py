@@ -14,6 +14,7 @@ from remem.deps import Deps
 from remem.policy.scope import check_name
 from remem.store.base import ForgetReport, Store
 from remem.telemetry.hooks import observed
+from remem.writes.checks import count
 
 
 class LifecycleMethods:
@@ -66,4 +67,4 @@ class LifecycleMethods:
 
     def deletions(self, limit: int = 100) -> list[dict[str, Any]]:
         """The tenant's deletion jobs, newest first, with what each removed and verified."""
-        return self.store.deletions(self.tenant, limit)
+        return self.store.deletions(self.tenant, count("limit", limit))

@@ -22,7 +22,7 @@ from remem.recall import RecallRequest, recall
 from remem.recall.budget import pack
 from remem.recall.gather import closings as closed_at
 from remem.store.base import Scope
-from remem.writes.checks import MAX_EVENT_CHARS, optional_time, sensitivity, statement
+from remem.writes.checks import MAX_EVENT_CHARS, count, optional_time, sensitivity, statement
 
 
 def recall_packet(
@@ -187,6 +187,7 @@ def records(
 ) -> list[Record]:
     """`Memory.records`: an actor's records, newest first (as of a time, with `as_of`)."""
     check_name("actor", actor)
+    count("limit", limit)
     at = optional_time(as_of, "as_of")
     if at is not None:
         every = [Status.ACTIVE, Status.INVALID]

@@ -7,6 +7,7 @@ one fixed-width, sortable form holds for every year from 1 to 9999.
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated
 
@@ -40,7 +41,7 @@ def parse_time(value: object, what: str = "time") -> datetime:
             t = datetime.fromisoformat(text)
         except ValueError:
             raise InvalidInput(
-                f"{what} {value[:80]!r} is not an ISO 8601 time; use one such as {EXAMPLE}"
+                f"{what} {_quoted(value)} is not an ISO 8601 time; use one such as {EXAMPLE}"
             ) from None
     else:
         raise InvalidInput(
@@ -55,6 +56,18 @@ def parse_time(value: object, what: str = "time") -> datetime:
         raise InvalidInput(
             f"{what} {t.isoformat()} is out of range (it falls {edge} in UTC)"
         ) from None
+
+
+# what an ISO 8601 time is written with: only such text is quoted back in an error
+_TIMELIKE = re.compile(r"[0-9TZWtzw:+\-., ]{1,80}")
+
+
+def _quoted(text: str) -> str:
+    """A refused time as its error may quote it: text written like one ('2026-13-01'),
+    never other text sent in its place (it may be a password)."""
+    if _TIMELIKE.fullmatch(text):
+        return repr(text)
+    return f"(a text of {len(text)} characters, not shown)"
 
 
 def to_db(t: datetime | None) -> str | None:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from remem.errors import Forbidden, InvalidInput
+from remem.policy.dataclasses import shown
 from remem.policy.scope import Principal, check_name
 
 ScopeKind = Literal["tenant", "actor", "namespace"]
@@ -51,7 +52,7 @@ def parse_scope(text: object) -> DocScope:
             return DocScope("actor", check_name("actor", name))
         if sep and kind == "namespace":
             return DocScope("namespace", check_name("namespace", name))
-    raise InvalidInput(f"scope must be {SCOPE_HELP}; got {text!r}")
+    raise InvalidInput(f"scope must be {SCOPE_HELP}; got {shown(text)}")
 
 
 def may_read(who: Principal, scope: DocScope) -> bool:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator
 from dataclasses import replace
+from datetime import timedelta
 from functools import partial
 from typing import Any
 
@@ -20,10 +21,13 @@ from remem.errors import InvalidInput, NotFound, StoreError
 from remem.model import Kind, Record, Status
 from remem.policy.scope import check_name
 from remem.store.base import ForgetReport, Scope
+from remem.store.erasure import RUNNING
 from remem.thread.api import checkpoint_list, has_thread_state, tool_calls
 from remem.timeutil import parse_time
 
 FORGET_ATTEMPTS = 3
+# a deletion job still running this long after it started was left by a process that died
+RESUME_AFTER = timedelta(minutes=10)
 
 log = logging.getLogger(__name__)
 
@@ -75,14 +79,14 @@ def forget_document(deps: Deps, document_id: str, vacuum: bool = False) -> Forge
     deletion job: tombstoned, read back, retried, logged (target 'document')."""
     if deps.store.documents.get(deps.tenant, document_id) is None:
         raise NotFound(f"no document {document_id!r} in tenant {deps.tenant!r}")
+    finish_interrupted(deps, vacuum)
+    job_id = deps.store.start_deletion(deps.tenant, "document", document_id, deps.clock())
     report, error, attempt = _attempts(
         lambda: deps.store.documents.forget(deps.tenant, document_id, deps.clock())
     )
     if report is not None:
         report = _scrub(deps, report, vacuum)
-    job_id = deps.store.record_deletion(
-        deps.tenant, "document", document_id, report, error, deps.clock(), attempt
-    )
+    deps.store.finish_deletion(deps.tenant, job_id, report, error, deps.clock(), attempt)
     if report is None:
         raise StoreError(f"deletion job {job_id} failed after {attempt} attempts: {error}")
     return replace(report, job_id=job_id, attempts=attempt)
@@ -145,6 +149,9 @@ def forget(
         target, key = "record", record_id
     else:
         target, key = "actor", check_name("actor", actor)
+    finish_interrupted(deps, vacuum)
+    owner = None if forgotten is None else forgotten.actor
+    job_id = deps.store.start_deletion(deps.tenant, target, key, deps.clock(), actor=owner)
     report: ForgetReport | None = None
     error: str | None = None
     attempt = 0
@@ -170,12 +177,57 @@ def forget(
             if regenerated:
                 report = replace(report, deleted={**report.deleted, "summaries": regenerated})
         report = _scrub(deps, report, vacuum)
-    job_id = deps.store.record_deletion(
-        deps.tenant, target, key, report, error, deps.clock(), attempt
-    )
+    deps.store.finish_deletion(deps.tenant, job_id, report, error, deps.clock(), attempt)
     if report is None:
         raise StoreError(f"deletion job {job_id} failed after {attempt} attempts: {error}")
     return replace(report, job_id=job_id, attempts=attempt)
+
+
+def finish_interrupted(deps: Deps, vacuum: bool = False) -> int:
+    """Finish the deletion jobs of the tenant that a process dying midway left running
+    (started more than `RESUME_AFTER` ago); return how many. Every forget runs it first.
+
+    An erasure that never committed is run now. One that committed (its tombstone is
+    as new as the job) is not run again, since events stored since are a fresh start:
+    what the backend derives from the scope is dropped, the files are scrubbed, and the
+    job is closed with what that left.
+    """
+    stale = deps.clock() - RESUME_AFTER
+    unfinished = [
+        job
+        for job in deps.store.deletions(deps.tenant, limit=1000)
+        if job["status"] == RUNNING and parse_time(job["created_at"]) <= stale
+    ]
+    for job in unfinished:
+        report, error, attempts = _resume(deps, job)
+        if report is not None:
+            report = _scrub(deps, report, vacuum)
+        total = int(job["attempts"]) + attempts
+        deps.store.finish_deletion(deps.tenant, int(job["id"]), report, error, deps.clock(), total)
+        log.warning("finished deletion job %s, interrupted before it was verified", job["id"])
+    return len(unfinished)
+
+
+def _resume(deps: Deps, job: dict[str, Any]) -> tuple[ForgetReport | None, str | None, int]:
+    """An interrupted deletion job carried out now, or, when it committed, settled."""
+    store, tenant = deps.store, deps.tenant
+    target, key, started = str(job["target"]), str(job["key"]), parse_time(job["created_at"])
+    if target == "actor":
+        erased = store.erased_at(tenant, key)
+        if erased is None or erased < started:
+            report, error, attempts = _attempts(
+                partial(store.forget_actor, tenant, key, deps.clock())
+            )
+            return (None if report is None else _with_documents(deps, key, report)), error, attempts
+        store.settle_scope(tenant, key)
+    elif target == "record":
+        if store.get_record(tenant, key) is not None:
+            return _attempts(partial(store.forget_record, tenant, key, deps.clock()))
+        if owner := job["result"].get("actor"):  # the actor its start noted
+            store.settle_scope(tenant, str(owner))
+    elif target == "document" and store.documents.get(tenant, key) is not None:
+        return _attempts(partial(store.documents.forget, tenant, key, deps.clock()))
+    return ForgetReport(deleted={}, verified=True), None, 0
 
 
 def fresh_start(deps: Deps, actor: str) -> dict[str, str] | None:

@@ -35,6 +35,7 @@ __all__ = [
     "refusal_reason",
     "refuse_secrets",
     "secret_kinds",
+    "shown",
 ]
 
 KINDS: tuple[str, ...] = (
@@ -145,6 +146,20 @@ def refusal_reason(findings: Iterable[Finding | str], what: str = "the text") ->
     names = [_NAMES[k] for k in kinds]
     listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
     return f"refused: {what} contains {listed}; remem never stores secrets"
+
+
+def shown(value: object, limit: int = 200) -> str:
+    """`value` as an error message may quote it: its repr (cut after `limit` characters),
+    or, when it holds a secret, only the kinds found. For messages that echo a refused
+    input (a name, a key, a choice), so a secret sent in the wrong place is not repeated."""
+    if isinstance(value, str):
+        kinds = secret_kinds(value)
+        if kinds:
+            names = " and ".join(dict.fromkeys(_NAMES[k] for k in kinds))
+            return f"a value holding {names} (not shown)"
+        if len(value) > limit:
+            return repr(value[:limit]) + f"... ({len(value)} characters)"
+    return repr(value)
 
 
 REDACTED_MARK = "[REDACTED:"

@@ -17,6 +17,7 @@ the vocabulary lists it as the old name of a common field. Pure: no I/O.
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 
 from remem.errors import InvalidInput
@@ -137,13 +138,14 @@ _BY_NAME: dict[str, CommonField] = {f.name: f for f in VOCABULARY}
 def canonical_field(raw: str) -> str:
     """The field `raw` names: a vocabulary name for any of its synonyms or extractor
     keys (underscores read as spaces); else a free field, lowercased with single
-    spaces (a family key holding a colon kept exactly). `InvalidInput` for an empty,
-    over-long or unstorable name."""
+    spaces (a family key holding a colon kept exactly); in Unicode NFC either way.
+    `InvalidInput` for an empty, over-long or unstorable name."""
     if not isinstance(raw, str) or not raw.strip():
         raise InvalidInput("a field must be a non-empty string")
     if len(raw) > MAX_FIELD_CHARS:
         raise InvalidInput(f"a field is at most {MAX_FIELD_CHARS} characters")
     check_text("field", raw)
+    raw = unicodedata.normalize("NFC", raw)  # "café" typed composed or decomposed: one field
     folded = " ".join(raw.lower().split())
     spaced = " ".join(folded.replace("_", " ").split())  # a model's slug: "home_city"
     for word in (folded, spaced):

@@ -22,6 +22,7 @@ from typing import Any, Literal, Protocol
 
 from remem.errors import Forbidden, InvalidInput, NotFound
 from remem.model import Kind, Record
+from remem.policy.dataclasses import shown
 
 # The subject of a tenant's shared records (procedures, policy). Names checked
 # by `check_name` cannot start with "_", so no user can act as it.
@@ -55,7 +56,7 @@ def check_name(what: str, value: object) -> str:
     if not isinstance(value, str) or not _NAME.fullmatch(value):
         raise InvalidInput(
             f"{what} must be 1-200 characters of letters, digits and . _ @ : + - "
-            f"starting with a letter or digit; got {value!r}"
+            f"starting with a letter or digit; got {shown(value)}"
         )
     return value
 
@@ -65,7 +66,8 @@ def key_problem(what: str, value: object, limit: int = 200) -> str | None:
     when it is one: 1-`limit` printable ASCII characters without spaces."""
     if isinstance(value, str) and len(value) <= limit and _KEY.fullmatch(value):
         return None
-    return f"{what} must be 1-{limit} printable ASCII characters without spaces; got {value!r}"
+    got = shown(value)
+    return f"{what} must be 1-{limit} printable ASCII characters without spaces; got {got}"
 
 
 def namespace_problem(value: object) -> str | None:

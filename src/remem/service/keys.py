@@ -30,6 +30,7 @@ import secrets
 
 from remem.errors import Forbidden, InvalidInput, NotFound, Unauthorized
 from remem.ids import new_id
+from remem.policy.dataclasses import shown
 from remem.policy.scope import ROLES, Principal, authorize, check_name, refusal
 from remem.store.base import ApiKey, Store
 from remem.timeutil import to_db, utcnow
@@ -61,7 +62,7 @@ def create_key(
     if actor is not None:
         check_name("actor", actor)
     if role not in ROLES:
-        raise InvalidInput(f"role must be one of {', '.join(ROLES)}; got {role!r}")
+        raise InvalidInput(f"role must be one of {', '.join(ROLES)}; got {shown(role)}")
     secret = KEY_PREFIX + secrets.token_urlsafe(32)
     key = ApiKey(new_id("key"), tenant, actor, role, str(to_db(utcnow())), None)
     store.add_key(key, _digest(secret))

@@ -106,6 +106,7 @@ class McpServer:
             log_level="WARNING",
         )
         self._register()
+        self._strict_arguments()
 
     @classmethod
     def open(
@@ -457,6 +458,17 @@ class McpServer:
         ) -> dict[str, Any]:
             """Erase one memory, or a whole subject, from every index; verified by reading back."""
             return await run(self.forget, record_id=record_id, actor_id=actor_id)
+
+    def _strict_arguments(self) -> None:
+        """Read tool arguments as strictly as the HTTP bodies: an unknown one (`k` for
+        `top_k`, `budget` for `budget_tokens`) is a tool error, not silently ignored, and
+        a refused value is never quoted back in the error (it may be a secret sent in the
+        wrong place). FastMCP builds one pydantic model per tool; its config is set here."""
+        for registered in self.mcp._tool_manager.list_tools():
+            model = registered.fn_metadata.arg_model
+            model.model_config["extra"] = "forbid"
+            model.model_config["hide_input_in_errors"] = True
+            model.model_rebuild(force=True)
 
     async def _call(self, fn: Callable[..., T], **kwargs: Any) -> T:
         """Run a blocking operation off the event loop; remem's errors become tool errors."""

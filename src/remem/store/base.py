@@ -370,6 +370,29 @@ class Erasure(Protocol):
         """Log a deletion job (target 'record' or 'actor') with its outcome; return its id."""
         ...
 
+    def start_deletion(
+        self, tenant: str, target: str, key: str, now: datetime, actor: str | None = None
+    ) -> int:
+        """Log a deletion job as running, before it erases anything; return its id."""
+        ...
+
+    def finish_deletion(
+        self,
+        tenant: str,
+        job_id: int,
+        report: ForgetReport | None,
+        error: str | None,
+        now: datetime,
+        attempts: int,
+    ) -> None:
+        """End a deletion job `start_deletion` logged, with its outcome."""
+        ...
+
+    def settle_scope(self, tenant: str, actor: str) -> None:
+        """Drop what the backend derives from a scope's rows outside them (after an erasure
+        whose process died before reading it back)."""
+        ...
+
     def deletions(self, tenant: str, limit: int = 100) -> list[dict[str, Any]]: ...
 
 

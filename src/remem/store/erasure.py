@@ -36,6 +36,10 @@ def erased_event_texts(kind: str, source_event_ids: Sequence[str]) -> list[str]:
     return [] if kind == Kind.SUMMARY.value else list(dict.fromkeys(source_event_ids))
 
 
+# a deletion job logged before it erases anything, until it is finished (`start_deletion`)
+RUNNING = "running"
+
+
 def deletion_status(report: ForgetReport | None) -> str:
     """The status a deletion job is logged with: 'done' only when reading every surface
     verified it, else 'failed' (an error, or something left to erase)."""
@@ -100,11 +104,18 @@ class ErasureSQL(Protocol):
     LOG_DELETION: str  # tenant, target, key, status, attempts, result, error, at -> id
 
 
+class DeletionSQL(Protocol):
+    """The statement that finishes a deletion job logged as running."""
+
+    FINISH_DELETION: str  # tenant, id, status, attempts, result, error, at
+
+
 class RecordErasure(SQLFlows):
     """`forget_record`, `forget_actor` and `record_deletion` of a store, written once."""
 
     erasure_sql: ClassVar[ErasureSQL]
     tombstone_sql: ClassVar[TombstoneSQL]
+    deletion_sql: ClassVar[DeletionSQL]
 
     # -- what a backend supplies -----------------------------------------------------
 
@@ -140,6 +151,11 @@ class RecordErasure(SQLFlows):
     ) -> dict[str, int]:
         """After the commit: what of the record and its event texts every surface still holds."""
         raise NotImplementedError
+
+    def settle_scope(self, tenant: str, actor: str) -> None:
+        """After an erasure committed by a process that died before reading it back: drop
+        what the backend derives from the scope's rows outside them (SQLite's vector files,
+        written again from the rows). Nothing on a backend that keeps no such copies."""
 
     # -- the flows -----------------------------------------------------------------------
 
@@ -217,6 +233,50 @@ class RecordErasure(SQLFlows):
         return ForgetReport(
             deleted=counts, verified=not any(remaining.values()), remaining=remaining
         )
+
+    def start_deletion(
+        self, tenant: str, target: str, key: str, now: datetime, actor: str | None = None
+    ) -> int:
+        """Log a deletion job as running before it erases anything; return its id. A process
+        that dies midway leaves it listed as running (`finish_deletion` ends it), so no
+        erasure is ever left without its job. `actor`: whose record it erases, kept in the
+        job's result until then (a resumed job settles that scope)."""
+        params = {
+            "tenant": tenant,
+            "target": target,
+            "key": key,
+            "status": RUNNING,
+            "attempts": 0,
+            "result": self._json_param({} if actor is None else {"actor": actor}),
+            "error": None,
+            "at": self._at(now),
+        }
+        with self._erasure_tx(tenant) as db:
+            row = db.execute(self.erasure_sql.LOG_DELETION, params).fetchone()
+        assert row is not None  # INSERT ... RETURNING always returns its row
+        return int(row["id"])
+
+    def finish_deletion(
+        self,
+        tenant: str,
+        job_id: int,
+        report: ForgetReport | None,
+        error: str | None,
+        now: datetime,
+        attempts: int,
+    ) -> None:
+        """End a deletion job `start_deletion` logged, with its outcome (`deletion_status`)."""
+        params = {
+            "tenant": tenant,
+            "id": job_id,
+            "status": deletion_status(report),
+            "attempts": attempts,
+            "result": self._json_param({} if report is None else report.outcome()),
+            "error": error,
+            "at": self._at(now),
+        }
+        with self._erasure_tx(tenant) as db:
+            db.execute(self.deletion_sql.FINISH_DELETION, params)
 
     def record_deletion(
         self,

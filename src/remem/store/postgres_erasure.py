@@ -19,11 +19,21 @@ from psycopg_pool import ConnectionPool
 from remem.errors import RememError
 from remem.store import postgres_sql as q
 from remem.store.backend import Tx
-from remem.store.erasure import ErasureSQL, Found, RecordErasure, TombstoneSQL
+from remem.store.erasure import DeletionSQL, ErasureSQL, Found, RecordErasure, TombstoneSQL
 from remem.store.postgres_rows import iso, value
 
 Cursor = psycopg.Cursor[DictRow]
 Query = str | pg_sql.Composed
+
+
+class DeletionLogSQL:
+    """The deletion log's statement beyond `postgres_sql`'s (see `DeletionSQL`)."""
+
+    FINISH_DELETION = """
+UPDATE deletions SET status = %(status)s, attempts = %(attempts)s, result = %(result)s,
+    last_error = %(error)s, updated_at = %(at)s
+WHERE tenant = %(tenant)s AND id = %(id)s
+"""
 
 
 class PostgresErasure(RecordErasure):
@@ -31,6 +41,7 @@ class PostgresErasure(RecordErasure):
 
     erasure_sql: ClassVar[ErasureSQL] = q
     tombstone_sql: ClassVar[TombstoneSQL] = q
+    deletion_sql: ClassVar[DeletionSQL] = DeletionLogSQL()
     _pool: ConnectionPool[psycopg.Connection[tuple[Any, ...]]]
 
     if TYPE_CHECKING:

@@ -386,7 +386,8 @@ ERASED_TABLES = (
 )  # fmt: skip
 HISTORY_WITH_TEXT = """
 SELECT count(*) FROM history
-WHERE tenant = %(tenant)s AND record_id = %(record_id)s AND text IS NOT NULL
+WHERE tenant = %(tenant)s AND record_id = %(record_id)s
+    AND (text IS NOT NULL OR (reason <> '' AND action <> 'DELETE'))
 """
 ERASE_EVENT_TEXT = """
 UPDATE events SET text = '', metadata = '{"forgotten": true}'
@@ -481,7 +482,7 @@ DELETE FROM record_events
 WHERE tenant = %(tenant)s AND record_id = ANY(%(keys)s::text[])
 """
 FORGET_HISTORY_TEXT = """
-UPDATE history SET text = NULL
+UPDATE history SET text = NULL, reason = ''  -- a reason may quote the content
 WHERE tenant = %(tenant)s AND record_id = ANY(%(keys)s::text[])
 """
 HISTORY_DELETED = """

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from remem.store import sqlite_sql as q
 from remem.store.backend import Tx
-from remem.store.erasure import ErasureSQL, Found, RecordErasure, TombstoneSQL
+from remem.store.erasure import DeletionSQL, ErasureSQL, Found, RecordErasure, TombstoneSQL
 from remem.store.errors import sqlite_translated
 from remem.store.sqlite_sql import scope_token
 from remem.store.vector_files import VectorFiles
@@ -25,11 +25,22 @@ from remem.store.vector_files import VectorFiles
 CHECKPOINT_WAIT_MS = 3_000  # how long an erasure's checkpoint waits for other readers
 
 
+class DeletionLogSQL:
+    """The deletion log's statement beyond `sqlite_sql`'s (see `DeletionSQL`)."""
+
+    FINISH_DELETION = """
+UPDATE deletions SET status = :status, attempts = :attempts, result = :result,
+    last_error = :error, updated_at = :at
+WHERE tenant = :tenant AND id = :id
+"""
+
+
 class SQLiteErasure(RecordErasure):
     """Erasure methods of `Store` on SQLite; `SQLiteStore` supplies the connection."""
 
     erasure_sql: ClassVar[ErasureSQL] = q
     tombstone_sql: ClassVar[TombstoneSQL] = q
+    deletion_sql: ClassVar[DeletionSQL] = DeletionLogSQL()
     path: str
     vector_files: VectorFiles | None
     _lock: threading.RLock
@@ -80,6 +91,9 @@ class SQLiteErasure(RecordErasure):
             held = self.vector_files.holding(tenant, found.actor, {record_id, *sources})
             remaining["vector_files"] = held
         return remaining
+
+    def settle_scope(self, tenant: str, actor: str) -> None:
+        self._drop_scope_vectors(tenant, actor)
 
     def _erase_actor_indexes(self, db: Tx, tenant: str, actor: str) -> None:
         key = {"tenant": tenant, "actor": actor}

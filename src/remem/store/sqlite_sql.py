@@ -367,7 +367,8 @@ DELETE_RECORDS = "DELETE FROM records WHERE rowid IN ({keys})"
 # a second erasure of the actor moves its tombstone's time to the newest one
 HISTORY_WITH_TEXT = """
 SELECT 1 FROM history
-WHERE tenant = :tenant AND record_id = :record_id AND text IS NOT NULL
+WHERE tenant = :tenant AND record_id = :record_id
+    AND (text IS NOT NULL OR (reason <> '' AND action <> 'DELETE'))
 """
 VECTOR_BY_ROWID = "SELECT 1 FROM record_vectors WHERE record_rowid = :key"
 FTS_BY_ROWID = "SELECT 1 FROM records_fts WHERE rowid = :key"
@@ -503,7 +504,7 @@ WHERE tenant = :tenant AND record_id = :record_id
 """
 FORGET_RECORD_LINKS = "DELETE FROM record_events WHERE tenant = :tenant AND record_id IN ({keys})"
 FORGET_HISTORY_TEXT = """
-UPDATE history SET text = NULL
+UPDATE history SET text = NULL, reason = ''  -- a reason may quote the content
 WHERE tenant = :tenant AND record_id IN ({keys})
 """
 HISTORY_DELETED = """

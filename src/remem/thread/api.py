@@ -47,6 +47,8 @@ if TYPE_CHECKING:
     from remem.store.base import Store
 
 MAX_LIST = 1_000_000  # rows one list call may return (export reads everything)
+MAX_VERSION = 2**62  # a checkpoint version: within every backend's integer
+MAX_RETENTION = timedelta(days=365 * 1000)  # so that now + retention stays a datetime
 
 
 def checkpoint_save(
@@ -242,7 +244,7 @@ def _refuse_secrets(what: str, value: object, limit: int) -> None:
 
 
 def _check_version(value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_VERSION:
         raise InvalidInput(
             f"expected version must be a positive whole number (the version you loaded); "
             f"got {value!r}"
@@ -251,8 +253,11 @@ def _check_version(value: object) -> int:
 
 
 def _check_retention(value: object) -> timedelta:
-    if not isinstance(value, timedelta) or value <= timedelta(0):
-        raise InvalidInput(f"retention must be a positive timedelta; got {value!r}")
+    if not isinstance(value, timedelta) or not timedelta(0) < value <= MAX_RETENTION:
+        raise InvalidInput(
+            f"retention must be a positive timedelta of at most {MAX_RETENTION.days} days; "
+            f"got {value!r}"
+        )
     return value
 
 

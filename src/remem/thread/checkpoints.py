@@ -25,6 +25,7 @@ from enum import StrEnum
 from typing import Any, Literal
 
 from remem.errors import ConflictError, InvalidInput
+from remem.policy.dataclasses import shown
 from remem.policy.scope import key_problem
 from remem.policy.text import check_json
 
@@ -310,7 +311,7 @@ def check_step(value: object) -> str:
     """A step name: 1-200 characters of printable text."""
     if not isinstance(value, str) or not _STEP.fullmatch(value):
         raise InvalidInput(
-            f"a step name must be 1-200 characters without control characters; got {value!r}"
+            f"a step name must be 1-200 characters without control characters; got {shown(value)}"
         )
     return value
 

@@ -8,6 +8,7 @@ them to the root command; the context object, `--json` and output come from
 from __future__ import annotations
 
 import json
+import math
 import sys
 from datetime import timedelta
 from pathlib import Path
@@ -18,6 +19,7 @@ import click
 from remem.clikit import Ctx, emit, json_option
 from remem.errors import InvalidInput
 from remem.thread import api
+from remem.thread.api import MAX_RETENTION
 from remem.thread.checkpoints import resume_state
 
 _ACTOR = click.option("--actor", required=True, help="Whose workflow this is.")
@@ -27,9 +29,9 @@ _KEY = click.option(
 )
 _RETENTION = click.option(
     "--retention-days",
-    type=click.FloatRange(min=0, min_open=True),
+    type=click.FloatRange(min=0, min_open=True, max=MAX_RETENTION.days),
     default=None,
-    help="Expire this many days after the write (default: keep).",
+    help=f"Expire this many days after the write, at most {MAX_RETENTION.days} (default: keep).",
 )
 
 
@@ -273,4 +275,6 @@ def _parse_json(option: str, text: str) -> Any:
 
 
 def _days(value: float | None) -> timedelta | None:
+    if value is not None and not math.isfinite(value):  # NaN passes click's FloatRange
+        raise InvalidInput(f"--retention-days must be a number of days; got {value}")
     return None if value is None else timedelta(days=value)

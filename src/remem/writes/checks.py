@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 
 from remem.errors import InvalidInput
 from remem.model import Kind, Sensitivity
+from remem.policy.dataclasses import shown
 from remem.policy.text import check_text
 from remem.timeutil import parse_time
 
@@ -20,6 +21,26 @@ MAX_EVENT_CHARS = 100_000
 MAX_RECORD_CHARS = 4_000
 MAX_VALUE_CHARS = MAX_RECORD_CHARS
 """A field's value ('Porto', or an application's JSON item) is at most as long as a record."""
+
+
+MAX_COUNT = 1_000_000_000
+"""The most a limit or batch size may ask for: within every backend's integer."""
+
+
+def count(what: str, value: object) -> int:
+    """`value` if it is a whole number from 1 to `MAX_COUNT`; else InvalidInput naming
+    `what`. For the library's limits and batch sizes, which reach the store as SQL
+    parameters: -1 read there as 'no limit', 2.5 as a driver error, 10**30 as an
+    OverflowError."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_COUNT:
+        got = shown(value)
+        raise InvalidInput(f"{what} must be a whole number from 1 to {MAX_COUNT}; got {got}")
+    return value
+
+
+def optional_count(what: str, value: object) -> int | None:
+    """`count`, with None (no limit) allowed."""
+    return None if value is None else count(what, value)
 
 
 def statement(what: str, text: object, limit: int = MAX_RECORD_CHARS) -> str:
@@ -88,7 +109,7 @@ def sensitivity(value: str | Sensitivity | None) -> Sensitivity | None:
         return Sensitivity(value)
     except ValueError:
         names = ", ".join(s.value for s in Sensitivity)
-        raise InvalidInput(f"sensitivity must be one of {names}; got {value!r}") from None
+        raise InvalidInput(f"sensitivity must be one of {names}; got {shown(value)}") from None
 
 
 def check_ttl(ttl: Mapping[str, timedelta]) -> dict[str, timedelta]:

@@ -19,12 +19,12 @@ from remem.deps import Deps
 from remem.errors import ConflictError, InvalidInput, RefusedContent, RememError
 from remem.lifecycle.erasure import fresh_start
 from remem.model import Event, Role
-from remem.policy.dataclasses import find_secrets, redact, redact_json
+from remem.policy.dataclasses import find_secrets, redact, redact_json, shown
 from remem.policy.events import EventIdTaken, import_digest
 from remem.policy.scope import check_name
 from remem.policy.text import MAX_METADATA_BYTES, check_json
 from remem.timeutil import parse_time
-from remem.writes.checks import MAX_EVENT_CHARS, span, statement
+from remem.writes.checks import MAX_EVENT_CHARS, count, span, statement
 
 log = logging.getLogger("remem")
 
@@ -54,7 +54,7 @@ def event(deps: Deps, row: Mapping[str, Any], max_clock_skew: timedelta) -> Even
         role = Role(str(row.get("role")))
     except ValueError:
         raise InvalidInput(
-            f"role must be one of {', '.join(r.value for r in Role)}; got {row.get('role')!r}"
+            f"role must be one of {', '.join(r.value for r in Role)}; got {shown(row.get('role'))}"
         ) from None
     raw_time = row.get("time")
     if raw_time in (None, ""):
@@ -113,6 +113,7 @@ def import_rows(
     lines: Iterable[int] | None = None,
 ) -> ImportResult:
     """Import events in batches (one transaction each); see `Memory.import_events`."""
+    count("batch", batch)
     numbers = iter(lines) if lines is not None else itertools.count(1)
     seen: dict[str, int] = {}  # content digest -> identical rows so far
     names = deps.config.strategy_names

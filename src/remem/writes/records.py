@@ -30,7 +30,7 @@ from remem.model import (
     Source,
     Status,
 )
-from remem.policy.dataclasses import refuse_secrets
+from remem.policy.dataclasses import refuse_secrets, shown
 from remem.policy.fields import optional_field
 from remem.policy.scope import (
     SHARED_ACTOR,
@@ -42,6 +42,7 @@ from remem.policy.scope import (
 from remem.policy.untrusted import instruction_flags
 from remem.store.base import Scope, StatusChange, Write
 from remem.writes.checks import check_strings, fact_value, optional_time, statement
+from remem.writes.checks import sensitivity as checked_sensitivity
 
 
 def get(deps: Deps, record_id: str) -> Record:
@@ -72,9 +73,10 @@ def remember(
         own_namespace(deps.tenant, actor, namespace)
     try:
         kind = Kind(kind)
-        sensitivity = Sensitivity(sensitivity)
-    except ValueError as exc:
-        raise InvalidInput(str(exc)) from None
+    except ValueError:
+        names = ", ".join(k.value for k in Kind)
+        raise InvalidInput(f"kind must be one of {names}; got {shown(kind)}") from None
+    sensitivity = checked_sensitivity(sensitivity) or Sensitivity.NORMAL
     if kind in (Kind.PROCEDURAL, Kind.SUMMARY):
         raise InvalidInput(f"kind {kind.value} cannot be written with remember")
     check_strings(field=field, strategy=strategy)
@@ -128,7 +130,7 @@ def own_namespace(tenant: str, actor: str, namespace: object) -> str:
     assert isinstance(namespace, str)  # namespace_problem refuses anything else
     prefix = actor_prefix(tenant, actor)
     if not namespace.startswith(prefix) or namespace == prefix:
-        raise InvalidInput(f"namespace must lie under {prefix}; got {namespace!r}")
+        raise InvalidInput(f"namespace must lie under {prefix}; got {shown(namespace)}")
     return namespace
 
 
@@ -151,6 +153,8 @@ def update(
     refuse_secrets({"text": text, "corrector": by})
     now = deps.clock()
     until = optional_time(valid_until, "valid_until")
+    if until is not None and until <= now:  # as `remember`: a past end is no correction
+        raise InvalidInput("valid_until must be in the future")
     cand = Candidate(
         text=" ".join(text.split()),
         kind=old.kind,
@@ -191,7 +195,7 @@ def propose_procedure(
     if name is not None:
         check_name("procedure name", name)
     check_strings(proposed_by=proposed_by)
-    refuse_secrets({"procedure text": text, "proposer": proposed_by})
+    refuse_secrets({"procedure text": text, "procedure name": name, "proposer": proposed_by})
     now = deps.clock()
     cand = Candidate(
         text=" ".join(text.split()),

@@ -16,7 +16,7 @@ from remem.service.routes.deps import Svc, Who
 from remem.service.schemas import EventBatchIn, EventIn
 
 router = APIRouter()
-_CURSOR = re.compile(r"o:([0-9]{1,17})")  # what `_cursor` hands out, matched whole
+_CURSOR = re.compile(r"o:([0-9]{1,8})")  # what `_cursor` hands out, matched whole
 
 
 @router.post("/v1/events", status_code=201, tags=["events"])
