@@ -302,3 +302,9 @@ def test_an_idea_or_plan_that_says_what_it_is_is_kept(said: str, text: str) -> N
 )  # fmt: skip
 def test_we_without_a_speaker_stays_the_users_statement(said: str, text: str) -> None:
     assert texts(said, speaker=None) == [text]  # not "They have a dog": who are they?
+
+
+def test_a_decomposed_accent_is_kept() -> None:
+    said = "I live in Malmo\u0308."  # "o" and a combining diaeresis, as some keyboards send it
+    (c,) = extract_offline(Event("ev-1", "t", "a", "s", Role.USER, said, T, {"speaker": "Maria"}))
+    assert (c.text, c.value) == ("Maria lives in Malm\u00f6", "Malm\u00f6")

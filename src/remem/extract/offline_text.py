@@ -10,6 +10,7 @@ first-person clause becomes a third-person-neutral statement ("I prefer aisle se
 from __future__ import annotations
 
 import re
+import unicodedata
 from decimal import Decimal, InvalidOperation
 
 MAX_TEXT = 500
@@ -48,8 +49,9 @@ _EXPANSIONS = (
 
 
 def normalise(text: str) -> str:
-    """Straight quotes, apostrophes restored, contractions expanded ("I'm" -> "I am")."""
-    t = text.translate(_QUOTES)
+    """Unicode NFC ("Malmo" and a combining diaeresis is "Malmö"), straight quotes,
+    apostrophes restored, contractions expanded ("I'm" -> "I am")."""
+    t = unicodedata.normalize("NFC", text).translate(_QUOTES)
     t = re.sub(
         r"\b(?:" + "|".join(_NO_APOSTROPHE) + r")\b",
         lambda m: _NO_APOSTROPHE[m.group(0).lower()],
