@@ -125,12 +125,8 @@ def named_fields(words: str, names: Mapping[str, Sequence[str]]) -> dict[str, st
         return {}
     said = " ".join(_WORD.findall(words.lower()))
     out: dict[str, str] = {}
-    for rid, field_names in names.items():
-        hit = [
-            n
-            for n in field_names
-            if (stem(n) in asked if " " not in n else f" {n} " in f" {said} ")
-        ]
+    for rid, of_field in names.items():
+        hit = [n for n in of_field if (f" {n} " in f" {said} " if " " in n else stem(n) in asked)]
         if hit:
             out[rid] = " ".join(hit)
     return out

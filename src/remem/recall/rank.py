@@ -66,7 +66,7 @@ class Ranking:
     # standing preferences that apply to the request (and their turns) -> the domains shared
     applies: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     rejected: Mapping[str, str] = field(default_factory=dict)  # id -> why not returnable
-    named: tuple[str, ...] = ()  # records found by the words of their field (`named_facts`)
+    named: tuple[str, ...] = ()  # records whose field the query names (`named_fields`)
 
 
 def rank(g: Gathered, now: datetime) -> Ranking:
@@ -108,11 +108,13 @@ def rank(g: Gathered, now: datetime) -> Ranking:
         ids = candidate_ids(list(found.lexical), event_vector)
         events = returnable_events(found, ids, at, rejected)
 
-    # a record's words are its text's and its field's names that the query says
-    texts = {rid: f"{rec.text} {named.get(rid, '')}" for rid, rec in returnable.items()}
+    def words_of(rid: str, rec: Record) -> str:  # its text, and its field's names asked for
+        return f"{rec.text} {named[rid]}" if rid in named else rec.text
+
+    texts = {rid: words_of(rid, rec) for rid, rec in returnable.items()}
     if events is not None:
         texts |= {eid: ev.text for eid, ev in events.events.items()}
-    also = {rid: f"{rec.text} {named.get(rid, '')}" for rid, rec in replaced.items()}
+    also = {rid: words_of(rid, rec) for rid, rec in replaced.items()}
     words = word_evidence(g.query.words, texts, also=also)
 
     scores = fuse(lexical, vector, words, returnable, also=replaced)
