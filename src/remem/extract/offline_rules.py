@@ -40,6 +40,7 @@ from remem.extract.offline_text import (
 )
 from remem.extract.offline_work import rule_work
 from remem.model import Kind, Sensitivity
+from remem.policy.fields import PET_KINDS
 
 _I = re.IGNORECASE
 _PERSONAL = Sensitivity.PERSONAL
@@ -119,8 +120,9 @@ _REL = (
     r"|baby|mom|mum|mother|dad|father|brother|sister|sibling|twin|grandma|grandmother|granny"
     r"|grandpa|grandfather|grandson|granddaughter|aunt|uncle|cousin|niece|nephew|friend|roommate"
     r"|flatmate|housemate|boss|manager|colleague|co-?worker|assistant|doctor|dentist|therapist"
-    r"|landlord|landlady|neighbou?r|dog|cat|puppy|kitten|pet|horse|parrot|bird|rabbit|hamster"
-    r"|parents|kids|children|grandparents|in-laws|step-?(?:mom|mum|dad|son|daughter)"
+    r"|landlord|landlady|neighbou?r|"
+    + "|".join(sorted(PET_KINDS))  # a `relation:<animal>` is a pet (`remem.policy.fields`)
+    + r"|parents|kids|children|grandparents|in-laws|step-?(?:mom|mum|dad|son|daughter)"
     r"|(?:mother|father|sister|brother)-in-law)"
 )
 _REL_ADJ = (
