@@ -28,7 +28,8 @@ from remem.embed.base import HashEmbedder
 from remem.embed.vectors import Vectors
 from remem.ids import counter_ids
 
-from .conftest import Clock, at
+from .conftest import Clock
+from .test_recall_names import say
 
 
 class ThreadNoting:
@@ -60,13 +61,6 @@ def noting() -> ThreadNoting:
 def mem(db_path: Path, clock: Clock, noting: ThreadNoting) -> Iterator[Memory]:
     with Memory.open(db_path, embedder=noting, clock=clock, ids=counter_ids()) as m:
         yield m
-
-
-def say(mem: Memory, speaker: str, text: str, day: float) -> str:
-    return mem.add_event(
-        actor="pair", session="s1", role="user", text=text, time=at(day),
-        metadata={"speaker": speaker},
-    )  # fmt: skip
 
 
 def packet(mem: Memory, query: str, include_events: bool) -> dict[str, Any]:
