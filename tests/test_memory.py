@@ -299,6 +299,33 @@ def test_unknown_record(mem: Memory) -> None:
         mem.forget(record_id="rec_nope")
 
 
+def test_writers_of_one_process_take_turns_within_a_short_busy_timeout(db_path: Path) -> None:
+    # SQLite's busy handler polls with sleeps, so a thread that committed and began again
+    # took the file before the others woke: with a 1 s busy timeout two to four of eight
+    # writers failed here, and under load the 30 s default was outwaited too
+    from remem.store.sqlite import SQLiteStore
+
+    errors: list[BaseException] = []
+
+    def writer(n: int) -> None:
+        try:
+            with Memory(SQLiteStore(db_path, busy_timeout=1.0), embedder=None) as m:
+                for i in range(50):
+                    m.add_event(actor=f"a{n}", session="s", role="user", text=f"note {i}")
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    Memory.open(db_path, embedder=None).close()
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    with Memory.open(db_path, embedder=None) as m:
+        assert m.store.stats()["events"] == 400
+
+
 def test_concurrent_writers_lose_nothing(db_path: Path) -> None:
     errors: list[BaseException] = []
 
@@ -419,3 +446,35 @@ def test_a_wrong_kind_of_option_is_refused_when_opening(
         Memory.open(db, **{option: value})  # type: ignore[arg-type]
     if option == "embedder":
         assert not db.exists()  # refused before any file was made
+
+
+def test_a_released_write_turn_goes_to_the_thread_that_waited_first(tmp_path: Path) -> None:
+    from remem.store.sqlite import _file_writer
+
+    turns = _file_writer(str(tmp_path / "x.db"))
+    order: list[str] = []
+    assert turns.acquire(timeout=1)
+
+    def wait_in_line() -> None:
+        assert turns.acquire(timeout=5)
+        order.append("waiter")
+        turns.release()
+
+    waiter = threading.Thread(target=wait_in_line)
+    waiter.start()
+    while not turns._queue:  # the waiter is in line
+        threading.Event().wait(0.001)
+    turns.release()
+    assert turns.acquire(timeout=5)  # the releasing thread asks again at once: it queues
+    order.append("releaser")
+    waiter.join()
+    assert order == ["waiter", "releaser"]
+    turns.release()
+    assert turns._owner is None
+    assert turns.acquire(timeout=1)
+    late: list[bool] = []
+    impatient = threading.Thread(target=lambda: late.append(turns.acquire(timeout=0.05)))
+    impatient.start()
+    impatient.join()
+    assert late == [False] and not turns._queue  # gave up, and left the line
+    turns.release()

@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sqlite3
 import threading
 import time
+from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
@@ -39,6 +41,7 @@ from remem.store.base import (
     ThreadHost,
 )
 from remem.store.errors import (
+    SQLITE,
     SQLITE_OTHER,
     sqlite_meaning,
     sqlite_translated,
@@ -72,6 +75,67 @@ SCHEMA_VERSION = 7  # the newest migration this code knows; checked by a test
 
 
 BUSY_TIMEOUT_MS = 30_000  # how long a statement waits for another connection's lock
+
+
+# This process's write transactions on one file queue, first come first served, before
+# SQLite's own lock: SQLite's busy handler polls with sleeps, so of eight threads writing
+# one file with a 0.5 s busy timeout four or five failed within a second, starved by the
+# others' commits. Only writers in other processes now meet that wait.
+class _Turns:
+    """A reentrant lock handed to its waiters in the order they came (Python's own locks
+    let the thread that releases take them straight back)."""
+
+    def __init__(self) -> None:
+        self._guard = threading.Lock()
+        self._owner: int | None = None
+        self._depth = 0
+        self._queue: deque[tuple[int, threading.Lock]] = deque()
+
+    def acquire(self, timeout: float) -> bool:
+        """Take a turn, waiting up to `timeout` seconds (0: not at all); False if none came."""
+        me = threading.get_ident()
+        with self._guard:
+            if self._owner == me:
+                self._depth += 1
+                return True
+            if self._owner is None and not self._queue:
+                self._owner, self._depth = me, 1
+                return True
+            if timeout <= 0:
+                return False
+            bell = threading.Lock()
+            bell.acquire()
+            self._queue.append((me, bell))
+        if bell.acquire(timeout=timeout):
+            return True  # `release` made this thread the owner before ringing
+        with self._guard:
+            if self._owner == me:  # handed over just as the wait ended
+                return True
+            self._queue.remove((me, bell))
+            return False
+
+    def release(self) -> None:
+        """End this thread's turn, or one level of it; the next waiter owns it at once."""
+        with self._guard:
+            self._depth -= 1
+            if self._depth:
+                return
+            self._owner = None
+            if self._queue:
+                self._owner, bell = self._queue.popleft()
+                self._depth = 1
+                bell.release()
+
+
+_FILE_WRITERS: dict[str, _Turns] = {}
+_FILE_WRITERS_GUARD = threading.Lock()
+
+
+def _file_writer(path: str) -> _Turns:
+    """The turns this process's connections to the file at `path` take for a write."""
+    key = os.path.realpath(path)
+    with _FILE_WRITERS_GUARD:
+        return _FILE_WRITERS.setdefault(key, _Turns())
 
 
 MMAP_BYTES = 1 << 30  # how much of the file reads map (SQLite's own cap is 2 GB)
@@ -127,8 +191,9 @@ class SQLiteStore(
         clock: Clock | None = None,
     ) -> None:
         """Open (creating and migrating) the database at `path`; `busy_timeout` is how many
-        seconds a write waits for another connection's write lock before it fails with
-        `StoreUnavailable`; `clock` stamps what the store writes (default: UTC now)."""
+        seconds a write waits for its turn among this process's writers of the file, and then
+        for another process's write lock, before it fails with `StoreUnavailable`; `clock`
+        stamps what the store writes (default: UTC now)."""
         self.path = str(path)
         self._clock: Clock = clock or utcnow
         self._lists: ListBinder = sqlite_lists
@@ -140,6 +205,8 @@ class SQLiteStore(
                     f"directory {parent} does not exist; create it or choose another --db path"
                 )
         self._lock = threading.RLock()
+        # `:memory:` is a database of this connection alone
+        self._writer = _Turns() if self.path == ":memory:" else _file_writer(self.path)
         self._vec_cache: dict[tuple[str, str, str], HeldVectors] = {}
         # None for `:memory:` or a folder this process cannot write: vectors are then
         # read from the database once per process (the in-memory path)
@@ -222,14 +289,19 @@ class SQLiteStore(
     def _tx(self) -> Iterator[sqlite3.Connection]:
         """One write transaction, taken at once so writers queue instead of failing."""
         with self._lock, sqlite_translated():
-            self._db.execute("BEGIN IMMEDIATE")
+            if not self._writer.acquire(timeout=self._busy_ms / 1000):
+                raise SQLITE["SQLITE_BUSY"].raise_as()
             try:
-                yield self._db
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            else:
-                self._db.execute("COMMIT")
+                self._db.execute("BEGIN IMMEDIATE")
+                try:
+                    yield self._db
+                except BaseException:
+                    self._db.execute("ROLLBACK")
+                    raise
+                else:
+                    self._db.execute("COMMIT")
+            finally:
+                self._writer.release()
 
     def _rows(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> list[sqlite3.Row]:
         with self._lock, sqlite_translated():
