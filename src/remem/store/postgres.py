@@ -117,6 +117,8 @@ class PostgresStore(
         self._deferred: set[q.VectorIndex] | None = None  # inside `bulk_load`: built at its end
         self._large: dict[tuple[str, str, str, str], tuple[bool, float]] = {}
         self._iterative = False  # pgvector 0.8's iterative index scans; set by _migrate
+        self._prewarm = False  # whether pg_prewarm is installed; set by _migrate
+        self._warmed: set[q.ScopeIndex] = set()  # scope indexes this process has prewarmed
         self._migrate()
         self._pool = ConnectionPool(
             dsn,
@@ -215,6 +217,7 @@ class PostgresStore(
                     row = conn.execute(q.PGVECTOR_VERSION).fetchone()
                     found = str(row["extversion"]) if row else "0"
                     self._iterative = tuple(int(p) for p in found.split(".")[:2]) >= (0, 8)
+                    self._prewarm = conn.execute(q.PREWARM_INSTALLED).fetchone() is not None
             except psycopg.Error as exc:
                 raise self._translate(exc, opening=True) from exc
 

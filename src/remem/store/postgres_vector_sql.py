@@ -23,6 +23,8 @@ __all__ = [
     "HNSW_SETTINGS",
     "INDEX_SIZE",
     "PGVECTOR_VERSION",
+    "PREWARM",
+    "PREWARM_INSTALLED",
     "SCOPE_INDEXES_OF",
     "SCOPE_VECTORS",
     "SCOPE_VECTOR_COUNTS",
@@ -219,6 +221,11 @@ INDEX_SIZE = """
 SELECT coalesce(max(reltuples), 0) FROM pg_class WHERE oid = to_regclass(%(name)s)
 """
 PGVECTOR_VERSION = "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
+# pg_prewarm (contrib; `CREATE EXTENSION pg_prewarm` takes a superuser, once): whether it
+# is there, and loading one index into PostgreSQL's buffers (the caller may read it:
+# the app role owns the tables)
+PREWARM_INSTALLED = "SELECT 1 FROM pg_extension WHERE extname = 'pg_prewarm'"
+PREWARM = "SELECT pg_prewarm(%(name)s::regclass)"
 # Only an ordered walk of the HNSW index answers without a sort, so with sorting
 # disabled the planner takes it whatever it guesses about the scope's size; an
 # iterative scan (pgvector 0.8) walks on until enough rows pass the scope filter.
