@@ -48,6 +48,7 @@ from remem.store.actor_index import ActorIndex, ActorSQL, PostgresActorSQL
 from remem.store.backend import ListBinder, Row, Tx, postgres_lists
 from remem.store.base import (
     Clock,
+    ForgetReport,
     Near,
     ThreadHost,
     Write,
@@ -66,7 +67,7 @@ from remem.store.postgres_rows import (
     value,
     vector_dumper,
 )
-from remem.store.postgres_search import SCOPE_INDEX_MIN, PostgresSearch
+from remem.store.postgres_search import SCOPE_DDL_WAIT_S, SCOPE_INDEX_MIN, PostgresSearch
 from remem.store.record_write import RecordWrites, Vector, WriteSQL
 from remem.store.rows import near_from
 from remem.timeutil import utcnow
@@ -393,6 +394,19 @@ class PostgresStore(
                 self._index_large_scopes(ix, write.tenant, actors)
             except StoreError as exc:  # the write is committed: only speed is at stake
                 log.warning("could not size scopes for their own HNSW index: %s", exc)
+
+    def forget_actor(self, tenant: str, actor: str, now: datetime) -> ForgetReport:
+        """`Store.forget_actor`, holding the lock on scope indexes
+        (`PostgresSearch._scope_ddl`): a scope index being built concurrently, which may
+        be the actor's, is finished first, so the erasure's transaction drops every index
+        that names the actor, and a build after it finds the actor's vectors gone."""
+        with self._scope_ddl(SCOPE_DDL_WAIT_S) as held:
+            if held is None:
+                raise StoreError(
+                    "a scope's vector index is still being built after "
+                    f"{SCOPE_DDL_WAIT_S:.0f} s; nothing was erased, retry"
+                )
+            return super().forget_actor(tenant, actor, now)
 
     # -- what is PostgreSQL's own ---------------------------------------------
 
