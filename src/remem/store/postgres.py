@@ -48,6 +48,7 @@ from remem.store.actor_index import ActorIndex, ActorSQL, PostgresActorSQL
 from remem.store.backend import ListBinder, Row, Tx, postgres_lists
 from remem.store.base import (
     Clock,
+    ForgetReport,
     Near,
     ThreadHost,
     Write,
@@ -66,7 +67,7 @@ from remem.store.postgres_rows import (
     value,
     vector_dumper,
 )
-from remem.store.postgres_search import SCOPE_INDEX_MIN, PostgresSearch
+from remem.store.postgres_search import SCOPE_DDL_WAIT_S, SCOPE_INDEX_MIN, PostgresSearch
 from remem.store.record_write import RecordWrites, Vector, WriteSQL
 from remem.store.rows import near_from
 from remem.timeutil import utcnow
@@ -117,6 +118,8 @@ class PostgresStore(
         self._deferred: set[q.VectorIndex] | None = None  # inside `bulk_load`: built at its end
         self._large: dict[tuple[str, str, str, str], tuple[bool, float]] = {}
         self._iterative = False  # pgvector 0.8's iterative index scans; set by _migrate
+        self._prewarm = False  # whether pg_prewarm is installed; set by _migrate
+        self._warmed: set[q.ScopeIndex] = set()  # scope indexes this process has prewarmed
         self._migrate()
         self._pool = ConnectionPool(
             dsn,
@@ -215,6 +218,7 @@ class PostgresStore(
                     row = conn.execute(q.PGVECTOR_VERSION).fetchone()
                     found = str(row["extversion"]) if row else "0"
                     self._iterative = tuple(int(p) for p in found.split(".")[:2]) >= (0, 8)
+                    self._prewarm = conn.execute(q.PREWARM_INSTALLED).fetchone() is not None
             except psycopg.Error as exc:
                 raise self._translate(exc, opening=True) from exc
 
@@ -390,6 +394,19 @@ class PostgresStore(
                 self._index_large_scopes(ix, write.tenant, actors)
             except StoreError as exc:  # the write is committed: only speed is at stake
                 log.warning("could not size scopes for their own HNSW index: %s", exc)
+
+    def forget_actor(self, tenant: str, actor: str, now: datetime) -> ForgetReport:
+        """`Store.forget_actor`, holding the lock on scope indexes
+        (`PostgresSearch._scope_ddl`): a scope index being built concurrently, which may
+        be the actor's, is finished first, so the erasure's transaction drops every index
+        that names the actor, and a build after it finds the actor's vectors gone."""
+        with self._scope_ddl(SCOPE_DDL_WAIT_S) as held:
+            if held is None:
+                raise StoreError(
+                    "a scope's vector index is still being built after "
+                    f"{SCOPE_DDL_WAIT_S:.0f} s; nothing was erased, retry"
+                )
+            return super().forget_actor(tenant, actor, now)
 
     # -- what is PostgreSQL's own ---------------------------------------------
 

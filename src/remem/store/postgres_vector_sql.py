@@ -23,11 +23,16 @@ __all__ = [
     "HNSW_SETTINGS",
     "INDEX_SIZE",
     "PGVECTOR_VERSION",
+    "PREWARM",
+    "PREWARM_INSTALLED",
+    "SCOPE_DDL_TRY_LOCK",
+    "SCOPE_DDL_UNLOCK",
     "SCOPE_INDEXES_OF",
     "SCOPE_VECTORS",
     "SCOPE_VECTOR_COUNTS",
     "SCOPE_VERSION",
     "SET_INDEX_MEMORY",
+    "SET_SESSION_INDEX_MEMORY",
     "VECTORS_ESTIMATE",
     "VECTOR_INDEX_EXISTS",
     "VECTOR_INDEX_LOCK",
@@ -161,10 +166,12 @@ class ScopeIndex:
         return VectorIndex("record_vectors", self.model, self.dims)
 
 
-def create_scope_index(ix: ScopeIndex) -> sql.Composed:
-    """CREATE INDEX for one large scope (see `ScopeIndex`)."""
+def create_scope_index(ix: ScopeIndex, concurrently: bool = False) -> sql.Composed:
+    """CREATE INDEX for one large scope (see `ScopeIndex`); `concurrently`, outside any
+    transaction, so that writers of record_vectors are not blocked while it is built."""
     return sql.SQL(
-        "CREATE INDEX IF NOT EXISTS {name} ON record_vectors USING hnsw "
+        ("CREATE INDEX CONCURRENTLY " if concurrently else "CREATE INDEX ")
+        + "IF NOT EXISTS {name} ON record_vectors USING hnsw "
         "((vec::halfvec({dims})) halfvec_cosine_ops) "
         "WHERE tenant = {tenant} AND actor = {actor} AND {predicate}"
     ).format(
@@ -219,6 +226,11 @@ INDEX_SIZE = """
 SELECT coalesce(max(reltuples), 0) FROM pg_class WHERE oid = to_regclass(%(name)s)
 """
 PGVECTOR_VERSION = "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
+# pg_prewarm (contrib; `CREATE EXTENSION pg_prewarm` takes a superuser, once): whether it
+# is there, and loading one index into PostgreSQL's buffers (the caller may read it:
+# the app role owns the tables)
+PREWARM_INSTALLED = "SELECT 1 FROM pg_extension WHERE extname = 'pg_prewarm'"
+PREWARM = "SELECT pg_prewarm(%(name)s::regclass)"
 # Only an ordered walk of the HNSW index answers without a sort, so with sorting
 # disabled the planner takes it whatever it guesses about the scope's size; an
 # iterative scan (pgvector 0.8) walks on until enough rows pass the scope filter.
@@ -231,6 +243,8 @@ SELECT set_config('enable_sort', 'off', true), set_config('hnsw.ef_search', %(ef
 """
 HNSW_ITERATIVE = "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)"
 SET_INDEX_MEMORY = "SELECT set_config('maintenance_work_mem', %(memory)s, true)"
+# the same for a session of its own (CREATE INDEX CONCURRENTLY runs outside transactions)
+SET_SESSION_INDEX_MEMORY = "SELECT set_config('maintenance_work_mem', %(memory)s, false)"
 ANALYZE_RECORDS = "ANALYZE records, record_vectors, record_terms, record_events"
 # How many vectors of a model a scope holds, counted up to a bound; then `tenant`,
 # `actor`, `model`, `bound`. The table is record_vectors or event_vectors.
@@ -258,6 +272,10 @@ SELECT tenant, actor, n, total FROM (
 VECTORS_ESTIMATE = """
 SELECT greatest(reltuples, 0) FROM pg_class WHERE oid = 'record_vectors'::regclass
 """
+# The database's one lock on making and dropping scope indexes (a session lock, taken by
+# polling: see `PostgresSearch._scope_ddl`), then its release.
+SCOPE_DDL_TRY_LOCK = "SELECT pg_try_advisory_lock(1919249774, 1) AS got"
+SCOPE_DDL_UNLOCK = "SELECT pg_advisory_unlock(1919249774, 1)"
 # The scope indexes of one scope, by the prefix of their names (`ScopeIndex.prefix`).
 SCOPE_INDEXES_OF = """
 SELECT c.relname AS name FROM pg_class c JOIN pg_index i ON i.indexrelid = c.oid
