@@ -16,14 +16,24 @@ status and validity arrays of every row as they are now, under the base's
 stamp and its own. The tail is rewritten whole on each catch-up (it is
 small); when it grows past `TAIL_MAX` rows the base is rewritten instead.
 
-Both are caches, never the source of truth: the caller compares their stamps
+Above `APPROX_MIN` rows the base has a third file (`.i8`): the int8 codes of
+its projection that the coarse pass scores (`remem.store.coarse`), 96 bytes a
+row, tied to the base by its stamp and a digest of its PCA basis. With them a
+fresh process's first search reads 9.6 MB at 100,000 rows and the pages of the
+rows it refines (the float16 matrix is mapped for random access: no read-ahead
+pulls the rest of it in), instead of the whole 38 MB projection. They are
+written with the base and, when missing or not the base's, made again from
+the projection by the process that opens it.
+
+All three are caches, never the source of truth: the caller compares their stamps
 with the database (in the same transaction as the rows it would read), and
 a stale, foreign (another database's, same path) or damaged file is caught
 up or rebuilt from the database. A file is written to a temporary name,
 fsynced and renamed into place, so a crash (a process killed mid-write)
 leaves the old whole file or none under the real name, and two processes
 racing to write one end with one whole file. Erasure deletes the scope's
-files (see `SQLiteStore.forget_record`).
+files (see `SQLiteStore.forget_record`); the codes file holds the ids of its
+rows, so what erasure reads back covers it too.
 """
 
 from __future__ import annotations
@@ -41,13 +51,14 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from remem.store.vectors import ScopeVectors
+from remem.store.coarse import Int8Coarse, installed
+from remem.store.vectors import PREFETCHED_SEARCHES, ScopeVectors
 
 FORMAT = 2
 MAGIC = b"REMEMVEC"
 ALIGN = 64
 KINDS = ("records", "events")
-SUFFIXES = ("vec", "tail")
+SUFFIXES = ("vec", "tail", "i8")
 TAIL_MAX = 2000  # rows a tail holds before the base is rewritten (or 5% of the base)
 STATUS_ARRAYS = ("active", "live", "valid_from", "valid_until")
 
@@ -152,8 +163,15 @@ class VectorFiles:
             valid_from=arrays["valid_from"], valid_until=arrays["valid_until"],
             model=str(head["model"]), live=arrays["live"], rowids=arrays["rowids"],
         )  # fmt: skip
+        codes = None
         if "basis" in arrays and "projected" in arrays:
             vectors.attach_projection(arrays["basis"], arrays["projected"])
+            codes = self._codes(tenant, actor, kind, head, base, arrays)
+            if codes is not None:
+                vectors.attach_codes(codes)
+                reader = RowReader(arrays["matrix"], head, "matrix", self.path(tenant, actor, kind))
+                reader.random()
+                vectors.prefetch = reader
         tail = _read(self.path(tenant, actor, kind, "tail"))
         if tail is None:
             return Opened(vectors, base, base)
@@ -176,7 +194,63 @@ class VectorFiles:
         )  # fmt: skip
         if "basis" in arrays and "projected" in arrays:
             whole.attach_projection(arrays["basis"], arrays["projected"])
+            if codes is not None:  # the codes of the base rows: the tail is scored exactly
+                whole.attach_codes(codes)
+                whole.prefetch = vectors.prefetch
         return Opened(whole, base, stamp)
+
+    def _codes(
+        self, tenant: str, actor: str, kind: str, head: dict[str, Any], base: Stamp,
+        arrays: dict[str, npt.NDArray[Any]],
+    ) -> Int8Coarse | None:  # fmt: skip
+        """The int8 codes of an opened base: read from its `.i8` file when that is the
+        base's, else made from its projection and written (None without ONNX Runtime)."""
+        if not installed():
+            return None
+        projected, basis = arrays["projected"], arrays["basis"]
+        path = self.path(tenant, actor, kind, "i8")
+        found = _read(path)
+        if found is not None:
+            c_head, c_arrays = found
+            expected = {"tenant": tenant, "actor": actor, "kind": kind, "model": head["model"],
+                        "basis": _basis_digest(basis), "rows": len(projected)}  # fmt: skip
+            codes, scale = c_arrays["matrix"], c_arrays.get("scale")
+            if (
+                all(c_head.get(k) == v for k, v in expected.items())
+                and Stamp.from_dict(c_head.get("stamp")) == base
+                and codes.dtype == np.uint8
+                and codes.shape == projected.shape
+                and scale is not None
+                and scale.dtype == np.float32
+                and scale.shape == (projected.shape[1],)
+                and bool(np.all(scale > 0))
+            ):
+                # all of them are read by the first search: begin reading them now
+                RowReader(codes, c_head, "matrix", path)(None)
+                return Int8Coarse(codes, scale)
+        made = Int8Coarse.quantised(projected)
+        model = str(head["model"])
+        if self._put_codes(tenant, actor, kind, model, base, arrays["ids"], basis, made):
+            identity = _identity(self.path(tenant, actor, kind))
+            if identity is None or identity != head.get("_identity"):
+                # the base was removed (an erasure) or replaced meanwhile: not its codes
+                with contextlib.suppress(OSError):
+                    path.unlink()
+        return made
+
+    def _put_codes(
+        self, tenant: str, actor: str, kind: str, model: str, stamp: Stamp, ids: Any,
+        basis: Any, codes: Int8Coarse,
+    ) -> bool:  # fmt: skip
+        """Write the `.i8` file of the base stamped `stamp` (its rows' ids beside the codes)."""
+        rows, dim = codes.codes.shape
+        head: dict[str, Any] = {
+            "format": FORMAT, "tenant": tenant, "actor": actor, "kind": kind,
+            "model": model, "dim": int(dim), "rows": int(rows),
+            "stamp": stamp.as_dict(), "basis": _basis_digest(basis),
+        }  # fmt: skip
+        arrays = {"ids": _id_array(ids), "matrix": codes.codes, "scale": codes.scale}
+        return self._put(self.path(tenant, actor, kind, "i8"), head, arrays)
 
     def write(
         self, tenant: str, actor: str, kind: str, stamp: Stamp, vectors: ScopeVectors
@@ -204,6 +278,15 @@ class VectorFiles:
         if written:
             with contextlib.suppress(OSError):
                 self.path(tenant, actor, kind, "tail").unlink()
+        if written and projection is not None and installed():
+            basis, projected = projection
+            codes = vectors.coarse_codes()  # made in this process from these very rows
+            if codes is None or codes.codes.shape != projected.shape:
+                codes = Int8Coarse.quantised(projected)
+            self._put_codes(tenant, actor, kind, vectors.model, stamp, arrays["ids"], basis, codes)
+        elif written:
+            with contextlib.suppress(OSError):
+                self.path(tenant, actor, kind, "i8").unlink()
         return written
 
     def write_tail(
@@ -331,7 +414,8 @@ def _read(path: Path) -> tuple[dict[str, Any], dict[str, npt.NDArray[Any]]] | No
     """The header and arrays (views of a read-only map) of a file, or None if not whole."""
     try:
         with open(path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
+            stat = os.fstat(f.fileno())
+            size = stat.st_size
             if size < len(MAGIC) + 8:
                 return None
             mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
@@ -358,9 +442,124 @@ def _read(path: Path) -> tuple[dict[str, Any], dict[str, npt.NDArray[Any]]] | No
         rows = int(head["rows"])
         if arrays["matrix"].shape != (rows, int(head["dim"])) or len(arrays["ids"]) != rows:
             return None
+        head["_identity"] = [stat.st_ino, stat.st_mtime_ns, stat.st_size]  # which file
+        head["_start"] = start  # where the arrays begin in the map
         return head, arrays
     except (ValueError, KeyError, TypeError):
         return None
+
+
+def _identity(path: Path) -> list[int] | None:
+    """Which file is at `path` now (inode, change time, size), as `_read` noted it."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return [stat.st_ino, stat.st_mtime_ns, stat.st_size]
+
+
+def _basis_digest(basis: npt.NDArray[Any]) -> str:
+    return hashlib.sha256(np.ascontiguousarray(basis).tobytes()).hexdigest()[:32]
+
+
+class RowReader:
+    """Read-ahead advice for a matrix mapped from a file (`ScopeVectors.prefetch`).
+
+    The kernel reads `read_ahead_kb` around each page fault (8 MB on the
+    development machine: the whole float16 matrix of 100,000 rows for the 1,000
+    rows one search refines). The matrix is advised as read at random, and a
+    search asks for the pages of all the rows it will refine at once, so they
+    are read together (a quarter of the pages or more: the whole matrix).
+    """
+
+    def __init__(
+        self, array: npt.NDArray[Any], head: dict[str, Any], name: str, path: Path
+    ) -> None:
+        self._map = _mapped(array)
+        self._path = path
+        self._start = int(head["_start"]) + int(head["arrays"][name][2])
+        self._row = int(array.strides[0]) if array.ndim == 2 else int(array.itemsize)
+        self._rows = len(array)
+        self._asked = 0  # searches that asked for rows (only the first few are read ahead)
+
+    def random(self) -> None:
+        """No read-ahead around a fault in the matrix."""
+        self._advise("MADV_RANDOM", [(self._start, self._start + self._row * self._rows)])
+
+    def willneed(self, start: int, end: int) -> None:
+        """Read these bytes of the map ahead (asynchronously)."""
+        self._advise("MADV_WILLNEED", [(start, end)])
+
+    def __call__(self, rows: npt.NDArray[np.intp] | None) -> None:
+        """Read the pages of `rows` (None: of every row) ahead, asynchronously.
+
+        Rows are read ahead for the first `PREFETCHED_SEARCHES` searches of the
+        map only, and only when some of them are not in the page cache (a probe
+        of a few): on a warm cache a thousand calls would cost more than they save.
+        """
+        page = mmap.PAGESIZE
+        whole = [(self._start, self._start + self._row * self._rows)]
+        if rows is None:
+            self._advise("MADV_WILLNEED", whole)
+            return
+        self._asked += 1
+        if not len(rows) or self._asked > PREFETCHED_SEARCHES or self._cached(rows):
+            return
+        first = (self._start + rows.astype(np.int64) * self._row) // page
+        last = (self._start + (rows.astype(np.int64) + 1) * self._row - 1) // page
+        pages = np.unique(np.concatenate([first, last]))
+        if len(pages) * 4 * page >= self._row * self._rows:
+            self._advise("MADV_WILLNEED", whole)
+            return
+        breaks = np.flatnonzero(np.diff(pages) != 1)
+        starts = pages[np.concatenate([[0], breaks + 1])]
+        ends = pages[np.concatenate([breaks, [len(pages) - 1]])] + 1
+        self._advise(
+            "MADV_WILLNEED",
+            [(int(a) * page, int(b) * page) for a, b in zip(starts, ends, strict=True)],
+        )
+
+    def _cached(self, rows: npt.NDArray[np.intp]) -> bool:
+        """Whether a few of `rows` are all in the page cache (a read that may not wait)."""
+        nowait = getattr(os, "RWF_NOWAIT", None)
+        if nowait is None:
+            return False
+        probe = rows[:: max(1, len(rows) // 8)][:8]
+        buf = bytearray(1)
+        try:
+            fd = os.open(self._path, os.O_RDONLY)
+        except OSError:
+            return True  # gone: nothing to read ahead
+        try:
+            for row in probe:
+                os.preadv(fd, [buf], self._start + int(row) * self._row, nowait)
+        except BlockingIOError:
+            return False
+        except OSError:
+            return True
+        finally:
+            os.close(fd)
+        return True
+
+    def _advise(self, name: str, ranges: list[tuple[int, int]]) -> None:
+        advice = getattr(mmap, name, None)
+        if advice is None or self._map is None:
+            return
+        page, size = mmap.PAGESIZE, len(self._map)
+        with contextlib.suppress(OSError, ValueError):
+            for start, end in ranges:
+                begin = start // page * page
+                if begin < size:
+                    self._map.madvise(advice, begin, min(end, size) - begin)
+
+
+def _mapped(array: npt.NDArray[Any]) -> mmap.mmap | None:
+    """The map an array read by `_read` is a view of."""
+    base: Any = array
+    while isinstance(base, np.ndarray):
+        base = base.base
+    found = base.obj if isinstance(base, memoryview) else base
+    return found if isinstance(found, mmap.mmap) else None
 
 
 def _padded(n: int) -> int:

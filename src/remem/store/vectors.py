@@ -18,7 +18,7 @@ the matrix, often a read-only map of the scope's file, is shared unchanged.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,13 +26,14 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from remem.store.coarse import Int8Coarse, widen
+from remem.store.coarse import Int8Coarse, prepare, widen
 
 APPROX_MIN = 20_000
 PROJECTED_DIM = 96
 REFINE = 1000
 PCA_SAMPLE = 20_000
 QUANTISE_AT = 3  # the search of a scope that begins its int8 codes (`remem.store.coarse`)
+PREFETCHED_SEARCHES = 2  # searches of a mapped file whose refined rows are read ahead
 
 F32 = npt.NDArray[np.float32]
 
@@ -91,6 +92,9 @@ class ScopeVectors:
     _quantiser: threading.Thread | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _searches: int = field(default=0, repr=False)
+    # asks for the pages of some matrix rows (None: all) to be read ahead, when the
+    # matrix is a map of a file read at random (`remem.store.vector_files`)
+    prefetch: Callable[[npt.NDArray[np.intp] | None], None] | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.ids) + len(self.tail_ids)
@@ -126,8 +130,13 @@ class ScopeVectors:
                 basis, projected = projection
                 in_base = n - len(tail_rows)
                 # int8 once made, begun at the scope's third search (a one-shot CLI
-                # recall searches it once or twice), where ONNX Runtime is installed
+                # recall searches it once or twice), where ONNX Runtime is installed;
+                # codes read from the scope's file (`attach_codes`) from the first
                 coarse8 = self._int8(projected) if self._searches >= QUANTISE_AT else None
+                if coarse8 is None:
+                    coarse8 = self._coarse8
+                if coarse8 is not None and not prepare():
+                    coarse8 = None  # codes from a file, no runtime to score them here
                 coarse_all: npt.NDArray[Any]
                 if coarse8 is not None:
                     coarse_all = coarse8.scores(queries @ basis)  # rows x m, int32
@@ -146,10 +155,17 @@ class ScopeVectors:
                 if len(tail_rows) and self.tail is not None
                 else None
             )
+            refined: list[npt.NDArray[np.intp]] = []
+            if projection is not None:
+                refined = [
+                    np.sort(top_rows(coarse_all[:, j], pool)) if pool else tail_rows[:0]
+                    for j in range(m)
+                ]
+                if self.prefetch is not None:
+                    self.prefetch(np.concatenate(refined))  # read together, not in turn
             for j in range(m):
                 if projection is not None:
-                    coarse = coarse_all[:, j]
-                    rows = np.sort(top_rows(coarse, pool)) if pool else tail_rows[:0]
+                    rows = refined[j]
                     scores = widen(self.matrix[rows]) @ queries[j]
                 else:
                     rows, scores = exact, exact_scores[:, j]
@@ -211,6 +227,7 @@ class ScopeVectors:
             out.attach_projection(self._basis, self._projected)
             if self._coarse8 is not None:  # the same base rows: the same codes
                 out._coarse8, out._coarse8_tried = self._coarse8, True
+        out.prefetch = self.prefetch  # the same matrix
         return out
 
     def kept(self, keep: npt.NDArray[np.bool_]) -> ScopeVectors:
@@ -221,6 +238,8 @@ class ScopeVectors:
         """
         base = len(self.ids)
         in_base, in_tail = keep[:base], keep[base:]
+        if self.prefetch is not None:
+            self.prefetch(None)  # every row is read: read ahead, not a page at a time
         ids: Sequence[str] | npt.NDArray[np.bytes_]
         if isinstance(self.ids, np.ndarray):
             ids = self.ids[in_base]
@@ -249,6 +268,8 @@ class ScopeVectors:
         """
         if not self.tail_ids or self.tail is None:
             return self
+        if self.prefetch is not None:
+            self.prefetch(None)
         ids: Sequence[str] | npt.NDArray[np.bytes_]
         if isinstance(self.ids, np.ndarray):
             ids = np.concatenate([self.ids, np.array([i.encode() for i in self.tail_ids])])
@@ -281,6 +302,18 @@ class ScopeVectors:
         with self._lock:
             self._basis, self._projected = basis, projected
             self._coarse8, self._coarse8_tried = None, False  # made from these when needed
+
+    def attach_codes(self, codes: Int8Coarse) -> None:
+        """Use int8 codes of the attached projection made earlier (read from the scope's
+        file) from the first search; they must be the codes of these very rows."""
+        with self._lock:
+            if self._projected is None or codes.codes.shape != self._projected.shape:
+                raise ValueError("int8 codes of other rows than the projection's")
+            self._coarse8, self._coarse8_tried = codes, True
+
+    def coarse_codes(self) -> Int8Coarse | None:
+        """The int8 codes of the base rows held now (made or attached), if any."""
+        return self._coarse8
 
     def _int8(self, projected: F32) -> Int8Coarse | None:
         """The projection quantised for the coarse pass, once made (None until then, or
