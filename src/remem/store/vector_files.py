@@ -44,6 +44,7 @@ import json
 import mmap
 import os
 import secrets
+import weakref
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -52,7 +53,7 @@ import numpy as np
 import numpy.typing as npt
 
 from remem.store.coarse import Int8Coarse, installed
-from remem.store.vectors import PREFETCHED_SEARCHES, ScopeVectors
+from remem.store.vectors import ScopeVectors
 
 FORMAT = 2
 MAGIC = b"REMEMVEC"
@@ -61,6 +62,8 @@ KINDS = ("records", "events")
 SUFFIXES = ("vec", "tail", "i8")
 TAIL_MAX = 2000  # rows a tail holds before the base is rewritten (or 5% of the base)
 STATUS_ARRAYS = ("active", "live", "valid_from", "valid_until")
+AHEAD_BYTES = 4 << 20  # bytes asked for per read-ahead call (see `RowReader._advise`)
+PROBED = 4  # rows a search probes for being in the page cache before reading ahead
 
 
 @dataclass(frozen=True)
@@ -166,11 +169,11 @@ class VectorFiles:
         codes = None
         if "basis" in arrays and "projected" in arrays:
             vectors.attach_projection(arrays["basis"], arrays["projected"])
-            codes = self._codes(tenant, actor, kind, head, base, arrays)
-            if codes is not None:
-                vectors.attach_codes(codes)
+            if installed():  # the projection is not scanned: the codes are
                 reader = RowReader(arrays["matrix"], head, "matrix", self.path(tenant, actor, kind))
                 reader.random()
+                codes = self._codes(tenant, actor, kind, head, base, arrays, reader)
+                vectors.attach_codes(codes)
                 vectors.prefetch = reader
         tail = _read(self.path(tenant, actor, kind, "tail"))
         if tail is None:
@@ -201,13 +204,14 @@ class VectorFiles:
 
     def _codes(
         self, tenant: str, actor: str, kind: str, head: dict[str, Any], base: Stamp,
-        arrays: dict[str, npt.NDArray[Any]],
-    ) -> Int8Coarse | None:  # fmt: skip
+        arrays: dict[str, npt.NDArray[Any]], reader: RowReader,
+    ) -> Int8Coarse:  # fmt: skip
         """The int8 codes of an opened base: read from its `.i8` file when that is the
-        base's, else made from its projection and written (None without ONNX Runtime)."""
-        if not installed():
-            return None
+        base's, else made from its projection and written."""
         projected, basis = arrays["projected"], arrays["basis"]
+        start = int(head["_start"])
+        at = start + int(head["arrays"]["basis"][2])
+        reader.willneed(at, at + basis.nbytes)  # every search reads it
         path = self.path(tenant, actor, kind, "i8")
         found = _read(path)
         if found is not None:
@@ -228,6 +232,8 @@ class VectorFiles:
                 # all of them are read by the first search: begin reading them now
                 RowReader(codes, c_head, "matrix", path)(None)
                 return Int8Coarse(codes, scale)
+        at = start + int(head["arrays"]["projected"][2])
+        reader.willneed(at, at + projected.nbytes)  # read whole, once
         made = Int8Coarse.quantised(projected)
         model = str(head["model"])
         if self._put_codes(tenant, actor, kind, model, base, arrays["ids"], basis, made):
@@ -467,43 +473,46 @@ class RowReader:
 
     The kernel reads `read_ahead_kb` around each page fault (8 MB on the
     development machine: the whole float16 matrix of 100,000 rows for the 1,000
-    rows one search refines). The matrix is advised as read at random, and a
-    search asks for the pages of all the rows it will refine at once, so they
-    are read together (a quarter of the pages or more: the whole matrix).
+    rows one search refines). The matrix and what follows it are advised as read
+    at random, and a search asks for the pages of all the rows it will refine at
+    once, so they are read together (a quarter of the pages or more: the whole
+    matrix), when a probe of a few of them finds them outside the page cache.
     """
 
     def __init__(
         self, array: npt.NDArray[Any], head: dict[str, Any], name: str, path: Path
     ) -> None:
         self._map = _mapped(array)
-        self._path = path
         self._start = int(head["_start"]) + int(head["arrays"][name][2])
         self._row = int(array.strides[0]) if array.ndim == 2 else int(array.itemsize)
         self._rows = len(array)
-        self._asked = 0  # searches that asked for rows (only the first few are read ahead)
+        self._fd: int | None = None  # the same file, for the probe
+        with contextlib.suppress(OSError):
+            fd = os.open(path, os.O_RDONLY)
+            stat = os.fstat(fd)
+            if [stat.st_ino, stat.st_mtime_ns, stat.st_size] == head.get("_identity"):
+                self._fd = fd
+                weakref.finalize(self, os.close, fd)
+            else:
+                os.close(fd)
 
     def random(self) -> None:
-        """No read-ahead around a fault in the matrix."""
-        self._advise("MADV_RANDOM", [(self._start, self._start + self._row * self._rows)])
+        """No read-ahead around a fault in the matrix or after it."""
+        self._advise("MADV_RANDOM", [(self._start, len(self._map) if self._map else 0)])
 
     def willneed(self, start: int, end: int) -> None:
         """Read these bytes of the map ahead (asynchronously)."""
         self._advise("MADV_WILLNEED", [(start, end)])
 
     def __call__(self, rows: npt.NDArray[np.intp] | None) -> None:
-        """Read the pages of `rows` (None: of every row) ahead, asynchronously.
-
-        Rows are read ahead for the first `PREFETCHED_SEARCHES` searches of the
-        map only, and only when some of them are not in the page cache (a probe
-        of a few): on a warm cache a thousand calls would cost more than they save.
-        """
+        """Read the pages of `rows` (None: of every row) ahead, asynchronously, unless a
+        probe of a few finds them in the page cache (warm: four reads, about 10 us)."""
         page = mmap.PAGESIZE
         whole = [(self._start, self._start + self._row * self._rows)]
         if rows is None:
             self._advise("MADV_WILLNEED", whole)
             return
-        self._asked += 1
-        if not len(rows) or self._asked > PREFETCHED_SEARCHES or self._cached(rows):
+        if not len(rows) or self._cached(rows):
             return
         first = (self._start + rows.astype(np.int64) * self._row) // page
         last = (self._start + (rows.astype(np.int64) + 1) * self._row - 1) // page
@@ -520,25 +529,21 @@ class RowReader:
         )
 
     def _cached(self, rows: npt.NDArray[np.intp]) -> bool:
-        """Whether a few of `rows` are all in the page cache (a read that may not wait)."""
+        """Whether a few of `rows` are all in the page cache (reads that may not wait)."""
         nowait = getattr(os, "RWF_NOWAIT", None)
-        if nowait is None:
+        if nowait is None or self._fd is None:
             return False
-        probe = rows[:: max(1, len(rows) // 8)][:8]
         buf = bytearray(1)
         try:
-            fd = os.open(self._path, os.O_RDONLY)
-        except OSError:
-            return True  # gone: nothing to read ahead
-        try:
-            for row in probe:
-                os.preadv(fd, [buf], self._start + int(row) * self._row, nowait)
+            # spread over the rows asked for (sorted, per query): the first rows of a
+            # file are often cached, read around its header
+            for at in range(PROBED):
+                row = int(rows[(2 * at + 1) * len(rows) // (2 * PROBED)])
+                os.preadv(self._fd, [buf], self._start + row * self._row, nowait)
         except BlockingIOError:
             return False
         except OSError:
-            return True
-        finally:
-            os.close(fd)
+            return True  # cannot tell: leave it to the kernel
         return True
 
     def _advise(self, name: str, ranges: list[tuple[int, int]]) -> None:
@@ -546,11 +551,12 @@ class RowReader:
         if advice is None or self._map is None:
             return
         page, size = mmap.PAGESIZE, len(self._map)
+        # the kernel reads at most one read-ahead window (8 MB here) per WILLNEED call
+        step = AHEAD_BYTES if name == "MADV_WILLNEED" else size
         with contextlib.suppress(OSError, ValueError):
             for start, end in ranges:
-                begin = start // page * page
-                if begin < size:
-                    self._map.madvise(advice, begin, min(end, size) - begin)
+                for begin in range(start // page * page, min(end, size), step):
+                    self._map.madvise(advice, begin, min(end, size, begin + step) - begin)
 
 
 def _mapped(array: npt.NDArray[Any]) -> mmap.mmap | None:

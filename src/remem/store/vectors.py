@@ -33,7 +33,6 @@ PROJECTED_DIM = 96
 REFINE = 1000
 PCA_SAMPLE = 20_000
 QUANTISE_AT = 3  # the search of a scope that begins its int8 codes (`remem.store.coarse`)
-PREFETCHED_SEARCHES = 2  # searches of a mapped file whose refined rows are read ahead
 
 F32 = npt.NDArray[np.float32]
 
