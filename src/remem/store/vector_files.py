@@ -19,11 +19,12 @@ small); when it grows past `TAIL_MAX` rows the base is rewritten instead.
 Above `APPROX_MIN` rows the base has a third file (`.i8`): the int8 codes of
 its projection that the coarse pass scores (`remem.store.coarse`), 96 bytes a
 row, tied to the base by its stamp and a digest of its PCA basis. With them a
-fresh process's first search reads 9.6 MB at 100,000 rows and the pages of the
-rows it refines (the float16 matrix is mapped for random access: no read-ahead
-pulls the rest of it in), instead of the whole 38 MB projection. They are
-written with the base and, when missing or not the base's, made again from
-the projection by the process that opens it.
+fresh process's first search scores 9.6 MB at 100,000 rows instead of the 38 MB
+projection, and when the files are not in the page cache the float16 matrix
+(which a first recall's searches refine almost all of) is read in the
+background from the open (`_read_ahead_if_cold`) instead of fault by fault.
+The codes are written with the base and, when missing or not the base's, made
+again from the projection by the process that opens it.
 
 All three are caches, never the source of truth: the caller compares their stamps
 with the database (in the same transaction as the rows it would read), and
@@ -44,7 +45,6 @@ import json
 import mmap
 import os
 import secrets
-import weakref
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -62,8 +62,8 @@ KINDS = ("records", "events")
 SUFFIXES = ("vec", "tail", "i8")
 TAIL_MAX = 2000  # rows a tail holds before the base is rewritten (or 5% of the base)
 STATUS_ARRAYS = ("active", "live", "valid_from", "valid_until")
-AHEAD_BYTES = 4 << 20  # bytes asked for per read-ahead call (see `RowReader._advise`)
-PROBED = 4  # rows a search probes for being in the page cache before reading ahead
+AHEAD_BYTES = 4 << 20  # bytes asked for per read-ahead call (`_read_ahead_if_cold`)
+PROBED = 16  # places of an array probed for being in the page cache
 
 
 @dataclass(frozen=True)
@@ -170,11 +170,9 @@ class VectorFiles:
         if "basis" in arrays and "projected" in arrays:
             vectors.attach_projection(arrays["basis"], arrays["projected"])
             if installed():  # the projection is not scanned: the codes are
-                reader = RowReader(arrays["matrix"], head, "matrix", self.path(tenant, actor, kind))
-                reader.random()
-                codes = self._codes(tenant, actor, kind, head, base, arrays, reader)
+                codes = self._codes(tenant, actor, kind, head, base, arrays)
                 vectors.attach_codes(codes)
-                vectors.prefetch = reader
+                _read_ahead_if_cold(self.path(tenant, actor, kind), head, "matrix", arrays)
         tail = _read(self.path(tenant, actor, kind, "tail"))
         if tail is None:
             return Opened(vectors, base, base)
@@ -199,19 +197,15 @@ class VectorFiles:
             whole.attach_projection(arrays["basis"], arrays["projected"])
             if codes is not None:  # the codes of the base rows: the tail is scored exactly
                 whole.attach_codes(codes)
-                whole.prefetch = vectors.prefetch
         return Opened(whole, base, stamp)
 
     def _codes(
         self, tenant: str, actor: str, kind: str, head: dict[str, Any], base: Stamp,
-        arrays: dict[str, npt.NDArray[Any]], reader: RowReader,
+        arrays: dict[str, npt.NDArray[Any]],
     ) -> Int8Coarse:  # fmt: skip
         """The int8 codes of an opened base: read from its `.i8` file when that is the
         base's, else made from its projection and written."""
         projected, basis = arrays["projected"], arrays["basis"]
-        start = int(head["_start"])
-        at = start + int(head["arrays"]["basis"][2])
-        reader.willneed(at, at + basis.nbytes)  # every search reads it
         path = self.path(tenant, actor, kind, "i8")
         found = _read(path)
         if found is not None:
@@ -229,11 +223,8 @@ class VectorFiles:
                 and scale.shape == (projected.shape[1],)
                 and bool(np.all(scale > 0))
             ):
-                # all of them are read by the first search: begin reading them now
-                RowReader(codes, c_head, "matrix", path)(None)
+                _read_ahead_if_cold(path, c_head, "matrix", c_arrays)  # the first search reads all
                 return Int8Coarse(codes, scale)
-        at = start + int(head["arrays"]["projected"][2])
-        reader.willneed(at, at + projected.nbytes)  # read whole, once
         made = Int8Coarse.quantised(projected)
         model = str(head["model"])
         if self._put_codes(tenant, actor, kind, model, base, arrays["ids"], basis, made):
@@ -468,95 +459,46 @@ def _basis_digest(basis: npt.NDArray[Any]) -> str:
     return hashlib.sha256(np.ascontiguousarray(basis).tobytes()).hexdigest()[:32]
 
 
-class RowReader:
-    """Read-ahead advice for a matrix mapped from a file (`ScopeVectors.prefetch`).
+def _read_ahead_if_cold(
+    path: Path, head: dict[str, Any], name: str, arrays: dict[str, npt.NDArray[Any]]
+) -> None:
+    """Begin reading one array of a file just mapped when a probe finds it outside the
+    page cache, so that a first search does not wait for it one fault at a time.
 
-    The kernel reads `read_ahead_kb` around each page fault (8 MB on the
-    development machine: the whole float16 matrix of 100,000 rows for the 1,000
-    rows one search refines). The matrix and what follows it are advised as read
-    at random, and a search asks for the pages of all the rows it will refine at
-    once, so they are read together (a quarter of the pages or more: the whole
-    matrix), when a probe of a few of them finds them outside the page cache.
+    A fresh process's first recall at 100,000 rows refines 1,000 rows of the float16
+    matrix for the query and 12,000 for the life domains' centres: about all of it.
+    Asked for as a whole, the kernel reads it in the background, sequentially (in
+    `AHEAD_BYTES` calls: this kernel reads one read-ahead window per call). Warm, the
+    probe is `PROBED` reads that may not wait (about 20 us).
     """
-
-    def __init__(
-        self, array: npt.NDArray[Any], head: dict[str, Any], name: str, path: Path
-    ) -> None:
-        self._map = _mapped(array)
-        self._start = int(head["_start"]) + int(head["arrays"][name][2])
-        self._row = int(array.strides[0]) if array.ndim == 2 else int(array.itemsize)
-        self._rows = len(array)
-        self._fd: int | None = None  # the same file, for the probe
-        with contextlib.suppress(OSError):
-            fd = os.open(path, os.O_RDONLY)
-            stat = os.fstat(fd)
-            if [stat.st_ino, stat.st_mtime_ns, stat.st_size] == head.get("_identity"):
-                self._fd = fd
-                weakref.finalize(self, os.close, fd)
-            else:
-                os.close(fd)
-
-    def random(self) -> None:
-        """No read-ahead around a fault in the matrix or after it."""
-        self._advise("MADV_RANDOM", [(self._start, len(self._map) if self._map else 0)])
-
-    def willneed(self, start: int, end: int) -> None:
-        """Read these bytes of the map ahead (asynchronously)."""
-        self._advise("MADV_WILLNEED", [(start, end)])
-
-    def __call__(self, rows: npt.NDArray[np.intp] | None) -> None:
-        """Read the pages of `rows` (None: of every row) ahead, asynchronously, unless a
-        probe of a few finds them in the page cache (warm: four reads, about 10 us)."""
-        page = mmap.PAGESIZE
-        whole = [(self._start, self._start + self._row * self._rows)]
-        if rows is None:
-            self._advise("MADV_WILLNEED", whole)
-            return
-        if not len(rows) or self._cached(rows):
-            return
-        first = (self._start + rows.astype(np.int64) * self._row) // page
-        last = (self._start + (rows.astype(np.int64) + 1) * self._row - 1) // page
-        pages = np.unique(np.concatenate([first, last]))
-        if len(pages) * 4 * page >= self._row * self._rows:
-            self._advise("MADV_WILLNEED", whole)
-            return
-        breaks = np.flatnonzero(np.diff(pages) != 1)
-        starts = pages[np.concatenate([[0], breaks + 1])]
-        ends = pages[np.concatenate([breaks, [len(pages) - 1]])] + 1
-        self._advise(
-            "MADV_WILLNEED",
-            [(int(a) * page, int(b) * page) for a, b in zip(starts, ends, strict=True)],
-        )
-
-    def _cached(self, rows: npt.NDArray[np.intp]) -> bool:
-        """Whether a few of `rows` are all in the page cache (reads that may not wait)."""
-        nowait = getattr(os, "RWF_NOWAIT", None)
-        if nowait is None or self._fd is None:
-            return False
-        buf = bytearray(1)
-        try:
-            # spread over the rows asked for (sorted, per query): the first rows of a
-            # file are often cached, read around its header
-            for at in range(PROBED):
-                row = int(rows[(2 * at + 1) * len(rows) // (2 * PROBED)])
-                os.preadv(self._fd, [buf], self._start + row * self._row, nowait)
-        except BlockingIOError:
-            return False
-        except OSError:
-            return True  # cannot tell: leave it to the kernel
-        return True
-
-    def _advise(self, name: str, ranges: list[tuple[int, int]]) -> None:
-        advice = getattr(mmap, name, None)
-        if advice is None or self._map is None:
-            return
-        page, size = mmap.PAGESIZE, len(self._map)
-        # the kernel reads at most one read-ahead window (8 MB here) per WILLNEED call
-        step = AHEAD_BYTES if name == "MADV_WILLNEED" else size
-        with contextlib.suppress(OSError, ValueError):
-            for start, end in ranges:
-                for begin in range(start // page * page, min(end, size), step):
-                    self._map.madvise(advice, begin, min(end, size, begin + step) - begin)
+    array, mapped = arrays[name], _mapped(arrays[name])
+    nowait, advice = getattr(os, "RWF_NOWAIT", None), getattr(mmap, "MADV_WILLNEED", None)
+    if mapped is None or nowait is None or advice is None or not array.nbytes:
+        return
+    begin = int(head["_start"]) + int(head["arrays"][name][2])
+    end = begin + array.nbytes
+    buf = bytearray(1)
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        stat = os.fstat(fd)
+        if [stat.st_ino, stat.st_mtime_ns, stat.st_size] != head.get("_identity"):
+            return  # replaced since it was mapped
+        for at in np.linspace(begin, end - 1, PROBED).astype(np.int64):
+            os.preadv(fd, [buf], int(at), nowait)
+        return  # cached
+    except BlockingIOError:
+        pass  # not in the page cache
+    except OSError:
+        return
+    finally:
+        os.close(fd)
+    page = mmap.PAGESIZE
+    with contextlib.suppress(OSError, ValueError):
+        for at in range(begin // page * page, end, AHEAD_BYTES):
+            mapped.madvise(advice, at, min(end, at + AHEAD_BYTES) - at)
 
 
 def _mapped(array: npt.NDArray[Any]) -> mmap.mmap | None:

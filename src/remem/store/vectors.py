@@ -7,7 +7,10 @@ on a 96-dimensional PCA projection of the matrix (a quarter of the bytes),
 keeps the best `REFINE` rows, and scores those exactly. The projection is
 built at the scope's second search, so a one-shot process (a cold `remem
 recall`) pays for an exact scan instead of the projection. On LoCoMo turns tiled
-to 100,000 rows this found 99.99% of the exact top 50 in about 4 ms.
+to 100,000 rows this found 99.99% of the exact top 50 in about 4 ms. The
+coarse pass scores int8 codes of the projection (`remem.store.coarse`) from a
+scope's third search, or from its first when they were read from the scope's
+file (`attach_codes`).
 
 A scope that changed is caught up, not reloaded (`ScopeVectors.caught_up`):
 the rows added since are kept as a float32 tail beside the matrix (scored
@@ -18,7 +21,7 @@ the matrix, often a read-only map of the scope's file, is shared unchanged.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -91,9 +94,6 @@ class ScopeVectors:
     _quantiser: threading.Thread | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _searches: int = field(default=0, repr=False)
-    # asks for the pages of some matrix rows (None: all) to be read ahead, when the
-    # matrix is a map of a file read at random (`remem.store.vector_files`)
-    prefetch: Callable[[npt.NDArray[np.intp] | None], None] | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.ids) + len(self.tail_ids)
@@ -154,17 +154,10 @@ class ScopeVectors:
                 if len(tail_rows) and self.tail is not None
                 else None
             )
-            refined: list[npt.NDArray[np.intp]] = []
-            if projection is not None:
-                refined = [
-                    np.sort(top_rows(coarse_all[:, j], pool)) if pool else tail_rows[:0]
-                    for j in range(m)
-                ]
-                if self.prefetch is not None:
-                    self.prefetch(np.concatenate(refined))  # read together, not in turn
             for j in range(m):
                 if projection is not None:
-                    rows = refined[j]
+                    coarse = coarse_all[:, j]
+                    rows = np.sort(top_rows(coarse, pool)) if pool else tail_rows[:0]
                     scores = widen(self.matrix[rows]) @ queries[j]
                 else:
                     rows, scores = exact, exact_scores[:, j]
@@ -226,7 +219,6 @@ class ScopeVectors:
             out.attach_projection(self._basis, self._projected)
             if self._coarse8 is not None:  # the same base rows: the same codes
                 out._coarse8, out._coarse8_tried = self._coarse8, True
-        out.prefetch = self.prefetch  # the same matrix
         return out
 
     def kept(self, keep: npt.NDArray[np.bool_]) -> ScopeVectors:
@@ -237,8 +229,6 @@ class ScopeVectors:
         """
         base = len(self.ids)
         in_base, in_tail = keep[:base], keep[base:]
-        if self.prefetch is not None:
-            self.prefetch(None)  # every row is read: read ahead, not a page at a time
         ids: Sequence[str] | npt.NDArray[np.bytes_]
         if isinstance(self.ids, np.ndarray):
             ids = self.ids[in_base]
@@ -267,8 +257,6 @@ class ScopeVectors:
         """
         if not self.tail_ids or self.tail is None:
             return self
-        if self.prefetch is not None:
-            self.prefetch(None)
         ids: Sequence[str] | npt.NDArray[np.bytes_]
         if isinstance(self.ids, np.ndarray):
             ids = np.concatenate([self.ids, np.array([i.encode() for i in self.tail_ids])])
