@@ -101,6 +101,15 @@ def read_codes(db: Path) -> tuple[list[str], np.ndarray]:
     return [bytes(i).decode() for i in arrays["ids"]], np.array(arrays["matrix"])
 
 
+def exact(db: Path) -> list[float]:
+    """The 5 best cosines of each pick in turn, scanning every row of the scope's file."""
+    found = _read(files(db, "vec")[0])
+    assert found is not None
+    matrix = np.asarray(found[1]["matrix"], np.float32)
+    scores = [matrix @ HashEmbedder().embed([text_of(i)])[0] for i in PICKS]
+    return [float(c) for row in scores for c in np.sort(row)[::-1][:5]]
+
+
 def test_the_codes_are_written_with_the_base_and_a_fresh_first_search_uses_them(
     db: Path,
 ) -> None:
@@ -117,6 +126,8 @@ def test_the_codes_are_written_with_the_base_and_a_fresh_first_search_uses_them(
     with Memory.open(db, embedder=HashEmbedder()) as mem:  # missing: made again
         assert nearest(mem) == with_codes
     assert [h[0][0] for h in with_codes] == [f"rec_big{i:06d}" for i in PICKS]
+    # what a scan of every row finds: the same cosines (rows of equal cosine in any order)
+    assert [c for h in with_codes for _, c in h] == pytest.approx(exact(db), abs=1e-5)
     assert np.array_equal(read_codes(db)[1], codes)
     assert files(db, "vec")[0].stat().st_mtime_ns == written  # the base was only read
 
@@ -153,3 +164,12 @@ def test_a_damaged_or_stale_codes_file_is_made_again_and_a_forget_reaches_it(db:
     with Memory.open(db, embedder=HashEmbedder()) as mem:
         assert [h[0][0] for h in nearest(mem)] == after
     assert path.read_bytes() == stale and gone not in read_codes(db)[0]  # not trusted
+
+
+def test_forget_actor_removes_the_codes_file_too(db: Path) -> None:
+    assert files(db, "i8")
+    with Memory.open(db, embedder=HashEmbedder()) as mem:
+        nearest(mem)
+        report = mem.forget(actor="ann")
+        assert report.verified and report.remaining["vector_files"] == 0
+    assert files(db, "i8") == [] and files(db, "vec") == []
