@@ -447,7 +447,7 @@ def _read(path: Path) -> tuple[dict[str, Any], dict[str, npt.NDArray[Any]]] | No
 
 
 def _identity(path: Path) -> list[int] | None:
-    """Which file is at `path` now (inode, change time, size), as `_read` noted it."""
+    """Which file is at `path` now (inode, modification time, size), as `_read` notes it."""
     try:
         stat = os.stat(path)
     except OSError:
