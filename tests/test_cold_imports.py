@@ -35,8 +35,11 @@ NEVER = (
     "remem.batch",
     "remem.config_file",
     "remem.consolidate.batch",
+    "remem.documents.chunk",  # parsing and chunking: on ingest only
+    "remem.documents.parse",
     "remem.eval",
     "remem.extract",
+    "remem.jobs",  # the extraction jobs' flows
     "remem.lifecycle",
     "remem.pipeline",
     "remem.service",

@@ -36,7 +36,6 @@ from remem.embed.base import (
 )
 from remem.errors import InvalidInput, NotFound
 from remem.ids import IdSource, new_id
-from remem.jobs import JOB_STATUSES
 from remem.memory_lifecycle import LifecycleMethods
 from remem.model import (
     Event,
@@ -308,6 +307,8 @@ class Memory(DocumentMethods, LifecycleMethods):
     ) -> list[JobInfo]:
         """This tenant's extraction jobs (with `actor`, only those of the actor's events),
         newest first: strategy, state, attempts, last error."""
+        from remem.jobs import JOB_STATUSES  # the job flows load when first used
+
         if status is not None and status not in JOB_STATUSES:
             raise InvalidInput(f"status must be one of {', '.join(JOB_STATUSES)}; got {status!r}")
         if actor is not None:

@@ -16,11 +16,9 @@ import unicodedata
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from remem.deps import Deps
-from remem.documents.chunk import Piece, chunk, content_hash
-from remem.documents.parse import format_of, parse
 from remem.documents.scope import (
     DocScope,
     check_write,
@@ -39,6 +37,9 @@ from remem.recall.budget import ITEM_OVERHEAD_TOKENS, estimate_tokens, pack
 from remem.recall.fusion import MIN_VECTOR_ONLY_COSINE
 from remem.store.document_store import DocumentWrite, StoredChunk, StoredDocument
 from remem.writes.checks import sensitivity as check_sensitivity
+
+if TYPE_CHECKING:  # parsing and chunking load on ingest, not to recall
+    from remem.documents.chunk import Piece
 
 MAX_DOCUMENT_CHARS = 2_000_000  # of normalised text
 MAX_TITLE_CHARS = 500
@@ -90,6 +91,9 @@ def add(
     if name is not None and not isinstance(name, str):
         raise InvalidInput(f"a document's file name must be a string; got {type(name).__name__}")
     label = name or source_uri or title or ""
+    from remem.documents.chunk import chunk, content_hash
+    from remem.documents.parse import format_of, parse
+
     fmt = format_of(label, format)
     level = check_sensitivity(sensitivity) or Sensitivity.NORMAL
     parsed = parse(data, fmt)

@@ -16,14 +16,25 @@ status and validity arrays of every row as they are now, under the base's
 stamp and its own. The tail is rewritten whole on each catch-up (it is
 small); when it grows past `TAIL_MAX` rows the base is rewritten instead.
 
-Both are caches, never the source of truth: the caller compares their stamps
+Above `APPROX_MIN` rows the base has a third file (`.i8`): the int8 codes of
+its projection that the coarse pass scores (`remem.store.coarse`), 96 bytes a
+row, tied to the base by its stamp and a digest of its PCA basis. With them a
+fresh process's first search scores 9.6 MB at 100,000 rows instead of the 38 MB
+projection, and when the files are not in the page cache the float16 matrix
+(which a first recall's searches refine almost all of) is read in the
+background from the open (`_read_ahead_if_cold`) instead of fault by fault.
+The codes are written with the base and, when missing or not the base's, made
+again from the projection by the process that opens it.
+
+All three are caches, never the source of truth: the caller compares their stamps
 with the database (in the same transaction as the rows it would read), and
 a stale, foreign (another database's, same path) or damaged file is caught
 up or rebuilt from the database. A file is written to a temporary name,
 fsynced and renamed into place, so a crash (a process killed mid-write)
 leaves the old whole file or none under the real name, and two processes
 racing to write one end with one whole file. Erasure deletes the scope's
-files (see `SQLiteStore.forget_record`).
+files (see `SQLiteStore.forget_record`); the codes file holds the ids of its
+rows, so what erasure reads back covers it too.
 """
 
 from __future__ import annotations
@@ -41,15 +52,18 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from remem.store.coarse import Int8Coarse, installed
 from remem.store.vectors import ScopeVectors
 
 FORMAT = 2
 MAGIC = b"REMEMVEC"
 ALIGN = 64
 KINDS = ("records", "events")
-SUFFIXES = ("vec", "tail")
+SUFFIXES = ("vec", "tail", "i8")
 TAIL_MAX = 2000  # rows a tail holds before the base is rewritten (or 5% of the base)
 STATUS_ARRAYS = ("active", "live", "valid_from", "valid_until")
+AHEAD_BYTES = 4 << 20  # bytes asked for per read-ahead call (`_read_ahead_if_cold`)
+PROBED = 16  # places of an array probed for being in the page cache
 
 
 @dataclass(frozen=True)
@@ -152,8 +166,13 @@ class VectorFiles:
             valid_from=arrays["valid_from"], valid_until=arrays["valid_until"],
             model=str(head["model"]), live=arrays["live"], rowids=arrays["rowids"],
         )  # fmt: skip
+        codes = None
         if "basis" in arrays and "projected" in arrays:
             vectors.attach_projection(arrays["basis"], arrays["projected"])
+            if installed():  # the projection is not scanned: the codes are
+                codes = self._codes(tenant, actor, kind, head, base, arrays)
+                vectors.attach_codes(codes)
+                _read_ahead_if_cold(self.path(tenant, actor, kind), head, "matrix", arrays)
         tail = _read(self.path(tenant, actor, kind, "tail"))
         if tail is None:
             return Opened(vectors, base, base)
@@ -176,7 +195,59 @@ class VectorFiles:
         )  # fmt: skip
         if "basis" in arrays and "projected" in arrays:
             whole.attach_projection(arrays["basis"], arrays["projected"])
+            if codes is not None:  # the codes of the base rows: the tail is scored exactly
+                whole.attach_codes(codes)
         return Opened(whole, base, stamp)
+
+    def _codes(
+        self, tenant: str, actor: str, kind: str, head: dict[str, Any], base: Stamp,
+        arrays: dict[str, npt.NDArray[Any]],
+    ) -> Int8Coarse:  # fmt: skip
+        """The int8 codes of an opened base: read from its `.i8` file when that is the
+        base's, else made from its projection and written."""
+        projected, basis = arrays["projected"], arrays["basis"]
+        path = self.path(tenant, actor, kind, "i8")
+        found = _read(path)
+        if found is not None:
+            c_head, c_arrays = found
+            expected = {"tenant": tenant, "actor": actor, "kind": kind, "model": head["model"],
+                        "basis": _basis_digest(basis), "rows": len(projected)}  # fmt: skip
+            codes, scale = c_arrays["matrix"], c_arrays.get("scale")
+            if (
+                all(c_head.get(k) == v for k, v in expected.items())
+                and Stamp.from_dict(c_head.get("stamp")) == base
+                and codes.dtype == np.uint8
+                and codes.shape == projected.shape
+                and scale is not None
+                and scale.dtype == np.float32
+                and scale.shape == (projected.shape[1],)
+                and bool(np.all(scale > 0))
+            ):
+                _read_ahead_if_cold(path, c_head, "matrix", c_arrays)  # the first search reads all
+                return Int8Coarse(codes, scale)
+        made = Int8Coarse.quantised(projected)
+        model = str(head["model"])
+        if self._put_codes(tenant, actor, kind, model, base, arrays["ids"], basis, made):
+            identity = _identity(self.path(tenant, actor, kind))
+            if identity is None or identity != head.get("_identity"):
+                # the base was removed (an erasure) or replaced meanwhile: not its codes
+                with contextlib.suppress(OSError):
+                    path.unlink()
+        return made
+
+    def _put_codes(
+        self, tenant: str, actor: str, kind: str, model: str, stamp: Stamp, ids: Any,
+        basis: Any, codes: Int8Coarse,
+    ) -> bool:  # fmt: skip
+        """Write the `.i8` file of the base stamped `stamp` (its rows' ids beside the codes)."""
+        rows, dim = codes.codes.shape
+        head: dict[str, Any] = {
+            "format": FORMAT, "tenant": tenant, "actor": actor, "kind": kind,
+            "model": model, "dim": int(dim), "rows": int(rows),
+            "stamp": stamp.as_dict(), "basis": _basis_digest(basis),
+        }  # fmt: skip
+        arrays = {"ids": _id_array(ids), "matrix": codes.codes, "scale": codes.scale}
+        return self._put(self.path(tenant, actor, kind, "i8"), head, arrays)
 
     def write(
         self, tenant: str, actor: str, kind: str, stamp: Stamp, vectors: ScopeVectors
@@ -204,6 +275,15 @@ class VectorFiles:
         if written:
             with contextlib.suppress(OSError):
                 self.path(tenant, actor, kind, "tail").unlink()
+        if written and projection is not None and installed():
+            basis, projected = projection
+            codes = vectors.coarse_codes()  # made in this process from these very rows
+            if codes is None or codes.codes.shape != projected.shape:
+                codes = Int8Coarse.quantised(projected)
+            self._put_codes(tenant, actor, kind, vectors.model, stamp, arrays["ids"], basis, codes)
+        elif written:
+            with contextlib.suppress(OSError):
+                self.path(tenant, actor, kind, "i8").unlink()
         return written
 
     def write_tail(
@@ -331,7 +411,8 @@ def _read(path: Path) -> tuple[dict[str, Any], dict[str, npt.NDArray[Any]]] | No
     """The header and arrays (views of a read-only map) of a file, or None if not whole."""
     try:
         with open(path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
+            stat = os.fstat(f.fileno())
+            size = stat.st_size
             if size < len(MAGIC) + 8:
                 return None
             mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
@@ -358,9 +439,75 @@ def _read(path: Path) -> tuple[dict[str, Any], dict[str, npt.NDArray[Any]]] | No
         rows = int(head["rows"])
         if arrays["matrix"].shape != (rows, int(head["dim"])) or len(arrays["ids"]) != rows:
             return None
+        head["_identity"] = [stat.st_ino, stat.st_mtime_ns, stat.st_size]  # which file
+        head["_start"] = start  # where the arrays begin in the map
         return head, arrays
     except (ValueError, KeyError, TypeError):
         return None
+
+
+def _identity(path: Path) -> list[int] | None:
+    """Which file is at `path` now (inode, modification time, size), as `_read` notes it."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return [stat.st_ino, stat.st_mtime_ns, stat.st_size]
+
+
+def _basis_digest(basis: npt.NDArray[Any]) -> str:
+    return hashlib.sha256(np.ascontiguousarray(basis).tobytes()).hexdigest()[:32]
+
+
+def _read_ahead_if_cold(
+    path: Path, head: dict[str, Any], name: str, arrays: dict[str, npt.NDArray[Any]]
+) -> None:
+    """Begin reading one array of a file just mapped when a probe finds it outside the
+    page cache, so that a first search does not wait for it one fault at a time.
+
+    A fresh process's first recall at 100,000 rows refines 1,000 rows of the float16
+    matrix for the query and 12,000 for the life domains' centres: about all of it.
+    Asked for as a whole, the kernel reads it in the background, sequentially (in
+    `AHEAD_BYTES` calls: this kernel reads one read-ahead window per call). Warm, the
+    probe is `PROBED` reads that may not wait (about 20 us).
+    """
+    array, mapped = arrays[name], _mapped(arrays[name])
+    nowait, advice = getattr(os, "RWF_NOWAIT", None), getattr(mmap, "MADV_WILLNEED", None)
+    if mapped is None or nowait is None or advice is None or not array.nbytes:
+        return
+    begin = int(head["_start"]) + int(head["arrays"][name][2])
+    end = begin + array.nbytes
+    buf = bytearray(1)
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        stat = os.fstat(fd)
+        if [stat.st_ino, stat.st_mtime_ns, stat.st_size] != head.get("_identity"):
+            return  # replaced since it was mapped
+        for at in np.linspace(begin, end - 1, PROBED).astype(np.int64):
+            os.preadv(fd, [buf], int(at), nowait)
+        return  # cached
+    except BlockingIOError:
+        pass  # not in the page cache
+    except OSError:
+        return
+    finally:
+        os.close(fd)
+    page = mmap.PAGESIZE
+    with contextlib.suppress(OSError, ValueError):
+        for at in range(begin // page * page, end, AHEAD_BYTES):
+            mapped.madvise(advice, at, min(end, at + AHEAD_BYTES) - at)
+
+
+def _mapped(array: npt.NDArray[Any]) -> mmap.mmap | None:
+    """The map an array read by `_read` is a view of."""
+    base: Any = array
+    while isinstance(base, np.ndarray):
+        base = base.base
+    found = base.obj if isinstance(base, memoryview) else base
+    return found if isinstance(found, mmap.mmap) else None
 
 
 def _padded(n: int) -> int:

@@ -7,7 +7,10 @@ on a 96-dimensional PCA projection of the matrix (a quarter of the bytes),
 keeps the best `REFINE` rows, and scores those exactly. The projection is
 built at the scope's second search, so a one-shot process (a cold `remem
 recall`) pays for an exact scan instead of the projection. On LoCoMo turns tiled
-to 100,000 rows this found 99.99% of the exact top 50 in about 4 ms.
+to 100,000 rows this found 99.99% of the exact top 50 in about 4 ms. The
+coarse pass scores int8 codes of the projection (`remem.store.coarse`) from a
+scope's third search, or from its first when they were read from the scope's
+file (`attach_codes`).
 
 A scope that changed is caught up, not reloaded (`ScopeVectors.caught_up`):
 the rows added since are kept as a float32 tail beside the matrix (scored
@@ -26,7 +29,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from remem.store.coarse import Int8Coarse, widen
+from remem.store.coarse import Int8Coarse, prepare, widen
 
 APPROX_MIN = 20_000
 PROJECTED_DIM = 96
@@ -126,8 +129,13 @@ class ScopeVectors:
                 basis, projected = projection
                 in_base = n - len(tail_rows)
                 # int8 once made, begun at the scope's third search (a one-shot CLI
-                # recall searches it once or twice), where ONNX Runtime is installed
+                # recall searches it once or twice), where ONNX Runtime is installed;
+                # codes read from the scope's file (`attach_codes`) from the first
                 coarse8 = self._int8(projected) if self._searches >= QUANTISE_AT else None
+                if coarse8 is None:
+                    coarse8 = self._coarse8
+                if coarse8 is not None and not prepare():
+                    coarse8 = None  # codes from a file, no runtime to score them here
                 coarse_all: npt.NDArray[Any]
                 if coarse8 is not None:
                     coarse_all = coarse8.scores(queries @ basis)  # rows x m, int32
@@ -281,6 +289,18 @@ class ScopeVectors:
         with self._lock:
             self._basis, self._projected = basis, projected
             self._coarse8, self._coarse8_tried = None, False  # made from these when needed
+
+    def attach_codes(self, codes: Int8Coarse) -> None:
+        """Use int8 codes of the attached projection made earlier (read from the scope's
+        file) from the first search; they must be the codes of these very rows."""
+        with self._lock:
+            if self._projected is None or codes.codes.shape != self._projected.shape:
+                raise ValueError("int8 codes of other rows than the projection's")
+            self._coarse8, self._coarse8_tried = codes, True
+
+    def coarse_codes(self) -> Int8Coarse | None:
+        """The int8 codes of the base rows held now (made or attached), if any."""
+        return self._coarse8
 
     def _int8(self, projected: F32) -> Int8Coarse | None:
         """The projection quantised for the coarse pass, once made (None until then, or
