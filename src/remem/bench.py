@@ -12,12 +12,13 @@ match, nearest vectors in the scope, fusion, packing), and each query is
 embedded for real inside the timed call.
 
 `compare=True` adds, measured in the same process over the same data, what
-the machine's raw parts do (`baselines`: the embedder alone, a numpy
-brute-force scan of the scope's vectors, BM25 alone through the store's
-full-text query) and each recall figure as a ratio to embedder + scan, plus
-the cold figures of a fresh process (`cold_first_recall_ms`: its first
-recall once the embedder is loaded; `cold_open_ms`: import, open and model
-load; `cold_first_recall_after_add_ms`: the same after one record was added
+the machine's raw parts do (`baselines`: the embedder alone, embedding a query
+as recall does (`embed_queries`), a numpy brute-force scan of the scope's
+vectors, BM25 alone through the store's full-text query) and each recall
+figure as a ratio to embedder + scan, plus the cold figures of a fresh
+process (`cold_first_recall_ms`: its first recall once the embedder is
+loaded; `cold_open_ms`: import, open and model load;
+`cold_first_recall_after_add_ms`: the same after one record was added
 by another process). `first_recall_after_add_ms` is the first recall in the
 benchmark's process after it added one record. `run_sizes` repeats the whole
 run at several sizes.
@@ -40,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from remem.clikit import warn_store
-from remem.embed.base import Embedder, HashEmbedder
+from remem.embed.base import Embedder, HashEmbedder, embed_queries
 from remem.errors import InvalidInput
 from remem.memory import Memory, is_server_url
 from remem.model import Authority, Kind, Record, Sensitivity, Source, Status
@@ -310,7 +311,7 @@ def _baselines(
     scope = Scope(mem.tenant, "bench-main")
     for i in range(n):
         t0 = time.perf_counter()
-        vec = emb.embed([_query(i)])[0]
+        vec = embed_queries(emb, [_query(i)])[0]  # as recall embeds it
         t1 = time.perf_counter()
         scores = matrix @ vec
         top = np.argpartition(-scores, min(10, len(scores) - 1))[:10]

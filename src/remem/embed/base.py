@@ -12,7 +12,7 @@ import numpy as np
 from remem.embed.vectors import Vectors
 from remem.errors import InvalidInput
 
-__all__ = ["Embedder", "HashEmbedder", "Vectors", "default_embedder"]
+__all__ = ["Embedder", "HashEmbedder", "Vectors", "default_embedder", "embed_queries"]
 
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -32,6 +32,14 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> Vectors:
         """Return an array of shape (len(texts), dim), each row of unit length."""
         ...
+
+
+def embed_queries(embedder: Embedder, texts: Sequence[str]) -> Vectors:
+    """The vectors of recall queries: `embedder.embed_query` where it has one (an
+    encoder of the same model for vectors that are compared, never stored; see
+    `MiniLMEmbedder.embed_query`), else `embedder.embed`."""
+    query = getattr(embedder, "embed_query", None)
+    return cast(Vectors, query(texts)) if callable(query) else embedder.embed(texts)
 
 
 class DefaultEmbedder:

@@ -37,7 +37,7 @@ from datetime import datetime
 import numpy as np
 import numpy.typing as npt
 
-from remem.embed.base import Embedder
+from remem.embed.base import Embedder, embed_queries
 from remem.model import Event, Record, Status
 from remem.recall.applies import Applicable, gather_applicable
 from remem.recall.events import (
@@ -233,8 +233,8 @@ def _query_vectors(embedder: Embedder | None, query: Query) -> _Vectors | None:
     if embedder is None:
         return None
     if query.embedded == query.text:
-        return _Vectors(query.text, embedder.embed([query.text])[0])
-    asked, nameless = embedder.embed([query.text, query.embedded])
+        return _Vectors(query.text, embed_queries(embedder, [query.text])[0])
+    asked, nameless = embed_queries(embedder, [query.text, query.embedded])
     both = asked + nameless
     mean = (both / max(float(np.linalg.norm(both)), 1e-9)).astype(np.float32)
     return _Vectors(query.embedded, mean)

@@ -124,9 +124,11 @@ def rank(g: Gathered, now: datetime) -> Ranking:
     evidence = dict(scores)  # before the bonuses: what the relevance floor judges
     for rid in applies:
         scores[rid] += APPLIES_BONUS
+    bonuses = bool(g.query.speakers or g.query.spans)  # else every bonus is 0.0
     for rid, rec in returnable.items():  # said by whoever said the turns it was made from
-        said = [_speaker(g.sources.get(e)) for e in rec.source.event_ids]
-        scores[rid] = scores.get(rid, 0.0) + g.query.bonus(said, rec.valid_from)
+        said = [_speaker(g.sources.get(e)) for e in rec.source.event_ids] if bonuses else ()
+        bonus = g.query.bonus(said, rec.valid_from) if bonuses else 0.0
+        scores[rid] = scores.get(rid, 0.0) + bonus
     eligible = sorted(
         returnable.values(),
         key=lambda r: (scores[r.id], RANK[r.authority], r.valid_from.timestamp()),
