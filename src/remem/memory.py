@@ -50,7 +50,7 @@ from remem.model import (
     Status,
 )
 from remem.policy.scope import SHARED_ACTOR, check_name, operator
-from remem.store.base import Scope, Store
+from remem.store.base import EventKey, Scope, Store
 from remem.store.open import default_db_path as default_db_path  # backend choice, re-exported
 from remem.store.open import is_server_url as is_server_url
 from remem.store.open import open_store as open_store
@@ -280,6 +280,15 @@ class Memory(DocumentMethods, LifecycleMethods):
         """One actor's events (optionally one session), in the order they happened."""
         check_name("actor", actor)
         return self.store.list_events(self.tenant, actor, session, count("limit", limit))
+
+    def events_page(
+        self, *, actor: str, session: str | None = None, after: EventKey | None = None,
+        limit: int = 100,
+    ) -> tuple[list[Event], EventKey | None]:  # fmt: skip
+        """Up to `limit` of `events` after `after` (the key the page before returned; None:
+        the first), and the next page's key (None after the last); read by key."""
+        check_name("actor", actor)
+        return self.store.events_page(self.tenant, actor, session, after, count("limit", limit))
 
     # -- extraction and consolidation ------------------------------------------------
 

@@ -91,7 +91,7 @@ def revoke_key(store: Store, key_id: str, tenant: str | None = None) -> ApiKey:
     key = store.revoke_key(key_id, utcnow(), tenant)
     if key is None:
         where = "" if tenant is None else " in this tenant"
-        raise NotFound(f"no API key {key_id!r}{where}; `remem keys list` shows them")
+        raise NotFound(f"no API key {shown(key_id)}{where}; `remem keys list` shows them")
     return key
 
 

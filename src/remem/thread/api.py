@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from remem.deps import HasDeps
 from remem.errors import InvalidInput, NotFound, RefusedContent, StoreError
-from remem.policy.dataclasses import refusal_reason, secret_kinds
+from remem.policy.dataclasses import refusal_reason, secret_kinds, shown
 from remem.policy.scope import check_name
 from remem.thread.backends import thread_state
 from remem.thread.base import ThreadStore
@@ -247,7 +247,7 @@ def _check_version(value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_VERSION:
         raise InvalidInput(
             f"expected version must be a positive whole number (the version you loaded); "
-            f"got {value!r}"
+            f"got {shown(value)}"
         )
     return value
 
@@ -256,12 +256,12 @@ def _check_retention(value: object) -> timedelta:
     if not isinstance(value, timedelta) or not timedelta(0) < value <= MAX_RETENTION:
         raise InvalidInput(
             f"retention must be a positive timedelta of at most {MAX_RETENTION.days} days; "
-            f"got {value!r}"
+            f"got {shown(value)}"
         )
     return value
 
 
 def _check_limit(value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_LIST:
-        raise InvalidInput(f"limit must be between 1 and {MAX_LIST}; got {value!r}")
+        raise InvalidInput(f"limit must be between 1 and {MAX_LIST}; got {shown(value)}")
     return value

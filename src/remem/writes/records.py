@@ -39,6 +39,7 @@ from remem.policy.scope import (
     namespace_for,
     namespace_problem,
 )
+from remem.policy.text import nfc
 from remem.policy.untrusted import instruction_flags
 from remem.store.base import Scope, StatusChange, Write
 from remem.writes.checks import check_strings, fact_value, optional_time, statement
@@ -247,6 +248,7 @@ def reject(deps: Deps, record_id: str, *, reviewer: str, reason: str = "") -> Re
     """Reject a proposed procedure; it is kept, inactive, with the reviewer's reason."""
     check_strings(reason=reason)
     refuse_secrets({"reason": reason})
+    reason = nfc(reason)
     rec = _proposal(deps, record_id, reviewer)
     now = deps.clock()
     deps.store.apply(
