@@ -29,13 +29,15 @@ from mcp import ClientSession
 
 from remem import Memory
 from remem.embed import HashEmbedder
-from remem.errors import InvalidInput
+from remem.errors import InvalidInput, NotFound, RefusedContent
 from remem.memory import open_store
 from remem.policy.scope import namespace_for
 from remem.service import keys as keyring
 from remem.service.http import create_app
 from remem.store.base import Write
+from remem.thread import begin_tool_call, checkpoint_list, checkpoint_save, tool_calls
 from tests.cli_helpers import err
+from tests.test_attacks_core import _files_bytes
 from tests.test_mcp import _error, _keys, _session_run
 
 CARD = "4111 1111 1111 1111"  # written with a time's characters: digits and spaces
@@ -275,3 +277,75 @@ def test_http_event_pages_are_read_by_key_and_never_repeat_an_event(db: str) -> 
         got = client.get("/v1/events", params={"actor_id": "alice", "cursor": forged},
                          headers=auth)  # fmt: skip
         assert got.status_code == 422 and "cursor is not one" in got.text
+
+
+# -- 6. a secret pasted where a name or an id goes is refused, not stored ---------------------
+
+TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"  # a well-formed name, and a token
+
+
+def test_a_name_or_client_key_holding_a_secret_is_refused_on_every_write(
+    mem: Memory, db: str
+) -> None:
+    calls = [
+        lambda: mem.remember(actor=TOKEN, text="I like tea"),
+        lambda: mem.add_event(actor=TOKEN, session="s", role="user", text="hi"),
+        lambda: mem.add_event(actor="alice", session=TOKEN, role="user", text="hi"),
+        lambda: mem.add_event(actor="alice", session="s", role="user", text="hi", event_id=TOKEN),
+        lambda: mem.import_events(
+            [{"actor": "alice", "session": TOKEN, "role": "user", "text": "hi"}]
+        ),
+        lambda: mem.propose_procedure(text="Say hello", actor=TOKEN),
+        lambda: checkpoint_save(mem, actor="alice", workflow=TOKEN, state={"step": "a"}),
+        lambda: checkpoint_save(mem, actor=TOKEN, workflow="w", state={"step": "a"}),
+        lambda: begin_tool_call(mem, actor="alice", workflow="w", idempotency_key=TOKEN),
+        lambda: begin_tool_call(
+            mem, actor="alice", workflow="w", idempotency_key="k1", tool_call_id=TOKEN
+        ),
+        lambda: mem.add_document(text="Team handbook", title="h", scope=f"actor:{TOKEN}"),
+        lambda: mem.add_document(text="Team handbook", title="h", scope=f"namespace:{TOKEN}"),
+    ]
+    for call in calls:
+        with pytest.raises((RefusedContent, InvalidInput)) as caught:
+            call()
+        assert "a1B2c3D4" not in str(caught.value) and "access token" in str(caught.value)
+    with pytest.raises(InvalidInput, match="request_id contains an access token") as caught:
+        mem.write_records([{"actor": "alice", "text": "I like tea", "request_id": TOKEN}])
+    assert "a1B2c3D4" not in str(caught.value)
+    assert mem.records(actor="alice", all=True) == [] and mem.events(actor="alice") == []
+    assert checkpoint_list(mem, actor="alice") == [] and tool_calls(mem, actor="alice") == []
+    assert mem.list_documents() == []
+    if "://" not in db:
+        assert b"a1B2c3D4" not in _files_bytes(db)
+    key = _key(db, role="admin")
+    with TestClient(create_app(db, embedder=HashEmbedder(), worker=False)) as client:
+        auth = {"Authorization": f"Bearer {key}"}
+        event = {"actor_id": "alice", "session_id": TOKEN, "role": "user", "text": "hi"}
+        got = client.post("/v1/events", json=event, headers=auth)
+        assert got.status_code == 422 and "a1B2c3D4" not in got.text, got.text
+        doc = {"text": "Team handbook", "title": "h", "scope": f"actor:{TOKEN}"}
+        got = client.post("/v1/documents", json=doc, headers=auth)
+        assert got.status_code == 422 and "a1B2c3D4" not in got.text, got.text
+    assert mem.events(actor="alice") == [] and mem.list_documents() == []
+
+
+def test_an_id_or_actor_holding_a_secret_is_not_quoted_back_by_not_found_or_forbidden(
+    mem: Memory, db: str
+) -> None:
+    with pytest.raises(NotFound) as caught:
+        mem.get(TOKEN)
+    assert "a1B2c3D4" not in str(caught.value) and "access token" in str(caught.value)
+    with pytest.raises(NotFound, match="no record 'rec_nothing'"):  # a plain id is still named
+        mem.get("rec_nothing")
+    alice, admin = _key(db, actor="alice"), _key(db, role="admin")
+    with TestClient(create_app(db, embedder=HashEmbedder(), worker=False)) as client:
+        as_alice = {"Authorization": f"Bearer {alice}"}
+        as_admin = {"Authorization": f"Bearer {admin}"}
+        for method, path, auth in (("get", f"/v1/memories/{TOKEN}", as_alice),
+                                   ("delete", f"/v1/memories/{TOKEN}", as_alice),
+                                   ("get", f"/v1/documents/{TOKEN}", as_alice),
+                                   ("get", f"/v1/actors/{TOKEN}/profile", as_alice),
+                                   ("delete", f"/v1/keys/{TOKEN}", as_admin)):  # fmt: skip
+            got = client.request(method, path, headers=auth)
+            assert got.status_code in (403, 404), (path, got.text)
+            assert "a1B2c3D4" not in got.text, (path, got.text)

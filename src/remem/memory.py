@@ -49,7 +49,7 @@ from remem.model import (
     Sensitivity,
     Status,
 )
-from remem.policy.scope import SHARED_ACTOR, check_name, operator
+from remem.policy.scope import SHARED_ACTOR, check_name, named, operator
 from remem.store.base import EventKey, Scope, Store
 from remem.store.open import default_db_path as default_db_path  # backend choice, re-exported
 from remem.store.open import is_server_url as is_server_url
@@ -544,7 +544,7 @@ class Memory(DocumentMethods, LifecycleMethods):
         """Every change of a record, oldest first (content erased if it was forgotten)."""
         entries = self.store.history(self.tenant, record_id)
         if not entries:
-            raise NotFound(f"no record {record_id!r} in tenant {self.tenant!r}")
+            raise NotFound(f"no record {named(record_id)} in tenant {self.tenant!r}")
         return entries
 
     # -- procedures ----------------------------------------------------------------------

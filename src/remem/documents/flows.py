@@ -32,7 +32,7 @@ from remem.documents.scope import (
 from remem.errors import ConflictError, InvalidInput, NotFound, RefusedContent
 from remem.model import DocumentItem, Packet, Sensitivity
 from remem.policy.dataclasses import refusal_reason, secret_kinds, shown
-from remem.policy.scope import Principal
+from remem.policy.scope import Principal, named, refuse_secret_in
 from remem.policy.text import check_text
 from remem.policy.untrusted import instruction_flags
 from remem.recall.budget import ITEM_OVERHEAD_TOKENS, estimate_tokens, pack
@@ -83,6 +83,8 @@ def add(
     """
     where = scope if isinstance(scope, DocScope) else parse_scope(scope)
     check_write(who, where)
+    if where.name:  # an actor or namespace name is stored with the document
+        refuse_secret_in(f"document scope's {where.kind}", where.name)
     if not isinstance(data, str | bytes):
         raise InvalidInput(f"a document is text or bytes; got {type(data).__name__}")
     title = None if title is None else _string("title", title, MAX_TITLE_CHARS)
@@ -298,7 +300,7 @@ def get(deps: Deps, who: Principal, document_id: str) -> tuple[StoredDocument, l
         raise InvalidInput("document_id must be a non-empty string")
     doc = deps.store.documents.get(deps.tenant, document_id)
     if doc is None or not may_read(who, parse_scope(doc.scope_key)):
-        raise NotFound(f"no document {shown(document_id)} for this key")
+        raise NotFound(f"no document {named(document_id)} for this key")
     return doc, deps.store.documents.chunks(deps.tenant, document_id)
 
 

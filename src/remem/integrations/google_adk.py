@@ -55,7 +55,7 @@ from remem.integrations.common import Backend, ErasureUnsupported, backend, forg
 from remem.memory import Memory
 from remem.model import PacketItem
 from remem.policy.dataclasses import refuse_secrets
-from remem.policy.scope import check_name
+from remem.policy.scope import check_name, named
 from remem.writes.checks import MAX_EVENT_CHARS
 
 __all__ = ["ErasureUnsupported", "RememMemoryService"]
@@ -169,7 +169,9 @@ class RememMemoryService(BaseMemoryService):
     def _actor(self, user_id: str) -> str:
         actor = check_name("actor", user_id)
         if self.user_id is not None and actor != self.user_id:
-            raise Forbidden(f"this memory service serves user {self.user_id!r} only, not {actor!r}")
+            raise Forbidden(
+                f"this memory service serves user {self.user_id!r} only, not {named(actor)}"
+            )
         return actor
 
 

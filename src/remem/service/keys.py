@@ -31,7 +31,7 @@ import secrets
 from remem.errors import Forbidden, InvalidInput, NotFound, Unauthorized
 from remem.ids import new_id
 from remem.policy.dataclasses import shown
-from remem.policy.scope import ROLES, Principal, authorize, check_name, refusal
+from remem.policy.scope import ROLES, Principal, authorize, check_name, named, refusal
 from remem.store.base import ApiKey, Store
 from remem.timeutil import to_db, utcnow
 
@@ -91,7 +91,7 @@ def revoke_key(store: Store, key_id: str, tenant: str | None = None) -> ApiKey:
     key = store.revoke_key(key_id, utcnow(), tenant)
     if key is None:
         where = "" if tenant is None else " in this tenant"
-        raise NotFound(f"no API key {shown(key_id)}{where}; `remem keys list` shows them")
+        raise NotFound(f"no API key {named(key_id)}{where}; `remem keys list` shows them")
     return key
 
 

@@ -21,7 +21,7 @@ from remem.lifecycle.erasure import fresh_start
 from remem.model import Event, Role
 from remem.policy.dataclasses import find_secrets, redact, redact_json, shown
 from remem.policy.events import EventIdTaken, import_digest
-from remem.policy.scope import check_name
+from remem.policy.scope import stored_name
 from remem.policy.text import MAX_METADATA_BYTES, check_json, nfc
 from remem.timeutil import parse_time
 from remem.writes.checks import MAX_EVENT_CHARS, count, span, statement
@@ -62,7 +62,7 @@ def event(deps: Deps, row: Mapping[str, Any], max_clock_skew: timedelta) -> Even
     else:
         when = _event_time(deps, raw_time, max_clock_skew)
     raw_id = row.get("event_id") or row.get("id")
-    event_id = check_name("event id", raw_id) if raw_id else deps.ids("evt")
+    event_id = stored_name("event id", raw_id) if raw_id else deps.ids("evt")
     metadata = row.get("metadata") or {}
     if type(metadata) is not dict and not isinstance(metadata, Mapping):
         raise InvalidInput("event metadata must be an object")
@@ -84,8 +84,8 @@ def event(deps: Deps, row: Mapping[str, Any], max_clock_skew: timedelta) -> Even
     return Event(
         id=event_id,
         tenant=deps.tenant,
-        actor=check_name("actor", row.get("actor")),
-        session=check_name("session", row.get("session")),
+        actor=stored_name("actor", row.get("actor")),
+        session=stored_name("session", row.get("session")),
         role=role,
         text=text,
         time=when,
