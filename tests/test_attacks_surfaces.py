@@ -349,3 +349,17 @@ def test_an_id_or_actor_holding_a_secret_is_not_quoted_back_by_not_found_or_forb
             got = client.request(method, path, headers=auth)
             assert got.status_code in (403, 404), (path, got.text)
             assert "a1B2c3D4" not in got.text, (path, got.text)
+
+
+def test_recall_sizes_are_never_quoted_back_and_a_bool_is_no_size(tmp_path: Path) -> None:
+    with Memory.open(tmp_path / "sizes.db", embedder=HashEmbedder()) as mem:
+        mem.remember(actor="alice", text="I like green tea")
+        for kw in ({"k": 4111111111111111}, {"k": True}, {"budget": 4111111111111111},
+                   {"budget": False}, {"k": "4111 1111"}):  # fmt: skip
+            with pytest.raises(InvalidInput, match="must be an integer") as caught:
+                mem.recall(actor="alice", query="tea", **kw)
+            assert "4111" not in str(caught.value), caught.value
+        with pytest.raises(InvalidInput, match="must be an integer") as caught:
+            mem.profile(actor="alice", budget=4111111111111111)
+        assert "4111" not in str(caught.value)
+        assert len(mem.recall(actor="alice", query="tea", k=1).records) == 1

@@ -54,7 +54,7 @@ from remem.errors import Forbidden, InvalidInput
 from remem.integrations.common import Backend, ErasureUnsupported, backend, forget_own, stable_id
 from remem.memory import Memory
 from remem.model import PacketItem
-from remem.policy.dataclasses import refuse_secrets
+from remem.policy.dataclasses import refuse_secrets, shown
 from remem.policy.scope import check_name, named
 from remem.writes.checks import MAX_EVENT_CHARS
 
@@ -81,7 +81,7 @@ class RememMemoryService(BaseMemoryService):
         self._mem, self._clock = backend(memory)
         self.user_id = None if user_id is None else check_name("actor", user_id)
         if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= 1000:
-            raise InvalidInput(f"k must be an integer from 1 to 1000; got {k!r}")
+            raise InvalidInput(f"k must be an integer from 1 to 1000; got {shown(k)}")
         self.k = k
         self.include_events = include_events
 
