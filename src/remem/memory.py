@@ -318,7 +318,9 @@ class Memory(DocumentMethods, LifecycleMethods):
         """This tenant's extraction jobs (with `actor`, only those of the actor's events),
         newest first: strategy, state, attempts, last error."""
         if status is not None and status not in JOB_STATUSES:
-            raise InvalidInput(f"status must be one of {', '.join(JOB_STATUSES)}; got {status!r}")
+            raise InvalidInput(
+                f"status must be one of {', '.join(JOB_STATUSES)}; got {named(status)}"
+            )
         if actor is not None:
             check_name("actor", actor)
         return self.store.list_jobs(self.tenant, status, count("limit", limit), actor)
