@@ -305,10 +305,12 @@ def test_a_name_or_client_key_holding_a_secret_is_refused_on_every_write(
         lambda: mem.add_document(text="Team handbook", title="h", scope=f"actor:{TOKEN}"),
         lambda: mem.add_document(text="Team handbook", title="h", scope=f"namespace:{TOKEN}"),
     ]
+    calls.append(lambda: keyring.create_key(mem.store, tenant=mem.tenant, actor=TOKEN))
     for call in calls:
         with pytest.raises((RefusedContent, InvalidInput)) as caught:
             call()
         assert "a1B2c3D4" not in str(caught.value) and "access token" in str(caught.value)
+    assert keyring.list_keys(mem.store) == []
     with pytest.raises(InvalidInput, match="request_id contains an access token") as caught:
         mem.write_records([{"actor": "alice", "text": "I like tea", "request_id": TOKEN}])
     assert "a1B2c3D4" not in str(caught.value)
