@@ -36,7 +36,7 @@ from remem.service import keys as keyring
 from remem.service.http import create_app
 from remem.store.base import Write
 from remem.thread import begin_tool_call, checkpoint_list, checkpoint_save, tool_calls
-from tests.cli_helpers import err
+from tests.cli_helpers import err, ok
 from tests.test_attacks_core import _files_bytes
 from tests.test_mcp import _error, _keys, _session_run
 
@@ -366,3 +366,24 @@ def test_recall_sizes_are_never_quoted_back_and_a_bool_is_no_size(tmp_path: Path
             mem.profile(actor="alice", budget=4111111111111111)
         assert "4111" not in str(caught.value)
         assert len(mem.recall(actor="alice", query="tea", k=1).records) == 1
+
+
+# -- 7. JSON nested past the parser's depth is a clear CLI error, not a traceback -------------
+
+
+def test_cli_json_nested_too_deep_is_a_clear_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "deep.db"
+    deep = "[" * 100_000 + "]" * 100_000
+    lines = tmp_path / "deep.jsonl"
+    lines.write_text('{"actor": "alice", "text": "ok"}\n' + deep + "\n")
+    for args in (["event", "import", str(lines)], ["records", "import", str(lines)]):
+        error = err(capsys, db, *args)
+        assert error["code"] == "invalid_input" and "line 2" in error["message"], error
+    base = ["--actor", "alice", "--workflow", "w"]
+    error = err(capsys, db, "checkpoint", "save", *base, "--state", deep)
+    assert error["code"] == "invalid_input" and "too deep" in error["message"], error
+    error = err(capsys, db, "toolcall", "begin", *base, "--key", "k1", "--request", deep)
+    assert error["code"] == "invalid_input" and "too deep" in error["message"], error
+    assert ok(capsys, db, "records", "list", "--actor", "alice")["records"] == []
