@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Protocol
 
+from remem.errors import InvalidInput
 from remem.model import Event, HistoryEntry, Record, Status
 from remem.store.backend import Row, SQLFlows
 from remem.store.base import EventKey, Scope
@@ -78,6 +79,8 @@ class Lookups(SQLFlows):
         order, from just after `after` (the key `events_page` handed out; None: from
         the first), and the key to read on from, None after the last. One read of
         `limit + 1` rows by (time, seq), however deep the page."""
+        if after is not None and not _event_key(after):
+            raise InvalidInput("after must be the key a page of events returned, or None")
         q = self.lookup_sql
         sql = q.EVENTS_AFTER_ACTOR if session is None else q.EVENTS_AFTER_SESSION
         when, seq = after or (EARLIEST, 0)
@@ -171,3 +174,16 @@ class Lookups(SQLFlows):
         for bound_sql, params in self._lists(sql, {"tenant": tenant}, list(keys)):
             rows.extend(self._read(tenant, bound_sql, params))
         return rows
+
+
+def _event_key(value: object) -> bool:
+    """Whether `value` is an `EventKey`: an aware time and a seq within a bigint."""
+    if not isinstance(value, tuple) or len(value) != 2:
+        return False
+    when, seq = value
+    return (
+        isinstance(when, datetime)
+        and when.tzinfo is not None
+        and type(seq) is int
+        and 0 <= seq < 2**63
+    )
