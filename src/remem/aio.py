@@ -67,6 +67,7 @@ class AsyncMemory:
     add_events = _off_loop(Memory.add_events)
     import_events = _off_loop(Memory.import_events)
     events = _off_loop(Memory.events)
+    events_page = _off_loop(Memory.events_page)
     process = _off_loop(Memory.process)
     jobs = _off_loop(Memory.jobs)
     retry_jobs = _off_loop(Memory.retry_jobs)

@@ -30,7 +30,7 @@ from remem.deps import Deps
 from remem.errors import InvalidInput, NotFound, RememError
 from remem.lifecycle.erasure import forget
 from remem.policy import scope
-from remem.policy.scope import Principal, valid_request_id
+from remem.policy.scope import Principal, named, valid_request_id
 from remem.timeutil import TimeText
 from remem.writes import records
 from remem.writes.checks import MAX_VALUE_CHARS, valid_value
@@ -117,7 +117,7 @@ def _item(deps: Deps, who: Principal, item: RecordItem) -> dict[str, Any]:
             return scope.actor_for(who, item.actor, what="actor")
         owner = records.get(deps, target).actor
         if item.actor is not None and item.actor != owner:  # another actor's record: not its
-            raise NotFound(f"no record {target!r} of actor {item.actor!r}")
+            raise NotFound(f"no record {named(target)} of actor {named(item.actor)}")
         return owner
 
     def attempt(_actor: str) -> tuple[dict[str, Any], bool]:

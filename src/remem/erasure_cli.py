@@ -4,8 +4,11 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
@@ -80,23 +83,64 @@ def export(ctx: Ctx, actor: str, out: Path | None) -> None:
             return
         if out is None:
             raise InvalidInput("--json prints a summary; name a file with --out for the rows")
-        tmp = out.with_name(out.name + ".partial")
         try:
-            with _private(tmp) as f:
+            with _private_export(out) as f:
                 for row in rows:
                     counts[row["type"] + "s"] = counts.get(row["type"] + "s", 0) + 1
                     f.write(json.dumps(row, ensure_ascii=False) + "\n")
-            tmp.replace(out)  # a reader never sees half an export
         except OSError as exc:
             raise InvalidInput(f"cannot write the export to {out}: {exc.strerror}") from None
-        finally:
-            tmp.unlink(missing_ok=True)  # a failed export leaves no copy of the subject
     data = {"path": str(out), **counts}
     emit(ctx, data, lambda: click.echo(f"wrote {counts} to {out}"))
 
 
-def _private(path: Path) -> TextIO:
-    """`path` opened for writing, readable by its owner only: an export holds a subject's
-    personal data. An existing file is truncated."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    return os.fdopen(fd, "w", encoding="utf-8")
+def _leftover(out: Path) -> Path:
+    """The one name an export to `out` ever gives its unfinished file (only where the
+    file system lacks O_TMPFILE, or for an instant before it takes `out`'s place)."""
+    return out.with_name(f".{out.name}.remem-export")
+
+
+@contextmanager
+def _private_export(out: Path) -> Iterator[TextIO]:
+    """A file to write an export to, that becomes `out` (readable by its owner only: it
+    holds a subject's personal data) when the block ends without an error.
+
+    On Linux the file is made with O_TMPFILE: it has no name until it is complete, so
+    nobody reaches it while it is written and a crash (even SIGKILL) leaves nothing;
+    it is then linked in beside `out` and renamed over it. Elsewhere it is a 0600
+    file under `_leftover`'s fixed name, removed on failure; one a crash left is
+    removed by the next export to `out` (as is `out.partial`, the unfinished file of
+    earlier versions). A reader never sees half an export."""
+    leftover = _leftover(out)
+    for stale in (leftover, out.with_name(out.name + ".partial")):
+        stale.unlink(missing_ok=True)
+    try:
+        fd = os.open(out.parent, os.O_TMPFILE | os.O_WRONLY, 0o600)
+        anonymous = True
+    except AttributeError:  # not Linux
+        fd, anonymous = _named(leftover), False
+    except OSError as exc:
+        if exc.errno not in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL):
+            raise  # a missing or unwritable folder: the caller's clear error
+        fd, anonymous = _named(leftover), False
+    try:
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8", closefd=False) as f:
+            yield f
+            f.flush()
+            os.fsync(fd)
+        if anonymous:  # linkat(AT_SYMLINK_FOLLOW) of the fd's /proc link: a dir fd asks for it
+            folder = os.open(out.parent, os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                os.link(f"/proc/self/fd/{fd}", leftover.name, dst_dir_fd=folder)
+            finally:
+                os.close(folder)
+        os.replace(leftover, out)
+    finally:
+        os.close(fd)
+        leftover.unlink(missing_ok=True)  # a failed export leaves no copy of the subject
+
+
+def _named(path: Path) -> int:
+    """`path` made afresh for writing, its owner's only."""
+    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

@@ -109,8 +109,9 @@ def read_lines(file: Path) -> list[str]:
 
 
 def parse_jsonl(lines: list[str], numbered: bool = False) -> Iterator[Any]:
-    """One JSON value per non-blank line (with `numbered`: with its line number)."""
-    """The JSON objects of a JSON-lines text (blank lines skipped), or (line, object) pairs."""
+    """The JSON objects of a JSON-lines text (blank lines skipped), or (line, object) pairs
+    with `numbered`. InvalidInput naming the line for one that is no JSON object, or
+    that nests too deep for the parser (which was a RecursionError traceback)."""
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -118,6 +119,8 @@ def parse_jsonl(lines: list[str], numbered: bool = False) -> Iterator[Any]:
             row = json.loads(line)
         except json.JSONDecodeError as exc:
             raise InvalidInput(f"line {n}: not valid JSON ({exc.msg})") from None
+        except RecursionError:
+            raise InvalidInput(f"line {n}: the JSON nests too deep to read; flatten it") from None
         if not isinstance(row, dict):
             raise InvalidInput(f"line {n}: expected a JSON object")
         yield (n, row) if numbered else row

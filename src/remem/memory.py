@@ -48,8 +48,8 @@ from remem.model import (
     Sensitivity,
     Status,
 )
-from remem.policy.scope import SHARED_ACTOR, check_name, operator
-from remem.store.base import Scope, Store
+from remem.policy.scope import SHARED_ACTOR, check_name, named, operator
+from remem.store.base import EventKey, Scope, Store
 from remem.store.open import default_db_path as default_db_path  # backend choice, re-exported
 from remem.store.open import is_server_url as is_server_url
 from remem.store.open import open_store as open_store
@@ -280,6 +280,15 @@ class Memory(DocumentMethods, LifecycleMethods):
         check_name("actor", actor)
         return self.store.list_events(self.tenant, actor, session, count("limit", limit))
 
+    def events_page(
+        self, *, actor: str, session: str | None = None, after: EventKey | None = None,
+        limit: int = 100,
+    ) -> tuple[list[Event], EventKey | None]:  # fmt: skip
+        """Up to `limit` of `events` after `after` (the key the page before returned; None:
+        the first), and the next page's key (None after the last); read by key."""
+        check_name("actor", actor)
+        return self.store.events_page(self.tenant, actor, session, after, count("limit", limit))
+
     # -- extraction and consolidation ------------------------------------------------
 
     def process(self, limit: int | None = None, batch: int = 64) -> ProcessResult:
@@ -310,7 +319,9 @@ class Memory(DocumentMethods, LifecycleMethods):
         from remem.jobs import JOB_STATUSES  # the job flows load when first used
 
         if status is not None and status not in JOB_STATUSES:
-            raise InvalidInput(f"status must be one of {', '.join(JOB_STATUSES)}; got {status!r}")
+            raise InvalidInput(
+                f"status must be one of {', '.join(JOB_STATUSES)}; got {named(status)}"
+            )
         if actor is not None:
             check_name("actor", actor)
         return self.store.list_jobs(self.tenant, status, count("limit", limit), actor)
@@ -536,7 +547,7 @@ class Memory(DocumentMethods, LifecycleMethods):
         """Every change of a record, oldest first (content erased if it was forgotten)."""
         entries = self.store.history(self.tenant, record_id)
         if not entries:
-            raise NotFound(f"no record {record_id!r} in tenant {self.tenant!r}")
+            raise NotFound(f"no record {named(record_id)} in tenant {self.tenant!r}")
         return entries
 
     # -- procedures ----------------------------------------------------------------------

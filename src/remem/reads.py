@@ -15,6 +15,7 @@ from remem.deps import Deps
 from remem.errors import InvalidInput
 from remem.facts import Fact, Profile, lookup, pinned_items, profile
 from remem.model import Packet, Record, Sensitivity, Status
+from remem.policy.dataclasses import shown
 from remem.policy.fields import canonical_field, stored_names
 from remem.policy.scope import SHARED_ACTOR, actor_prefix, check_name, namespace_problem
 from remem.policy.validity import held, within_sensitivity
@@ -44,10 +45,10 @@ def recall_packet(
     """`Memory.recall`: the arguments checked, then ranked (and pinned) recall."""
     check_name("actor", actor)
     statement("query", query, MAX_EVENT_CHARS)
-    if not isinstance(k, int) or not 1 <= k <= 1000:
-        raise InvalidInput(f"k must be an integer from 1 to 1000; got {k!r}")
-    if not isinstance(budget, int) or not 1 <= budget <= 1_000_000:
-        raise InvalidInput(f"budget must be an integer from 1 to 1000000; got {budget!r}")
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 1000:
+        raise InvalidInput(f"k must be an integer from 1 to 1000; got {shown(k)}")
+    if isinstance(budget, bool) or not isinstance(budget, int) or not 1 <= budget <= 1_000_000:
+        raise InvalidInput(f"budget must be an integer from 1 to 1000000; got {shown(budget)}")
     prefix = actor_prefix(deps.tenant, actor)
     if namespace is not None and (problem := namespace_problem(namespace)) is not None:
         raise InvalidInput(problem)
@@ -164,7 +165,7 @@ def actor_profile(
     if budget is not None and (
         not isinstance(budget, int) or isinstance(budget, bool) or not 1 <= budget <= 1_000_000
     ):
-        raise InvalidInput(f"budget must be an integer from 1 to 1000000; got {budget!r}")
+        raise InvalidInput(f"budget must be an integer from 1 to 1000000; got {shown(budget)}")
     known, valid = axes(deps, as_of, known_at, valid_at)
     recs = deps.store.list_records(Scope(deps.tenant, actor), [Status.ACTIVE, Status.INVALID])
     ceiling = sensitivity(max_sensitivity)

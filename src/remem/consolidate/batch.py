@@ -32,6 +32,7 @@ from remem.model import Action, Candidate, HistoryEntry, Kind, LLMCall, Record, 
 from remem.policy.dataclasses import holds_secret
 from remem.policy.fields import canonical_field, optional_field, stored_names
 from remem.policy.scope import namespace_for
+from remem.policy.text import nfc
 from remem.policy.untrusted import instruction_flags
 from remem.policy.validity import expiry
 from remem.store.base import Scope, SourceGrowth, StatusChange, Write, joined_sources
@@ -115,10 +116,11 @@ class Consolidation:
         self.grown: dict[str, tuple[str, ...]] = {}  # stored record id -> events joining it
 
     def embed(self, texts: Sequence[str]) -> list[Vector | None]:
-        """Embeddings of candidate texts in one batch (None without an embedder)."""
+        """Embeddings of candidate texts (in NFC, as `add` stores them) in one batch (None
+        without an embedder)."""
         if self._emb is None or not texts:
             return [None] * len(texts)
-        return list(self._emb.embed(list(texts)))
+        return list(self._emb.embed([nfc(t) for t in texts]))
 
     def holds_field(self, cand: Candidate) -> bool:
         """Whether an active stored record already holds the candidate's field."""
@@ -166,10 +168,14 @@ class Consolidation:
     ) -> tuple[ProcessResult, str]:
         """Decide one candidate and plan its rows; return what happened and its record id.
 
-        The candidate's field is made canonical here, once for every writer (the
-        extractors, `remember`, batch writes): see `remem.policy.fields`.
+        The candidate's field is made canonical here, and its text and value put in
+        Unicode NFC (so "Malmö" typed either way is one value), once for every writer
+        (the extractors, `remember`, corrections, proposals, batch writes): see
+        `remem.policy.fields` and `remem.policy.text.nfc`.
         """
-        cand = replace(cand, field=optional_field(cand.field))
+        cand = replace(
+            cand, text=nfc(cand.text), field=optional_field(cand.field), value=nfc(cand.value)
+        )
         same_field = self._view(self._stored_field(cand.field)) + [
             r for r in self.inserts if r.field == cand.field and cand.field
         ]
@@ -192,7 +198,7 @@ class Consolidation:
                 [r for r, _ in neighbours],
                 verdict.action,
                 verdict.target,
-                verdict.reason,
+                nfc(verdict.reason),
             )
         return self._plan(
             decision, cand, vec, namespace, valid_until, same_field + [r for r, _ in neighbours]

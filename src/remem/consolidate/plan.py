@@ -6,17 +6,19 @@ approvals (`plan_approval`). Nothing is overwritten in place: an outdated
 record becomes INVALID, linked both ways to the record that superseded it,
 with a history row for each change (`_supersede`, the one place that closes a
 record for a newer one). A NO-OP that restates a stored record grows its
-source by the restating events (`plan_restated`).
+source by the restating events (`plan_restated`). A record's text, field, value
+and reason are put in Unicode NFC here, once for every writer.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from remem.consolidate.rules import Decision
 from remem.model import Action, Candidate, HistoryEntry, Record, Status
 from remem.policy.scope import namespace_for
+from remem.policy.text import nfc
 from remem.store.base import SourceGrowth, StatusChange
 
 
@@ -55,6 +57,11 @@ def plan(
     """
     if decision.action is Action.NOOP:
         return plan_restated(decision, actor=actor, now=now)
+    # every record's strings in NFC, whichever writer planned it (`remem.policy.text.nfc`)
+    candidate = replace(
+        candidate, text=nfc(candidate.text), field=nfc(candidate.field), value=nfc(candidate.value)
+    )
+    decision = replace(decision, reason=nfc(decision.reason))
     late = decision.late_behind is not None
     start = min(candidate.observed_at, now)
     status = Status.INVALID if late else Status.ACTIVE

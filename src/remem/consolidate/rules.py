@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from remem.model import Action, Candidate, Record, Status
 from remem.policy.precedence import may_supersede, outranks_or_equals
+from remem.policy.text import nfc
 
 DUPLICATE_COSINE = 0.92
 DUPLICATE_JACCARD = 0.75
@@ -56,6 +57,7 @@ def same_value(a: str | None, b: str | None) -> bool:
     """Whether two structured values say the same thing."""
     if a is None or b is None:
         return a == b
+    a, b = nfc(a), nfc(b)  # a value stored decomposed before values were put in NFC
     return normalise(a) == normalise(b) or a.strip().lower() == b.strip().lower()
 
 

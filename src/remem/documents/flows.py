@@ -29,8 +29,8 @@ from remem.documents.scope import (
 )
 from remem.errors import ConflictError, InvalidInput, NotFound, RefusedContent
 from remem.model import DocumentItem, Packet, Sensitivity
-from remem.policy.dataclasses import refusal_reason, secret_kinds
-from remem.policy.scope import Principal
+from remem.policy.dataclasses import refusal_reason, secret_kinds, shown
+from remem.policy.scope import Principal, named, refuse_secret_in
 from remem.policy.text import check_text
 from remem.policy.untrusted import instruction_flags
 from remem.recall.budget import ITEM_OVERHEAD_TOKENS, estimate_tokens, pack
@@ -84,6 +84,8 @@ def add(
     """
     where = scope if isinstance(scope, DocScope) else parse_scope(scope)
     check_write(who, where)
+    if where.name:  # an actor or namespace name is stored with the document
+        refuse_secret_in(f"document scope's {where.kind}", where.name)
     if not isinstance(data, str | bytes):
         raise InvalidInput(f"a document is text or bytes; got {type(data).__name__}")
     title = None if title is None else _string("title", title, MAX_TITLE_CHARS)
@@ -288,7 +290,7 @@ def listing(
 ) -> list[StoredDocument]:
     """The documents `who` may read (of one scope, when given), newest change first."""
     if not isinstance(limit, int) or not 1 <= limit <= 10_000:
-        raise InvalidInput(f"limit must be an integer from 1 to 10000; got {limit!r}")
+        raise InvalidInput(f"limit must be an integer from 1 to 10000; got {shown(limit)}")
     keys = listable_keys(who, None if scope is None else parse_scope(scope))
     if keys is None and who.actor is not None:
         keys = readable_keys(who, None)
@@ -302,7 +304,7 @@ def get(deps: Deps, who: Principal, document_id: str) -> tuple[StoredDocument, l
         raise InvalidInput("document_id must be a non-empty string")
     doc = deps.store.documents.get(deps.tenant, document_id)
     if doc is None or not may_read(who, parse_scope(doc.scope_key)):
-        raise NotFound(f"no document {document_id!r} for this key")
+        raise NotFound(f"no document {named(document_id)} for this key")
     return doc, deps.store.documents.chunks(deps.tenant, document_id)
 
 
@@ -321,7 +323,7 @@ def search(
     if not isinstance(query, str) or not query.strip():
         raise InvalidInput("query must be a non-empty string")
     if not isinstance(k, int) or not 1 <= k <= 1000:
-        raise InvalidInput(f"k must be an integer from 1 to 1000; got {k!r}")
+        raise InvalidInput(f"k must be an integer from 1 to 1000; got {shown(k)}")
     keys = readable_keys(who, actor, namespaces)
     index = deps.store.documents
     pool = max(3 * k, 30)
@@ -419,7 +421,7 @@ def recall_sources(
         packet = memory()
     else:
         if not isinstance(budget, int) or not 1 <= budget <= 1_000_000:
-            raise InvalidInput(f"budget must be an integer from 1 to 1000000; got {budget!r}")
+            raise InvalidInput(f"budget must be an integer from 1 to 1000000; got {shown(budget)}")
         packet = Packet((), (), 0, budget)
     if "documents" not in read:
         return packet
@@ -435,7 +437,7 @@ def check_sources(sources: Sequence[str] | str | None) -> tuple[str, ...]:
     listed = [s.strip() for s in sources.split(",")] if isinstance(sources, str) else sources
     for s in listed:
         if s not in SOURCES:
-            raise InvalidInput(f"sources must be memory and/or documents; got {s!r}")
+            raise InvalidInput(f"sources must be memory and/or documents; got {shown(s)}")
     if not listed:
         raise InvalidInput("sources must name memory, documents or both")
     return tuple(dict.fromkeys(listed))

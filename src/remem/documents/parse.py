@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from html.parser import HTMLParser
 
 from remem.errors import InvalidInput
+from remem.policy.dataclasses import shown
 
 FORMATS = ("text", "markdown", "html", "pdf")
 _SUFFIX = {
@@ -68,7 +69,7 @@ def format_of(name: str, declared: str | None = None) -> str:
     else by its suffix; plain text for an unknown one."""
     if declared is not None:
         if declared not in FORMATS:
-            raise InvalidInput(f"format must be one of {', '.join(FORMATS)}; got {declared!r}")
+            raise InvalidInput(f"format must be one of {', '.join(FORMATS)}; got {shown(declared)}")
         return declared
     lower = name.lower()
     for suffix, fmt in _SUFFIX.items():

@@ -24,7 +24,7 @@ from typing import Literal
 
 from remem.errors import Forbidden, InvalidInput
 from remem.policy.dataclasses import shown
-from remem.policy.scope import Principal, check_name
+from remem.policy.scope import Principal, check_name, named
 
 ScopeKind = Literal["tenant", "actor", "namespace"]
 SCOPE_HELP = "tenant, actor:NAME or namespace:NAME"
@@ -68,7 +68,7 @@ def check_write(who: Principal, scope: DocScope) -> None:
     """Forbidden unless `who` may add or remove documents of `scope`."""
     if scope.kind == "actor":
         if not who.allows(scope.name):
-            raise Forbidden(f"this API key may not act on actor {scope.name!r}")
+            raise Forbidden(f"this API key may not act on actor {named(scope.name)}")
     elif who.actor is not None:
         raise Forbidden(
             f"documents of scope {scope.key()!r} need a key for the whole tenant; "
@@ -92,7 +92,7 @@ def readable_keys(who: Principal, actor: str | None, namespaces: Sequence[str] =
     if subject is not None:
         check_name("actor", subject)
         if not who.allows(subject):
-            raise Forbidden(f"this API key may not act on actor {subject!r}")
+            raise Forbidden(f"this API key may not act on actor {named(subject)}")
         keys.append(DocScope("actor", subject).key())
     for ns in namespaces:
         scope = DocScope("namespace", check_name("namespace", ns))

@@ -18,6 +18,7 @@ from remem.aio import AsyncMemory
 from remem.errors import InvalidInput, NotFound, RememError, StoreError
 from remem.memory import Memory
 from remem.model import Packet, Record
+from remem.policy.scope import named
 from remem.store.base import ForgetReport
 from remem.timeutil import parse_time
 
@@ -98,7 +99,7 @@ def forget_own(mem: Backend, *, actor: str, record_id: str) -> ForgetReport:
     except NotFound:
         rec = None
     if rec is None or rec.actor != actor:
-        raise NotFound(f"actor {actor!r} has no memory {record_id!r}")
+        raise NotFound(f"actor {named(actor)} has no memory {named(record_id)}")
     report = mem.forget(record_id=record_id)
     if not report.verified:
         raise StoreError(

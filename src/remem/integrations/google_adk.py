@@ -54,8 +54,8 @@ from remem.errors import Forbidden, InvalidInput
 from remem.integrations.common import Backend, ErasureUnsupported, backend, forget_own, stable_id
 from remem.memory import Memory
 from remem.model import PacketItem
-from remem.policy.dataclasses import refuse_secrets
-from remem.policy.scope import check_name
+from remem.policy.dataclasses import refuse_secrets, shown
+from remem.policy.scope import check_name, named
 from remem.writes.checks import MAX_EVENT_CHARS
 
 __all__ = ["ErasureUnsupported", "RememMemoryService"]
@@ -81,7 +81,7 @@ class RememMemoryService(BaseMemoryService):
         self._mem, self._clock = backend(memory)
         self.user_id = None if user_id is None else check_name("actor", user_id)
         if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= 1000:
-            raise InvalidInput(f"k must be an integer from 1 to 1000; got {k!r}")
+            raise InvalidInput(f"k must be an integer from 1 to 1000; got {shown(k)}")
         self.k = k
         self.include_events = include_events
 
@@ -169,7 +169,9 @@ class RememMemoryService(BaseMemoryService):
     def _actor(self, user_id: str) -> str:
         actor = check_name("actor", user_id)
         if self.user_id is not None and actor != self.user_id:
-            raise Forbidden(f"this memory service serves user {self.user_id!r} only, not {actor!r}")
+            raise Forbidden(
+                f"this memory service serves user {self.user_id!r} only, not {named(actor)}"
+            )
         return actor
 
 

@@ -64,6 +64,7 @@ from remem.facts import Fact
 from remem.integrations import langgraph_items as items
 from remem.memory import Memory
 from remem.model import Packet, Record, Status
+from remem.policy.dataclasses import shown
 from remem.policy.scope import check_name
 from remem.store.base import ForgetReport
 
@@ -146,7 +147,8 @@ class RememStore(BaseStore):
                 )
             self._clock = _utcnow
         if not isinstance(actor_index, int) or isinstance(actor_index, bool) or actor_index < 0:
-            raise InvalidInput(f"actor_index must be an integer of 0 or more; got {actor_index!r}")
+            got = shown(actor_index)
+            raise InvalidInput(f"actor_index must be an integer of 0 or more; got {got}")
         unknown = sorted(set(index or {}) - {"fields"})
         if unknown:
             raise InvalidInput(

@@ -23,6 +23,7 @@ from typing import Any
 from urllib.parse import quote
 
 from remem.errors import InvalidInput
+from remem.policy.dataclasses import shown
 from remem.policy.scope import actor_prefix
 from remem.policy.text import check_json, check_text
 from remem.timeutil import parse_time
@@ -102,7 +103,7 @@ def check_op(namespace: Sequence[object], key: object | None, limit: object = 0,
         check_text("an item's key", key)
     for what, n in (("limit", limit), ("offset", offset)):
         if not isinstance(n, int) or isinstance(n, bool) or n < 0:
-            raise InvalidInput(f"{what} must be an integer of 0 or more; got {n!r}")
+            raise InvalidInput(f"{what} must be an integer of 0 or more; got {shown(n)}")
 
 
 def check_value(key: str, value: Mapping[str, Any]) -> dict[str, Any]:

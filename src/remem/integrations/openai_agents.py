@@ -46,6 +46,7 @@ from remem.integrations.common import (
     stable_id,
 )
 from remem.memory import Memory
+from remem.policy.dataclasses import shown
 from remem.policy.scope import check_name
 from remem.policy.text import MAX_METADATA_BYTES, check_json
 from remem.writes.checks import MAX_EVENT_CHARS
@@ -111,7 +112,7 @@ class RememSession:
 
     def _items(self, limit: int | None) -> list[dict[str, Any]]:
         if limit is not None and (not isinstance(limit, int) or limit < 0):
-            raise InvalidInput(f"limit must be None or an integer of 0 or more; got {limit!r}")
+            raise InvalidInput(f"limit must be None or an integer of 0 or more; got {shown(limit)}")
         items = [item for _, item in self._events()]
         return items if limit is None else items[len(items) - limit :] if limit else []
 

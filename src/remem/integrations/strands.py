@@ -55,6 +55,7 @@ from remem.errors import InvalidInput
 from remem.integrations.common import Backend, backend, forget_own, listed, stable_id
 from remem.memory import Memory
 from remem.model import PacketItem
+from remem.policy.dataclasses import shown
 from remem.policy.scope import check_name
 from remem.writes.checks import MAX_EVENT_CHARS
 
@@ -88,7 +89,8 @@ class RememMemoryStore(MemoryStore):
         self.description = description
         if not isinstance(max_search_results, int) or not 1 <= max_search_results <= 1000:
             raise InvalidInput(
-                f"max_search_results must be an integer from 1 to 1000; got {max_search_results!r}"
+                "max_search_results must be an integer from 1 to 1000; "
+                f"got {shown(max_search_results)}"
             )
         self.max_search_results = max_search_results
         self.writable = writable

@@ -19,7 +19,7 @@ from typing import Any
 from remem.deps import Deps
 from remem.errors import InvalidInput, NotFound, StoreError
 from remem.model import Kind, Record, Status
-from remem.policy.scope import check_name
+from remem.policy.scope import check_name, named
 from remem.store.base import ForgetReport, Scope
 from remem.store.erasure import RUNNING
 from remem.thread.api import checkpoint_list, has_thread_state, tool_calls
@@ -78,7 +78,7 @@ def forget_document(deps: Deps, document_id: str, vacuum: bool = False) -> Forge
     """Remove one document from every index (its row, chunks, words, vectors) as a
     deletion job: tombstoned, read back, retried, logged (target 'document')."""
     if deps.store.documents.get(deps.tenant, document_id) is None:
-        raise NotFound(f"no document {document_id!r} in tenant {deps.tenant!r}")
+        raise NotFound(f"no document {named(document_id)} in tenant {deps.tenant!r}")
     finish_interrupted(deps, vacuum)
     job_id = deps.store.start_deletion(deps.tenant, "document", document_id, deps.clock())
     report, error, attempt = _attempts(
@@ -145,7 +145,7 @@ def forget(
     if record_id is not None:
         forgotten = deps.store.get_record(deps.tenant, record_id)
         if forgotten is None:
-            raise NotFound(f"no record {record_id!r} in tenant {deps.tenant!r}")
+            raise NotFound(f"no record {named(record_id)} in tenant {deps.tenant!r}")
         target, key = "record", record_id
     else:
         target, key = "actor", check_name("actor", actor)

@@ -148,18 +148,20 @@ def refusal_reason(findings: Iterable[Finding | str], what: str = "the text") ->
     return f"refused: {what} contains {listed}; remem never stores secrets"
 
 
-def shown(value: object, limit: int = 200) -> str:
-    """`value` as an error message may quote it: its repr (cut after `limit` characters),
-    or, when it holds a secret, only the kinds found. For messages that echo a refused
-    input (a name, a key, a choice), so a secret sent in the wrong place is not repeated."""
+def shown(value: object) -> str:
+    """How an error message names a refused input without repeating it: a string by its
+    length (or the kinds of secret it holds), anything else by its type; None, True and
+    False by name. A value sent in the wrong place may be a secret (a password typed as
+    a name, a card number as a time), so no refused value is quoted back."""
     if isinstance(value, str):
         kinds = secret_kinds(value)
         if kinds:
             names = " and ".join(dict.fromkeys(_NAMES[k] for k in kinds))
             return f"a value holding {names} (not shown)"
-        if len(value) > limit:
-            return repr(value[:limit]) + f"... ({len(value)} characters)"
-    return repr(value)
+        return f"a text of {len(value)} characters (not shown)"
+    if value is None or isinstance(value, bool):
+        return repr(value)
+    return f"a value of type {type(value).__name__} (not shown)"
 
 
 REDACTED_MARK = "[REDACTED:"

@@ -16,13 +16,14 @@ CLI, HTTP and MCP):
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from remem.errors import Forbidden, InvalidInput, NotFound
+from remem.errors import Forbidden, InvalidInput, NotFound, RefusedContent
 from remem.model import Kind, Record
-from remem.policy.dataclasses import shown
+from remem.policy.dataclasses import refusal_reason, secret_kinds, shown
 
 # The subject of a tenant's shared records (procedures, policy). Names checked
 # by `check_name` cannot start with "_", so no user can act as it.
@@ -61,6 +62,39 @@ def check_name(what: str, value: object) -> str:
     return value
 
 
+def named(value: object) -> str:
+    """How an error names an id or a name a request sent: quoted when it is a well-formed
+    name holding no secret (`'bob'`, `'rec_1'`), else only described, as `shown` does
+    (a token sent where an id goes is never repeated)."""
+    if isinstance(value, str) and _NAME.fullmatch(value) and not _name_secrets(value):
+        return repr(value)
+    return shown(value)
+
+
+def stored_name(what: str, value: object) -> str:
+    """`check_name` for a name a write stores (an actor, session, event id, workflow):
+    also RefusedContent when it holds a secret, as every other stored string is
+    screened (a token pasted where an id goes would be kept, listed and exported).
+    Reads take `check_name` alone: a name stored before is still readable."""
+    name = check_name(what, value)
+    refuse_secret_in(what, name)
+    return name
+
+
+def refuse_secret_in(what: str, name: str) -> None:
+    """RefusedContent naming `what` and the kinds of secret when `name` (a name or a
+    client key a write stores) holds one; the name is never shown."""
+    kinds = _name_secrets(name)
+    if kinds:
+        raise RefusedContent(refusal_reason(kinds, what=f"the {what}"))
+
+
+@functools.lru_cache(maxsize=4096)
+def _name_secrets(name: str) -> tuple[str, ...]:
+    # actors and sessions repeat across a batch of events: screened once each
+    return tuple(secret_kinds(name))
+
+
 def key_problem(what: str, value: object, limit: int = 200) -> str | None:
     """Why `value` is no usable client key (a request id, an idempotency key), or None
     when it is one: 1-`limit` printable ASCII characters without spaces."""
@@ -82,6 +116,8 @@ def valid_request_id(value: str | None) -> str | None:
     for one that `key_problem` refuses. Used by every surface's batch model."""
     if value is not None and (problem := key_problem("request_id", value)) is not None:
         raise ValueError(problem)
+    if value is not None and (kinds := _name_secrets(value)):
+        raise ValueError(refusal_reason(kinds, what="the request_id"))  # kept in the ledger
     return value
 
 
@@ -226,7 +262,7 @@ def allow(who: Principal, actor: str, *, what: str = "actor_id") -> str:
     """`actor`, a valid name `who` may act on; InvalidInput or Forbidden otherwise."""
     check_name(what, actor)
     if not who.allows(actor):
-        raise Forbidden(f"this API key may not act on actor {actor!r}")
+        raise Forbidden(f"this API key may not act on actor {named(actor)}")
     return actor
 
 
@@ -259,7 +295,7 @@ def visible(
     NotFound for none or one outside the key's scope (its existence is not revealed),
     Forbidden for a shared record the key may only read."""
     if record is None or not who.may_see(record):
-        raise NotFound(f"no {noun} {record_id!r} for this API key")
+        raise NotFound(f"no {noun} {named(record_id)} for this API key")
     if write:
         authorize(who, "change", record.actor)
     return record

@@ -11,6 +11,11 @@ accepted can always be read back, listed and exported, on either backend:
   numbers, booleans and null; never NaN or Infinity, bytes, sets or objects;
 - bounded: at most `max_depth` levels of nesting and `max_bytes` of JSON.
 
+Every string a write stores is also put in Unicode NFC by `nfc` ("Malmö" typed
+precomposed or decomposed is one value, one field, one key), at the step each
+kind of write passes once: consolidation for records, the event check for
+events, the reviews for reasons, document parsing for documents.
+
 A value that breaks a rule is refused with `InvalidInput` naming where it is
 (`event metadata["a"][0]`); nothing is stored. `json_strings` walks every
 string of a JSON value, keys included: the secret screening in
@@ -22,7 +27,9 @@ from __future__ import annotations
 import json
 import math
 import re
+import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, TypeVar
 
 from remem.errors import InvalidInput
 
@@ -30,6 +37,33 @@ MAX_JSON_DEPTH = 32
 MAX_METADATA_BYTES = 64 * 1024  # an event's metadata, as JSON
 
 _BAD_CHAR = re.compile("[\x00\ud800-\udfff]")
+
+_V = TypeVar("_V")
+
+
+def nfc(value: _V) -> _V:
+    """`value` with every string in Unicode NFC: a string itself, or the keys and
+    strings of a JSON value (mappings become dicts, tuples stay tuples); anything else
+    unchanged. Text already in NFC (nearly all) is returned as it is. InvalidInput for
+    an object whose keys would become one."""
+    if isinstance(value, str):
+        if value.isascii() or unicodedata.is_normalized("NFC", value):
+            return value
+        out: Any = unicodedata.normalize("NFC", value)
+    elif isinstance(value, Mapping):
+        out = {nfc(k): nfc(v) for k, v in value.items()}
+        if len(out) < len(value):
+            raise InvalidInput(
+                "an object has two keys that differ only in how their accents are encoded "
+                "(Unicode NFC and NFD); keep one"
+            )
+    elif isinstance(value, list):
+        out = [nfc(v) for v in value]
+    elif isinstance(value, tuple):
+        out = tuple(nfc(v) for v in value)
+    else:
+        return value
+    return out  # type: ignore[no-any-return]
 
 
 def check_text(what: str, value: str) -> str:

@@ -39,6 +39,7 @@ from remem.model import (
     Source,
     Status,
 )
+from remem.policy.dataclasses import shown
 from remem.service.client_documents import DocumentClient, document_item
 from remem.store.base import ForgetReport
 from remem.timeutil import parse_time
@@ -380,7 +381,7 @@ def _only(out: dict[str, Any]) -> dict[str, Any]:
 
 def _event_body(row: Mapping[str, Any]) -> dict[str, Any]:
     if not isinstance(row, Mapping):
-        raise InvalidInput(f"an event must be an object; got {row!r:.80}")
+        raise InvalidInput(f"an event must be an object; got {shown(row)}")
     body = {
         "actor_id": row.get("actor"),
         "session_id": row.get("session"),

@@ -31,7 +31,7 @@ import secrets
 from remem.errors import Forbidden, InvalidInput, NotFound, Unauthorized
 from remem.ids import new_id
 from remem.policy.dataclasses import shown
-from remem.policy.scope import ROLES, Principal, authorize, check_name, refusal
+from remem.policy.scope import ROLES, Principal, authorize, named, refusal, stored_name
 from remem.store.base import ApiKey, Store
 from remem.timeutil import to_db, utcnow
 
@@ -58,9 +58,9 @@ def create_key(
     store: Store, *, tenant: str, actor: str | None = None, role: str = "agent"
 ) -> tuple[ApiKey, str]:
     """Create a key; return it and its secret, which is never shown again."""
-    check_name("tenant", tenant)
+    stored_name("tenant", tenant)
     if actor is not None:
-        check_name("actor", actor)
+        stored_name("actor", actor)
     if role not in ROLES:
         raise InvalidInput(f"role must be one of {', '.join(ROLES)}; got {shown(role)}")
     secret = KEY_PREFIX + secrets.token_urlsafe(32)
@@ -91,7 +91,7 @@ def revoke_key(store: Store, key_id: str, tenant: str | None = None) -> ApiKey:
     key = store.revoke_key(key_id, utcnow(), tenant)
     if key is None:
         where = "" if tenant is None else " in this tenant"
-        raise NotFound(f"no API key {key_id!r}{where}; `remem keys list` shows them")
+        raise NotFound(f"no API key {named(key_id)}{where}; `remem keys list` shows them")
     return key
 
 

@@ -31,6 +31,7 @@ from remem.store.values import (
     ActorSummary,
     ApiKey,
     Clock,
+    EventKey,
     ForgetReport,
     Hit,
     JobGroup,
@@ -56,6 +57,7 @@ __all__ = [
     "Clock",
     "DocumentState",
     "Erasure",
+    "EventKey",
     "EventLog",
     "ForgetReport",
     "Hit",
@@ -101,6 +103,17 @@ class EventLog(Protocol):
     def list_events(
         self, tenant: str, actor: str, session: str | None = None, limit: int = 1000
     ) -> list[Event]: ...
+
+    def events_page(
+        self,
+        tenant: str,
+        actor: str,
+        session: str | None,
+        after: EventKey | None,
+        limit: int,
+    ) -> tuple[list[Event], EventKey | None]:
+        """A page of `list_events` read by key: after `after`, and the key for the next."""
+        ...
 
     def get_events(self, tenant: str, event_ids: Sequence[str]) -> list[Event]: ...
 

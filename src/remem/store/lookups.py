@@ -11,15 +11,20 @@ PostgreSQL).
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
 from typing import Any, ClassVar, Protocol
 
+from remem.errors import InvalidInput
 from remem.model import Event, HistoryEntry, Record, Status
 from remem.store.backend import Row, SQLFlows
-from remem.store.base import Scope
+from remem.store.base import EventKey, Scope
 from remem.store.rows import event_from, record_from
 
 LISTED = (Status.ACTIVE, Status.INVALID, Status.PROPOSED)  # `list_records` by default
+
+EARLIEST = datetime(1, 1, 1, tzinfo=UTC)  # before every storable time: the first page
 
 
 class LookupSQL(Protocol):
@@ -27,6 +32,8 @@ class LookupSQL(Protocol):
 
     LIST_EVENTS_ACTOR: str  # tenant, actor, limit
     LIST_EVENTS_SESSION: str  # tenant, actor, session, limit
+    EVENTS_AFTER_ACTOR: str  # tenant, actor, time, seq, limit -> + seq (after that key)
+    EVENTS_AFTER_SESSION: str  # tenant, actor, session, time, seq, limit -> + seq
     GET_EVENTS: str  # tenant, {keys}: event ids (in arrival order)
     SESSION_CONTEXT: str  # tenant, actor, session, time, limit (newest first)
     GET_RECORD: str  # tenant, record_id
@@ -60,6 +67,31 @@ class Lookups(SQLFlows):
         params = {"tenant": tenant, "actor": actor, "session": session, "limit": limit}
         return [self._event(r) for r in self._read(tenant, sql, params)]
 
+    def events_page(
+        self,
+        tenant: str,
+        actor: str,
+        session: str | None,
+        after: EventKey | None,
+        limit: int,
+    ) -> tuple[list[Event], EventKey | None]:
+        """Up to `limit` events of one actor (optionally one session) in `list_events`'
+        order, from just after `after` (the key `events_page` handed out; None: from
+        the first), and the key to read on from, None after the last. One read of
+        `limit + 1` rows by (time, seq), however deep the page."""
+        if after is not None and not _event_key(after):
+            raise InvalidInput("after must be the key a page of events returned, or None")
+        q = self.lookup_sql
+        sql = q.EVENTS_AFTER_ACTOR if session is None else q.EVENTS_AFTER_SESSION
+        when, seq = after or (EARLIEST, 0)
+        params = {"tenant": tenant, "actor": actor, "session": session,
+                  "time": self._at(when), "seq": seq, "limit": limit + 1}  # fmt: skip
+        rows = self._read(tenant, sql, params)
+        events = [self._event(r) for r in rows[:limit]]
+        if len(rows) <= limit:
+            return events, None
+        return events, (events[-1].time, int(rows[limit - 1]["seq"]))
+
     def get_events(self, tenant: str, event_ids: Sequence[str]) -> list[Event]:
         """The events with these client ids, in arrival order."""
         return [self._event(r) for r in self._keyed(tenant, self.lookup_sql.GET_EVENTS, event_ids)]
@@ -92,9 +124,21 @@ class Lookups(SQLFlows):
         return [self._record(r) for r in self._read(scope.tenant, bound_sql, bound)]
 
     def records_by_field(self, scope: Scope, field: str) -> list[Record]:
-        """Active and invalid records of one scope about `field`, newest first."""
-        params = {"tenant": scope.tenant, "actor": scope.actor, "field": field}
-        return [self._record(r) for r in self._read(scope.tenant, self.lookup_sql.BY_FIELD, params)]
+        """Active and invalid records of one scope about `field`, newest first.
+
+        `field` as given (NFC, as fields are stored now) and, where it differs, its
+        NFD form: a field stored decomposed before fields were put in NFC ("café"
+        typed on a Mac) is still found by it. The read is by index either way."""
+        q, forms = self.lookup_sql, 0
+        found: list[Record] = []
+        for form in dict.fromkeys((field, unicodedata.normalize("NFD", field))):
+            params = {"tenant": scope.tenant, "actor": scope.actor, "field": form}
+            rows = self._read(scope.tenant, q.BY_FIELD, params)
+            forms += bool(rows)
+            found.extend(self._record(r) for r in rows)
+        if forms > 1:  # both spellings held records: one order, as the statement's
+            found.sort(key=lambda r: r.valid_from, reverse=True)
+        return found
 
     def history(self, tenant: str, record_id: str) -> list[HistoryEntry]:
         """The append-only history of one record, oldest first."""
@@ -130,3 +174,16 @@ class Lookups(SQLFlows):
         for bound_sql, params in self._lists(sql, {"tenant": tenant}, list(keys)):
             rows.extend(self._read(tenant, bound_sql, params))
         return rows
+
+
+def _event_key(value: object) -> bool:
+    """Whether `value` is an `EventKey`: an aware time and a seq within a bigint."""
+    if not isinstance(value, tuple) or len(value) != 2:
+        return False
+    when, seq = value
+    return (
+        isinstance(when, datetime)
+        and when.tzinfo is not None
+        and type(seq) is int
+        and 0 <= seq < 2**63
+    )

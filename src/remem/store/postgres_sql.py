@@ -190,6 +190,17 @@ SELECT {EVENT_COLUMNS} FROM events
 WHERE tenant = %(tenant)s AND actor = %(actor)s AND session = %(session)s
 ORDER BY time, seq LIMIT %(limit)s
 """
+EVENTS_AFTER_ACTOR = f"""
+SELECT {EVENT_COLUMNS}, seq FROM events WHERE tenant = %(tenant)s AND actor = %(actor)s
+    AND time >= %(time)s AND (time > %(time)s OR seq > %(seq)s)
+ORDER BY time, seq LIMIT %(limit)s
+"""
+EVENTS_AFTER_SESSION = f"""
+SELECT {EVENT_COLUMNS}, seq FROM events
+WHERE tenant = %(tenant)s AND actor = %(actor)s AND session = %(session)s
+    AND time >= %(time)s AND (time > %(time)s OR seq > %(seq)s)
+ORDER BY time, seq LIMIT %(limit)s
+"""
 GET_EVENTS = f"""
 SELECT {EVENT_COLUMNS} FROM events WHERE tenant = %(tenant)s AND id = ANY(%(keys)s::text[])
 ORDER BY seq

@@ -115,6 +115,16 @@ LIST_EVENTS_SESSION = """
 SELECT * FROM events WHERE tenant = :tenant AND actor = :actor AND session = :session
 ORDER BY time, seq LIMIT :limit
 """
+EVENTS_AFTER_ACTOR = """
+SELECT * FROM events WHERE tenant = :tenant AND actor = :actor
+    AND time >= :time AND (time > :time OR seq > :seq)
+ORDER BY time, seq LIMIT :limit
+"""
+EVENTS_AFTER_SESSION = """
+SELECT * FROM events WHERE tenant = :tenant AND actor = :actor AND session = :session
+    AND time >= :time AND (time > :time OR seq > :seq)
+ORDER BY time, seq LIMIT :limit
+"""
 GET_EVENTS = "SELECT * FROM events WHERE tenant = :tenant AND id IN ({keys}) ORDER BY seq"
 SESSION_CONTEXT = """
 SELECT * FROM events

@@ -17,6 +17,9 @@ import numpy.typing as npt
 from remem.errors import StoreError
 from remem.model import HistoryEntry, Record, Status
 
+EventKey = tuple[datetime, int]
+"""Where a page of events ends (`EventLog.events_page`): the last one's time and `seq`."""
+
 # the time source a store stamps what it writes with (arrival, updated_at, job completion);
 # `Memory` hands the stores its own, so an injected clock reaches the database too
 Clock = Callable[[], datetime]

@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 from remem.deps import HasDeps
 from remem.errors import InvalidInput, NotFound, RefusedContent, StoreError
-from remem.policy.dataclasses import refusal_reason, secret_kinds
-from remem.policy.scope import check_name
+from remem.policy.dataclasses import refusal_reason, secret_kinds, shown
+from remem.policy.scope import check_name, refuse_secret_in, stored_name
 from remem.thread.backends import thread_state
 from remem.thread.base import ThreadStore
 from remem.thread.checkpoints import (
@@ -68,8 +68,8 @@ def checkpoint_save(
     stores nothing. `retention` sets when it expires, counted from this save;
     None keeps it until deleted.
     """
-    check_name("actor", actor)
-    check_name("workflow", workflow)
+    stored_name("actor", actor)
+    stored_name("workflow", workflow)
     if expected_version is not None:
         _check_version(expected_version)
     raw = state.as_dict() if isinstance(state, CheckpointState) else state
@@ -124,13 +124,14 @@ def begin_tool_call(
     outcome, so it is surfaced (see `tool_calls(unresolved=True)`) for a person
     or a reconciliation step instead of being run again.
     """
-    check_name("actor", actor)
-    check_name("workflow", workflow)
-    check_key("idempotency_key", idempotency_key)
+    stored_name("actor", actor)
+    stored_name("workflow", workflow)
+    refuse_secret_in("idempotency key", check_key("idempotency_key", idempotency_key))
     _refuse_secrets("tool call request", request, MAX_PAYLOAD_BYTES)
     call_id = (
         mem.deps.ids("call") if tool_call_id is None else check_key("tool_call_id", tool_call_id)
     )
+    refuse_secret_in("tool call id", call_id)
     now = mem.deps.clock()
     return _thread(mem).begin_tool_call(
         mem.deps.tenant,
@@ -247,7 +248,7 @@ def _check_version(value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_VERSION:
         raise InvalidInput(
             f"expected version must be a positive whole number (the version you loaded); "
-            f"got {value!r}"
+            f"got {shown(value)}"
         )
     return value
 
@@ -256,12 +257,12 @@ def _check_retention(value: object) -> timedelta:
     if not isinstance(value, timedelta) or not timedelta(0) < value <= MAX_RETENTION:
         raise InvalidInput(
             f"retention must be a positive timedelta of at most {MAX_RETENTION.days} days; "
-            f"got {value!r}"
+            f"got {shown(value)}"
         )
     return value
 
 
 def _check_limit(value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_LIST:
-        raise InvalidInput(f"limit must be between 1 and {MAX_LIST}; got {value!r}")
+        raise InvalidInput(f"limit must be between 1 and {MAX_LIST}; got {shown(value)}")
     return value

@@ -272,6 +272,8 @@ def _parse_json(option: str, text: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise InvalidInput(f"{option} is not valid JSON ({exc.msg} at {exc.pos})") from None
+    except RecursionError:  # a traceback before
+        raise InvalidInput(f"{option} nests too deep to read; flatten it") from None
 
 
 def _days(value: float | None) -> timedelta | None:

@@ -21,8 +21,8 @@ from remem.lifecycle.erasure import fresh_start
 from remem.model import Event, Role
 from remem.policy.dataclasses import find_secrets, redact, redact_json, shown
 from remem.policy.events import EventIdTaken, import_digest
-from remem.policy.scope import check_name
-from remem.policy.text import MAX_METADATA_BYTES, check_json
+from remem.policy.scope import stored_name
+from remem.policy.text import MAX_METADATA_BYTES, check_json, nfc
 from remem.timeutil import parse_time
 from remem.writes.checks import MAX_EVENT_CHARS, count, span, statement
 
@@ -44,12 +44,12 @@ def event(deps: Deps, row: Mapping[str, Any], max_clock_skew: timedelta) -> Even
     """One row as an event of `deps.tenant`, checked; a secret is kept only redacted."""
     if type(row) is not dict and not isinstance(row, Mapping):  # the ABC check is slow
         raise InvalidInput(
-            f"an event must be an object with actor, session, role, text; got {row!r:.80}"
+            f"an event must be an object with actor, session, role, text; got {shown(row)}"
         )
     unknown = row.keys() - _FIELDS
     if unknown:
         raise InvalidInput(f"unknown event field(s): {', '.join(sorted(unknown))}")
-    text = statement("event text", row.get("text"), MAX_EVENT_CHARS)
+    text = nfc(statement("event text", row.get("text"), MAX_EVENT_CHARS))
     try:
         role = Role(str(row.get("role")))
     except ValueError:
@@ -62,13 +62,14 @@ def event(deps: Deps, row: Mapping[str, Any], max_clock_skew: timedelta) -> Even
     else:
         when = _event_time(deps, raw_time, max_clock_skew)
     raw_id = row.get("event_id") or row.get("id")
-    event_id = check_name("event id", raw_id) if raw_id else deps.ids("evt")
+    event_id = stored_name("event id", raw_id) if raw_id else deps.ids("evt")
     metadata = row.get("metadata") or {}
     if type(metadata) is not dict and not isinstance(metadata, Mapping):
         raise InvalidInput("event metadata must be an object")
     kinds: list[str] = []
     if metadata:  # empty metadata is valid JSON with nothing to redact
         check_json("event metadata", metadata, max_bytes=MAX_METADATA_BYTES)
+        metadata = nfc(metadata)  # its keys and strings, as every stored string
         # the event is kept, but the log holds a secret only in redacted form, in the
         # text and in every metadata key and string alike
         clean, kinds = redact_json(metadata)
@@ -83,8 +84,8 @@ def event(deps: Deps, row: Mapping[str, Any], max_clock_skew: timedelta) -> Even
     return Event(
         id=event_id,
         tenant=deps.tenant,
-        actor=check_name("actor", row.get("actor")),
-        session=check_name("session", row.get("session")),
+        actor=stored_name("actor", row.get("actor")),
+        session=stored_name("session", row.get("session")),
         role=role,
         text=text,
         time=when,

@@ -36,9 +36,12 @@ from remem.policy.scope import (
     SHARED_ACTOR,
     actor_prefix,
     check_name,
+    named,
     namespace_for,
     namespace_problem,
+    stored_name,
 )
+from remem.policy.text import nfc
 from remem.policy.untrusted import instruction_flags
 from remem.store.base import Scope, StatusChange, Write
 from remem.writes.checks import check_strings, fact_value, optional_time, statement
@@ -49,7 +52,7 @@ def get(deps: Deps, record_id: str) -> Record:
     """One record of the tenant; NotFound when there is none."""
     rec = deps.store.get_record(deps.tenant, record_id)
     if rec is None:
-        raise NotFound(f"no record {record_id!r} in tenant {deps.tenant!r}")
+        raise NotFound(f"no record {named(record_id)} in tenant {deps.tenant!r}")
     return rec
 
 
@@ -67,7 +70,7 @@ def remember(
     namespace: str | None = None,
 ) -> Record:
     """Store an explicit statement as a confirmed record at once (see `Memory.remember`)."""
-    check_name("actor", actor)
+    stored_name("actor", actor)
     statement("text to remember", text)
     if namespace is not None:
         own_namespace(deps.tenant, actor, namespace)
@@ -190,7 +193,7 @@ def propose_procedure(
     proposed_by: str = "agent",
 ) -> Record:
     """Propose a procedure; it stays PROPOSED until approved (see `Memory.propose_procedure`)."""
-    subject = SHARED_ACTOR if actor is None else check_name("actor", actor)
+    subject = SHARED_ACTOR if actor is None else stored_name("actor", actor)
     statement("procedure text", text)
     if name is not None:
         check_name("procedure name", name)
@@ -247,6 +250,7 @@ def reject(deps: Deps, record_id: str, *, reviewer: str, reason: str = "") -> Re
     """Reject a proposed procedure; it is kept, inactive, with the reviewer's reason."""
     check_strings(reason=reason)
     refuse_secrets({"reason": reason})
+    reason = nfc(reason)
     rec = _proposal(deps, record_id, reviewer)
     now = deps.clock()
     deps.store.apply(

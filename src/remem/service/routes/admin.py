@@ -7,6 +7,7 @@ from fastapi import APIRouter
 
 from remem.errors import NotFound
 from remem.policy import scope
+from remem.policy.scope import named
 from remem.service import keys as keyring
 from remem.service.routes.deps import Svc, Who
 from remem.service.schemas import KeyIn
@@ -56,5 +57,5 @@ def revoke_key(key_id: str, who: Who, svc: Svc) -> dict[str, Any]:
     scope.need_role(who, "admin")
     mine = svc.store.get_key(key_id, who.tenant)
     if mine is None or who.actor not in (None, mine.actor):
-        raise NotFound(f"no API key {key_id!r} in this tenant")
+        raise NotFound(f"no API key {named(key_id)} in this tenant")
     return keyring.revoke_key(svc.store, key_id, who.tenant).as_dict()

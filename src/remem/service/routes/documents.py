@@ -22,7 +22,7 @@ from remem.documents.scope import check_write, parse_scope
 from remem.errors import InvalidInput, NotFound
 from remem.lifecycle import erasure
 from remem.policy import scope
-from remem.policy.scope import Principal
+from remem.policy.scope import Principal, named
 from remem.service.routes.deps import Service, Svc, Who
 
 router = APIRouter()
@@ -209,5 +209,5 @@ def remove_document(document_id: str, who: Who, svc: Svc) -> dict[str, Any]:
     try:
         report = erasure.forget_document(mem.deps, document_id)
     except NotFound:
-        raise NotFound(f"no document {document_id!r} for this key") from None
+        raise NotFound(f"no document {named(document_id)} for this key") from None
     return {"document_id": document_id, **scope.deletion_report(report)}

@@ -4,6 +4,7 @@
 import base64
 import binascii
 import re
+from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
@@ -16,7 +17,11 @@ from remem.service.routes.deps import Svc, Who
 from remem.service.schemas import EventBatchIn, EventIn
 
 router = APIRouter()
-_CURSOR = re.compile(r"o:([0-9]{1,8})")  # what `_cursor` hands out, matched whole
+# what `_cursor` hands out, matched whole: the last event's UTC time and its seq
+_CURSOR = re.compile(
+    r"k:([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}\+00:00)\|([0-9]{1,19})"
+)
+_MAX_SEQ = 2**63 - 1  # a bigint
 
 
 @router.post("/v1/events", status_code=201, tags=["events"])
@@ -64,10 +69,8 @@ def list_events(
     actor = scope.actor_for(who, actor_id)
     if session_id is not None:
         check_name("session", session_id)
-    start = _offset(cursor)
-    page = svc.memory(who.tenant).events(actor=actor, session=session_id, limit=start + limit + 1)
-    rows = page[start : start + limit]
-    more = len(page) > start + limit
+    mem = svc.memory(who.tenant)
+    rows, key = mem.events_page(actor=actor, session=session_id, after=_key(cursor), limit=limit)
     return {
         "events": [
             {
@@ -81,21 +84,26 @@ def list_events(
             }
             for e in rows
         ],
-        "next_cursor": _cursor(start + limit) if more else None,
+        "next_cursor": _cursor(key) if key is not None else None,
     }
 
 
-def _cursor(offset: int) -> str:
-    return base64.urlsafe_b64encode(f"o:{offset}".encode()).decode().rstrip("=")
+def _cursor(key: tuple[datetime, int]) -> str:
+    """The page's end as an opaque cursor: the last event's UTC time and arrival number."""
+    when, seq = key
+    text = f"k:{when.astimezone(UTC).isoformat(timespec='microseconds')}|{seq}"
+    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
 
 
-def _offset(cursor: str | None) -> int:
+def _key(cursor: str | None) -> tuple[datetime, int] | None:
+    """The key a cursor of `_cursor` holds (None: the first page); anything else is
+    InvalidInput, never echoed."""
     if cursor is None:
-        return 0
+        return None
     try:
         text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        if (m := _CURSOR.fullmatch(text)) is not None:
-            return int(m[1])
+        if (m := _CURSOR.fullmatch(text)) is not None and int(m[2]) <= _MAX_SEQ:
+            return datetime.fromisoformat(m[1]), int(m[2])
     except (binascii.Error, UnicodeDecodeError, ValueError):
         pass
     raise InvalidInput("cursor is not one this service handed out; omit it to start over")
