@@ -9,7 +9,7 @@ import pytest
 
 from remem.cli import main
 from remem.config import load_config
-from remem.errors import ConfigError
+from remem.errors import ConfigError, InvalidInput
 from remem.extract.llm import prompt_for
 
 
@@ -126,3 +126,21 @@ def test_config_show_prints_the_effective_configuration(
     assert main(["--config", str(bad), "--json", "config", "show"]) == 1
     error = json.loads(capsys.readouterr().out)["error"]
     assert error["code"] == "config_error" and "line 2" in error["message"]
+
+
+def test_a_base_url_with_credentials_is_never_shown(monkeypatch: pytest.MonkeyPatch) -> None:
+    from remem.llm.client import ChatModel
+    from remem.llm.settings import LLMSettings
+
+    with pytest.raises(InvalidInput) as refused:
+        LLMSettings(base_url="ftp://bob:hunter2@models.internal/v1", model="m")
+    assert "hunter2" not in str(refused.value) and "http(s) URL" in str(refused.value)
+    monkeypatch.delenv("REMEM_CONFIG", raising=False)
+    monkeypatch.setenv("REMEM_LLM_BASE_URL", "https://bob:hunter2@models.internal/v1?key=tok9")
+    monkeypatch.setenv("REMEM_LLM_MODEL", "llama3.1")
+    config = load_config()
+    assert config.llm is not None
+    shown = json.dumps(config.as_dict()) + repr(ChatModel(config.llm))
+    assert "hunter2" not in shown and "tok9" not in shown and "bob" not in shown
+    assert "https://***@models.internal/v1?***" in shown
+    assert config.llm.base_url.endswith("?key=tok9")  # what is used stays whole

@@ -342,7 +342,7 @@ def test_jobs_by_state_with_last_errors_and_retry_for_admins(console: Console) -
     assert "endpoint &lt;down&gt;" in page and 'id="retry"' not in page
     refused = c.post("/console/jobs/retry")
     assert refused.status_code == 403
-    assert _error(refused) == "this operation needs a admin key; this key is agent"
+    assert _error(refused) == "this operation needs an admin key; this key is agent"
 
     c.sign_in("admin")
     done = c.post("/console/jobs/retry")

@@ -45,7 +45,7 @@ from remem.config_sections import (
 )
 from remem.errors import ConfigError, InvalidInput
 from remem.llm.retry import RetryPolicy
-from remem.llm.settings import LLMSettings
+from remem.llm.settings import LLMSettings, shown_url
 
 if TYPE_CHECKING:  # the file's schema (pydantic): loaded only to read a file
     from remem.config_file import ConfigFile, LLMSection, StrategySection
@@ -112,7 +112,7 @@ class Config:
         llm = None
         if self.llm is not None:
             llm = {
-                "base_url": self.llm.base_url,
+                "base_url": shown_url(self.llm.base_url),
                 "model": self.llm.model,
                 "api_key": "set" if self.llm.api_key else "not set",
                 "timeout": self.llm.timeout,

@@ -28,6 +28,7 @@ from pydantic import BaseModel, ValidationError
 from remem.errors import InvalidInput, LLMBadOutput, LLMRefused, LLMUnavailable
 from remem.llm.retry import RetryPolicy
 from remem.llm.settings import LLMSettings as LLMSettings  # its home before; re-exported
+from remem.llm.settings import shown_url
 from remem.model import LLMCall
 from remem.telemetry.hooks import observed_model_call
 
@@ -59,7 +60,7 @@ class ChatModel:
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
-        return f"ChatModel({self.settings.base_url!r}, model={self.settings.model!r})"
+        return f"ChatModel({shown_url(self.settings.base_url)!r}, model={self.settings.model!r})"
 
     def close(self) -> None:
         """Close the HTTP connections to the endpoint (it reopens them if used again)."""

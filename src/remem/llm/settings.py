@@ -9,10 +9,24 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from typing import Literal
+from urllib.parse import urlsplit, urlunsplit
 
 from remem.errors import InvalidInput
 
 ResponseFormat = Literal["json_object", "json_schema", "none"]
+
+
+def shown_url(url: str) -> str:
+    """`url` as remem shows it (a repr, `remem config show`): a user name or password in
+    it, and its query, replaced by `***`, since either may carry credentials."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "***"
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = "***@" + netloc.rsplit("@", 1)[1]
+    return urlunsplit(parts._replace(netloc=netloc, query="***" if parts.query else ""))
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,7 +42,10 @@ class LLMSettings:
 
     def __post_init__(self) -> None:
         if not self.base_url.startswith(("http://", "https://")):
-            raise InvalidInput(f"llm base_url must be an http(s) URL; got {self.base_url!r}")
+            raise InvalidInput(
+                "llm base_url must be an http(s) URL, such as http://localhost:11434/v1 "
+                "(the value given is not shown: a URL may carry credentials)"
+            )
         if not self.model:
             raise InvalidInput("llm model must be named (e.g. model = 'gpt-4o-mini')")
         if self.timeout <= 0:

@@ -246,7 +246,8 @@ def authorize(who: Principal, action: Action, actor: str) -> None:
 def need_role(who: Principal, role: str) -> None:
     """Forbidden unless `who` holds `role` or a stronger one."""
     if not who.has_role(role):
-        raise Forbidden(f"this operation needs a {role} key; this key is {who.role}")
+        article = "an" if role[:1] in "aeiou" else "a"
+        raise Forbidden(f"this operation needs {article} {role} key; this key is {who.role}")
 
 
 def need_tenant_wide(who: Principal) -> None:
