@@ -182,7 +182,8 @@ def test_need_role(who: Principal, role: str, ok: bool) -> None:
     if ok:
         scope.need_role(who, role)
     else:
-        with pytest.raises(Forbidden, match=f"needs a {role} key; this key is {who.role}"):
+        article = "an" if role == "admin" else "a"
+        with pytest.raises(Forbidden, match=f"needs {article} {role} key; this key is {who.role}"):
             scope.need_role(who, role)
 
 
