@@ -290,9 +290,7 @@ class PostgresSearch:
             half = int(value(self._rows(ALL_TENANTS, q.VECTORS_ESTIMATE))) // 2
             if half < self._scope_index_min or not self._index_exists(ix):
                 continue
-            counted = {"tenant": tenant, "actor": actor, "model": ix.model, "bound": half + 1}
-            sql = q.SCOPE_VECTORS.format(table="record_vectors")
-            held = int(value(self._rows(tenant, sql, counted)))
+            held = self._scope_vectors(sx, half + 1)
             if self._scope_index_min <= held <= half and not self._index_exists(sx):
                 self._build_scope_index_concurrently(sx)
 
@@ -349,10 +347,13 @@ class PostgresSearch:
 
     def _still_large(self, sx: q.ScopeIndex) -> bool:
         """Whether the scope holds at least `scope_index_min` vectors of the model now."""
-        counted = {"tenant": sx.tenant, "actor": sx.actor, "model": sx.model,
-                   "bound": self._scope_index_min}  # fmt: skip
+        return self._scope_vectors(sx, self._scope_index_min) >= self._scope_index_min
+
+    def _scope_vectors(self, sx: q.ScopeIndex, bound: int) -> int:
+        """How many record vectors of `sx`'s model its scope holds, counted up to `bound`."""
+        counted = {"tenant": sx.tenant, "actor": sx.actor, "model": sx.model, "bound": bound}
         sql = q.SCOPE_VECTORS.format(table="record_vectors")
-        return int(value(self._rows(sx.tenant, sql, counted))) >= self._scope_index_min
+        return int(value(self._rows(sx.tenant, sql, counted)))
 
     @contextmanager
     def _scope_ddl(self, wait_s: float) -> Iterator[psycopg.Connection[DictRow] | None]:
