@@ -21,13 +21,12 @@ import pytest
 
 from remem import Memory
 from remem.embed import HashEmbedder
-from remem.model import Authority, Kind, Record, Sensitivity, Source, Status
-from remem.policy.scope import namespace_for
-from remem.store.base import Scope, Write
+from remem.store.base import Scope
 from remem.store.coarse import Int8Coarse
 from remem.store.sqlite import SQLiteStore
 from remem.store.vector_files import _read
 from remem.store.vectors import APPROX_MIN
+from tests.test_vector_files import write_ann
 
 pytest.importorskip("onnxruntime")  # the codes are scored by ONNX Runtime only
 
@@ -47,24 +46,8 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A database whose scope holds TOTAL records, bulk-loaded (its files written)."""
     db = tmp_path_factory.mktemp("codes") / "m.db"
     emb = HashEmbedder()
-    when = datetime(2026, 1, 1, tzinfo=UTC)
     with Memory.open(db, embedder=emb) as mem, mem.store.bulk_load():
-        for start in range(0, TOTAL, 5000):
-            texts = [text_of(i) for i in range(start, min(TOTAL, start + 5000))]
-            records = tuple(
-                Record(
-                    id=f"rec_big{start + j:06d}", tenant=mem.tenant, actor="ann",
-                    namespace=namespace_for(mem.tenant, "ann", Kind.SEMANTIC),
-                    kind=Kind.SEMANTIC, text=t, source=Source("explicit", (), "t", "t"),
-                    authority=Authority.CONFIRMED, sensitivity=Sensitivity.NORMAL,
-                    valid_from=when, created_at=when, updated_at=when, status=Status.ACTIVE,
-                )
-                for j, t in enumerate(texts)
-            )  # fmt: skip
-            mem.store.apply(
-                Write(tenant=mem.tenant, inserts=records, vectors=tuple(emb.embed(texts)),
-                      vector_model=emb.name)
-            )  # fmt: skip
+        write_ann(mem, emb, [text_of(i) for i in range(TOTAL)])
     return db
 
 

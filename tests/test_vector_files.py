@@ -148,24 +148,8 @@ def test_a_large_scope_opens_its_projection_and_finds_the_same_records(db_path: 
     words = ["rake", "hoe", "spade", "trowel", "ladder", "hose", "shears", "sieve"]
     texts = [f"{words[i % 8]} {words[i // 8 % 8]} {words[i // 64 % 8]} item{i}"
              for i in range(APPROX_MIN + 500)]  # fmt: skip
-    when = datetime(2026, 1, 1, tzinfo=UTC)
     with open_mem(db_path) as mem:
-        for start in range(0, len(texts), 5000):
-            chunk = texts[start : start + 5000]
-            records = tuple(
-                Record(
-                    id=f"rec_big{start + j:06d}", tenant=mem.tenant, actor="ann",
-                    namespace=namespace_for(mem.tenant, "ann", Kind.SEMANTIC),
-                    kind=Kind.SEMANTIC, text=t, source=Source("explicit", (), "t", "t"),
-                    authority=Authority.CONFIRMED, sensitivity=Sensitivity.NORMAL,
-                    valid_from=when, created_at=when, updated_at=when, status=Status.ACTIVE,
-                )
-                for j, t in enumerate(chunk)
-            )  # fmt: skip
-            vectors = tuple(emb.embed(chunk))
-            mem.store.apply(
-                Write(tenant=mem.tenant, inserts=records, vectors=vectors, vector_model=emb.name)
-            )
+        write_ann(mem, emb, texts)
         picks = [7, 12_345, len(texts) - 1]
         first = nearest(mem, [texts[i] for i in picks])  # loaded from the database
     (path,) = vector_files(db_path)
@@ -174,6 +158,28 @@ def test_a_large_scope_opens_its_projection_and_finds_the_same_records(db_path: 
         again = nearest(mem, [texts[i] for i in picks])
     assert [h[0][0] for h in again] == [f"rec_big{i:06d}" for i in picks]
     assert [h[0] for h in again] == [h[0] for h in first]  # the same best, the same cosine
+
+
+def write_ann(mem: Memory, emb: HashEmbedder, texts: list[str]) -> None:
+    """Store `texts` as ann's records `rec_big000000`, ... with their vectors, 5,000 a
+    write (a scope large enough for the coarse pass, written without extraction)."""
+    when = datetime(2026, 1, 1, tzinfo=UTC)
+    for start in range(0, len(texts), 5000):
+        chunk = texts[start : start + 5000]
+        records = tuple(
+            Record(
+                id=f"rec_big{start + j:06d}", tenant=mem.tenant, actor="ann",
+                namespace=namespace_for(mem.tenant, "ann", Kind.SEMANTIC),
+                kind=Kind.SEMANTIC, text=t, source=Source("explicit", (), "t", "t"),
+                authority=Authority.CONFIRMED, sensitivity=Sensitivity.NORMAL,
+                valid_from=when, created_at=when, updated_at=when, status=Status.ACTIVE,
+            )
+            for j, t in enumerate(chunk)
+        )  # fmt: skip
+        vectors = tuple(emb.embed(chunk))
+        mem.store.apply(
+            Write(tenant=mem.tenant, inserts=records, vectors=vectors, vector_model=emb.name)
+        )
 
 
 def nearest(mem: Memory, queries: list[str]) -> list[list[tuple[str, float]]]:
