@@ -16,7 +16,7 @@ from remem.embed.minilm import NAME as MINILM
 from remem.model import Authority, Event, Kind, Record, Role, Sensitivity, Source, Status
 from remem.recall.applies import Applicable
 from remem.recall.engine import pack_packet
-from remem.recall.events import LENDER_WORD_SHARE, GatheredEvents
+from remem.recall.events import ASKS_ONLY_SHARE, LENDER_WORD_SHARE, GatheredEvents, only_asks
 from remem.recall.floor import ANCHOR, FLOOR, WORD_FLOOR, anchor_for
 from remem.recall.fusion import (
     AGREEING_COSINE,
@@ -261,7 +261,7 @@ def test_items_that_say_the_same_are_kept_once_at_the_best_rank() -> None:
         "b": event("b", "tell me the  fastest car in the world", session="s2"),
         "c": event("c", "I dislike convertibles", session="s3"),
     }
-    found = GatheredEvents(events=evs, vector=(("a", 0.5), ("b", 0.5), ("c", 0.4)))
+    found = GatheredEvents(events=evs, vector=(("a", 0.5), ("b", 0.5), ("c", 0.3)))
     ranking = rank(gathered("fast cars", events=found), NOW)
     assert [it.id for it in ranking.items] == ["a", "c"]
     assert ranking.rejected["b"] == "says the same as a"
@@ -270,13 +270,55 @@ def test_items_that_say_the_same_are_kept_once_at_the_best_rank() -> None:
 def test_turns_either_side_of_a_match_earn_a_share_that_halves_with_each_step() -> None:
     g = gathered("hiking", events=_thread(), vectors=False)
     scores = {it.id: it.score for it in rank(g, NOW).items}
-    assert scores == pytest.approx({"e2": 1.0, "e1": 0.5, "e3": 0.5, "e0": 0.25, "e4": 0.25})
+    # the match and the turn before it only ask, so each keeps ASKS_ONLY_SHARE of its
+    # score; the match still lends from the whole of its own
+    ask = ASKS_ONLY_SHARE
+    assert scores == pytest.approx(
+        {"e2": 1.0 * ask, "e1": 0.5 * ask, "e3": 0.5, "e0": 0.25, "e4": 0.25}
+    )
 
 
 def test_a_neighbour_of_a_relevant_match_passes_the_floor_with_it() -> None:
     packet = pack_packet(g := gathered("hiking", events=_thread(), vectors=False), rank(g, NOW))
     # the answer two turns away shares no word with the query, yet is kept
-    assert [it.id for it in packet.records] == ["e2", "e1", "e3", "e0", "e4"]
+    assert [it.id for it in packet.records] == ["e2", "e3", "e1", "e0", "e4"]
+
+
+@pytest.mark.parametrize(
+    ("text", "speaker", "asks"),
+    [
+        ("Where did you go hiking?", None, True),
+        ("tell me the fastest car in the world", None, True),
+        ("Give me a list of open world games", None, True),
+        ("Caroline: Wow, Mel! What\u2019s your best camping memory?", "Caroline", True),
+        ("Can you suggest a good book for me?", None, True),
+        ("I'm bored at home, what can I do?", None, False),  # says something of the asker
+        ("Is my balance enough?", None, False),
+        ("Mount Rainier, last week.", None, False),
+        ("I avoid SUVs and prefer compact cars.", None, False),
+        ("Caroline: Thanks, Mel! Painting helps me explore my identity.", "Caroline", False),
+        ("Don't forget the tickets", None, False),
+        ("Whatever works.", None, False),
+    ],
+)
+def test_a_turn_only_asks_when_it_asks_and_says_nothing_of_the_asker(
+    text: str, speaker: str | None, asks: bool
+) -> None:
+    assert only_asks(event("e", text, speaker=speaker)) is asks
+
+
+def test_a_turn_that_only_asks_ranks_below_a_statement_it_resembles() -> None:
+    # the earlier request shares the new one's form and topic; the stated preference
+    # is what should shape the answer
+    evs = {
+        "ask": event("ask", "tell me the fastest car in the world", session="s1"),
+        "pref": event("pref", "I avoid SUVs and prefer compact cars", session="s2"),
+    }
+    found = GatheredEvents(events=evs, vector=(("ask", 0.5), ("pref", 0.45)))
+    ranking = rank(gathered("What car would you recommend for me?", events=found), NOW)
+    assert [it.id for it in ranking.items] == ["pref", "ask"]
+    assert ranking.items[1].score == pytest.approx(0.5 * ASKS_ONLY_SHARE)
+    assert ranking.evidence["ask"] == pytest.approx(0.5)  # the floor judges it as before
 
 
 def test_a_turn_holding_one_word_of_a_long_request_lends_its_neighbours_nothing() -> None:

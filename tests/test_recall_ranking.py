@@ -21,6 +21,7 @@ import pytest
 
 from remem import Memory, PacketItem
 from remem.ids import counter_ids
+from remem.recall.events import ASKS_ONLY_SHARE
 from remem.recall.query import DATE_BONUS, SPEAKER_BONUS
 
 from .conftest import T0, Clock, at
@@ -103,7 +104,7 @@ def test_a_future_event_does_not_weigh_the_words_of_an_as_of_recall(
 
 def test_a_superseded_event_lends_its_neighbour_no_bonus(mem: Memory) -> None:
     say(mem, "Our budget for the trip is $500", 0)
-    beside = say(mem, "hmm, the trip budget?", 0.01)  # right after the superseded event
+    beside = say(mem, "hmm, the trip budget", 0.01)  # right after the superseded event
     say(mem, "Our budget increased to $750", 4, session="s2")
     # the same words, alone (not the same text: the packet would keep one of them)
     elsewhere = say(mem, "Hmm... the trip budget!", 5, session="s3")
@@ -131,9 +132,11 @@ def test_turns_either_side_of_a_match_earn_a_share_that_halves_with_each_step(
     ids = [say(mem, text, i / 24) for i, text in enumerate(turns)]
     packet = mem.recall(actor="alice", query="hiking")
     scores = {it.id: it.score for it in packet.records}
-    # the answer shares no word with the query, yet comes back two turns away
+    # the answer shares no word with the query, yet comes back two turns away; the
+    # match and the turn before it only ask, so they keep ASKS_ONLY_SHARE of their scores
+    ask = ASKS_ONLY_SHARE
     assert scores == pytest.approx(
-        {ids[2]: 1.0, ids[1]: 0.5, ids[3]: 0.5, ids[0]: 0.25, ids[4]: 0.25}
+        {ids[2]: 1.0 * ask, ids[1]: 0.5 * ask, ids[3]: 0.5, ids[0]: 0.25, ids[4]: 0.25}
     )
 
 
@@ -213,7 +216,8 @@ def test_a_record_stands_in_for_its_turn_where_the_turn_ranks(mem: Memory) -> No
     # it scores 1, close enough to be shown instead, at the turn's place and score
     assert top.kind == "preference" and top.source["event_ids"] == [answer]
     assert second.id == asked
-    neighbour_alone = second.score - 0.5  # the asking turn's own match
+    # the asking turn's own match (it only asks, so it ranks at ASKS_ONLY_SHARE)
+    neighbour_alone = second.score / ASKS_ONLY_SHARE - 0.5
     assert top.score == pytest.approx(1.0 + 0.5 * neighbour_alone)
     assert packet.explain is not None
     assert {"id": answer, "reason": "represented by a record made from it"} in packet.explain[
