@@ -468,7 +468,7 @@ def _crc32(arrays: dict[str, npt.NDArray[Any]]) -> int:
     CPU at 100,000 rows (12.6 MB of ids and codes), which the first search reads anyway."""
     crc = 0
     for arr in arrays.values():
-        crc = zlib.crc32(memoryview(np.ascontiguousarray(arr)).cast("B"), crc)
+        crc = zlib.crc32(np.ascontiguousarray(arr).data.cast("B"), crc)
     return crc
 
 

@@ -1,7 +1,7 @@
 """What every route depends on: the service it runs in and the principal of its key."""
 
 # no `from __future__ import annotations`: FastAPI reads `Who` and `Svc` at runtime
-from typing import Annotated, Protocol
+from typing import Annotated, Any, Protocol
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -69,7 +69,7 @@ def record(svc: Service, who: Principal, record_id: str, *, write: bool = False)
     return scope.visible(who, svc.store.get_record(who.tenant, record_id), record_id, write=write)
 
 
-def refuses_body(*query: str) -> object:
+def refuses_body(*query: str) -> Any:
     """A dependency for a write that takes no body: a body (other than none or `{}`), or
     a query parameter other than `query`, is refused (422) instead of ignored. A caller
     who sends `{"job_id": ...}` to retry one job, or filters to forget part of a subject,
