@@ -73,7 +73,7 @@ def remember(
     stored_name("actor", actor)
     statement("text to remember", text)
     if namespace is not None:
-        own_namespace(deps.tenant, actor, namespace)
+        namespace = own_namespace(deps.tenant, actor, namespace)
     try:
         kind = Kind(kind)
     except ValueError:
@@ -157,6 +157,7 @@ def own_namespace(tenant: str, actor: str, namespace: object) -> str:
     if (problem := namespace_problem(namespace)) is not None:
         raise InvalidInput(problem)
     assert isinstance(namespace, str)  # namespace_problem refuses anything else
+    namespace = nfc(namespace)  # typed composed or decomposed: one namespace
     prefix = actor_prefix(tenant, actor)
     if not namespace.startswith(prefix) or namespace == prefix:
         raise InvalidInput(f"namespace must lie under {prefix}; got {shown(namespace)}")
