@@ -68,3 +68,17 @@ def test_far_times_are_refused_on_every_time_field_and_never_a_5xx(db: str) -> N
                 assert status == 422, (what, value, got.text)
         with Memory.open(db, tenant="acme", embedder=HashEmbedder()) as mem:
             assert mem.events(actor="alice") == [] and mem.records(actor="alice", all=True) == []
+
+
+@pytest.mark.parametrize("ttl", [1e12, float("inf"), float("nan"), 10**30, True, "60"])
+def test_a_langgraph_ttl_that_is_no_time_is_refused_and_stores_nothing(ttl: object) -> None:
+    pytest.importorskip("langgraph")
+    from remem.integrations.langgraph import RememStore
+
+    with Memory.open(":memory:", embedder=HashEmbedder()) as mem:
+        store = RememStore(mem)
+        with pytest.raises(InvalidInput, match="ttl is minutes"):
+            store.put(("users", "alice", "prefs"), "seat", {"text": "aisle"}, ttl=ttl)  # type: ignore[arg-type]
+        assert store.get(("users", "alice", "prefs"), "seat") is None
+        store.put(("users", "alice", "prefs"), "seat", {"text": "aisle"}, ttl=60)
+        assert store.get(("users", "alice", "prefs"), "seat") is not None
