@@ -19,9 +19,8 @@ from remem import Memory
 from remem.config_sections import Documents
 from remem.embed import HashEmbedder
 from remem.errors import InvalidInput
-from remem.memory import open_store
-from remem.service import keys as keyring
 from remem.service.http import create_app
+from tests.test_harden_http import key_for
 
 
 def sections(n: int, word: str = "rake") -> str:
@@ -60,11 +59,7 @@ def test_a_configured_chunk_limit_holds_on_a_new_version_and_over_http(
         assert (kept.version, kept.content_hash) == (1, first.document.content_hash)
         found = mem.search_documents(query="hoe", k=50)
         assert found and not [d for d in found if "hoe" in d.text]  # only the old chunks
-    store = open_store(db)
-    try:
-        key = keyring.create_key(store, tenant="default", role="admin")[1]
-    finally:
-        store.close()
+    key = key_for(db, tenant="default")
     app = create_app(db, embedder=HashEmbedder(), worker=False, config=config)
     with TestClient(app) as client:
         body = {"text": sections(21, "spade"), "title": "other", "format": "markdown"}

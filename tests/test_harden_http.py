@@ -17,10 +17,11 @@ from remem.service import keys as keyring
 from remem.service.http import create_app
 
 
-def _admin_key(db: str) -> str:
+def key_for(db: str, tenant: str = "acme", **kw: str) -> str:
+    """A new API key's secret (an admin key for the whole tenant unless `kw` says else)."""
     store = open_store(db)
     try:
-        return keyring.create_key(store, tenant="acme", role="admin")[1]
+        return keyring.create_key(store, tenant=tenant, **({"role": "admin"} | kw))[1]
     finally:
         store.close()
 
@@ -39,7 +40,7 @@ def _fail_every_job(db: str) -> int:
 
 
 def test_a_retry_that_names_one_job_is_refused_and_retries_nothing(db: str) -> None:
-    auth = {"Authorization": f"Bearer {_admin_key(db)}"}
+    auth = {"Authorization": f"Bearer {key_for(db)}"}
     with TestClient(create_app(db, embedder=HashEmbedder(), worker=False)) as client:
         for i in range(2):
             event = {"actor_id": "alice", "session_id": "s1", "role": "user",
@@ -70,7 +71,7 @@ def test_a_retry_that_names_one_job_is_refused_and_retries_nothing(db: str) -> N
 
 
 def test_a_forget_sent_with_a_body_is_refused_and_forgets_nothing(db: str) -> None:
-    auth = {"Authorization": f"Bearer {_admin_key(db)}"}
+    auth = {"Authorization": f"Bearer {key_for(db)}"}
     with TestClient(create_app(db, embedder=HashEmbedder(), worker=False)) as client:
         made = client.post("/v1/memories/batch-create", headers=auth, json={"records": [
             {"actor_id": "alice", "text": "I prefer aisle seats", "request_id": "r1"},

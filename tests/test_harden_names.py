@@ -21,9 +21,8 @@ from fastapi.testclient import TestClient
 from remem import Memory
 from remem.embed import HashEmbedder
 from remem.errors import InvalidInput
-from remem.memory import open_store
-from remem.service import keys as keyring
 from remem.service.http import create_app
+from tests.test_harden_http import key_for
 
 LOOKALIKES = {
     "zero-width space": "alice\u200b",
@@ -84,11 +83,7 @@ def test_a_namespace_typed_decomposed_is_the_composed_one(mem: Memory, db: str) 
         actor="alice", text="My locker is number 12", namespace=f"{PREFIX}\u0441afe"
     )  # fmt: skip  (a Cyrillic es)
     assert other.namespace != composed  # another script: another namespace, kept as is
-    store = open_store(db)
-    try:
-        key = keyring.create_key(store, tenant="default", actor="alice")[1]
-    finally:
-        store.close()
+    key = key_for(db, tenant="default", actor="alice", role="agent")
     auth = {"Authorization": f"Bearer {key}"}
     with TestClient(create_app(db, embedder=HashEmbedder(), worker=False)) as client:
         item = {"text": "I prefer tea", "namespace": f"{PREFIX}no\u200btes", "request_id": "r1"}

@@ -19,9 +19,8 @@ from fastapi.testclient import TestClient
 from remem import Memory
 from remem.embed import HashEmbedder
 from remem.errors import InvalidInput
-from remem.memory import open_store
-from remem.service import keys as keyring
 from remem.service.http import create_app
+from tests.test_harden_http import key_for
 
 REFUSED = ["0001-01-01T00:00:00+05:00", "9999-12-31T23:59:59-05:00", "-0001-01-01T00:00:00Z",
            "2016-12-31T23:59:60Z", "2026-13-01T00:00:00Z", "2026-01-01T00:00:00+24:00",
@@ -40,11 +39,7 @@ def test_a_lifetime_whose_end_is_no_time_is_refused_up_front(tmp_path: Path) -> 
 
 
 def test_far_times_are_refused_on_every_time_field_and_never_a_5xx(db: str) -> None:
-    store = open_store(db)
-    try:
-        key = keyring.create_key(store, tenant="acme", role="admin")[1]
-    finally:
-        store.close()
+    key = key_for(db)
     auth = {"Authorization": f"Bearer {key}"}
     app = create_app(db, embedder=HashEmbedder(), worker=False)
     with TestClient(app, raise_server_exceptions=False) as client:
