@@ -19,6 +19,7 @@ import psycopg
 import pytest
 from fastapi.testclient import TestClient
 
+from remem import ledger
 from remem.errors import InvalidInput
 from remem.memory import Memory, open_store
 from remem.service import keys as keyring
@@ -85,7 +86,16 @@ def test_two_memories_racing_one_request_id_write_one_record(db: str) -> None:
             m.close()
 
 
-def test_a_dead_claim_is_retaken_and_a_live_one_is_a_conflict(db: str) -> None:
+def _short_wait(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A second claimant waits for a live first one's outcome `WAIT_SECONDS` (5 s), then
+    conflicts; these tests, whose first claimant never ends, wait a fifth of a second."""
+    monkeypatch.setattr(ledger, "WAIT_SECONDS", 0.2)
+
+
+def test_a_dead_claim_is_retaken_and_a_live_one_is_a_conflict(
+    db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _short_wait(monkeypatch)
     with Memory.open(db, tenant="acme") as mem:
         # a process that claimed "r1" and died: its lease has passed
         mem.store.claim_request("acme", "alice", "r1", "create", None, "dead", -1)
@@ -199,7 +209,8 @@ def test_two_servers_racing_one_request_id_write_one_record(db: str) -> None:
         assert len(r.json()["records"]) == 1
 
 
-def test_http_a_live_claim_is_409_in_progress(db: str) -> None:
+def test_http_a_live_claim_is_409_in_progress(db: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    _short_wait(monkeypatch)
     keys = _keys(db)
     with TestClient(create_app(db, worker=False)) as client:
         client.app.state.service.store.claim_request(  # type: ignore[attr-defined]

@@ -19,6 +19,9 @@
     [recall]
     pin = ["timezone", "language"]   # exact facts at the head of every packet
 
+    [documents]
+    max_chunks = 5000                # a document cutting into more is refused whole
+
 With no file, remem runs the offline extractor only; with an endpoint (in the
 file, or `REMEM_LLM_BASE_URL` / `REMEM_LLM_MODEL` / `REMEM_LLM_API_KEY`) and
 no `[strategies]` table, the four built-in LLM strategies run. An invalid file
@@ -39,6 +42,7 @@ from remem.config_sections import (
     OFFLINE_STRATEGIES,
     STRATEGIES,
     Consolidation,
+    Documents,
     Events,
     Recall,
     Worker,
@@ -96,6 +100,7 @@ class Config:
     source: str  # the file it came from, or "defaults"
     events: Events = field(default_factory=Events)
     recall: Recall = field(default_factory=Recall)
+    documents: Documents = field(default_factory=Documents)
 
     @property
     def strategy_names(self) -> tuple[str, ...]:
@@ -138,6 +143,7 @@ class Config:
             "worker": asdict(self.worker),
             "events": asdict(self.events),
             "recall": asdict(self.recall),
+            "documents": asdict(self.documents),
         }
 
 
@@ -189,8 +195,8 @@ def build(parsed: ConfigFile, source: str, base: Path) -> Config:
     if parsed.strategies is not None:
         chosen = {n: s for n, s in parsed.strategies.items() if s.enabled}
     strategies = _strategies(llm, chosen, source, base)
-    consolidation, retry, worker, events, recall = parsed.sections()
-    return Config(strategies, llm, consolidation, retry, worker, source, events, recall)
+    consolidation, retry, worker, events, recall, documents = parsed.sections()
+    return Config(strategies, llm, consolidation, retry, worker, source, events, recall, documents)
 
 
 def _strategies(

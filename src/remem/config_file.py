@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from remem.config_sections import STRATEGIES, Consolidation, Events, Recall, Worker
+from remem.config_sections import STRATEGIES, Consolidation, Documents, Events, Recall, Worker
 from remem.errors import InvalidInput
 from remem.llm.retry import RetryPolicy
 from remem.policy.fields import canonical_field
@@ -21,7 +21,7 @@ from remem.policy.scope import actor_prefix, namespace_problem
 
 _PLACEHOLDER = re.compile(r"\{([a-z]+)\}")
 _ACTOR_ROOT = actor_prefix("{tenant}", "{actor}")  # a template: placeholders kept
-_C, _R, _W, _E = Consolidation(), RetryPolicy(), Worker(), Events()
+_C, _R, _W, _E, _D = Consolidation(), RetryPolicy(), Worker(), Events(), Documents()
 
 
 class _Strict(BaseModel):
@@ -89,6 +89,11 @@ class EventsSection(_Strict):
     max_clock_skew_seconds: float = Field(default=_E.max_clock_skew_seconds, ge=0, le=366 * 86400)
 
 
+class DocumentsSection(_Strict):
+    # how many chunks one document may cut into (it is refused whole above)
+    max_chunks: int = Field(default=_D.max_chunks, ge=1, le=1_000_000)
+
+
 class RecallSection(_Strict):
     # fields looked up exactly and put at the head of every packet (`remem.facts`)
     pin: list[str] = Field(default_factory=list, max_length=20)
@@ -112,6 +117,7 @@ class ConfigFile(_Strict):
     worker: WorkerSection = WorkerSection()
     events: EventsSection = EventsSection()
     recall: RecallSection = RecallSection()
+    documents: DocumentsSection = DocumentsSection()
 
     @field_validator("strategies")
     @classmethod
@@ -121,7 +127,7 @@ class ConfigFile(_Strict):
                 raise ValueError(f"unknown strategy {name!r}; known: {', '.join(STRATEGIES)}")
         return value
 
-    def sections(self) -> tuple[Consolidation, RetryPolicy, Worker, Events, Recall]:
+    def sections(self) -> tuple[Consolidation, RetryPolicy, Worker, Events, Recall, Documents]:
         """The validated sections as the plain values a `Config` holds."""
         return (
             Consolidation(**self.consolidation.model_dump()),
@@ -129,4 +135,5 @@ class ConfigFile(_Strict):
             Worker(**self.worker.model_dump()),
             Events(**self.events.model_dump()),
             Recall(list(self.recall.pin)),
+            Documents(**self.documents.model_dump()),
         )

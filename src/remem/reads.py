@@ -18,6 +18,7 @@ from remem.model import Packet, Record, Sensitivity, Status
 from remem.policy.dataclasses import shown
 from remem.policy.fields import canonical_field, stored_names
 from remem.policy.scope import SHARED_ACTOR, actor_prefix, check_name, namespace_problem
+from remem.policy.text import nfc
 from remem.policy.validity import held, within_sensitivity
 from remem.recall import RecallRequest, recall
 from remem.recall.budget import pack
@@ -52,6 +53,7 @@ def recall_packet(
     prefix = actor_prefix(deps.tenant, actor)
     if namespace is not None and (problem := namespace_problem(namespace)) is not None:
         raise InvalidInput(problem)
+    namespace = None if namespace is None else nfc(namespace)  # stored in NFC
     if namespace is not None and not namespace.startswith(prefix):
         # a request may narrow its scope, never widen it
         raise InvalidInput(f"namespace must lie under {prefix}")

@@ -108,6 +108,13 @@ def add(
             f"{MAX_DOCUMENT_CHARS}"
         )
     pieces = chunk(parsed)
+    cap = deps.config.documents.max_chunks
+    if len(pieces) > cap:  # before anything is embedded or stored: refused whole
+        raise InvalidInput(
+            f"the document cuts into {len(pieces)} chunks; the limit is {cap} "
+            "(`[documents] max_chunks` in the configuration): nothing was stored; split it "
+            "into several documents, or raise the limit"
+        )
     _screen(parsed.text, pieces)
     # a title made from a file name is screened as a given one is (an upload's name is
     # the client's text); one made from the first line is screened with its chunk

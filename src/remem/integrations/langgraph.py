@@ -67,6 +67,9 @@ from remem.model import Packet, Record, Status
 from remem.policy.dataclasses import shown
 from remem.policy.scope import check_name
 from remem.store.base import ForgetReport
+from remem.writes.checks import MAX_TTL
+
+MAX_TTL_MINUTES = int(MAX_TTL.total_seconds() // 60)  # as `Memory.open(ttl=)` allows
 
 __all__ = ["NamespaceRefused", "RememStore"]
 
@@ -228,6 +231,7 @@ class RememStore(BaseStore):
             self._delete(actor, namespace, op.key)
             return
         value = items.check_value(op.key, op.value)
+        until = self._until(op.ttl)
         text = items.index_text(value, self._texts(value, op.index), op.key)
         held = items.digest(text, value)
         old = self._current(actor, namespace, op.key)
@@ -246,9 +250,26 @@ class RememStore(BaseStore):
             text=text,
             field=items.field_of(namespace, op.key),
             value=stored.dumps(),
-            valid_until=None if op.ttl is None else self._clock() + timedelta(minutes=op.ttl),
+            valid_until=until,
             namespace=items.space_of(self.tenant, actor, namespace),
         )
+
+    def _until(self, ttl: object) -> datetime | None:
+        """When an item put with `ttl` (minutes) ends; InvalidInput for a ttl that is no
+        positive finite number of minutes within 1000 years (inf, NaN or 10^12 raised a
+        bare OverflowError or ValueError)."""
+        if ttl is None:
+            return None
+        if (
+            isinstance(ttl, bool)
+            or not isinstance(ttl, int | float)
+            or not 0 < ttl <= MAX_TTL_MINUTES  # NaN fails both
+        ):
+            raise InvalidInput(
+                f"ttl is minutes: a positive number up to {MAX_TTL_MINUTES:,} (1000 years); "
+                f"got {shown(ttl)}"
+            )
+        return self._clock() + timedelta(minutes=ttl)
 
     def _texts(self, value: Mapping[str, Any], index: object) -> list[str] | None:
         if index is False:

@@ -180,7 +180,26 @@ def forget(
     deps.store.finish_deletion(deps.tenant, job_id, report, error, deps.clock(), attempt)
     if report is None:
         raise StoreError(f"deletion job {job_id} failed after {attempt} attempts: {error}")
+    if report.verified:
+        _close_superseded(deps, target, key, job_id, report)
     return replace(report, job_id=job_id, attempts=attempt)
+
+
+def _close_superseded(deps: Deps, target: str, key: str, job_id: int, report: ForgetReport) -> None:
+    """Close the earlier jobs of the same erasure still listed as running: a process
+    killed midway left them so (until a forget `RESUME_AFTER` later took them up), and
+    this verified erasure did what each was for. Their outcome is this job's."""
+    for job in deps.store.deletions(deps.tenant, limit=1000):
+        if (
+            job["status"] == RUNNING
+            and int(job["id"]) < job_id
+            and (str(job["target"]), str(job["key"])) == (target, key)
+        ):
+            deps.store.finish_deletion(
+                deps.tenant, int(job["id"]), report, None, deps.clock(), int(job["attempts"])
+            )
+            log.warning("closed deletion job %s: job %s erased the same %s", job["id"], job_id,
+                        target)  # fmt: skip
 
 
 def finish_interrupted(deps: Deps, vacuum: bool = False) -> int:

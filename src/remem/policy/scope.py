@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -38,7 +39,7 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@:+-]{0,199}")
 # client keys (request ids, idempotency keys): printable ASCII without spaces, matched whole
 _KEY = re.compile(r"[\x21-\x7e]+")
 # namespaces: no spaces, line ends or control characters, matched whole
-_NAMESPACE = re.compile(r"[^\s\x00-\x1f\x7f]{1,1000}")
+_NAMESPACE = re.compile(r"[^\s\x00-\x1f\x7f-\x9f]{1,1000}")
 
 NAMESPACE_BY_KIND: dict[Kind, str] = {
     Kind.SEMANTIC: "facts",
@@ -107,8 +108,14 @@ def key_problem(what: str, value: object, limit: int = 200) -> str | None:
 def namespace_problem(value: object) -> str | None:
     """Why `value` is no usable namespace text, or None (where it may lie is the caller's)."""
     if isinstance(value, str) and _NAMESPACE.fullmatch(value):
-        return None
-    return "namespace must be 1-1000 characters without spaces, line ends or control characters"
+        # invisible format characters (zero-width spaces and joiners, direction marks, a
+        # byte-order mark) would make two namespaces that read the same
+        if value.isascii() or not any(unicodedata.category(c) == "Cf" for c in value):
+            return None
+    return (
+        "namespace must be 1-1000 characters without spaces, line ends, control characters "
+        "or invisible ones (zero-width characters, direction marks)"
+    )
 
 
 def valid_request_id(value: str | None) -> str | None:

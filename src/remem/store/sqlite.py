@@ -20,6 +20,7 @@ import os
 import sqlite3
 import threading
 import time
+import weakref
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -90,9 +91,32 @@ class _Turns:
         self._owner: int | None = None
         self._depth = 0
         self._queue: deque[tuple[int, threading.Lock]] = deque()
+        self._in_transaction = False  # the owner's SQLite transaction is open
+        self._forked_mid_write = False
+        _EVERY_TURNS.add(self)
+
+    def _after_fork(self) -> None:
+        """In a forked child only the forking thread lives on: a turn another thread held
+        or waited for would never be released (the child's every write on the file
+        waited out its busy timeout and failed), and a guard held mid-acquire would
+        never be free. When that thread's SQLite transaction was open, SQLite's lock
+        (which it keeps in the process's memory) is inherited held, for good: the
+        child's writes on that file are then refused at once, saying why."""
+        self._guard = threading.Lock()
+        self._queue.clear()
+        if self._owner not in (None, threading.get_ident()):  # the forking thread's stays
+            self._forked_mid_write = self._in_transaction
+            self._owner, self._depth, self._in_transaction = None, 0, False
 
     def acquire(self, timeout: float) -> bool:
         """Take a turn, waiting up to `timeout` seconds (0: not at all); False if none came."""
+        if self._forked_mid_write:
+            raise StoreError(
+                "this process was forked while another thread of its parent was writing "
+                "this SQLite file, and SQLite's lock on the file stays held in this child; "
+                "nothing was stored: open the database in a process started with 'spawn' "
+                "or 'forkserver', or fork before any thread writes"
+            )
         me = threading.get_ident()
         with self._guard:
             if self._owner == me:
@@ -114,13 +138,17 @@ class _Turns:
             self._queue.remove((me, bell))
             return False
 
+    def began(self, is_open: bool) -> None:
+        """Say that the owner's SQLite transaction is open (True) or over (False)."""
+        self._in_transaction = is_open
+
     def release(self) -> None:
         """End this thread's turn, or one level of it; the next waiter owns it at once."""
         with self._guard:
             self._depth -= 1
             if self._depth:
                 return
-            self._owner = None
+            self._owner, self._in_transaction = None, False
             if self._queue:
                 self._owner, bell = self._queue.popleft()
                 self._depth = 1
@@ -129,6 +157,17 @@ class _Turns:
 
 _FILE_WRITERS: dict[str, _Turns] = {}
 _FILE_WRITERS_GUARD = threading.Lock()
+_EVERY_TURNS: weakref.WeakSet[_Turns] = weakref.WeakSet()
+
+
+def _turns_after_fork() -> None:
+    global _FILE_WRITERS_GUARD
+    _FILE_WRITERS_GUARD = threading.Lock()
+    for turns in list(_EVERY_TURNS):
+        turns._after_fork()
+
+
+os.register_at_fork(after_in_child=_turns_after_fork)
 
 
 def _file_writer(path: str) -> _Turns:
@@ -293,6 +332,7 @@ class SQLiteStore(
                 raise SQLITE["SQLITE_BUSY"].raise_as()
             try:
                 self._db.execute("BEGIN IMMEDIATE")
+                self._writer.began(True)  # a fork now leaves SQLite's lock held in the child
                 try:
                     yield self._db
                 except BaseException:

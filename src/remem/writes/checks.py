@@ -112,14 +112,23 @@ def sensitivity(value: str | Sensitivity | None) -> Sensitivity | None:
         raise InvalidInput(f"sensitivity must be one of {names}; got {shown(value)}") from None
 
 
+MAX_TTL = timedelta(days=1000 * 365)  # a record's end must stay a time (before year 10000)
+
+
 def check_ttl(ttl: Mapping[str, timedelta]) -> dict[str, timedelta]:
-    """Lifetimes of new records by kind or sensitivity name, each positive."""
+    """Lifetimes of new records by kind or sensitivity name, each positive and at most
+    `MAX_TTL` (a longer one made every write of that kind fail: its end was no time)."""
     known = {k.value for k in Kind} | {s.value for s in Sensitivity}
     for key, life in ttl.items():
         if key not in known:
             raise InvalidInput(f"ttl key {key!r} is neither a kind nor a sensitivity")
         if not isinstance(life, timedelta) or life <= timedelta(0):
             raise InvalidInput(f"ttl for {key!r} must be a positive timedelta")
+        if life > MAX_TTL:
+            raise InvalidInput(
+                f"ttl for {key!r} is at most 1000 years; leave {key!r} out of ttl for "
+                "records that never expire"
+            )
     return dict(ttl)
 
 

@@ -73,7 +73,7 @@ def remember(
     stored_name("actor", actor)
     statement("text to remember", text)
     if namespace is not None:
-        own_namespace(deps.tenant, actor, namespace)
+        namespace = own_namespace(deps.tenant, actor, namespace)
     try:
         kind = Kind(kind)
     except ValueError:
@@ -111,18 +111,44 @@ def remember(
         authority=Authority.CONFIRMED,
         sensitivity=sensitivity,
     )
-    batch = Consolidation(deps, actor)
-    (vec,) = batch.embed([cand.text])
-    if namespace is None:
-        _, record_id = batch.add(
-            cand, vec, namespace_for(deps.tenant, actor, kind), valid_until=until
-        )
-    else:
-        # the application names its records there: only the same field replaces or
-        # repeats one, never a similar text (two keys with one value stay two records)
-        _, record_id = batch.add(cand, vec, namespace, valid_until=until, near=())
-    deps.store.apply(batch.write())
-    return get(deps, record_id)
+    vec = None
+    for _ in range(2):
+        batch = Consolidation(deps, actor)
+        if vec is None:
+            (vec,) = batch.embed([cand.text])
+        if namespace is None:
+            _, record_id = batch.add(
+                cand, vec, namespace_for(deps.tenant, actor, kind), valid_until=until
+            )
+        else:
+            # the application names its records there: only the same field replaces or
+            # repeats one, never a similar text (two keys with one value stay two records)
+            _, record_id = batch.add(cand, vec, namespace, valid_until=until, near=())
+        write = batch.write()
+        deps.store.apply(write)
+        found = _written(deps, write, record_id)
+        if found is not None:
+            return found
+        # it restated a record a forget of the actor erased meanwhile: nothing was
+        # stored, so it is decided again against what is left (a fresh start)
+    raise ConflictError(
+        f"the actor {named(actor)} was erased twice while this was written; nothing was "
+        "stored: say it again"
+    )
+
+
+def _written(deps: Deps, write: Write, record_id: str) -> Record | None:
+    """The record a write stored (or, for a restatement, the one it restated), read back.
+
+    A `forget` of the actor may commit between the write and this read: a record the
+    write inserted was stored (then erased) and is returned as written, instead of a
+    NotFound about an id the caller never named; None when the restated record was
+    erased (nothing was stored).
+    """
+    found = deps.store.get_record(deps.tenant, record_id)
+    if found is not None:
+        return found
+    return next((rec for rec in write.inserts if rec.id == record_id), None)
 
 
 def own_namespace(tenant: str, actor: str, namespace: object) -> str:
@@ -131,6 +157,7 @@ def own_namespace(tenant: str, actor: str, namespace: object) -> str:
     if (problem := namespace_problem(namespace)) is not None:
         raise InvalidInput(problem)
     assert isinstance(namespace, str)  # namespace_problem refuses anything else
+    namespace = nfc(namespace)  # typed composed or decomposed: one namespace
     prefix = actor_prefix(tenant, actor)
     if not namespace.startswith(prefix) or namespace == prefix:
         raise InvalidInput(f"namespace must lie under {prefix}; got {shown(namespace)}")
@@ -180,8 +207,11 @@ def update(
         namespace=old.namespace,
         flags=instruction_flags(cand.text),
     )
-    _apply(deps, planned)
-    return get(deps, new_id)
+    write = _rows(deps, planned)
+    deps.store.apply(write)
+    written = _written(deps, write, new_id)
+    assert written is not None  # the correction is an insert: stored, whatever came after
+    return written
 
 
 def propose_procedure(

@@ -9,13 +9,13 @@ from remem.errors import NotFound
 from remem.policy import scope
 from remem.policy.scope import named
 from remem.service import keys as keyring
-from remem.service.routes.deps import Svc, Who
+from remem.service.routes.deps import Svc, Who, refuses_body
 from remem.service.schemas import KeyIn
 
 router = APIRouter()
 
 
-@router.post("/v1/subjects/{actor_id}/forget", tags=["subjects"])
+@router.post("/v1/subjects/{actor_id}/forget", tags=["subjects"], dependencies=[refuses_body()])
 def forget_subject(actor_id: str, who: Who, svc: Svc) -> dict[str, Any]:
     """Erase everything of one actor and verify it by reading back (admins)."""
     scope.need_role(who, "admin")
@@ -51,7 +51,7 @@ def create_key(body: KeyIn, who: Who, svc: Svc) -> dict[str, Any]:
     return {**key.as_dict(), "key": secret}
 
 
-@router.delete("/v1/keys/{key_id}", tags=["keys"])
+@router.delete("/v1/keys/{key_id}", tags=["keys"], dependencies=[refuses_body()])
 def revoke_key(key_id: str, who: Who, svc: Svc) -> dict[str, Any]:
     """Revoke a key of the caller's tenant at once (admins)."""
     scope.need_role(who, "admin")

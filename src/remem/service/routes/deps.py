@@ -1,12 +1,12 @@
 """What every route depends on: the service it runs in and the principal of its key."""
 
 # no `from __future__ import annotations`: FastAPI reads `Who` and `Svc` at runtime
-from typing import Annotated, Protocol
+from typing import Annotated, Any, Protocol
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from remem.errors import Unauthorized
+from remem.errors import InvalidInput, Unauthorized
 from remem.memory import Memory
 from remem.model import Record
 from remem.policy import scope
@@ -67,3 +67,28 @@ def record(svc: Service, who: Principal, record_id: str, *, write: bool = False)
     """A record the key may see (shared procedures are readable by every key of the tenant),
     and with `write` may change (403 for a shared one it may only read)."""
     return scope.visible(who, svc.store.get_record(who.tenant, record_id), record_id, write=write)
+
+
+def refuses_body(*query: str) -> Any:
+    """A dependency for a write that takes no body: a body (other than none or `{}`), or
+    a query parameter other than `query`, is refused (422) instead of ignored. A caller
+    who sends `{"job_id": ...}` to retry one job, or filters to forget part of a subject,
+    would otherwise have the whole operation done on everything in scope."""
+
+    async def check(request: Request, _who: Who) -> None:  # the key is checked first
+        body = (await request.body()).strip()
+        if body not in (b"", b"{}"):
+            raise InvalidInput(
+                f"{request.method} {request.url.path} takes no body, and acts on everything "
+                "in the key's scope; nothing was done"
+            )
+        unknown = sorted(set(request.query_params) - set(query))
+        if unknown:
+            allowed = ", ".join(query) or "none"
+            raise InvalidInput(
+                f"{request.method} {request.url.path} takes no query parameter "
+                f"{', '.join(scope.named(n) for n in unknown)} (it takes: {allowed}); "
+                "nothing was done"
+            )
+
+    return Depends(check)

@@ -23,7 +23,7 @@ from remem.errors import InvalidInput, NotFound
 from remem.lifecycle import erasure
 from remem.policy import scope
 from remem.policy.scope import Principal, named
-from remem.service.routes.deps import Service, Svc, Who
+from remem.service.routes.deps import Service, Svc, Who, refuses_body
 
 router = APIRouter()
 
@@ -200,7 +200,7 @@ def search_documents(body: SearchIn, who: Who, svc: Svc) -> dict[str, Any]:
     return {"documents": [it.as_dict() for it in items]}
 
 
-@router.delete("/v1/documents/{document_id}", tags=["documents"])
+@router.delete("/v1/documents/{document_id}", tags=["documents"], dependencies=[refuses_body()])
 def remove_document(document_id: str, who: Who, svc: Svc) -> dict[str, Any]:
     """Remove a document from every index, tombstone it and verify by reading back."""
     mem = svc.memory(who.tenant)

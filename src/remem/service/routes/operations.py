@@ -6,7 +6,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 
 from remem.policy import scope
-from remem.service.routes.deps import Svc, Who
+from remem.service.routes.deps import Svc, Who, refuses_body
 
 router = APIRouter()
 
@@ -40,11 +40,12 @@ def list_jobs(
     return {"jobs": [j.as_dict() for j in found]}
 
 
-@router.post("/v1/jobs/retry", tags=["jobs"])
+@router.post("/v1/jobs/retry", tags=["jobs"], dependencies=[refuses_body("failed_only")])
 def retry_jobs(who: Who, svc: Svc, failed_only: bool = True) -> dict[str, Any]:
     """Put the tenant's failed jobs (and, unless `failed_only`, waiting ones) back to
     run now (StartMemoryExtractionJob). Needs an admin key for the whole tenant: it
-    acts on the tenant's queue, whose failures (an endpoint down) are not one actor's."""
+    acts on the tenant's queue, whose failures (an endpoint down) are not one actor's.
+    It takes no body: one naming a job is refused (422) rather than every job retried."""
     scope.need_tenant_wide(who)
     scope.need_role(who, "admin")
     retried = svc.memory(who.tenant).retry_jobs(failed_only=failed_only)

@@ -7,7 +7,7 @@ from fastapi import APIRouter
 
 from remem.policy import scope
 from remem.policy.scope import SHARED_ACTOR, check_name
-from remem.service.routes.deps import Svc, Who, record
+from remem.service.routes.deps import Svc, Who, record, refuses_body
 from remem.service.schemas import ProposeIn, RejectIn
 
 router = APIRouter()
@@ -26,7 +26,7 @@ def propose(body: ProposeIn, who: Who, svc: Svc) -> dict[str, Any]:
     return rec.as_dict()
 
 
-@router.post("/v1/memories/{record_id}/approve", tags=["procedures"])
+@router.post("/v1/memories/{record_id}/approve", tags=["procedures"], dependencies=[refuses_body()])
 def approve(record_id: str, who: Who, svc: Svc) -> dict[str, Any]:
     """Approve a proposed procedure (reviewers and admins; a shared one: of the whole
     tenant)."""

@@ -15,7 +15,7 @@ from remem.model import Record
 from remem.policy import scope
 from remem.policy.scope import Principal
 from remem.service.http_errors import failure_of
-from remem.service.routes.deps import Service, Svc, Who, record
+from remem.service.routes.deps import Service, Svc, Who, record, refuses_body
 from remem.service.schemas import (
     BatchCreateIn,
     BatchDeleteIn,
@@ -60,7 +60,7 @@ def memory_history(record_id: str, who: Who, svc: Svc) -> dict[str, Any]:
     return {"history": [h.as_dict() for h in entries]}
 
 
-@router.delete("/v1/memories/{record_id}", tags=["memories"])
+@router.delete("/v1/memories/{record_id}", tags=["memories"], dependencies=[refuses_body()])
 def delete_memory(record_id: str, who: Who, svc: Svc) -> dict[str, Any]:
     """Forget one record everywhere and verify it (DeleteMemoryRecord); a record shared
     by the whole tenant needs an admin key for the whole tenant."""
