@@ -18,7 +18,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from remem.model import Event, Role, Source
+from remem.model import Event, Role, Source, Status
 from remem.store import postgres_sql as q
 from remem.store.base import Scope, Write
 from remem.store.postgres import SCHEMA_VERSION, PostgresStore
@@ -320,3 +320,39 @@ def test_a_bulk_load_builds_the_index_once_at_its_end(dsn: str) -> None:
         assert after[0][0] == ids[7]
     finally:
         store.close()
+
+
+def records_read(dsn: str, statement: str, params: dict[str, Any]) -> tuple[int, str]:
+    """How many rows of `records` a statement read (EXPLAIN ANALYZE, all loops), and its
+    plan as text."""
+    with psycopg.connect(dsn) as conn:
+        conn.execute(q.SET_TENANT, {"tenant": "t1"})
+        found = conn.execute(sql.SQL("EXPLAIN (ANALYZE, FORMAT JSON) ") + sql.SQL(statement),
+                             params).fetchall()  # fmt: skip
+        text = conn.execute(sql.SQL("EXPLAIN ") + sql.SQL(statement), params).fetchall()
+
+    def read(node: dict[str, Any]) -> int:
+        own = (
+            node["Actual Rows"] * node["Actual Loops"]
+            if node.get("Relation Name") == "records"
+            else 0
+        )
+        return round(own) + sum(read(n) for n in node.get("Plans", []))
+
+    return read(found[0][0][0]["Plan"]), "\n".join(r[0] for r in text)
+
+
+def test_a_word_search_reads_about_limit_records_however_many_match(
+    store: PostgresStore, dsn: str
+) -> None:
+    # 300 matches, the best two proposed (never recalled): skipped, and the walk stops at five
+    put(store, *[rec(f"r{i:03d}", "tea " * (1 + i // 100) + f"note {i}") for i in range(300)])
+    put(store, rec("gone1", "tea tea tea tea tea", status=Status.PROPOSED),
+        rec("gone2", "tea tea tea tea tea", status=Status.PROPOSED))  # fmt: skip
+    built = q.search_records(Scope("t1", "alice"), "tea", 5)
+    assert built is not None
+    read, plan = records_read(dsn, *built)
+    hits = store.search_records(Scope("t1", "alice"), "tea", 5)
+    assert [h.id for h in hits] == ["r299", "r298", "r297", "r296", "r295"]
+    assert read == 5  # joining every match first read 45,753 rows of records here
+    assert "records_scope" not in plan  # each match is read by its key

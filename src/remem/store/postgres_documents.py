@@ -86,8 +86,9 @@ class PostgresDocuments(DocumentIndex):
         found = q.words(query)
         if not found or limit <= 0:
             return []
-        sql = q._lexical("document_chunks", "document_chunk_terms", "chunk_id",
-                         "r.tenant = %(tenant)s", "r.id, r.tenant")  # fmt: skip
+        sql = q._lexical(
+            "document_chunks", "document_chunk_terms", "chunk_id", "r.tenant = %(tenant)s"
+        )
         hits: list[Hit] = []
         for key in scope_keys:  # a scope key stands where a record's actor does
             params = {"words": " ".join(found), "tenant": tenant, "actor": key, "limit": limit}
