@@ -9,9 +9,15 @@ conjugated a misspelt adverb ("absolutleys love"), kept a question tag
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
+from remem.extract import extract_offline
 from remem.extract.offline_text import third_person
+from remem.model import Event, Role
+
+T = datetime(2026, 3, 1, 9, 30, tzinfo=UTC)
 
 
 @pytest.mark.parametrize(
@@ -78,3 +84,32 @@ def test_words_after_and_keep_their_part_of_speech(said: str, record: str) -> No
 )
 def test_verbs_joined_to_the_speakers_verb_are_still_conjugated(said: str, record: str) -> None:
     assert third_person(said, "Ana") == record
+
+
+def _texts(said: str) -> list[str]:
+    event = Event("ev-1", "acme", "u42", "s1", Role.USER, said, T)
+    return [c.text for c in extract_offline(event, ())]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "I use it to plan my week",  # "it" before a purpose: which thing, the turn does not say
+        "I love holding them",
+        "I really love seeing her smile",
+    ],
+)
+def test_a_thing_or_person_named_only_by_a_pronoun_stores_nothing(said: str) -> None:
+    assert _texts(said) == []
+
+
+@pytest.mark.parametrize(
+    ("said", "record"),
+    [
+        ("I made it to the final last year", "Made it to the final last year"),
+        ("I bought a kayak and use it to fish", "Bought a kayak and uses it to fish"),
+        ("I love hiking with my dogs", "Loves hiking with their dogs"),
+    ],
+)
+def test_a_pronoun_that_stands_for_something_named_keeps_the_record(said: str, record: str) -> None:
+    assert record in _texts(said)

@@ -253,7 +253,21 @@ def is_pronoun_thing(value: str) -> bool:
         return True
     if len(words) > 1 and words[-2] == "of" and words[-1] in _PRONOUN_THINGS:
         return True  # "the smell of it"
+    if acts_on_pronoun(value):
+        return True
     return words[-1] in ("one", "ones", "option", "options", "former", "latter")
+
+
+def acts_on_pronoun(value: str) -> bool:
+    """Whether a value is an act on someone or something named only by a pronoun.
+
+    "holding them", "seeing her smile", "doing it": whom or what, the turn does
+    not say. "taking it easy" says, and so does "anything involving them".
+    """
+    words = value.lower().split()
+    if len(words) < 2 or not words[0].endswith("ing") or words[0] in _PRONOUN_THINGS:
+        return False
+    return words[1] in ("them", "him", "her") or (words[1] == "it" and len(words) == 2)
 
 
 # Nouns for what the other person just said: liking "the idea" names nothing by itself
