@@ -9,15 +9,10 @@ conjugated a misspelt adverb ("absolutleys love"), kept a question tag
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pytest
 
-from remem.extract import extract_offline
 from remem.extract.offline_text import third_person
-from remem.model import Event, Role
-
-T = datetime(2026, 3, 1, 9, 30, tzinfo=UTC)
+from tests.test_extract_offline import extract
 
 
 @pytest.mark.parametrize(
@@ -87,8 +82,7 @@ def test_verbs_joined_to_the_speakers_verb_are_still_conjugated(said: str, recor
 
 
 def _texts(said: str) -> list[str]:
-    event = Event("ev-1", "acme", "u42", "s1", Role.USER, said, T)
-    return [c.text for c in extract_offline(event, ())]
+    return [c.text for c in extract(said)]
 
 
 @pytest.mark.parametrize(
