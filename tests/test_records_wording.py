@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from remem.extract.offline_text import third_person
+from remem.extract.offline_person import third_person
 from tests.test_extract_offline import extract
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from remem.extract.offline_fact import Fact
+from remem.extract.offline_person import third_person
 from remem.extract.offline_text import (
     ADV,
     MAX_KEY,
@@ -26,7 +27,6 @@ from remem.extract.offline_text import (
     slug,
     strip_articles,
     thing,
-    third_person,
 )
 from remem.model import Kind
 
