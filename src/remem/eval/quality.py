@@ -15,7 +15,11 @@
   is never flagged.
 - `speaker_named`: whether a record names one of the people whose turns it
   was made from.
-- `check_records`: both checks over the records of a run, with counts and
+- `cut_end`: how a record ends when it is not a whole statement: on a dash,
+  a conjunction, an article or a preposition that needs a word after it
+  ("... so they have been real busy -", "... and the"), or on a question tag
+  ("... should not they"), which asks the listener rather than says.
+- `check_records`: the three checks over the records of a run, with counts and
   the first flagged records.
 
 The figures built on them (share of statements that yield a record, records
@@ -135,6 +139,26 @@ def speaker_named(text: str, speakers: Sequence[str]) -> bool:
     return False
 
 
+# words a whole statement does not end on; "with", "of", "so" may ("friends to play with")
+_OPEN_ENDS = frozenset("and but or nor because the a an than my their your".split())
+_TAG_END = re.compile(
+    r"\b(?:am|is|are|was|were|do|does|did|have|has|had|can|could|will|would|shall|should"
+    r"|must)(?:\s+not|n't)\s+(?:I|you|we|they|he|she|it)\s*\??$",
+    re.IGNORECASE,
+)
+
+
+def cut_end(text: str) -> str | None:
+    """The ending that leaves `text` unfinished (a dash, a conjunction, a question tag); None."""
+    stripped = text.rstrip()
+    if re.search(r"\s[-\u2013\u2014]+$", stripped):
+        return stripped.rsplit(None, 1)[-1]
+    if m := _TAG_END.search(stripped):
+        return m.group(0)
+    last = words(stripped)[-1:] if stripped else []
+    return last[0] if last and last[0] in _OPEN_ENDS and len(words(stripped)) > 1 else None
+
+
 def per_100(count: int, turns: int) -> float:
     """`count` per 100 `turns` (0 when there are no turns)."""
     return round(100 * count / turns, 2) if turns else 0.0
@@ -161,7 +185,7 @@ class Said:
 
 
 def check_records(records: Sequence[Made], turns: Mapping[str, Said]) -> dict[str, Any]:
-    """Unknown-word and speaker checks over `records`, whose sources are looked up in `turns`.
+    """Unknown-word, speaker and cut-end checks over `records`, sources looked up in `turns`.
 
     A record counts for the speaker share when at least one of its source
     turns has a speaker, and names its speaker when its text names one of
@@ -169,9 +193,12 @@ def check_records(records: Sequence[Made], turns: Mapping[str, Said]) -> dict[st
     words that failed and their source turns.
     """
     flagged: list[dict[str, Any]] = []
+    cut: list[dict[str, Any]] = []
     from_speaker = named = 0
     for rec in records:
         sources = [turns[e] for e in rec.event_ids if e in turns]
+        if (end := cut_end(rec.text)) is not None:
+            cut.append({"id": rec.id, "text": rec.text, "end": end})
         bad = unknown_words(rec.text, [s.text for s in sources])
         if bad:
             flagged.append(
@@ -194,4 +221,6 @@ def check_records(records: Sequence[Made], turns: Mapping[str, Said]) -> dict[st
         "name_their_speaker": named,
         "speaker_named_share": round(named / from_speaker, 4) if from_speaker else None,
         "flagged_examples": flagged[:FLAGGED_SHOWN],
+        "cut_ends": len(cut),
+        "cut_examples": cut[:FLAGGED_SHOWN],
     }

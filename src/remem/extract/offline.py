@@ -126,20 +126,14 @@ from dataclasses import dataclass, replace
 
 from remem.extract.offline_fact import Fact
 from remem.extract.offline_generic import FINITE, generic_facts
+from remem.extract.offline_person import third_person
 from remem.extract.offline_rules import RULES, greeting_name, rule_facts
 from remem.extract.offline_said import (
     cut_off_tail,
     in_role_play,
     without_quoted_speech,
 )
-from remem.extract.offline_text import (
-    ADV,
-    normalise,
-    pasted,
-    sentences,
-    third_person,
-    with_initials,
-)
+from remem.extract.offline_text import ADV, normalise, pasted, sentences, with_initials
 from remem.model import Authority, Candidate, Event, Role, Source
 
 __all__ = ["EXTRACTOR_VERSION", "STRATEGY", "extract_offline"]

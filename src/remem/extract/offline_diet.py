@@ -11,16 +11,8 @@ from __future__ import annotations
 import re
 
 from remem.extract.offline_fact import Fact
-from remem.extract.offline_text import (
-    ADV,
-    TRAIL,
-    TRAIL_WORD,
-    VERBS,
-    cut,
-    slug,
-    thing,
-    third_person,
-)
+from remem.extract.offline_person import VERBS, third_person
+from remem.extract.offline_text import ADV, TRAIL, TRAIL_WORD, cut, slug, thing
 from remem.model import Kind, Sensitivity
 
 __all__ = ["DIET_MAIN", "rule_allergy", "rule_diet", "rule_eats"]

@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 
 from remem.extract.offline_fact import Fact
+from remem.extract.offline_person import VERBS, third_person
 from remem.extract.offline_said import leans_on_context
-from remem.extract.offline_text import ADV, VERBS, third_person
+from remem.extract.offline_text import ADV
 from remem.model import Kind
 
 __all__ = ["FINITE", "generic_facts"]

@@ -21,7 +21,8 @@ from __future__ import annotations
 import re
 
 from remem.extract.offline_fact import Fact
-from remem.extract.offline_text import ADV, cut, slug, third_person
+from remem.extract.offline_person import third_person
+from remem.extract.offline_text import ADV, cut, slug
 from remem.model import Kind, Sensitivity
 
 __all__ = ["rule_access", "rule_cannot", "rule_condition", "rule_uses"]

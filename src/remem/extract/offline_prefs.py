@@ -13,10 +13,12 @@ from __future__ import annotations
 import re
 
 from remem.extract.offline_fact import Fact
+from remem.extract.offline_person import third_person
 from remem.extract.offline_text import (
     ADV,
     MAX_KEY,
     SECOND_STANCE,
+    acts_on_pronoun,
     cut,
     is_pronoun_thing,
     is_reaction,
@@ -25,7 +27,6 @@ from remem.extract.offline_text import (
     slug,
     strip_articles,
     thing,
-    third_person,
 )
 from remem.model import Kind
 
@@ -254,7 +255,9 @@ def rule_stance(s: str) -> list[Fact]:
     obj = strip_articles(re.sub(r"^(?:to\s+)?", "", m["x"].strip(), flags=_I))
     bare = thing(obj)  # "this one too" is "this one"
     short = len(bare.split()) <= 2 or bare.split()[-2] == "of"  # "it", "the smell of it"
-    lone = (short and is_pronoun_thing(bare or obj)) or is_reaction(bare or obj)
+    # "seeing her smile": an act on someone named only by a pronoun is as lone as "it"
+    lone = (short and is_pronoun_thing(bare or obj)) or acts_on_pronoun(bare or obj)
+    lone = lone or is_reaction(bare or obj)
     if not re.search(r"[a-z]{3}", obj, _I) or lone or re.match(_NOT_PREFERENCES, obj, _I):
         return []
     return [Fact(third_person(s), Kind.PREFERENCE)]

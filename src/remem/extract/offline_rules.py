@@ -19,6 +19,7 @@ from collections.abc import Callable
 from remem.extract.offline_diet import DIET_MAIN, rule_allergy, rule_diet, rule_eats
 from remem.extract.offline_fact import Fact
 from remem.extract.offline_needs import rule_access, rule_cannot, rule_condition, rule_uses
+from remem.extract.offline_person import third_person
 from remem.extract.offline_prefs import rule_favorite, rule_likes, rule_prefer, rule_stance
 from remem.extract.offline_text import (
     ADV,
@@ -36,7 +37,6 @@ from remem.extract.offline_text import (
     slug,
     strip_articles,
     thing,
-    third_person,
 )
 from remem.extract.offline_work import rule_work
 from remem.model import Kind, Sensitivity

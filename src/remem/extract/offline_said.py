@@ -110,8 +110,11 @@ CUT_OFF_MIN = 200
 _PERSON = r"\b(?P<person>he|she|him|her)\b"
 _PEOPLE = r"\b(?P<people>they|them)\b"
 _THING = (
-    r"\b(?P<thing>it(?!\s+(?:is|was)\s+(?:a|an|my|our|the)\b|\s+(?:\w+\s+){0,2}(?:to|when|that|if"
-    r"|how)\b)|that(?=\s*(?:$|[,.;:!?)-]))|(?:this|these|those)(?=\s*(?:$|[,.;:!?)-]|\s(?:is|are|was"
+    # "it" before "to" is no thing in "made it to the final" (arrived), but is in "I use it
+    # to ..."; nor is it in "found it hard to ...", "love it when ..."
+    r"\b(?P<thing>it(?!\s+(?:is|was)\s+(?:a|an|my|our|the)\b|\s+(?:\w+\s+){1,2}(?:to|when|that|if"
+    r"|how)\b|\s+(?:when|that|if|how)\b|\s+to\s+(?:(?:the|a|an|my|our)\b|(?-i:[A-Z0-9])))"
+    r"|that(?=\s*(?:$|[,.;:!?)-]))|(?:this|these|those)(?=\s*(?:$|[,.;:!?)-]|\s(?:is|are|was"
     r"|were|so|and|but|for|to|with|at|in|on|of|because|when|as|too|again|now|yesterday|today"
     r"|every|one|ones|thing|things|stuff|guys|little|lately|recently|a\s+lot|all)\b)))\b"
 )

@@ -1,10 +1,9 @@
-"""Text pieces of the offline extractor: normalising, splitting, values, third person.
+"""Text pieces of the offline extractor: normalising, splitting, values, dates.
 
 Pure string functions shared by `remem.extract.offline` and its rules: contractions
 are expanded before matching ("I'm" -> "I am"), values are normalised so that equal
-things compare equal ("$1,500" -> "$1500", "peanuts" -> field key "peanut"), and a
-first-person clause becomes a third-person-neutral statement ("I prefer aisle seats"
--> "Prefers aisle seats").
+things compare equal ("$1,500" -> "$1500", "peanuts" -> field key "peanut"). Turning a
+first-person clause into a third-person statement is `remem.extract.offline_person`.
 """
 
 from __future__ import annotations
@@ -131,14 +130,14 @@ def pasted(text: str) -> bool:
 
 # -- shared pieces -----------------------------------------------------------------------
 
-_LY_VERBS = (
+LY_VERBS = (
     "apply|reply|rely|supply|multiply|comply|imply|rally|tally|bully|sully|dally|ally|fly|wrongly"
 )
 ADV = (
     r"(?:(?:really|also|just|now|currently|still|actually|recently|finally|definitely"
     r"|absolutely|totally|usually|generally|always|truly|honestly|so|very|much|mostly|already"
     r"|originally|officially|genuinely|seriously|kind\s+of|sort\s+of|pretty\s+much"
-    rf"|(?!(?:{_LY_VERBS})\b)[a-z]{{3,}}ly)\s+)*"
+    rf"|(?!(?:{LY_VERBS})\b)[a-z]{{3,}}ly)\s+)*"
 )
 TRAIL = (
     r"(?P<rest>(?:\s+(?:now|again|anymore|any\s+more|any\s+longer|these\s+days|nowadays|too"
@@ -252,7 +251,21 @@ def is_pronoun_thing(value: str) -> bool:
         return True
     if len(words) > 1 and words[-2] == "of" and words[-1] in _PRONOUN_THINGS:
         return True  # "the smell of it"
+    if acts_on_pronoun(value):
+        return True
     return words[-1] in ("one", "ones", "option", "options", "former", "latter")
+
+
+def acts_on_pronoun(value: str) -> bool:
+    """Whether a value is an act on someone or something named only by a pronoun.
+
+    "holding them", "seeing her smile", "doing it": whom or what, the turn does
+    not say. "taking it easy" says, and so does "anything involving them".
+    """
+    words = value.lower().split()
+    if len(words) < 2 or not words[0].endswith("ing") or words[0] in _PRONOUN_THINGS:
+        return False
+    return words[1] in ("them", "him", "her") or (words[1] == "it" and len(words) == 2)
 
 
 # Nouns for what the other person just said: liking "the idea" names nothing by itself
@@ -368,134 +381,6 @@ def money(raw: str) -> str:
     if amount == amount.to_integral_value():
         return f"{symbol}{int(amount)}"
     return f"{symbol}{amount:.2f}"
-
-
-# -- turning a clause into a third-person statement --------------------------------------
-
-_LEAD_ADVERBS = frozenset(
-    "really also just now currently still actually recently finally definitely absolutely "
-    "totally usually generally always truly honestly so very much mostly already originally "
-    "officially genuinely seriously never often sometimes rarely seldom even only mainly "
-    "normally typically occasionally hardly barely".split()
-)
-# words after which "to" is a preposition, not an infinitive's ("allergic to wool and avoid ...")
-_TO_TAKERS = frozenset(
-    "allergic sensitive intolerant close married engaged addicted next similar due according "
-    "thanks important new devoted committed opposed kind nice".split()
-)
-# after these the verbs belong to another subject or a modal ("so they can track it and stay")
-_NEW_VERB_PHRASE = frozenset(
-    "can could will would should must may might shall so because since when if that while "
-    "although though which who whom".split()
-)
-_AS_IS = frozenset(
-    "is was were has does did can cannot could will would shall should may might must had "
-    "went got made took left bought met found began came saw said told became grew spent sold "
-    "lost won wrote flew drove ran quit put set cut thought felt kept knew gave sent built brought "
-    "caught taught slept sat stood heard held paid woke wore broke chose fell forgot hurt "
-    "let meant rode sang swam threw understood used ate wanna gonna gotta".split()
-)
-VERBS = frozenset(  # verbs conjugated again after "and"/"but"/"or" in a first-person clause
-    "prefer try find avoid like love enjoy want need hate dislike use choose tend believe feel "
-    "think opt stick look seek get make take keep see know work live play watch wear eat drink "
-    "drive ride travel spend buy own refuse hope plan consider value appreciate stay go do "
-    "adopt shop follow read cook visit walk run swim listen stream book fly rent support donate "
-    "volunteer practice practise study learn train exercise collect skip limit sleep".split()
-)
-_EED = frozenset("need feed bleed breed speed proceed succeed exceed heed weed seed".split())
-_PRONOUNS = {
-    "me": "them", "my": "their", "mine": "theirs", "myself": "themselves", "we": "they",
-    "us": "them", "our": "their", "ours": "theirs", "ourselves": "themselves",
-}  # fmt: skip
-
-
-def is_adverb(word: str) -> bool:
-    """Whether a word is an adverb by its form ("strongly", "exclusively"), never a verb."""
-    w = word.lower()
-    return len(w) > 4 and w.endswith("ly") and re.fullmatch(_LY_VERBS, w) is None
-
-
-def _third_singular(verb: str) -> str:
-    w = verb.lower()
-    special = {"am": "is", "are": "is", "have": "has", "do": "does", "go": "goes", "be": "is"}
-    if w in special:
-        return special[w]
-    if re.fullmatch(r"[a-z]+(?:-[a-z]+)+", w):  # "color-code" -> "color-codes"
-        head, _, last = verb.rpartition("-")
-        return f"{head}-{_third_singular(last)}"
-    if w in _AS_IS or (w.endswith("ed") and w not in _EED) or not w.isalpha():
-        return verb
-    if w.endswith(("s", "sh", "ch", "x", "z", "o")):
-        return verb + "es"
-    if w.endswith("y") and len(w) > 1 and w[-2] not in "aeiou":
-        return verb[:-1] + "ies"
-    return verb + "s"
-
-
-def third_person(clause: str, subject: str | None = None) -> str:
-    """ "I prefer aisle seats" -> "Prefers aisle seats"; "my wife is Ana" -> "Wife is Ana".
-
-    With a `subject` (the speaker's name, in a thread of several people) the
-    statement names them: "Caroline prefers aisle seats", "Caroline's wife is
-    Ana", "Caroline says they ..." for "we ...". Only the verb is conjugated:
-    adverbs before it ("strongly", "only", "never") are kept as they are.
-    """
-    s = re.sub(r"\b(?:and|&)\s+I\b", "and the user", clause.strip())
-    named = False
-    if m := re.match(r"I\s+(.+)", s):
-        words = m.group(1).split(" ")
-        i = 0
-        while i < len(words):
-            w = words[i].lower()
-            nxt = words[i + 1].lower() if i + 1 < len(words) else ""
-            if (w, nxt) in (("no", "longer"), ("kind", "of"), ("sort", "of")):
-                i += 2
-            elif w in _LEAD_ADVERBS or is_adverb(w):
-                i += 1
-            else:
-                break
-        if i < len(words):
-            words[i] = _third_singular(words[i])
-        for j in range(i + 2, len(words)):  # "... and prefer flats" -> "... and prefers flats"
-            if words[j - 1].lower() not in ("and", "but", "or"):
-                continue
-            if any(
-                (words[t].lower() == "to" and words[t - 1].lower() not in _TO_TAKERS)
-                or words[t].lower() in _NEW_VERB_PHRASE
-                for t in range(i + 1, j)
-            ):
-                break  # "... to catch the eye and make ...": an infinitive goes on
-            k = j
-            while k < len(words) - 1 and (words[k].lower() in _LEAD_ADVERBS or is_adverb(words[k])):
-                k += 1
-            if words[k].lower() in VERBS:
-                words[k] = _third_singular(words[k])
-        s = " ".join(words)
-        if subject:
-            s, named = f"{subject} {s}", True
-    elif m := re.match(r"we\s+(.+)", s, _I):
-        # "we" is the speaker and others: the statement stays the speaker's
-        s, named = f"{subject or 'the user'} says they {m.group(1)}", True
-    elif m := re.match(r"(?:my|our)\s+(.+)", s, _I):
-        s, named = (f"{subject}'s {m.group(1)}", True) if subject else (m.group(1), False)
-    if subject and not named:
-        s, n = re.subn(r"\b(?:my|our)\b", f"{subject}'s", s, count=1)
-        if not n:
-            s = re.sub(r"\b(?:I|me|we|us)\b", subject, s, count=1)
-    s = re.sub(r"\bI\s+am\b", "they are", s)
-    s = re.sub(r"\bI\s+was\b", "they were", s)
-    s = re.sub(r"\bI\b", "they", s)
-    # not inside a compound word: "me-time" stays
-    s = re.sub(r"(?<!-)\b(?:me|my|mine|myself|we|us|our|ours|ourselves)\b(?!-)", _pronoun, s)
-    s = with_initials(s.strip(" ,;:.!"))
-    s = s[:1].upper() + s[1:]
-    if len(s) > MAX_TEXT:
-        s = s[: MAX_TEXT - 1].rsplit(" ", 1)[0] + "\u2026"
-    return s
-
-
-def _pronoun(m: re.Match[str]) -> str:
-    return _PRONOUNS[m.group(0)]
 
 
 # -- dates -----------------------------------------------------------------------------

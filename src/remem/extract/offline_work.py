@@ -10,16 +10,8 @@ from __future__ import annotations
 import re
 
 from remem.extract.offline_fact import Fact
-from remem.extract.offline_text import (
-    ADV,
-    MAX_VALUE,
-    TRAIL,
-    cut,
-    singular,
-    strip_articles,
-    thing,
-    third_person,
-)
+from remem.extract.offline_person import third_person
+from remem.extract.offline_text import ADV, MAX_VALUE, TRAIL, cut, singular, strip_articles, thing
 from remem.model import Kind, Sensitivity
 
 __all__ = ["rule_work"]
