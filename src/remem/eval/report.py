@@ -124,7 +124,8 @@ def print_report(result: dict[str, Any], console: Console) -> None:
             f"extraction: {quality['records']} records, {quality['records_per_100_turns']:.1f} "
             f"per 100 turns; {_fmt(share)} of the {quality['from_named_speaker']} made from a "
             f"named speaker's turn name that speaker; {quality['flagged_words']} with a word "
-            "in neither their turns nor the word list"
+            f"in neither their turns nor the word list; {quality['cut_ends']} ending "
+            "unfinished"
         )
     skipped = data["skipped"]
     if skipped["malformed_evidence"] or skipped["missing_evidence"]:
@@ -247,7 +248,7 @@ def print_prefeval(result: dict[str, Any], console: Console) -> None:
             f"{size} per actor: {q['statement_share']:.3f} of {q['statements']} statements "
             f"yield a record; {q['records_per_100_distractor_turns']:.1f} records per 100 "
             f"distractor turns; {q['flagged_words']} of {q['records']} records have a word in "
-            "neither their turns nor the word list"
+            f"neither their turns nor the word list, {q['cut_ends']} end unfinished"
         )
         for ex in q["flagged_examples"][:5]:
             console.print(f"  flagged {ex['words']}: {ex['text']}")
