@@ -14,22 +14,14 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from remem import Memory
-from remem.embed import HashEmbedder
-from remem.memory import open_store
+from tests import test_harden_race
 
-
-@pytest.fixture
-def mems(db: str) -> Iterator[list[Memory]]:
-    opened = [Memory(open_store(db), embedder=HashEmbedder()) for _ in range(3)]
-    yield opened
-    for m in opened:
-        m.close()
+mems = test_harden_race.mems  # the fixture: three Memory on one database, each backend
 
 
 def _writing(mem: Memory, kind: str, stop: threading.Event, errors: list[BaseException],
