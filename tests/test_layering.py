@@ -42,7 +42,7 @@ FACES = (
     "remem.console",
     "remem.aio",
 )
-VALUES = ("remem.model", "remem.errors", "remem.ids", "remem.timeutil")
+VALUES = ("remem.model", "remem.errors", "remem.ids", "remem.timeutil", "remem.forksafe")
 PIPELINE = ("remem.pipeline", "remem.worker", "remem.consolidate", "remem.jobs")
 
 

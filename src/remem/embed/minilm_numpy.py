@@ -10,7 +10,6 @@ ONNX Runtime is absent or fails, and the reference the ONNX graph is held to.
 from __future__ import annotations
 
 import math
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from remem.errors import InvalidInput
+from remem.forksafe import ForkSafeLock, after_fork_in_child
 
 F32 = npt.NDArray[np.float32]
 
@@ -189,8 +189,17 @@ def _blas_controller() -> Any:
 
 
 _blas_users = 0
-_blas_users_lock = threading.Lock()
+_blas_users_lock = ForkSafeLock()
 _blas_restore: Any = None
+
+
+def _blas_users_after_fork() -> None:
+    # The parent's users are not in the child: the next one there sets the limit anew.
+    global _blas_users
+    _blas_users = 0
+
+
+after_fork_in_child(_blas_users_after_fork)
 
 
 @contextmanager

@@ -31,6 +31,7 @@ import numpy.typing as npt
 from remem.embed.base import Embedder
 from remem.embed.minilm import NAME as MINILM
 from remem.embed.minilm_onnx import cache_dir
+from remem.forksafe import ForkSafeLock
 from remem.model import Record
 from remem.policy.applies import DOMAINS, domains_of, is_request
 from remem.store.base import Scope, Store
@@ -45,7 +46,7 @@ Vector = npt.NDArray[np.float32]
 POOL = 25
 
 _CACHE: dict[str, _DomainVectors] = {}
-_LOCK = threading.Lock()
+_LOCK = ForkSafeLock()
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,7 +26,6 @@ tell "superseded since" from "superseded by then".
 from __future__ import annotations
 
 import os
-import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
@@ -38,6 +37,7 @@ import numpy as np
 import numpy.typing as npt
 
 from remem.embed.base import Embedder, embed_queries
+from remem.forksafe import ForkSafeLock
 from remem.model import Event, Record, Status
 from remem.recall.applies import Applicable, gather_applicable
 from remem.recall.events import (
@@ -273,9 +273,9 @@ class _Embedding:
         return _query_vectors(self._embedder, query)
 
 
-_POOL_LOCK = threading.Lock()
+_POOL_LOCK = ForkSafeLock()
 _POOL: list[tuple[int, ThreadPoolExecutor]] = []  # (the process, its pool), made when first used
-_SPEAKERS_LOCK = threading.Lock()
+_SPEAKERS_LOCK = ForkSafeLock()
 SEEN_SPEAKERS = 64  # names kept per scope, the guess of `_Embedding` (never a result)
 _SPEAKERS: weakref.WeakKeyDictionary[Store, OrderedDict[tuple[str, str], frozenset[str]]] = (
     weakref.WeakKeyDictionary()

@@ -18,7 +18,10 @@ an internal error, never as a traceback.
 Transports: stdio (an agent spawns `remem mcp --key KEY`), and streamable
 HTTP at /mcp (`--transport http`), where every request must also carry
 `Authorization: Bearer KEY` with the same key, so the port is no more open
-than the HTTP API. This is the only module that imports the `mcp` package.
+than the HTTP API. A message the SDK cannot read is answered with a JSON-RPC
+error on both transports (`remem.service.mcp_wire`); over stdio a line is
+bounded by the same `body_limits.max_bytes`, in characters. This module and
+`mcp_wire` are the only ones that import the `mcp` package.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ from remem.policy import scope
 from remem.policy.scope import Principal
 from remem.service import keys as keyring
 from remem.service.bodies import BodyLimit, BodyLimits
+from remem.service.mcp_wire import ScreenMessages, run_stdio
 from remem.store.base import Store, refuse_rls_bypass
 from remem.timeutil import TimeText as Time
 from remem.writes.checks import MAX_VALUE_CHARS
@@ -138,13 +142,16 @@ class McpServer:
         Over http, a PostgreSQL role that row-level security does not bind is refused
         (`RlsBypassed`) unless `allow_rls_bypass`, as by `remem serve`."""
         if transport == "stdio":
-            self.mcp.run("stdio")
+            # lines the SDK cannot read are answered, not left to the client's timeout
+            run_stdio(self.mcp, self.body_limits.max_bytes)
             return
         refuse_rls_bypass(self.store, allowed=allow_rls_bypass)
         import uvicorn
 
         # the key first (a stranger takes no body slot), then `remem serve`'s body bounds
-        app = RequireKey(BodyLimit(self.mcp.streamable_http_app(), self.body_limits), self._key)
+        app = RequireKey(
+            BodyLimit(ScreenMessages(self.mcp.streamable_http_app()), self.body_limits), self._key
+        )
         settings = self.mcp.settings
         uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning", ws="none")
 

@@ -29,12 +29,13 @@ imported.
 from __future__ import annotations
 
 import importlib.util
-import threading
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
+from remem.forksafe import ForkSafeLock, after_fork_in_child
 
 F32 = npt.NDArray[np.float32]
 I32 = npt.NDArray[np.int32]
@@ -56,8 +57,17 @@ CAST_MODEL = (
 
 CHUNK = 8192  # rows quantised at a time
 
-_LOCK = threading.Lock()
+_LOCK = ForkSafeLock()
 _SESSIONS: dict[str, Any] = {}  # "coarse", "cast": made by `prepare` (None: cannot run)
+
+
+def _sessions_after_fork() -> None:
+    # A thread of the parent may have been making them: the child makes its own.
+    if _LOCK.held_at_fork:
+        _SESSIONS.clear()
+
+
+after_fork_in_child(_sessions_after_fork)
 
 
 def prepare() -> bool:

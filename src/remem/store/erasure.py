@@ -18,7 +18,7 @@ work an erasure overtook.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
@@ -139,8 +139,21 @@ class RecordErasure(SQLFlows):
         """Delete the actor's events; how many, and how many full-text entries went with them."""
         raise NotImplementedError
 
-    def _verify_actor(self, tenant: str, actor: str) -> dict[str, int]:
-        """After the commit: what of the actor every surface still holds."""
+    # When `_mark_actor` runs in the erasure's transaction: after its deletes on SQLite
+    # (nothing else commits while it writes, and a new row's rowid is max(rowid) + 1,
+    # which can be an erased row's), before them on PostgreSQL (a row committed while
+    # the erasure runs is seen by its later statements; an identity never repeats).
+    mark_after_erasing: ClassVar[bool]
+
+    def _mark_actor(self, db: Tx, tenant: str, actor: str) -> dict[str, int]:
+        """Inside the erasure's transaction: the largest key of each kind of the actor's
+        rows (0 when none), for `_verify_actor`."""
+        raise NotImplementedError
+
+    def _verify_actor(self, tenant: str, actor: str, mark: Mapping[str, int]) -> dict[str, int]:
+        """After the commit: what of the actor every surface still holds, counting only the
+        rows at or below `mark` (those the erasure left); a row a writer stored after the
+        commit, a fresh start, has a larger key."""
         raise NotImplementedError
 
     def _scope_changed(self, db: Tx, tenant: str, actor: str) -> None:
@@ -203,13 +216,18 @@ class RecordErasure(SQLFlows):
 
     def forget_actor(self, tenant: str, actor: str, now: datetime) -> ForgetReport:
         """Erase every record, event, job, index entry, request id and thread state of one
-        actor, and leave (or move to `now`) its tombstone; verify by reading."""
+        actor, and leave (or move to `now`) its tombstone; verify by reading.
+
+        `deleted` counts the rows the erasure's own statements removed: those that
+        existed when it ran. Rows writers store after it commits (a fresh start) are in
+        neither `deleted` nor `remaining`; any row it left is in `remaining`."""
         q = self.erasure_sql
         key = {"tenant": tenant, "actor": actor}
         with self._erasure_tx(tenant) as db:
             # jobs first, as `apply` locks them first: a running job's write either
             # committed before (and its records are read below) or finds its jobs gone
             db.execute(q.FORGET_ACTOR_JOBS, key)
+            mark = {} if self.mark_after_erasing else self._mark_actor(db, tenant, actor)
             found = [_found(r) for r in db.execute(q.RECORDS_OF_ACTOR, key).fetchall()]
             self._erase_actor_indexes(db, tenant, actor)
             counts = self._erase_records(db, tenant, found)
@@ -229,7 +247,13 @@ class RecordErasure(SQLFlows):
             counts["tool_calls"] = db.execute(q.FORGET_TOOL_CALLS, key).rowcount
             db.execute(q.ACTOR_TOMBSTONE_AT, {**key, "at": self._at(now)})
             self._scope_changed(db, tenant, actor)
-        remaining = self._verify_actor(tenant, actor)
+            # writers of the actor go on: what they store meanwhile is a fresh start
+            if self.mark_after_erasing:
+                mark = self._mark_actor(db, tenant, actor)
+        remaining = self._verify_actor(tenant, actor, mark)
+        # the marks are the transaction's own reading: its tombstone shows it committed
+        erased = self.erased_at(tenant, actor)
+        remaining["tombstone"] = int(erased is None or erased < now)
         return ForgetReport(
             deleted=counts, verified=not any(remaining.values()), remaining=remaining
         )

@@ -36,12 +36,59 @@ WHERE tenant = %(tenant)s AND id = %(id)s
 """
 
 
+class ActorMarkSQL:
+    """An actor's rows when an erasure began: their largest `seq` (`_mark_actor`), and the rows at
+    or below it (`_verify_actor`). An identity never gives a number twice, so a row
+    stored after it began, a fresh start, has a larger one (one numbered before and
+    committed after still counts). Vectors have no `seq`: one counts unless the record
+    or event it belongs to is such a later row."""
+
+    MARK = """
+SELECT
+    (SELECT coalesce(max(seq), 0) FROM records
+        WHERE tenant = %(tenant)s AND actor = %(actor)s) AS records,
+    (SELECT coalesce(max(seq), 0) FROM events
+        WHERE tenant = %(tenant)s AND actor = %(actor)s) AS events,
+    (SELECT coalesce(max(seq), 0) FROM record_terms
+        WHERE tenant = %(tenant)s AND actor = %(actor)s) AS record_terms,
+    (SELECT coalesce(max(seq), 0) FROM event_terms
+        WHERE tenant = %(tenant)s AND actor = %(actor)s) AS event_terms
+"""
+    RECORDS = """
+SELECT count(*) FROM records
+WHERE tenant = %(tenant)s AND actor = %(actor)s AND seq <= %(records)s
+"""
+    EVENTS = """
+SELECT count(*) FROM events
+WHERE tenant = %(tenant)s AND actor = %(actor)s AND seq <= %(events)s
+"""
+    VECTORS = """
+SELECT count(*) FROM record_vectors v
+WHERE v.tenant = %(tenant)s AND v.actor = %(actor)s AND NOT EXISTS (
+    SELECT 1 FROM records r WHERE r.tenant = v.tenant AND r.id = v.record_id
+        AND r.seq > %(records)s)
+"""
+    EVENT_VECTORS = """
+SELECT count(*) FROM event_vectors v
+WHERE v.tenant = %(tenant)s AND v.actor = %(actor)s AND NOT EXISTS (
+    SELECT 1 FROM events e WHERE e.tenant = v.tenant AND e.id = v.event_id
+        AND e.seq > %(events)s)
+"""
+    TERMS = (
+        "SELECT count(*) FROM record_terms WHERE tenant = %(tenant)s AND actor = %(actor)s"
+        " AND seq <= %(record_terms)s",
+        "SELECT count(*) FROM event_terms WHERE tenant = %(tenant)s AND actor = %(actor)s"
+        " AND seq <= %(event_terms)s",
+    )
+
+
 class PostgresErasure(RecordErasure):
     """Erasure methods of `Store` on PostgreSQL; `PostgresStore` supplies the pool."""
 
     erasure_sql: ClassVar[ErasureSQL] = q
     tombstone_sql: ClassVar[TombstoneSQL] = q
     deletion_sql: ClassVar[DeletionSQL] = DeletionLogSQL()
+    mark_after_erasing: ClassVar[bool] = False
     _pool: ConnectionPool[psycopg.Connection[tuple[Any, ...]]]
 
     if TYPE_CHECKING:
@@ -132,22 +179,27 @@ class PostgresErasure(RecordErasure):
                 "history_text": count(q.HISTORY_WITH_TEXT),
             }
 
-    def _verify_actor(self, tenant: str, actor: str) -> dict[str, int]:
+    def _mark_actor(self, db: Tx, tenant: str, actor: str) -> dict[str, int]:
+        row = db.execute(ActorMarkSQL.MARK, {"tenant": tenant, "actor": actor}).fetchone()
+        return {name: int(n) for name, n in dict(row).items()}
+
+    def _verify_actor(self, tenant: str, actor: str, mark: Mapping[str, int]) -> dict[str, int]:
+        m = ActorMarkSQL
         with self._tx(tenant) as cur:
 
             def count(sql: str) -> int:
-                named = {"tenant": tenant, "actor": actor}
+                named = {"tenant": tenant, "actor": actor, **mark}
                 return int(value(cur.execute(sql, named).fetchall()))
 
-            records = count(q.COUNT_ACTOR_RECORDS)
-            events = count(q.COUNT_ACTOR_EVENTS)
-            return {
+            records = count(m.RECORDS)
+            events = count(m.EVENTS)
+            return {  # requests and thread state have no key to mark: all of them count
                 "records": records,
-                "vectors": count(q.COUNT_ACTOR_VECTORS),
-                "event_vectors": count(q.COUNT_ACTOR_EVENT_VECTORS),
+                "vectors": count(m.VECTORS),
+                "event_vectors": count(m.EVENT_VECTORS),
                 "events": events,
                 # tsvectors are columns of those rows; their words are rows too
-                "fulltext": records + events + sum(count(c) for c in q.COUNT_ACTOR_TERMS),
+                "fulltext": records + events + sum(count(c) for c in m.TERMS),
                 "requests": count(q.COUNT_ACTOR_REQUESTS),
                 "checkpoints": count(q.COUNT_ACTOR_CHECKPOINTS),
                 "tool_calls": count(q.COUNT_ACTOR_TOOL_CALLS),

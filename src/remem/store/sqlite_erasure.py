@@ -35,12 +35,52 @@ WHERE tenant = :tenant AND id = :id
 """
 
 
+class ActorMarkSQL:
+    """An actor's rows an erasure left: their largest keys (`_mark_actor`), and the rows at
+    or below them (`_actor_left`). A new row's key is above every row's in its table
+    (SQLite gives max(rowid) + 1), so a row stored after the erasure is never counted."""
+
+    MARK = """
+SELECT
+    (SELECT coalesce(max(rowid), 0) FROM records
+        WHERE tenant = :tenant AND actor = :actor) AS records,
+    (SELECT coalesce(max(record_rowid), 0) FROM record_vectors
+        WHERE tenant = :tenant AND actor = :actor) AS vectors,
+    (SELECT coalesce(max(event_seq), 0) FROM event_vectors
+        WHERE tenant = :tenant AND actor = :actor) AS event_vectors,
+    (SELECT coalesce(max(seq), 0) FROM events WHERE tenant = :tenant AND actor = :actor) AS events,
+    (SELECT coalesce(max(rowid), 0) FROM records_fts WHERE records_fts MATCH :match) AS records_fts,
+    (SELECT coalesce(max(rowid), 0) FROM events_fts WHERE events_fts MATCH :match) AS events_fts
+"""
+    RECORDS = """
+SELECT count(*) FROM records WHERE tenant = :tenant AND actor = :actor AND rowid <= :records
+"""
+    VECTORS = """
+SELECT count(*) FROM record_vectors
+WHERE tenant = :tenant AND actor = :actor AND record_rowid <= :vectors
+"""
+    EVENT_VECTORS = """
+SELECT count(*) FROM event_vectors
+WHERE tenant = :tenant AND actor = :actor AND event_seq <= :event_vectors
+"""
+    EVENTS = (
+        "SELECT count(*) FROM events WHERE tenant = :tenant AND actor = :actor AND seq <= :events"
+    )
+    RECORDS_FTS = """
+SELECT count(*) FROM records_fts WHERE records_fts MATCH :match AND rowid <= :records_fts
+"""
+    EVENTS_FTS = """
+SELECT count(*) FROM events_fts WHERE events_fts MATCH :match AND rowid <= :events_fts
+"""
+
+
 class SQLiteErasure(RecordErasure):
     """Erasure methods of `Store` on SQLite; `SQLiteStore` supplies the connection."""
 
     erasure_sql: ClassVar[ErasureSQL] = q
     tombstone_sql: ClassVar[TombstoneSQL] = q
     deletion_sql: ClassVar[DeletionSQL] = DeletionLogSQL()
+    mark_after_erasing: ClassVar[bool] = True
     path: str
     vector_files: VectorFiles | None
     _lock: threading.RLock
@@ -104,9 +144,14 @@ class SQLiteErasure(RecordErasure):
     def _erase_actor_events(self, db: Tx, tenant: str, actor: str) -> tuple[int, int]:
         return db.execute(q.DELETE_ACTOR_EVENTS, {"tenant": tenant, "actor": actor}).rowcount, 0
 
-    def _verify_actor(self, tenant: str, actor: str) -> dict[str, int]:
+    def _mark_actor(self, db: Tx, tenant: str, actor: str) -> dict[str, int]:
+        match = f"scope:{scope_token(tenant, actor)}"
+        row = db.execute(ActorMarkSQL.MARK, {"tenant": tenant, "actor": actor, "match": match})
+        return {name: int(n) for name, n in dict(row.fetchone()).items()}
+
+    def _verify_actor(self, tenant: str, actor: str, mark: Mapping[str, int]) -> dict[str, int]:
         self._drop_scope_vectors(tenant, actor)
-        remaining = self._actor_left(tenant, actor)
+        remaining = self._actor_left(tenant, actor, mark)
         if self.vector_files is not None:
             remaining["vector_files"] = self.vector_files.holding(tenant, actor)
         return remaining
@@ -171,21 +216,20 @@ class SQLiteErasure(RecordErasure):
         return sum(int(self._rows(statement, params)[0][0])
                    for statement, params in self._lists(sql, {"tenant": tenant}, keys))  # fmt: skip
 
-    def _actor_left(self, tenant: str, actor: str) -> dict[str, int]:
-        key, match = (
-            {"tenant": tenant, "actor": actor},
-            {"match": f"scope:{scope_token(tenant, actor)}"},
-        )
+    def _actor_left(self, tenant: str, actor: str, mark: Mapping[str, int]) -> dict[str, int]:
+        key = {"tenant": tenant, "actor": actor}
+        marked = {**key, **mark, "match": f"scope:{scope_token(tenant, actor)}"}
+        m = ActorMarkSQL
 
         def count(sql: str, params: Any) -> int:
             return int(self._rows(sql, params)[0][0])
 
-        return {
+        return {  # thread state has no key to mark: all of it counts
             "checkpoints": count(q.COUNT_ACTOR_CHECKPOINTS, key),
             "tool_calls": count(q.COUNT_ACTOR_TOOL_CALLS, key),
-            "records": count(q.COUNT_ACTOR_RECORDS, key),
-            "vectors": count(q.COUNT_ACTOR_VECTORS, key),
-            "event_vectors": count(q.COUNT_ACTOR_EVENT_VECTORS, key),
-            "events": count(q.COUNT_ACTOR_EVENTS, key),
-            "fulltext": count(q.COUNT_FTS_SCOPE, match) + count(q.COUNT_EVENT_FTS_SCOPE, match),
+            "records": count(m.RECORDS, marked),
+            "vectors": count(m.VECTORS, marked),
+            "event_vectors": count(m.EVENT_VECTORS, marked),
+            "events": count(m.EVENTS, marked),
+            "fulltext": count(m.RECORDS_FTS, marked) + count(m.EVENTS_FTS, marked),
         }

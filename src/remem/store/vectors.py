@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from remem.forksafe import ForkSafeLock
 from remem.store.coarse import Int8Coarse, prepare, widen
 
 APPROX_MIN = 20_000
@@ -372,7 +373,7 @@ def top_rows(scores: F32, k: int) -> npt.NDArray[np.intp]:
 
 
 _controller: Any = None
-_controller_lock = threading.Lock()
+_controller_lock = ForkSafeLock()
 
 
 @contextmanager

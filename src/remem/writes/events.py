@@ -57,7 +57,7 @@ def event(deps: Deps, row: Mapping[str, Any], max_clock_skew: timedelta) -> Even
             f"role must be one of {', '.join(r.value for r in Role)}; got {shown(row.get('role'))}"
         ) from None
     raw_time = row.get("time")
-    if raw_time in (None, ""):
+    if raw_time is None:  # "" or spaces are refused, as every time field on every surface
         when = deps.clock()
     else:
         when = _event_time(deps, raw_time, max_clock_skew)
@@ -144,7 +144,7 @@ def _import_event(
     found = event(deps, row, skew)
     if isinstance(row, Mapping) and (row.get("event_id") or row.get("id")):
         return found
-    digest = import_digest(found, time_given=row.get("time") not in (None, ""))
+    digest = import_digest(found, time_given=row.get("time") is not None)
     n = seen.get(digest, 0)
     seen[digest] = n + 1
     return replace(found, id=f"imp_{digest}_{n}")

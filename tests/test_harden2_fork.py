@@ -1,0 +1,108 @@
+"""A process forked while another of its threads holds one of remem's module locks.
+
+Written against a defect: the module-level locks of recall (`applies`, `gather`),
+the vector search (`vectors`, `coarse`) and the numpy embedder were inherited held
+by a child forked while another thread held them, and the child's first use of
+them waited for ever for a thread it does not have. Now each is free in the child,
+and state that thread was building (the coarse pass's ONNX sessions) is built again
+by the child.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable
+from types import ModuleType
+
+import pytest
+
+from remem.embed import minilm_numpy
+from remem.recall import applies, gather
+from remem.store import coarse, vectors
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
+
+
+def _fork_while_held(lock: object, in_child: Callable[[], bool]) -> int:
+    """Fork while another thread holds `lock`; the child's exit status (0: `in_child`
+    returned True, 1: False or raised, -9: it hung and was killed)."""
+    inside, done = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with lock:  # type: ignore[attr-defined]
+            inside.set()
+            done.wait(10)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert inside.wait(10)
+    pid = os.fork()
+    if pid == 0:  # the child: exit at once, without running the parent's cleanup
+        try:
+            os._exit(0 if in_child() else 1)
+        except BaseException:
+            os._exit(1)
+    done.set()
+    holder.join()
+    deadline = time.monotonic() + 15  # a hang guard; it times nothing
+    while (ended := os.waitpid(pid, os.WNOHANG)) == (0, 0):
+        if time.monotonic() > deadline:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            return -9
+        time.sleep(0.02)
+    return os.waitstatus_to_exitcode(ended[1])
+
+
+def _takes(lock: object) -> Callable[[], bool]:
+    def take() -> bool:
+        with lock:  # type: ignore[attr-defined]
+            return True
+
+    return take
+
+
+@pytest.mark.parametrize(
+    ("module", "name"),
+    [
+        (applies, "_LOCK"),
+        (gather, "_POOL_LOCK"),
+        (gather, "_SPEAKERS_LOCK"),
+        (coarse, "_LOCK"),
+        (vectors, "_controller_lock"),
+        (minilm_numpy, "_blas_users_lock"),
+    ],
+)
+def test_a_module_lock_another_thread_held_is_free_in_a_forked_child(
+    module: ModuleType, name: str
+) -> None:
+    lock = getattr(module, name)
+    assert _fork_while_held(lock, _takes(lock)) == 0
+    with lock:  # and the parent's is still a working lock
+        pass
+
+
+def test_a_child_forked_while_the_coarse_sessions_are_made_makes_its_own() -> None:
+    saved = dict(coarse._SESSIONS)
+    runs = coarse.prepare()
+    coarse._SESSIONS.clear()  # as a thread making them finds them, holding the lock
+
+    def in_child() -> bool:
+        return coarse.prepare() == runs and set(coarse._SESSIONS) == {"coarse", "cast"}
+
+    try:
+        assert _fork_while_held(coarse._LOCK, in_child) == 0
+    finally:
+        coarse._SESSIONS.clear()
+        coarse._SESSIONS.update(saved)
+
+
+def test_the_embedding_pool_and_blas_limit_work_in_a_child_forked_mid_use() -> None:
+    def in_child() -> bool:
+        with vectors.one_blas_thread():
+            pass
+        return gather._embedding_pool().submit(lambda: 7).result(timeout=5) == 7
+
+    assert _fork_while_held(gather._POOL_LOCK, in_child) == 0
