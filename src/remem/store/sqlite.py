@@ -31,6 +31,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from remem.errors import SchemaTooNew, StoreCorrupt, StoreError
+from remem.forksafe import ForkSafeLock, after_fork_in_child
 from remem.model import Event, Record
 from remem.store import sqlite_sql as q
 from remem.store.actor_index import ActorIndex, ActorSQL, SQLiteActorSQL
@@ -156,18 +157,16 @@ class _Turns:
 
 
 _FILE_WRITERS: dict[str, _Turns] = {}
-_FILE_WRITERS_GUARD = threading.Lock()
+_FILE_WRITERS_GUARD = ForkSafeLock()
 _EVERY_TURNS: weakref.WeakSet[_Turns] = weakref.WeakSet()
 
 
 def _turns_after_fork() -> None:
-    global _FILE_WRITERS_GUARD
-    _FILE_WRITERS_GUARD = threading.Lock()
     for turns in list(_EVERY_TURNS):
         turns._after_fork()
 
 
-os.register_at_fork(after_in_child=_turns_after_fork)
+after_fork_in_child(_turns_after_fork)
 
 
 def _file_writer(path: str) -> _Turns:
