@@ -54,7 +54,10 @@ def body_options(command: Callable[..., None]) -> Callable[..., None]:
             default=1_048_576,
             show_default=True,
             type=click.IntRange(min=1),
-            help="Refuse request bodies over this many bytes (413).",
+            help=(
+                "Refuse request bodies over this many bytes (413); for `remem mcp` over "
+                "stdio, a message line over this many characters (JSON-RPC -32600)."
+            ),
         ),
         click.option(
             "--body-timeout",
