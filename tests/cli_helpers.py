@@ -1,8 +1,10 @@
-"""Running the CLI in-process under --json, for the CLI contract tests."""
+"""Running the CLI in-process under --json, for the CLI contract tests, and stopping a
+child process the tests started."""
 
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -33,3 +35,14 @@ def err(capsys: pytest.CaptureFixture[str], db: Path, *args: str) -> dict[str, s
     assert code != 0
     assert set(data) == {"error"} and set(data["error"]) == {"code", "message"}
     return dict(data["error"])
+
+
+def stop(proc: subprocess.Popen[bytes] | subprocess.Popen[str]) -> None:
+    """End a server the test started: terminate it, and kill it if it has not ended
+    within 10 s."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()

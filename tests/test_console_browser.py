@@ -34,6 +34,7 @@ from remem.cli import main
 from remem.embed import HashEmbedder
 from remem.memory import Memory
 from remem.timeutil import utcnow
+from tests.cli_helpers import stop
 from tests.test_mcp import _child_env, _free_port
 
 CHROMIUM = "/usr/bin/chromium"
@@ -184,12 +185,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     finally:
         if browser is not None:
             browser.quit()
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
         log.close()
 
 

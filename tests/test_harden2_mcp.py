@@ -22,6 +22,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.cli_helpers import stop
 from tests.test_mcp import _child_env, _free_port, _keys
 
 SECRET = "sk-proj-Zq8vT2mN4xK7pL9wR3yH6jB1cF5dG0sA"
@@ -170,10 +171,5 @@ def test_http_answers_a_body_it_cannot_read_400_with_the_json_rpc_error(tmp_path
             assert (got["id"], got["error"]["code"]) == (rid, code), got
             assert SECRET not in reply.text
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
     assert SECRET not in log.read_text()

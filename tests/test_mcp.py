@@ -27,6 +27,7 @@ from mcp.types import CallToolResult, TextContent
 
 from remem.memory import Memory, open_store
 from remem.service import keys as keyring
+from tests.cli_helpers import stop
 from tests.conftest import Clock
 
 TOOLS = {"remember", "recall", "list_memories", "forget", "get_fact", "get_profile"}
@@ -300,12 +301,7 @@ def test_streamable_http_needs_the_key(tmp_path: Path, mcp_db: str) -> None:
 
         anyio.run(main)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
     assert _left_running(db) == []
 
 

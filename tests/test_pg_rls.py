@@ -30,6 +30,7 @@ from remem.service import keys as keyring
 from remem.service.http import create_app
 from remem.store.sqlite import SQLiteStore
 from tests import pg_helpers
+from tests.cli_helpers import stop
 from tests.test_mcp import _child_env, _free_port
 
 WARNING = "remem: warning: the PostgreSQL role is a superuser"
@@ -136,15 +137,6 @@ def _start(cmd: list[str], log: Path, url: str) -> subprocess.Popen[bytes]:
             time.sleep(0.05)
 
 
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-
-
 def test_serve_with_the_flag_starts_and_warns(urls: tuple[str, str], tmp_path: Path) -> None:
     admin, _app = urls
     port = _free_port()
@@ -156,7 +148,7 @@ def test_serve_with_the_flag_starts_and_warns(urls: tuple[str, str], tmp_path: P
         health = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=5).json()
         assert "is a superuser" in health["warnings"][0]
     finally:
-        _stop(proc)
+        stop(proc)
     assert WARNING in log.read_text()
 
 
@@ -187,5 +179,5 @@ def test_mcp_over_http_refuses_it_without_the_flag(urls: tuple[str, str], tmp_pa
     try:
         assert httpx.post(f"http://127.0.0.1:{port}/mcp", json={}, timeout=5).status_code == 401
     finally:
-        _stop(proc)
+        stop(proc)
     assert WARNING in log.read_text()

@@ -27,6 +27,7 @@ from remem.embed import HashEmbedder
 from remem.memory import open_store
 from remem.service import keys as keyring
 from remem.service.http import create_app
+from tests.cli_helpers import stop
 from tests.test_mcp import _child_env, _free_port, _keys, _left_running
 
 TIMEOUT = 2.5  # long enough that the requests meant to pass meanwhile do, on a busy machine
@@ -217,12 +218,7 @@ def test_the_mcp_http_transport_bounds_bodies_too(tmp_path: Path) -> None:
         assert answers[1].after < 1.0
     finally:
         drip.close()
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
     assert _left_running(db) == []
 
 
@@ -268,9 +264,4 @@ def test_serve_passes_its_connection_limits_to_uvicorn(tmp_path: Path) -> None:
     finally:
         for sock in idle:
             sock.close()
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
