@@ -140,6 +140,18 @@ def test_turns_either_side_of_a_match_earn_a_share_that_halves_with_each_step(
     )
 
 
+def test_explain_names_the_turns_that_only_ask(mem: Memory) -> None:
+    turns = ["Morning!", "Did you sleep well?", "Where did you go hiking?",
+             "Let me think.", "Mount Rainier, last week."]  # fmt: skip
+    ids = [say(mem, text, i / 24) for i, text in enumerate(turns)]
+    packet = mem.recall(actor="alice", query="hiking", explain=True)
+    assert packet.explain is not None
+    why = f"only asks: ranked at {ASKS_ONLY_SHARE} of its score"
+    # the two questions, and no statement, whether or not it made the packet
+    assert sorted(r["id"] for r in packet.explain["only_ask"]) == sorted([ids[1], ids[2]])
+    assert {r["reason"] for r in packet.explain["only_ask"]} == {why}
+
+
 def test_a_neighbour_that_cannot_be_returned_is_not(mem: Memory) -> None:
     asked = say(mem, "Shall we fly to Rome?", 0)
     superseded = say(mem, "Our budget for the trip is $500", 0.01)

@@ -25,7 +25,7 @@ from remem.model import Kind, Packet, PacketItem, iso
 from remem.policy.applies import is_request
 from remem.policy.untrusted import instruction_flags, quote
 from remem.recall.budget import ITEM_OVERHEAD_TOKENS, estimate_tokens, pack
-from remem.recall.events import speakers_of
+from remem.recall.events import ASKS_ONLY_SHARE, speakers_of
 from remem.recall.floor import FLOOR, WORD_FLOOR, above_floor, anchor_of, unknown_names
 from remem.recall.gather import Gathered, gather
 from remem.recall.rank import Ranking, conflicts, rank
@@ -88,6 +88,10 @@ def pack_packet(g: Gathered, ranking: Ranking) -> Packet:
             "applies": [
                 {"id": rid, "reason": "applies to: " + ", ".join(doms)}
                 for rid, doms in ranking.applies.items()
+            ],
+            "only_ask": [
+                {"id": eid, "reason": f"only asks: ranked at {ASKS_ONLY_SHARE} of its score"}
+                for eid in ranking.only_ask
             ],
             "floor": {
                 "evidence": floor,

@@ -158,6 +158,7 @@ class ScoredEvents:
     # event id -> its own fused evidence, or for a neighbour the best evidence of
     # the match that lent it a share: what the relevance floor judges
     evidence: dict[str, float] = field(default_factory=dict)
+    only_ask: list[str] = field(default_factory=list)  # ranked at ASKS_ONLY_SHARE (`only_asks`)
 
 
 def returnable_events(
@@ -193,7 +194,10 @@ def score_events(
     for eid, ev in out.events.items():
         bonus = query.bonus([ev.metadata.get("speaker")], ev.time)
         score = base.get(eid, 0.0) + share.get(eid, 0.0) + bonus
-        out.scores[eid] = score * ASKS_ONLY_SHARE if only_asks(ev) else score
+        if only_asks(ev):
+            out.only_ask.append(eid)
+            score *= ASKS_ONLY_SHARE
+        out.scores[eid] = score
         out.evidence[eid] = max(base.get(eid, 0.0), lent.get(eid, 0.0))
     return out
 

@@ -67,6 +67,7 @@ class Ranking:
     applies: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     rejected: Mapping[str, str] = field(default_factory=dict)  # id -> why not returnable
     named: tuple[str, ...] = ()  # records whose field the query names (`named_fields`)
+    only_ask: tuple[str, ...] = ()  # turns that only ask, ranked lower (`events.only_asks`)
 
 
 def rank(g: Gathered, now: datetime) -> Ranking:
@@ -137,6 +138,7 @@ def rank(g: Gathered, now: datetime) -> Ranking:
 
     items: list[PacketItem] = [record_item(r, scores[r.id]) for r in eligible]
     records_made: dict[str, int] = {}
+    only_ask: tuple[str, ...] = ()
     if found is not None and events is not None:
         scored = score_events(found, events, event_vector, g.query, at, rejected, words)
         # the turn a standing preference was made from applies as the preference does
@@ -148,6 +150,7 @@ def rank(g: Gathered, now: datetime) -> Ranking:
         applies |= {eid: ds for eid, ds in stated.items() if eid in scored.events}
         records_made = scored.records_made
         evidence |= scored.evidence
+        only_ask = tuple(scored.only_ask)
     items.sort(key=lambda it: it.score, reverse=True)  # stable: records first at a tie
     items = _one_of_each_text(_one_of_each_source(items, rejected, records_made), rejected)
     return Ranking(
@@ -159,6 +162,7 @@ def rank(g: Gathered, now: datetime) -> Ranking:
         applies=applies,
         rejected=rejected,
         named=tuple(named),
+        only_ask=only_ask,
     )
 
 
