@@ -36,32 +36,32 @@ WHERE tenant = %(tenant)s AND id = %(id)s
 """
 
 
+_ACTOR = "tenant = %(tenant)s AND actor = %(actor)s"
+# the mark's name of each numbered table of an actor's rows, and the table
+_NUMBERED = (("records", "records"), ("events", "events"), ("record_terms", "record_terms"),
+             ("event_terms", "event_terms"), ("requests", "api_requests"),
+             ("checkpoints", "checkpoints"), ("tool_calls", "tool_calls"))  # fmt: skip
+
+
+def _at_or_below(table: str, name: str) -> str:
+    """How many of the actor's rows of `table` are numbered at or below the mark `name`."""
+    return f"SELECT count(*) FROM {table} WHERE {_ACTOR} AND seq <= %({name})s"
+
+
 class ActorMarkSQL:
     """An actor's rows when an erasure began: their largest `seq` (`_mark_actor`), and the rows at
     or below it (`_verify_actor`). An identity never gives a number twice, so a row
     stored after it began, a fresh start, has a larger one (one numbered before and
     committed after still counts). Vectors have no `seq`: one counts unless the record
-    or event it belongs to is such a later row."""
+    or event it belongs to is such a later row. Checkpoints, tool calls and request ids
+    have one since schema 10; a checkpoint saved again keeps its number."""
 
-    MARK = """
-SELECT
-    (SELECT coalesce(max(seq), 0) FROM records
-        WHERE tenant = %(tenant)s AND actor = %(actor)s) AS records,
-    (SELECT coalesce(max(seq), 0) FROM events
-        WHERE tenant = %(tenant)s AND actor = %(actor)s) AS events,
-    (SELECT coalesce(max(seq), 0) FROM record_terms
-        WHERE tenant = %(tenant)s AND actor = %(actor)s) AS record_terms,
-    (SELECT coalesce(max(seq), 0) FROM event_terms
-        WHERE tenant = %(tenant)s AND actor = %(actor)s) AS event_terms
-"""
-    RECORDS = """
-SELECT count(*) FROM records
-WHERE tenant = %(tenant)s AND actor = %(actor)s AND seq <= %(records)s
-"""
-    EVENTS = """
-SELECT count(*) FROM events
-WHERE tenant = %(tenant)s AND actor = %(actor)s AND seq <= %(events)s
-"""
+    MARK = "SELECT " + ", ".join(
+        f"(SELECT coalesce(max(seq), 0) FROM {table} WHERE {_ACTOR}) AS {name}"
+        for name, table in _NUMBERED
+    )
+    RECORDS = _at_or_below("records", "records")
+    EVENTS = _at_or_below("events", "events")
     VECTORS = """
 SELECT count(*) FROM record_vectors v
 WHERE v.tenant = %(tenant)s AND v.actor = %(actor)s AND NOT EXISTS (
@@ -75,11 +75,12 @@ WHERE v.tenant = %(tenant)s AND v.actor = %(actor)s AND NOT EXISTS (
         AND e.seq > %(events)s)
 """
     TERMS = (
-        "SELECT count(*) FROM record_terms WHERE tenant = %(tenant)s AND actor = %(actor)s"
-        " AND seq <= %(record_terms)s",
-        "SELECT count(*) FROM event_terms WHERE tenant = %(tenant)s AND actor = %(actor)s"
-        " AND seq <= %(event_terms)s",
+        _at_or_below("record_terms", "record_terms"),
+        _at_or_below("event_terms", "event_terms"),
     )
+    REQUESTS = _at_or_below("api_requests", "requests")
+    CHECKPOINTS = _at_or_below("checkpoints", "checkpoints")
+    TOOL_CALLS = _at_or_below("tool_calls", "tool_calls")
 
 
 class PostgresErasure(RecordErasure):
@@ -193,16 +194,16 @@ class PostgresErasure(RecordErasure):
 
             records = count(m.RECORDS)
             events = count(m.EVENTS)
-            return {  # requests and thread state have no key to mark: all of them count
+            return {
                 "records": records,
                 "vectors": count(m.VECTORS),
                 "event_vectors": count(m.EVENT_VECTORS),
                 "events": events,
                 # tsvectors are columns of those rows; their words are rows too
                 "fulltext": records + events + sum(count(c) for c in m.TERMS),
-                "requests": count(q.COUNT_ACTOR_REQUESTS),
-                "checkpoints": count(q.COUNT_ACTOR_CHECKPOINTS),
-                "tool_calls": count(q.COUNT_ACTOR_TOOL_CALLS),
+                "requests": count(m.REQUESTS),
+                "checkpoints": count(m.CHECKPOINTS),
+                "tool_calls": count(m.TOOL_CALLS),
             }
 
 

@@ -210,10 +210,6 @@ SELECT {EVENT_COLUMNS} FROM events
 WHERE tenant = %(tenant)s AND actor = %(actor)s AND session = %(session)s AND time < %(time)s
 ORDER BY time DESC, seq DESC LIMIT %(limit)s
 """
-COUNT_ACTOR_REQUESTS = """
-SELECT count(*) FROM api_requests
-WHERE tenant = %(tenant)s AND actor = %(actor)s
-"""
 # API keys (`remem.store.key_store`, `postgres_migrations/0006_keys.sql`, named): a key is
 # found by the hash of its secret across tenants; every other statement names its tenant
 KEY_COLUMNS = "id, tenant, actor, role, created_at, revoked_at"

@@ -38,7 +38,15 @@ WHERE tenant = :tenant AND id = :id
 class ActorMarkSQL:
     """An actor's rows an erasure left: their largest keys (`_mark_actor`), and the rows at
     or below them (`_actor_left`). A new row's key is above every row's in its table
-    (SQLite gives max(rowid) + 1), so a row stored after the erasure is never counted."""
+    (SQLite gives max(rowid) + 1), so a row stored after the erasure is never counted.
+
+    Thread state and request ids have no such key (their tables have no rowid): the mark
+    is how many of the actor's checkpoints, tool calls and request ids the erasure left,
+    read in its transaction after its deletes, while it holds the write lock; the
+    read-back counts at most that many (a later writer can add, never bring one back).
+    The vector files are marked by the scope version the erasure moved to: a file read
+    from the rows at that version or later (a recall right after the commit) holds none
+    of what it erased."""
 
     MARK = """
 SELECT
@@ -50,7 +58,12 @@ SELECT
         WHERE tenant = :tenant AND actor = :actor) AS event_vectors,
     (SELECT coalesce(max(seq), 0) FROM events WHERE tenant = :tenant AND actor = :actor) AS events,
     (SELECT coalesce(max(rowid), 0) FROM records_fts WHERE records_fts MATCH :match) AS records_fts,
-    (SELECT coalesce(max(rowid), 0) FROM events_fts WHERE events_fts MATCH :match) AS events_fts
+    (SELECT coalesce(max(rowid), 0) FROM events_fts WHERE events_fts MATCH :match) AS events_fts,
+    (SELECT count(*) FROM checkpoints WHERE tenant = :tenant AND actor = :actor) AS checkpoints,
+    (SELECT count(*) FROM tool_calls WHERE tenant = :tenant AND actor = :actor) AS tool_calls,
+    (SELECT count(*) FROM api_requests WHERE tenant = :tenant AND actor = :actor) AS requests,
+    (SELECT coalesce(max(version), 0) FROM scope_versions
+        WHERE tenant = :tenant AND actor = :actor) AS scope_version
 """
     RECORDS = """
 SELECT count(*) FROM records WHERE tenant = :tenant AND actor = :actor AND rowid <= :records
@@ -69,6 +82,7 @@ WHERE tenant = :tenant AND actor = :actor AND event_seq <= :event_vectors
     RECORDS_FTS = """
 SELECT count(*) FROM records_fts WHERE records_fts MATCH :match AND rowid <= :records_fts
 """
+    REQUESTS = "SELECT count(*) FROM api_requests WHERE tenant = :tenant AND actor = :actor"
     EVENTS_FTS = """
 SELECT count(*) FROM events_fts WHERE events_fts MATCH :match AND rowid <= :events_fts
 """
@@ -153,7 +167,8 @@ class SQLiteErasure(RecordErasure):
         self._drop_scope_vectors(tenant, actor)
         remaining = self._actor_left(tenant, actor, mark)
         if self.vector_files is not None:
-            remaining["vector_files"] = self.vector_files.holding(tenant, actor)
+            held = self.vector_files.holding(tenant, actor, before=mark["scope_version"])
+            remaining["vector_files"] = held
         return remaining
 
     def scrub_files(self, vacuum: bool = False) -> dict[str, int]:
@@ -224,9 +239,10 @@ class SQLiteErasure(RecordErasure):
         def count(sql: str, params: Any) -> int:
             return int(self._rows(sql, params)[0][0])
 
-        return {  # thread state has no key to mark: all of it counts
-            "checkpoints": count(q.COUNT_ACTOR_CHECKPOINTS, key),
-            "tool_calls": count(q.COUNT_ACTOR_TOOL_CALLS, key),
+        return {  # no rowid: at most what the erasure left (see `ActorMarkSQL`)
+            "requests": min(mark["requests"], count(m.REQUESTS, key)),
+            "checkpoints": min(mark["checkpoints"], count(q.COUNT_ACTOR_CHECKPOINTS, key)),
+            "tool_calls": min(mark["tool_calls"], count(q.COUNT_ACTOR_TOOL_CALLS, key)),
             "records": count(m.RECORDS, marked),
             "vectors": count(m.VECTORS, marked),
             "event_vectors": count(m.EVENT_VECTORS, marked),

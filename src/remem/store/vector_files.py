@@ -340,8 +340,12 @@ class VectorFiles:
         with contextlib.suppress(FileNotFoundError):
             self.path(tenant, actor, kind, "tail").unlink()
 
-    def holding(self, tenant: str, actor: str, ids: set[str] | None = None) -> int:
-        """How many of the scope's files exist and hold any of `ids` (any id when None).
+    def holding(
+        self, tenant: str, actor: str, ids: set[str] | None = None, before: int | None = None
+    ) -> int:
+        """How many of the scope's files exist and hold any of `ids` (any id when None);
+        with `before`, only those read from a scope version below it (a file read from
+        the rows at or after an erasure's version holds none of what it erased).
 
         Read back after an erasure: a file that exists but cannot be read counts.
         """
@@ -352,12 +356,20 @@ class VectorFiles:
                 if not path.exists():
                     continue
                 found = _read(path)
+                if found is not None and before is not None and _read_since(found[0], before):
+                    continue
                 if ids is None or found is None:
                     count += 1
                     continue
                 held = {bytes(i).decode("utf-8", "replace") for i in found[1]["ids"]}
                 count += bool(held & ids)
         return count
+
+
+def _read_since(head: dict[str, Any], version: int) -> bool:
+    """Whether every stamp of a file's header (a tail's base too) is of `version` or later."""
+    stamps = [Stamp.from_dict(head.get(name)) for name in ("stamp", "base") if name in head]
+    return bool(stamps) and all(s is not None and s.version >= version for s in stamps)
 
 
 def _clear_orphans(final: Path) -> None:
