@@ -309,10 +309,6 @@ COUNT_EVENT_TERMS = """
 SELECT count(*) FROM event_terms
 WHERE tenant = %(tenant)s AND event_id = ANY(%(keys)s::text[])
 """
-COUNT_ACTOR_TERMS = [
-    "SELECT count(*) FROM record_terms WHERE tenant = %(tenant)s AND actor = %(actor)s",
-    "SELECT count(*) FROM event_terms WHERE tenant = %(tenant)s AND actor = %(actor)s",
-]
 GET_RECORD = (
     f"SELECT {RECORD_COLUMNS} FROM records WHERE tenant = %(tenant)s AND id = %(record_id)s"
 )
@@ -362,10 +358,6 @@ COUNT_EVENT_VECTORS = """
 SELECT count(*) FROM event_vectors
 WHERE tenant = %(tenant)s AND event_id = ANY(%(keys)s::text[])
 """
-COUNT_ACTOR_EVENT_VECTORS = """
-SELECT count(*) FROM event_vectors
-WHERE tenant = %(tenant)s AND actor = %(actor)s
-"""
 HISTORY = """
 SELECT record_id, action, at, text, status, related_id, reason, by_whom FROM history
 WHERE tenant = %(tenant)s AND record_id = %(record_id)s ORDER BY id
@@ -413,12 +405,6 @@ DELETE_ACTOR_EVENTS = """
 DELETE FROM events
 WHERE tenant = %(tenant)s AND actor = %(actor)s RETURNING (text != '') AS indexed
 """
-COUNT_ACTOR_RECORDS = "SELECT count(*) FROM records WHERE tenant = %(tenant)s AND actor = %(actor)s"
-COUNT_ACTOR_VECTORS = """
-SELECT count(*) FROM record_vectors
-WHERE tenant = %(tenant)s AND actor = %(actor)s
-"""
-COUNT_ACTOR_EVENTS = "SELECT count(*) FROM events WHERE tenant = %(tenant)s AND actor = %(actor)s"
 
 STATS = {
     "events": "SELECT count(*) FROM events",

@@ -389,14 +389,6 @@ FTS_OPTIMIZE = "INSERT INTO {table} ({table}) VALUES ('optimize')"
 WAL_TRUNCATE = "PRAGMA wal_checkpoint(TRUNCATE)"
 DELETE_EVENTS_FTS = "DELETE FROM events_fts WHERE rowid IN ({keys})"
 DELETE_ACTOR_EVENTS = "DELETE FROM events WHERE tenant = :tenant AND actor = :actor"
-COUNT_ACTOR_RECORDS = "SELECT count(*) FROM records WHERE tenant = :tenant AND actor = :actor"
-COUNT_ACTOR_VECTORS = """
-SELECT count(*) FROM record_vectors
-WHERE tenant = :tenant AND actor = :actor
-"""
-COUNT_ACTOR_EVENTS = "SELECT count(*) FROM events WHERE tenant = :tenant AND actor = :actor"
-COUNT_FTS_SCOPE = "SELECT count(*) FROM records_fts WHERE records_fts MATCH :match"
-COUNT_EVENT_FTS_SCOPE = "SELECT count(*) FROM events_fts WHERE events_fts MATCH :match"
 
 STATS = {
     "events": "SELECT count(*) FROM events",
@@ -424,10 +416,6 @@ SELECT seq, id, tenant, actor, :model, :time, :vec FROM events
 WHERE tenant = :tenant AND id = :event_id
 """
 DELETE_EVENT_VECTOR = "DELETE FROM event_vectors WHERE event_seq = :seq"
-COUNT_ACTOR_EVENT_VECTORS = """
-SELECT count(*) FROM event_vectors
-WHERE tenant = :tenant AND actor = :actor
-"""
 RECORD_STATUS_BY_EVENT = """
 SELECT re.event_id, r.status FROM record_events re JOIN records r ON r.id = re.record_id
 WHERE re.tenant = :tenant AND re.event_id IN ({keys}) AND r.kind <> 'summary'
