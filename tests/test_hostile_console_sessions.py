@@ -274,3 +274,15 @@ def test_buckets_and_notes_stay_bounded() -> None:
         f"line {n}" for n in range(100 - console_sessions.MAX_NOTES, 100)
     ]
     assert kept.notes == {}
+
+
+def test_readme_states_the_caps_and_rates() -> None:
+    readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text().split())
+    s = console_sessions
+    assert (
+        f"at most {s.MAX_SESSIONS_PER_KEY} sessions per key, {s.MAX_SESSIONS_PER_TENANT} per "
+        f"tenant and {s.MAX_SESSIONS:,} in all, for {s.SESSION_SECONDS // 3600} hours each"
+    ) in readme
+    assert (
+        f"sign in {s.SIGN_IN_BURST} times in a row, then once every {s.SIGN_IN_EVERY:g} s"
+    ) in readme
