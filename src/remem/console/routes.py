@@ -8,10 +8,10 @@ from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import Response
 
 from remem.console import admin_pages, ask, memory_pages, review, signin
+from remem.console.sessions import Sessions
 from remem.console.web import (
     HEADERS,
     PREFIX,
-    Sessions,
     SignInNeeded,
     StaleForm,
     back,

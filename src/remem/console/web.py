@@ -2,20 +2,18 @@
 
 A session is opaque: the cookie holds a random token, the server keeps what it
 stands for (the key's id and tenant, a CSRF token, an expiry) in memory, so
-signing out ends it and a restart ends every one. The key's secret is checked
-once, at sign-in (`remem.service.keys.verify_key`), and never kept or shown; each
-request reads the key again, so a revoked key is signed out at once.
+signing out ends it and a restart ends every one; `remem.console.sessions`
+keeps them, within caps per key, per tenant and in all. The key's secret is
+checked once, at sign-in (`remem.service.keys.verify_key`), and never kept or
+shown; each request reads the key again, so a revoked key is signed out at once.
 """
 
 from __future__ import annotations
 
 import functools
 import hmac
-import secrets
-import threading
-import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ParamSpec
 
 import jinja2
@@ -23,6 +21,7 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import ValidationError
 
+from remem.console.sessions import Session, Sessions
 from remem.errors import InvalidInput, RememError
 from remem.policy.scope import Principal
 from remem.service.http_errors import status_of
@@ -30,8 +29,6 @@ from remem.service.routes.deps import Service
 
 COOKIE = "remem_console"
 LOGIN_COOKIE = "remem_console_login"  # the sign-in form's CSRF token, before a session
-SESSION_SECONDS = 8 * 3600
-MAX_SESSIONS = 10_000
 PREFIX = "/console"
 
 # the console loads nothing but its own stylesheet: no script, no frame, no other origin
@@ -55,71 +52,6 @@ class StaleForm(Exception):
     """A POST without the session's CSRF token: refused (403) before anything is done."""
 
     message = "the form's CSRF token is missing or stale; reload the page and retry"
-
-
-@dataclass(frozen=True, slots=True)
-class Session:
-    """What a session cookie stands for."""
-
-    key_id: str
-    tenant: str
-    csrf: str
-    expires: float
-
-
-@dataclass
-class Sessions:
-    """The console's sessions, in this process's memory (a restart signs everyone out)."""
-
-    by_token: dict[str, Session] = field(default_factory=dict)
-    notes: dict[str, list[str]] = field(default_factory=dict)  # shown once, on the next page
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def open(self, key_id: str, tenant: str) -> str:
-        """A new session for the key; its token (the cookie's value)."""
-        token = secrets.token_urlsafe(32)
-        with self.lock:
-            if len(self.by_token) >= MAX_SESSIONS:
-                self._drop_expired()
-            if len(self.by_token) >= MAX_SESSIONS:  # drop the oldest
-                self.by_token.pop(next(iter(self.by_token)))
-            self.by_token[token] = Session(
-                key_id, tenant, secrets.token_urlsafe(32), time.time() + SESSION_SECONDS
-            )
-        return token
-
-    def get(self, token: str | None) -> Session | None:
-        """The live session of a token, or None."""
-        if not token:
-            return None
-        with self.lock:
-            found = self.by_token.get(token)
-            if found is not None and found.expires < time.time():
-                self.by_token.pop(token, None)
-                found = None
-        return found
-
-    def close(self, token: str | None) -> None:
-        """End a session (signing out)."""
-        with self.lock:
-            self.by_token.pop(token or "", None)
-            self.notes.pop(token or "", None)
-
-    def note(self, token: str, line: str) -> None:
-        """A line to show on the session's next page."""
-        with self.lock:
-            self.notes.setdefault(token, []).append(line)
-
-    def take_notes(self, token: str) -> list[str]:
-        """The lines waiting for the session's next page (then gone)."""
-        with self.lock:
-            return self.notes.pop(token, [])
-
-    def _drop_expired(self) -> None:
-        now = time.time()
-        for token in [t for t, s in self.by_token.items() if s.expires < now]:
-            self.by_token.pop(token, None)
-            self.notes.pop(token, None)
 
 
 @dataclass(frozen=True, slots=True)
