@@ -73,8 +73,10 @@ def test_config_and_prompt_files_read_no_more_than_a_config(tmp_path: Path) -> N
                        "--json"])  # fmt: skip
     _refused(got, MB, "a configuration or prompt file")
     config = tmp_path / "remem.toml"
-    config.write_text('[llm]\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "m"\n\n'
-                      '[strategies.semantic]\nprompt_file = "/dev/zero"\n')
+    config.write_text(
+        '[llm]\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "m"\n\n'
+        '[strategies.semantic]\nprompt_file = "/dev/zero"\n'
+    )
     got = run_bounded(["--db", db, "--config", str(config), "recall", "--actor", "a",
                        "--query", "q", "--json"])  # fmt: skip
     assert "strategies.semantic.prompt_file" in _refused(got, MB, "a configuration or prompt file")
