@@ -107,6 +107,7 @@ class EventLog(SQLFlows):
         backend key, or None where a concurrent writer stored its id first."""
         q = self.events_sql
         fields = operator.itemgetter(*q.EVENT_FIELDS)
+
         def obj(value: Any) -> object:  # text on both backends, never jsonb (schema 11)
             return "{}" if type(value) is dict and not value else json_text(value)
 
