@@ -4,7 +4,13 @@ child process the tests started."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -46,3 +52,50 @@ def stop(proc: subprocess.Popen[bytes] | subprocess.Popen[str]) -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+
+
+@dataclass(frozen=True)
+class Bounded:
+    """How a `run_bounded` command ended: exit code, output, peak memory and time."""
+
+    code: int
+    out: str
+    err: str
+    max_rss_mb: float
+    seconds: float
+
+
+def run_bounded(
+    args: list[str], *, stdin: str | None = None, timeout: float = 60, memory_mb: int = 3000
+) -> Bounded:
+    """`python -m remem ARGS` in a subprocess whose address space is capped at
+    `memory_mb` (RLIMIT_AS) and killed after `timeout` seconds; its own peak RSS from
+    `wait4`, so nothing else the test process ran counts. `stdin` names a file to read
+    standard input from."""
+    import resource
+
+    def cap() -> None:
+        limit = memory_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err_file:
+        source = open(stdin, "rb") if stdin is not None else subprocess.DEVNULL
+        start = time.monotonic()
+        proc = subprocess.Popen([sys.executable, "-m", "remem", *args], stdin=source,
+                                stdout=out, stderr=err_file, env=env, preexec_fn=cap)  # fmt: skip
+        timer = threading.Timer(timeout, proc.kill)
+        timer.start()
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            timer.cancel()
+            if stdin is not None:
+                source.close()  # type: ignore[union-attr]
+        proc.returncode = code = os.waitstatus_to_exitcode(status)
+        seconds = time.monotonic() - start
+        out.seek(0)
+        err_file.seek(0)
+        return Bounded(code, out.read().decode(errors="replace"),
+                       err_file.read().decode(errors="replace"), usage.ru_maxrss / 1024,
+                       seconds)  # fmt: skip

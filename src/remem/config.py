@@ -157,12 +157,7 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
     from remem.config_file import ConfigFile
 
     file = Path(raw_path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read config file {file}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"config file {file} is not UTF-8 text") from None
+    text = _read(file, "config file")
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -217,13 +212,7 @@ def _strategies(
         replace = section.prompt_replace
         if section.prompt_file is not None:
             prompt_path = base / section.prompt_file
-            try:
-                replace = prompt_path.read_text(encoding="utf-8")
-            except OSError as exc:
-                raise ConfigError(
-                    f"{source}: strategies.{name}.prompt_file: cannot read {prompt_path}: "
-                    f"{exc.strerror or exc}"
-                ) from None
+            replace = _read(prompt_path, f"{source}: strategies.{name}.prompt_file")
         strategies.append(
             StrategyConfig(name, section.model, section.namespace, section.prompt_append, replace)
         )
@@ -277,3 +266,18 @@ def _line_of(text: str, loc: tuple[str, ...]) -> int | None:
         elif best is None and len(path) > len(loc) and path[: len(loc)] == loc:
             best = number  # the error is about a table below this key: its first line
     return best
+
+
+MAX_CONFIG_FILE_BYTES = 1024 * 1024  # a configuration or prompt file, read up to this
+
+
+def _read(path: Path, what: str) -> str:
+    """A configuration or prompt file's text, read up to `MAX_CONFIG_FILE_BYTES`;
+    ConfigError saying what is wrong with it otherwise."""
+    from remem.files import read_text
+
+    try:
+        return read_text(path, MAX_CONFIG_FILE_BYTES, "a configuration or prompt file",
+                         "is it the file you meant?")  # fmt: skip
+    except InvalidInput as exc:
+        raise ConfigError(f"{what}: {exc}") from None

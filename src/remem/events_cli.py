@@ -15,6 +15,7 @@ import click
 
 from remem.clikit import Ctx, echo_counts, emit, json_option
 from remem.errors import InvalidInput
+from remem.files import read_text
 
 # -- events ---------------------------------------------------------------------------
 
@@ -96,16 +97,19 @@ def event_import(ctx: Ctx, file: Path) -> None:
     emit(ctx, data, lambda: click.echo(f"imported {result.imported}, skipped {result.skipped}"))
 
 
+# an import file (or stdin) is read up to this many bytes, then refused: it is held
+# whole (and validated whole) before anything is written
+MAX_IMPORT_BYTES = 64 * 1024 * 1024
+
+
 def read_lines(file: Path) -> list[str]:
-    """The lines of `file` (`-`: standard input); InvalidInput if it is not UTF-8 text."""
-    try:
-        if str(file) == "-":
-            return sys.stdin.read().splitlines()
-        return file.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise InvalidInput(f"no such file: {file}") from None
-    except UnicodeDecodeError:
-        raise InvalidInput(f"{file} is not UTF-8 text") from None
+    """The lines of `file` (`-`: standard input); InvalidInput if it is not UTF-8 text
+    or over `MAX_IMPORT_BYTES` (64 MiB, of which no more is read)."""
+    return read_text(
+        file, MAX_IMPORT_BYTES, "an import file",
+        "split it into parts (e.g. `split -l 10000`) and import each; a line already "
+        "stored is skipped when a part is imported again",
+    ).splitlines()  # fmt: skip
 
 
 def parse_jsonl(lines: list[str], numbered: bool = False) -> Iterator[Any]:

@@ -2,12 +2,11 @@
 subject with a typed confirmation, deletion jobs with their receipts, export)."""
 
 # no `from __future__ import annotations`: FastAPI reads the signatures at runtime
-import json
 import re
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request
-from fastapi.responses import Response
+from fastapi.responses import Response, StreamingResponse
 
 from remem.console import views
 from remem.console.web import (
@@ -100,10 +99,10 @@ def forget_subject(request: Request, at: At, fields: Form) -> Response:
 @page("Erasure")
 def export(request: Request, at: At, actor: Short = "") -> Response:
     """Everything held about one actor as a JSON download (GET /v1/subjects/{actor}/export)."""
-    data = admin.export_subject(actor.strip(), at.who, at.svc)
-    name = re.sub(r"[^A-Za-z0-9_.-]", "_", data["actor_id"])[:80]
-    return Response(
-        json.dumps(data, ensure_ascii=False, indent=1),
+    actor_id, body = admin.subject_export(actor.strip(), at.who, at.svc)
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", actor_id)[:80]
+    return StreamingResponse(
+        body,
         media_type="application/json",
         headers={**HEADERS, "Content-Disposition": f'attachment; filename="remem-{name}.json"'},
     )

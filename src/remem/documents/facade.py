@@ -14,10 +14,15 @@ from remem.deps import Deps
 from remem.documents import flows
 from remem.documents.flows import AddResult
 from remem.errors import InvalidInput
+from remem.files import read_bytes
 from remem.model import DocumentItem, Sensitivity
 from remem.policy.scope import operator
 from remem.store.base import ForgetReport
 from remem.store.document_store import StoredChunk, StoredDocument
+
+# a document file is read up to this many bytes, and refused beyond (its text is then
+# bounded by `flows.MAX_DOCUMENT_CHARS`): room for a PDF with pictures, not /dev/zero
+MAX_DOCUMENT_FILE_BYTES = 32 * 1024 * 1024
 
 
 class DocumentMethods:
@@ -46,16 +51,17 @@ class DocumentMethods:
         `file://` URI), else its title: adding it again with the same content is a
         no-op; with changed content it becomes a new version that re-indexes only
         the changed chunks and keeps the previous version's id in its history.
+        A file over `MAX_DOCUMENT_FILE_BYTES` (32 MiB) is refused, having read no more.
         """
         if (path is None) == (text is None):
             raise InvalidInput("add_document needs exactly one of path or text")
         name: str | None = None
         if path is not None:
             file = Path(path)
-            try:
-                data: str | bytes = file.read_bytes()
-            except OSError as exc:
-                raise InvalidInput(f"cannot read {os.fspath(path)!r}: {exc.strerror}") from None
+            data: str | bytes = read_bytes(
+                file, MAX_DOCUMENT_FILE_BYTES, "a document file",
+                "split it into smaller documents, or add its text with `text=`",
+            )  # fmt: skip
             name = file.name
             source_uri = source_uri or file.resolve().as_uri()
         else:

@@ -37,7 +37,9 @@ from remem.documents import flows
 from remem.embed.base import Embedder
 from remem.errors import InvalidInput
 from remem.eval.baselines import BM25Index
+from remem.eval.locomo import MAX_DATASET_BYTES, SMALLER
 from remem.eval.metrics import latency
+from remem.files import read_text
 from remem.memory import Memory
 from remem.policy.scope import operator
 
@@ -60,10 +62,7 @@ def load_beir(path: str | Path, split: str = "test") -> BeirSet:
     queries = {r["_id"]: r["text"] for r in _jsonl(root / "queries.jsonl", ("_id", "text"))}
     qrels: dict[str, dict[str, int]] = {}
     tsv = root / "qrels" / f"{split}.tsv"
-    try:
-        lines = tsv.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise InvalidInput(f"cannot read {tsv}: {exc.strerror}") from None
+    lines = read_text(tsv, MAX_DATASET_BYTES, "an evaluation set", SMALLER).splitlines()
     for n, line in enumerate(lines, start=1):
         parts = line.split("\t")
         if n == 1 and not parts[-1].strip().lstrip("-").isdigit():
@@ -78,10 +77,7 @@ def load_beir(path: str | Path, split: str = "test") -> BeirSet:
 
 
 def _jsonl(path: Path, required: Sequence[str]) -> list[dict[str, Any]]:
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise InvalidInput(f"cannot read {path}: {exc.strerror}") from None
+    lines = read_text(path, MAX_DATASET_BYTES, "an evaluation set", SMALLER).splitlines()
     rows: list[dict[str, Any]] = []
     for n, line in enumerate(lines, start=1):
         if not line.strip():

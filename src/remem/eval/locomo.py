@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from remem.errors import InvalidInput
+from remem.files import read_text
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 SCORED = (1, 2, 3, 4)  # "overall" covers these; 5 is reported on its own
@@ -197,12 +198,14 @@ def load(path: str | Path) -> Dataset:
     return parse(read_json(path), str(path))
 
 
+MAX_DATASET_BYTES = 256 * 1024 * 1024  # an evaluation file, read up to this, then refused
+SMALLER = "take a sample of it"
+
+
 def read_json(path: str | Path) -> Any:
     """A dataset file's decoded JSON; InvalidInput saying why when it cannot be read."""
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}") from None
+        return json.loads(read_text(path, MAX_DATASET_BYTES, "an evaluation set", SMALLER))
     except json.JSONDecodeError as exc:
         raise InvalidInput(f"{path} is not JSON ({exc.msg} at line {exc.lineno})") from None
 

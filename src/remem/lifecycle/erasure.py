@@ -18,7 +18,7 @@ from typing import Any
 
 from remem.deps import Deps
 from remem.errors import InvalidInput, NotFound, StoreError
-from remem.model import Kind, Record, Status
+from remem.model import Event, Kind, Record, Status
 from remem.policy.scope import check_name, named
 from remem.store.base import ForgetReport, Scope
 from remem.store.erasure import RUNNING
@@ -26,6 +26,8 @@ from remem.thread.api import checkpoint_list, has_thread_state, tool_calls
 from remem.timeutil import parse_time
 
 FORGET_ATTEMPTS = 3
+EXPORT_PAGE = 200  # events read at once by `export`, and at most this many bytes of them:
+EXPORT_PAGE_BYTES = 1024 * 1024
 # a deletion job still running this long after it started was left by a process that died
 RESUME_AFTER = timedelta(minutes=10)
 
@@ -36,10 +38,12 @@ def export(deps: Deps, actor: str) -> Iterator[dict[str, Any]]:
     """Everything remem holds about one actor, as JSON-ready rows.
 
     One row per event (`"type": "event"`) and per record with its full
-    history (`"type": "record"`), in a portable shape.
+    history (`"type": "record"`), in a portable shape. Events are read
+    `EXPORT_PAGE` at a time (and at most `EXPORT_PAGE_BYTES` of them), so a
+    subject of any size is exported in bounded memory as the rows are consumed.
     """
     check_name("actor", actor)
-    for e in deps.store.list_events(deps.tenant, actor, None, limit=10_000_000):
+    for e in _all_events(deps, actor):
         yield {
             "type": "event",
             "id": e.id,
@@ -62,6 +66,18 @@ def export(deps: Deps, actor: str) -> Iterator[dict[str, Any]]:
         yield {"type": "checkpoint", **cp.as_dict()}
     for call in tool_calls(deps, actor=actor, limit=1_000_000):
         yield {"type": "tool_call", **call.as_dict()}
+
+
+def _all_events(deps: Deps, actor: str) -> Iterator[Event]:
+    """Every event of the actor, oldest first, read a page at a time."""
+    after = None
+    while True:
+        page, after = deps.store.events_page(
+            deps.tenant, actor, None, after, EXPORT_PAGE, max_bytes=EXPORT_PAGE_BYTES
+        )
+        yield from page
+        if after is None:
+            return
 
 
 def _actor_documents(deps: Deps, actor: str) -> Iterator[dict[str, Any]]:

@@ -111,8 +111,11 @@ class EventLog(Protocol):
         session: str | None,
         after: EventKey | None,
         limit: int,
+        max_bytes: int = ...,
     ) -> tuple[list[Event], EventKey | None]:
-        """A page of `list_events` read by key: after `after`, and the key for the next."""
+        """A page of `list_events` read by key: after `after`, and the key for the next;
+        at most `limit` events, and no more once they hold `max_bytes` of text and
+        metadata (`remem.store.lookups.PAGE_BYTES` by default)."""
         ...
 
     def get_events(self, tenant: str, event_ids: Sequence[str]) -> list[Event]: ...

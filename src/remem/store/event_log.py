@@ -24,7 +24,7 @@ from remem.model import Event
 from remem.policy.events import EventIdTaken, Identity, classify
 from remem.store.backend import SQLFlows, Tx
 from remem.store.base import Clock
-from remem.store.rows import event_params
+from remem.store.rows import event_params, json_text
 
 
 class EventSQL(Protocol):
@@ -107,10 +107,9 @@ class EventLog(SQLFlows):
         backend key, or None where a concurrent writer stored its id first."""
         q = self.events_sql
         fields = operator.itemgetter(*q.EVENT_FIELDS)
-        none = self._json_param({})
 
-        def obj(value: Any) -> object:  # most events have no metadata: encoded once
-            return none if type(value) is dict and not value else self._json_param(value)
+        def obj(value: Any) -> object:  # text on both backends, never jsonb (schema 11)
+            return "{}" if type(value) is dict and not value else json_text(value)
 
         keys: dict[str, Any] = {}
         for start in range(0, len(events), q.EVENT_ROWS):

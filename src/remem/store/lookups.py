@@ -25,6 +25,7 @@ from remem.store.rows import event_from, record_from
 LISTED = (Status.ACTIVE, Status.INVALID, Status.PROPOSED)  # `list_records` by default
 
 EARLIEST = datetime(1, 1, 1, tzinfo=UTC)  # before every storable time: the first page
+PAGE_BYTES = 4 * 1024 * 1024  # of event text and metadata in one `events_page`
 
 
 class LookupSQL(Protocol):
@@ -32,8 +33,9 @@ class LookupSQL(Protocol):
 
     LIST_EVENTS_ACTOR: str  # tenant, actor, limit
     LIST_EVENTS_SESSION: str  # tenant, actor, session, limit
-    EVENTS_AFTER_ACTOR: str  # tenant, actor, time, seq, limit -> + seq (after that key)
-    EVENTS_AFTER_SESSION: str  # tenant, actor, session, time, seq, limit -> + seq
+    # tenant, actor, time, seq, limit, bytes -> + seq, bytes_before (after that key)
+    EVENTS_AFTER_ACTOR: str
+    EVENTS_AFTER_SESSION: str  # the same and session
     GET_EVENTS: str  # tenant, {keys}: event ids (in arrival order)
     SESSION_CONTEXT: str  # tenant, actor, session, time, limit (newest first)
     GET_RECORD: str  # tenant, record_id
@@ -74,23 +76,30 @@ class Lookups(SQLFlows):
         session: str | None,
         after: EventKey | None,
         limit: int,
+        max_bytes: int = PAGE_BYTES,
     ) -> tuple[list[Event], EventKey | None]:
         """Up to `limit` events of one actor (optionally one session) in `list_events`'
         order, from just after `after` (the key `events_page` handed out; None: from
         the first), and the key to read on from, None after the last. One read of
-        `limit + 1` rows by (time, seq), however deep the page."""
+        at most `limit + 1` rows by (time, seq), however deep the page.
+
+        A page also ends once its events hold `max_bytes` (`PAGE_BYTES`, 4 MiB) of
+        text and metadata (at least one event, so at most that plus one event's
+        0.5 MB): a thousand events of 100,000 characters each come a few at a time."""
         if after is not None and not _event_key(after):
             raise InvalidInput("after must be the key a page of events returned, or None")
         q = self.lookup_sql
         sql = q.EVENTS_AFTER_ACTOR if session is None else q.EVENTS_AFTER_SESSION
         when, seq = after or (EARLIEST, 0)
         params = {"tenant": tenant, "actor": actor, "session": session,
-                  "time": self._at(when), "seq": seq, "limit": limit + 1}  # fmt: skip
+                  "time": self._at(when), "seq": seq, "limit": limit + 1,
+                  "bytes": max_bytes}  # fmt: skip
         rows = self._read(tenant, sql, params)
-        events = [self._event(r) for r in rows[:limit]]
-        if len(rows) <= limit:
+        page = [r for r in rows[:limit] if r["bytes_before"] < max_bytes]
+        events = [self._event(r) for r in page]
+        if len(rows) == len(page):
             return events, None
-        return events, (events[-1].time, int(rows[limit - 1]["seq"]))
+        return events, (events[-1].time, int(page[-1]["seq"]))
 
     def get_events(self, tenant: str, event_ids: Sequence[str]) -> list[Event]:
         """The events with these client ids, in arrival order."""

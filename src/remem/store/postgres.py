@@ -72,7 +72,7 @@ from remem.store.record_write import RecordWrites, Vector, WriteSQL
 from remem.store.rows import near_from
 from remem.timeutil import utcnow
 
-SCHEMA_VERSION = 10  # the newest migration this code knows; checked by a test
+SCHEMA_VERSION = 11  # the newest migration this code knows; checked by a test
 
 Cursor = psycopg.Cursor[DictRow]
 Query = str | pg_sql.Composed

@@ -190,17 +190,25 @@ SELECT {EVENT_COLUMNS} FROM events
 WHERE tenant = %(tenant)s AND actor = %(actor)s AND session = %(session)s
 ORDER BY time, seq LIMIT %(limit)s
 """
-EVENTS_AFTER_ACTOR = f"""
-SELECT {EVENT_COLUMNS}, seq FROM events WHERE tenant = %(tenant)s AND actor = %(actor)s
-    AND time >= %(time)s AND (time > %(time)s OR seq > %(seq)s)
-ORDER BY time, seq LIMIT %(limit)s
+# A page of events ends at `limit` rows or once the text and metadata before a row
+# reach `bytes`: each row carries the bytes of the rows before it (`bytes_before`), and
+# the first row past the bound is read too (its `bytes_before_last` is still under
+# it), so the caller knows that more follow (`remem.store.lookups.Lookups.events_page`).
+_EVENT_SIZE = "octet_length(text) + octet_length(metadata)"
+_EVENTS_AFTER = f"""
+SELECT * FROM (
+    SELECT {EVENT_COLUMNS}, seq,
+        coalesce(sum({_EVENT_SIZE}) OVER (ORDER BY time, seq
+            ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS bytes_before,
+        coalesce(sum({_EVENT_SIZE}) OVER (ORDER BY time, seq
+            ROWS BETWEEN UNBOUNDED PRECEDING AND 2 PRECEDING), 0) AS bytes_before_last
+    FROM events WHERE tenant = %(tenant)s AND actor = %(actor)s {{session}}
+        AND time >= %(time)s AND (time > %(time)s OR seq > %(seq)s)
+    ORDER BY time, seq LIMIT %(limit)s
+) page WHERE bytes_before_last < %(bytes)s ORDER BY time, seq
 """
-EVENTS_AFTER_SESSION = f"""
-SELECT {EVENT_COLUMNS}, seq FROM events
-WHERE tenant = %(tenant)s AND actor = %(actor)s AND session = %(session)s
-    AND time >= %(time)s AND (time > %(time)s OR seq > %(seq)s)
-ORDER BY time, seq LIMIT %(limit)s
-"""
+EVENTS_AFTER_ACTOR = _EVENTS_AFTER.format(session="")
+EVENTS_AFTER_SESSION = _EVENTS_AFTER.format(session="AND session = %(session)s")
 GET_EVENTS = f"""
 SELECT {EVENT_COLUMNS} FROM events WHERE tenant = %(tenant)s AND id = ANY(%(keys)s::text[])
 ORDER BY seq

@@ -10,6 +10,7 @@ the shape of an `Event` and a `Record` is written once, here. The other way,
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any
@@ -137,6 +138,13 @@ def record_params(rec: Record, at: At, items: Encode) -> dict[str, Any]:
         "superseded_by": rec.superseded_by,
         "flags": items(list(rec.flags)),
     }
+
+
+def json_text(value: Any) -> str:
+    """The JSON text an event's metadata is stored as on both backends: compact, in
+    the caller's key order, numbers as Python writes them (`1e+308`), so it reads
+    back as it was sent (PostgreSQL's jsonb wrote 1e308 out in 309 digits)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def event_params(e: Event, received_at: Any, at: At, obj: Encode) -> dict[str, Any]:

@@ -115,16 +115,23 @@ LIST_EVENTS_SESSION = """
 SELECT * FROM events WHERE tenant = :tenant AND actor = :actor AND session = :session
 ORDER BY time, seq LIMIT :limit
 """
-EVENTS_AFTER_ACTOR = """
-SELECT * FROM events WHERE tenant = :tenant AND actor = :actor
-    AND time >= :time AND (time > :time OR seq > :seq)
-ORDER BY time, seq LIMIT :limit
+# a page ends at `limit` rows or `bytes` of text and metadata, as on PostgreSQL
+# (`remem.store.postgres_sql._EVENTS_AFTER` says how)
+_EVENT_SIZE = "length(CAST(text AS BLOB)) + length(CAST(metadata AS BLOB))"
+_EVENTS_AFTER = f"""
+SELECT * FROM (
+    SELECT *,
+        coalesce(sum({_EVENT_SIZE}) OVER (ORDER BY time, seq
+            ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS bytes_before,
+        coalesce(sum({_EVENT_SIZE}) OVER (ORDER BY time, seq
+            ROWS BETWEEN UNBOUNDED PRECEDING AND 2 PRECEDING), 0) AS bytes_before_last
+    FROM events WHERE tenant = :tenant AND actor = :actor {{session}}
+        AND time >= :time AND (time > :time OR seq > :seq)
+    ORDER BY time, seq LIMIT :limit
+) WHERE bytes_before_last < :bytes ORDER BY time, seq
 """
-EVENTS_AFTER_SESSION = """
-SELECT * FROM events WHERE tenant = :tenant AND actor = :actor AND session = :session
-    AND time >= :time AND (time > :time OR seq > :seq)
-ORDER BY time, seq LIMIT :limit
-"""
+EVENTS_AFTER_ACTOR = _EVENTS_AFTER.format(session="")
+EVENTS_AFTER_SESSION = _EVENTS_AFTER.format(session="AND session = :session")
 GET_EVENTS = "SELECT * FROM events WHERE tenant = :tenant AND id IN ({keys}) ORDER BY seq"
 SESSION_CONTEXT = """
 SELECT * FROM events

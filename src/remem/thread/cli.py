@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -18,9 +17,10 @@ import click
 
 from remem.clikit import Ctx, emit, json_option
 from remem.errors import InvalidInput
+from remem.files import read_text
 from remem.thread import api
 from remem.thread.api import MAX_RETENTION
-from remem.thread.checkpoints import resume_state
+from remem.thread.checkpoints import MAX_STATE_BYTES, resume_state
 
 _ACTOR = click.option("--actor", required=True, help="Whose workflow this is.")
 _WORKFLOW = click.option("--workflow", required=True, help="The workflow id.")
@@ -253,18 +253,19 @@ def toolcall_release(ctx: Ctx, actor: str, workflow: str, idempotency_key: str) 
     emit(ctx, {"released": call.as_dict()}, lambda: click.echo(f"released {idempotency_key}"))
 
 
+MAX_STATE_FILE_BYTES = 4 * MAX_STATE_BYTES  # read of a --state-file, then refused
+
 # -- helpers -----------------------------------------------------------------------------------
 
 
 def _read(path: Path | None) -> str:
-    try:
-        if str(path) == "-":
-            return sys.stdin.read()
-        return Path(str(path)).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InvalidInput(f"no such file: {path}") from None
-    except UnicodeDecodeError:
-        raise InvalidInput(f"{path} is not UTF-8 text") from None
+    """The state file's text (`-`: stdin), read up to `MAX_STATE_FILE_BYTES`: four times a
+    checkpoint's `MAX_STATE_BYTES` of canonical JSON, room for indentation."""
+    return read_text(
+        str(path), MAX_STATE_FILE_BYTES, "a checkpoint's --state-file",
+        f"a checkpoint's state is at most {MAX_STATE_BYTES} bytes of JSON; keep large "
+        "artifacts elsewhere and store references to them",
+    )  # fmt: skip
 
 
 def _parse_json(option: str, text: str) -> Any:

@@ -1,9 +1,12 @@
 """Administration: a subject's erasure and export, and the tenant's API keys."""
 
 # no `from __future__ import annotations`: FastAPI reads the signatures at runtime
+import json
+from collections.abc import Iterator
 from typing import Any
 
 from fastapi import APIRouter
+from fastapi.responses import StreamingResponse
 
 from remem.errors import NotFound
 from remem.policy import scope
@@ -25,11 +28,51 @@ def forget_subject(actor_id: str, who: Who, svc: Svc) -> dict[str, Any]:
 
 
 @router.get("/v1/subjects/{actor_id}/export", tags=["subjects"])
-def export_subject(actor_id: str, who: Who, svc: Svc) -> dict[str, Any]:
-    """Everything remem holds about one actor, in a portable shape (admins)."""
+def export_subject(actor_id: str, who: Who, svc: Svc) -> StreamingResponse:
+    """Everything remem holds about one actor, in a portable shape (admins):
+    `{"actor_id": ..., "rows": [...]}`, streamed as the rows are read."""
+    _, body = subject_export(actor_id, who, svc)
+    return StreamingResponse(body, media_type="application/json")
+
+
+def subject_export(actor_id: str, who: Who, svc: Svc) -> tuple[str, Iterator[bytes]]:
+    """The actor an export is of, and its JSON body in pieces of about `CHUNK` bytes,
+    written as the rows are read (a page of events at a time, `remem.lifecycle.erasure`),
+    never built whole: a subject of any size costs bounded memory. Scope, role and the
+    first read are checked here, so what fails before the first byte is an error answer;
+    a failure later cuts the body short (invalid JSON, never a partial answer that parses)."""
     scope.need_role(who, "admin")
     actor = scope.actor_for(who, actor_id)
-    return {"actor_id": actor, "rows": list(svc.memory(who.tenant).export(actor=actor))}
+    rows = svc.memory(who.tenant).export(actor=actor)
+    first = next(rows, None)
+    return actor, _json_body(actor, first, rows)
+
+
+CHUNK = 64 * 1024  # bytes of an export gathered before they are sent
+
+
+def _json_body(
+    actor: str, first: dict[str, Any] | None, rest: Iterator[dict[str, Any]]
+) -> Iterator[bytes]:
+    head = '{"actor_id":' + _json(actor) + ',"rows":['
+    if first is None:
+        yield (head + "]}").encode()
+        return
+    parts = [head, _json(first)]
+    size = sum(map(len, parts))
+    for row in rest:
+        text = _json(row)
+        parts += [",", text]
+        size += len(text) + 1
+        if size >= CHUNK:
+            yield "".join(parts).encode()
+            parts, size = [], 0
+    parts.append("]}")
+    yield "".join(parts).encode()
+
+
+def _json(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 @router.get("/v1/keys", tags=["keys"])
