@@ -47,7 +47,7 @@ class Documents:
     the hash embedder, about 40 s with all-MiniLM-L6-v2), so a document of many tiny
     sections is refused whole instead of holding the file's write lock that long.
 
-    And what parsing one may take (`remem.documents.parse.Bounds`): `max_pages` pages
+    And what parsing one may take (`remem.documents.bounds.Bounds`): `max_pages` pages
     of a PDF, `max_parse_seconds` of CPU (a PDF of 40 pages sharing one compressed
     content stream took 78 s; pypdf read about 10 ms of an ordinary page)."""
 

@@ -79,7 +79,7 @@ def add(
     only the chunks whose hash is new and keeps the previous version in its history.
 
     A chunk holding a secret refuses the whole document (`RefusedContent` naming the
-    chunk's position); nothing is stored. Parsing is bounded (`parse.Bounds`: the
+    chunk's position); nothing is stored. Parsing is bounded (`bounds.Bounds`: the
     2,000,000 characters of `MAX_DOCUMENT_CHARS`, `[documents] max_pages` and
     `max_parse_seconds`); past a bound, InvalidInput says which.
     """

@@ -7,14 +7,15 @@ its position, the heading path above it or the page it is on. Chunks are cut
 from sections (`remem.documents.chunk`), so a chunk's span is an exact span of
 the normalised text and can be shown, quoted or checked against the source.
 
-Parsing is bounded (`Bounds`): at most `max_chars` characters of text (checked as
-soon as they are passed: after normalising, or after each PDF page), `max_pages`
-pages of a PDF, and `max_seconds` of the parsing thread's CPU time (checked every
-`CHECK_LINES` Markdown lines or HTML tags, and through a PDF, `remem.documents.pdf`).
-Over any of them, `InvalidInput` names the bound and what to do. The work is linear
-in the input: a Markdown heading is matched without backtracking, and an HTML tag,
-comment or declaration left open at the end (which the standard library's parser
-re-scans to the end once for every `<` after it) is dropped, as a browser drops it.
+Parsing is bounded (`remem.documents.bounds.Bounds`): at most `max_chars`
+characters (checked as soon as they are passed: after normalising, or after each
+PDF page), `max_pages` pages of a PDF, and `max_seconds` of the parsing thread's
+CPU time (checked every `CHECK_LINES` Markdown lines or HTML tags; for a PDF see
+`remem.documents.pdf`). Past any of them, `InvalidInput` names the bound and what
+to do. The work is linear in the input: a Markdown heading is matched without
+backtracking, and an HTML tag, comment or declaration left open at the end (which
+the standard library's parser re-scans to the end once for every `<` after it) is
+dropped, as a browser drops it.
 
 Pure functions; PDF text comes from pypdf (`pip install 'remem[docs]'`), HTML
 from the standard library's `html.parser`. No network, ever.
@@ -23,15 +24,22 @@ from the standard library's `html.parser`. No network, ever.
 from __future__ import annotations
 
 import re
-import time
 import unicodedata
 from dataclasses import dataclass
 from html.parser import HTMLParser
 
-from remem.config_sections import Documents
+from remem.documents.bounds import (
+    CHECK_LINES,
+    MAX_DOCUMENT_CHARS,
+    Bounds,
+    Deadline,
+    check_length,
+)
 from remem.errors import InvalidInput
 from remem.policy.dataclasses import shown
 
+__all__ = ["CHECK_LINES", "FORMATS", "MAX_DOCUMENT_CHARS", "Bounds", "Deadline", "Parsed",
+           "Section", "check_length", "format_of", "heading_of", "normalise", "parse"]  # fmt: skip
 FORMATS = ("text", "markdown", "html", "pdf")
 _SUFFIX = {
     ".txt": "text",
@@ -49,60 +57,6 @@ _BLANK = re.compile(r"\n[ \t]*\n")
 # a heading is kept in the position of every chunk under it: cut, so that one long
 # heading cannot multiply a document's size by its number of chunks
 MAX_HEADING_CHARS = 200
-MAX_DOCUMENT_CHARS = 2_000_000  # of normalised text
-CHECK_LINES = 1024  # Markdown lines or HTML tags between two looks at the clock
-_DEFAULTS = Documents()
-
-
-@dataclass(frozen=True, slots=True)
-class Bounds:
-    """What parsing one document may take: `max_chars` characters of normalised text,
-    `max_pages` pages (a PDF) and `max_seconds` of the parsing thread's CPU time
-    (defaults: 2,000,000; `[documents] max_pages`, `max_parse_seconds`)."""
-
-    max_chars: int = MAX_DOCUMENT_CHARS
-    max_pages: int = _DEFAULTS.max_pages
-    max_seconds: float = _DEFAULTS.max_parse_seconds
-
-    def clock(self) -> Deadline:
-        """The deadline of a parse starting now."""
-        return Deadline(self.max_seconds)
-
-
-class Deadline:
-    """The CPU time a parse has left: `check` raises InvalidInput once it is spent.
-    CPU time of this thread, so a busy machine slows a parse without refusing it."""
-
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
-        self.start = time.thread_time()
-
-    def spent(self) -> bool:
-        """Whether the parse has run out of time."""
-        return time.thread_time() - self.start > self.seconds
-
-    def over(self, where: str = "") -> InvalidInput:
-        """The error of a parse out of time; `where` says how far it got."""
-        return InvalidInput(
-            f"the document took more than {self.seconds:g} s of CPU to read"
-            f"{f' ({where})' if where else ''}; nothing was stored: split it into smaller "
-            "documents or add its text instead, or raise `[documents] max_parse_seconds`"
-        )
-
-    def check(self, where: str = "") -> None:
-        """InvalidInput (`over`) once the time is spent."""
-        if self.spent():
-            raise self.over(where)
-
-
-def check_length(chars: int, limit: int, where: str = "") -> None:
-    """InvalidInput when a document's text of `chars` characters is over `limit`."""
-    if chars > limit:
-        said = f"{chars} characters of text" if not where else f"over {limit} characters of text"
-        raise InvalidInput(
-            f"the document is {said}{f' {where}' if where else ''}; the limit is {limit}: "
-            "nothing was stored; split it into several documents"
-        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -302,7 +256,7 @@ def _pdf(data: bytes, bounds: Bounds, deadline: Deadline) -> Parsed:
 
     text = ""
     sections: list[Section] = []
-    for number, page in enumerate(page_texts(data, bounds, deadline), start=1):
+    for number, page in enumerate(page_texts(data, bounds, deadline, normalise), start=1):
         if text:
             text += "\n\n"
         base = len(text)

@@ -1,4 +1,4 @@
-"""A PDF's text, page by page, within the bounds of one parse (`parse.Bounds`).
+"""A PDF's text, page by page, within the bounds of one parse (`bounds.Bounds`).
 
 A PDF's cost is not its size: a 7.8 KB file of 40 pages sharing one compressed
 content stream of 100,000 text operators took 78 s of CPU, each page reading the
@@ -27,10 +27,11 @@ import io
 import logging
 import threading
 from collections import Counter
+from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
 
-from remem.documents.parse import Bounds, Deadline, check_length, normalise
+from remem.documents.bounds import Bounds, Deadline, check_length
 from remem.errors import InvalidInput
 
 CONTENT_BYTES_PER_SECOND = 2_000_000  # pypdf read about 0.8 MB of content a second here
@@ -82,9 +83,12 @@ def _install() -> None:
             _installed = True
 
 
-def page_texts(data: bytes, bounds: Bounds, deadline: Deadline) -> list[str]:
-    """The normalised text of each page of the PDF `data`, within `bounds`;
-    InvalidInput for a file that cannot be read or passes a bound."""
+def page_texts(
+    data: bytes, bounds: Bounds, deadline: Deadline, clean: Callable[[str], str]
+) -> list[str]:
+    """The text of each page of the PDF `data` as `clean` makes it (the characters'
+    bound counts it so), within `bounds`; InvalidInput for a file that cannot be read
+    or passes a bound."""
     try:
         from pypdf import PdfReader
     except ImportError:
@@ -99,7 +103,7 @@ def page_texts(data: bytes, bounds: Bounds, deadline: Deadline) -> list[str]:
                 raise InvalidInput(
                     "the PDF is encrypted: decrypt it (or print it to a new PDF) and add it again"
                 )
-            return _read(reader, bounds, deadline)
+            return _read(reader, bounds, deadline, clean)
         except _OutOfBounds as stop:
             raise stop.error from None
         except (InvalidInput, MemoryError):
@@ -118,7 +122,9 @@ def page_texts(data: bytes, bounds: Bounds, deadline: Deadline) -> list[str]:
             )
 
 
-def _read(reader: Any, bounds: Bounds, deadline: Deadline) -> list[str]:
+def _read(
+    reader: Any, bounds: Bounds, deadline: Deadline, clean: Callable[[str], str]
+) -> list[str]:
     pages = reader.pages
     count = len(pages)
     if count > bounds.max_pages:
@@ -141,7 +147,7 @@ def _read(reader: Any, bounds: Bounds, deadline: Deadline) -> list[str]:
     for number, page in enumerate(pages, start=1):
         where = f"on page {number} of {count}"
         deadline.check(where)
-        text = normalise(page.extract_text(visitor_operand_before=tick) or "")
+        text = clean(page.extract_text(visitor_operand_before=tick) or "")
         texts.append(text)
         chars += (2 if chars else 0) + len(text)  # as the pages are joined, "\n\n" apart
         check_length(chars, bounds.max_chars, f"by page {number} of {count}")
