@@ -24,6 +24,7 @@ import re
 import time
 import zlib
 from collections.abc import Callable, Iterator
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -279,7 +280,11 @@ def test_the_heading_match_reads_headings_as_the_pattern_did(line: str) -> None:
 
 
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize("source", [SLOW_HTML, SLOW_COMMENTS, "<p>Kept.</p>" + SLOW_HTML])
+@pytest.mark.parametrize(
+    "source",
+    [SLOW_HTML, SLOW_COMMENTS, "<p>Kept.</p>" + SLOW_HTML],
+    ids=["open-tags", "open-comments", "text-then-open-tags"],
+)
 def test_html_left_open_at_the_end_parses_at_once(mem: Memory, source: str) -> None:
     got, spent = cpu(lambda: mem.add_document(text=source, title="x", format="html"))
     assert spent < CPU_BOUND
@@ -292,9 +297,16 @@ def test_html_left_open_at_the_end_parses_at_once(mem: Memory, source: str) -> N
 
 
 def test_html_the_parser_cannot_read_is_invalid_input(mem: Memory) -> None:
-    with pytest.raises(InvalidInput, match="declaration near line 2"):
-        mem.add_document(text="<p>Intro.</p>\n<![a>\n<p>More.</p>", title="x", format="html")
-    _nothing_stored(mem)
+    source = "<p>Intro.</p>\n<![a>\n<p>More.</p>"
+    try:  # Python 3.11's parser raises AssertionError on a `<![` it does not know
+        HTMLParser().feed("<![a>")
+    except AssertionError:
+        with pytest.raises(InvalidInput, match="declaration near line 2"):
+            mem.add_document(text=source, title="x", format="html")
+        _nothing_stored(mem)
+    else:  # later ones read it as a comment
+        added = mem.add_document(text=source, title="x", format="html")
+        assert [c.text for c in mem.get_document(added.document.id)[1]] == ["Intro.\n\nMore."]
 
 
 def test_text_formats_are_bounded_in_time_and_characters(tmp_path: Path) -> None:
