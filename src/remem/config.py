@@ -21,6 +21,8 @@
 
     [documents]
     max_chunks = 5000                # a document cutting into more is refused whole
+    max_pages = 2000                 # pages of a PDF
+    max_parse_seconds = 10           # CPU time to parse one document
 
 With no file, remem runs the offline extractor only; with an endpoint (in the
 file, or `REMEM_LLM_BASE_URL` / `REMEM_LLM_MODEL` / `REMEM_LLM_API_KEY`) and

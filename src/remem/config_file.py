@@ -92,6 +92,9 @@ class EventsSection(_Strict):
 class DocumentsSection(_Strict):
     # how many chunks one document may cut into (it is refused whole above)
     max_chunks: int = Field(default=_D.max_chunks, ge=1, le=1_000_000)
+    # pages of a PDF, and CPU seconds to parse one document (refused above)
+    max_pages: int = Field(default=_D.max_pages, ge=1, le=1_000_000)
+    max_parse_seconds: float = Field(default=_D.max_parse_seconds, gt=0, le=3600)
 
 
 class RecallSection(_Strict):

@@ -45,9 +45,15 @@ class Documents:
     """`[documents]`: how many chunks one document may cut into. Adding one embeds and
     indexes every chunk in one transaction (20,000 short chunks took 2.9 s of CPU with
     the hash embedder, about 40 s with all-MiniLM-L6-v2), so a document of many tiny
-    sections is refused whole instead of holding the file's write lock that long."""
+    sections is refused whole instead of holding the file's write lock that long.
+
+    And what parsing one may take (`remem.documents.bounds.Bounds`): `max_pages` pages
+    of a PDF, `max_parse_seconds` of CPU (a PDF of 40 pages sharing one compressed
+    content stream took 78 s; pypdf read about 10 ms of an ordinary page)."""
 
     max_chunks: int = 5000
+    max_pages: int = 2000
+    max_parse_seconds: float = 10.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,7 +41,6 @@ from remem.writes.checks import sensitivity as check_sensitivity
 if TYPE_CHECKING:  # parsing and chunking load on ingest, not to recall
     from remem.documents.chunk import Piece
 
-MAX_DOCUMENT_CHARS = 2_000_000  # of normalised text
 MAX_TITLE_CHARS = 500
 MAX_URI_CHARS = 2000
 WRITE_ATTEMPTS = 3  # a version raced by another writer is diffed again, this many times
@@ -80,7 +79,9 @@ def add(
     only the chunks whose hash is new and keeps the previous version in its history.
 
     A chunk holding a secret refuses the whole document (`RefusedContent` naming the
-    chunk's position); nothing is stored.
+    chunk's position); nothing is stored. Parsing is bounded (`bounds.Bounds`: the
+    2,000,000 characters of `MAX_DOCUMENT_CHARS`, `[documents] max_pages` and
+    `max_parse_seconds`); past a bound, InvalidInput says which.
     """
     where = scope if isinstance(scope, DocScope) else parse_scope(scope)
     check_write(who, where)
@@ -94,19 +95,15 @@ def add(
         raise InvalidInput(f"a document's file name must be a string; got {type(name).__name__}")
     label = name or source_uri or title or ""
     from remem.documents.chunk import chunk, content_hash
-    from remem.documents.parse import format_of, parse
+    from remem.documents.parse import MAX_DOCUMENT_CHARS, Bounds, format_of, parse
 
     fmt = format_of(label, format)
     level = check_sensitivity(sensitivity) or Sensitivity.NORMAL
-    parsed = parse(data, fmt)
+    conf = deps.config.documents
+    parsed = parse(data, fmt, Bounds(MAX_DOCUMENT_CHARS, conf.max_pages, conf.max_parse_seconds))
     check_text("the document's text", parsed.text)  # no lone surrogate reaches a store
     if not parsed.text.strip():
         raise InvalidInput("the document holds no text")
-    if len(parsed.text) > MAX_DOCUMENT_CHARS:
-        raise InvalidInput(
-            f"the document is {len(parsed.text)} characters of text; the limit is "
-            f"{MAX_DOCUMENT_CHARS}"
-        )
     pieces = chunk(parsed)
     cap = deps.config.documents.max_chunks
     if len(pieces) > cap:  # before anything is embedded or stored: refused whole

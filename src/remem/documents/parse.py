@@ -7,21 +7,39 @@ its position, the heading path above it or the page it is on. Chunks are cut
 from sections (`remem.documents.chunk`), so a chunk's span is an exact span of
 the normalised text and can be shown, quoted or checked against the source.
 
+Parsing is bounded (`remem.documents.bounds.Bounds`): at most `max_chars`
+characters (checked as soon as they are passed: after normalising, or after each
+PDF page), `max_pages` pages of a PDF, and `max_seconds` of the parsing thread's
+CPU time (checked every `CHECK_LINES` Markdown lines or HTML tags; for a PDF see
+`remem.documents.pdf`). Past any of them, `InvalidInput` names the bound and what
+to do. The work is linear in the input: a Markdown heading is matched without
+backtracking, and an HTML tag, comment or declaration left open at the end (which
+the standard library's parser re-scans to the end once for every `<` after it) is
+dropped, as a browser drops it.
+
 Pure functions; PDF text comes from pypdf (`pip install 'remem[docs]'`), HTML
 from the standard library's `html.parser`. No network, ever.
 """
 
 from __future__ import annotations
 
-import io
 import re
 import unicodedata
 from dataclasses import dataclass
 from html.parser import HTMLParser
 
+from remem.documents.bounds import (
+    CHECK_LINES,
+    MAX_DOCUMENT_CHARS,
+    Bounds,
+    Deadline,
+    check_length,
+)
 from remem.errors import InvalidInput
 from remem.policy.dataclasses import shown
 
+__all__ = ["CHECK_LINES", "FORMATS", "MAX_DOCUMENT_CHARS", "Bounds", "Deadline", "Parsed",
+           "Section", "check_length", "format_of", "heading_of", "normalise", "parse"]  # fmt: skip
 FORMATS = ("text", "markdown", "html", "pdf")
 _SUFFIX = {
     ".txt": "text",
@@ -32,7 +50,9 @@ _SUFFIX = {
     ".htm": "html",
     ".pdf": "pdf",
 }
-_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
+# the marker only: the heading is what follows, its closing `#`s and spaces cut by
+# rstrip (a lazy `(.+?)[ \t#]*$` re-scanned a run of spaces once per character of it)
+_HEADING = re.compile(r"(#{1,6})[ \t]+(?=[^ \t])")
 _BLANK = re.compile(r"\n[ \t]*\n")
 # a heading is kept in the position of every chunk under it: cut, so that one long
 # heading cannot multiply a document's size by its number of chunks
@@ -85,18 +105,23 @@ def normalise(text: str) -> str:
     return "\n".join(line.rstrip() for line in text.split("\n")).strip("\n")
 
 
-def parse(data: bytes | str, fmt: str) -> Parsed:
-    """`data` (bytes of a file, or text) in format `fmt` as normalised text and sections."""
+def parse(data: bytes | str, fmt: str, bounds: Bounds | None = None) -> Parsed:
+    """`data` (bytes of a file, or text) in format `fmt` as normalised text and sections,
+    within `bounds` (default `Bounds()`); InvalidInput past one of them."""
+    bounds = bounds or Bounds()
+    deadline = bounds.clock()
     if fmt == "pdf":
         if isinstance(data, str):
             raise InvalidInput("a PDF document must be given as bytes, not text")
-        return _pdf(data)
+        return _pdf(data, bounds, deadline)
     text = data if isinstance(data, str) else _decode(data)
     if fmt == "html":
-        return _html(text)
+        return _html(text, bounds, deadline)
+    text = normalise(text)
+    check_length(len(text), bounds.max_chars)
     if fmt == "markdown":
-        return _markdown(normalise(text))
-    return Parsed("text", (t := normalise(text)), tuple(_paragraphs(t, 0, len(t), ())))
+        return _markdown(text, deadline)
+    return Parsed("text", text, tuple(_paragraphs(text, 0, len(text), ())))
 
 
 def _decode(data: bytes) -> str:
@@ -126,21 +151,32 @@ def _paragraphs(text: str, start: int, end: int, headings: tuple[str, ...]) -> l
     return out
 
 
-def _markdown(text: str) -> Parsed:
+def heading_of(line: str) -> tuple[int, str] | None:
+    """A Markdown ATX heading line's level and text (its closing `#`s and spaces cut,
+    but never to nothing: `# #` is the heading "#"); None for any other line."""
+    m = _HEADING.match(line)
+    if m is None:
+        return None
+    rest = line[m.end() :]
+    return len(m.group(1)), (rest.rstrip(" \t#") or rest[:1]).strip()
+
+
+def _markdown(text: str, deadline: Deadline | None = None) -> Parsed:
     """Sections under each heading path; a heading line itself is no section."""
     sections: list[Section] = []
     path: list[tuple[int, str]] = []
     body = 0
     offset = 0
     in_fence = False
-    for line in text.split("\n"):
+    for number, line in enumerate(text.split("\n")):
+        if deadline is not None and number % CHECK_LINES == 0:
+            deadline.check(f"by line {number + 1}")
         if line.lstrip().startswith(("```", "~~~")):
             in_fence = not in_fence
-        m = None if in_fence else _HEADING.match(line)
-        if m is not None:
+        found = None if in_fence else heading_of(line)
+        if found is not None:
             sections += _paragraphs(text, body, offset, tuple(t for _, t in path))
-            level = len(m.group(1))
-            heading = m.group(2).strip()[:MAX_HEADING_CHARS]
+            level, heading = found[0], found[1][:MAX_HEADING_CHARS]
             path = [(lv, t) for lv, t in path if lv < level] + [(level, heading)]
             body = offset + len(line) + 1
         offset += len(line) + 1
@@ -154,14 +190,23 @@ _SKIP = {"script", "style", "head", "title", "noscript", "template"}
 
 
 class _HTMLText(HTMLParser):
-    """Text of an HTML page as Markdown-like lines: headings become `#` lines."""
+    """Text of an HTML page as Markdown-like lines: headings become `#` lines. Every
+    `CHECK_LINES` tags or runs of text it looks at the deadline."""
 
-    def __init__(self) -> None:
+    def __init__(self, deadline: Deadline | None = None) -> None:
         super().__init__(convert_charrefs=True)
         self.parts: list[str] = []
         self.skip = 0
+        self.deadline = deadline
+        self.seen = 0
+
+    def _tick(self) -> None:
+        self.seen += 1
+        if self.deadline is not None and self.seen % CHECK_LINES == 0:
+            self.deadline.check(f"by line {self.getpos()[0]} of its HTML")
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._tick()
         if tag in _SKIP:
             self.skip += 1
         elif tag in _HEADINGS:
@@ -170,43 +215,48 @@ class _HTMLText(HTMLParser):
             self.parts.append("\n\n")
 
     def handle_endtag(self, tag: str) -> None:
+        self._tick()
         if tag in _SKIP:
             self.skip = max(0, self.skip - 1)
         elif tag in _HEADINGS or tag in _BLOCKS:
             self.parts.append("\n\n")
 
     def handle_data(self, data: str) -> None:
+        self._tick()
         if not self.skip:
             self.parts.append(re.sub(r"\s+", " ", data))
 
 
-def _html(source: str) -> Parsed:
-    parser = _HTMLText()
-    parser.feed(source)
-    parser.close()
+def _html(source: str, bounds: Bounds | None = None, deadline: Deadline | None = None) -> Parsed:
+    bounds = bounds or Bounds()
+    parser = _HTMLText(deadline)
+    try:
+        # fed whole, the parser stops at a tag, comment or declaration that is not closed
+        # before the end and keeps the rest; `close()` would then take its `<` for text
+        # and parse again from the next `<`, to the end each time (quadratic: 16,000
+        # `<a ` took 28 s). Left open at the end it is markup, not text: dropped.
+        parser.feed(source)
+        if not parser.rawdata.startswith("<"):
+            parser.close()
+    except AssertionError:  # the standard library's parser on a `<!` it does not know
+        line = parser.getpos()[0]
+        raise InvalidInput(
+            f"the HTML could not be read: a malformed `<!` declaration near line {line}; "
+            "remove it, or add the document as text"
+        ) from None
     lines = [line.strip() for line in "".join(parser.parts).split("\n")]
-    parsed = _markdown(normalise("\n".join(lines)))
+    text = normalise("\n".join(lines))
+    check_length(len(text), bounds.max_chars)
+    parsed = _markdown(text, deadline)
     return Parsed("html", parsed.text, parsed.sections)
 
 
-def _pdf(data: bytes) -> Parsed:
-    try:
-        from pypdf import PdfReader
-    except ImportError:
-        raise InvalidInput("reading PDF documents needs pypdf: pip install 'remem[docs]'") from None
-    try:
-        reader = PdfReader(io.BytesIO(data))
-        pages = [normalise(page.extract_text() or "") for page in reader.pages]
-    except MemoryError:
-        raise
-    except Exception as exc:  # a broken file makes pypdf raise many kinds, not only its own
-        said = str(exc).splitlines()[0][:200] if str(exc) else ""
-        raise InvalidInput(
-            f"the PDF could not be read ({type(exc).__name__}{': ' + said if said else ''})"
-        ) from None
+def _pdf(data: bytes, bounds: Bounds, deadline: Deadline) -> Parsed:
+    from remem.documents.pdf import page_texts  # pypdf loads for a PDF only
+
     text = ""
     sections: list[Section] = []
-    for number, page in enumerate(pages, start=1):
+    for number, page in enumerate(page_texts(data, bounds, deadline, normalise), start=1):
         if text:
             text += "\n\n"
         base = len(text)
