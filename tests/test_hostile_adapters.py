@@ -248,7 +248,8 @@ def test_strands_a_retry_after_a_lost_response_stores_nothing_twice(
         transport.lose_next = True
         with pytest.raises(StoreError):
             asyncio.run(store.add_messages(batch, ctx))
-        assert asyncio.run(store.add_messages(batch, ctx)) == {"added": 0}  # the retry
+        retried = asyncio.run(store.add_messages(batch, ctx))  # the retry
+        assert retried == {"added": 0, "repeated": 2}
         assert session_texts(backend, "strands") == ["Book the 9am flight?", "yes"]
         # and what follows is new, though it repeats a message
         more = [msg("user", "yes")]
