@@ -263,6 +263,7 @@ def test_two_openai_sessions_of_one_id_each_store_their_yes(backend: Backend) ->
     for session in (one, two):  # as a Runner does, each reads the session first
         assert asyncio.run(session.get_items()) == []
     asyncio.run(one.add_items([{"role": "user", "content": "yes"}]))
+    tick(backend)
     asyncio.run(two.add_items([{"role": "user", "content": "yes"}]))
     items = asyncio.run(RememSession("chat-7", backend.memory, actor="alice").get_items())
     assert items == [{"role": "user", "content": "yes"}] * 2
@@ -280,6 +281,7 @@ def test_an_openai_item_with_the_sdks_own_id_is_stored_once(backend: Backend) ->
     one = RememSession("chat-7", backend.memory, actor="alice")
     two = RememSession("chat-7", backend.memory, actor="alice")
     asyncio.run(one.add_items([said, placeholder]))
+    tick(backend)
     asyncio.run(two.add_items([said, placeholder]))  # the same item id: the same item
     items = asyncio.run(one.get_items())
     assert items == [said, placeholder, placeholder]
