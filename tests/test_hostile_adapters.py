@@ -26,7 +26,7 @@ from strands.memory.types import AddMessagesContext
 
 from remem import Memory
 from remem.embed import HashEmbedder
-from remem.errors import NotFound, StoreError
+from remem.errors import InvalidInput, NotFound, StoreError
 from remem.integrations.langgraph import RememStore
 from remem.integrations.openai_agents import ITEM_KEY, RememSession
 from remem.integrations.strands import RememMemoryStore
@@ -192,6 +192,20 @@ def test_a_langgraph_delete_erases_every_version_of_many(
             backend.clock.advance(seconds=1)
     store.delete(ns, "k")
     assert "of the note" not in exported(backend)
+
+
+def test_records_narrowed_by_field_or_namespace_never_widen(backend: Backend) -> None:
+    """The lookups a delete and a listing use: by field (an index) and under a namespace,
+    both inside the actor's own scope."""
+    reader = backend.reader
+    tenant = backend.tenant or reader.tenant
+    for actor, city in (("alice", "Oslo"), ("bob", "Rome")):
+        reader.remember(actor=actor, text=f"my home city is {city}", field="home city", value=city)
+    assert [r.value for r in reader.records(actor="alice", field="home city")] == ["Oslo"]
+    mine = f"/tenants/{tenant}/actors/alice/"
+    assert len(reader.records(actor="alice", namespace=mine)) == 1
+    with pytest.raises(InvalidInput, match="must lie under"):
+        reader.records(actor="alice", namespace=f"/tenants/{tenant}/actors/bob/")
 
 
 # -- 7. a fresh message that repeats an earlier one --------------------------------------------

@@ -536,19 +536,10 @@ class Memory(DocumentMethods, LifecycleMethods):
 
         With `as_of`, the records that were known and valid then (see `remem.facts`),
         as they are stored now; `all` is then ignored. `field` keeps those about one
-        field (active and invalid ones with `all`), read by the field's index however
-        many other records the actor has; `namespace` (under the actor's
-        `/tenants/{tenant}/actors/{actor}/`) keeps those filed under it.
+        field (by its index; active and invalid ones with `all`), `namespace` (under
+        the actor's `/tenants/{tenant}/actors/{actor}/`) those filed under it.
         """
-        return reads.records(
-            self.deps,
-            actor=actor,
-            all=all,
-            limit=limit,
-            as_of=as_of,
-            field=field,
-            namespace=namespace,
-        )
+        return reads.records(self.deps, actor, all, limit, as_of, field, namespace)
 
     def get(self, record_id: str) -> Record:
         """One record of this tenant; NotFound when there is none."""

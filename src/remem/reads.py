@@ -197,13 +197,12 @@ def narrowed(deps: Deps, actor: str, namespace: object) -> str | None:
 
 def records(
     deps: Deps,
-    *,
     actor: str,
     all: bool,
     limit: int,
     as_of: str | datetime | None,
-    field: str | None = None,
-    namespace: str | None = None,
+    field: str | None,
+    namespace: str | None,
 ) -> list[Record]:
     """`Memory.records`: an actor's records, newest first (as of a time, with `as_of`);
     with `field`, only those about it (read by the field's index, however many other
