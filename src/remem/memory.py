@@ -529,13 +529,17 @@ class Memory(DocumentMethods, LifecycleMethods):
         all: bool = False,
         limit: int = 10_000,
         as_of: str | datetime | None = None,
+        field: str | None = None,
+        namespace: str | None = None,
     ) -> list[Record]:
         """An actor's records, newest first: active ones, or every status with `all`.
 
         With `as_of`, the records that were known and valid then (see `remem.facts`),
-        as they are stored now; `all` is then ignored.
+        as they are stored now; `all` is then ignored. `field` keeps those about one
+        field (by its index; active and invalid ones with `all`), `namespace` (under
+        the actor's `/tenants/{tenant}/actors/{actor}/`) those filed under it.
         """
-        return reads.records(self.deps, actor=actor, all=all, limit=limit, as_of=as_of)
+        return reads.records(self.deps, actor, all, limit, as_of, field, namespace)
 
     def get(self, record_id: str) -> Record:
         """One record of this tenant; NotFound when there is none."""

@@ -50,13 +50,7 @@ def recall_packet(
         raise InvalidInput(f"k must be an integer from 1 to 1000; got {shown(k)}")
     if isinstance(budget, bool) or not isinstance(budget, int) or not 1 <= budget <= 1_000_000:
         raise InvalidInput(f"budget must be an integer from 1 to 1000000; got {shown(budget)}")
-    prefix = actor_prefix(deps.tenant, actor)
-    if namespace is not None and (problem := namespace_problem(namespace)) is not None:
-        raise InvalidInput(problem)
-    namespace = None if namespace is None else nfc(namespace)  # stored in NFC
-    if namespace is not None and not namespace.startswith(prefix):
-        # a request may narrow its scope, never widen it
-        raise InvalidInput(f"namespace must lie under {prefix}")
+    namespace = narrowed(deps, actor, namespace)
     when = optional_time(as_of, "as_of")
     req = RecallRequest(
         scope=Scope(deps.tenant, actor, namespace),
@@ -185,20 +179,55 @@ def axes(
     return known, valid
 
 
+def narrowed(deps: Deps, actor: str, namespace: object) -> str | None:
+    """`namespace` checked and in NFC (as namespaces are stored), or None: it must lie
+    under the actor's `/tenants/{tenant}/actors/{actor}/` (a request may narrow its
+    scope, never widen it)."""
+    if namespace is None:
+        return None
+    if (problem := namespace_problem(namespace)) is not None:
+        raise InvalidInput(problem)
+    assert isinstance(namespace, str)  # namespace_problem refuses any other
+    prefix = actor_prefix(deps.tenant, actor)
+    namespace = nfc(namespace)
+    if not namespace.startswith(prefix):
+        raise InvalidInput(f"namespace must lie under {prefix}")
+    return namespace
+
+
 def records(
-    deps: Deps, *, actor: str, all: bool, limit: int, as_of: str | datetime | None
+    deps: Deps,
+    actor: str,
+    all: bool,
+    limit: int,
+    as_of: str | datetime | None,
+    field: str | None,
+    namespace: str | None,
 ) -> list[Record]:
-    """`Memory.records`: an actor's records, newest first (as of a time, with `as_of`)."""
+    """`Memory.records`: an actor's records, newest first (as of a time, with `as_of`);
+    with `field`, only those about it (read by the field's index, however many other
+    records the actor has); with `namespace`, only those under it."""
     check_name("actor", actor)
     count("limit", limit)
+    scope = Scope(deps.tenant, actor, narrowed(deps, actor, namespace))
     at = optional_time(as_of, "as_of")
-    if at is not None:
-        every = [Status.ACTIVE, Status.INVALID]
-        recs = deps.store.list_records(Scope(deps.tenant, actor), every)
-        closed = closings(deps, recs, at)
-        return [r for r in recs if held(r, at, at, closed)][:limit]
-    statuses = None if all else [Status.ACTIVE]
-    return deps.store.list_records(Scope(deps.tenant, actor), statuses, limit)
+    every = [Status.ACTIVE, Status.INVALID]
+    if field is not None:
+        about = [
+            r
+            for name in stored_names(canonical_field(field))
+            for r in deps.store.records_by_field(scope, name)  # active and invalid ones
+            if scope.namespace_prefix is None or r.namespace.startswith(scope.namespace_prefix)
+        ]
+        recs = sorted(about, key=lambda r: r.valid_from, reverse=True)
+        if at is None:
+            return [r for r in recs if all or r.status is Status.ACTIVE][:limit]
+    elif at is not None:
+        recs = deps.store.list_records(scope, every)
+    else:
+        return deps.store.list_records(scope, None if all else [Status.ACTIVE], limit)
+    closed = closings(deps, recs, at)
+    return [r for r in recs if held(r, at, at, closed)][:limit]
 
 
 def pin_fields(pin: object) -> list[str]:

@@ -27,6 +27,7 @@ __all__ = [
     "ErasureUnsupported",
     "backend",
     "event_fields",
+    "event_said",
     "forget_own",
     "listed",
     "stable_id",
@@ -88,6 +89,13 @@ def event_fields(row: Any) -> tuple[str, datetime, dict[str, Any]]:
         event_id = str(row.get("event_id") or row.get("id"))
         return event_id, parse_time(row["time"]), dict(row.get("metadata") or {})
     return str(row.id), row.time, dict(row.metadata)
+
+
+def event_said(row: Any) -> tuple[str, str]:
+    """An event's own role and text, from a `Memory` (an `Event`) or a `Client` (JSON)."""
+    if isinstance(row, Mapping):
+        return str(row.get("role")), str(row.get("text"))
+    return str(row.role), str(row.text)
 
 
 def forget_own(mem: Backend, *, actor: str, record_id: str) -> ForgetReport:

@@ -31,6 +31,14 @@ What each operation does:
 - `ListNamespacesOp` lists the actor's item namespaces: prefix and suffix
   conditions ("*" for any label), `max_depth`, offset and limit.
 
+Bounds: a get and a delete look the item up by its field's index, so neither
+depends on how many other records the actor has; a delete erases the versions
+`DELETE_PAGE` at a time until none is left. A listing (a search without a query,
+a namespace listing) reads the newest `MAX_LISTED` item records under the
+namespace prefix, only the store's own records; when there are more and the
+answer could lie beyond them (a filter, a namespace listing, an offset past
+them), it raises `StoreError` rather than answer from a part.
+
 `abatch` runs `batch` in a worker thread, as `AsyncMemory` runs `Memory`.
 """
 
@@ -73,7 +81,8 @@ MAX_TTL_MINUTES = int(MAX_TTL.total_seconds() // 60)  # as `Memory.open(ttl=)` a
 
 __all__ = ["NamespaceRefused", "RememStore"]
 
-MAX_LISTED = 10_000  # the records of one actor read to list items or namespaces
+MAX_LISTED = 10_000  # the item records under a prefix read to list items or namespaces
+DELETE_PAGE = 1000  # the versions of one item looked up (and erased) at a time
 MAX_RECALLED = 1000  # recall's largest k
 
 
@@ -98,7 +107,15 @@ class Backend(Protocol):
 
     def fact(self, *, actor: str, field: str) -> Fact: ...
 
-    def records(self, *, actor: str, all: bool = ..., limit: int = ...) -> list[Record]: ...
+    def records(
+        self,
+        *,
+        actor: str,
+        all: bool = ...,
+        limit: int = ...,
+        field: str | None = ...,
+        namespace: str | None = ...,
+    ) -> list[Record]: ...
 
     def recall(
         self,
@@ -280,19 +297,29 @@ class RememStore(BaseStore):
         return [t for path in paths for t in get_text_at_path(value, tokenize_path(path))]
 
     def _delete(self, actor: str, namespace: items.Namespace, key: str) -> None:
+        """Erase every version of the item: looked up by its field (an index), a page at a
+        time, until the lookup finds none; an erased record leaves the lookup, so one
+        found again was not erased (`StoreError`, never a loop)."""
         field = items.field_of(namespace, key)
-        versions = [
-            r
-            for r in self.memory.records(actor=actor, all=True, limit=MAX_LISTED)
-            if r.field == field and r.status is not Status.DELETED
-        ]
-        for rec in versions:
-            report = self.memory.forget(record_id=rec.id)
-            if not report.verified:
-                raise StoreError(
-                    f"deleting item {key!r}: the erasure of {rec.id} was not verified "
-                    f"(deletion job {report.job_id}, left: {report.remaining}); run it again"
-                )
+        erased: set[str] = set()
+        while True:
+            page = self.memory.records(actor=actor, all=True, field=field, limit=DELETE_PAGE)
+            versions = [r for r in page if r.status is not Status.DELETED]
+            if not versions:
+                return
+            for rec in versions:
+                if rec.id in erased:
+                    raise StoreError(
+                        f"deleting item {key!r}: {rec.id} is still stored after its erasure; "
+                        "run it again"
+                    )
+                report = self.memory.forget(record_id=rec.id)
+                if not report.verified:
+                    raise StoreError(
+                        f"deleting item {key!r}: the erasure of {rec.id} was not verified "
+                        f"(deletion job {report.job_id}, left: {report.remaining}); run it again"
+                    )
+                erased.add(rec.id)
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
         prefix = tuple(op.namespace_prefix)
@@ -303,7 +330,9 @@ class RememStore(BaseStore):
         if op.query:
             found = self._recalled(actor, op.query, space, wanted, bool(op.filter))
         else:
-            found = [(stored, rec, None) for stored, rec in self._listed(actor, space)]
+            whole = not op.filter and wanted <= MAX_LISTED  # the newest MAX_LISTED suffice
+            listed = self._listed(actor, space, "search", whole)
+            found = [(stored, rec, None) for stored, rec in listed]
         hits = [
             SearchItem(
                 namespace=s.namespace,
@@ -340,15 +369,23 @@ class RememStore(BaseStore):
                 out.append((stored, rec, hit.score))
         return out
 
-    def _listed(self, actor: str, space: str) -> list[tuple[items.Stored, Record]]:
-        """The actor's current items under `space`, newest first."""
+    def _listed(
+        self, actor: str, space: str, what: str, newest_suffice: bool
+    ) -> list[tuple[items.Stored, Record]]:
+        """The actor's current items under `space`, newest first: its newest `MAX_LISTED`
+        active records there. When there are that many and the answer needs more than
+        the newest (`newest_suffice` False), `StoreError`: never an answer from a part."""
         now = self._clock()
-        recs = self.memory.records(actor=actor, limit=MAX_LISTED)
+        recs = self.memory.records(actor=actor, limit=MAX_LISTED, namespace=space)
+        if len(recs) >= MAX_LISTED and not newest_suffice:
+            raise StoreError(
+                f"this {what} reads at most {MAX_LISTED:,} items and actor {actor!r} has at "
+                f"least that many under {space}: name a longer namespace prefix (or search "
+                "with a query)"
+            )
         out = []
         for rec in sorted(recs, key=lambda r: r.created_at, reverse=True):
-            if not rec.namespace.startswith(space) or not (rec.field or "").startswith(
-                items.FIELD_PREFIX
-            ):
+            if not (rec.field or "").startswith(items.FIELD_PREFIX):
                 continue
             if rec.valid_until is not None and rec.valid_until <= now:
                 continue
@@ -373,7 +410,7 @@ class RememStore(BaseStore):
             )
         actor = self._actor(named[0], "namespace prefix")
         space = items.space_of(self.tenant, actor, ())
-        spaces = {s.namespace for s, _ in self._listed(actor, space)}
+        spaces = {s.namespace for s, _ in self._listed(actor, space, "namespace listing", False)}
         kept = [
             ns
             for ns in spaces

@@ -13,9 +13,23 @@
 Each item is one event of (actor, session): its text is what extraction reads (a
 message's text, a tool call's name and arguments, a tool's output), its metadata
 holds the item exactly as given (a secret in it is kept only redacted, as in
-every event). Event ids are a chain: each is a digest of the session, the id
-before it and the item, so `add_items` retried by the same session object after
-a failure stores nothing twice (the ids, and the events, are the same).
+every event).
+
+Event ids: an item the SDK identifies (its `id`, or a tool call's or tool
+output's `call_id`; never the SDK's placeholder `__fake_id__`) has an id made
+from the actor, the session, that identity and the item, so the same item added
+again, by any session object, is stored once. Any other item gets a random id:
+two equal messages ("yes", then "yes") are two items, whichever objects add
+them; only `add_items` called again with the same items right after it failed,
+on the same session object, reuses the failed call's ids, so that retry stores
+nothing twice.
+
+What `get_items` replays: an event whose metadata item matches the event itself
+(the role and the text the adapter derives from the item are the event's own)
+comes back as that item. Any other event of the session carrying an item in its
+metadata comes back from its own text, as a user message (an assistant one when
+its role is assistant): never as a system or developer item, whatever the
+metadata claims. Events without an item (written by other means) are left out.
 
 Refused: `pop_item` and `clear_session` would need the erasure of one event or of
 one session's events. remem's deletion job erases a record (with the text of the
@@ -32,6 +46,7 @@ import json
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
+from uuid import uuid4
 
 from agents import FunctionTool, function_tool
 
@@ -42,6 +57,7 @@ from remem.integrations.common import (
     ErasureUnsupported,
     backend,
     event_fields,
+    event_said,
     listed,
     stable_id,
 )
@@ -55,6 +71,7 @@ __all__ = ["ErasureUnsupported", "RememSession", "memory_tools"]
 
 ITEM_KEY = "openai_agents_item"  # where an event's metadata holds its item
 MAX_ITEMS = 100_000  # the events of one session read back
+PLACEHOLDER_ID = "__fake_id__"  # the SDK's id for the items of a non-Responses model
 
 
 class RememSession:
@@ -69,8 +86,9 @@ class RememSession:
         self.session_id = check_name("session", session_id)
         self.actor = check_name("actor", actor)
         self._mem, self._clock = backend(memory)
-        # the id and time of the session's last item, once known ("" and None: no item)
-        self._tip: tuple[str, datetime | None] | None = None
+        # the time of the session's last item, once read (None inside: no item)
+        self._last: tuple[datetime | None] | None = None
+        self._failed: tuple[str, list[str]] | None = None  # a batch that failed, its ids
 
     async def get_items(self, limit: int | None = None) -> list[dict[str, Any]]:
         """The session's items in order; with `limit`, the latest `limit` of them."""
@@ -96,53 +114,74 @@ class RememSession:
 
     # -- the sync flow both coroutines run ---------------------------------------------------
 
-    def _events(self) -> list[tuple[str, dict[str, Any]]]:
-        """The session's (event id, item) pairs in order; remembers the last as the tip."""
+    def _events(self) -> list[dict[str, Any]]:
+        """The session's items in order (see the module docstring for what is replayed);
+        remembers the time of the last."""
         rows = self._mem.events(actor=self.actor, session=self.session_id, limit=MAX_ITEMS)
         out = []
-        tip: tuple[str, datetime | None] = ("", None)
+        last: datetime | None = None
         for row in rows:
-            event_id, when, metadata = event_fields(row)
-            item = metadata.get(ITEM_KEY)
-            if isinstance(item, dict):
-                out.append((event_id, item))
-                tip = (event_id, when)
-        self._tip = tip
+            _, when, metadata = event_fields(row)
+            if ITEM_KEY not in metadata:
+                continue
+            role, text = event_said(row)
+            out.append(_replayed(metadata[ITEM_KEY], role, text))
+            last = when
+        self._last = (last,)
         return out
 
     def _items(self, limit: int | None) -> list[dict[str, Any]]:
         if limit is not None and (not isinstance(limit, int) or limit < 0):
             raise InvalidInput(f"limit must be None or an integer of 0 or more; got {shown(limit)}")
-        items = [item for _, item in self._events()]
+        items = self._events()
         return items if limit is None else items[len(items) - limit :] if limit else []
 
     def _add(self, items: list[Any]) -> None:
         if not items:
             return
-        if self._tip is None:
+        if self._last is None:
             self._events()
-        assert self._tip is not None
-        tip, last = self._tip
+        assert self._last is not None
+        (last,) = self._last
         now = self._clock()
         if last is not None and now <= last:
             now = last + timedelta(microseconds=1)  # an item never sorts before the last
-        rows = []
-        for i, raw in enumerate(items):
-            item = _plain(raw)
-            body = check_json("a session item", item, max_bytes=MAX_METADATA_BYTES // 2)
-            tip = stable_id("oai", self.actor, self.session_id, tip, body)
-            row: dict[str, Any] = {
+        plain = [_plain(raw) for raw in items]
+        bodies = [
+            check_json("a session item", item, max_bytes=MAX_METADATA_BYTES // 2) for item in plain
+        ]
+        ids = self._ids(plain, bodies)
+        rows = [
+            {
                 "actor": self.actor,
                 "session": self.session_id,
                 "role": _role(item),
                 "text": _text(item),
-                "event_id": tip,
+                "event_id": event_id,
                 "metadata": {ITEM_KEY: item},
                 "time": now + timedelta(microseconds=i),
             }
-            rows.append(row)
+            for i, (item, event_id) in enumerate(zip(plain, ids, strict=True))
+        ]
         self._mem.add_events(rows)
-        self._tip = (tip, now + timedelta(microseconds=len(rows) - 1))
+        self._failed = None
+        self._last = (now + timedelta(microseconds=len(rows) - 1),)
+
+    def _ids(self, items: list[dict[str, Any]], bodies: list[str]) -> list[str]:
+        """The event ids of a batch, by the module docstring's rule; kept as the failed
+        batch's until `add_events` returns."""
+        batch = "\n".join(bodies)
+        if self._failed is not None and self._failed[0] == batch:
+            return list(self._failed[1])
+        ids = []
+        for item, body in zip(items, bodies, strict=True):
+            known = _identity(item)
+            if known is None:
+                ids.append(stable_id("oai", uuid4().hex))
+            else:
+                ids.append(stable_id("oai", self.actor, self.session_id, *known, body))
+        self._failed = (batch, ids)
+        return ids
 
 
 def memory_tools(memory: Memory | AsyncMemory | Backend, *, actor: str) -> list[FunctionTool]:
@@ -173,6 +212,28 @@ def memory_tools(memory: Memory | AsyncMemory | Backend, *, actor: str) -> list[
         return json.dumps({"memories": found, "conflicts": list(packet.conflicts)})
 
     return [remember, recall]
+
+
+def _identity(item: Mapping[str, Any]) -> tuple[str, str] | None:
+    """What the SDK identifies an item by: its `id` (a Responses item's), else a tool
+    call's or tool output's `call_id`, with the item's type; None for an item it gives
+    no identity (a user message, a chat-completions model's placeholder id)."""
+    kind = str(item.get("type", "message"))
+    for key in ("id", "call_id"):
+        value = item.get(key)
+        if isinstance(value, str) and value and value != PLACEHOLDER_ID:
+            return (f"{kind}:{key}", value)
+    return None
+
+
+def _replayed(item: object, role: str, text: str) -> dict[str, Any]:
+    """The item an event of `role` and `text` replays: the metadata's item when the role
+    and text the adapter derives from it are the event's own; else the event's own
+    text, as a user message (an assistant one for an assistant event), never as a
+    system item."""
+    if isinstance(item, dict) and _role(item) == role and _text(item) == text:
+        return item
+    return {"role": "assistant" if role == "assistant" else "user", "content": text}
 
 
 def _plain(item: Any) -> dict[str, Any]:

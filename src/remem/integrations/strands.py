@@ -24,12 +24,22 @@ every call reads and writes that actor's memory only. What each method does:
 - `add_messages(messages, context)`: each message is one event of the actor's
   `session` (its text blocks, a tool use as `name(input)`, a tool result's
   text), which remem's extraction then reads: the server-side extraction of
-  Strands' `MemoryManager`. Its sequence numbers are the idempotency keys: an
-  event id is a digest of the actor, the session, this store's `run_id` (a
-  fresh one per store object; the numbers restart with each agent) and the
-  number, so a retried batch stores nothing twice. Without sequence numbers,
-  the id is made from the message and its place among identical ones, which a
-  retry of the same store object repeats.
+  Strands' `MemoryManager`. It returns `{"added": n}`, with `"repeated": n`
+  for messages already stored (a retry) and `"empty": n` for messages with no
+  text (skipped) when there are any.
+
+  The idempotency rule: a retry (the same call again after it failed) stores
+  nothing twice; a new message is always stored, whatever it repeats. With
+  Strands' sequence numbers, an event id is a digest of the actor, the session,
+  the `run_id`, this store object's current *run* (a random token) and the
+  number. Strands re-sends a number only to retry a batch that failed, and
+  restarts its numbers with each agent run, so a number this store object has
+  already stored starts a new run (a new token): a second agent on the same
+  store, or a new store after a restart with the same `run_id`, never has its
+  messages taken for the first one's. Without sequence numbers each message
+  gets a random id, and the same batch sent again right after it failed reuses
+  the failed batch's ids. Either way a batch sent again after it *succeeded* is
+  stored again: a repeat is kept rather than a message lost.
 - `get_tools()`: `forget_memory`, which erases one of the actor's memories by
   the id a search returned, through remem's deletion job, verified.
 """
@@ -38,7 +48,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import Any, cast
@@ -97,7 +106,9 @@ class RememMemoryStore(MemoryStore):
         self.extraction = extraction
         self.include_events = include_events
         self.run_id = run_id or uuid4().hex
-        self._said: Counter[str] = Counter()  # messages added without sequence numbers
+        self._run = uuid4().hex  # this object's current run of sequence numbers
+        self._numbers: set[int] = set()  # the numbers stored in that run
+        self._failed: tuple[str, list[str]] | None = None  # an unnumbered batch and its ids
 
     async def search(self, query: str, options: SearchOptions | None = None) -> list[MemoryEntry]:
         """The actor's memories that matter for `query`, most relevant first."""
@@ -119,28 +130,25 @@ class RememMemoryStore(MemoryStore):
     async def add_messages(
         self, messages: list[Message], context: AddMessagesContext | None = None
     ) -> Any:
-        """Append the messages to the actor's session as events, each once; how many
-        were new."""
+        """Append the messages to the actor's session as events, a retried batch once
+        (see the module docstring for the rule); how many were added, repeated and
+        empty."""
         messages = [_message(m) for m in listed("messages", messages)]
         numbers = None if context is None else context.sequence_numbers
-        if numbers is not None and len(numbers) != len(messages):
+        if numbers is not None and (
+            len(numbers) != len(messages) or len(set(numbers)) != len(numbers)
+        ):
             raise InvalidInput(
-                f"{len(numbers)} sequence numbers for {len(messages)} messages: one each"
+                f"{len(numbers)} sequence numbers for {len(messages)} messages: one each, "
+                "each number once"
             )
+        keys = self._keys(messages, numbers)
         now = self._clock()
         rows = []
         for i, message in enumerate(messages):
             text = _text(message)
             if not text.strip():
                 continue
-            if numbers is not None:
-                key = stable_id("strands", self.actor, self.session, self.run_id, str(numbers[i]))
-            else:
-                body = json.dumps(message, sort_keys=True, default=str)
-                self._said[body] += 1
-                key = stable_id(
-                    "strands", self.actor, self.session, self.run_id, body, str(self._said[body])
-                )
             about: dict[str, Any] = {"store": self.name, "run_id": self.run_id}
             if numbers is not None:
                 about["seq"] = numbers[i]
@@ -150,15 +158,31 @@ class RememMemoryStore(MemoryStore):
                     "session": self.session,
                     "role": _role(message),
                     "text": text[:MAX_EVENT_CHARS],
-                    "event_id": key,
+                    "event_id": keys[i],
                     "time": now + timedelta(microseconds=i),
                     "metadata": {"strands": about},
                 }
             )
-        if not rows:
-            return {"added": 0}
-        created = await asyncio.to_thread(self._mem.add_events, rows)
-        return {"added": sum(created)}
+        empty = len(messages) - len(rows)
+        created = await asyncio.to_thread(self._mem.add_events, rows) if rows else []
+        # stored: a retry of these numbers, or of this batch, is a new call
+        self._failed = None
+        self._numbers.update(numbers or ())
+        added = sum(created)
+        out = {"added": added, "repeated": len(created) - added, "empty": empty}
+        return {k: n for k, n in out.items() if n or k == "added"}
+
+    def _keys(self, messages: list[Message], numbers: Sequence[int] | None) -> list[str]:
+        """The event ids of a batch, by the module docstring's rule."""
+        base = ("strands", self.actor, self.session, self.run_id)
+        if numbers is not None:
+            if self._numbers.intersection(numbers):  # a new agent run: its own token
+                self._run, self._numbers = uuid4().hex, set()
+            return [stable_id(*base, self._run, str(n)) for n in numbers]
+        body = json.dumps(messages, sort_keys=True, default=str)
+        if self._failed is None or self._failed[0] != body:
+            self._failed = (body, [stable_id(*base, uuid4().hex) for _ in messages])
+        return list(self._failed[1])
 
     def get_tools(self) -> list[AgentTool]:
         """`forget_memory`: erase one of the actor's memories, verified."""

@@ -263,10 +263,22 @@ class Client(DocumentClient):
         all: bool = False,
         limit: int = 10_000,
         as_of: str | datetime | None = None,
+        field: str | None = None,
+        namespace: str | None = None,
     ) -> list[Record]:
         """An actor's records, newest first: active ones, or every status with `all`;
-        with `as_of`, those known and valid then."""
-        params = _compact({"actor_id": actor, "all": all, "limit": limit, "as_of": _iso(as_of)})
+        with `as_of`, those known and valid then; `field` and `namespace` narrow them
+        as for `Memory.records`."""
+        params = _compact(
+            {
+                "actor_id": actor,
+                "all": all,
+                "limit": limit,
+                "as_of": _iso(as_of),
+                "field": field,
+                "namespace": namespace,
+            }
+        )
         return [_record(r) for r in self._call("GET", "/v1/memories", params=params)["records"]]
 
     def get(self, record_id: str) -> Record:

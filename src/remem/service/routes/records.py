@@ -38,11 +38,19 @@ def list_memories(
     as_of: Annotated[
         str | None, Query(max_length=64, description="ISO 8601: known and valid then")
     ] = None,
+    field: Annotated[
+        str | None, Query(max_length=200, description="only the records about this field")
+    ] = None,
+    namespace: Annotated[
+        str | None, Query(max_length=1000, description="only the records under this namespace")
+    ] = None,
 ) -> dict[str, Any]:
     """An actor's records, newest first (ListMemoryRecords); with `as_of`, those
-    known and valid then."""
+    known and valid then; `field` and `namespace` narrow them as `Memory.records` does."""
     actor = scope.actor_for(who, actor_id)
-    recs = svc.memory(who.tenant).records(actor=actor, all=all, limit=limit, as_of=as_of)
+    recs = svc.memory(who.tenant).records(
+        actor=actor, all=all, limit=limit, as_of=as_of, field=field, namespace=namespace
+    )
     return {"records": [r.as_dict() for r in recs]}
 
 
