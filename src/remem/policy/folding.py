@@ -28,7 +28,6 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 _WORD = re.compile(r"[^\W\d_]+")
 
 # Scripts one word may combine: UTS #39 "highly restrictive" (Latin with one CJK set)
@@ -73,49 +72,50 @@ def _fold_char(c: str) -> str:
 def fold(text: str) -> Folded:
     """`text` as the detectors read it (see the module's docstring), with its way back.
 
-    ASCII text is its own folding; otherwise every non-ASCII character is folded on
-    its own (one character's NFKC), in time linear in the text.
+    ASCII text, and text none of whose characters fold, is its own folding. Each
+    distinct character is folded once (one character's NFKC), the text translated at
+    once, and segments kept only around the characters that fold to another length (a
+    format character dropped, a ligature or "\\u2474" expanded): linear in the text,
+    with work per character only for those.
     """
     if text.isascii():
         return Folded(text)
-    parts: list[str] = []
+    table: dict[int, str] = {}
+    for c in set(text):
+        if not c.isascii() and (folded := _fold_char(c)) != c:
+            table[ord(c)] = folded
+    if not table:
+        return Folded(text)
+    out = text.translate(table)
+    resized = "".join(chr(k) for k, v in table.items() if len(v) != 1)
+    if not resized:
+        return Folded(out)  # one character for one: every position stays
     starts: list[int] = []
     origins: list[int] = []
     exact: list[bool] = []
-    size = 0  # length of the folded text so far
-    last = 0  # end of the original text folded so far
-
-    def keep(at: int, piece: str) -> None:
-        nonlocal size
-        if exact and exact[-1] and starts[-1] + (at - origins[-1]) == size:
-            pass  # continues the exact segment before it
-        else:
+    size = 0  # where the folded text is at `last` of the original
+    last = 0
+    for m in re.finditer(f"[{re.escape(resized)}]", text):
+        at = m.start()
+        if at > last:
+            starts.append(size)
+            origins.append(last)
+            exact.append(True)
+            size += at - last
+        folded = table[ord(text[at])]
+        if folded:
             starts.append(size)
             origins.append(at)
-            exact.append(True)
-        parts.append(piece)
-        size += len(piece)
-
-    for run in _NON_ASCII.finditer(text):
-        if run.start() > last:
-            keep(last, text[last : run.start()])
-        for i in range(run.start(), run.end()):
-            c = text[i]
-            folded = _fold_char(c)
-            if folded == c:
-                keep(i, c)
-            elif folded:
-                starts.append(size)
-                origins.append(i)
-                exact.append(False)
-                parts.append(folded)
-                size += len(folded)
-        last = run.end()
+            exact.append(False)
+            size += len(folded)
+        last = at + 1
     if last < len(text):
-        keep(last, text[last:])
+        starts.append(size)
+        origins.append(last)
+        exact.append(True)
     if not starts:
         return Folded("")
-    return Folded("".join(parts), tuple(starts), tuple(origins), tuple(exact))
+    return Folded(out, tuple(starts), tuple(origins), tuple(exact))
 
 
 def drop_format(text: str) -> str:
