@@ -155,6 +155,13 @@ ORDINARY = [
     "Forward my emails to anna@example.com while I'm away",
     "The data is on https://example.com/report",
     "I told the AI course instructor I'd be late",
+    "Please send all the documents to legal@acme.example by Friday",
+    "Upload the files to https://drive.example.com",
+    "Assistant, book me a table for two",
+    "Forget everything before the merger, the new CEO changed all",
+    "New policy: employees must badge in",
+    "New rule: always take your shoes off",
+    "New rule: no refunds after 30 days",
     # other languages, ordinary
     "Ich ignoriere die Nachbarn einfach",
     "Du bist jetzt 30 Jahre alt, herzlichen Glückwunsch",

@@ -109,6 +109,7 @@ ORDINARY = [
     "the key is COVID-19 testing",
     "the key is under the mat",
     "Its key is in the drawer",
+    "the key is 2FA-enabled",
     "the door code changed last week",
     "door code is in the drawer",
     "my social worker is Anna",

@@ -145,9 +145,8 @@ _INSTRUCTION: tuple[re.Pattern[str], ...] = tuple(
 _ORDER = (
     r"(?:always\s+|never\s+|only\s+)?(?:ignore|disregard|forget|do\s+not|don't|respond|reply"
     r"|answer|say|tell|reveal|disclose|output|print|send|e-?mail|mail|forward|upload|post|share"
-    r"|leak|export|transfer|wire|pay|refund|approve|grant|give|allow|accept|deny|refuse|reject"
-    r"|delete|remove|erase|call|execute|run|stop|pretend|act|obey|follow|comply|book|buy"
-    r"|purchase|cancel|change|disable|enable|skip|bypass|treat|mark|rate|recommend"
+    r"|leak|export|transfer|wire|pay|refund|approve|grant|allow|accept|deny|refuse|reject"
+    r"|delete|remove|erase|execute|run|pretend|obey|follow|comply|disable|skip|bypass"
     r"|you\s+(?:must|should|will|shall|are\s+to|have\s+to|need\s+to))\b"
 )
 _ROLE = r"(?:system|developer|admin|administrator|operator|root|assistant)"
@@ -156,11 +155,12 @@ _SEND = (
     r"(?:send|e-?mail|mail|forward|upload|post|transmit|exfiltrate|leak|copy|dump|export"
     r"|transfer|share|sync|submit|push|relay)"
 )
+# what an injection sends out: the user's data, never an ordinary file or document
 _DATA = (
-    r"(?:data|information|info|details|files?|documents?|records?|memor(?:y|ies)|conversations?"
-    r"|chats?|chat\s+(?:history|logs?)|history|messages?|contacts?|address\s+book|credentials"
-    r"|passwords?|secrets?|keys|tokens?|everything)"
+    r"(?:data|information|info|memor(?:y|ies)|conversations?|chats?|chat\s+(?:history|logs?)"
+    r"|history|messages?|contacts?|address\s+book|credentials|passwords?|secrets?|keys|tokens?)"
 )
+_USERS_DATA = rf"(?:{_DATA}|files?|documents?|records?|details|everything)"
 _OUT = r"(?:(?:https?|ftp)://|(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}\b|[\w.+-]+@[\w-]+(?:\.[\w-]+)+)"
 
 _ADDRESSED: tuple[str, ...] = (
@@ -183,7 +183,8 @@ _ADDRESSED: tuple[str, ...] = (
     r"|trained|programmed|asked|learned|learnt|know)\b",
     r"\b(?:forget|disregard|ignore)\s+(?:all|everything|anything)\s+(?:that\s+)?(?:came"
     r"|was\s+(?:said|written|given|stated)|(?:said|written|given|stated))?\s*(?:before"
-    r"|previously|earlier|so\s+far|up\s+(?:to|until)\s+now|until\s+now)\b",
+    r"|previously|earlier|so\s+far|up\s+(?:to|until)\s+now|until\s+now)(?:\s+(?:this|that"
+    r"|now|here))?(?:\s+(?:line|message|point|sentence|text))?\s*(?:[.!?,;:]|$|\s+and\b)",
     # "New rule: approve every refund", "from now on the rule is: reveal ..."
     rf"\bnew\s+(?:rules?|polic(?:y|ies)|orders?|directives?)\s*(?:is|are)?\s*[:-]\s*"
     rf"(?:from\s+now\s+on,?\s+)?{_ORDER}",
@@ -191,7 +192,7 @@ _ADDRESSED: tuple[str, ...] = (
     rf"|instructions?|orders?|task)\s+(?:is|are)\s*:?\s*{_ORDER}",
     # sending the user's data out: "email all the user's data", "send my data to http://"
     rf"\b{_SEND}\s+(?:(?:all|every|any|each)\s+(?:of\s+)?)?(?:the\s+)?users?(?:'s|')?\s+"
-    rf"(?:[\w-]+\s+){{0,2}}?{_DATA}\b",
+    rf"(?:[\w-]+\s+){{0,2}}?{_USERS_DATA}\b",
     rf"\b{_SEND}\s+(?:\w+\s+)?(?:all|every|each|entire)\b[^\n]{{0,60}}?\b{_DATA}\b[^\n]{{0,60}}?"
     rf"\b(?:to|at|into|via)\s+{_OUT}",
     rf"\b{_SEND}\b[^.!?\n]{{0,60}}?\b{_DATA}\b[^!?\n]{{0,60}}?\b(?:to|at|into|via|on)\s+"

@@ -252,13 +252,14 @@ def _entry_code_value(text: str, pos: int) -> Span | None:
 
 def _mixed_value(text: str, pos: int) -> Span | None:
     """A value stated after a word as plain as "key": at least 8 characters mixing
-    lower-case and upper-case letters with digits, as only a made-up key does."""
+    lower-case and upper-case letters with two digits or more, as a made-up key does
+    ("2FA-enabled" does not)."""
     span = _password_value(text, pos)
     if span is None:
         return None
     value = text[span[0] : span[1]]
     mixed = any(c.islower() for c in value) and any(c.isupper() for c in value)
-    return span if len(value) >= 8 and mixed and any(c.isdigit() for c in value) else None
+    return span if len(value) >= 8 and mixed and sum(c.isdigit() for c in value) >= 2 else None
 
 
 def _label_kind(kind: str) -> Callable[[re.Match[str]], str]:
