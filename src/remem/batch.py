@@ -30,6 +30,7 @@ from remem.deps import Deps
 from remem.errors import InvalidInput, NotFound, RememError
 from remem.lifecycle.erasure import forget
 from remem.policy import scope
+from remem.policy.fields import valid_field
 from remem.policy.scope import Principal, named, valid_request_id
 from remem.timeutil import TimeText
 from remem.writes import records
@@ -51,7 +52,9 @@ class RecordItem(BaseModel):
     record_id: str | None = Field(default=None, min_length=1, max_length=200)
     text: str | None = Field(default=None, min_length=1, max_length=4000)
     kind: Literal["semantic", "preference", "episodic"] = "semantic"
-    field: str | None = Field(default=None, min_length=1, max_length=200)
+    field: Annotated[str | None, AfterValidator(valid_field)] = Field(
+        default=None, min_length=1, max_length=200
+    )
     value: Annotated[str | None, AfterValidator(valid_value)] = Field(
         default=None, max_length=MAX_VALUE_CHARS
     )

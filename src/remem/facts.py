@@ -22,7 +22,7 @@ from datetime import datetime
 from typing import Any
 
 from remem.model import Kind, PacketItem, Record, Sensitivity, Status, iso
-from remem.policy.fields import canonical_field
+from remem.policy.fields import stored_field
 from remem.policy.precedence import RANK
 from remem.policy.validity import Closings, held, within_sensitivity
 from remem.recall.budget import ITEM_OVERHEAD_TOKENS, estimate_tokens, pack
@@ -188,7 +188,7 @@ def profile(
     by_field: dict[str, list[Record]] = {}
     for r in records:
         if r.field and r.kind not in _NOT_FACTS and within_sensitivity(r, max_sensitivity):
-            by_field.setdefault(canonical_field(r.field), []).append(r)
+            by_field.setdefault(stored_field(r.field), []).append(r)
     facts = [lookup(f, rs, known_at, valid_at, closed) for f, rs in by_field.items()]
     facts = [f for f in facts if f.status != NOT_FOUND]
     facts.sort(

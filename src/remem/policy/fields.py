@@ -8,19 +8,25 @@ write path passes every field through `canonical_field` once, so
 "I live in Porto" and "my city is Porto" both set `home city`, and
 `fact(field="home")` reads the same field as `fact(field="home city")`.
 
-Free fields are allowed: a name outside the vocabulary is kept, lowercased
+Free fields are allowed: a name outside the vocabulary is kept, case-folded
 and with single spaces. A name holding a colon (`allergy:peanut`,
 `preference:seat`, `summary:s1:...`, `procedure:deploy`) is a family key an
 extractor or remem itself builds, and is kept exactly (only trimmed), unless
-the vocabulary lists it as the old name of a common field. Pure: no I/O.
+the vocabulary lists it as the old name of a common field.
+
+Look-alike spellings are one field or refused: every field is read in NFKC
+(full-width letters and ligatures are the plain ones), and one holding a format
+character or mixing scripts within a word is refused. Pure: no I/O.
 """
 
 from __future__ import annotations
 
+import json
 import unicodedata
 from dataclasses import dataclass
 
 from remem.errors import InvalidInput
+from remem.policy.folding import format_chars, mixed_script_word
 from remem.policy.text import check_text
 
 MAX_FIELD_CHARS = 200
@@ -137,21 +143,62 @@ _BY_NAME: dict[str, CommonField] = {f.name: f for f in VOCABULARY}
 
 def canonical_field(raw: str) -> str:
     """The field `raw` names: a vocabulary name for any of its synonyms or extractor
-    keys (underscores read as spaces); else a free field, lowercased with single
-    spaces (a family key holding a colon kept exactly); in Unicode NFC either way.
-    `InvalidInput` for an empty, over-long or unstorable name."""
+    keys (underscores read as spaces); else a free field, case-folded with single
+    spaces (a family key holding a colon kept exactly); in Unicode NFKC either way, so
+    full-width letters and ligatures ("\\uff48ome", "\\ufb01eld") are the plain ones.
+    `InvalidInput` for an empty, over-long or unstorable name, one holding a format
+    character (a zero-width space, a direction mark: category Cf), or one with a word
+    mixing scripts ("h\\u043eme" with a Cyrillic "o"; see `remem.policy.folding`): each
+    would be a second field that reads like the first. The one check of a field on
+    every surface: writes, `fact`, `profile` and `pin` lookups, HTTP, MCP and the CLI."""
     if not isinstance(raw, str) or not raw.strip():
         raise InvalidInput("a field must be a non-empty string")
     if len(raw) > MAX_FIELD_CHARS:
         raise InvalidInput(f"a field is at most {MAX_FIELD_CHARS} characters")
     check_text("field", raw)
-    raw = unicodedata.normalize("NFC", raw)  # "café" typed composed or decomposed: one field
-    folded = " ".join(raw.lower().split())
+    if invisible := format_chars(raw):
+        at, char = invisible[0]
+        raise InvalidInput(
+            f"field holds an invisible format character (U+{ord(char):04X} at position {at}: "
+            "zero-width characters, direction marks and soft hyphens make a second field "
+            "that reads like the first); remove it"
+        )
+    raw = unicodedata.normalize("NFKC", raw)  # full-width, ligatures, "café" composed or not
+    if len(raw) > MAX_FIELD_CHARS:
+        raise InvalidInput(f"a field is at most {MAX_FIELD_CHARS} characters (in NFKC)")
+    if mixed := mixed_script_word(raw):
+        word, scripts = mixed
+        raise InvalidInput(
+            f"field mixes {' and '.join(scripts)} letters in the word {json.dumps(word)}, "
+            "which reads like a word of one script; write each word in one script"
+        )
+    folded = " ".join(raw.casefold().split())
     spaced = " ".join(folded.replace("_", " ").split())  # a model's slug: "home_city"
     for word in (folded, spaced):
         if word in _BY_WORD:
             return _BY_WORD[word]
     return raw.strip() if ":" in raw else folded
+
+
+def valid_field(raw: str | None) -> str | None:
+    """`canonical_field`'s check for the surfaces' pydantic models: ValueError, as
+    pydantic validators raise, for a field it refuses; the field itself is returned as
+    given (None stays None), to be made canonical once on the write path."""
+    if raw is not None:
+        try:
+            canonical_field(raw)
+        except InvalidInput as exc:
+            raise ValueError(str(exc)) from None
+    return raw
+
+
+def stored_field(field: str) -> str:
+    """`canonical_field` of a field read from the store; a field stored before these
+    checks that they now refuse is kept as it was stored, so it can still be read."""
+    try:
+        return canonical_field(field)
+    except InvalidInput:
+        return field
 
 
 def optional_field(raw: str | None) -> str | None:

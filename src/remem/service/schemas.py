@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from remem.policy.fields import valid_field
 from remem.policy.scope import valid_request_id
 from remem.timeutil import TimeText as Time
 from remem.writes.checks import MAX_VALUE_CHARS, valid_value
@@ -98,7 +99,9 @@ class CreateItem(_Body):
     actor_id: str | None = Field(default=None, min_length=1, max_length=200)
     text: str = Field(min_length=1, max_length=4000)
     kind: Literal["semantic", "preference", "episodic"] = "semantic"
-    field: str | None = Field(default=None, min_length=1, max_length=200)
+    field: Annotated[str | None, AfterValidator(valid_field)] = Field(
+        default=None, min_length=1, max_length=200
+    )
     value: Annotated[str | None, AfterValidator(valid_value)] = Field(
         default=None, max_length=MAX_VALUE_CHARS
     )

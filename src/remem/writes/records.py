@@ -31,7 +31,7 @@ from remem.model import (
     Status,
 )
 from remem.policy.dataclasses import refuse_secrets, shown
-from remem.policy.fields import optional_field
+from remem.policy.fields import stored_field
 from remem.policy.scope import (
     SHARED_ACTOR,
     actor_prefix,
@@ -190,7 +190,7 @@ def update(
         kind=old.kind,
         source=Source(type="explicit", strategy="explicit", extractor=f"update by {by}"),
         observed_at=max(now, old.valid_from),
-        field=optional_field(old.field),
+        field=None if old.field is None else stored_field(old.field),
         authority=Authority.CONFIRMED,
         sensitivity=old.sensitivity,
     )

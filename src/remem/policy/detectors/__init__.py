@@ -9,27 +9,36 @@ Two sorts of evidence are used:
   introduced as a transaction, block or hash), an AWS secret access key next to
   its access key id, Luhn-valid card numbers, mod-97-valid IBANs and US social
   security numbers;
-- values *stated as* secrets: "my password is ...", "api key: ...", "PIN is
-  ...", "recovery codes: ...", "passport number is ...", "login: bob / ...",
+- values *stated as* secrets: "my password is ..." (also "pass word"), "api
+  key: ...", "PIN is ...", "my cvv is 123", "the door code is 4417-9921", "wifi
+  key: ..." and "its key is ..." (a made-up-looking value), "my social is ...",
+  "recovery codes: ...", "passport number is ...", "login: bob / ...",
   "login with password ...", and password labels in German, French, Spanish,
   Portuguese, Dutch, Swedish, Norwegian, Danish, Finnish, Polish and Italian
   ("Passwort: ...", "mot de passe : ...", "contraseña: ...", "senha: ...",
   "wachtwoord: ..."). Without the label an ordinary word or number is left
   alone, which keeps dates, prices, phone and order numbers out.
 
+Every detector reads the text folded (`remem.policy.folding.fold`): full-width
+and other digits as ASCII, NFKC letters, format characters such as zero-width
+spaces dropped; a hit is mapped back onto the text as written.
+
 Known limits. A secret with neither a known shape nor a label is missed ("it's
 hunter2"), and so is one spelled out in words. A stated password is one token
 unless quoted ("my password is correct horse" finds "correct"). Labels that are
 also ordinary words ("pass: ...", "login with password ...") need a value that
-looks made up (letters with digits, or a symbol). 64 hex digits without `0x`
-and without a "private key" or "secret key" label are left alone: that is what
-every SHA-256 digest looks like. Card numbers must carry a network's prefix and
-length (see `finance._card_network`) and be grouped as cards print them (one separator
-throughout: a space, two or three spaces, a dash or a dot; or one digit at a
-time), so a card run into other digits may be missed, while about one in ten
-other numbers of such a prefix and length pass Luhn and are flagged (a 16-digit
-membership number starting with 5, say). Any ddd-dd-dddd in the issued SSN
-ranges is taken for an SSN, part numbers included. Placeholders
+looks made up (letters with digits, or a symbol); a bare "the key is ..." needs
+8 characters mixing both cases with digits ("the key is consistency" passes). 64
+hex digits without `0x` and without a "private key" or "secret key" label are
+left alone: that is what every SHA-256 digest looks like. Card numbers must carry
+a network's prefix and length (see `finance._card_network`) and be grouped as
+cards print them (one separator throughout: a space, two or three spaces, a
+dash, a dot, a slash or an underscore; or one digit at a time), so a card run
+into other digits may be missed, while about one in ten other numbers of such a
+prefix and length pass Luhn and are flagged (a 16-digit membership number
+starting with 5, say). Any ddd-dd-dddd in the issued SSN ranges is taken for an
+SSN, part numbers included. An IBAN written with lower-case letters must also
+have its country's length, since hex digests take its shape. Placeholders
 ("[REDACTED:password]", "${DB_PASSWORD}", "********") are not secrets, so
 redacted text scans clean. A stated value that merely looks like a secret ("my
 password is banana") is flagged: refusing a harmless text costs less than
@@ -51,6 +60,7 @@ from remem.policy.detectors.finance import IBAN, cards, iban_valid, ibans, luhn_
 from remem.policy.detectors.needles import Screen, Sieve, screen
 from remem.policy.detectors.shapes import AWS_ID, HEX_KEY, SHAPES, aws_secrets, hex_keys
 from remem.policy.detectors.stated import STATED
+from remem.policy.folding import fold
 
 __all__ = ["Hit", "detect", "iban_valid", "luhn_valid"]
 
@@ -63,14 +73,24 @@ _CARD_DIGITS = 13  # the shortest card a network issues (`finance._card_network`
 def detect(text: str, *, screened: bool = True) -> Iterator[Hit]:
     """Every detector's hits in `text`, unordered and possibly overlapping.
 
+    The detectors read `text` folded (`remem.policy.folding.fold`: NFKC, other
+    digits as ASCII, format characters dropped), and each hit is mapped back to
+    the span of `text` it was read from.
+
     A detector runs only where its screen (`needles.screen`: the literal text
     and digits its every match holds) says it may match, which skips none of
     its hits; `screened=False` runs every detector, the reference that
     `tests/test_detector_screens.py` holds the screens to.
     """
+    folded = fold(text)
+    read = folded.text
     detectors, sieve = _detectors()
-    for i in sieve.passed(text) if screened else range(len(detectors)):
-        yield from detectors[i](text)
+    for i in sieve.passed(read) if screened else range(len(detectors)):
+        if read is text:
+            yield from detectors[i](read)
+        else:
+            for kind, start, end in detectors[i](read):
+                yield (kind, *folded.span(start, end))
 
 
 Detector = Callable[[str], Iterator[Hit]]

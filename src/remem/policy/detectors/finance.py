@@ -13,11 +13,11 @@ from remem.policy.detectors.base import (
 
 # -- payment cards ----------------------------------------------------------------------------
 
-# A run of digit groups separated by a space, two or three spaces, a dash or a dot, not
-# part of a word, a phone number ("+44 ...") or a decimal ("3.14"). Atomic, so a run is
-# never cut short.
+# A run of digit groups separated by a space, two or three spaces, a dash, a dot, a slash
+# or an underscore, not part of a word, a phone number ("+44 ...") or a decimal ("3.14").
+# Atomic, so a run is never cut short.
 _DIGIT_RUN = re.compile(
-    r"(?<![A-Za-z0-9_+])(?<![0-9][.,])(?>[0-9]+(?:(?: {1,3}|[.-])[0-9]+)*+)(?![A-Za-z0-9_])"
+    r"(?<![A-Za-z0-9_+])(?<![0-9][.,])(?>[0-9]+(?:(?: {1,3}|[./_-])[0-9]+)*+)(?![A-Za-z0-9_])"
 )
 _DIGITS = re.compile(r"[0-9]+")
 
@@ -103,14 +103,33 @@ def cards(text: str) -> Iterator[Hit]:
 
 # -- bank accounts ----------------------------------------------------------------------------
 
-# Country, two check digits, then groups of four (the last shorter), spaced or not.
+# Country, two check digits, then groups of four (the last shorter), spaced or not; in
+# either case.
 IBAN = re.compile(
-    r"(?<![A-Za-z0-9])[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?(?![A-Za-z0-9])"
+    r"(?<![A-Za-z0-9])[A-Za-z]{2}[0-9]{2}(?: ?[A-Za-z0-9]{4}){2,7}(?: ?[A-Za-z0-9]{1,3})?"
+    r"(?![A-Za-z0-9])"
 )
+# How long each country's IBANs are (the SWIFT IBAN registry): what an IBAN written with
+# lower-case letters must match, since lower-case words and hex digests take its shape.
+IBAN_LENGTHS: dict[str, int] = {
+    c: int(n)
+    for c, n in (
+        item.split(":")
+        for item in """
+        AD:24 AE:23 AL:28 AT:20 AZ:28 BA:20 BE:16 BG:22 BH:22 BI:27 BR:29 BY:28 CH:21 CR:22
+        CY:28 CZ:24 DE:22 DJ:27 DK:18 DO:28 EE:20 EG:29 ES:24 FI:18 FK:18 FO:18 FR:27 GB:22
+        GE:22 GI:23 GL:18 GR:27 GT:28 HR:21 HU:28 IE:22 IL:23 IQ:23 IS:26 IT:27 JO:30 KW:30
+        KZ:20 LB:28 LC:32 LI:21 LT:20 LU:20 LV:21 LY:25 MC:27 MD:24 ME:22 MK:19 MN:20 MR:27
+        MT:31 MU:30 NI:28 NL:18 NO:15 OM:23 PK:24 PL:28 PS:29 PT:25 QA:29 RO:24 RS:22 RU:33
+        SA:24 SC:31 SD:18 SE:24 SI:19 SK:24 SM:27 SO:23 ST:25 SV:28 TL:23 TN:24 TR:26 UA:29
+        VA:22 VG:24 XK:20 YE:30
+        """.split()
+    )
+}
 
 
 def iban_valid(iban: str) -> bool:
-    """Whether a compact IBAN (no spaces) passes its mod-97 check (ISO 13616)."""
+    """Whether a compact IBAN (no spaces, either case) passes its mod-97 check (ISO 13616)."""
     if not 15 <= len(iban) <= 34 or not iban.isascii() or not iban.isalnum():
         return False
     moved = iban[4:] + iban[:4]
@@ -118,12 +137,16 @@ def iban_valid(iban: str) -> bool:
 
 
 def ibans(text: str) -> Iterator[Hit]:
-    """IBANs whose mod-97 check holds."""
+    """IBANs whose mod-97 check holds; one with a lower-case letter also needs its
+    country's length (`IBAN_LENGTHS`)."""
     for m in IBAN.finditer(text):
         # the longest valid prefix: the match may have taken a group of the next word
         value = m.group()
         ends = [len(value)] + [i for i in range(len(value) - 1, 14, -1) if value[i] == " "]
         for end in ends:
-            if iban_valid(value[:end].replace(" ", "")):
+            compact = value[:end].replace(" ", "")
+            if not compact.isupper() and IBAN_LENGTHS.get(compact[:2].upper()) != len(compact):
+                continue
+            if iban_valid(compact.upper()):
                 yield ("bank_account", m.start(), m.start() + end)
                 break

@@ -77,6 +77,8 @@ _SSN_VALUE = re.compile(
     r"(?!000|666|9)[0-9]{3}(?P<s>[- ]?)(?!00)[0-9]{2}(?P=s)(?!0000)[0-9]{4}(?![0-9])"
 )
 _ID_VALUE = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*(?: [A-Z0-9]{1,6}(?![A-Za-z0-9]))*")
+_CARD_CODE = re.compile(r"[0-9]{3,4}(?![0-9A-Za-z]|[.,/-][0-9])")
+_ENTRY_CODE = re.compile(r"[0-9]{2,8}(?:[- ][0-9]{2,8}){0,3}(?![0-9A-Za-z]|[.,/][0-9])")
 _CODE = re.compile(r"[A-Za-z0-9]{3,}(?:-[A-Za-z0-9]{2,})*(?![A-Za-z0-9-])")
 _CODE_GAP = re.compile(r"[\s,;]+(?:and\s+)?")
 _MNEMONIC = re.compile(r"[a-z]+(?:[ ,]+[a-z]+){11,23}\b")
@@ -232,6 +234,34 @@ def _ssn_value(text: str, pos: int) -> Span | None:
     return m.span() if m else None
 
 
+def _card_code_value(text: str, pos: int) -> Span | None:
+    """A card's security code: three or four digits."""
+    m = _CARD_CODE.match(text, pos)
+    return m.span() if m else None
+
+
+def _entry_code_value(text: str, pos: int) -> Span | None:
+    """A door, gate or alarm code: 4 to 16 digits, in groups split by a dash or a space."""
+    if quoted := _quoted(text, pos):
+        pos = quoted[0]
+    m = _ENTRY_CODE.match(text, pos)
+    if not m or not 4 <= sum(c.isdigit() for c in m.group()) <= 16:
+        return None
+    return m.span()
+
+
+def _mixed_value(text: str, pos: int) -> Span | None:
+    """A value stated after a word as plain as "key": at least 8 characters mixing
+    lower-case and upper-case letters with two digits or more, as a made-up key does
+    ("2FA-enabled" does not)."""
+    span = _password_value(text, pos)
+    if span is None:
+        return None
+    value = text[span[0] : span[1]]
+    mixed = any(c.islower() for c in value) and any(c.isupper() for c in value)
+    return span if len(value) >= 8 and mixed and sum(c.isdigit() for c in value) >= 2 else None
+
+
 def _label_kind(kind: str) -> Callable[[re.Match[str]], str]:
     return lambda _m: kind
 
@@ -255,17 +285,27 @@ _NATIONAL_LABEL = (
     r"|(?-i:DL|TIN|ITIN|NINO|NIN|SIN|CPF|DNI|NIE|PESEL|BSN))"
 )
 
+_CARD_CODE_LABEL = (
+    WORD_START + r"(?:cvv2?|cvc2?|cvn|card\s+(?:security|verification)\s+(?:code|value|number)"
+    r"|security\s+code(?=\s+(?:on|of|for)\s+(?:the\s+|my\s+|your\s+|this\s+)?(?:[\w-]+\s+)?card))"
+)
+_ENTRY_CODE_LABEL = (
+    WORD_START + r"(?:(?:front|back|main|side|garage|building|apartment|flat|house|entry|entrance"
+    r"|gate|door|alarm|lock|lockbox|key\s?box|keypad|safe|security|padlock|bike\s+lock)\s+)+"
+    r"(?:codes?|combinations?|combos?)"
+)
+
 STATED: tuple[tuple[Callable[[re.Match[str]], str], re.Pattern[str], ValueFn], ...] = (
     (
         _label_kind("password"),
-        re.compile(WORD_START + r"(?:pass(?:word|wd|code)s?|pwd|pw)" + FOR + SEP, IGNORECASE),
+        re.compile(WORD_START + r"(?:pass(?:[ _-]?word|wd|code)s?|pwd|pw)" + FOR + SEP, IGNORECASE),
         _password_value,
     ),
     (
         _label_kind("password"),
         re.compile(
             r"\b(?:set|change[sd]?|reset|update[sd]?)\s+(?:my\s+|the\s+|our\s+)?(?:[\w-]+\s+)?"
-            r"pass(?:word|code)\s+to\s+",
+            r"pass(?:[ _-]?word|code)\s+to\s+",
             IGNORECASE,
         ),
         _password_value,
@@ -338,11 +378,39 @@ STATED: tuple[tuple[Callable[[re.Match[str]], str], re.Pattern[str], ValueFn], .
     (
         _label_kind("government_id"),
         re.compile(
-            WORD_START + r"(?:ssn|social\s+security(?:\s+(?:number|no\.?))?)(?:\s*#)?"
+            WORD_START + r"(?:ssn|social(?:\s+security)?(?:\s+(?:number|no\.?|num))?)(?:\s*#)?"
             rf"(?:{SEP}|\s*)",
             IGNORECASE,
         ),
         _ssn_value,
+    ),
+    # "my cvv is 123", "CVC: 4821", "the security code on the card is 907"
+    (
+        _label_kind("payment_card"),
+        re.compile(_CARD_CODE_LABEL + FOR + rf"(?:{SEP}|\s+(?=[0-9]))", IGNORECASE),
+        _card_code_value,
+    ),
+    # "the door code is 4417-9921", "alarm code: 55 21 90", "lockbox code 4417"
+    (
+        _label_kind("password"),
+        re.compile(_ENTRY_CODE_LABEL + FOR + rf"(?:{SEP}|\s+(?=[0-9]))", IGNORECASE),
+        _entry_code_value,
+    ),
+    # "wifi key: ...", "network key is ...", and "its key is ..." (after a wifi name):
+    # only a value that looks made up
+    (
+        _label_kind("password"),
+        re.compile(
+            WORD_START + r"(?:wi-?fi|wlan|wpa[23]?|wep|network|router|hotspot)"
+            r"(?:\s+(?:security|access))?\s+(?:key|passkey|code)" + FOR + SEP,
+            IGNORECASE,
+        ),
+        _strong_value,
+    ),
+    (
+        _label_kind("password"),
+        re.compile(r"\b(?:its|the|my|our|your|their|his|her)\s+key" + SEP, IGNORECASE),
+        _mixed_value,
     ),
     (
         _label_kind("government_id"),
