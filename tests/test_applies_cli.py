@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 from remem.embed.minilm import model_dir
-
-from .cli_helpers import ok
+from tests.support.cli import ok
 
 
 @pytest.mark.model

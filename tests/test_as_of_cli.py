@@ -14,7 +14,7 @@ import pytest
 
 from remem.cli import main
 from remem.timeutil import utcnow
-from tests import pg_helpers
+from tests.support import pg
 
 QUERY = "Where did she live, or move?"
 
@@ -26,8 +26,8 @@ def target(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         yield str(tmp_path / "asof.db")
     else:
         admin = request.getfixturevalue("pg_admin_dsn")
-        with pg_helpers.fresh_database(admin) as dsn:
-            yield pg_helpers.as_url(dsn)
+        with pg.fresh_database(admin) as dsn:
+            yield pg.as_url(dsn)
 
 
 def cli(capsys: pytest.CaptureFixture[str], db: str, *args: str) -> tuple[int, Any]:

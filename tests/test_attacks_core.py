@@ -42,8 +42,9 @@ from remem.thread import (
     checkpoint_save,
     tool_calls,
 )
-from tests.cli_helpers import err, ok
-from tests.test_mcp import _data, _error, _keys, _session_run
+from tests.support.cli import err, ok
+from tests.support.mcp import mcp_keys, session_run, tool_data, tool_error
+from tests.support.store import files_bytes
 
 PASSWORD = "password: Tr0ub4dor&3x"
 TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
@@ -54,13 +55,6 @@ NEEDLES = ("Tr0ub4dor", "a1B2c3D4e5F6")
 def mem(db: str) -> Iterator[Memory]:
     with Memory.open(db, embedder=HashEmbedder()) as m:
         yield m
-
-
-def _files_bytes(db: str) -> bytes:
-    """Every byte of a SQLite database: its file, WAL and shared memory (not vectors)."""
-    return b"".join(
-        p.read_bytes() for p in Path(db).parent.glob(Path(db).name + "*") if p.is_file()
-    )
 
 
 # -- forget takes the reasons of a record's history with it ---------------------------------
@@ -78,7 +72,7 @@ def test_forgetting_an_actor_erases_the_reasons_in_its_records_history(
     assert [h.action for h in history][:2] == ["PROPOSE", "REJECT"]  # ids and actions stay
     assert all("Elmwood" not in h.reason and h.text is None for h in history)
     if "://" not in db:  # SQLite: not in the file either
-        assert b"Elmwood" not in _files_bytes(db)
+        assert b"Elmwood" not in files_bytes(db)
 
 
 def test_forgetting_a_record_erases_its_reasons_and_is_verified(mem: Memory, db: str) -> None:
@@ -89,7 +83,7 @@ def test_forgetting_a_record_erases_its_reasons_and_is_verified(mem: Memory, db:
     assert all("Marfan" not in h.reason for h in mem.history(proposal.id))
     assert [h.action for h in mem.history(proposal.id)][-1] == "DELETE"
     if "://" not in db:
-        assert b"Marfan" not in _files_bytes(db)
+        assert b"Marfan" not in files_bytes(db)
 
 
 # -- a correction cannot end before it begins -----------------------------------------------
@@ -393,7 +387,7 @@ def test_a_batch_item_for_one_actor_cannot_change_anothers_record(
 def test_mcp_refuses_unknown_arguments_and_never_quotes_a_refused_value(
     tmp_path: Path, db: str
 ) -> None:
-    keys = _keys(db)
+    keys = mcp_keys(db)
 
     async def as_alice(s: ClientSession) -> None:
         # HTTP's names are top_k and budget_tokens; the guesses were silently ignored
@@ -401,19 +395,19 @@ def test_mcp_refuses_unknown_arguments_and_never_quotes_a_refused_value(
                            ("recall", {"query": "tea", "budget": 50}),
                            ("get_profile", {"budget": 50}),
                            ("remember", {"text": "I like tea", "actor": "bob"})):  # fmt: skip
-            error = _error(await s.call_tool(name, args))
+            error = tool_error(await s.call_tool(name, args))
             assert "Extra inputs are not permitted" in error, error
         long_text = f"my {PASSWORD} and then " + "words " * 1000  # over the 4000 limit
         for name, args in (("remember", {"text": long_text}),
                            ("list_memories", {"limit": 10**6, "as_of": None}),
                            ("recall", {"query": "tea", "top_k": TOKEN})):  # fmt: skip
-            error = _error(await s.call_tool(name, args))
+            error = tool_error(await s.call_tool(name, args))
             assert not any(n in error for n in NEEDLES) and "input_value" not in error, error
-        assert _data(await s.call_tool("list_memories", {"all": True}))["records"] == []
-        assert _data(await s.call_tool("recall", {"query": "tea", "top_k": 3}))["records"] == []
+        assert tool_data(await s.call_tool("list_memories", {"all": True}))["records"] == []
+        assert tool_data(await s.call_tool("recall", {"query": "tea", "top_k": 3}))["records"] == []
 
     with open(tmp_path / "server.log", "w") as errlog:
-        _session_run(db, keys["alice"], errlog, as_alice)
+        session_run(db, keys["alice"], errlog, as_alice)
     log = (tmp_path / "server.log").read_text()
     assert not any(n in log for n in NEEDLES)
 

@@ -36,9 +36,9 @@ from remem.service import keys as keyring
 from remem.service.http import create_app
 from remem.store.base import Write
 from remem.thread import begin_tool_call, checkpoint_list, checkpoint_save, tool_calls
-from tests.cli_helpers import err, ok
-from tests.test_attacks_core import _files_bytes
-from tests.test_mcp import _error, _keys, _session_run
+from tests.support.cli import err, ok
+from tests.support.mcp import mcp_keys, session_run, tool_error
+from tests.support.store import files_bytes
 
 CARD = "4111 1111 1111 1111"  # written with a time's characters: digits and spaces
 PASSWORD = "password: Tr0ub4dor&3x"
@@ -145,7 +145,7 @@ def test_a_card_number_sent_as_a_time_is_never_quoted_back(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     db = str(tmp_path / "times.db")
-    keys = _keys(db)
+    keys = mcp_keys(db)
     with Memory.open(db, embedder=HashEmbedder()) as mem:
         for call in (lambda: mem.recall(actor="alice", query="tea", as_of=CARD),
                      lambda: mem.remember(actor="alice", text="I like tea", valid_until=CARD),
@@ -164,11 +164,11 @@ def test_a_card_number_sent_as_a_time_is_never_quoted_back(
                            ("remember", {"text": "I like tea", "valid_until": CARD}),
                            ("list_memories", {"as_of": CARD}),
                            ("get_fact", {"field": "home city", "as_of": EARLY})):  # fmt: skip
-            error = _error(await s.call_tool(name, args))
+            error = tool_error(await s.call_tool(name, args))
             assert "4111" not in error and "0001-01-01" not in error, error
 
     with open(tmp_path / "server.log", "w") as errlog:
-        _session_run(db, keys["alice"], errlog, as_alice)
+        session_run(db, keys["alice"], errlog, as_alice)
     assert "4111" not in (tmp_path / "server.log").read_text()
     with TestClient(create_app(db, embedder=HashEmbedder(), worker=False)) as client:
         auth = {"Authorization": f"Bearer {keys['alice']}"}
@@ -326,7 +326,7 @@ def test_a_name_or_client_key_holding_a_secret_is_refused_on_every_write(
     assert checkpoint_list(mem, actor="alice") == [] and tool_calls(mem, actor="alice") == []
     assert mem.list_documents() == []
     if "://" not in db:
-        assert b"a1B2c3D4" not in _files_bytes(db)
+        assert b"a1B2c3D4" not in files_bytes(db)
     key = _key(db, role="admin")
     with TestClient(create_app(db, embedder=HashEmbedder(), worker=False)) as client:
         auth = {"Authorization": f"Bearer {key}"}

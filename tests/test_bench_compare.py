@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from remem.cli import main
-
-from .cli_helpers import err
+from tests.support.cli import err
 
 
 @pytest.fixture(autouse=True)

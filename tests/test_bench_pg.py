@@ -15,7 +15,7 @@ from remem.bench import run_bench
 from remem.embed.base import HashEmbedder
 from remem.errors import InvalidInput
 from remem.memory import Memory
-from tests import pg_helpers
+from tests.support import pg
 
 FIGURES = {
     "records", "scope_records", "embedder", "load_records_per_s", "recall_p50_ms",
@@ -44,8 +44,8 @@ def found(db: str) -> int:
 
 
 def test_bench_runs_on_postgresql_and_refuses_a_used_database(pg_admin_dsn: str) -> None:
-    with pg_helpers.fresh_database(pg_admin_dsn) as dsn:
-        url = pg_helpers.as_url(dsn)
+    with pg.fresh_database(pg_admin_dsn) as dsn:
+        url = pg.as_url(dsn)
         figures = bench(url)
         assert set(figures) == FIGURES
         assert figures["records"] == 300 and figures["embedder"] == "hash-64"

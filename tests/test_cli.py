@@ -15,8 +15,7 @@ import pytest
 
 from remem.cli import main
 from remem.store.sqlite import SCHEMA_VERSION
-
-from .cli_helpers import err, ok
+from tests.support.cli import err, ok
 
 
 @pytest.fixture(autouse=True)

@@ -34,8 +34,7 @@ from remem.cli import main
 from remem.embed import HashEmbedder
 from remem.memory import Memory
 from remem.timeutil import utcnow
-from tests.cli_helpers import stop
-from tests.test_mcp import _child_env, _free_port
+from tests.support.processes import child_env, free_port, stop
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
@@ -157,10 +156,10 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
         "reviewer": _key(db, "--tenant", "acme", "--role", "reviewer"),
         "agent": _key(db, "--tenant", "acme"),
     }
-    port = _free_port()
+    port = free_port()
     cmd = [sys.executable, "-m", "remem", "--db", str(db), "serve", "--port", str(port)]
     log = open(tmp / "serve.log", "w")
-    proc = subprocess.Popen([*cmd, "--lexical"], env=_child_env(), stdout=log, stderr=log)
+    proc = subprocess.Popen([*cmd, "--lexical"], env=child_env(), stdout=log, stderr=log)
     url = f"http://127.0.0.1:{port}"
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM

@@ -17,10 +17,8 @@ from remem.embed.base import HashEmbedder
 from remem.memory import Memory
 from remem.policy.dataclasses import find_secrets
 from remem.policy.detectors import detect
-from tests import test_policy_dataclasses as samples
-from tests import test_stored_strings as stored
+from tests.support import DATA, secrets
 
-DATA = Path(__file__).parent / "data"
 DEV = [
     Path("/work/shared/datasets/locomo/locomo10-dev.json"),
     Path("/work/shared/datasets/prefeval/prefeval-dev.json"),
@@ -43,10 +41,9 @@ def _strings(value: Any) -> Iterator[str]:
 
 def _secrets() -> list[str]:
     found: list[str] = []
-    for module in (samples, stored):
-        for name, value in vars(module).items():
-            if name.isupper():
-                found.extend(_strings(value))
+    for name, value in vars(secrets).items():
+        if name.isupper():
+            found.extend(_strings(value))
     return list(dict.fromkeys(s for s in found if s.strip()))
 
 

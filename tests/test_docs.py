@@ -11,8 +11,8 @@ import click
 import pytest
 
 from remem.cli import cli, main
+from tests.support import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
 
 

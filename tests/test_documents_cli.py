@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_helpers import err, ok
+from tests.support import DATA
+from tests.support.cli import err, ok
 
 
 def test_docs_lifecycle_through_the_cli(
@@ -78,7 +79,7 @@ def test_a_failed_file_among_several_says_which_were_stored(
 def test_eval_docs_reports_ndcg_and_recall_for_remem_and_the_baselines(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    data = Path(__file__).parent / "data" / "beir-tiny"
+    data = DATA / "beir-tiny"
     out = ok(capsys, tmp_path / "unused.db", "eval", "docs", str(data), "--k", "5,10",
              "--embedder", "hash")  # fmt: skip
     assert out["dataset"] == "beir-tiny" and out["corpus"] == 24 and out["queries"] == 12

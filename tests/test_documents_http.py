@@ -150,7 +150,7 @@ def test_bad_uploads_get_clear_errors_and_store_nothing(api: Api) -> None:
 def test_the_client_adds_cites_and_removes_documents_over_real_http(
     db: str, tmp_path: Path
 ) -> None:
-    from tests.test_service import running_server
+    from tests.support.servers import running_server
 
     page = tmp_path / "care.html"
     page.write_text("<h1>Care</h1><p>Brush the quokka on Sundays.</p>")

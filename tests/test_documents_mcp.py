@@ -9,12 +9,12 @@ from pathlib import Path
 from mcp import ClientSession
 
 from remem.memory import Memory
-from tests.test_mcp import _data, _error, _keys, _session_run
+from tests.support.mcp import mcp_keys, session_run, tool_data, tool_error
 
 
 def test_search_documents_tool_keeps_to_the_keys_scope(tmp_path: Path) -> None:
     db = str(tmp_path / "mcp.db")
-    keys = _keys(db)
+    keys = mcp_keys(db)
     with Memory.open(db, tenant="acme", embedder=None) as mem:
         shared = mem.add_document(text="The quokka handbook: feed leaves.", title="handbook")
         mine = mem.add_document(text="Alice's quokka notes.", title="mine", scope="actor:alice")
@@ -24,23 +24,23 @@ def test_search_documents_tool_keeps_to_the_keys_scope(tmp_path: Path) -> None:
     async def as_alice(s: ClientSession) -> None:
         listed = await s.list_tools()
         assert "search_documents" in {t.name for t in listed.tools}
-        found = _data(await s.call_tool("search_documents", {"query": "quokka"}))
+        found = tool_data(await s.call_tool("search_documents", {"query": "quokka"}))
         ids = {d["document_id"] for d in found["documents"]}
         assert ids == {shared.document.id, mine.document.id}
         top = found["documents"][0]
         assert set(top) >= {"document_id", "title", "position", "span", "text"}
-        assert "forbidden" in _error(
+        assert "forbidden" in tool_error(
             await s.call_tool("search_documents", {"query": "quokka", "actor_id": "bob"})
         )
-        assert "namespace" in _error(
+        assert "namespace" in tool_error(
             await s.call_tool("search_documents", {"query": "quokka", "namespaces": ["team"]})
         )
-        assert _error(await s.call_tool("search_documents", {"query": ""}))
+        assert tool_error(await s.call_tool("search_documents", {"query": ""}))
 
     async def as_globex(s: ClientSession) -> None:
-        found = _data(await s.call_tool("search_documents", {"query": "quokka"}))
+        found = tool_data(await s.call_tool("search_documents", {"query": "quokka"}))
         assert found["documents"] == []
 
     with open(tmp_path / "err.log", "w") as errlog:
-        _session_run(db, keys["alice"], errlog, as_alice)
-        _session_run(db, keys["globex"], errlog, as_globex)
+        session_run(db, keys["alice"], errlog, as_alice)
+        session_run(db, keys["globex"], errlog, as_globex)

@@ -16,34 +16,7 @@ import pytest
 from remem.embed.base import Embedder, Vectors
 from remem.embed.minilm import ENV_MODEL_DIR, MiniLMEmbedder, model_dir, plan_batches
 from remem.errors import InvalidInput
-from tests.conftest import minilm_or_skip
-
-LONG = " ".join(
-    f"Sentence {i} of a long record about the quarterly budget review, "
-    "which keeps going well past the 256 token limit."
-    for i in range(40)
-)
-
-TEXTS = [
-    "",
-    "I love pizza",
-    "The deploy to production is scheduled for Friday at 17:00 UTC.",
-    "Qu'est-ce que c'est ? Ça coûte 12,50 € — trop cher !",
-    "東京は日本の首都です。 Ünïcödé ñ ß Ω 🙂🍕",
-    "!!! ??? ... --- ;;; (((",
-    "def recall(query: str) -> list[Record]: return store.search(query, k=10)",
-    "   leading and trailing whitespace\t\n  ",
-    "Alice's manager is Bob; Bob reports to Carol.",
-    LONG,
-]
-
-
-def _cosines(a: Vectors, b: Vectors) -> Vectors:
-    """Row-wise cosine similarity of two arrays of vectors."""
-    dots = np.sum(a * b, axis=1)
-    norms = np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
-    result: Vectors = (dots / norms).astype(np.float32)
-    return result
+from tests.support.embed import LONG, TEXTS, minilm_or_skip, row_cosines
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +41,7 @@ def reference(embedder: MiniLMEmbedder) -> Iterator[Vectors]:
 @pytest.mark.model
 def test_matches_sentence_transformers(embedder: MiniLMEmbedder, reference: Vectors) -> None:
     ours = embedder.embed(TEXTS)
-    cosines = _cosines(ours, reference)
+    cosines = row_cosines(ours, reference)
     assert cosines.min() >= 0.9999, dict(zip(TEXTS, cosines.tolist(), strict=True))
     np.testing.assert_allclose(ours, reference, atol=1e-5)
 
@@ -77,7 +50,7 @@ def test_matches_sentence_transformers(embedder: MiniLMEmbedder, reference: Vect
 def test_long_text_is_truncated_not_rejected(embedder: MiniLMEmbedder) -> None:
     # Past 256 tokens nothing more is read, so adding text changes nothing.
     longer = embedder.embed([LONG, LONG + " And one more sentence at the very end."])
-    assert _cosines(longer[:1], longer[1:])[0] >= 0.99999
+    assert row_cosines(longer[:1], longer[1:])[0] >= 0.99999
 
 
 @pytest.mark.model
@@ -106,7 +79,7 @@ def test_shape_dtype_and_unit_norms(embedder: MiniLMEmbedder) -> None:
 def test_batch_composition_does_not_matter(embedder: MiniLMEmbedder) -> None:
     alone = embedder.embed(["I love pizza"])
     padded = embedder.embed([LONG, "I love pizza"])[1:]
-    assert _cosines(alone, padded)[0] >= 0.9999
+    assert row_cosines(alone, padded)[0] >= 0.9999
 
 
 @pytest.mark.model
@@ -114,7 +87,7 @@ def test_small_batches_keep_the_input_order(embedder: MiniLMEmbedder) -> None:
     # Batches of 3 sorted by length cut TEXTS in a different order from the input's.
     small = MiniLMEmbedder(embedder.path, batch_size=3).embed(TEXTS)
     one_by_one = np.vstack([embedder.embed([text]) for text in TEXTS])
-    assert _cosines(small, one_by_one).min() >= 0.9999
+    assert row_cosines(small, one_by_one).min() >= 0.9999
 
 
 @pytest.mark.model
@@ -137,7 +110,7 @@ def test_concurrent_first_calls_load_once_and_agree(embedder: MiniLMEmbedder) ->
     assert not errors
     expected = embedder.embed(["I love pizza", "the tax deadline is in April"])
     for result in results:
-        assert _cosines(result, expected).min() >= 0.9999
+        assert row_cosines(result, expected).min() >= 0.9999
 
 
 def test_a_repeated_query_comes_from_the_cache_unchanged(embedder: MiniLMEmbedder) -> None:

@@ -17,8 +17,7 @@ import pytest
 from remem.embed.minilm import MiniLMEmbedder, model_dir
 from remem.errors import InvalidInput
 from remem.memory import Memory
-
-from .test_embed_minilm import LONG, TEXTS, _cosines
+from tests.support.embed import LONG, TEXTS, row_cosines
 
 pytestmark = pytest.mark.model
 
@@ -182,7 +181,7 @@ def test_int8_vectors_are_close_but_stored_under_their_own_name(
     assert embedder.name == "all-MiniLM-L6-v2-int8"
     vectors = embedder.embed(TEXTS)
     assert embedder.runtime == "onnxruntime-int8"
-    cosines = _cosines(vectors, numpy_vectors)
+    cosines = row_cosines(vectors, numpy_vectors)
     assert cosines.min() >= 0.95
     assert float(np.abs(vectors - numpy_vectors).max()) > 1e-3  # not the float32 vectors
     assert {p.name.split("-")[4] for p in _graphs(tmp_path)} == {"float32", "int8"}

@@ -17,8 +17,7 @@ import pytest
 from remem.embed.minilm import NAME, MiniLMEmbedder, model_dir
 from remem.errors import InvalidInput
 from remem.memory import Memory
-
-from .test_embed_minilm import TEXTS, _cosines
+from tests.support.embed import TEXTS, row_cosines
 
 pytestmark = pytest.mark.model
 
@@ -55,7 +54,7 @@ def test_int8_queries_leave_what_is_stored_float32(
     queries = int8q.embed_query(TEXTS)
     assert int8q.runtime == "onnxruntime"
     assert int8q.query_runtime == "onnxruntime-int8"
-    cosines = _cosines(queries, plain.embed(TEXTS))
+    cosines = row_cosines(queries, plain.embed(TEXTS))
     assert cosines.min() >= 0.95  # the empty text is the farthest
     assert float(np.abs(queries - plain.embed(TEXTS)).max()) > 1e-4  # not the float32 vectors
     # single texts are cached apart: a query first does not make a write's vector int8

@@ -29,12 +29,11 @@ from remem.ids import counter_ids
 from remem.testing.llm_server import Reply, ScriptedLLM
 from remem.testing.responders import memory_model
 from remem.thread import checkpoint_save
-from tests import pg_helpers
-
-from .cli_helpers import ok
-from .conftest import Clock, at
-from .test_llm_pipeline import _config
-from .test_service import _event, running_server
+from tests.support import pg
+from tests.support.cli import ok
+from tests.support.clock import Clock, at
+from tests.support.llm import llm_config
+from tests.support.servers import event_body, running_server
 
 # words found nowhere else in the database; their first seven letters survive
 # porter stemming ("kumquats" -> "kumquat"), so a stem in the index is found too
@@ -153,8 +152,8 @@ def target(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         yield str(tmp_path / "m.db")
     else:
         admin = request.getfixturevalue("pg_admin_dsn")
-        with pg_helpers.fresh_database(admin) as dsn:
-            yield pg_helpers.as_url(dsn)
+        with pg.fresh_database(admin) as dsn:
+            yield pg.as_url(dsn)
 
 
 @pytest.fixture
@@ -174,7 +173,7 @@ def test_a_job_running_when_its_actor_is_erased_recreates_nothing(
         return memory_model(request)
 
     llm.responder = stalled
-    config = _config(llm)
+    config = llm_config(llm)
     with Memory.open(target, embedder=HashEmbedder(), config=config, clock=Clock(LATER)) as mem:
         mem.add_event(actor="ana", session="s1", role="user", text="I live in Lisbon.",
                       time=at(0), event_id="e1")  # fmt: skip
@@ -245,8 +244,8 @@ def test_record_tombstones_hold_until_the_actor_is_erased_then_ids_start_afresh(
 
 
 def test_forget_with_vacuum_vacuums_what_the_erasure_touched(pg_admin_dsn: str) -> None:
-    with pg_helpers.fresh_database(pg_admin_dsn) as dsn:
-        admin = pg_helpers.admin_dsn_for(pg_admin_dsn, dsn)
+    with pg.fresh_database(pg_admin_dsn) as dsn:
+        admin = pg.admin_dsn_for(pg_admin_dsn, dsn)
 
         def vacuums() -> int:
             with psycopg.connect(admin, autocommit=True) as conn:
@@ -256,7 +255,7 @@ def test_forget_with_vacuum_vacuums_what_the_erasure_touched(pg_admin_dsn: str) 
                 assert row is not None
                 return int(row[0])
 
-        with Memory.open(pg_helpers.as_url(dsn), embedder=HashEmbedder()) as mem:
+        with Memory.open(pg.as_url(dsn), embedder=HashEmbedder()) as mem:
             mem.add_event(actor="alice", session="s1", role="user", text="I like tea.")
             mem.forget(actor="alice")
             before = vacuums()
@@ -291,10 +290,12 @@ def test_cli_event_add_after_forget_says_it_starts_a_new_memory(
 
 def test_http_create_event_after_forget_carries_the_note(target: str) -> None:
     with running_server(target) as server, server.http("agent") as h, server.http("admin") as a:
-        first = h.post("/v1/events", json=_event("carol", "I like tea.")).json()
+        first = h.post("/v1/events", json=event_body("carol", "I like tea.")).json()
         assert "fresh_start" not in first["events"][0]
         assert a.post("/v1/subjects/carol/forget").json()["verified"] is True
-        batch = {"events": [_event("carol", "I like coffee."), _event("dave", "I like tea.")]}
+        batch = {
+            "events": [event_body("carol", "I like coffee."), event_body("dave", "I like tea.")]
+        }
         created = h.post("/v1/events", json=batch)
         assert created.status_code == 201
         carol, dave = created.json()["events"]

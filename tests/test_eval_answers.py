@@ -18,8 +18,7 @@ from remem.eval.cli import run_locomo
 from remem.eval.locomo import load
 from remem.llm.client import ChatModel, LLMSettings
 from remem.testing.llm_server import Reply, ScriptedLLM
-
-TINY = Path(__file__).parent / "data" / "locomo-tiny.json"
+from tests.support.eval import LOCOMO_TINY
 
 
 def reader(request: dict[str, Any]) -> Reply:
@@ -40,15 +39,15 @@ def test_answers_are_judged_per_category_beside_compression() -> None:
         judge = AnswerJudge(ChatModel(LLMSettings(base_url=llm.base_url, model="judge")))
         try:
             result = run_locomo(
-                TINY, ks=[5, 10], budget=200, mode="both", baselines=True, limit_questions=None,
-                embedder=HashEmbedder(), progress=False, judge=judge,
+                LOCOMO_TINY, ks=[5, 10], budget=200, mode="both", baselines=True,
+                limit_questions=None, embedder=HashEmbedder(), progress=False, judge=judge,
             )  # fmt: skip
         finally:
             judge.chat.close()
         requests = llm.requests
     remem = result["systems"]["remem:both"]
     answers = remem["answers"]
-    data = load(TINY)
+    data = load(LOCOMO_TINY)
     per_cat = Counter(str(q.category) for c in data.conversations for q in c.questions)
     for cat, n in per_cat.items():
         assert answers[cat]["questions"] == n
@@ -83,7 +82,7 @@ def test_the_cli_answers_with_the_configured_model(
     with ScriptedLLM(responder=reader) as llm:
         config = tmp_path / "remem.toml"
         config.write_text(f'[llm]\nbase_url = "{llm.base_url}"\nmodel = "judge"\n')
-        code = main(["--config", str(config), "--json", "eval", "locomo", str(TINY),
+        code = main(["--config", str(config), "--json", "eval", "locomo", str(LOCOMO_TINY),
                      "--answers", "--embedder", "hash", "--limit-questions", "2"])  # fmt: skip
     out = json.loads(capsys.readouterr().out)
     assert code == 0
@@ -96,6 +95,6 @@ def test_answers_without_a_model_is_a_clear_error(
 ) -> None:
     monkeypatch.delenv("REMEM_CONFIG", raising=False)
     monkeypatch.delenv("REMEM_LLM_BASE_URL", raising=False)
-    code = main(["--json", "eval", "locomo", str(TINY), "--answers", "--embedder", "hash"])
+    code = main(["--json", "eval", "locomo", str(LOCOMO_TINY), "--answers", "--embedder", "hash"])
     error = json.loads(capsys.readouterr().out)["error"]
     assert code != 0 and "needs a language model" in error["message"]

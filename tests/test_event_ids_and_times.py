@@ -2,7 +2,7 @@
 and times that are out of range, of the wrong type, early or in the future.
 
 The library and CLI tests run on a SQLite file and on PostgreSQL (the session's
-server, see `tests.pg_helpers`); the HTTP tests on a real uvicorn on loopback.
+server, see `tests.support.pg`); the HTTP tests on a real uvicorn on loopback.
 """
 
 from __future__ import annotations
@@ -26,13 +26,13 @@ from remem.embed import HashEmbedder
 from remem.errors import ConflictError, InvalidInput
 from remem.ids import counter_ids
 from remem.model import Status
-from tests import pg_helpers
-from tests.cli_helpers import err, ok
-from tests.conftest import Clock
-from tests.test_mcp import _error as _mcp_error
-from tests.test_mcp import _keys as _mcp_keys
-from tests.test_mcp import _session_run
-from tests.test_service import Server, running_server
+from tests.support import pg
+from tests.support.cli import err, ok
+from tests.support.clock import Clock
+from tests.support.mcp import mcp_keys as _mcp_keys
+from tests.support.mcp import session_run
+from tests.support.mcp import tool_error as _mcp_error
+from tests.support.servers import Server, running_server
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 BAD_TIMES: list[Any] = [
@@ -54,8 +54,8 @@ def target(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         yield str(tmp_path / "events.db")
     else:
         admin = request.getfixturevalue("pg_admin_dsn")
-        with pg_helpers.fresh_database(admin) as dsn:
-            yield pg_helpers.as_url(dsn)
+        with pg.fresh_database(admin) as dsn:
+            yield pg.as_url(dsn)
 
 
 @pytest.fixture
@@ -333,8 +333,8 @@ def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
             yield running
     else:
         admin = request.getfixturevalue("pg_admin_dsn")
-        with pg_helpers.fresh_database(admin) as dsn:
-            with running_server(pg_helpers.as_url(dsn)) as running:
+        with pg.fresh_database(admin) as dsn:
+            with running_server(pg.as_url(dsn)) as running:
                 yield running
 
 
@@ -423,7 +423,7 @@ def test_mcp_refuses_bad_times_with_a_clear_tool_error(tmp_path: Path) -> None:
         ).replace(" ", "")
 
     with open(tmp_path / "server.log", "w") as errlog:
-        _session_run(db, keys["alice"], errlog, as_alice)
+        session_run(db, keys["alice"], errlog, as_alice)
 
 
 def _set_event_time(db: Path, event_id: str, stored: str) -> None:

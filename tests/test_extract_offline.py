@@ -2,23 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 
 from remem.extract import EXTRACTOR_VERSION, extract_offline
 from remem.extract.offline import STRATEGY
 from remem.model import Authority, Candidate, Event, Kind, Role, Sensitivity
-
-T = datetime(2026, 3, 1, 9, 30, tzinfo=UTC)
-
-
-def ev(text: str, role: Role = Role.USER, event_id: str = "ev-1", minutes: float = 10) -> Event:
-    return Event(event_id, "acme", "u42", "s1", role, text, T + timedelta(minutes=minutes))
-
-
-def extract(text: str, context: tuple[Event, ...] = ()) -> list[Candidate]:
-    return extract_offline(ev(text), context)
+from tests.support.extract import T, ev, extract
 
 
 def one(text: str) -> Candidate:

@@ -1,14 +1,15 @@
 """Records the offline extractor writes through `Memory`: readable, whose, and only facts.
 
-The cases take only `mem` (a SQLite file here); `tests/test_pg_extract_records.py`
-runs them again on PostgreSQL.
+Each case runs on SQLite and on PostgreSQL (`both_backends`, tests/support/backends.py).
 """
 
 from __future__ import annotations
 
 from remem import Memory
+from tests.support.backends import both_backends
+from tests.support.clock import at
 
-from .conftest import at
+pytestmark = both_backends
 
 
 def _say(mem: Memory, text: str, day: float, speaker: str | None = None) -> str:

@@ -1,7 +1,7 @@
 """Exact facts by structured lookup (issue 21): `Memory.fact`, `Memory.profile`, pinned
 facts in recall, the field vocabulary, bi-temporal as-of; the library and the CLI on
-both backends (HTTP and MCP: tests/test_service.py, tests/test_mcp.py, run again on
-PostgreSQL by tests/test_pg_service.py)."""
+both backends (HTTP and MCP: tests/test_service.py, tests/test_mcp.py, each case on
+SQLite and on PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -21,8 +21,8 @@ from remem.ids import counter_ids
 from remem.policy.fields import VOCABULARY, canonical_field
 from remem.store.base import Store
 from remem.store.sqlite import SQLiteStore
-from tests import pg_helpers
-from tests.conftest import Clock
+from tests.support import pg
+from tests.support.clock import Clock
 
 BACKENDS = ["sqlite", "postgres"]
 
@@ -34,8 +34,8 @@ def target(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         yield str(tmp_path / "facts.db")
     else:
         admin = request.getfixturevalue("pg_admin_dsn")
-        with pg_helpers.fresh_database(admin) as dsn:
-            yield pg_helpers.as_url(dsn)
+        with pg.fresh_database(admin) as dsn:
+            yield pg.as_url(dsn)
 
 
 def _store(target: str) -> Store:

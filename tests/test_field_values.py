@@ -21,9 +21,9 @@ from remem import Memory
 from remem.embed import HashEmbedder
 from remem.errors import InvalidInput
 from remem.writes.checks import MAX_VALUE_CHARS
-from tests.cli_helpers import err, ok
-from tests.test_mcp import _data, _error, _keys, _session_run
-from tests.test_service import Server, running_server
+from tests.support.cli import err, ok
+from tests.support.mcp import mcp_keys, session_run, tool_data, tool_error
+from tests.support.servers import Server, running_server
 
 BAD_VALUES = {
     "empty": ("", "non-empty"),
@@ -111,16 +111,16 @@ def test_http_refuses_bad_values_with_422(server: Server) -> None:
 
 
 def test_mcp_refuses_bad_values(tmp_path: Path, db: str) -> None:
-    keys = _keys(db)
+    keys = mcp_keys(db)
 
     async def as_alice(s: ClientSession) -> None:
         for value, _ in BAD_VALUES.values():
             args = {"text": "Alice lives in Oslo", "field": "home city", "value": value}
-            assert "invalid_input" in _error(await s.call_tool("remember", args))
-        assert _data(await s.call_tool("list_memories", {"all": True}))["records"] == []
+            assert "invalid_input" in tool_error(await s.call_tool("remember", args))
+        assert tool_data(await s.call_tool("list_memories", {"all": True}))["records"] == []
 
     with open(tmp_path / "server.log", "w") as errlog:
-        _session_run(db, keys["alice"], errlog, as_alice)
+        session_run(db, keys["alice"], errlog, as_alice)
 
 
 def test_cli_refuses_a_blank_value(

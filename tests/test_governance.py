@@ -10,8 +10,7 @@ import pytest
 
 from remem import Memory, RefusedContent
 from remem.cli import main
-
-from .conftest import at
+from tests.support.clock import at
 
 CARD = "4111 1111 1111 1111"
 KEY = "sk-proj-Xb7Qk2LmN9pR4sT6vW8yZ1aC3dE5fG7h"
@@ -91,8 +90,7 @@ def test_ttls_per_kind_and_sensitivity_close_new_records(db_path: Path) -> None:
     from datetime import timedelta
 
     from remem.embed import HashEmbedder
-
-    from .conftest import Clock
+    from tests.support.clock import Clock
 
     clock = Clock()
     ttl = {"preference": timedelta(days=30), "sensitive": timedelta(days=7)}

@@ -19,9 +19,6 @@ from typing import Any
 import pytest
 
 from remem import Memory
-from tests import test_harden_race
-
-mems = test_harden_race.mems  # the fixture: three Memory on one database, each backend
 
 
 def _writing(mem: Memory, kind: str, stop: threading.Event, errors: list[BaseException],

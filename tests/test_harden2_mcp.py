@@ -22,8 +22,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.cli_helpers import stop
-from tests.test_mcp import _child_env, _free_port, _keys
+from tests.support.mcp import mcp_keys
+from tests.support.processes import child_env, free_port, stop
 
 SECRET = "sk-proj-Zq8vT2mN4xK7pL9wR3yH6jB1cF5dG0sA"
 DEEP = 100_000
@@ -79,7 +79,7 @@ class _Server:
         cmd = [sys.executable, "-m", "remem.cli", "--db", db, "mcp", "--key", key, "--lexical"]
         self.err = stderr.open("w")
         self.proc = subprocess.Popen(
-            cmd, env=_child_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.err
+            cmd, env=child_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.err
         )
         self.lines: queue.Queue[bytes] = queue.Queue()
         self.pump = threading.Thread(target=self._pump, daemon=True)
@@ -120,7 +120,7 @@ class _Server:
 
 def test_stdio_answers_every_line_it_cannot_read_and_never_quotes_it(tmp_path: Path) -> None:
     db = str(tmp_path / "mcp.db")
-    server = _Server(db, _keys(db)["alice"], tmp_path / "stderr.txt")
+    server = _Server(db, mcp_keys(db)["alice"], tmp_path / "stderr.txt")
     try:
         server.send(_request(1, "initialize", INIT))
         assert server.next()["id"] == 1
@@ -141,14 +141,14 @@ def test_stdio_answers_every_line_it_cannot_read_and_never_quotes_it(tmp_path: P
 
 def test_http_answers_a_body_it_cannot_read_400_with_the_json_rpc_error(tmp_path: Path) -> None:
     db = str(tmp_path / "mcp.db")
-    key = _keys(db)["alice"]
-    port = _free_port()
+    key = mcp_keys(db)["alice"]
+    port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
     cmd = [sys.executable, "-m", "remem.cli", "--db", db, "mcp", "--key", key, "--lexical"]
     cmd += ["--transport", "http", "--port", str(port)]
     log = tmp_path / "server.log"
     with log.open("w") as errlog:
-        proc = subprocess.Popen(cmd, env=_child_env(), stdout=errlog, stderr=errlog)
+        proc = subprocess.Popen(cmd, env=child_env(), stdout=errlog, stderr=errlog)
     headers = {
         "Authorization": f"Bearer {key}",
         "Content-Type": "application/json",

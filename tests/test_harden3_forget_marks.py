@@ -20,9 +20,6 @@ import pytest
 
 from remem import Memory
 from remem.thread import CheckpointState, begin_tool_call, checkpoint_list, checkpoint_save
-from tests import test_harden_race
-
-mems = test_harden_race.mems  # the fixture: three Memory on one database, each backend
 
 
 def _thread_state(mem: Memory, workflow: str, request_id: str) -> None:

@@ -17,7 +17,7 @@ import pytest
 from remem import Memory
 from remem.embed import HashEmbedder
 from remem.store.vector_files import _dump, _read
-from tests.test_vector_codes import built, db, files, held, nearest
+from tests.support.vectors import built, db, files, held, nearest
 
 pytest.importorskip("onnxruntime")  # the codes are scored by ONNX Runtime only
 

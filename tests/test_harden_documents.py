@@ -20,7 +20,7 @@ from remem.config_sections import Documents
 from remem.embed import HashEmbedder
 from remem.errors import InvalidInput
 from remem.service.http import create_app
-from tests.test_harden_http import key_for
+from tests.support.servers import key_for
 
 
 def sections(n: int, word: str = "rake") -> str:

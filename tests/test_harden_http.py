@@ -13,17 +13,8 @@ from fastapi.testclient import TestClient
 
 from remem.embed import HashEmbedder
 from remem.memory import open_store
-from remem.service import keys as keyring
 from remem.service.http import create_app
-
-
-def key_for(db: str, tenant: str = "acme", **kw: str) -> str:
-    """A new API key's secret (an admin key for the whole tenant unless `kw` says else)."""
-    store = open_store(db)
-    try:
-        return keyring.create_key(store, tenant=tenant, **({"role": "admin"} | kw))[1]
-    finally:
-        store.close()
+from tests.support.servers import key_for
 
 
 def _fail_every_job(db: str) -> int:

@@ -24,8 +24,8 @@ import pytest
 from remem import Memory
 from remem.embed import HashEmbedder
 from remem.store.erasure import RUNNING
+from tests.support import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 BATCH = 50
 
 WRITER = textwrap.dedent(f"""

@@ -22,7 +22,7 @@ from remem import Memory
 from remem.embed import HashEmbedder
 from remem.errors import InvalidInput
 from remem.service.http import create_app
-from tests.test_harden_http import key_for
+from tests.support.servers import key_for
 
 LOOKALIKES = {
     "zero-width space": "alice\u200b",

@@ -12,23 +12,12 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 
 import pytest
 
 from remem import Memory
-from remem.embed import HashEmbedder
-from remem.memory import open_store
 from remem.model import Record
 from remem.store.base import Write
-
-
-@pytest.fixture
-def mems(db: str) -> Iterator[list[Memory]]:
-    opened = [Memory(open_store(db), embedder=HashEmbedder()) for _ in range(3)]
-    yield opened
-    for m in opened:
-        m.close()
 
 
 def test_forget_actor_racing_writers_leaves_nothing_written_before_it(mems: list[Memory]) -> None:

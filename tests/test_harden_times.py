@@ -20,7 +20,7 @@ from remem import Memory
 from remem.embed import HashEmbedder
 from remem.errors import InvalidInput
 from remem.service.http import create_app
-from tests.test_harden_http import key_for
+from tests.support.servers import key_for
 
 REFUSED = ["0001-01-01T00:00:00+05:00", "9999-12-31T23:59:59-05:00", "-0001-01-01T00:00:00Z",
            "2016-12-31T23:59:60Z", "2026-13-01T00:00:00Z", "2026-01-01T00:00:00+24:00",

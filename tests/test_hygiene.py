@@ -1,4 +1,5 @@
-"""The tools enforce the hygiene: ruff, strict mypy, and migrations that build the schema."""
+"""The tools enforce the hygiene: ruff, strict mypy, and migrations in order (the schema they
+build is compared with its snapshot in tests/test_schema.py)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,8 @@ from pathlib import Path
 import pytest
 
 from remem.errors import SchemaTooNew
-from remem.store.sqlite import APPLICATION_ID, SCHEMA_VERSION, SQLiteStore, _migrations
-
-ROOT = Path(__file__).resolve().parents[1]
+from remem.store.sqlite import SCHEMA_VERSION, SQLiteStore, _migrations
+from tests.support import ROOT
 
 
 @pytest.mark.parametrize(
@@ -29,34 +29,6 @@ def test_migrations_are_numbered_in_order_and_reach_the_schema_version() -> None
     numbers = [n for n, _ in _migrations()]
     assert numbers == list(range(1, len(numbers) + 1))
     assert numbers[-1] == SCHEMA_VERSION
-
-
-def _schema(conn: sqlite3.Connection) -> list[tuple[str, str]]:
-    def norm(sql: str) -> str:
-        return " ".join(ln.split("--", 1)[0] for ln in sql.splitlines()).split().__str__()
-
-    return sorted(
-        (name, norm(sql)) for name, sql in conn.execute(
-            "SELECT name, sql FROM sqlite_master WHERE sql IS NOT NULL"
-        )
-    )  # fmt: skip
-
-
-def test_migrating_step_by_step_equals_a_fresh_database(tmp_path: Path) -> None:
-    fresh = SQLiteStore(tmp_path / "fresh.db")
-    fresh.close()
-    stepwise = tmp_path / "step.db"
-    conn = sqlite3.connect(stepwise)
-    for number, _ in _migrations()[:1]:
-        conn.executescript(_migrations()[0][1])
-        conn.execute(f"PRAGMA user_version = {number}")
-        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-    conn.commit()
-    conn.close()
-    SQLiteStore(stepwise).close()  # applies whatever migrations remain
-    a, b = sqlite3.connect(tmp_path / "fresh.db"), sqlite3.connect(stepwise)
-    assert _schema(a) == _schema(b)
-    assert a.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
 
 
 def test_reopening_keeps_data_and_does_not_migrate_again(tmp_path: Path) -> None:

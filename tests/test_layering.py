@@ -12,7 +12,8 @@ import re
 from functools import cache
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parents[1] / "src"
+from tests.support import SRC
+
 MAX_LINES = 600
 
 # the facade and pipeline half of the one-house work (and the doors it shares)

@@ -12,25 +12,15 @@ from typing import Any
 import pytest
 
 from remem import Memory
-from remem.config import ConfigFile, build
 from remem.embed.base import HashEmbedder
 from remem.llm.client import ChatModel, LLMSettings
 from remem.llm.retry import RetryPolicy
 from remem.model import Status
 from remem.testing.llm_server import Reply, ScriptedLLM
 from remem.testing.responders import memory_model
+from tests.support.llm import llm_config
 
 T0 = datetime(2024, 5, 1, 10, 0, tzinfo=UTC)
-
-FAST = RetryPolicy(
-    attempts=3,
-    malformed_attempts=2,
-    base_seconds=0.01,
-    max_seconds=0.05,
-    job_attempts=2,
-    job_base_seconds=0.0,
-    job_max_seconds=0.0,
-)
 
 
 class Clock:
@@ -45,24 +35,6 @@ class Clock:
 def llm() -> Iterator[ScriptedLLM]:
     with ScriptedLLM() as server:
         yield server
-
-
-def _config(llm: ScriptedLLM, strategies: dict[str, Any] | None = None, **llm_extra: Any) -> Any:
-    data: dict[str, Any] = {
-        "llm": {"base_url": llm.base_url, "model": "fake-model", "timeout": 2, **llm_extra},
-        "retry": {
-            "attempts": FAST.attempts,
-            "malformed_attempts": FAST.malformed_attempts,
-            "base_seconds": FAST.base_seconds,
-            "max_seconds": FAST.max_seconds,
-            "job_attempts": FAST.job_attempts,
-            "job_base_seconds": 0,
-            "job_max_seconds": 0,
-        },
-    }
-    if strategies is not None:
-        data["strategies"] = strategies
-    return build(ConfigFile.model_validate(data), "test", Path.cwd())
 
 
 def _open(tmp_path: Path, config: Any, clock: Clock | None = None, **kw: Any) -> Memory:
@@ -95,7 +67,7 @@ def test_a_configured_endpoint_yields_all_four_kinds_with_provenance(
     tmp_path: Path, llm: ScriptedLLM
 ) -> None:
     llm.responder = memory_model
-    with _open(tmp_path, _config(llm)) as mem:
+    with _open(tmp_path, llm_config(llm)) as mem:
         _conversation(mem)
         result = mem.process()
         assert result.failed == 0 and result.jobs_done == 6 * 4
@@ -133,7 +105,7 @@ def test_a_configured_endpoint_yields_all_four_kinds_with_provenance(
 
 def test_one_call_per_strategy_per_session_batch(tmp_path: Path, llm: ScriptedLLM) -> None:
     llm.responder = memory_model
-    with _open(tmp_path, _config(llm, {"semantic": {}})) as mem:
+    with _open(tmp_path, llm_config(llm, {"semantic": {}})) as mem:
         for i in range(10):
             mem.add_event(
                 actor="ana", session="s1", role="user", text=f"I own {i + 2} bikes now.",
@@ -147,7 +119,7 @@ def test_one_call_per_strategy_per_session_batch(tmp_path: Path, llm: ScriptedLL
 
 def test_model_update_supersedes_through_policy(tmp_path: Path, llm: ScriptedLLM) -> None:
     llm.responder = memory_model
-    with _open(tmp_path, _config(llm, {"semantic": {}})) as mem:
+    with _open(tmp_path, llm_config(llm, {"semantic": {}})) as mem:
         mem.add_event(actor="ana", session="s1", role="user", text="I enjoy my job as a nurse.",
                       time=T0, event_id="a")  # fmt: skip
         mem.process()
@@ -171,7 +143,7 @@ def test_an_older_event_never_overwrites_a_newer_confirmed_record(
 ) -> None:
     clock = Clock()
     llm.responder = memory_model
-    with _open(tmp_path, _config(llm, {"semantic": {}}), clock) as mem:
+    with _open(tmp_path, llm_config(llm, {"semantic": {}}), clock) as mem:
         confirmed = mem.remember(actor="ana", text="The user said: I moved to the coast.")
         # an event from before the confirmation arrives late; the model says UPDATE
         mem.add_event(actor="ana", session="s0", role="user", text="I moved to the mountains.",
@@ -186,7 +158,7 @@ def test_an_older_event_never_overwrites_a_newer_confirmed_record(
 def test_a_verdict_naming_a_record_outside_the_neighbours_is_not_applied(
     tmp_path: Path, llm: ScriptedLLM
 ) -> None:
-    with _open(tmp_path, _config(llm, {"semantic": {}})) as mem:
+    with _open(tmp_path, llm_config(llm, {"semantic": {}})) as mem:
         other = mem.remember(actor="bob", text="The user said: Bob has a dog named Rex.")
         first = mem.remember(actor="ana", text="The user said: Ana has a dog.")
 
@@ -209,7 +181,7 @@ def test_a_verdict_naming_a_record_outside_the_neighbours_is_not_applied(
 
 def test_rerunning_a_job_creates_no_duplicate(tmp_path: Path, llm: ScriptedLLM) -> None:
     llm.responder = memory_model
-    with _open(tmp_path, _config(llm, {"semantic": {}})) as mem:
+    with _open(tmp_path, llm_config(llm, {"semantic": {}})) as mem:
         _conversation(mem)
         mem.process()
         before = sorted((r.text, r.status.value) for r in mem.records(actor="ana", all=True))
@@ -223,7 +195,7 @@ def test_a_failing_endpoint_loses_nothing_and_jobs_retry_recovers(
     tmp_path: Path, llm: ScriptedLLM
 ) -> None:
     llm.responder = lambda _req: Reply.error(500, "down")
-    config = _config(llm, {"semantic": {}, "preference": {}})
+    config = llm_config(llm, {"semantic": {}, "preference": {}})
     with _open(tmp_path, config) as mem:
         _conversation(mem)
         result = mem.process()
@@ -249,7 +221,7 @@ def test_one_strategy_failing_never_blocks_another(tmp_path: Path, llm: Scripted
         return memory_model(request)
 
     llm.responder = broken_preferences
-    with _open(tmp_path, _config(llm, {"semantic": {}, "preference": {}})) as mem:
+    with _open(tmp_path, llm_config(llm, {"semantic": {}, "preference": {}})) as mem:
         _conversation(mem)
         mem.process()
         kinds = {r.kind.value for r in mem.records(actor="ana")}
@@ -269,7 +241,7 @@ def test_timeouts_429_and_cut_connections_are_retried(tmp_path: Path, llm: Scrip
         Reply.cut(),  # the connection drops mid-response
     )
     llm.responder = memory_model  # the fourth try gets an answer
-    with _open(tmp_path, _config(llm, {"semantic": {}}), chat=chat) as mem:
+    with _open(tmp_path, llm_config(llm, {"semantic": {}}), chat=chat) as mem:
         mem.add_event(actor="ana", session="s1", role="user", text="I live in Faro.", time=T0)
         result = mem.process()
         assert result.failed == 0 and result.records_added == 1
@@ -285,7 +257,7 @@ def test_malformed_output_is_retried_then_recorded(tmp_path: Path, llm: Scripted
         Reply.text("{not json"), Reply.json({"facts": [{"text": "Ana likes figs", "event": 1}]})
     )
     llm.responder = memory_model
-    with _open(tmp_path, _config(llm, {"semantic": {}})) as mem:
+    with _open(tmp_path, llm_config(llm, {"semantic": {}})) as mem:
         mem.add_event(actor="ana", session="s1", role="user", text="I like figs.", time=T0)
         result = mem.process()
         assert result.failed == 0
@@ -295,7 +267,7 @@ def test_malformed_output_is_retried_then_recorded(tmp_path: Path, llm: Scripted
 
 
 def test_consolidation_failure_adds_the_candidate(tmp_path: Path, llm: ScriptedLLM) -> None:
-    with _open(tmp_path, _config(llm, {"semantic": {}})) as mem:
+    with _open(tmp_path, llm_config(llm, {"semantic": {}})) as mem:
         mem.remember(actor="ana", text="The user said: Ana likes figs a lot.")
 
         def no_consolidation(request: dict[str, Any]) -> Reply:
@@ -316,7 +288,7 @@ def test_the_key_is_never_logged(
 ) -> None:
     secret = "sk-test-DO-NOT-LOG-1234567890"
     llm.responder = lambda _req: Reply.error(500, "down")
-    config = _config(llm, {"semantic": {}}, api_key=secret)
+    config = llm_config(llm, {"semantic": {}}, api_key=secret)
     caplog.set_level("DEBUG")
     with _open(tmp_path, config) as mem:
         mem.add_event(actor="ana", session="s1", role="user", text="I live in Faro.", time=T0)
@@ -333,7 +305,7 @@ def test_the_key_is_never_logged(
 def test_the_command_line_shows_failures_and_retries_them(
     tmp_path: Path, llm: ScriptedLLM, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from tests.cli_helpers import ok
+    from tests.support.cli import ok
 
     config = tmp_path / "remem.toml"
     config.write_text(
@@ -376,7 +348,7 @@ def test_a_model_fact_with_a_secret_in_its_attribute_or_value_is_never_stored(
         return memory_model(request)
 
     llm.responder = leaky
-    with _open(tmp_path, _config(llm, {"semantic": {}})) as mem:
+    with _open(tmp_path, llm_config(llm, {"semantic": {}})) as mem:
         mem.add_event(actor="ana", session="s1", role="user", time=T0, event_id="w",
                       text="I live in Lisbon and set up the wifi.")  # fmt: skip
         mem.process()
@@ -401,7 +373,7 @@ def test_a_model_fact_with_a_blank_value_is_kept_as_text_with_no_field(
         return memory_model(request)
 
     llm.responder = blank
-    with _open(tmp_path, _config(llm, {"semantic": {}})) as mem:
+    with _open(tmp_path, llm_config(llm, {"semantic": {}})) as mem:
         mem.add_event(actor="ana", session="s1", role="user", time=T0, event_id="c",
                       text="I do have a favourite colour.")  # fmt: skip
         mem.process()

@@ -3,7 +3,7 @@ shown is dropped (and counted), never attached to another event.
 
 Against a real OpenAI-compatible server on loopback (`ScriptedLLM`) that answers
 each strategy with one good item and one naming an event outside the numbered
-new events; on a SQLite file and on PostgreSQL (`tests.pg_helpers`).
+new events; on a SQLite file and on PostgreSQL (`tests.support.pg`).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from remem.embed.base import HashEmbedder
 from remem.model import Kind
 from remem.testing.llm_server import Reply, ScriptedLLM
 from remem.testing.responders import memory_model
-from tests.cli_helpers import ok
+from tests.support.cli import ok
 
 T0 = datetime(2024, 5, 1, 10, 0, tzinfo=UTC)
 

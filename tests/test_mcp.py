@@ -1,118 +1,52 @@
 """`remem mcp` through the MCP SDK's own client, over stdio and streamable HTTP.
 
-The database is the `mcp_db` fixture: a SQLite file here; `tests/test_pg_service.py`
-runs these same tests (imported) with a PostgreSQL URL instead.
+The database is the `mcp_db` fixture: each case runs on a SQLite file and on a
+PostgreSQL database.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import socket
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import anyio
 import httpx
 import pytest
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
+from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
-from mcp.types import CallToolResult, TextContent
 
 from remem.memory import Memory, open_store
-from remem.service import keys as keyring
-from tests.cli_helpers import stop
-from tests.conftest import Clock
+from tests.support import pg
+from tests.support.backends import BACKENDS
+from tests.support.clock import Clock
+from tests.support.mcp import mcp_keys, session_run, tool_data, tool_error
+from tests.support.processes import child_env, free_port, left_running, stop
 
 TOOLS = {"remember", "recall", "list_memories", "forget", "get_fact", "get_profile"}
 
 
-def _child_env() -> dict[str, str]:
-    # no embedding model: lexical recall, a light and fast child
-    return {**os.environ, "REMEM_MINILM_DIR": "/nonexistent", "HF_HUB_OFFLINE": "1"}
-
-
-@pytest.fixture
-def mcp_db(tmp_path: Path) -> str:
-    """The database `remem mcp` runs on: a new SQLite file."""
-    return str(tmp_path / "mcp.db")
-
-
-def _keys(db: str) -> dict[str, str]:
-    store = open_store(db)
-    try:
-        return {
-            "alice": keyring.create_key(store, tenant="acme", actor="alice")[1],
-            "admin": keyring.create_key(store, tenant="acme", role="admin")[1],
-            "globex": keyring.create_key(store, tenant="globex", role="admin")[1],
-        }
-    finally:
-        store.close()
-
-
-def _data(result: CallToolResult) -> dict[str, Any]:
-    assert not result.isError, _text(result)
-    if result.structuredContent is not None:
-        return dict(result.structuredContent)
-    data: dict[str, Any] = json.loads(_text(result))
-    return data
-
-
-def _text(result: CallToolResult) -> str:
-    return "".join(c.text for c in result.content if isinstance(c, TextContent))
-
-
-def _error(result: CallToolResult) -> str:
-    assert result.isError, f"expected an error, got {_text(result)}"
-    text = _text(result)
-    assert "Traceback" not in text
-    return text
-
-
-def _left_running(marker: str) -> list[str]:
-    """Command lines of live processes that mention `marker` (Linux /proc)."""
-    found = []
-    for proc in Path("/proc").glob("[0-9]*"):
-        try:
-            cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except OSError:
-            continue
-        if marker in cmd and str(os.getpid()) != proc.name:
-            found.append(cmd)
-    return found
-
-
-def _stdio(db: str, key: str, errlog: Any) -> Any:
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "remem.cli", "--db", db, "mcp", "--key", key, "--lexical"],
-        env=_child_env(),
-    )
-    return stdio_client(params, errlog=errlog)
-
-
-def _session_run(
-    db: str, key: str, errlog: Any, body: Callable[[ClientSession], Awaitable[None]]
-) -> None:
-    async def main() -> None:
-        with anyio.fail_after(20):
-            async with _stdio(db, key, errlog) as (read, write):
-                async with ClientSession(read, write) as session:
-                    await session.initialize()
-                    await body(session)
-
-    anyio.run(main)
+@pytest.fixture(params=BACKENDS)
+def mcp_db(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[str]:
+    """The database `remem mcp` runs on: a new SQLite file, then a fresh PostgreSQL
+    database's URL (the session's server, see `tests.support.pg`), where no model opens."""
+    if request.param == "sqlite":
+        yield str(tmp_path / "mcp.db")
+        return
+    monkeypatch.setenv("REMEM_MINILM_DIR", "/nonexistent")
+    with pg.fresh_database(request.getfixturevalue("pg_admin_dsn")) as dsn:
+        yield pg.as_url(dsn)
 
 
 def test_stdio_tools_scope_and_forget(tmp_path: Path, mcp_db: str) -> None:
     db = mcp_db
-    keys = _keys(db)
+    keys = mcp_keys(db)
 
     async def as_alice(s: ClientSession) -> None:
         listed = await s.list_tools()
@@ -120,39 +54,39 @@ def test_stdio_tools_scope_and_forget(tmp_path: Path, mcp_db: str) -> None:
         remember = next(t for t in listed.tools if t.name == "remember")
         assert remember.inputSchema["properties"]["text"]["maxLength"] == 4000
 
-        rec = _data(await s.call_tool("remember", {"text": "I am allergic to peanuts"}))
+        rec = tool_data(await s.call_tool("remember", {"text": "I am allergic to peanuts"}))
         assert rec["actor"] == "alice" and rec["id"].startswith("rec")
 
-        packet = _data(await s.call_tool("recall", {"query": "peanuts allergy"}))
+        packet = tool_data(await s.call_tool("recall", {"query": "peanuts allergy"}))
         assert rec["id"] in [r["id"] for r in packet["records"]]
         assert any("peanuts" in r["text"] for r in packet["records"])
 
         # outside the key's scope: an error result, never data
-        bob = _error(await s.call_tool("recall", {"query": "peanuts", "actor_id": "bob"}))
+        bob = tool_error(await s.call_tool("recall", {"query": "peanuts", "actor_id": "bob"}))
         assert "forbidden" in bob and "bob" in bob
         assert "peanuts" not in bob.replace("'peanuts'", "")
-        _error(await s.call_tool("remember", {"text": "x", "actor_id": "bob"}))
-        _error(await s.call_tool("list_memories", {"actor_id": "bob"}))
+        tool_error(await s.call_tool("remember", {"text": "x", "actor_id": "bob"}))
+        tool_error(await s.call_tool("list_memories", {"actor_id": "bob"}))
         # subject erasure is for admin keys only
-        assert "admin" in _error(await s.call_tool("forget", {"actor_id": "alice"}))
+        assert "admin" in tool_error(await s.call_tool("forget", {"actor_id": "alice"}))
         # inputs are validated before any work
-        assert _error(await s.call_tool("remember", {"text": ""}))
-        assert _error(await s.call_tool("recall", {"query": "x", "top_k": 0}))
-        assert "exactly one" in _error(await s.call_tool("forget", {}))
+        assert tool_error(await s.call_tool("remember", {"text": ""}))
+        assert tool_error(await s.call_tool("recall", {"query": "x", "top_k": 0}))
+        assert "exactly one" in tool_error(await s.call_tool("forget", {}))
 
-        listed_recs = _data(await s.call_tool("list_memories", {}))
+        listed_recs = tool_data(await s.call_tool("list_memories", {}))
         assert [r["id"] for r in listed_recs["records"]] == [rec["id"]]
 
-        gone = _data(await s.call_tool("forget", {"record_id": rec["id"]}))
+        gone = tool_data(await s.call_tool("forget", {"record_id": rec["id"]}))
         assert gone["verified"] is True
-        assert _data(await s.call_tool("list_memories", {}))["records"] == []
+        assert tool_data(await s.call_tool("list_memories", {}))["records"] == []
         again = await s.call_tool("recall", {"query": "peanuts allergy", "include_events": False})
-        assert rec["id"] not in [r["id"] for r in _data(again)["records"]]
-        assert "not_found" in _error(await s.call_tool("forget", {"record_id": rec["id"]}))
+        assert rec["id"] not in [r["id"] for r in tool_data(again)["records"]]
+        assert "not_found" in tool_error(await s.call_tool("forget", {"record_id": rec["id"]}))
 
     with open(tmp_path / "server.log", "w") as errlog:
-        _session_run(db, keys["alice"], errlog, as_alice)
-    assert _left_running(db) == []
+        session_run(db, keys["alice"], errlog, as_alice)
+    assert left_running(db) == []
 
 
 def test_mcp_and_http_refuse_out_of_scope_calls_in_the_same_words(
@@ -164,19 +98,19 @@ def test_mcp_and_http_refuse_out_of_scope_calls_in_the_same_words(
     from remem.service.http import create_app
 
     db = mcp_db
-    keys = _keys(db)
+    keys = mcp_keys(db)
     calls = {"admin": {"query": "x"}, "alice": {"query": "x", "actor_id": "bob"}}
     said: dict[str, str] = {}
 
     def over_mcp(name: str) -> Callable[[ClientSession], Awaitable[None]]:
         async def body(s: ClientSession) -> None:
-            said[name] = _error(await s.call_tool("recall", calls[name]))
+            said[name] = tool_error(await s.call_tool("recall", calls[name]))
 
         return body
 
     with open(tmp_path / "server.log", "w") as errlog:
         for name in calls:
-            _session_run(db, keys[name], errlog, over_mcp(name))
+            session_run(db, keys[name], errlog, over_mcp(name))
     with TestClient(create_app(db, worker=False)) as client:
         for name, args in calls.items():
             r = client.post(
@@ -193,30 +127,30 @@ def test_mcp_and_http_refuse_out_of_scope_calls_in_the_same_words(
 
 def test_stdio_tenant_key_and_bad_key(tmp_path: Path, mcp_db: str) -> None:
     db = mcp_db
-    keys = _keys(db)
+    keys = mcp_keys(db)
 
     async def as_admin(s: ClientSession) -> None:
         # a tenant-wide key must name the actor, and reaches every actor of its tenant
-        assert "actor_id is required" in _error(await s.call_tool("recall", {"query": "x"}))
-        carol = _data(
+        assert "actor_id is required" in tool_error(await s.call_tool("recall", {"query": "x"}))
+        carol = tool_data(
             await s.call_tool("remember", {"text": "Carol flies to Oslo", "actor_id": "carol"})
         )
         assert carol["tenant"] == "acme"
-        erased = _data(await s.call_tool("forget", {"actor_id": "carol"}))
+        erased = tool_data(await s.call_tool("forget", {"actor_id": "carol"}))
         assert erased["verified"] is True
 
     async def as_globex(s: ClientSession) -> None:
         # another tenant's key sees nothing of acme's
-        out = _data(await s.call_tool("list_memories", {"actor_id": "alice"}))
+        out = tool_data(await s.call_tool("list_memories", {"actor_id": "alice"}))
         assert out["records"] == []
 
     with open(tmp_path / "server.log", "w") as errlog:
-        _session_run(db, keys["admin"], errlog, as_admin)
-        _session_run(db, keys["globex"], errlog, as_globex)
+        session_run(db, keys["admin"], errlog, as_admin)
+        session_run(db, keys["globex"], errlog, as_globex)
 
     bad = subprocess.run(
         [sys.executable, "-m", "remem.cli", "--db", db, "--json", "mcp", "--key", "rk_nope"],
-        env=_child_env(),
+        env=child_env(),
         capture_output=True,
         text=True,
         timeout=20,
@@ -224,55 +158,53 @@ def test_stdio_tenant_key_and_bad_key(tmp_path: Path, mcp_db: str) -> None:
     )
     assert bad.returncode == 1
     assert json.loads(bad.stdout)["error"]["code"] == "unauthorized"
-    assert _left_running(db) == []
+    assert left_running(db) == []
 
 
 def test_stdio_facts_profile_and_pins(tmp_path: Path, mcp_db: str) -> None:
     db = mcp_db
-    keys = _keys(db)
+    keys = mcp_keys(db)
 
     async def as_alice(s: ClientSession) -> None:
         args = {"text": "I live in Porto", "field": "home", "value": "Porto"}
-        rec = _data(await s.call_tool("remember", args))
-        got = _data(await s.call_tool("get_fact", {"field": "city"}))
+        rec = tool_data(await s.call_tool("remember", args))
+        got = tool_data(await s.call_tool("get_fact", {"field": "city"}))
         assert got["status"] == "found" and got["record_id"] == rec["id"]
         assert got["field"] == "home city" and got["value"] == "Porto"
-        assert _data(await s.call_tool("get_fact", {"field": "diet"}))["status"] == "not_found"
-        prof = _data(await s.call_tool("get_profile", {}))
+        assert tool_data(await s.call_tool("get_fact", {"field": "diet"}))["status"] == "not_found"
+        prof = tool_data(await s.call_tool("get_profile", {}))
         assert [(f["field"], f["record_id"]) for f in prof["facts"]] == [("home city", rec["id"])]
-        packet = _data(await s.call_tool("recall", {"query": "anything", "pin": ["home"]}))
+        packet = tool_data(await s.call_tool("recall", {"query": "anything", "pin": ["home"]}))
         assert [p["id"] for p in packet["pinned"]] == [rec["id"]]
         early = {"as_of": "2000-01-01T00:00:00Z"}
-        assert _data(await s.call_tool("list_memories", early))["records"] == []
-        assert _data(await s.call_tool("get_fact", {"field": "home", **early}))["candidates"] == []
+        assert tool_data(await s.call_tool("list_memories", early))["records"] == []
+        assert (
+            tool_data(await s.call_tool("get_fact", {"field": "home", **early}))["candidates"] == []
+        )
         # scoped to the key, and bad input is a tool error with the reason
         for call in [("get_profile", {"actor_id": "bob"}),
                      ("get_fact", {"field": "home", "actor_id": "bob"})]:  # fmt: skip
-            text = _error(await s.call_tool(*call))
+            text = tool_error(await s.call_tool(*call))
             assert "forbidden" in text and "Porto" not in text
-        assert "as_of" in _error(await s.call_tool("get_fact", {"field": "home", "as_of": "soon"}))
-        assert _error(await s.call_tool("get_profile", {"budget_tokens": 0}))
+        assert "as_of" in tool_error(
+            await s.call_tool("get_fact", {"field": "home", "as_of": "soon"})
+        )
+        assert tool_error(await s.call_tool("get_profile", {"budget_tokens": 0}))
 
     with open(tmp_path / "server.log", "w") as errlog:
-        _session_run(db, keys["alice"], errlog, as_alice)
-    assert _left_running(db) == []
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+        session_run(db, keys["alice"], errlog, as_alice)
+    assert left_running(db) == []
 
 
 def test_streamable_http_needs_the_key(tmp_path: Path, mcp_db: str) -> None:
     db = mcp_db
-    keys = _keys(db)
-    port = _free_port()
+    keys = mcp_keys(db)
+    port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
     cmd = [sys.executable, "-m", "remem.cli", "--db", db, "mcp", "--key", keys["alice"]]
     cmd += ["--transport", "http", "--port", str(port), "--lexical"]
     with open(tmp_path / "server.log", "w") as errlog:
-        proc = subprocess.Popen(cmd, env=_child_env(), stdout=errlog, stderr=errlog)
+        proc = subprocess.Popen(cmd, env=child_env(), stdout=errlog, stderr=errlog)
     try:
         deadline = time.monotonic() + 20
         while True:
@@ -294,22 +226,22 @@ def test_streamable_http_needs_the_key(tmp_path: Path, mcp_db: str) -> None:
                     ClientSession(read, write) as s,
                 ):
                     await s.initialize()
-                    rec = _data(await s.call_tool("remember", {"text": "I live in Porto"}))
-                    packet = _data(await s.call_tool("recall", {"query": "Porto"}))
+                    rec = tool_data(await s.call_tool("remember", {"text": "I live in Porto"}))
+                    packet = tool_data(await s.call_tool("recall", {"query": "Porto"}))
                     assert rec["id"] in [r["id"] for r in packet["records"]]
-                    _error(await s.call_tool("recall", {"query": "x", "actor_id": "bob"}))
+                    tool_error(await s.call_tool("recall", {"query": "x", "actor_id": "bob"}))
 
         anyio.run(main)
     finally:
         stop(proc)
-    assert _left_running(db) == []
+    assert left_running(db) == []
 
 
 def test_stdio_recall_as_of_known_at_and_valid_at(tmp_path: Path, mcp_db: str) -> None:
     # what the agent believed at one time about another (issue 21, item 6): Porto was
     # written on 5 January; that Alice moved to Lyon on 1 February was written on 10 March
     db = mcp_db
-    keys = _keys(db)
+    keys = mcp_keys(db)
     clock = Clock(datetime(2026, 1, 5, 9, tzinfo=UTC))
     with Memory(open_store(db), tenant="acme", embedder=None, clock=clock) as mem:
         mem.add_event(actor="alice", session="s1", role="user", text="I live in Porto.",
@@ -324,7 +256,7 @@ def test_stdio_recall_as_of_known_at_and_valid_at(tmp_path: Path, mcp_db: str) -
     async def as_alice(s: ClientSession) -> None:
         async def places(**when: str) -> list[str]:
             args = {"query": query, "include_events": False, **when}
-            packet = _data(await s.call_tool("recall", args))
+            packet = tool_data(await s.call_tool("recall", args))
             return [it["text"].split()[-1] for it in packet["records"]]
 
         assert await places() == ["Lyon"]
@@ -334,9 +266,9 @@ def test_stdio_recall_as_of_known_at_and_valid_at(tmp_path: Path, mcp_db: str) -
         assert await places(known_at=march_1) == ["Porto"]
         assert await places(valid_at="2026-02-15T00:00:00Z") == ["Lyon"]
         for name, bad in [("known_at", "soon"), ("valid_at", "\x00")]:
-            text = _error(await s.call_tool("recall", {"query": query, name: bad}))
+            text = tool_error(await s.call_tool("recall", {"query": query, name: bad}))
             assert name in text and "internal error" not in text, text
 
     with open(tmp_path / "server.log", "w") as errlog:
-        _session_run(db, keys["alice"], errlog, as_alice)
-    assert _left_running(db) == []
+        session_run(db, keys["alice"], errlog, as_alice)
+    assert left_running(db) == []

@@ -10,8 +10,7 @@ import pytest
 from remem import InvalidInput, Memory, NotFound, Status
 from remem.embed import HashEmbedder
 from remem.ids import counter_ids
-
-from .conftest import Clock, at
+from tests.support.clock import Clock, at
 
 
 def say(mem: Memory, text: str, day: float, actor: str = "alice", session: str = "s1",

@@ -17,7 +17,6 @@ import pytest
 import uvicorn
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
-from prometheus_client.parser import text_string_to_metric_families
 
 from remem.cli import main
 from remem.config import ConfigFile, build
@@ -28,9 +27,9 @@ from remem.service.http import create_app
 from remem.store.open import open_store
 from remem.testing.llm_server import Reply, ScriptedLLM
 from remem.testing.responders import memory_model
-from tests.test_service import _free_port
+from tests.support.metrics import Samples, parse_samples, sample
+from tests.support.processes import free_port
 
-Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 EVENT = {"actor_id": "alice", "session_id": "s1", "role": "user", "text": "I live in Faro."}
 
 
@@ -50,7 +49,7 @@ def _keys(db: str) -> dict[str, str]:
 @contextmanager
 def _serving(app: FastAPI) -> Iterator[httpx.Client]:
     srv = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=_free_port(), log_level="warning", ws="none")
+        uvicorn.Config(app, host="127.0.0.1", port=free_port(), log_level="warning", ws="none")
     )
     thread = threading.Thread(target=srv.run, daemon=True)
     thread.start()
@@ -66,23 +65,11 @@ def _serving(app: FastAPI) -> Iterator[httpx.Client]:
         thread.join(timeout=30)
 
 
-def _parse(text: str) -> Samples:
-    return {
-        (s.name, frozenset(s.labels.items())): s.value
-        for family in text_string_to_metric_families(text)
-        for s in family.samples
-    }
-
-
 def _scrape(h: httpx.Client, key: str) -> Samples:
     got = h.get("/metrics", headers={"Authorization": f"Bearer {key}"})
     assert got.status_code == 200, got.text
     assert got.headers["content-type"].startswith("text/plain; version=0.0.4")
-    return _parse(got.text)
-
-
-def _get(samples: Samples, name: str, **labels: str) -> float:
-    return samples.get((name, frozenset(labels.items())), 0.0)
+    return parse_samples(got.text)
 
 
 def _auth(key: str) -> dict[str, str]:
@@ -121,7 +108,7 @@ def test_a_scrape_counts_requests_recalls_deletions_and_reads_the_job_queue(db: 
         after = _scrape(h, keys["admin"])
 
         def moved(name: str, **labels: str) -> float:
-            return _get(after, name, **labels) - _get(before, name, **labels)
+            return sample(after, name, **labels) - sample(before, name, **labels)
 
         requests = "remem_http_requests_total"
         assert moved(requests, method="POST", route="/v1/events", status="201") == 1
@@ -136,20 +123,20 @@ def test_a_scrape_counts_requests_recalls_deletions_and_reads_the_job_queue(db: 
         assert moved("remem_recall_candidates_count") == 1
         assert moved("remem_recall_packet_tokens_sum") == found.json()["tokens"]
         assert moved("remem_deletion_jobs_total", target="record", verified="true") == 1
-        assert _get(after, "remem_deletion_verification_failures_total") == 0
+        assert sample(after, "remem_deletion_verification_failures_total") == 0
         assert moved("remem_memory_operations_total", operation="remember", outcome="ok") == 1
         assert moved("remem_memory_operations_total", operation="remember", **refused) == 1
         # read from the store at the scrape: the event's job waits, and has aged
-        assert _get(after, "remem_extraction_jobs", strategy="offline", state="pending") == 1
-        assert _get(after, "remem_extraction_jobs", strategy="offline", state="done") == 0
-        assert _get(after, "remem_extraction_lag_seconds") > 0
+        assert sample(after, "remem_extraction_jobs", strategy="offline", state="pending") == 1
+        assert sample(after, "remem_extraction_jobs", strategy="offline", state="done") == 0
+        assert sample(after, "remem_extraction_lag_seconds") > 0
 
         # another tenant's admin sees none of it; an agent or one actor's admin, nothing
         theirs = _scrape(h, keys["other"])
-        assert _get(theirs, requests, method="POST", route="/v1/events", status="201") == 0
-        assert _get(theirs, "remem_recall_packet_records_count") == 0
-        assert _get(theirs, "remem_extraction_jobs", strategy="offline", state="pending") == 0
-        assert _get(theirs, "remem_extraction_lag_seconds") == 0
+        assert sample(theirs, requests, method="POST", route="/v1/events", status="201") == 0
+        assert sample(theirs, "remem_recall_packet_records_count") == 0
+        assert sample(theirs, "remem_extraction_jobs", strategy="offline", state="pending") == 0
+        assert sample(theirs, "remem_extraction_lag_seconds") == 0
         for key in (keys["agent"], keys["alice_admin"]):
             refused = h.get("/metrics", headers=_auth(key))
             assert refused.status_code == 403 and refused.json()["error"]["code"] == "forbidden"
@@ -165,13 +152,13 @@ def test_the_metrics_port_serves_the_whole_process_without_a_key(db: str) -> Non
         port = app.state.metrics_listener.port
         scraped = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=10)
         assert scraped.status_code == 200
-        process = _parse(scraped.text)
+        process = parse_samples(scraped.text)
         mine = _scrape(h, keys["admin"])
     route = {"method": "POST", "route": "/v1/events", "status": "201"}
-    assert _get(process, "remem_http_requests_total", **route) == 2  # both tenants
-    assert _get(mine, "remem_http_requests_total", **route) == 1
-    assert _get(process, "remem_extraction_jobs", strategy="offline", state="pending") == 2
-    assert _get(mine, "remem_extraction_jobs", strategy="offline", state="pending") == 1
+    assert sample(process, "remem_http_requests_total", **route) == 2  # both tenants
+    assert sample(mine, "remem_http_requests_total", **route) == 1
+    assert sample(process, "remem_extraction_jobs", strategy="offline", state="pending") == 2
+    assert sample(mine, "remem_extraction_jobs", strategy="offline", state="pending") == 1
     # stopped with the server
     try:
         httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=2)
@@ -203,17 +190,17 @@ def test_model_calls_tokens_and_extraction_outcomes_are_counted(tmp_path: Path) 
                 time.sleep(0.05)
             got = _scrape(h, keys["admin"])
             theirs = _scrape(h, keys["other"])
-    assert _get(got, "remem_model_calls_total", model="fake", outcome="error") == 1
-    assert _get(got, "remem_model_calls_total", model="fake", outcome="ok") >= 1
-    assert _get(got, "remem_model_tokens_total", model="fake", direction="input") > 0
-    assert _get(got, "remem_model_tokens_total", model="fake", direction="output") > 0
+    assert sample(got, "remem_model_calls_total", model="fake", outcome="error") == 1
+    assert sample(got, "remem_model_calls_total", model="fake", outcome="ok") >= 1
+    assert sample(got, "remem_model_tokens_total", model="fake", direction="input") > 0
+    assert sample(got, "remem_model_tokens_total", model="fake", direction="output") > 0
     processed = "remem_extraction_jobs_processed_total"
-    assert _get(got, processed, strategy="semantic", outcome="retry") == 1
-    assert _get(got, processed, strategy="semantic", outcome="done") == 1
-    assert _get(got, "remem_extraction_records_written_total", strategy="semantic") == 1
-    assert _get(got, "remem_extraction_jobs", strategy="semantic", state="done") == 1
-    assert _get(got, "remem_extraction_lag_seconds") == 0  # nothing waits
-    assert _get(theirs, "remem_model_calls_total", model="fake", outcome="ok") == 0
+    assert sample(got, processed, strategy="semantic", outcome="retry") == 1
+    assert sample(got, processed, strategy="semantic", outcome="done") == 1
+    assert sample(got, "remem_extraction_records_written_total", strategy="semantic") == 1
+    assert sample(got, "remem_extraction_jobs", strategy="semantic", state="done") == 1
+    assert sample(got, "remem_extraction_lag_seconds") == 0  # nothing waits
+    assert sample(theirs, "remem_model_calls_total", model="fake", outcome="ok") == 0
 
 
 def test_serve_help_names_the_metrics_flags(capsys: pytest.CaptureFixture[str]) -> None:

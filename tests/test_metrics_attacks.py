@@ -12,7 +12,7 @@ from remem.embed import HashEmbedder
 from remem.service import keys as keyring
 from remem.service.http import create_app
 from remem.store.open import open_store
-from tests.test_metrics import _get, _parse
+from tests.support.metrics import parse_samples, sample
 
 
 def test_made_up_http_methods_share_one_label_value(tmp_path: Path) -> None:
@@ -27,9 +27,9 @@ def test_made_up_http_methods_share_one_label_value(tmp_path: Path) -> None:
             client.request(f"X{i}", "/v1/documents", headers=auth)
             client.request(f"PROBE{i}", f"/no/such/{i}")
         client.request("GET", "/v1/documents", headers=auth)
-        mine = _parse(client.get("/metrics", headers=auth).text)
+        mine = parse_samples(client.get("/metrics", headers=auth).text)
         port = app.state.metrics_listener.port
-        process = _parse(httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=10).text)
+        process = parse_samples(httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=10).text)
     for samples in (mine, process):
         methods = {
             dict(labels)["method"]
@@ -39,8 +39,8 @@ def test_made_up_http_methods_share_one_label_value(tmp_path: Path) -> None:
         assert methods <= {"GET", "other"}, methods
     # a 405 is answered before the key is read: it counts for the process only
     route = {"method": "other", "route": "/v1/documents", "status": "405"}
-    assert _get(process, "remem_http_requests_total", **route) == 20
+    assert sample(process, "remem_http_requests_total", **route) == 20
     unmatched = {"method": "other", "route": "unmatched", "status": "404"}
-    assert _get(process, "remem_http_requests_total", **unmatched) == 20
-    assert _get(process, "remem_http_requests_total", method="GET", route="/v1/documents",
+    assert sample(process, "remem_http_requests_total", **unmatched) == 20
+    assert sample(process, "remem_http_requests_total", method="GET", route="/v1/documents",
                 status="200") == 1  # fmt: skip

@@ -17,7 +17,7 @@ from remem.errors import ConfigError, InvalidInput
 from remem.memory import Memory, open_store
 from remem.service import keys as keyring
 from remem.service.http import create_app
-from tests.cli_helpers import err, ok
+from tests.support.cli import err, ok
 
 BAD = ["alice\n", "alice\r", "alice\r\n", "turn-1\n"]
 

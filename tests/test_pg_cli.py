@@ -2,9 +2,9 @@
 
 `tests/test_cli.py` proves the contract on SQLite files; here the real `remem`
 command line runs with `--db postgresql://...` against the session's server
-(see `tests.pg_helpers`), one fresh database for the module and one tenant per
+(see `tests.support.pg`), one fresh database for the module and one tenant per
 test, so the tests cannot see each other's rows. API keys and the HTTP and MCP
-servers on PostgreSQL are proved by `tests/test_pg_service.py`.
+servers on PostgreSQL are proved by `tests/test_service.py` and `tests/test_mcp.py`.
 """
 
 from __future__ import annotations
@@ -20,16 +20,15 @@ import pytest
 
 from remem.store import postgres_sql as q
 from remem.store.postgres import SCHEMA_VERSION
-from tests import pg_helpers
-
-from .cli_helpers import err as _err
-from .cli_helpers import ok as _ok
+from tests.support import pg
+from tests.support.cli import err as _err
+from tests.support.cli import ok as _ok
 
 
 @pytest.fixture(scope="module")
 def dsn(pg_admin_dsn: str) -> Iterator[str]:
-    with pg_helpers.fresh_database(pg_admin_dsn) as app_dsn:
-        yield pg_helpers.as_url(app_dsn)
+    with pg.fresh_database(pg_admin_dsn) as app_dsn:
+        yield pg.as_url(app_dsn)
 
 
 @pytest.fixture(autouse=True)
@@ -313,8 +312,8 @@ def test_unreachable_database_is_a_store_error(cli: Cli) -> None:
 
 
 def test_newer_database_is_refused(pg_admin_dsn: str, capsys: pytest.CaptureFixture[str]) -> None:
-    with pg_helpers.fresh_database(pg_admin_dsn) as own:
+    with pg.fresh_database(pg_admin_dsn) as own:
         with psycopg.connect(own, autocommit=True) as conn:
             conn.execute(q.SET_VERSION, {"version": SCHEMA_VERSION + 1})
-        error = Cli(capsys, pg_helpers.as_url(own), "t").err("event", "list", "--actor", "alice")
+        error = Cli(capsys, pg.as_url(own), "t").err("event", "list", "--actor", "alice")
         assert error["code"] == "schema_too_new" and "newer remem" in error["message"]

@@ -9,17 +9,17 @@ import pytest
 
 from remem import Memory
 from remem.embed.base import HashEmbedder
-from tests import pg_helpers
+from tests.support import pg
 
 
 @pytest.fixture(scope="module")
 def app_dsn() -> Iterator[str]:
-    admin = pg_helpers.acquire()
+    admin = pg.acquire()
     try:
-        with pg_helpers.fresh_database(admin) as dsn:
+        with pg.fresh_database(admin) as dsn:
             yield dsn
     finally:
-        pg_helpers.release()
+        pg.release()
 
 
 def test_a_keyword_dsn_opens_postgresql(app_dsn: str) -> None:

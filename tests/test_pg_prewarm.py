@@ -16,15 +16,15 @@ from psycopg import sql as pg_sql
 from remem.store import postgres_sql as q
 from remem.store.base import Scope
 from remem.store.postgres import PostgresStore
-from tests import pg_helpers
-from tests.conformance.test_store import NOW
-from tests.test_pg_speed import DIM, MODEL, index_defs, load, unit
+from tests.support import pg
+from tests.support.store import NOW
+from tests.support.vectors import DIM, MODEL, index_defs, load, unit
 
 
 @pytest.fixture(scope="module")
 def loaded(pg_admin_dsn: str) -> Iterator[tuple[str, str]]:
     """A database whose scope `alice` has an index of its own; its app and admin DSNs."""
-    with pg_helpers.fresh_database(pg_admin_dsn) as dsn:
+    with pg.fresh_database(pg_admin_dsn) as dsn:
         rng = np.random.default_rng(21)
         store = PostgresStore(dsn, max_size=1, exact_scan_max=0, scope_index_min=200)
         try:
@@ -33,7 +33,7 @@ def loaded(pg_admin_dsn: str) -> Iterator[tuple[str, str]]:
                 load(store, "alice", unit(rng.standard_normal((2000, DIM))))
         finally:
             store.close()
-        admin = pg_helpers.admin_dsn_for(pg_admin_dsn, dsn)
+        admin = pg.admin_dsn_for(pg_admin_dsn, dsn)
         with psycopg.connect(admin, autocommit=True) as c:
             c.execute("CREATE EXTENSION pg_buffercache")  # to see what the buffers hold
             # count calls of C functions too (pg_prewarm's), for this database's sessions

@@ -1,6 +1,6 @@
 """A PostgreSQL role that row-level security does not bind is found, said and refused.
 
-The session's server (`tests.pg_helpers`) has a superuser, its admin DSN, and
+The session's server (`tests.support.pg`) has a superuser, its admin DSN, and
 the ordinary role `remem_app` that owns each test database: opening as the
 superuser must warn on every surface (the store, CLI stderr, `/healthz`, the
 service's startup log, the MCP server's stderr), `remem serve` and `remem mcp
@@ -29,9 +29,8 @@ from remem.memory import open_store
 from remem.service import keys as keyring
 from remem.service.http import create_app
 from remem.store.sqlite import SQLiteStore
-from tests import pg_helpers
-from tests.cli_helpers import stop
-from tests.test_mcp import _child_env, _free_port
+from tests.support import pg
+from tests.support.processes import child_env, free_port, stop
 
 WARNING = "remem: warning: the PostgreSQL role is a superuser"
 
@@ -39,9 +38,9 @@ WARNING = "remem: warning: the PostgreSQL role is a superuser"
 @pytest.fixture
 def urls(pg_admin_dsn: str) -> Iterator[tuple[str, str]]:
     """A fresh database's URLs: as the superuser, and as the ordinary app role."""
-    with pg_helpers.fresh_database(pg_admin_dsn) as app_dsn:
-        admin = pg_helpers.admin_dsn_for(pg_admin_dsn, app_dsn)
-        yield pg_helpers.as_url(admin), pg_helpers.as_url(app_dsn)
+    with pg.fresh_database(pg_admin_dsn) as app_dsn:
+        admin = pg.admin_dsn_for(pg_admin_dsn, app_dsn)
+        yield pg.as_url(admin), pg.as_url(app_dsn)
 
 
 def test_the_store_says_whether_row_level_security_binds_it(
@@ -125,7 +124,7 @@ def test_allowed_it_is_in_the_startup_log_and_healthz(
 
 def _start(cmd: list[str], log: Path, url: str) -> subprocess.Popen[bytes]:
     with open(log, "w") as errlog:
-        proc = subprocess.Popen(cmd, env=_child_env(), stdout=errlog, stderr=errlog)
+        proc = subprocess.Popen(cmd, env=child_env(), stdout=errlog, stderr=errlog)
     deadline = time.monotonic() + 30
     while True:
         assert proc.poll() is None, log.read_text()
@@ -139,7 +138,7 @@ def _start(cmd: list[str], log: Path, url: str) -> subprocess.Popen[bytes]:
 
 def test_serve_with_the_flag_starts_and_warns(urls: tuple[str, str], tmp_path: Path) -> None:
     admin, _app = urls
-    port = _free_port()
+    port = free_port()
     cmd = [sys.executable, "-m", "remem.cli", "--db", admin, "serve", "--port", str(port)]
     cmd += ["--lexical", "--no-worker", "--allow-rls-bypass"]
     log = tmp_path / "serve.log"
@@ -157,11 +156,11 @@ def test_mcp_over_http_refuses_it_without_the_flag(urls: tuple[str, str], tmp_pa
     store = open_store(admin)
     key = keyring.create_key(store, tenant="acme", actor="alice")[1]
     store.close()
-    port = _free_port()
+    port = free_port()
     cmd = [sys.executable, "-m", "remem.cli", "--db", admin, "mcp", "--key", key, "--lexical"]
     cmd += ["--transport", "http", "--port", str(port)]
     refused = subprocess.run(
-        [*cmd, "--json"], env=_child_env(), capture_output=True, text=True, timeout=60
+        [*cmd, "--json"], env=child_env(), capture_output=True, text=True, timeout=60
     )
     assert refused.returncode != 0
     assert json.loads(refused.stdout)["error"]["code"] == "rls_bypassed"

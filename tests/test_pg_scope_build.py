@@ -16,13 +16,13 @@ import pytest
 from remem.store import postgres_sql as q
 from remem.store.base import ForgetReport
 from remem.store.postgres import PostgresStore
-from tests import pg_helpers
-from tests.test_pg_speed import DIM, MODEL, index_defs, load, unit
+from tests.support import pg
+from tests.support.vectors import DIM, MODEL, index_defs, load, unit
 
 
 @pytest.fixture
 def dsn(pg_admin_dsn: str) -> Iterator[str]:
-    with pg_helpers.fresh_database(pg_admin_dsn) as app_dsn:
+    with pg.fresh_database(pg_admin_dsn) as app_dsn:
         yield app_dsn
 
 

@@ -23,8 +23,8 @@ from remem.store import postgres_sql as q
 from remem.store.base import Scope, Write
 from remem.store.postgres import SCHEMA_VERSION, PostgresStore
 from remem.store.postgres_rows import vector_text
-from tests import pg_helpers
-from tests.conformance.test_store import NOW, T, put, rec
+from tests.support import pg
+from tests.support.store import NOW, T, put, rec
 
 DIM = 32
 MODEL = "test-32"
@@ -32,7 +32,7 @@ MODEL = "test-32"
 
 @pytest.fixture
 def dsn(pg_admin_dsn: str) -> Iterator[str]:
-    with pg_helpers.fresh_database(pg_admin_dsn) as app_dsn:
+    with pg.fresh_database(pg_admin_dsn) as app_dsn:
         yield app_dsn
 
 
@@ -244,7 +244,7 @@ def test_forgetting_takes_the_words_too(store: PostgresStore, dsn: str) -> None:
 
 
 def test_a_schema_3_database_gets_the_words_it_already_holds(pg_admin_dsn: str) -> None:
-    with pg_helpers.fresh_database(pg_admin_dsn, empty=True) as empty:
+    with pg.fresh_database(pg_admin_dsn, empty=True) as empty:
         with psycopg.connect(empty) as conn:  # what remem made before schema 4
             conn.execute(q.SCHEMA_TABLE)
             for number, script in q.migrations():

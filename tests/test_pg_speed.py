@@ -22,44 +22,22 @@ from remem.model import Event, Role
 from remem.store import postgres_sql as q
 from remem.store.base import Scope, Write
 from remem.store.postgres import PostgresStore
-from tests import pg_helpers
-from tests.conformance.test_store import NOW, T, rec
-
-DIM = 32
-MODEL = "test-32"
+from tests.support import pg
+from tests.support.store import NOW, T, rec
+from tests.support.vectors import DIM, MODEL, index_defs, load, unit
 
 
 @pytest.fixture
 def dsn(pg_admin_dsn: str) -> Iterator[str]:
-    with pg_helpers.fresh_database(pg_admin_dsn) as app_dsn:
+    with pg.fresh_database(pg_admin_dsn) as app_dsn:
         yield app_dsn
-
-
-def unit(rows: np.ndarray) -> np.ndarray:
-    return (rows / np.linalg.norm(rows, axis=-1, keepdims=True)).astype(np.float32)
-
-
-def load(store: PostgresStore, actor: str, vectors: np.ndarray, batch: int = 500) -> list[str]:
-    records = [rec(f"{actor}-{i}", f"fact {i}", actor=actor) for i in range(len(vectors))]
-    for i in range(0, len(records), batch):
-        store.apply(
-            Write(tenant="t1", inserts=tuple(records[i : i + batch]),
-                  vectors=tuple(vectors[i : i + batch]), vector_model=MODEL)
-        )  # fmt: skip
-    return [r.id for r in records]
-
-
-def index_defs(dsn: str) -> dict[str, str]:
-    with psycopg.connect(dsn) as conn:
-        rows = conn.execute("SELECT indexname, indexdef FROM pg_indexes").fetchall()
-    return {r[0]: r[1] for r in rows}
 
 
 def scans(admin_dsn: str, app_dsn: str, name: str, least: int) -> int:
     """idx_scan of an index, waited for until it reaches `least` (a closed backend's
     counts reach the shared statistics as it exits) or five seconds pass."""
     deadline = time.monotonic() + 5
-    with psycopg.connect(pg_helpers.admin_dsn_for(admin_dsn, app_dsn), autocommit=True) as c:
+    with psycopg.connect(pg.admin_dsn_for(admin_dsn, app_dsn), autocommit=True) as c:
         while True:
             row = c.execute(
                 "SELECT idx_scan FROM pg_stat_user_indexes WHERE indexrelname = %s", (name,)

@@ -1,11 +1,11 @@
-"""Thread state on PostgreSQL: the SQLite tests of `tests/test_thread.py`, and what only a
-server with many writers and row-level security adds.
+"""Thread state on PostgreSQL: what only a server with many writers and row-level
+security adds.
 
-The cases of `tests/test_thread.py` that take only `mem`, `clock` and `db_path`
-are imported and run here as they are: this module's `db_path` is a fresh
-database of the session's server (see `tests.pg_helpers`) and its `mem` a
-`Memory` on it. Cases bound to a SQLite file (races between processes, the
-killed workflow, erasure counts) are ported with a PostgreSQL URL.
+The cases of `tests/test_thread.py` that take only `mem`, `clock` and `db_path` run
+there on both backends (`both_backends`). Cases bound to a SQLite file (races between
+processes, the killed workflow, erasure counts) are ported here with a PostgreSQL URL:
+this module's `db_path` is a fresh database of the session's server (see
+`tests.support.pg`) and its `mem` a `Memory` on it.
 """
 
 from __future__ import annotations
@@ -40,32 +40,10 @@ from remem.thread import (
 )
 from remem.thread.api import has_thread_state
 from remem.thread.postgres import PostgresThreadStore, count_actor_rows
-from tests import pg_helpers
-
-from .cli_helpers import err, ok
-from .conftest import Clock
-from .test_thread import (  # noqa: F401  (collected here, on PostgreSQL)
-    KEY,
-    STATE,
-    WF,
-    WORKFLOW_SCRIPT,
-    _race,
-    _resume,
-    test_a_checkpoint_round_trips_every_field,
-    test_a_stale_writer_gets_a_conflict_and_the_checkpoint_is_unchanged,
-    test_a_tool_call_is_begun_once_and_a_second_begin_puts_it_in_doubt,
-    test_another_actor_or_tenant_cannot_see_or_touch_a_workflow,
-    test_completed_calls_hand_back_their_result,
-    test_creating_twice_or_updating_a_missing_checkpoint_conflicts,
-    test_each_save_names_the_version_it_read_and_bumps_it,
-    test_forget_and_export_reach_thread_state,
-    test_list_is_newest_first_and_flags_pending_approvals,
-    test_one_key_names_one_request,
-    test_release_reopens_an_unresolved_call_but_never_a_completed_one,
-    test_retention_expires_old_workflows_but_holds_and_reports_open_ones,
-    test_secrets_are_refused_in_thread_state_and_never_echoed,
-    test_threads_sharing_one_memory_also_get_one_winner,
-)
+from tests.support import pg
+from tests.support.cli import err, ok
+from tests.support.clock import Clock
+from tests.support.thread import KEY, STATE, WF, WORKFLOW_SCRIPT, race, resume
 
 THREAD_TABLES = ["checkpoints", "tool_calls"]
 
@@ -73,14 +51,14 @@ THREAD_TABLES = ["checkpoints", "tool_calls"]
 @pytest.fixture
 def dsn(pg_admin_dsn: str) -> Iterator[str]:
     """A fresh database of the session's server, as the app role's key=value DSN."""
-    with pg_helpers.fresh_database(pg_admin_dsn) as app_dsn:
+    with pg.fresh_database(pg_admin_dsn) as app_dsn:
         yield app_dsn
 
 
 @pytest.fixture
 def db_path(dsn: str) -> str:
     """What the imported SQLite cases open: here, the URL of this test's database."""
-    return pg_helpers.as_url(dsn)
+    return pg.as_url(dsn)
 
 
 @pytest.fixture
@@ -97,14 +75,14 @@ def test_postgres_keeps_thread_state(mem: Memory) -> None:
 
 
 def test_concurrent_savers_exactly_one_wins_per_version(db_path: str) -> None:
-    url: Any = db_path  # `_race` opens each Memory on it, as on a file
-    outcomes = _race(
+    url: Any = db_path  # `race` opens each Memory on it, as on a file
+    outcomes = race(
         url, 6, lambda m, i: checkpoint_save(m, actor="u42", workflow=WF, state={"data": {"w": i}})
     )
     assert sum(not isinstance(o, Exception) for o in outcomes) == 1
     assert all(isinstance(o, CheckpointConflict) for o in outcomes if isinstance(o, Exception))
     for version in range(1, 4):
-        outcomes = _race(
+        outcomes = race(
             url,
             6,
             lambda m, i, v=version: checkpoint_save(
@@ -124,7 +102,7 @@ def test_concurrent_savers_exactly_one_wins_per_version(db_path: str) -> None:
 
 def test_concurrent_begins_let_exactly_one_caller_perform(db_path: str) -> None:
     url: Any = db_path
-    outcomes = _race(
+    outcomes = race(
         url,
         8,
         lambda m, i: begin_tool_call(
@@ -196,14 +174,14 @@ def test_a_kill_between_started_and_completed_is_neither_repeated_nor_lost(
     assert effects.read_text().splitlines() == ["paid 30"]
 
     url: Any = db_path
-    resumed = _resume(script, url, effects)
+    resumed = resume(script, url, effects)
     assert resumed["begun"] is False and resumed["decision"] == "unknown"
     assert effects.read_text().splitlines() == ["paid 30"]  # not repeated
     with Memory.open(db_path, embedder=None) as m:  # not lost: surfaced for reconciliation
         (open_call,) = tool_calls(m, actor="u42", unresolved=True)
         assert open_call.idempotency_key == KEY and open_call.request == {"amount": 30}
         complete_tool_call(m, actor="u42", workflow=WF, idempotency_key=KEY, result={"r": 1})
-    again = _resume(script, url, effects)
+    again = resume(script, url, effects)
     assert again["decision"] == "done" and again["tool_call"]["result"] == {"r": 1}
     assert effects.read_text().splitlines() == ["paid 30"]
 

@@ -29,7 +29,7 @@ from remem import Memory
 from remem.model import Status
 from remem.store import postgres_sql as q
 from remem.store.base import Scope
-from tests import pg_helpers
+from tests.support import pg
 
 LEASE = 5.0  # the shortest lease the configuration allows: a dead worker's jobs wait this long
 ACTORS = 60
@@ -46,7 +46,7 @@ NAMES = ["Rex", "Bolt", "Miso", "Pip", "Luna", "Toby"]
 
 @pytest.fixture
 def dsn(pg_admin_dsn: str) -> Iterator[str]:
-    with pg_helpers.fresh_database(pg_admin_dsn) as app_dsn:
+    with pg.fresh_database(pg_admin_dsn) as app_dsn:
         yield app_dsn
 
 
@@ -96,7 +96,7 @@ def count(dsn: str, where: str) -> int:
 
 
 def test_three_workers_one_killed_every_job_done_exactly_once(dsn: str, tmp_path: Path) -> None:
-    url = pg_helpers.as_url(dsn)
+    url = pg.as_url(dsn)
     with Memory.open(url, embedder=None) as mem:
         assert all(mem.add_events(events()))
     total = ACTORS * len(FACTS)

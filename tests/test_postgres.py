@@ -21,8 +21,8 @@ from remem.store.base import Scope
 from remem.store.postgres import SCHEMA_VERSION, PostgresStore
 from remem.thread.checkpoints import CheckpointState
 from remem.thread.postgres import PostgresThreadStore
-from tests import pg_helpers
-from tests.conformance.test_store import NOW, T, put, rec, vec
+from tests.support import pg
+from tests.support.store import NOW, T, put, rec, vec
 
 TENANT_TABLES = [
     "events", "jobs", "records", "record_events", "history", "record_vectors",
@@ -37,7 +37,7 @@ TENANT_TABLES = [
 
 @pytest.fixture
 def dsn(pg_admin_dsn: str) -> Iterator[str]:
-    with pg_helpers.fresh_database(pg_admin_dsn) as app_dsn:
+    with pg.fresh_database(pg_admin_dsn) as app_dsn:
         yield app_dsn
 
 
@@ -146,7 +146,7 @@ def test_concurrent_claimers_take_every_job_exactly_once(store: PostgresStore, d
 
 
 def test_migrations_build_an_empty_database_and_run_once(pg_admin_dsn: str) -> None:
-    with pg_helpers.fresh_database(pg_admin_dsn, empty=True) as empty:
+    with pg.fresh_database(pg_admin_dsn, empty=True) as empty:
         first = PostgresStore(empty, max_size=1)
         assert first.schema_version() == SCHEMA_VERSION
         again = PostgresStore(empty, max_size=1)  # a second process opening the same database
@@ -218,7 +218,7 @@ def schema_of(dsn: str) -> list[set[tuple[object, ...]]]:
 
 
 def test_a_schema_1_database_is_upgraded_with_its_jobs(pg_admin_dsn: str, dsn: str) -> None:
-    with pg_helpers.fresh_database(pg_admin_dsn, empty=True) as empty:
+    with pg.fresh_database(pg_admin_dsn, empty=True) as empty:
         with psycopg.connect(empty) as conn:  # what remem 0.1 made: schema 1 only
             number, sql = q.migrations()[0]
             assert number == 1

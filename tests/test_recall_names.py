@@ -19,21 +19,14 @@ import pytest
 from remem import Memory
 from remem.embed.base import HashEmbedder
 from remem.ids import counter_ids
-
-from .conftest import Clock, at
+from tests.support.clock import Clock
+from tests.support.recall import say
 
 
 @pytest.fixture
 def mem(db_path: Path, clock: Clock) -> Iterator[Memory]:
     with Memory.open(db_path, embedder=HashEmbedder(), clock=clock, ids=counter_ids()) as m:
         yield m
-
-
-def say(mem: Memory, speaker: str, text: str, day: float) -> str:
-    return mem.add_event(
-        actor="pair", session="s1", role="user", text=text, time=at(day),
-        metadata={"speaker": speaker},
-    )  # fmt: skip
 
 
 def chat(mem: Memory) -> str:

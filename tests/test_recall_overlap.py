@@ -27,9 +27,8 @@ from remem import Memory
 from remem.embed.base import HashEmbedder
 from remem.embed.vectors import Vectors
 from remem.ids import counter_ids
-
-from .conftest import Clock
-from .test_recall_names import say
+from tests.support.clock import Clock
+from tests.support.recall import say
 
 
 class ThreadNoting:

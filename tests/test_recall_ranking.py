@@ -23,8 +23,7 @@ from remem import Memory, PacketItem
 from remem.ids import counter_ids
 from remem.recall.events import ASKS_ONLY_SHARE
 from remem.recall.query import DATE_BONUS, SPEAKER_BONUS
-
-from .conftest import T0, Clock, at
+from tests.support.clock import T0, Clock, at
 
 
 @pytest.fixture

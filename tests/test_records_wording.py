@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from remem.extract.offline_person import third_person
-from tests.test_extract_offline import extract
+from tests.support.extract import extract
 
 
 @pytest.mark.parametrize(

@@ -26,8 +26,8 @@ from remem.service import keys as keyring
 from remem.service.http import create_app
 from remem.store import postgres_sql as pq
 from remem.store.sqlite import APPLICATION_ID, _migrations
-from tests import pg_helpers
-from tests.cli_helpers import err, ok
+from tests.support import pg
+from tests.support.cli import err, ok
 
 
 def _create(actor: str, text: str, rid: str = "r1") -> dict[str, Any]:
@@ -284,9 +284,9 @@ def test_an_existing_ledger_keeps_its_outcomes(
         check(str(tmp_path / "old.db"))
     else:
         admin = request.getfixturevalue("pg_admin_dsn")
-        with pg_helpers.fresh_database(admin, empty=True) as dsn:
+        with pg.fresh_database(admin, empty=True) as dsn:
             _old_postgres(dsn)
-            check(pg_helpers.as_url(dsn))
+            check(pg.as_url(dsn))
 
 
 def test_records_import_keeps_each_actors_request_ids_apart(

@@ -12,7 +12,7 @@ from remem import Memory
 from remem.embed.base import HashEmbedder
 from remem.errors import InvalidInput
 from remem.model import Status
-from tests.cli_helpers import err, ok
+from tests.support.cli import err, ok
 
 
 @pytest.fixture

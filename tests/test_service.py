@@ -1,19 +1,15 @@
 """The HTTP service against a real uvicorn server on loopback, called with httpx and Client.
 
-The server here runs on a SQLite file; `tests/test_pg_service.py` runs these
-same tests (imported, with its own `server` fixture) on PostgreSQL, so a test
-that is not about the SQLite file itself must not depend on it.
+The server here runs on a SQLite file, and for the cases marked `on_both` on a PostgreSQL
+database as well; `tests/test_pg_service.py` holds what only PostgreSQL has.
 """
 
 from __future__ import annotations
 
 import json
-import socket
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -21,88 +17,36 @@ from typing import Any
 import httpx
 import pytest
 import schemathesis
-import uvicorn
 from click.testing import CliRunner
 from hypothesis import HealthCheck, Phase, settings
 
 from remem.cli import cli as remem_cli
-from remem.embed import HashEmbedder
 from remem.errors import InvalidInput, NotFound
 from remem.memory import open_store
 from remem.service import keys as keyring
-from remem.service.client import Client
-from remem.service.http import create_app
 from remem.service.keys import Forbidden, Unauthorized
-
-MAX_BODY = 64 * 1024
-
-
-@dataclass
-class Server:
-    url: str
-    db: str  # the database's file path or PostgreSQL URL
-    keys: dict[str, str]
-    clients: dict[str, Client] = field(default_factory=dict)
-
-    def http(self, key: str | None = None) -> httpx.Client:
-        headers = {"Authorization": f"Bearer {self.keys[key]}"} if key else {}
-        return httpx.Client(base_url=self.url, headers=headers, timeout=30)
-
-    def client(self, key: str) -> Client:
-        """One Client per key, closed when the server stops."""
-        if key not in self.clients:
-            self.clients[key] = Client(self.url, self.keys[key])
-        return self.clients[key]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@contextmanager
-def running_server(db: str) -> Iterator[Server]:
-    """`create_app` on the database `db` names, served by uvicorn on a free loopback port,
-    with keys of three tenants (one of them revoked)."""
-    store = open_store(db)
-    made = {
-        "admin": keyring.create_key(store, tenant="acme", role="admin"),
-        "agent": keyring.create_key(store, tenant="acme"),
-        "alice": keyring.create_key(store, tenant="acme", actor="alice"),
-        "reviewer": keyring.create_key(store, tenant="acme", role="reviewer"),
-        "globex": keyring.create_key(store, tenant="globex", role="admin"),
-        "revoked": keyring.create_key(store, tenant="acme", role="admin"),
-        "fuzz": keyring.create_key(store, tenant="fuzz", role="admin"),
-    }
-    keyring.revoke_key(store, made["revoked"][0].id)
-    store.close()
-    app = create_app(db, max_body_bytes=MAX_BODY, embedder=HashEmbedder())
-    port = _free_port()
-    config = uvicorn.Config(
-        app, host="127.0.0.1", port=port, log_level="warning", ws="none", http="h11"
-    )
-    srv = uvicorn.Server(config)
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not srv.started:
-        assert time.monotonic() < deadline, "the server did not start"
-        time.sleep(0.02)
-    running = Server(f"http://127.0.0.1:{port}", db, {k: v[1] for k, v in made.items()})
-    try:
-        yield running
-    finally:
-        for c in running.clients.values():
-            c.close()
-        srv.should_exit = True
-        thread.join(timeout=30)
+from tests.support import pg
+from tests.support.backends import BACKENDS
+from tests.support.servers import MAX_BODY, Server, event_body, running_server
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+def server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Server]:
+    """The service on a SQLite file; for a test marked `on_both`, also on a PostgreSQL
+    database of its own (the session's server, see `tests.support.pg`)."""
+    if getattr(request, "param", "sqlite") == "postgres":
+        with pg.fresh_database(request.getfixturevalue("pg_admin_dsn")) as dsn:
+            with running_server(pg.as_url(dsn)) as running:
+                yield running
+        return
     with running_server(str(tmp_path_factory.mktemp("service") / "service.db")) as running:
         yield running
+
+
+# a case that is not about the SQLite file itself runs on PostgreSQL as well
+on_both = pytest.mark.parametrize("server", BACKENDS, indirect=True)
 
 
 def _drain(server: Server, key: str = "agent", timeout: float = 20) -> None:
@@ -117,13 +61,10 @@ def _drain(server: Server, key: str = "agent", timeout: float = 20) -> None:
             time.sleep(0.05)
 
 
-def _event(actor: str, text: str, **kw: object) -> dict[str, object]:
-    return {"actor_id": actor, "session_id": "s1", "role": "user", "text": text, **kw}
-
-
 # -- health, OpenAPI, keys ---------------------------------------------------------------
 
 
+@on_both
 def test_health_and_openapi_need_no_key(server: Server) -> None:
     with server.http() as h:
         assert h.get("/healthz").json() == {"status": "ok"}
@@ -159,6 +100,7 @@ def test_only_the_hash_of_a_key_is_stored(server: Server) -> None:
     ],
     ids=["none", "unknown", "basic", "empty"],
 )
+@on_both
 def test_without_a_valid_key_is_401(server: Server, headers: dict[str, str]) -> None:
     with httpx.Client(base_url=server.url, headers=headers) as h:
         resp = h.get("/v1/memories", params={"actor_id": "alice"})
@@ -166,6 +108,7 @@ def test_without_a_valid_key_is_401(server: Server, headers: dict[str, str]) -> 
     assert resp.json()["error"]["code"] == "unauthorized"
 
 
+@on_both
 def test_a_revoked_key_is_401(server: Server) -> None:
     with server.http("revoked") as h:
         assert h.get("/v1/jobs").status_code == 401
@@ -176,14 +119,17 @@ def test_a_revoked_key_is_401(server: Server) -> None:
 # -- scope and isolation ---------------------------------------------------------------------
 
 
+@on_both
 def test_an_actor_key_cannot_widen_its_scope(server: Server) -> None:
     with server.http("alice") as h:
-        assert h.post("/v1/events", json=_event("alice", "hello there")).status_code == 201
+        assert h.post("/v1/events", json=event_body("alice", "hello there")).status_code == 201
         # the key's actor is the default; naming another actor is refused
         assert h.get("/v1/events").status_code == 200
         for resp in [
-            h.post("/v1/events", json=_event("bob", "I am bob")),
-            h.post("/v1/events", json={"events": [_event("alice", "a"), _event("bob", "b")]}),
+            h.post("/v1/events", json=event_body("bob", "I am bob")),
+            h.post(
+                "/v1/events", json={"events": [event_body("alice", "a"), event_body("bob", "b")]}
+            ),
             h.get("/v1/events", params={"actor_id": "bob"}),
             h.get("/v1/memories", params={"actor_id": "bob"}),
             h.post("/v1/memories/retrieve", json={"query": "x", "actor_id": "bob"}),
@@ -204,6 +150,7 @@ def test_an_actor_key_cannot_widen_its_scope(server: Server) -> None:
         assert h.get("/v1/events", params={"actor_id": "bob"}).json()["events"] == []
 
 
+@on_both
 def test_roles_gate_erasure_review_and_keys(server: Server) -> None:
     with server.http("agent") as h:
         assert h.post("/v1/subjects/alice/forget").status_code == 403
@@ -217,6 +164,7 @@ def test_roles_gate_erasure_review_and_keys(server: Server) -> None:
         assert resp.status_code == 422 and "actor_id" in resp.json()["error"]["message"]
 
 
+@on_both
 def test_another_tenant_sees_nothing(server: Server) -> None:
     acme = server.client("agent")
     rec = acme.remember(actor="carol", text="Carol's locker code is the blue one")
@@ -241,7 +189,7 @@ def test_another_tenant_sees_nothing(server: Server) -> None:
 
 
 def test_bodies_over_the_limit_are_413(server: Server) -> None:
-    big = json.dumps(_event("alice", "x" * (MAX_BODY + 10)))
+    big = json.dumps(event_body("alice", "x" * (MAX_BODY + 10)))
     with server.http("alice") as h:
         resp = h.post("/v1/events", content=big, headers={"Content-Type": "application/json"})
         assert resp.status_code == 413
@@ -317,6 +265,7 @@ def test_bad_queries_are_422_and_unknown_ids_404(server: Server) -> None:
 # -- the path of a memory -------------------------------------------------------------------------
 
 
+@on_both
 def test_event_to_extraction_to_retrieve(server: Server) -> None:
     c = server.client("agent")
     eid = c.add_event(actor="dave", session="s1", role="user", text="I prefer aisle seats.")
@@ -334,6 +283,7 @@ def test_event_to_extraction_to_retrieve(server: Server) -> None:
     assert [e["event_id"] for e in c.events(actor="dave")] == [eid]
 
 
+@on_both
 def test_events_page_with_a_cursor(server: Server) -> None:
     c = server.client("agent")
     rows = [_row("erin", f"note {i}", i) for i in range(25)]
@@ -357,6 +307,7 @@ def _row(actor: str, text: str, minute: int) -> dict[str, object]:
             "time": f"2026-03-01T09:{minute:02d}:00Z", "id": f"{actor}-{minute}"}  # fmt: skip
 
 
+@on_both
 def test_batch_create_update_delete_are_idempotent(server: Server) -> None:
     with server.http("agent") as h:
         item = {"request_id": "req-1", "actor_id": "frank", "text": "Frank's desk is 4B",
@@ -388,6 +339,7 @@ def test_batch_create_update_delete_are_idempotent(server: Server) -> None:
         assert h.get(f"/v1/memories/{u1['record_id']}").status_code == 404
 
 
+@on_both
 def test_client_mirrors_memory(server: Server) -> None:
     c = server.client("alice")
     rec = c.remember(actor="alice", text="Alice works from Lisbon", field="city", value="Lisbon")
@@ -403,6 +355,7 @@ def test_client_mirrors_memory(server: Server) -> None:
         c.records(actor="bob")
 
 
+@on_both
 def test_procedures_need_a_reviewer(server: Server) -> None:
     agent, reviewer = server.client("agent"), server.client("reviewer")
     prop = agent.propose_procedure(text="Refunds over 100 EUR need a second approval.",
@@ -416,6 +369,7 @@ def test_procedures_need_a_reviewer(server: Server) -> None:
     assert rejected.status.value == "invalid"
 
 
+@on_both
 def test_forget_and_export_a_subject(server: Server) -> None:
     agent, admin = server.client("agent"), server.client("admin")
     agent.add_event(actor="gina", session="s", role="user", text="I'm allergic to peanuts.")
@@ -434,13 +388,14 @@ def test_forget_and_export_a_subject(server: Server) -> None:
 # -- load ----------------------------------------------------------------------
 
 
+@on_both
 def test_eight_concurrent_writers_lose_nothing(server: Server) -> None:
     errors: list[str] = []
 
     def writer(n: int) -> None:
         with server.http("agent") as h:
             for i in range(50):
-                resp = h.post("/v1/events", json=_event(f"load{n}", f"load note {n}-{i}"))
+                resp = h.post("/v1/events", json=event_body(f"load{n}", f"load note {n}-{i}"))
                 if resp.status_code != 201:
                     errors.append(f"{resp.status_code} {resp.text}")
 
@@ -487,10 +442,11 @@ def check_keys_commands(db: str) -> None:
         store.close()
 
 
-def test_keys_commands(tmp_path: Path) -> None:
-    check_keys_commands(str(tmp_path / "k.db"))
+def test_keys_commands(db: str) -> None:
+    check_keys_commands(db)
 
 
+@on_both
 def test_a_key_from_the_cli_works_until_the_cli_revokes_it(server: Server) -> None:
     made = keys_cli(server.db, "create", "--tenant", "acme", "--actor", "hank")
     with httpx.Client(base_url=server.url, timeout=30) as h:
@@ -501,6 +457,7 @@ def test_a_key_from_the_cli_works_until_the_cli_revokes_it(server: Server) -> No
     assert resp.status_code == 401 and resp.json()["error"]["code"] == "unauthorized"
 
 
+@on_both
 def test_admin_keys_over_http_stay_in_their_tenant(server: Server) -> None:
     with server.http("admin") as h:
         made = h.post("/v1/keys", json={"actor_id": "ivan", "role": "agent"})
@@ -548,6 +505,7 @@ def test_schemathesis_finds_no_5xx(case: Any, server: Server) -> None:
     assert response.status_code < 500, f"{case.method} {case.path}: {response.text[:300]}"
 
 
+@on_both
 def test_facts_and_profile_over_http(server: Server) -> None:
     agent = server.client("agent")
     home = agent.remember(actor="farah", text="Farah lives in Lisbon", field="home",
@@ -601,16 +559,17 @@ def test_facts_and_profile_over_http(server: Server) -> None:
         assert h.get("/v1/actors/farah/profile").json()["facts"] == []
 
 
+@on_both
 def test_recall_as_of_known_at_and_valid_at_over_http_and_the_client(server: Server) -> None:
     # what the agent believed at one time about another (issue 21, item 6)
     query = "Where did she live, or move?"
     with server.http("agent") as h:
-        porto = _event("nadia", "I live in Porto.", time="2026-01-05T09:00:00Z")
+        porto = event_body("nadia", "I live in Porto.", time="2026-01-05T09:00:00Z")
         assert h.post("/v1/events", json=porto).status_code == 201
         _drain(server)
         between = datetime.now(UTC).isoformat()  # after Porto was written, before Lyon was
         time.sleep(0.02)
-        lyon = _event("nadia", "I moved to Lyon.", time="2026-02-01T10:00:00Z")  # said then
+        lyon = event_body("nadia", "I moved to Lyon.", time="2026-02-01T10:00:00Z")  # said then
         assert h.post("/v1/events", json=lyon).status_code == 201
         _drain(server)
 

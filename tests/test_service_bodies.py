@@ -27,8 +27,8 @@ from remem.embed import HashEmbedder
 from remem.memory import open_store
 from remem.service import keys as keyring
 from remem.service.http import create_app
-from tests.cli_helpers import stop
-from tests.test_mcp import _child_env, _free_port, _keys, _left_running
+from tests.support.mcp import mcp_keys
+from tests.support.processes import child_env, free_port, left_running, stop
 
 TIMEOUT = 2.5  # long enough that the requests meant to pass meanwhile do, on a busy machine
 DECLARED = 1_048_576  # declared, never sent in full
@@ -135,7 +135,7 @@ def _served(db: str) -> Iterator[tuple[int, str]]:
         body_timeout=TIMEOUT,
         max_pending_bodies=3,
     )
-    port = _free_port()
+    port = free_port()
     srv = uvicorn.Server(
         uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", ws="none")
     )
@@ -191,13 +191,13 @@ def test_slow_bodies_time_out_and_the_excess_is_refused_at_once(tmp_path: Path) 
 
 def test_the_mcp_http_transport_bounds_bodies_too(tmp_path: Path) -> None:
     db = str(tmp_path / "mcp.db")
-    key = _keys(db)["alice"]
-    port = _free_port()
+    key = mcp_keys(db)["alice"]
+    port = free_port()
     cmd = [sys.executable, "-m", "remem.cli", "--db", db, "mcp", "--key", key, "--lexical"]
     cmd += ["--transport", "http", "--port", str(port)]
     cmd += ["--body-timeout", str(TIMEOUT), "--max-pending-bodies", "1"]
     with open(tmp_path / "server.log", "w") as errlog:
-        proc = subprocess.Popen(cmd, env=_child_env(), stdout=errlog, stderr=errlog)
+        proc = subprocess.Popen(cmd, env=child_env(), stdout=errlog, stderr=errlog)
     drip = Trickler(port, "/mcp", key)
     try:
         deadline = time.monotonic() + 20
@@ -219,17 +219,17 @@ def test_the_mcp_http_transport_bounds_bodies_too(tmp_path: Path) -> None:
     finally:
         drip.close()
         stop(proc)
-    assert _left_running(db) == []
+    assert left_running(db) == []
 
 
 def test_serve_passes_its_connection_limits_to_uvicorn(tmp_path: Path) -> None:
     db = str(tmp_path / "serve.db")
-    port = _free_port()
+    port = free_port()
     cmd = [sys.executable, "-m", "remem.cli", "--db", db, "serve", "--port", str(port)]
     cmd += ["--lexical", "--no-worker", "--max-connections", "3", "--keep-alive", "1"]
     url = f"http://127.0.0.1:{port}/healthz"
     with open(tmp_path / "serve.log", "w") as errlog:
-        proc = subprocess.Popen(cmd, env=_child_env(), stdout=errlog, stderr=errlog)
+        proc = subprocess.Popen(cmd, env=child_env(), stdout=errlog, stderr=errlog)
     idle: list[socket.socket] = []
     try:
         deadline = time.monotonic() + 30

@@ -3,39 +3,19 @@ endpoints show and re-run what failed."""
 
 from __future__ import annotations
 
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx
-import uvicorn
-from fastapi import FastAPI
 
 from remem.config import ConfigFile, build
 from remem.embed.base import HashEmbedder
-from remem.service import keys as keyring
 from remem.service.client import Client
 from remem.service.http import create_app
-from remem.store.sqlite import SQLiteStore
 from remem.testing.llm_server import Reply, ScriptedLLM
 from remem.testing.responders import memory_model
-from tests.test_service import _free_port
-
-EVENT = {"actor_id": "ana", "session_id": "s1", "role": "user", "text": "I live in Faro."}
-
-
-def _keys(db: Path) -> dict[str, str]:
-    store = SQLiteStore(db)
-    made = {
-        "admin": keyring.create_key(store, tenant="acme", role="admin")[1],
-        "agent": keyring.create_key(store, tenant="acme")[1],
-        "ana": keyring.create_key(store, tenant="acme", actor="ana", role="admin")[1],
-    }
-    store.close()
-    return made
+from tests.support.servers import ANA_EVENT, ana_keys, serving
 
 
 def _config(llm: ScriptedLLM, tmp_path: Path, **retry: Any) -> Any:
@@ -43,27 +23,6 @@ def _config(llm: ScriptedLLM, tmp_path: Path, **retry: Any) -> Any:
     if retry:
         data["retry"] = retry
     return build(ConfigFile.model_validate(data), "test", tmp_path)
-
-
-@contextmanager
-def _serving(app: FastAPI, key: str) -> Iterator[httpx.Client]:
-    srv = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=_free_port(), log_level="warning")
-    )
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    try:
-        deadline = time.monotonic() + 20
-        while not srv.started:
-            assert time.monotonic() < deadline
-            time.sleep(0.02)
-        port = srv.config.port
-        headers = {"Authorization": f"Bearer {key}"}
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=headers) as h:
-            yield h
-    finally:
-        srv.should_exit = True
-        thread.join(timeout=30)
 
 
 def _wait(h: httpx.Client, status: str) -> None:
@@ -75,11 +34,11 @@ def _wait(h: httpx.Client, status: str) -> None:
 
 def test_the_server_worker_extracts_with_the_configured_model(tmp_path: Path) -> None:
     db = tmp_path / "service.db"
-    key = _keys(db)["admin"]
+    key = ana_keys(db)["admin"]
     with ScriptedLLM(responder=memory_model) as llm:
         app = create_app(db, embedder=HashEmbedder(), config=_config(llm, tmp_path))
-        with _serving(app, key) as h:
-            assert h.post("/v1/events", json=EVENT).status_code == 201
+        with serving(app, key) as h:
+            assert h.post("/v1/events", json=ANA_EVENT).status_code == 201
             _wait(h, "done")
             listed = h.get("/v1/memories", params={"actor_id": "ana"}).json()
     (record,) = listed["records"]
@@ -89,13 +48,13 @@ def test_the_server_worker_extracts_with_the_configured_model(tmp_path: Path) ->
 
 def test_a_failed_job_is_listed_with_its_error_and_retried_over_http(tmp_path: Path) -> None:
     db = tmp_path / "service.db"
-    keys = _keys(db)
+    keys = ana_keys(db)
     with ScriptedLLM(responder=memory_model) as llm:
         llm.script(Reply.error(502, "upstream down"))  # then the responder answers
         config = _config(llm, tmp_path, attempts=1, job_attempts=1)
         app = create_app(db, embedder=HashEmbedder(), config=config)
-        with _serving(app, keys["admin"]) as h:
-            assert h.post("/v1/events", json=EVENT).status_code == 201
+        with serving(app, keys["admin"]) as h:
+            assert h.post("/v1/events", json=ANA_EVENT).status_code == 201
             _wait(h, "failed")
             (job,) = h.get("/v1/jobs/list", params={"status": "failed"}).json()["jobs"]
             assert job["strategy"] == "semantic" and "502" in (job["last_error"] or "")

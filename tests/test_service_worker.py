@@ -10,14 +10,14 @@ from remem.embed.base import HashEmbedder
 from remem.service.http import create_app
 from remem.testing.llm_server import Reply, ScriptedLLM
 from remem.testing.responders import memory_model
-from tests.test_service_llm import EVENT, _keys, _serving
+from tests.support.servers import ANA_EVENT, ana_keys, serving
 
 
 def test_a_hung_model_strategy_does_not_hold_up_the_offline_one_in_the_service(
     tmp_path: Path,
 ) -> None:
     db = tmp_path / "service.db"
-    key = _keys(db)["admin"]
+    key = ana_keys(db)["admin"]
     with ScriptedLLM(responder=memory_model) as llm:
         llm.script(Reply.slow(120, then=Reply.error(502, "too late")))  # the model hangs
         data = {
@@ -28,8 +28,8 @@ def test_a_hung_model_strategy_does_not_hold_up_the_offline_one_in_the_service(
         }
         config = build(ConfigFile.model_validate(data), "test", tmp_path)
         app = create_app(db, embedder=HashEmbedder(), config=config)
-        with _serving(app, key) as h:
-            assert h.post("/v1/events", json=EVENT).status_code == 201
+        with serving(app, key) as h:
+            assert h.post("/v1/events", json=ANA_EVENT).status_code == 201
             deadline = time.monotonic() + 15
             records: list[dict[str, object]] = []
             while not records and time.monotonic() < deadline:

@@ -21,7 +21,7 @@ from remem.policy.scope import SHARED_ACTOR
 from remem.service import keys as keyring
 from remem.service.http import create_app
 from remem.service.keys import Principal
-from tests.test_mcp import _data, _error, _session_run
+from tests.support.mcp import session_run, tool_data, tool_error
 
 ROLES = ["agent", "reviewer", "admin"]
 KEYS = [f"{scope}-{role}" for scope in ("tenant", "alice") for role in ROLES]
@@ -166,12 +166,12 @@ def test_mcp_forget_keeps_shared_procedures_from_all_but_tenant_admins(
     async def session(s: ClientSession) -> None:
         result = await s.call_tool("forget", {"record_id": rid})
         if key == "tenant-admin":
-            assert _data(result)["verified"] is True
+            assert tool_data(result)["verified"] is True
         else:
-            assert "forbidden" in _error(result)
+            assert "forbidden" in tool_error(result)
 
     with open(tmp_path / "server.log", "w") as errlog:
-        _session_run(db, secrets[key], errlog, session)
+        session_run(db, secrets[key], errlog, session)
     if key != "tenant-admin":
         with Memory.open(db, tenant="acme") as mem:
             assert mem.get(rid).status.value == "active"

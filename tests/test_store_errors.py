@@ -22,9 +22,8 @@ from remem.memory import Memory, open_store
 from remem.service import keys as keyring
 from remem.service.http import create_app
 from remem.store.sqlite import SQLiteStore
-from tests import pg_helpers
-from tests.conformance.test_store import ev
-from tests.conformance.test_store_errors import answering, immutable
+from tests.support import pg
+from tests.support.store import answering, ev, immutable
 
 
 def test_a_sqlite_file_another_connection_is_writing_is_unavailable_for_a_moment(
@@ -58,11 +57,11 @@ def test_a_postgres_connection_the_server_cut_is_unavailable_then_replaced(
 ) -> None:
     from remem.store.postgres import PostgresStore
 
-    with pg_helpers.fresh_database(pg_admin_dsn) as dsn:
+    with pg.fresh_database(pg_admin_dsn) as dsn:
         store = PostgresStore(dsn, max_size=1)
         try:
             store.add_events([ev(1)], ["offline"])
-            admin = pg_helpers.admin_dsn_for(pg_admin_dsn, dsn)
+            admin = pg.admin_dsn_for(pg_admin_dsn, dsn)
             with psycopg.connect(admin, autocommit=True) as conn:
                 cut = conn.execute(
                     "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "

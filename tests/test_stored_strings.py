@@ -23,14 +23,11 @@ from remem import Memory
 from remem.embed import HashEmbedder
 from remem.errors import InvalidInput, RefusedContent
 from remem.thread import begin_tool_call, checkpoint_list, checkpoint_save, tool_calls
-from tests import pg_helpers
-from tests.cli_helpers import err, ok
-from tests.test_mcp import _data, _error, _keys, _session_run
-from tests.test_service import Server, running_server
-
-BAD = ["\ud800", "\x00"]
-CARD = "4111 1111 1111 1111"
-TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+from tests.support import pg
+from tests.support.cli import err, ok
+from tests.support.mcp import mcp_keys, session_run, tool_data, tool_error
+from tests.support.secrets import BAD, BAD_PATHS, CARD, TOKEN
+from tests.support.servers import Server, running_server
 
 
 @pytest.fixture
@@ -237,8 +234,8 @@ def server(
             yield running
     else:
         admin = request.getfixturevalue("pg_admin_dsn")
-        with pg_helpers.fresh_database(admin) as dsn:
-            with running_server(pg_helpers.as_url(dsn)) as running:
+        with pg.fresh_database(admin) as dsn:
+            with running_server(pg.as_url(dsn)) as running:
                 yield running
 
 
@@ -283,16 +280,6 @@ def _bodies(actor: str) -> dict[str, tuple[str, str | bytes]]:
             f'{{"actor_id":"{actor}","query":"a\\ud800b"}}',
         ),
     }
-
-
-BAD_PATHS = [
-    "/v1/memories/a%00b",
-    "/v1/memories/a%00b/history",
-    "/v1/memories/a%ed%a0%80b",
-    "/v1/events?actor_id=al%00ice",
-    "/v1/events?actor_id=alice&session_id=s%00",
-    "/v1/memories?actor_id=%ed%a0%80",
-]
 
 
 def test_http_refuses_bad_strings_with_422_and_stores_nothing(server: Server) -> None:
@@ -364,12 +351,12 @@ def test_http_store_errors_never_show_the_connection_string(pg_admin_dsn: str) -
     """A PostgreSQL database that refuses an operation is a 503 saying so, without the DSN,
     the role, the host or the driver's text."""
     with (
-        pg_helpers.fresh_database(pg_admin_dsn) as dsn,
-        running_server(pg_helpers.as_url(dsn)) as srv,
+        pg.fresh_database(pg_admin_dsn) as dsn,
+        running_server(pg.as_url(dsn)) as srv,
     ):
-        admin = pg_helpers.admin_dsn_for(pg_admin_dsn, dsn)
+        admin = pg.admin_dsn_for(pg_admin_dsn, dsn)
         with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f"REVOKE SELECT ON records FROM {pg_helpers.APP_ROLE}")
+            conn.execute(f"REVOKE SELECT ON records FROM {pg.APP_ROLE}")
         with srv.http("admin") as h:
             r = h.get("/v1/memories", params={"actor_id": "alice"})
     assert r.status_code == 503 and r.json()["error"]["code"] == "store_error"
@@ -384,7 +371,7 @@ def test_http_store_errors_never_show_the_connection_string(pg_admin_dsn: str) -
 
 
 def test_mcp_refuses_bad_strings_and_secrets(tmp_path: Path, db: str) -> None:
-    keys = _keys(db)
+    keys = mcp_keys(db)
 
     async def as_alice(s: ClientSession) -> None:
         for args in (
@@ -392,19 +379,19 @@ def test_mcp_refuses_bad_strings_and_secrets(tmp_path: Path, db: str) -> None:
             {"text": "Alice lives in Oslo", "field": "home\x00", "value": "Oslo"},
             {"text": "Alice lives in Oslo", "field": "home", "value": "Os\x00lo"},
         ):
-            assert "invalid_input" in _error(await s.call_tool("remember", args))
-        assert "invalid_input" in _error(await s.call_tool("recall", {"query": "tea \x00"}))
-        refused = _error(
+            assert "invalid_input" in tool_error(await s.call_tool("remember", args))
+        assert "invalid_input" in tool_error(await s.call_tool("recall", {"query": "tea \x00"}))
+        refused = tool_error(
             await s.call_tool(
                 "remember",
                 {"text": "Alice's wifi", "field": "wifi password", "value": "hunter2x7"},
             )
         )
         assert "refused_content" in refused and "hunter2x7" not in refused
-        assert _data(await s.call_tool("list_memories", {"all": True}))["records"] == []
+        assert tool_data(await s.call_tool("list_memories", {"all": True}))["records"] == []
 
     with open(tmp_path / "server.log", "w") as errlog:
-        _session_run(db, keys["alice"], errlog, as_alice)
+        session_run(db, keys["alice"], errlog, as_alice)
 
 
 # -- CLI ----------------------------------------------------------------------------------

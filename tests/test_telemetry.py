@@ -33,8 +33,9 @@ from remem.store.open import open_store
 from remem.telemetry import Telemetry
 from remem.testing.llm_server import ScriptedLLM
 from remem.testing.responders import memory_model
+from tests.support import SRC as SRC_DIR
 
-SRC = str(Path(__file__).resolve().parents[1] / "src")
+SRC = str(SRC_DIR)
 SECRET_WORDS = ("vegetarian", "Lisbon", "fish")  # content of the events, records and query
 
 

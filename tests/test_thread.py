@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
-import textwrap
 import threading
 from datetime import timedelta
 from pathlib import Path
@@ -32,26 +30,14 @@ from remem.thread import (
     tool_call_status,
     tool_calls,
 )
-
-from .conftest import T0, Clock
-
-WF = "refund-981"
-KEY = "refund-981/pay"
-STATE: dict[str, Any] = {
-    "step": "pay",
-    "completed_steps": ["quote", "confirm"],
-    "pending_approval": None,
-    "tool_call_id": "call-1",
-    "idempotency_key": KEY,
-    "artifacts": [{"kind": "quote", "ref": "s3://quotes/981.pdf"}],
-    "last_verified_outcome": {"quote_total": 30.0},
-    "data": {"currency": "EUR"},
-}
-
+from tests.support.backends import both_backends
+from tests.support.clock import T0, Clock
+from tests.support.thread import KEY, STATE, WF, WORKFLOW_SCRIPT, race, resume
 
 # -- checkpoints -------------------------------------------------------------------------
 
 
+@both_backends
 def test_a_checkpoint_round_trips_every_field(mem: Memory, clock: Clock) -> None:
     saved = checkpoint_save(mem, actor="u42", workflow=WF, state=STATE)
     assert saved.version == 1 and saved.created_at == clock.now == saved.updated_at
@@ -63,6 +49,7 @@ def test_a_checkpoint_round_trips_every_field(mem: Memory, clock: Clock) -> None
     assert loaded.as_dict()["completed_steps"] == ["quote", "confirm"]
 
 
+@both_backends
 def test_each_save_names_the_version_it_read_and_bumps_it(mem: Memory, clock: Clock) -> None:
     checkpoint_save(mem, actor="u42", workflow=WF, state={"step": "quote"})
     clock.advance(minutes=1)
@@ -77,6 +64,7 @@ def test_each_save_names_the_version_it_read_and_bumps_it(mem: Memory, clock: Cl
     assert v2.created_at == clock.now - timedelta(minutes=1)
 
 
+@both_backends
 def test_a_stale_writer_gets_a_conflict_and_the_checkpoint_is_unchanged(mem: Memory) -> None:
     checkpoint_save(mem, actor="u42", workflow=WF, state={"step": "quote"})
     current = checkpoint_save(
@@ -89,6 +77,7 @@ def test_a_stale_writer_gets_a_conflict_and_the_checkpoint_is_unchanged(mem: Mem
     assert checkpoint_load(mem, actor="u42", workflow=WF) == current
 
 
+@both_backends
 def test_creating_twice_or_updating_a_missing_checkpoint_conflicts(mem: Memory) -> None:
     checkpoint_save(mem, actor="u42", workflow=WF, state={"step": "quote"})
     with pytest.raises(CheckpointConflict, match="already has a checkpoint at version 1"):
@@ -101,37 +90,15 @@ def test_creating_twice_or_updating_a_missing_checkpoint_conflicts(mem: Memory) 
         checkpoint_load(mem, actor="u42", workflow="other")
 
 
-def _race(db: Path, workers: int, attempt: Any) -> list[Any]:
-    """Run `attempt(mem)` in `workers` threads, each on its own connection, at once."""
-    Memory.open(db, embedder=None).close()  # create the file before the race
-    barrier = threading.Barrier(workers, timeout=60)
-    outcomes: list[Any] = [None] * workers
-
-    def work(i: int) -> None:
-        try:
-            with Memory.open(db, embedder=None) as own:
-                barrier.wait()
-                outcomes[i] = attempt(own, i)
-        except Exception as exc:  # collected and checked by the caller
-            outcomes[i] = exc
-
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(workers)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return outcomes
-
-
 def test_concurrent_savers_exactly_one_wins_per_version(tmp_path: Path) -> None:
     db = tmp_path / "race.db"
-    outcomes = _race(
+    outcomes = race(
         db, 8, lambda m, i: checkpoint_save(m, actor="u42", workflow=WF, state={"data": {"w": i}})
     )
     assert sum(not isinstance(o, Exception) for o in outcomes) == 1
     assert all(isinstance(o, CheckpointConflict) for o in outcomes if isinstance(o, Exception))
     for version in range(1, 6):
-        outcomes = _race(
+        outcomes = race(
             db,
             8,
             lambda m, i, v=version: checkpoint_save(
@@ -147,6 +114,7 @@ def test_concurrent_savers_exactly_one_wins_per_version(tmp_path: Path) -> None:
             assert checkpoint_load(m, actor="u42", workflow=WF) == winners[0]
 
 
+@both_backends
 def test_threads_sharing_one_memory_also_get_one_winner(mem: Memory) -> None:
     checkpoint_save(mem, actor="u42", workflow=WF, state={})
     barrier = threading.Barrier(6, timeout=60)
@@ -209,6 +177,7 @@ def test_bad_arguments_are_refused(mem: Memory, kwargs: dict[str, Any]) -> None:
         checkpoint_save(mem, **args)
 
 
+@both_backends
 def test_list_is_newest_first_and_flags_pending_approvals(mem: Memory, clock: Clock) -> None:
     checkpoint_save(mem, actor="u42", workflow="a", state={})
     clock.advance(seconds=1)
@@ -220,6 +189,7 @@ def test_list_is_newest_first_and_flags_pending_approvals(mem: Memory, clock: Cl
     assert empty.awaiting_approval and empty.as_dict()["pending_approval"] == {}
 
 
+@both_backends
 def test_secrets_are_refused_in_thread_state_and_never_echoed(mem: Memory) -> None:
     card = "4111 1111 1111 1111"
     with pytest.raises(RefusedContent, match="a password") as caught:
@@ -245,6 +215,7 @@ def test_secrets_are_refused_in_thread_state_and_never_echoed(mem: Memory) -> No
 # -- authorised resume ---------------------------------------------------------------------
 
 
+@both_backends
 def test_another_actor_or_tenant_cannot_see_or_touch_a_workflow(
     mem: Memory, db_path: Path, clock: Clock
 ) -> None:
@@ -279,6 +250,7 @@ def test_another_actor_or_tenant_cannot_see_or_touch_a_workflow(
 # -- tool calls ----------------------------------------------------------------------------------
 
 
+@both_backends
 def test_a_tool_call_is_begun_once_and_a_second_begin_puts_it_in_doubt(mem: Memory) -> None:
     first = begin_tool_call(
         mem, actor="u42", workflow=WF, idempotency_key=KEY, request={"amount": 30}
@@ -296,6 +268,7 @@ def test_a_tool_call_is_begun_once_and_a_second_begin_puts_it_in_doubt(mem: Memo
     assert [c.idempotency_key for c in unresolved] == [KEY]
 
 
+@both_backends
 def test_completed_calls_hand_back_their_result(mem: Memory, clock: Clock) -> None:
     begin_tool_call(mem, actor="u42", workflow=WF, idempotency_key=KEY, request={"amount": 30})
     clock.advance(seconds=5)
@@ -321,6 +294,7 @@ def test_completed_calls_hand_back_their_result(mem: Memory, clock: Clock) -> No
     assert tool_calls(mem, actor="u42", unresolved=True) == []
 
 
+@both_backends
 def test_one_key_names_one_request(mem: Memory) -> None:
     begin_tool_call(mem, actor="u42", workflow=WF, idempotency_key=KEY, request={"amount": 30})
     with pytest.raises(ConflictError, match="different request"):
@@ -331,6 +305,7 @@ def test_one_key_names_one_request(mem: Memory) -> None:
     assert call is not None and call.status is CallStatus.STARTED and call.attempts == 1
 
 
+@both_backends
 def test_release_reopens_an_unresolved_call_but_never_a_completed_one(mem: Memory) -> None:
     begin_tool_call(mem, actor="u42", workflow=WF, idempotency_key=KEY)
     begin_tool_call(mem, actor="u42", workflow=WF, idempotency_key=KEY)
@@ -347,7 +322,7 @@ def test_release_reopens_an_unresolved_call_but_never_a_completed_one(mem: Memor
 
 
 def test_concurrent_begins_let_exactly_one_caller_perform(tmp_path: Path) -> None:
-    outcomes = _race(
+    outcomes = race(
         tmp_path / "race.db",
         8,
         lambda m, i: begin_tool_call(
@@ -371,45 +346,6 @@ def test_resume_state_is_a_pure_decision() -> None:
 
 
 # -- the done-when test: a process killed between "started" and "completed" ---------------------
-
-WORKFLOW_SCRIPT = textwrap.dedent(
-    """
-    import json, os, sys
-    from remem import Memory, NotFound
-    from remem.thread import (begin_tool_call, checkpoint_load, checkpoint_save,
-                              complete_tool_call)
-
-    db, effects, pause_at = sys.argv[1:4]
-    WF, KEY = "refund-981", "refund-981/pay"
-
-    def pause(point):
-        if point == pause_at:  # tell the test where we are, then wait to be killed
-            print(point, flush=True)
-            sys.stdin.readline()
-
-    with Memory.open(db, embedder=None) as mem:
-        try:
-            cp = checkpoint_load(mem, actor="u42", workflow=WF)
-        except NotFound:
-            cp = checkpoint_save(mem, actor="u42", workflow=WF, state={
-                "step": "pay", "completed_steps": ["quote"], "idempotency_key": KEY})
-        begun = begin_tool_call(mem, actor="u42", workflow=WF, idempotency_key=KEY,
-                                request={"amount": 30})
-        if begun.decision == "perform":
-            with open(effects, "a") as f:  # the side effect: money leaves once
-                f.write("paid 30\\n")
-                f.flush()
-                os.fsync(f.fileno())
-            pause("after_effect")
-            call = complete_tool_call(mem, actor="u42", workflow=WF, idempotency_key=KEY,
-                                      result={"receipt": "r-1"})
-            pause("after_complete")
-            checkpoint_save(mem, actor="u42", workflow=WF, expected_version=cp.version,
-                            state={"step": "notify", "completed_steps": ["quote", "pay"],
-                                   "last_verified_outcome": call.result})
-        print(json.dumps(begun.as_dict()), flush=True)
-    """
-)
 
 
 def _killed_at(tmp_path: Path, point: str) -> tuple[Path, Path, Path]:
@@ -436,26 +372,13 @@ def _killed_at(tmp_path: Path, point: str) -> tuple[Path, Path, Path]:
     return script, db, effects
 
 
-def _resume(script: Path, db: Path, effects: Path) -> dict[str, Any]:
-    done = subprocess.run(
-        [sys.executable, str(script), str(db), str(effects), "never"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-    )
-    assert done.returncode == 0, done.stderr
-    result: dict[str, Any] = json.loads(done.stdout)
-    return result
-
-
 def test_a_kill_between_started_and_completed_is_neither_repeated_nor_lost(
     tmp_path: Path,
 ) -> None:
     script, db, effects = _killed_at(tmp_path, "after_effect")
     assert effects.read_text().splitlines() == ["paid 30"]
 
-    resumed = _resume(script, db, effects)
+    resumed = resume(script, db, effects)
     assert resumed["begun"] is False and resumed["decision"] == "unknown"
     assert resumed["tool_call"]["status"] == "unknown" and resumed["tool_call"]["result"] is None
     assert effects.read_text().splitlines() == ["paid 30"]  # not repeated
@@ -468,14 +391,14 @@ def test_a_kill_between_started_and_completed_is_neither_repeated_nor_lost(
         complete_tool_call(
             mem, actor="u42", workflow=WF, idempotency_key=KEY, result={"receipt": "r-1"}
         )
-    again = _resume(script, db, effects)
+    again = resume(script, db, effects)
     assert again["decision"] == "done" and again["tool_call"]["result"] == {"receipt": "r-1"}
     assert effects.read_text().splitlines() == ["paid 30"]
 
 
 def test_a_kill_after_completion_resumes_as_done_with_its_result(tmp_path: Path) -> None:
     script, db, effects = _killed_at(tmp_path, "after_complete")
-    resumed = _resume(script, db, effects)
+    resumed = resume(script, db, effects)
     assert resumed["begun"] is False and resumed["decision"] == "done"
     assert resumed["tool_call"]["status"] == "completed"
     assert resumed["tool_call"]["result"] == {"receipt": "r-1"}
@@ -487,8 +410,8 @@ def test_a_kill_after_completion_resumes_as_done_with_its_result(tmp_path: Path)
 def test_an_uninterrupted_run_performs_once_and_checkpoints_the_outcome(tmp_path: Path) -> None:
     script, db, effects = tmp_path / "workflow.py", tmp_path / "wf.db", tmp_path / "effects.txt"
     script.write_text(WORKFLOW_SCRIPT)
-    assert _resume(script, db, effects)["decision"] == "perform"
-    assert _resume(script, db, effects)["decision"] == "done"
+    assert resume(script, db, effects)["decision"] == "perform"
+    assert resume(script, db, effects)["decision"] == "done"
     assert effects.read_text().splitlines() == ["paid 30"]
     with Memory.open(db, embedder=None) as mem:
         cp = checkpoint_load(mem, actor="u42", workflow=WF)
@@ -499,6 +422,7 @@ def test_an_uninterrupted_run_performs_once_and_checkpoints_the_outcome(tmp_path
 # -- retention ----------------------------------------------------------------------------------
 
 
+@both_backends
 def test_retention_expires_old_workflows_but_holds_and_reports_open_ones(
     mem: Memory, db_path: Path, clock: Clock
 ) -> None:
@@ -582,6 +506,7 @@ def test_forget_actor_erases_their_thread_state(mem: Memory) -> None:
     assert len(checkpoint_list(mem, actor="u7")) == 1
 
 
+@both_backends
 def test_forget_and_export_reach_thread_state(mem: Memory) -> None:
     checkpoint_save(mem, actor="u42", workflow=WF, state={"pending_approval": {"x": 1}})
     begin_tool_call(mem, actor="u42", workflow=WF, idempotency_key=KEY)

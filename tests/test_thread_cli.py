@@ -12,8 +12,7 @@ from remem import Memory
 from remem.cli import cli, main
 from remem.thread import begin_tool_call, checkpoint_save
 from remem.thread.cli import checkpoint, toolcall
-
-from .cli_helpers import err, ok
+from tests.support.cli import err, ok
 
 WF = "refund-981"
 

@@ -10,69 +10,21 @@ id nor its row of codes).
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
 
 from remem import Memory
 from remem.embed import HashEmbedder
-from remem.store.base import Scope
 from remem.store.coarse import Int8Coarse
 from remem.store.sqlite import SQLiteStore
 from remem.store.vector_files import _read
-from remem.store.vectors import APPROX_MIN
-from tests.test_vector_files import write_ann
+from tests.support.vectors import PICKS, TOTAL, built, db, files, held, nearest, text_of
 
 pytest.importorskip("onnxruntime")  # the codes are scored by ONNX Runtime only
 
-TOTAL = APPROX_MIN + 300
-SCOPE = Scope("default", "ann")
-NOW = datetime(2026, 6, 1, tzinfo=UTC)
-WORDS = ["rake", "hoe", "spade", "trowel", "ladder", "hose", "shears", "sieve"]
-PICKS = [7, 4321, 12_345, TOTAL - 1]
-
-
-def text_of(i: int) -> str:
-    return f"{WORDS[i % 8]} {WORDS[i // 8 % 8]} {WORDS[i // 64 % 8]} item{i}"
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A database whose scope holds TOTAL records, bulk-loaded (its files written)."""
-    db = tmp_path_factory.mktemp("codes") / "m.db"
-    emb = HashEmbedder()
-    with Memory.open(db, embedder=emb) as mem, mem.store.bulk_load():
-        write_ann(mem, emb, [text_of(i) for i in range(TOTAL)])
-    return db
-
-
-@pytest.fixture
-def db(built: Path, tmp_path: Path) -> Iterator[Path]:
-    """A copy of the built database (and its files) of this test's own."""
-    for path in built.parent.iterdir():
-        copy = tmp_path / path.name
-        (shutil.copytree if path.is_dir() else shutil.copy2)(path, copy)
-    yield tmp_path / built.name
-
-
-def files(db: Path, suffix: str) -> list[Path]:
-    return sorted(Path(str(db) + ".vectors").glob(f"*.{suffix}"))
-
-
-def nearest(mem: Memory) -> list[list[tuple[str, float]]]:
-    emb = HashEmbedder()
-    return [mem.store.vector_search(SCOPE, emb.name, emb.embed([text_of(i)])[0], 5, NOW)
-            for i in PICKS]  # fmt: skip
-
-
-def held(mem: Memory) -> Any:
-    assert isinstance(mem.store, SQLiteStore)
-    return mem.store._vec_cache[("default", "ann", "records")].vectors
+__all__ = ["built", "db"]  # the fixtures, imported to be used here
 
 
 def read_codes(db: Path) -> tuple[list[str], np.ndarray]:

@@ -24,6 +24,7 @@ from remem.store.base import Scope, Write
 from remem.store.sqlite import SQLiteStore
 from remem.store.sqlite_search import PREPARED_MIN
 from remem.store.vectors import APPROX_MIN, QUANTISE_AT
+from tests.support.vectors import write_ann
 
 TEXTS = [f"I keep a {w} in the garden shed, number {i}" for i, w in
          enumerate(["rake", "hoe", "spade", "trowel", "wheelbarrow", "ladder"] * 4)]  # fmt: skip
@@ -158,28 +159,6 @@ def test_a_large_scope_opens_its_projection_and_finds_the_same_records(db_path: 
         again = nearest(mem, [texts[i] for i in picks])
     assert [h[0][0] for h in again] == [f"rec_big{i:06d}" for i in picks]
     assert [h[0] for h in again] == [h[0] for h in first]  # the same best, the same cosine
-
-
-def write_ann(mem: Memory, emb: HashEmbedder, texts: list[str]) -> None:
-    """Store `texts` as ann's records `rec_big000000`, ... with their vectors, 5,000 a
-    write (a scope large enough for the coarse pass, written without extraction)."""
-    when = datetime(2026, 1, 1, tzinfo=UTC)
-    for start in range(0, len(texts), 5000):
-        chunk = texts[start : start + 5000]
-        records = tuple(
-            Record(
-                id=f"rec_big{start + j:06d}", tenant=mem.tenant, actor="ann",
-                namespace=namespace_for(mem.tenant, "ann", Kind.SEMANTIC),
-                kind=Kind.SEMANTIC, text=t, source=Source("explicit", (), "t", "t"),
-                authority=Authority.CONFIRMED, sensitivity=Sensitivity.NORMAL,
-                valid_from=when, created_at=when, updated_at=when, status=Status.ACTIVE,
-            )
-            for j, t in enumerate(chunk)
-        )  # fmt: skip
-        vectors = tuple(emb.embed(chunk))
-        mem.store.apply(
-            Write(tenant=mem.tenant, inserts=records, vectors=vectors, vector_model=emb.name)
-        )
 
 
 def nearest(mem: Memory, queries: list[str]) -> list[list[tuple[str, float]]]:

@@ -1,13 +1,12 @@
 """The conformance suite: every test here runs on every store backend.
 
-PostgreSQL runs on a real server (see `tests.pg_helpers`): one per session,
+PostgreSQL runs on a real server (see `tests.support.pg`): one per session,
 a fresh database per test.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +15,9 @@ import pytest
 from remem.embed.minilm import MiniLMEmbedder
 from remem.store.base import Store
 from remem.store.sqlite import SQLiteStore
-from tests import pg_helpers
-from tests.conftest import minilm_or_skip
+from tests.support import pg
+from tests.support.embed import minilm_or_skip
+from tests.support.store import CLOCK_TIME
 
 BACKENDS = ["sqlite", "postgres"]
 
@@ -31,10 +31,10 @@ def _open(request: pytest.FixtureRequest, tmp_path: Path, **options: Any) -> Ite
         from remem.store.postgres import PostgresStore
 
         admin = request.getfixturevalue("pg_admin_dsn")
-        with pg_helpers.fresh_database(admin) as dsn:
-            pg = PostgresStore(dsn, max_size=4, **options)
-            yield pg
-            pg.close()
+        with pg.fresh_database(admin) as dsn:
+            pg_store = PostgresStore(dsn, max_size=4, **options)
+            yield pg_store
+            pg_store.close()
     else:  # pragma: no cover - a backend listed without a fixture
         raise AssertionError(request.param)
 
@@ -48,9 +48,6 @@ def minilm() -> MiniLMEmbedder:
 @pytest.fixture(params=BACKENDS)
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
     yield from _open(request, tmp_path)
-
-
-CLOCK_TIME = datetime(2031, 1, 2, 3, 4, 5, tzinfo=UTC)  # what `clocked_store`'s clock says
 
 
 @pytest.fixture(params=BACKENDS)

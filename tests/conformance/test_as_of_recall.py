@@ -14,7 +14,7 @@ from remem.embed import HashEmbedder
 from remem.ids import counter_ids
 from remem.store.base import Store
 from remem.timeutil import utcnow
-from tests.conftest import Clock
+from tests.support.clock import Clock
 
 # both records match its words: the time axes, not the ranking, decide which is held
 QUERY = "Did Ana live in Porto, or did she move to Lyon?"

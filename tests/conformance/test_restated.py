@@ -13,8 +13,8 @@ from remem.embed import HashEmbedder
 from remem.ids import counter_ids
 from remem.model import Record
 from remem.store.base import Store
-from tests.conformance.conftest import CLOCK_TIME
-from tests.conftest import Clock
+from tests.support.clock import Clock
+from tests.support.store import CLOCK_TIME
 
 SAID = "I prefer window seats on flights."
 START = datetime(2026, 4, 1, 9, tzinfo=UTC)

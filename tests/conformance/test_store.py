@@ -16,48 +16,13 @@ from remem.model import (
     HistoryEntry,
     Kind,
     LLMCall,
-    Record,
     Role,
     Sensitivity,
     Source,
     Status,
 )
 from remem.store.base import Scope, StatusChange, Store, Write
-
-T = datetime(2026, 3, 1, tzinfo=UTC)
-NOW = datetime(2026, 6, 1, tzinfo=UTC)
-
-
-def ev(i: int, actor: str = "alice", text: str = "I like tea", tenant: str = "t1") -> Event:
-    return Event(f"e{i}", tenant, actor, "s1", Role.USER, text, T + timedelta(minutes=i))
-
-
-def rec(rid: str, text: str, actor: str = "alice", tenant: str = "t1", **kw: object) -> Record:
-    fields: dict[str, object] = dict(
-        id=rid, tenant=tenant, actor=actor, namespace=f"/tenants/{tenant}/actors/{actor}/facts",
-        kind=Kind.SEMANTIC, text=text, source=Source("event", (f"src-{rid}",), "offline", "v1"),
-        authority=Authority.INFERRED, sensitivity=Sensitivity.NORMAL, valid_from=T,
-        created_at=NOW, updated_at=NOW,
-    )  # fmt: skip
-    fields.update(kw)
-    return Record(**fields)  # type: ignore[arg-type]
-
-
-def vec(seed: int, dim: int = 8) -> np.ndarray:
-    v = np.random.default_rng(seed).standard_normal(dim).astype(np.float32)
-    return v / np.linalg.norm(v)
-
-
-def put(store: Store, *records: Record, vectors: bool = True) -> None:
-    store.apply(
-        Write(
-            tenant=records[0].tenant,
-            inserts=records,
-            vectors=tuple(vec(i) for i in range(len(records))) if vectors else (),
-            vector_model="test-8",
-            history=tuple(HistoryEntry(r.id, "ADD", NOW, r.text, r.status) for r in records),
-        )
-    )
+from tests.support.store import NOW, T, ev, put, rec, vec
 
 
 def test_add_events_writes_one_job_per_event_and_strategy(store: Store) -> None:

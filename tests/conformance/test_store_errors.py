@@ -8,9 +8,6 @@ the connection string; what it held can still be read.
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -19,32 +16,12 @@ import pytest
 from remem.errors import StoreError, StoreUnavailable
 from remem.store.base import Store
 from remem.store.sqlite import SQLiteStore
-from tests import pg_helpers
-from tests.conformance.test_store import ev
+from tests.support import pg
+from tests.support.store import answering, ev, immutable
 
 # a backend's store, a way to make its database refuse writes (returning the store to use
 # afterwards), and what no message may show
 Broken = tuple[Store, Callable[[], Store], list[str]]
-
-
-def immutable(path: Path) -> Callable[[], None]:
-    """Make a file unwritable even to root (`chattr +i`), or by mode for anyone else;
-    return how to undo it."""
-    if os.geteuid() != 0:
-        path.chmod(0o444)
-
-        def writable() -> None:
-            path.chmod(0o644)
-
-        return writable
-    if shutil.which("chattr") is None:  # pragma: no cover - every test machine has it
-        pytest.skip("root cannot be kept from writing a file without chattr")
-    subprocess.run(["chattr", "+i", str(path)], check=True)
-
-    def mutable() -> None:
-        subprocess.run(["chattr", "-i", str(path)], check=True)
-
-    return mutable
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -71,12 +48,12 @@ def broken(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Broken]:
     import psycopg
 
     admin = request.getfixturevalue("pg_admin_dsn")
-    with pg_helpers.fresh_database(admin) as dsn:
+    with pg.fresh_database(admin) as dsn:
         from remem.store.postgres import PostgresStore
 
-        pg = PostgresStore(dsn, max_size=2)
+        pg_store = PostgresStore(dsn, max_size=2)
         info = psycopg.conninfo.conninfo_to_dict(dsn)
-        db_admin = pg_helpers.admin_dsn_for(admin, dsn)
+        db_admin = pg.admin_dsn_for(admin, dsn)
 
         def read_only_db() -> Store:
             with psycopg.connect(db_admin, autocommit=True) as conn:
@@ -86,25 +63,13 @@ def broken(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Broken]:
                     "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
                     "WHERE datname = current_database() AND pid <> pg_backend_pid()"
                 )
-            return pg
+            return pg_store
 
         try:
             hidden = [str(info[k]) for k in ("dbname", "password", "user", "host") if k in info]
-            yield pg, read_only_db, hidden
+            yield pg_store, read_only_db, hidden
         finally:
-            pg.close()
-
-
-def answering(store: Store) -> None:
-    """Wait until the store answers again (a pool replaces connections the server cut);
-    each failure on the way must already be remem's."""
-    for _ in range(10):
-        try:
-            store.ping()
-            return
-        except StoreUnavailable:
-            continue
-    store.ping()
+            pg_store.close()
 
 
 def test_a_read_only_database_refuses_a_write_saying_so(broken: Broken) -> None:

@@ -16,7 +16,7 @@ import pytest
 
 from remem.policy.events import EventIdTaken
 from remem.store.base import Store
-from tests.conformance.test_store import NOW, ev
+from tests.support.store import NOW, ev
 
 
 def test_a_refused_event_of_one_tenant_writes_nothing_of_the_call(store: Store) -> None:

@@ -13,7 +13,7 @@ import pytest
 from remem.errors import StoreError
 from remem.model import HistoryEntry, Status
 from remem.store.base import ForgetReport, Scope, StatusChange, Store, Write
-from tests.conformance.test_store import NOW, ev, put, rec, vec
+from tests.support.store import NOW, ev, put, rec, vec
 
 
 def test_a_write_with_a_record_of_another_tenant_is_refused_whole(store: Store) -> None:
@@ -104,7 +104,7 @@ def test_forgetting_a_record_reports_what_went_and_verifies(store: Store) -> Non
 
 
 def test_the_stores_clock_stamps_what_it_writes(clocked_store: Store) -> None:
-    from tests.conformance.conftest import CLOCK_TIME
+    from tests.support.store import CLOCK_TIME
 
     store = clocked_store
     store.add_events([ev(1), ev(2)], ["offline"])

@@ -7,7 +7,7 @@ lists take an `actor`.
 from __future__ import annotations
 
 from remem.store.base import Store, Write
-from tests.conformance.test_store import NOW, ev
+from tests.support.store import NOW, ev
 
 
 def test_jobs_are_counted_and_listed_per_actor(store: Store) -> None:

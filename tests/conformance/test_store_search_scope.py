@@ -4,7 +4,7 @@ LIKE wildcards are matched literally (the exact scan's parameters are named on P
 from __future__ import annotations
 
 from remem.store.base import Scope, Store
-from tests.conformance.test_store import NOW, put, rec, vec
+from tests.support.store import NOW, put, rec, vec
 
 
 def test_vector_search_inside_a_namespace_prefix_escapes_like_wildcards(store: Store) -> None:

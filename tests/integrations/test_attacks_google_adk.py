@@ -12,8 +12,7 @@ from google.adk.events.event import Event
 
 from remem import InvalidInput
 from remem.integrations.google_adk import RememMemoryService
-from tests.integrations.conftest import Backend
-from tests.integrations.test_google_adk import APP, stored, user_says
+from tests.support.adapters import APP, Backend, stored, user_says
 
 
 def test_an_event_time_out_of_every_calendar_is_invalid_input(backend: Backend) -> None:

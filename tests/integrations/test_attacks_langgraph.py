@@ -8,8 +8,7 @@ import pytest
 from langgraph.store.base import ListNamespacesOp, MatchCondition, SearchOp
 
 from remem import InvalidInput
-from tests.integrations.conftest import Backend
-from tests.integrations.test_langgraph import NS, call, make, versions
+from tests.support.adapters import NS, Backend, call, make, versions
 
 
 def test_keys_and_labels_that_cannot_be_stored_are_invalid_input(backend: Backend) -> None:

@@ -11,8 +11,7 @@ import pytest
 
 from remem import InvalidInput
 from remem.integrations.openai_agents import RememSession
-from tests.integrations.conftest import Backend
-from tests.integrations.test_strands import make_store
+from tests.support.adapters import Backend, make_store
 
 OK = {"role": "user", "content": [{"text": "I like tea"}]}
 

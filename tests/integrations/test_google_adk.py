@@ -9,7 +9,6 @@ import asyncio
 import json
 from collections.abc import AsyncGenerator
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import pytest
 from google.adk.agents import LlmAgent
@@ -29,10 +28,8 @@ from pydantic import Field
 from remem import Memory, NotFound, RefusedContent
 from remem.errors import Forbidden
 from remem.integrations.google_adk import ErasureUnsupported, RememMemoryService
-from tests.conftest import Clock
-from tests.integrations.conftest import Backend, settle
-
-APP = "travel"
+from tests.support.adapters import APP, Backend, settle, stored, user_says
+from tests.support.clock import Clock
 
 
 @pytest.fixture
@@ -70,10 +67,6 @@ class ScriptedLlm(BaseLlm):
         yield LlmResponse(content=types.Content(role="model", parts=[part]))
 
 
-def user_says(text: str) -> types.Content:
-    return types.Content(role="user", parts=[types.Part(text=text)])
-
-
 async def turn(runner: Runner, session: Session, text: str) -> str:
     """One user turn; the agent's last text."""
     out = ""
@@ -83,15 +76,6 @@ async def turn(runner: Runner, session: Session, text: str) -> str:
         if event.content and event.content.parts and event.content.parts[0].text:
             out = event.content.parts[0].text
     return out
-
-
-def stored(backend: Backend, session: str | None = None) -> list[dict[str, Any]]:
-    """alice's events as remem holds them: role, text and metadata."""
-    rows = backend.reader.events(actor="alice", session=session)
-    return [
-        r if isinstance(r, dict) else {"role": r.role.value, "text": r.text, "metadata": r.metadata}
-        for r in rows
-    ]
 
 
 def test_a_runner_adds_its_session_to_memory_and_loads_it_in_the_next(backend: Backend) -> None:

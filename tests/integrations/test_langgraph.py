@@ -27,27 +27,8 @@ from langgraph.store.base import (
 from remem import InvalidInput, Memory, RefusedContent, Status
 from remem.errors import Forbidden
 from remem.integrations.langgraph import NamespaceRefused, RememStore
-from tests.integrations.conftest import Backend
-from tests.test_service import running_server
-
-NS = ("users", "alice", "memories")
-
-
-def make(backend: Backend, **options: Any) -> RememStore:
-    return RememStore(backend.memory, tenant=backend.tenant, **options)
-
-
-def call(backend: Backend, store: RememStore, method: str, *args: Any, **kw: Any) -> Any:
-    """`store.method(...)`, or on an AsyncMemory `await store.amethod(...)`."""
-    if backend.is_async:
-        return asyncio.run(getattr(store, "a" + method)(*args, **kw))
-    return getattr(store, method)(*args, **kw)
-
-
-def versions(backend: Backend, actor: str = "alice") -> list[Any]:
-    """The actor's records as remem holds them, every status, oldest first."""
-    recs = backend.reader.records(actor=actor, all=True)
-    return sorted(recs, key=lambda r: r.created_at)
+from tests.support.adapters import NS, Backend, call, make, versions
+from tests.support.servers import running_server
 
 
 def tick(backend: Backend) -> None:

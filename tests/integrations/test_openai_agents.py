@@ -19,7 +19,7 @@ from openai.types.responses import (
 )
 
 from remem.integrations.openai_agents import ErasureUnsupported, RememSession, memory_tools
-from tests.integrations.conftest import Backend
+from tests.support.adapters import Backend
 
 
 class ScriptedModel(Model):

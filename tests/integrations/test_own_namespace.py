@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from remem import InvalidInput
-from tests.integrations.conftest import Backend
+from tests.support.adapters import Backend
 
 
 def test_remember_in_an_own_namespace_names_records_by_field(backend: Backend) -> None:

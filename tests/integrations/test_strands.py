@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 from strands import Agent
-from strands.memory import AddMessagesContext, ExtractionConfig, InvocationTrigger, MemoryManager
+from strands.memory import AddMessagesContext, MemoryManager
 from strands.models import Model
 
 from remem import NotFound, RefusedContent
 from remem.errors import Forbidden
 from remem.integrations.strands import RememMemoryStore
-from tests.integrations.conftest import Backend, settle
+from tests.support.adapters import Backend, make_store, settle
 
 Script = Callable[[list[dict[str, Any]]], dict[str, Any]]
 
@@ -70,15 +70,6 @@ def last_tool_result(messages: list[dict[str, Any]]) -> str | None:
         if "toolResult" in block:
             return " ".join(c.get("text", "") for c in block["toolResult"]["content"])
     return None
-
-
-def make_store(backend: Backend, **kw: Any) -> RememMemoryStore:
-    return RememMemoryStore(
-        backend.memory,
-        actor="alice",
-        extraction=ExtractionConfig(trigger=InvocationTrigger()),
-        **kw,
-    )
 
 
 def agent(store: RememMemoryStore, script: Script) -> tuple[Agent, ScriptedModel]:

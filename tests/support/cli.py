@@ -1,5 +1,5 @@
-"""Running the CLI in-process under --json, for the CLI contract tests, and stopping a
-child process the tests started."""
+"""Running the CLI in-process under --json, for the CLI contract tests, and as a child
+process under bounds of memory and time."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from remem.cli import main
+from tests.support import SRC
 
 
 def run(capsys: pytest.CaptureFixture[str], db: Path, *args: str) -> tuple[int, dict[str, Any]]:
@@ -43,17 +44,6 @@ def err(capsys: pytest.CaptureFixture[str], db: Path, *args: str) -> dict[str, s
     return dict(data["error"])
 
 
-def stop(proc: subprocess.Popen[bytes] | subprocess.Popen[str]) -> None:
-    """End a server the test started: terminate it, and kill it if it has not ended
-    within 10 s."""
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-
-
 @dataclass(frozen=True)
 class Bounded:
     """How a `run_bounded` command ended: exit code, output, peak memory and time."""
@@ -78,7 +68,7 @@ def run_bounded(
         limit = memory_mb * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err_file:
         source = open(stdin, "rb") if stdin is not None else subprocess.DEVNULL
         start = time.monotonic()

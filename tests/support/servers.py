@@ -1,0 +1,129 @@
+"""The HTTP service on a real uvicorn on loopback: `running_server` with keys of three
+tenants, an app served for one key, and API keys made straight in the store."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import uvicorn
+from fastapi import FastAPI
+
+from remem.embed import HashEmbedder
+from remem.memory import open_store
+from remem.service import keys as keyring
+from remem.service.client import Client
+from remem.service.http import create_app
+from remem.store.sqlite import SQLiteStore
+from tests.support.processes import free_port
+
+MAX_BODY = 64 * 1024
+
+
+@dataclass
+class Server:
+    url: str
+    db: str  # the database's file path or PostgreSQL URL
+    keys: dict[str, str]
+    clients: dict[str, Client] = field(default_factory=dict)
+
+    def http(self, key: str | None = None) -> httpx.Client:
+        headers = {"Authorization": f"Bearer {self.keys[key]}"} if key else {}
+        return httpx.Client(base_url=self.url, headers=headers, timeout=30)
+
+    def client(self, key: str) -> Client:
+        """One Client per key, closed when the server stops."""
+        if key not in self.clients:
+            self.clients[key] = Client(self.url, self.keys[key])
+        return self.clients[key]
+
+
+@contextmanager
+def running_server(db: str) -> Iterator[Server]:
+    """`create_app` on the database `db` names, served by uvicorn on a free loopback port,
+    with keys of three tenants (one of them revoked)."""
+    store = open_store(db)
+    made = {
+        "admin": keyring.create_key(store, tenant="acme", role="admin"),
+        "agent": keyring.create_key(store, tenant="acme"),
+        "alice": keyring.create_key(store, tenant="acme", actor="alice"),
+        "reviewer": keyring.create_key(store, tenant="acme", role="reviewer"),
+        "globex": keyring.create_key(store, tenant="globex", role="admin"),
+        "revoked": keyring.create_key(store, tenant="acme", role="admin"),
+        "fuzz": keyring.create_key(store, tenant="fuzz", role="admin"),
+    }
+    keyring.revoke_key(store, made["revoked"][0].id)
+    store.close()
+    app = create_app(db, max_body_bytes=MAX_BODY, embedder=HashEmbedder())
+    port = free_port()
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=port, log_level="warning", ws="none", http="h11"
+    )
+    srv = uvicorn.Server(config)
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not srv.started:
+        assert time.monotonic() < deadline, "the server did not start"
+        time.sleep(0.02)
+    running = Server(f"http://127.0.0.1:{port}", db, {k: v[1] for k, v in made.items()})
+    try:
+        yield running
+    finally:
+        for c in running.clients.values():
+            c.close()
+        srv.should_exit = True
+        thread.join(timeout=30)
+
+
+def event_body(actor: str, text: str, **kw: object) -> dict[str, object]:
+    return {"actor_id": actor, "session_id": "s1", "role": "user", "text": text, **kw}
+
+
+ANA_EVENT = {"actor_id": "ana", "session_id": "s1", "role": "user", "text": "I live in Faro."}
+
+
+def ana_keys(db: Path) -> dict[str, str]:
+    store = SQLiteStore(db)
+    made = {
+        "admin": keyring.create_key(store, tenant="acme", role="admin")[1],
+        "agent": keyring.create_key(store, tenant="acme")[1],
+        "ana": keyring.create_key(store, tenant="acme", actor="ana", role="admin")[1],
+    }
+    store.close()
+    return made
+
+
+@contextmanager
+def serving(app: FastAPI, key: str) -> Iterator[httpx.Client]:
+    srv = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=free_port(), log_level="warning")
+    )
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 20
+        while not srv.started:
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        port = srv.config.port
+        headers = {"Authorization": f"Bearer {key}"}
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=headers) as h:
+            yield h
+    finally:
+        srv.should_exit = True
+        thread.join(timeout=30)
+
+
+def key_for(db: str, tenant: str = "acme", **kw: str) -> str:
+    """A new API key's secret (an admin key for the whole tenant unless `kw` says else)."""
+    store = open_store(db)
+    try:
+        return keyring.create_key(store, tenant=tenant, **({"role": "admin"} | kw))[1]
+    finally:
+        store.close()
