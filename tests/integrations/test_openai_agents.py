@@ -125,7 +125,7 @@ def test_an_item_the_sdk_identifies_is_stored_once_and_a_repeated_message_twice(
     if backend.clock is not None:
         backend.clock.advance(seconds=5)
     # the SDK's item "msg_1" again is the same item; a user's "hi" again is said again
-    # (a retry after a lost response: tests/test_hostile_adapters.py)
+    # (a retry after a lost response: tests/hostile/test_hostile_adapters.py)
     asyncio.run(replayer.add_items(batch))
     assert asyncio.run(RememSession("s", backend.memory, actor="alice").get_items()) == [
         *batch,

@@ -142,7 +142,7 @@ def test_numbered_batches_store_each_message_and_equal_messages_stay_two(
     assert asyncio.run(store.add_messages(batch, later)) == {"added": 3}
     # Strands re-sends numbers only to retry a batch that failed: numbers this store
     # already stored are a new agent run's, new messages (a retry after a failure is
-    # tests/test_hostile_adapters.py's, on a response lost between client and server)
+    # tests/hostile/test_hostile_adapters.py's, on a response lost between client and server)
     assert asyncio.run(store.add_messages(batch, ctx)) == {"added": 3}
     # the same numbers from another store object (another agent's run) are new messages
     other = make_store(backend)

@@ -1,5 +1,5 @@
 """The schema a migrated database holds, as normalised text: what the committed
-snapshots in tests/data/schema/ hold and `tests/test_schema.py` compares with.
+snapshots in tests/data/schema/ hold and `tests/hygiene/test_schema.py` compares with.
 
 SQLite: every object of `sqlite_master` (type, name, table, its SQL with comments
 dropped and white space collapsed), then `user_version` and `application_id`.

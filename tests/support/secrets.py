@@ -1,6 +1,6 @@
 """Secret samples: what the policy's detectors must find (passwords, keys, cards,
 government ids, in many languages), and the strings a store must refuse or screen.
-`tests/test_detector_screens.py` runs every upper-case value here through the detectors."""
+`tests/flows/test_detector_screens.py` runs every upper-case value here through the detectors."""
 
 from __future__ import annotations
 

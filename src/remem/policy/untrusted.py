@@ -259,7 +259,7 @@ def instruction_flags(text: str, *, screened: bool = True) -> tuple[str, ...]:
     "tool_call", "markup"); an empty tuple for ordinary text. A pattern runs only
     where its screen (`detectors.needles.screen`: the words its every match holds)
     says it may match, which skips no match; `screened=False` runs every pattern,
-    the reference `tests/test_hostile_instructions.py` holds the screens to.
+    the reference `tests/hostile/test_hostile_instructions.py` holds the screens to.
     """
     normal = _normalise(text)
     patterns, sieve = _screens()

@@ -15,7 +15,7 @@ to the turn it was made from is shown in the turn's place: the governed fact
 before the raw words.
 
 No store, no clock, no model: everything comes from `Gathered`, so each rule
-is tested directly on small hand-made values (tests/test_recall_rank.py).
+is tested directly on small hand-made values (tests/unit/test_recall_rank.py).
 """
 
 from __future__ import annotations

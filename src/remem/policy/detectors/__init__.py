@@ -80,7 +80,7 @@ def detect(text: str, *, screened: bool = True) -> Iterator[Hit]:
     A detector runs only where its screen (`needles.screen`: the literal text
     and digits its every match holds) says it may match, which skips none of
     its hits; `screened=False` runs every detector, the reference that
-    `tests/test_detector_screens.py` holds the screens to.
+    `tests/flows/test_detector_screens.py` holds the screens to.
     """
     folded = fold(text)
     read = folded.text

@@ -1,6 +1,6 @@
 """The PrefEval evaluation run end to end: packets from a SQLite file and the
 `remem eval prefeval` command (the loaders and scoring, pure, are in
-tests/test_eval_prefeval.py)."""
+tests/unit/test_eval_prefeval.py)."""
 
 from __future__ import annotations
 

@@ -193,7 +193,7 @@ def _strings(value: object) -> Iterator[str]:
             yield from _strings(item)
 
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 DEV = [
     Path("/work/shared/datasets/locomo/locomo10-dev.json"),
     Path("/work/shared/datasets/prefeval/prefeval-dev.json"),

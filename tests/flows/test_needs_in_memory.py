@@ -1,5 +1,5 @@
 """Needs stated in conversation, through `Memory`: a later statement supersedes the
-earlier, and a plan request brings a need back (split from tests/test_extract_needs.py,
+earlier, and a plan request brings a need back (split from tests/unit/test_extract_needs.py,
 whose cases are pure)."""
 
 from __future__ import annotations

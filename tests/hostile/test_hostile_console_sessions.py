@@ -277,7 +277,7 @@ def test_buckets_and_notes_stay_bounded() -> None:
 
 
 def test_readme_states_the_caps_and_rates() -> None:
-    readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text().split())
+    readme = " ".join((Path(__file__).resolve().parents[2] / "README.md").read_text().split())
     s = console_sessions
     assert (
         f"at most {s.MAX_SESSIONS_PER_KEY} sessions per key, {s.MAX_SESSIONS_PER_TENANT} per "

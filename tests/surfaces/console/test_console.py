@@ -1,7 +1,7 @@
 """The console (`remem.console`) over HTTP: FastAPI's TestClient on `create_app`, on a
 SQLite file and (where the backend is involved) on PostgreSQL.
 
-The browser drives the same pages in `tests/test_console_browser.py`; these tests
+The browser drives the same pages in `tests/surfaces/console/test_console_browser.py`; these tests
 check what a browser cannot see: cookies, headers, CSRF refusals, and that the
 pages show exactly what the key may see.
 """

@@ -1,6 +1,6 @@
 """The LoCoMo evaluation run end to end: remem answering from a SQLite file, and the
 `remem eval locomo` command (the loaders and scoring, pure, are in
-tests/test_eval_locomo.py)."""
+tests/unit/test_eval_locomo.py)."""
 
 from __future__ import annotations
 

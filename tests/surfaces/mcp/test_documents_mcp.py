@@ -1,4 +1,4 @@
-"""The MCP tool `search_documents`, driven through the real stdio server as tests/test_mcp.py
+"""The MCP tool `search_documents`, driven through the real stdio server as tests/surfaces/mcp/test_mcp.py
 drives it: a key narrowed to one actor finds the tenant's and its own documents, never
 another actor's, and out-of-scope asks are tool errors."""
 

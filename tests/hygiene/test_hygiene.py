@@ -1,5 +1,5 @@
 """The tools enforce the hygiene: ruff, strict mypy, and migrations in order (the schema they
-build is compared with its snapshot in tests/test_schema.py)."""
+build is compared with its snapshot in tests/hygiene/test_schema.py)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Thread state on PostgreSQL: what only a server with many writers and row-level
 security adds.
 
-The cases of `tests/test_thread.py` that take only `mem`, `clock` and `db_path` run
+The cases of `tests/flows/test_thread.py` that take only `mem`, `clock` and `db_path` run
 there on both backends (`both_backends`). Cases bound to a SQLite file (races between
 processes, the killed workflow, erasure counts) are ported here with a PostgreSQL URL:
 this module's `db_path` is a fresh database of the session's server (see

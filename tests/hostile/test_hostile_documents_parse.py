@@ -37,8 +37,8 @@ from remem.documents import parse as parsing
 from remem.embed import HashEmbedder
 from remem.errors import InvalidInput
 from remem.service.http import create_app
-from tests.cli_helpers import err, ok
-from tests.test_harden_http import key_for
+from tests.support.cli import err, ok
+from tests.support.servers import key_for
 
 pytest.importorskip("pypdf")
 

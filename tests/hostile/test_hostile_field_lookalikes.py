@@ -27,7 +27,7 @@ from remem.policy.fields import canonical_field, valid_field
 from remem.service import keys as keyring
 from remem.service.http import create_app
 from remem.service.mcp import McpServer
-from tests.cli_helpers import err, ok
+from tests.support.cli import err, ok
 
 CYRILLIC = "h\u043eme city"
 ZERO_WIDTH = "home city\u200b"

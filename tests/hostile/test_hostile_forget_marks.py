@@ -1,6 +1,6 @@
 """`forget(actor)`'s read-back mark over checkpoints, tool calls, request ids and vector files.
 
-Written against a gap left by tests/test_harden2_forget.py: these had no key to mark,
+Written against a gap left by tests/hostile/test_hostile_forget_under_writes.py: these had no key to mark,
 so the read-back counted all of the actor's rows of them, and a writer storing one
 between the erasure's commit and its read-back (a fresh start) made the report
 `verified: false`. SQLite's vector files were counted whole, so a recall rebuilding

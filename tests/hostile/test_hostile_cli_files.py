@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_helpers import Bounded, run_bounded
+from tests.support.cli import Bounded, run_bounded
 
 ZERO = "/dev/zero"
 MB = 1024 * 1024

@@ -1,6 +1,6 @@
 """The names a question asks about, and which of them a memory never heard of
 (`remem.recall.floor.names_in`, `unknown_names`): pure cases, apart from
-tests/test_recall_strangers.py."""
+tests/flows/test_recall_strangers.py."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The HTTP service against a real uvicorn server on loopback, called with httpx and Client.
 
 The server here runs on a SQLite file, and for the cases marked `on_both` on a PostgreSQL
-database as well; `tests/test_pg_service.py` holds what only PostgreSQL has.
+database as well; `tests/postgres/test_service.py` holds what only PostgreSQL has.
 """
 
 from __future__ import annotations
