@@ -1,7 +1,7 @@
 """Exact facts by structured lookup (issue 21): `Memory.fact`, `Memory.profile`, pinned
 facts in recall, the field vocabulary, bi-temporal as-of; the library and the CLI on
-both backends (HTTP and MCP: tests/surfaces/http/test_service.py, tests/surfaces/mcp/test_mcp.py, each case on
-SQLite and on PostgreSQL)."""
+both backends (HTTP and MCP: tests/surfaces/http/test_service.py and
+tests/surfaces/mcp/test_mcp.py, each case on SQLite and on PostgreSQL)."""
 
 from __future__ import annotations
 

@@ -1,13 +1,13 @@
 """`forget(actor)`'s read-back mark over checkpoints, tool calls, request ids and vector files.
 
-Written against a gap left by tests/hostile/test_hostile_forget_under_writes.py: these had no key to mark,
-so the read-back counted all of the actor's rows of them, and a writer storing one
-between the erasure's commit and its read-back (a fresh start) made the report
-`verified: false`. SQLite's vector files were counted whole, so a recall rebuilding
-them from fresh rows right after the commit did the same. Now PostgreSQL numbers
-those rows (schema 10) and counts those at or below the mark; SQLite, whose erasure
-holds the write lock, counts at most what the erasure left in its transaction, and
-only vector files read from a scope version below the erasure's. A row from before
+Written against a gap left by tests/hostile/test_hostile_forget_under_writes.py: these
+had no key to mark, so the read-back counted all of the actor's rows of them, and a
+writer storing one between the erasure's commit and its read-back (a fresh start) made
+the report `verified: false`. SQLite's vector files were counted whole, so a recall
+rebuilding them from fresh rows right after the commit did the same. Now PostgreSQL
+numbers those rows (schema 10) and counts those at or below the mark; SQLite, whose
+erasure holds the write lock, counts at most what the erasure left in its transaction,
+and only vector files read from a scope version below the erasure's. A row from before
 the erasure that survives still leaves it unverified.
 """
 

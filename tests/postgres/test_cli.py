@@ -1,10 +1,11 @@
 """The CLI contract on PostgreSQL: the same commands and JSON fields as on a SQLite file.
 
-`tests/surfaces/cli/test_cli.py` proves the contract on SQLite files; here the real `remem`
-command line runs with `--db postgresql://...` against the session's server
+`tests/surfaces/cli/test_cli.py` proves the contract on SQLite files; here the real
+`remem` command line runs with `--db postgresql://...` against the session's server
 (see `tests.support.pg`), one fresh database for the module and one tenant per
 test, so the tests cannot see each other's rows. API keys and the HTTP and MCP
-servers on PostgreSQL are proved by `tests/surfaces/http/test_service.py` and `tests/surfaces/mcp/test_mcp.py`.
+servers on PostgreSQL are proved by `tests/surfaces/http/test_service.py` and
+`tests/surfaces/mcp/test_mcp.py`.
 """
 
 from __future__ import annotations

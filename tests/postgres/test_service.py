@@ -1,7 +1,7 @@
 """The HTTP service and API keys on PostgreSQL: what differs by backend.
 
-The cases of `tests/surfaces/http/test_service.py` and `tests/surfaces/mcp/test_mcp.py` run there on both
-backends; here the `server` fixture serves a PostgreSQL database (the session's
+The cases of `tests/surfaces/http/test_service.py` and `tests/surfaces/mcp/test_mcp.py`
+run there on both backends; here the `server` fixture serves a PostgreSQL database (the session's
 server, see `tests.support.pg`) through a real uvicorn on loopback, for where the key
 hashes live, tenant-bound statements, an unreachable database and the HTTP bench.
 """

@@ -1,6 +1,7 @@
 """`remem recall --as-of/--known-at/--valid-at` (issue 21, item 6) through the CLI on
 both backends: what the agent believed at one time about another. The HTTP service,
-the Python client and the MCP server: tests/surfaces/http/test_service.py and tests/surfaces/mcp/test_mcp.py."""
+the Python client and the MCP server: tests/surfaces/http/test_service.py and
+tests/surfaces/mcp/test_mcp.py."""
 
 from __future__ import annotations
 

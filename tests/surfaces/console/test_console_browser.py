@@ -6,7 +6,8 @@ Screenshots of the main pages go to the test's temporary directory; with
 `REMEM_CONSOLE_SCREENSHOTS=docs/console` they are also written there (README
 shows them):
 
-    REMEM_CONSOLE_SCREENSHOTS=docs/console python -m pytest tests/surfaces/console/test_console_browser.py
+    REMEM_CONSOLE_SCREENSHOTS=docs/console python -m pytest \\
+        tests/surfaces/console/test_console_browser.py
 """
 
 from __future__ import annotations

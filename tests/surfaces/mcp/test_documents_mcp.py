@@ -1,6 +1,6 @@
-"""The MCP tool `search_documents`, driven through the real stdio server as tests/surfaces/mcp/test_mcp.py
-drives it: a key narrowed to one actor finds the tenant's and its own documents, never
-another actor's, and out-of-scope asks are tool errors."""
+"""The MCP tool `search_documents`, driven through the real stdio server as
+tests/surfaces/mcp/test_mcp.py drives it: a key narrowed to one actor finds the tenant's
+and its own documents, never another actor's, and out-of-scope asks are tool errors."""
 
 from __future__ import annotations
 
