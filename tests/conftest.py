@@ -17,7 +17,7 @@ import pytest
 from remem import Memory
 from remem.embed import HashEmbedder
 from remem.ids import counter_ids
-from remem.memory import open_store
+from remem.memory.memory import open_store
 from tests.support.clock import Clock
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

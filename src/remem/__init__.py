@@ -40,9 +40,9 @@ from remem.model import (
 )
 
 if TYPE_CHECKING:
-    from remem.aio import AsyncMemory
-    from remem.jobs import ProcessResult
-    from remem.memory import Memory
+    from remem.memory.aio import AsyncMemory
+    from remem.memory.memory import Memory
+    from remem.pipeline.jobs import ProcessResult
     from remem.service.client import Client
     from remem.writes.events import ImportResult
 
@@ -50,11 +50,11 @@ __version__ = "0.1.0"
 
 # what `__getattr__` imports on first use: name -> its module
 _LAZY = {
-    "AsyncMemory": "remem.aio",
+    "AsyncMemory": "remem.memory.aio",
     "Client": "remem.service.client",
     "ImportResult": "remem.writes.events",
-    "Memory": "remem.memory",
-    "ProcessResult": "remem.jobs",
+    "Memory": "remem.memory.memory",
+    "ProcessResult": "remem.pipeline.jobs",
 }
 
 

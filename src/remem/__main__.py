@@ -1,6 +1,6 @@
 """`python -m remem`: the same command line as the `remem` script."""
 
-from remem.cli import main
+from remem.cli.main import main
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from remem.embed.minilm import MiniLMEmbedder
-from remem.store.base import Store
-from remem.store.sqlite import SQLiteStore
+from remem.embed.minilm.embedder import MiniLMEmbedder
+from remem.store.roles import Store
+from remem.store.sqlite.store import SQLiteStore
 from tests.support import pg
 from tests.support.embed import minilm_or_skip
 from tests.support.store import CLOCK_TIME
@@ -28,7 +28,7 @@ def _open(request: pytest.FixtureRequest, tmp_path: Path, **options: Any) -> Ite
         yield s
         s.close()
     elif request.param == "postgres":
-        from remem.store.postgres import PostgresStore
+        from remem.store.postgres.store import PostgresStore
 
         admin = request.getfixturevalue("pg_admin_dsn")
         with pg.fresh_database(admin) as dsn:

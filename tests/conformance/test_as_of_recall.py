@@ -12,7 +12,7 @@ import pytest
 from remem import Memory, Packet
 from remem.embed import HashEmbedder
 from remem.ids import counter_ids
-from remem.store.base import Store
+from remem.store.roles import Store
 from remem.timeutil import utcnow
 from tests.support.clock import Clock
 

@@ -12,9 +12,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from remem import Memory
-from remem.embed.minilm import MiniLMEmbedder
+from remem.embed.minilm.embedder import MiniLMEmbedder
 from remem.ids import counter_ids
-from remem.store.base import Store
+from remem.store.roles import Store
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 

@@ -12,7 +12,7 @@ from remem import Memory
 from remem.embed import HashEmbedder
 from remem.ids import counter_ids
 from remem.model import Record
-from remem.store.base import Store
+from remem.store.roles import Store
 from tests.support.clock import Clock
 from tests.support.store import CLOCK_TIME
 

@@ -21,7 +21,7 @@ from remem.model import (
     Source,
     Status,
 )
-from remem.store.base import Scope, StatusChange, Store, Write
+from remem.store.roles import Scope, StatusChange, Store, Write
 from tests.support.store import NOW, T, ev, put, rec, vec
 
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from remem.errors import StoreError, StoreUnavailable
-from remem.store.base import Store
-from remem.store.sqlite import SQLiteStore
+from remem.store.roles import Store
+from remem.store.sqlite.store import SQLiteStore
 from tests.support import pg
 from tests.support.store import answering, ev, immutable
 
@@ -49,7 +49,7 @@ def broken(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Broken]:
 
     admin = request.getfixturevalue("pg_admin_dsn")
     with pg.fresh_database(admin) as dsn:
-        from remem.store.postgres import PostgresStore
+        from remem.store.postgres.store import PostgresStore
 
         pg_store = PostgresStore(dsn, max_size=2)
         info = psycopg.conninfo.conninfo_to_dict(dsn)

@@ -1,4 +1,4 @@
-"""What the flows written once (`remem.store.event_log`, `remem.store.job_queue`) made hold
+"""What the flows written once (`remem.store.flows.events`, `remem.store.flows.jobs`) made hold
 on every backend, where the two copies had drifted apart.
 
 An `add_events` call with several tenants' events was one transaction on
@@ -15,7 +15,7 @@ from datetime import timedelta
 import pytest
 
 from remem.policy.events import EventIdTaken
-from remem.store.base import Store
+from remem.store.roles import Store
 from tests.support.store import NOW, ev
 
 

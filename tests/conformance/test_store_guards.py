@@ -12,7 +12,7 @@ import pytest
 
 from remem.errors import StoreError
 from remem.model import HistoryEntry, Status
-from remem.store.base import ForgetReport, Scope, StatusChange, Store, Write
+from remem.store.roles import ForgetReport, Scope, StatusChange, Store, Write
 from tests.support.store import NOW, ev, put, rec, vec
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
-from remem.store.base import ApiKey, Store
+from remem.store.roles import ApiKey, Store
 from remem.timeutil import to_db
 
 NOW = datetime(2026, 6, 1, 9, 30, 15, 123456, tzinfo=UTC)

@@ -6,7 +6,7 @@ lists take an `actor`.
 
 from __future__ import annotations
 
-from remem.store.base import Store, Write
+from remem.store.roles import Store, Write
 from tests.support.store import NOW, ev
 
 

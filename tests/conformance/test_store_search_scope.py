@@ -3,7 +3,7 @@ LIKE wildcards are matched literally (the exact scan's parameters are named on P
 
 from __future__ import annotations
 
-from remem.store.base import Scope, Store
+from remem.store.roles import Scope, Store
 from tests.support.store import NOW, put, rec, vec
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from remem.embed.base import HashEmbedder
-from remem.memory import Memory
+from remem.memory.memory import Memory
 from remem.policy.dataclasses import find_secrets
 from remem.policy.detectors import detect
 from tests.support import DATA, secrets

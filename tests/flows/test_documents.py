@@ -13,7 +13,7 @@ import pytest
 from remem.documents.parse import normalise, parse
 from remem.embed.base import HashEmbedder
 from remem.errors import InvalidInput, NotFound, RefusedContent
-from remem.memory import Memory
+from remem.memory.memory import Memory
 
 GUIDE = """# Install
 

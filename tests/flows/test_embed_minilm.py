@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from remem.embed.base import Embedder, Vectors
-from remem.embed.minilm import ENV_MODEL_DIR, MiniLMEmbedder, model_dir, plan_batches
+from remem.embed.minilm.embedder import ENV_MODEL_DIR, MiniLMEmbedder, model_dir, plan_batches
 from remem.errors import InvalidInput
 from tests.support.embed import LONG, TEXTS, minilm_or_skip, row_cosines
 

@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from remem.embed.minilm import NAME, MiniLMEmbedder, model_dir
+from remem.embed.minilm.embedder import NAME, MiniLMEmbedder, model_dir
 from remem.errors import InvalidInput
-from remem.memory import Memory
+from remem.memory.memory import Memory
 from tests.support.embed import TEXTS, row_cosines
 
 pytestmark = pytest.mark.model

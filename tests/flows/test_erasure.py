@@ -23,12 +23,12 @@ import psycopg
 import pytest
 
 from remem import Memory
-from remem.cli import main
+from remem.cli.main import main
 from remem.embed import HashEmbedder
 from remem.ids import counter_ids
 from remem.testing.llm_server import Reply, ScriptedLLM
 from remem.testing.responders import memory_model
-from remem.thread import checkpoint_save
+from remem.thread.api import checkpoint_save
 from tests.support import pg
 from tests.support.cli import ok
 from tests.support.clock import Clock, at

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from remem.cli import main
+from remem.cli.eval import run_locomo
+from remem.cli.main import main
 from remem.embed.base import HashEmbedder
 from remem.eval.answers import AnswerJudge
-from remem.eval.cli import run_locomo
 from remem.eval.locomo import load
 from remem.llm.client import ChatModel, LLMSettings
 from remem.testing.llm_server import Reply, ScriptedLLM

@@ -49,8 +49,8 @@ def test_remem_answers_from_its_own_conversation_only(
 
 
 def invoke(args: list[str]) -> tuple[int, str]:
-    from remem.clikit import Ctx
-    from remem.eval.cli import eval_group
+    from remem.cli.eval import eval_group
+    from remem.cli.kit import Ctx
 
     root = click.Group("remem")
     root.add_command(eval_group)

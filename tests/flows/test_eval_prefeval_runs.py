@@ -19,14 +19,14 @@ from remem.eval.prefeval import (
     load,
     packet_turns,
 )
-from remem.memory import Memory
+from remem.memory.memory import Memory
 from tests.support.cli import err
 from tests.support.eval import LOCOMO_TINY, PREFEVAL_TINY
 
 
 def invoke(args: list[str]) -> tuple[int, str]:
-    from remem.clikit import Ctx
-    from remem.eval.cli import eval_group
+    from remem.cli.eval import eval_group
+    from remem.cli.kit import Ctx
 
     root = click.Group("remem")
     root.add_command(eval_group)

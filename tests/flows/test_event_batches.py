@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 
 from remem.errors import ConflictError, InvalidInput
-from remem.memory import Memory
-from remem.store import postgres_sql, sqlite_sql
-from remem.store.base import Scope
+from remem.memory.memory import Memory
+from remem.store.postgres import sql as postgres_sql
+from remem.store.roles import Scope
+from remem.store.sqlite import sql as sqlite_sql
 
 ROWS = max(sqlite_sql.EVENT_ROWS, postgres_sql.EVENT_ROWS)
 SIZE = 2 * ROWS + 57  # three statements, the last one short

@@ -13,14 +13,14 @@ from pathlib import Path
 import pytest
 
 from remem import Memory
-from remem.cli import main
-from remem.config import load_config
+from remem.cli.main import main
+from remem.config.config import load_config
 from remem.embed import HashEmbedder
 from remem.errors import InvalidInput
 from remem.ids import counter_ids
 from remem.policy.fields import VOCABULARY, canonical_field
-from remem.store.base import Store
-from remem.store.sqlite import SQLiteStore
+from remem.store.roles import Store
+from remem.store.sqlite.store import SQLiteStore
 from tests.support import pg
 from tests.support.clock import Clock
 
@@ -40,7 +40,7 @@ def target(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
 
 def _store(target: str) -> Store:
     if target.startswith("postgres"):
-        from remem.store.postgres import PostgresStore
+        from remem.store.postgres.store import PostgresStore
 
         return PostgresStore(target, max_size=4)
     return SQLiteStore(target)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from remem import Memory, RefusedContent
-from remem.cli import main
+from remem.cli.main import main
 from tests.support.clock import at
 
 CARD = "4111 1111 1111 1111"

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from remem import Memory
-from remem.config import ConfigFile, build
+from remem.config.config import ConfigFile, build
 from remem.embed.base import HashEmbedder
 from remem.model import Kind
 from remem.testing.llm_server import Reply, ScriptedLLM

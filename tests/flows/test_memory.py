@@ -302,8 +302,8 @@ def test_concurrent_writers_lose_nothing_within_a_short_busy_timeout(db_path: Pa
     # SQLite's busy handler polls with sleeps, so a thread that committed and began again
     # took the file before the others woke: with a 1 s busy timeout two to four of eight
     # writers failed here, and at load 10 the 30 s default was outwaited too. This
-    # process's writers now take turns (`remem.store.sqlite._Turns`).
-    from remem.store.sqlite import SQLiteStore
+    # process's writers now take turns (`remem.store.sqlite.store._Turns`).
+    from remem.store.sqlite.store import SQLiteStore
 
     errors: list[BaseException] = []
 
@@ -427,7 +427,7 @@ def test_a_wrong_kind_of_option_is_refused_when_opening(
 
 
 def test_a_released_write_turn_goes_to_the_thread_that_waited_first(tmp_path: Path) -> None:
-    from remem.store.sqlite import _file_writer
+    from remem.store.sqlite.store import _file_writer
 
     turns = _file_writer(str(tmp_path / "x.db"))
     order: list[str] = []

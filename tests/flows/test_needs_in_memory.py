@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from remem import Memory
-from remem.embed.minilm import model_dir
+from remem.embed.minilm.embedder import model_dir
 
 
 def test_a_later_statement_of_the_same_need_supersedes_the_earlier(tmp_path: Path) -> None:

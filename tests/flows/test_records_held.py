@@ -14,7 +14,7 @@ from pathlib import Path
 from remem import Memory
 from remem.embed import HashEmbedder
 from remem.model import Status
-from remem.store.sqlite import SQLiteStore
+from remem.store.sqlite.store import SQLiteStore
 
 TEXTS = [f"I keep the {thing} in the {place}" for thing, place in [
     ("rake", "shed"), ("kayak", "garage"), ("violin", "attic"), ("passport", "desk"),

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from remem import Memory
-from remem.config import ConfigFile, build
+from remem.config.config import ConfigFile, build
 from remem.embed.base import HashEmbedder
 from remem.model import Kind, Record, Status
 from remem.testing.llm_server import ScriptedLLM

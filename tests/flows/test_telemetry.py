@@ -24,7 +24,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, StatusCode
 
 from remem import Memory
-from remem.config import ConfigFile, build
+from remem.config.config import ConfigFile, build
 from remem.embed import HashEmbedder
 from remem.errors import InvalidInput, RefusedContent
 from remem.service import keys as keyring

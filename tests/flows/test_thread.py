@@ -12,12 +12,8 @@ from typing import Any
 import pytest
 
 from remem import ConflictError, InvalidInput, Memory, NotFound, RefusedContent
-from remem.thread import (
-    CallStatus,
-    CheckpointConflict,
-    CheckpointState,
-    SQLiteThreadStore,
-    ToolCall,
+from remem.store.sqlite.thread import SQLiteThreadStore
+from remem.thread.api import (
     begin_tool_call,
     checkpoint_list,
     checkpoint_load,
@@ -25,10 +21,16 @@ from remem.thread import (
     complete_tool_call,
     expire_thread_state,
     release_tool_call,
-    resume_state,
-    retention_hold,
     tool_call_status,
     tool_calls,
+)
+from remem.thread.checkpoints import (
+    CallStatus,
+    CheckpointConflict,
+    CheckpointState,
+    ToolCall,
+    resume_state,
+    retention_hold,
 )
 from tests.support.backends import both_backends
 from tests.support.clock import T0, Clock
@@ -491,8 +493,8 @@ def test_retention_hold_is_a_pure_decision() -> None:
 
 
 def test_forget_actor_erases_their_thread_state(mem: Memory) -> None:
-    from remem.store.sqlite import SQLiteStore
-    from remem.thread.sqlite import count_actor_rows
+    from remem.store.sqlite.store import SQLiteStore
+    from remem.store.sqlite.thread import count_actor_rows
 
     checkpoint_save(mem, actor="u42", workflow=WF, state={"pending_approval": {"x": 1}})
     begin_tool_call(mem, actor="u42", workflow=WF, idempotency_key=KEY)

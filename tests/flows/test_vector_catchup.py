@@ -2,7 +2,7 @@
 
 After a write, the vectors held (in this process, or mapped from the scope's
 base file by a fresh one) are brought up to date from what changed: rows
-appended since, statuses patched (`remem.store.sqlite_vectors`). The base
+appended since, statuses patched (`remem.store.sqlite.vectors.load`). The base
 file is not rewritten (its bytes stay the same), what was caught up is kept
 in the scope's tail file, and a fresh store answers from base + tail exactly
 as the database says. Erasure still reaches every file: a forgotten vector
@@ -24,9 +24,9 @@ import numpy as np
 
 from remem import Memory
 from remem.embed import HashEmbedder
-from remem.store.base import Scope
-from remem.store.sqlite import SQLiteStore
-from remem.store.vector_files import VectorFiles
+from remem.store.roles import Scope
+from remem.store.sqlite.store import SQLiteStore
+from remem.store.sqlite.vectors.files import VectorFiles
 
 TEXTS = [f"I keep a {w} in the garden shed, number {i}" for i, w in
          enumerate(["rake", "hoe", "spade", "trowel", "wheelbarrow", "ladder"] * 4)]  # fmt: skip

@@ -17,9 +17,9 @@ import pytest
 
 from remem import Memory
 from remem.embed import HashEmbedder
-from remem.store.coarse import Int8Coarse
-from remem.store.sqlite import SQLiteStore
-from remem.store.vector_files import _read
+from remem.store.sqlite.store import SQLiteStore
+from remem.store.sqlite.vectors.coarse import Int8Coarse
+from remem.store.sqlite.vectors.files import _read
 from tests.support.vectors import PICKS, TOTAL, built, db, files, held, nearest, text_of
 
 pytest.importorskip("onnxruntime")  # the codes are scored by ONNX Runtime only

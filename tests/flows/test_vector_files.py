@@ -20,10 +20,10 @@ from remem import Memory
 from remem.embed import HashEmbedder
 from remem.model import Authority, Kind, Record, Sensitivity, Source, Status
 from remem.policy.scope import namespace_for
-from remem.store.base import Scope, Write
-from remem.store.sqlite import SQLiteStore
-from remem.store.sqlite_search import PREPARED_MIN
-from remem.store.vectors import APPROX_MIN, QUANTISE_AT
+from remem.store.roles import Scope, Write
+from remem.store.sqlite.search import PREPARED_MIN
+from remem.store.sqlite.store import SQLiteStore
+from remem.store.sqlite.vectors.index import APPROX_MIN, QUANTISE_AT
 from tests.support.vectors import write_ann
 
 TEXTS = [f"I keep a {w} in the garden shed, number {i}" for i, w in
@@ -215,7 +215,7 @@ def test_a_bulk_load_leaves_the_filled_scopes_file_and_forget_reaches_it(db_path
 
 
 def test_a_large_scopes_int8_pass_takes_writes_and_loses_a_forgotten_row(db_path: Path) -> None:
-    """The int8 codes of the coarse pass (`remem.store.coarse`, begun at a large scope's
+    """The int8 codes of the coarse pass (`remem.store.sqlite.vectors.coarse`, begun at a large scope's
     third search) are a copy of the projection: a record added after them is still
     found, and after `forget` the codes held have lost the forgotten row."""
     emb = HashEmbedder()

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from remem.store.vectors import APPROX_MIN, QUANTISE_AT, ScopeVectors
+from remem.store.sqlite.vectors.index import APPROX_MIN, QUANTISE_AT, ScopeVectors
 
 
 def make(n: int, dim: int = 64, seed: int = 0) -> ScopeVectors:
@@ -61,7 +61,7 @@ def test_masks_apply_on_the_projected_path_too() -> None:
 
 
 def test_caught_up_rows_are_found_and_patched_rows_masked_on_both_paths() -> None:
-    from remem.store.vectors import Appended, Patch
+    from remem.store.sqlite.vectors.index import Appended, Patch
 
     for n in (500, APPROX_MIN + 100):
         v = make(n)
@@ -103,7 +103,7 @@ def test_kept_drops_rows_on_both_paths_and_leaves_the_rest_found() -> None:
 def test_search_many_is_each_search_in_one_pass_on_both_paths() -> None:
     """Several queries scanned together give exactly what one search each gives:
     the exact path, the projected path, masked rows and a caught-up tail."""
-    from remem.store.vectors import Appended, Patch
+    from remem.store.sqlite.vectors.index import Appended, Patch
 
     for n in (500, APPROX_MIN + 100):
         v = make(n)
@@ -141,7 +141,7 @@ def test_search_many_is_each_search_in_one_pass_on_both_paths() -> None:
 def test_top_rows_picks_the_rows_a_full_partition_picks() -> None:
     """The sampled bar (`top_rows`) must never change which rows are refined: the
     same set as partitioning every score, whatever the scores look like."""
-    from remem.store.vectors import top_rows
+    from remem.store.sqlite.vectors.index import top_rows
 
     rng = np.random.default_rng(3)
     cases = [
@@ -163,7 +163,7 @@ def test_top_rows_picks_the_rows_a_full_partition_picks() -> None:
 
 def test_the_int8_coarse_pass_refines_the_rows_the_float_pass_would() -> None:
     """Once a large scope's int8 codes are made the coarse pass runs on ONNX Runtime
-    (`remem.store.coarse`); the answers are those of the float32 pass it replaced."""
+    (`remem.store.sqlite.vectors.coarse`); the answers are those of the float32 pass it replaced."""
     import dataclasses
 
     v = make(APPROX_MIN + 5000, dim=128)
@@ -183,10 +183,10 @@ def test_the_int8_coarse_pass_refines_the_rows_the_float_pass_would() -> None:
 
 
 def test_widen_is_numpys_float16_to_float32_conversion_exactly() -> None:
-    """The refined rows are widened by ONNX Runtime's Cast (`remem.store.coarse.widen`):
+    """The refined rows are widened by ONNX Runtime's Cast (`remem.store.sqlite.vectors.coarse.widen`):
     bit for bit what numpy's conversion gives, subnormals and infinities included (a
     NaN stays a NaN, its quiet bit set)."""
-    from remem.store.coarse import prepare, widen
+    from remem.store.sqlite.vectors.coarse import prepare, widen
 
     rng = np.random.default_rng(9)
     rows = rng.standard_normal((1000, 384)).astype(np.float16)
@@ -203,11 +203,11 @@ def test_widen_is_numpys_float16_to_float32_conversion_exactly() -> None:
 
 
 def test_the_stored_graphs_are_those_onnx_builds() -> None:
-    """`remem.store.coarse` keeps its two graphs as bytes (onnx is slow to import):
+    """`remem.store.sqlite.vectors.coarse` keeps its two graphs as bytes (onnx is slow to import):
     they are what `onnx.helper` makes of MatMulInteger and Cast."""
     from onnx import TensorProto, helper
 
-    from remem.store.coarse import CAST_MODEL, MATMUL_INTEGER_MODEL
+    from remem.store.sqlite.vectors.coarse import CAST_MODEL, MATMUL_INTEGER_MODEL
 
     def model(graph: object) -> bytes:
         made = helper.make_model(

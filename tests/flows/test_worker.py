@@ -15,9 +15,9 @@ from typing import Any
 
 from remem import Memory
 from remem.embed.base import HashEmbedder
+from remem.pipeline.worker import Worker
 from remem.testing.llm_server import Reply, ScriptedLLM
 from remem.testing.responders import memory_model
-from remem.worker import Worker
 
 T0 = datetime(2024, 5, 1, 10, 0, tzinfo=UTC)
 
@@ -116,7 +116,7 @@ def _worker(db: Path, config: Path) -> subprocess.Popen[bytes]:
         "REMEM_MINILM_DIR": "/nonexistent",
     }
     return subprocess.Popen(
-        [sys.executable, "-m", "remem.cli", "--db", str(db), "worker", "--interval", "0.1"],
+        [sys.executable, "-m", "remem.cli.main", "--db", str(db), "worker", "--interval", "0.1"],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

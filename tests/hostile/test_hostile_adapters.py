@@ -32,7 +32,7 @@ from remem.integrations.openai_agents import ITEM_KEY, RememSession
 from remem.integrations.strands import RememMemoryStore
 from remem.model import Authority, Kind, Record, Sensitivity, Source
 from remem.service.client import Client
-from remem.store.base import Write
+from remem.store.roles import Write
 from tests.integrations.conftest import backend as backend  # the fixture
 from tests.support.adapters import Backend
 

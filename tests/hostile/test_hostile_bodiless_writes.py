@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from fastapi.testclient import TestClient
 
 from remem.embed import HashEmbedder
-from remem.memory import open_store
+from remem.memory.memory import open_store
 from remem.service.http import create_app
 from tests.support.servers import key_for
 

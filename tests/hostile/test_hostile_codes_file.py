@@ -16,7 +16,7 @@ import pytest
 
 from remem import Memory
 from remem.embed import HashEmbedder
-from remem.store.vector_files import _dump, _read
+from remem.store.sqlite.vectors.files import _dump, _read
 from tests.support.vectors import built, db, files, held, nearest
 
 pytest.importorskip("onnxruntime")  # the codes are scored by ONNX Runtime only

@@ -22,7 +22,7 @@ from fastapi.testclient import TestClient
 from remem.console import sessions as console_sessions
 from remem.console.sessions import SESSION_SECONDS, Buckets, Sessions
 from remem.embed import HashEmbedder
-from remem.memory import open_store
+from remem.memory.memory import open_store
 from remem.service import keys as keyring
 from remem.service.http import create_app
 

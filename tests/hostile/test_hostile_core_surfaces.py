@@ -32,10 +32,10 @@ from mcp import ClientSession
 from remem import Memory
 from remem.embed import HashEmbedder
 from remem.errors import InvalidInput, NotFound, RefusedContent
-from remem.memory import open_store
+from remem.memory.memory import open_store
 from remem.service import keys as keyring
 from remem.service.http import create_app
-from remem.thread import (
+from remem.thread.api import (
     begin_tool_call,
     checkpoint_list,
     checkpoint_load,

@@ -18,7 +18,7 @@ from fastapi.testclient import TestClient
 from remem.documents.parse import normalise
 from remem.embed.base import HashEmbedder
 from remem.errors import InvalidInput, RefusedContent
-from remem.memory import Memory, open_store
+from remem.memory.memory import Memory, open_store
 from remem.service import keys as keyring
 from remem.service.http import create_app
 

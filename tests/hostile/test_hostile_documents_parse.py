@@ -32,7 +32,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from remem import Memory
-from remem.config_sections import Documents
+from remem.config.sections import Documents
 from remem.documents import parse as parsing
 from remem.embed import HashEmbedder
 from remem.errors import InvalidInput
@@ -322,7 +322,7 @@ def test_text_formats_are_bounded_in_time_and_characters(tmp_path: Path) -> None
 
 
 def test_the_parse_bounds_are_read_from_the_configuration(tmp_path: Path) -> None:
-    from remem.config import load_config as load
+    from remem.config.config import load_config as load
     from remem.errors import ConfigError
 
     got = load(_config(tmp_path, max_pages=7, max_parse_seconds=2.5)).documents

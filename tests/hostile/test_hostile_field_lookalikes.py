@@ -22,7 +22,7 @@ from fastapi.testclient import TestClient
 from remem import Memory
 from remem.embed import HashEmbedder
 from remem.errors import InvalidInput
-from remem.memory import open_store
+from remem.memory.memory import open_store
 from remem.policy.fields import canonical_field, valid_field
 from remem.service import keys as keyring
 from remem.service.http import create_app

@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 
 from remem import Memory
-from remem.thread import CheckpointState, begin_tool_call, checkpoint_list, checkpoint_save
+from remem.thread.api import begin_tool_call, checkpoint_list, checkpoint_save
+from remem.thread.checkpoints import CheckpointState
 
 
 def _thread_state(mem: Memory, workflow: str, request_id: str) -> None:

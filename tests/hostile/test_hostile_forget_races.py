@@ -17,7 +17,7 @@ import pytest
 
 from remem import Memory
 from remem.model import Record
-from remem.store.base import Write
+from remem.store.roles import Write
 
 
 def test_forget_actor_racing_writers_leaves_nothing_written_before_it(mems: list[Memory]) -> None:

@@ -18,9 +18,10 @@ from types import ModuleType
 
 import pytest
 
-from remem.embed import minilm_numpy
+from remem.embed.minilm import numpy_encoder as minilm_numpy
 from remem.recall import applies, gather
-from remem.store import coarse, vectors
+from remem.store.sqlite.vectors import coarse
+from remem.store.sqlite.vectors import index as vectors
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
 

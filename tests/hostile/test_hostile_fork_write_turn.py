@@ -23,7 +23,7 @@ import pytest
 
 from remem import Memory
 from remem.embed import HashEmbedder
-from remem.store.sqlite import SQLiteStore
+from remem.store.sqlite.store import SQLiteStore
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
 

@@ -21,7 +21,7 @@ from fastapi.testclient import TestClient
 
 from remem import Memory
 from remem.embed import HashEmbedder
-from remem.memory import open_store
+from remem.memory.memory import open_store
 from remem.policy.untrusted import QUOTE_PREFIX, instruction_flags
 from remem.service import keys as keyring
 from remem.service.http import create_app

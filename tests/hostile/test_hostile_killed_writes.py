@@ -23,7 +23,7 @@ import pytest
 
 from remem import Memory
 from remem.embed import HashEmbedder
-from remem.store.erasure import RUNNING
+from remem.store.flows.erasure import RUNNING
 from tests.support import ROOT
 
 BATCH = 50

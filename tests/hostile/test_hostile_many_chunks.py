@@ -16,7 +16,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from remem import Memory
-from remem.config_sections import Documents
+from remem.config.sections import Documents
 from remem.embed import HashEmbedder
 from remem.errors import InvalidInput
 from remem.service.http import create_app

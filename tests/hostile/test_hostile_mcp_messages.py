@@ -76,7 +76,7 @@ class _Server:
     """`remem mcp` over stdio in a child process, read line by line."""
 
     def __init__(self, db: str, key: str, stderr: Path) -> None:
-        cmd = [sys.executable, "-m", "remem.cli", "--db", db, "mcp", "--key", key, "--lexical"]
+        cmd = [sys.executable, "-m", "remem.cli.main", "--db", db, "mcp", "--key", key, "--lexical"]
         self.err = stderr.open("w")
         self.proc = subprocess.Popen(
             cmd, env=child_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.err
@@ -144,7 +144,7 @@ def test_http_answers_a_body_it_cannot_read_400_with_the_json_rpc_error(tmp_path
     key = mcp_keys(db)["alice"]
     port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
-    cmd = [sys.executable, "-m", "remem.cli", "--db", db, "mcp", "--key", key, "--lexical"]
+    cmd = [sys.executable, "-m", "remem.cli.main", "--db", db, "mcp", "--key", key, "--lexical"]
     cmd += ["--transport", "http", "--port", str(port)]
     log = tmp_path / "server.log"
     with log.open("w") as errlog:

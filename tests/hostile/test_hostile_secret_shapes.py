@@ -20,7 +20,7 @@ from fastapi.testclient import TestClient
 
 from remem import Memory, RefusedContent
 from remem.embed import HashEmbedder
-from remem.memory import open_store
+from remem.memory.memory import open_store
 from remem.policy.dataclasses import find_secrets, redact
 from remem.service import keys as keyring
 from remem.service.http import create_app

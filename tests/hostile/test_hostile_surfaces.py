@@ -30,12 +30,12 @@ from mcp import ClientSession
 from remem import Memory
 from remem.embed import HashEmbedder
 from remem.errors import InvalidInput, NotFound, RefusedContent
-from remem.memory import open_store
+from remem.memory.memory import open_store
 from remem.policy.scope import namespace_for
 from remem.service import keys as keyring
 from remem.service.http import create_app
-from remem.store.base import Write
-from remem.thread import begin_tool_call, checkpoint_list, checkpoint_save, tool_calls
+from remem.store.roles import Write
+from remem.thread.api import begin_tool_call, checkpoint_list, checkpoint_save, tool_calls
 from tests.support.cli import err, ok
 from tests.support.mcp import mcp_keys, session_run, tool_error
 from tests.support.store import files_bytes

@@ -31,20 +31,20 @@ NEVER = (
     "openai",
     "psycopg",
     "pydantic",
-    "remem.aio",
-    "remem.batch",
-    "remem.config_file",
-    "remem.consolidate.batch",
+    "remem.memory.aio",
+    "remem.writes.batch",
+    "remem.config.file",
+    "remem.consolidate.step",
     "remem.documents.chunk",  # parsing and chunking: on ingest only
     "remem.documents.parse",
     "remem.eval",
     "remem.extract",
-    "remem.jobs",  # the extraction jobs' flows
+    "remem.pipeline.jobs",  # the extraction jobs' flows
     "remem.lifecycle",
     "remem.pipeline",
     "remem.service",
     "remem.thread",
-    "remem.worker",
+    "remem.pipeline.worker",
     "remem.writes.events",
     "remem.writes.records",
     "starlette",
@@ -89,33 +89,33 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_import_remem_loads_only_errors_and_values(tmp_path: Path) -> None:
-    heavy = (*NEVER, "numpy", "click", "remem.memory", "remem.store")
+    heavy = (*NEVER, "numpy", "click", "remem.memory.memory", "remem.store")
     assert _loaded("import remem", heavy, tmp_path) == []
     # what was made lazy is still there when named
     code = "import remem\nassert remem.Memory.__name__ == 'Memory'\nfrom remem import AsyncMemory"
-    assert "remem.memory" in _loaded(code, ("remem.memory",), tmp_path)
+    assert "remem.memory.memory" in _loaded(code, ("remem.memory.memory",), tmp_path)
 
 
 def test_a_cli_recall_on_sqlite_loads_no_write_path_service_or_eval(
     db: Path, tmp_path: Path
 ) -> None:
     code = (
-        "import sys\nfrom remem.cli import main\n"
+        "import sys\nfrom remem.cli.main import main\n"
         f"sys.exit(main(['--db', {str(db)!r}, 'recall', '--actor', 'alice', "
         "'--query', 'which seat should I book', '--json']))"
     )
-    found = _loaded(code, (*NEVER, "remem.records_cli", "remem.recall"), tmp_path)
+    found = _loaded(code, (*NEVER, "remem.cli.records", "remem.recall"), tmp_path)
     assert [m for m in found if m.startswith(NEVER)] == []
-    assert {"remem.records_cli", "remem.recall.engine"} <= set(found)  # it did recall
+    assert {"remem.cli.records", "remem.recall.engine"} <= set(found)  # it did recall
     # and a command that writes, or serves, still loads what it runs
     code = (
-        "import sys\nfrom remem.cli import main\n"
+        "import sys\nfrom remem.cli.main import main\n"
         f"sys.exit(main(['--db', {str(db)!r}, 'remember', '--actor', 'bob', "
         "'--text', 'I live in Lima', '--json']))"
     )
     assert "remem.writes.records" in _loaded(code, ("remem.writes",), tmp_path)
-    code = "import sys\nfrom remem.cli import main\nsys.exit(main(['mcp', '--help']))"
-    assert "remem.service.mcp_cli" in _loaded(code, ("remem.service",), tmp_path)
+    code = "import sys\nfrom remem.cli.main import main\nsys.exit(main(['mcp', '--help']))"
+    assert "remem.cli.mcp" in _loaded(code, ("remem.service",), tmp_path)
 
 
 def test_a_library_recall_on_sqlite_loads_no_write_path_service_or_eval(
@@ -138,7 +138,7 @@ def test_no_config_file_loads_no_pydantic_and_is_what_an_empty_file_gives(
 ) -> None:
     (tmp_path / "empty.toml").write_text("", encoding="utf-8")
     code = (
-        "import dataclasses, sys\nfrom remem.config import load_config\n"
+        "import dataclasses, sys\nfrom remem.config.config import load_config\n"
         "none = load_config()\nassert 'pydantic' not in sys.modules\n"
         "empty = load_config('empty.toml')\n"
         "assert none == dataclasses.replace(empty, source='defaults'), (none, empty)\n"

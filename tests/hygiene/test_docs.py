@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 import pytest
 
-from remem.cli import cli, main
+from remem.cli.main import cli, main
 from tests.support import ROOT
 
 README = (ROOT / "README.md").read_text()

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from remem.errors import SchemaTooNew
-from remem.store.sqlite import SCHEMA_VERSION, SQLiteStore, _migrations
+from remem.store.sqlite.store import SCHEMA_VERSION, SQLiteStore, _migrations
 from tests.support import ROOT
 
 

@@ -18,33 +18,33 @@ MAX_LINES = 600
 
 # the facade and pipeline half of the one-house work (and the doors it shares)
 FACADE = (
-    "remem.memory",
-    "remem.deps",
-    "remem.batch",
-    "remem.reads",
-    "remem.jobs",
-    "remem.worker",
+    "remem.memory.memory",
+    "remem.memory.deps",
+    "remem.writes.batch",
+    "remem.memory.reads",
+    "remem.pipeline.jobs",
+    "remem.pipeline.worker",
     "remem.writes",
     "remem.pipeline",
     "remem.consolidate",
     "remem.lifecycle",
     "remem.thread.api",
     "remem.thread.checkpoints",
-    "remem.aio",
+    "remem.memory.aio",
     "remem.embed",
 )
 FACES = (
-    "remem.cli",
-    "remem.clikit",
-    "remem.worker_cli",
-    "remem.thread.cli",
-    "remem.eval.cli",
+    "remem.cli.main",
+    "remem.cli.kit",
+    "remem.cli.worker",
+    "remem.cli.thread",
+    "remem.cli.eval",
     "remem.service",
     "remem.console",
-    "remem.aio",
+    "remem.memory.aio",
 )
 VALUES = ("remem.model", "remem.errors", "remem.ids", "remem.timeutil", "remem.forksafe")
-PIPELINE = ("remem.pipeline", "remem.worker", "remem.consolidate", "remem.jobs")
+PIPELINE = ("remem.pipeline", "remem.pipeline.worker", "remem.consolidate", "remem.pipeline.jobs")
 
 
 def _under(module: str, parts: tuple[str, ...]) -> bool:
@@ -174,9 +174,9 @@ def _long(modules: list[str]) -> list[str]:
 def test_the_graph_sees_imports_inside_functions_and_skips_type_checking_ones() -> None:
     # the drawing itself: memory.py imports the store at module level, and
     # embed.base imports the MiniLM embedder inside `default_embedder`
-    assert "remem.store.base" in _graph()["remem.memory"]
-    assert "remem.embed.minilm" in _graph()["remem.embed.base"]
-    assert "remem.store.base" not in _graph()["remem.thread.api"]  # TYPE_CHECKING only
+    assert "remem.store.roles" in _graph()["remem.memory.memory"]
+    assert "remem.embed.minilm.embedder" in _graph()["remem.embed.base"]
+    assert "remem.store.roles" not in _graph()["remem.thread.api"]  # TYPE_CHECKING only
 
 
 def test_no_import_circle_touches_the_facade_or_the_pipeline() -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from remem.store.sqlite import APPLICATION_ID, SQLiteStore, _migrations
+from remem.store.sqlite.store import APPLICATION_ID, SQLiteStore, _migrations
 from tests.support.schema import (
     REGENERATE,
     SNAPSHOTS,

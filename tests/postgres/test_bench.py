@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from remem.bench import run_bench
 from remem.embed.base import HashEmbedder
 from remem.errors import InvalidInput
-from remem.memory import Memory
+from remem.eval.bench.synthetic import run_bench
+from remem.memory.memory import Memory
 from tests.support import pg
 
 FIGURES = {

@@ -19,8 +19,8 @@ from typing import Any
 import psycopg
 import pytest
 
-from remem.store import postgres_sql as q
-from remem.store.postgres import SCHEMA_VERSION
+from remem.store.postgres import sql as q
+from remem.store.postgres.store import SCHEMA_VERSION
 from tests.support import pg
 from tests.support.cli import err as _err
 from tests.support.cli import ok as _ok

@@ -33,7 +33,7 @@ def test_a_keyword_dsn_opens_postgresql(app_dsn: str) -> None:
 
 
 def test_summaries_are_regenerated_and_their_events_kept_on_postgresql(app_dsn: str) -> None:
-    from remem.config import ConfigFile, build
+    from remem.config.config import ConfigFile, build
 
     config = build(
         ConfigFile.model_validate({"strategies": {"offline": {}, "offline-summary": {}}}),

@@ -13,9 +13,9 @@ import psycopg
 import pytest
 from psycopg import sql as pg_sql
 
-from remem.store import postgres_sql as q
-from remem.store.base import Scope
-from remem.store.postgres import PostgresStore
+from remem.store.postgres import sql as q
+from remem.store.postgres.store import PostgresStore
+from remem.store.roles import Scope
 from tests.support import pg
 from tests.support.store import NOW
 from tests.support.vectors import DIM, MODEL, index_defs, load, unit

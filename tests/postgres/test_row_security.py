@@ -23,12 +23,12 @@ import psycopg
 import pytest
 from fastapi.testclient import TestClient
 
-from remem.cli import main
+from remem.cli.main import main
 from remem.errors import RlsBypassed
-from remem.memory import open_store
+from remem.memory.memory import open_store
 from remem.service import keys as keyring
 from remem.service.http import create_app
-from remem.store.sqlite import SQLiteStore
+from remem.store.sqlite.store import SQLiteStore
 from tests.support import pg
 from tests.support.processes import child_env, free_port, stop
 
@@ -139,7 +139,7 @@ def _start(cmd: list[str], log: Path, url: str) -> subprocess.Popen[bytes]:
 def test_serve_with_the_flag_starts_and_warns(urls: tuple[str, str], tmp_path: Path) -> None:
     admin, _app = urls
     port = free_port()
-    cmd = [sys.executable, "-m", "remem.cli", "--db", admin, "serve", "--port", str(port)]
+    cmd = [sys.executable, "-m", "remem.cli.main", "--db", admin, "serve", "--port", str(port)]
     cmd += ["--lexical", "--no-worker", "--allow-rls-bypass"]
     log = tmp_path / "serve.log"
     proc = _start(cmd, log, f"http://127.0.0.1:{port}/healthz")
@@ -157,7 +157,7 @@ def test_mcp_over_http_refuses_it_without_the_flag(urls: tuple[str, str], tmp_pa
     key = keyring.create_key(store, tenant="acme", actor="alice")[1]
     store.close()
     port = free_port()
-    cmd = [sys.executable, "-m", "remem.cli", "--db", admin, "mcp", "--key", key, "--lexical"]
+    cmd = [sys.executable, "-m", "remem.cli.main", "--db", admin, "mcp", "--key", key, "--lexical"]
     cmd += ["--transport", "http", "--port", str(port)]
     refused = subprocess.run(
         [*cmd, "--json"], env=child_env(), capture_output=True, text=True, timeout=60

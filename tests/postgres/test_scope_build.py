@@ -13,9 +13,9 @@ import numpy as np
 import psycopg
 import pytest
 
-from remem.store import postgres_sql as q
-from remem.store.base import ForgetReport
-from remem.store.postgres import PostgresStore
+from remem.store.postgres import sql as q
+from remem.store.postgres.store import PostgresStore
+from remem.store.roles import ForgetReport
 from tests.support import pg
 from tests.support.vectors import DIM, MODEL, index_defs, load, unit
 

@@ -4,7 +4,7 @@ still lets the planner use, and results no worse than the exact scan.
 Under forced row-level security the planner may use an index only for a LEAKPROOF
 condition; the full-text match `@@` is not one, so words are searched through a
 btree of (tenant, actor, term) rows that carry each term's ts_rank, and vectors
-through an HNSW index per embedding model (see `remem.store.postgres`).
+through an HNSW index per embedding model (see `remem.store.postgres.store`).
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ import pytest
 from psycopg import sql
 
 from remem.model import Event, Role, Source, Status
-from remem.store import postgres_sql as q
-from remem.store.base import Scope, Write
-from remem.store.postgres import SCHEMA_VERSION, PostgresStore
-from remem.store.postgres_rows import vector_text
+from remem.store.postgres import sql as q
+from remem.store.postgres.rows import vector_text
+from remem.store.postgres.store import SCHEMA_VERSION, PostgresStore
+from remem.store.roles import Scope, Write
 from tests.support import pg
 from tests.support.store import NOW, T, put, rec
 

@@ -44,7 +44,7 @@ def test_only_the_hash_of_a_key_is_stored(server: Server, pg_admin_dsn: str) -> 
 
 
 def test_a_tenant_bound_statement_sees_only_its_own_keys(server: Server) -> None:
-    from remem.store import postgres_sql as q
+    from remem.store.postgres import sql as q
 
     with psycopg.connect(server.db) as conn, conn.transaction():
         conn.execute(q.SET_TENANT, {"tenant": "globex"})
@@ -66,7 +66,7 @@ def test_an_unreachable_database_is_a_clear_error(server: Server) -> None:
 
 def test_http_bench_runs_on_postgresql_and_refuses_a_used_database(pg_admin_dsn: str) -> None:
     from remem.errors import InvalidInput
-    from remem.service.bench_http import run_http_bench
+    from remem.eval.bench.http import run_http_bench
 
     with pg.fresh_database(pg_admin_dsn) as dsn:
         url = pg.as_url(dsn)

@@ -19,9 +19,9 @@ import psycopg
 import pytest
 
 from remem.model import Event, Role
-from remem.store import postgres_sql as q
-from remem.store.base import Scope, Write
-from remem.store.postgres import PostgresStore
+from remem.store.postgres import sql as q
+from remem.store.postgres.store import PostgresStore
+from remem.store.roles import Scope, Write
 from tests.support import pg
 from tests.support.store import NOW, T, rec
 from tests.support.vectors import DIM, MODEL, index_defs, load, unit

@@ -13,14 +13,14 @@ import psycopg
 import pytest
 
 from remem.errors import SchemaTooNew, StoreError
-from remem.memory import Memory
+from remem.memory.memory import Memory
 from remem.model import Event, LLMCall, Role
 from remem.service import keys as keyring
-from remem.store import postgres_sql as q
-from remem.store.base import Scope
-from remem.store.postgres import SCHEMA_VERSION, PostgresStore
+from remem.store.postgres import sql as q
+from remem.store.postgres.store import SCHEMA_VERSION, PostgresStore
+from remem.store.postgres.thread import PostgresThreadStore
+from remem.store.roles import Scope
 from remem.thread.checkpoints import CheckpointState
-from remem.thread.postgres import PostgresThreadStore
 from tests.support import pg
 from tests.support.store import NOW, T, put, rec, vec
 
@@ -32,7 +32,7 @@ TENANT_TABLES = [
 ]  # fmt: skip
 # api_keys is no exception: the lookup by hash, which runs before a request's tenant is
 # known, spans tenants by saying so (remem.all_tenants), as claiming jobs does; see
-# `postgres_migrations/0006_keys.sql`
+# `postgres/migrations/0006_keys.sql`
 
 
 @pytest.fixture

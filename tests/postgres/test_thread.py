@@ -25,21 +25,20 @@ import pytest
 from remem import Memory
 from remem.embed import HashEmbedder
 from remem.ids import counter_ids
-from remem.store import postgres_sql as store_sql
-from remem.store.postgres import PostgresStore
-from remem.thread import (
-    CallStatus,
-    CheckpointConflict,
+from remem.store.postgres import sql as store_sql
+from remem.store.postgres.store import PostgresStore
+from remem.store.postgres.thread import PostgresThreadStore, count_actor_rows
+from remem.thread.api import (
     begin_tool_call,
     checkpoint_list,
     checkpoint_load,
     checkpoint_save,
     complete_tool_call,
+    has_thread_state,
     tool_call_status,
     tool_calls,
 )
-from remem.thread.api import has_thread_state
-from remem.thread.postgres import PostgresThreadStore, count_actor_rows
+from remem.thread.checkpoints import CallStatus, CheckpointConflict
 from tests.support import pg
 from tests.support.cli import err, ok
 from tests.support.clock import Clock

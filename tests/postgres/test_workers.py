@@ -27,8 +27,8 @@ import pytest
 import remem
 from remem import Memory
 from remem.model import Status
-from remem.store import postgres_sql as q
-from remem.store.base import Scope
+from remem.store.postgres import sql as q
+from remem.store.roles import Scope
 from tests.support import pg
 
 LEASE = 5.0  # the shortest lease the configuration allows: a dead worker's jobs wait this long
@@ -110,7 +110,7 @@ def test_three_workers_one_killed_every_job_done_exactly_once(dsn: str, tmp_path
             [str(Path(remem.__file__).parents[1]), os.environ.get("PYTHONPATH", "")]
         ),
     )
-    cmd = [sys.executable, "-m", "remem.cli", "--db", url, "--config", str(config),
+    cmd = [sys.executable, "-m", "remem.cli.main", "--db", url, "--config", str(config),
            "worker", "--interval", "0.1", "--json"]  # fmt: skip
 
     def start() -> subprocess.Popen[str]:

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from remem.cli import main
+from remem.cli.main import main
 from tests.support import SRC
 
 

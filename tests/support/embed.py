@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from remem.embed.base import Vectors
-from remem.embed.minilm import MiniLMEmbedder, model_dir
+from remem.embed.minilm.embedder import MiniLMEmbedder, model_dir
 
 
 def minilm_or_skip() -> MiniLMEmbedder:

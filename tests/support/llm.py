@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from remem.config import ConfigFile, build
+from remem.config.config import ConfigFile, build
 from remem.llm.retry import RetryPolicy
 from remem.testing.llm_server import ScriptedLLM
 

@@ -13,7 +13,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.types import CallToolResult, TextContent
 
-from remem.memory import open_store
+from remem.memory.memory import open_store
 from remem.service import keys as keyring
 from tests.support.processes import child_env
 
@@ -52,7 +52,7 @@ def tool_error(result: CallToolResult) -> str:
 def stdio_server(db: str, key: str, errlog: Any) -> Any:
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "remem.cli", "--db", db, "mcp", "--key", key, "--lexical"],
+        args=["-m", "remem.cli.main", "--db", db, "mcp", "--key", key, "--lexical"],
         env=child_env(),
     )
     return stdio_client(params, errlog=errlog)

@@ -59,7 +59,7 @@ def _prepare(admin_dsn: str) -> None:
     import psycopg
     from psycopg.conninfo import make_conninfo
 
-    from remem.store.postgres import PostgresStore
+    from remem.store.postgres.store import PostgresStore
 
     with psycopg.connect(admin_dsn, autocommit=True) as conn:
         exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (APP_ROLE,)).fetchone()

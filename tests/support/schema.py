@@ -95,7 +95,7 @@ def postgres_schema(dsn: str) -> str:
 
 def fresh_sqlite_schema() -> str:
     """The schema of a new SQLite file, migrated by remem."""
-    from remem.store.sqlite import SQLiteStore
+    from remem.store.sqlite.store import SQLiteStore
 
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "fresh.db"
@@ -105,7 +105,7 @@ def fresh_sqlite_schema() -> str:
 
 def fresh_postgres_schema(admin_dsn: str) -> str:
     """The schema of a new PostgreSQL database, migrated by remem as its app role."""
-    from remem.store.postgres import PostgresStore
+    from remem.store.postgres.store import PostgresStore
     from tests.support import pg
 
     with pg.fresh_database(admin_dsn, empty=True) as dsn:

@@ -15,11 +15,11 @@ import uvicorn
 from fastapi import FastAPI
 
 from remem.embed import HashEmbedder
-from remem.memory import open_store
+from remem.memory.memory import open_store
 from remem.service import keys as keyring
 from remem.service.client import Client
 from remem.service.http import create_app
-from remem.store.sqlite import SQLiteStore
+from remem.store.sqlite.store import SQLiteStore
 from tests.support.processes import free_port
 
 MAX_BODY = 64 * 1024

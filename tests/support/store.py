@@ -24,7 +24,7 @@ from remem.model import (
     Sensitivity,
     Source,
 )
-from remem.store.base import Store, Write
+from remem.store.roles import Store, Write
 
 CLOCK_TIME = datetime(2031, 1, 2, 3, 4, 5, tzinfo=UTC)  # what `clocked_store`'s clock says
 

@@ -57,8 +57,12 @@ WORKFLOW_SCRIPT = textwrap.dedent(
     """
     import json, os, sys
     from remem import Memory, NotFound
-    from remem.thread import (begin_tool_call, checkpoint_load, checkpoint_save,
-                              complete_tool_call)
+    from remem.thread.api import (
+        begin_tool_call,
+        checkpoint_load,
+        checkpoint_save,
+        complete_tool_call,
+    )
 
     db, effects, pause_at = sys.argv[1:4]
     WF, KEY = "refund-981", "refund-981/pay"

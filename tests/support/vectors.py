@@ -18,10 +18,10 @@ from remem import Memory
 from remem.embed import HashEmbedder
 from remem.model import Authority, Kind, Record, Sensitivity, Source, Status
 from remem.policy.scope import namespace_for
-from remem.store.base import Scope, Write
-from remem.store.postgres import PostgresStore
-from remem.store.sqlite import SQLiteStore
-from remem.store.vectors import APPROX_MIN
+from remem.store.postgres.store import PostgresStore
+from remem.store.roles import Scope, Write
+from remem.store.sqlite.store import SQLiteStore
+from remem.store.sqlite.vectors.index import APPROX_MIN
 from tests.support.store import NOW, rec
 
 

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from remem.config import load_config
+from remem.config.config import load_config
 from remem.errors import ConfigError, InvalidInput
-from remem.memory import Memory, open_store
+from remem.memory.memory import Memory, open_store
 from remem.service import keys as keyring
 from remem.service.http import create_app
 from tests.support.cli import err, ok

@@ -16,7 +16,7 @@ import pytest
 from fastapi.testclient import TestClient
 from mcp import ClientSession
 
-from remem.memory import Memory, open_store
+from remem.memory.memory import Memory, open_store
 from remem.policy.scope import SHARED_ACTOR
 from remem.service import keys as keyring
 from remem.service.http import create_app

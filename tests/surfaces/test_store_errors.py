@@ -18,10 +18,10 @@ import pytest
 from fastapi.testclient import TestClient
 
 from remem.errors import StoreError, StoreUnavailable
-from remem.memory import Memory, open_store
+from remem.memory.memory import Memory, open_store
 from remem.service import keys as keyring
 from remem.service.http import create_app
-from remem.store.sqlite import SQLiteStore
+from remem.store.sqlite.store import SQLiteStore
 from tests.support import pg
 from tests.support.store import answering, ev, immutable
 
@@ -55,7 +55,7 @@ def test_a_sqlite_file_another_connection_is_writing_is_unavailable_for_a_moment
 def test_a_postgres_connection_the_server_cut_is_unavailable_then_replaced(
     pg_admin_dsn: str,
 ) -> None:
-    from remem.store.postgres import PostgresStore
+    from remem.store.postgres.store import PostgresStore
 
     with pg.fresh_database(pg_admin_dsn) as dsn:
         store = PostgresStore(dsn, max_size=1)

@@ -22,7 +22,7 @@ from mcp import ClientSession
 from remem import Memory
 from remem.embed import HashEmbedder
 from remem.errors import InvalidInput, RefusedContent
-from remem.thread import begin_tool_call, checkpoint_list, checkpoint_save, tool_calls
+from remem.thread.api import begin_tool_call, checkpoint_list, checkpoint_save, tool_calls
 from tests.support import pg
 from tests.support.cli import err, ok
 from tests.support.mcp import mcp_keys, session_run, tool_data, tool_error

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from remem.embed import HashEmbedder
-from remem.embed.minilm import NAME as MINILM
+from remem.embed.minilm.embedder import NAME as MINILM
 from remem.recall import applies
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from remem.cli import main
-from remem.config import load_config
+from remem.cli.main import main
+from remem.config.config import load_config
 from remem.errors import ConfigError, InvalidInput
 from remem.extract.llm import prompt_for
 

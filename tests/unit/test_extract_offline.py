@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 
 from remem.extract import EXTRACTOR_VERSION, extract_offline
-from remem.extract.offline import STRATEGY
+from remem.extract.offline.extractor import STRATEGY
 from remem.model import Authority, Candidate, Event, Kind, Role, Sensitivity
 from tests.support.extract import T, ev, extract
 

@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from remem.embed.minilm import NAME as MINILM
+from remem.embed.minilm.embedder import NAME as MINILM
 from remem.model import Authority, Event, Kind, Record, Role, Sensitivity, Source, Status
 from remem.recall.applies import Applicable
 from remem.recall.engine import pack_packet
@@ -29,7 +29,7 @@ from remem.recall.gather import Gathered
 from remem.recall.query import SPEAKER_BONUS, understand, with_speakers
 from remem.recall.rank import rank
 from remem.recall.request import RecallRequest
-from remem.store.base import Hit, Scope
+from remem.store.roles import Hit, Scope
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 SCOPE = Scope("t", "alice")

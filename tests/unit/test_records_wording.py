@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from remem.extract.offline_person import third_person
+from remem.extract.offline.person import third_person
 from tests.support.extract import extract
 
 

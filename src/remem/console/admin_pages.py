@@ -22,7 +22,7 @@ from remem.console.web import (
     sessions,
     text_field,
 )
-from remem.jobs import JOB_STATUSES
+from remem.pipeline.jobs import JOB_STATUSES
 from remem.policy import scope
 from remem.service.routes import admin, operations, records
 

@@ -2,7 +2,7 @@
 
 Pure rules (`remem.consolidate.rules`: `decide`, `with_verdict`), pure planning
 (`remem.consolidate.plan`: a decision becomes rows), and the batch step
-(`remem.consolidate.batch`: candidates against the store, one `Write`).
+(`remem.consolidate.step`: candidates against the store, one `Write`).
 """
 
 from __future__ import annotations

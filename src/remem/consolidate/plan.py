@@ -1,7 +1,7 @@
 """Planning: a decision becomes the rows one `Write` applies. Pure.
 
 Every write path plans here: extraction and `remember` (through
-`remem.consolidate.batch`), `update`, proposals (`plan` with `proposed_by`) and
+`remem.consolidate.step`), `update`, proposals (`plan` with `proposed_by`) and
 approvals (`plan_approval`). Nothing is overwritten in place: an outdated
 record becomes INVALID, linked both ways to the record that superseded it,
 with a history row for each change (`_supersede`, the one place that closes a
@@ -19,7 +19,7 @@ from remem.consolidate.rules import Decision
 from remem.model import Action, Candidate, HistoryEntry, Record, Status
 from remem.policy.scope import namespace_for
 from remem.policy.text import nfc
-from remem.store.base import SourceGrowth, StatusChange
+from remem.store.roles import SourceGrowth, StatusChange
 
 
 @dataclass(frozen=True, slots=True)

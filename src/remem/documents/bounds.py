@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from remem.config_sections import Documents
+from remem.config.sections import Documents
 from remem.errors import InvalidInput
 
 MAX_DOCUMENT_CHARS = 2_000_000  # of normalised text

@@ -18,7 +18,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from remem.deps import Deps
 from remem.documents.scope import (
     DocScope,
     check_write,
@@ -28,6 +27,7 @@ from remem.documents.scope import (
     readable_keys,
 )
 from remem.errors import ConflictError, InvalidInput, NotFound, RefusedContent
+from remem.memory.deps import Deps
 from remem.model import DocumentItem, Packet, Sensitivity
 from remem.policy.dataclasses import refusal_reason, secret_kinds, shown
 from remem.policy.scope import Principal, named, refuse_secret_in
@@ -35,7 +35,7 @@ from remem.policy.text import check_text
 from remem.policy.untrusted import instruction_flags
 from remem.recall.budget import ITEM_OVERHEAD_TOKENS, estimate_tokens, pack
 from remem.recall.fusion import MIN_VECTOR_ONLY_COSINE
-from remem.store.document_store import DocumentWrite, StoredChunk, StoredDocument
+from remem.store.flows.documents import DocumentWrite, StoredChunk, StoredDocument
 from remem.writes.checks import sensitivity as check_sensitivity
 
 if TYPE_CHECKING:  # parsing and chunking load on ingest, not to recall

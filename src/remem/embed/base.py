@@ -106,7 +106,7 @@ def default_embedder() -> Embedder | None:
     calling this is cheap.
     """
     try:
-        from remem.embed.minilm import MiniLMEmbedder, model_dir
+        from remem.embed.minilm.embedder import MiniLMEmbedder, model_dir
     except ImportError:
         return None
     path = model_dir()

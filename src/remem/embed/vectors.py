@@ -1,6 +1,6 @@
 """The value every embedder returns: a float32 matrix, one unit vector a row.
 
-Its own module so that an embedder (`remem.embed.minilm`) and the door that
+Its own module so that an embedder (`remem.embed.minilm.embedder`) and the door that
 picks one (`remem.embed.base.default_embedder`) need not import each other.
 """
 

@@ -40,7 +40,7 @@ from remem.eval.baselines import BM25Index
 from remem.eval.locomo import MAX_DATASET_BYTES, SMALLER
 from remem.eval.metrics import latency
 from remem.files import read_text
-from remem.memory import Memory
+from remem.memory.memory import Memory
 from remem.policy.scope import operator
 
 

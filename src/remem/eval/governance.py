@@ -27,7 +27,7 @@ from typing import Any
 
 from remem.embed.base import Embedder, HashEmbedder
 from remem.errors import InvalidInput, RefusedContent
-from remem.memory import Memory
+from remem.memory.memory import Memory
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 

@@ -40,7 +40,7 @@ from remem.eval.locomo import read_json
 from remem.eval.metrics import latency
 from remem.eval.quality import Made, Said, check_records, per_100
 from remem.eval.runner import made_records, packet_summary
-from remem.memory import Memory
+from remem.memory.memory import Memory
 from remem.model import Packet
 
 DISTRACTORS_PER_SESSION = 3

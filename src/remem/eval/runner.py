@@ -27,7 +27,7 @@ from remem.eval.metrics import (
     score_question,
 )
 from remem.eval.quality import Made, Said, check_records, per_100
-from remem.memory import Memory
+from remem.memory.memory import Memory
 from remem.model import Status
 from remem.recall.budget import estimate_tokens, pack
 

@@ -28,7 +28,7 @@ from importlib import resources
 
 from pydantic import BaseModel
 
-from remem.config import StrategyConfig
+from remem.config.config import StrategyConfig
 from remem.extract.schemas import (
     PROMPT_VERSIONS,
     Episodes,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from remem.extract.offline import EXTRACTOR_VERSION, extract_offline
+from remem.extract.offline.extractor import EXTRACTOR_VERSION, extract_offline
 from remem.model import Candidate, Event, LLMCall, Record, Role
 
 ALL_ROLES = frozenset(Role)
@@ -42,7 +42,7 @@ class Strategy(Protocol):
 
 
 class OfflineStrategy:
-    """The deterministic rules of `remem.extract.offline`, one event at a time."""
+    """The deterministic rules of `remem.extract.offline.extractor`, one event at a time."""
 
     name = "offline"
     roles = ALL_ROLES

@@ -15,8 +15,8 @@ from __future__ import annotations
 import json
 import re
 
-from remem.extract.offline import extract_offline
-from remem.extract.offline_text import sentences
+from remem.extract.offline.extractor import extract_offline
+from remem.extract.offline.text import sentences
 from remem.extract.strategies import ALL_ROLES, Batch
 from remem.model import Authority, Candidate, Event, Kind, LLMCall, Role, Source
 

@@ -14,12 +14,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from remem.aio import AsyncMemory
 from remem.errors import InvalidInput, NotFound, RememError, StoreError
-from remem.memory import Memory
+from remem.memory.aio import AsyncMemory
+from remem.memory.memory import Memory
 from remem.model import Packet, Record
 from remem.policy.scope import named
-from remem.store.base import ForgetReport
+from remem.store.roles import ForgetReport
 from remem.timeutil import parse_time
 
 __all__ = [

@@ -49,10 +49,10 @@ from google.adk.memory.memory_entry import MemoryEntry
 from google.adk.sessions.session import Session
 from google.genai import types
 
-from remem.aio import AsyncMemory
 from remem.errors import Forbidden, InvalidInput
 from remem.integrations.common import Backend, ErasureUnsupported, backend, forget_own, stable_id
-from remem.memory import Memory
+from remem.memory.aio import AsyncMemory
+from remem.memory.memory import Memory
 from remem.model import PacketItem
 from remem.policy.dataclasses import refuse_secrets, shown
 from remem.policy.scope import check_name, named

@@ -66,15 +66,15 @@ from langgraph.store.base import (
     validate_op_namespace,
 )
 
-from remem.aio import AsyncMemory
 from remem.errors import InvalidInput, StoreError
-from remem.facts import Fact
+from remem.facts.lookup import Fact
 from remem.integrations import langgraph_items as items
-from remem.memory import Memory
+from remem.memory.aio import AsyncMemory
+from remem.memory.memory import Memory
 from remem.model import Packet, Record, Status
 from remem.policy.dataclasses import shown
 from remem.policy.scope import check_name
-from remem.store.base import ForgetReport
+from remem.store.roles import ForgetReport
 from remem.writes.checks import MAX_TTL
 
 MAX_TTL_MINUTES = int(MAX_TTL.total_seconds() // 60)  # as `Memory.open(ttl=)` allows

@@ -50,7 +50,6 @@ from uuid import uuid4
 
 from agents import FunctionTool, function_tool
 
-from remem.aio import AsyncMemory
 from remem.errors import InvalidInput
 from remem.integrations.common import (
     Backend,
@@ -61,7 +60,8 @@ from remem.integrations.common import (
     listed,
     stable_id,
 )
-from remem.memory import Memory
+from remem.memory.aio import AsyncMemory
+from remem.memory.memory import Memory
 from remem.policy.dataclasses import shown
 from remem.policy.scope import check_name
 from remem.policy.text import MAX_METADATA_BYTES, check_json

@@ -59,10 +59,10 @@ from strands.memory.types import AddMessagesContext, MemoryEntry, MemoryStore, S
 from strands.types.content import Message
 from strands.types.tools import AgentTool
 
-from remem.aio import AsyncMemory
 from remem.errors import InvalidInput
 from remem.integrations.common import Backend, backend, forget_own, listed, stable_id
-from remem.memory import Memory
+from remem.memory.aio import AsyncMemory
+from remem.memory.memory import Memory
 from remem.model import PacketItem
 from remem.policy.dataclasses import shown
 from remem.policy.scope import check_name

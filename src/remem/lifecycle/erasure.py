@@ -16,12 +16,12 @@ from datetime import timedelta
 from functools import partial
 from typing import Any
 
-from remem.deps import Deps
 from remem.errors import InvalidInput, NotFound, StoreError
+from remem.memory.deps import Deps
 from remem.model import Event, Kind, Record, Status
 from remem.policy.scope import check_name, named
-from remem.store.base import ForgetReport, Scope
-from remem.store.erasure import RUNNING
+from remem.store.flows.erasure import RUNNING
+from remem.store.roles import ForgetReport, Scope
 from remem.thread.api import checkpoint_list, has_thread_state, tool_calls
 from remem.timeutil import parse_time
 

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from remem.config import Config
-from remem.deps import Deps
+from remem.config.config import Config
 from remem.errors import ConfigError
 from remem.extract.llm import LLMStrategy, ModelConsolidator
 from remem.extract.strategies import OfflineStrategy, Strategy
 from remem.extract.summary import OfflineSummaryStrategy
-from remem.jobs import Settings
 from remem.llm.client import ChatModel
+from remem.memory.deps import Deps
+from remem.pipeline.jobs import Settings
 from remem.pipeline.step import Pipeline
 
 

@@ -1,6 +1,6 @@
 """The path of a memory from job to record: extraction, consolidation, one write.
 
-The worker (`remem.worker`) leases jobs, keeps their leases alive, groups them
+The worker (`remem.pipeline.worker`) leases jobs, keeps their leases alive, groups them
 by (tenant, strategy, actor, session) into batches of new events and backs off
 a batch that failed; `Pipeline.run_group` is what it runs for one batch: ask
 the strategy for candidates, consolidate them against the scope's records (a
@@ -23,17 +23,17 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
-from remem.consolidate.batch import consolidate, strategy_namespace
-from remem.deps import Deps
+from remem.consolidate.step import consolidate, strategy_namespace
 from remem.errors import LLMError
 from remem.extract.llm import ModelConsolidator
 from remem.extract.strategies import Batch, Strategy
-from remem.jobs import Failed, ProcessResult, Settings
 from remem.llm.client import ChatModel
+from remem.memory.deps import Deps
 from remem.model import Event, Job, Kind, LLMCall, Record, Status
-from remem.store.base import Scope, Store, Write
+from remem.pipeline.jobs import Failed, ProcessResult, Settings
+from remem.pipeline.worker import drain, run_jobs
+from remem.store.roles import Scope, Store, Write
 from remem.telemetry.hooks import observed_extraction
-from remem.worker import drain, run_jobs
 
 log = logging.getLogger("remem")
 
@@ -79,11 +79,11 @@ class Pipeline:
         stop: Callable[[], bool] = lambda: False,
     ) -> ProcessResult:
         """Lease and run ready jobs until none is left, `limit` ran, or `stop()`
-        (`remem.worker.drain`)."""
+        (`remem.pipeline.worker.drain`)."""
         return drain(self, strategies=strategies, limit=limit, claim=claim, stop=stop)
 
     def run_jobs(self, jobs: Sequence[Job]) -> ProcessResult:
-        """Run leased jobs, keeping their leases alive meanwhile (`remem.worker.run_jobs`)."""
+        """Run leased jobs, keeping their leases alive meanwhile (`remem.pipeline.worker.run_jobs`)."""
         return run_jobs(self, jobs)
 
     # -- one batch -------------------------------------------------------------------

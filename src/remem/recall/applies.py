@@ -29,12 +29,12 @@ import numpy as np
 import numpy.typing as npt
 
 from remem.embed.base import Embedder
-from remem.embed.minilm import NAME as MINILM
-from remem.embed.minilm_onnx import cache_dir
+from remem.embed.minilm.embedder import NAME as MINILM
+from remem.embed.minilm.onnx_encoder import cache_dir
 from remem.forksafe import ForkSafeLock
 from remem.model import Record
 from remem.policy.applies import DOMAINS, domains_of, is_request
-from remem.store.base import Scope, Store
+from remem.store.roles import Scope, Store
 
 Vector = npt.NDArray[np.float32]
 

@@ -30,7 +30,7 @@ from remem.recall.floor import FLOOR, WORD_FLOOR, above_floor, anchor_of, unknow
 from remem.recall.gather import Gathered, gather
 from remem.recall.rank import Ranking, conflicts, rank
 from remem.recall.request import RecallRequest
-from remem.store.base import Store
+from remem.store.roles import Store
 from remem.telemetry.hooks import observed_packing
 
 __all__ = ["RecallRequest", "recall"]

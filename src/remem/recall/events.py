@@ -52,7 +52,7 @@ import numpy.typing as npt
 from remem.model import Event, Status
 from remem.recall.fusion import candidate_ids, fuse
 from remem.recall.query import Query
-from remem.store.base import Hit, Scope, Store
+from remem.store.roles import Hit, Scope, Store
 
 EVENT_POOL = 50  # how many events each retriever contributes
 NEIGHBOURS_OF = 20  # the best events whose neighbours earn a share of their score

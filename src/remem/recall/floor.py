@@ -70,7 +70,7 @@ from __future__ import annotations
 import re
 from collections.abc import Container, Iterable, Mapping, Sequence
 
-from remem.embed.minilm import NAME as MINILM
+from remem.embed.minilm.embedder import NAME as MINILM
 from remem.model import PacketItem
 
 FLOOR = 0.15  # word evidence + cosine, with an embedder

@@ -39,7 +39,7 @@ import re
 from collections import defaultdict
 from collections.abc import Container, Iterable, Mapping, Sequence
 
-from remem.store.base import Hit
+from remem.store.roles import Hit
 from remem.store.text import STOPWORDS
 
 # A word match counts in full when the candidate's meaning agrees with the

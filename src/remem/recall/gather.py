@@ -51,7 +51,7 @@ from remem.recall.floor import anchor_for
 from remem.recall.fusion import candidate_ids
 from remem.recall.query import Query, understand, with_speakers
 from remem.recall.request import RecallRequest
-from remem.store.base import Hit, Scope, Store
+from remem.store.roles import Hit, Scope, Store
 
 Vector = npt.NDArray[np.float32]
 

@@ -43,7 +43,7 @@ from remem.recall.fusion import (
     word_evidence,
 )
 from remem.recall.gather import MAX_SUCCESSION, Gathered
-from remem.store.base import Hit, Scope
+from remem.store.roles import Hit, Scope
 
 # A record stands in for the event it was made from when it scores at least
 # this share of the event's score (see `_one_of_each_source`).

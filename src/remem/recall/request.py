@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from remem.model import Sensitivity
-from remem.store.base import Scope
+from remem.store.roles import Scope
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,7 +27,7 @@ from remem.errors import (
     StoreError,
     Unauthorized,
 )
-from remem.facts import Fact, FactValue, Profile
+from remem.facts.lookup import Fact, FactValue, Profile
 from remem.model import (
     Authority,
     HistoryEntry,
@@ -41,7 +41,7 @@ from remem.model import (
 )
 from remem.policy.dataclasses import shown
 from remem.service.client_documents import DocumentClient, document_item
-from remem.store.base import ForgetReport
+from remem.store.roles import ForgetReport
 from remem.timeutil import parse_time
 
 

@@ -9,7 +9,7 @@ from urllib.parse import quote
 
 from remem.errors import InvalidInput
 from remem.model import DocumentItem
-from remem.store.base import ForgetReport
+from remem.store.roles import ForgetReport
 
 
 class DocumentClient:

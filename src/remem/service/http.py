@@ -21,7 +21,7 @@ Metrics (`remem.telemetry.metrics`, when prometheus_client is installed) are at
 unauthenticated listener of their own (the whole process's). Spans go where the
 `telemetry` given (or `$REMEM_OTEL`) sends them.
 
-Extraction runs in the server process: the worker (`remem.worker`, one thread
+Extraction runs in the server process: the worker (`remem.pipeline.worker`, one thread
 per strategy) wakes after every write (and every second, to pick up retries
 and other processes' events) and drains the queue. Pass `worker=False`
 (`remem serve --no-worker`) when separate worker processes drain the queue instead.
@@ -39,11 +39,12 @@ from typing import Any
 
 from fastapi import FastAPI
 
-from remem.config import Config, load_config
+from remem.config.config import Config, load_config
 from remem.console import mount as mount_console
 from remem.embed.base import Embedder
 from remem.errors import InvalidInput, RlsBypassed
-from remem.memory import Memory, open_store
+from remem.memory.memory import Memory, open_store
+from remem.pipeline.worker import Worker
 from remem.service.bodies import (
     DEFAULT_BODY_TIMEOUT,
     DEFAULT_MAX_BODY,
@@ -53,9 +54,8 @@ from remem.service.bodies import (
 )
 from remem.service.http_errors import install_error_handlers
 from remem.service.routes import ROUTERS
-from remem.store.base import Store, refuse_rls_bypass
+from remem.store.roles import Store, refuse_rls_bypass
 from remem.telemetry import Telemetry
-from remem.worker import Worker
 
 log = logging.getLogger("remem.service")
 
@@ -97,7 +97,7 @@ class _Service:
             self.worker.wake()
 
     def start_worker(self) -> None:
-        """Start the in-process extraction worker (`remem.worker`), one thread per
+        """Start the in-process extraction worker (`remem.pipeline.worker`), one thread per
         strategy: it drains the queue whenever woken, and every `WORKER_POLL_SECONDS`."""
         # jobs name their tenant; one worker serves them all
         mem = Memory(
@@ -142,7 +142,7 @@ def create_app(
     metrics_port: int | None = None,
 ) -> FastAPI:
     """The FastAPI app over the database `db_path` names (created if missing): a path,
-    `sqlite:///path`, or a PostgreSQL URL (`remem.memory.open_store`).
+    `sqlite:///path`, or a PostgreSQL URL (`remem.memory.memory.open_store`).
 
     `embedder` None means lexical recall only; `remem serve` passes the
     default embedder when one is installed. `config` is the memory

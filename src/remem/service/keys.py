@@ -32,7 +32,7 @@ from remem.errors import Forbidden, InvalidInput, NotFound, Unauthorized
 from remem.ids import new_id
 from remem.policy.dataclasses import shown
 from remem.policy.scope import ROLES, Principal, authorize, named, refusal, stored_name
-from remem.store.base import ApiKey, Store
+from remem.store.roles import ApiKey, Store
 from remem.timeutil import to_db, utcnow
 
 __all__ = [

@@ -43,14 +43,14 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from remem.documents import flows as document_flows
 from remem.embed.base import Embedder
 from remem.errors import Forbidden, InvalidInput, RememError, Unauthorized
-from remem.memory import Memory, open_store
+from remem.memory.memory import Memory, open_store
 from remem.model import Record
 from remem.policy import scope
 from remem.policy.scope import Principal
 from remem.service import keys as keyring
 from remem.service.bodies import BodyLimit, BodyLimits
 from remem.service.mcp_wire import ScreenMessages, run_stdio
-from remem.store.base import Store, refuse_rls_bypass
+from remem.store.roles import Store, refuse_rls_bypass
 from remem.timeutil import TimeText as Time
 from remem.writes.checks import MAX_VALUE_CHARS
 
@@ -124,7 +124,7 @@ class McpServer:
         body_limits: BodyLimits | None = None,
     ) -> McpServer:
         """Open the database `db_path` names (a path, sqlite:///path or a PostgreSQL URL;
-        see `remem.memory.open_store`) and verify `key`."""
+        see `remem.memory.memory.open_store`) and verify `key`."""
         store = open_store(db_path)
         try:
             return cls(store, key, embedder=embedder, host=host, port=port, body_limits=body_limits)

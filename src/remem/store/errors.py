@@ -184,7 +184,7 @@ def from_postgres(exc: psycopg.Error) -> RememError:
     return postgres_meaning(exc).raise_as()
 
 
-_sqlite_log = logging.getLogger("remem.store.sqlite")
+_sqlite_log = logging.getLogger("remem.store.sqlite.store")
 
 
 @contextmanager

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 from remem.errors import InvalidInput
-from remem.store.base import Clock, Store
+from remem.store.roles import Clock, Store
 
 # a libpq keyword/value connection string, e.g. "host=/tmp dbname=remem user=app"
 _KEYWORD_DSN = re.compile(r"\s*(?:host|dbname|user|port|service)=\S*(?:\s+\w+=\S*)*\s*")
@@ -42,13 +42,13 @@ def open_store(
         raw = str(path)
     if is_server_url(raw):
         try:
-            from remem.store.postgres import PostgresStore  # psycopg: the postgres extra
+            from remem.store.postgres.store import PostgresStore  # psycopg: the postgres extra
         except ImportError:
             raise InvalidInput(
                 "a PostgreSQL URL needs the postgres extra: pip install 'remem[postgres]'"
             ) from None
         return PostgresStore(raw, clock=clock)
-    from remem.store.sqlite import SQLiteStore  # not at import time: it loads numpy
+    from remem.store.sqlite.store import SQLiteStore  # not at import time: it loads numpy
 
     return SQLiteStore(raw.removeprefix("sqlite:///"), clock=clock)
 

@@ -28,7 +28,7 @@ from remem.model import (
     Source,
     Status,
 )
-from remem.store.base import Near
+from remem.store.roles import Near
 
 Time = Callable[[Any], datetime]  # a time column to an aware UTC datetime
 Items = Callable[[Any], Iterable[str]]  # a list column (JSON text or an array) to its items

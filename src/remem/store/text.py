@@ -1,6 +1,6 @@
 """Text both store backends share: query words, stopwords, LIKE patterns, migrations.
 
-Written once here and used by `remem.store.sqlite` and `remem.store.postgres`
+Written once here and used by `remem.store.sqlite.store` and `remem.store.postgres.store`
 (and by recall, which drops the same function words from a query): the word
 splitter and stopword list decide what a lexical search looks for on either
 backend, the LIKE escaping what a namespace prefix matches, and the migration
@@ -50,7 +50,7 @@ def like_prefix(prefix: str) -> str:
 
 def read_migrations(folder: str) -> list[tuple[int, str]]:
     """The numbered scripts (`0001_name.sql`) of one migrations folder of `remem.store`,
-    in order: `sqlite_migrations` or `postgres_migrations`."""
+    in order: `sqlite/migrations` or `postgres/migrations`."""
     found = []
     for item in (resources.files("remem.store") / folder).iterdir():
         if item.name.endswith(".sql"):

@@ -1,6 +1,6 @@
-"""The values the store interface passes (`remem.store.base`): scopes, writes, hits,
+"""The values the store interface passes (`remem.store.roles`): scopes, writes, hits,
 reports, ledger entries, key rows and the like. Frozen dataclasses, no I/O;
-`remem.store.base` re-exports each, so callers import them from there.
+`remem.store.roles` re-exports each, so callers import them from there.
 """
 
 from __future__ import annotations
@@ -110,7 +110,7 @@ class ThreadHost:
     """The role a store offers thread state (checkpoints and tool calls, `remem.thread`).
 
     Thread state keeps its tables in the store's database and its flows in
-    `remem.thread.base`; the store lends it what they run on: which dialect of
+    `remem.store.flows.thread`; the store lends it what they run on: which dialect of
     named SQL the database speaks, a write transaction bound to a tenant (None:
     every tenant, for retention), a read in its own transaction, and how the
     driver takes a time. The store itself erases and counts an actor's thread

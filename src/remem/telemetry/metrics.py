@@ -38,7 +38,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from remem.store.base import Store
+from remem.store.roles import Store
 from remem.timeutil import utcnow
 
 log = logging.getLogger("remem.telemetry")

@@ -235,7 +235,7 @@ def extraction(
 
 def _extraction_outcome(result: Any) -> tuple[str, Attrs]:
     """'done', 'retry' or 'failed', and the span attributes of a batch's result."""
-    if hasattr(result, "retry"):  # `remem.jobs.Failed`: the worker backs off or gives up
+    if hasattr(result, "retry"):  # `remem.pipeline.jobs.Failed`: the worker backs off or gives up
         return ("retry" if result.retry else "failed"), {"remem.extract.outcome": "failed"}
     return "done", {
         "remem.extract.outcome": "done",

@@ -1,6 +1,6 @@
 """Thread state of a memory (a `Memory` or its `Deps`): checkpoints, tool calls, retention.
 
-    from remem.thread import begin_tool_call, checkpoint_save, complete_tool_call
+    from remem.thread.api import begin_tool_call, checkpoint_save, complete_tool_call
 
     cp = checkpoint_save(mem, actor="u42", workflow="refund-981",
                          state={"step": "pay", "completed_steps": ["quote"]})
@@ -25,12 +25,12 @@ from collections.abc import Mapping
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from remem.deps import HasDeps
 from remem.errors import InvalidInput, NotFound, RefusedContent, StoreError
+from remem.memory.deps import HasDeps
 from remem.policy.dataclasses import refusal_reason, secret_kinds, shown
 from remem.policy.scope import check_name, refuse_secret_in, stored_name
+from remem.store.flows.thread import ThreadStore
 from remem.thread.backends import thread_state
-from remem.thread.base import ThreadStore
 from remem.thread.checkpoints import (
     MAX_PAYLOAD_BYTES,
     MAX_STATE_BYTES,
@@ -44,7 +44,7 @@ from remem.thread.checkpoints import (
 )
 
 if TYPE_CHECKING:
-    from remem.store.base import Store
+    from remem.store.roles import Store
 
 MAX_LIST = 1_000_000  # rows one list call may return (export reads everything)
 MAX_VERSION = 2**62  # a checkpoint version: within every backend's integer
@@ -175,7 +175,7 @@ def tool_call_status(
 ) -> ToolCall | None:
     """The ledger row of one key of `actor`'s workflow, or None if never begun.
 
-    `remem.thread.resume_state(...)` of the answer says what a resumed run may do.
+    `remem.thread.checkpoints.resume_state(...)` of the answer says what a resumed run may do.
     """
     check_name("actor", actor)
     check_name("workflow", workflow)

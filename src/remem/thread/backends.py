@@ -8,19 +8,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from remem.store.base import ThreadState
-from remem.thread.base import ThreadStore
+from remem.store.flows.thread import ThreadStore
+from remem.store.roles import ThreadState
 
 
 def _sqlite(store: ThreadState) -> ThreadStore:
-    from remem.thread.sqlite import SQLiteThreadStore
+    from remem.store.sqlite.thread import SQLiteThreadStore
 
     return SQLiteThreadStore(store)
 
 
 def _postgres(store: ThreadState) -> ThreadStore:
     # imported here: psycopg costs about 0.1 s, which an embedded CLI call must not pay
-    from remem.thread.postgres import PostgresThreadStore
+    from remem.store.postgres.thread import PostgresThreadStore
 
     return PostgresThreadStore(store)
 

@@ -1,2 +1,2 @@
 """The write paths beneath `Memory`: events (`events`), records (`records`), and the
-input checks they share (`checks`). Each takes the memory's `remem.deps.Deps`."""
+input checks they share (`checks`). Each takes the memory's `remem.memory.deps.Deps`."""

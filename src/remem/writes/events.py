@@ -15,9 +15,9 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
-from remem.deps import Deps
 from remem.errors import ConflictError, InvalidInput, RefusedContent, RememError
 from remem.lifecycle.erasure import fresh_start
+from remem.memory.deps import Deps
 from remem.model import Event, Role
 from remem.policy.dataclasses import find_secrets, redact, redact_json, shown
 from remem.policy.events import EventIdTaken, import_digest

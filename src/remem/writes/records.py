@@ -4,7 +4,7 @@ Each one checks its input with `remem.writes.checks`, emits a consolidation
 `Decision` (decided by the rules for `remember`, stated for the others) and
 plans its rows with `remem.consolidate.plan`, the one planning step extraction
 uses too; the rows are applied in one `Write`. Self-managed batches
-(`remem.batch`) run through these same functions.
+(`remem.writes.batch`) run through these same functions.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from datetime import datetime
 import numpy as np
 import numpy.typing as npt
 
-from remem.consolidate.batch import Consolidation
 from remem.consolidate.plan import Planned, plan, plan_approval
 from remem.consolidate.rules import Decision
-from remem.deps import Deps
+from remem.consolidate.step import Consolidation
 from remem.errors import ConflictError, InvalidInput, NotFound, RefusedContent
+from remem.memory.deps import Deps
 from remem.model import (
     Action,
     Authority,
@@ -43,7 +43,7 @@ from remem.policy.scope import (
 )
 from remem.policy.text import nfc
 from remem.policy.untrusted import instruction_flags
-from remem.store.base import Scope, StatusChange, Write
+from remem.store.roles import Scope, StatusChange, Write
 from remem.writes.checks import check_strings, fact_value, optional_time, statement
 from remem.writes.checks import sensitivity as checked_sensitivity
 

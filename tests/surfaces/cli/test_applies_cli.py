@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from remem.embed.minilm import model_dir
+from remem.embed.minilm.embedder import model_dir
 from tests.support.cli import ok
 
 

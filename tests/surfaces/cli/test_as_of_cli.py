@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from remem.cli import main
+from remem.cli.main import main
 from remem.timeutil import utcnow
 from tests.support import pg
 

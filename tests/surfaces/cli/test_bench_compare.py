@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from remem.cli import main
+from remem.cli.main import main
 from tests.support.cli import err
 
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from remem.cli import main
-from remem.store.sqlite import SCHEMA_VERSION
+from remem.cli.main import main
+from remem.store.sqlite.store import SCHEMA_VERSION
 from tests.support.cli import err, ok
 
 
@@ -213,7 +213,7 @@ def test_ctrl_c_during_import_keeps_whole_batches(tmp_path: Path) -> None:
                                 "text": f"note {i}", "event_id": f"n{i}"}) + "\n")  # fmt: skip
     env = dict(os.environ, REMEM_MINILM_DIR="/nonexistent")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "remem.cli", "--db", str(db), "event", "import", str(src), "--json"],
+        [sys.executable, "-m", "remem.cli.main", "--db", str(db), "event", "import", str(src), "--json"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, preexec_fn=_interruptible,
     )  # fmt: skip
     deadline = time.monotonic() + 60
@@ -295,7 +295,7 @@ def test_worker_processes_jobs_as_a_process_of_its_own(tmp_path: Path) -> None:
     for i, text in enumerate(["I'm vegetarian.", "I live in Lisbon.", "ok", "I love tea."]):
         main(["--db", str(db), "event", "add", "--actor", "a", "--session", "s", "--role",
               "user", "--text", text, "--time", f"2026-01-0{i + 1}T00:00:00Z"])  # fmt: skip
-    cmd = [sys.executable, "-m", "remem.cli", "--db", str(db), "worker", "--interval", "0.05"]
+    cmd = [sys.executable, "-m", "remem.cli.main", "--db", str(db), "worker", "--interval", "0.05"]
     first = subprocess.run([*cmd, "--max-jobs", "2", "--json"], capture_output=True, text=True,
                            env=env, timeout=120)  # fmt: skip
     assert first.returncode == 0, first.stderr

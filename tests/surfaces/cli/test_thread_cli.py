@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from remem import Memory
-from remem.cli import cli, main
-from remem.thread import begin_tool_call, checkpoint_save
-from remem.thread.cli import checkpoint, toolcall
+from remem.cli.main import cli, main
+from remem.cli.thread import checkpoint, toolcall
+from remem.thread.api import begin_tool_call, checkpoint_save
 from tests.support.cli import err, ok
 
 WF = "refund-981"
@@ -19,7 +19,7 @@ WF = "refund-981"
 
 @pytest.fixture(autouse=True)
 def _groups(monkeypatch: pytest.MonkeyPatch) -> None:
-    # registered here too, so these tests run whether or not remem.cli adds the groups
+    # registered here too, so these tests run whether or not remem.cli.main adds the groups
     monkeypatch.setitem(cli.commands, "checkpoint", checkpoint)
     monkeypatch.setitem(cli.commands, "toolcall", toolcall)
     monkeypatch.setenv("REMEM_MINILM_DIR", "/nonexistent")

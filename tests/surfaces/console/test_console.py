@@ -20,7 +20,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from remem.embed import HashEmbedder
-from remem.memory import Memory, open_store
+from remem.memory.memory import Memory, open_store
 from remem.service import keys as keyring
 from remem.service.http import create_app
 from remem.timeutil import utcnow

@@ -31,9 +31,9 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import WebDriverWait
 
-from remem.cli import main
+from remem.cli.main import main
 from remem.embed import HashEmbedder
-from remem.memory import Memory
+from remem.memory.memory import Memory
 from remem.timeutil import utcnow
 from tests.support.processes import child_env, free_port, stop
 

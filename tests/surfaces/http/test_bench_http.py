@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from remem.errors import InvalidInput
-from remem.service.bench_http import run_http_bench
+from remem.eval.bench.http import run_http_bench
 
 
 def test_http_bench_reports_add_and_retrieve(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -12,7 +12,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from remem.errors import NotFound
-from remem.memory import open_store
+from remem.memory.memory import open_store
 from remem.service import keys as keyring
 from remem.service.http import create_app
 

@@ -18,8 +18,8 @@ import uvicorn
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from remem.cli import main
-from remem.config import ConfigFile, build
+from remem.cli.main import main
+from remem.config.config import ConfigFile, build
 from remem.embed import HashEmbedder
 from remem.errors import InvalidInput
 from remem.service import keys as keyring

@@ -19,13 +19,13 @@ import psycopg
 import pytest
 from fastapi.testclient import TestClient
 
-from remem import ledger
 from remem.errors import InvalidInput
-from remem.memory import Memory, open_store
+from remem.memory.memory import Memory, open_store
 from remem.service import keys as keyring
 from remem.service.http import create_app
-from remem.store import postgres_sql as pq
-from remem.store.sqlite import APPLICATION_ID, _migrations
+from remem.store.postgres import sql as pq
+from remem.store.sqlite.store import APPLICATION_ID, _migrations
+from remem.writes import ledger
 from tests.support import pg
 from tests.support.cli import err, ok
 

@@ -20,9 +20,9 @@ import schemathesis
 from click.testing import CliRunner
 from hypothesis import HealthCheck, Phase, settings
 
-from remem.cli import cli as remem_cli
+from remem.cli.main import cli as remem_cli
 from remem.errors import InvalidInput, NotFound
-from remem.memory import open_store
+from remem.memory.memory import open_store
 from remem.service import keys as keyring
 from remem.service.keys import Forbidden, Unauthorized
 from tests.support import pg

@@ -24,7 +24,7 @@ import httpx
 import uvicorn
 
 from remem.embed import HashEmbedder
-from remem.memory import open_store
+from remem.memory.memory import open_store
 from remem.service import keys as keyring
 from remem.service.http import create_app
 from tests.support.mcp import mcp_keys
@@ -193,7 +193,7 @@ def test_the_mcp_http_transport_bounds_bodies_too(tmp_path: Path) -> None:
     db = str(tmp_path / "mcp.db")
     key = mcp_keys(db)["alice"]
     port = free_port()
-    cmd = [sys.executable, "-m", "remem.cli", "--db", db, "mcp", "--key", key, "--lexical"]
+    cmd = [sys.executable, "-m", "remem.cli.main", "--db", db, "mcp", "--key", key, "--lexical"]
     cmd += ["--transport", "http", "--port", str(port)]
     cmd += ["--body-timeout", str(TIMEOUT), "--max-pending-bodies", "1"]
     with open(tmp_path / "server.log", "w") as errlog:
@@ -225,7 +225,7 @@ def test_the_mcp_http_transport_bounds_bodies_too(tmp_path: Path) -> None:
 def test_serve_passes_its_connection_limits_to_uvicorn(tmp_path: Path) -> None:
     db = str(tmp_path / "serve.db")
     port = free_port()
-    cmd = [sys.executable, "-m", "remem.cli", "--db", db, "serve", "--port", str(port)]
+    cmd = [sys.executable, "-m", "remem.cli.main", "--db", db, "serve", "--port", str(port)]
     cmd += ["--lexical", "--no-worker", "--max-connections", "3", "--keep-alive", "1"]
     url = f"http://127.0.0.1:{port}/healthz"
     with open(tmp_path / "serve.log", "w") as errlog:

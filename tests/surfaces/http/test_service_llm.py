@@ -9,7 +9,7 @@ from typing import Any
 
 import httpx
 
-from remem.config import ConfigFile, build
+from remem.config.config import ConfigFile, build
 from remem.embed.base import HashEmbedder
 from remem.service.client import Client
 from remem.service.http import create_app

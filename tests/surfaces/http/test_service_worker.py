@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from remem.config import ConfigFile, build
+from remem.config.config import ConfigFile, build
 from remem.embed.base import HashEmbedder
 from remem.service.http import create_app
 from remem.testing.llm_server import Reply, ScriptedLLM

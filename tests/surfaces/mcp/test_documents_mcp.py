@@ -8,7 +8,7 @@ from pathlib import Path
 
 from mcp import ClientSession
 
-from remem.memory import Memory
+from remem.memory.memory import Memory
 from tests.support.mcp import mcp_keys, session_run, tool_data, tool_error
 
 

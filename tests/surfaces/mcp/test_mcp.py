@@ -20,7 +20,7 @@ import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from remem.memory import Memory, open_store
+from remem.memory.memory import Memory, open_store
 from tests.support import pg
 from tests.support.backends import BACKENDS
 from tests.support.clock import Clock
@@ -149,7 +149,7 @@ def test_stdio_tenant_key_and_bad_key(tmp_path: Path, mcp_db: str) -> None:
         session_run(db, keys["globex"], errlog, as_globex)
 
     bad = subprocess.run(
-        [sys.executable, "-m", "remem.cli", "--db", db, "--json", "mcp", "--key", "rk_nope"],
+        [sys.executable, "-m", "remem.cli.main", "--db", db, "--json", "mcp", "--key", "rk_nope"],
         env=child_env(),
         capture_output=True,
         text=True,
@@ -201,7 +201,7 @@ def test_streamable_http_needs_the_key(tmp_path: Path, mcp_db: str) -> None:
     keys = mcp_keys(db)
     port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
-    cmd = [sys.executable, "-m", "remem.cli", "--db", db, "mcp", "--key", keys["alice"]]
+    cmd = [sys.executable, "-m", "remem.cli.main", "--db", db, "mcp", "--key", keys["alice"]]
     cmd += ["--transport", "http", "--port", str(port), "--lexical"]
     with open(tmp_path / "server.log", "w") as errlog:
         proc = subprocess.Popen(cmd, env=child_env(), stdout=errlog, stderr=errlog)

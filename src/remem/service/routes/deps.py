@@ -7,12 +7,12 @@ from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from remem.errors import InvalidInput, Unauthorized
-from remem.memory import Memory
+from remem.memory.memory import Memory
 from remem.model import Record
 from remem.policy import scope
 from remem.policy.scope import Principal
 from remem.service import keys as keyring
-from remem.store.base import Store
+from remem.store.roles import Store
 
 
 class Service(Protocol):

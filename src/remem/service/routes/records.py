@@ -1,5 +1,5 @@
 """Memory records: list, read, history, forget one, and the batch writes
-(create, update, delete) through the request ledger (`remem.ledger`)."""
+(create, update, delete) through the request ledger (`remem.writes.ledger`)."""
 
 # no `from __future__ import annotations`: FastAPI reads the signatures at runtime
 import functools
@@ -8,9 +8,8 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
-from remem import ledger
 from remem.errors import ConflictError, InvalidInput, NotFound, RefusedContent
-from remem.memory import Memory
+from remem.memory.memory import Memory
 from remem.model import Record
 from remem.policy import scope
 from remem.policy.scope import Principal
@@ -24,6 +23,7 @@ from remem.service.schemas import (
     DeleteItem,
     UpdateItem,
 )
+from remem.writes import ledger
 
 router = APIRouter()
 
@@ -141,7 +141,7 @@ def _batch(
     resolve: Callable[[Any], str],
     run: Callable[[Any, str], dict[str, Any]],
 ) -> dict[str, Any]:
-    """Run each item through the request ledger (`remem.ledger.settle`, the flow the
+    """Run each item through the request ledger (`remem.writes.ledger.settle`, the flow the
     library and the CLI run too): an item with a request id runs once per actor, and a
     repeat returns its first outcome.
 

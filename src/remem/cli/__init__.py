@@ -1,0 +1,1 @@
+"""The `remem` command line: every click command of remem lives here (`main` is the root)."""

@@ -1,0 +1,153 @@
+"""`remem demo` and `remem bench`: a guided tour, and the figures of a synthetic store.
+
+`remem.cli.main` adds them to the root command."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from remem.cli.kit import Ctx, emit, json_option
+from remem.errors import InvalidInput
+
+# -- demo and bench ----------------------------------------------------------------------
+
+
+@click.command()
+@json_option
+@click.pass_obj
+def demo(ctx: Ctx) -> None:
+    """Ingest a multi-session conversation, process it, and recall from it."""
+    from remem.cli.demo import run_demo
+
+    run_demo(ctx.db, as_json=ctx.as_json)
+
+
+@click.command()
+@click.option(
+    "--records",
+    "n_records",
+    default=100_000,
+    show_default=True,
+    type=click.IntRange(100, 10_000_000),
+    help="Records in the database.",
+)
+@click.option(
+    "--scope",
+    "scope_records",
+    default=None,
+    type=click.IntRange(10, 10_000_000),
+    help="Records in the queried actor's scope (default: min(records, 100000)).",
+)
+@click.option("--queries", default=200, show_default=True, type=click.IntRange(10, 100_000))
+@click.option(
+    "--events",
+    "n_events",
+    default=20_000,
+    show_default=True,
+    type=click.IntRange(100, 10_000_000),
+    help="Events for the add_event figure.",
+)
+@click.option(
+    "--http",
+    "over_http",
+    is_flag=True,
+    help="Measure add and retrieve requests through `remem serve` on loopback instead.",
+)
+@click.option(
+    "--requests",
+    "n_requests",
+    default=1000,
+    show_default=True,
+    type=click.IntRange(1, 1_000_000),
+    help="Requests of each kind (with --http).",
+)
+@click.option(
+    "--concurrency",
+    default=8,
+    show_default=True,
+    type=click.IntRange(1, 256),
+    help="Client threads (with --http).",
+)
+@click.option("--lexical", is_flag=True, help="Serve without an embedding model (with --http).")
+@click.option(
+    "--compare",
+    is_flag=True,
+    help="Also measure the raw parts on the same data (embedder alone, numpy scan, BM25 "
+    "alone), recall as a ratio to them, and a fresh process's first recall.",
+)
+@click.option(
+    "--sizes",
+    default=None,
+    metavar="N,N,...",
+    help="Run once per record count (a fresh database each, e.g. 10000,100000); "
+    'the output is {"sizes": [figures, ...]}.',
+)
+@click.option(
+    "--llm-fake",
+    is_flag=True,
+    help="Measure the LLM pipeline (calls, tokens and overhead per event) against a "
+    "scripted model server on loopback; --events defaults to 600 here.",
+)
+@json_option
+@click.pass_context
+def bench(
+    click_ctx: click.Context,
+    n_records: int,
+    scope_records: int | None,
+    queries: int,
+    n_events: int,
+    over_http: bool,
+    n_requests: int,
+    concurrency: int,
+    lexical: bool,
+    compare: bool,
+    sizes: str | None,
+    llm_fake: bool,
+) -> None:
+    """Measure recall latency, ingest and extraction speed on synthetic records."""
+    ctx: Ctx = click_ctx.obj
+    if llm_fake:
+        from remem.eval.bench.llm import run_llm_bench
+
+        if click_ctx.get_parameter_source("n_events") is click.core.ParameterSource.DEFAULT:
+            n_events = 600
+        figures = run_llm_bench(events=n_events, progress=not ctx.as_json)
+        emit(ctx, figures, lambda: click.echo(json.dumps(figures, indent=2)))
+        return
+    if over_http:
+        try:
+            from remem.eval.bench.http import run_http_bench
+        except ImportError as exc:
+            raise click.ClickException(
+                f"--http needs the server extra ({exc.name} is missing): "
+                "pip install 'remem[server]'"
+            ) from None
+        figures = run_http_bench(
+            db=ctx.db,
+            requests=n_requests,
+            concurrency=concurrency,
+            lexical=lexical,
+            progress=not ctx.as_json,
+        )
+        emit(ctx, figures, lambda: click.echo(json.dumps(figures, indent=2)))
+        return
+    from remem.eval.bench.synthetic import run_bench, run_sizes
+
+    common: dict[str, Any] = dict(
+        scope=scope_records, queries=queries, events=n_events, progress=not ctx.as_json,
+        compare=compare,
+    )  # fmt: skip
+    if sizes is not None:
+        try:
+            counts = [int(part) for part in sizes.split(",") if part.strip()]
+        except ValueError:
+            raise InvalidInput(
+                f"--sizes takes record counts like 10000,100000, not {sizes!r}"
+            ) from None
+        result = run_sizes(counts, db=ctx.db, **common)
+    else:
+        result = run_bench(db=ctx.db, records=n_records, **common)
+    emit(ctx, result, lambda: click.echo(json.dumps(result, indent=2)))

@@ -1,0 +1,254 @@
+"""`remem serve` and `remem keys ...`: run the HTTP service and manage its API keys.
+
+`remem.cli.main` adds the command and the group to the root command; the context
+object, `--json` and output come from `remem.cli.kit`. FastAPI and uvicorn are
+imported only when `serve` runs. The database is named as for every command
+(`--db`, `$REMEM_DB`: a file, `sqlite:///path` or a PostgreSQL URL) and opened
+by `remem.memory.memory.open_store`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import click
+
+from remem.cli.kit import Ctx, emit, json_option, warn_store
+from remem.memory.memory import default_db_path, is_server_url, open_store
+from remem.service import keys as keyring
+from remem.store.roles import Store
+
+
+def _db_path(ctx: Ctx) -> str:
+    """The database named by --db or $REMEM_DB, else the default file (as `Memory.open`):
+    a file path (`sqlite:///` removed) or a PostgreSQL URL, as given."""
+    if ctx.db:
+        raw = ctx.db
+        return raw[len("sqlite:///") :] if raw.startswith("sqlite:///") else raw
+    path = default_db_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return str(path)
+
+
+def _where(target: str) -> str:
+    """`target` to show a person: a file path as it is, a server URL without its password."""
+    if not is_server_url(target):
+        return target
+    from remem.store.postgres.store import redact_dsn  # opened already, so psycopg is installed
+
+    return redact_dsn(target)
+
+
+def _open(ctx: Ctx) -> Store:
+    store = open_store(_db_path(ctx))
+    warn_store(store)
+    return store
+
+
+def body_options(command: Callable[..., None]) -> Callable[..., None]:
+    """--max-body, --body-timeout and --max-pending-bodies: the request-body bounds of
+    `remem serve` and `remem mcp --transport http` (`remem.service.bodies`)."""
+    options = [
+        click.option(
+            "--max-body",
+            default=1_048_576,
+            show_default=True,
+            type=click.IntRange(min=1),
+            help=(
+                "Refuse request bodies over this many bytes (413); for `remem mcp` over "
+                "stdio, a message line over this many characters (JSON-RPC -32600)."
+            ),
+        ),
+        click.option(
+            "--body-timeout",
+            default=10.0,
+            show_default=True,
+            type=click.FloatRange(min=0, min_open=True),
+            help="Answer 408 and close when a request body has not arrived in this many seconds.",
+        ),
+        click.option(
+            "--max-pending-bodies",
+            default=16,
+            show_default=True,
+            type=click.IntRange(min=1),
+            help="Bodies received at once (at most this many x --max-body bytes); beyond: 503.",
+        ),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+allow_rls_bypass_option = click.option(
+    "--allow-rls-bypass",
+    is_flag=True,
+    help="Serve over HTTP even though the PostgreSQL role bypasses row-level security (a "
+    "superuser or BYPASSRLS), which turns the database's tenant wall off; refused without it.",
+)
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
+@click.option("--port", default=8080, show_default=True, type=click.IntRange(0, 65535))
+@body_options
+@click.option(
+    "--max-connections",
+    default=1000,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Open connections and requests at once; beyond: 503 (uvicorn's limit_concurrency).",
+)
+@click.option(
+    "--keep-alive",
+    default=5,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Close an idle keep-alive connection after this many seconds.",
+)
+@click.option(
+    "--no-worker",
+    is_flag=True,
+    help="Do not run extraction in this process (separate workers drain the queue).",
+)
+@click.option("--lexical", is_flag=True, help="No embedding model: lexical recall only.")
+@click.option(
+    "--metrics-port",
+    default=None,
+    type=click.IntRange(1, 65535),
+    help="Also serve the whole process's Prometheus metrics on this port, without a key "
+    "(/metrics on the API port needs a tenant-wide admin key and shows that tenant's).",
+)
+@click.option(
+    "--metrics-host",
+    default=None,
+    help="Interface of the --metrics-port listener (default: --host's).",
+)
+@allow_rls_bypass_option
+@json_option
+@click.pass_obj
+def serve(
+    ctx: Ctx,
+    host: str,
+    port: int,
+    max_body: int,
+    body_timeout: float,
+    max_pending_bodies: int,
+    max_connections: int,
+    keep_alive: int,
+    no_worker: bool,
+    lexical: bool,
+    metrics_port: int | None,
+    metrics_host: str | None,
+    allow_rls_bypass: bool,
+) -> None:
+    """Run the HTTP API (OpenAPI at /openapi.json); requests need a key from `remem keys`."""
+    try:
+        import uvicorn
+
+        from remem.service.http import create_app
+    except ImportError as exc:
+        raise click.ClickException(
+            f"the HTTP service needs its extra ({exc.name} is missing): pip install 'remem[server]'"
+        ) from None
+    from remem.embed.base import default_embedder
+
+    path = _db_path(ctx)
+    embedder = None if lexical else default_embedder()
+    app = create_app(
+        path,
+        max_body_bytes=max_body,
+        body_timeout=body_timeout,
+        max_pending_bodies=max_pending_bodies,
+        embedder=embedder,
+        worker=not no_worker,
+        config=ctx.config,
+        allow_rls_bypass=allow_rls_bypass,
+        metrics_host=metrics_host or host,
+        metrics_port=metrics_port,
+    )
+    if not ctx.as_json:
+        where = _where(path)
+        click.echo(
+            f"remem: serving {where} on http://{host}:{port} (docs at /docs, console at /console)",
+            err=True,
+        )
+        if metrics_port is not None:
+            click.echo(f"remem: metrics on http://{metrics_host or host}:{metrics_port}/", err=True)
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        limit_concurrency=max_connections,
+        timeout_keep_alive=keep_alive,
+    )
+
+
+@click.group()
+def keys() -> None:
+    """Create, list and revoke the API keys of the HTTP service."""
+
+
+@keys.command("create")
+@click.option("--tenant", "key_tenant", required=True, help="The tenant the key acts in.")
+@click.option("--actor", default=None, help="Limit the key to one actor (default: all).")
+@click.option(
+    "--role",
+    type=click.Choice(list(keyring.ROLES)),
+    default="agent",
+    show_default=True,
+    help="agent: read and write; reviewer: also approve; admin: also erase, export, keys.",
+)
+@json_option
+@click.pass_obj
+def keys_create(ctx: Ctx, key_tenant: str, actor: str | None, role: str) -> None:
+    """Create a key; its secret is printed once and only its hash is stored."""
+    store = _open(ctx)
+    try:
+        key, secret = keyring.create_key(store, tenant=key_tenant, actor=actor, role=role)
+    finally:
+        store.close()
+    emit(
+        ctx,
+        {**key.as_dict(), "key": secret},
+        lambda: click.echo(
+            f"{secret}\n(key {key.id}: tenant {key.tenant}, actor {key.actor or '*'}, "
+            f"role {key.role}; shown once, store it now)"
+        ),
+    )
+
+
+@keys.command("list")
+@click.option("--tenant", "key_tenant", default=None, help="Only this tenant's keys.")
+@json_option
+@click.pass_obj
+def keys_list(ctx: Ctx, key_tenant: str | None) -> None:
+    """List keys (never their secrets), revoked ones included."""
+    store = _open(ctx)
+    try:
+        found = keyring.list_keys(store, key_tenant)
+    finally:
+        store.close()
+
+    def human() -> None:
+        for k in found:
+            state = f"revoked {k.revoked_at}" if k.revoked_at else "active"
+            click.echo(f"{k.id}  {k.tenant}  {k.actor or '*'}  {k.role}  {state}")
+        if not found:
+            click.echo("no keys; create one with: remem keys create --tenant T")
+
+    emit(ctx, {"keys": [k.as_dict() for k in found]}, human)
+
+
+@keys.command("revoke")
+@click.argument("key_id")
+@json_option
+@click.pass_obj
+def keys_revoke(ctx: Ctx, key_id: str) -> None:
+    """Revoke a key; requests with it are refused (401) from now on."""
+    store = _open(ctx)
+    try:
+        key = keyring.revoke_key(store, key_id)
+    finally:
+        store.close()
+    emit(ctx, key.as_dict(), lambda: click.echo(f"revoked {key.id} at {key.revoked_at}"))

@@ -1,0 +1,239 @@
+"""`remem bench --http`: requests/s and latency through a real server on loopback.
+
+`run_http_bench` creates a temporary database (or uses the one `db` names:
+a new SQLite file, or an empty PostgreSQL database) and an API key, starts
+`remem serve` on it in a child process on a free port of 127.0.0.1 (so the
+server and the load generator do not share one interpreter), and sends a
+bounded number of requests from `concurrency` threads with httpx, each on its
+own keep-alive connection:
+
+    add       POST /v1/events             one event per request
+    retrieve  POST /v1/memories/retrieve  one recall per request, after the adds
+
+The server runs as `remem serve` does by default: its extraction worker
+drains the queue while the requests arrive. The server is stopped, and a
+temporary database removed, before the function returns; a named one keeps
+what the bench wrote.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+
+from remem.errors import InvalidInput, RememError
+from remem.eval.bench.synthetic import QUERIES, synthetic_facts
+from remem.memory.memory import is_server_url, open_store
+from remem.service import keys as keyring
+
+START_SECONDS = 60.0
+ACTORS = 8
+
+Progress = Callable[[str], None]
+
+
+def run_http_bench(
+    *,
+    db: str | None = None,
+    requests: int = 1000,
+    concurrency: int = 8,
+    lexical: bool = False,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Measure add and retrieve through `remem serve` on loopback; return the figures.
+
+    `db` None benches a temporary SQLite file; else a file that must not exist
+    yet (`sqlite:///path` or a path) or a PostgreSQL URL of an empty database.
+    `requests` of each kind are sent by `concurrency` threads; `lexical`
+    starts the server without an embedding model.
+    """
+    if not 1 <= requests <= 1_000_000:
+        raise InvalidInput(f"requests must be from 1 to 1000000; got {requests}")
+    if not 1 <= concurrency <= 256:
+        raise InvalidInput(f"concurrency must be from 1 to 256; got {concurrency}")
+    say: Progress = (lambda m: print(m, file=sys.stderr)) if progress else (lambda m: None)
+    with tempfile.TemporaryDirectory(prefix="remem-bench-http-") as tmp:
+        target = db or str(Path(tmp) / "bench.db")
+        if not is_server_url(target) and Path(target.removeprefix("sqlite:///")).exists():
+            raise InvalidInput(f"{target} exists; bench builds a fresh database, name a new file")
+        store = open_store(target)
+        try:
+            held = store.stats()
+            if held["records"] or held["events"]:
+                raise InvalidInput(
+                    f"the database named by --db already holds {held['records']} records and "
+                    f"{held['events']} events; bench builds its own data, name an empty database"
+                )
+            _, key = keyring.create_key(store, tenant="bench")
+        finally:
+            store.close()
+        with _Server(target, lexical=lexical, log=Path(tmp) / "server.log") as url:
+            say(f"server on {url} ({'lexical' if lexical else 'default embedder'})")
+            figures: dict[str, Any] = {
+                "requests": requests,
+                "concurrency": concurrency,
+                "lexical": lexical,
+            }
+            facts = synthetic_facts(min(requests, 2000), seed=5)
+            add = _measure(url, key, requests, concurrency, lambda i: _event(i, facts))
+            say(_line("add", add))
+            figures.update(_figures("add", add))
+            get = _measure(url, key, requests, concurrency, _retrieve)
+            say(_line("retrieve", get))
+            figures.update(_figures("retrieve", get))
+            figures["errors"] = add["errors"] + get["errors"]
+    return figures
+
+
+# -- the server ------------------------------------------------------------------------------
+
+
+class _Server:
+    """`remem serve` in a child process on a free loopback port; stopped on exit."""
+
+    def __init__(self, db: str, *, lexical: bool, log: Path) -> None:
+        self.db = db
+        self.lexical = lexical
+        self.log = log
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def __enter__(self) -> str:
+        port = _free_port()
+        # the database travels in the environment: a URL may hold a password, and a
+        # command line is visible to every user of the machine
+        cmd = [sys.executable, "-m", "remem.cli.main", "--json", "serve"]
+        cmd += ["--host", "127.0.0.1", "--port", str(port)]
+        if self.lexical:
+            cmd.append("--lexical")
+        env = {**os.environ, "REMEM_DB": self.db}
+        with open(self.log, "wb") as out:
+            self.proc = subprocess.Popen(
+                cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env
+            )
+        url = f"http://127.0.0.1:{port}"
+        try:
+            self._wait(url)
+        except BaseException:
+            self._stop()
+            raise
+        return url
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop()
+
+    def _wait(self, url: str) -> None:
+        assert self.proc is not None
+        deadline = time.monotonic() + START_SECONDS
+        while True:
+            if self.proc.poll() is not None:
+                raise RememError(f"the bench server exited: {self._tail()}")
+            try:
+                if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                raise RememError(f"the bench server did not start in {START_SECONDS:.0f}s")
+            time.sleep(0.05)
+
+    def _stop(self) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+    def _tail(self) -> str:
+        try:
+            return self.log.read_text(errors="replace")[-2000:].strip() or "(no output)"
+        except OSError:
+            return "(no output)"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+# -- the load ------------------------------------------------------------------------------
+
+
+Request = tuple[str, dict[str, Any]]
+
+
+def _event(i: int, facts: list[str]) -> Request:
+    body = {
+        "actor_id": f"bench-{i % ACTORS}",
+        "session_id": f"s{i % 3}",
+        "role": "user",
+        "text": facts[i % len(facts)],
+        "event_id": f"bench-http-{i}",
+    }
+    return "/v1/events", body
+
+
+def _retrieve(i: int) -> Request:
+    body = {"actor_id": f"bench-{i % ACTORS}", "query": QUERIES[i % len(QUERIES)], "top_k": 10}
+    return "/v1/memories/retrieve", body
+
+
+def _measure(
+    url: str, key: str, n: int, concurrency: int, make: Callable[[int], Request]
+) -> dict[str, Any]:
+    """Send requests 0..n-1 from `concurrency` threads; latencies in ms, wall time, errors."""
+    workers = min(concurrency, n)
+    headers = {"Authorization": f"Bearer {key}"}
+
+    def worker(w: int) -> tuple[list[float], int]:
+        times: list[float] = []
+        errors = 0
+        with httpx.Client(base_url=url, headers=headers, timeout=60) as http:
+            for i in range(w, n, workers):
+                path, body = make(i)
+                t0 = time.perf_counter()
+                try:
+                    ok = http.post(path, json=body).status_code < 300
+                except httpx.HTTPError:
+                    ok = False
+                times.append((time.perf_counter() - t0) * 1000)
+                errors += not ok
+        return times, errors
+
+    t0 = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="bench-http") as pool:
+        done = list(pool.map(worker, range(workers)))
+    wall = time.perf_counter() - t0
+    latencies = [t for times, _ in done for t in times]
+    return {"n": n, "wall_s": wall, "ms": latencies, "errors": sum(e for _, e in done)}
+
+
+def _figures(name: str, run: dict[str, Any]) -> dict[str, Any]:
+    ms = np.asarray(run["ms"])
+    return {
+        f"{name}_per_s": round(run["n"] / run["wall_s"], 1),
+        f"{name}_p50_ms": round(float(np.percentile(ms, 50)), 2),
+        f"{name}_p95_ms": round(float(np.percentile(ms, 95)), 2),
+    }
+
+
+def _line(name: str, run: dict[str, Any]) -> str:
+    f = _figures(name, run)
+    return (
+        f"{name}: {run['n']} requests in {run['wall_s']:.2f}s, {f[name + '_per_s']}/s, "
+        f"p50 {f[name + '_p50_ms']} ms, p95 {f[name + '_p95_ms']} ms, {run['errors']} errors"
+    )

@@ -1,0 +1,2 @@
+"""The offline extractor: deterministic rules that turn one user turn into candidates
+(`extractor`), one module per kind of rule."""

@@ -1,0 +1,558 @@
+"""The offline extractor: deterministic rules that turn one user turn into candidates.
+
+No model, no I/O, no clock: the same event and context always yield the same
+candidates, so the extractor runs anywhere, re-runs safely and is tested line by
+line. Only user turns are read; each sentence (and each first-person clause of
+it) is matched against a few dozen regular-expression rules
+(`remem.extract.offline.rules`, over text normalised by
+`remem.extract.offline.text`), and a first-person statement with at least three
+content words that no rule claims is kept as a plain fact (kind semantic, no
+field). Candidates are authority INFERRED, except explicit ones ("remember that
+...", "don't forget ...", "note that ...", "... please keep that in mind"),
+which are CONFIRMED and keep the kind and field of the rule the remembered
+clause matches (semantic and no field when none does). `is_correction` is set
+when the statement says it corrects ("actually", "no,", "correction:") or, for a
+candidate with a field, reports a change ("moved", "increased", "no longer",
+"anymore", "now", "again").
+
+A candidate's text is the clause as said, turned to the third person: only the
+verb is conjugated ("I strongly dislike seafood" -> "Strongly dislikes
+seafood"), "I remember / know / think that <clause>" keeps the clause, and a
+qualifier said before the clause stays ("On long flights, always books an aisle
+seat"). When the event names its speaker (`metadata.speaker`) the text names
+them ("Ines strongly dislikes seafood", "Ines's sister lives in Oslo", "Ines
+says they ..." for "we ...") and a leading "Ines:" is dropped from the turn; a
+clause whose statement would not name the speaker is dropped. Without a
+speaker the text keeps the note form of a profile about the user ("Prefers
+aisle seats").
+
+Nothing is proposed from a turn that is code or pasted text
+(`remem.extract.offline.text.pasted`) or play-acting in a game or role-play
+(`remem.extract.offline.said.in_role_play`), nor from quoted speech reported
+in a turn ("my aunt told me "..."") or the cut-off last sentence of a written
+turn, nor from a clause that addresses or praises the listener, is a request,
+a question, a hypothetical or conditional, holds a blank to fill in, or is cut
+off mid-phrase (`not_a_statement`). A plain fact that names a person or thing
+only by a pronoun ("I made it with ...", "he told me ...") and a mood of the
+moment ("I'm feeling hopeful") store nothing. A rule's fact said with a hedge
+("I think I'm allergic to kiwi") keeps the hedge in its text ("Thinks they
+are allergic to kiwi") and sets no field, so it never replaces an exact fact.
+
+Field vocabulary (the key consolidation uses: a later statement with the same
+field and a different value supersedes an earlier one). `<x>` is a slug:
+lower case, words joined by "_", last word singular.
+
+    name, age, home, origin, address    "my name is Ana", "I'm 34", "I live in / moved to
+                                        Lisbon", "I'm from Brazil", "my address is ..."
+    diet                                vegetarian | vegan | pescatarian | flexitarian |
+                                        eats meat | no meat | not <diet>
+    diet:<x>                            keto, halal, gluten-free ... ("diet:gluten_free")
+    eats:<food>                         "I don't eat pork" -> eats | does not eat
+    allergy:<x>                         allergic | not allergic (one per allergen)
+    uses:<aid>, condition:<x>,          what the body needs (`remem.extract.offline.needs`):
+    cannot:<x>, needs:<x>               "I use a wheelchair", "I get seasick", "I can't
+                                        climb stairs", "I need step-free access"
+    occupation, employer                "I'm a nurse", "I work as / at ..."
+    children, count:<x>                 "I have two kids" -> "2 children"; "count:cat"
+    relation:<x>                        name of a person or pet: "relation:wife" = "Ana"
+    home:<x>                            where they live: "my sister lives in Berlin"
+    likes:<x>                           likes | dislikes ("I love pizza" / "I hate pizza")
+    preference:<topic>                  "I prefer aisle seats" -> preference:seat; topics
+                                        fold synonyms (seat, drink, contact, transport ...)
+    favorite:<x>                        "my favourite colour is blue" -> favorite:color
+    date:<x>[_expiry|_due|_end|...]     "my flight is on March 3" -> date:flight;
+                                        "my passport expires in 2031" -> date:passport_expiry
+    budget, rent, salary, price ...     money amounts, the head noun only
+    email, phone, timezone, language,   "my <attribute> is <value>" for a fixed list
+    nationality, ...
+
+Qualifiers are deliberately left out of fields and kept in the text: "our budget
+for the trip is $500" and "our budget increased to $750" are both `budget`, and
+"my flight to Paris is on March 3" and "my flight got moved to March 5" are both
+`date:flight`, so an update made without repeating the qualifier still lands on
+the original. The price: two budgets (or two flights) of one user share a field.
+
+Values are normalised so that equal things compare equal: "I love pizza" and "I
+like pizza" both give likes:pizza = "likes"; money becomes "$500"; counts become
+digits; negations give a different value on the same field ("not vegetarian").
+
+What it does NOT catch (use an LLM strategy for these):
+
+- anything said by the assistant, a tool or the system, including facts the
+  assistant restates or learns ("Booked your flight for March 3");
+- facts about other people in the third person ("Sam is vegetarian") unless the
+  user says "remember that ..."; facts about the user in the third person;
+- implicit preferences and habits: "can you find me a vegetarian place again?",
+  booking the aisle seat every time, a tone of voice;
+- coreference: pronouns and ellipsis are not resolved ("I love it", "she moved
+  to Berlin", "the second one", "same as last time"); across turns only the
+  bare yes / no answer to the assistant's immediately preceding yes/no question
+  ("Are you still vegetarian?" - "not anymore") is resolved, and only when the
+  resulting statement matches a rule with a field; answers to choice questions
+  ("window or aisle?" - "aisle") are not;
+- relative dates stay relative: "my flight is tomorrow" stores "tomorrow", not a
+  calendar date; durations and recurring events are not understood;
+- hypothetical, past or future statements (a hedged fact keeps its hedge and
+  no field; "I think that <clause>" keeps the clause as said):
+  "if I move to Porto", "I used to live in Lisbon", "I'm moving to Porto next
+  month", "I might go vegan"; negated facts without a replacement ("I don't live
+  in Lisbon anymore") give no home at all;
+- requests, tasks and instructions: "I need a hotel in Paris", "remember to
+  call mom", "always answer in French" (procedural memory);
+- feelings and small talk about the moment ("I'm so excited about the trip");
+- quoted speech is recognised only by a speech verb next to a double-quoted
+  span ("she said "I love cats""); a quotation without one, or in single
+  quotes, is read as the user's words; a whole turn in quotes is read as the
+  user's statement;
+- role-play is recognised by how it is set up or acted ("let's play ...",
+  "pretend you are ...", "*bows*"), not by what is said in it; a game the
+  assistant set up without such words is not noticed;
+- third-person pronouns stay neutral ("their", "them") even when the speaker is
+  named, and "we" becomes "<speaker> says they ...";
+- lists are one thing where splitting is unsafe: "I love pizza and pasta" is
+  likes:pizza_and_pasta (allergies are split, "peanuts and shellfish" is two);
+- nationality, languages spoken, religion, health beyond allergies and diet,
+  unless said as "my nationality is ...";
+- a name given as "I'm Sam" only after a greeting ("Hi, I'm Sam"); lower-case
+  names in that form; text that is not English;
+- secrets are not filtered here: policy refuses them on every write path.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from remem.extract.offline.fact import Fact
+from remem.extract.offline.generic import FINITE, generic_facts
+from remem.extract.offline.person import third_person
+from remem.extract.offline.rules import RULES, greeting_name, rule_facts
+from remem.extract.offline.said import cut_off_tail, in_role_play, without_quoted_speech
+from remem.extract.offline.text import ADV, normalise, pasted, sentences, with_initials
+from remem.model import Authority, Candidate, Event, Role, Source
+
+__all__ = ["EXTRACTOR_VERSION", "STRATEGY", "extract_offline"]
+
+EXTRACTOR_VERSION = "offline-rules/1"
+STRATEGY = "offline"
+
+_I = re.IGNORECASE
+
+
+@dataclass(frozen=True, slots=True)
+class _Clause:
+    text: str
+    explicit: bool
+    correction: bool
+    greeted: bool
+    lead: str = ""  # a qualifier said before the clause: "on long flights", "due to ..."
+    hedge: str = ""  # "I think" said before a clause a rule reads: kept in the text
+    together: str = ""  # who else the subject was: "my mom" of "my mom and I ..."
+
+
+def extract_offline(event: Event, context: Sequence[Event] = ()) -> list[Candidate]:
+    """Propose candidates from one event with deterministic rules; [] for non-user turns.
+
+    `context` are earlier events of the same session; they are used to read a
+    bare "yes" / "no" / "not anymore" as the answer to the assistant's question,
+    and to tell a turn of a game or role-play the session set up.
+    """
+    if event.role != Role.USER:
+        return []
+    speaker = _speaker(event)
+    text = event.text
+    if speaker:
+        text = re.sub(rf"^\s*{re.escape(speaker)}\s*:\s*", "", text)
+    if pasted(text) or in_role_play(text, context):
+        return []
+    text = _without_vocatives(without_quoted_speech(text), _listeners(context, speaker))
+    found: list[tuple[Fact, bool, bool]] = []
+    for clause in _clauses(text):
+        if clause.lead and not_a_statement(clause.lead):
+            continue
+        facts = _facts(clause.text, greeted=clause.greeted, explicit=clause.explicit)
+        if clause.hedge:  # no exact fact from a hedge: the statement, hedge and all
+            hedged = _hedged(clause.hedge, clause.text, speaker)
+            facts = [replace(f, text=hedged, field=None, value=None) for f in facts][:1]
+        for fact in facts:
+            changed = fact.field is not None and (
+                fact.change or re.search(_CHANGE_WORDS, clause.text, _I) is not None
+            )
+            said = fact.text
+            if clause.together and not clause.hedge:
+                said = _together(clause, speaker)
+            elif speaker:
+                said = said if clause.hedge else _named(said, clause.text, speaker)
+                if not re.search(rf"\b{re.escape(speaker)}\b", said):
+                    continue  # in a thread of several people a record says whose it is
+            if clause.lead:
+                said = _with_lead(clause.lead, said, speaker)
+            found.append((replace(fact, text=said), clause.explicit, clause.correction or changed))
+    if not found:
+        found = _answer_facts(event, context)
+    source = Source(
+        type="event", event_ids=(event.id,), strategy=STRATEGY, extractor=EXTRACTOR_VERSION
+    )
+    out: list[Candidate] = []
+    seen: set[tuple[str, str | None, str | None]] = set()
+    for fact, explicit, correction in found:
+        key = (fact.text.casefold(), fact.field, fact.value)
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(
+            Candidate(
+                text=fact.text,
+                kind=fact.kind,
+                source=source,
+                observed_at=event.time,
+                field=fact.field,
+                value=fact.value,
+                authority=Authority.CONFIRMED if explicit else Authority.INFERRED,
+                sensitivity=fact.sensitivity,
+                is_correction=correction,
+            )
+        )
+    return out
+
+
+_NOT_NAMES = frozenset("user assistant system unknown me i you".split())
+
+
+def _speaker(event: Event) -> str | None:
+    """The name of who said the turn, when the application gives one (`metadata.speaker`)."""
+    name = event.metadata.get("speaker")
+    if not isinstance(name, str):
+        return None
+    name = " ".join(name.split())
+    if not re.fullmatch(r"[^\W\d_][\w'.-]*(?: [^\W\d_][\w'.-]*){0,3}", name):
+        return None
+    return None if name.casefold() in _NOT_NAMES else name
+
+
+def _listeners(context: Sequence[Event], speaker: str | None) -> set[str]:
+    """The names of the others who speak in the session (`metadata.speaker`)."""
+    names = {_speaker(e) for e in context}
+    return {n for n in names if n and n != speaker}
+
+
+def _without_vocatives(text: str, listeners: set[str]) -> str:
+    """The turn without the listener's name said to them ("..., Jon." / "Jon, I ...")."""
+    for name in listeners:
+        n = re.escape(name)
+        text = re.sub(rf",\s*{n}(?=\s*[.!?\u2026]|\s*$)", "", text)
+        text = re.sub(rf"(?:(?<=^)|(?<=[.!?]\s)){n}\s*,\s*", "", text)
+    return text
+
+
+def _named(text: str, clause: str, speaker: str) -> str:
+    """A fact's statement naming its speaker ("Prefers tea" -> "Caroline prefers tea")."""
+    if text == third_person(clause):
+        return third_person(clause, speaker)
+    if re.match(rf"{re.escape(speaker)}\b", text):
+        return text
+    if re.match(r"(?:Name|Favou?rite\s+\w+)\s", text):
+        return f"{speaker}'s {text[:1].lower()}{text[1:]}"
+    return f"{speaker} {text[:1].lower()}{text[1:]}"
+
+
+def _together(clause: _Clause, speaker: str | None) -> str:
+    """A statement of "my mom and I ..." naming both: "Maria and their mom made dinner"."""
+    they = third_person(clause.text)  # "we made dinner" -> "the user says they made dinner"
+    rest = re.sub(r"^(?:the\s+user\s+says\s+)?they\s+", "", they, flags=_I)
+    who = re.sub(r"^(?:my|our)\b", "their", clause.together.strip(), flags=_I)
+    return f"{speaker or 'The user'} and {who} {rest}"
+
+
+def _hedged(hedge: str, clause: str, speaker: str | None) -> str:
+    """The clause said with its hedge: "Thinks they are allergic to kiwi", "Ann is not
+    sure but they think ...", "Maybe they prefer tea", "Probably Ann's favourite ..."."""
+    clause = re.sub(r"^(My|Our)\b", lambda m: m.group(1).lower(), clause)
+    if speaker and re.fullmatch(r"probably|maybe|perhaps|possibly", hedge, _I):
+        return f"{hedge[:1].upper()}{hedge[1:].lower()} {third_person(clause, speaker)}"
+    return third_person(f"{hedge} {clause}", speaker)
+
+
+def _with_lead(lead: str, text: str, speaker: str | None) -> str:
+    """The statement with the qualifier said before it ("Due to X, needs to avoid Y")."""
+    if not (speaker and text.startswith(speaker)):
+        text = text[:1].lower() + text[1:]
+    return third_person(f"{lead}, {text}")
+
+
+_SEP = r"(?:\s*[,:;.!-]+\s*|\s+)"
+_GREETING = (
+    r"(?:hi|hello|hey|hiya|heya|howdy|greetings|good\s+(?:morning|afternoon|evening))"
+    r"(?:\s+there)?(?:\s*[,:;.!-]+\s*|\s+|$)"
+)
+_CORRECTION = (
+    r"(?:actually|correction|sorry|wait|oops|whoops|my\s+bad|scratch\s+that|I\s+meant\s+to\s+say"
+    r"|I\s+mean|to\s+be\s+clear|let\s+me\s+correct\s+(?:that|myself)|update|no|nope|not\s+quite"
+    r"|that(?:\s+is|'s|\s+was)\s+(?:wrong|not\s+right|not\s+correct|incorrect|not\s+true)"
+    r"|that\s+(?:isn't|is\s+not)\s+(?:right|correct|true)|not\s+true|wrong|now|these\s+days"
+    r"|nowadays)"
+    r"(?:\s*[,:;.!\u2013\u2014-]+\s*|\s+(?=(?:I|my|we|our|it|that|the)\b))(?=\S)"
+)
+_EXPLICIT = (
+    r"(?:(?:can|could|would|will)\s+you\s+)?(?:please\s+)?(?:remember|do\s+not\s+forget|never\s+forget"
+    r"|note|make\s+a\s+note|take\s+note|keep\s+in\s+mind|bear\s+in\s+mind|for\s+(?:future\s+)?reference"
+    r"|save\s+this|store\s+this|memori[sz]e)(?:\s+(?:that|this|of\s+this|of\s+that))?(?:\s+please)?"
+    + _SEP
+    + r"(?=\S)(?!(?:to|when|where|what|who|whom|how|why|if|whether|which|me|us|the\s+time)\b)"
+)
+_FILLER = (
+    r"(?:oh|ah|well|so|also|and|but|plus|btw|by\s+the\s+way|fyi|just\s+so\s+you\s+know|ok(?:ay)?"
+    r"|um+|uh+|hmm+|yeah|yes|yep|ya|yea|yup|sure|honestly|basically|anyway|anyways|alright|right|ha(?:ha)+"
+    r"|lol|one\s+more\s+thing|quick\s+update|heads\s+up|just\s+fyi|for\s+what\s+it\s+is\s+worth"
+    r"|(?:good|great|bad|big|some|exciting|sad)\s+news|update|guess\s+what)" + _SEP + r"(?=\S)"
+)
+_QUESTION_START = (
+    r"(?:what|where|when|who|whom|whose|why|how|which|do|does|did|is|are|am|was|were|can|could"
+    r"|would|should|will|shall|may|might|have|has|had|any)\b"
+)
+_CLAUSE_SPLIT = (
+    r"\s*;\s*|\s*,?\s+(?:and|but|although|though|while|whereas|plus)\s+(?=(?:I|we|my|our)\s)"
+    r"|\s*,\s+(?=(?:I|we|my|our)\s)"
+)
+# a subject of two: "my mom and I ...", "Tom and I ...", "me and my husband ..." (a person
+# named by "my <words>" or a capitalised name, then a verb)
+_WHO = r"(?P<who>(?:my|our)\s+[^\W\d_][\w'-]*(?:\s+[\w'-]+){0,2}?|[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)"
+_TOGETHER = rf"{_WHO}\s+and\s+I\s+(?P<rest>.+)"
+_TOGETHER_ME = (
+    rf"(?:me|I)\s+and\s+{_WHO}\s+(?P<rest>(?:(?:both|all|just|also|recently|finally)\s+)*"
+    r"(?:am|are|were|was|have|has|had|did|do|does|will|would|can|could|live|work|love|like"
+    r"|enjoy|go|went|get|got|make|made|take|took|met|see|saw|adopted|bought|moved|started"
+    r"|visited|[a-z]{2,}ed)\b.*)"
+)
+_LEAD = (
+    r"(?!(?:I|we|my|our)\b)(?:for|on|at|in|during|due\s+to|because\s+of|when|while|since|as"
+    r"|after|before|with|without|given|like|unlike|apart\s+from|except|besides|whenever"
+    r"|wherever|especially|generally|usually|personally|honestly|these\s+days|nowadays|lately"
+    r"|recently)\b[^,]{0,60}"
+)
+_ASSERTS = (  # "think / believe that" are hedges (`_HEDGE`): what was said keeps them
+    rf"(?:I|we)\s+{ADV}(?:remember|recall|know|knew|realized|realised|noticed"
+    r"|found\s+out|learned|learnt)\s+that\s+(?=(?:I|we|my|our)\s)"
+)
+_HEDGE = (  # "I think I'm allergic to ...": the clause after it, said with less certainty
+    rf"(?:(?:I|we)\s+{ADV}(?:do\s+not\s+)?(?:think|believe|guess|suspect|reckon|feel\s+like)"
+    r"\s+(?:that\s+)?|(?:I\s+am|we\s+are)\s+not\s+(?:sure|certain)\s*,?\s*but\s+"
+    r"|(?:probably|maybe|perhaps|possibly)\s*,?\s+)(?=(?:I|we|my|our)\s)"
+)
+_HEDGE_TAIL = (  # "My brother is a nurse, I believe": the same hedge, said after the clause
+    r"(?<=\w)\s*,\s*((?:I|we)\s+(?:think|believe|guess|suspect|reckon|suppose))$"
+)
+_CHANGE_WORDS = r"\b(?:no\s+longer|any\s*more|any\s+longer|instead|now|again)\b"
+
+
+_EXPLICIT_TAIL = (
+    r"[\s,;-]+(?:so\s+|and\s+)?(?:please\s+)?(?:(?:keep|bear)\s+(?:that|this|it)\s+in\s+mind"
+    r"|remember\s+(?:that|this|it)|(?:do\s+not|never)\s+forget\s+(?:that|this|it)"
+    r"|note\s+(?:that|this|it)|make\s+a\s+note(?:\s+of\s+(?:that|this|it))?)$"
+)
+
+
+def _strip_end(sentence: str) -> tuple[str, bool]:
+    """The sentence without trailing punctuation and politeness; whether it asked a question."""
+    question = re.search(r"\?[^\w]*$", sentence) is not None
+    body = re.sub(r"[^\w$\u20ac\u00a3\u00a5%)\"']+$", "", sentence)
+    tail = r"(?<!must)(?<!essential)(?<!important)(?<!crucial)(?<!necessity)(?<!priority)"
+    tail += r"(?:[\s,]+(?:please|thanks|thank\s+you|thx|for\s+me|for\s+next\s+time|for\s+later"
+    tail += r"|for\s+the\s+future|for\s+future\s+reference|ok|okay|lol|haha|by\s+the\s+way|btw"
+    tail += r"|fyi|just\s+so\s+you\s+know|just\s+saying|take\s+a\s+look|have\s+a\s+look"
+    tail += r"|check\s+it\s+out|look\s+at\s+(?:this|that)|trust\s+me|believe\s+me))+$"
+    return with_initials(re.sub(tail, "", body, flags=_I).strip(" ,")), question
+
+
+def _clauses(text: str) -> list[_Clause]:
+    """Sentences cut into first-person clauses, with their leading markers read off."""
+    out: list[_Clause] = []
+    greeted = False
+    for sentence in cut_off_tail(sentences(text)):
+        if re.match(r"[\"']", sentence):
+            sentence = re.sub(r"^[\"']+|[\"']+(?=[^\w]*$)", "", sentence)
+        body, question = _strip_end(sentence)
+        explicit = correction = False
+        hedge = ""
+        while True:
+            before = body
+            if m := re.match(_GREETING, body, _I):
+                greeted, body = True, body[m.end() :]
+            if m := re.match(_EXPLICIT, body, _I):
+                explicit, question, body = True, False, body[m.end() :]
+            if m := re.match(_CORRECTION, body, _I):
+                correction, body = True, body[m.end() :]
+            if m := re.match(_FILLER, body, _I):
+                body = body[m.end() :]
+            if m := re.match(_ASSERTS, body, _I):
+                body = body[m.end() :]
+            if m := re.match(_HEDGE, body, _I):  # "I'm not sure but I think ..."
+                hedge, body = f"{hedge} {m.group(0).strip(' ,')}".strip(), body[m.end() :]
+            if body == before:
+                break
+        if m := re.search(_EXPLICIT_TAIL, body, _I):
+            explicit, body = True, body[: m.start()]
+        if not hedge and (m := re.search(_HEDGE_TAIL, body, _I)):
+            hedge, body = m.group(1), body[: m.start()]  # "..., I believe"
+        if not body or question or re.match(_QUESTION_START, body, _I):
+            continue
+        together = ""
+        if m := re.match(_TOGETHER, body, _I) or re.match(_TOGETHER_ME, body, _I):
+            together, body = m["who"], f"we {m['rest']}"  # read as "we ..."
+        lead = ""
+        first = len(out)  # this sentence's clauses start here
+        pieces = re.split(f"({_CLAUSE_SPLIT})", body, flags=_I)
+        for n, part in enumerate(pieces[::2]):
+            joined = n > 0 and re.search(r"\band\s*$", pieces[2 * n - 1], _I) is not None
+            part = re.sub(r"^(?:and|but|so|also|plus)\s+", "", part.strip(" ,"), flags=_I)
+            if re.match(_HYPOTHETICAL, part, _I):
+                break  # "If I had a boat, I would ...": nothing after it is asserted
+            if part and not lead and not out and re.match(_LEAD, part, _I):
+                lead = part  # "For the trip, I ...": kept with the clause it qualifies
+            elif part and joined and first < len(out) and _no_verb(part):
+                # "I used my contacts and my skills to ...": an object, not a clause of its own
+                out[-1] = replace(out[-1], text=f"{out[-1].text} and {part}")
+            elif part:
+                who = together if len(out) == first else ""
+                out.append(_Clause(part, explicit, correction, greeted, lead, hedge, who))
+                lead = ""
+        greeted = False
+    return out
+
+
+def _no_verb(part: str) -> bool:
+    """Whether a "my ..." / "our ..." piece cut off after "and" has no verb of its own."""
+    return re.match(r"(?:my|our)\s", part, _I) is not None and not re.search(FINITE, part, _I)
+
+
+# -- matching a clause -------------------------------------------------------------------
+
+_CHATTER = (
+    r"(?:ok(?:ay)?|k+|sure(?:\s+thing)?|yes|yeah|yep|yup|no|nope|nah|thanks?(?:\s+(?:you|so\s+much"
+    r"|a\s+lot|again))*|thank\s+you(?:\s+(?:so|very)\s+much)?|thx|ty|cheers|lol|lmao|rofl|ha(?:ha)+"
+    r"|he(?:he)+|h+m+|u+m+|u+h+|a+h+|o+h+|wow|cool|nice|great|awesome|perfect|fine|alright"
+    r"|all\s+right|got\s+it|I\s+see|makes\s+sense|sounds\s+(?:good|great|fine|perfect|like\s+a\s+plan)"
+    r"|good(?:\s+idea)?|let\s+me\s+(?:think|see|check)(?:\s+about\s+it)?|hi|hello|hey|bye|goodbye"
+    r"|see\s+you|good\s+(?:morning|night|evening|afternoon)|never\s*mind|whatever|exactly|right"
+    r"|true|agreed|I\s+agree|me\s+too|same|please|go\s+ahead|go\s+on|continue|done|that\s+works"
+    r"|works\s+for\s+me|no\s+problem|no\s+worries|np|of\s+course|interesting|really|ugh|oops|wait"
+    r"|hold\s+on|one\s+(?:sec|second|moment)|just\s+a\s+(?:sec|second|moment)|I\s+do\s+not\s+know"
+    r"|not\s+sure|maybe|I\s+guess|I\s+think\s+so|you\s+too|(?:I\s+)?(?:love|like)\s+(?:it|that)"
+    r"|that\s+is\s+(?:great|good|nice|cool|fine|perfect|awesome|interesting|helpful))"
+)
+
+
+# the listener, also in chat spelling ("keep ya posted", "love u"; "U.S." is no one)
+_LISTENER = (
+    r"\b(?:you|your|yours|yourself|yourselves|y'?all|ya'll)\b|(?<=\w\s)ya\b"
+    r"|(?-i:\b(?:u|ur)\b)(?!\.)"
+)
+_HYPOTHETICAL = (
+    r"(?:if|suppose|supposing|imagine|assuming|assume|what\s+if|let\s+us\s+say|say|in\s+case"
+    r"|unless|when\s+I\s+(?:grow\s+up|retire))\b"
+    r"|.*\b(?:if\s+(?:I|we)\s+(?:had|were|was|could|would|did|won|lost|got)|were\s+to"
+    r"|would\s+have)\b|.*(?:,|\b(?:but|and|so|or))\s+(?:if|unless)\s+[^,]*$"
+)
+_REQUEST = (
+    r"(?:please|pls|help|tell|give|write|explain|convert|make|show|list|find|suggest|recommend"
+    r"|translate|summari[sz]e|rewrite|create|generate|fix|let\s+me|let\s+us|describe|compare"
+    r"|correct|check|answer|solve|calculate|draft|edit|improve|provide|continue|complete|design"
+    r"|imagine|pretend|act\s+as|consider|read|use|add|remove|change|keep|take|look)\b"
+)
+_DANGLING = (
+    r".*\b(?:to|of|the|a|an|and|or|but|be|for|with|that|which|in|on|at|from|by|is|are|was|my"
+    r"|our|their|as|than|into|about|will|would|can|could|should|must|shall|have|has"
+    r"|had|do|does|did|am|were|been|being|not|very|just|even|also|if|when|because|since|though"
+    r"|although|while|where|who|whose|his|her|its)$"
+)
+
+
+def not_a_statement(text: str) -> bool:
+    """A clause that asserts nothing durable about its speaker.
+
+    Remarks to or about the listener ("I'm so proud of you"), hypotheticals
+    ("if I had more time ..."), requests to the assistant ("write me a poem"),
+    blanks to fill in ("I ____ enough money") and clauses cut off mid-phrase
+    ("... testing of").
+    """
+    return (
+        re.search(_LISTENER, text, _I) is not None
+        or re.match(_HYPOTHETICAL, text, _I) is not None
+        or re.match(_REQUEST, text, _I) is not None
+        or "__" in text
+        or re.fullmatch(_DANGLING, text, _I) is not None
+    )
+
+
+def _facts(text: str, *, greeted: bool = False, explicit: bool = False) -> list[Fact]:
+    """What one clause states: the first rule that matches, else maybe a plain fact."""
+    if re.fullmatch(_CHATTER, re.sub(r"[^\w\s']", "", text).strip(), _I):
+        return []
+    if not_a_statement(text):
+        return []
+    if greeted and (named := greeting_name(text)):
+        return named
+    for rule in RULES:
+        if found := rule(text):
+            return found
+    return generic_facts(text, explicit)
+
+
+# -- bare answers to the assistant's yes/no question -------------------------------------
+
+_YES = (
+    r"(?:yes|yeah|yep|yup|ya|yea|sure|correct|right|that\s+is\s+(?:right|correct)|exactly|indeed"
+    r"|of\s+course|absolutely|definitely|I\s+(?:still\s+)?(?:am|do|have)|still)"
+    r"(?:[\s,]+(?:I\s+(?:still\s+)?(?:am|do|have)|still|it\s+is|that\s+is\s+right))*"
+)
+_NO = (
+    r"(?:no|nope|nah|not\s+really|not\s+any\s*more|no\s+longer|not\s+at\s+all|I\s+am\s+not"
+    r"|I\s+do\s+not|I\s+have\s+not|not\s+now)(?:[\s,]+(?:I\s+am\s+not|I\s+do\s+not|I\s+have\s+not"
+    r"|not\s+any\s*more|any\s*more|no\s+longer|not\s+really))*"
+)
+
+
+def _answer_facts(event: Event, context: Sequence[Event]) -> list[tuple[Fact, bool, bool]]:
+    """Read a bare yes / no as a statement, from the assistant's question right before it."""
+    answer, _ = _strip_end(" ".join(normalise(event.text).split()))
+    positive = re.fullmatch(_YES, answer, _I) is not None
+    negative = re.fullmatch(_NO, answer, _I) is not None
+    earlier = [e for e in context if e.time <= event.time and e.id != event.id]
+    if not (positive or negative) or not earlier:
+        return []
+    last = max(enumerate(earlier), key=lambda p: (p[1].time, p[0]))[1]
+    questions = [q for q in sentences(last.text) if q.rstrip().endswith("?")]
+    if last.role != Role.ASSISTANT or not questions:
+        return []
+    q, _ = _strip_end(questions[-1])
+    q = re.sub(
+        r"^(?:(?:so|and|ok(?:ay)?|great|got\s+it|also|just\s+to\s+confirm|quick\s+question)[\s,:-]+)+",
+        "",
+        q,
+        flags=_I,
+    )
+    still = re.search(r"\bstill\b", q, _I) is not None
+    gone = re.search(r"\b(?:any\s*more|no\s+longer)\b", answer, _I) is not None
+    tail = " anymore" if negative and (still or gone) else ""
+    statements: list[str] = []
+    if m := re.fullmatch(r"(?:are|were)\s+you\s+(?:still\s+)?(?P<x>.+)", q, _I):
+        statements = [f"I am {m['x']}" if positive else f"I am not {m['x']}{tail}"]
+    elif m := re.fullmatch(r"do\s+you\s+(?:still\s+)?(?P<x>.+)", q, _I):
+        statements = [f"I {m['x']}" if positive else f"I do not {m['x']}{tail}"]
+    elif m := re.fullmatch(r"have\s+you\s+(?:got\s+)?(?P<x>.+)", q, _I):
+        statements = [f"I have {m['x']}" if positive else f"I do not have {m['x']}"]
+    elif positive and (m := re.fullmatch(r"is\s+your\s+(?P<x>.+)", q, _I)):
+        words = m["x"].split()
+        statements = [
+            f"my {' '.join(words[:k])} is {' '.join(words[k:])}"
+            for k in range(1, min(4, len(words)))
+        ]
+    for statement in statements:
+        if re.search(r"\b(?:you|your|anything|something|what|which)\b", statement, _I):
+            continue
+        facts = [f for f in rule_facts(statement) if f.field is not None]
+        if facts:
+            correction = bool(tail) or any(f.change for f in facts)
+            return [(f, False, correction) for f in facts]
+    return []

@@ -1,0 +1,158 @@
+"""What of a turn is the speaker's own statement, for the offline extractor.
+
+Pure functions over a turn's text (and its session's earlier turns) that say
+what `remem.extract.offline.extractor` must not read as something the speaker asserts
+about themselves:
+
+- role-play and games: a turn that sets one up ("let's play a game: you are a
+  pirate ..."), acts in one ("*draws a sword*", "in character"), or comes after
+  one was set up in the session and before it was left ("out of character",
+  "game over") states nothing about the speaker;
+- quoted speech: a quotation reported with a speech verb ("she said "I love
+  cats"", ""I hate spicy food," he told me") is someone else's words, and is
+  taken out of the turn before it is read (a whole turn in quotes, or a quoted
+  title, is not speech and stays);
+- a cut-off turn: the last sentence of a long punctuated turn that ends
+  without punctuation on a letter ("... PromptInfuser trans") was cut off and
+  is left out;
+- a plain statement that does not stand on its own (`leans_on_context`): a
+  third person by pronoun only ("he told me ...") or a thing by pronoun only
+  ("I made it with ...", "I'm obsessed with those"), which no reader of the
+  record can resolve.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from remem.model import Event
+
+__all__ = ["cut_off_tail", "in_role_play", "leans_on_context", "without_quoted_speech"]
+
+_I = re.IGNORECASE
+
+_SETUP = (
+    r"\b(?:let(?:'s|\s+us)\s+(?:play|pretend|role-?play|do\s+(?:a|some)\s+role-?play"
+    r"|start\s+(?:a|the)\s+(?:game|role-?play|adventure))|role-?play\s+(?:with\s+me|as|a\s+scene)"
+    r"|(?:we|you)\s+(?:can|could|will|should|must)\s+role-?play|pretend\s+(?:to\s+be"
+    r"|you\s+are|that\s+you|I\s+am|we\s+are)|act\s+as\s+(?:if|though)\s+(?:you|we|I)|text\s+adventure"
+    r"|(?:dungeon|game)\s+master|(?:you\s+are|you\s+will\s+be|you\s+play)\s+(?:playing\s+)?the\s+(?:role"
+    r"|character)|(?:in|stay\s+in)\s+character|my\s+character\s+(?:is|will|says|does)"
+    r"|play\s+(?:a|the)\s+role\s+of)"
+)
+_ACTING = r"(?:^|\s)\*[^*\n]{2,80}\*(?:\s|$)|\b(?:in\s+character|IC)\s*:"
+_LEAVE = (
+    r"\b(?:out\s+of\s+character|OOC\b|stop\s+(?:the|this|our)\s+(?:game|role-?play)|game\s+over"
+    r"|end\s+(?:the|this|our)\s+(?:game|role-?play)|let(?:'s|\s+us)\s+stop\s+(?:playing|the\s+game)"
+    r"|(?:back\s+to|in)\s+real\s+life|for\s+real\s+now)\b"
+)
+
+
+def in_role_play(text: str, context: Iterable[Event]) -> bool:
+    """Whether a turn is play-acting: it sets up or acts in a game or role-play, or the
+    session set one up before it and has not left it since."""
+    if re.search(_LEAVE, text, _I):
+        return True  # the leaving turn itself is about the game
+    if re.search(_SETUP, text, _I) or re.search(_ACTING, text):
+        return True
+    playing = False
+    for earlier in sorted(context, key=lambda e: e.time):
+        if re.search(_LEAVE, earlier.text, _I):
+            playing = False
+        elif re.search(_SETUP, earlier.text, _I):
+            playing = True
+    return playing
+
+
+_SPEECH_VERB = (
+    r"(?:said|says|say|told|tells|tell|asked|asks|ask|wrote|writes|replied|replies|answered"
+    r"|yelled|shouted|screamed|whispered|texted|messaged|goes|went|was\s+like|is\s+like"
+    r"|were\s+like|quote|quoted|added|explained|insisted|claimed|announced)"
+)
+_QUOTED = r"[\"\u201c\u201d][^\"\u201c\u201d\n]{1,400}[\"\u201c\u201d]"
+
+
+def without_quoted_speech(text: str) -> str:
+    """The turn with every quotation someone is reported saying taken out.
+
+    A quotation counts as speech when a speech verb stands within a few words
+    before it ("she said: "...") or right after it (""...," he told me"); the
+    sentence reporting it is dropped with it, since what is left ("she said")
+    is no statement of the speaker's either.
+    """
+    before = rf"[^.!?\n]{{0,60}}\b{_SPEECH_VERB}\b(?:\s+\w+){{0,2}}[\s,:-]*{_QUOTED}[^.!?\n]*[.!?]*"
+    after = rf"{_QUOTED}[\s,]*[^.!?\n\"]{{0,30}}\b{_SPEECH_VERB}\b[^.!?\n]*[.!?]*"
+    out = re.sub(before, " ", text, flags=_I)
+    return re.sub(after, " ", out, flags=_I)
+
+
+def cut_off_tail(sentences: list[str]) -> list[str]:
+    """The sentences without a last one that looks cut off ("... PromptInfuser trans").
+
+    A turn of written sentences (at least three, every one but the last
+    ending in punctuation, `CUT_OFF_MIN` characters or more) whose last
+    sentence ends without punctuation on a letter was cut mid-sentence or
+    mid-word: that sentence is left out. A short chat turn without a final
+    full stop ("Hi! I love hiking") is read whole.
+    """
+    if len(sentences) < 3 or sum(len(s) for s in sentences) < CUT_OFF_MIN:
+        return sentences
+    if any(not re.search(r"[.!?\"')\]]$", s) for s in sentences[:-1]):
+        return sentences
+    if re.search(r"[^\W\d_]$", sentences[-1]) is None:
+        return sentences
+    return sentences[:-1]
+
+
+CUT_OFF_MIN = 200
+
+_PERSON = r"\b(?P<person>he|she|him|her)\b"
+_PEOPLE = r"\b(?P<people>they|them)\b"
+_THING = (
+    # "it" before "to" is no thing in "made it to the final" (arrived), but is in "I use it
+    # to ..."; nor is it in "found it hard to ...", "love it when ..."
+    r"\b(?P<thing>it(?!\s+(?:is|was)\s+(?:a|an|my|our|the)\b|\s+(?:\w+\s+){1,2}(?:to|when|that|if"
+    r"|how)\b|\s+(?:when|that|if|how)\b|\s+to\s+(?:(?:the|a|an|my|our)\b|(?-i:[A-Z0-9])))"
+    r"|that(?=\s*(?:$|[,.;:!?)-]))|(?:this|these|those)(?=\s*(?:$|[,.;:!?)-]|\s(?:is|are|was"
+    r"|were|so|and|but|for|to|with|at|in|on|of|because|when|as|too|again|now|yesterday|today"
+    r"|every|one|ones|thing|things|stuff|guys|little|lately|recently|a\s+lot|all)\b)))\b"
+)
+
+
+def leans_on_context(clause: str) -> bool:
+    """Whether a first-person clause names a person or thing only by a pronoun.
+
+    Its main part, up to the first comma, dash or "so / because", is read,
+    and a pronoun in it leans on what was said before unless the clause
+    names what it stands for before it: a person ("he", "her") by a name or
+    "my X", people ("they", "them") by a name, "my X" or a plural, a thing
+    ("it", "those") by any of those or a noun after an article. "I made it
+    with coconut milk" and "I told him about the route" lean on context; "I
+    met Jon and he told me ...", "I went to a workshop and it was great" and
+    "I find horror films distressing and avoid them" do not.
+    """
+    main = re.split(_MAIN_END, clause, maxsplit=1)[0]
+    if (m := re.search(_OF_PRONOUN, main, _I)) and not re.search(r"\band\b", main[: m.start()]):
+        return True  # "I'm a huge fan of it": the noun before is the phrase's own, not its referent
+    for m in re.finditer(f"{_PERSON}|{_PEOPLE}|{_THING}", main, _I):
+        before = main[: m.start()].split()[1:]  # not the "I" / "my" it starts with
+        text = " ".join(before)
+        named = any(w[:1].isupper() for w in before) or re.search(_KIN, text, _I) is not None
+        plural = any(re.fullmatch(_PLURAL, w, _I) for w in before)
+        if m["person"]:
+            resolved = named
+        elif m["people"]:
+            resolved = named or plural
+        else:
+            resolved = named or plural or re.search(_NOUN, text, _I) is not None
+        if not resolved:
+            return True
+    return False
+
+
+_OF_PRONOUN = r"\bof\s+(?:it|them|this|that|these|those)\b(?!\s+\w)"
+_NOUN = r"\b(?:a|an|the|this|that|these|those|some|his|her|their|its)\s+\w+"
+_MAIN_END = r"\s*[,;:(]|\s+-\s|\s+(?:so|because|since|which|who|when)\s"
+_PLURAL = r"(?!(?:this|his|its|was|has|does|is|always|perhaps|across|unless|less|yes)$)[a-z]{3,}s"
+_KIN = r"\b(?:my|our)\s+\w+"

@@ -1,0 +1,1 @@
+"""Exact facts: one field's value and an actor's profile, by structured lookup."""

@@ -1,0 +1,70 @@
+"""`Memory`'s export and deletion methods (a mixin): thin over `remem.lifecycle.erasure`.
+
+Apart from `remem.memory.memory` so that the facade stays short; the erasure flow (and
+the thread state it reaches) is imported when one of these is first called, not
+when `Memory` is, so a process that only recalls never loads it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from remem.memory.deps import Deps
+from remem.policy.scope import check_name
+from remem.store.roles import ForgetReport, Store
+from remem.telemetry.hooks import observed
+from remem.writes.checks import count
+
+
+class LifecycleMethods:
+    """Export everything of an actor; forget a record or an actor; list deletions."""
+
+    deps: Deps
+    tenant: str
+    store: Store
+
+    # -- export ------------------------------------------------------------------------
+
+    def export(self, *, actor: str) -> Iterator[dict[str, Any]]:
+        """Everything remem holds about one actor, as JSON-ready rows.
+
+        One row per event (`"type": "event"`), per record with its full history
+        (`"type": "record"`), and, where the store keeps thread state, per
+        checkpoint and tool call, in a portable shape.
+        """
+        from remem.lifecycle import erasure
+
+        return erasure.export(self.deps, actor)
+
+    # -- deletion ---------------------------------------------------------------------
+
+    @observed
+    def forget(
+        self, *, record_id: str | None = None, actor: str | None = None, vacuum: bool = False
+    ) -> ForgetReport:
+        """Erase one record, or everything of one actor, from every surface.
+
+        Leaves a content-free tombstone so a pending or late extraction job
+        cannot recreate it, then reads every surface back: `verified` is True
+        only when nothing of it remains. Summaries that covered a forgotten
+        record's events are erased and made again from what remains. On SQLite
+        the erasure also reaches the file (no copy in free pages, the WAL or
+        the full-text index); on PostgreSQL `vacuum` runs VACUUM on the tables
+        it touched. Events added for an erased actor later start a new memory.
+        """
+        from remem.lifecycle import erasure
+
+        return erasure.forget(self.deps, record_id=record_id, actor=actor, vacuum=vacuum)
+
+    def fresh_start(self, actor: str) -> dict[str, str] | None:
+        """If `actor` was erased: `{"erased_at", "message"}` saying that events added
+        since start a new memory (the erasure's tombstone covers only the events that
+        arrived before it); None for an actor never erased."""
+        from remem.lifecycle import erasure
+
+        return erasure.fresh_start(self.deps, check_name("actor", actor))
+
+    def deletions(self, limit: int = 100) -> list[dict[str, Any]]:
+        """The tenant's deletion jobs, newest first, with what each removed and verified."""
+        return self.store.deletions(self.tenant, count("limit", limit))

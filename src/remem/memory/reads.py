@@ -1,0 +1,239 @@
+"""The facade's read paths: recall with its arguments checked, pinned fields, exact
+facts, profiles and records as of a time.
+
+Each takes the memory's `Deps`; `Memory`'s methods of the same names delegate
+here and document the behaviour.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import datetime
+
+from remem.errors import InvalidInput
+from remem.facts.lookup import Fact, Profile, lookup, pinned_items, profile
+from remem.memory.deps import Deps
+from remem.model import Packet, Record, Sensitivity, Status
+from remem.policy.dataclasses import shown
+from remem.policy.fields import canonical_field, stored_names
+from remem.policy.scope import SHARED_ACTOR, actor_prefix, check_name, namespace_problem
+from remem.policy.text import nfc
+from remem.policy.validity import held, within_sensitivity
+from remem.recall import RecallRequest, recall
+from remem.recall.budget import pack
+from remem.recall.gather import closings as closed_at
+from remem.store.roles import Scope
+from remem.writes.checks import MAX_EVENT_CHARS, count, optional_time, sensitivity, statement
+
+
+def recall_packet(
+    deps: Deps,
+    *,
+    actor: str,
+    query: str,
+    k: int,
+    budget: int,
+    as_of: str | datetime | None,
+    explain: bool,
+    include_events: bool,
+    namespace: str | None,
+    max_sensitivity: str | Sensitivity | None,
+    pin: Sequence[str] | None,
+    known_at: str | datetime | None = None,
+    valid_at: str | datetime | None = None,
+) -> Packet:
+    """`Memory.recall`: the arguments checked, then ranked (and pinned) recall."""
+    check_name("actor", actor)
+    statement("query", query, MAX_EVENT_CHARS)
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 1000:
+        raise InvalidInput(f"k must be an integer from 1 to 1000; got {shown(k)}")
+    if isinstance(budget, bool) or not isinstance(budget, int) or not 1 <= budget <= 1_000_000:
+        raise InvalidInput(f"budget must be an integer from 1 to 1000000; got {shown(budget)}")
+    namespace = narrowed(deps, actor, namespace)
+    when = optional_time(as_of, "as_of")
+    req = RecallRequest(
+        scope=Scope(deps.tenant, actor, namespace),
+        # the tenant's approved procedures apply to every actor
+        shared=() if namespace else (Scope(deps.tenant, SHARED_ACTOR),),
+        query=query,
+        k=k,
+        budget=budget,
+        known_at=optional_time(known_at, "known_at") or when,
+        valid_at=optional_time(valid_at, "valid_at") or when,
+        include_events=include_events and namespace is None,
+        explain=explain,
+        max_sensitivity=sensitivity(max_sensitivity),
+    )
+    fields = deps.config.recall.pin if pin is None else pin_fields(pin)
+    if not fields:
+        return recall(deps.store, deps.embedder(), req, deps.clock())
+    return _pinned_recall(deps, req, fields)
+
+
+def _pinned_recall(deps: Deps, req: RecallRequest, fields: Sequence[str]) -> Packet:
+    """`recall` with exact facts at the head, inside the same budget."""
+    now = deps.clock()
+    known, valid = req.axes(now)
+    found = [fact_at(deps, req.scope.actor, f, known, valid, req.max_sensitivity) for f in fields]
+    items = pinned_items(found, req.scope.namespace_prefix)
+    kept, dropped, used = pack([(it, it.tokens) for it in items], req.budget)
+    notes = [f"pinned field {f.field!r}: nothing known" for f in found if not f.candidates]
+    if dropped:
+        notes.append(f"{len(dropped)} pinned value(s) left out: over the budget")
+    rest = req.budget - used
+    if rest >= 1:
+        ranked = recall(deps.store, deps.embedder(), replace(req, budget=rest), now)
+    else:
+        ranked = Packet((), (), 0, req.budget)
+    ids = {it.id for it in kept}
+    records = tuple(r for r in ranked.records if r.id not in ids)
+    explain = ranked.explain
+    if explain is not None:
+        explain = {
+            **explain,
+            "pinned": [
+                {
+                    "field": f.field,
+                    "status": f.status,
+                    "records": [c.record_id for c in f.candidates],
+                }
+                for f in found
+            ],
+        }
+    return replace(
+        ranked,
+        pinned=tuple(kept),
+        records=records,
+        tokens=used + sum(r.tokens for r in records),
+        budget=req.budget,
+        notes=(*notes, *ranked.notes),
+        explain=explain,
+    )
+
+
+def fact(
+    deps: Deps, *, actor: str, field: str, as_of: object, known_at: object, valid_at: object
+) -> Fact:
+    """`Memory.fact`: one field of `actor` by exact lookup."""
+    check_name("actor", actor)
+    known, valid = axes(deps, as_of, known_at, valid_at)
+    return fact_at(deps, actor, canonical_field(field), known, valid, None)
+
+
+def fact_at(
+    deps: Deps,
+    actor: str,
+    field: str,
+    known: datetime,
+    valid: datetime,
+    ceiling: Sensitivity | None,
+) -> Fact:
+    """The value of a canonical `field` of `actor`, known at `known` and valid at `valid`."""
+    scope = Scope(deps.tenant, actor)
+    found = [
+        r
+        for name in stored_names(field)
+        for r in deps.store.records_by_field(scope, name)
+        if within_sensitivity(r, ceiling)
+    ]
+    return lookup(field, found, known, valid, closings(deps, found, known))
+
+
+def closings(deps: Deps, records: Sequence[Record], known: datetime) -> dict[str, datetime]:
+    """When the INVALID records among `records` written by `known` were closed, from
+    their history; nothing to read when `known` is now (every one is closed by now)."""
+    return closed_at(deps.store, deps.tenant, records, known, deps.clock())
+
+
+def actor_profile(
+    deps: Deps,
+    *,
+    actor: str,
+    as_of: object,
+    max_sensitivity: str | Sensitivity | None,
+    budget: int | None,
+    known_at: object,
+    valid_at: object,
+) -> Profile:
+    """`Memory.profile`: every current field of `actor` and its value."""
+    check_name("actor", actor)
+    if budget is not None and (
+        not isinstance(budget, int) or isinstance(budget, bool) or not 1 <= budget <= 1_000_000
+    ):
+        raise InvalidInput(f"budget must be an integer from 1 to 1000000; got {shown(budget)}")
+    known, valid = axes(deps, as_of, known_at, valid_at)
+    recs = deps.store.list_records(Scope(deps.tenant, actor), [Status.ACTIVE, Status.INVALID])
+    ceiling = sensitivity(max_sensitivity)
+    closed = closings(deps, recs, known)
+    return profile(actor, recs, known, valid, ceiling, budget, closed)
+
+
+def axes(
+    deps: Deps, as_of: object, known_at: object, valid_at: object
+) -> tuple[datetime, datetime]:
+    """(known at, valid at): each given, else `as_of`, else now."""
+    base = optional_time(as_of, "as_of") or deps.clock()
+    known = optional_time(known_at, "known_at") or base
+    valid = optional_time(valid_at, "valid_at") or base
+    return known, valid
+
+
+def narrowed(deps: Deps, actor: str, namespace: object) -> str | None:
+    """`namespace` checked and in NFC (as namespaces are stored), or None: it must lie
+    under the actor's `/tenants/{tenant}/actors/{actor}/` (a request may narrow its
+    scope, never widen it)."""
+    if namespace is None:
+        return None
+    if (problem := namespace_problem(namespace)) is not None:
+        raise InvalidInput(problem)
+    assert isinstance(namespace, str)  # namespace_problem refuses any other
+    prefix = actor_prefix(deps.tenant, actor)
+    namespace = nfc(namespace)
+    if not namespace.startswith(prefix):
+        raise InvalidInput(f"namespace must lie under {prefix}")
+    return namespace
+
+
+def records(
+    deps: Deps,
+    actor: str,
+    all: bool,
+    limit: int,
+    as_of: str | datetime | None,
+    field: str | None,
+    namespace: str | None,
+) -> list[Record]:
+    """`Memory.records`: an actor's records, newest first (as of a time, with `as_of`);
+    with `field`, only those about it (read by the field's index, however many other
+    records the actor has); with `namespace`, only those under it."""
+    check_name("actor", actor)
+    count("limit", limit)
+    scope = Scope(deps.tenant, actor, narrowed(deps, actor, namespace))
+    at = optional_time(as_of, "as_of")
+    every = [Status.ACTIVE, Status.INVALID]
+    if field is not None:
+        about = [
+            r
+            for name in stored_names(canonical_field(field))
+            for r in deps.store.records_by_field(scope, name)  # active and invalid ones
+            if scope.namespace_prefix is None or r.namespace.startswith(scope.namespace_prefix)
+        ]
+        recs = sorted(about, key=lambda r: r.valid_from, reverse=True)
+        if at is None:
+            return [r for r in recs if all or r.status is Status.ACTIVE][:limit]
+    elif at is not None:
+        recs = deps.store.list_records(scope, every)
+    else:
+        return deps.store.list_records(scope, None if all else [Status.ACTIVE], limit)
+    closed = closings(deps, recs, at)
+    return [r for r in recs if held(r, at, at, closed)][:limit]
+
+
+def pin_fields(pin: object) -> list[str]:
+    """The fields a caller pins, canonical and once each; at most 20."""
+    if isinstance(pin, str) or not isinstance(pin, Sequence):
+        raise InvalidInput("pin must be a list of field names")
+    if len(pin) > 20:
+        raise InvalidInput(f"at most 20 fields may be pinned; got {len(pin)}")
+    return list(dict.fromkeys(canonical_field(f) for f in pin))

@@ -1,0 +1,142 @@
+"""The small protocol a SQL backend offers the flows written once above it.
+
+A flow (`remem.store.flows.erasure`, `remem.store.flows.events`, `remem.store.flows.writes`,
+`remem.store.flows.jobs`, `remem.store.flows.thread`) runs named statements in a
+transaction and reads rows by column name; it never sees a driver. A backend
+supplies the transaction (a `sqlite3.Connection` under its write lock, a psycopg
+cursor bound to a tenant), its dialect's SQL under the names the flow uses, and
+a `ListBinder` for statements over a list of keys: SQLite splices `?` marks
+into `IN ({marks})` in chunks of at most `CHUNK` (its bound-parameter limit),
+PostgreSQL passes the whole list once as an array (`= ANY(%(keys)s)`), so a flow
+calls one statement per list and never learns which. `SQLFlows` is what every
+flow of a store asks of its backend: transactions, single statements in their
+own, statements run once per row of parameters, and how values travel.
+Parameters are named everywhere (`:name` on SQLite, `%(name)s` on PostgreSQL).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from datetime import datetime
+from typing import Any, Protocol
+
+CHUNK = 500  # the most keys one SQLite statement binds
+
+
+def chunks(items: Sequence[Any], size: int = CHUNK) -> Iterator[list[Any]]:
+    """`items` in lists of at most `size`, in order (SQLite's bound-parameter limit)."""
+    listed = list(items)
+    for i in range(0, len(listed), size):
+        yield listed[i : i + size]
+
+
+class Row(Protocol):
+    """A row read by column name: a `sqlite3.Row`, a psycopg dict row."""
+
+    def __getitem__(self, column: str, /) -> Any: ...
+
+
+class Result(Protocol):
+    """A cursor after one statement."""
+
+    @property
+    def rowcount(self) -> int: ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> Sequence[Row]: ...
+
+
+class Tx(Protocol):
+    """An open transaction: a `sqlite3.Connection`, a psycopg cursor."""
+
+    def execute(self, sql: Any, params: Any = ..., /) -> Result: ...
+
+    def executemany(self, sql: Any, params: Any, /) -> object: ...
+
+
+class ListBinder(Protocol):
+    """Binds a statement over a list of keys (`keys` in its SQL) for one backend."""
+
+    def __call__(
+        self, sql: str, params: Mapping[str, Any], keys: Sequence[Any]
+    ) -> Iterator[tuple[str, Mapping[str, Any]]]: ...
+
+
+def sqlite_lists(
+    sql: str, params: Mapping[str, Any], keys: Sequence[Any]
+) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """SQLite: `{keys}` in `sql` becomes named marks `:k0, :k1, ...`, in chunks."""
+    items = list(keys)
+    for start in range(0, len(items), CHUNK):
+        chunk = items[start : start + CHUNK]
+        marks = ", ".join(f":k{i}" for i in range(len(chunk)))
+        yield sql.format(keys=marks), {**params, **{f"k{i}": v for i, v in enumerate(chunk)}}
+
+
+def postgres_lists(
+    sql: str, params: Mapping[str, Any], keys: Sequence[Any]
+) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """PostgreSQL: the whole list as one array parameter `keys`, in one statement."""
+    yield sql, {**params, "keys": list(keys)}
+
+
+class SQLFlows:
+    """What a store's backend supplies the flows written once over it (a mixin base).
+
+    `tenant` None is a transaction that spans tenants by design (a worker
+    claiming jobs of every tenant); PostgreSQL's row-level security binds every
+    other transaction to its tenant, SQLite's file is one trust domain.
+    """
+
+    _lists: ListBinder
+
+    def _flow_tx(self, tenant: str | None) -> AbstractContextManager[Tx]:
+        """One write transaction (SQLite: BEGIN IMMEDIATE; PostgreSQL: bound to `tenant`)."""
+        raise NotImplementedError
+
+    def _bind(self, db: Tx, tenant: str) -> None:
+        """Bind an open transaction to another tenant from here on (PostgreSQL's wall;
+        nothing on SQLite), so one transaction can write several tenants' rows."""
+
+    def _read_tx(self, tenant: str | None) -> AbstractContextManager[Tx]:
+        """Reads that see one another (SQLite: the connection under its lock; PostgreSQL:
+        a transaction bound to `tenant`)."""
+        raise NotImplementedError
+
+    def _read(self, tenant: str | None, sql: str, params: Mapping[str, Any]) -> Sequence[Row]:
+        """The rows of one reading statement, in its own transaction."""
+        raise NotImplementedError
+
+    def _write(self, tenant: str | None, sql: str, params: Mapping[str, Any]) -> Sequence[Row]:
+        """The rows (RETURNING) of one writing statement, in its own write transaction."""
+        raise NotImplementedError
+
+    def _each(self, db: Tx, sql: str, rows: Sequence[Mapping[str, Any]]) -> list[Row | None]:
+        """Run `sql` once per row of parameters; the first row each returned, or None."""
+        raise NotImplementedError
+
+    def _at(self, t: datetime | None) -> Any:
+        """A time as the driver takes it (None stays None)."""
+        raise NotImplementedError
+
+    def _time(self, value: Any) -> datetime:
+        """A stored time as an aware UTC datetime."""
+        raise NotImplementedError
+
+    def _json_param(self, value: Any) -> object:
+        """A JSON value as the driver takes it."""
+        raise NotImplementedError
+
+    def _json_value(self, value: Any) -> Any:
+        """A stored JSON value, decoded."""
+        raise NotImplementedError
+
+    def _list_param(self, items: Sequence[str]) -> object:
+        """A list column's value (SQLite: JSON text; PostgreSQL: an array)."""
+        raise NotImplementedError
+
+    def _list_value(self, value: Any) -> list[str]:
+        """A stored list column's items."""
+        raise NotImplementedError

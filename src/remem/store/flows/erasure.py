@@ -1,0 +1,334 @@
+"""Erasing a record or an actor, and logging a deletion: flows and rules once, for every backend.
+
+`RecordErasure` is a mixin of both stores. It decides what a forgotten record
+takes with it and in which order, what is tombstoned, and what status a
+deletion is logged with; a backend supplies its transaction, its dialect's
+named statements (`ErasureSQL`, named parameters), its list binder, and the
+parts that are truly its own: removing the record rows with their index
+entries (SQLite's FTS5 rows and in-memory vectors, PostgreSQL's term rows),
+emptying event texts with theirs, and reading every surface back to verify.
+
+The rules are pure functions, tested through both backends by the
+conformance suite: `erased_event_texts` (a summary's source events stay) and
+`deletion_status` (done only when reading every surface confirmed it). What a
+tombstone covers (`covered`) is read once too, in the caller's transaction: by
+`is_tombstoned` and by a batch write (`remem.store.flows.writes`), which drops
+work an erasure overtook.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, ClassVar, Protocol
+
+from remem.model import Kind
+from remem.store.flows.backend import ListBinder, SQLFlows, Tx
+from remem.store.roles import ForgetReport
+
+
+def erased_event_texts(kind: str, source_event_ids: Sequence[str]) -> list[str]:
+    """The events whose text goes with a forgotten record of `kind`: those it came from, or
+    recall would hand the fact back raw. None for a summary: its sources are the range
+    it covers, not its origin, and they stay."""
+    return [] if kind == Kind.SUMMARY.value else list(dict.fromkeys(source_event_ids))
+
+
+# a deletion job logged before it erases anything, until it is finished (`start_deletion`)
+RUNNING = "running"
+
+
+def deletion_status(report: ForgetReport | None) -> str:
+    """The status a deletion job is logged with: 'done' only when reading every surface
+    verified it, else 'failed' (an error, or something left to erase)."""
+    return "done" if report is not None and report.verified else "failed"
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """A record about to be erased: its backend key (SQLite's rowid, PostgreSQL's id)."""
+
+    key: Any
+    id: str
+    actor: str
+    kind: str
+
+
+class TombstoneSQL(Protocol):
+    """The named statements that read what a tombstone covers."""
+
+    EVENT_TOMBSTONED: str  # tenant, {keys}: event ids -> a row when one is tombstoned
+    ACTOR_ERASED_AT: str  # tenant, actor -> created_at of the actor's tombstone
+    COUNT_STORED_EVENTS: str  # tenant, actor, {keys}: event ids -> n of them stored
+
+
+def covered(
+    db: Tx, q: TombstoneSQL, lists: ListBinder, tenant: str, actor: str, event_ids: Sequence[str]
+) -> bool:
+    """Whether a tombstone covers any of these events: it was a forgotten record's source,
+    or the actor was erased and the event is gone, so it arrived before the erasure
+    (an actor's erasure deletes every event it had; later ones are a fresh start)."""
+    ids = sorted(set(event_ids))
+    key = {"tenant": tenant, "actor": actor}
+    for sql, params in lists(q.EVENT_TOMBSTONED, key, ids):
+        if db.execute(sql, params).fetchall():
+            return True
+    if not ids or not db.execute(q.ACTOR_ERASED_AT, key).fetchall():
+        return False
+    stored = sum(
+        int(db.execute(sql, params).fetchall()[0]["n"])
+        for sql, params in lists(q.COUNT_STORED_EVENTS, key, ids)
+    )
+    return stored < len(ids)
+
+
+class ErasureSQL(Protocol):
+    """The named statements of the erasure flows; named parameters as listed."""
+
+    RECORD_FOR_ERASURE: str  # tenant, record_id -> key, id, actor, kind (locked where it can)
+    RECORDS_OF_ACTOR: str  # tenant, actor -> key, id, actor, kind
+    FORGET_ACTOR_JOBS: str  # tenant, actor: the jobs of the actor's events
+    FORGET_ACTOR_EVENT_VECTORS: str  # tenant, actor
+    LIFT_EVENT_TOMBSTONES: str  # tenant, actor: record-level tombstones of its events
+    FORGET_ACTOR_REQUESTS: str  # tenant, actor
+    FORGET_CHECKPOINTS: str  # tenant, actor: thread state's own statement
+    FORGET_TOOL_CALLS: str  # tenant, actor
+    ACTOR_TOMBSTONE_AT: str  # tenant, actor, at (an existing one moves to `at`)
+    TOMBSTONE_KEY: str  # tenant, kind, key, at
+    SOURCE_EVENT_IDS: str  # tenant, record_id -> event_id
+    FORGET_RECORD_LINKS: str  # tenant, {keys}: record ids
+    FORGET_HISTORY_TEXT: str  # tenant, {keys}: record ids
+    HISTORY_DELETED: str  # tenant, record_id, at
+    LOG_DELETION: str  # tenant, target, key, status, attempts, result, error, at -> id
+
+
+class DeletionSQL(Protocol):
+    """The statement that finishes a deletion job logged as running."""
+
+    FINISH_DELETION: str  # tenant, id, status, attempts, result, error, at
+
+
+class RecordErasure(SQLFlows):
+    """`forget_record`, `forget_actor` and `record_deletion` of a store, written once."""
+
+    erasure_sql: ClassVar[ErasureSQL]
+    tombstone_sql: ClassVar[TombstoneSQL]
+    deletion_sql: ClassVar[DeletionSQL]
+
+    # -- what a backend supplies -----------------------------------------------------
+
+    def _erasure_tx(self, tenant: str) -> AbstractContextManager[Tx]:
+        """One write transaction of `tenant`."""
+        raise NotImplementedError
+
+    def _erase_records(self, db: Tx, tenant: str, found: Sequence[Found]) -> dict[str, int]:
+        """Delete record rows with their vectors and full-text entries; counts of each."""
+        raise NotImplementedError
+
+    def _erase_event_texts(self, db: Tx, tenant: str, event_ids: Sequence[str]) -> None:
+        """Empty these events' texts and drop their full-text entries and vectors."""
+        raise NotImplementedError
+
+    def _erase_actor_indexes(self, db: Tx, tenant: str, actor: str) -> None:
+        """Drop the actor's full-text entries that deleting its rows would not take at once."""
+        raise NotImplementedError
+
+    def _erase_actor_events(self, db: Tx, tenant: str, actor: str) -> tuple[int, int]:
+        """Delete the actor's events; how many, and how many full-text entries went with them."""
+        raise NotImplementedError
+
+    # When `_mark_actor` runs in the erasure's transaction: after its deletes on SQLite
+    # (nothing else commits while it writes, and a new row's rowid is max(rowid) + 1,
+    # which can be an erased row's), before them on PostgreSQL (a row committed while
+    # the erasure runs is seen by its later statements; an identity never repeats).
+    mark_after_erasing: ClassVar[bool]
+
+    def _mark_actor(self, db: Tx, tenant: str, actor: str) -> dict[str, int]:
+        """Inside the erasure's transaction: the largest key of each kind of the actor's
+        rows (0 when none), for `_verify_actor`."""
+        raise NotImplementedError
+
+    def _verify_actor(self, tenant: str, actor: str, mark: Mapping[str, int]) -> dict[str, int]:
+        """After the commit: what of the actor every surface still holds, counting only the
+        rows at or below `mark` (those the erasure left); a row a writer stored after the
+        commit, a fresh start, has a larger key."""
+        raise NotImplementedError
+
+    def _scope_changed(self, db: Tx, tenant: str, actor: str) -> None:
+        """Note, inside the transaction, that a scope's records changed (caches)."""
+
+    def _verify_record(
+        self, tenant: str, record_id: str, found: Found, sources: Sequence[str]
+    ) -> dict[str, int]:
+        """After the commit: what of the record and its event texts every surface still holds."""
+        raise NotImplementedError
+
+    def settle_scope(self, tenant: str, actor: str) -> None:
+        """After an erasure committed by a process that died before reading it back: drop
+        what the backend derives from the scope's rows outside them (SQLite's vector files,
+        written again from the rows). Nothing on a backend that keeps no such copies."""
+
+    # -- the flows -----------------------------------------------------------------------
+
+    def is_tombstoned(self, tenant: str, actor: str, event_ids: Sequence[str]) -> bool:
+        """Whether work from these events would recreate what was erased (`covered`)."""
+        with self._read_tx(tenant) as db:
+            return covered(db, self.tombstone_sql, self._lists, tenant, actor, event_ids)
+
+    def erased_at(self, tenant: str, actor: str) -> datetime | None:
+        """When the actor was last erased, or None."""
+        params = {"tenant": tenant, "actor": actor}
+        rows = self._read(tenant, self.tombstone_sql.ACTOR_ERASED_AT, params)
+        return self._time(rows[0]["created_at"]) if rows else None
+
+    def forget_record(self, tenant: str, record_id: str, now: datetime) -> ForgetReport:
+        """Erase one record from every surface, leave tombstones, verify by reading."""
+        q, at = self.erasure_sql, self._at(now)
+        key = {"tenant": tenant, "record_id": record_id}
+        with self._erasure_tx(tenant) as db:
+            row = db.execute(q.RECORD_FOR_ERASURE, key).fetchone()
+            if row is None:
+                return ForgetReport(deleted={}, verified=False)
+            found = _found(row)
+            counts = self._erase_records(db, tenant, [found])
+            db.execute(
+                q.TOMBSTONE_KEY, {"tenant": tenant, "kind": "record", "key": record_id, "at": at}
+            )
+            stored = [r["event_id"] for r in db.execute(q.SOURCE_EVENT_IDS, key).fetchall()]
+            sources = erased_event_texts(found.kind, stored)
+            for event_id in sources:
+                db.execute(
+                    q.TOMBSTONE_KEY, {"tenant": tenant, "kind": "event", "key": event_id, "at": at}
+                )
+            self._erase_event_texts(db, tenant, sources)
+            counts["event_texts"] = len(sources)
+            for sql in (q.FORGET_RECORD_LINKS, q.FORGET_HISTORY_TEXT):
+                for statement, params in self._lists(sql, {"tenant": tenant}, [record_id]):
+                    db.execute(statement, params)
+            db.execute(q.HISTORY_DELETED, {**key, "at": at})
+            self._scope_changed(db, tenant, found.actor)
+        remaining = self._verify_record(tenant, record_id, found, sources)
+        return ForgetReport(
+            deleted=counts, verified=not any(remaining.values()), remaining=remaining
+        )
+
+    def forget_actor(self, tenant: str, actor: str, now: datetime) -> ForgetReport:
+        """Erase every record, event, job, index entry, request id and thread state of one
+        actor, and leave (or move to `now`) its tombstone; verify by reading.
+
+        `deleted` counts the rows the erasure's own statements removed: those that
+        existed when it ran. Rows writers store after it commits (a fresh start) are in
+        neither `deleted` nor `remaining`; any row it left is in `remaining`."""
+        q = self.erasure_sql
+        key = {"tenant": tenant, "actor": actor}
+        with self._erasure_tx(tenant) as db:
+            # jobs first, as `apply` locks them first: a running job's write either
+            # committed before (and its records are read below) or finds its jobs gone
+            db.execute(q.FORGET_ACTOR_JOBS, key)
+            mark = {} if self.mark_after_erasing else self._mark_actor(db, tenant, actor)
+            found = [_found(r) for r in db.execute(q.RECORDS_OF_ACTOR, key).fetchall()]
+            self._erase_actor_indexes(db, tenant, actor)
+            counts = self._erase_records(db, tenant, found)
+            ids = [f.id for f in found]
+            for sql in (q.FORGET_HISTORY_TEXT, q.FORGET_RECORD_LINKS):
+                for statement, params in self._lists(sql, {"tenant": tenant}, ids):
+                    db.execute(statement, params)
+            counts["event_vectors"] = db.execute(q.FORGET_ACTOR_EVENT_VECTORS, key).rowcount
+            # the actor's tombstone covers every event it had (see `is_tombstoned`), so an
+            # id reused after a fresh start is not blocked by a record-level tombstone
+            db.execute(q.LIFT_EVENT_TOMBSTONES, key)
+            events, fulltext = self._erase_actor_events(db, tenant, actor)
+            counts["events"] = events
+            counts["fulltext"] += fulltext
+            counts["requests"] = db.execute(q.FORGET_ACTOR_REQUESTS, key).rowcount
+            counts["checkpoints"] = db.execute(q.FORGET_CHECKPOINTS, key).rowcount
+            counts["tool_calls"] = db.execute(q.FORGET_TOOL_CALLS, key).rowcount
+            db.execute(q.ACTOR_TOMBSTONE_AT, {**key, "at": self._at(now)})
+            self._scope_changed(db, tenant, actor)
+            # writers of the actor go on: what they store meanwhile is a fresh start
+            if self.mark_after_erasing:
+                mark = self._mark_actor(db, tenant, actor)
+        remaining = self._verify_actor(tenant, actor, mark)
+        # the marks are the transaction's own reading: its tombstone shows it committed
+        erased = self.erased_at(tenant, actor)
+        remaining["tombstone"] = int(erased is None or erased < now)
+        return ForgetReport(
+            deleted=counts, verified=not any(remaining.values()), remaining=remaining
+        )
+
+    def start_deletion(
+        self, tenant: str, target: str, key: str, now: datetime, actor: str | None = None
+    ) -> int:
+        """Log a deletion job as running before it erases anything; return its id. A process
+        that dies midway leaves it listed as running (`finish_deletion` ends it), so no
+        erasure is ever left without its job. `actor`: whose record it erases, kept in the
+        job's result until then (a resumed job settles that scope)."""
+        params = {
+            "tenant": tenant,
+            "target": target,
+            "key": key,
+            "status": RUNNING,
+            "attempts": 0,
+            "result": self._json_param({} if actor is None else {"actor": actor}),
+            "error": None,
+            "at": self._at(now),
+        }
+        with self._erasure_tx(tenant) as db:
+            row = db.execute(self.erasure_sql.LOG_DELETION, params).fetchone()
+        assert row is not None  # INSERT ... RETURNING always returns its row
+        return int(row["id"])
+
+    def finish_deletion(
+        self,
+        tenant: str,
+        job_id: int,
+        report: ForgetReport | None,
+        error: str | None,
+        now: datetime,
+        attempts: int,
+    ) -> None:
+        """End a deletion job `start_deletion` logged, with its outcome (`deletion_status`)."""
+        params = {
+            "tenant": tenant,
+            "id": job_id,
+            "status": deletion_status(report),
+            "attempts": attempts,
+            "result": self._json_param({} if report is None else report.outcome()),
+            "error": error,
+            "at": self._at(now),
+        }
+        with self._erasure_tx(tenant) as db:
+            db.execute(self.deletion_sql.FINISH_DELETION, params)
+
+    def record_deletion(
+        self,
+        tenant: str,
+        target: str,
+        key: str,
+        report: ForgetReport | None,
+        error: str | None,
+        now: datetime,
+        attempts: int = 1,
+    ) -> int:
+        """Log a deletion job with its outcome (`deletion_status`); return its id."""
+        result = {} if report is None else report.outcome()
+        params = {
+            "tenant": tenant,
+            "target": target,
+            "key": key,
+            "status": deletion_status(report),
+            "attempts": attempts,
+            "result": self._json_param(result),
+            "error": error,
+            "at": self._at(now),
+        }
+        with self._erasure_tx(tenant) as db:
+            row = db.execute(self.erasure_sql.LOG_DELETION, params).fetchone()
+        assert row is not None  # INSERT ... RETURNING always returns its row
+        return int(row["id"])
+
+
+def _found(row: Any) -> Found:
+    return Found(row["key"], str(row["id"]), str(row["actor"]), str(row["kind"]))

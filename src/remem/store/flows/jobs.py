@@ -1,0 +1,287 @@
+"""The job queue, the request ledger and the model-call log: written once, for every backend.
+
+`JobQueue` is a mixin of both stores. A job is leased by one claimer
+(`claim_jobs`), kept alive by heartbeats, waits out a backoff after a failed
+attempt (`fail_job`) and fails for good after `max_attempts`; a lease that ran
+out makes a running job ready again, for any claimer. A request id keeps its
+first outcome (`claim_request`, `finish_request`). A backend supplies only its
+dialect's named statements (`JobSQL`) and its transactions: on SQLite a claim
+is one `UPDATE ... RETURNING` under the file's write lock (BEGIN IMMEDIATE),
+on PostgreSQL the same statement takes its rows `FOR UPDATE SKIP LOCKED`, so
+concurrent claimers never wait for each other nor take the same job. Claiming,
+extending and failing jobs span tenants by design (workers serve them all).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
+from typing import Any, ClassVar, Protocol
+
+from remem.model import Job, JobInfo, LLMCall
+from remem.store.flows.backend import Row, SQLFlows
+from remem.store.roles import Clock, JobGroup, RequestEntry
+from remem.store.rows import job_info_from, llm_call_params
+
+ALL_TENANTS = None  # a transaction that spans tenants by design
+JOB_COUNTS = ("pending", "running", "done", "failed")
+
+
+class JobSQL(Protocol):
+    """The named statements of the job queue, the ledger and the model-call log."""
+
+    CLAIM_JOBS: str  # lease, now, limit -> id, tenant, event_id, strategy, attempts (new)
+    CLAIM_JOBS_OF: str  # the same, of the strategies {keys}
+    HEARTBEAT: str  # lease, now, {keys}: job ids
+    FAIL_JOB: str  # max_attempts, retry_at, error, now, job_id -> status
+    COUNT_PENDING: str  # -> n
+    COUNT_PENDING_TENANT: str  # tenant -> n
+    LIST_JOBS: str  # tenant, limit -> the columns of `JobInfo`
+    LIST_JOBS_STATUS: str  # tenant, status, limit
+    LIST_JOBS_ACTOR: str  # tenant, actor, status (NULL: any), limit
+    JOB_COUNTS: str  # tenant -> status, n
+    JOB_COUNTS_ACTOR: str  # tenant, actor -> status, n
+    JOB_GROUPS: str  # tenant -> strategy, status, n, oldest
+    JOB_GROUPS_ALL: str  # -> strategy, status, n, oldest (every tenant)
+    RETRY_JOBS: str  # now, tenant, {keys}: statuses
+    REQUEUE_JOB: str  # now, tenant, event_id, strategy
+    CLAIM_REQUEST: str  # tenant, actor, request_id, operation, target, token, until, now
+    RETAKE_REQUEST: str  # the same: an expired claim without an outcome is taken over
+    GET_REQUEST: str  # tenant, actor, request_id
+    FINISH_REQUEST: str  # outcome, tenant, actor, request_id, token
+    RELEASE_REQUEST: str  # tenant, actor, request_id, token
+    REQUEST_FOR_TARGET: str  # tenant, target, request_id
+    INSERT_LLM_CALL: str  # the names of `remem.store.rows.llm_call_params`
+    LLM_USAGE: str  # tenant -> calls, errors, prompt_tokens, completion_tokens, seconds, ...
+
+
+class JobQueue(SQLFlows):
+    """Jobs, the request ledger and model calls of a store, written once."""
+
+    jobs_sql: ClassVar[JobSQL]
+    _clock: Clock
+
+    # -- jobs -----------------------------------------------------------------------------
+
+    def claim_jobs(
+        self,
+        now: datetime,
+        limit: int,
+        lease_seconds: float,
+        strategies: Sequence[str] | None = None,
+    ) -> list[Job]:
+        """Lease up to `limit` ready jobs of any tenant, oldest first; see `Store.claim_jobs`.
+
+        Ready: pending and past its backoff, or running with its lease run out (a
+        claimer that died). Each claim is one statement in its own transaction.
+        """
+        q = self.jobs_sql
+        params = {
+            "lease": self._at(now + timedelta(seconds=lease_seconds)),
+            "now": self._at(now),
+            "limit": limit,
+        }
+        statements: list[tuple[str, Mapping[str, Any]]] = [(q.CLAIM_JOBS, params)]
+        if strategies is not None:
+            # one statement on PostgreSQL; SQLite's are few (a worker's strategies)
+            statements = list(self._lists(q.CLAIM_JOBS_OF, params, list(strategies)))
+        rows: list[Row] = []
+        for sql, bound in statements:
+            if len(rows) < limit:
+                rows.extend(self._write(ALL_TENANTS, sql, {**bound, "limit": limit - len(rows)}))
+        jobs = (
+            Job(r["id"], r["tenant"], r["event_id"], r["strategy"], r["attempts"]) for r in rows
+        )
+        return sorted(jobs, key=lambda j: j.id)
+
+    def heartbeat(self, job_ids: Sequence[int], now: datetime, lease_seconds: float) -> int:
+        """Extend the lease of running jobs (of any tenant); return how many were running."""
+        if not job_ids:
+            return 0
+        params = {"lease": self._at(now + timedelta(seconds=lease_seconds)), "now": self._at(now)}
+        with self._flow_tx(ALL_TENANTS) as db:
+            return sum(
+                db.execute(sql, bound).rowcount
+                for sql, bound in self._lists(self.jobs_sql.HEARTBEAT, params, list(job_ids))
+            )
+
+    def fail_job(
+        self,
+        job_id: int,
+        error: str,
+        now: datetime,
+        retry_at: datetime | None = None,
+        max_attempts: int = 3,
+    ) -> str:
+        """Record a failed attempt of a running job; see `Store.fail_job`: 'pending' (to be
+        retried at `retry_at`), 'failed' (its last attempt), or 'gone' (not running)."""
+        params = {
+            "max_attempts": max_attempts,
+            "retry_at": self._at(retry_at),
+            "error": error[:2000],
+            "now": self._at(now),
+            "job_id": job_id,
+        }
+        rows = self._write(ALL_TENANTS, self.jobs_sql.FAIL_JOB, params)
+        return str(rows[0]["status"]) if rows else "gone"
+
+    def pending_jobs(self, tenant: str | None = None) -> int:
+        """How many jobs wait (pending or running), of one tenant or of all."""
+        q = self.jobs_sql
+        if tenant is None:
+            rows = self._read(ALL_TENANTS, q.COUNT_PENDING, {})
+        else:
+            rows = self._read(tenant, q.COUNT_PENDING_TENANT, {"tenant": tenant})
+        return int(rows[0]["n"])
+
+    def list_jobs(
+        self, tenant: str, status: str | None = None, limit: int = 100, actor: str | None = None
+    ) -> list[JobInfo]:
+        """A tenant's (or one actor's) extraction jobs, newest first, optionally of one status."""
+        q = self.jobs_sql
+        params = {"tenant": tenant, "actor": actor, "status": status, "limit": limit}
+        if actor is not None:
+            sql = q.LIST_JOBS_ACTOR
+        else:
+            sql = q.LIST_JOBS if status is None else q.LIST_JOBS_STATUS
+        return [job_info_from(r, self._time) for r in self._read(tenant, sql, params)]
+
+    def job_counts(self, tenant: str, actor: str | None = None) -> dict[str, int]:
+        """A tenant's (or one actor's) extraction jobs by status: pending, running, done,
+        failed."""
+        q = self.jobs_sql
+        sql = q.JOB_COUNTS if actor is None else q.JOB_COUNTS_ACTOR
+        counts = dict.fromkeys(JOB_COUNTS, 0)
+        for r in self._read(tenant, sql, {"tenant": tenant, "actor": actor}):
+            counts[str(r["status"])] = int(r["n"])
+        return counts
+
+    def job_groups(self, tenant: str | None) -> list[JobGroup]:
+        """Jobs by strategy and status with the oldest one's creation, of one tenant or
+        (None) of every tenant (read at a metrics scrape)."""
+        q = self.jobs_sql
+        if tenant is None:
+            rows = self._read(ALL_TENANTS, q.JOB_GROUPS_ALL, {})
+        else:
+            rows = self._read(tenant, q.JOB_GROUPS, {"tenant": tenant})
+        return [
+            JobGroup(str(r["strategy"]), str(r["status"]), int(r["n"]), self._time(r["oldest"]))
+            for r in rows
+        ]
+
+    def retry_jobs(self, tenant: str, statuses: Sequence[str] = ("failed",)) -> int:
+        """Put a tenant's jobs of these statuses back to pending; return how many."""
+        if not statuses:
+            return 0
+        params = {"now": self._at(self._clock()), "tenant": tenant}
+        with self._flow_tx(tenant) as db:
+            return sum(
+                db.execute(sql, bound).rowcount
+                for sql, bound in self._lists(self.jobs_sql.RETRY_JOBS, params, list(statuses))
+            )
+
+    def requeue_job(self, tenant: str, event_id: str, strategy: str) -> bool:
+        """Run one (event, strategy) job again, unless it is running; whether it was."""
+        params = {
+            "now": self._at(self._clock()),
+            "tenant": tenant,
+            "event_id": event_id,
+            "strategy": strategy,
+        }
+        with self._flow_tx(tenant) as db:
+            return db.execute(self.jobs_sql.REQUEUE_JOB, params).rowcount > 0
+
+    # -- the request ledger ---------------------------------------------------------------
+
+    def claim_request(
+        self,
+        tenant: str,
+        actor: str,
+        request_id: str,
+        operation: str,
+        target: str | None,
+        token: str,
+        lease_seconds: float,
+    ) -> RequestEntry:
+        """Claim a request id for `token`; see `Store.claim_request`. The claim is inserted
+        (the key makes it exclusive: on PostgreSQL a second INSERT of it waits for the
+        first's transaction), or an expired one without an outcome is taken over, or the
+        entry found is returned as it is (another claimant's, or a final outcome)."""
+        q, now = self.jobs_sql, self._clock()
+        params = {
+            "tenant": tenant,
+            "actor": actor,
+            "request_id": request_id,
+            "operation": operation,
+            "target": target,
+            "token": token,
+            "until": self._at(now + timedelta(seconds=lease_seconds)),
+            "now": self._at(now),
+        }
+        with self._flow_tx(tenant) as db:
+            for sql in (q.CLAIM_REQUEST, q.RETAKE_REQUEST, q.GET_REQUEST):
+                rows = db.execute(sql, params).fetchall()
+                if rows:
+                    return self._request(rows[0])
+        raise AssertionError("a request is inserted, retaken or found in one transaction")
+
+    def finish_request(
+        self, tenant: str, actor: str, request_id: str, token: str, outcome: dict[str, Any]
+    ) -> bool:
+        """Record the outcome of a claim `token` holds; see `Store.finish_request`."""
+        params = {
+            "outcome": self._json_param(outcome),
+            "tenant": tenant,
+            "actor": actor,
+            "request_id": request_id,
+            "token": token,
+        }
+        with self._flow_tx(tenant) as db:
+            return db.execute(self.jobs_sql.FINISH_REQUEST, params).rowcount > 0
+
+    def release_request(self, tenant: str, actor: str, request_id: str, token: str) -> None:
+        """Drop a claim `token` holds without an outcome; see `Store.release_request`."""
+        params = {"tenant": tenant, "actor": actor, "request_id": request_id, "token": token}
+        with self._flow_tx(tenant) as db:
+            db.execute(self.jobs_sql.RELEASE_REQUEST, params)
+
+    def request_for_target(self, tenant: str, request_id: str, target: str) -> RequestEntry | None:
+        """The final entry of a request id that named `target`; see the Store protocol."""
+        params = {"tenant": tenant, "target": target, "request_id": request_id}
+        rows = self._read(tenant, self.jobs_sql.REQUEST_FOR_TARGET, params)
+        return self._request(rows[0]) if rows else None
+
+    def _request(self, r: Row) -> RequestEntry:
+        outcome = None if r["outcome"] is None else self._json_value(r["outcome"])
+        return RequestEntry(
+            str(r["actor"]),
+            str(r["request_id"]),
+            str(r["operation"]),
+            r["target"],
+            outcome,
+            r["token"],
+        )
+
+    # -- model calls ----------------------------------------------------------------------
+
+    def record_llm_calls(self, tenant: str, calls: Sequence[LLMCall]) -> None:
+        """Log language-model calls (never a prompt, an answer or a key)."""
+        if not calls:
+            return
+        at = self._at(self._clock())
+        with self._flow_tx(tenant) as db:
+            db.executemany(
+                self.jobs_sql.INSERT_LLM_CALL, [llm_call_params(tenant, c, at) for c in calls]
+            )
+
+    def llm_usage(self, tenant: str) -> dict[str, float]:
+        """Totals of a tenant's logged model calls: calls, errors, tokens, seconds."""
+        (r,) = self._read(tenant, self.jobs_sql.LLM_USAGE, {"tenant": tenant})
+        return {
+            "calls": int(r["calls"]),
+            "errors": int(r["errors"]),
+            "prompt_tokens": int(r["prompt_tokens"]),
+            "completion_tokens": int(r["completion_tokens"]),
+            "seconds": float(r["seconds"]),
+            "calls_with_dropped_items": int(r["calls_with_dropped_items"]),
+        }

@@ -1,0 +1,1 @@
+"""The PostgreSQL backend's vectors: nearest-vector SQL, exact and through HNSW."""

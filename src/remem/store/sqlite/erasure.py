@@ -1,0 +1,251 @@
+"""Erasure on the SQLite store: what `RecordErasure` leaves to it, and erasing an actor.
+
+A mixin of `SQLiteStore`. An erased record leaves the file's rows, its FTS5
+entries (and, after `scrub_files`, the merged index segments and the WAL), the
+scope's vectors held in memory and in the vector files beside the database.
+Lists of keys are bound in chunks (`remem.store.flows.backend.sqlite_lists`).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from remem.store.errors import sqlite_translated
+from remem.store.flows.backend import Tx
+from remem.store.flows.erasure import DeletionSQL, ErasureSQL, Found, RecordErasure, TombstoneSQL
+from remem.store.sqlite import sql as q
+from remem.store.sqlite.sql import scope_token
+from remem.store.sqlite.vectors.files import VectorFiles
+
+CHECKPOINT_WAIT_MS = 3_000  # how long an erasure's checkpoint waits for other readers
+
+
+class DeletionLogSQL:
+    """The deletion log's statement beyond `sqlite_sql`'s (see `DeletionSQL`)."""
+
+    FINISH_DELETION = """
+UPDATE deletions SET status = :status, attempts = :attempts, result = :result,
+    last_error = :error, updated_at = :at
+WHERE tenant = :tenant AND id = :id
+"""
+
+
+class ActorMarkSQL:
+    """An actor's rows an erasure left: their largest keys (`_mark_actor`), and the rows at
+    or below them (`_actor_left`). A new row's key is above every row's in its table
+    (SQLite gives max(rowid) + 1), so a row stored after the erasure is never counted.
+
+    Thread state and request ids have no such key (their tables have no rowid): the mark
+    is how many of the actor's checkpoints, tool calls and request ids the erasure left,
+    read in its transaction after its deletes, while it holds the write lock; the
+    read-back counts at most that many (a later writer can add, never bring one back).
+    The vector files are marked by the scope version the erasure moved to: a file read
+    from the rows at that version or later (a recall right after the commit) holds none
+    of what it erased."""
+
+    MARK = """
+SELECT
+    (SELECT coalesce(max(rowid), 0) FROM records
+        WHERE tenant = :tenant AND actor = :actor) AS records,
+    (SELECT coalesce(max(record_rowid), 0) FROM record_vectors
+        WHERE tenant = :tenant AND actor = :actor) AS vectors,
+    (SELECT coalesce(max(event_seq), 0) FROM event_vectors
+        WHERE tenant = :tenant AND actor = :actor) AS event_vectors,
+    (SELECT coalesce(max(seq), 0) FROM events WHERE tenant = :tenant AND actor = :actor) AS events,
+    (SELECT coalesce(max(rowid), 0) FROM records_fts WHERE records_fts MATCH :match) AS records_fts,
+    (SELECT coalesce(max(rowid), 0) FROM events_fts WHERE events_fts MATCH :match) AS events_fts,
+    (SELECT count(*) FROM checkpoints WHERE tenant = :tenant AND actor = :actor) AS checkpoints,
+    (SELECT count(*) FROM tool_calls WHERE tenant = :tenant AND actor = :actor) AS tool_calls,
+    (SELECT count(*) FROM api_requests WHERE tenant = :tenant AND actor = :actor) AS requests,
+    (SELECT coalesce(max(version), 0) FROM scope_versions
+        WHERE tenant = :tenant AND actor = :actor) AS scope_version
+"""
+    RECORDS = """
+SELECT count(*) FROM records WHERE tenant = :tenant AND actor = :actor AND rowid <= :records
+"""
+    VECTORS = """
+SELECT count(*) FROM record_vectors
+WHERE tenant = :tenant AND actor = :actor AND record_rowid <= :vectors
+"""
+    EVENT_VECTORS = """
+SELECT count(*) FROM event_vectors
+WHERE tenant = :tenant AND actor = :actor AND event_seq <= :event_vectors
+"""
+    EVENTS = (
+        "SELECT count(*) FROM events WHERE tenant = :tenant AND actor = :actor AND seq <= :events"
+    )
+    RECORDS_FTS = """
+SELECT count(*) FROM records_fts WHERE records_fts MATCH :match AND rowid <= :records_fts
+"""
+    REQUESTS = "SELECT count(*) FROM api_requests WHERE tenant = :tenant AND actor = :actor"
+    EVENTS_FTS = """
+SELECT count(*) FROM events_fts WHERE events_fts MATCH :match AND rowid <= :events_fts
+"""
+
+
+class SQLiteErasure(RecordErasure):
+    """Erasure methods of `Store` on SQLite; `SQLiteStore` supplies the connection."""
+
+    erasure_sql: ClassVar[ErasureSQL] = q
+    tombstone_sql: ClassVar[TombstoneSQL] = q
+    deletion_sql: ClassVar[DeletionSQL] = DeletionLogSQL()
+    mark_after_erasing: ClassVar[bool] = True
+    path: str
+    vector_files: VectorFiles | None
+    _lock: threading.RLock
+    _db: sqlite3.Connection
+    _busy_ms: int
+
+    if TYPE_CHECKING:
+
+        def _tx(self) -> AbstractContextManager[sqlite3.Connection]: ...
+
+        def _rows(
+            self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()
+        ) -> list[sqlite3.Row]: ...
+
+        def _drop_scope_vectors(self, tenant: str, actor: str) -> None: ...
+
+    # `forget_record` and `record_deletion` are `RecordErasure`'s; these are its SQLite parts
+
+    def _erasure_tx(self, tenant: str) -> AbstractContextManager[sqlite3.Connection]:
+        return self._tx()  # one file is one trust domain: the SQL names the tenant
+
+    def _erase_records(self, db: Tx, tenant: str, found: Sequence[Found]) -> dict[str, int]:
+        counts = {"records": 0, "vectors": 0, "fulltext": 0}
+        rowids = [f.key for f in found]
+        for table, sql in (("vectors", q.DELETE_VECTORS), ("fulltext", q.DELETE_RECORDS_FTS),
+                           ("records", q.DELETE_RECORDS)):  # fmt: skip
+            for statement, params in self._lists(sql, {}, rowids):
+                counts[table] += db.execute(statement, params).rowcount
+        return counts
+
+    def _erase_event_texts(self, db: Tx, tenant: str, event_ids: Sequence[str]) -> None:
+        meta = json.dumps({"forgotten": True})
+        for event_id in event_ids:
+            key = {"tenant": tenant, "event_id": event_id}
+            seq = db.execute(q.EVENT_SEQ, key).fetchone()
+            if seq is not None:
+                for statement, params in self._lists(q.DELETE_EVENTS_FTS, {}, [seq["seq"]]):
+                    db.execute(statement, params)
+                db.execute(q.DELETE_EVENT_VECTOR, {"seq": seq["seq"]})
+                db.execute(q.ERASE_EVENT_TEXT, {**key, "metadata": meta})
+
+    def _verify_record(
+        self, tenant: str, record_id: str, found: Found, sources: Sequence[str]
+    ) -> dict[str, int]:
+        self._drop_scope_vectors(tenant, found.actor)
+        remaining = self._record_left(tenant, record_id, found.key, list(sources))
+        if self.vector_files is not None:
+            held = self.vector_files.holding(tenant, found.actor, {record_id, *sources})
+            remaining["vector_files"] = held
+        return remaining
+
+    def settle_scope(self, tenant: str, actor: str) -> None:
+        self._drop_scope_vectors(tenant, actor)
+
+    def _erase_actor_indexes(self, db: Tx, tenant: str, actor: str) -> None:
+        key = {"tenant": tenant, "actor": actor}
+        seqs = [r["seq"] for r in db.execute(q.ACTOR_EVENT_SEQS, key).fetchall()]
+        for statement, params in self._lists(q.DELETE_EVENTS_FTS, {}, seqs):
+            db.execute(statement, params)
+
+    def _erase_actor_events(self, db: Tx, tenant: str, actor: str) -> tuple[int, int]:
+        return db.execute(q.DELETE_ACTOR_EVENTS, {"tenant": tenant, "actor": actor}).rowcount, 0
+
+    def _mark_actor(self, db: Tx, tenant: str, actor: str) -> dict[str, int]:
+        match = f"scope:{scope_token(tenant, actor)}"
+        row = db.execute(ActorMarkSQL.MARK, {"tenant": tenant, "actor": actor, "match": match})
+        return {name: int(n) for name, n in dict(row.fetchone()).items()}
+
+    def _verify_actor(self, tenant: str, actor: str, mark: Mapping[str, int]) -> dict[str, int]:
+        self._drop_scope_vectors(tenant, actor)
+        remaining = self._actor_left(tenant, actor, mark)
+        if self.vector_files is not None:
+            held = self.vector_files.holding(tenant, actor, before=mark["scope_version"])
+            remaining["vector_files"] = held
+        return remaining
+
+    def scrub_files(self, vacuum: bool = False) -> dict[str, int]:
+        """Make finished erasures reach the file: merge the full-text indexes, empty the WAL.
+
+        FTS5 keeps a deleted row's terms in its index segments until they are
+        merged, so both indexes are merged into one segment each ('optimize');
+        the pages that held the old segments are freed and, under
+        `secure_delete`, zeroed. The WAL holds the pages as they were before
+        the erasure until a checkpoint copies the new ones into the file and
+        truncates it. A reader in another connection (another process) can
+        hold the WAL open: the checkpoint waits up to `CHECKPOINT_WAIT_MS` for
+        it, and what it could not copy is returned as `wal_frames` (0 when
+        clean). `vacuum` is for PostgreSQL; SQLite needs no VACUUM for this.
+        """
+        with self._tx() as db:
+            for table in ("records_fts", "events_fts"):
+                db.execute(q.FTS_OPTIMIZE.format(table=table))
+        if self.path == ":memory:":
+            return {"wal_frames": 0}
+        with self._lock, sqlite_translated():
+            self._db.execute(f"PRAGMA busy_timeout = {CHECKPOINT_WAIT_MS}")
+            try:
+                busy, frames, copied = self._db.execute(q.WAL_TRUNCATE).fetchone()
+            finally:
+                self._db.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
+        return {"wal_frames": max(int(frames) - int(copied), 1) if busy else 0}
+
+    def deletions(self, tenant: str, limit: int = 100) -> list[dict[str, Any]]:
+        """The tenant's deletion jobs, newest first."""
+        return [
+            {
+                "id": r["id"],
+                "target": r["target"],
+                "key": r["key"],
+                "status": r["status"],
+                "attempts": r["attempts"],
+                "result": json.loads(r["result"]),
+                "last_error": r["last_error"],
+                "created_at": r["created_at"],
+            }
+            for r in self._rows(q.LIST_DELETIONS, {"tenant": tenant, "limit": limit})
+        ]
+
+    def _record_left(
+        self, tenant: str, record_id: str, rowid: int, sources: list[str]
+    ) -> dict[str, int]:
+        key = {"tenant": tenant, "record_id": record_id}
+        return {
+            "event_texts": self._count_of(q.EVENTS_WITH_TEXT, tenant, sources),
+            "event_vectors": self._count_of(q.EVENT_VECTORS_FOR, tenant, sources),
+            "records": len(self._rows(q.GET_RECORD, key)),
+            "vectors": len(self._rows(q.VECTOR_BY_ROWID, {"key": rowid})),
+            "fulltext": len(self._rows(q.FTS_BY_ROWID, {"key": rowid})),
+            "history_text": len(self._rows(q.HISTORY_WITH_TEXT, key)),
+        }
+
+    def _count_of(self, sql: str, tenant: str, keys: Sequence[str]) -> int:
+        """A count over a list of keys, summed over the bound parts (none: 0)."""
+        return sum(int(self._rows(statement, params)[0][0])
+                   for statement, params in self._lists(sql, {"tenant": tenant}, keys))  # fmt: skip
+
+    def _actor_left(self, tenant: str, actor: str, mark: Mapping[str, int]) -> dict[str, int]:
+        key = {"tenant": tenant, "actor": actor}
+        marked = {**key, **mark, "match": f"scope:{scope_token(tenant, actor)}"}
+        m = ActorMarkSQL
+
+        def count(sql: str, params: Any) -> int:
+            return int(self._rows(sql, params)[0][0])
+
+        return {  # no rowid: at most what the erasure left (see `ActorMarkSQL`)
+            "requests": min(mark["requests"], count(m.REQUESTS, key)),
+            "checkpoints": min(mark["checkpoints"], count(q.COUNT_ACTOR_CHECKPOINTS, key)),
+            "tool_calls": min(mark["tool_calls"], count(q.COUNT_ACTOR_TOOL_CALLS, key)),
+            "records": count(m.RECORDS, marked),
+            "vectors": count(m.VECTORS, marked),
+            "event_vectors": count(m.EVENT_VECTORS, marked),
+            "events": count(m.EVENTS, marked),
+            "fulltext": count(m.RECORDS_FTS, marked) + count(m.EVENTS_FTS, marked),
+        }

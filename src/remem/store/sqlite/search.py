@@ -1,0 +1,371 @@
+"""Search on the SQLite store: FTS5 for words, vectors searched in memory.
+
+A mixin of `SQLiteStore`. This Python's
+sqlite3 cannot load extensions, so vectors are stored as float16 blobs and
+searched with numpy one scope at a time: the matrix of a (tenant, actor) is
+loaded once and reloaded only when that scope's version changes (see
+`scope_versions` and `remem.store.sqlite.vectors.index`), and kept in a memory-mapped file
+beside the database (`remem.store.sqlite.vectors.files`) so a fresh process opens it in
+milliseconds instead of reading it through SQLite.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from remem.errors import StoreError
+from remem.model import Event, Record
+from remem.store.errors import sqlite_translated
+from remem.store.flows.backend import sqlite_lists
+from remem.store.roles import Hit, Scope
+from remem.store.sqlite import sql as q
+from remem.store.sqlite.sql import fts_query, scope_token
+from remem.store.sqlite.vectors.files import TAIL_MAX, Stamp, VectorFiles
+from remem.store.sqlite.vectors.index import ScopeVectors
+from remem.store.sqlite.vectors.load import Kind, extends, refresh
+
+LEXICAL_WINDOW = 1000  # BM25 ranks at most this many of the newest matches
+VECTOR_CACHE_SCOPES = 16  # scopes whose vectors stay in memory (oldest dropped first)
+PREPARED_MIN = 5_000  # record vectors a bulk load adds to a scope before it writes its file
+POOL_FOR_PREFIX = 500  # nearest rows fetched when a namespace prefix narrows the scope
+# BM25 in the full-text index alone (newer than the floor of `FTS_FLOOR`), the best
+# joined to their records afterwards (see `SQLiteSearch.search_records`)
+RANKED_RECORDS = """
+SELECT r.id, f.rank, r.tenant, r.actor, r.status FROM (
+    SELECT rowid, bm25(records_fts) AS rank FROM records_fts
+    WHERE records_fts MATCH :match AND rowid >= :floor ORDER BY rank LIMIT :limit
+) f JOIN records r ON r.rowid = f.rowid
+ORDER BY f.rank
+"""
+
+
+@dataclass(frozen=True)
+class HeldVectors:
+    """A scope's vectors in this process: for which version, their stamp, their file's base."""
+
+    version: int
+    vectors: ScopeVectors | None
+    stamp: Stamp | None
+    base: Stamp | None  # the stamp of the base file `vectors` extend; None: no such file
+
+
+def _held(
+    cached: HeldVectors | None, files: VectorFiles | None, key: tuple[str, str], kind: str
+) -> tuple[HeldVectors, Stamp | None]:
+    """What a catch-up starts from: this process's copy, else the scope's files, else nothing."""
+    if cached is not None and cached.vectors is not None:
+        return cached, cached.base
+    opened = files.open(*key, kind) if files is not None else None
+    if opened is None:
+        return HeldVectors(0, None, None, None), None
+    return HeldVectors(0, opened.vectors, opened.stamp, opened.base), opened.base
+
+
+class SQLiteSearch:
+    """Lexical and vector search and the event vectors; `SQLiteStore` supplies the rest."""
+
+    _lock: threading.RLock
+    _db: sqlite3.Connection
+    _vec_cache: dict[tuple[str, str, str], HeldVectors]
+    _records: dict[tuple[str, str], Record]
+    vector_files: VectorFiles | None
+    _writers: list[threading.Thread]
+    _writers_lock: threading.Lock
+
+    if TYPE_CHECKING:
+
+        def _tx(self) -> AbstractContextManager[sqlite3.Connection]: ...
+
+        def _rows(self, sql: str, params: Mapping[str, Any] = ...) -> list[sqlite3.Row]: ...
+
+        def get_records(self, tenant: str, ids: Sequence[str]) -> list[Record]: ...
+
+    def add_event_vectors(
+        self, tenant: str, vectors: Sequence[tuple[Event, npt.NDArray[np.float32]]], model: str
+    ) -> None:
+        """Store the embeddings of some events (made by `model`)."""
+        touched: set[tuple[str, str]] = set()
+        with self._tx() as db:
+            for event, vec in vectors:
+                blob = np.asarray(vec, np.float16).tobytes()
+                db.execute(q.INSERT_EVENT_VECTOR, {"model": model, "time": event.time.timestamp(),
+                                                   "vec": blob, "tenant": tenant,
+                                                   "event_id": event.id})  # fmt: skip
+                touched.add((tenant, event.actor))
+            for who, actor in touched:
+                db.execute(q.BUMP_SCOPE, {"tenant": who, "actor": actor})
+
+    def vector_search_events(
+        self,
+        scope: Scope,
+        model: str,
+        query: npt.NDArray[np.float32],
+        limit: int,
+        at: datetime,
+    ) -> list[tuple[str, float]]:
+        """Ids and cosines of the scope's events (embedded by `model`) nearest to `query`."""
+        vectors = self._scope_vectors(scope, events=True)
+        if vectors is None or vectors.model != model:
+            return []
+        return vectors.search(query, limit, at.timestamp(), include_invalid=True)
+
+    # -- search ------------------------------------------------------------------
+
+    def search_records(self, scope: Scope, query: str, limit: int) -> list[Hit]:
+        """BM25 over one scope's non-deleted records; the caller masks status.
+
+        Ranked in the full-text index alone, then the best `2 * limit` joined
+        to their records (the join cost as much as BM25 per matched row): the
+        same hits as ranking the joined rows, unless so many of the best were
+        proposed or deleted that fewer than `limit` remain, when the joined
+        query runs instead. A namespace prefix takes the joined query.
+        """
+        sql, params = q.search_records(scope)
+        if scope.namespace_prefix:
+            return self._search("records_fts", scope, query, sql, params, limit)
+        match = fts_query(scope_token(scope.tenant, scope.actor), query)
+        if match is None or limit <= 0:
+            return []
+        floor = self._floor("records_fts", match)
+        ranked = self._rows(RANKED_RECORDS, {"match": match, "floor": floor, "limit": 2 * limit})
+        hits = [
+            Hit(r["id"], -float(r["rank"]))
+            for r in ranked
+            if (r["tenant"], r["actor"]) == (scope.tenant, scope.actor)
+            and r["status"] in ("active", "invalid")
+        ]
+        if len(hits) < limit and len(ranked) == 2 * limit:
+            return self._search("records_fts", scope, query, sql, params, limit)
+        return hits[:limit]
+
+    def search_events(self, scope: Scope, query: str, limit: int) -> list[Hit]:
+        """BM25 over one actor's raw events (short-term memory)."""
+        params = {"tenant": scope.tenant, "actor": scope.actor}
+        return self._search("events_fts", scope, query, q.SEARCH_EVENTS, params, limit)
+
+    def _floor(self, table: str, match: str) -> int:
+        offset = LEXICAL_WINDOW - 1
+        rows = self._rows(q.FTS_FLOOR.format(table=table), {"match": match, "offset": offset})
+        return int(rows[0][0]) if rows else 0
+
+    def _search(
+        self, table: str, scope: Scope, query: str, sql: str, params: Mapping[str, Any],
+        limit: int,
+    ) -> list[Hit]:  # fmt: skip
+        match = fts_query(scope_token(scope.tenant, scope.actor), query)
+        if match is None:
+            return []
+        floor = self._floor(table, match)
+        rows = self._rows(sql, {**params, "match": match, "floor": floor, "limit": limit})
+        return [Hit(r[0], -float(r[1])) for r in rows]
+
+    def vector_search(
+        self,
+        scope: Scope,
+        model: str,
+        query: npt.NDArray[np.float32],
+        limit: int,
+        at: datetime,
+        include_invalid: bool = False,
+    ) -> list[tuple[str, float]]:
+        """Nearest records of one scope; see `Store.vector_search`."""
+        vectors = self._scope_vectors(scope)
+        if vectors is None or vectors.model != model:
+            return []
+        hits = vectors.search(
+            query,
+            POOL_FOR_PREFIX if scope.namespace_prefix else limit,
+            at.timestamp(),
+            include_invalid,
+        )
+        if scope.namespace_prefix:
+            allowed = {
+                r.id
+                for r in self.get_records(scope.tenant, [h[0] for h in hits])
+                if r.namespace.startswith(scope.namespace_prefix)
+            }
+            hits = [h for h in hits if h[0] in allowed][:limit]
+        return hits
+
+    def vector_search_many(
+        self,
+        scope: Scope,
+        model: str,
+        queries: Sequence[npt.NDArray[np.float32]],
+        limit: int,
+        at: datetime,
+        include_invalid: bool = False,
+    ) -> list[list[tuple[str, float]]]:
+        """Nearest records of one scope for each query, in one scan; see
+        `Store.vector_search_many`."""
+        vectors = self._scope_vectors(scope)
+        if not queries or vectors is None or vectors.model != model:
+            return [[] for _ in queries]
+        if scope.namespace_prefix:  # filtered per query, as `vector_search` does
+            return [
+                self.vector_search(scope, model, q, limit, at, include_invalid) for q in queries
+            ]
+        matrix = np.stack([np.asarray(q, np.float32) for q in queries])
+        return vectors.search_many(matrix, limit, at.timestamp(), include_invalid)
+
+    def scope_version(self, scope: Scope) -> int | None:
+        """The scope's version, bumped by every write to its records or vectors."""
+        return self._version(scope)
+
+    def _version(self, scope: Scope) -> int:
+        rows = self._rows(q.SCOPE_VERSION, {"tenant": scope.tenant, "actor": scope.actor})
+        return int(rows[0][0]) if rows else 0
+
+    def _scope_vectors(self, scope: Scope, events: bool = False) -> ScopeVectors | None:
+        """One scope's record (or event) vectors, caught up when the scope changed.
+
+        In order: this process's cache while the scope's version is the same;
+        else the vectors held (cached, or mapped from the scope's files) caught
+        up from what changed in the database since their stamp; else all read
+        from the database (`remem.store.sqlite.vectors.load.refresh`). What changed
+        is written to the scope's files beside the answer.
+        """
+        key = (scope.tenant, scope.actor)
+        kind: Kind = "events" if events else "records"
+        version = self._version(scope)
+        cache_key = (scope.tenant, scope.actor, kind)
+        cached = self._vec_cache.get(cache_key)
+        if cached is not None and cached.version == version:
+            return cached.vectors
+        files = self.vector_files
+        with self._lock, sqlite_translated():
+            own = not self._db.in_transaction
+            if own:
+                self._db.execute("BEGIN")  # the stamp and the rows from one snapshot
+            try:
+                held, base = _held(cached, files, key, kind)
+                got = refresh(self._db, kind, key, held.vectors, held.stamp)
+                version = got.stamp.version if got.stamp else version
+            finally:
+                if own:
+                    self._db.execute("COMMIT")
+        whole = got.how in ("loaded", "compacted")
+        if whole:
+            base = got.stamp if files is not None else None  # the base written below
+        entry = HeldVectors(version, got.vectors, got.stamp, base)
+        written = got.how in ("caught_up", "compacted", "loaded")
+        if written and files is not None and got.vectors is not None:
+            # written beside this recall, not before it answers: a projection and
+            # 100 MB of file cost about as much again as a load (`sync_vector_files`)
+            writer = threading.Thread(
+                target=self._write_scope, args=(files, key, kind, entry, whole),
+                name="remem-vector-file",
+            )  # fmt: skip
+            with self._writers_lock:
+                self._writers = [w for w in self._writers if w.is_alive()] + [writer]
+            writer.start()
+        if cache_key not in self._vec_cache and len(self._vec_cache) >= VECTOR_CACHE_SCOPES:
+            self._vec_cache.pop(next(iter(self._vec_cache)))
+        self._vec_cache[cache_key] = entry
+        return got.vectors
+
+    def _write_scope(
+        self, files: VectorFiles, key: tuple[str, str], kind: Kind, entry: HeldVectors,
+        whole: bool,
+    ) -> None:  # fmt: skip
+        """Write a scope's base (`whole`, or a tail past `TAIL_MAX`) or tail; keep it if true.
+
+        A file written while the scope changed is kept when the change added
+        rows (a later catch-up reads them) and removed when it deleted some:
+        it may hold what a forget just erased.
+        """
+        vectors, stamp, base = entry.vectors, entry.stamp, entry.base
+        assert vectors is not None and stamp is not None
+        tail_rows = len(vectors.tail_ids)
+        if not whole and base is not None and tail_rows <= max(TAIL_MAX, len(vectors.ids) // 20):
+            wrote = "tail" if files.write_tail(*key, kind, base, stamp, vectors) else ""
+        else:
+            wrote = "vec" if files.write(*key, kind, stamp, vectors) else ""
+        if not wrote:
+            return
+        try:
+            with self._lock, sqlite_translated():
+                kept = extends(self._db, kind, key, stamp)
+        except (StoreError, sqlite3.ProgrammingError):
+            kept = False  # closed meanwhile: cannot tell
+        if not kept:
+            files.remove_scope(*key)
+        elif wrote == "vec" and tail_rows:
+            self._adopt_base(files, key, kind, entry)
+
+    def _adopt_base(
+        self, files: VectorFiles, key: tuple[str, str], kind: str, entry: HeldVectors
+    ) -> None:
+        """Hold the base just rewritten (mapped) instead of vectors with a long tail."""
+        opened = files.open(*key, kind)
+        if opened is None or opened.stamp != entry.stamp:
+            return
+        with self._lock:
+            cache_key = (*key, kind)
+            if self._vec_cache.get(cache_key) is entry:
+                self._vec_cache[cache_key] = HeldVectors(
+                    entry.version, opened.vectors, opened.stamp, opened.base
+                )
+
+    def prepare_scopes(self, after: int) -> None:
+        """Read the scopes that gained at least `PREPARED_MIN` record vectors after row
+        `after` (the `VECTOR_CACHE_SCOPES` largest) and write their vector files now.
+
+        After a bulk load the first search would otherwise read every vector of the
+        scope through SQLite (1.4-1.7 s at 100,000 rows); this moves that read into
+        the load. What is then held is the file as mapped (its projection included),
+        the same as a fresh process opens.
+        """
+        if self.vector_files is None:
+            return  # `:memory:`: the first search reads the scope from the database
+        params = {"after": after, "least": PREPARED_MIN, "limit": VECTOR_CACHE_SCOPES}
+        scopes = [Scope(r[0], r[1]) for r in self._rows(q.FILLED_SCOPES, params)]
+        for scope in scopes:
+            self._scope_vectors(scope)
+        self.sync_vector_files()
+        for scope in scopes:  # next time the file is mapped, not the float32 copy kept
+            self._vec_cache.pop((scope.tenant, scope.actor, "records"), None)
+
+    def sync_vector_files(self) -> None:
+        """Wait until the vector files being written (after a load from the database) are."""
+        with self._writers_lock:
+            writers, self._writers = self._writers, []
+        for writer in writers:
+            writer.join()
+
+    def _drop_scope_vectors(self, tenant: str, actor: str) -> None:
+        """After an erasure: delete the scope's files, and catch up what this process holds.
+
+        The catch-up copies the held vectors without the forgotten rows (and
+        writes the copy as a new base), so no forgotten vector stays in memory.
+        """
+        self.sync_vector_files()
+        with self._lock:
+            self._records.clear()  # no decoded copy of an erased record stays in memory
+        if self.vector_files is not None:
+            self.vector_files.remove_scope(tenant, actor)
+        for kind in ("records", "events"):
+            cached = self._vec_cache.get((tenant, actor, kind))
+            if cached is not None and cached.vectors is not None:
+                self._scope_vectors(Scope(tenant, actor), events=kind == "events")
+            else:
+                self._vec_cache.pop((tenant, actor, kind), None)
+
+    def record_vectors(
+        self, tenant: str, ids: Sequence[str], model: str
+    ) -> dict[str, npt.NDArray[np.float32]]:
+        """The stored vectors (made by `model`) of some records."""
+        out: dict[str, npt.NDArray[np.float32]] = {}
+        for sql, params in sqlite_lists(q.VECTORS_FOR, {"tenant": tenant, "model": model}, ids):
+            for r in self._rows(sql, params):
+                out[r["id"]] = np.frombuffer(r["vec"], dtype=np.float16).astype(np.float32)
+        return out

@@ -1,0 +1,164 @@
+"""Self-managed strategies: the application extracts on its own and writes records
+in batches of create / update / delete, with the same validation as every other
+write path and a request id per item, so a batch retried after a timeout does
+not write twice (a repeated request id returns its first outcome).
+
+    mem.write_records([
+        {"op": "create", "request_id": "r1", "actor": "alice", "text": "Alice is vegetarian"},
+        {"op": "update", "request_id": "r2", "record_id": "rec_...", "text": "..."},
+        {"op": "delete", "request_id": "r3", "record_id": "rec_..."},
+    ])
+
+`remem records import FILE.jsonl` reads the same items, one JSON object per line.
+
+A request id belongs to an actor: the item's (create) or its record's (update,
+delete). Every item goes through the one request ledger (`remem.writes.ledger`), the
+flow the CLI and the HTTP batch routes run too, acting as the operator (a
+tenant-wide admin): the whole batch is checked first, every create's actor
+included, and nothing is written when one item is refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from remem.errors import InvalidInput, NotFound, RememError
+from remem.lifecycle.erasure import forget
+from remem.memory.deps import Deps
+from remem.policy import scope
+from remem.policy.fields import valid_field
+from remem.policy.scope import Principal, named, valid_request_id
+from remem.timeutil import TimeText
+from remem.writes import ledger, records
+from remem.writes.checks import MAX_VALUE_CHARS, valid_value
+
+MAX_ITEMS = 10_000
+
+
+class RecordItem(BaseModel):
+    """One item of a self-managed batch."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    op: Literal["create", "update", "delete"] = "create"
+    request_id: Annotated[str | None, AfterValidator(valid_request_id)] = Field(
+        default=None, min_length=1, max_length=200
+    )
+    actor: str | None = Field(default=None, min_length=1, max_length=200)
+    record_id: str | None = Field(default=None, min_length=1, max_length=200)
+    text: str | None = Field(default=None, min_length=1, max_length=4000)
+    kind: Literal["semantic", "preference", "episodic"] = "semantic"
+    field: Annotated[str | None, AfterValidator(valid_field)] = Field(
+        default=None, min_length=1, max_length=200
+    )
+    value: Annotated[str | None, AfterValidator(valid_value)] = Field(
+        default=None, max_length=MAX_VALUE_CHARS
+    )
+    valid_until: TimeText = None
+    sensitivity: Literal["normal", "personal", "sensitive"] = "normal"
+    strategy: str = Field(default="self-managed", min_length=1, max_length=100)
+
+    @model_validator(mode="after")
+    def _needs(self) -> RecordItem:
+        if self.op == "create" and (self.actor is None or self.text is None):
+            raise ValueError("create needs actor and text")
+        if self.op == "update" and (self.record_id is None or self.text is None):
+            raise ValueError("update needs record_id and text")
+        if self.op == "delete" and self.record_id is None:
+            raise ValueError("delete needs record_id")
+        return self
+
+
+def parse_items(rows: Iterable[Mapping[str, Any]]) -> list[RecordItem]:
+    """Validate a whole batch before anything is written; say which item is wrong."""
+    items = []
+    for number, row in enumerate(rows, start=1):
+        if number > MAX_ITEMS:
+            raise InvalidInput(f"a batch holds at most {MAX_ITEMS} items")
+        if not isinstance(row, Mapping):
+            raise InvalidInput(f"item {number}: expected a JSON object")
+        try:
+            items.append(RecordItem.model_validate(dict(row)))
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            where = ".".join(str(p) for p in err["loc"])
+            msg = err["msg"].removeprefix("Value error, ")
+            raise InvalidInput(
+                f"item {number}: {where + ': ' if where else ''}{msg}; nothing was written"
+            ) from None
+    return items
+
+
+def write_records(deps: Deps, rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Apply a validated batch item by item; each item's outcome, in order.
+
+    InvalidInput, with nothing written, when an item is malformed or a create
+    names an actor no one may act as (`ledger.actors_first`)."""
+    items = parse_items(rows)
+    who = scope.operator(deps.tenant)
+    ledger.actors_first(who, (i.actor for i in items if i.op == "create"), what="actor")
+    results = []
+    for item in items:
+        try:
+            outcome = _item(deps, who, item)
+        except RememError as exc:
+            outcome = _failure(exc)
+        results.append({"request_id": item.request_id, "op": item.op, **outcome})
+    return results
+
+
+def _item(deps: Deps, who: Principal, item: RecordItem) -> dict[str, Any]:
+    """One item through the ledger; its actor (the item's, or its record's) owns its id."""
+    target = None if item.op == "create" else item.record_id
+
+    def resolve() -> str:
+        if target is None:
+            return scope.actor_for(who, item.actor, what="actor")
+        owner = records.get(deps, target).actor
+        if item.actor is not None and item.actor != owner:  # another actor's record: not its
+            raise NotFound(f"no record {named(target)} of actor {named(item.actor)}")
+        return owner
+
+    def attempt(_actor: str) -> tuple[dict[str, Any], bool]:
+        outcome = _run(deps, item)
+        return outcome, outcome["status"] != "error"
+
+    ask = ledger.Ask(item.op, item.request_id, target)
+    return ledger.settle(deps.store, who, ask, resolve, attempt, _failure)
+
+
+def _run(deps: Deps, item: RecordItem) -> dict[str, Any]:
+    try:
+        if item.op == "create":
+            assert item.actor is not None and item.text is not None  # checked by the model
+            rec = records.remember(
+                deps,
+                actor=item.actor,
+                text=item.text,
+                kind=item.kind,
+                valid_until=item.valid_until,
+                field=item.field,
+                value=item.value,
+                sensitivity=item.sensitivity,
+                strategy=item.strategy,
+            )
+            return {"status": "created", "record_id": rec.id}
+        assert item.record_id is not None
+        old = records.get(deps, item.record_id)
+        if item.op == "update":
+            assert item.text is not None
+            new = records.update(
+                deps, item.record_id, text=item.text, valid_until=item.valid_until, by=item.strategy
+            )
+            return {"status": "updated", "record_id": new.id, "supersedes": old.id}
+        report = forget(deps, record_id=item.record_id)
+        return {"status": "deleted", "record_id": old.id, "verified": report.verified}
+    except RememError as exc:
+        return _failure(exc)
+
+
+def _failure(exc: RememError) -> dict[str, Any]:
+    return {"status": "error", "error": {"code": exc.code, "message": str(exc)}}
