@@ -215,8 +215,8 @@ def test_a_bulk_load_leaves_the_filled_scopes_file_and_forget_reaches_it(db_path
 
 
 def test_a_large_scopes_int8_pass_takes_writes_and_loses_a_forgotten_row(db_path: Path) -> None:
-    """The int8 codes of the coarse pass (`remem.store.sqlite.vectors.coarse`, begun at a large scope's
-    third search) are a copy of the projection: a record added after them is still
+    """The int8 codes of the coarse pass (`remem.store.sqlite.vectors.coarse`, begun at a large
+    scope's third search) are a copy of the projection: a record added after them is still
     found, and after `forget` the codes held have lost the forgotten row."""
     emb = HashEmbedder()
     total = APPROX_MIN + 500

@@ -183,9 +183,9 @@ def test_the_int8_coarse_pass_refines_the_rows_the_float_pass_would() -> None:
 
 
 def test_widen_is_numpys_float16_to_float32_conversion_exactly() -> None:
-    """The refined rows are widened by ONNX Runtime's Cast (`remem.store.sqlite.vectors.coarse.widen`):
-    bit for bit what numpy's conversion gives, subnormals and infinities included (a
-    NaN stays a NaN, its quiet bit set)."""
+    """The refined rows are widened by ONNX Runtime's Cast
+    (`remem.store.sqlite.vectors.coarse.widen`): bit for bit what numpy's conversion gives,
+    subnormals and infinities included (a NaN stays a NaN, its quiet bit set)."""
     from remem.store.sqlite.vectors.coarse import prepare, widen
 
     rng = np.random.default_rng(9)

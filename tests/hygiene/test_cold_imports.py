@@ -115,7 +115,7 @@ def test_a_cli_recall_on_sqlite_loads_no_write_path_service_or_eval(
     )
     assert "remem.writes.records" in _loaded(code, ("remem.writes",), tmp_path)
     code = "import sys\nfrom remem.cli.main import main\nsys.exit(main(['mcp', '--help']))"
-    assert "remem.cli.mcp" in _loaded(code, ("remem.service",), tmp_path)
+    assert "remem.cli.mcp" in _loaded(code, ("remem.cli.mcp",), tmp_path)
 
 
 def test_a_library_recall_on_sqlite_loads_no_write_path_service_or_eval(

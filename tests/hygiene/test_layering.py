@@ -18,33 +18,32 @@ MAX_LINES = 600
 
 # the facade and pipeline half of the one-house work (and the doors it shares)
 FACADE = (
-    "remem.memory.memory",
-    "remem.memory.deps",
-    "remem.writes.batch",
-    "remem.memory.reads",
-    "remem.pipeline.jobs",
-    "remem.pipeline.worker",
+    "remem.memory",
     "remem.writes",
     "remem.pipeline",
     "remem.consolidate",
+    "remem.facts",
     "remem.lifecycle",
-    "remem.thread.api",
-    "remem.thread.checkpoints",
-    "remem.memory.aio",
+    "remem.thread",
     "remem.embed",
 )
 FACES = (
-    "remem.cli.main",
-    "remem.cli.kit",
-    "remem.cli.worker",
-    "remem.cli.thread",
-    "remem.cli.eval",
+    "remem.cli",
     "remem.service",
     "remem.console",
     "remem.memory.aio",
 )
-VALUES = ("remem.model", "remem.errors", "remem.ids", "remem.timeutil", "remem.forksafe")
-PIPELINE = ("remem.pipeline", "remem.pipeline.worker", "remem.consolidate", "remem.pipeline.jobs")
+# values, and the leaves beside them that import nothing of ours but values (forksafe's
+# locks; files, the bounded reader every file a caller names goes through)
+VALUES = (
+    "remem.model",
+    "remem.errors",
+    "remem.ids",
+    "remem.timeutil",
+    "remem.forksafe",
+    "remem.files",
+)
+PIPELINE = ("remem.pipeline", "remem.consolidate")
 
 
 def _under(module: str, parts: tuple[str, ...]) -> bool:
@@ -172,7 +171,7 @@ def _long(modules: list[str]) -> list[str]:
 
 
 def test_the_graph_sees_imports_inside_functions_and_skips_type_checking_ones() -> None:
-    # the drawing itself: memory.py imports the store at module level, and
+    # the drawing itself: memory/memory.py imports the store at module level, and
     # embed.base imports the MiniLM embedder inside `default_embedder`
     assert "remem.store.roles" in _graph()["remem.memory.memory"]
     assert "remem.embed.minilm.embedder" in _graph()["remem.embed.base"]
@@ -266,3 +265,73 @@ def test_sql_parameters_are_named_on_both_backends() -> None:
     # `:name` on SQLite and `%(name)s` on PostgreSQL: a statement's parameters travel
     # as a mapping, never as a list whose order a reader must count
     assert _positional_sql() == []
+
+
+# -- the shape of the house (issue 34, item 1) -----------------------------------------------
+
+TOP_LEVEL = ("remem", "remem.__main__", *VALUES)  # the only modules beside the packages
+FAMILY = 3  # siblings sharing a `prefix_` are a package waiting to be made
+# what the PostgreSQL backend has that SQLite keeps inside its `sql.py` and `store.py`:
+# psycopg's row and type adapters, the one scope clause three statement builders share,
+# and the job queue's statements (in `sql.py` they would take it past 600 lines)
+POSTGRES_ONLY = {"job_sql.py", "rows.py", "scope.py"}
+
+
+def test_only_values_at_the_top_level() -> None:
+    top = [
+        m
+        for m, (path, is_package) in _modules().items()
+        if path.parent == SRC / "remem" and not is_package and m not in TOP_LEVEL
+    ]
+    assert sorted(top) == []
+
+
+def _families() -> list[str]:
+    """Every folder's groups of FAMILY or more modules named `p.py`, `p_x.py`, `p_y.py`..."""
+    out = []
+    for folder in sorted({p.parent for p, _ in _modules().values()}):
+        stems = [f.stem for f in folder.glob("*.py") if f.stem != "__init__"]
+        for prefix in sorted({s.split("_")[0] for s in stems if "_" in s}):
+            family = sorted(s for s in stems if s == prefix or s.startswith(prefix + "_"))
+            if len(family) >= FAMILY:
+                out.append(f"{folder.relative_to(SRC)}: {', '.join(family)}")
+    return out
+
+
+def test_no_family_of_three_prefixed_siblings() -> None:
+    assert _families() == []
+
+
+def _imports_of(module: str, name: str) -> bool:
+    """Whether `module` imports the outside package `name` (or one of its modules)."""
+    tree = ast.parse(_modules()[module][0].read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            if any(a.name == name or a.name.startswith(name + ".") for a in node.names):
+                return True
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            if node.module == name or node.module.startswith(name + "."):
+                return True
+    return False
+
+
+def test_click_is_imported_only_under_cli() -> None:
+    outside = [m for m in _modules() if _imports_of(m, "click") and not _under(m, ("remem.cli",))]
+    assert sorted(outside) == []
+    assert _imports_of("remem.cli.main", "click")  # the check sees an import
+
+
+def _backend_files(backend: str) -> set[str]:
+    """A store backend's modules by path inside its folder, vectors and packages aside."""
+    folder = SRC / "remem" / "store" / backend
+    return {
+        str(p.relative_to(folder))
+        for p in folder.rglob("*.py")
+        if p.name != "__init__.py" and "vectors" not in p.relative_to(folder).parts
+    }
+
+
+def test_each_store_backend_has_the_same_files() -> None:
+    sqlite, postgres = _backend_files("sqlite"), _backend_files("postgres")
+    assert sorted(sqlite - postgres) == []
+    assert postgres - sqlite == POSTGRES_ONLY

@@ -3,5 +3,6 @@
 `remem.pipeline.step.Pipeline` runs one batch of jobs (extraction,
 consolidation, one write); `remem.pipeline.factory.build_pipeline` makes the
 pipeline a configuration describes. Leasing, heartbeats, backoff and grouping
-are the worker's (`remem.pipeline.worker`).
+are the worker's (`remem.pipeline.worker`); the job queue's values (job states, how
+runs go, what a run did) are `remem.pipeline.jobs`.
 """

@@ -83,7 +83,8 @@ class Pipeline:
         return drain(self, strategies=strategies, limit=limit, claim=claim, stop=stop)
 
     def run_jobs(self, jobs: Sequence[Job]) -> ProcessResult:
-        """Run leased jobs, keeping their leases alive meanwhile (`remem.pipeline.worker.run_jobs`)."""
+        """Run leased jobs, keeping their leases alive meanwhile
+        (`remem.pipeline.worker.run_jobs`)."""
         return run_jobs(self, jobs)
 
     # -- one batch -------------------------------------------------------------------

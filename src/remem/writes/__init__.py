@@ -1,2 +1,4 @@
 """The write paths beneath `Memory`: events (`events`), records (`records`), and the
-input checks they share (`checks`). Each takes the memory's `remem.memory.deps.Deps`."""
+input checks they share (`checks`); the application's own batches of create / update /
+delete (`batch`) and the request ledger that runs a write with a request id at most once
+(`ledger`). Each takes the memory's `remem.memory.deps.Deps`."""

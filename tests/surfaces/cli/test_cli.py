@@ -213,7 +213,8 @@ def test_ctrl_c_during_import_keeps_whole_batches(tmp_path: Path) -> None:
                                 "text": f"note {i}", "event_id": f"n{i}"}) + "\n")  # fmt: skip
     env = dict(os.environ, REMEM_MINILM_DIR="/nonexistent")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "remem.cli.main", "--db", str(db), "event", "import", str(src), "--json"],
+        [sys.executable, "-m", "remem.cli.main", "--db", str(db), "event", "import", str(src),
+         "--json"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, preexec_fn=_interruptible,
     )  # fmt: skip
     deadline = time.monotonic() + 60
