@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -55,24 +56,45 @@ class Bounded:
     seconds: float
 
 
+# `python -m remem` that writes its peak resident size (VmHWM, in kB) to the file
+# REMEM_TEST_PEAK_FILE names as it exits
+_PEAK_AT_EXIT = """
+import atexit, os, runpy
+
+def _peak():
+    with open("/proc/self/status") as status:
+        kb = next(line.split()[1] for line in status if line.startswith("VmHWM:"))
+    with open(os.environ["REMEM_TEST_PEAK_FILE"], "w") as out:
+        out.write(kb)
+
+atexit.register(_peak)
+runpy.run_module("remem", run_name="__main__", alter_sys=True)
+"""
+
+
 def run_bounded(
     args: list[str], *, stdin: str | None = None, timeout: float = 60, memory_mb: int = 3000
 ) -> Bounded:
     """`python -m remem ARGS` in a subprocess whose address space is capped at
-    `memory_mb` (RLIMIT_AS) and killed after `timeout` seconds; its own peak RSS from
-    `wait4`, so nothing else the test process ran counts. `stdin` names a file to read
-    standard input from."""
+    `memory_mb` (RLIMIT_AS) and killed after `timeout` seconds, with its own peak RSS.
+
+    The peak is the child's `VmHWM` as it exits, which counts from its `exec`: the
+    `ru_maxrss` of `wait4` also counts the pages the child shared with this process
+    between fork and exec, so a test process that had grown to 1 GB made every child
+    look 1 GB large. Where the child could not write it (killed), `ru_maxrss` stands in,
+    which only errs high. `stdin` names a file to read standard input from."""
     import resource
 
     def cap() -> None:
         limit = memory_mb * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
-    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    peak = Path(tempfile.mkdtemp()) / "peak"
+    env = {**os.environ, "PYTHONPATH": str(SRC), "REMEM_TEST_PEAK_FILE": str(peak)}
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err_file:
         source = open(stdin, "rb") if stdin is not None else subprocess.DEVNULL
         start = time.monotonic()
-        proc = subprocess.Popen([sys.executable, "-m", "remem", *args], stdin=source,
+        proc = subprocess.Popen([sys.executable, "-c", _PEAK_AT_EXIT, *args], stdin=source,
                                 stdout=out, stderr=err_file, env=env, preexec_fn=cap)  # fmt: skip
         timer = threading.Timer(timeout, proc.kill)
         timer.start()
@@ -86,6 +108,8 @@ def run_bounded(
         seconds = time.monotonic() - start
         out.seek(0)
         err_file.seek(0)
+        peak_kb = int(peak.read_text()) if peak.exists() else usage.ru_maxrss
+        shutil.rmtree(peak.parent, ignore_errors=True)
         return Bounded(code, out.read().decode(errors="replace"),
-                       err_file.read().decode(errors="replace"), usage.ru_maxrss / 1024,
+                       err_file.read().decode(errors="replace"), peak_kb / 1024,
                        seconds)  # fmt: skip
