@@ -347,6 +347,31 @@ def test_a_record_stands_in_for_its_turn() -> None:
     assert ranking.rejected["e1"] == "represented by a record made from it"
 
 
+@pytest.mark.parametrize("record_first", [True, False])
+def test_a_record_of_part_of_its_turn_does_not_hide_the_rest(record_first: bool) -> None:
+    # one sentence of three became a record; the new phone is only in the turn
+    said = "so my phone fell in the canal, rip. got a pixel 9 on sale. how do i move my photos"
+    found = GatheredEvents(lexical=(Hit("e1", 1.0),), vector=(("e1", 0.45),),
+                           events={"e1": event("e1", said)}, made={"e1": ("active",)})  # fmt: skip
+    part = record("r", "Phone fell in the canal, rip", events=("e1",))
+    cosine = 0.9 if record_first else 0.44  # above its turn, or close enough to stand in
+    g = gathered("what phone do I use?", records=(part,), words=("r",), events=found,
+                 cosines={"r": cosine})  # fmt: skip
+    ranking = rank(g, NOW)
+    assert [it.id for it in ranking.items] == ["e1"]
+    assert "pixel" in ranking.items[0].text
+    if record_first:
+        assert ranking.rejected["r"] == "its turn says more than it, and stands for it"
+    else:
+        assert ranking.rejected["r"] == "its source event ranks higher"
+    # a record that says what its turn says still stands in for it
+    whole = record("w", "Phone fell in the canal, got a pixel 9 on sale, moving photos",
+                   events=("e1",))  # fmt: skip
+    g = gathered("what phone do I use?", records=(whole,), words=("w",), events=found,
+                 cosines={"w": cosine})  # fmt: skip
+    assert [it.id for it in rank(g, NOW).items] == ["w"]
+
+
 # the relevance floor
 
 
