@@ -372,6 +372,20 @@ def test_a_record_of_part_of_its_turn_does_not_hide_the_rest(record_first: bool)
     assert [it.id for it in rank(g, NOW).items] == ["w"]
 
 
+def test_a_turn_that_stands_for_its_record_is_as_relevant_as_the_record() -> None:
+    # the record matches the question; the long turn it came from barely does on its own
+    said = "Nate, guess what? I'm finally filming my own movie from the road trip script!"
+    found = GatheredEvents(lexical=(Hit("e1", 1.0),), vector=(("e1", 0.05),),
+                           events={"e1": event("e1", said)}, made={"e1": ("active",)})  # fmt: skip
+    part = record("r", "Is filming a movie", events=("e1",))
+    g = gathered("Which movie project has Joanna started lately?", records=(part,),
+                 words=("r",), events=found, cosines={"r": 0.5})  # fmt: skip
+    ranking = rank(g, NOW)
+    assert ranking.evidence["e1"] >= ranking.evidence["r"] > FLOOR  # the record's, taken
+    packet = pack_packet(g, ranking)
+    assert [it.id for it in packet.records] == ["e1"]  # in the record's place, not cut
+
+
 # the relevance floor
 
 

@@ -157,7 +157,8 @@ def rank(g: Gathered, now: datetime) -> Ranking:
         evidence |= scored.evidence
         only_ask = tuple(scored.only_ask)
     items.sort(key=lambda it: it.score, reverse=True)  # stable: records first at a tie
-    items = _one_of_each_text(_one_of_each_source(items, rejected, records_made), rejected)
+    items = _one_of_each_source(items, rejected, records_made, evidence)
+    items = _one_of_each_text(items, rejected)
     return Ranking(
         items=tuple(items),
         evidence=evidence,
@@ -315,7 +316,10 @@ def _in_scope(rec: Record, scope: Scope) -> bool:
 
 
 def _one_of_each_source(
-    items: list[PacketItem], rejected: dict[str, str], records_of: dict[str, int]
+    items: list[PacketItem],
+    rejected: dict[str, str],
+    records_of: dict[str, int],
+    evidence: dict[str, float],
 ) -> list[PacketItem]:
     """Keep a raw event or the records made from it, not both.
 
@@ -327,13 +331,17 @@ def _one_of_each_source(
     A turn made into several records ("I'm vegetarian. And I can't stand
     cilantro.") holds what each of them holds, so it is never replaced by
     one of them: a record of it that ranks first brings the turn up to its
-    rank instead. So is a turn whose one record holds less than `SAYS_SAME`
-    of its content words (`says_what_its_turn_says`). `records_of` counts the
-    active records of each returnable event (summaries aside).
+    rank instead. So is a turn whose one record holds less than `SAYS_SAME` of
+    its content words (`says_what_its_turn_says`), which also takes the
+    record's evidence for the relevance floor, as the record would have stood
+    for it. (A turn made into several records keeps its own evidence: giving
+    it its record's kept two more turns per question on LoCoMo, which pushed
+    two multi-hop answers below k=10 on the development set.) `records_of`
+    counts the active records of each returnable event (summaries aside).
 
     `SAYS_SAME` was decided on the everyday development set (`remem eval
     everyday`, one ingested database), personas 1-12, checked on 13-24: hit
-    over answerable questions 0.926 at 0 and 0.3, 0.938 at 0.5, 0.7 and
+    over answerable questions 0.926 at 0 and 0.3, 0.951 at 0.5, 0.7 and
     always the turn; on 13-24 0.927 at every value. 0.5 is the lowest that
     gains, and keeps the most records (records were 7.3% of packet items on
     1-12 at 0.5, 5.8% at 0.7, 10.3% at 0). Lowering `STAND_IN` to 0.5 or 0
@@ -362,12 +370,14 @@ def _one_of_each_source(
                 and rec is not None
                 and rec.id not in placed
                 and records_of.get(it.id, 0) <= 1
-                and says_what_its_turn_says(rec, it)
                 and rec.score >= STAND_IN * it.score
             ):
-                out.append(replace(rec, score=it.score))
-                placed.add(rec.id)
-                covered |= set(rec.source.get("event_ids", []))
+                if len(rec.source.get("event_ids", [])) > 1 or says_what_its_turn_says(rec, it):
+                    out.append(replace(rec, score=it.score))
+                    placed.add(rec.id)
+                    covered |= set(rec.source.get("event_ids", []))
+                else:  # the turn stands for it, with its relevance for the floor
+                    evidence[it.id] = max(evidence.get(it.id, 0.0), evidence.get(rec.id, 0.0))
             if it.id in covered:
                 rejected[it.id] = "represented by a record made from it"
                 continue
@@ -388,13 +398,13 @@ def _one_of_each_source(
                     or not says_what_its_turn_says(it, event_items[turn])
                 )
             ):
-                rejected[it.id] = (
-                    "its turn, made into several records, stands for them"
-                    if records_of.get(turn, 0) > 1
-                    else "its turn says more than it, and stands for it"
-                )
                 events_in.add(turn)
                 out.append(replace(event_items[turn], score=it.score))
+                if records_of.get(turn, 0) > 1:
+                    rejected[it.id] = "its turn, made into several records, stands for them"
+                else:  # it stands for the record, with the record's relevance for the floor
+                    rejected[it.id] = "its turn says more than it, and stands for it"
+                    evidence[turn] = max(evidence.get(turn, 0.0), evidence.get(it.id, 0.0))
                 continue
             covered |= sources
         out.append(it)
@@ -403,6 +413,9 @@ def _one_of_each_source(
 
 def says_what_its_turn_says(record: PacketItem, turn: PacketItem) -> bool:
     """Whether a record holds at least `SAYS_SAME` of its turn's content words (stems).
+
+    Asked only of a record made from that one turn: a record made from several
+    stands for all of them, and one slot is worth more than the words of one.
 
     The offline extractor often makes a record of one sentence of a turn that says
     several things: "Phone fell in the waterway, rip" of "so my phone fell in the
