@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,9 +26,10 @@ TINY = Path(__file__).parent.parent / "data" / "everyday-tiny.json"
 NOW = datetime(2026, 1, 10, 9, 0, tzinfo=UTC)
 
 
-def persona(actor: str) -> dict:  # type: ignore[type-arg]
+def persona(actor: str) -> dict[str, Any]:
     data = json.loads(TINY.read_text(encoding="utf-8"))
-    return next(p for p in data["personas"] if p["actor"] == actor)
+    found: dict[str, Any] = next(p for p in data["personas"] if p["actor"] == actor)
+    return found
 
 
 @pytest.fixture
