@@ -12,17 +12,17 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from remem import Memory
-from remem.embed.minilm import MiniLMEmbedder
+from remem.embed.minilm.embedder import MiniLMEmbedder
 from remem.ids import counter_ids
-from remem.store.base import Store
+from remem.store.roles import Store
+from tests.support import DATA
 
-TINY = Path(__file__).parent.parent / "data" / "everyday-tiny.json"
+TINY = DATA / "everyday-tiny.json"
 NOW = datetime(2026, 1, 10, 9, 0, tzinfo=UTC)
 
 

@@ -49,9 +49,9 @@ from remem.eval.baselines import BM25System, DenseSystem
 from remem.eval.baselines import baselines as make_baselines
 from remem.eval.locomo import read_json
 from remem.eval.metrics import Retrieved, latency
-from remem.jobs import ProcessResult
-from remem.memory import Memory
+from remem.memory.memory import Memory
 from remem.model import Packet
+from remem.pipeline.jobs import ProcessResult
 from remem.recall.budget import pack
 
 TYPES = ("applies", "direct", "current", "episode", "offtopic")

@@ -23,9 +23,10 @@ from remem.eval.everyday import (
     score,
 )
 from remem.eval.metrics import Retrieved
-from remem.memory import Memory
+from remem.memory.memory import Memory
+from tests.support import DATA
 
-TINY = Path(__file__).parent / "data" / "everyday-tiny.json"
+TINY = DATA / "everyday-tiny.json"
 
 
 def invoke(args: list[str]) -> tuple[int, str]:
