@@ -30,8 +30,8 @@ TINY = DATA / "everyday-tiny.json"
 
 
 def invoke(args: list[str]) -> tuple[int, str]:
-    from remem.clikit import Ctx
-    from remem.eval.cli import eval_group
+    from remem.cli.eval import eval_group
+    from remem.cli.kit import Ctx
 
     root = click.Group("remem")
     root.add_command(eval_group)
