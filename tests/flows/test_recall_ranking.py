@@ -217,8 +217,9 @@ def test_a_date_in_the_query_favours_what_happened_that_day(mem: Memory) -> None
 
 
 def test_a_record_stands_in_for_its_turn_where_the_turn_ranks(mem: Memory) -> None:
-    asked = mem.add_event(actor="alice", session="s1", role="assistant", time=at(0),
-                          text="Which seat do you like on long flights?")  # fmt: skip
+    # (a user's question: an assistant's question back holds no fact and takes no slot)
+    asked = mem.add_event(actor="alice", session="s1", role="user", time=at(0),
+                          text="Which seat is best on long flights?")  # fmt: skip
     answer = say(mem, "I prefer aisle seats on long flights.", 0.01)
     mem.process()
     packet = mem.recall(actor="alice", query="aisle seats", explain=True)

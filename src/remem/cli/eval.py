@@ -368,3 +368,45 @@ def docs_eval(ctx: Ctx, path: Path, k_text: str, split: str, embedder_name: str)
         table(result, Console() if sys.stdout.isatty() else Console(width=120))
 
     emit(ctx, result, human)
+
+
+@eval_group.command("everyday")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--k", default=10, show_default=True, type=click.IntRange(1, 1000),
+              help="How many items a packet (and a baseline's top k) holds at most.")  # fmt: skip
+@click.option("--budget", default=1000, show_default=True, type=click.IntRange(1, 1_000_000),
+              help="The token budget of every packet.")  # fmt: skip
+@click.option("--baselines", is_flag=True,
+              help="Also run dense and BM25 top-k over the same raw turns.")  # fmt: skip
+@click.option("--embedder", "embedder_name", default="default", show_default=True,
+              type=click.Choice(EMBEDDERS),
+              help="default: the installed MiniLM; hash: a test double; none.")  # fmt: skip
+@click.option("--png", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write a chart of hit rate per question type (needs matplotlib).")  # fmt: skip
+@json_option
+@click.pass_obj
+def everyday(
+    ctx: Ctx,
+    path: Path,
+    k: int,
+    budget: int,
+    baselines: bool,
+    embedder_name: str,
+    png: Path | None,
+) -> None:
+    """Everyday recall of a file of personas and the questions asked of them.
+
+    Each persona's turns are added as events (their own roles and times) and
+    processed, in a temporary database; each question is asked of its
+    persona's actor with recall. Per question type and over the answerable
+    ones: hit rate (every 'must' group in the packet), group coverage,
+    current_ok, packet items and tokens, empty packets; off-topic items;
+    filler assistant turns per 100 packets.
+    """
+    from remem.eval.everyday import run
+    from remem.eval.report import print_everyday, write_everyday_chart
+
+    with _progress(not ctx.as_json) as hook:
+        result = run(path, k=k, budget=budget, embedder=pick_embedder(embedder_name),
+                     with_baselines=baselines, progress=hook)  # fmt: skip
+    _report(ctx, result, png, write_everyday_chart, print_everyday)

@@ -289,3 +289,96 @@ def write_prefeval_chart(result: dict[str, Any], path: Path) -> str | None:
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return None
+
+
+EVERYDAY_TYPES = ("applies", "direct", "current", "episode")
+
+
+def everyday_tables(result: dict[str, Any]) -> list[Table]:
+    """Hit rate per question type and system; then each system's packets and costs."""
+    systems = result["systems"]
+    first = next(iter(systems.values()))
+    hits = Table(
+        title=f"Hit rate (every 'must' group in the packet), k={result['k']}, "
+        f"budget {result['budget']}",
+        title_justify="left",
+    )
+    hits.add_column("system", no_wrap=True)
+    for t in EVERYDAY_TYPES:
+        hits.add_column(f"{t}\n{first['types'][t]['questions']} q", justify="right")
+    hits.add_column(f"answerable\n{first['answerable']['questions']} q", justify="right")
+    hits.add_column("coverage", justify="right")
+    hits.add_column("current\nok", justify="right")
+    for name, fig in systems.items():
+        hits.add_row(
+            name,
+            *(_fmt(fig["types"][t].get("hit")) for t in EVERYDAY_TYPES),
+            _fmt(fig["answerable"].get("hit")),
+            _fmt(fig["answerable"].get("coverage")),
+            _fmt(fig["types"]["current"].get("current_ok")),
+        )
+    packets = Table(title="Packets", title_justify="left")
+    packets.add_column("system", no_wrap=True)
+    for head in ("items", "tokens", "empty\nanswerable", "off-topic\nitems",
+                 "filler per\n100 packets", "p50 ms", "p95 ms"):  # fmt: skip
+        packets.add_column(head, justify="right")
+    for name, fig in systems.items():
+        packets.add_row(
+            name,
+            _fmt(fig["answerable"].get("mean_items")),
+            _fmt(fig["answerable"].get("mean_tokens"), 0),
+            _fmt(fig["answerable"].get("empty")),
+            _fmt(fig["types"]["offtopic"].get("mean_items")),
+            _fmt(fig["all"].get("filler_per_100"), 1),
+            _fmt(fig["latency"]["p50_ms"], 1),
+            _fmt(fig["latency"]["p95_ms"], 1),
+        )
+    return [hits, packets]
+
+
+def print_everyday(result: dict[str, Any], console: Console) -> None:
+    """The everyday tables, remem's misses, and any notes."""
+    data = result["dataset"]
+    console.print(
+        f"{data['name']}: {data['personas']} personas, {data['turns']} turns "
+        f"({data['filler_turns']} filler), {data['questions']} questions"
+    )
+    for table in everyday_tables(result):
+        console.print(table)
+    remem = result["systems"].get("remem")
+    if remem and remem["misses"]:
+        console.print(f"remem missed: {', '.join(remem['misses'])}")
+    if remem and remem["empty"]:
+        console.print(f"remem empty packets (answerable): {', '.join(remem['empty'])}")
+    for note in result.get("notes", []):
+        console.print(f"note: {note}")
+
+
+def write_everyday_chart(result: dict[str, Any], path: Path) -> str | None:
+    """Draw hit rate per question type, one bar per system, to a PNG; a note when it cannot."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return "matplotlib is not installed (pip install matplotlib): no chart was drawn"
+    systems = result["systems"]
+    groups = [*EVERYDAY_TYPES, "answerable"]
+    width = 0.8 / max(1, len(systems))
+    fig, ax = plt.subplots(figsize=(8, 4.2))
+    for i, (name, sys_fig) in enumerate(systems.items()):
+        per = [sys_fig["types"][t] for t in EVERYDAY_TYPES] + [sys_fig["answerable"]]
+        values = [float(f.get("hit", 0.0)) for f in per]
+        xs = [j + (i - (len(systems) - 1) / 2) * width for j in range(len(groups))]
+        ax.bar(xs, values, width, label=name)
+    ax.set_title(f"everyday hit rate, k={result['k']}, budget {result['budget']}")
+    ax.set_xticks(range(len(groups)))
+    ax.set_xticklabels(groups)
+    ax.set_ylim(0, 1)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=8, frameon=False)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return None

@@ -21,12 +21,12 @@ from dataclasses import replace
 from datetime import datetime
 
 from remem.embed.base import Embedder
-from remem.model import Kind, Packet, PacketItem, iso
+from remem.model import Packet, PacketItem, iso
 from remem.policy.applies import is_request
 from remem.policy.untrusted import instruction_flags, quote
 from remem.recall.budget import ITEM_OVERHEAD_TOKENS, estimate_tokens, pack
 from remem.recall.events import ASKS_ONLY_SHARE, speakers_of
-from remem.recall.floor import FLOOR, WORD_FLOOR, above_floor, anchor_of, unknown_names
+from remem.recall.floor import FLOOR, WORD_FLOOR, above_floor, unknown_names
 from remem.recall.gather import Gathered, gather
 from remem.recall.rank import Ranking, conflicts, rank
 from remem.recall.request import RecallRequest
@@ -47,19 +47,13 @@ def pack_packet(g: Gathered, ranking: Ranking) -> Packet:
     """The packet of a ranking: above the floor, the top k, within the budget."""
     req = g.request
     rejected = dict(ranking.rejected)
-    floor, anchor = (FLOOR, g.anchor) if g.vectors else (WORD_FLOOR, None)
+    floor = FLOOR if g.vectors else WORD_FLOOR
     asks = is_request(req.query)
-    standing = {it.id for it in ranking.items if asks and it.kind == Kind.PREFERENCE.value}
     items, evidence, applies = ranking.items, ranking.evidence, ranking.applies
-    anchored_by = anchor_of(items, evidence, anchor, applies, standing, floor)
     strangers = (
         unknown_names(req.query, _gathered_speakers(g), _gathered_texts(g)) if not asks else ()
     )
-    if strangers:
-        anchored_by = None
-    relevant = above_floor(
-        items, evidence, rejected, floor, applies, anchored_by is not None, anchor, strangers
-    )
+    relevant = above_floor(items, evidence, rejected, floor, applies, strangers)
     top, beyond = relevant[: req.k], relevant[req.k :]
     top = [_untrusted(it) if it.kind == "event" else it for it in top]
     kept, over, used = pack([(it, it.tokens) for it in top], req.budget)
@@ -93,12 +87,7 @@ def pack_packet(g: Gathered, ranking: Ranking) -> Packet:
                 {"id": eid, "reason": f"only asks: ranked at {ASKS_ONLY_SHARE} of its score"}
                 for eid in ranking.only_ask
             ],
-            "floor": {
-                "evidence": floor,
-                "anchor": anchor,
-                "anchored_by": anchored_by,
-                "unknown_names": list(strangers),
-            },
+            "floor": {"evidence": floor, "unknown_names": list(strangers)},
             "selected": [it.id for it in kept],
             "rejected": [{"id": i, "reason": why} for i, why in rejected.items()],
         }

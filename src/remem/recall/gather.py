@@ -47,7 +47,6 @@ from remem.recall.events import (
     GatheredEvents,
     speakers_of,
 )
-from remem.recall.floor import anchor_for
 from remem.recall.fusion import candidate_ids
 from remem.recall.query import Query, understand, with_speakers
 from remem.recall.request import RecallRequest
@@ -78,8 +77,6 @@ class Gathered:
     vectors: bool = True  # whether the query was embedded (cosines are in the hits)
     applicable: Applicable = field(default_factory=Applicable)  # a request's standing records
     notes: tuple[str, ...] = ()
-    # the score some candidate must reach for the packet to hold anything (`floor.anchor_for`)
-    anchor: float | None = None
 
 
 def gather(store: Store, embedder: Embedder | None, req: RecallRequest, now: datetime) -> Gathered:
@@ -208,7 +205,6 @@ def gather(store: Store, embedder: Embedder | None, req: RecallRequest, now: dat
         vectors=vecs is not None,
         applicable=applicable,
         notes=tuple(notes),
-        anchor=anchor_for(embedder.name if embedder is not None else None),
     )
 
 
