@@ -10,6 +10,7 @@ by `remem.memory.memory.open_store`.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import click
 
@@ -166,12 +167,12 @@ def serve(
         raise click.UsageError(
             "--metrics-port counts one process's requests; with --workers above 1 leave it out"
         )
-    settings = dict(
+    settings: dict[str, Any] = dict(
         max_body_bytes=max_body, body_timeout=body_timeout,
         max_pending_bodies=max_pending_bodies, config=ctx.config,
         allow_rls_bypass=allow_rls_bypass,
     )  # fmt: skip
-    server = dict(
+    server: dict[str, Any] = dict(
         host=host, port=port, log_level="warning", limit_concurrency=max_connections,
         timeout_keep_alive=keep_alive,
     )  # fmt: skip
@@ -185,7 +186,7 @@ def serve(
         worker=not no_worker,
         metrics_host=metrics_host or host,
         metrics_port=metrics_port,
-        **settings,  # type: ignore[arg-type]
+        **settings,
     )
     if not ctx.as_json:
         where = _where(path)
@@ -195,7 +196,7 @@ def serve(
         )
         if metrics_port is not None:
             click.echo(f"remem: metrics on http://{metrics_host or host}:{metrics_port}/", err=True)
-    uvicorn.run(app, **server)  # type: ignore[arg-type]
+    uvicorn.run(app, **server)
 
 
 def _serve_processes(
@@ -204,8 +205,8 @@ def _serve_processes(
     workers: int,
     lexical: bool,
     no_worker: bool,
-    settings: dict[str, object],
-    server: dict[str, object],
+    settings: dict[str, Any],
+    server: dict[str, Any],
 ) -> None:
     """`remem serve --workers N`: N uvicorn processes on one port, each building its app
     from `$REMEM_SERVE` (`remem.service.http.app_from_environment`), and the one
@@ -242,7 +243,7 @@ def _serve_processes(
             "remem.service.http:app_from_environment",
             factory=True,
             workers=workers,
-            **server,  # type: ignore[arg-type]
+            **server,
         )
 
 
