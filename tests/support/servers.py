@@ -1,8 +1,12 @@
 """The HTTP service on a real uvicorn on loopback: `running_server` with keys of three
-tenants, an app served for one key, and API keys made straight in the store."""
+tenants, an app served for one key, API keys made straight in the store, and
+`serve_processes`: a real `remem serve --workers N` in a child process."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -20,7 +24,7 @@ from remem.service import keys as keyring
 from remem.service.client import Client
 from remem.service.http import create_app
 from remem.store.sqlite.store import SQLiteStore
-from tests.support.processes import free_port
+from tests.support.processes import free_port, stop
 
 MAX_BODY = 64 * 1024
 
@@ -127,3 +131,31 @@ def key_for(db: str, tenant: str = "acme", **kw: str) -> str:
         return keyring.create_key(store, tenant=tenant, **({"role": "admin"} | kw))[1]
     finally:
         store.close()
+
+
+@contextmanager
+def serve_processes(db: str, workers: int, *, log: Path) -> Iterator[tuple[str, int]]:
+    """`remem serve --workers N` on the database `db` names (with the default embedder),
+    on a free loopback port: its URL and the supervising process's pid, once it answers
+    /healthz; stopped on exit. Its output goes to `log`."""
+    port = free_port()
+    cmd = [sys.executable, "-m", "remem.cli.main", "serve", "--port", str(port)]
+    cmd += ["--workers", str(workers)]
+    env = {**os.environ, "REMEM_DB": db, "HF_HUB_OFFLINE": "1"}
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            assert proc.poll() is None, log.read_text(errors="replace")[-2000:]
+            try:
+                if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, "remem serve --workers did not start"
+            time.sleep(0.1)
+        yield url, proc.pid
+    finally:
+        stop(proc)

@@ -54,7 +54,9 @@ def demo(ctx: Ctx) -> None:
     "--http",
     "over_http",
     is_flag=True,
-    help="Measure add and retrieve requests through `remem serve` on loopback instead.",
+    help="Measure add and retrieve requests through `remem serve` on loopback instead; "
+    "with --records or --sizes, recall in process beside retrieve over HTTP on those "
+    "records in scope, at each --concurrency.",
 )
 @click.option(
     "--requests",
@@ -66,10 +68,18 @@ def demo(ctx: Ctx) -> None:
 )
 @click.option(
     "--concurrency",
-    default=8,
+    default=(8,),
     show_default=True,
+    multiple=True,
     type=click.IntRange(1, 256),
-    help="Client threads (with --http).",
+    help="Client threads (with --http); repeat it to compare several (with --records).",
+)
+@click.option(
+    "--workers",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1, 64),
+    help="Server processes (with --http and --records or --sizes): remem serve --workers.",
 )
 @click.option("--lexical", is_flag=True, help="Serve without an embedding model (with --http).")
 @click.option(
@@ -101,7 +111,8 @@ def bench(
     n_events: int,
     over_http: bool,
     n_requests: int,
-    concurrency: int,
+    concurrency: tuple[int, ...],
+    workers: int,
     lexical: bool,
     compare: bool,
     sizes: str | None,
@@ -125,10 +136,29 @@ def bench(
                 f"--http needs the server extra ({exc.name} is missing): "
                 "pip install 'remem[server]'"
             ) from None
+        given = (
+            click_ctx.get_parameter_source("n_records") is not click.core.ParameterSource.DEFAULT
+        )
+        if given or sizes is not None:
+            from remem.eval.bench.http import run_http_compare
+
+            counts = _counts(sizes) if sizes is not None else [n_records]
+            if ctx.db is not None and len(counts) > 1:
+                raise InvalidInput("--sizes builds one fresh database per size; leave out --db")
+            runs = [
+                run_http_compare(
+                    records=n, concurrencies=concurrency, workers=workers, db=ctx.db,
+                    requests=n_requests, progress=not ctx.as_json,
+                )
+                for n in counts
+            ]  # fmt: skip
+            out: dict[str, Any] = runs[0] if len(runs) == 1 else {"sizes": runs}
+            emit(ctx, out, lambda: click.echo(json.dumps(out, indent=2)))
+            return
         figures = run_http_bench(
             db=ctx.db,
             requests=n_requests,
-            concurrency=concurrency,
+            concurrency=concurrency[-1],
             lexical=lexical,
             progress=not ctx.as_json,
         )
@@ -141,13 +171,17 @@ def bench(
         compare=compare,
     )  # fmt: skip
     if sizes is not None:
-        try:
-            counts = [int(part) for part in sizes.split(",") if part.strip()]
-        except ValueError:
-            raise InvalidInput(
-                f"--sizes takes record counts like 10000,100000, not {sizes!r}"
-            ) from None
-        result = run_sizes(counts, db=ctx.db, **common)
+        result = run_sizes(_counts(sizes), db=ctx.db, **common)
     else:
         result = run_bench(db=ctx.db, records=n_records, **common)
     emit(ctx, result, lambda: click.echo(json.dumps(result, indent=2)))
+
+
+def _counts(sizes: str) -> list[int]:
+    """The record counts of --sizes (10000,100000)."""
+    try:
+        return [int(part) for part in sizes.split(",") if part.strip()]
+    except ValueError:
+        raise InvalidInput(
+            f"--sizes takes record counts like 10000,100000, not {sizes!r}"
+        ) from None

@@ -10,13 +10,14 @@ by `remem.memory.memory.open_store`.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import click
 
 from remem.cli.kit import Ctx, emit, json_option, warn_store
 from remem.memory.memory import default_db_path, is_server_url, open_store
 from remem.service import keys as keyring
-from remem.store.roles import Store
+from remem.store.roles import Store, refuse_rls_bypass
 
 
 def _db_path(ctx: Ctx) -> str:
@@ -112,6 +113,14 @@ allow_rls_bypass_option = click.option(
 )
 @click.option("--lexical", is_flag=True, help="No embedding model: lexical recall only.")
 @click.option(
+    "--workers",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1, 64),
+    help="Server processes (e.g. one per core); extraction still runs once, in the "
+    "supervising process; with more than one, metrics are off.",
+)
+@click.option(
     "--metrics-port",
     default=None,
     type=click.IntRange(1, 65535),
@@ -137,6 +146,7 @@ def serve(
     keep_alive: int,
     no_worker: bool,
     lexical: bool,
+    workers: int,
     metrics_port: int | None,
     metrics_host: str | None,
     allow_rls_bypass: bool,
@@ -153,18 +163,30 @@ def serve(
     from remem.embed.base import default_embedder
 
     path = _db_path(ctx)
+    if workers > 1 and metrics_port is not None:
+        raise click.UsageError(
+            "--metrics-port counts one process's requests; with --workers above 1 leave it out"
+        )
+    settings: dict[str, Any] = dict(
+        max_body_bytes=max_body, body_timeout=body_timeout,
+        max_pending_bodies=max_pending_bodies, config=ctx.config,
+        allow_rls_bypass=allow_rls_bypass,
+    )  # fmt: skip
+    server: dict[str, Any] = dict(
+        host=host, port=port, log_level="warning", limit_concurrency=max_connections,
+        timeout_keep_alive=keep_alive,
+    )  # fmt: skip
+    if workers > 1:
+        _serve_processes(ctx, path, workers, lexical, no_worker, settings, server)
+        return
     embedder = None if lexical else default_embedder()
     app = create_app(
         path,
-        max_body_bytes=max_body,
-        body_timeout=body_timeout,
-        max_pending_bodies=max_pending_bodies,
         embedder=embedder,
         worker=not no_worker,
-        config=ctx.config,
-        allow_rls_bypass=allow_rls_bypass,
         metrics_host=metrics_host or host,
         metrics_port=metrics_port,
+        **settings,
     )
     if not ctx.as_json:
         where = _where(path)
@@ -174,14 +196,55 @@ def serve(
         )
         if metrics_port is not None:
             click.echo(f"remem: metrics on http://{metrics_host or host}:{metrics_port}/", err=True)
-    uvicorn.run(
-        app,
-        host=host,
-        port=port,
-        log_level="warning",
-        limit_concurrency=max_connections,
-        timeout_keep_alive=keep_alive,
+    uvicorn.run(app, **server)
+
+
+def _serve_processes(
+    ctx: Ctx,
+    path: str,
+    workers: int,
+    lexical: bool,
+    no_worker: bool,
+    settings: dict[str, Any],
+    server: dict[str, Any],
+) -> None:
+    """`remem serve --workers N`: N uvicorn processes on one port, each building its app
+    from `$REMEM_SERVE` (`remem.service.http.app_from_environment`), and the one
+    extraction worker in this process (unless --no-worker)."""
+    import os
+    from contextlib import nullcontext
+
+    import uvicorn
+
+    from remem.embed.base import default_embedder
+    from remem.service.http import extraction_worker, serve_environment
+
+    store = _open(ctx)  # refuse before starting any process
+    try:
+        refuse_rls_bypass(store, allowed=bool(settings["allow_rls_bypass"]))
+    finally:
+        store.close()
+    os.environ.update(serve_environment(path, lexical=lexical, metrics=False, **settings))
+    extraction = (
+        nullcontext()
+        if no_worker
+        else extraction_worker(
+            path, embedder=None if lexical else default_embedder(), config=ctx.config
+        )
     )
+    if not ctx.as_json:
+        click.echo(
+            f"remem: serving {_where(path)} on http://{server['host']}:{server['port']} "
+            f"with {workers} processes (docs at /docs, console at /console)",
+            err=True,
+        )
+    with extraction:
+        uvicorn.run(
+            "remem.service.http:app_from_environment",
+            factory=True,
+            workers=workers,
+            **server,
+        )
 
 
 @click.group()

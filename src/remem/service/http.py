@@ -25,14 +25,24 @@ Extraction runs in the server process: the worker (`remem.pipeline.worker`, one 
 per strategy) wakes after every write (and every second, to pick up retries
 and other processes' events) and drains the queue. Pass `worker=False`
 (`remem serve --no-worker`) when separate worker processes drain the queue instead.
+
+`remem serve --workers N` runs N server processes (uvicorn's supervisor; each builds its
+app with `app_from_environment` from the settings `serve_environment` put in
+`$REMEM_SERVE`): they share the database, and on SQLite its vector files, as any
+processes on one database do. None of them runs extraction: the supervising process runs
+the one worker (`extraction_worker`), which wakes every `WORKER_POLL_SECONDS` since no
+server process can wake it. Metrics are counted per process, so with N > 1 they are off
+(and `--metrics-port` refused) rather than showing one process's share as the whole.
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 import threading
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -60,6 +70,7 @@ from remem.telemetry import Telemetry
 log = logging.getLogger("remem.service")
 
 WORKER_POLL_SECONDS = 1.0
+SERVE_ENV = "REMEM_SERVE"  # the settings of `remem serve --workers N`'s server processes
 
 
 # -- the service state -------------------------------------------------------------------
@@ -235,3 +246,44 @@ def _telemetry(
     kept = Metrics(store)
     listener = None if port is None else Listener(kept, host, port)
     return replace(tel, metrics=kept), listener
+
+
+# -- several server processes (`remem serve --workers N`) -------------------------------------
+
+
+def serve_environment(db_path: str, *, lexical: bool, **settings: Any) -> dict[str, str]:
+    """The environment a server process of `remem serve --workers N` builds its app from:
+    `create_app`'s keyword arguments (JSON values) and whether to load the embedder. The
+    database travels here too, not on a command line (a URL may hold a password)."""
+    return {SERVE_ENV: json.dumps({"db": db_path, "lexical": lexical, "settings": settings})}
+
+
+def app_from_environment() -> FastAPI:
+    """The app of one server process of `remem serve --workers N` (uvicorn's factory):
+    `create_app` with the settings in `$REMEM_SERVE`, without the extraction worker."""
+    raw = os.environ.get(SERVE_ENV)
+    if raw is None:
+        raise InvalidInput(f"${SERVE_ENV} is not set: start the server with remem serve")
+    spec = json.loads(raw)
+    embedder = None
+    if not spec["lexical"]:
+        from remem.embed.base import default_embedder
+
+        embedder = default_embedder()
+    return create_app(spec["db"], embedder=embedder, worker=False, **spec["settings"])
+
+
+@contextmanager
+def extraction_worker(
+    db_path: str | Path, *, embedder: Embedder | None, config: Config | str | Path | None
+) -> Iterator[None]:
+    """The one extraction worker of `remem serve --workers N`, in the supervising process,
+    over its own connection to the database; stopped (after the batches in hand) on exit."""
+    settings = config if isinstance(config, Config) else load_config(config)
+    svc = _Service(open_store(db_path), embedder, settings)
+    try:
+        svc.start_worker()
+        yield
+    finally:
+        svc.stop_worker()
+        svc.store.close()

@@ -14,6 +14,12 @@ The server runs as `remem serve` does by default: its extraction worker
 drains the queue while the requests arrive. The server is stopped, and a
 temporary database removed, before the function returns; a named one keeps
 what the bench wrote.
+
+`run_http_compare` puts the service beside the library on the same data: it
+builds `records` synthetic records in one actor's scope (as `remem bench`
+does), measures `Memory.recall` in process, then the same recalls through
+`remem serve --workers N` at each concurrency, and the ratio of each HTTP p50
+to the in-process p50.
 """
 
 from __future__ import annotations
@@ -32,9 +38,11 @@ from typing import Any
 import httpx
 import numpy as np
 
+from remem.embed.base import HashEmbedder
 from remem.errors import InvalidInput, RememError
+from remem.eval.bench import synthetic
 from remem.eval.bench.synthetic import QUERIES, synthetic_facts
-from remem.memory.memory import is_server_url, open_store
+from remem.memory.memory import Memory, is_server_url, open_store
 from remem.service import keys as keyring
 
 START_SECONDS = 60.0
@@ -96,16 +104,81 @@ def run_http_bench(
     return figures
 
 
+def run_http_compare(
+    *,
+    records: int,
+    concurrencies: tuple[int, ...] = (1, 8, 32),
+    workers: int = 1,
+    db: str | None = None,
+    requests: int = 1000,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """In-process recall beside HTTP retrieve on the same `records` records in scope
+    (`db` as for `run_http_bench`); `requests` retrieves at each of `concurrencies`,
+    through `workers` server processes. Returns the figures and the p50 ratios."""
+    if not 100 <= records <= 10_000_000:
+        raise InvalidInput(f"records must be from 100 to 10000000; got {records}")
+    if not 1 <= requests <= 1_000_000:
+        raise InvalidInput(f"requests must be from 1 to 1000000; got {requests}")
+    if not concurrencies or not all(1 <= c <= 256 for c in concurrencies):
+        raise InvalidInput(f"each concurrency must be from 1 to 256; got {list(concurrencies)}")
+    say: Progress = (lambda m: print(m, file=sys.stderr)) if progress else (lambda m: None)
+    with tempfile.TemporaryDirectory(prefix="remem-bench-http-") as tmp:
+        target = db or str(Path(tmp) / "bench.db")
+        if not is_server_url(target) and Path(target.removeprefix("sqlite:///")).exists():
+            raise InvalidInput(f"{target} exists; bench builds a fresh database, name a new file")
+        with Memory.open(target) as mem:
+            synthetic._refuse_used(mem)
+            emb = mem.embedder or HashEmbedder()
+            say(f"embedder: {emb.name}")
+            synthetic._load(mem, emb, records, records, say, [])
+            inproc = synthetic._recall(mem, requests, say)
+            _, key = keyring.create_key(mem.store, tenant=mem.tenant)
+            lexical = mem.embedder is None
+        figures: dict[str, Any] = {
+            "records": records,
+            "workers": workers,
+            "embedder": emb.name,
+            "inprocess_recall_p50_ms": inproc["recall_p50_ms"],
+            "inprocess_recall_p95_ms": inproc["recall_p95_ms"],
+            "http": [],
+        }
+        log = Path(tmp) / "server.log"
+        with _Server(target, lexical=lexical, log=log, workers=workers, worker=False) as url:
+            say(f"server on {url} ({workers} process{'es' if workers > 1 else ''})")
+            _measure(url, key, min(requests, 50), 1, _recall_request)  # warm every process
+            for c in concurrencies:
+                got = _measure(url, key, requests, c, _recall_request)
+                say(_line(f"retrieve at concurrency {c}", got))
+                row = {"concurrency": c, **_figures("retrieve", got), "errors": got["errors"]}
+                row["p50_to_inprocess"] = round(
+                    row["retrieve_p50_ms"] / figures["inprocess_recall_p50_ms"], 2
+                )
+                figures["http"].append(row)
+    return figures
+
+
+def _recall_request(i: int) -> Request:
+    """The recall `remem bench` times in process (`synthetic._recall`), as a request."""
+    query = QUERIES[i % len(QUERIES)] + ("" if i < len(QUERIES) else f" {i}")
+    body = {"actor_id": "bench-main", "query": query, "top_k": 10, "budget_tokens": 500}
+    return "/v1/memories/retrieve", body
+
+
 # -- the server ------------------------------------------------------------------------------
 
 
 class _Server:
     """`remem serve` in a child process on a free loopback port; stopped on exit."""
 
-    def __init__(self, db: str, *, lexical: bool, log: Path) -> None:
+    def __init__(
+        self, db: str, *, lexical: bool, log: Path, workers: int = 1, worker: bool = True
+    ) -> None:
         self.db = db
         self.lexical = lexical
         self.log = log
+        self.workers = workers
+        self.worker = worker
         self.proc: subprocess.Popen[bytes] | None = None
 
     def __enter__(self) -> str:
@@ -116,6 +189,10 @@ class _Server:
         cmd += ["--host", "127.0.0.1", "--port", str(port)]
         if self.lexical:
             cmd.append("--lexical")
+        if self.workers > 1:
+            cmd += ["--workers", str(self.workers)]
+        if not self.worker:
+            cmd.append("--no-worker")
         env = {**os.environ, "REMEM_DB": self.db}
         with open(self.log, "wb") as out:
             self.proc = subprocess.Popen(

@@ -1,0 +1,125 @@
+"""`remem serve --workers 2`: two server processes on one database (SQLite file or
+PostgreSQL), under concurrent writes and recalls.
+
+Both processes answer (each spends CPU on requests); every record written through
+either is listed afterwards, and found by recall (its vectors, written by one
+process, are read by the other); the same query answers the same packet from
+whichever process takes it; events are extracted by the one worker of the
+supervising process, though no server process runs one."""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+import pytest
+
+from remem.embed.base import default_embedder
+from tests.support.servers import event_body, key_for, serve_processes
+
+WRITERS = 6
+RECORDS_EACH = 12
+PEOPLE = ["Sam", "Priya", "Tomás", "Mei", "Olu", "Anna", "Kenji", "Rosa", "Luca", "Ivo", "Noor"]
+THINGS = ["violin", "kayak", "telescope", "sourdough starter", "chess set", "bonsai tree",
+          "typewriter", "drone", "sewing machine", "espresso grinder", "canoe", "harp"]  # fmt: skip
+PLACES = ["Lisbon", "Kyoto", "Oslo", "Lima", "Hanoi", "Nairobi", "Quito", "Tbilisi"]
+
+
+def _note(w: int, i: int) -> str:
+    """A statement of its own for every (writer, item): no two alike enough to merge."""
+    n = w * RECORDS_EACH + i
+    return (
+        f"{PEOPLE[n % len(PEOPLE)]} lent me a {THINGS[(n // 2) % len(THINGS)]} "
+        f"in {PLACES[(n // 3) % len(PLACES)]}, in year {1900 + n}"
+    )
+
+
+pytestmark = pytest.mark.skipif(default_embedder() is None, reason="needs the MiniLM model")
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def _cpu_ticks(pid: int) -> int:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def _servers(pid: int) -> list[int]:
+    """The server processes of a supervising `remem serve` (uvicorn's spawned children;
+    the multiprocessing resource tracker is not one)."""
+    kids = _children(pid)
+    return [k for k in kids if b"spawn_main" in Path(f"/proc/{k}/cmdline").read_bytes()]
+
+
+def _ids(packet: dict[str, object]) -> list[str]:
+    return [r["id"] for r in packet["records"]]  # type: ignore[index,union-attr]
+
+
+def test_two_processes_lose_nothing_and_answer_alike(db: str, tmp_path: Path) -> None:
+    key = key_for(db, role="agent")
+    headers = {"Authorization": f"Bearer {key}"}
+    with serve_processes(db, 2, log=tmp_path / "serve.log") as (url, pid):
+        servers = _servers(pid)
+        assert len(servers) == 2, servers
+        before = {k: _cpu_ticks(k) for k in servers}
+
+        def write(w: int) -> list[str]:
+            made = []
+            for i in range(RECORDS_EACH):  # a new connection each: either process may take it
+                item = {"actor_id": f"a{w % 2}", "text": _note(w, i), "kind": "episodic"}
+                body = {"records": [item]}
+                r = httpx.post(f"{url}/v1/memories/batch-create", json=body, headers=headers)
+                assert r.status_code == 200, r.text
+                made += [item["record"]["id"] for item in r.json()["results"]]
+                got = httpx.post(
+                    f"{url}/v1/memories/retrieve",
+                    json={"actor_id": f"a{w % 2}", "query": "who lent me something"},
+                    headers=headers,
+                )
+                assert got.status_code == 200, got.text
+            return made
+
+        with ThreadPoolExecutor(WRITERS) as pool:
+            written = [rid for ids in pool.map(write, range(WRITERS)) for rid in ids]
+        assert len(set(written)) == WRITERS * RECORDS_EACH
+
+        listed: set[str] = set()
+        for actor in ("a0", "a1"):
+            r = httpx.get(f"{url}/v1/memories", params={"actor_id": actor}, headers=headers)
+            listed |= {rec["id"] for rec in r.json()["records"]}
+        assert set(written) <= listed, "records written through the two processes were lost"
+
+        def ask(_: int) -> list[str]:
+            body = {"actor_id": "a0", "query": "who lent me a telescope", "top_k": 5}
+            r = httpx.post(f"{url}/v1/memories/retrieve", json=body, headers=headers)
+            assert r.status_code == 200, r.text
+            return _ids(r.json())
+
+        with ThreadPoolExecutor(4) as pool:
+            answers = list(pool.map(ask, range(40)))
+        assert answers[0] and all(a == answers[0] for a in answers), answers
+        assert all(_cpu_ticks(k) > before[k] for k in servers), "one process answered alone"
+
+        # extraction: the supervising process's worker; the server processes run none
+        event = event_body("a1", "I live in Faro.")
+        r = httpx.post(f"{url}/v1/events", json=event, headers=headers)
+        assert r.status_code in (200, 201), r.text
+        deadline = time.monotonic() + 60
+        while True:
+            jobs = httpx.get(f"{url}/v1/jobs", headers=headers).json()
+            if jobs.get("done") and not jobs.get("pending") and not jobs.get("running"):
+                break
+            assert time.monotonic() < deadline, jobs
+            time.sleep(0.2)
