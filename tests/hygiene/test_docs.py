@@ -84,9 +84,11 @@ def test_readme_framework_examples_run(tmp_path: Path, monkeypatch: pytest.Monke
                                        capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("REMEM_MINILM_DIR", "/nonexistent")
-    langgraph, openai_agents, google_adk, strands = _python_blocks(_frameworks())
+    langgraph, checkpointer, openai_agents, google_adk, strands = _python_blocks(_frameworks())
     exec(compile(langgraph, "README.md", "exec"), {})
     assert capsys.readouterr().out == "Carol prefers aisle seats\n"
+    exec(compile(checkpointer, "README.md", "exec"), {})
+    assert capsys.readouterr().out == "{'approved': 'yes'}\n"
     exec(compile(openai_agents, "README.md", "exec"), {})
     assert capsys.readouterr().out == "[{'role': 'user', 'content': 'I prefer window seats'}]\n"
     exec(compile(google_adk, "README.md", "exec"), {})

@@ -2,6 +2,8 @@
 
 - `remem.integrations.langgraph`: `RememStore`, LangGraph's `BaseStore` on remem
   (`pip install 'remem[langgraph]'`);
+- `remem.integrations.checkpointer`: `RememCheckpointer`, LangGraph's checkpointer on
+  remem's thread state (also importable from `remem.integrations.langgraph`);
 - `remem.integrations.openai_agents`: `RememSession`, the OpenAI Agents SDK's session
   on remem's event log, and the `remember` / `recall` function tools
   (`pip install 'remem[openai-agents]'`);

@@ -69,6 +69,7 @@ from langgraph.store.base import (
 from remem.errors import InvalidInput, StoreError
 from remem.facts.lookup import Fact
 from remem.integrations import langgraph_items as items
+from remem.integrations.checkpointer import RememCheckpointer as RememCheckpointer
 from remem.memory.aio import AsyncMemory
 from remem.memory.memory import Memory
 from remem.model import Packet, Record, Status

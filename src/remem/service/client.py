@@ -41,11 +41,12 @@ from remem.model import (
 )
 from remem.policy.dataclasses import shown
 from remem.service.client_documents import DocumentClient, document_item
+from remem.service.thread_client import ThreadClient
 from remem.store.roles import ForgetReport
 from remem.timeutil import parse_time
 
 
-class Client(DocumentClient):
+class Client(DocumentClient, ThreadClient):
     """A remem server, called with one API key. Thread-safe (httpx.Client is)."""
 
     def __init__(

@@ -106,6 +106,46 @@ def checkpoint_list(mem: HasDeps, *, actor: str, limit: int = 1000) -> list[Chec
     return _thread(mem).checkpoint_list(mem.deps.tenant, actor, _check_limit(limit))
 
 
+def checkpoint_scan(
+    mem: HasDeps, *, actor: str, prefix: str = "", before: str | None = None, limit: int = 1000
+) -> list[Checkpoint]:
+    """`actor`'s checkpoints whose workflow name starts with `prefix`, by name descending.
+
+    Names compare byte by byte on both backends. Page with `before`: the last name of
+    a page gives the next one (names below it only). A workflow store that names its
+    workflows `app.{thread}.{time-ordered id}` lists a thread newest first this way.
+    """
+    check_name("actor", actor)
+    _check_prefix(prefix)
+    if before is not None:
+        check_name("before", before)
+    return _thread(mem).checkpoint_scan(mem.deps.tenant, actor, prefix, before, _check_limit(limit))
+
+
+def checkpoint_delete(
+    mem: HasDeps, *, actor: str, workflow: str | None = None, prefix: str | None = None
+) -> int:
+    """Delete one of `actor`'s checkpoints (`workflow`), or every one whose workflow name
+    starts with `prefix` (not empty: `forget(actor=...)` erases them all); how many went.
+
+    The tool-call ledger is kept: a call's outcome is the record, and completed calls
+    expire on their own date (`expire_thread_state`).
+    """
+    check_name("actor", actor)
+    if (workflow is None) == (prefix is None):
+        raise InvalidInput("checkpoint_delete needs exactly one of workflow or prefix")
+    if workflow is not None:
+        return _thread(mem).checkpoint_delete(
+            mem.deps.tenant, actor, check_name("workflow", workflow), exact=True
+        )
+    if not _check_prefix(prefix):
+        raise InvalidInput(
+            "an empty prefix would delete every checkpoint of the actor; name a prefix, "
+            "or erase the actor with forget(actor=...)"
+        )
+    return _thread(mem).checkpoint_delete(mem.deps.tenant, actor, str(prefix), exact=False)
+
+
 def begin_tool_call(
     mem: HasDeps,
     *,
@@ -242,6 +282,19 @@ def _refuse_secrets(what: str, value: object, limit: int) -> None:
             f"{what} {refusal_reason(kinds)}; keep a reference to it (a vault path or a "
             "payment token) instead"
         )
+
+
+def _check_prefix(value: object) -> str:
+    """The start of a workflow name: empty, or what a name may begin with."""
+    if value == "":
+        return ""
+    try:
+        return check_name("prefix", value)
+    except InvalidInput:
+        raise InvalidInput(
+            f"prefix must be the start of a workflow name (letters, digits and . _ @ : + -, "
+            f"at most 200, starting with a letter or digit); got {shown(value)}"
+        ) from None
 
 
 def _check_version(value: object) -> int:

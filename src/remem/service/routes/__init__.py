@@ -7,6 +7,7 @@
     records     /v1/memories (list, read, history, forget one, batch writes)
     procedures  /v1/procedures, /v1/memories/{record_id}/approve|reject
     documents   /v1/documents (add, list, read, search, remove)
+    thread      /v1/actors/{actor_id}/checkpoints (save, load, list by name, delete)
     admin       /v1/subjects/{actor_id}/forget|export, /v1/keys
     metrics     /metrics (Prometheus)
 
@@ -26,6 +27,7 @@ from remem.service.routes import (
     procedures,
     recall,
     records,
+    thread,
 )
 
 ROUTERS: tuple[APIRouter, ...] = (
@@ -36,6 +38,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     records.router,
     procedures.router,
     documents.router,
+    thread.router,
     admin.router,
     metrics.router,
 )

@@ -76,6 +76,8 @@ class ThreadSQL(Protocol):
     GET_CHECKPOINT: str  # the key
     CHECKPOINT_VERSION: str  # the key
     LIST_CHECKPOINTS: str  # tenant, actor, limit
+    SCAN_CHECKPOINTS: str  # tenant, actor, low, high (names in [low, high)), limit
+    DELETE_CHECKPOINTS: str  # tenant, actor, low, high
     INSERT_TOOL_CALL: str  # the key, tool_call_id, request, at, expires
     GET_TOOL_CALL: str  # the key
     LOCK_TOOL_CALL: str  # the key; the row stays as read until the transaction ends
@@ -168,6 +170,23 @@ class ThreadStore:
         params = {"tenant": tenant, "actor": actor, "limit": limit}
         rows = self._rows(tenant, self.sql.LIST_CHECKPOINTS, params)
         return [_checkpoint(r) for r in rows]
+
+    def checkpoint_scan(
+        self, tenant: str, actor: str, prefix: str, before: str | None, limit: int
+    ) -> list[Checkpoint]:
+        """The checkpoints of (tenant, actor) whose workflow name starts with `prefix`, by
+        name descending (byte order on both backends); with `before`, only names below it."""
+        low, high = name_range(prefix, before)
+        params = {"tenant": tenant, "actor": actor, "low": low, "high": high, "limit": limit}
+        return [_checkpoint(r) for r in self._rows(tenant, self.sql.SCAN_CHECKPOINTS, params)]
+
+    def checkpoint_delete(self, tenant: str, actor: str, prefix: str, *, exact: bool) -> int:
+        """Delete the checkpoint named `prefix` (`exact`), or every one whose name starts
+        with it; how many went. The ledger's tool calls stay: they expire on their own."""
+        low, high = (prefix, prefix + "\x01") if exact else name_range(prefix, None)
+        params = {"tenant": tenant, "actor": actor, "low": low, "high": high}
+        with self._tx(tenant) as db:
+            return int(db.execute(self.sql.DELETE_CHECKPOINTS, params).rowcount)
 
     # -- the tool-call ledger ---------------------------------------------------------------
 
@@ -376,6 +395,13 @@ def host_of(store: ThreadState, dialect: str) -> ThreadHost:
             f"{type(store).__name__} offers {'none' if host is None else host.dialect}"
         )
     return host
+
+
+def name_range(prefix: str, before: str | None) -> tuple[str, str]:
+    """The [low, high) range of workflow names that start with `prefix` (and, with
+    `before`, sort below it). A name is of `[A-Za-z0-9._@:+-]`, all below "~"."""
+    high = prefix + "~"
+    return prefix, high if before is None else min(high, before)
 
 
 # -- the same messages and values on every backend ----------------------------------------

@@ -41,6 +41,18 @@ LIST_CHECKPOINTS = f"""
 SELECT {CHECKPOINT_COLUMNS} FROM checkpoints WHERE tenant = %(tenant)s AND actor = %(actor)s
 ORDER BY updated_at DESC, workflow COLLATE "C" LIMIT %(limit)s
 """
+# workflows named in [low, high) in byte order, by name descending (`scan`)
+SCAN_CHECKPOINTS = f"""
+SELECT {CHECKPOINT_COLUMNS} FROM checkpoints
+WHERE tenant = %(tenant)s AND actor = %(actor)s
+  AND workflow COLLATE "C" >= %(low)s AND workflow COLLATE "C" < %(high)s
+ORDER BY workflow COLLATE "C" DESC LIMIT %(limit)s
+"""
+DELETE_CHECKPOINTS = """
+DELETE FROM checkpoints
+WHERE tenant = %(tenant)s AND actor = %(actor)s
+  AND workflow COLLATE "C" >= %(low)s AND workflow COLLATE "C" < %(high)s
+"""
 
 # -- the tool-call ledger ------------------------------------------------------------------
 

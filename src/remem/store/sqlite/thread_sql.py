@@ -40,6 +40,16 @@ LIST_CHECKPOINTS = f"""
 SELECT {CHECKPOINT_COLUMNS} FROM checkpoints WHERE tenant = :tenant AND actor = :actor
 ORDER BY updated_at DESC, workflow LIMIT :limit
 """
+# workflows named in [low, high), by name descending: a prefix, paged by a name (`scan`)
+SCAN_CHECKPOINTS = f"""
+SELECT {CHECKPOINT_COLUMNS} FROM checkpoints
+WHERE tenant = :tenant AND actor = :actor AND workflow >= :low AND workflow < :high
+ORDER BY workflow DESC LIMIT :limit
+"""
+DELETE_CHECKPOINTS = """
+DELETE FROM checkpoints
+WHERE tenant = :tenant AND actor = :actor AND workflow >= :low AND workflow < :high
+"""
 
 # -- the tool-call ledger ------------------------------------------------------------------
 
