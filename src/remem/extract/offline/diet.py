@@ -54,8 +54,9 @@ def rule_diet(s: str) -> list[Fact]:
     ):
         return [_diet_fact(s, m["d"], bool(m["neg"]), False)]
     if m := re.fullmatch(
-        rf"(?:I|we)\s+(?:have\s+)?{ADV}(?:became|become|went|gone|turned|switched\s+to\s+being)"
-        rf"\s+(?:(?:a|an)\s+)?{_DIET}{TRAIL}",
+        rf"(?:I|we)\s+(?:have\s+)?{ADV}(?:became|become|went|gone|turned|(?:switched|changed|moved"
+        r"|went\s+back|gone\s+back)\s+to(?:\s+being)?)"
+        rf"\s+(?:(?:a|an)\s+)?{_DIET}(?:\s+diet)?{TRAIL}",
         s,
         _I,
     ):
@@ -72,7 +73,8 @@ _NOT_FOOD = frozenset(
 def rule_eats(s: str) -> list[Fact]:
     m = re.fullmatch(
         rf"(?:I|we)\s+{ADV}(?P<neg>do\s+not\s+|no\s+longer\s+|never\s+|cannot\s+|stopped\s+"
-        rf"|quit\s+|gave\s+up\s+)?{ADV}(?P<start>(?:have\s+)?started\s+|began\s+)?"
+        rf"|quit\s+|gave\s+up\s+)?{ADV}(?P<start>(?:have\s+)?started\s+|began\s+"
+        r"|(?:went|gone|have\s+gone|am\s+going)\s+back\s+to\s+|returned\s+to\s+)?"
         rf"(?:eat|eating)\s+(?P<x>(?:any\s+)?[a-z]+(?:\s+(?!{TRAIL_WORD})[a-z]+)?){TRAIL}",
         s,
         _I,
