@@ -96,8 +96,6 @@ class Fact:
 
     def line(self) -> str:
         """The fact in one compact line, as a profile and a packet show it."""
-        if self.status == FOUND and len(self.candidates) == 1:
-            return f"{self.field}: {self.candidates[0].value}"
         if self.status == FOUND:
             return f"{self.field}: " + "; ".join(self._named(c) for c in self.candidates)
         if self.status == CONFLICT:
