@@ -15,8 +15,9 @@ def test_fact_get_of_a_family_names_each_field(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     db = tmp_path / "m.db"
+    said = "I'm allergic to shellfish and peanuts."
     ok(capsys, db, "event", "add", "--actor", "noor", "--session", "s1", "--role", "user",
-       "--text", "I'm allergic to shellfish and peanuts.", "--time", "2026-02-01T09:00:00Z")  # fmt: skip
+       "--text", said, "--time", "2026-02-01T09:00:00Z")  # fmt: skip
     ok(capsys, db, "process")
     got = ok(capsys, db, "fact", "get", "--actor", "noor", "--field", "allergies")
     fact = got.get("fact", got)
