@@ -47,8 +47,8 @@ def test_an_update_in_ordinary_words_supersedes_the_old_state(
     fact = mem.fact(actor="noor", field=field)
     assert (fact.status, fact.found and fact.found.value) == ("found", new)
 
-    every = mem.records(actor="noor", all=True, field=field)
-    (current,) = [r for r in every if r.status.value == "active"]
+    every = mem.records(actor="noor", all=True, field=field)  # with the field's family
+    (current,) = [r for r in every if r.status.value == "active" and r.field == field]
     (stale,) = [r for r in every if r.value == old]
     assert (stale.status.value, stale.superseded_by) == ("invalid", current.id)
     assert current.supersedes == stale.id
@@ -60,3 +60,17 @@ def test_an_update_in_ordinary_words_supersedes_the_old_state(
     packet = mem.recall(actor="noor", query=question, include_events=False)
     ids = {r.id for r in packet.records}
     assert current.id in ids and stale.id not in ids
+
+
+def test_eating_again_what_the_diet_leaves_out_ends_the_diet(mem: Memory) -> None:
+    _say(mem, 0, "I'm vegetarian.")
+    _say(mem, 40, "I've started eating fish again.")
+    mem.process()
+    every = mem.records(actor="noor", all=True)
+    (stale,) = [r for r in every if r.value == "vegetarian"]
+    (eats,) = [r for r in every if r.field == "eats:fish"]
+    assert (stale.status.value, stale.superseded_by) == ("invalid", eats.id)
+    diet = mem.fact(actor="noor", field="diet")  # the diet's family answers with the change
+    assert [(c.field, c.value) for c in diet.candidates] == [("eats:fish", "eats")]
+    shown = {f.field for f in mem.profile(actor="noor").facts}
+    assert "diet" not in shown and "eats:fish" in shown

@@ -11,8 +11,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from remem.consolidate import decide
+from remem.consolidate.rules import diets_left_behind
 from remem.extract import extract_offline
-from remem.model import Action, Authority, Event, Record, Role, Source, Status
+from remem.model import Action, Authority, Event, Kind, Record, Role, Sensitivity, Source, Status
 
 T = datetime(2026, 3, 1, 9, 30, tzinfo=UTC)
 
@@ -112,3 +113,32 @@ def test_an_update_reads_as_a_sentence_naming_whose_it_is(said: str, text: str) 
 )
 def test_words_of_change_without_a_state_set_no_field(said: str) -> None:
     assert fields(said) == {}, extract(said)
+
+
+def _diet(value: str, days_ago: int = 30) -> Record:
+    when = T - timedelta(days=days_ago)
+    return Record(
+        id=f"rec-{value}", tenant="acme", actor="u7", namespace="/tenants/acme/actors/u7/semantic/",
+        kind=Kind.SEMANTIC, text=f"Is {value}", field="diet", value=value,
+        source=Source("event", ("ev-0",), "offline", "offline-rules/1"),
+        authority=Authority.INFERRED, sensitivity=Sensitivity.PERSONAL, valid_from=when,
+        created_at=when, updated_at=when,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("said", "diet", "ended"),
+    [
+        ("I've started eating fish again.", "vegetarian", True),
+        ("I started eating eggs again.", "vegan", True),
+        ("I eat chicken again these days.", "pescatarian", True),
+        ("I've started eating fish again.", "pescatarian", False),  # a pescatarian eats fish
+        ("I started eating eggs again.", "vegetarian", False),
+        ("I've stopped eating fish.", "vegetarian", False),  # not eating it ends nothing
+    ],
+)
+def test_eating_what_a_diet_leaves_out_ends_that_diet(said: str, diet: str, ended: bool) -> None:
+    (cand,) = extract_offline(Event("ev-1", "acme", "u7", "s1", Role.USER, said, T, {}))
+    assert cand.field is not None and cand.field.startswith("eats:")
+    assert diets_left_behind(cand, [_diet(diet)]) == (("rec-" + diet,) if ended else ())
+    assert diets_left_behind(cand, [_diet(diet, days_ago=-1)]) == ()  # a newer diet stands

@@ -72,8 +72,8 @@ _NOT_FOOD = frozenset(
 
 def rule_eats(s: str) -> list[Fact]:
     m = re.fullmatch(
-        rf"(?:I|we)\s+{ADV}(?P<neg>do\s+not\s+|no\s+longer\s+|never\s+|cannot\s+|stopped\s+"
-        rf"|quit\s+|gave\s+up\s+)?{ADV}(?P<start>(?:have\s+)?started\s+|began\s+"
+        rf"(?:I|we)\s+{ADV}(?P<neg>do\s+not\s+|no\s+longer\s+|never\s+|cannot\s+|(?:have\s+)?{ADV}"
+        rf"(?:stopped|quit|gave\s+up|given\s+up)\s+)?{ADV}(?P<start>(?:have\s+)?started\s+|began\s+"
         r"|(?:went|gone|have\s+gone|am\s+going)\s+back\s+to\s+|returned\s+to\s+)?"
         rf"(?:eat|eating)\s+(?P<x>(?:any\s+)?[a-z]+(?:\s+(?!{TRAIL_WORD})[a-z]+)?){TRAIL}",
         s,
@@ -85,7 +85,8 @@ def rule_eats(s: str) -> list[Fact]:
     if food in _NOT_FOOD or food.split()[0] in _NOT_FOOD:
         return []
     neg = bool(m["neg"])
-    change = bool(m["start"]) or (m["neg"] or "").strip() in ("stopped", "quit", "gave up")
+    stopped = re.search(r"\b(?:stopped|quit|gave\s+up|given\s+up)\b", m["neg"] or "", _I)
+    change = bool(m["start"]) or stopped is not None
     if food in ("meat", "animal products"):
         value = "no meat" if neg else "eats meat"
         return [Fact(third_person(s), Kind.SEMANTIC, "diet", value, _PERSONAL, change)]

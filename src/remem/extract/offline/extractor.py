@@ -508,7 +508,7 @@ def _facts(text: str, *, greeted: bool = False, explicit: bool = False) -> list[
         # fact of its own, on its own field (what the clause before says stays too)
         then = [f for f in rule_facts(m["then"]) if f.field is not None]
         if then:
-            return _facts(m["head"], explicit=explicit) + then
+            return then + _facts(m["head"], explicit=explicit)  # the new state first
     for rule in RULES:
         if found := rule(text):
             return found
