@@ -46,6 +46,12 @@ UPDATES = [
     ("I have a Dell laptop.", "I swapped my laptop for a ThinkPad.", "device:laptop",
      "ThinkPad"),
     ("My car is a Corolla.", "I traded in my old car for a Kia Niro.", "car", "Kia Niro"),
+    ("I'm pescatarian.", "I switched to a plant-based diet.", "diet", "vegan"),
+    ("I live in Leeds.", "We moved to a bigger flat in Bristol.", "home", "Bristol"),
+    ("We live in Riga.", "We relocated to Tallinn for my partner's job.", "home", "Tallinn"),
+    ("I use a Nokia phone.", "I switched to an Android phone.", "device:phone", "Android"),
+    ("My wife is called Ines.", "I split up with my wife last year.", "relation:wife",
+     "split up"),
     ("We have a cat named Pickle.", "Our cat passed away last week.", "relation:cat",
      "passed away"),
     ("My grandad is called Idris.", "My grandad died in the autumn.", "relation:grandad",
@@ -94,6 +100,7 @@ def test_the_update_supersedes_the_earlier_record_of_that_field(
         # chat leaves the "I" unsaid
         ("ditched my old phone for a Pixel", "Noor ditched their old phone for a Pixel"),
         ("left the agency, freelancing now", "Noor left the agency, freelancing now"),
+        ("I split up with my wife last year.", "Noor split up with their wife last year"),
     ],
 )  # fmt: skip
 def test_an_update_reads_as_a_sentence_naming_whose_it_is(said: str, text: str) -> None:
@@ -109,6 +116,8 @@ def test_an_update_reads_as_a_sentence_naming_whose_it_is(said: str, text: str) 
         "I ditched the plan for a picnic.",  # no device named
         "The film died in the second half.",
         "I was tired, so I went to bed.",
+        "I broke up with my band.",  # a band is no partner
+        "I live in a small house.",
     ],
 )
 def test_words_of_change_without_a_state_set_no_field(said: str) -> None:

@@ -18,7 +18,9 @@ with a different value replaces the earlier one):
                             the first place. A car is `car`, as "my car is a Volvo".
     relation:<who>          "our cat passed away", "my grandpa died in May", "we had
                             to put our dog down" -> relation:cat "passed away" (with
-                            the name when one is said: "Pickle, passed away").
+                            the name when one is said: "Pickle, passed away"); "I
+                            broke up with my boyfriend" -> relation:boyfriend "split
+                            up" (a partner's key: `partner` once made canonical).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from remem.extract.offline.person import third_person
 from remem.extract.offline.text import ADV, MAX_VALUE, TRAIL, cut, slug
 from remem.model import Kind, Sensitivity
 
-__all__ = ["DEVICES", "rule_device", "rule_died", "rule_left_job", "with_subject"]
+__all__ = ["DEVICES", "rule_device", "rule_died", "rule_left_job", "rule_parted", "with_subject"]
 
 _I = re.IGNORECASE
 _PERSONAL = Sensitivity.PERSONAL
@@ -146,6 +148,12 @@ def rule_device(s: str) -> list[Fact]:
                 _I,
             )
             or re.fullmatch(
+                rf"(?:I|we)\s+(?:have\s+)?{ADV}(?:switched|upgraded|moved|changed)\s+to\s+"
+                rf"(?:(?:a|an|the)\s+)?(?:new\s+)?{_MODEL}\s+{_DEVICE}{TRAIL}",
+                s,
+                _I,
+            )
+            or re.fullmatch(
                 rf"(?:I|we)\s+{ADV}(?:got|bought|have|have\s+got)\s+(?:a|an)\s+new\s+{_DEVICE}"
                 rf"\s*(?:,|:|-|\s)\s*(?:a|an|the)?\s*{_MODEL}{TRAIL}",
                 s,
@@ -157,7 +165,8 @@ def rule_device(s: str) -> list[Fact]:
                 _I,
             )
         )
-        change = m is not None and re.search(r"\b(?:new|now|bought)\b", s, _I) is not None
+        changed = r"\b(?:new|now|bought|switched|upgraded|moved|changed)\b"
+        change = m is not None and re.search(changed, s, _I) is not None
     if m is None:
         return []
     model = cut(m["y"])
@@ -165,6 +174,24 @@ def rule_device(s: str) -> list[Fact]:
         return []
     field = _device_field(m["d"])
     return [Fact(third_person(s), Kind.SEMANTIC, field, model[:MAX_VALUE], _PERSONAL, change)]
+
+
+def rule_parted(s: str, relation: str) -> list[Fact]:
+    """A partner parted from: "I broke up with my boyfriend", "I split up with my wife",
+    "I divorced my husband" -> relation:<who> "split up"."""
+    m = re.fullmatch(
+        rf"I\s+(?:have\s+|am\s+|got\s+)?{ADV}(?:broke\s+up|broken\s+up|split\s+up|separated"
+        rf"|divorced)(?:\s+(?:with|from))?\s+(?:my|our)\s+(?P<r>{relation})(?:\s+.*)?",
+        s,
+        _I,
+    )
+    if m is None or not re.search(_PARTNERS, m["r"], _I):
+        return []
+    field = f"relation:{slug(m['r'], singular_last=False)}"
+    return [Fact(third_person(s), Kind.SEMANTIC, field, "split up", _PERSONAL, True)]
+
+
+_PARTNERS = r"\b(?:wife|husband|partner|spouse|boyfriend|girlfriend|fianc)"
 
 
 def rule_died(s: str, relation: str) -> list[Fact]:

@@ -25,9 +25,11 @@ DIET_MAIN = {
     "vegetarian": "vegetarian", "vegan": "vegan", "pescatarian": "pescatarian",
     "pescetarian": "pescatarian", "flexitarian": "flexitarian", "omnivore": "eats meat",
     "carnivore": "eats meat", "meat eater": "eats meat", "meat-eater": "eats meat",
+    "plant-based": "vegan", "plant based": "vegan",
 }  # fmt: skip
 _DIET = (
     r"(?P<d>vegetarian|vegan|pescatarian|pescetarian|flexitarian|omnivore|carnivore|meat[- ]eater"
+    r"|plant[- ]based"
     r"|keto|paleo|kosher|halal|gluten[- ]free|dairy[- ]free|lactose[- ]intolerant|c(?:o)?eliac)"
 )
 

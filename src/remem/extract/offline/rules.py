@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from remem.extract.offline.changes import rule_device, rule_died, rule_left_job
+from remem.extract.offline.changes import rule_device, rule_died, rule_left_job, rule_parted
 from remem.extract.offline.diet import DIET_MAIN, rule_allergy, rule_diet, rule_eats
 from remem.extract.offline.fact import Fact
 from remem.extract.offline.needs import rule_access, rule_cannot, rule_condition, rule_uses
@@ -187,8 +187,16 @@ _REGIONS = frozenset(
 )
 
 
+# "a bigger flat in Bristol": the place is the town the home is in
+_HOME_IN = (
+    r"(?:a|an|the|my|our)\s+(?:[\w-]+\s+){0,2}?(?:flat|house|apartment|place|home|condo|studio"
+    r"|bungalow|cottage|townhouse)\s+(?:in|near|outside(?:\s+of)?)\s+"
+)
+
+
 def _place(text: str) -> str | None:
-    said = cut(text)
+    text = re.sub(r"\s+for\s+(?:my|our|his|her|their)\b.*$", "", text, flags=_I)  # "for my job"
+    said = cut(re.sub(f"^{_HOME_IN}", "", text, flags=_I))
     if re.fullmatch(r"the\s+(?:[a-z]+\s+)?[a-z]+", said) and said.split()[-1] in _REGIONS:
         return said  # "the coast", "the south coast", "the countryside"
     v = strip_articles(said)
@@ -203,7 +211,7 @@ def _place(text: str) -> str | None:
 
 
 def _rule_died(s: str) -> list[Fact]:
-    return rule_died(s, _REL_ADJ + _REL)
+    return rule_died(s, _REL_ADJ + _REL) or rule_parted(s, _REL_ADJ + _REL)
 
 
 def _rule_relation_home(s: str) -> list[Fact]:
