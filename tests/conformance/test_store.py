@@ -162,6 +162,21 @@ def test_status_change_closes_and_links_record(store: Store) -> None:
     assert {r.id for r in by_field} == {"r1", "r2"}
 
 
+def test_records_by_field_prefix_reads_a_family_of_one_scope(store: Store) -> None:
+    put(
+        store,
+        rec("a1", "Is allergic to shellfish", field="allergy:shellfish", value="allergic"),
+        rec("a2", "Is allergic to sesame", field="allergy:sesame", value="allergic"),
+        rec("a3", "Allergic reactions are rare", field="allergyx", value="x"),
+        rec("a4", "No field"),
+        rec("b1", "Is allergic to kiwi", actor="bob", field="allergy:kiwi", value="allergic"),
+    )
+    put(store, rec("c1", "Is allergic to kiwi", tenant="t2", field="allergy:kiwi", value="x"))
+    found = store.records_by_field_prefix(Scope("t1", "alice"), "allergy:")
+    assert {r.id for r in found} == {"a1", "a2"}
+    assert store.records_by_field_prefix(Scope("t1", "alice"), "relation:") == []
+
+
 def test_lexical_search_is_scoped_to_tenant_and_actor(store: Store) -> None:
     put(store, rec("a1", "Loves green tea"), rec("a2", "Hates coffee"))
     put(store, rec("b1", "Loves green tea", actor="bob"))

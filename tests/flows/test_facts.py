@@ -331,7 +331,7 @@ def test_llm_semantic_prompt_and_schema_name_the_vocabulary() -> None:
 
     text, version = prompt_for("semantic", None)
     described = Fact.model_json_schema()["properties"]["attribute"]["description"]
-    assert version == "semantic/2"
+    assert version == "semantic/3"
     for common in VOCABULARY:
         assert common.name in text and common.name in described, common.name
     assert canonical_field("home_city") == "home city"  # how the model's slug arrives

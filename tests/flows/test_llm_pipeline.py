@@ -79,7 +79,7 @@ def test_a_configured_endpoint_yields_all_four_kinds_with_provenance(
             assert "prompt:" in r.source.extractor and "llm:fake-model" in r.source.extractor
         home = next(r for r in recs if r.field == "home city")  # the model's "home_city"
         assert home.value == "Lisbon" and home.source.event_ids == ("e0",)
-        assert home.source.extractor.endswith("prompt:semantic/2")
+        assert home.source.extractor.endswith("prompt:semantic/3")
         # only user and assistant turns feed semantic; tool turns feed episodic
         semantic_sources = {
             e for r in recs if r.kind.value == "semantic" for e in r.source.event_ids

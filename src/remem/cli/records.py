@@ -107,7 +107,8 @@ def fact_get(
     def human() -> None:
         click.echo(found.line())
         for c in found.candidates:
-            click.echo(f"  {c.value}  ({c.record_id}, {c.authority}, {c.source_date:%Y-%m-%d})")
+            said = c.value if c.field in ("", found.field) else f"{c.field}: {c.value}"
+            click.echo(f"  {said}  ({c.record_id}, {c.authority}, {c.source_date:%Y-%m-%d})")
 
     emit(ctx, {"fact": found.as_dict()}, human)
     if found.status != "found":

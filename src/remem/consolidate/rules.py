@@ -181,6 +181,46 @@ def decide(
     return Decision(Action.ADD, "new information")
 
 
+# what a diet leaves out, by the last word of an `eats:<food>` key
+_MEAT = frozenset(
+    "meat beef pork chicken lamb bacon ham turkey steak sausage veal duck venison burger".split()
+)
+_FISH = frozenset(
+    "fish seafood salmon tuna shellfish prawn shrimp sushi cod crab lobster oyster mussel "
+    "anchovy sardine".split()
+)
+_ANIMAL = frozenset("egg dairy cheese milk butter honey yogurt yoghurt cream".split())
+LEFT_OUT = {
+    "vegetarian": _MEAT | _FISH,
+    "vegan": _MEAT | _FISH | _ANIMAL,
+    "pescatarian": _MEAT,
+    "no meat": _MEAT,
+}
+
+
+def diets_left_behind(candidate: Candidate, diets: Sequence[Record]) -> tuple[str, ...]:
+    """The active `diet` records a newer "eats <food>" statement contradicts. Pure.
+
+    "I've started eating fish again" (`eats:fish` = "eats") ends a vegetarian or
+    vegan diet, which leaves fish out (`LEFT_OUT`); it says nothing of a pescatarian
+    one. Only a statement that may supersede the diet's record (newer, at least its
+    authority) ends it.
+    """
+    field, value = candidate.field or "", candidate.value
+    if not field.startswith("eats:") or value != "eats":
+        return ()
+    food = field.partition(":")[2].rsplit("_", 1)[-1]
+    return tuple(
+        r.id
+        for r in diets
+        if r.status is Status.ACTIVE
+        and r.field == "diet"
+        and food in LEFT_OUT.get((r.value or "").strip().lower(), frozenset())
+        and r.valid_from <= candidate.observed_at
+        and may_supersede(candidate.authority, candidate.observed_at, r.authority, r.valid_from)
+    )
+
+
 def with_verdict(
     rule: Decision,
     candidate: Candidate,

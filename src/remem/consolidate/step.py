@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from remem.consolidate.plan import plan, plan_restated
-from remem.consolidate.rules import Decision, decide, with_verdict
+from remem.consolidate.rules import Decision, decide, diets_left_behind, with_verdict
 from remem.embed.base import Embedder
 from remem.errors import LLMError
 from remem.extract.llm import ModelConsolidator
@@ -187,6 +187,8 @@ class Consolidation:
         ]
         neighbours += self._planned_neighbours(vec)
         rule = decide(cand, same_field, neighbours)
+        if rule.action is Action.ADD and rule.late_behind is None:
+            rule = self._ends_diet(cand, rule)
         planned_ids = {r.id for r in self.inserts}
         if rule.target in planned_ids or set(rule.supersedes) & planned_ids:
             rule = replace(rule, binding=True)  # the model never saw this batch's own records
@@ -202,6 +204,25 @@ class Consolidation:
             )
         return self._plan(
             decision, cand, vec, namespace, valid_until, same_field + [r for r, _ in neighbours]
+        )
+
+    def _ends_diet(self, cand: Candidate, rule: Decision) -> Decision:
+        """An "eats <food>" statement that a current diet leaves out supersedes that diet
+        (`remem.consolidate.rules.diets_left_behind`)."""
+        if not (cand.field or "").startswith("eats:"):
+            return rule
+        diets = self._view(self._stored_field("diet")) + [
+            r for r in self._view(self.inserts) if r.field == "diet"
+        ]
+        ended = diets_left_behind(cand, diets)
+        if not ended:
+            return rule
+        return replace(
+            rule,
+            action=Action.UPDATE,
+            reason=f"{cand.field}: eats what the current diet leaves out",
+            supersedes=ended,
+            binding=True,
         )
 
     def _plan(

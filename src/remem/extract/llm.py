@@ -44,6 +44,12 @@ from remem.model import Authority, Candidate, Event, Kind, LLMCall, Record, Role
 
 MAX_EVENT_CHARS_IN_PROMPT = 4000
 _SLUG = re.compile(r"[^a-z0-9]+")
+# the family keys a model may name, as the prompt asks ("allergy:shellfish"); any other
+# colon is slugged away, so a model never writes remem's own keys ("summary:...")
+_FAMILY_KEY = re.compile(
+    r"(?P<head>allergy|intolerance|relation|home|count|device|diet|eats|likes|favorite"
+    r"|preference|uses|needs|condition|cannot|date)\s*:\s*(?P<kind>[^:]+)"
+)
 
 
 def default_prompt(name: str) -> str:
@@ -216,7 +222,7 @@ def _candidates(
                     kind=Kind.SEMANTIC,
                     source=source(picked),
                     observed_at=picked[-1].time,
-                    field=_slug(f.attribute) if has_field and f.attribute else None,
+                    field=_attribute_field(f.attribute) if has_field and f.attribute else None,
                     value=f.value.strip() if has_field and f.value else None,
                 )
             )
@@ -291,6 +297,16 @@ def _candidates(
 
 def _slug(text: str) -> str:
     return _SLUG.sub("_", text.lower()).strip("_")[:80] or "general"
+
+
+def _attribute_field(text: str) -> str:
+    """A model's attribute as a field: "Home City" -> "home_city"; a family key keeps its
+    colon ("allergy:shellfish", "relation:best friend" -> "relation:best_friend")."""
+    if m := _FAMILY_KEY.fullmatch(text.lower().strip()):
+        kind = _SLUG.sub("_", m["kind"]).strip("_")
+        if kind:
+            return f"{m['head']}:{kind}"[:80]
+    return _slug(text)
 
 
 def _digest(text: str) -> str:

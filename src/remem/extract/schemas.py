@@ -15,7 +15,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 PROMPT_VERSIONS = {
-    "semantic": "semantic/2",
+    "semantic": "semantic/3",
     "preference": "preference/1",
     "summary": "summary/1",
     "episodic": "episodic/1",

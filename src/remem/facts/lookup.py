@@ -12,6 +12,11 @@ Within one field, the held records decide: none is `not_found`; values that all
 agree are `found` (the record of highest authority, then the newest); two or
 more different values are a `conflict` (kept side by side by consolidation
 because a newer statement had lower authority), each candidate with provenance.
+Records of several fields (a family asked for by its name, "allergies" of
+`allergy:shellfish` and `allergy:sesame`) are decided field by field and answered
+together: the asked field's own first (then the family's named fields: "diet" for
+"dietary restrictions"), then the others by authority and recency,
+each candidate naming its `field`; `found` when no field of them conflicts.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from datetime import datetime
 from typing import Any
 
 from remem.model import Kind, PacketItem, Record, Sensitivity, Status, iso
-from remem.policy.fields import stored_field
+from remem.policy.fields import family_of, stored_field
 from remem.policy.precedence import RANK
 from remem.policy.validity import Closings, held, within_sensitivity
 from remem.recall.budget import ITEM_OVERHEAD_TOKENS, estimate_tokens, pack
@@ -48,6 +53,7 @@ class FactValue:
     valid_until: datetime | None
     known_since: datetime  # when remem wrote it
     source: dict[str, Any]
+    field: str = ""  # the field it is the value of (one of a family's, for a family)
 
     def as_dict(self) -> dict[str, Any]:
         """The value and its provenance as JSON-ready data."""
@@ -64,6 +70,7 @@ class FactValue:
             "valid_until": iso(self.valid_until),
             "known_since": iso(self.known_since),
             "source": self.source,
+            "field": self.field,
         }
 
 
@@ -72,7 +79,8 @@ class Fact:
     """The answer for one field: `found` (one value), `conflict` or `not_found`.
 
     `candidates` holds the found value alone, or every conflicting value (highest
-    authority, then newest, first), or nothing.
+    authority, then newest, first), or nothing; for a family, those of each of its
+    fields, the asked field's own first.
     """
 
     field: str
@@ -89,11 +97,15 @@ class Fact:
     def line(self) -> str:
         """The fact in one compact line, as a profile and a packet show it."""
         if self.status == FOUND:
-            return f"{self.field}: {self.candidates[0].value}"
+            return f"{self.field}: " + "; ".join(self._named(c) for c in self.candidates)
         if self.status == CONFLICT:
-            said = " | ".join(f"{c.value} ({c.authority})" for c in self.candidates)
+            said = " | ".join(f"{self._named(c)} ({c.authority})" for c in self.candidates)
             return f"{self.field}: CONFLICT {said}"
         return f"{self.field}: not known"
+
+    def _named(self, c: FactValue) -> str:
+        """A value, with its field when it is another field's of the family."""
+        return c.value if c.field in ("", self.field) else f"{c.field}: {c.value}"
 
     @property
     def tokens(self) -> int:
@@ -152,7 +164,33 @@ def lookup(
     valid_at: datetime,
     closed: Closings | None = None,
 ) -> Fact:
-    """The answer for `field` (canonical) among `records` about it. Pure."""
+    """The answer for `field` (canonical) among `records` about it, or about the fields
+    of its family, decided field by field. Pure."""
+    by_field: dict[str, list[Record]] = {}
+    for r in records:
+        by_field.setdefault(stored_field(r.field) if r.field else field, []).append(r)
+    if set(by_field) <= {field}:
+        return _lookup_one(field, by_field.get(field, []), known_at, valid_at, closed)
+    facts = [_lookup_one(f, rs, known_at, valid_at, closed) for f, rs in by_field.items()]
+    facts = [f for f in facts if f.candidates]
+    facts.sort(key=lambda f: (RANK_OF[f.candidates[0].authority], f.candidates[0].valid_from),
+               reverse=True)  # fmt: skip
+    family = family_of(field)
+    own = [field, *(family.exact if family else ())]  # the asked field's own first, then
+    facts.sort(key=lambda f: own.index(f.field) if f.field in own else len(own))  # its family's
+    if not facts:
+        return Fact(field, NOT_FOUND, known_at, valid_at)
+    status = CONFLICT if any(f.status == CONFLICT for f in facts) else FOUND
+    return Fact(field, status, known_at, valid_at, tuple(c for f in facts for c in f.candidates))
+
+
+def _lookup_one(
+    field: str,
+    records: Iterable[Record],
+    known_at: datetime,
+    valid_at: datetime,
+    closed: Closings | None = None,
+) -> Fact:
     live = [r for r in records if r.kind not in _NOT_FACTS and held(r, known_at, valid_at, closed)]
     live.sort(key=lambda r: (RANK[r.authority], r.valid_from, r.created_at), reverse=True)
     seen: set[str] = set()
@@ -160,7 +198,7 @@ def lookup(
     for r in live:
         if r.id not in seen:
             seen.add(r.id)
-            values.append(_value(r))
+            values.append(_value(r, field))
     if not values:
         return Fact(field, NOT_FOUND, known_at, valid_at)
     top = values[0]
@@ -189,7 +227,7 @@ def profile(
     for r in records:
         if r.field and r.kind not in _NOT_FACTS and within_sensitivity(r, max_sensitivity):
             by_field.setdefault(stored_field(r.field), []).append(r)
-    facts = [lookup(f, rs, known_at, valid_at, closed) for f, rs in by_field.items()]
+    facts = [_lookup_one(f, rs, known_at, valid_at, closed) for f, rs in by_field.items()]
     facts = [f for f in facts if f.status != NOT_FOUND]
     facts.sort(
         key=lambda f: (RANK_OF[f.candidates[0].authority], f.candidates[0].valid_from),
@@ -201,7 +239,7 @@ def profile(
     return Profile(actor, known_at, valid_at, tuple(kept), used, budget, len(dropped))
 
 
-def _value(r: Record) -> FactValue:
+def _value(r: Record, field: str) -> FactValue:
     return FactValue(
         record_id=r.id,
         value=r.value if r.value is not None else r.text,  # a field stated without a value
@@ -215,6 +253,7 @@ def _value(r: Record) -> FactValue:
         valid_until=r.valid_until,
         known_since=r.created_at,
         source=r.source.as_dict(),
+        field=field,
     )
 
 
@@ -226,7 +265,7 @@ def pinned_items(facts: Sequence[Fact], namespace_prefix: str | None = None) -> 
         for c in fact.candidates:
             if namespace_prefix is not None and not c.namespace.startswith(namespace_prefix):
                 continue
-            text = f"{fact.field}: {c.value}"
+            text = f"{c.field or fact.field}: {c.value}"
             items.append(
                 PacketItem(
                     id=c.record_id,
@@ -235,7 +274,7 @@ def pinned_items(facts: Sequence[Fact], namespace_prefix: str | None = None) -> 
                     namespace=c.namespace,
                     status=Status.ACTIVE.value,
                     source_date=c.source_date,
-                    source={**c.source, "field": fact.field, "authority": c.authority},
+                    source={**c.source, "field": c.field or fact.field, "authority": c.authority},
                     score=1.0,
                     tokens=estimate_tokens(text) + ITEM_OVERHEAD_TOKENS,
                     flags=("pinned", "conflict") if fact.status == CONFLICT else ("pinned",),

@@ -12,11 +12,12 @@ from dataclasses import replace
 from datetime import datetime
 
 from remem.errors import InvalidInput
+from remem.facts.about import records_about
 from remem.facts.lookup import Fact, Profile, lookup, pinned_items, profile
 from remem.memory.deps import Deps
 from remem.model import Packet, Record, Sensitivity, Status
 from remem.policy.dataclasses import shown
-from remem.policy.fields import canonical_field, stored_names
+from remem.policy.fields import canonical_field
 from remem.policy.scope import SHARED_ACTOR, actor_prefix, check_name, namespace_problem
 from remem.policy.text import nfc
 from remem.policy.validity import held, within_sensitivity
@@ -131,12 +132,7 @@ def fact_at(
 ) -> Fact:
     """The value of a canonical `field` of `actor`, known at `known` and valid at `valid`."""
     scope = Scope(deps.tenant, actor)
-    found = [
-        r
-        for name in stored_names(field)
-        for r in deps.store.records_by_field(scope, name)
-        if within_sensitivity(r, ceiling)
-    ]
+    found = [r for r in records_about(deps.store, scope, field) if within_sensitivity(r, ceiling)]
     return lookup(field, found, known, valid, closings(deps, found, known))
 
 
@@ -215,8 +211,7 @@ def records(
     if field is not None:
         about = [
             r
-            for name in stored_names(canonical_field(field))
-            for r in deps.store.records_by_field(scope, name)  # active and invalid ones
+            for r in records_about(deps.store, scope, canonical_field(field))  # and invalid
             if scope.namespace_prefix is None or r.namespace.startswith(scope.namespace_prefix)
         ]
         recs = sorted(about, key=lambda r: r.valid_from, reverse=True)

@@ -230,6 +230,81 @@ def field_names(field: str) -> tuple[str, ...]:
     return (common.name, *common.synonyms) if common else (field.replace("_", " "),)
 
 
+@dataclass(frozen=True, slots=True)
+class Family:
+    """The fields a question about one side of a person asks for at once ("allergies":
+    every `allergy:<x>`): its own name's fields (`exact`), and the family keys under
+    its `prefixes` whose kind (the part after the colon) it `holds`."""
+
+    name: str
+    words: tuple[str, ...]  # what a question calls it: singular, plural, synonyms
+    exact: tuple[str, ...] = ()
+    prefixes: tuple[str, ...] = ()
+    kinds: frozenset[str] | None = None  # the kinds under the prefixes it holds; None: all
+    not_kinds: frozenset[str] = frozenset()  # or every kind but these
+
+    def holds(self, field: str) -> bool:
+        """Whether a (canonical) field belongs to the family."""
+        if field in self.exact:
+            return True
+        head, colon, kind = field.partition(":")
+        if not colon or f"{head}:" not in self.prefixes:
+            return False
+        last = kind.rsplit("_", 1)[-1]  # "relation:best_friend" is a friend's
+        if self.kinds is not None:
+            return kind in self.kinds or last in self.kinds
+        return kind not in self.not_kinds and last not in self.not_kinds
+
+
+# animals counted ("count:fish") or named ("relation:dog") as someone's own
+_ANIMALS = PET_KINDS | frozenset("fish horse bird rabbit tortoise turtle lizard snake".split())
+# people who are no family: what "relation:<x>" also names
+_NOT_KIN = _ANIMALS | frozenset(
+    "friend roommate flatmate housemate boss manager colleague coworker co-worker assistant "
+    "doctor dentist therapist landlord landlady neighbour neighbor".split()
+)
+FAMILIES: tuple[Family, ...] = (
+    Family(
+        "allergies",
+        ("allergies", "allergy", "allergic", "allergic to", "allergen", "allergens",
+         "food allergies", "intolerance", "intolerances", "food intolerances",
+         "allergies and intolerances", "sensitivities"),
+        exact=("allergies", "diet:lactose_intolerant", "diet:celiac"),
+        prefixes=("allergy:", "intolerance:"),
+    ),
+    Family(
+        "diet",
+        ("diet", "diets", "dietary", "dietary preference", "dietary restriction",
+         "dietary restrictions", "dietary requirements", "dietary needs", "food restrictions",
+         "eating habits", "what i eat"),
+        exact=("diet",),
+        prefixes=("diet:", "eats:"),
+    ),
+    Family("pets", ("pets", "pet", "animals"), ("pets",), ("relation:", "count:"), _ANIMALS),
+    Family(
+        "family",
+        ("family", "families", "relatives", "family members", "kin"),
+        ("partner", "children"),
+        ("relation:", "count:", "home:"),
+        not_kinds=_NOT_KIN,
+    ),
+    Family(
+        "role",
+        ("role", "job", "jobs", "work", "career", "occupation", "profession"),
+        ("role", "employer"),
+    ),
+    Family("devices", ("devices", "device", "gadgets"), ("car",), ("device:",)),
+)  # fmt: skip
+_FAMILY_BY_WORD = {w: f for f in FAMILIES for w in (f.name, *f.words)}
+
+
+def family_of(field: str) -> Family | None:
+    """The family a (canonical) field names when asked for ("allergies", "allergy",
+    "dietary", "pets", "relatives", "job"), else None. Read only: a record is always
+    written under its own field."""
+    return _FAMILY_BY_WORD.get(field)
+
+
 def vocabulary_names() -> str:
     """The vocabulary's field names, comma-separated, as the LLM prompts list them."""
     return ", ".join(f.name for f in VOCABULARY)

@@ -491,6 +491,7 @@ def _fact(d: dict[str, Any]) -> Fact:
                 valid_until=_time(c["valid_until"]),
                 known_since=parse_time(c["known_since"]),
                 source=c["source"],
+                field=c.get("field", d["field"]),
             )
             for c in d["candidates"]
         ),

@@ -25,9 +25,11 @@ DIET_MAIN = {
     "vegetarian": "vegetarian", "vegan": "vegan", "pescatarian": "pescatarian",
     "pescetarian": "pescatarian", "flexitarian": "flexitarian", "omnivore": "eats meat",
     "carnivore": "eats meat", "meat eater": "eats meat", "meat-eater": "eats meat",
+    "plant-based": "vegan", "plant based": "vegan",
 }  # fmt: skip
 _DIET = (
     r"(?P<d>vegetarian|vegan|pescatarian|pescetarian|flexitarian|omnivore|carnivore|meat[- ]eater"
+    r"|plant[- ]based"
     r"|keto|paleo|kosher|halal|gluten[- ]free|dairy[- ]free|lactose[- ]intolerant|c(?:o)?eliac)"
 )
 
@@ -54,8 +56,9 @@ def rule_diet(s: str) -> list[Fact]:
     ):
         return [_diet_fact(s, m["d"], bool(m["neg"]), False)]
     if m := re.fullmatch(
-        rf"(?:I|we)\s+(?:have\s+)?{ADV}(?:became|become|went|gone|turned|switched\s+to\s+being)"
-        rf"\s+(?:(?:a|an)\s+)?{_DIET}{TRAIL}",
+        rf"(?:I|we)\s+(?:have\s+)?{ADV}(?:became|become|went|gone|turned|(?:switched|changed|moved"
+        r"|went\s+back|gone\s+back)\s+to(?:\s+being)?)"
+        rf"\s+(?:(?:a|an)\s+)?{_DIET}(?:\s+diet)?{TRAIL}",
         s,
         _I,
     ):
@@ -71,8 +74,9 @@ _NOT_FOOD = frozenset(
 
 def rule_eats(s: str) -> list[Fact]:
     m = re.fullmatch(
-        rf"(?:I|we)\s+{ADV}(?P<neg>do\s+not\s+|no\s+longer\s+|never\s+|cannot\s+|stopped\s+"
-        rf"|quit\s+|gave\s+up\s+)?{ADV}(?P<start>(?:have\s+)?started\s+|began\s+)?"
+        rf"(?:I|we)\s+{ADV}(?P<neg>do\s+not\s+|no\s+longer\s+|never\s+|cannot\s+|(?:have\s+)?{ADV}"
+        rf"(?:stopped|quit|gave\s+up|given\s+up)\s+)?{ADV}(?P<start>(?:have\s+)?started\s+|began\s+"
+        r"|(?:went|gone|have\s+gone|am\s+going)\s+back\s+to\s+|returned\s+to\s+)?"
         rf"(?:eat|eating)\s+(?P<x>(?:any\s+)?[a-z]+(?:\s+(?!{TRAIL_WORD})[a-z]+)?){TRAIL}",
         s,
         _I,
@@ -83,7 +87,8 @@ def rule_eats(s: str) -> list[Fact]:
     if food in _NOT_FOOD or food.split()[0] in _NOT_FOOD:
         return []
     neg = bool(m["neg"])
-    change = bool(m["start"]) or (m["neg"] or "").strip() in ("stopped", "quit", "gave up")
+    stopped = re.search(r"\b(?:stopped|quit|gave\s+up|given\s+up)\b", m["neg"] or "", _I)
+    change = bool(m["start"]) or stopped is not None
     if food in ("meat", "animal products"):
         value = "no meat" if neg else "eats meat"
         return [Fact(third_person(s), Kind.SEMANTIC, "diet", value, _PERSONAL, change)]

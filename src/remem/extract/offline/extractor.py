@@ -54,7 +54,10 @@ lower case, words joined by "_", last word singular.
                                         climb stairs", "I need step-free access"
     occupation, employer                "I'm a nurse", "I work as / at ..."
     children, count:<x>                 "I have two kids" -> "2 children"; "count:cat"
-    relation:<x>                        name of a person or pet: "relation:wife" = "Ana"
+    relation:<x>                        name of a person or pet: "relation:wife" = "Ana";
+                                        "passed away" when they died ("our cat passed away")
+    device:<x>, car                     "I ditched my old phone for a Pixel" -> device:phone
+    employer "left <x>"                 "I left the agency" (`remem.extract.offline.changes`)
     home:<x>                            where they live: "my sister lives in Berlin"
     likes:<x>                           likes | dislikes ("I love pizza" / "I hate pizza")
     preference:<topic>                  "I prefer aisle seats" -> preference:seat; topics
@@ -124,6 +127,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from remem.extract.offline.changes import with_subject
 from remem.extract.offline.fact import Fact
 from remem.extract.offline.generic import FINITE, generic_facts
 from remem.extract.offline.person import third_person
@@ -414,6 +418,7 @@ def _clauses(text: str) -> list[_Clause]:
                 # "I used my contacts and my skills to ...": an object, not a clause of its own
                 out[-1] = replace(out[-1], text=f"{out[-1].text} and {part}")
             elif part:
+                part = with_subject(part)  # "ditched my old phone for ...": "I" unsaid
                 who = together if len(out) == first else ""
                 out.append(_Clause(part, explicit, correction, greeted, lead, hedge, who))
                 lead = ""
@@ -485,6 +490,11 @@ def not_a_statement(text: str) -> bool:
     )
 
 
+_CONSEQUENCE = (  # "<what happened>, so <the state it led to>"
+    r"(?P<head>(?:I|we)\s.+?),?\s+(?:so|and\s+so|which\s+means)\s+(?P<then>(?:I|we|my|our)\s.+)"
+)
+
+
 def _facts(text: str, *, greeted: bool = False, explicit: bool = False) -> list[Fact]:
     """What one clause states: the first rule that matches, else maybe a plain fact."""
     if re.fullmatch(_CHATTER, re.sub(r"[^\w\s']", "", text).strip(), _I):
@@ -493,6 +503,12 @@ def _facts(text: str, *, greeted: bool = False, explicit: bool = False) -> list[
         return []
     if greeted and (named := greeting_name(text)):
         return named
+    if m := re.fullmatch(_CONSEQUENCE, text, _I):
+        # "I started eating fish again, so I'm pescatarian now": the state it led to is a
+        # fact of its own, on its own field (what the clause before says stays too)
+        then = [f for f in rule_facts(m["then"]) if f.field is not None]
+        if then:
+            return then + _facts(m["head"], explicit=explicit)  # the new state first
     for rule in RULES:
         if found := rule(text):
             return found

@@ -45,7 +45,7 @@ _SUBJECTS = frozenset(
 # a verb after one of these stays bare, and so does one joined to it ("will keep going and stay")
 _MODALS = frozenset("can cannot could will would shall should may might must".split())
 # the same form in the past: with a marker of the past before it, the verb is the past one
-_SAME_PAST = frozenset("read".split())
+_SAME_PAST = frozenset("read split".split())
 _PAST_LEADS = frozenset("recently just already once finally".split())
 # after these the verbs belong to another subject or a modal ("so they can track it and stay")
 _NEW_VERB_PHRASE = frozenset(

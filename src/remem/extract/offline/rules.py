@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from remem.extract.offline.changes import rule_device, rule_died, rule_left_job, rule_parted
 from remem.extract.offline.diet import DIET_MAIN, rule_allergy, rule_diet, rule_eats
 from remem.extract.offline.fact import Fact
 from remem.extract.offline.needs import rule_access, rule_cannot, rule_condition, rule_uses
@@ -118,7 +119,7 @@ def _rule_age(s: str) -> list[Fact]:
 _REL = (
     r"(?:wife|husband|partner|spouse|boyfriend|girlfriend|fianc[e\u00e9]e?|son|daughter|kid|child"
     r"|baby|mom|mum|mother|dad|father|brother|sister|sibling|twin|grandma|grandmother|granny"
-    r"|grandpa|grandfather|grandson|granddaughter|aunt|uncle|cousin|niece|nephew|friend|roommate"
+    r"|grandpa|grandfather|grandad|granddad|gran|nan|nana|grandson|granddaughter|aunt|uncle|cousin|niece|nephew|friend|roommate"
     r"|flatmate|housemate|boss|manager|colleague|co-?worker|assistant|doctor|dentist|therapist"
     r"|landlord|landlady|neighbou?r|"
     + "|".join(sorted(PET_KINDS))  # a `relation:<animal>` is a pet (`remem.policy.fields`)
@@ -173,11 +174,32 @@ _NOT_PLACES = frozenset(
     "version school office work area street neighbourhood neighborhood town city village country "
     "countryside suburb suburbs condo studio here there bed".split()
 )
-_MOVE = r"(?:(?:has\s+|have\s+)?" + ADV + r"(?:moved|relocated)(?:\s+back)?)"
+_MOVE = (  # "moved out to the coast", "moved back down to Leeds"
+    r"(?:(?:has\s+|have\s+)?" + ADV + r"(?:moved|relocated)(?:\s+(?:back|out|down|up|over|across"
+    r"|away|home))*)"
+)
+
+
+# where people say they live without a name: "the coast", "the suburbs"
+_REGIONS = frozenset(
+    "coast seaside countryside country suburbs mountains hills highlands islands lakes north "
+    "south east west midlands".split()
+)
+
+
+# "a bigger flat in Bristol": the place is the town the home is in
+_HOME_IN = (
+    r"(?:a|an|the|my|our)\s+(?:[\w-]+\s+){0,2}?(?:flat|house|apartment|place|home|condo|studio"
+    r"|bungalow|cottage|townhouse)\s+(?:in|near|outside(?:\s+of)?)\s+"
+)
 
 
 def _place(text: str) -> str | None:
-    v = strip_articles(cut(text))
+    text = re.sub(r"\s+for\s+(?:my|our|his|her|their)\b.*$", "", text, flags=_I)  # "for my job"
+    said = cut(re.sub(f"^{_HOME_IN}", "", text, flags=_I))
+    if re.fullmatch(r"the\s+(?:[a-z]+\s+)?[a-z]+", said) and said.split()[-1] in _REGIONS:
+        return said  # "the coast", "the south coast", "the countryside"
+    v = strip_articles(said)
     words = v.lower().split()
     if not words or v.lower() in _NOT_PLACES or (v.islower() and words[-1] in _NOT_PLACES):
         return None
@@ -186,6 +208,10 @@ def _place(text: str) -> str | None:
             w if w in ("of", "de", "da", "do", "la", "le") else w.capitalize() for w in words
         )
     return v[:MAX_VALUE]
+
+
+def _rule_died(s: str) -> list[Fact]:
+    return rule_died(s, _REL_ADJ + _REL) or rule_parted(s, _REL_ADJ + _REL)
 
 
 def _rule_relation_home(s: str) -> list[Fact]:
@@ -449,10 +475,13 @@ RULES: tuple[Callable[[str], list[Fact]], ...] = (
     rule_cannot,
     rule_access,
     _rule_relation,
+    _rule_died,
     _rule_relation_home,
     _rule_home,
     _rule_origin,
+    rule_left_job,
     rule_work,
+    rule_device,
     _rule_counts,
     rule_favorite,
     rule_prefer,

@@ -41,6 +41,7 @@ class LookupSQL(Protocol):
     GET_RECORD: str  # tenant, record_id
     GET_RECORDS: str  # tenant, {keys}: record ids
     BY_FIELD: str  # tenant, actor, field
+    BY_FIELD_PREFIX: str  # tenant, actor, prefix, n (its length in characters)
     HISTORY: str  # tenant, record_id -> the columns of `HistoryEntry`
     RECORD_STATUS_BY_EVENT: str  # tenant, {keys}: event ids -> event_id, status
 
@@ -148,6 +149,13 @@ class Lookups(SQLFlows):
         if forms > 1:  # both spellings held records: one order, as the statement's
             found.sort(key=lambda r: r.valid_from, reverse=True)
         return found
+
+    def records_by_field_prefix(self, scope: Scope, prefix: str) -> list[Record]:
+        """Active and invalid records of one scope whose field starts with `prefix` (a
+        family key's head, "allergy:"), newest first."""
+        params = {"tenant": scope.tenant, "actor": scope.actor, "prefix": prefix, "n": len(prefix)}
+        rows = self._read(scope.tenant, self.lookup_sql.BY_FIELD_PREFIX, params)
+        return [self._record(r) for r in rows]
 
     def history(self, tenant: str, record_id: str) -> list[HistoryEntry]:
         """The append-only history of one record, oldest first."""

@@ -329,6 +329,12 @@ WHERE tenant = %(tenant)s AND actor = %(actor)s AND field = %(field)s
     AND status IN ('active', 'invalid')
 ORDER BY valid_from DESC, seq DESC
 """
+BY_FIELD_PREFIX = f"""
+SELECT {RECORD_COLUMNS} FROM records
+WHERE tenant = %(tenant)s AND actor = %(actor)s AND field IS NOT NULL
+    AND left(field, %(n)s) = %(prefix)s AND status IN ('active', 'invalid')
+ORDER BY valid_from DESC, seq DESC
+"""
 RECORD_STATUS_BY_EVENT = """
 SELECT re.event_id, r.status FROM record_events re
 JOIN records r ON r.tenant = re.tenant AND r.id = re.record_id

@@ -356,6 +356,11 @@ SELECT * FROM records WHERE tenant = :tenant AND actor = :actor AND field = :fie
     AND status IN ('active', 'invalid')
 ORDER BY valid_from DESC, rowid DESC
 """
+BY_FIELD_PREFIX = """
+SELECT * FROM records WHERE tenant = :tenant AND actor = :actor AND field IS NOT NULL
+    AND substr(field, 1, :n) = :prefix AND status IN ('active', 'invalid')
+ORDER BY valid_from DESC, rowid DESC
+"""
 HISTORY = "SELECT * FROM history WHERE tenant = :tenant AND record_id = :record_id ORDER BY id"
 
 SEARCH_EVENTS = """
