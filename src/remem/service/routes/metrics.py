@@ -1,6 +1,8 @@
 """Prometheus metrics: /metrics (`remem.telemetry.metrics`)."""
 
 # no `from __future__ import annotations`: FastAPI reads the signatures at runtime
+from typing import Any
+
 from fastapi import APIRouter, Request, Response
 
 from remem.errors import Forbidden, NotFound
@@ -13,7 +15,9 @@ router = APIRouter()
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"  # Prometheus' text format
 
 
-_TEXT = {200: {"content": {CONTENT_TYPE.split(";")[0]: {"schema": {"type": "string"}}}}}
+_TEXT: dict[int | str, dict[str, Any]] = {
+    200: {"content": {CONTENT_TYPE.split(";")[0]: {"schema": {"type": "string"}}}}
+}
 
 
 @router.get(

@@ -40,8 +40,8 @@ from remem.model import (
     Status,
 )
 from remem.policy.dataclasses import shown
-from remem.service.client_documents import DocumentClient, document_item
-from remem.service.client_queue import QueueClient
+from remem.service.client.documents import DocumentClient, document_item
+from remem.service.client.queue import QueueClient
 from remem.store.roles import ForgetReport
 from remem.timeutil import parse_time
 
