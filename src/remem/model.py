@@ -354,6 +354,14 @@ class Packet:
             out["explain"] = self.explain
         return out
 
+    def as_prompt(self) -> str:
+        """The packet as compact prompt text for a model: one line per memory with its
+        kind, date and id, conflicts to ask about, documents, notes; flagged items quoted
+        as untrusted data (`remem.prompt`). An empty packet says nothing matched."""
+        from remem.prompt import render
+
+        return render(self)
+
 
 def iso(t: datetime | None) -> str | None:
     """An ISO 8601 string for a time, or None."""

@@ -42,6 +42,7 @@ VALUES = (
     "remem.timeutil",
     "remem.forksafe",
     "remem.files",
+    "remem.prompt",
 )
 PIPELINE = ("remem.pipeline", "remem.consolidate")
 

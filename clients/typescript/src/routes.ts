@@ -20,8 +20,9 @@ const route = (method: Method, path: string, query: readonly string[] = []): Rou
 
 export const ROUTES = {
   health: route("GET", "/healthz"),
+  ready: route("GET", "/readyz"),
   jobs: route("GET", "/v1/jobs"),
-  listJobs: route("GET", "/v1/jobs/list", ["status", "limit"]),
+  listJobs: route("GET", "/v1/jobs/list", ["status", "limit", "cursor"]),
   retryJobs: route("POST", "/v1/jobs/retry", ["failed_only"]),
   addEvents: route("POST", "/v1/events"),
   listEvents: route("GET", "/v1/events", ["actor_id", "session_id", "limit", "cursor"]),
@@ -41,6 +42,7 @@ export const ROUTES = {
     "as_of",
     "field",
     "namespace",
+    "cursor",
   ]),
   getMemory: route("GET", "/v1/memories/{record_id}"),
   forgetMemory: route("DELETE", "/v1/memories/{record_id}"),
@@ -52,7 +54,7 @@ export const ROUTES = {
   approve: route("POST", "/v1/memories/{record_id}/approve"),
   reject: route("POST", "/v1/memories/{record_id}/reject"),
   addDocument: route("POST", "/v1/documents"),
-  listDocuments: route("GET", "/v1/documents", ["scope", "limit"]),
+  listDocuments: route("GET", "/v1/documents", ["scope", "limit", "cursor"]),
   getDocument: route("GET", "/v1/documents/{document_id}"),
   removeDocument: route("DELETE", "/v1/documents/{document_id}"),
   searchDocuments: route("POST", "/v1/documents/search"),
@@ -63,10 +65,13 @@ export const ROUTES = {
   deleteCheckpoints: route("DELETE", "/v1/actors/{actor_id}/checkpoints", ["prefix"]),
   forgetSubject: route("POST", "/v1/subjects/{actor_id}/forget"),
   exportSubject: route("GET", "/v1/subjects/{actor_id}/export"),
-  listKeys: route("GET", "/v1/keys"),
+  listKeys: route("GET", "/v1/keys", ["limit", "cursor"]),
   createKey: route("POST", "/v1/keys"),
   revokeKey: route("DELETE", "/v1/keys/{key_id}"),
   metrics: route("GET", "/metrics"),
+  listDeletions: route("GET", "/v1/deletions", ["limit", "cursor"]),
+  listProcedures: route("GET", "/v1/procedures", ["actor_id", "all", "limit", "cursor"]),
+  freshStart: route("GET", "/v1/subjects/{actor_id}/fresh-start"),
 } as const satisfies Record<string, Route>;
 
 export type RouteName = keyof typeof ROUTES;

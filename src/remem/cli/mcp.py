@@ -45,7 +45,11 @@ def mcp(
     lexical: bool,
     allow_rls_bypass: bool,
 ) -> None:
-    """Serve remember, recall, list_memories and forget over MCP, scoped to one API key.
+    """Serve memory to an MCP client, scoped to one API key.
+
+    \b
+    Tools: remember, recall, search_documents, get_fact, get_profile,
+    list_memories, forget.
 
     Over http, clients send the same key as `Authorization: Bearer KEY`.
     """

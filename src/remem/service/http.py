@@ -44,6 +44,7 @@ import threading
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +53,7 @@ from fastapi import FastAPI
 from remem.config.config import Config, load_config
 from remem.console import mount as mount_console
 from remem.embed.base import Embedder
-from remem.errors import InvalidInput, RlsBypassed
+from remem.errors import InvalidInput, RememError, RlsBypassed
 from remem.memory.memory import Memory, open_store
 from remem.pipeline.worker import Worker
 from remem.service.bodies import (
@@ -87,6 +88,8 @@ class _Service:
     worker: Worker | None = None
     worker_memory: Memory | None = None
     telemetry: Telemetry = field(default_factory=Telemetry)
+    embedder_ready: bool = False  # the embedder answered once (it loads lazily)
+    runs_worker: bool = False  # this process was to run the extraction worker
 
     def memory(self, tenant: str) -> Memory:
         """The tenant's `Memory` on the shared store (never closed: it would close the store)."""
@@ -101,6 +104,53 @@ class _Service:
                     telemetry=self.telemetry,
                 )
             return mem
+
+    def readiness(self) -> dict[str, Any]:
+        """What `GET /readyz` answers: whether the database answers at the schema this code
+        knows (the store migrated it on opening; a newer one is refused there), whether
+        the embedder has embedded (the first probe loads it), and, when this process runs
+        the extraction worker, whether it is alive and the age of the oldest pending job."""
+        checks: dict[str, bool] = {}
+        try:
+            self.store.ping()
+            version = self.store.schema_version()
+            checks["database"] = True
+        except RememError:
+            version, checks["database"] = 0, False
+        checks["migrations"] = version == self.store.schema_known
+        if self.embedder is not None and not self.embedder_ready:
+            try:
+                self.embedder.embed(["ready"])
+                self.embedder_ready = True
+            except Exception:
+                log.exception("the embedder could not embed")
+        checks["embedder"] = self.embedder is None or self.embedder_ready
+        lag, pending = None, None
+        if self.runs_worker:
+            checks["worker"] = self.worker is not None and self.worker.running
+            if checks["database"]:
+                lag, pending = self._lag()
+        ok = all(checks.values())
+        return {
+            "status": "ready" if ok else "not_ready",
+            "checks": checks,
+            "schema_version": version,
+            "embedder": None if self.embedder is None else self.embedder.name,
+            "worker": ("running" if checks["worker"] else "stopped")
+            if self.runs_worker
+            else "elsewhere",
+            "lag_seconds": lag,
+            "pending_jobs": pending,
+        }
+
+    def _lag(self) -> tuple[float, int]:
+        """The age in seconds of the oldest pending job of any tenant, and how many wait."""
+        groups = [g for g in self.store.job_groups(None) if g.status == "pending"]
+        if not groups:
+            return 0.0, 0
+        oldest = min(g.oldest for g in groups)
+        age = (datetime.now(UTC) - oldest).total_seconds()
+        return round(max(age, 0.0), 3), sum(g.count for g in groups)
 
     def written(self) -> None:
         """Events or jobs were written: wake the extraction worker."""
@@ -119,6 +169,7 @@ class _Service:
             telemetry=self.telemetry,
         )
         self.worker_memory = mem
+        self.runs_worker = True
         try:
             self.worker = Worker(mem.pipeline, idle_seconds=WORKER_POLL_SECONDS)
         except Exception:  # keep serving; the jobs stay queued for another worker

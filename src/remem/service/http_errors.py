@@ -8,7 +8,7 @@ RefusedContent), 503 when the database cannot answer.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -67,6 +67,39 @@ def _where(loc: tuple[Any, ...] | list[Any]) -> str:
     return ".".join(parts) or "body"
 
 
+# pydantic's error types said in remem's words; any other type keeps pydantic's message,
+# which names no class (the `*_type` ones that do, e.g. "instance of RetrieveIn", are here)
+_SAID = {
+    "missing": "is required",
+    "extra_forbidden": "is not a field this operation takes (check its spelling)",
+    "model_type": "must be a JSON object",
+    "model_attributes_type": "must be a JSON object",
+    "dict_type": "must be a JSON object",
+    "list_type": "must be a JSON array",
+    "dataclass_type": "must be a JSON object",
+    "is_instance_of": "has the wrong type",
+    "union_tag_invalid": "is not one of the kinds this field takes",
+    "string_type": "must be a string",
+    "string_unicode": "must be a string of valid Unicode (no lone surrogate escapes)",
+    "int_type": "must be an integer",
+    "int_parsing": "must be an integer",
+    "bool_type": "must be true or false",
+    "bool_parsing": "must be true or false",
+    "float_type": "must be a number",
+    "float_parsing": "must be a number",
+}
+
+
+def said(err: Mapping[str, Any]) -> str:
+    """One of pydantic's validation errors as remem says it: `where: what is wrong`,
+    never a class name, a library's URL or the value sent (it may be a secret)."""
+    kind = str(err.get("type", ""))
+    msg = _SAID.get(kind) or str(err.get("msg", "is invalid")).removeprefix("Value error, ")
+    if kind not in _SAID and "instance of" in msg:  # a type check naming a class
+        msg = "has the wrong type"
+    return f"{_where(err.get('loc', ()))}: {msg}"
+
+
 def _closest_member(errors: Sequence[Any]) -> list[Any]:
     """For a body that may be one of several models (an event, or a batch of them), only
     the errors of the model it came closest to, without the model's name in their place."""
@@ -98,8 +131,7 @@ def install_error_handlers(app: FastAPI) -> None:
             if err.get("type") == "json_invalid":
                 problems.append(f"malformed JSON: {err.get('ctx', {}).get('error', 'invalid')}")
             else:
-                msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")
-                problems.append(f"{_where(err.get('loc', ()))}: {msg}")
+                problems.append(said(err))
         return _error(422, "invalid_input", "; ".join(problems) or "invalid request")
 
     async def http_error(_req: Request, exc: Any) -> JSONResponse:
@@ -116,7 +148,11 @@ def install_error_handlers(app: FastAPI) -> None:
 
     async def bad_text(_req: Request, exc: Any) -> JSONResponse:
         # a lone surrogate in JSON, or a time outside what a datetime can hold
-        return _error(422, "invalid_input", f"unusable value: {type(exc).__name__}")
+        if isinstance(exc, UnicodeError):
+            message = "a string holds a lone surrogate escape such as \\ud800: send valid text"
+        else:
+            message = "a time or number is outside the range this service can hold"
+        return _error(422, "invalid_input", message)
 
     app.add_exception_handler(RememError, remem_error)
     app.add_exception_handler(RequestValidationError, validation)

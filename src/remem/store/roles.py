@@ -467,6 +467,15 @@ class Operations(Protocol):
         """Return if the database answers, else raise (the service's liveness probe)."""
         ...
 
+    def schema_version(self) -> int:
+        """The newest migration applied to this database."""
+        ...
+
+    @property
+    def schema_known(self) -> int:
+        """The newest migration this code knows (the readiness probe compares the two)."""
+        ...
+
     def bulk_load(self) -> AbstractContextManager[None]:
         """A block of writes loading many records at once.
 

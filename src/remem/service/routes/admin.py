@@ -1,24 +1,45 @@
-"""Administration: a subject's erasure and export, and the tenant's API keys."""
+"""Administration: a subject's erasure and export, the deletion log, and the tenant's
+API keys."""
 
 # no `from __future__ import annotations`: FastAPI reads the signatures at runtime
 import json
 from collections.abc import Iterator
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Query
 from fastapi.responses import StreamingResponse
 
 from remem.errors import NotFound
 from remem.policy import scope
 from remem.policy.scope import named
 from remem.service import keys as keyring
+from remem.service import paging
+from remem.service.answers import (
+    KEYED,
+    Deletion,
+    DeletionList,
+    FreshStart,
+    KeyList,
+    KeyOut,
+    NewKey,
+    SubjectExport,
+    errors,
+)
 from remem.service.routes.deps import Svc, Who, refuses_body
 from remem.service.schemas import KeyIn
 
 router = APIRouter()
 
 
-@router.post("/v1/subjects/{actor_id}/forget", tags=["subjects"], dependencies=[refuses_body()])
+@router.post(
+    "/v1/subjects/{actor_id}/forget",
+    tags=["subjects"],
+    dependencies=[refuses_body()],
+    operation_id="forget_subject",
+    response_model=Deletion,
+    response_model_exclude_unset=True,
+    responses=errors(*KEYED, 403),
+)
 def forget_subject(actor_id: str, who: Who, svc: Svc) -> dict[str, Any]:
     """Erase everything of one actor and verify it by reading back (admins)."""
     scope.need_role(who, "admin")
@@ -27,7 +48,13 @@ def forget_subject(actor_id: str, who: Who, svc: Svc) -> dict[str, Any]:
     return {"actor_id": actor, **scope.deletion_report(report)}
 
 
-@router.get("/v1/subjects/{actor_id}/export", tags=["subjects"])
+@router.get(
+    "/v1/subjects/{actor_id}/export",
+    tags=["subjects"],
+    operation_id="export_subject",
+    response_class=StreamingResponse,
+    responses={200: {"model": SubjectExport}, **errors(*KEYED, 403)},
+)
 def export_subject(actor_id: str, who: Who, svc: Svc) -> StreamingResponse:
     """Everything remem holds about one actor, in a portable shape (admins):
     `{"actor_id": ..., "rows": [...]}`, streamed as the rows are read."""
@@ -75,15 +102,66 @@ def _json(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-@router.get("/v1/keys", tags=["keys"])
-def list_keys(who: Who, svc: Svc) -> dict[str, Any]:
-    """The tenant's API keys, without secrets (admins)."""
+@router.get(
+    "/v1/subjects/{actor_id}/fresh-start",
+    tags=["subjects"],
+    operation_id="get_fresh_start",
+    response_model=FreshStart | None,
+    responses=errors(*KEYED, 403),
+)
+def fresh_start(actor_id: str, who: Who, svc: Svc) -> dict[str, str] | None:
+    """If the actor was erased: when, and that events added since start a new memory;
+    null for an actor never erased (`Memory.fresh_start`)."""
+    return svc.memory(who.tenant).fresh_start(scope.actor_for(who, actor_id))
+
+
+Limit = Annotated[int, Query(ge=1, le=1000)]
+
+
+@router.get(
+    "/v1/deletions",
+    tags=["subjects"],
+    operation_id="list_deletions",
+    response_model=DeletionList,
+    responses=errors(*KEYED, 403),
+)
+def list_deletions(
+    who: Who, svc: Svc, limit: Limit = 100, cursor: paging.Cursor = None
+) -> dict[str, Any]:
+    """The tenant's deletion jobs, newest first, with what each removed and verified
+    (`remem deletions`; a tenant-wide admin key: the log names every erased subject)."""
+    scope.need_tenant_wide(who)
     scope.need_role(who, "admin")
-    found = keyring.list_keys(svc.store, who.tenant)
-    return {"keys": [k.as_dict() for k in found if who.actor in (None, k.actor)]}
+    mem = svc.memory(who.tenant)
+    rows, after = paging.page(mem.deletions, lambda d: str(d["id"]), limit, cursor)
+    return {"deletions": rows, "next_cursor": after}
 
 
-@router.post("/v1/keys", status_code=201, tags=["keys"])
+@router.get(
+    "/v1/keys",
+    tags=["keys"],
+    operation_id="list_keys",
+    response_model=KeyList,
+    responses=errors(*KEYED, 403),
+)
+def list_keys(
+    who: Who, svc: Svc, limit: Limit = 1000, cursor: paging.Cursor = None
+) -> dict[str, Any]:
+    """The tenant's API keys, without secrets, `limit` a page (admins)."""
+    scope.need_role(who, "admin")
+    found = [k for k in keyring.list_keys(svc.store, who.tenant) if who.actor in (None, k.actor)]
+    keys, after = paging.page(lambda n: found[:n], lambda k: k.id, limit, cursor)
+    return {"keys": [k.as_dict() for k in keys], "next_cursor": after}
+
+
+@router.post(
+    "/v1/keys",
+    status_code=201,
+    tags=["keys"],
+    operation_id="create_key",
+    response_model=NewKey,
+    responses=errors(*KEYED, 403),
+)
 def create_key(body: KeyIn, who: Who, svc: Svc) -> dict[str, Any]:
     """A new key in the caller's tenant; the secret is in this answer only (admins)."""
     scope.need_role(who, "admin")
@@ -94,7 +172,14 @@ def create_key(body: KeyIn, who: Who, svc: Svc) -> dict[str, Any]:
     return {**key.as_dict(), "key": secret}
 
 
-@router.delete("/v1/keys/{key_id}", tags=["keys"], dependencies=[refuses_body()])
+@router.delete(
+    "/v1/keys/{key_id}",
+    tags=["keys"],
+    dependencies=[refuses_body()],
+    operation_id="revoke_key",
+    response_model=KeyOut,
+    responses=errors(*KEYED, 403, 404),
+)
 def revoke_key(key_id: str, who: Who, svc: Svc) -> dict[str, Any]:
     """Revoke a key of the caller's tenant at once (admins)."""
     scope.need_role(who, "admin")

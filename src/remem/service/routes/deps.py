@@ -28,6 +28,10 @@ class Service(Protocol):
         """The tenant's `Memory` on the shared store."""
         ...
 
+    def readiness(self) -> dict[str, Any]:
+        """What the readiness probe answers (`remem.service.http`)."""
+        ...
+
     def written(self) -> None:
         """Say that events or jobs were written: extraction has work."""
         ...

@@ -23,6 +23,17 @@ from remem.errors import InvalidInput, NotFound
 from remem.lifecycle import erasure
 from remem.policy import scope
 from remem.policy.scope import Principal, named
+from remem.service import paging
+from remem.service.answers import (
+    KEYED,
+    Deletion,
+    DocumentAdded,
+    DocumentHits,
+    DocumentList,
+    DocumentRead,
+    errors,
+)
+from remem.service.http_errors import said
 from remem.service.routes.deps import Service, Svc, Who, refuses_body
 
 router = APIRouter()
@@ -83,7 +94,18 @@ _UPLOAD = {
 }
 
 
-@router.post("/v1/documents", tags=["documents"], openapi_extra=_UPLOAD)
+@router.post(
+    "/v1/documents",
+    tags=["documents"],
+    openapi_extra=_UPLOAD,
+    operation_id="add_document",
+    status_code=201,
+    response_model=DocumentAdded,
+    responses={
+        200: {"model": DocumentAdded, "description": "stored already, or a new version"},
+        **errors(*KEYED, 403),
+    },
+)
 async def add_document(request: Request, who: Who, svc: Svc) -> JSONResponse:
     """Add a document (JSON `text` or `content_base64`, or a multipart `file`): 201 when it
     is new, 200 when it was stored already (unchanged) or became a new version."""
@@ -159,37 +181,58 @@ async def _form_fields(form: FormData) -> dict[str, Any]:
 
 def _problems(exc: ValidationError) -> str:
     """What is wrong where, as the other routes say it: `title: String should have ...`."""
-    said = []
-    for err in exc.errors()[:5]:
-        where = ".".join(str(p) for p in err.get("loc", ())) or "body"
-        said.append(f"{where}: {err.get('msg', 'invalid')}")
-    return "; ".join(said)
+    return "; ".join(said(err) for err in exc.errors()[:5])
 
 
 def _short(exc: Exception) -> str:
     return str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
 
 
-@router.get("/v1/documents", tags=["documents"])
+@router.get(
+    "/v1/documents",
+    tags=["documents"],
+    operation_id="list_documents",
+    response_model=DocumentList,
+    responses=errors(*KEYED, 403),
+)
 def list_documents(
     who: Who,
     svc: Svc,
     doc_scope: Annotated[str | None, Query(alias="scope", max_length=300)] = None,
     limit: Annotated[int, Query(ge=1, le=10_000)] = 100,
+    cursor: Annotated[
+        str | None, Query(max_length=600, description="next_cursor of a page")
+    ] = None,
 ) -> dict[str, Any]:
-    """The documents the key may read (of one scope, when given), newest change first."""
-    docs = flows.listing(svc.memory(who.tenant).deps, who, doc_scope, limit)
-    return {"documents": [d.as_dict() for d in docs]}
+    """The documents the key may read (of one scope, when given), newest change first,
+    `limit` a page; `next_cursor` fetches the next (`remem.service.paging`)."""
+    deps = svc.memory(who.tenant).deps
+    docs, after = paging.page(
+        lambda n: flows.listing(deps, who, doc_scope, n), lambda d: d.id, limit, cursor
+    )
+    return {"documents": [d.as_dict() for d in docs], "next_cursor": after}
 
 
-@router.get("/v1/documents/{document_id}", tags=["documents"])
+@router.get(
+    "/v1/documents/{document_id}",
+    tags=["documents"],
+    operation_id="get_document",
+    response_model=DocumentRead,
+    responses=errors(*KEYED, 404),
+)
 def get_document(document_id: str, who: Who, svc: Svc) -> dict[str, Any]:
     """One document the key may read, with its chunks (position, span, text)."""
     doc, chunks = flows.get(svc.memory(who.tenant).deps, who, document_id)
     return {"document": doc.as_dict(), "chunks": [c.as_dict() for c in chunks]}
 
 
-@router.post("/v1/documents/search", tags=["documents"])
+@router.post(
+    "/v1/documents/search",
+    tags=["documents"],
+    operation_id="search_documents",
+    response_model=DocumentHits,
+    responses=errors(*KEYED, 403),
+)
 def search_documents(body: SearchIn, who: Who, svc: Svc) -> dict[str, Any]:
     """The chunks best matching a query among the documents the key may read for an
     actor (the key's own by default): the tenant's, the actor's, the named namespaces'."""
@@ -200,7 +243,15 @@ def search_documents(body: SearchIn, who: Who, svc: Svc) -> dict[str, Any]:
     return {"documents": [it.as_dict() for it in items]}
 
 
-@router.delete("/v1/documents/{document_id}", tags=["documents"], dependencies=[refuses_body()])
+@router.delete(
+    "/v1/documents/{document_id}",
+    tags=["documents"],
+    dependencies=[refuses_body()],
+    operation_id="remove_document",
+    response_model=Deletion,
+    response_model_exclude_unset=True,
+    responses=errors(*KEYED, 403, 404),
+)
 def remove_document(document_id: str, who: Who, svc: Svc) -> dict[str, Any]:
     """Remove a document from every index, tombstone it and verify by reading back."""
     mem = svc.memory(who.tenant)

@@ -13,6 +13,7 @@ from remem.errors import InvalidInput
 from remem.ids import new_id
 from remem.policy import scope
 from remem.policy.scope import check_name
+from remem.service.answers import KEYED, EventsCreated, EventsPage, errors
 from remem.service.routes.deps import Svc, Who
 from remem.service.schemas import EventBatchIn, EventIn
 
@@ -24,7 +25,15 @@ _CURSOR = re.compile(
 _MAX_SEQ = 2**63 - 1  # a bigint
 
 
-@router.post("/v1/events", status_code=201, tags=["events"])
+@router.post(
+    "/v1/events",
+    status_code=201,
+    tags=["events"],
+    operation_id="create_events",
+    response_model=EventsCreated,
+    response_model_exclude_unset=True,
+    responses=errors(*KEYED, 403, 409),
+)
 def create_events(body: EventBatchIn | EventIn, who: Who, svc: Svc) -> dict[str, Any]:
     """Append one event, or a batch in one transaction (CreateEvent)."""
     items = body.events if isinstance(body, EventBatchIn) else [body]
@@ -56,7 +65,13 @@ def create_events(body: EventBatchIn | EventIn, who: Who, svc: Svc) -> dict[str,
     return {"events": out}
 
 
-@router.get("/v1/events", tags=["events"])
+@router.get(
+    "/v1/events",
+    tags=["events"],
+    operation_id="list_events",
+    response_model=EventsPage,
+    responses=errors(*KEYED, 403),
+)
 def list_events(
     who: Who,
     svc: Svc,

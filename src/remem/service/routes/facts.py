@@ -6,12 +6,19 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query
 
 from remem.policy import scope
+from remem.service.answers import KEYED, FactOut, ProfileOut, errors
 from remem.service.routes.deps import Svc, Who
 
 router = APIRouter()
 
 
-@router.get("/v1/actors/{actor_id}/facts/{field}", tags=["facts"])
+@router.get(
+    "/v1/actors/{actor_id}/facts/{field}",
+    tags=["facts"],
+    operation_id="get_fact",
+    response_model=FactOut,
+    responses=errors(*KEYED, 403),
+)
 def get_fact(
     actor_id: str,
     field: str,
@@ -30,7 +37,13 @@ def get_fact(
     return found.as_dict()
 
 
-@router.get("/v1/actors/{actor_id}/profile", tags=["facts"])
+@router.get(
+    "/v1/actors/{actor_id}/profile",
+    tags=["facts"],
+    operation_id="get_profile",
+    response_model=ProfileOut,
+    responses=errors(*KEYED, 403),
+)
 def get_profile(
     actor_id: str,
     who: Who,

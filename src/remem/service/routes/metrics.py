@@ -1,10 +1,13 @@
 """Prometheus metrics: /metrics (`remem.telemetry.metrics`)."""
 
 # no `from __future__ import annotations`: FastAPI reads the signatures at runtime
+from typing import Any
+
 from fastapi import APIRouter, Request, Response
 
 from remem.errors import Forbidden, NotFound
 from remem.policy import scope
+from remem.service.answers import KEYED, errors
 from remem.service.routes.deps import Who
 
 router = APIRouter()
@@ -12,7 +15,18 @@ router = APIRouter()
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"  # Prometheus' text format
 
 
-@router.get("/metrics", tags=["service"], response_class=Response)
+_TEXT: dict[int | str, dict[str, Any]] = {
+    200: {"content": {CONTENT_TYPE.split(";")[0]: {"schema": {"type": "string"}}}}
+}
+
+
+@router.get(
+    "/metrics",
+    tags=["service"],
+    response_class=Response,
+    operation_id="get_metrics",
+    responses={**_TEXT, **errors(*KEYED, 403, 404)},
+)
 def metrics(request: Request, who: Who) -> Response:
     """The tenant's metrics in Prometheus' text format (a tenant-wide admin key): its
     requests, extraction, model calls, recalls and deletions, and its job queue read

@@ -1,17 +1,36 @@
-"""Health and the extraction job queue: /healthz, /v1/jobs."""
+"""Health, readiness and the extraction job queue: /healthz, /readyz, /v1/jobs."""
 
 # no `from __future__ import annotations`: FastAPI reads the signatures at runtime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
+from fastapi.responses import JSONResponse
 
 from remem.policy import scope
+from remem.service import paging
+from remem.service.answers import (
+    ANY,
+    KEYED,
+    Health,
+    JobCounts,
+    JobList,
+    Readiness,
+    Retried,
+    errors,
+)
 from remem.service.routes.deps import Svc, Who, refuses_body
 
 router = APIRouter()
 
 
-@router.get("/healthz", tags=["service"])
+@router.get(
+    "/healthz",
+    tags=["service"],
+    operation_id="check_health",
+    response_model=Health,
+    response_model_exclude_unset=True,
+    responses=errors(*ANY),
+)
 def healthz(svc: Svc) -> dict[str, Any]:
     """Liveness: the database answers; `warnings` (only when there are any) says what
     an operator must know, e.g. a role that bypasses row-level security."""
@@ -19,28 +38,70 @@ def healthz(svc: Svc) -> dict[str, Any]:
     return {"status": "ok", "warnings": svc.warnings} if svc.warnings else {"status": "ok"}
 
 
-@router.get("/v1/jobs", tags=["jobs"])
+@router.get(
+    "/readyz",
+    tags=["service"],
+    operation_id="check_readiness",
+    response_model=Readiness,
+    responses={
+        503: {"model": Readiness, "description": "not ready: `checks` says what is not"},
+        **errors(408, 413),
+    },
+)
+def readyz(svc: Svc) -> JSONResponse:
+    """Readiness (no key): the database answers at the schema this code knows
+    (migrations done), the embedder has embedded (the first probe loads it), and when
+    this process runs the extraction worker, that it is alive, with `lag_seconds`, the
+    age of the oldest pending job. 503 with the same body when a check fails."""
+    answer = svc.readiness()
+    return JSONResponse(answer, status_code=200 if answer["status"] == "ready" else 503)
+
+
+@router.get(
+    "/v1/jobs",
+    tags=["jobs"],
+    operation_id="count_jobs",
+    response_model=JobCounts,
+    responses=errors(*KEYED),
+)
 def jobs(who: Who, svc: Svc) -> dict[str, Any]:
     """Extraction job counts by status of the key's scope: the tenant's, or for a key
     narrowed to one actor, those of that actor's events."""
     return svc.store.job_counts(who.tenant, who.actor)
 
 
-@router.get("/v1/jobs/list", tags=["jobs"])
+@router.get(
+    "/v1/jobs/list",
+    tags=["jobs"],
+    operation_id="list_jobs",
+    response_model=JobList,
+    responses=errors(*KEYED),
+)
 def list_jobs(
     who: Who,
     svc: Svc,
     status: Annotated[str | None, Query(description="pending, running, done or failed")] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    cursor: paging.Cursor = None,
 ) -> dict[str, Any]:
     """The extraction jobs of the key's scope, newest first: strategy, state, attempts,
     last error (ListMemoryExtractionJobs); a key narrowed to one actor lists only the
     jobs of that actor's events."""
-    found = svc.memory(who.tenant).jobs(status, limit, actor=who.actor)
-    return {"jobs": [j.as_dict() for j in found]}
+    mem = svc.memory(who.tenant)
+    found, after = paging.page(
+        lambda n: mem.jobs(status, n, actor=who.actor), lambda j: str(j.id), limit, cursor
+    )
+    return {"jobs": [j.as_dict() for j in found], "next_cursor": after}
 
 
-@router.post("/v1/jobs/retry", tags=["jobs"], dependencies=[refuses_body("failed_only")])
+@router.post(
+    "/v1/jobs/retry",
+    tags=["jobs"],
+    dependencies=[refuses_body("failed_only")],
+    operation_id="retry_jobs",
+    response_model=Retried,
+    responses=errors(*KEYED, 403),
+)
 def retry_jobs(who: Who, svc: Svc, failed_only: bool = True) -> dict[str, Any]:
     """Put the tenant's failed jobs (and, unless `failed_only`, waiting ones) back to
     run now (StartMemoryExtractionJob). Needs an admin key for the whole tenant: it

@@ -1,19 +1,28 @@
-"""Procedures: propose, then a reviewer approves or rejects."""
+"""Procedures: propose, list, then a reviewer approves or rejects."""
 
 # no `from __future__ import annotations`: FastAPI reads the signatures at runtime
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Query
 
 from remem.policy import scope
 from remem.policy.scope import SHARED_ACTOR, check_name
+from remem.service import paging
+from remem.service.answers import KEYED, RecordList, RecordOut, errors
 from remem.service.routes.deps import Svc, Who, record, refuses_body
 from remem.service.schemas import ProposeIn, RejectIn
 
 router = APIRouter()
 
 
-@router.post("/v1/procedures", status_code=201, tags=["procedures"])
+@router.post(
+    "/v1/procedures",
+    status_code=201,
+    tags=["procedures"],
+    operation_id="propose_procedure",
+    response_model=RecordOut,
+    responses=errors(*KEYED, 403),
+)
 def propose(body: ProposeIn, who: Who, svc: Svc) -> dict[str, Any]:
     """Propose a procedure; it stays inactive until a reviewer approves it. Without
     `actor_id` it is shared by the whole tenant, which needs a key for the whole tenant."""
@@ -26,7 +35,41 @@ def propose(body: ProposeIn, who: Who, svc: Svc) -> dict[str, Any]:
     return rec.as_dict()
 
 
-@router.post("/v1/memories/{record_id}/approve", tags=["procedures"], dependencies=[refuses_body()])
+@router.get(
+    "/v1/procedures",
+    tags=["procedures"],
+    operation_id="list_procedures",
+    response_model=RecordList,
+    responses=errors(*KEYED, 403),
+)
+def list_procedures(
+    who: Who,
+    svc: Svc,
+    actor_id: Annotated[
+        str | None, Query(max_length=200, description="omit: the tenant's shared ones")
+    ] = None,
+    all: Annotated[bool, Query(description="also proposed and rejected (reviewers)")] = False,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    cursor: paging.Cursor = None,
+) -> dict[str, Any]:
+    """The approved procedures shared by the tenant (every key may read them), or one
+    actor's; with `all`, proposals and rejected ones too, which needs a reviewer key."""
+    if all:
+        scope.need_role(who, "reviewer")
+    actor = None if actor_id is None else scope.actor_for(who, actor_id)
+    found = svc.memory(who.tenant).procedures(actor=actor, all=all)
+    recs, after = paging.page(lambda n: found[:n], lambda r: r.id, limit, cursor)
+    return {"records": [r.as_dict() for r in recs], "next_cursor": after}
+
+
+@router.post(
+    "/v1/memories/{record_id}/approve",
+    tags=["procedures"],
+    dependencies=[refuses_body()],
+    operation_id="approve_procedure",
+    response_model=RecordOut,
+    responses=errors(*KEYED, 403, 404, 409),
+)
 def approve(record_id: str, who: Who, svc: Svc) -> dict[str, Any]:
     """Approve a proposed procedure (reviewers and admins; a shared one: of the whole
     tenant)."""
@@ -35,7 +78,13 @@ def approve(record_id: str, who: Who, svc: Svc) -> dict[str, Any]:
     return svc.memory(who.tenant).approve(record_id, reviewer=who.key_id).as_dict()
 
 
-@router.post("/v1/memories/{record_id}/reject", tags=["procedures"])
+@router.post(
+    "/v1/memories/{record_id}/reject",
+    tags=["procedures"],
+    operation_id="reject_procedure",
+    response_model=RecordOut,
+    responses=errors(*KEYED, 403, 404, 409),
+)
 def reject(record_id: str, who: Who, svc: Svc, body: RejectIn | None = None) -> dict[str, Any]:
     """Reject a proposed procedure with a reason (reviewers and admins; a shared one:
     of the whole tenant)."""

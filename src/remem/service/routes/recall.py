@@ -9,16 +9,25 @@ from remem.documents.flows import recall_sources
 from remem.errors import InvalidInput
 from remem.model import Packet
 from remem.policy import scope
+from remem.service.answers import KEYED, PacketOut, errors
 from remem.service.routes.deps import Svc, Who
 from remem.service.schemas import RetrieveIn
 
 router = APIRouter()
 
 
-@router.post("/v1/memories/retrieve", tags=["memories"])
+@router.post(
+    "/v1/memories/retrieve",
+    tags=["memories"],
+    operation_id="retrieve_memories",
+    response_model=PacketOut,
+    response_model_exclude_unset=True,
+    responses=errors(*KEYED, 403),
+)
 def retrieve(body: RetrieveIn, who: Who, svc: Svc) -> dict[str, Any]:
     """The recall packet for a query, inside a token budget (RetrieveMemoryRecords);
-    with `namespace`, only the records of that namespace (no raw events)."""
+    with `namespace`, only the records of that namespace (no raw events). `context` is
+    the packet as prompt text (`Packet.as_prompt`), flagged items quoted as untrusted."""
     actor = body.actor_id
     if body.namespace is not None:
         owner = scope.namespace_actor(who, body.namespace)
@@ -56,4 +65,4 @@ def retrieve(body: RetrieveIn, who: Who, svc: Svc) -> dict[str, Any]:
         namespaces=body.document_namespaces,
         max_sensitivity=body.max_sensitivity,
     )
-    return packet.as_dict()
+    return {**packet.as_dict(), "context": packet.as_prompt()}

@@ -13,6 +13,16 @@ from remem.memory.memory import Memory
 from remem.model import Record
 from remem.policy import scope
 from remem.policy.scope import Principal
+from remem.service import paging
+from remem.service.answers import (
+    KEYED,
+    BatchResult,
+    Deletion,
+    History,
+    RecordList,
+    RecordOut,
+    errors,
+)
 from remem.service.http_errors import failure_of
 from remem.service.routes.deps import Service, Svc, Who, record, refuses_body
 from remem.service.schemas import (
@@ -28,13 +38,22 @@ from remem.writes import ledger
 router = APIRouter()
 
 
-@router.get("/v1/memories", tags=["memories"])
+@router.get(
+    "/v1/memories",
+    tags=["memories"],
+    operation_id="list_memories",
+    response_model=RecordList,
+    responses=errors(*KEYED, 403),
+)
 def list_memories(
     who: Who,
     svc: Svc,
     actor_id: Annotated[str | None, Query(max_length=200)] = None,
     all: Annotated[bool, Query(description="include invalid and proposed records")] = False,
     limit: Annotated[int, Query(ge=1, le=10_000)] = 1000,
+    cursor: Annotated[
+        str | None, Query(max_length=600, description="next_cursor of a page")
+    ] = None,
     as_of: Annotated[
         str | None, Query(max_length=64, description="ISO 8601: known and valid then")
     ] = None,
@@ -45,22 +64,40 @@ def list_memories(
         str | None, Query(max_length=1000, description="only the records under this namespace")
     ] = None,
 ) -> dict[str, Any]:
-    """An actor's records, newest first (ListMemoryRecords); with `as_of`, those
-    known and valid then; `field` and `namespace` narrow them as `Memory.records` does."""
+    """An actor's records, newest first, `limit` a page (ListMemoryRecords); with `as_of`,
+    those known and valid then; `field` and `namespace` narrow them as `Memory.records`
+    does. `next_cursor` fetches the next page (`remem.service.paging`)."""
     actor = scope.actor_for(who, actor_id)
-    recs = svc.memory(who.tenant).records(
-        actor=actor, all=all, limit=limit, as_of=as_of, field=field, namespace=namespace
-    )
-    return {"records": [r.as_dict() for r in recs]}
+    mem = svc.memory(who.tenant)
+
+    def fetch(n: int) -> list[Record]:
+        return mem.records(
+            actor=actor, all=all, limit=n, as_of=as_of, field=field, namespace=namespace
+        )
+
+    recs, after = paging.page(fetch, lambda r: r.id, limit, cursor)
+    return {"records": [r.as_dict() for r in recs], "next_cursor": after}
 
 
-@router.get("/v1/memories/{record_id}", tags=["memories"])
+@router.get(
+    "/v1/memories/{record_id}",
+    tags=["memories"],
+    operation_id="get_memory",
+    response_model=RecordOut,
+    responses=errors(*KEYED, 404),
+)
 def get_memory(record_id: str, who: Who, svc: Svc) -> dict[str, Any]:
     """One record (GetMemoryRecord); another tenant's or actor's id is 404."""
     return record(svc, who, record_id).as_dict()
 
 
-@router.get("/v1/memories/{record_id}/history", tags=["memories"])
+@router.get(
+    "/v1/memories/{record_id}/history",
+    tags=["memories"],
+    operation_id="get_memory_history",
+    response_model=History,
+    responses=errors(*KEYED, 404),
+)
 def memory_history(record_id: str, who: Who, svc: Svc) -> dict[str, Any]:
     """Every change of a record, oldest first."""
     record(svc, who, record_id)
@@ -68,7 +105,15 @@ def memory_history(record_id: str, who: Who, svc: Svc) -> dict[str, Any]:
     return {"history": [h.as_dict() for h in entries]}
 
 
-@router.delete("/v1/memories/{record_id}", tags=["memories"], dependencies=[refuses_body()])
+@router.delete(
+    "/v1/memories/{record_id}",
+    tags=["memories"],
+    dependencies=[refuses_body()],
+    operation_id="forget_memory",
+    response_model=Deletion,
+    response_model_exclude_unset=True,
+    responses=errors(*KEYED, 403, 404),
+)
 def delete_memory(record_id: str, who: Who, svc: Svc) -> dict[str, Any]:
     """Forget one record everywhere and verify it (DeleteMemoryRecord); a record shared
     by the whole tenant needs an admin key for the whole tenant."""
@@ -77,7 +122,14 @@ def delete_memory(record_id: str, who: Who, svc: Svc) -> dict[str, Any]:
     return {"record_id": record_id, **scope.deletion_report(report)}
 
 
-@router.post("/v1/memories/batch-create", tags=["memories"])
+@router.post(
+    "/v1/memories/batch-create",
+    tags=["memories"],
+    operation_id="create_memories",
+    response_model=BatchResult,
+    response_model_exclude_unset=True,
+    responses=errors(*KEYED, 403),
+)
 def batch_create(body: BatchCreateIn, who: Who, svc: Svc) -> dict[str, Any]:
     """Write explicit records, confirmed at once (BatchCreateMemoryRecords)."""
     ledger.actors_first(who, (item.actor_id for item in body.records))
@@ -98,7 +150,14 @@ def batch_create(body: BatchCreateIn, who: Who, svc: Svc) -> dict[str, Any]:
     return _batch(svc, who, "create", body.records, lambda i: scope.actor_for(who, i.actor_id), run)
 
 
-@router.post("/v1/memories/batch-update", tags=["memories"])
+@router.post(
+    "/v1/memories/batch-update",
+    tags=["memories"],
+    operation_id="update_memories",
+    response_model=BatchResult,
+    response_model_exclude_unset=True,
+    responses=errors(*KEYED, 403),
+)
 def batch_update(body: BatchUpdateIn, who: Who, svc: Svc) -> dict[str, Any]:
     """Correct records: each new text supersedes its record (BatchUpdateMemoryRecords)."""
 
@@ -109,7 +168,14 @@ def batch_update(body: BatchUpdateIn, who: Who, svc: Svc) -> dict[str, Any]:
     return _batch(svc, who, "update", body.records, lambda i: _actor_of(svc, who, i), run)
 
 
-@router.post("/v1/memories/batch-delete", tags=["memories"])
+@router.post(
+    "/v1/memories/batch-delete",
+    tags=["memories"],
+    operation_id="forget_memories",
+    response_model=BatchResult,
+    response_model_exclude_unset=True,
+    responses=errors(*KEYED, 403),
+)
 def batch_delete(body: BatchDeleteIn, who: Who, svc: Svc) -> dict[str, Any]:
     """Forget records everywhere and verify each (BatchDeleteMemoryRecords)."""
 

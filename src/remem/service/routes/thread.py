@@ -13,6 +13,13 @@ from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field
 
 from remem.policy import scope
+from remem.service.answers import (
+    KEYED,
+    CheckpointAnswer,
+    CheckpointsDeleted,
+    CheckpointsPage,
+    errors,
+)
 from remem.service.routes.deps import Svc, Who
 from remem.thread import api
 from remem.thread.checkpoints import Checkpoint
@@ -35,7 +42,13 @@ def _out(cp: Checkpoint) -> dict[str, Any]:
     return {"tenant": cp.tenant, **cp.as_dict()}
 
 
-@router.put("/v1/actors/{actor_id}/checkpoints/{workflow}", tags=["thread"])
+@router.put(
+    "/v1/actors/{actor_id}/checkpoints/{workflow}",
+    tags=["thread"],
+    operation_id="save_checkpoint",
+    response_model=CheckpointAnswer,
+    responses=errors(*KEYED, 403, 409),
+)
 def save_checkpoint(
     actor_id: str, workflow: str, body: CheckpointIn, who: Who, svc: Svc
 ) -> dict[str, Any]:
@@ -53,7 +66,13 @@ def save_checkpoint(
     return {"checkpoint": _out(cp)}
 
 
-@router.get("/v1/actors/{actor_id}/checkpoints/{workflow}", tags=["thread"])
+@router.get(
+    "/v1/actors/{actor_id}/checkpoints/{workflow}",
+    tags=["thread"],
+    operation_id="load_checkpoint",
+    response_model=CheckpointAnswer,
+    responses=errors(*KEYED, 403, 404),
+)
 def load_checkpoint(actor_id: str, workflow: str, who: Who, svc: Svc) -> dict[str, Any]:
     """One workflow's checkpoint; 404 when the actor has none of that name."""
     actor = scope.allow(who, actor_id)
@@ -61,7 +80,13 @@ def load_checkpoint(actor_id: str, workflow: str, who: Who, svc: Svc) -> dict[st
     return {"checkpoint": _out(cp)}
 
 
-@router.get("/v1/actors/{actor_id}/checkpoints", tags=["thread"])
+@router.get(
+    "/v1/actors/{actor_id}/checkpoints",
+    tags=["thread"],
+    operation_id="list_checkpoints",
+    response_model=CheckpointsPage,
+    responses=errors(*KEYED, 403),
+)
 def list_checkpoints(
     actor_id: str,
     who: Who,
@@ -82,7 +107,13 @@ def list_checkpoints(
     }
 
 
-@router.delete("/v1/actors/{actor_id}/checkpoints/{workflow}", tags=["thread"])
+@router.delete(
+    "/v1/actors/{actor_id}/checkpoints/{workflow}",
+    tags=["thread"],
+    operation_id="delete_checkpoint",
+    response_model=CheckpointsDeleted,
+    responses=errors(*KEYED, 403),
+)
 def delete_checkpoint(actor_id: str, workflow: str, who: Who, svc: Svc) -> dict[str, Any]:
     """Delete one workflow's checkpoint (its tool-call ledger stays); `deleted` is 0 or 1."""
     actor = scope.allow(who, actor_id)
@@ -90,7 +121,13 @@ def delete_checkpoint(actor_id: str, workflow: str, who: Who, svc: Svc) -> dict[
     return {"deleted": n}
 
 
-@router.delete("/v1/actors/{actor_id}/checkpoints", tags=["thread"])
+@router.delete(
+    "/v1/actors/{actor_id}/checkpoints",
+    tags=["thread"],
+    operation_id="delete_checkpoints",
+    response_model=CheckpointsDeleted,
+    responses=errors(*KEYED, 403),
+)
 def delete_checkpoints(
     actor_id: str,
     who: Who,

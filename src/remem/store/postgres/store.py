@@ -210,6 +210,11 @@ class PostgresStore(
             except psycopg.Error as exc:
                 raise self._translate(exc, opening=True) from exc
 
+    @property
+    def schema_known(self) -> int:
+        """The newest migration this code knows."""
+        return SCHEMA_VERSION
+
     def schema_version(self) -> int:
         """The newest migration applied to this database."""
         return int(value(self._rows(ALL_TENANTS, q.SCHEMA_VERSION)))

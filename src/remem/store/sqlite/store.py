@@ -301,6 +301,16 @@ class SQLiteStore(
                     self._db.execute(f"PRAGMA user_version = {number}")
             self._db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
 
+    @property
+    def schema_known(self) -> int:
+        """The newest migration this code knows."""
+        return SCHEMA_VERSION
+
+    def schema_version(self) -> int:
+        """The newest migration applied to this file."""
+        with self._lock:
+            return int(self._db.execute("PRAGMA user_version").fetchone()[0])
+
     def _check_schema(self) -> int:
         """The file's schema version; refuse foreign and newer files."""
         app_id = self._db.execute("PRAGMA application_id").fetchone()[0]

@@ -40,13 +40,14 @@ from remem.model import (
     Status,
 )
 from remem.policy.dataclasses import shown
-from remem.service.client_documents import DocumentClient, document_item
-from remem.service.thread_client import ThreadClient
+from remem.service.client.documents import DocumentClient, document_item
+from remem.service.client.queue import QueueClient
+from remem.service.client.thread import ThreadClient
 from remem.store.roles import ForgetReport
 from remem.timeutil import parse_time
 
 
-class Client(DocumentClient, ThreadClient):
+class Client(QueueClient, DocumentClient, ThreadClient):
     """A remem server, called with one API key. Thread-safe (httpx.Client is)."""
 
     def __init__(
@@ -173,6 +174,15 @@ class Client(DocumentClient, ThreadClient):
             "namespace": namespace,
         }
         out = self._call("POST", "/v1/memories/batch-create", json={"records": [_compact(item)]})
+        return _record(_only(out)["record"])
+
+    def update(
+        self, record_id: str, *, text: str, valid_until: str | datetime | None = None
+    ) -> Record:
+        """Correct a record: a new confirmed record supersedes it (`Memory.update`); the
+        server names the key as who corrected it."""
+        item = _compact({"record_id": record_id, "text": text, "valid_until": _iso(valid_until)})
+        out = self._call("POST", "/v1/memories/batch-update", json={"records": [item]})
         return _record(_only(out)["record"])
 
     def recall(
@@ -331,6 +341,18 @@ class Client(DocumentClient, ThreadClient):
         """Propose a procedure; it stays PROPOSED until a reviewer approves it."""
         body = _compact({"text": text, "name": name, "actor_id": actor})
         return _record(self._call("POST", "/v1/procedures", json=body))
+
+    def procedures(self, *, actor: str | None = None, all: bool = False) -> list[Record]:
+        """The tenant's shared procedures (or one actor's): approved, or every status with
+        `all` (a reviewer key)."""
+        params = _compact({"actor_id": actor, "all": all or None, "limit": 1000})
+        found: list[Record] = []
+        while True:
+            page = self._call("GET", "/v1/procedures", params=params)
+            found += [_record(r) for r in page["records"]]
+            if page["next_cursor"] is None:
+                return found
+            params["cursor"] = page["next_cursor"]
 
     def approve(self, record_id: str) -> Record:
         """Approve a proposed procedure (a reviewer or admin key; the key is the reviewer)."""
