@@ -92,14 +92,39 @@ def test_a_changed_weights_file_is_refused_before_it_runs(
         byte = f.read(1)
         f.seek(-1, 1)
         f.write(bytes([byte[0] ^ 0xFF]))
-    embedder = PackagedMiniLM(changed)
+    embedder = PackagedMiniLM(changed, cache_dir=tmp_path / "cache")
     with pytest.raises(InvalidInput, match="sha256"):
         embedder.embed(["hello"])
     assert embedder.runtime == "not loaded"
+    assert not list((tmp_path / "cache").glob("*/model.onnx"))  # nothing saved from it
     truncated = tmp_path / "short.onnx"
     truncated.write_bytes(changed.read_bytes()[:1000])
     with pytest.raises(InvalidInput, match="bytes"):
-        PackagedMiniLM(truncated).embed(["hello"])
+        PackagedMiniLM(truncated, cache_dir=tmp_path / "cache").embed(["hello"])
+
+
+@pytest.mark.model
+def test_the_saved_graph_makes_the_same_vectors_and_a_changed_file_is_checked_again(
+    int8: PackagedMiniLM, tmp_path: Path
+) -> None:
+    model = tmp_path / "model.onnx"
+    shutil.copyfile(int8.path, model)
+    cache = tmp_path / "cache"
+    first = PackagedMiniLM(model, cache_dir=cache).embed(TEXTS)
+    saved = list(cache.glob("*/model.onnx"))
+    assert len(saved) == 1
+    again = PackagedMiniLM(model, cache_dir=cache).embed(TEXTS)  # from the saved copy
+    np.testing.assert_allclose(again, first, atol=1e-6)
+    (saved[0].parent / "weights.bin").write_bytes(b"damaged")
+    np.testing.assert_allclose(PackagedMiniLM(model, cache_dir=cache).embed(TEXTS), first,
+                               atol=1e-6)  # fmt: skip
+    with open(model, "r+b") as f:  # changed in place: a new key, so checked again
+        f.seek(model.stat().st_size // 2)
+        byte = f.read(1)
+        f.seek(-1, 1)
+        f.write(bytes([byte[0] ^ 0xFF]))
+    with pytest.raises(InvalidInput, match="sha256"):
+        PackagedMiniLM(model, cache_dir=cache).embed(["hello"])
 
 
 def test_a_missing_file_is_a_clear_error(tmp_path: Path) -> None:

