@@ -4,7 +4,7 @@
 -- name with another dimension or weights (fingerprint), before it mixes them
 -- (`remem.memory.embedder`). Written beside every vector write; filled here from the
 -- vectors already stored (float16 blobs: two bytes a dimension).
-CREATE TABLE vector_models (
+CREATE TABLE IF NOT EXISTS vector_models (
     tenant      TEXT NOT NULL,
     model       TEXT NOT NULL,
     dim         INTEGER NOT NULL,
