@@ -7,6 +7,7 @@
      ├── Unauthorized           no API key, or one that is unknown or revoked (HTTP 401)
      ├── Forbidden              the key does not allow this actor, namespace or operation (403)
      ├── ConflictError          a concurrent writer got there first
+     │    └── EmbedderChanged   the store's vectors were made by another embedder
      ├── ConfigError            the configuration file is invalid (says the line and why)
      ├── RlsBypassed            a server refuses a role that row-level security does not bind
      ├── StoreError             the database could not do what was asked
@@ -58,6 +59,13 @@ class Forbidden(RememError):
 
 class ConflictError(RememError):
     code = "conflict"
+
+
+class EmbedderChanged(ConflictError):
+    """The store's vectors were made by another embedder than the one in use (HTTP 409):
+    searching with it would compare vectors that do not match, or find none of them."""
+
+    code = "embedder_changed"
 
 
 class StoreError(RememError):

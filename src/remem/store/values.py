@@ -73,6 +73,16 @@ def new_sources(stored: Sequence[str], added: Sequence[str]) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True, slots=True)
+class VectorModel:
+    """A model whose vectors a tenant holds: its name (stored beside each vector), their
+    dimension, and the embedder's fingerprint where one was noted (None: none)."""
+
+    model: str
+    dim: int
+    fingerprint: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class Write:
     """What one consolidation step writes, applied in one transaction.
 

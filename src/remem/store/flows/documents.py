@@ -139,6 +139,9 @@ _CHUNK_COUNT = "(SELECT count(*) FROM document_chunks c WHERE c.tenant = d.tenan
     "c.document_id = d.id) AS chunk_count"  # fmt: skip
 
 SQL = {
+    # the models whose vectors a tenant holds (`remem.memory.embedder`)
+    "note_vector_model": "INSERT INTO vector_models (tenant, model, dim) "
+    "VALUES (:tenant, :model, :dim) ON CONFLICT DO NOTHING",
     "insert_doc": f"INSERT INTO documents ({_DOC_COLUMNS}) VALUES (:id, :tenant, :scope_key, "
     ":source_key, :title, :source_uri, :format, :content_hash, :version, :version_id, :history, "
     ":sensitivity, :flags, :chars, :created_at, :updated_at)",
@@ -329,6 +332,9 @@ class DocumentIndex:
                 rows = [self._chunk_params(tenant, c, v, write.model)
                         for c, v in zip(write.new, vectors, strict=True)]  # fmt: skip
                 keys = self.s._each(db, self._insert_chunk_sql(), rows)
+                for dim in sorted({len(v) for v in vectors if v is not None}):
+                    db.execute(self._sql("note_vector_model"),
+                               {"tenant": tenant, "model": write.model, "dim": dim})  # fmt: skip
                 added = [(k["key"] if k is not None else None, c)
                          for k, c in zip(keys, write.new, strict=True)]  # fmt: skip
                 self._index(db, tenant, added)

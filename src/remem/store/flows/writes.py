@@ -33,6 +33,7 @@ from remem.store.roles import (
     Clock,
     SourceGrowth,
     StatusChange,
+    VectorModel,
     Write,
     new_sources,
     refuse_foreign_records,
@@ -54,6 +55,9 @@ class WriteSQL(TombstoneSQL, Protocol):
     GROW_SOURCES: str  # sources, at, tenant, record_id
     INSERT_HISTORY: str  # `remem.store.rows.history_params`
     DONE_JOBS: str  # at, tenant, {keys}: job ids
+    NOTE_VECTOR_MODEL: str  # tenant, model, dim; ON CONFLICT DO NOTHING
+    VECTOR_MODELS: str  # tenant -> model, dim, fingerprint
+    NOTE_FINGERPRINT: str  # fingerprint, tenant, model (where none is noted yet)
     LOCK_JOBS: str  # tenant, {keys}: job ids -> id (locked where it can)
 
 
@@ -83,6 +87,19 @@ class RecordWrites(SQLFlows):
 
     def _scope_changed(self, db: Tx, tenant: str, actor: str) -> None:
         """Note, inside the transaction, that a scope's records changed (caches)."""
+
+    # -- the models of the vectors (`vector_models`) ----------------------------------------
+
+    def vector_models(self, tenant: str) -> list[VectorModel]:
+        """The models whose vectors this tenant holds, with their dimension and the
+        fingerprint noted for them (None: none yet), by name."""
+        rows = self._read(tenant, self.write_sql.VECTOR_MODELS, {"tenant": tenant})
+        return [VectorModel(r["model"], int(r["dim"]), r["fingerprint"]) for r in rows]
+
+    def note_fingerprint(self, tenant: str, model: str, fingerprint: str) -> None:
+        """Note the fingerprint of `model`'s vectors where none is noted yet."""
+        params = {"tenant": tenant, "model": model, "fingerprint": fingerprint}
+        self._write(tenant, self.write_sql.NOTE_FINGERPRINT, params)
 
     # -- the flow ---------------------------------------------------------------------------
 
@@ -119,6 +136,9 @@ class RecordWrites(SQLFlows):
                 ]
                 if vectors:
                     self._store_vectors(db, write.vector_model, vectors)
+                    note = {"tenant": tenant, "model": write.vector_model}
+                    for dim in sorted({len(v) for _, _, v in vectors}):
+                        db.execute(q.NOTE_VECTOR_MODEL, {**note, "dim": dim})
                 touched.update(r.actor for r in write.inserts)
             for ch in write.changes:
                 closing = {

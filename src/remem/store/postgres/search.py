@@ -108,6 +108,8 @@ class PostgresSearch:
                 [{"model": model, "vec": np.asarray(v), "tenant": tenant, "event_id": e.id}
                  for e, v in vectors],
             )  # fmt: skip
+            for dims in sorted({len(v) for _, v in vectors}):
+                cur.execute(q.NOTE_VECTOR_MODEL, {"tenant": tenant, "model": model, "dim": dims})
             for actor in sorted({e.actor for e, _ in vectors}):
                 cur.execute(q.BUMP_SCOPE, {"tenant": tenant, "actor": actor})
 

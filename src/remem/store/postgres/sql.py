@@ -265,6 +265,19 @@ INSERT INTO record_vectors (tenant, record_id, actor, model, vec)
 VALUES (%(tenant)s, %(id)s, %(actor)s, %(model)s, %(vec)s::vector)
 ON CONFLICT (tenant, record_id) DO UPDATE SET model = excluded.model, vec = excluded.vec
 """
+# the models whose vectors a tenant holds (schema 12; `remem.memory.embedder`)
+NOTE_VECTOR_MODEL = """
+INSERT INTO vector_models (tenant, model, dim) VALUES (%(tenant)s, %(model)s, %(dim)s)
+ON CONFLICT DO NOTHING
+"""
+VECTOR_MODELS = """
+SELECT model, dim, fingerprint FROM vector_models WHERE tenant = %(tenant)s ORDER BY model
+"""
+NOTE_FINGERPRINT = """
+UPDATE vector_models SET fingerprint = %(fingerprint)s
+WHERE tenant = %(tenant)s AND model = %(model)s AND fingerprint IS NULL
+RETURNING model
+"""
 RECORD_SOURCES = """
 SELECT actor, source_event_ids FROM records WHERE tenant = %(tenant)s AND id = %(record_id)s
 FOR UPDATE

@@ -101,6 +101,8 @@ class SQLiteSearch:
                                                    "vec": blob, "tenant": tenant,
                                                    "event_id": event.id})  # fmt: skip
                 touched.add((tenant, event.actor))
+            for dim in sorted({len(v) for _, v in vectors}):
+                db.execute(q.NOTE_VECTOR_MODEL, {"tenant": tenant, "model": model, "dim": dim})
             for who, actor in touched:
                 db.execute(q.BUMP_SCOPE, {"tenant": who, "actor": actor})
 

@@ -308,6 +308,19 @@ INSERT OR REPLACE INTO record_vectors
     (record_rowid, id, tenant, actor, model, status, valid_from, valid_until, vec)
 VALUES (:key, :id, :tenant, :actor, :model, :status, :valid_from, :valid_until, :vec)
 """
+# the models whose vectors a tenant holds (schema 8; `remem.memory.embedder`)
+NOTE_VECTOR_MODEL = """
+INSERT INTO vector_models (tenant, model, dim) VALUES (:tenant, :model, :dim)
+ON CONFLICT DO NOTHING
+"""
+VECTOR_MODELS = """
+SELECT model, dim, fingerprint FROM vector_models WHERE tenant = :tenant ORDER BY model
+"""
+NOTE_FINGERPRINT = """
+UPDATE vector_models SET fingerprint = :fingerprint
+WHERE tenant = :tenant AND model = :model AND fingerprint IS NULL
+RETURNING model
+"""
 CLOSE_VECTOR = """
 UPDATE record_vectors SET status = :status, valid_until = COALESCE(:valid_until, valid_until)
 WHERE record_rowid = :key
