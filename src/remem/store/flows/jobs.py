@@ -32,6 +32,8 @@ class JobSQL(Protocol):
 
     CLAIM_JOBS: str  # lease, now, limit -> id, tenant, event_id, strategy, attempts (new)
     CLAIM_JOBS_OF: str  # the same, of the strategies {keys}
+    CLAIM_ACTOR_JOBS: str  # lease, now, limit, tenant, actor: the same, of one actor's events
+    ACTOR_BACKLOG: str  # tenant, actor, now -> ready, n: one actor's pending and running jobs
     HEARTBEAT: str  # lease, now, {keys}: job ids
     FAIL_JOB: str  # max_attempts, retry_at, error, now, job_id -> status
     COUNT_PENDING: str  # -> n
@@ -89,6 +91,29 @@ class JobQueue(SQLFlows):
         for sql, bound in statements:
             if len(rows) < limit:
                 rows.extend(self._write(ALL_TENANTS, sql, {**bound, "limit": limit - len(rows)}))
+        jobs = (
+            Job(r["id"], r["tenant"], r["event_id"], r["strategy"], r["attempts"]) for r in rows
+        )
+        return sorted(jobs, key=lambda j: j.id)
+
+    def actor_backlog(self, tenant: str, actor: str, now: datetime) -> tuple[int, int]:
+        """(ready, waiting) jobs of one actor's events; see `Store.actor_backlog`."""
+        params = {"tenant": tenant, "actor": actor, "now": self._at(now)}
+        row = self._read(tenant, self.jobs_sql.ACTOR_BACKLOG, params)[0]
+        return int(row["ready"] or 0), int(row["n"])
+
+    def claim_actor_jobs(
+        self, tenant: str, actor: str, now: datetime, limit: int, lease_seconds: float
+    ) -> list[Job]:
+        """Lease up to `limit` ready jobs of one actor's events; see `Store.claim_actor_jobs`."""
+        params = {
+            "lease": self._at(now + timedelta(seconds=lease_seconds)),
+            "now": self._at(now),
+            "limit": limit,
+            "tenant": tenant,
+            "actor": actor,
+        }
+        rows = self._write(tenant, self.jobs_sql.CLAIM_ACTOR_JOBS, params)
         jobs = (
             Job(r["id"], r["tenant"], r["event_id"], r["strategy"], r["attempts"]) for r in rows
         )

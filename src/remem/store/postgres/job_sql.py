@@ -9,6 +9,8 @@ other nor take the same job.
 from __future__ import annotations
 
 __all__ = [
+    "ACTOR_BACKLOG",
+    "CLAIM_ACTOR_JOBS",
     "CLAIM_JOBS",
     "CLAIM_JOBS_OF",
     "CLAIM_REQUEST",
@@ -101,6 +103,29 @@ FROM jobs j JOIN events e ON e.tenant = j.tenant AND e.id = j.event_id
 WHERE j.tenant = %(tenant)s AND e.actor = %(actor)s
     AND (%(status)s::text IS NULL OR j.status = %(status)s)
 ORDER BY j.id DESC LIMIT %(limit)s
+"""
+# one actor's backlog and its claim (a recall catching up, `remem.memory.catch_up`): the
+# tenant's waiting jobs by the jobs_tenant index, each event by its key; `ready` as _READY
+ACTOR_BACKLOG = """
+SELECT count(*) FILTER (WHERE (j.status = 'pending'
+            AND (j.run_after IS NULL OR j.run_after <= %(now)s))
+        OR (j.status = 'running' AND j.lease_until < %(now)s)) AS ready,
+    count(*) AS n
+FROM jobs j JOIN events e ON e.tenant = j.tenant AND e.id = j.event_id
+WHERE j.tenant = %(tenant)s AND j.status IN ('pending', 'running') AND e.actor = %(actor)s
+"""
+CLAIM_ACTOR_JOBS = """
+UPDATE jobs SET status = 'running', attempts = attempts + 1, lease_until = %(lease)s,
+    updated_at = %(now)s
+WHERE id IN (
+    SELECT j.id FROM jobs j JOIN events e ON e.tenant = j.tenant AND e.id = j.event_id
+    WHERE j.tenant = %(tenant)s AND j.status IN ('pending', 'running') AND e.actor = %(actor)s
+        AND ((j.status = 'pending' AND (j.run_after IS NULL OR j.run_after <= %(now)s))
+            OR (j.status = 'running' AND j.lease_until < %(now)s))
+    ORDER BY j.id LIMIT %(limit)s
+    FOR UPDATE OF j SKIP LOCKED
+)
+RETURNING id, tenant, event_id, strategy, attempts
 """
 RETRY_JOBS = """
 UPDATE jobs SET status = 'pending', attempts = 0, run_after = NULL, lease_until = NULL,

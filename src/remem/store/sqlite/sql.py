@@ -206,6 +206,27 @@ FROM jobs j JOIN events e ON e.tenant = j.tenant AND e.id = j.event_id
 WHERE j.tenant = :tenant AND e.actor = :actor AND (:status IS NULL OR j.status = :status)
 ORDER BY j.id DESC LIMIT :limit
 """
+# one actor's backlog and its claim (a recall catching up, `remem.memory.catch_up`): the
+# tenant's waiting jobs by the jobs_tenant index, each event by its key; `ready` as _READY
+ACTOR_BACKLOG = """
+SELECT coalesce(sum(CASE
+        WHEN (j.status = 'pending' AND (j.run_after IS NULL OR j.run_after <= :now))
+            OR (j.status = 'running' AND j.lease_until < :now) THEN 1 ELSE 0 END), 0) AS ready,
+    count(*) AS n
+FROM jobs j JOIN events e ON e.tenant = j.tenant AND e.id = j.event_id
+WHERE j.tenant = :tenant AND j.status IN ('pending', 'running') AND e.actor = :actor
+"""
+CLAIM_ACTOR_JOBS = """
+UPDATE jobs SET status = 'running', attempts = attempts + 1, lease_until = :lease, updated_at = :now
+WHERE id IN (
+    SELECT j.id FROM jobs j JOIN events e ON e.tenant = j.tenant AND e.id = j.event_id
+    WHERE j.tenant = :tenant AND j.status IN ('pending', 'running') AND e.actor = :actor
+        AND ((j.status = 'pending' AND (j.run_after IS NULL OR j.run_after <= :now))
+            OR (j.status = 'running' AND j.lease_until < :now))
+    ORDER BY j.id LIMIT :limit
+)
+RETURNING id, tenant, event_id, strategy, attempts
+"""
 RETRY_JOBS = """
 UPDATE jobs SET status = 'pending', attempts = 0, run_after = NULL, lease_until = NULL,
     updated_at = :now
