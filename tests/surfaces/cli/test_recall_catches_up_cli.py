@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -43,5 +44,8 @@ def test_explain_and_notes_say_what_is_still_pending(
     code = main(["--db", str(db), "recall", "--actor", "ola", "--query", "museums", "--explain"])
     out, errs = capsys.readouterr()
     assert code == 0
-    assert "note: 2 extraction job(s) of actor 'ola' still pending" in errs
-    assert f'"ran": {CATCH_UP_JOBS},' in out and '"left": 2' in out
+    # CATCH_UP_JOBS ran, or fewer when CATCH_UP_SECONDS ran out first (a slow machine)
+    left = int(re.search(r'"left": (\d+)', out).group(1))  # type: ignore[union-attr]
+    ran = int(re.search(r'"ran": (\d+)', out).group(1))  # type: ignore[union-attr]
+    assert 0 < ran <= CATCH_UP_JOBS and ran + left == CATCH_UP_JOBS + 2
+    assert f"note: {left} extraction job(s) of actor 'ola' still pending" in errs
