@@ -169,6 +169,7 @@ def test_a_neighbour_that_cannot_be_returned_is_not(mem: Memory) -> None:
 
 
 def test_what_the_named_speaker_said_outranks_what_was_said_to_them(mem: Memory) -> None:
+    mem.catch_up = 0  # the raw turns are ranked here, not records extracted from them
     to_her = say(mem, "Melanie, your painting is lovely, Melanie!", 0, "s1", "Caroline")
     by_her = say(mem, "I painted a lake at sunrise", 5, "s2", "Melanie")
     packet = mem.recall(actor="alice", query="What has Melanie painted?", explain=True)
@@ -197,6 +198,7 @@ def test_a_record_is_said_by_whoever_said_the_turn_it_came_from(
 
 
 def test_a_date_in_the_query_favours_what_happened_that_day(mem: Memory) -> None:
+    mem.catch_up = 0  # the raw turns are ranked here, not records extracted from them
     earlier = say(mem, "We talked about the budget, the whole budget", 0)
     that_day = say(mem, "The budget again", 3, session="s2")
     plain = mem.recall(actor="alice", query="budget")

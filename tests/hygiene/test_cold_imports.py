@@ -79,12 +79,14 @@ def _loaded(code: str, prefixes: tuple[str, ...], tmp_path: Path, **env: str) ->
 
 @pytest.fixture(scope="module")
 def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A SQLite database with records (and their vectors, when a model is installed)."""
+    """A SQLite database with records (and their vectors, when a model is installed), and
+    no extraction job pending."""
     path = tmp_path_factory.mktemp("cold") / "m.db"
     with remem.Memory.open(path) as mem:
         mem.remember(actor="alice", text="I prefer aisle seats on long flights")
         mem.remember(actor="alice", text="My sister lives in Porto")
         mem.add_event(actor="alice", session="s1", role="user", text="Book me a flight to Porto")
+        mem.process()  # nothing pending: a recall with a backlog runs it (`memory.catch_up`)
     return path
 
 

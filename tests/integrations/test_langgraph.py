@@ -162,7 +162,8 @@ def test_search_recalls_inside_the_namespace_with_filters_offset_and_limit(
     assert [h.key for h in dear] == ["d3", "d1"]
     assert [h.key for h in call(backend, store, "search", NS, limit=2, offset=1)] == ["d3", "d2"]
     cheap = call(backend, store, "search", NS, query="Lisbon", filter={"cost": {"$lt": 500}})
-    assert [h.key for h in cheap] == ["d1"]
+    # recall's pick first, then every other item that passes, as LangGraph's own stores
+    assert [h.key for h in cheap][:1] == ["d1"] and {h.key for h in cheap} == {"d1", "d2", "d4"}
     assert [h.key for h in call(backend, store, "search", NS, filter={"cost": {"$ne": 0}})] == [
         "d4",
         "d3",

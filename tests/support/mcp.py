@@ -4,6 +4,7 @@ database, and what a tool call returned."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -49,21 +50,27 @@ def tool_error(result: CallToolResult) -> str:
     return text
 
 
-def stdio_server(db: str, key: str, errlog: Any) -> Any:
+def stdio_server(db: str, key: str, errlog: Any, lexical: bool = True) -> Any:
+    """`remem mcp` on `db` as `key`, lexical unless told (the default embedder then)."""
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "remem.cli.main", "--db", db, "mcp", "--key", key, "--lexical"],
-        env=child_env(),
+        args=["-m", "remem.cli.main", "--db", db, "mcp", "--key", key]
+        + (["--lexical"] if lexical else []),
+        env=child_env() if lexical else {**os.environ, "HF_HUB_OFFLINE": "1"},
     )
     return stdio_client(params, errlog=errlog)
 
 
 def session_run(
-    db: str, key: str, errlog: Any, body: Callable[[ClientSession], Awaitable[None]]
+    db: str,
+    key: str,
+    errlog: Any,
+    body: Callable[[ClientSession], Awaitable[None]],
+    lexical: bool = True,
 ) -> None:
     async def main() -> None:
-        with anyio.fail_after(20):
-            async with stdio_server(db, key, errlog) as (read, write):
+        with anyio.fail_after(60 if not lexical else 20):
+            async with stdio_server(db, key, errlog, lexical) as (read, write):
                 async with ClientSession(read, write) as session:
                     await session.initialize()
                     await body(session)

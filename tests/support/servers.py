@@ -19,6 +19,7 @@ import uvicorn
 from fastapi import FastAPI
 
 from remem.embed import HashEmbedder
+from remem.embed.base import Embedder
 from remem.memory.memory import open_store
 from remem.service import keys as keyring
 from remem.service.client import Client
@@ -48,9 +49,10 @@ class Server:
 
 
 @contextmanager
-def running_server(db: str) -> Iterator[Server]:
+def running_server(db: str, embedder: Embedder | None = None) -> Iterator[Server]:
     """`create_app` on the database `db` names, served by uvicorn on a free loopback port,
-    with keys of three tenants (one of them revoked)."""
+    with keys of three tenants (one of them revoked); `embedder` (default a `HashEmbedder`)
+    is the server's."""
     store = open_store(db)
     made = {
         "admin": keyring.create_key(store, tenant="acme", role="admin"),
@@ -63,7 +65,8 @@ def running_server(db: str) -> Iterator[Server]:
     }
     keyring.revoke_key(store, made["revoked"][0].id)
     store.close()
-    app = create_app(db, max_body_bytes=MAX_BODY, embedder=HashEmbedder())
+    embedder = HashEmbedder() if embedder is None else embedder
+    app = create_app(db, max_body_bytes=MAX_BODY, embedder=embedder)
     port = free_port()
     config = uvicorn.Config(
         app, host="127.0.0.1", port=port, log_level="warning", ws="none", http="h11"

@@ -25,7 +25,8 @@ metadata (remem's memory is the user's across the apps of a tenant).
 - `add_memory`: each entry's text is an explicit statement, written confirmed
   at once through `remember`; a secret in any entry refuses them all, before
   one is written (`RefusedContent`).
-- `search_memory`: remem's recall in the user's scope; each packet item is a
+- `search_memory`: remem's recall in the user's scope, the very packet `recall`
+  hands back (pinned fields first, then the ranked items); each item is a
   `MemoryEntry` whose id is the record's (or a raw event's) id, with kind,
   status, score, flags and source in `custom_metadata`.
 - `delete_memory`: erases the record through remem's deletion job, verified
@@ -148,7 +149,8 @@ class RememMemoryService(BaseMemoryService):
             k=self.k,
             include_events=self.include_events,
         )
-        return SearchMemoryResponse(memories=[_entry(item) for item in packet.records])
+        items = (*packet.pinned, *packet.records)  # the packet as `recall` hands it back
+        return SearchMemoryResponse(memories=[_entry(item) for item in items])
 
     async def delete_memory(
         self, *, app_name: str, user_id: str, memory_id: str | None = None

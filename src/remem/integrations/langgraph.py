@@ -26,8 +26,10 @@ What each operation does:
   job and raises `StoreError` unless the erasure was verified.
 - `GetOp` is an exact lookup of the item's field (`fact`).
 - `SearchOp` with a query is remem's recall inside the actor's scope, narrowed
-  to the namespace prefix (scores are recall's); without one it lists the items
-  newest first. Filters apply to the values; then offset and limit.
+  to the namespace prefix: its packet first (scores are recall's), then the rest
+  of what its ranking gathered, by meaning, as LangGraph's own stores return
+  every item they hold up to `limit`; without a query it lists the items newest
+  first. Filters apply to the values; then offset and limit.
 - `ListNamespacesOp` lists the actor's item namespaces: prefix and suffix
   conditions ("*" for any label), `max_depth`, offset and limit.
 
@@ -128,6 +130,7 @@ class Backend(Protocol):
         include_events: bool = ...,
         namespace: str | None = ...,
         pin: Sequence[str] | None = ...,
+        explain: bool = ...,
     ) -> Packet: ...
 
     def get(self, record_id: str) -> Record: ...
@@ -351,6 +354,11 @@ class RememStore(BaseStore):
     def _recalled(
         self, actor: str, query: str, space: str, wanted: int, filtered: bool
     ) -> list[tuple[items.Stored, Record, float | None]]:
+        """The items under `space` for `query`: recall's packet narrowed to the namespace
+        first, in its order and with its scores; then, as LangGraph's own stores do, the
+        rest of what the ranking gathered (by meaning, then what recall turned down, then
+        by words), each scored no higher than the one before: a store's search never
+        drops an item it holds for falling under the packet's relevance floor."""
         # a filter drops some of what recall ranks: ask for more
         k = min(MAX_RECALLED, max(1, wanted * 5 if filtered else wanted))
         packet = self.memory.recall(
@@ -361,13 +369,32 @@ class RememStore(BaseStore):
             include_events=False,
             namespace=space,
             pin=[],
+            explain=True,
         )
+        ranked: dict[str, float] = {hit.id: hit.score for hit in packet.records}
+        last = min(ranked.values(), default=1.0)
+        explain = packet.explain or {}
+        # by meaning (the cosine of each), then the rest recall turned down (weak matches
+        # among them, most similar first), then what only its words matched
+        gathered = [(c["id"], float(c["cosine"])) for c in explain.get("vector", ())]
+        gathered += [(c["id"], 0.0) for c in explain.get("rejected", ())]
+        gathered += [(c["id"], 0.0) for c in explain.get("lexical", ())]
+        for rid, similarity in gathered:
+            if len(ranked) >= k:
+                break
+            if rid not in ranked:
+                last = ranked[rid] = min(similarity, last)
+        now = self._clock()
         out: list[tuple[items.Stored, Record, float | None]] = []
-        for hit in packet.records:
-            rec = self.memory.get(hit.id)
+        for rid, score in ranked.items():
+            rec = self.memory.get(rid)
+            if rec.status is not Status.ACTIVE or (
+                rec.valid_until is not None and rec.valid_until <= now
+            ):
+                continue  # superseded or expired since it was gathered
             stored = items.loads(rec.value)
             if stored is not None:
-                out.append((stored, rec, hit.score))
+                out.append((stored, rec, score))
         return out
 
     def _listed(

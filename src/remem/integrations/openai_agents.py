@@ -184,11 +184,17 @@ class RememSession:
         return ids
 
 
-def memory_tools(memory: Memory | AsyncMemory | Backend, *, actor: str) -> list[FunctionTool]:
+def memory_tools(
+    memory: Memory | AsyncMemory | Backend, *, actor: str, k: int = 10
+) -> list[FunctionTool]:
     """The function tools `remember` (an explicit statement, confirmed at once) and
-    `recall` (the memories that matter for a query) on one actor's memory."""
+    `recall` (the memories that matter for a query) on one actor's memory. `recall`
+    hands back the very packet `Memory.recall` does with `k` (default, as recall's, 10):
+    pinned fields first, then the ranked items."""
     mem, _ = backend(memory)
     check_name("actor", actor)
+    if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= 1000:
+        raise InvalidInput(f"k must be an integer from 1 to 1000; got {shown(k)}")
 
     @function_tool
     async def remember(text: str) -> str:
@@ -207,8 +213,9 @@ def memory_tools(memory: Memory | AsyncMemory | Backend, *, actor: str) -> list[
         Args:
             query: the question or topic.
         """
-        packet = await asyncio.to_thread(mem.recall, actor=actor, query=query, k=5)
-        found = [{"text": r.text, "kind": r.kind, "id": r.id} for r in packet.records]
+        packet = await asyncio.to_thread(mem.recall, actor=actor, query=query, k=k)
+        items = (*packet.pinned, *packet.records)
+        found = [{"text": r.text, "kind": r.kind, "id": r.id} for r in items]
         return json.dumps({"memories": found, "conflicts": list(packet.conflicts)})
 
     return [remember, recall]

@@ -14,9 +14,12 @@
 The store is bound to one remem actor (a `Client` is bound by its key as well):
 every call reads and writes that actor's memory only. What each method does:
 
-- `search(query, options)`: remem's recall in the actor's scope, at most
-  `max_search_results` entries (records; raw events too with `include_events`),
-  each with its id, kind, status, score, flags and source date in `metadata`.
+- `search(query, options)`: remem's recall in the actor's scope, the very packet
+  `recall(include_events=False)` hands back with `k` = `max_search_results`
+  (pinned fields first, then records; raw events too with `include_events`: the
+  manager stores the conversation itself as events, which would otherwise come
+  back beside the records extracted from them), each with its id, kind, status,
+  score, flags and source date in `metadata`.
 - `add(content, metadata)`: an explicit statement, written confirmed at once
   through `remember` (a secret is refused with `RefusedContent`; the same
   statement again is the same record). Strands' metadata is not kept: a remem
@@ -120,7 +123,7 @@ class RememMemoryStore(MemoryStore):
             k=k,
             include_events=self.include_events,
         )
-        return [_entry(item) for item in packet.records]
+        return [_entry(item) for item in (*packet.pinned, *packet.records)]
 
     async def add(self, content: str, metadata: dict[str, Any] | None = None) -> Any:
         """Remember `content` as the actor's explicit statement; the record's id."""

@@ -27,14 +27,15 @@ from remem.embed.base import DEFAULT_EMBEDDER, DefaultEmbedder, Embedder, checke
 from remem.errors import InvalidInput, NotFound
 from remem.ids import IdSource, new_id
 from remem.memory import reads
+from remem.memory.catch_up import CATCH_UP_JOBS, catch_up, checked
 from remem.memory.deps import Clock, Deps
 from remem.memory.documents import DocumentMethods
 from remem.memory.embedder import bound_embedder
+from remem.memory.jobs import JobMethods
 from remem.memory.lifecycle import LifecycleMethods
 from remem.model import (
     Event,
     HistoryEntry,
-    JobInfo,
     Kind,
     Packet,
     Record,
@@ -50,12 +51,11 @@ from remem.store.roles import EventKey, Scope, Store
 from remem.telemetry import Telemetry
 from remem.telemetry.hooks import observed
 from remem.timeutil import utcnow
-from remem.writes.checks import MAX_EVENT_CHARS, MAX_RECORD_CHARS, check_ttl, count, optional_count
+from remem.writes.checks import MAX_EVENT_CHARS, MAX_RECORD_CHARS, check_ttl, count
 
 if TYPE_CHECKING:  # the write, extraction and lookup flows load when first used
     from remem.facts.lookup import Fact, Profile
     from remem.llm.client import ChatModel
-    from remem.pipeline.jobs import ProcessResult
     from remem.pipeline.step import Pipeline
     from remem.writes.events import ImportResult
 
@@ -70,7 +70,7 @@ __all__ = [
 ]
 
 
-class Memory(DocumentMethods, LifecycleMethods):
+class Memory(DocumentMethods, JobMethods, LifecycleMethods):
     """Long-term memory on one store, for one tenant. Thread-safe for its methods."""
 
     def __init__(
@@ -87,6 +87,7 @@ class Memory(DocumentMethods, LifecycleMethods):
         max_clock_skew: timedelta | None = None,
         tracer_provider: Any = None,
         telemetry: Telemetry | None = None,
+        catch_up: int = CATCH_UP_JOBS,
     ) -> None:
         if isinstance(store, str | os.PathLike):
             raise InvalidInput(
@@ -114,6 +115,7 @@ class Memory(DocumentMethods, LifecycleMethods):
             telemetry=Telemetry.given(telemetry, tracer_provider),
         )
         self._pipeline: Pipeline | None = None
+        self.catch_up = checked(catch_up)  # jobs a recall runs first (`remem.memory.catch_up`)
         if max_clock_skew is None:
             max_clock_skew = timedelta(seconds=self.config.events.max_clock_skew_seconds)
         if not isinstance(max_clock_skew, timedelta) or max_clock_skew < timedelta(0):
@@ -135,6 +137,7 @@ class Memory(DocumentMethods, LifecycleMethods):
         max_clock_skew: timedelta | None = None,
         tracer_provider: Any = None,
         telemetry: Telemetry | None = None,
+        catch_up: int = CATCH_UP_JOBS,
     ) -> Memory:
         """Open (creating if needed) the database at `target`: a path or `sqlite:///path`.
 
@@ -148,6 +151,8 @@ class Memory(DocumentMethods, LifecycleMethods):
         `tracer_provider` (an OpenTelemetry `TracerProvider`) turns spans on; without
         one, `$REMEM_OTEL=1` uses the global provider. `telemetry` gives the whole
         `remem.telemetry.Telemetry` instead (spans, metrics, content capture).
+        `catch_up`: how many of its actor's pending extraction jobs a recall runs first
+        (0: none, when a worker drains the queue); see `remem.memory.catch_up`.
         """
         options: dict[str, Any] = {
             "tenant": tenant,
@@ -159,6 +164,7 @@ class Memory(DocumentMethods, LifecycleMethods):
             "chat": chat,
             "max_clock_skew": max_clock_skew,
             "telemetry": Telemetry.given(telemetry, tracer_provider),  # checked before opening
+            "catch_up": checked(catch_up),
         }
         checked_embedder(embedder)  # before a file is made for nothing
         store = open_store(target, clock=clock)
@@ -280,47 +286,7 @@ class Memory(DocumentMethods, LifecycleMethods):
         check_name("actor", actor)
         return self.store.events_page(self.tenant, actor, session, after, count("limit", limit))
 
-    # -- extraction and consolidation ------------------------------------------------
-
-    def process(self, limit: int | None = None, batch: int = 64) -> ProcessResult:
-        """Run pending extraction jobs now, until none is ready (or `limit` jobs ran).
-
-        Every configured strategy runs; jobs that failed and wait for their
-        backoff are left for a later run (see `jobs`)."""
-        from remem.pipeline.worker import drain
-
-        return drain(
-            self.pipeline, limit=optional_count("limit", limit), claim=count("batch", batch)
-        )
-
-    @property
-    def pipeline(self) -> Pipeline:
-        """The extraction pipeline this memory's configuration describes."""
-        if self._pipeline is None:
-            from remem.pipeline.factory import build_pipeline
-
-            self._pipeline = build_pipeline(self.deps, self.config, chat=self._chat)
-        return self._pipeline
-
-    def jobs(
-        self, status: str | None = None, limit: int = 100, *, actor: str | None = None
-    ) -> list[JobInfo]:
-        """This tenant's extraction jobs (with `actor`, only those of the actor's events),
-        newest first: strategy, state, attempts, last error."""
-        from remem.pipeline.jobs import JOB_STATUSES  # the job flows load when first used
-
-        if status is not None and status not in JOB_STATUSES:
-            raise InvalidInput(
-                f"status must be one of {', '.join(JOB_STATUSES)}; got {named(status)}"
-            )
-        if actor is not None:
-            check_name("actor", actor)
-        return self.store.list_jobs(self.tenant, status, count("limit", limit), actor)
-
-    def retry_jobs(self, failed_only: bool = True) -> int:
-        """Put failed jobs (and, unless `failed_only`, waiting ones too) back to run now."""
-        statuses = ("failed",) if failed_only else ("failed", "pending")
-        return self.store.retry_jobs(self.tenant, statuses)
+    # -- extraction: `process`, `jobs`, `retry_jobs` and `pipeline` are `JobMethods` ----
 
     # -- the explicit write path ----------------------------------------------------
 
@@ -436,7 +402,11 @@ class Memory(DocumentMethods, LifecycleMethods):
         `pinned`, flagged "pinned", and their tokens come out of the same `budget`
         before the ranked records are chosen; a pinned record is not repeated among
         them. A pinned field with no value is named in `notes`.
+
+        First, up to `catch_up` of the actor's pending extraction jobs run (a worker's
+        lease each); what is still pending is said in `notes` and `explain`.
         """
+        backlog = catch_up(self.deps, lambda: self.pipeline, actor, self.catch_up)
 
         def memory() -> Packet:
             return reads.recall_packet(
@@ -455,7 +425,7 @@ class Memory(DocumentMethods, LifecycleMethods):
                 pin=pin,
             )
 
-        return recall_sources(
+        packet = recall_sources(
             self.deps,
             operator(self.tenant),
             sources,
@@ -467,6 +437,7 @@ class Memory(DocumentMethods, LifecycleMethods):
             namespaces=document_namespaces,
             max_sensitivity=max_sensitivity,
         )
+        return backlog.noted(packet, actor)
 
     # -- exact facts -----------------------------------------------------------------
 

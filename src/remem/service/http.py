@@ -102,6 +102,7 @@ class _Service:
                     embedder=self.embedder,
                     config=self.config,
                     telemetry=self.telemetry,
+                    catch_up=0,  # a worker drains the queue: a recall only reads
                 )
             return mem
 

@@ -148,6 +148,18 @@ class JobQueue(Protocol):
         of `strategies` when given. Runs across tenants: workers serve them all."""
         ...
 
+    def actor_backlog(self, tenant: str, actor: str, now: datetime) -> tuple[int, int]:
+        """How many jobs of `actor`'s events wait: (ready now, pending or running in all).
+        Read by the tenant's waiting jobs (an index), so it costs next to nothing when
+        none waits, however many events the actor has."""
+        ...
+
+    def claim_actor_jobs(
+        self, tenant: str, actor: str, now: datetime, limit: int, lease_seconds: float
+    ) -> list[Job]:
+        """`claim_jobs` narrowed to the jobs of one actor's events in one tenant."""
+        ...
+
     def heartbeat(self, job_ids: Sequence[int], now: datetime, lease_seconds: float) -> int:
         """Extend the lease of running jobs; return how many were still running."""
         ...

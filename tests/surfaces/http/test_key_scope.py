@@ -79,7 +79,8 @@ def test_retrieve_narrowed_to_a_namespace_returns_only_its_records(api: Api) -> 
 
 
 def test_recall_narrowed_to_a_namespace_returns_no_raw_events(db: str) -> None:
-    with Memory.open(db, tenant="acme") as mem:
+    # catch_up=0: the turn stays a raw event (a recall would otherwise extract it first)
+    with Memory.open(db, tenant="acme", catch_up=0) as mem:
         mem.add_event(actor="alice", session="s1", role="user", text="I keep bees on the roof")
         mem.remember(actor="alice", text="Alice keeps bees")
         wide = mem.recall(actor="alice", query="bees")

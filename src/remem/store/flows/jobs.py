@@ -25,6 +25,7 @@ from remem.store.rows import job_info_from, llm_call_params
 
 ALL_TENANTS = None  # a transaction that spans tenants by design
 JOB_COUNTS = ("pending", "running", "done", "failed")
+BACKLOG_SCAN = 2000  # a tenant's waiting jobs read to find one actor's, at most
 
 
 class JobSQL(Protocol):
@@ -32,6 +33,10 @@ class JobSQL(Protocol):
 
     CLAIM_JOBS: str  # lease, now, limit -> id, tenant, event_id, strategy, attempts (new)
     CLAIM_JOBS_OF: str  # the same, of the strategies {keys}
+    CLAIM_ACTOR_JOBS: str  # lease, now, limit, tenant, actor: the same, of one actor's events
+    TENANT_BACKLOG: str  # tenant, cap -> n: the tenant's pending and running jobs, up to cap
+    ACTOR_BACKLOG: str  # tenant, actor, now -> ready, n: one actor's, from the tenant's
+    ACTOR_BACKLOG_BY_EVENTS: str  # the same, from the actor's events
     HEARTBEAT: str  # lease, now, {keys}: job ids
     FAIL_JOB: str  # max_attempts, retry_at, error, now, job_id -> status
     COUNT_PENDING: str  # -> n
@@ -89,6 +94,37 @@ class JobQueue(SQLFlows):
         for sql, bound in statements:
             if len(rows) < limit:
                 rows.extend(self._write(ALL_TENANTS, sql, {**bound, "limit": limit - len(rows)}))
+        jobs = (
+            Job(r["id"], r["tenant"], r["event_id"], r["strategy"], r["attempts"]) for r in rows
+        )
+        return sorted(jobs, key=lambda j: j.id)
+
+    def actor_backlog(self, tenant: str, actor: str, now: datetime) -> tuple[int, int]:
+        """(ready, waiting) jobs of one actor's events; see `Store.actor_backlog`. Read
+        from the tenant's waiting jobs when fewer than `BACKLOG_SCAN` wait, else from the
+        actor's events: whichever side is known to be the smaller."""
+        q = self.jobs_sql
+        params = {"tenant": tenant, "actor": actor, "now": self._at(now), "cap": BACKLOG_SCAN}
+        with self._read_tx(tenant) as db:
+            waiting = int(db.execute(q.TENANT_BACKLOG, params).fetchall()[0]["n"])
+            if not waiting:
+                return 0, 0
+            sql = q.ACTOR_BACKLOG if waiting < BACKLOG_SCAN else q.ACTOR_BACKLOG_BY_EVENTS
+            row = db.execute(sql, params).fetchall()[0]
+        return int(row["ready"] or 0), int(row["n"])
+
+    def claim_actor_jobs(
+        self, tenant: str, actor: str, now: datetime, limit: int, lease_seconds: float
+    ) -> list[Job]:
+        """Lease up to `limit` ready jobs of one actor's events; see `Store.claim_actor_jobs`."""
+        params = {
+            "lease": self._at(now + timedelta(seconds=lease_seconds)),
+            "now": self._at(now),
+            "limit": limit,
+            "tenant": tenant,
+            "actor": actor,
+        }
+        rows = self._write(tenant, self.jobs_sql.CLAIM_ACTOR_JOBS, params)
         jobs = (
             Job(r["id"], r["tenant"], r["event_id"], r["strategy"], r["attempts"]) for r in rows
         )

@@ -9,6 +9,9 @@ other nor take the same job.
 from __future__ import annotations
 
 __all__ = [
+    "ACTOR_BACKLOG",
+    "ACTOR_BACKLOG_BY_EVENTS",
+    "CLAIM_ACTOR_JOBS",
     "CLAIM_JOBS",
     "CLAIM_JOBS_OF",
     "CLAIM_REQUEST",
@@ -35,6 +38,7 @@ __all__ = [
     "REQUEUE_JOB",
     "RETAKE_REQUEST",
     "RETRY_JOBS",
+    "TENANT_BACKLOG",
 ]
 
 # Any number of workers claim at once: each takes rows nobody else holds.
@@ -101,6 +105,43 @@ FROM jobs j JOIN events e ON e.tenant = j.tenant AND e.id = j.event_id
 WHERE j.tenant = %(tenant)s AND e.actor = %(actor)s
     AND (%(status)s::text IS NULL OR j.status = %(status)s)
 ORDER BY j.id DESC LIMIT %(limit)s
+"""
+# one actor's backlog and its claim (a recall catching up, `remem.memory.catch_up`). The
+# tenant's waiting jobs, at most %(cap)s of them, by the jobs_tenant index (nothing else is
+# read when none waits); when fewer than the cap wait, the actor's among them, else the
+# actor's events (by events_thread) and their jobs (by their key)
+TENANT_BACKLOG = """
+SELECT count(*) AS n FROM (
+    SELECT 1 FROM jobs WHERE tenant = %(tenant)s AND status IN ('pending', 'running')
+    LIMIT %(cap)s
+) AS waiting
+"""
+_BACKLOG_COLUMNS = """count(*) FILTER (WHERE (j.status = 'pending'
+            AND (j.run_after IS NULL OR j.run_after <= %(now)s))
+        OR (j.status = 'running' AND j.lease_until < %(now)s)) AS ready,
+    count(*) AS n"""
+ACTOR_BACKLOG = f"""
+SELECT {_BACKLOG_COLUMNS}
+FROM jobs j JOIN events e ON e.tenant = j.tenant AND e.id = j.event_id
+WHERE j.tenant = %(tenant)s AND j.status IN ('pending', 'running') AND e.actor = %(actor)s
+"""
+ACTOR_BACKLOG_BY_EVENTS = f"""
+SELECT {_BACKLOG_COLUMNS}
+FROM events e JOIN jobs j ON j.tenant = e.tenant AND j.event_id = e.id
+WHERE e.tenant = %(tenant)s AND e.actor = %(actor)s AND j.status IN ('pending', 'running')
+"""
+CLAIM_ACTOR_JOBS = """
+UPDATE jobs SET status = 'running', attempts = attempts + 1, lease_until = %(lease)s,
+    updated_at = %(now)s
+WHERE id IN (
+    SELECT j.id FROM jobs j JOIN events e ON e.tenant = j.tenant AND e.id = j.event_id
+    WHERE j.tenant = %(tenant)s AND j.status IN ('pending', 'running') AND e.actor = %(actor)s
+        AND ((j.status = 'pending' AND (j.run_after IS NULL OR j.run_after <= %(now)s))
+            OR (j.status = 'running' AND j.lease_until < %(now)s))
+    ORDER BY j.id LIMIT %(limit)s
+    FOR UPDATE OF j SKIP LOCKED
+)
+RETURNING id, tenant, event_id, strategy, attempts
 """
 RETRY_JOBS = """
 UPDATE jobs SET status = 'pending', attempts = 0, run_after = NULL, lease_until = NULL,

@@ -206,6 +206,41 @@ FROM jobs j JOIN events e ON e.tenant = j.tenant AND e.id = j.event_id
 WHERE j.tenant = :tenant AND e.actor = :actor AND (:status IS NULL OR j.status = :status)
 ORDER BY j.id DESC LIMIT :limit
 """
+# one actor's backlog and its claim (a recall catching up, `remem.memory.catch_up`). The
+# tenant's waiting jobs, at most :cap of them, by the jobs_tenant index (nothing else is
+# read when none waits); when fewer than :cap wait, the actor's among them (each event by
+# its key), else the actor's events (by events_thread) and their jobs (by their key)
+TENANT_BACKLOG = """
+SELECT count(*) AS n FROM (
+    SELECT 1 FROM jobs WHERE tenant = :tenant AND status IN ('pending', 'running') LIMIT :cap
+)
+"""
+_BACKLOG_COLUMNS = """coalesce(sum(CASE
+        WHEN (j.status = 'pending' AND (j.run_after IS NULL OR j.run_after <= :now))
+            OR (j.status = 'running' AND j.lease_until < :now) THEN 1 ELSE 0 END), 0) AS ready,
+    count(*) AS n"""
+ACTOR_BACKLOG = f"""
+SELECT {_BACKLOG_COLUMNS}
+FROM jobs j JOIN events e ON e.tenant = j.tenant AND e.id = j.event_id
+WHERE j.tenant = :tenant AND j.status IN ('pending', 'running') AND e.actor = :actor
+"""
+ACTOR_BACKLOG_BY_EVENTS = f"""
+SELECT {_BACKLOG_COLUMNS}
+FROM events e CROSS JOIN jobs j
+WHERE e.tenant = :tenant AND e.actor = :actor
+    AND j.tenant = e.tenant AND j.event_id = e.id AND j.status IN ('pending', 'running')
+"""
+CLAIM_ACTOR_JOBS = """
+UPDATE jobs SET status = 'running', attempts = attempts + 1, lease_until = :lease, updated_at = :now
+WHERE id IN (
+    SELECT j.id FROM jobs j JOIN events e ON e.tenant = j.tenant AND e.id = j.event_id
+    WHERE j.tenant = :tenant AND j.status IN ('pending', 'running') AND e.actor = :actor
+        AND ((j.status = 'pending' AND (j.run_after IS NULL OR j.run_after <= :now))
+            OR (j.status = 'running' AND j.lease_until < :now))
+    ORDER BY j.id LIMIT :limit
+)
+RETURNING id, tenant, event_id, strategy, attempts
+"""
 RETRY_JOBS = """
 UPDATE jobs SET status = 'pending', attempts = 0, run_after = NULL, lease_until = NULL,
     updated_at = :now
