@@ -39,6 +39,7 @@ import numpy as np
 import numpy.typing as npt
 
 from remem.embed.minilm.graph import HIDDEN, INPUT_IDS, MASK
+from remem.embed.minilm.packaged_session import DATA_FILE, GRAPH_FILE, session_options
 
 if TYPE_CHECKING:
     from remem.embed.minilm.numpy_encoder import Weights
@@ -49,8 +50,6 @@ ENV_CACHE = "REMEM_MODEL_CACHE"
 GRAPH_VERSION = 1
 """Raised whenever `minilm_graph.build_graph` changes, so old graphs are not reused."""
 
-GRAPH_FILE = "model.onnx"
-DATA_FILE = "weights.bin"
 
 _log = logging.getLogger("remem.embed")
 
@@ -98,19 +97,7 @@ class OnnxEncoder:
         """
         import onnxruntime as ort
 
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = 1
-        options.inter_op_num_threads = 1
-        options.log_severity_level = 3  # errors only: nothing on a CLI's stderr
-        level = ort.GraphOptimizationLevel
-        options.graph_optimization_level = (
-            level.ORT_DISABLE_ALL if optimized else level.ORT_ENABLE_EXTENDED
-        )
-        if save_optimized is not None:
-            options.optimized_model_filepath = str(save_optimized / GRAPH_FILE)
-            entry = options.add_session_config_entry
-            entry("session.optimized_model_external_initializers_file_name", DATA_FILE)
-            entry("session.optimized_model_external_initializers_min_size_in_bytes", "1024")
+        options = session_options(optimized=optimized, save_to=save_optimized)
         source = str(graph) if isinstance(graph, Path) else graph
         self._session = ort.InferenceSession(source, options, providers=["CPUExecutionProvider"])
         self.graph = graph if isinstance(graph, Path) else None

@@ -24,6 +24,7 @@ import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -35,6 +36,28 @@ DATA_FILE = "weights.bin"
 RUNTIME = "onnxruntime-int8-packaged"
 
 F32 = npt.NDArray[np.float32]
+
+
+def session_options(*, optimized: bool, save_to: Path | None) -> Any:
+    """ONNX Runtime options for one session on one thread: a graph opened as it is when
+    `optimized` (a saved rewritten copy), else rewritten (`ORT_ENABLE_EXTENDED`) and, when
+    `save_to` is given, saved there (`GRAPH_FILE`, weights in `DATA_FILE`)."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3  # errors only: nothing on a CLI's stderr
+    level = ort.GraphOptimizationLevel
+    options.graph_optimization_level = (
+        level.ORT_DISABLE_ALL if optimized else level.ORT_ENABLE_EXTENDED
+    )
+    if save_to is not None:
+        options.optimized_model_filepath = str(save_to / GRAPH_FILE)
+        entry = options.add_session_config_entry
+        entry("session.optimized_model_external_initializers_file_name", DATA_FILE)
+        entry("session.optimized_model_external_initializers_min_size_in_bytes", "1024")
+    return options
 
 
 class PackagedSession:
@@ -50,21 +73,10 @@ class PackagedSession:
         Raises what ONNX Runtime raises."""
         import onnxruntime as ort
 
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = 1
-        options.inter_op_num_threads = 1
-        options.log_severity_level = 3  # errors only: nothing on a CLI's stderr
-        level = ort.GraphOptimizationLevel
-        options.graph_optimization_level = (
-            level.ORT_DISABLE_ALL if optimized else level.ORT_ENABLE_EXTENDED
-        )
-        if save_to is not None:
-            options.optimized_model_filepath = str(save_to / GRAPH_FILE)
-            entry = options.add_session_config_entry
-            entry("session.optimized_model_external_initializers_file_name", DATA_FILE)
-            entry("session.optimized_model_external_initializers_min_size_in_bytes", "1024")
         self._session = ort.InferenceSession(
-            str(model), options, providers=["CPUExecutionProvider"]
+            str(model),
+            session_options(optimized=optimized, save_to=save_to),
+            providers=["CPUExecutionProvider"],
         )
 
     def encode(self, token_ids: npt.NDArray[np.int64], mask: F32) -> F32:
