@@ -41,6 +41,7 @@ from remem.model import (
 )
 from remem.policy.dataclasses import shown
 from remem.service.client.documents import DocumentClient, document_item
+from remem.service.client.pages import collect
 from remem.service.client.queue import QueueClient
 from remem.service.client.thread import ThreadClient
 from remem.store.roles import ForgetReport
@@ -114,20 +115,8 @@ class Client(QueueClient, DocumentClient, ThreadClient):
         self, *, actor: str, session: str | None = None, limit: int = 1000
     ) -> list[dict[str, Any]]:
         """One actor's events (optionally one session), in order, as JSON rows."""
-        found: list[dict[str, Any]] = []
-        cursor: str | None = None
-        while len(found) < limit:
-            params: dict[str, Any] = {"actor_id": actor, "limit": min(1000, limit - len(found))}
-            if session is not None:
-                params["session_id"] = session
-            if cursor is not None:
-                params["cursor"] = cursor
-            page = self._call("GET", "/v1/events", params=params)
-            found.extend(page["events"])
-            cursor = page["next_cursor"]
-            if cursor is None:
-                break
-        return found
+        params = _compact({"actor_id": actor, "session_id": session})
+        return collect(self._call, "/v1/events", "events", params, limit=limit)
 
     def jobs(self) -> dict[str, int]:
         """The extraction jobs of the key's scope by status (a key for one actor: that
@@ -345,14 +334,8 @@ class Client(QueueClient, DocumentClient, ThreadClient):
     def procedures(self, *, actor: str | None = None, all: bool = False) -> list[Record]:
         """The tenant's shared procedures (or one actor's): approved, or every status with
         `all` (a reviewer key)."""
-        params = _compact({"actor_id": actor, "all": all or None, "limit": 1000})
-        found: list[Record] = []
-        while True:
-            page = self._call("GET", "/v1/procedures", params=params)
-            found += [_record(r) for r in page["records"]]
-            if page["next_cursor"] is None:
-                return found
-            params["cursor"] = page["next_cursor"]
+        params = _compact({"actor_id": actor, "all": all or None})
+        return [_record(r) for r in collect(self._call, "/v1/procedures", "records", params)]
 
     def approve(self, record_id: str) -> Record:
         """Approve a proposed procedure (a reviewer or admin key; the key is the reviewer)."""

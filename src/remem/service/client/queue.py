@@ -16,6 +16,7 @@ from urllib.parse import quote
 
 from remem.errors import StoreError
 from remem.pipeline.jobs import ProcessResult
+from remem.service.client.pages import collect
 
 POLL_SECONDS = 0.05
 
@@ -65,18 +66,7 @@ class QueueClient:
 
     def deletions(self, limit: int = 100) -> list[dict[str, Any]]:
         """The tenant's deletion jobs, newest first (a tenant-wide admin key)."""
-        found: list[dict[str, Any]] = []
-        cursor: str | None = None
-        while len(found) < limit:
-            params: dict[str, Any] = {"limit": min(1000, limit - len(found))}
-            if cursor is not None:
-                params["cursor"] = cursor
-            page = self._call("GET", "/v1/deletions", params=params)
-            found.extend(page["deletions"])
-            cursor = page["next_cursor"]
-            if cursor is None:
-                break
-        return found
+        return collect(self._call, "/v1/deletions", "deletions", {}, limit=limit)
 
     def fresh_start(self, actor: str) -> dict[str, str] | None:
         """If `actor` was erased: `{"erased_at", "message"}`; None for one never erased."""

@@ -9,10 +9,9 @@ from typing import Any
 from urllib.parse import quote
 
 from remem.errors import InvalidInput
+from remem.service.client.pages import collect
 from remem.thread.checkpoints import STATE_FIELDS, Checkpoint, CheckpointState
 from remem.timeutil import parse_time
-
-PAGE = 1000  # the server's largest page of checkpoints
 
 
 class ThreadClient:
@@ -46,21 +45,12 @@ class ThreadClient:
         self, *, actor: str, prefix: str = "", before: str | None = None, limit: int = 1000
     ) -> list[Checkpoint]:
         """The actor's checkpoints whose workflow name starts with `prefix`, by name
-        descending (below `before` only), read a page of at most `PAGE` at a time."""
+        descending (below `before` only), read a page of at most `pages.PAGE` at a time."""
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise InvalidInput(f"limit must be a positive whole number; got {limit!r}")
-        found: list[Checkpoint] = []
-        cursor = before
-        while len(found) < limit:
-            params: dict[str, Any] = {"prefix": prefix, "limit": min(PAGE, limit - len(found))}
-            if cursor is not None:
-                params["cursor"] = cursor
-            out = self._call("GET", _path(actor), params=params)
-            found.extend(checkpoint_from(c) for c in out["checkpoints"])
-            cursor = out["next_cursor"]
-            if cursor is None:
-                break
-        return found
+        params = {"prefix": prefix}
+        pages = collect(self._call, _path(actor), "checkpoints", params, limit=limit, cursor=before)
+        return [checkpoint_from(c) for c in pages]
 
     def checkpoint_delete(
         self, *, actor: str, workflow: str | None = None, prefix: str | None = None
