@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import functools
 import re
-import unicodedata
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from remem.errors import Forbidden, InvalidInput, NotFound, RefusedContent
 from remem.model import Kind, Record
 from remem.policy.dataclasses import refusal_reason, secret_kinds, shown
+from remem.policy.folding import format_chars
 
 # The subject of a tenant's shared records (procedures, policy). Names checked
 # by `check_name` cannot start with "_", so no user can act as it.
@@ -110,7 +110,7 @@ def namespace_problem(value: object) -> str | None:
     if isinstance(value, str) and _NAMESPACE.fullmatch(value):
         # invisible format characters (zero-width spaces and joiners, direction marks, a
         # byte-order mark) would make two namespaces that read the same
-        if value.isascii() or not any(unicodedata.category(c) == "Cf" for c in value):
+        if not format_chars(value):
             return None
     return (
         "namespace must be 1-1000 characters without spaces, line ends, control characters "
