@@ -67,6 +67,7 @@ def _first_paragraph(path: Path) -> str:
     """The page's first prose paragraph, one line, at most 200 characters."""
     for block in re.split(r"\n\s*\n", path.read_text()):
         text = " ".join(block.split())
-        if text and not text.startswith(("#", "```", "|", "-", "!", "::")) and not text[0].isdigit():
+        skip = text.startswith(("#", "```", "|", "-", "!", "::")) or text[:1].isdigit()
+        if text and not skip:
             return text if len(text) <= 200 else text[:197].rsplit(" ", 1)[0] + "..."
     return ""

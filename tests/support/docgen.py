@@ -43,7 +43,14 @@ def command_paths(group: click.Group, prefix: str = "remem") -> list[tuple[str, 
 def cli_page() -> str:
     from remem.cli.main import cli
 
-    root = click.Context(cli, info_name="remem", terminal_width=_WIDTH, max_content_width=_WIDTH)
+    # the group's own settings (`-h`), as `remem` itself makes its context
+    root = click.Context(
+        cli,
+        info_name="remem",
+        terminal_width=_WIDTH,
+        max_content_width=_WIDTH,
+        **cli.context_settings,
+    )
     lines = [
         "# CLI reference",
         "",
@@ -121,7 +128,10 @@ def http_page() -> str:
             lines += [f"`{op.get('operationId', '')}`: {_cell(op.get('description'))}", ""]
             params = op.get("parameters", [])
             if params:
-                lines += ["| parameter | in | type | required | description |", "|---|---|---|---|---|"]
+                lines += [
+                    "| parameter | in | type | required | description |",
+                    "|---|---|---|---|---|",
+                ]
                 for p in params:
                     lines.append(
                         f"| `{p['name']}` | {p['in']} | {_type(p.get('schema', {}))} | "
@@ -198,14 +208,21 @@ def mcp_page() -> str:
         if hints is not None and hints.destructiveHint:
             kind.append("destructive")
         title = hints.title if hints is not None and hints.title else tool.name
-        lines += [f"## {tool.name}", "", f"**{title}**" + (f" ({', '.join(kind)})" if kind else ""), ""]
+        lines += [
+            f"## {tool.name}",
+            "",
+            f"**{title}**" + (f" ({', '.join(kind)})" if kind else ""),
+            "",
+        ]
         lines += [" ".join((tool.description or "").split()), ""]
         props = tool.inputSchema.get("properties", {})
         required = set(tool.inputSchema.get("required", []))
         lines += ["| argument | type | default | description |", "|---|---|---|---|"]
         for name, sub in props.items():
             default = "required" if name in required else f"`{json.dumps(sub.get('default'))}`"
-            lines.append(f"| `{name}` | {_type(sub)} | {default} | {_cell(sub.get('description'))} |")
+            lines.append(
+                f"| `{name}` | {_type(sub)} | {default} | {_cell(sub.get('description'))} |"
+            )
         lines.append("")
     return "\n".join(lines)
 
