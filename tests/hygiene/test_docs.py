@@ -43,6 +43,8 @@ PAGES = [README, *sorted(DOCS.rglob("*.md"))]
 LANGUAGES = {"python", "sh", "toml", "json", "console", "text", "sql", "js"}
 FENCE = re.compile(r"^```([^\n]*)\n(.*?)^```[ \t]*$", re.M | re.S)
 README_MAX_BYTES = 12 * 1024
+# "$500" in double quotes is "00" to a shell ($5 is empty), though shlex keeps it
+SHELL_EXPANDS = re.compile(r'"[^"]*\$[\w{(][^"]*"')
 
 
 def _name(page: Path) -> str:
@@ -142,6 +144,9 @@ def test_shell_blocks_run(page: Path, tmp_path: Path, monkeypatch: pytest.Monkey
         if language != "sh":
             continue
         for line in filter(None, (ln.strip() for ln in code.splitlines())):
+            assert not SHELL_EXPANDS.search(line), (
+                f"{_name(page)}: {line!r}: a shell expands $ inside double quotes; use single"
+            )
             args = shlex.split(line)
             if args[:3] == ["pip", "install", "-e"]:
                 wanted = re.fullmatch(r"\.(?:\[([a-z0-9,-]+)\])?", args[3])
