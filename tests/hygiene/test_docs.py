@@ -33,6 +33,7 @@ import click
 import pytest
 from pydantic import BaseModel
 
+from remem.cli.kit import Ctx
 from remem.cli.main import cli, main
 from remem.config.file import ConfigFile
 from tests.support import ROOT, SRC, docgen
@@ -160,6 +161,42 @@ def test_shell_blocks_run(page: Path, tmp_path: Path, monkeypatch: pytest.Monkey
             assert code_ == 0, f"{_name(page)}: {line!r} failed: {out}"
             if "--json" in args:
                 json.loads(out)
+
+
+def _parse(args: list[str]) -> None:
+    """Parse a command line as `remem` would, down to its command, without running it."""
+    ctx = cli.make_context("remem", args, obj=Ctx(None, "default", False))
+    command: click.Command = cli
+    while isinstance(command, click.Group):
+        rest = [*getattr(ctx, "_protected_args", []), *ctx.args]
+        name, sub, rest = command.resolve_command(ctx, rest)
+        assert name is not None and sub is not None, args
+        ctx = sub.make_context(name, rest, parent=ctx)
+        command = sub
+
+
+@pytest.mark.parametrize("page", _pages_with("console"), ids=_name)
+def test_remem_lines_in_console_blocks_parse(page: Path) -> None:
+    """Commands shown, not run (servers, benchmarks, other machines' files), are still
+    valid invocations: their commands and options exist and their values parse."""
+    for language, _, code in blocks(page):
+        if language != "console":
+            continue
+        for line in (ln.strip().removesuffix("&").strip() for ln in code.splitlines()):
+            if not line.startswith("remem "):
+                continue
+            try:
+                _parse(shlex.split(line)[1:])
+            except click.BadParameter as exc:  # a file of another machine
+                assert "does not exist" in str(exc), f"{_name(page)}: {line!r}: {exc}"
+            except click.ClickException as exc:
+                pytest.fail(f"{_name(page)}: {line!r}: {exc.format_message()}")
+
+
+def test_a_wrong_option_in_a_shown_command_fails() -> None:
+    with pytest.raises(click.NoSuchOption):
+        _parse(["recall", "--actor", "a", "--query", "q", "--topk", "3"])
+    _parse(["recall", "--actor", "a", "--query", "q", "--k", "3"])
 
 
 @pytest.mark.parametrize("page", _pages_with("json"), ids=_name)
