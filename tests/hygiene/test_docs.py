@@ -7,12 +7,13 @@ Code blocks by their fence's language:
   nowhere, as no model download may happen). A ```` ```text title="output" ```` block
   right after it is what the block prints: each of its lines starts a printed line,
   in order (ids, dates and scores may follow).
-- `sh`: each line is run: `remem ...` through the CLI (exit 0, and one JSON document
-  when it says `--json`), `pip install -e '.[extras]'` checked against pyproject's
-  extras. Anything else belongs in a `console` block.
+- `sh` (or `bash`, `shell`): each line is run: `remem ...` through the CLI (exit 0,
+  and one JSON document when it says `--json`), `pip install -e '.[extras]'` checked
+  against pyproject's extras. Anything else belongs in a `console` block.
 - `toml`: parsed; the keys of a memory configuration must exist in its schema.
 - `json`: parsed.
-- `console`, `text`, `sql`, `js`: shown, not run (servers, other machines, output).
+- `console`, `text`, `sql`, `js`, `ts`, `yaml`, `dockerfile`, `ini`: shown, not run
+  (servers, other machines, output); a `remem ...` line in a `console` block must parse.
 """
 
 from __future__ import annotations
@@ -41,7 +42,9 @@ from tests.support import ROOT, SRC, docgen
 README = ROOT / "README.md"
 DOCS = ROOT / "docs"
 PAGES = [README, *sorted(DOCS.rglob("*.md"))]
-LANGUAGES = {"python", "sh", "toml", "json", "console", "text", "sql", "js"}
+SHELL = {"sh", "bash", "shell"}  # run line by line
+SHOWN = {"console", "text", "sql", "js", "ts", "yaml", "dockerfile", "ini"}  # not run
+LANGUAGES = {"python", "toml", "json", *SHELL, *SHOWN}
 FENCE = re.compile(r"^```([^\n]*)\n(.*?)^```[ \t]*$", re.M | re.S)
 README_MAX_BYTES = 12 * 1024
 # "$500" in double quotes is "00" to a shell ($5 is empty), though shlex keeps it
@@ -133,7 +136,9 @@ def test_python_example_output_is_checked() -> None:
     _assert_printed("a\nc 1", "a\nb\nc 1.0\n", "here")
 
 
-@pytest.mark.parametrize("page", _pages_with("sh"), ids=_name)
+@pytest.mark.parametrize(
+    "page", [p for p in PAGES if any(b[0] in SHELL for b in blocks(p))], ids=_name
+)
 def test_shell_blocks_run(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                           capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
     monkeypatch.chdir(tmp_path)
@@ -142,7 +147,7 @@ def test_shell_blocks_run(page: Path, tmp_path: Path, monkeypatch: pytest.Monkey
         "optional-dependencies"
     ]
     for language, _, code in blocks(page):
-        if language != "sh":
+        if language not in SHELL:
             continue
         for line in filter(None, (ln.strip() for ln in code.splitlines())):
             assert not SHELL_EXPANDS.search(line), (
