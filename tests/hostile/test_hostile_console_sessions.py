@@ -276,8 +276,9 @@ def test_buckets_and_notes_stay_bounded() -> None:
     assert kept.notes == {}
 
 
-def test_readme_states_the_caps_and_rates() -> None:
-    readme = " ".join((Path(__file__).resolve().parents[2] / "README.md").read_text().split())
+def test_docs_state_the_caps_and_rates() -> None:
+    page = Path(__file__).resolve().parents[2] / "docs" / "guide" / "console.md"
+    readme = " ".join(page.read_text().split())
     s = console_sessions
     assert (
         f"at most {s.MAX_SESSIONS_PER_KEY} sessions per key, {s.MAX_SESSIONS_PER_TENANT} per "

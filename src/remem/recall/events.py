@@ -29,7 +29,7 @@ An event scores like a record (see `remem.recall.fusion`), plus:
   preference, or the reply next to it, does. It still lends its neighbours
   their share, and the relevance floor judges its evidence as before. Decided
   on LoCoMo conversations 1-3 and PrefEval topics 1-5 of the development sets
-  and checked on the rest (harness over one ingested database; README,
+  and checked on the rest (harness over one ingested database; docs/benchmarks.md,
   "Conversations"): at 0.8 no category or k fell on either half; at 0.5
   single-hop recall@10 fell 0.02 on conversations 1-3.
 

@@ -8,10 +8,7 @@ Two tests:
    Jon and Gina's conversation. A name is known when a gathered turn's speaker
    has it (or is one letter from it: "John" for Jon), or a gathered text says
    it. Places after their preposition ("in Portugal") are not judged, nor a
-   scope whose turns have no speakers. On the LoCoMo development set
-   (`remem eval locomo`), questions asked of the next conversation's actor went
-   from 3.68 items to 0.73 with recall@10 over categories 1-4 unchanged; on one
-   ingested database, 0.56 with the one-letter slack and 0.16 without it.
+   scope whose turns have no speakers.
 2. **The floor**, on each item, below.
 
 An item is relevant when its own evidence (word evidence plus cosine, see
@@ -28,41 +25,15 @@ evidence is word evidence (0 to 1) plus the cosine of all-MiniLM-L6-v2, and
 `FLOOR` applies; a lexical-only recall has word evidence alone, and
 `WORD_FLOOR` applies to it.
 
-**No anchor.** A packet used to hold anything only when some candidate scored
-0.5 (the "anchor"); below it the packet was empty. That emptied the packets of
-ordinary questions whose answers share no word and little meaning with them:
-on the everyday development set (`remem eval everyday`, 24 people, 163
-answerable questions), 34 answerable packets were empty ("Remind me which days
-I usually go climbing?" of "I boulder wednesdays and saturdays"; "Who am I
-living with these days?"), where dense top-10 over the same turns answered 30
-of them. Measured offline on one ingested database (each question's ranked
-candidates, the rules applied to them), personas 1-12 chose and 13-24
-checked (filler turns set aside, `remem.recall.events`): without the anchor,
-hit over answerable questions 0.926 and 0.927 (with it 0.728 and 0.768), 1
-and 0 empty packets (19 and 15), off-topic packets 2.25 and 1.75 items (0.92
-and 0.08).
-Keeping only the first 2, 3 or 5 items of a packet nothing anchors cut
-off-topic packets to 1.67, 1.83 and 2.08 items on 1-12 but cost hit (0.889,
-0.914, 0.926) and, on 13-24, a current fact at rank 6 with cap 5 (0.927 to
-0.915); a floor of 0.20 or 0.25 for such packets cost 0.012 and 0.049 on 1-12.
-Missing what the assistant needed is worse than an extra item, so nothing
-else trims a packet: the floor, the weak-vector cut (`fusion`), strangers.
-LoCoMo and PrefEval can only gain (a packet the anchor emptied now holds what
-passes the floor); their off-topic packets grow (README, "Memory quality").
+**No anchor.** Nothing else trims a packet: no minimum best score (the "anchor" of
+0.5 that emptied packets was removed), no cap below k; only the floor, the weak-vector
+cut (`fusion`) and strangers. Missing what the assistant needed is worse than an extra
+item. `FLOOR` is low because MiniLM's cosine barely separates a request's own
+preference from unrelated ones.
 
-`FLOOR` is low because MiniLM's cosine does not separate much better: on the
-PrefEval development set a request's own stated preference has a median
-cosine of 0.42 with it and a quarter are below 0.33, while the best candidate
-for a request on a topic the actor never mentioned is at 0.12 (10 preferences
-per actor) or 0.34 (50). Raising the floor from 0.15 to 0.20 and 0.25 cut
-off-topic packets at 10 per actor from 5.8 to 3.4 and 1.8 items but in-topic
-hit@5 from 0.97 to 0.95 and 0.91; LoCoMo recall@10 held within 0.002 up to
-0.30 (README, "Preference recall"). A floor relative to the query's pool
-(its mean cosine plus 1, 1.5 or 2 standard deviations) did no better: the
-best off-topic candidate stands as far above its pool as a requested
-preference does, so it cut on-topic hits as fast as off-topic items. On the
-everyday set (personas 1-12) a floor of 0.20, 0.25 or 0.30 cut hit over
-answerable questions from 0.926 to 0.914, 0.827 and 0.728.
+The runs and figures that chose these rules and constants (strangers on LoCoMo, the
+anchor's removal, floors of 0.20-0.30 and relative floors) are in
+docs/decisions/recall-floor-tuning.md.
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ Corroboration, on the development sets in a harness run over the same
 gathered candidates (hit@1/@5/@10 at 50 per actor; LoCoMo recall@10 1-4 and
 adversarial), with repeated texts kept once (`rank`): uncorroborated words
 0.339/0.782/0.935, 0.765, 0.713; AGREEING_COSINE 0.3, 0.35, 0.4, 0.45 with
-WORDS_ALONE 0.7: see README, "Preference recall", for the table. Scaling every
+WORDS_ALONE 0.7: see docs/benchmarks.md, "Preference recall", for the table. Scaling every
 candidate's words by how well the best one covers the query instead (full at
 0.5) reached dense on PrefEval but cost LoCoMo open-domain 0.477 -> 0.403.
 """

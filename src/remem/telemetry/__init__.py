@@ -12,7 +12,7 @@ prometheus_client is imported, by this package or because of it.
 Spans (`spans`) follow the OpenTelemetry GenAI semantic conventions for memory
 (`gen_ai.memory.client`) and inference (`gen_ai.inference.client`); content (query
 text, record text) is recorded only when opted in. Metrics (`metrics`) are kept by
-`remem serve` and scraped at `/metrics`; see README's Observability section.
+`remem serve` and scraped at `/metrics`; see docs/guide/observability.md.
 """
 
 from remem.telemetry.core import (

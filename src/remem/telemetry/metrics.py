@@ -1,6 +1,6 @@
 """Prometheus metrics of `remem serve` (prometheus_client, the `metrics` extra).
 
-Two scrapes, one set of names (README, Observability):
+Two scrapes, one set of names (docs/guide/observability.md):
 
 - `/metrics` on the API, with a tenant-wide admin key: that tenant's numbers only;
 - the listener of `remem serve --metrics-port N`: the whole process and store.

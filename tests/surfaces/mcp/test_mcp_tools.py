@@ -1,5 +1,5 @@
 """MCP tools a model uses well: each says when to call it, answers with compact text beside
-the data, and the tool list, the server's instructions, `remem mcp --help` and README
+the data, and the tool list, the server's instructions, `remem mcp --help` and the docs
 agree (issue 38, item 4)."""
 
 from __future__ import annotations
@@ -54,11 +54,12 @@ def test_tools_say_when_to_call_them_and_agree_with_help_and_readme(
         assert len(first) < 200, name  # a sentence, not a page
         assert f"`{name}`" in INSTRUCTIONS
     help_text = " ".join(CliRunner().invoke(remem_cli, ["mcp", "--help"]).output.split())
-    readme_row = next(
-        line for line in (ROOT / "README.md").read_text().splitlines()
+    docs_row = next(
+        line for line in (ROOT / "docs" / "guide" / "command-line.md").read_text().splitlines()
         if line.startswith("| `remem mcp ")
     )  # fmt: skip
-    for said in (help_text, readme_row):  # every tool, in the order the server lists them
+    mcp_page = " ".join((ROOT / "docs" / "mcp.md").read_text().split())
+    for said in (help_text, docs_row, mcp_page):  # every tool, in the order the server lists them
         assert ", ".join(TOOLS) in said, said
 
 

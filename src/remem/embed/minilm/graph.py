@@ -139,7 +139,7 @@ def quantize(source: Path, target: Path) -> None:
     Dynamic quantisation: weights become int8 per output channel once, and each
     matmul's input is quantised to uint8 as it arrives; embeddings, layer
     norms and attention scores stay float32. Measured against float32 over
-    LoCoMo's turns: cosine min 0.956, mean 0.992 (README, "Query embedding").
+    LoCoMo's turns: cosine min 0.956, mean 0.992 (docs/benchmarks.md, "Query embedding").
     """
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic

@@ -13,7 +13,7 @@ graph; when the cache cannot be written, the float32 graph is built in memory.
 
 One session per embedder, on one intra-op thread: a query is about 5 ms where
 numpy takes about 10, and two threads gained nothing for single queries and
-little for batches on the 2-core machine this was measured on (see README).
+little for batches on the 2-core machine this was measured on (see docs/benchmarks.md).
 
 ONNX Runtime rewrites a graph (fusions, constant folding) each time a session
 opens it. The first process to open a cached graph saves that rewritten form

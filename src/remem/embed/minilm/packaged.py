@@ -16,7 +16,7 @@ saves the rewritten graph in the model cache and later ones open that without
 hashing the file again (`packaged_session`); a changed file (path, size or
 modification time) is checked and rewritten again. Its vectors are close to the
 float32 model's but not the same (cosine over LoCoMo's turns min 0.994, mean 0.9995:
-README "Embedders"), so they are stored under their own name, `NAME`.
+docs/benchmarks.md, "Embedders"), so they are stored under their own name, `NAME`.
 """
 
 from __future__ import annotations

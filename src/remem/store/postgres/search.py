@@ -57,7 +57,7 @@ SCOPE_SIZE_TTL_S = 60.0  # how long a scope's size (small or large, for the abov
 # A scope holding at least this many vectors of a model, and at most half of the model's
 # index, gets an HNSW index of its own (`postgres_vector_sql.ScopeIndex`): at 1,000,000
 # records with 100,000 in the scope, a search read about 2,400 pages through the
-# model's index and 600 through the scope's (`remem bench`, README: PostgreSQL).
+# model's index and 600 through the scope's (`remem bench`, docs/postgresql.md).
 SCOPE_INDEX_MIN = 20_000
 # How long an erasure (or a bulk load) waits for a scope index being built by another
 # process before it gives up: about 30 s for 100,000 vectors built concurrently.
