@@ -119,3 +119,19 @@ def test_a_memory_reads_and_erases_only_its_own_actor(backend: Backend) -> None:
         stray = RememMemory(backend.server.client("alice"), actor="bob")
         with pytest.raises(Forbidden):
             asyncio.run(stray.query("cello"))
+
+
+def test_a_secret_inside_json_and_an_empty_or_odd_memory_are_refused(backend: Backend) -> None:
+    memory = RememMemory(backend.memory, actor="alice")
+    nested = {"login": {"note": "my password is hunter2x7"}}
+    with pytest.raises(RefusedContent):
+        asyncio.run(memory.add(MemoryContent(content=nested, mime_type="application/json")))
+    with pytest.raises(InvalidInput, match="no text"):
+        asyncio.run(memory.add(text("   ")))
+    with pytest.raises(InvalidInput, match="MemoryContent"):
+        asyncio.run(memory.add("Alice likes tea"))  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput, match="k must be"):
+        asyncio.run(memory.query("tea", k=0))
+    with pytest.raises(InvalidInput, match="k must be"):
+        RememMemory(backend.memory, actor="alice", k=10_000)
+    assert backend.reader.records(actor="alice", all=True) == []

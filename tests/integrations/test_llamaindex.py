@@ -24,7 +24,7 @@ from llama_index.core.memory import Memory as ChatMemory
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from remem import NotFound, RefusedContent
-from remem.errors import Forbidden
+from remem.errors import Forbidden, InvalidInput
 from remem.integrations.llamaindex import RememMemoryBlock
 from remem.testing.llm_server import Reply, ScriptedLLM
 from tests.support.adapters import Backend, settle, stored
@@ -168,3 +168,15 @@ def test_a_block_reads_and_erases_only_its_own_actor(backend: Backend) -> None:
         stray = RememMemoryBlock(backend.server.client("alice"), actor="bob")
         with pytest.raises(Forbidden):
             asyncio.run(stray.aget(asked))
+
+
+def test_a_batch_with_a_stranger_in_it_stores_nothing(backend: Backend) -> None:
+    block = RememMemoryBlock(backend.memory, actor="alice")
+    batch: Any = [ChatMessage(role="user", content="I like tea"), {"role": "user"}]
+    with pytest.raises(InvalidInput, match="ChatMessage"):
+        asyncio.run(block.aput(batch))
+    with pytest.raises(InvalidInput, match="must be a list"):
+        asyncio.run(block.aput("I like tea"))  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput, match="k must be"):
+        RememMemoryBlock(backend.memory, actor="alice", k=0)
+    assert backend.reader.events(actor="alice") == []
