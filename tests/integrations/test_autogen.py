@@ -13,7 +13,9 @@ from typing import Any
 import pytest
 from autogen_agentchat.agents import AssistantAgent
 from autogen_agentchat.base import TaskResult
+from autogen_core import CancellationToken
 from autogen_core.memory import MemoryContent, MemoryMimeType
+from autogen_core.tools import FunctionTool
 from autogen_ext.models.openai import OpenAIChatCompletionClient
 
 from remem import NotFound, RefusedContent
@@ -86,7 +88,11 @@ def test_query_hands_back_ids_that_forget_erases(backend: Backend) -> None:
     (dog,) = [r for r in found.results if "Rex" in str(r.content)]
     assert dog.metadata is not None and dog.metadata["status"] == "active"
 
-    said = asyncio.run(memory.forget(dog.metadata["id"]))
+    # the agent's tool: AutoGen wraps the method as AssistantAgent(tools=[memory.forget])
+    # does, and runs it as it runs a model's tool call (the call itself is not scripted)
+    tool = FunctionTool(memory.forget, description=memory.forget.__doc__ or "")
+    assert list(tool.schema["parameters"]["properties"]) == ["memory_id"]
+    said = asyncio.run(tool.run_json({"memory_id": dog.metadata["id"]}, CancellationToken()))
     assert said.startswith(f"forgot {dog.metadata['id']}") and "verified" in said
     with pytest.raises(NotFound):
         backend.reader.get(dog.metadata["id"])

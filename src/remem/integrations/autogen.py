@@ -29,6 +29,7 @@ every call reads and writes that actor's memory only. The mapping:
 - `query` and `update_context` return each item as a `MemoryContent` whose metadata
   holds its id, kind, status, score, flags and source date; pinned fields come
   first, then records (raw events too with `include_events=True`).
+- `forget` is an agent's tool as it is: `AssistantAgent(..., tools=[memory.forget])`.
 - `clear()` is refused rather than mapped: AutoGen calls it to empty a list, and
   the remem equivalent is the erasure of everything the actor has, which is
   `Memory.forget(actor=...)` (or `Client.forget(actor=...)`), asked for by name.
