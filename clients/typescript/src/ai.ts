@@ -27,7 +27,8 @@
  *
  * A refused secret, invalid input or an id that is no memory of this actor comes back to
  * the model as `{ error: code, message }` (nothing was stored or erased), so it can say
- * so; any other failure (a bad key, the service down) is thrown to the caller. `forget`
+ * so; any other failure (a bad key, the service down) is thrown from `execute`, which
+ * the AI SDK records as a `tool-error` (the model is shown its message). `forget`
  * answers `verified: true` only when the service read every surface back.
  */
 

@@ -42,10 +42,17 @@ before(async () => {
     let body = "";
     req.on("data", (chunk) => (body += chunk));
     req.on("end", () => {
-      const request = JSON.parse(body);
-      requests.push(request);
-      res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify(completion(script(request.messages))));
+      try {
+        const request = JSON.parse(body);
+        requests.push(request);
+        const answer = completion(script(request.messages));
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify(answer));
+      } catch (err) {
+        // a script that fails answers 400 (not retried): the test fails, never hangs
+        res.writeHead(400, { "content-type": "application/json" });
+        res.end(JSON.stringify({ error: { message: `script failed: ${err}`, type: "invalid_request_error" } }));
+      }
     });
   });
   await new Promise((done) => server.listen(0, "127.0.0.1", done));
@@ -57,16 +64,22 @@ before(async () => {
 
 after(() => server.close());
 
-/** The last tool result the model was shown, parsed (undefined when none). */
+/** The last tool result the model was shown, parsed (undefined when none; the text
+ * itself when it is no JSON, as a tool error's message is). */
 function lastToolResult(messages) {
   const last = messages.at(-1);
-  return last.role === "tool" ? JSON.parse(last.content) : undefined;
+  if (last.role !== "tool") return undefined;
+  try {
+    return JSON.parse(last.content);
+  } catch {
+    return last.content;
+  }
 }
 
-async function chat(actor, prompt, steps) {
+async function chat(actor, prompt, steps, client = remem) {
   script = (messages) => steps(lastToolResult(messages), messages);
   const { text } = await generateText({
-    model, prompt, tools: rememTools(remem, { actor }), stopWhen: stepCountIs(4),
+    model, prompt, tools: rememTools(client, { actor }), stopWhen: stepCountIs(4),
   });
   return text;
 }
@@ -126,6 +139,19 @@ test("the tools read and erase only their own actor's memories", async () => {
   assert.equal(JSON.parse(said).error, "not_found");
   const still = await remem.call("getMemory", { path: { record_id: bobs.id } });
   assert.equal(still.text, "Bob plays the cello");
+});
+
+test("a failure other than refused input is the SDK's tool error, not a result", async () => {
+  const gone = new Remem({ url: "http://127.0.0.1:9", apiKey: "k" });
+  const shown = [];
+  const said = await chat("nina", "Which seat do I like?", (result, messages) => {
+    if (messages.at(-1).role !== "tool") return { tool: "recall", input: { query: "seat" } };
+    shown.push(messages.at(-1).content);
+    return { text: "The memory service is down." };
+  }, gone);
+  assert.equal(said, "The memory service is down.");
+  // the AI SDK handed the model the thrown StoreError's message as a tool error
+  assert.match(shown[0], /cannot reach the remem server/);
 });
 
 test("CommonJS has the tools too, and a bad actor is refused at once", () => {
