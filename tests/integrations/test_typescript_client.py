@@ -1,6 +1,8 @@
 """The TypeScript client (clients/typescript, npm package `remem`) under node 20: built
 with its own TypeScript, its ROUTES checked against this service's OpenAPI document,
-and a script that remembers, recalls and forgets against a real `remem serve`."""
+and scripts that remember, recall and forget against a real `remem serve`: with the
+client, and with its Vercel AI SDK tools (`remem/ai`) in the `ai` package's
+`generateText`."""
 
 from __future__ import annotations
 
@@ -53,3 +55,11 @@ def test_a_node_script_remembers_recalls_and_forgets(built: Path, tmp_path: Path
     with running_server(str(tmp_path / "service.db")) as server:
         env = {"REMEM_URL": server.url, "REMEM_KEY": server.keys["admin"]}
         _node_test(built, "live.test.mjs", env)
+
+
+def test_vercel_ai_sdk_tools_remember_recall_and_forget(built: Path, tmp_path: Path) -> None:
+    """generateText of the `ai` package with remem/ai's tools, its model a scripted
+    OpenAI-compatible server the node test starts on loopback."""
+    with running_server(str(tmp_path / "service.db")) as server:
+        env = {"REMEM_URL": server.url, "REMEM_KEY": server.keys["admin"]}
+        _node_test(built, "ai.test.mjs", env)

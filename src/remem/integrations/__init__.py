@@ -11,7 +11,11 @@
   `BaseMemoryService` on remem's events, recall and deletion
   (`pip install 'remem[google-adk]'`);
 - `remem.integrations.strands`: `RememMemoryStore`, a Strands `MemoryStore` on
-  remem's events, recall and deletion (`pip install 'remem[strands]'`).
+  remem's events, recall and deletion (`pip install 'remem[strands]'`);
+- `remem.integrations.autogen`: `RememMemory`, AutoGen's `autogen_core.memory.Memory`
+  on remem's recall and records (`pip install 'remem[autogen]'`);
+- `remem.integrations.llamaindex`: `RememMemoryBlock`, a LlamaIndex memory block on
+  remem's recall and events (`pip install 'remem[llamaindex]'`).
 
 `remem.integrations.common` holds what they share (the backend, `ErasureUnsupported`,
 erasure of an actor's own record, verified).
