@@ -28,7 +28,8 @@ TENANT_TABLES = [
     "events", "jobs", "records", "record_events", "history", "record_vectors",
     "event_vectors", "tombstones", "deletions", "llm_calls", "api_requests", "record_terms",
     "event_terms", "checkpoints", "tool_calls", "api_keys", "documents", "document_chunks",
-    "document_chunk_terms", "scope_versions", "vector_models",
+    "document_chunk_terms", "scope_versions", "vector_models", "reindexes",
+    "reindex_record_vectors", "reindex_event_vectors", "reindex_chunk_vectors",
 ]  # fmt: skip
 # api_keys is no exception: the lookup by hash, which runs before a request's tenant is
 # known, spans tenants by saying so (remem.all_tenants), as claiming jobs does; see

@@ -1,0 +1,63 @@
+"""Re-embedding on the PostgreSQL store: the backend's part of
+`remem.store.flows.reindex.VectorReindex`.
+
+New vectors go to tables of their own (an untyped `vector` column, as the old ones), and
+are copied over the old ones at the switch. The model's HNSW indexes
+(`remem.store.postgres.vectors.sql.VectorIndex`, partial to a model and dimension) are
+made before its first new vector is stored, so they hold its vectors the moment the
+switch commits.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+import numpy as np
+
+from remem.store.flows.documents import pg_named
+from remem.store.flows.reindex import KindSpec, Vector, VectorReindex
+from remem.store.postgres import sql as q
+
+if TYPE_CHECKING:
+    from remem.store.postgres.store import PostgresStore
+
+
+class PostgresReindex(VectorReindex):
+    """`VectorReindex` on PostgreSQL."""
+
+    SPECS: ClassVar[dict[str, KindSpec]] = {
+        "records": KindSpec(
+            "record_vectors", "record_id",
+            "record_vectors v JOIN records r ON r.tenant = v.tenant AND r.id = v.record_id",
+            "reindex_record_vectors", "record_id",
+        ),
+        "events": KindSpec(
+            "event_vectors", "event_id",
+            "event_vectors v JOIN events e ON e.tenant = v.tenant AND e.id = v.event_id",
+            "reindex_event_vectors", "event_id",
+        ),
+        "chunks": KindSpec(
+            "document_chunks", "id", "document_chunks v", "reindex_chunk_vectors", "chunk_id",
+            where=" AND v.vec IS NOT NULL",
+        ),
+    }  # fmt: skip
+    FIRST_KEY = ""  # ids are text; every id sorts after ''
+    ACTOR_LEFT = """
+SELECT (SELECT count(*) FROM reindex_record_vectors n
+        JOIN record_vectors v ON v.tenant = n.tenant AND v.record_id = n.record_id
+        WHERE v.tenant = %(tenant)s AND v.actor = %(actor)s)
+     + (SELECT count(*) FROM reindex_event_vectors n
+        JOIN event_vectors v ON v.tenant = n.tenant AND v.event_id = n.event_id
+        WHERE v.tenant = %(tenant)s AND v.actor = %(actor)s) AS n
+"""
+    s: PostgresStore
+
+    def _sql(self, sql: str) -> str:
+        return sql if "%(" in sql else pg_named(sql)
+
+    def _vec_param(self, vec: Vector) -> object:
+        return np.asarray(vec, np.float32)
+
+    def _begun(self, model: str, dim: int) -> None:
+        for table in ("record_vectors", "event_vectors"):
+            self.s._ensure_index(q.VectorIndex(table, model, dim))
