@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cache
 from typing import Any, ClassVar
 
 import numpy as np
@@ -59,10 +60,14 @@ class KindSpec:
     where: str = ""  # a further condition on v
 
 
+@cache
 def _statements(s: KindSpec) -> dict[str, str]:
     """The named statements of one kind (SQLite's `:name` marks; PostgreSQL converts)."""
     other = f"v.tenant = :tenant AND v.model <> :model{s.where}"
-    missing = f"NOT EXISTS (SELECT 1 FROM {s.new} n WHERE n.tenant = v.tenant AND n.{s.new_key} = v.{s.key})"  # noqa: E501
+    missing = (
+        f"NOT EXISTS (SELECT 1 FROM {s.new} n "
+        f"WHERE n.tenant = v.tenant AND n.{s.new_key} = v.{s.key})"
+    )
     return {
         "todo": f"SELECT v.{s.key} AS key, text FROM {s.source} WHERE {other} "
         f"AND v.{s.key} > :after AND {missing} ORDER BY v.{s.key} LIMIT :limit",
