@@ -25,7 +25,7 @@ embedding, and the next run asks only for the vectors that have no new one yet
 
 The role object (`Store.reindexing`) takes its store; a backend subclass names its
 tables' keys (`SPECS`), binds vectors (`_vec_param`) and does what the switch asks
-of its caches and indexes (`_begun`, `_switched`).
+of its caches and indexes (`_switched`).
 """
 
 from __future__ import annotations
@@ -125,11 +125,9 @@ class VectorReindex:
     def _vec_param(self, vec: Vector) -> object:
         raise NotImplementedError
 
-    def _begun(self, model: str, dim: int) -> None:
-        """Before the first new vector is stored (PostgreSQL makes the model's indexes)."""
-
-    def _switched(self, tenant: str, actors: Sequence[str]) -> None:
-        """After the switch committed (SQLite drops the scopes' vector files and caches)."""
+    def _switched(self, tenant: str, actors: Sequence[str], model: str, dim: int) -> None:
+        """After the switch committed: SQLite drops the scopes' vector files and caches,
+        PostgreSQL builds the model's indexes."""
 
     def _kind(self, kind: str, name: str) -> str:
         return self._sql(_statements(self.SPECS[kind])[name])
@@ -177,7 +175,6 @@ class VectorReindex:
     ) -> PendingReindex:
         """Note a reindex of the tenant to `model` unless one is noted; return the one noted
         (the caller compares it with what it asked)."""
-        self._begun(model, dim)
         params = {"tenant": tenant, "model": model, "dim": dim, "fingerprint": fingerprint,
                   "at": self.s._at(now)}  # fmt: skip
         with self.s._flow_tx(tenant) as db:
@@ -189,18 +186,15 @@ class VectorReindex:
     def add(
         self, tenant: str, model: str, kind: str, vectors: Sequence[tuple[Any, Vector]],
         now: datetime,
-    ) -> int:  # fmt: skip
-        """Store one batch of new vectors of `kind` in one transaction; how many were
-        stored (one whose old vector went meanwhile, or that has one, is not)."""
-        sql = self._kind(kind, "add")
-        stored = 0
+    ) -> None:  # fmt: skip
+        """Store one batch of new vectors of `kind` in one transaction (one whose old vector
+        went meanwhile, or that already has one, is left out)."""
+        rows = [{"tenant": tenant, "model": model, "key": key, "vec": self._vec_param(vec)}
+                for key, vec in vectors]  # fmt: skip
         with self.s._flow_tx(tenant) as db:
-            for key, vec in vectors:
-                params = {"tenant": tenant, "model": model, "key": key,
-                          "vec": self._vec_param(vec)}  # fmt: skip
-                stored += max(0, db.execute(sql, params).rowcount)
+            if rows:
+                db.executemany(self._kind(kind, "add"), rows)
             db.execute(self._sql(SQL["touch"]), {"tenant": tenant, "at": self.s._at(now)})
-        return stored
 
     def switch(self, tenant: str, model: str, dim: int, fingerprint: str | None) -> bool:
         """Make the new vectors the index, in one transaction, if no vector of another
@@ -221,7 +215,7 @@ class VectorReindex:
                 db.execute(self._sql(SQL["note_model"]),
                            {**params, "dim": dim, "fingerprint": fingerprint})  # fmt: skip
             db.execute(self._sql(SQL["end"]), params)
-        self._switched(tenant, actors)
+        self._switched(tenant, actors, model, dim)
         return True
 
     def _holds(self, db: Tx, params: dict[str, Any]) -> bool:

@@ -51,6 +51,6 @@ SELECT (SELECT count(*) FROM reindex_record_vectors n
     def _vec_param(self, vec: Vector) -> object:
         return np.asarray(vec, np.float16).tobytes()
 
-    def _switched(self, tenant: str, actors: Sequence[str]) -> None:
+    def _switched(self, tenant: str, actors: Sequence[str], model: str, dim: int) -> None:
         for actor in actors:
             self.s._drop_scope_vectors(tenant, actor)
