@@ -187,6 +187,21 @@ def test_a_second_embedder_change_while_one_is_pending_is_refused(db: str) -> No
         assert mem.recall(actor="alice", query="peanuts").records
 
 
+def test_cancelled_the_old_model_takes_back_what_the_new_one_wrote(db: str) -> None:
+    _fill(db)
+    with Memory.open(db, embedder=NEW) as mem:
+        mem.reindex(batch=2, max_batches=1)
+        added = mem.remember(actor="alice", text="Alice collects stamps from Peru")
+        assert mem.cancel_reindex() and not mem.cancel_reindex()
+    with Memory.open(db, embedder=OLD) as old:
+        held = [m.model for m in old.store.vector_models(old.tenant)]
+        assert held == sorted([OLD.name, NEW.name])  # the stamps' vector is NEW's
+        assert old.reindex().switched  # back to one model: the stamps re-embedded by OLD
+        assert old.store.vector_models(old.tenant) == [VectorModel(OLD.name, 64, None)]
+        stored = old.store.record_vectors(old.tenant, [added.id], OLD.name)
+        assert np.allclose(stored[added.id], OLD.embed([added.text])[0], atol=2e-3)
+
+
 def test_bad_arguments_are_refused_before_anything_changes(db: str) -> None:
     _fill(db)
     with Memory.open(db, embedder=NEW) as mem:

@@ -182,8 +182,8 @@ def reindex(
         tenant, name, dim, tuple(h for h in held if h.model != name), counts, dry_run,
         resumed=pending is not None,
     )  # fmt: skip
-    if dry_run or (pending is None and not report.todo):
-        return report
+    if dry_run or (pending is None and not report.todo and not report.old_models):
+        return report  # (old models with no vectors left are dropped by a switch)
     started, cpu = time.perf_counter(), time.process_time()
     if pending is None:
         begun = index.begin(tenant, name, dim, fingerprint, deps.clock())
