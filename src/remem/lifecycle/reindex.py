@@ -36,9 +36,9 @@ import numpy as np
 from remem.embed.base import Embedder
 from remem.errors import ConflictError, EmbedderChanged, InvalidInput
 from remem.memory.deps import Deps
-from remem.model import iso
+from remem.memory.embedder import fingerprint_of, pending_refusal
 from remem.store.flows.reindex import KINDS
-from remem.store.roles import PendingReindex, ReindexCount, VectorModel
+from remem.store.roles import ReindexCount, VectorModel
 
 DEFAULT_BATCH = 64  # texts embedded and stored per batch
 MAX_BATCH = 4096
@@ -120,26 +120,6 @@ class ReindexReport:
         }
 
 
-def pending_refusal(
-    pending: PendingReindex | None, name: str, dim: int, fingerprint: str | None
-) -> str | None:
-    """Why an embedder (`name`, `dim`, `fingerprint`) may not take part in the pending
-    reindex (another model, or its name over another dimension or weights), or None.
-    Pure."""
-    if pending is None:
-        return None
-    same = pending.model == name and pending.dim == dim
-    if same and (pending.fingerprint is None or fingerprint in (None, pending.fingerprint)):
-        return None
-    return (
-        f"a reindex to {pending.model} ({pending.dim} dimensions) is pending since "
-        f"{iso(pending.started_at)}, and the embedder in use is {name} ({dim} dimensions). "
-        f"Finish it with {pending.model} configured (`remem reindex`), or drop what it "
-        f"stored with `remem reindex --cancel` (Memory.cancel_reindex()); then reindex "
-        f"with {name}"
-    )
-
-
 def reindex(
     deps: Deps,
     embedder: Embedder | None,
@@ -165,7 +145,7 @@ def reindex(
     store, tenant = deps.store, deps.tenant
     index = store.reindexing
     name, dim = embedder.name, embedder.dim
-    fingerprint = _fingerprint(embedder)
+    fingerprint = fingerprint_of(embedder)
     pending = index.pending(tenant)
     problem = pending_refusal(pending, name, dim, fingerprint)
     if problem is not None:
@@ -258,9 +238,3 @@ class _Run:
                 "nothing of this batch was stored"
             )
         return list(made)
-
-
-def _fingerprint(embedder: Embedder) -> str | None:
-    """The embedder's `fingerprint` (what identifies its weights), where it has one."""
-    found = getattr(embedder, "fingerprint", None)
-    return found if isinstance(found, str) and found else None

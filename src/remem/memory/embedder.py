@@ -31,9 +31,8 @@ from collections.abc import Sequence
 
 from remem.embed.base import DefaultEmbedder, Embedder, default_embedder
 from remem.errors import EmbedderChanged, StoreError
-from remem.lifecycle.reindex import pending_refusal
 from remem.model import iso
-from remem.store.roles import Store, VectorModel
+from remem.store.roles import PendingReindex, Store, VectorModel
 
 log = logging.getLogger("remem")
 
@@ -83,6 +82,26 @@ def conflict(
         + (f" ({how})" if how else "")
         + ", or open the store with embedder=None to recall by words alone, or re-embed "
         f"this store's vectors with {name}: `remem reindex` (Memory.reindex())"
+    )
+
+
+def pending_refusal(
+    pending: PendingReindex | None, name: str, dim: int, fingerprint: str | None
+) -> str | None:
+    """Why an embedder (`name`, `dim`, `fingerprint`) may not take part in the pending
+    reindex (another model, or its name over another dimension or weights), or None.
+    Pure."""
+    if pending is None:
+        return None
+    same = pending.model == name and pending.dim == dim
+    if same and (pending.fingerprint is None or fingerprint in (None, pending.fingerprint)):
+        return None
+    return (
+        f"a reindex to {pending.model} ({pending.dim} dimensions) is pending since "
+        f"{iso(pending.started_at)}, and the embedder in use is {name} ({dim} dimensions). "
+        f"Finish it with {pending.model} configured (`remem reindex`), or drop what it "
+        f"stored with `remem reindex --cancel` (Memory.cancel_reindex()); then reindex "
+        f"with {name}"
     )
 
 
