@@ -1,11 +1,15 @@
 """`remem reindex`: re-embed the store's vectors with the embedder now in use.
 
 `remem.cli.main` adds it to the root command; the work is `Memory.reindex`
-(`remem.lifecycle.reindex`). Progress goes to stderr, one line per stored batch, so
+(`remem.lifecycle.reindex`). Progress goes to stderr (at most a line a second), so
 `--json` still prints one document on stdout.
 """
 
 from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
 
 import click
 
@@ -31,8 +35,23 @@ def _embedder(name: str) -> Embedder | DefaultEmbedder:
     return DEFAULT_EMBEDDER
 
 
-def _progress(p: ReindexProgress) -> None:
-    click.echo(f"remem: reindex: {p.kind} {p.embedded}/{p.total} (batch {p.batches})", err=True)
+PROGRESS_EVERY_S = 1.0  # at most one progress line a second (and each kind's last)
+
+
+def _progress() -> Callable[[ReindexProgress], None]:
+    """A progress hook printing to stderr: the first batch, then at most one line every
+    `PROGRESS_EVERY_S`, and the last batch of each kind."""
+    last = -math.inf
+
+    def say(p: ReindexProgress) -> None:
+        nonlocal last
+        now = time.monotonic()
+        if now - last >= PROGRESS_EVERY_S or p.embedded >= p.total:
+            last = now
+            click.echo(f"remem: reindex: {p.kind} {p.embedded}/{p.total} (batch {p.batches})",
+                       err=True)  # fmt: skip
+
+    return say
 
 
 @click.command()
@@ -78,6 +97,6 @@ def reindex(
         return
     with ctx.open(embedder=_embedder(embedder_name)) as mem:
         report = mem.reindex(
-            batch=batch, dry_run=dry_run, max_batches=max_batches, progress=_progress
+            batch=batch, dry_run=dry_run, max_batches=max_batches, progress=_progress()
         )
     emit(ctx, report.as_dict(), lambda: click.echo(report.message()))

@@ -211,11 +211,11 @@ class _Run:
             after: Any = None
             done = 0
             while True:
-                if self.max_batches is not None and self.batches >= self.max_batches:
-                    return False
                 items = index.todo(tenant, name, kind, after, self.batch)
                 if not items:
                     break
+                if self.max_batches is not None and self.batches >= self.max_batches:
+                    return False
                 vectors = self._embed([text for _, text in items])
                 keys = [key for key, _ in items]
                 index.add(tenant, name, kind, list(zip(keys, vectors, strict=True)),
