@@ -169,6 +169,35 @@ def test_forget_during_a_reindex_leaves_nothing_in_either_index(db: str) -> None
         assert mem.recall(actor="alice", query="peanuts").records == ()
 
 
+class Forgetting:
+    """HashEmbedder(128), which erases an actor (through another memory) the first time it
+    is asked to embed that actor's text: an erasure between a batch's read and its store."""
+
+    name, dim = NEW.name, NEW.dim
+
+    def __init__(self, other: Memory, actor: str, needle: str) -> None:
+        self.other, self.actor, self.needle, self.fired = other, actor, needle, False
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        if not self.fired and any(self.needle in t for t in texts):
+            self.fired = True
+            assert self.other.forget(actor=self.actor).verified
+        return NEW.embed(texts)
+
+
+def test_an_erasure_while_a_batch_is_embedded_leaves_nothing(db: str) -> None:
+    _fill(db, actors=("alice", "bob"))
+    with Memory.open(db, embedder=None) as other:
+        embedder = Forgetting(other, "alice", "Alice")
+        with Memory.open(db, embedder=embedder) as mem:
+            report = mem.reindex(batch=100)
+            assert embedder.fired and report.switched
+            assert mem.store.reindexing.left_of_actor(mem.tenant, "alice") == 0
+            assert mem.recall(actor="alice", query="peanuts").records == ()
+            bobs = mem.store.list_records(Scope(mem.tenant, "bob"))
+            assert _counts(mem, NEW.name)["records"][2] == len(bobs)
+
+
 def test_a_second_embedder_change_while_one_is_pending_is_refused(db: str) -> None:
     _fill(db)
     third = HashEmbedder(32)

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from remem.embed.base import Embedder
-from remem.errors import ConflictError, EmbedderChanged, InvalidInput
+from remem.errors import ConflictError, EmbedderChanged, InvalidInput, StoreError
 from remem.memory.deps import Deps
 from remem.memory.embedder import fingerprint_of, pending_refusal
 from remem.store.flows.reindex import KINDS
@@ -210,6 +210,7 @@ class _Run:
         for kind in KINDS:
             after: Any = None
             done = 0
+            retried = False
             while True:
                 items = index.todo(tenant, name, kind, after, self.batch)
                 if not items:
@@ -218,8 +219,17 @@ class _Run:
                     return False
                 vectors = self._embed([text for _, text in items])
                 keys = [key for key, _ in items]
-                index.add(tenant, name, kind, list(zip(keys, vectors, strict=True)),
-                          self.deps.clock())  # fmt: skip
+                try:
+                    index.add(tenant, name, kind, list(zip(keys, vectors, strict=True)),
+                              self.deps.clock())  # fmt: skip
+                except StoreError:
+                    # PostgreSQL: an erasure that committed while this batch was stored
+                    # took a row it refers to; read the batch again, once
+                    if retried:
+                        raise
+                    retried = True
+                    continue
+                retried = False
                 after = keys[-1]
                 done += len(items)
                 self.embedded[kind] += len(items)
