@@ -6,9 +6,10 @@ The store contract itself is proved by `tests/conformance` on both backends.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 
+import numpy as np
 import psycopg
 import pytest
 
@@ -28,7 +29,8 @@ TENANT_TABLES = [
     "events", "jobs", "records", "record_events", "history", "record_vectors",
     "event_vectors", "tombstones", "deletions", "llm_calls", "api_requests", "record_terms",
     "event_terms", "checkpoints", "tool_calls", "api_keys", "documents", "document_chunks",
-    "document_chunk_terms", "scope_versions", "vector_models",
+    "document_chunk_terms", "scope_versions", "vector_models", "reindexes",
+    "reindex_record_vectors", "reindex_event_vectors", "reindex_chunk_vectors",
 ]  # fmt: skip
 # api_keys is no exception: the lookup by hash, which runs before a request's tenant is
 # known, spans tenants by saying so (remem.all_tenants), as claiming jobs does; see
@@ -69,7 +71,21 @@ def fill_two_tenants(store: PostgresStore) -> None:
         threads.checkpoint_save(tenant, "alice", "wf", CheckpointState(step="pay"), None)
         threads.begin_tool_call(tenant, "alice", "wf", "k1", "call-1", {"amount": 30})
         keyring.create_key(store, tenant=tenant, actor="alice")
-        Memory(store, tenant=tenant, embedder=None).add_document(text="Green tea.", title="d")
+        Memory(store, tenant=tenant, embedder=Test8()).add_document(text="Green tea.", title="d")
+        # a reindex under way: a new vector of each kind (`remem.store.flows.reindex`)
+        store.reindexing.begin(tenant, "other-8", 8, None, NOW)
+        for kind in ("records", "events", "chunks"):
+            ((key, _),) = store.reindexing.todo(tenant, "other-8", kind, None, 1)
+            store.reindexing.add(tenant, "other-8", kind, [(key, vec(4))], NOW)
+
+
+class Test8:
+    """The vectors `put` stores, for a document's chunks (model "test-8")."""
+
+    name, dim = "test-8", 8
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return np.stack([vec(5 + i) for i in range(len(texts))])
 
 
 def test_unscoped_query_under_one_tenant_sees_nothing_of_another(

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from remem.memory.embedder import conflict
-from remem.store.roles import VectorModel
+from datetime import UTC, datetime
+
+from remem.memory.embedder import conflict, pending_refusal
+from remem.store.roles import PendingReindex, VectorModel
 
 MINILM = VectorModel("all-MiniLM-L6-v2", 384, None)
 INT8 = VectorModel("all-MiniLM-L6-v2-onnx-int8", 384, "abc")
@@ -39,3 +41,16 @@ def test_the_same_name_with_another_dimension_is_refused() -> None:
 def test_the_same_name_over_other_weights_is_refused() -> None:
     problem = conflict([INT8], INT8.model, 384, "def")
     assert problem is not None and "fingerprint" in problem
+
+
+def test_a_pending_reindex_takes_its_own_model_only() -> None:
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    pending = PendingReindex("new-model", 384, "f1", at, at)
+    assert pending_refusal(None, "anything", 8, None) is None
+    assert pending_refusal(pending, "new-model", 384, "f1") is None
+    assert pending_refusal(pending, "new-model", 384, None) is None  # nothing to compare
+    for name, dim, fingerprint in (("third", 384, None), ("new-model", 128, "f1"),
+                                   ("new-model", 384, "f2")):  # fmt: skip
+        problem = pending_refusal(pending, name, dim, fingerprint)
+        assert problem is not None and "reindex to new-model (384 dimensions)" in problem
+        assert "remem reindex --cancel" in problem and "2026-01-01" in problem

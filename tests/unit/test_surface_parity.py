@@ -19,6 +19,9 @@ LOCAL_ONLY = {
     "deps": "the library's dependency holder, not an operation",
     "store": "the database itself",
     "tenant": "over HTTP the key fixes the tenant",
+    "reindex": "an operator's work beside the database, with the server's new embedder "
+    "(`remem reindex`), not a request",
+    "cancel_reindex": "as reindex",
 }
 # what a Client still lacks, and why (the routes are still to be made)
 CLIENT_TODO = {

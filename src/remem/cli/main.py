@@ -4,7 +4,7 @@ Every command takes `--json` and then prints exactly one JSON document on
 stdout; errors exit non-zero with {"error": {"code", "message"}}. The commands
 live with what they act on: events (`remem.cli.events`), records, facts, recall
 and procedures (`remem.cli.records`), erasure and export (`remem.cli.erasure`),
-demo and bench (`remem.cli.bench`), the service and its keys
+re-embedding (`remem.cli.reindex`), demo and bench (`remem.cli.bench`), the service and its keys
 (`remem.cli.serve`, `remem.cli.mcp`), thread state (`remem.cli.thread`),
 workers, jobs and configuration (`remem.cli.worker`), evaluation
 (`remem.cli.eval`); this module holds the root command and the entry point.
@@ -38,6 +38,7 @@ COMMANDS = {
     "forget": "remem.cli.erasure:forget",
     "deletions": "remem.cli.erasure:deletions",
     "export": "remem.cli.erasure:export",
+    "reindex": "remem.cli.reindex:reindex",
     "demo": "remem.cli.bench:demo",
     "bench": "remem.cli.bench:bench",
     "worker": "remem.cli.worker:worker",

@@ -333,7 +333,7 @@ def search(
     pool = max(3 * k, 30)
     lexical = [h.id for h in index.lexical(deps.tenant, keys, query, pool)]
     ranked = [lexical]
-    embedder = deps.embedder()
+    embedder, _ = deps.searching()  # none while a reindex to its model is pending
     if embedder is not None:
         qvec = embedder.embed([query])[0]
         near = index.nearest(deps.tenant, keys, embedder.name, qvec, pool)

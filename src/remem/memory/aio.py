@@ -97,6 +97,9 @@ class AsyncMemory:
     forget = _off_loop(Memory.forget)
     deletions = _off_loop(Memory.deletions)
     fresh_start = _off_loop(Memory.fresh_start)
+    # re-embedding with another embedder
+    reindex = _off_loop(Memory.reindex)
+    cancel_reindex = _off_loop(Memory.cancel_reindex)
     # lifecycle
     close = _off_loop(Memory.close)
     close_models = _off_loop(Memory.close_models)

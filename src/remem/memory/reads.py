@@ -68,7 +68,8 @@ def recall_packet(
     )
     fields = deps.config.recall.pin if pin is None else pin_fields(pin)
     if not fields:
-        return recall(deps.store, deps.embedder(), req, deps.clock())
+        embedder, why = deps.searching()
+        return recall(deps.store, embedder, req, deps.clock(), why_lexical=why)
     return _pinned_recall(deps, req, fields)
 
 
@@ -84,7 +85,8 @@ def _pinned_recall(deps: Deps, req: RecallRequest, fields: Sequence[str]) -> Pac
         notes.append(f"{len(dropped)} pinned value(s) left out: over the budget")
     rest = req.budget - used
     if rest >= 1:
-        ranked = recall(deps.store, deps.embedder(), replace(req, budget=rest), now)
+        embedder, why = deps.searching()
+        ranked = recall(deps.store, embedder, replace(req, budget=rest), now, why_lexical=why)
     else:
         ranked = Packet((), (), 0, req.budget)
     ids = {it.id for it in kept}

@@ -36,9 +36,16 @@ from remem.telemetry.hooks import observed_packing
 __all__ = ["RecallRequest", "recall"]
 
 
-def recall(store: Store, embedder: Embedder | None, req: RecallRequest, now: datetime) -> Packet:
-    """Answer a recall request with a packet; see `remem.recall`."""
-    gathered = gather(store, embedder, req, now)
+def recall(
+    store: Store,
+    embedder: Embedder | None,
+    req: RecallRequest,
+    now: datetime,
+    why_lexical: str | None = None,
+) -> Packet:
+    """Answer a recall request with a packet; see `remem.recall`. `why_lexical`: why there
+    is no embedder (a note of the packet; default: none is installed)."""
+    gathered = gather(store, embedder, req, now, why_lexical)
     return pack_packet(gathered, rank(gathered, now))
 
 
@@ -90,6 +97,7 @@ def pack_packet(g: Gathered, ranking: Ranking) -> Packet:
             "floor": {"evidence": floor, "unknown_names": list(strangers)},
             "selected": [it.id for it in kept],
             "rejected": [{"id": i, "reason": why} for i, why in rejected.items()],
+            "notes": list(g.notes),
         }
     return Packet(
         records=tuple(kept),

@@ -79,12 +79,19 @@ class Gathered:
     notes: tuple[str, ...] = ()
 
 
-def gather(store: Store, embedder: Embedder | None, req: RecallRequest, now: datetime) -> Gathered:
-    """Fetch the candidates of one recall and what ranking them needs."""
+def gather(
+    store: Store,
+    embedder: Embedder | None,
+    req: RecallRequest,
+    now: datetime,
+    why_lexical: str | None = None,
+) -> Gathered:
+    """Fetch the candidates of one recall and what ranking them needs (`why_lexical`: why
+    there is no embedder, for the notes)."""
     at = req.valid_at or now
     notes: list[str] = []
     if embedder is None:
-        notes.append("no embedding model installed: recall is lexical only")
+        notes.append(why_lexical or "no embedding model installed: recall is lexical only")
     model = embedder.name if embedder is not None else ""
     base = understand(req.query)
     scopes = (req.scope, *req.shared)

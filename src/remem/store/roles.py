@@ -35,6 +35,8 @@ from remem.store.values import (
     ForgetReport,
     Hit,
     JobGroup,
+    PendingReindex,
+    ReindexCount,
     RequestEntry,
     Scope,
     SourceGrowth,
@@ -49,6 +51,7 @@ from remem.store.values import (
 
 if TYPE_CHECKING:
     from remem.store.flows.documents import DocumentIndex
+    from remem.store.flows.reindex import VectorReindex
 
 # the interface's values (`remem.store.values`) are re-exported with its roles
 __all__ = [
@@ -68,7 +71,9 @@ __all__ = [
     "ModelCallLog",
     "Near",
     "Operations",
+    "PendingReindex",
     "RecordStore",
+    "ReindexCount",
     "RequestEntry",
     "RequestLedger",
     "Scope",
@@ -79,6 +84,7 @@ __all__ = [
     "ThreadHost",
     "ThreadState",
     "VectorModel",
+    "VectorState",
     "Write",
     "joined_sources",
     "new_sources",
@@ -540,6 +546,13 @@ class DocumentState(Protocol):
     def documents(self) -> DocumentIndex: ...
 
 
+class VectorState(Protocol):
+    """Re-embedding the vectors with another embedder (`remem.store.flows.reindex`)."""
+
+    @property
+    def reindexing(self) -> VectorReindex: ...
+
+
 class Store(
     EventLog,
     JobQueue,
@@ -553,6 +566,7 @@ class Store(
     ThreadState,
     ActorListing,
     DocumentState,
+    VectorState,
     Protocol,
 ):
     """A remem database: every role at once. Implementations: `SQLiteStore` and

@@ -83,6 +83,30 @@ class VectorModel:
 
 
 @dataclass(frozen=True, slots=True)
+class PendingReindex:
+    """A tenant's reindex begun and not yet switched (`remem.store.flows.reindex`): the
+    embedder its new index is made by, and when it began and last stored a batch."""
+
+    model: str
+    dim: int
+    fingerprint: str | None
+    started_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ReindexCount:
+    """One kind of vector of a tenant ("records", "events", "chunks") against a model:
+    `todo` held by another model with no new vector yet, `done` new vectors stored and
+    waiting for the switch, `current` already the model's own."""
+
+    kind: str
+    todo: int
+    done: int
+    current: int
+
+
+@dataclass(frozen=True, slots=True)
 class Write:
     """What one consolidation step writes, applied in one transaction.
 

@@ -54,13 +54,14 @@ from remem.store.flows.writes import RecordWrites, Vector, WriteSQL
 from remem.store.postgres import sql as q
 from remem.store.postgres.documents import PostgresDocuments
 from remem.store.postgres.erasure import PostgresErasure
+from remem.store.postgres.reindex import PostgresReindex
 from remem.store.postgres.rows import ALL_TENANTS, json_value, utc, value, vector_dumper
 from remem.store.postgres.search import SCOPE_DDL_WAIT_S, SCOPE_INDEX_MIN, PostgresSearch
 from remem.store.roles import Clock, ForgetReport, Near, ThreadHost, Write
 from remem.store.rows import near_from
 from remem.timeutil import utcnow
 
-SCHEMA_VERSION = 12  # the newest migration this code knows; checked by a test
+SCHEMA_VERSION = 13  # the newest migration this code knows; checked by a test
 
 Cursor = psycopg.Cursor[DictRow]
 Query = str | pg_sql.Composed
@@ -152,6 +153,12 @@ class PostgresStore(
     def documents(self) -> PostgresDocuments:
         """Documents in this database (`Store.documents`, `remem.store.postgres.documents`)."""
         return PostgresDocuments(self)
+
+    @property
+    def reindexing(self) -> PostgresReindex:
+        """Re-embedding with another embedder (`Store.reindexing`,
+        `remem.store.postgres.reindex`)."""
+        return PostgresReindex(self)
 
     @property
     def thread(self) -> ThreadHost:

@@ -51,6 +51,7 @@ from remem.store.rows import near_from
 from remem.store.sqlite import sql as q
 from remem.store.sqlite.documents import SQLiteDocuments
 from remem.store.sqlite.erasure import SQLiteErasure
+from remem.store.sqlite.reindex import SQLiteReindex
 from remem.store.sqlite.search import HeldVectors, SQLiteSearch
 from remem.store.sqlite.sql import fts_query as fts_query  # re-exported
 from remem.store.sqlite.sql import scope_token as scope_token
@@ -68,7 +69,7 @@ def _migrations() -> list[tuple[int, str]]:
     return read_migrations("sqlite/migrations")
 
 
-SCHEMA_VERSION = 8  # the newest migration this code knows; checked by a test
+SCHEMA_VERSION = 9  # the newest migration this code knows; checked by a test
 
 
 BUSY_TIMEOUT_MS = 30_000  # how long a statement waits for another connection's lock
@@ -215,6 +216,11 @@ class SQLiteStore(
     def documents(self) -> SQLiteDocuments:
         """Documents in this file (`Store.documents`, `remem.store.sqlite.documents`)."""
         return SQLiteDocuments(self)
+
+    @property
+    def reindexing(self) -> SQLiteReindex:
+        """Re-embedding with another embedder (`Store.reindexing`, `remem.store.sqlite.reindex`)."""
+        return SQLiteReindex(self)
 
     def __init__(
         self,

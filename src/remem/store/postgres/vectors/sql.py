@@ -112,10 +112,13 @@ class VectorIndex:
         return sql.SQL(f"{a}vec::halfvec({self.dims}) <=> %(query)s::halfvec({self.dims})")
 
 
-def create_vector_index(ix: VectorIndex) -> sql.Composed:
-    """CREATE INDEX for `ix` (made by the store the first time its model writes there)."""
+def create_vector_index(ix: VectorIndex, concurrently: bool = False) -> sql.Composed:
+    """CREATE INDEX for `ix` (made by the store the first time its model writes there);
+    `concurrently`, outside any transaction, so that writers are not blocked (a reindex's
+    switch, `remem.store.postgres.reindex`)."""
     return sql.SQL(
-        "CREATE INDEX IF NOT EXISTS {name} ON {table} USING hnsw "
+        ("CREATE INDEX CONCURRENTLY " if concurrently else "CREATE INDEX ")
+        + "IF NOT EXISTS {name} ON {table} USING hnsw "
         "((vec::halfvec({dims})) halfvec_cosine_ops) WHERE {predicate}"
     ).format(
         name=sql.Identifier(ix.name),
