@@ -325,7 +325,7 @@ def test_site_builds_strict_with_llms_txt_and_markdown_copies(tmp_path: Path) ->
         assert f"]({page})" in llms, f"llms.txt does not list {page}"
         assert (site / page).read_text() == (DOCS / page).read_text()
         stem = page.removesuffix(".md")
-        html = f"{stem}.html" if stem.endswith("index") else f"{stem}/index.html"
+        html = f"{stem}.html" if stem.split("/")[-1] == "index" else f"{stem}/index.html"
         assert (site / html).exists(), f"{page} was not built"
     assert (
         'class="doc doc-object doc-class"'
