@@ -94,6 +94,16 @@ class EventsCreated(_Answer):
     events: list[EventCreated]
 
 
+class ImportDigests(_Answer):
+    """The content digests an import makes the ids of rows without one from (None: the
+    row has its own id), up to the first invalid row, which `error` names (`index`:
+    its 0-based position in the batch)."""
+
+    digests: list[str | None]
+    index: int | None = None
+    error: ErrorDetail | None = None
+
+
 class EventOut(_Answer):
     event_id: str
     actor_id: str
@@ -228,6 +238,18 @@ class ItemResult(_Answer):
     remaining: dict[str, int] | None = None
     job_id: int | None = None
     attempts: int | None = None
+
+
+class WriteResult(ItemResult):
+    """One item of a mixed batch (`write_records`): its operation beside its outcome."""
+
+    op: str
+
+
+class WriteBatchResult(_Answer):
+    results: list[WriteResult]
+    succeeded: int
+    failed: int
 
 
 class BatchResult(_Answer):

@@ -44,11 +44,12 @@ from remem.service.client.documents import DocumentClient, document_item
 from remem.service.client.pages import collect
 from remem.service.client.queue import QueueClient
 from remem.service.client.thread import ThreadClient
+from remem.service.client.writes import WriteClient
 from remem.store.roles import ForgetReport
 from remem.timeutil import parse_time
 
 
-class Client(QueueClient, DocumentClient, ThreadClient):
+class Client(QueueClient, WriteClient, DocumentClient, ThreadClient):
     """A remem server, called with one API key. Thread-safe (httpx.Client is)."""
 
     def __init__(

@@ -21,6 +21,7 @@ from remem.service.answers import (
     History,
     RecordList,
     RecordOut,
+    WriteBatchResult,
     errors,
 )
 from remem.service.http_errors import failure_of
@@ -29,9 +30,11 @@ from remem.service.schemas import (
     BatchCreateIn,
     BatchDeleteIn,
     BatchUpdateIn,
+    BatchWriteIn,
     CreateItem,
     DeleteItem,
     UpdateItem,
+    WriteItem,
 )
 from remem.writes import ledger
 
@@ -184,6 +187,60 @@ def batch_delete(body: BatchDeleteIn, who: Who, svc: Svc) -> dict[str, Any]:
         return {"status": 200, "record_id": item.record_id, **scope.deletion_report(report)}
 
     return _batch(svc, who, "delete", body.records, lambda i: _actor_of(svc, who, i), run)
+
+
+@router.post(
+    "/v1/memories/batch",
+    tags=["memories"],
+    operation_id="write_memories",
+    response_model=WriteBatchResult,
+    response_model_exclude_unset=True,
+    responses=errors(*KEYED, 403),
+)
+def batch_write(body: BatchWriteIn, who: Who, svc: Svc) -> dict[str, Any]:
+    """Create, correct and forget records in one batch, in order (`Memory.write_records`,
+    for self-managed strategies): every create's actor is checked before anything is
+    written; then each item runs as in the one-operation batches, `strategy` naming
+    what wrote a created record."""
+    ledger.actors_first(who, (i.actor_id for i in body.records if i.op == "create"))
+    mem = svc.memory(who.tenant)
+
+    def run(item: WriteItem, actor: str) -> dict[str, Any]:
+        if item.op == "create":
+            assert item.text is not None  # checked by the body's model
+            rec = mem.remember(
+                actor=actor,
+                text=item.text,
+                kind=item.kind,
+                valid_until=item.valid_until,
+                field=item.field,
+                value=item.value,
+                sensitivity=item.sensitivity,
+                strategy=item.strategy,
+            )
+            return {"status": 201, "record_id": rec.id}
+        assert item.record_id is not None
+        if item.op == "update":
+            assert item.text is not None
+            new = mem.update(
+                item.record_id, text=item.text, valid_until=item.valid_until, by=who.key_id
+            )
+            return {"status": 200, "record_id": new.id, "supersedes": item.record_id}
+        report = mem.forget(record_id=item.record_id)
+        return {"status": 200, "record_id": item.record_id, **scope.deletion_report(report)}
+
+    def resolve(item: WriteItem) -> str:
+        if item.op == "create":
+            return scope.actor_for(who, item.actor_id)
+        assert item.record_id is not None
+        return record(svc, who, item.record_id, write=True).actor
+
+    results = []
+    for item in body.records:
+        (one,) = _batch(svc, who, item.op, [item], resolve, run)["results"]
+        results.append({**one, "op": item.op})
+    ok = sum(1 for r in results if r["status"] < 300)
+    return {"results": results, "succeeded": ok, "failed": len(results) - ok}
 
 
 def _actor_of(svc: Service, who: Principal, item: UpdateItem | DeleteItem) -> str:
