@@ -40,6 +40,7 @@ from remem.store.values import (
     SourceGrowth,
     StatusChange,
     ThreadHost,
+    Tombstone,
     VectorModel,
     Write,
     joined_sources,
@@ -392,6 +393,16 @@ class Erasure(Protocol):
 
     def erased_at(self, tenant: str, actor: str) -> datetime | None:
         """When the actor was last erased (its tombstone's time), or None."""
+        ...
+
+    def tombstones(self) -> list[Tombstone]:
+        """Every tenant's tombstones, oldest first: what a restore replays
+        (`remem.lifecycle.restore`)."""
+        ...
+
+    def restore_tombstones(self, tenant: str, marks: Sequence[Tombstone]) -> int:
+        """Put back tombstones of `tenant` with their own times (an actor's moves to it),
+        and empty the texts of the events they name; how many events that emptied."""
         ...
 
     def scrub_files(self, vacuum: bool = False) -> dict[str, int]:

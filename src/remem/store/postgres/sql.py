@@ -118,6 +118,7 @@ CREATE TABLE IF NOT EXISTS schema_version (
 # one migrator at a time across every process sharing the database
 MIGRATION_LOCK = "SELECT pg_advisory_xact_lock(1919249773)"  # 0x72656D6D, "remm"
 SCHEMA_VERSION = "SELECT coalesce(max(version), 0) FROM schema_version"
+SCHEMA_EXISTS = "SELECT to_regclass('schema_version') IS NOT NULL AS found"
 SET_VERSION = "INSERT INTO schema_version (version) VALUES (%(version)s)"
 SET_TENANT = "SELECT set_config('remem.tenant', %(tenant)s, true)"
 SET_ALL_TENANTS = "SELECT set_config('remem.all_tenants', 'on', true)"
@@ -507,6 +508,9 @@ WHERE tenant = %(tenant)s AND record_id = ANY(%(keys)s::text[])
 HISTORY_DELETED = """
 INSERT INTO history (tenant, record_id, action, at, text, status, related_id, reason, by_whom)
 VALUES (%(tenant)s, %(record_id)s, 'DELETE', %(at)s, NULL, 'deleted', NULL, 'forget', '')
+"""
+ALL_TOMBSTONES = """
+SELECT tenant, kind, key, created_at FROM tombstones ORDER BY created_at, tenant, kind, key
 """
 LOG_DELETION = """
 INSERT INTO deletions (tenant, target, key, status, attempts, result, last_error,

@@ -569,6 +569,9 @@ HISTORY_DELETED = """
 INSERT INTO history (tenant, record_id, action, at, text, status, related_id, reason, by_whom)
 VALUES (:tenant, :record_id, 'DELETE', :at, NULL, 'deleted', NULL, 'forget', '')
 """
+ALL_TOMBSTONES = """
+SELECT tenant, kind, key, created_at FROM tombstones ORDER BY created_at, tenant, kind, key
+"""
 LOG_DELETION = """
 INSERT INTO deletions (tenant, target, key, status, attempts, result, last_error,
     created_at, updated_at)
