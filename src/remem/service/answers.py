@@ -35,6 +35,7 @@ class ErrorBody(_Answer):
 
 
 _SAYS = {
+    400: "a page cursor this list did not hand out (or another list's or query's)",
     401: "no valid API key (send Authorization: Bearer KEY)",
     403: "outside the key's scope or role",
     404: "no such id for this key",

@@ -48,6 +48,8 @@ from remem.store.values import (
     refuse_foreign_records,
 )
 
+Key = tuple[datetime, str]  # a keyset page's position: a time and an id
+
 if TYPE_CHECKING:
     from remem.store.flows.documents import DocumentIndex
 
@@ -180,10 +182,11 @@ class JobQueue(Protocol):
     def pending_jobs(self, tenant: str | None = None) -> int: ...
 
     def list_jobs(
-        self, tenant: str, status: str | None = None, limit: int = 100, actor: str | None = None
-    ) -> list[JobInfo]:
+        self, tenant: str, status: str | None = None, limit: int = 100,
+        actor: str | None = None, before: int | None = None,
+    ) -> list[JobInfo]:  # fmt: skip
         """A tenant's extraction jobs, newest first, optionally of one status; with `actor`,
-        only the jobs of that actor's events."""
+        only the jobs of that actor's events; with `before`, those numbered below it."""
         ...
 
     def job_counts(self, tenant: str, actor: str | None = None) -> dict[str, int]:
@@ -273,6 +276,12 @@ class RecordStore(Protocol):
     def list_records(
         self, scope: Scope, statuses: Iterable[Status] | None = None, limit: int = 10_000
     ) -> list[Record]: ...
+
+    def records_page(
+        self, scope: Scope, statuses: Iterable[Status] | None, after: Key | None, limit: int
+    ) -> list[Record]:
+        """A keyset page: by (valid_from, id), newest first, after `after`."""
+        ...
 
     def records_by_field(self, scope: Scope, field: str) -> list[Record]:
         """Non-deleted records of one scope about the same field."""
@@ -396,13 +405,11 @@ class Erasure(Protocol):
         ...
 
     def tombstones(self) -> list[Tombstone]:
-        """Every tenant's tombstones, oldest first: what a restore replays
-        (`remem.lifecycle.restore`)."""
+        """Every tenant's tombstones, oldest first (`remem.lifecycle.restore`)."""
         ...
 
     def restore_tombstones(self, tenant: str, marks: Sequence[Tombstone]) -> int:
-        """Put back tombstones of `tenant` with their own times (an actor's moves to it),
-        and empty the texts of the events they name; how many events that emptied."""
+        """Put back `tenant`'s tombstones and empty the events they name; how many."""
         ...
 
     def scrub_files(self, vacuum: bool = False) -> dict[str, int]:
@@ -447,7 +454,9 @@ class Erasure(Protocol):
         whose process died before reading it back)."""
         ...
 
-    def deletions(self, tenant: str, limit: int = 100) -> list[dict[str, Any]]: ...
+    def deletions(
+        self, tenant: str, limit: int = 100, before: int | None = None
+    ) -> list[dict[str, Any]]: ...
 
 
 class KeyStore(Protocol):
@@ -467,6 +476,12 @@ class KeyStore(Protocol):
 
     def list_keys(self, tenant: str | None = None) -> list[ApiKey]:
         """Every key (of one tenant), oldest first, revoked ones included."""
+        ...
+
+    def keys_page(
+        self, tenant: str, actor: str | None, after: Key | None, limit: int
+    ) -> list[ApiKey]:
+        """A keyset page of keys (one actor's, when given): by (created_at, id), after `after`."""
         ...
 
     def get_key(self, key_id: str, tenant: str | None = None) -> ApiKey | None:

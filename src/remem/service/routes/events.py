@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
-from remem.errors import InvalidInput
+from remem.errors import InvalidCursor
 from remem.ids import new_id
 from remem.policy import scope
 from remem.policy.scope import check_name
@@ -102,7 +102,7 @@ def _library_row(row: dict[str, Any]) -> dict[str, Any]:
     tags=["events"],
     operation_id="list_events",
     response_model=EventsPage,
-    responses=errors(*KEYED, 403),
+    responses=errors(*KEYED, 400, 403),
 )
 def list_events(
     who: Who,
@@ -144,7 +144,7 @@ def _cursor(key: tuple[datetime, int]) -> str:
 
 def _key(cursor: str | None) -> tuple[datetime, int] | None:
     """The key a cursor of `_cursor` holds (None: the first page); anything else is
-    InvalidInput, never echoed."""
+    InvalidCursor (400), never echoed."""
     if cursor is None:
         return None
     try:
@@ -153,4 +153,4 @@ def _key(cursor: str | None) -> tuple[datetime, int] | None:
             return datetime.fromisoformat(m[1]), int(m[2])
     except (binascii.Error, UnicodeDecodeError, ValueError):
         pass
-    raise InvalidInput("cursor is not one this service handed out; omit it to start over")
+    raise InvalidCursor("cursor is not one this service handed out; omit it to start over")

@@ -4,11 +4,13 @@
 # no `from __future__ import annotations`: FastAPI reads the signatures at runtime
 import functools
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
 from remem.errors import ConflictError, InvalidInput, NotFound, RefusedContent
+from remem.memory import reads
 from remem.memory.memory import Memory
 from remem.model import Record
 from remem.policy import scope
@@ -46,7 +48,7 @@ router = APIRouter()
     tags=["memories"],
     operation_id="list_memories",
     response_model=RecordList,
-    responses=errors(*KEYED, 403),
+    responses=errors(*KEYED, 400, 403),
 )
 def list_memories(
     who: Who,
@@ -54,9 +56,7 @@ def list_memories(
     actor_id: Annotated[str | None, Query(max_length=200)] = None,
     all: Annotated[bool, Query(description="include invalid and proposed records")] = False,
     limit: Annotated[int, Query(ge=1, le=10_000)] = 1000,
-    cursor: Annotated[
-        str | None, Query(max_length=600, description="next_cursor of a page")
-    ] = None,
+    cursor: paging.Cursor = None,
     as_of: Annotated[
         str | None, Query(max_length=64, description="ISO 8601: known and valid then")
     ] = None,
@@ -69,17 +69,25 @@ def list_memories(
 ) -> dict[str, Any]:
     """An actor's records, newest first, `limit` a page (ListMemoryRecords); with `as_of`,
     those known and valid then; `field` and `namespace` narrow them as `Memory.records`
-    does. `next_cursor` fetches the next page (`remem.service.paging`)."""
+    does. `next_cursor` fetches the next page, read after the last record's key
+    (valid_from, id) (`remem.service.paging`)."""
     actor = scope.actor_for(who, actor_id)
     mem = svc.memory(who.tenant)
+    query = (who.tenant, actor, all, as_of, field, namespace)
+    after = paging.read("memories", query, cursor, (paging.TIME, paging.TEXT))
+    found = reads.records_page(
+        mem.deps, actor, all, limit + 1, as_of, field, namespace, _key(after)
+    )
+    recs, next_cursor = paging.page(found, limit, _record_key, "memories", query)
+    return {"records": [r.as_dict() for r in recs], "next_cursor": next_cursor}
 
-    def fetch(n: int) -> list[Record]:
-        return mem.records(
-            actor=actor, all=all, limit=n, as_of=as_of, field=field, namespace=namespace
-        )
 
-    recs, after = paging.page(fetch, lambda r: r.id, limit, cursor)
-    return {"records": [r.as_dict() for r in recs], "next_cursor": after}
+def _record_key(r: Record) -> tuple[Any, ...]:
+    return (r.valid_from, r.id)
+
+
+def _key(after: tuple[Any, ...] | None) -> tuple[datetime, str] | None:
+    return None if after is None else (after[0], after[1])
 
 
 @router.get(

@@ -30,12 +30,18 @@ def migrations() -> list[tuple[int, str]]:
     return read_migrations("postgres/migrations")
 
 
-def list_records(scope: Scope) -> tuple[str, dict[str, Any]]:
-    """A scope's records of the statuses `keys` (an array), newest first, up to `limit`."""
+def list_records(
+    scope: Scope, paged: bool = False, after: bool = False
+) -> tuple[str, dict[str, Any]]:
+    """A scope's records of the statuses `keys` (an array), newest first, up to `limit`;
+    `paged`: in the order of their unique key (valid_from, id), `after` it (`after_at`,
+    `after_id`)."""
     where, params = scope_where(scope)
+    order = "id" if paged else "seq"
+    keyset = "AND (valid_from, id) < (%(after_at)s, %(after_id)s) " if after else ""
     sql = (
         f"SELECT {RECORD_COLUMNS} FROM records WHERE {where} AND status = ANY(%(keys)s::text[]) "
-        "ORDER BY valid_from DESC, seq DESC LIMIT %(limit)s"
+        f"{keyset}ORDER BY valid_from DESC, {order} DESC LIMIT %(limit)s"
     )
     return sql, params
 
@@ -231,6 +237,12 @@ SELECT {KEY_COLUMNS} FROM api_keys WHERE key_hash = %(key_hash)s AND revoked_at 
 LIST_KEYS = f"SELECT {KEY_COLUMNS} FROM api_keys ORDER BY created_at, id"
 LIST_TENANT_KEYS = f"""
 SELECT {KEY_COLUMNS} FROM api_keys WHERE tenant = %(tenant)s ORDER BY created_at, id
+"""
+PAGE_KEYS = f"""
+SELECT {KEY_COLUMNS} FROM api_keys
+WHERE tenant = %(tenant)s AND (%(actor)s::text IS NULL OR actor = %(actor)s)
+    AND (created_at, id) > (%(after_at)s, %(after_id)s)
+ORDER BY created_at, id LIMIT %(limit)s
 """
 GET_KEY = f"SELECT {KEY_COLUMNS} FROM api_keys WHERE id = %(key_id)s"
 GET_TENANT_KEY = f"""
@@ -446,7 +458,7 @@ DATABASE_SIZE = "SELECT pg_database_size(current_database())"
 
 LIST_DELETIONS = """
 SELECT id, target, key, status, attempts, result, last_error, created_at FROM deletions
-WHERE tenant = %(tenant)s ORDER BY id DESC LIMIT %(limit)s
+WHERE tenant = %(tenant)s AND id < %(before)s ORDER BY id DESC LIMIT %(limit)s
 """
 
 # thread state's tables (`remem.thread`): erased and counted with the rest of an actor
