@@ -19,6 +19,7 @@ from tests.support.cli import err, ok
 # words found nowhere else; their first seven letters survive stemming in the index
 ANN = ["zebrafruit", "xylophonist", "quetzalcoatl"]
 CY = "quokkaville"
+DOC = "pangolinarium"  # a document's word
 KEPT = "wanderlust"  # bob's word, which must stay: proves the files are read
 
 
@@ -44,6 +45,7 @@ def fill(db: Path) -> None:
         mem.remember(actor="ann", text=f"Ann's cat is called {ANN[1]}")
         mem.remember(actor="ann", text=f"Ann studies {ANN[2]} myths", kind="preference")
         mem.add_event(actor="cy", session="c", role="user", text=f"I live in {CY.title()}.")
+        mem.add_document(text=f"# Visits\n\nThe {DOC} opens at nine.", title="visits")
         mem.recall(query="what does ann like", actor="ann")  # vector files beside the database
         mem.recall(query="how does bob feel", actor="bob")
 
@@ -57,17 +59,20 @@ def test_restore_erases_again_what_was_erased_after_the_backup(
     fill(live)
     done = ok(capsys, live, "backup", str(saved))
     assert done["schema"] == SCHEMA_VERSION and saved.stat().st_size == done["bytes"]
-    assert all(w[:7].encode() in saved.read_bytes().lower() for w in [*ANN, CY])
-    # after the backup: ann is erased, and cy's event made a record that is forgotten
+    assert all(w[:7].encode() in saved.read_bytes().lower() for w in [*ANN, CY, DOC])
+    # after the backup: ann is erased, cy's event made a record that is forgotten, and
+    # the document is removed
     with Memory.open(live, embedder=HashEmbedder()) as mem:
         mem.process()
         (made,) = mem.records(actor="cy")
         assert mem.forget(record_id=made.id).verified
+        (doc,) = mem.list_documents()
+        assert mem.remove_document(doc.id).verified
     ok(capsys, live, "forget", "--actor", "ann")
     out = ok(capsys, live, "restore", str(saved))
-    assert out["replayed"] == {"actors": 1, "records": 0, "documents": 0, "events": 1}
+    assert out["replayed"] == {"actors": 1, "records": 0, "documents": 1, "events": 1}
     # no byte of the database, its WAL or shared-memory file, or a vector file holds them
-    for word in [*ANN, CY]:
+    for word in [*ANN, CY, DOC]:
         assert holding(live.parent, saved, word) == [], word
     assert holding(live.parent, saved, KEPT) == ["remem.db"]
     with Memory.open(live, embedder=HashEmbedder()) as mem:
@@ -77,7 +82,8 @@ def test_restore_erases_again_what_was_erased_after_the_backup(
         assert [r.text for r in mem.recall(query="how does bob feel", actor="bob").records]
         log = mem.deletions()
         assert {(d["target"], d["key"]) for d in log} >= {("actor", "ann")}
-    for word in [*ANN, CY]:  # the recall wrote vector files again: from the clean rows
+        assert mem.list_documents() == []
+    for word in [*ANN, CY, DOC]:  # the recall wrote vector files again: from the clean rows
         assert holding(live.parent, saved, word) == [], word
 
 
