@@ -208,7 +208,8 @@ def list_documents(
     deps = svc.memory(who.tenant).deps
     query = (who.tenant, who.actor, doc_scope)
     after = paging.read("documents", query, cursor, (paging.TIME, paging.TEXT))
-    # newest change first, then by id: the key is (-updated_at, id), compared as below
+    # one row past the page says whether another follows (the listing takes 10,000 at
+    # most: a full page of 10,000 gets a cursor, and the page after may be empty)
     found = flows.listing(
         deps,
         who,
