@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from remem.errors import (
     ConflictError,
+    InvalidCursor,
     InvalidInput,
     NotFound,
     RefusedContent,
@@ -78,6 +79,7 @@ __all__ = [
     "Event",
     "HistoryEntry",
     "ImportResult",
+    "InvalidCursor",
     "InvalidInput",
     "Kind",
     "Memory",

@@ -2,6 +2,7 @@
 
     RememError                  every error remem raises on purpose; has a `code`
      ├── InvalidInput           the caller sent something unusable (empty text, bad time, ...)
+     │    └── InvalidCursor     a page cursor this list did not hand out (HTTP 400)
      ├── NotFound               an id that does not exist in this tenant
      ├── RefusedContent         content policy refused a write (e.g. a secret)
      ├── Unauthorized           no API key, or one that is unknown or revoked (HTTP 401)
@@ -35,6 +36,10 @@ class RememError(Exception):
 
 class InvalidInput(RememError):
     code = "invalid_input"
+
+
+class InvalidCursor(InvalidInput):
+    code = "invalid_cursor"
 
 
 class NotFound(RememError):

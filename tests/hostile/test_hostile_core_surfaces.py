@@ -337,7 +337,7 @@ def test_library_limits_and_batches_must_be_whole_numbers_in_range(mem: Memory, 
     assert len(mem.records(actor="alice", limit=1)) == 1
 
 
-def test_http_events_cursor_past_any_page_is_a_clear_422(tmp_path: Path) -> None:
+def test_http_events_cursor_past_any_page_is_a_clear_400(tmp_path: Path) -> None:
     db = str(tmp_path / "cursor.db")
     store = open_store(db)
     _, key = keyring.create_key(store, tenant="acme", actor="alice")
@@ -346,7 +346,7 @@ def test_http_events_cursor_past_any_page_is_a_clear_422(tmp_path: Path) -> None
         auth = {"Authorization": f"Bearer {key}"}
         far = base64.urlsafe_b64encode(b"o:99999999999999").decode().rstrip("=")
         got = client.get("/v1/events", params={"actor_id": "alice", "cursor": far}, headers=auth)
-        assert got.status_code == 422 and "cursor is not one" in got.json()["error"]["message"]
+        assert got.status_code == 400 and "cursor is not one" in got.json()["error"]["message"]
 
 
 # -- a self-managed batch item names an actor: it may not change another's record -----------

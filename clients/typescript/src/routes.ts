@@ -26,6 +26,7 @@ export const ROUTES = {
   retryJobs: route("POST", "/v1/jobs/retry", ["failed_only"]),
   addEvents: route("POST", "/v1/events"),
   listEvents: route("GET", "/v1/events", ["actor_id", "session_id", "limit", "cursor"]),
+  importEventIds: route("POST", "/v1/events/import-ids"),
   retrieve: route("POST", "/v1/memories/retrieve"),
   fact: route("GET", "/v1/actors/{actor_id}/facts/{field}", ["as_of", "known_at", "valid_at"]),
   profile: route("GET", "/v1/actors/{actor_id}/profile", [
@@ -50,6 +51,7 @@ export const ROUTES = {
   batchCreate: route("POST", "/v1/memories/batch-create"),
   batchUpdate: route("POST", "/v1/memories/batch-update"),
   batchDelete: route("POST", "/v1/memories/batch-delete"),
+  batchWrite: route("POST", "/v1/memories/batch"),
   proposeProcedure: route("POST", "/v1/procedures"),
   approve: route("POST", "/v1/memories/{record_id}/approve"),
   reject: route("POST", "/v1/memories/{record_id}/reject"),

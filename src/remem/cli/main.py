@@ -7,7 +7,8 @@ and procedures (`remem.cli.records`), erasure and export (`remem.cli.erasure`),
 re-embedding (`remem.cli.reindex`), demo and bench (`remem.cli.bench`), the service and its keys
 (`remem.cli.serve`, `remem.cli.mcp`), thread state (`remem.cli.thread`),
 workers, jobs and configuration (`remem.cli.worker`), evaluation
-(`remem.cli.eval`); this module holds the root command and the entry point.
+(`remem.cli.eval`), migrations, backups and erasure replay (`remem.cli.ops`);
+this module holds the root command and the entry point.
 """
 
 from __future__ import annotations
@@ -51,6 +52,10 @@ COMMANDS = {
     "mcp": "remem.cli.mcp:mcp",
     "eval": "remem.cli.eval:eval_group",
     "docs": "remem.cli.docs:docs",
+    "migrate": "remem.cli.ops:migrate",
+    "backup": "remem.cli.ops:backup",
+    "restore": "remem.cli.ops:restore",
+    "erasures": "remem.cli.ops:erasures",
 }
 
 

@@ -46,6 +46,20 @@ def _open(ctx: Ctx) -> Store:
     return store
 
 
+def refuse_pending(target: str) -> None:
+    """`--no-migrate`: refuse a database that lacks migrations (naming them), and one
+    newer than this remem (`remem.store.schema`)."""
+    from remem.store.schema import plan
+
+    found = plan(target)
+    if found.pending:
+        raise click.ClickException(
+            f"the database at {_where(target)} lacks {len(found.pending)} migration(s) "
+            f"({', '.join(found.pending)}); run `remem migrate` first, or serve without "
+            "--no-migrate"
+        )
+
+
 def body_options(command: Callable[..., None]) -> Callable[..., None]:
     """--max-body, --body-timeout and --max-pending-bodies: the request-body bounds of
     `remem serve` and `remem mcp --transport http` (`remem.service.bodies`)."""
@@ -113,6 +127,12 @@ allow_rls_bypass_option = click.option(
 )
 @click.option("--lexical", is_flag=True, help="No embedding model: lexical recall only.")
 @click.option(
+    "--no-migrate",
+    is_flag=True,
+    help="Refuse to start on a database that lacks a migration instead of applying it "
+    "(deploys run `remem migrate` once, first).",
+)
+@click.option(
     "--workers",
     default=1,
     show_default=True,
@@ -146,12 +166,15 @@ def serve(
     keep_alive: int,
     no_worker: bool,
     lexical: bool,
+    no_migrate: bool,
     workers: int,
     metrics_port: int | None,
     metrics_host: str | None,
     allow_rls_bypass: bool,
 ) -> None:
     """Run the HTTP API (OpenAPI at /openapi.json); requests need a key from `remem keys`."""
+    if no_migrate:
+        refuse_pending(_db_path(ctx))
     try:
         import uvicorn
 

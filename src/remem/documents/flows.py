@@ -16,6 +16,7 @@ import unicodedata
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from remem.documents.scope import (
@@ -290,15 +291,20 @@ def _diff(
 
 
 def listing(
-    deps: Deps, who: Principal, scope: str | None = None, limit: int = 100
+    deps: Deps,
+    who: Principal,
+    scope: str | None = None,
+    limit: int = 100,
+    after: tuple[datetime, str] | None = None,
 ) -> list[StoredDocument]:
-    """The documents `who` may read (of one scope, when given), newest change first."""
+    """The documents `who` may read (of one scope, when given), newest change first, then
+    by id; after the one at `after` (its updated_at and id), a keyset page."""
     if not isinstance(limit, int) or not 1 <= limit <= 10_000:
         raise InvalidInput(f"limit must be an integer from 1 to 10000; got {shown(limit)}")
     keys = listable_keys(who, None if scope is None else parse_scope(scope))
     if keys is None and who.actor is not None:
         keys = readable_keys(who, None)
-    return deps.store.documents.listing(deps.tenant, keys, limit)
+    return deps.store.documents.listing(deps.tenant, keys, limit, after)
 
 
 def get(deps: Deps, who: Principal, document_id: str) -> tuple[StoredDocument, list[StoredChunk]]:

@@ -227,6 +227,33 @@ def records(
     return [r for r in recs if held(r, at, at, closed)][:limit]
 
 
+def records_page(
+    deps: Deps,
+    actor: str,
+    all: bool,
+    limit: int,
+    as_of: str | datetime | None,
+    field: str | None,
+    namespace: str | None,
+    after: tuple[datetime, str] | None,
+) -> list[Record]:
+    """Up to `limit` of `records` in the order of their unique key (valid_from, id), newest
+    first, after `after` (None: from the newest): a keyset page. The plain list is read
+    by the store's query after the key; with `field` or `as_of` the list is the one
+    `records` reads whole (its `limit`, 10,000), cut after the key here."""
+    if field is None and as_of is None:
+        check_name("actor", actor)
+        count("limit", limit)
+        scope = Scope(deps.tenant, actor, narrowed(deps, actor, namespace))
+        statuses = None if all else [Status.ACTIVE]
+        return deps.store.records_page(scope, statuses, after, limit)
+    found = records(deps, actor, all, 10_000, as_of, field, namespace)
+    found.sort(key=lambda r: (r.valid_from, r.id), reverse=True)
+    if after is not None:
+        found = [r for r in found if (r.valid_from, r.id) < after]
+    return found[:limit]
+
+
 def pin_fields(pin: object) -> list[str]:
     """The fields a caller pins, canonical and once each; at most 20."""
     if isinstance(pin, str) or not isinstance(pin, Sequence):

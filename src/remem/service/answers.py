@@ -35,6 +35,7 @@ class ErrorBody(_Answer):
 
 
 _SAYS = {
+    400: "a page cursor this list did not hand out (or another list's or query's)",
     401: "no valid API key (send Authorization: Bearer KEY)",
     403: "outside the key's scope or role",
     404: "no such id for this key",
@@ -92,6 +93,16 @@ class EventCreated(_Answer):
 
 class EventsCreated(_Answer):
     events: list[EventCreated]
+
+
+class ImportDigests(_Answer):
+    """The content digests an import makes the ids of rows without one from (None: the
+    row has its own id), up to the first invalid row, which `error` names (`index`:
+    its 0-based position in the batch)."""
+
+    digests: list[str | None]
+    index: int | None = None
+    error: ErrorDetail | None = None
 
 
 class EventOut(_Answer):
@@ -228,6 +239,18 @@ class ItemResult(_Answer):
     remaining: dict[str, int] | None = None
     job_id: int | None = None
     attempts: int | None = None
+
+
+class WriteResult(ItemResult):
+    """One item of a mixed batch (`write_records`): its operation beside its outcome."""
+
+    op: str
+
+
+class WriteBatchResult(_Answer):
+    results: list[WriteResult]
+    succeeded: int
+    failed: int
 
 
 class BatchResult(_Answer):

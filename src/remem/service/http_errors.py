@@ -1,6 +1,7 @@
 """How the HTTP service answers errors: `{"error": {"code", "message"}}` with a status.
 
-401 without a valid key, 403 outside the key's scope or role, 404 unknown ids,
+400 a page cursor the list did not hand out, 401 without a valid key, 403 outside
+the key's scope or role, 404 unknown ids,
 409 conflicts, 422 malformed JSON or fields (and remem's InvalidInput and
 RefusedContent), 503 when the database cannot answer.
 """
@@ -19,6 +20,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from remem.errors import (
     ConflictError,
     Forbidden,
+    InvalidCursor,
     InvalidInput,
     NotFound,
     RefusedContent,
@@ -30,6 +32,7 @@ from remem.errors import (
 log = logging.getLogger("remem.service")
 
 _STATUS: list[tuple[type[RememError], int]] = [
+    (InvalidCursor, 400),
     (InvalidInput, 422),
     (RefusedContent, 422),
     (NotFound, 404),

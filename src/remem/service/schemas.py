@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from remem.policy.fields import valid_field
 from remem.policy.scope import valid_request_id
@@ -41,6 +41,12 @@ class EventIn(_Body):
         "a different event with a used id is a 409 conflict",
     )
     metadata: dict[str, Any] | None = None
+
+
+class ImportBatchIn(_Body):
+    """Rows of an import, checked as the import checks them; nothing is written."""
+
+    events: list[dict[str, Any]] = Field(min_length=1, max_length=1000)
 
 
 class EventBatchIn(_Body):
@@ -142,6 +148,41 @@ class BatchUpdateIn(_Body):
 
 class BatchDeleteIn(_Body):
     records: list[DeleteItem] = Field(min_length=1, max_length=100)
+
+
+class WriteItem(_Body):
+    """One item of a mixed batch (`Memory.write_records`): create needs actor_id and
+    text, update record_id and text, delete record_id."""
+
+    op: Literal["create", "update", "delete"] = "create"
+    request_id: RequestIdStr = RequestId
+    actor_id: str | None = Field(default=None, min_length=1, max_length=200)
+    record_id: str | None = Field(default=None, min_length=1, max_length=200)
+    text: str | None = Field(default=None, min_length=1, max_length=4000)
+    kind: Literal["semantic", "preference", "episodic"] = "semantic"
+    field: Annotated[str | None, AfterValidator(valid_field)] = Field(
+        default=None, min_length=1, max_length=200
+    )
+    value: Annotated[str | None, AfterValidator(valid_value)] = Field(
+        default=None, max_length=MAX_VALUE_CHARS
+    )
+    valid_until: Time = Field(default=None, max_length=64)
+    sensitivity: Literal["normal", "personal", "sensitive"] = "normal"
+    strategy: str = Field(default="self-managed", min_length=1, max_length=100)
+
+    @model_validator(mode="after")
+    def _needs(self) -> WriteItem:
+        if self.op == "create" and (self.actor_id is None or self.text is None):
+            raise ValueError("create needs actor_id and text")
+        if self.op == "update" and (self.record_id is None or self.text is None):
+            raise ValueError("update needs record_id and text")
+        if self.op == "delete" and self.record_id is None:
+            raise ValueError("delete needs record_id")
+        return self
+
+
+class BatchWriteIn(_Body):
+    records: list[WriteItem] = Field(min_length=1, max_length=1000)
 
 
 class ProposeIn(_Body):

@@ -27,13 +27,17 @@ def default_db_path() -> Path:
 
 
 def open_store(
-    target: str | os.PathLike[str] | None = None, *, clock: Clock | None = None
+    target: str | os.PathLike[str] | None = None,
+    *,
+    clock: Clock | None = None,
+    migrate: bool = True,
 ) -> Store:
     """The store `target` names: a PostgreSQL URL or libpq DSN, `sqlite:///path`, or a path.
 
     With no target: `$REMEM_DB`, else remem.db in the user data directory
     (created). The one place a database name becomes a backend. `clock` stamps
-    what the store writes (default: UTC now).
+    what the store writes (default: UTC now); `migrate=False` applies no pending
+    migration (`remem.store.schema`).
     """
     raw = str(target) if target is not None else os.environ.get("REMEM_DB")
     if not raw:
@@ -47,10 +51,10 @@ def open_store(
             raise InvalidInput(
                 "a PostgreSQL URL needs the postgres extra: pip install 'remem[postgres]'"
             ) from None
-        return PostgresStore(raw, clock=clock)
+        return PostgresStore(raw, clock=clock, migrate=migrate)
     from remem.store.sqlite.store import SQLiteStore  # not at import time: it loads numpy
 
-    return SQLiteStore(raw.removeprefix("sqlite:///"), clock=clock)
+    return SQLiteStore(raw.removeprefix("sqlite:///"), clock=clock, migrate=migrate)
 
 
 def is_server_url(target: str) -> bool:

@@ -42,12 +42,15 @@ from remem.store.values import (
     SourceGrowth,
     StatusChange,
     ThreadHost,
+    Tombstone,
     VectorModel,
     Write,
     joined_sources,
     new_sources,
     refuse_foreign_records,
 )
+
+Key = tuple[datetime, str]  # a keyset page's position: a time and an id
 
 if TYPE_CHECKING:
     from remem.store.flows.documents import DocumentIndex
@@ -185,10 +188,11 @@ class JobQueue(Protocol):
     def pending_jobs(self, tenant: str | None = None) -> int: ...
 
     def list_jobs(
-        self, tenant: str, status: str | None = None, limit: int = 100, actor: str | None = None
-    ) -> list[JobInfo]:
+        self, tenant: str, status: str | None = None, limit: int = 100,
+        actor: str | None = None, before: int | None = None,
+    ) -> list[JobInfo]:  # fmt: skip
         """A tenant's extraction jobs, newest first, optionally of one status; with `actor`,
-        only the jobs of that actor's events."""
+        only the jobs of that actor's events; with `before`, those numbered below it."""
         ...
 
     def job_counts(self, tenant: str, actor: str | None = None) -> dict[str, int]:
@@ -278,6 +282,12 @@ class RecordStore(Protocol):
     def list_records(
         self, scope: Scope, statuses: Iterable[Status] | None = None, limit: int = 10_000
     ) -> list[Record]: ...
+
+    def records_page(
+        self, scope: Scope, statuses: Iterable[Status] | None, after: Key | None, limit: int
+    ) -> list[Record]:
+        """A keyset page: by (valid_from, id), newest first, after `after`."""
+        ...
 
     def records_by_field(self, scope: Scope, field: str) -> list[Record]:
         """Non-deleted records of one scope about the same field."""
@@ -400,6 +410,14 @@ class Erasure(Protocol):
         """When the actor was last erased (its tombstone's time), or None."""
         ...
 
+    def tombstones(self) -> list[Tombstone]:
+        """Every tenant's tombstones, oldest first (`remem.lifecycle.restore`)."""
+        ...
+
+    def restore_tombstones(self, tenant: str, marks: Sequence[Tombstone]) -> int:
+        """Put back `tenant`'s tombstones and empty the events they name; how many."""
+        ...
+
     def scrub_files(self, vacuum: bool = False) -> dict[str, int]:
         """After erasures, make them reach the storage files where the backend can;
         return what is left over (all 0 when done). `vacuum` asks PostgreSQL to VACUUM
@@ -442,7 +460,9 @@ class Erasure(Protocol):
         whose process died before reading it back)."""
         ...
 
-    def deletions(self, tenant: str, limit: int = 100) -> list[dict[str, Any]]: ...
+    def deletions(
+        self, tenant: str, limit: int = 100, before: int | None = None
+    ) -> list[dict[str, Any]]: ...
 
 
 class KeyStore(Protocol):
@@ -462,6 +482,12 @@ class KeyStore(Protocol):
 
     def list_keys(self, tenant: str | None = None) -> list[ApiKey]:
         """Every key (of one tenant), oldest first, revoked ones included."""
+        ...
+
+    def keys_page(
+        self, tenant: str, actor: str | None, after: Key | None, limit: int
+    ) -> list[ApiKey]:
+        """A keyset page of keys (one actor's, when given): by (created_at, id), after `after`."""
         ...
 
     def get_key(self, key_id: str, tenant: str | None = None) -> ApiKey | None:

@@ -58,6 +58,12 @@ def read_migrations(folder: str) -> list[tuple[int, str]]:
     return sorted(found)
 
 
+def migration_names(folder: str) -> dict[int, str]:
+    """The migrations of one folder (as `read_migrations`) by number: `0003_keys.sql`."""
+    files = (resources.files("remem.store") / folder).iterdir()
+    return {int(f.name.split("_", 1)[0]): f.name for f in files if f.name.endswith(".sql")}
+
+
 def split_sql(script: str) -> list[str]:
     """Split a migration into statements (our SQL has no `--` or `;` in literals)."""
     lines = [ln.split("--", 1)[0] for ln in script.splitlines()]

@@ -178,6 +178,25 @@ class JobGroup:
 
 
 @dataclass(frozen=True, slots=True)
+class Tombstone:
+    """A content-free mark an erasure left: of an actor, record, event or document."""
+
+    tenant: str
+    kind: str
+    key: str
+    created_at: datetime
+
+    def as_dict(self) -> dict[str, str]:
+        """The mark as JSON-ready data (a line of `remem erasures export`)."""
+        return {
+            "tenant": self.tenant,
+            "kind": self.kind,
+            "key": self.key,
+            "created_at": self.created_at.isoformat(),
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class ForgetReport:
     """What a deletion removed, and whether reading every surface confirmed it."""
 

@@ -137,6 +137,27 @@ def import_rows(
     return ImportResult(imported, skipped)
 
 
+def import_digests(
+    deps: Deps, rows: Sequence[Mapping[str, Any]], max_clock_skew: timedelta
+) -> tuple[list[str | None], tuple[int, RememError] | None]:
+    """Per row, the content digest `import_rows` makes its id from (None: the row has
+    its own id), up to the first invalid row, and that row's index and error (None:
+    every row is valid). Nothing is written: a client that imports over HTTP numbers
+    identical rows itself (`imp_` + digest + `_` + how many came before) and appends
+    them with those ids (`remem.service.client.queue`)."""
+    digests: list[str | None] = []
+    for i, row in enumerate(rows):
+        try:
+            found = event(deps, row, max_clock_skew)
+        except (InvalidInput, RefusedContent) as exc:
+            return digests, (i, exc)
+        if row.get("event_id") or row.get("id"):
+            digests.append(None)
+        else:
+            digests.append(import_digest(found, time_given=row.get("time") is not None))
+    return digests, None
+
+
 def _import_event(
     deps: Deps, row: Mapping[str, Any], seen: dict[str, int], skew: timedelta
 ) -> Event:

@@ -202,7 +202,7 @@ def test_lists_page_with_next_cursor_and_limit_still_works(server: Server) -> No
                 break
         assert seen == list(reversed(made))  # newest first, none twice, none lost
         bad = h.get("/v1/memories", params={"actor_id": "pager", "cursor": "nope"})
-        assert bad.status_code == 422 and "cursor" in bad.json()["error"]["message"]
+        assert bad.status_code == 400 and "cursor" in bad.json()["error"]["message"]
     agent.add_events([event_row(t) for t in things])
     with server.http("admin") as h:
         for path, field in [("/v1/keys", "keys"), ("/v1/jobs/list", "jobs")]:

@@ -44,11 +44,12 @@ from remem.service.client.documents import DocumentClient, document_item
 from remem.service.client.pages import collect
 from remem.service.client.queue import QueueClient
 from remem.service.client.thread import ThreadClient
+from remem.service.client.writes import WriteClient
 from remem.store.roles import ForgetReport
 from remem.timeutil import parse_time
 
 
-class Client(QueueClient, DocumentClient, ThreadClient):
+class Client(QueueClient, WriteClient, DocumentClient, ThreadClient):
     """A remem server, called with one API key. Thread-safe (httpx.Client is)."""
 
     def __init__(
@@ -126,8 +127,8 @@ class Client(QueueClient, DocumentClient, ThreadClient):
     def list_jobs(self, status: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
         """The extraction jobs of the key's scope (a key for one actor: that actor's), newest
         first."""
-        params: dict[str, Any] = {"limit": limit} | ({"status": status} if status else {})
-        return list(self._call("GET", "/v1/jobs/list", params=params)["jobs"])
+        params: dict[str, Any] = {"status": status} if status else {}
+        return collect(self._call, "/v1/jobs/list", "jobs", params, limit=limit)
 
     def retry_jobs(self, failed_only: bool = True) -> int:
         """Put failed jobs (and, unless `failed_only`, waiting ones) back to run now."""
@@ -273,13 +274,13 @@ class Client(QueueClient, DocumentClient, ThreadClient):
             {
                 "actor_id": actor,
                 "all": all,
-                "limit": limit,
                 "as_of": _iso(as_of),
                 "field": field,
                 "namespace": namespace,
             }
         )
-        return [_record(r) for r in self._call("GET", "/v1/memories", params=params)["records"]]
+        found = collect(self._call, "/v1/memories", "records", params, limit=limit)
+        return [_record(r) for r in found]
 
     def get(self, record_id: str) -> Record:
         """One record; NotFound when there is none the key may see."""

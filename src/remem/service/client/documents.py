@@ -9,6 +9,7 @@ from urllib.parse import quote
 
 from remem.errors import InvalidInput
 from remem.model import DocumentItem
+from remem.service.client.pages import collect
 from remem.store.roles import ForgetReport
 
 
@@ -51,9 +52,8 @@ class DocumentClient:
 
     def list_documents(self, *, scope: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
         """The documents the key may read (of one scope, when given)."""
-        params: dict[str, Any] = {"limit": limit} | ({"scope": scope} if scope else {})
-        docs: list[dict[str, Any]] = self._call("GET", "/v1/documents", params=params)["documents"]
-        return docs
+        params: dict[str, Any] = {"scope": scope} if scope else {}
+        return collect(self._call, "/v1/documents", "documents", params, limit=limit)
 
     def get_document(self, document_id: str) -> dict[str, Any]:
         """One document with its chunks: `{"document", "chunks"}`."""

@@ -10,15 +10,21 @@ seen from outside and stay 0). A server without a worker never drains: after
 
 from __future__ import annotations
 
+import itertools
 import time
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 from urllib.parse import quote
 
-from remem.errors import StoreError
+from remem.errors import ConflictError, InvalidInput, RefusedContent, StoreError
 from remem.pipeline.jobs import ProcessResult
+from remem.policy.dataclasses import shown
 from remem.service.client.pages import collect
+from remem.writes.checks import count
+from remem.writes.events import ImportResult
 
 POLL_SECONDS = 0.05
+IMPORT_BATCH = 1000  # the most events one request of the service takes
 
 
 class QueueClient:
@@ -39,6 +45,50 @@ class QueueClient:
             "GET", "/v1/events", params={k: v for k, v in params.items() if v is not None}
         )
         return list(page["events"]), page["next_cursor"]
+
+    def import_events(
+        self,
+        rows: Iterable[Mapping[str, Any]],
+        batch: int = 500,
+        progress: Callable[[int], None] | None = None,
+        *,
+        lines: Iterable[int] | None = None,
+    ) -> ImportResult:
+        """Import events in batches (one transaction each, of at most `IMPORT_BATCH`),
+        keeping their times; safe to run again, with the ids `Memory.import_events`
+        gives: the server says each row's content digest (POST /v1/events/import-ids),
+        this client numbers identical rows across batches, and the rows are appended
+        with those ids. The first invalid row stops the import: the rows before it are
+        stored, and the error names its line (`lines`, by default 1-based positions)."""
+        numbers = iter(lines) if lines is not None else itertools.count(1)
+        size = min(count("batch", batch), IMPORT_BATCH)
+        seen: dict[str, int] = {}  # content digest -> identical rows so far
+        imported = skipped = 0
+        pairs = zip(numbers, rows, strict=False)
+        while chunk := list(itertools.islice(pairs, size)):
+            body = [_import_body(line, row) for line, row in chunk]
+            answer = self._call("POST", "/v1/events/import-ids", json={"events": body})
+            for row, digest in zip(body, answer["digests"], strict=False):
+                if digest is not None:
+                    row["event_id"] = f"imp_{digest}_{seen.get(digest, 0)}"
+                    seen[digest] = seen.get(digest, 0) + 1
+            good = body[: len(answer["digests"])]
+            if good:
+                try:
+                    out = self._call("POST", "/v1/events", json={"events": good})
+                except ConflictError as exc:  # one transaction: none of this batch is kept
+                    where = f"lines {chunk[0][0]}-{chunk[-1][0]} (none of them stored)"
+                    raise ConflictError(_stopped(where, exc)) from None
+                added = [bool(e["created"]) for e in out["events"]]
+                imported += sum(added)
+                skipped += len(added) - sum(added)
+                if progress is not None:
+                    progress(len(added))
+            if answer.get("error") is not None:
+                err = answer["error"]
+                cls = RefusedContent if err["code"] == RefusedContent.code else InvalidInput
+                raise cls(_stopped(f"line {chunk[answer['index']][0]}", err["message"]))
+        return ImportResult(imported, skipped)
 
     def process(
         self, limit: int | None = None, batch: int = 64, *, timeout: float = 60.0
@@ -74,3 +124,22 @@ class QueueClient:
             "GET", f"/v1/subjects/{quote(actor, safe='')}/fresh-start"
         )
         return out
+
+
+def _import_body(line: int, row: Mapping[str, Any]) -> dict[str, Any]:
+    """An import row in the service's names (`actor_id`, `session_id`)."""
+    if not isinstance(row, Mapping):
+        why = f"an event must be an object; got {shown(row)}"
+        raise InvalidInput(_stopped(f"line {line}", why))
+    names = {"actor": "actor_id", "session": "session_id", "id": "event_id"}
+    body = {names.get(str(k), str(k)): v for k, v in row.items() if v is not None}
+    if "time" in body and not isinstance(body["time"], str | int | float):
+        body["time"] = body["time"].isoformat()  # a datetime, as the library takes it
+    return body
+
+
+def _stopped(where: str, why: object) -> str:
+    return (
+        f"{where}: {why}. The lines before were kept; fix it and run the import again "
+        "(lines already stored are skipped)"
+    )

@@ -27,6 +27,8 @@ from remem.service.answers import (
 )
 from remem.service.routes.deps import Svc, Who, refuses_body
 from remem.service.schemas import KeyIn
+from remem.store.values import ApiKey
+from remem.timeutil import parse_time
 
 router = APIRouter()
 
@@ -123,18 +125,21 @@ Limit = Annotated[int, Query(ge=1, le=1000)]
     tags=["subjects"],
     operation_id="list_deletions",
     response_model=DeletionList,
-    responses=errors(*KEYED, 403),
+    responses=errors(*KEYED, 400, 403),
 )
 def list_deletions(
     who: Who, svc: Svc, limit: Limit = 100, cursor: paging.Cursor = None
 ) -> dict[str, Any]:
     """The tenant's deletion jobs, newest first, with what each removed and verified
-    (`remem deletions`; a tenant-wide admin key: the log names every erased subject)."""
+    (`remem deletions`; a tenant-wide admin key: the log names every erased subject).
+    `next_cursor` fetches the next page, read below the last job's number."""
     scope.need_tenant_wide(who)
     scope.need_role(who, "admin")
-    mem = svc.memory(who.tenant)
-    rows, after = paging.page(mem.deletions, lambda d: str(d["id"]), limit, cursor)
-    return {"deletions": rows, "next_cursor": after}
+    after = paging.read("deletions", (who.tenant,), cursor, (paging.NUMBER,))
+    before = None if after is None else int(after[0])
+    found = svc.store.deletions(who.tenant, limit + 1, before)
+    rows, next_cursor = paging.page(found, limit, lambda d: (d["id"],), "deletions", (who.tenant,))
+    return {"deletions": rows, "next_cursor": next_cursor}
 
 
 @router.get(
@@ -142,16 +147,26 @@ def list_deletions(
     tags=["keys"],
     operation_id="list_keys",
     response_model=KeyList,
-    responses=errors(*KEYED, 403),
+    responses=errors(*KEYED, 400, 403),
 )
 def list_keys(
     who: Who, svc: Svc, limit: Limit = 1000, cursor: paging.Cursor = None
 ) -> dict[str, Any]:
-    """The tenant's API keys, without secrets, `limit` a page (admins)."""
+    """The tenant's API keys (a key for one actor: that actor's), without secrets, oldest
+    first, `limit` a page (admins); `next_cursor` fetches the next page, read after the
+    last key's (created_at, id)."""
     scope.need_role(who, "admin")
-    found = [k for k in keyring.list_keys(svc.store, who.tenant) if who.actor in (None, k.actor)]
-    keys, after = paging.page(lambda n: found[:n], lambda k: k.id, limit, cursor)
-    return {"keys": [k.as_dict() for k in keys], "next_cursor": after}
+    query = (who.tenant, who.actor)
+    after = paging.read("keys", query, cursor, (paging.TIME, paging.TEXT))
+    at = None if after is None else (after[0], after[1])
+    found = svc.store.keys_page(who.tenant, who.actor, at, limit + 1)
+    # oldest first: the cursor holds the last key handed out, the next page starts after it
+    keys, next_cursor = paging.page(found, limit, _key_of, "keys", query)
+    return {"keys": [k.as_dict() for k in keys], "next_cursor": next_cursor}
+
+
+def _key_of(k: ApiKey) -> tuple[Any, ...]:
+    return (parse_time(k.created_at), k.id)
 
 
 @router.post(

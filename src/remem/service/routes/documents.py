@@ -193,24 +193,38 @@ def _short(exc: Exception) -> str:
     tags=["documents"],
     operation_id="list_documents",
     response_model=DocumentList,
-    responses=errors(*KEYED, 403),
+    responses=errors(*KEYED, 400, 403),
 )
 def list_documents(
     who: Who,
     svc: Svc,
     doc_scope: Annotated[str | None, Query(alias="scope", max_length=300)] = None,
     limit: Annotated[int, Query(ge=1, le=10_000)] = 100,
-    cursor: Annotated[
-        str | None, Query(max_length=600, description="next_cursor of a page")
-    ] = None,
+    cursor: paging.Cursor = None,
 ) -> dict[str, Any]:
     """The documents the key may read (of one scope, when given), newest change first,
-    `limit` a page; `next_cursor` fetches the next (`remem.service.paging`)."""
+    `limit` a page; `next_cursor` fetches the next, read after the last document's
+    (updated_at, id) (`remem.service.paging`)."""
     deps = svc.memory(who.tenant).deps
-    docs, after = paging.page(
-        lambda n: flows.listing(deps, who, doc_scope, n), lambda d: d.id, limit, cursor
+    query = (who.tenant, who.actor, doc_scope)
+    after = paging.read("documents", query, cursor, (paging.TIME, paging.TEXT))
+    # one row past the page says whether another follows (the listing takes 10,000 at
+    # most: a full page of 10,000 gets a cursor, and the page after may be empty)
+    found = flows.listing(
+        deps,
+        who,
+        doc_scope,
+        min(limit + 1, 10_000),
+        None if after is None else (after[0], after[1]),
     )
-    return {"documents": [d.as_dict() for d in docs], "next_cursor": after}
+    docs = found[:limit]
+    more = len(found) > limit or (limit == 10_000 and len(found) == limit)
+    next_cursor = (
+        paging.write("documents", query, (docs[-1].updated_at, docs[-1].id))
+        if docs and more
+        else None
+    )
+    return {"documents": [d.as_dict() for d in docs], "next_cursor": next_cursor}
 
 
 @router.get(

@@ -9,13 +9,14 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
-from remem.errors import InvalidInput
+from remem.errors import InvalidCursor
 from remem.ids import new_id
 from remem.policy import scope
 from remem.policy.scope import check_name
-from remem.service.answers import KEYED, EventsCreated, EventsPage, errors
+from remem.service.answers import KEYED, EventsCreated, EventsPage, ImportDigests, errors
 from remem.service.routes.deps import Svc, Who
-from remem.service.schemas import EventBatchIn, EventIn
+from remem.service.schemas import EventBatchIn, EventIn, ImportBatchIn
+from remem.writes.events import import_digests
 
 router = APIRouter()
 # what `_cursor` hands out, matched whole: the last event's UTC time and its seq
@@ -65,12 +66,43 @@ def create_events(body: EventBatchIn | EventIn, who: Who, svc: Svc) -> dict[str,
     return {"events": out}
 
 
+@router.post(
+    "/v1/events/import-ids",
+    tags=["events"],
+    operation_id="import_event_ids",
+    response_model=ImportDigests,
+    response_model_exclude_none=True,
+    responses=errors(*KEYED, 403),
+)
+def import_event_ids(body: ImportBatchIn, who: Who, svc: Svc) -> dict[str, Any]:
+    """The content digests an import makes ids from, for rows without an `event_id`
+    (`Memory.import_events`; nothing is written). `Client.import_events` numbers
+    identical rows across its batches and appends them with those ids, so an import
+    over HTTP is re-runnable and gives the ids the library's import gives."""
+    rows = [_library_row(r) for r in body.events]
+    for r in rows:
+        if isinstance(r.get("actor"), str):
+            scope.allow(who, r["actor"])
+    mem = svc.memory(who.tenant)
+    digests, bad = import_digests(mem.deps, rows, mem.max_clock_skew)
+    if bad is None:
+        return {"digests": digests}
+    index, exc = bad
+    return {"digests": digests, "index": index, "error": {"code": exc.code, "message": str(exc)}}
+
+
+def _library_row(row: dict[str, Any]) -> dict[str, Any]:
+    """An event in the HTTP names (`actor_id`, `session_id`) in the library's."""
+    names = {"actor_id": "actor", "session_id": "session"}
+    return {names.get(k, k): v for k, v in row.items()}
+
+
 @router.get(
     "/v1/events",
     tags=["events"],
     operation_id="list_events",
     response_model=EventsPage,
-    responses=errors(*KEYED, 403),
+    responses=errors(*KEYED, 400, 403),
 )
 def list_events(
     who: Who,
@@ -112,7 +144,7 @@ def _cursor(key: tuple[datetime, int]) -> str:
 
 def _key(cursor: str | None) -> tuple[datetime, int] | None:
     """The key a cursor of `_cursor` holds (None: the first page); anything else is
-    InvalidInput, never echoed."""
+    InvalidCursor (400), never echoed."""
     if cursor is None:
         return None
     try:
@@ -121,4 +153,4 @@ def _key(cursor: str | None) -> tuple[datetime, int] | None:
             return datetime.fromisoformat(m[1]), int(m[2])
     except (binascii.Error, UnicodeDecodeError, ValueError):
         pass
-    raise InvalidInput("cursor is not one this service handed out; omit it to start over")
+    raise InvalidCursor("cursor is not one this service handed out; omit it to start over")

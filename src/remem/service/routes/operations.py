@@ -6,7 +6,9 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
 
+from remem.errors import InvalidInput
 from remem.policy import scope
+from remem.policy.scope import named
 from remem.service import paging
 from remem.service.answers import (
     ANY,
@@ -75,7 +77,7 @@ def jobs(who: Who, svc: Svc) -> dict[str, Any]:
     tags=["jobs"],
     operation_id="list_jobs",
     response_model=JobList,
-    responses=errors(*KEYED),
+    responses=errors(*KEYED, 400),
 )
 def list_jobs(
     who: Who,
@@ -86,12 +88,18 @@ def list_jobs(
 ) -> dict[str, Any]:
     """The extraction jobs of the key's scope, newest first: strategy, state, attempts,
     last error (ListMemoryExtractionJobs); a key narrowed to one actor lists only the
-    jobs of that actor's events."""
-    mem = svc.memory(who.tenant)
-    found, after = paging.page(
-        lambda n: mem.jobs(status, n, actor=who.actor), lambda j: str(j.id), limit, cursor
-    )
-    return {"jobs": [j.as_dict() for j in found], "next_cursor": after}
+    jobs of that actor's events. `next_cursor` fetches the next page, read below the last
+    job's number (`remem.service.paging`)."""
+    from remem.pipeline.jobs import JOB_STATUSES
+
+    if status is not None and status not in JOB_STATUSES:
+        raise InvalidInput(f"status must be one of {', '.join(JOB_STATUSES)}; got {named(status)}")
+    query = (who.tenant, who.actor, status)
+    after = paging.read("jobs", query, cursor, (paging.NUMBER,))
+    before = None if after is None else int(after[0])
+    found = svc.store.list_jobs(who.tenant, status, limit + 1, who.actor, before)
+    jobs, next_cursor = paging.page(found, limit, lambda j: (j.id,), "jobs", query)
+    return {"jobs": [j.as_dict() for j in jobs], "next_cursor": next_cursor}
 
 
 @router.post(

@@ -5,6 +5,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
+from remem.model import Record
 from remem.policy import scope
 from remem.policy.scope import SHARED_ACTOR, check_name
 from remem.service import paging
@@ -40,7 +41,7 @@ def propose(body: ProposeIn, who: Who, svc: Svc) -> dict[str, Any]:
     tags=["procedures"],
     operation_id="list_procedures",
     response_model=RecordList,
-    responses=errors(*KEYED, 403),
+    responses=errors(*KEYED, 400, 403),
 )
 def list_procedures(
     who: Who,
@@ -57,9 +58,18 @@ def list_procedures(
     if all:
         scope.need_role(who, "reviewer")
     actor = None if actor_id is None else scope.actor_for(who, actor_id)
+    query = (who.tenant, actor, all)
+    after = paging.read("procedures", query, cursor, (paging.TIME, paging.TEXT))
+    # the procedures are read whole (a tenant has tens, each a versioned text), newest
+    # first by (valid_from, id), and cut after the cursor's key
     found = svc.memory(who.tenant).procedures(actor=actor, all=all)
-    recs, after = paging.page(lambda n: found[:n], lambda r: r.id, limit, cursor)
-    return {"records": [r.as_dict() for r in recs], "next_cursor": after}
+    rest = paging.after(found, after, _key)[: limit + 1]
+    recs, next_cursor = paging.page(rest, limit, _key, "procedures", query)
+    return {"records": [r.as_dict() for r in recs], "next_cursor": next_cursor}
+
+
+def _key(r: Record) -> tuple[Any, ...]:
+    return (r.valid_from, r.id)
 
 
 @router.post(

@@ -4,11 +4,13 @@
 # no `from __future__ import annotations`: FastAPI reads the signatures at runtime
 import functools
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
 from remem.errors import ConflictError, InvalidInput, NotFound, RefusedContent
+from remem.memory import reads
 from remem.memory.memory import Memory
 from remem.model import Record
 from remem.policy import scope
@@ -21,6 +23,7 @@ from remem.service.answers import (
     History,
     RecordList,
     RecordOut,
+    WriteBatchResult,
     errors,
 )
 from remem.service.http_errors import failure_of
@@ -29,9 +32,11 @@ from remem.service.schemas import (
     BatchCreateIn,
     BatchDeleteIn,
     BatchUpdateIn,
+    BatchWriteIn,
     CreateItem,
     DeleteItem,
     UpdateItem,
+    WriteItem,
 )
 from remem.writes import ledger
 
@@ -43,7 +48,7 @@ router = APIRouter()
     tags=["memories"],
     operation_id="list_memories",
     response_model=RecordList,
-    responses=errors(*KEYED, 403),
+    responses=errors(*KEYED, 400, 403),
 )
 def list_memories(
     who: Who,
@@ -51,9 +56,7 @@ def list_memories(
     actor_id: Annotated[str | None, Query(max_length=200)] = None,
     all: Annotated[bool, Query(description="include invalid and proposed records")] = False,
     limit: Annotated[int, Query(ge=1, le=10_000)] = 1000,
-    cursor: Annotated[
-        str | None, Query(max_length=600, description="next_cursor of a page")
-    ] = None,
+    cursor: paging.Cursor = None,
     as_of: Annotated[
         str | None, Query(max_length=64, description="ISO 8601: known and valid then")
     ] = None,
@@ -66,17 +69,25 @@ def list_memories(
 ) -> dict[str, Any]:
     """An actor's records, newest first, `limit` a page (ListMemoryRecords); with `as_of`,
     those known and valid then; `field` and `namespace` narrow them as `Memory.records`
-    does. `next_cursor` fetches the next page (`remem.service.paging`)."""
+    does. `next_cursor` fetches the next page, read after the last record's key
+    (valid_from, id) (`remem.service.paging`)."""
     actor = scope.actor_for(who, actor_id)
     mem = svc.memory(who.tenant)
+    query = (who.tenant, actor, all, as_of, field, namespace)
+    after = paging.read("memories", query, cursor, (paging.TIME, paging.TEXT))
+    found = reads.records_page(
+        mem.deps, actor, all, limit + 1, as_of, field, namespace, _key(after)
+    )
+    recs, next_cursor = paging.page(found, limit, _record_key, "memories", query)
+    return {"records": [r.as_dict() for r in recs], "next_cursor": next_cursor}
 
-    def fetch(n: int) -> list[Record]:
-        return mem.records(
-            actor=actor, all=all, limit=n, as_of=as_of, field=field, namespace=namespace
-        )
 
-    recs, after = paging.page(fetch, lambda r: r.id, limit, cursor)
-    return {"records": [r.as_dict() for r in recs], "next_cursor": after}
+def _record_key(r: Record) -> tuple[Any, ...]:
+    return (r.valid_from, r.id)
+
+
+def _key(after: tuple[Any, ...] | None) -> tuple[datetime, str] | None:
+    return None if after is None else (after[0], after[1])
 
 
 @router.get(
@@ -184,6 +195,60 @@ def batch_delete(body: BatchDeleteIn, who: Who, svc: Svc) -> dict[str, Any]:
         return {"status": 200, "record_id": item.record_id, **scope.deletion_report(report)}
 
     return _batch(svc, who, "delete", body.records, lambda i: _actor_of(svc, who, i), run)
+
+
+@router.post(
+    "/v1/memories/batch",
+    tags=["memories"],
+    operation_id="write_memories",
+    response_model=WriteBatchResult,
+    response_model_exclude_unset=True,
+    responses=errors(*KEYED, 403),
+)
+def batch_write(body: BatchWriteIn, who: Who, svc: Svc) -> dict[str, Any]:
+    """Create, correct and forget records in one batch, in order (`Memory.write_records`,
+    for self-managed strategies): every create's actor is checked before anything is
+    written; then each item runs as in the one-operation batches, `strategy` naming
+    what wrote a created record."""
+    ledger.actors_first(who, (i.actor_id for i in body.records if i.op == "create"))
+    mem = svc.memory(who.tenant)
+
+    def run(item: WriteItem, actor: str) -> dict[str, Any]:
+        if item.op == "create":
+            assert item.text is not None  # checked by the body's model
+            rec = mem.remember(
+                actor=actor,
+                text=item.text,
+                kind=item.kind,
+                valid_until=item.valid_until,
+                field=item.field,
+                value=item.value,
+                sensitivity=item.sensitivity,
+                strategy=item.strategy,
+            )
+            return {"status": 201, "record_id": rec.id}
+        assert item.record_id is not None
+        if item.op == "update":
+            assert item.text is not None
+            new = mem.update(
+                item.record_id, text=item.text, valid_until=item.valid_until, by=who.key_id
+            )
+            return {"status": 200, "record_id": new.id, "supersedes": item.record_id}
+        report = mem.forget(record_id=item.record_id)
+        return {"status": 200, "record_id": item.record_id, **scope.deletion_report(report)}
+
+    def resolve(item: WriteItem) -> str:
+        if item.op == "create":
+            return scope.actor_for(who, item.actor_id)
+        assert item.record_id is not None
+        return record(svc, who, item.record_id, write=True).actor
+
+    results = []
+    for item in body.records:
+        (one,) = _batch(svc, who, item.op, [item], resolve, run)["results"]
+        results.append({**one, "op": item.op})
+    ok = sum(1 for r in results if r["status"] < 300)
+    return {"results": results, "succeeded": ok, "failed": len(results) - ok}
 
 
 def _actor_of(svc: Service, who: Principal, item: UpdateItem | DeleteItem) -> str:

@@ -158,6 +158,13 @@ SQL = {
     "WHERE tenant = :tenant AND scope_key IN ({keys}) ORDER BY updated_at DESC, id LIMIT :limit",
     "list_all_docs": f"SELECT {_DOC_COLUMNS}, {_CHUNK_COUNT} FROM documents d "
     "WHERE tenant = :tenant ORDER BY updated_at DESC, id LIMIT :limit",
+    # a keyset page: after the document at (after_at, after_id) in the order above
+    "page_docs": f"SELECT {_DOC_COLUMNS}, {_CHUNK_COUNT} FROM documents d "
+    "WHERE tenant = :tenant AND scope_key IN ({keys}) AND (updated_at < :after_at OR "
+    "(updated_at = :after_at AND id > :after_id)) ORDER BY updated_at DESC, id LIMIT :limit",
+    "page_all_docs": f"SELECT {_DOC_COLUMNS}, {_CHUNK_COUNT} FROM documents d "
+    "WHERE tenant = :tenant AND (updated_at < :after_at OR (updated_at = :after_at AND "
+    "id > :after_id)) ORDER BY updated_at DESC, id LIMIT :limit",
     "chunks_of": f"SELECT {_CHUNK_COLUMNS} FROM document_chunks "
     "WHERE tenant = :tenant AND document_id = :document_id ORDER BY ordinal",
     "chunks_by_id": f"SELECT {_CHUNK_COLUMNS} FROM document_chunks "
@@ -259,15 +266,26 @@ class DocumentIndex:
         return self._document(rows[0]) if rows else None
 
     def listing(
-        self, tenant: str, scope_keys: Sequence[str] | None, limit: int
+        self,
+        tenant: str,
+        scope_keys: Sequence[str] | None,
+        limit: int,
+        after: tuple[datetime, str] | None = None,
     ) -> list[StoredDocument]:
-        """The documents of these scopes (None: every scope), most recently changed first."""
+        """The documents of these scopes (None: every scope), most recently changed first
+        (then by id), after the one at `after` (its updated_at and id: a keyset page)."""
+        params: dict[str, Any] = {"tenant": tenant, "limit": limit}
+        if after is not None:
+            params |= {"after_at": self.s._at(after[0]), "after_id": after[1]}
+        name = "list" if after is None else "page"
         if scope_keys is None:
-            params = {"tenant": tenant, "limit": limit}
-            return [self._document(r) for r in self._read(tenant, "list_all_docs", params)]
-        rows = self._read_list(tenant, "list_docs", {"tenant": tenant, "limit": limit}, scope_keys)
-        docs = [self._document(r) for r in rows]
-        docs.sort(key=lambda d: (d.updated_at, d.id), reverse=True)
+            rows = self._read(tenant, f"{name}_all_docs", params)
+            return [self._document(r) for r in rows]
+        docs = [
+            self._document(r) for r in self._read_list(tenant, f"{name}_docs", params, scope_keys)
+        ]
+        docs.sort(key=lambda d: d.id)  # stable: by id within one updated_at
+        docs.sort(key=lambda d: d.updated_at, reverse=True)
         return docs[:limit]
 
     def chunks(self, tenant: str, document_id: str) -> list[StoredChunk]:

@@ -26,7 +26,9 @@ from typing import Any, ClassVar, Protocol
 
 from remem.model import Kind
 from remem.store.flows.backend import ListBinder, SQLFlows, Tx
+from remem.store.flows.jobs import ALL_TENANTS
 from remem.store.roles import ForgetReport
+from remem.store.values import Tombstone
 
 
 def erased_event_texts(kind: str, source_event_ids: Sequence[str]) -> list[str]:
@@ -102,6 +104,7 @@ class ErasureSQL(Protocol):
     FORGET_HISTORY_TEXT: str  # tenant, {keys}: record ids
     HISTORY_DELETED: str  # tenant, record_id, at
     LOG_DELETION: str  # tenant, target, key, status, attempts, result, error, at -> id
+    ALL_TOMBSTONES: str  # -> tenant, kind, key, created_at, of every tenant
 
 
 class DeletionSQL(Protocol):
@@ -257,6 +260,31 @@ class RecordErasure(SQLFlows):
         return ForgetReport(
             deleted=counts, verified=not any(remaining.values()), remaining=remaining
         )
+
+    def tombstones(self) -> list[Tombstone]:
+        """Every tenant's tombstones, oldest first (`Store.tombstones`)."""
+        rows = self._read(ALL_TENANTS, self.erasure_sql.ALL_TOMBSTONES, {})
+        return [
+            Tombstone(r["tenant"], r["kind"], r["key"], self._time(r["created_at"])) for r in rows
+        ]
+
+    def restore_tombstones(self, tenant: str, marks: Sequence[Tombstone]) -> int:
+        """Put back `tenant`'s tombstones with their own times and empty the texts of the
+        events they name (`Store.restore_tombstones`); how many event marks there were."""
+        q = self.erasure_sql
+        mine = [m for m in marks if m.tenant == tenant]
+        events = [m.key for m in mine if m.kind == "event"]
+        with self._erasure_tx(tenant) as db:
+            for m in mine:
+                at = self._at(m.created_at)
+                if m.kind == "actor":
+                    db.execute(q.ACTOR_TOMBSTONE_AT, {"tenant": tenant, "actor": m.key, "at": at})
+                else:
+                    params = {"tenant": tenant, "kind": m.kind, "key": m.key, "at": at}
+                    db.execute(q.TOMBSTONE_KEY, params)
+            if events:
+                self._erase_event_texts(db, tenant, events)
+        return len(events)
 
     def start_deletion(
         self, tenant: str, target: str, key: str, now: datetime, actor: str | None = None

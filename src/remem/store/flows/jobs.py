@@ -23,6 +23,7 @@ from remem.store.flows.backend import Row, SQLFlows
 from remem.store.roles import Clock, JobGroup, RequestEntry
 from remem.store.rows import job_info_from, llm_call_params
 
+LAST_NUMBER = 2**63 - 1  # above every job's and deletion's number: the first page
 ALL_TENANTS = None  # a transaction that spans tenants by design
 JOB_COUNTS = ("pending", "running", "done", "failed")
 BACKLOG_SCAN = 2000  # a tenant's waiting jobs read to find one actor's, at most
@@ -41,9 +42,9 @@ class JobSQL(Protocol):
     FAIL_JOB: str  # max_attempts, retry_at, error, now, job_id -> status
     COUNT_PENDING: str  # -> n
     COUNT_PENDING_TENANT: str  # tenant -> n
-    LIST_JOBS: str  # tenant, limit -> the columns of `JobInfo`
-    LIST_JOBS_STATUS: str  # tenant, status, limit
-    LIST_JOBS_ACTOR: str  # tenant, actor, status (NULL: any), limit
+    LIST_JOBS: str  # tenant, before, limit -> the columns of `JobInfo`
+    LIST_JOBS_STATUS: str  # tenant, status, before, limit
+    LIST_JOBS_ACTOR: str  # tenant, actor, status (NULL: any), before, limit
     JOB_COUNTS: str  # tenant -> status, n
     JOB_COUNTS_ACTOR: str  # tenant, actor -> status, n
     JOB_GROUPS: str  # tenant -> strategy, status, n, oldest
@@ -171,11 +172,24 @@ class JobQueue(SQLFlows):
         return int(rows[0]["n"])
 
     def list_jobs(
-        self, tenant: str, status: str | None = None, limit: int = 100, actor: str | None = None
+        self,
+        tenant: str,
+        status: str | None = None,
+        limit: int = 100,
+        actor: str | None = None,
+        before: int | None = None,
     ) -> list[JobInfo]:
-        """A tenant's (or one actor's) extraction jobs, newest first, optionally of one status."""
+        """A tenant's (or one actor's) extraction jobs, newest first, optionally of one status,
+        numbered below `before` (a keyset page; None: from the newest)."""
         q = self.jobs_sql
-        params = {"tenant": tenant, "actor": actor, "status": status, "limit": limit}
+        below = LAST_NUMBER if before is None else before
+        params = {
+            "tenant": tenant,
+            "actor": actor,
+            "status": status,
+            "limit": limit,
+            "before": below,
+        }
         if actor is not None:
             sql = q.LIST_JOBS_ACTOR
         else:

@@ -15,12 +15,14 @@ come back in the fixed ISO form (`remem.timeutil.to_db`) on both backends.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, ClassVar, Protocol
 
 from remem.store.flows.backend import Row, SQLFlows
 from remem.store.roles import ApiKey
 from remem.timeutil import parse_time, to_db
+
+FIRST_TIME = datetime(1, 1, 1, tzinfo=UTC)  # before every key: the first page
 
 EVERY_TENANT = None  # a statement spanning tenants by design
 
@@ -32,6 +34,7 @@ class KeySQL(Protocol):
     KEY_BY_HASH: str  # key_hash (unrevoked only)
     LIST_KEYS: str  # (every tenant)
     LIST_TENANT_KEYS: str  # tenant
+    PAGE_KEYS: str  # tenant, actor (NULL: any), after_at, after_id, limit
     GET_KEY: str  # key_id
     GET_TENANT_KEY: str  # key_id, tenant
     REVOKE_KEY: str  # at, key_id
@@ -67,6 +70,21 @@ class ApiKeys(SQLFlows):
         q = self.keys_sql
         sql = q.LIST_KEYS if tenant is None else q.LIST_TENANT_KEYS
         return [self._key(r) for r in self._read(tenant, sql, {"tenant": tenant})]
+
+    def keys_page(
+        self, tenant: str, actor: str | None, after: tuple[datetime, str] | None, limit: int
+    ) -> list[ApiKey]:
+        """Up to `limit` of a tenant's keys (of one actor's), oldest first by (created_at,
+        id), after `after` (None: from the oldest): a page of a keyset."""
+        at, key_id = after if after is not None else (FIRST_TIME, "")
+        params = {
+            "tenant": tenant,
+            "actor": actor,
+            "after_at": self._at(at),
+            "after_id": key_id,
+            "limit": limit,
+        }
+        return [self._key(r) for r in self._read(tenant, self.keys_sql.PAGE_KEYS, params)]
 
     def get_key(self, key_id: str, tenant: str | None = None) -> ApiKey | None:
         """One key by id (of `tenant` when given), or None."""

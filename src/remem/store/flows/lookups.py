@@ -45,7 +45,9 @@ class LookupSQL(Protocol):
     HISTORY: str  # tenant, record_id -> the columns of `HistoryEntry`
     RECORD_STATUS_BY_EVENT: str  # tenant, {keys}: event ids -> event_id, status
 
-    def list_records(self, scope: Scope) -> tuple[str, dict[str, Any]]:
+    def list_records(
+        self, scope: Scope, paged: bool = False, after: bool = False
+    ) -> tuple[str, dict[str, Any]]:
         """A scope's records of some statuses ({keys}), newest first, up to `limit`."""
         ...
 
@@ -131,6 +133,23 @@ class Lookups(SQLFlows):
         sql, params = self.lookup_sql.list_records(scope)
         # one statement: the statuses are a handful, far below SQLite's chunk of keys
         ((bound_sql, bound),) = self._lists(sql, {**params, "limit": limit}, wanted)
+        return [self._record(r) for r in self._read(scope.tenant, bound_sql, bound)]
+
+    def records_page(
+        self,
+        scope: Scope,
+        statuses: Iterable[Status] | None,
+        after: tuple[datetime, str] | None,
+        limit: int,
+    ) -> list[Record]:
+        """Up to `limit` records of one scope in the order of their unique key (valid_from,
+        id), newest first, after `after` (None: from the newest): a page of a keyset."""
+        wanted = [s.value for s in (statuses or LISTED)]
+        sql, params = self.lookup_sql.list_records(scope, paged=True, after=after is not None)
+        params = {**params, "limit": limit}
+        if after is not None:
+            params |= {"after_at": self._at(after[0]), "after_id": after[1]}
+        ((bound_sql, bound),) = self._lists(sql, params, wanted)
         return [self._record(r) for r in self._read(scope.tenant, bound_sql, bound)]
 
     def records_by_field(self, scope: Scope, field: str) -> list[Record]:

@@ -19,6 +19,7 @@ from psycopg_pool import ConnectionPool
 from remem.errors import RememError
 from remem.store.flows.backend import Tx
 from remem.store.flows.erasure import DeletionSQL, ErasureSQL, Found, RecordErasure, TombstoneSQL
+from remem.store.flows.jobs import LAST_NUMBER
 from remem.store.postgres import sql as q
 from remem.store.postgres.rows import iso, value
 
@@ -156,9 +157,16 @@ class PostgresErasure(RecordErasure):
             raise self._translate(exc) from exc
         return {}
 
-    def deletions(self, tenant: str, limit: int = 100) -> list[dict[str, Any]]:
-        """The tenant's deletion jobs, newest first."""
-        rows = self._rows(tenant, q.LIST_DELETIONS, {"tenant": tenant, "limit": limit})
+    def deletions(
+        self, tenant: str, limit: int = 100, before: int | None = None
+    ) -> list[dict[str, Any]]:
+        """The tenant's deletion jobs, newest first (numbered below `before`, when given)."""
+        params = {
+            "tenant": tenant,
+            "limit": limit,
+            "before": LAST_NUMBER if before is None else before,
+        }
+        rows = self._rows(tenant, q.LIST_DELETIONS, params)
         return [{**r, "created_at": iso(r["created_at"])} for r in rows]
 
     def _record_left(self, tenant: str, record_id: str, sources: list[str]) -> dict[str, int]:

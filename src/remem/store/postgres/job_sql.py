@@ -77,11 +77,12 @@ WHERE tenant = %(tenant)s AND status IN ('pending', 'running')
 """
 JOB_INFO_COLUMNS = "id, event_id, strategy, status, attempts, last_error, run_after, updated_at"
 LIST_JOBS = f"""
-SELECT {JOB_INFO_COLUMNS} FROM jobs WHERE tenant = %(tenant)s ORDER BY id DESC LIMIT %(limit)s
+SELECT {JOB_INFO_COLUMNS} FROM jobs WHERE tenant = %(tenant)s AND id < %(before)s
+ORDER BY id DESC LIMIT %(limit)s
 """
 LIST_JOBS_STATUS = f"""
 SELECT {JOB_INFO_COLUMNS} FROM jobs WHERE tenant = %(tenant)s AND status = %(status)s
-ORDER BY id DESC LIMIT %(limit)s
+AND id < %(before)s ORDER BY id DESC LIMIT %(limit)s
 """
 JOB_COUNTS = "SELECT status, count(*) AS n FROM jobs WHERE tenant = %(tenant)s GROUP BY status"
 # the jobs by strategy and status with the oldest one's creation (remem.telemetry.metrics)
@@ -103,7 +104,7 @@ LIST_JOBS_ACTOR = """
 SELECT j.id, j.event_id, j.strategy, j.status, j.attempts, j.last_error, j.run_after, j.updated_at
 FROM jobs j JOIN events e ON e.tenant = j.tenant AND e.id = j.event_id
 WHERE j.tenant = %(tenant)s AND e.actor = %(actor)s
-    AND (%(status)s::text IS NULL OR j.status = %(status)s)
+    AND (%(status)s::text IS NULL OR j.status = %(status)s) AND j.id < %(before)s
 ORDER BY j.id DESC LIMIT %(limit)s
 """
 # one actor's backlog and its claim (a recall catching up, `remem.memory.catch_up`). The

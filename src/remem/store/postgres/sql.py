@@ -30,12 +30,18 @@ def migrations() -> list[tuple[int, str]]:
     return read_migrations("postgres/migrations")
 
 
-def list_records(scope: Scope) -> tuple[str, dict[str, Any]]:
-    """A scope's records of the statuses `keys` (an array), newest first, up to `limit`."""
+def list_records(
+    scope: Scope, paged: bool = False, after: bool = False
+) -> tuple[str, dict[str, Any]]:
+    """A scope's records of the statuses `keys` (an array), newest first, up to `limit`;
+    `paged`: in the order of their unique key (valid_from, id), `after` it (`after_at`,
+    `after_id`)."""
     where, params = scope_where(scope)
+    order = "id" if paged else "seq"
+    keyset = "AND (valid_from, id) < (%(after_at)s, %(after_id)s) " if after else ""
     sql = (
         f"SELECT {RECORD_COLUMNS} FROM records WHERE {where} AND status = ANY(%(keys)s::text[]) "
-        "ORDER BY valid_from DESC, seq DESC LIMIT %(limit)s"
+        f"{keyset}ORDER BY valid_from DESC, {order} DESC LIMIT %(limit)s"
     )
     return sql, params
 
@@ -118,6 +124,7 @@ CREATE TABLE IF NOT EXISTS schema_version (
 # one migrator at a time across every process sharing the database
 MIGRATION_LOCK = "SELECT pg_advisory_xact_lock(1919249773)"  # 0x72656D6D, "remm"
 SCHEMA_VERSION = "SELECT coalesce(max(version), 0) FROM schema_version"
+SCHEMA_EXISTS = "SELECT to_regclass('schema_version') IS NOT NULL AS found"
 SET_VERSION = "INSERT INTO schema_version (version) VALUES (%(version)s)"
 SET_TENANT = "SELECT set_config('remem.tenant', %(tenant)s, true)"
 SET_ALL_TENANTS = "SELECT set_config('remem.all_tenants', 'on', true)"
@@ -230,6 +237,12 @@ SELECT {KEY_COLUMNS} FROM api_keys WHERE key_hash = %(key_hash)s AND revoked_at 
 LIST_KEYS = f"SELECT {KEY_COLUMNS} FROM api_keys ORDER BY created_at, id"
 LIST_TENANT_KEYS = f"""
 SELECT {KEY_COLUMNS} FROM api_keys WHERE tenant = %(tenant)s ORDER BY created_at, id
+"""
+PAGE_KEYS = f"""
+SELECT {KEY_COLUMNS} FROM api_keys
+WHERE tenant = %(tenant)s AND (%(actor)s::text IS NULL OR actor = %(actor)s)
+    AND (created_at, id) > (%(after_at)s, %(after_id)s)
+ORDER BY created_at, id LIMIT %(limit)s
 """
 GET_KEY = f"SELECT {KEY_COLUMNS} FROM api_keys WHERE id = %(key_id)s"
 GET_TENANT_KEY = f"""
@@ -445,7 +458,7 @@ DATABASE_SIZE = "SELECT pg_database_size(current_database())"
 
 LIST_DELETIONS = """
 SELECT id, target, key, status, attempts, result, last_error, created_at FROM deletions
-WHERE tenant = %(tenant)s ORDER BY id DESC LIMIT %(limit)s
+WHERE tenant = %(tenant)s AND id < %(before)s ORDER BY id DESC LIMIT %(limit)s
 """
 
 # thread state's tables (`remem.thread`): erased and counted with the rest of an actor
@@ -507,6 +520,9 @@ WHERE tenant = %(tenant)s AND record_id = ANY(%(keys)s::text[])
 HISTORY_DELETED = """
 INSERT INTO history (tenant, record_id, action, at, text, status, related_id, reason, by_whom)
 VALUES (%(tenant)s, %(record_id)s, 'DELETE', %(at)s, NULL, 'deleted', NULL, 'forget', '')
+"""
+ALL_TOMBSTONES = """
+SELECT tenant, kind, key, created_at FROM tombstones ORDER BY created_at, tenant, kind, key
 """
 LOG_DELETION = """
 INSERT INTO deletions (tenant, target, key, status, attempts, result, last_error,

@@ -90,10 +90,13 @@ class PostgresStore(
         exact_scan_max: int | None = None,
         scope_index_min: int = SCOPE_INDEX_MIN,
         clock: Clock | None = None,
+        migrate: bool = True,
     ) -> None:
         """Connect to (and migrate) the database at `dsn` through a pool of `min_size` to
         `max_size` connections; `clock` stamps what the store writes (default: UTC now);
-        a scope of `scope_index_min` vectors of a model gets an HNSW index of its own."""
+        a scope of `scope_index_min` vectors of a model gets an HNSW index of its own.
+        `migrate=False` applies nothing (a newer database is still refused): `remem
+        migrate --plan` reads what is pending."""
         self.dsn = dsn
         self._clock: Clock = clock or utcnow
         self._lists: ListBinder = postgres_lists
@@ -109,7 +112,7 @@ class PostgresStore(
         self._iterative = False  # pgvector 0.8's iterative index scans; set by _migrate
         self._prewarm = False  # whether pg_prewarm is installed; set by _migrate
         self._warmed: set[q.ScopeIndex] = set()  # scope indexes this process has prewarmed
-        self._migrate()
+        self._migrate(apply=migrate)
         self._pool = ConnectionPool(
             dsn,
             min_size=min_size,
@@ -190,15 +193,16 @@ class PostgresStore(
         except psycopg.Error as exc:
             raise self._translate(exc, opening=True) from exc
 
-    def _migrate(self) -> None:
-        """Apply the migrations this database lacks, in order; refuse a newer database."""
+    def _migrate(self, *, apply: bool = True) -> None:
+        """Apply the migrations this database lacks, in order (none: `apply=False`);
+        refuse a newer database."""
         with self._connect() as conn:
             try:
                 with conn.transaction():
                     conn.execute(q.MIGRATION_LOCK)
-                    conn.execute(q.SCHEMA_TABLE)
-                    row = conn.execute(q.SCHEMA_VERSION).fetchone()
-                    version = int(row["coalesce"]) if row else 0
+                    if apply:
+                        conn.execute(q.SCHEMA_TABLE)
+                    version = _version(conn)
                     if version > SCHEMA_VERSION:
                         raise SchemaTooNew(
                             f"the database at {self._where} was written by a newer remem "
@@ -206,7 +210,7 @@ class PostgresStore(
                             "upgrade remem to open it"
                         )
                     for number, sql in q.migrations():
-                        if number > version:
+                        if apply and number > version:
                             for statement in q.split_sql(sql):
                                 conn.execute(statement)
                             conn.execute(q.SET_VERSION, {"version": number})
@@ -223,7 +227,9 @@ class PostgresStore(
         return SCHEMA_VERSION
 
     def schema_version(self) -> int:
-        """The newest migration applied to this database."""
+        """The newest migration applied to this database (0: none, not even the table)."""
+        if not value(self._rows(ALL_TENANTS, q.SCHEMA_EXISTS)):
+            return 0
         return int(value(self._rows(ALL_TENANTS, q.SCHEMA_VERSION)))
 
     @contextmanager
@@ -455,3 +461,12 @@ def redact_dsn(dsn: str) -> str:
 def _same_time(t: datetime | None) -> datetime | None:
     """A time as psycopg takes it: as it is."""
     return t
+
+
+def _version(conn: psycopg.Connection[DictRow]) -> int:
+    """The newest migration applied (0: none, not even the table)."""
+    row = conn.execute(q.SCHEMA_EXISTS).fetchone()
+    if row is None or not row["found"]:
+        return 0
+    row = conn.execute(q.SCHEMA_VERSION).fetchone()
+    return int(row["coalesce"]) if row else 0

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from remem.store.errors import sqlite_translated
 from remem.store.flows.backend import Tx
 from remem.store.flows.erasure import DeletionSQL, ErasureSQL, Found, RecordErasure, TombstoneSQL
+from remem.store.flows.jobs import LAST_NUMBER
 from remem.store.sqlite import sql as q
 from remem.store.sqlite.sql import scope_token
 from remem.store.sqlite.vectors.files import VectorFiles
@@ -197,8 +198,11 @@ class SQLiteErasure(RecordErasure):
                 self._db.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
         return {"wal_frames": max(int(frames) - int(copied), 1) if busy else 0}
 
-    def deletions(self, tenant: str, limit: int = 100) -> list[dict[str, Any]]:
-        """The tenant's deletion jobs, newest first."""
+    def deletions(
+        self, tenant: str, limit: int = 100, before: int | None = None
+    ) -> list[dict[str, Any]]:
+        """The tenant's deletion jobs, newest first (numbered below `before`, when given)."""
+        below = LAST_NUMBER if before is None else before
         return [
             {
                 "id": r["id"],
@@ -210,7 +214,9 @@ class SQLiteErasure(RecordErasure):
                 "last_error": r["last_error"],
                 "created_at": r["created_at"],
             }
-            for r in self._rows(q.LIST_DELETIONS, {"tenant": tenant, "limit": limit})
+            for r in self._rows(
+                q.LIST_DELETIONS, {"tenant": tenant, "limit": limit, "before": below}
+            )
         ]
 
     def _record_left(

@@ -47,12 +47,21 @@ def _scope_where(scope: Scope, alias: str = "") -> tuple[str, dict[str, Any]]:
     return sql, params
 
 
-def list_records(scope: Scope) -> tuple[str, dict[str, Any]]:
-    """A scope's records of the statuses {keys}, newest first, up to `limit`."""
+def list_records(
+    scope: Scope, paged: bool = False, after: bool = False
+) -> tuple[str, dict[str, Any]]:
+    """A scope's records of the statuses {keys}, newest first, up to `limit`; `paged`:
+    in the order of their unique key (valid_from, id), `after` it (`after_at`, `after_id`)."""
     where, params = _scope_where(scope)
+    order = "id" if paged else "rowid"
+    keyset = (
+        "AND (valid_from < :after_at OR (valid_from = :after_at AND id < :after_id)) "
+        if after
+        else ""
+    )
     sql = (
-        f"SELECT * FROM records WHERE {where} AND status IN ({{keys}}) "
-        "ORDER BY valid_from DESC, rowid DESC LIMIT :limit"
+        f"SELECT * FROM records WHERE {where} AND status IN ({{keys}}) {keyset}"
+        f"ORDER BY valid_from DESC, {order} DESC LIMIT :limit"
     )
     return sql, params
 
@@ -173,11 +182,12 @@ WHERE tenant = :tenant AND status IN ('pending', 'running')
 """
 JOB_INFO_COLUMNS = "id, event_id, strategy, status, attempts, last_error, run_after, updated_at"
 LIST_JOBS = f"""
-SELECT {JOB_INFO_COLUMNS} FROM jobs WHERE tenant = :tenant ORDER BY id DESC LIMIT :limit
+SELECT {JOB_INFO_COLUMNS} FROM jobs WHERE tenant = :tenant AND id < :before
+ORDER BY id DESC LIMIT :limit
 """
 LIST_JOBS_STATUS = f"""
 SELECT {JOB_INFO_COLUMNS} FROM jobs WHERE tenant = :tenant AND status = :status
-ORDER BY id DESC LIMIT :limit
+AND id < :before ORDER BY id DESC LIMIT :limit
 """
 REQUEUE_JOB = """
 UPDATE jobs SET status = 'pending', attempts = 0, run_after = NULL, lease_until = NULL,
@@ -204,7 +214,7 @@ LIST_JOBS_ACTOR = """
 SELECT j.id, j.event_id, j.strategy, j.status, j.attempts, j.last_error, j.run_after, j.updated_at
 FROM jobs j JOIN events e ON e.tenant = j.tenant AND e.id = j.event_id
 WHERE j.tenant = :tenant AND e.actor = :actor AND (:status IS NULL OR j.status = :status)
-ORDER BY j.id DESC LIMIT :limit
+AND j.id < :before ORDER BY j.id DESC LIMIT :limit
 """
 # one actor's backlog and its claim (a recall catching up, `remem.memory.catch_up`). The
 # tenant's waiting jobs, at most :cap of them, by the jobs_tenant index (nothing else is
@@ -309,6 +319,11 @@ SELECT {KEY_COLUMNS} FROM api_keys WHERE key_hash = :key_hash AND revoked_at IS 
 LIST_KEYS = f"SELECT {KEY_COLUMNS} FROM api_keys ORDER BY created_at, id"
 LIST_TENANT_KEYS = f"""
 SELECT {KEY_COLUMNS} FROM api_keys WHERE tenant = :tenant ORDER BY created_at, id
+"""
+PAGE_KEYS = f"""
+SELECT {KEY_COLUMNS} FROM api_keys WHERE tenant = :tenant AND (:actor IS NULL OR actor = :actor)
+AND (created_at > :after_at OR (created_at = :after_at AND id > :after_id))
+ORDER BY created_at, id LIMIT :limit
 """
 GET_KEY = f"SELECT {KEY_COLUMNS} FROM api_keys WHERE id = :key_id"
 GET_TENANT_KEY = f"""
@@ -468,7 +483,9 @@ EVENTS_WITH_TEXT = """
 SELECT count(*) FROM events
 WHERE tenant = :tenant AND text != '' AND id IN ({keys})
 """
-LIST_DELETIONS = "SELECT * FROM deletions WHERE tenant = :tenant ORDER BY id DESC LIMIT :limit"
+LIST_DELETIONS = """
+SELECT * FROM deletions WHERE tenant = :tenant AND id < :before ORDER BY id DESC LIMIT :limit
+"""
 
 INSERT_EVENT_VECTOR = """
 INSERT OR REPLACE INTO event_vectors (event_seq, id, tenant, actor, model, time, vec)
@@ -568,6 +585,9 @@ WHERE tenant = :tenant AND record_id IN ({keys})
 HISTORY_DELETED = """
 INSERT INTO history (tenant, record_id, action, at, text, status, related_id, reason, by_whom)
 VALUES (:tenant, :record_id, 'DELETE', :at, NULL, 'deleted', NULL, 'forget', '')
+"""
+ALL_TOMBSTONES = """
+SELECT tenant, kind, key, created_at FROM tombstones ORDER BY created_at, tenant, kind, key
 """
 LOG_DELETION = """
 INSERT INTO deletions (tenant, target, key, status, attempts, result, last_error,

@@ -228,11 +228,13 @@ class SQLiteStore(
         *,
         busy_timeout: float = BUSY_TIMEOUT_MS / 1000,
         clock: Clock | None = None,
+        migrate: bool = True,
     ) -> None:
         """Open (creating and migrating) the database at `path`; `busy_timeout` is how many
         seconds a write waits for its turn among this process's writers of the file, and then
         for another process's write lock, before it fails with `StoreUnavailable`; `clock`
-        stamps what the store writes (default: UTC now)."""
+        stamps what the store writes (default: UTC now). `migrate=False` applies nothing
+        (a newer file is still refused): `remem migrate --plan` reads what is pending."""
         self.path = str(path)
         self._clock: Clock = clock or utcnow
         self._lists: ListBinder = sqlite_lists
@@ -270,8 +272,8 @@ class SQLiteStore(
             # reads map the file instead of copying each page through SQLite's 2 MB cache:
             # BM25 over a 100,000-record scope took 1.45 ms CPU, 1.0 mapped
             self._db.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
-            self._migrate()
-            self.vector_files = VectorFiles.beside(self.path)
+            self._migrate(apply=migrate)
+            self.vector_files = VectorFiles.beside(self.path) if migrate else None
         except (sqlite3.DatabaseError, StoreError) as exc:
             if isinstance(exc, StoreError) and not isinstance(exc.__cause__, sqlite3.Error):
                 raise  # e.g. SchemaTooNew
@@ -288,14 +290,14 @@ class SQLiteStore(
 
     # -- plumbing -----------------------------------------------------------
 
-    def _migrate(self) -> None:
+    def _migrate(self, *, apply: bool = True) -> None:
         with self._lock:  # one consistent snapshot of the header and the schema
             self._db.execute("BEGIN")
             try:
                 version = self._check_schema()
             finally:
                 self._db.execute("COMMIT")
-        if version == SCHEMA_VERSION:
+        if version == SCHEMA_VERSION or not apply:
             return
         with self._tx():
             # another process may have migrated while we waited for the write lock
