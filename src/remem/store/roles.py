@@ -18,15 +18,14 @@ a namespace prefix) too, so the database only ever sees one subject's rows.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
-from remem.errors import RlsBypassed
 from remem.model import Event, HistoryEntry, Job, JobInfo, LLMCall, Record, Status
+from remem.store.operations import Operations, refuse_rls_bypass
 from remem.store.values import (
     ActorSummary,
     ApiKey,
@@ -500,54 +499,6 @@ class KeyStore(Protocol):
         ...
 
 
-class Operations(Protocol):
-    """What an operator asks of the database itself: its tenant wall, health, bulk loads."""
-
-    # the second tenant wall: the database's own row-level security under remem's queries.
-    # `row_security` says whether the backend has one (PostgreSQL; SQLite has none, its
-    # tenant wall is remem's queries alone); `rls_bypassed`, whether it is off for the
-    # role remem connected as (a superuser, BYPASSRLS, an owner of an unforced table).
-    @property
-    def row_security(self) -> bool: ...
-
-    @property
-    def rls_bypassed(self) -> bool: ...
-
-    def warnings(self) -> list[str]:
-        """What an operator must know about this database before trusting it (one line
-        each, no connection details); empty when nothing."""
-        ...
-
-    def ping(self) -> None:
-        """Return if the database answers, else raise (the service's liveness probe)."""
-        ...
-
-    def schema_version(self) -> int:
-        """The newest migration applied to this database."""
-        ...
-
-    @property
-    def schema_known(self) -> int:
-        """The newest migration this code knows (the readiness probe compares the two)."""
-        ...
-
-    def bulk_load(self) -> AbstractContextManager[None]:
-        """A block of writes loading many records at once.
-
-        Derived indexes that would be made on a first write are made once when
-        the block ends instead, which is far faster than row by row; reads
-        inside the block stay correct (exact) meanwhile. When it ends, SQLite
-        writes the vector files of the scopes it filled and PostgreSQL builds
-        its HNSW indexes (the model's, and a large scope's own), so the first
-        search after a load is as fast as the rest.
-        """
-        ...
-
-    def stats(self) -> dict[str, int]: ...
-
-    def close(self) -> None: ...
-
-
 class ActorListing(Protocol):
     """The tenant's actors with their counts (`remem.store.flows.actors`)."""
 
@@ -598,14 +549,3 @@ class Store(
     """A remem database: every role at once. Implementations: `SQLiteStore` and
     `PostgresStore`. A caller that needs only some roles takes those (e.g. a
     `JobQueue`), so it says what it uses and a fake of it stays small."""
-
-
-def refuse_rls_bypass(store: Operations, *, allowed: bool) -> None:
-    """Raise `RlsBypassed` when row-level security does not bind `store`'s role, unless
-    the operator `allowed` it (`remem serve --allow-rls-bypass`)."""
-    if store.rls_bypassed and not allowed:
-        raise RlsBypassed(
-            "; ".join(store.warnings())
-            + "; refusing to serve: connect as an ordinary role (README: PostgreSQL), "
-            "or pass --allow-rls-bypass to accept it"
-        )

@@ -149,7 +149,7 @@ class PostgresStore(
         return [
             f"the PostgreSQL role {self._rls_bypass}, so row-level security does not bind "
             "it and the database's tenant wall is off (remem's own tenant filters still "
-            "apply); connect as an ordinary role that owns the tables (README: PostgreSQL)"
+            "apply); connect as an ordinary role that owns the tables (docs/postgresql.md)"
         ]
 
     @property
