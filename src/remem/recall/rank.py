@@ -29,6 +29,7 @@ from typing import Any
 from remem.model import Event, PacketItem, Record, Status
 from remem.policy.applies import applies_to, is_standing
 from remem.policy.fields import field_names
+from remem.policy.metadata import matches
 from remem.policy.precedence import RANK
 from remem.policy.scope import session_namespace
 from remem.policy.untrusted import quote
@@ -99,6 +100,8 @@ def rank(g: Gathered, now: datetime) -> Ranking:
                 replaced[rid] = rec
         elif not within_sensitivity(rec, req.max_sensitivity):
             rejected[rid] = f"sensitivity {rec.sensitivity.value}"
+        elif not matches(rec.metadata, req.scope.metadata):
+            rejected[rid] = "metadata filter"
         else:
             returnable[rid] = rec
     vector.extend((rid, c) for rid, c in g.replaced_vector if rid in replaced)
@@ -197,6 +200,8 @@ def _applicable(
             if not_recallable(rec, now, req.known_at, req.valid_at, g.closed) is not None:
                 continue
             if not within_sensitivity(rec, req.max_sensitivity):
+                continue
+            if not matches(rec.metadata, req.scope.metadata):
                 continue
             rejected.pop(rid, None)
             returnable[rid] = rec
@@ -312,6 +317,7 @@ def _in_scope(rec: Record, scope: Scope) -> bool:
         rec.tenant == scope.tenant
         and rec.actor == scope.actor
         and (prefix is None or rec.namespace.startswith(prefix))
+        and matches(rec.metadata, scope.metadata)
     )
 
 
