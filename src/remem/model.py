@@ -276,9 +276,13 @@ class PacketItem:
     score: float
     tokens: int
     flags: tuple[str, ...] = ()
+    # a record's metadata (`Record.metadata`); not counted in `tokens`: it is the
+    # application's, not text for the model
+    metadata: dict[str, Any] = dataclasses.field(default_factory=dict, hash=False)
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        """The item as JSON-ready data; `metadata` only when the record has some."""
+        out = {
             "id": self.id,
             "text": self.text,
             "kind": self.kind,
@@ -290,6 +294,9 @@ class PacketItem:
             "tokens": self.tokens,
             "flags": list(self.flags),
         }
+        if self.metadata:
+            out["metadata"] = self.metadata
+        return out
 
 
 @dataclass(frozen=True, slots=True)

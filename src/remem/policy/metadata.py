@@ -47,9 +47,10 @@ Scalar = str | int | float | bool | None
 Pairs = tuple[tuple[str, Scalar], ...]
 
 
-def check_metadata(value: object, what: str = "metadata") -> dict[str, Any]:
+def check_metadata(value: object, what: str = "metadata", *, screen: bool = True) -> dict[str, Any]:
     """`value` as a record's metadata (keys and strings in NFC), `{}` for None or `{}`;
-    InvalidInput saying what is wrong and where, or RefusedContent for a secret."""
+    InvalidInput saying what is wrong and where, or (with `screen`) RefusedContent for
+    a secret."""
     if value is None:
         return {}
     if not isinstance(value, Mapping):
@@ -66,10 +67,48 @@ def check_metadata(value: object, what: str = "metadata") -> dict[str, Any]:
     for key in keys:
         check_key(what, key)
     clean: dict[str, Any] = nfc(dict(value))
-    refuse_secrets({what: clean})
+    if screen:
+        refuse_secrets({what: clean})
     # plain JSON values (a tuple is a list, a mapping a dict), as they will read back
     loaded: dict[str, Any] = json.loads(json.dumps(clean, ensure_ascii=False, default=dict))
     return loaded
+
+
+def valid_metadata(value: dict[str, Any] | None) -> dict[str, Any] | None:
+    """`check_metadata`'s shape check for the surfaces' pydantic models: ValueError, as
+    pydantic validators raise (the write path screens for secrets); None stays None."""
+    if value is None:
+        return None
+    try:
+        return check_metadata(value, screen=False)
+    except InvalidInput as exc:
+        raise ValueError(str(exc)) from None
+
+
+def valid_filter(value: dict[str, Any] | None) -> dict[str, Any] | None:
+    """`check_filter` for the surfaces' pydantic models: ValueError for a bad filter."""
+    if value is None:
+        return None
+    try:
+        check_filter(value)
+    except InvalidInput as exc:
+        raise ValueError(str(exc)) from None
+    return value
+
+
+def json_filter(text: str | None) -> dict[str, Any] | None:
+    """A filter sent as JSON text (a query parameter, a CLI option), checked; None for
+    none. InvalidInput when it is no JSON object of scalars."""
+    if text is None or not text.strip():
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        raise InvalidInput(
+            f'a metadata filter is a JSON object such as {{"topic": "travel"}}; got {shown(text)}'
+        ) from None
+    check_filter(value)
+    return dict(value)
 
 
 def check_key(what: str, key: str) -> str:

@@ -243,6 +243,7 @@ def record_item(rec: Record, score: float) -> PacketItem:
         source=rec.source.as_dict() | {"authority": rec.authority.value},
         score=score,
         tokens=estimate_tokens(text) + ITEM_OVERHEAD_TOKENS,
+        metadata=rec.metadata,
         flags=rec.flags,
     )
 

@@ -12,6 +12,7 @@ from remem.errors import ConflictError, InvalidInput, NotFound, RefusedContent
 from remem.memory.memory import Memory
 from remem.model import Record
 from remem.policy import scope
+from remem.policy.metadata import json_filter
 from remem.policy.scope import Principal
 from remem.service import paging
 from remem.service.answers import (
@@ -63,16 +64,31 @@ def list_memories(
     namespace: Annotated[
         str | None, Query(max_length=1000, description="only the records under this namespace")
     ] = None,
+    metadata: Annotated[
+        str | None,
+        Query(
+            max_length=4000,
+            description="a JSON object: only the records whose metadata has each key with an "
+            'equal value, e.g. {"topic":"travel"}',
+        ),
+    ] = None,
 ) -> dict[str, Any]:
     """An actor's records, newest first, `limit` a page (ListMemoryRecords); with `as_of`,
-    those known and valid then; `field` and `namespace` narrow them as `Memory.records`
-    does. `next_cursor` fetches the next page (`remem.service.paging`)."""
+    those known and valid then; `field`, `namespace` and `metadata` narrow them as
+    `Memory.records` does. `next_cursor` fetches the next page (`remem.service.paging`)."""
     actor = scope.actor_for(who, actor_id)
     mem = svc.memory(who.tenant)
+    wanted = json_filter(metadata)
 
     def fetch(n: int) -> list[Record]:
         return mem.records(
-            actor=actor, all=all, limit=n, as_of=as_of, field=field, namespace=namespace
+            actor=actor,
+            all=all,
+            limit=n,
+            as_of=as_of,
+            field=field,
+            namespace=namespace,
+            metadata=wanted,
         )
 
     recs, after = paging.page(fetch, lambda r: r.id, limit, cursor)
@@ -144,6 +160,7 @@ def batch_create(body: BatchCreateIn, who: Who, svc: Svc) -> dict[str, Any]:
             value=item.value,
             sensitivity=item.sensitivity,
             namespace=item.namespace,
+            metadata=item.metadata,
         )
         return {"status": 201, "record_id": rec.id}
 
