@@ -55,7 +55,13 @@ class Backend(Protocol):
     ) -> Record: ...
 
     def recall(
-        self, *, actor: str, query: str, k: int = ..., include_events: bool = ...
+        self,
+        *,
+        actor: str,
+        query: str,
+        k: int = ...,
+        include_events: bool = ...,
+        metadata: Mapping[str, Any] | None = ...,
     ) -> Packet: ...
 
     def get(self, record_id: str) -> Record: ...
