@@ -115,13 +115,11 @@ def check_key(what: str, key: str) -> str:
     """`key` if it is a usable metadata key; InvalidInput naming `what` otherwise."""
     check_text(f"{what} key", key)
     if not key or len(key) > MAX_KEY_CHARS:
-        raise InvalidInput(
-            f"{what} keys are 1-{MAX_KEY_CHARS} characters; got {shown(key)} ({len(key)})"
-        )
+        raise InvalidInput(f"{what} keys are 1-{MAX_KEY_CHARS} characters; got one of {len(key)}")
     if invisible := format_chars(key):
         at, char = invisible[0]
         raise InvalidInput(
-            f"{what} key {shown(key)} holds an invisible format character (U+{ord(char):04X} "
+            f"a {what} key ({shown(key)}) holds an invisible format character (U+{ord(char):04X} "
             f"at position {at}): it would read like another key; remove it"
         )
     if mixed := mixed_script_word(key):
@@ -175,15 +173,15 @@ def _scalar(key: str, item: object) -> Scalar:
         return item
     if isinstance(item, int):
         if not -_INT_LIMIT <= item < _INT_LIMIT:
-            raise InvalidInput(f"metadata filter {shown(key)}: integers are 64-bit; got {item}")
+            raise InvalidInput(f"metadata filter ({shown(key)}): integers are 64-bit; got {item}")
         return item
     if isinstance(item, float):
-        check_json(f"metadata filter {shown(key)}", item)  # refuses NaN and infinities
+        check_json(f"metadata filter ({shown(key)})", item)  # refuses NaN and infinities
         return item
     if isinstance(item, str):
-        return nfc(check_text(f"metadata filter {shown(key)}", item))
+        return nfc(check_text(f"metadata filter ({shown(key)})", item))
     raise InvalidInput(
-        f"metadata filter {shown(key)} must be a string, number, boolean or null (equality "
+        f"metadata filter ({shown(key)}) must be a string, number, boolean or null (equality "
         f"on a top-level key); got {type(item).__name__}"
     )
 
