@@ -8,6 +8,7 @@ database. Times are timezone-aware UTC datetimes.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -124,6 +125,8 @@ class Candidate:
     authority: Authority = Authority.INFERRED
     sensitivity: Sensitivity = Sensitivity.NORMAL
     is_correction: bool = False
+    # the application's JSON object kept beside the record (`remem.policy.metadata`)
+    metadata: dict[str, Any] = dataclasses.field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +152,8 @@ class Record:
     supersedes: str | None = None
     superseded_by: str | None = None
     flags: tuple[str, ...] = ()
+    # the application's JSON object kept beside the record (`remem.policy.metadata`)
+    metadata: dict[str, Any] = dataclasses.field(default_factory=dict, hash=False)
 
     def as_dict(self) -> dict[str, Any]:
         """The record as JSON-ready data, as the CLI and HTTP service print it."""
@@ -172,6 +177,7 @@ class Record:
             "superseded_by": self.superseded_by,
             "flags": list(self.flags),
             "source": self.source.as_dict(),
+            "metadata": self.metadata,
         }
 
 
@@ -270,9 +276,13 @@ class PacketItem:
     score: float
     tokens: int
     flags: tuple[str, ...] = ()
+    # a record's metadata (`Record.metadata`); not counted in `tokens`: it is the
+    # application's, not text for the model
+    metadata: dict[str, Any] = dataclasses.field(default_factory=dict, hash=False)
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        """The item as JSON-ready data; `metadata` only when the record has some."""
+        out = {
             "id": self.id,
             "text": self.text,
             "kind": self.kind,
@@ -284,6 +294,9 @@ class PacketItem:
             "tokens": self.tokens,
             "flags": list(self.flags),
         }
+        if self.metadata:
+            out["metadata"] = self.metadata
+        return out
 
 
 @dataclass(frozen=True, slots=True)

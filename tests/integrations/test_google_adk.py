@@ -25,7 +25,7 @@ from google.adk.tools import load_memory
 from google.genai import types
 from pydantic import Field
 
-from remem import Memory, NotFound, RefusedContent
+from remem import InvalidInput, Memory, NotFound, RefusedContent
 from remem.errors import Forbidden
 from remem.integrations.google_adk import ErasureUnsupported, RememMemoryService
 from tests.support.adapters import APP, Backend, settle, stored, user_says
@@ -201,3 +201,72 @@ def test_a_service_bound_to_one_user_cannot_read_another(backend: Backend) -> No
             asyncio.run(unbound.search_memory(app_name=APP, user_id="bob", query="cello"))
         mine = asyncio.run(unbound.search_memory(app_name=APP, user_id="alice", query="cello"))
         assert mine.memories == []
+
+
+# -- behaving natively (issue 40 item 4) -----------------------------------------------
+
+
+def test_a_search_finds_what_was_said_as_a_record_without_a_process_step(
+    backend: Backend,
+) -> None:
+    service = RememMemoryService(backend.memory, include_events=False)  # records only
+    said = Event(id="p1", author="user", timestamp=datetime.now(UTC).timestamp(),
+                 content=user_says("I prefer aisle seats on long flights."))  # fmt: skip
+    asyncio.run(service.add_events_to_memory(app_name=APP, user_id="alice", events=[said]))
+    if backend.server is not None:
+        settle(backend)  # waits for the server's own worker; runs nothing
+    found = asyncio.run(service.search_memory(app_name=APP, user_id="alice", query="aisle seat"))
+    texts = [str((m.content.parts or [])[0].text) for m in found.memories]
+    assert texts == ["Prefers aisle seats on long flights"]
+    assert found.memories[0].custom_metadata["kind"] == "preference"
+
+
+def test_custom_metadata_is_kept_on_records_and_comes_back_from_search(
+    backend: Backend,
+) -> None:
+    service = RememMemoryService(backend.memory)
+    entry = MemoryEntry(content=user_says("Alice's dog is called Rex"),
+                        custom_metadata={"topic": "pets", "kind": "theirs"})  # fmt: skip
+    asyncio.run(service.add_memory(app_name=APP, user_id="alice", memories=[entry],
+                                   custom_metadata={"channel": "web", "topic": "x"}))  # fmt: skip
+    (rec,) = backend.reader.records(actor="alice")
+    want = {"channel": "web", "topic": "pets", "kind": "theirs", "adk": {"app_name": APP}}
+    assert rec.metadata == want
+    found = asyncio.run(service.search_memory(app_name=APP, user_id="alice", query="dog Rex"))
+    meta = found.memories[0].custom_metadata
+    assert meta["topic"] == "pets" and meta["channel"] == "web"
+    assert meta["kind"] == "semantic"  # remem's names win over the application's
+    bad = [
+        MemoryEntry(content=user_says("Alice's cat is Tom"), custom_metadata={"ok": 1}),
+        MemoryEntry(content=user_says("Alice's fish is Bo"), custom_metadata={"pin": "zwj\u200d"}),
+        MemoryEntry(content=user_says("Alice's bird is Ki"), custom_metadata={"pa\u200bss": 1}),
+    ]
+    with pytest.raises(InvalidInput, match="metadata of memory 2 key"):
+        asyncio.run(service.add_memory(app_name=APP, user_id="alice", memories=bad))
+    leak = MemoryEntry(content=user_says("Alice's cat is Tom"),
+                       custom_metadata={"password": "hunter2-Horse"})  # fmt: skip
+    with pytest.raises(RefusedContent, match="metadata of memory 0"):
+        asyncio.run(service.add_memory(app_name=APP, user_id="alice", memories=[leak]))
+    assert [r.id for r in backend.reader.records(actor="alice", all=True)] == [rec.id]
+
+
+def test_the_save_turn_callback_saves_each_turn_for_the_next_session(backend: Backend) -> None:
+    service = RememMemoryService(backend.memory, include_events=False)  # records only
+    model = ScriptedLlm()
+    agent = LlmAgent(name="assistant", model=model, tools=[load_memory],
+                     after_agent_callback=service.save_turn)  # fmt: skip
+    sessions = InMemorySessionService()
+    runner = Runner(app_name=APP, agent=agent, session_service=sessions, memory_service=service)
+
+    async def ask(text: str) -> str:
+        session = await sessions.create_session(app_name=APP, user_id="alice")
+        return await turn(runner, session, text)
+
+    assert asyncio.run(ask("I prefer aisle seats on long flights.")) == "Noted."
+    if backend.server is not None:
+        settle(backend)  # waits for the server's own worker; runs nothing
+    answer = asyncio.run(ask("Which seat do I like?"))  # no add_session_to_memory, no process()
+    assert answer.startswith("From memory:") and "Prefers aisle seats" in answer
+    rows = stored(backend)
+    assert [r["role"] for r in rows][:2] == ["user", "assistant"]
+    assert rows[0]["text"] == "I prefer aisle seats on long flights."

@@ -205,7 +205,8 @@ def test_a_search_or_listing_that_would_span_actors_is_refused(backend: Backend)
     by_first = make(backend, actor_index=0)
     call(backend, by_first, "put", ("alice", "notes"), "n", {"text": "first label"})
     assert call(backend, by_first, "get", ("alice", "notes"), "n").value == {"text": "first label"}
-    assert call(backend, store, "get", ("alice", "notes"), "n") is None  # actor 'notes'
+    with pytest.raises(NamespaceRefused, match="actor_index=N"):  # whose? not 'notes'
+        call(backend, store, "get", ("alice", "notes"), "n")
 
 
 def test_list_namespaces_prefix_suffix_wildcards_depth_and_pages(backend: Backend) -> None:

@@ -9,7 +9,6 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-import pytest
 from agents import Agent, ModelResponse, Runner, Usage
 from agents.models.interface import Model
 from openai.types.responses import (
@@ -18,7 +17,7 @@ from openai.types.responses import (
     ResponseOutputText,
 )
 
-from remem.integrations.openai_agents import ErasureUnsupported, RememSession, memory_tools
+from remem.integrations.openai_agents import RememSession, memory_tools
 from tests.support.adapters import Backend
 
 
@@ -133,14 +132,72 @@ def test_an_item_the_sdk_identifies_is_stored_once_and_a_repeated_message_twice(
     ]
 
 
-def test_pop_and_clear_are_refused_until_remem_can_erase_one_session(backend: Backend) -> None:
+def texts_in_log(backend: Backend, session: str) -> list[str]:
+    rows = backend.reader.events(actor="alice", session=session)
+    return [r["text"] if isinstance(r, dict) else r.text for r in rows]
+
+
+def test_pop_item_hides_the_last_turn_for_a_correction_and_erases_nothing(
+    backend: Backend,
+) -> None:
     session = RememSession("s", backend.memory, actor="alice")
-    asyncio.run(session.add_items([{"role": "user", "content": "hello"}]))
-    with pytest.raises(ErasureUnsupported, match="one event"):
-        asyncio.run(session.pop_item())
-    with pytest.raises(NotImplementedError, match="one session"):
-        asyncio.run(session.clear_session())
-    assert asyncio.run(session.get_items()) == [{"role": "user", "content": "hello"}]
+    assert asyncio.run(session.pop_item()) is None  # nothing to pop
+    turn = [{"role": "user", "content": "My seat is 12A"}, {"role": "assistant", "content": "ok"}]
+    asyncio.run(session.add_items(turn))
+    assert asyncio.run(session.pop_item()) == turn[1]
+    assert asyncio.run(session.pop_item()) == turn[0]
+    assert asyncio.run(session.get_items()) == []
+    fixed = {"role": "user", "content": "My seat is 14C"}
+    asyncio.run(session.add_items([fixed]))
+    # every session object, in any process, replays the same view
+    assert asyncio.run(RememSession("s", backend.memory, actor="alice").get_items()) == [fixed]
+    assert asyncio.run(RememSession("other", backend.memory, actor="alice").get_items()) == []
+    # hidden, never erased: the event log still holds the popped turn
+    assert texts_in_log(backend, "s") == ["My seat is 12A", "ok", "My seat is 14C"]
+
+
+def test_an_identified_item_popped_and_added_again_is_shown_again(backend: Backend) -> None:
+    said = {"id": "msg_7", "type": "message", "role": "assistant",
+            "content": [{"type": "output_text", "text": "Booked.", "annotations": []}]}  # fmt: skip
+    session = RememSession("s", backend.memory, actor="alice")
+    asyncio.run(session.add_items([{"role": "user", "content": "book it"}, said]))
+    assert asyncio.run(session.pop_item()) == said
+    asyncio.run(session.add_items([said]))  # the same event id: stored once, shown again
+    assert asyncio.run(session.get_items())[-1] == said
+    assert len(texts_in_log(backend, "s")) == 2
+
+
+def test_clear_session_hides_every_item_so_far_and_erases_nothing(backend: Backend) -> None:
+    session = RememSession("s", backend.memory, actor="alice")
+    asyncio.run(session.add_items([{"role": "user", "content": "one"}]))
+    asyncio.run(session.add_items([{"role": "user", "content": "two"}]))
+    asyncio.run(session.pop_item())
+    asyncio.run(session.clear_session())
+    assert asyncio.run(session.get_items()) == []
+    asyncio.run(session.clear_session())  # again: nothing more to hide
+    later = {"role": "user", "content": "three"}
+    asyncio.run(RememSession("s", backend.memory, actor="alice").add_items([later]))
+    assert asyncio.run(session.get_items()) == [later]
+    assert texts_in_log(backend, "s") == ["one", "two", "three"]
+
+
+def test_the_forget_tool_erases_one_of_the_actors_memories(backend: Backend) -> None:
+    from agents.tool_context import ToolContext
+
+    tools = {t.name: t for t in memory_tools(backend.memory, actor="alice")}
+    assert set(tools) == {"remember", "recall", "forget"}
+    mine = backend.reader.remember(actor="alice", text="Alice's locker code hint is blue")
+    bobs = backend.reader.remember(actor="bob", text="Bob's locker is red")
+
+    def invoke(name: str, **args: Any) -> str:
+        raw = json.dumps(args)
+        ctx = ToolContext(context=None, tool_name=name, tool_call_id="c", tool_arguments=raw)
+        return str(asyncio.run(tools[name].on_invoke_tool(ctx, raw)))
+
+    assert "verified" in invoke("forget", record_id=mine.id)
+    assert [r.id for r in backend.reader.records(actor="alice", all=True)] == []
+    refused = invoke("forget", record_id=bobs.id)  # the SDK hands the error to the model
+    assert "no memory" in refused and backend.reader.get(bobs.id).id == bobs.id
 
 
 def test_a_secret_in_an_item_is_kept_only_redacted(backend: Backend) -> None:

@@ -16,9 +16,9 @@ from strands import Agent
 from strands.memory import AddMessagesContext, MemoryManager
 from strands.models import Model
 
-from remem import NotFound, RefusedContent
+from remem import InvalidInput, NotFound, RefusedContent
 from remem.errors import Forbidden
-from remem.integrations.strands import RememMemoryStore
+from remem.integrations.strands import RememMemoryStore, RememSearchOptions
 from tests.support.adapters import Backend, make_store, settle
 
 Script = Callable[[list[dict[str, Any]]], dict[str, Any]]
@@ -175,3 +175,22 @@ def test_a_store_reads_and_erases_only_its_own_actor(backend: Backend) -> None:
         stray = RememMemoryStore(backend.server.client("alice"), actor="bob")
         with pytest.raises(Forbidden):
             asyncio.run(stray.search("cello"))
+
+
+def test_add_keeps_strands_metadata_and_search_filters_by_it(backend: Backend) -> None:
+    store = make_store(backend)
+    pets = {"topic": "pets", "source": {"app": "chat"}}
+    first = asyncio.run(store.add("Alice's dog is called Rex", metadata=pets))
+    asyncio.run(store.add("Alice's car is a red Fiat", metadata={"topic": "cars"}))
+    assert backend.reader.get(first["id"]).metadata == pets
+    found = asyncio.run(store.search("what are Alice's dog and car called?"))
+    assert {e.content for e in found} == {"Alice's dog is called Rex", "Alice's car is a red Fiat"}
+    only: RememSearchOptions = {"metadata": {"topic": "pets"}}
+    (hit,) = asyncio.run(store.search("what are Alice's dog and car called?", only))
+    assert hit.content == "Alice's dog is called Rex" and hit.metadata is not None
+    assert hit.metadata["topic"] == "pets" and hit.metadata["id"] == first["id"]
+    with pytest.raises(RefusedContent, match="metadata"):
+        asyncio.run(store.add("Alice's cat is Tom", metadata={"password": "hunter2-Horse"}))
+    with pytest.raises(InvalidInput, match="invisible format character"):
+        asyncio.run(store.add("Alice's cat is Tom", metadata={"to\u200bpic": "pets"}))
+    assert len(backend.reader.records(actor="alice", all=True)) == 2

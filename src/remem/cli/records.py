@@ -34,6 +34,11 @@ from remem.errors import InvalidInput
     "field; see README 'Exact facts'); it supersedes the field's current value.",
 )
 @click.option("--value", default=None, help="The field's value, e.g. 'Porto'.")
+@click.option(
+    "--metadata",
+    default=None,
+    help='A JSON object kept with the record, e.g. \'{"topic": "travel"}\' (at most 8 KB).',
+)
 @json_option
 @click.pass_obj
 def remember(
@@ -44,19 +49,50 @@ def remember(
     valid_until: str | None,
     field: str | None,
     value: str | None,
+    metadata: str | None,
 ) -> None:
     """Store an explicit statement as a confirmed record at once."""
     if value is not None and field is None:
         raise InvalidInput("--value needs --field")
+    meta = json_object("--metadata", metadata)
     with ctx.open() as mem:
         rec = mem.remember(
-            actor=actor, text=text, kind=kind, valid_until=valid_until, field=field, value=value
+            actor=actor,
+            text=text,
+            kind=kind,
+            valid_until=valid_until,
+            field=field,
+            value=value,
+            metadata=meta,
         )
     emit(
         ctx,
         {"record_id": rec.id, "status": rec.status.value},
         lambda: click.echo(f"{rec.id} {rec.status.value}"),
     )
+
+
+_METADATA_FILTER = click.option(
+    "--metadata",
+    default=None,
+    help="Only the records whose metadata has these values: a JSON object such as "
+    '\'{"topic": "travel"}\' (top-level keys).',
+)
+
+
+def json_object(option: str, text: str | None) -> dict[str, object] | None:
+    """An option's JSON object, or None when it was not given."""
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        raise InvalidInput(
+            f'{option} must be a JSON object, e.g. \'{{"topic": "travel"}}\''
+        ) from None
+    if not isinstance(value, dict):
+        raise InvalidInput(f"{option} must be a JSON object; got {type(value).__name__}")
+    return value
 
 
 _KNOWN_AT = click.option(
@@ -197,6 +233,7 @@ def profile_cmd(
     multiple=True,
     help="Also read the documents of this namespace (repeatable).",
 )
+@_METADATA_FILTER
 @json_option
 @click.pass_obj
 def recall_cmd(
@@ -214,6 +251,7 @@ def recall_cmd(
     pin: tuple[str, ...],
     sources: str,
     document_namespaces: tuple[str, ...],
+    metadata: str | None,
 ) -> None:
     """Hand back the memories of an actor that matter for a query.
 
@@ -235,6 +273,7 @@ def recall_cmd(
             pin=list(pin) if pin else None,
             sources=sources,
             document_namespaces=document_namespaces,
+            metadata=json_object("--metadata", metadata),
         )
     data = packet.as_dict()
 
@@ -267,12 +306,14 @@ def records() -> None:
 @click.option(
     "--as-of", default=None, help="Only the records known and valid at this ISO 8601 time."
 )
+@_METADATA_FILTER
 @json_option
 @click.pass_obj
-def records_list(ctx: Ctx, actor: str, all_: bool, as_of: str | None) -> None:
+def records_list(ctx: Ctx, actor: str, all_: bool, as_of: str | None, metadata: str | None) -> None:
     """List an actor's records, newest first."""
+    wanted = json_object("--metadata", metadata)
     with ctx.open(embedder=None) as mem:
-        recs = mem.records(actor=actor, all=all_, as_of=as_of)
+        recs = mem.records(actor=actor, all=all_, as_of=as_of, metadata=wanted)
     keys = (
         "id",
         "text",
@@ -288,6 +329,7 @@ def records_list(ctx: Ctx, actor: str, all_: bool, as_of: str | None) -> None:
         "field",
         "value",
         "flags",
+        "metadata",
     )
     data = {"records": [{k: r.as_dict()[k] for k in keys} for r in recs]}
 

@@ -87,6 +87,7 @@ def plan(
         supersedes=decision.supersedes[0] if decision.supersedes else None,
         superseded_by=decision.late_behind,
         flags=flags,
+        metadata=candidate.metadata,
     )
     if proposed_by is not None:
         first = HistoryEntry(new_id, "PROPOSE", now, record.text, status, by=proposed_by)

@@ -20,6 +20,7 @@ from remem.memory.memory import Memory
 from remem.model import Packet, Record
 from remem.policy.scope import named
 from remem.store.roles import ForgetReport
+from remem.thread.checkpoints import Checkpoint
 from remem.timeutil import parse_time
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "forget_own",
     "listed",
     "stable_id",
+    "thread_state",
 ]
 
 
@@ -48,15 +50,61 @@ class Backend(Protocol):
 
     def events(self, *, actor: str, session: str | None = ..., limit: int = ...) -> Any: ...
 
-    def remember(self, *, actor: str, text: str) -> Record: ...
+    def remember(
+        self, *, actor: str, text: str, metadata: Mapping[str, Any] | None = ...
+    ) -> Record: ...
 
     def recall(
-        self, *, actor: str, query: str, k: int = ..., include_events: bool = ...
+        self,
+        *,
+        actor: str,
+        query: str,
+        k: int = ...,
+        include_events: bool = ...,
+        metadata: Mapping[str, Any] | None = ...,
     ) -> Packet: ...
 
     def get(self, record_id: str) -> Record: ...
 
     def forget(self, *, record_id: str | None = ...) -> ForgetReport: ...
+
+
+class ThreadState(Protocol):
+    """The thread state (workflow checkpoints) an adapter keeps its own view in: the
+    `Client`'s methods, or a `Memory`'s through `remem.thread.api` (`thread_state`)."""
+
+    def checkpoint_save(
+        self, *, actor: str, workflow: str, state: Mapping[str, Any],
+        expected_version: int | None = ...,
+    ) -> Checkpoint: ...  # fmt: skip
+
+    def checkpoint_load(self, *, actor: str, workflow: str) -> Checkpoint: ...
+
+
+class _EmbeddedState:
+    """A `Memory`'s thread state with the `Client`'s method names."""
+
+    def __init__(self, mem: Memory) -> None:
+        self._mem = mem
+
+    def checkpoint_save(self, **kw: Any) -> Checkpoint:
+        from remem.thread import api
+
+        return api.checkpoint_save(self._mem, **kw)
+
+    def checkpoint_load(self, **kw: Any) -> Checkpoint:
+        from remem.thread import api
+
+        return api.checkpoint_load(self._mem, **kw)
+
+
+def thread_state(memory: Memory | AsyncMemory | Backend) -> ThreadState:
+    """The thread state of what an adapter was given."""
+    if isinstance(memory, AsyncMemory):
+        memory = memory.sync
+    if isinstance(memory, Memory):
+        return _EmbeddedState(memory)
+    return memory  # type: ignore[return-value]  # a Client: the same methods
 
 
 def backend(memory: Memory | AsyncMemory | Backend) -> tuple[Backend, Callable[[], datetime]]:

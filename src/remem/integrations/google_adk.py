@@ -7,6 +7,7 @@
     from remem.integrations.google_adk import RememMemoryService
 
     memory = RememMemoryService(Memory.open("memory.db"))   # or an AsyncMemory, or a Client
+    agent = LlmAgent(..., tools=[load_memory], after_agent_callback=memory.save_turn)
     runner = Runner(app_name="travel", agent=agent, session_service=sessions,
                     memory_service=memory)
 
@@ -21,14 +22,26 @@ metadata (remem's memory is the user's across the apps of a tenant).
   user, session and ADK event id: adding a session again, or the same events
   again, stores nothing twice. Extraction then works on them as on any event
   (secrets are kept only redacted). `custom_metadata` goes into the events'
-  metadata.
+  metadata. No `process()` step is needed: on a `Memory`, a search's recall
+  first runs the user's pending extraction jobs (`Memory(catch_up=...)`), so what
+  was said is a record by the next search; through a `Client`, the server's
+  worker runs them as they come (a search in the same instant may come first,
+  and finds the raw turn when `include_events`).
+- `save_turn`: an `after_agent_callback` (`LlmAgent(after_agent_callback=
+  memory.save_turn)`) that adds the events of the turn just run (this
+  invocation's) to memory, as other ADK memory services' callbacks do; each is
+  stored once, so `add_session_to_memory` afterwards adds only what a failed
+  turn left out.
 - `add_memory`: each entry's text is an explicit statement, written confirmed
-  at once through `remember`; a secret in any entry refuses them all, before
-  one is written (`RefusedContent`).
+  at once through `remember`, with the call's `custom_metadata` and then the
+  entry's own (and the app under "adk") as the record's metadata
+  (`remem.policy.metadata`: bounded, keys checked, secrets refused); a secret or
+  a bad metadata in any entry refuses them all, before one is written.
 - `search_memory`: remem's recall in the user's scope, the very packet `recall`
   hands back (pinned fields first, then the ranked items); each item is a
-  `MemoryEntry` whose id is the record's (or a raw event's) id, with kind,
-  status, score, flags and source in `custom_metadata`.
+  `MemoryEntry` whose id is the record's (or a raw event's) id, with the
+  record's metadata and then remem's kind, status, score, flags, namespace and
+  source (these names win) in `custom_metadata`.
 - `delete_memory`: erases the record through remem's deletion job, verified
   (else `StoreError`); an id that is no record of this user is `NotFound`. A
   raw event's id is refused with `ErasureUnsupported` (remem erases no single
@@ -43,6 +56,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from google.adk.agents.callback_context import CallbackContext
 from google.adk.events.event import Event
 from google.adk.memory import BaseMemoryService
 from google.adk.memory.base_memory_service import SearchMemoryResponse
@@ -56,6 +70,7 @@ from remem.memory.aio import AsyncMemory
 from remem.memory.memory import Memory
 from remem.model import PacketItem
 from remem.policy.dataclasses import refuse_secrets, shown
+from remem.policy.metadata import check_metadata
 from remem.policy.scope import check_name, named
 from remem.writes.checks import MAX_EVENT_CHARS
 
@@ -126,16 +141,22 @@ class RememMemoryService(BaseMemoryService):
         memories: Sequence[MemoryEntry],
         custom_metadata: Mapping[str, object] | None = None,
     ) -> None:
-        """Write each entry's text as an explicit, confirmed statement of the user."""
+        """Write each entry's text as an explicit, confirmed statement of the user, with
+        `custom_metadata` and the entry's own as the record's metadata."""
         actor = self._actor(user_id)
         texts = [_content_text(m.content) for m in memories]
         empty = [i for i, t in enumerate(texts) if not t.strip()]
         if empty:
             raise InvalidInput(f"memories {empty} have no text to remember")
-        for i, text in enumerate(texts):  # every entry screened before any is written
+        kept = []
+        for i, (text, entry) in enumerate(zip(texts, memories, strict=True)):
+            # every entry screened before any is written
             refuse_secrets({f"text of memory {i}": text})
-        for text in texts:
-            await asyncio.to_thread(self._mem.remember, actor=actor, text=text)
+            meta = {**(custom_metadata or {}), **(entry.custom_metadata or {})}
+            meta.setdefault("adk", {"app_name": app_name})
+            kept.append(check_metadata(meta, f"metadata of memory {i}"))
+        for text, meta in zip(texts, kept, strict=True):
+            await asyncio.to_thread(self._mem.remember, actor=actor, text=text, metadata=meta)
 
     async def search_memory(
         self, *, app_name: str, user_id: str, query: str
@@ -151,6 +172,19 @@ class RememMemoryService(BaseMemoryService):
         )
         items = (*packet.pinned, *packet.records)  # the packet as `recall` hands it back
         return SearchMemoryResponse(memories=[_entry(item) for item in items])
+
+    async def save_turn(self, callback_context: CallbackContext) -> None:
+        """An ADK `after_agent_callback`: add the events of the turn just run (those of
+        this invocation; the whole session when none is marked) to memory. Returns
+        None, so the agent's answer stands."""
+        session = callback_context.session
+        mine = [e for e in session.events if e.invocation_id == callback_context.invocation_id]
+        await self.add_events_to_memory(
+            app_name=session.app_name,
+            user_id=session.user_id,
+            events=mine or session.events,
+            session_id=session.id,
+        )
 
     async def delete_memory(
         self, *, app_name: str, user_id: str, memory_id: str | None = None
@@ -249,6 +283,7 @@ def _entry(item: PacketItem) -> MemoryEntry:
         author="user" if item.kind == "event" else "memory",
         timestamp=item.source_date.isoformat(),
         custom_metadata={
+            **item.metadata,
             "kind": item.kind,
             "status": item.status,
             "score": item.score,

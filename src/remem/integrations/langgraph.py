@@ -7,18 +7,42 @@
     store = RememStore(Memory.open("memory.db"))            # or an AsyncMemory, or a Client
     agent = create_react_agent(model, tools, store=store)
 
-The namespace rule: the label at `actor_index` (default 1) of an item's namespace
-is the remem actor whose memory it is, in the memory's tenant (a `Client`'s tenant
-is its key's; name it with `tenant=`). `("users", "alice", "memories")` is actor
-`alice`; LangMem's `("memories", "{langgraph_user_id}")` fits as it is. Every item
-is a record in `/tenants/{tenant}/actors/{actor}/langgraph/...` (see
+The namespace rule: every item is a remem actor's, in the memory's tenant (a
+`Client`'s tenant is its key's; name it with `tenant=`), so that `forget(actor=...)`,
+export, the console and `/v1/subjects/{actor}/forget` reach it. Whose it is, is said
+one of three ways, and never guessed:
+
+- `actor="alice"`: one user's store; every namespace is alice's, whole.
+- `actor_index=N`: the label at position N of each namespace is the actor
+  (`actor_index=0` for LangChain's `(user_id, "chitchat")`).
+- neither: the namespace must say it itself, by a first label that names a set of
+  users or their memories (`OWNER_LABELS`: "users", "customers", "memories", ...);
+  the label after it is the actor. `("users", "alice", "memories")` is actor
+  `alice`, LangMem's `("memories", "{langgraph_user_id}")` fits as it is. Any other
+  shape (`(user_id, "chitchat")`) is refused with a message saying to set
+  `actor_index` or `actor`: read with the old default (label 1), "chitchat" was the
+  actor of every user, and an erasure of the user missed every item.
+
+Two checks keep an application label from becoming the actor whichever way it was
+chosen: a label that names what an application keeps rather than whose it is
+(`APP_LABELS`: "chitchat", "notes", "preferences", "memories", ...) is refused as
+the actor; and one actor's items must not differ in a label before the actor's that
+is no such word (an id: `("u1", "team")` then `("u2", "team")` with `actor_index=1`
+is two users filed as one, and the second is refused). The second check reads the
+actor's newest item once per actor and store (then remembered in the process): it
+catches a shared label at the second user, not the first.
+
+Every item is a record in `/tenants/{tenant}/actors/{actor}/langgraph/...` (see
 `remem.integrations.langgraph_items`). A search or a namespace listing must name
 the actor: one whose prefix stops before it would span actors, and is refused
 (`NamespaceRefused`), never widened.
 
 What each operation does:
 
-- `PutOp` writes the item through `remember` (validated, secrets refused): the
+- `PutOp` writes the item through `remember` (validated, secrets refused); its
+  text, what recall matches, holds each key of the value before its value
+  (`{"food": "vegetarian"}` is "food: vegetarian"; `index` fields, when given, are
+  their text alone, as LangGraph's own stores index them). The
   first put adds a confirmed record, a later one supersedes it (the old value
   stays in the history), the same value again changes nothing. `ttl` (minutes)
   becomes the record's `valid_until`, counted from that put; reads never extend
@@ -88,6 +112,20 @@ MAX_LISTED = 10_000  # the item records under a prefix read to list items or nam
 DELETE_PAGE = 1000  # the versions of one item looked up (and erased) at a time
 MAX_RECALLED = 1000  # recall's largest k
 
+OWNER_LABELS = frozenset(
+    "users user actors actor people person customers customer members member accounts "
+    "account subjects subject memories".split()
+)
+"""First labels that say the next label is whose the item is (without `actor_index`)."""
+
+APP_LABELS = OWNER_LABELS | frozenset(
+    """memory chitchat chat notes note preferences preference profile profiles facts fact
+    episodes episodic semantic procedural instructions procedures history messages
+    conversations threads documents knowledge settings default general main shared
+    global""".split()
+)
+"""Labels that name what an application keeps, never whose it is: refused as an actor."""
+
 
 class NamespaceRefused(InvalidInput, InvalidNamespaceError):
     """A namespace that does not name an actor where the rule says, or a search that
@@ -148,14 +186,17 @@ class RememStore(BaseStore):
         self,
         memory: Memory | AsyncMemory | Backend,
         *,
-        actor_index: int = 1,
+        actor_index: int | None = None,
         index: Mapping[str, Any] | None = None,
         ttl: TTLConfig | None = None,
         tenant: str | None = None,
+        actor: str | None = None,
     ) -> None:
-        """`index`: as LangGraph's `{"fields": [...]}`, the value paths whose text recall
-        matches (default: every string, number and boolean of the value); remem embeds
-        with the memory's own embedder, so `dims` and `embed` are refused. `ttl`: a
+        """`actor_index` or `actor`: whose each item is (see the module docstring; neither:
+        the namespace must say it). `index`: as LangGraph's `{"fields": [...]}`, the value
+        paths whose text recall matches (default: every string, number and boolean of the
+        value, after its keys); remem embeds with the memory's own embedder, so `dims`
+        and `embed` are refused. `ttl`: a
         `TTLConfig` whose `default_ttl` applies to puts that give none."""
         if isinstance(memory, AsyncMemory):
             memory = memory.sync
@@ -170,7 +211,13 @@ class RememStore(BaseStore):
                     "a Client's tenant is its key's: name it, RememStore(client, tenant=...)"
                 )
             self._clock = _utcnow
-        if not isinstance(actor_index, int) or isinstance(actor_index, bool) or actor_index < 0:
+        if actor_index is not None and actor is not None:
+            raise InvalidInput(
+                "give actor_index or actor, not both: actor makes every item one actor's"
+            )
+        if actor_index is not None and (
+            not isinstance(actor_index, int) or isinstance(actor_index, bool) or actor_index < 0
+        ):
             got = shown(actor_index)
             raise InvalidInput(f"actor_index must be an integer of 0 or more; got {got}")
         unknown = sorted(set(index or {}) - {"fields"})
@@ -184,6 +231,8 @@ class RememStore(BaseStore):
         self.memory: Backend = memory
         self.tenant = check_name("tenant", tenant)
         self.actor_index = actor_index
+        self.actor = None if actor is None else check_name("actor", actor)
+        self._leads: dict[str, items.Namespace] = {}  # actor -> the labels before it, checked
         self.fields: list[str] | None = None if fields is None else list(fields)
         self.ttl_config = ttl
 
@@ -214,18 +263,76 @@ class RememStore(BaseStore):
 
     # -- operations ---------------------------------------------------------------------------
 
+    def _index(self, namespace: Sequence[str], what: str) -> int:
+        """The position of the actor's label in `namespace` (see the module docstring)."""
+        if self.actor_index is not None:
+            return self.actor_index
+        if not namespace or namespace[0].casefold() in OWNER_LABELS:
+            return 1
+        raise NamespaceRefused(
+            f"{what} {tuple(namespace)!r} does not say which label is the user: without "
+            "actor_index remem reads the label after a first label such as 'users' or "
+            "'memories' (('users', user_id, ...)). Name it: RememStore(memory, "
+            "actor_index=N) with N the position of the user id (actor_index=0 for "
+            "(user_id, 'chitchat')), or RememStore(memory, actor='...') for one user's store"
+        )
+
     def _actor(self, namespace: Sequence[str], what: str = "namespace") -> str:
-        if len(namespace) <= self.actor_index:
+        if self.actor is not None:
+            return self.actor
+        index = self._index(namespace, what)
+        if len(namespace) <= index:
             raise NamespaceRefused(
-                f"{what} {tuple(namespace)!r} names no actor: its label {self.actor_index} "
-                "is the remem actor (e.g. ('users', 'alice', ...) with actor_index=1); a "
+                f"{what} {tuple(namespace)!r} names no actor: its label {index} "
+                "is the remem actor (e.g. ('users', 'alice', ...)); a "
                 "search or listing above the actor would span actors, so it is refused"
             )
-        label = namespace[self.actor_index]
+        label = namespace[index]
+        if label.casefold() in APP_LABELS:
+            raise NamespaceRefused(
+                f"{what} {tuple(namespace)!r}: its label {index} ({label!r}) names what the "
+                "application keeps, not whose it is; as the actor it would be one actor for "
+                "every user, and forget(actor=<user>) would miss their items. Set actor_index "
+                "to the position of the user id (actor_index=0 for (user_id, 'chitchat')), or "
+                "actor='...' for one user's store"
+            )
         try:
             return check_name("actor", label)
         except InvalidInput as exc:
             raise NamespaceRefused(f"{what} {tuple(namespace)!r}: {exc}") from None
+
+    def _names_actor(self, path: Sequence[str]) -> bool:
+        """Whether a listing's prefix names the actor's label (not '*')."""
+        index = self._index(path, "namespace prefix")
+        return len(path) > index and path[index] != "*"
+
+    def _one_owner(self, actor: str, namespace: items.Namespace) -> None:
+        """Refuse a put that would file a second user's item under `actor`: its labels
+        before the actor's differ from those of the actor's newest item in a label that
+        is no application word (an id), as `("u2", "team")` after `("u1", "team")`."""
+        if self.actor is not None:
+            return
+        lead = namespace[: self._index(namespace, "namespace")]
+        if not lead or self._leads.get(actor) == lead:
+            return
+        root = items.space_of(self.tenant, actor, ())
+        for rec in self.memory.records(actor=actor, limit=1, namespace=root):
+            stored = items.loads(rec.value)
+            if stored is None:
+                continue
+            other = stored.namespace[: len(lead)]
+            if any(
+                a != b and a.casefold() not in APP_LABELS and b.casefold() not in APP_LABELS
+                for a, b in zip(lead, other, strict=False)
+            ):
+                raise NamespaceRefused(
+                    f"namespace {namespace!r} would make {actor!r} the actor of items "
+                    f"already filed under {stored.namespace!r}: the label at actor_index "
+                    f"({actor!r}) is shared by what look like different users "
+                    f"({other!r}, {lead!r}). Set actor_index to the position of the user "
+                    "id (actor_index=0 for (user_id, 'chitchat'))"
+                )
+        self._leads[actor] = lead
 
     def _current(
         self, actor: str, namespace: items.Namespace, key: str
@@ -252,6 +359,7 @@ class RememStore(BaseStore):
             self._delete(actor, namespace, op.key)
             return
         value = items.check_value(op.key, op.value)
+        self._one_owner(actor, namespace)
         until = self._until(op.ttl)
         text = items.index_text(value, self._texts(value, op.index), op.key)
         held = items.digest(text, value)
@@ -425,18 +533,17 @@ class RememStore(BaseStore):
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         conditions = op.match_conditions or ()
         named = [
-            c.path
-            for c in conditions
-            if c.match_type == "prefix"
-            and len(c.path) > self.actor_index
-            and c.path[self.actor_index] != "*"
+            c.path for c in conditions if c.match_type == "prefix" and self._names_actor(c.path)
         ]
-        if not named:
+        if self.actor is not None:
+            actor = self.actor
+        elif not named:
             raise NamespaceRefused(
-                "listing namespaces must name the actor in a prefix (label "
-                f"{self.actor_index}, not '*'); without one it would span actors"
+                "listing namespaces must name the actor in a prefix (its label, not '*'); "
+                "without one it would span actors"
             )
-        actor = self._actor(named[0], "namespace prefix")
+        else:
+            actor = self._actor(named[0], "namespace prefix")
         space = items.space_of(self.tenant, actor, ())
         spaces = {s.namespace for s, _ in self._listed(actor, space, "namespace listing", False)}
         kept = [

@@ -33,6 +33,8 @@ FIELD_PREFIX = "langgraph:"
 SPACE = "langgraph/"
 MAX_STORED_CHARS = MAX_VALUE_CHARS  # a record's value, on every surface
 MAX_NAMESPACE_CHARS = 1000
+# keys that say what a value is made of, not what it is about: not put before it
+PLAIN_KEYS = frozenset("text content value data memory body message".split())
 
 Namespace = tuple[str, ...]
 
@@ -140,23 +142,27 @@ def space_of(tenant: str, actor: str, labels: Sequence[str]) -> str:
 
 def index_text(value: Mapping[str, Any], texts: Iterable[str] | None, key: str) -> str:
     """The text recall matches: the given texts (LangGraph's `index` fields), else every
-    string, number and boolean of the value in order; the key when there are none."""
-    found = list(texts) if texts is not None else list(_leaves(value))
+    string, number and boolean of the value in order, each after the keys that lead to
+    it (`{"food": "vegetarian"}` is "food: vegetarian", `{"diet": {"type": "vegan"}}`
+    "diet type: vegan": a key names what its value is about, and a query asks by it;
+    `PLAIN_KEYS` such as "text" and "content" name nothing and are left out); the key
+    when there are none."""
+    found = list(texts) if texts is not None else list(_leaves(value, ""))
     text = "\n".join(t for t in (s.strip() for s in found) if t)
     return (text or key)[:MAX_RECORD_CHARS]
 
 
-def _leaves(value: object) -> Iterable[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, bool | int | float):
-        yield json.dumps(value)
+def _leaves(value: object, path: str) -> Iterable[str]:
+    if isinstance(value, str | bool | int | float):
+        said = value if isinstance(value, str) else json.dumps(value)
+        yield f"{path}: {said}" if path and said.strip() else said
     elif isinstance(value, Mapping):
-        for v in value.values():
-            yield from _leaves(v)
+        for k, v in value.items():
+            named = "" if str(k).casefold() in PLAIN_KEYS else str(k)
+            yield from _leaves(v, f"{path} {named}".strip())
     elif isinstance(value, list | tuple):
         for v in value:
-            yield from _leaves(v)
+            yield from _leaves(v, path)
 
 
 # -- matching ------------------------------------------------------------------------------

@@ -18,12 +18,16 @@ every call reads and writes that actor's memory only. What each method does:
   `recall(include_events=False)` hands back with `k` = `max_search_results`
   (pinned fields first, then records; raw events too with `include_events`: the
   manager stores the conversation itself as events, which would otherwise come
-  back beside the records extracted from them), each with its id, kind, status,
-  score, flags and source date in `metadata`.
+  back beside the records extracted from them), each with the record's own
+  metadata and then its id, kind, status, score, flags and source date (these
+  names win) in `metadata`. `options["metadata"]` (`RememSearchOptions`, this
+  store's extension of Strands' options) keeps only the records whose metadata
+  has those values (`remem.policy.metadata`: equality on top-level keys).
 - `add(content, metadata)`: an explicit statement, written confirmed at once
-  through `remember` (a secret is refused with `RefusedContent`; the same
-  statement again is the same record). Strands' metadata is not kept: a remem
-  record has no free-form metadata.
+  through `remember`, with Strands' metadata as the record's (bounded, keys
+  checked; a secret in the text or the metadata is refused with
+  `RefusedContent`; the same statement again is the same record, with the
+  metadata it was first stored with).
 - `add_messages(messages, context)`: each message is one event of the actor's
   `session` (its text blocks, a tool use as `name(input)`, a tool result's
   text), which remem's extraction then reads: the server-side extraction of
@@ -71,7 +75,13 @@ from remem.policy.dataclasses import shown
 from remem.policy.scope import check_name
 from remem.writes.checks import MAX_EVENT_CHARS
 
-__all__ = ["RememMemoryStore"]
+__all__ = ["RememMemoryStore", "RememSearchOptions"]
+
+
+class RememSearchOptions(SearchOptions, total=False):
+    """Strands' search options, and remem's metadata filter (`{"topic": "travel"}`)."""
+
+    metadata: dict[str, Any]
 
 
 class RememMemoryStore(MemoryStore):
@@ -116,18 +126,23 @@ class RememMemoryStore(MemoryStore):
     async def search(self, query: str, options: SearchOptions | None = None) -> list[MemoryEntry]:
         """The actor's memories that matter for `query`, most relevant first."""
         k = (options or {}).get("max_search_results") or self.max_search_results
+        wanted = cast(RememSearchOptions, options or {}).get("metadata")
         packet = await asyncio.to_thread(
             self._mem.recall,
             actor=self.actor,
             query=query,
             k=k,
             include_events=self.include_events,
+            metadata=wanted,
         )
         return [_entry(item) for item in (*packet.pinned, *packet.records)]
 
     async def add(self, content: str, metadata: dict[str, Any] | None = None) -> Any:
-        """Remember `content` as the actor's explicit statement; the record's id."""
-        rec = await asyncio.to_thread(self._mem.remember, actor=self.actor, text=content)
+        """Remember `content` as the actor's explicit statement, with `metadata` as the
+        record's; the record's id."""
+        rec = await asyncio.to_thread(
+            self._mem.remember, actor=self.actor, text=content, metadata=metadata
+        )
         return {"id": rec.id}
 
     async def add_messages(
@@ -246,6 +261,7 @@ def _entry(item: PacketItem) -> MemoryEntry:
     return MemoryEntry(
         content=item.text,
         metadata={
+            **item.metadata,
             "id": item.id,
             "kind": item.kind,
             "status": item.status,

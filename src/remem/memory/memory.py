@@ -301,12 +301,19 @@ class Memory(DocumentMethods, JobMethods, LifecycleMethods):
         sensitivity: str | Sensitivity = Sensitivity.NORMAL,
         strategy: str = "explicit",
         namespace: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
     ) -> Record:
         """Store an explicit statement as a confirmed record at once; return it.
 
         A statement that repeats an active record is not stored twice: the
-        existing record is returned. One about the same `field` supersedes it.
-        `strategy` names a self-managed strategy that wrote it (provenance).
+        existing record is returned (with the metadata it was first stored with).
+        One about the same `field` supersedes it. `strategy` names a self-managed
+        strategy that wrote it (provenance).
+
+        `metadata` is the application's JSON object kept beside the record (at most
+        8 KB, 4 levels, 64 keys; screened for secrets like every stored string; see
+        `remem.policy.metadata`): returned, exported, erased with the record, and
+        selected by `recall(metadata=...)` and `records(metadata=...)`.
 
         `namespace` (strictly under the actor's `/tenants/{tenant}/actors/{actor}/`)
         files the record in an application's own namespace, e.g. a framework store's
@@ -327,6 +334,7 @@ class Memory(DocumentMethods, JobMethods, LifecycleMethods):
             sensitivity=sensitivity,
             strategy=strategy,
             namespace=namespace,
+            metadata=metadata,
         )
 
     @observed
@@ -379,6 +387,7 @@ class Memory(DocumentMethods, JobMethods, LifecycleMethods):
         valid_at: str | datetime | None = None,
         sources: Sequence[str] | str | None = None,
         document_namespaces: Sequence[str] = (),
+        metadata: Mapping[str, Any] | None = None,
     ) -> Packet:
         """The few memories of `actor` that matter for `query`, inside `budget` tokens.
 
@@ -421,6 +430,7 @@ class Memory(DocumentMethods, JobMethods, LifecycleMethods):
                 namespace=namespace,
                 max_sensitivity=max_sensitivity,
                 pin=pin,
+                metadata=metadata,
             )
 
         packet = recall_sources(
@@ -491,15 +501,17 @@ class Memory(DocumentMethods, JobMethods, LifecycleMethods):
         as_of: str | datetime | None = None,
         field: str | None = None,
         namespace: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
     ) -> list[Record]:
         """An actor's records, newest first: active ones, or every status with `all`.
 
         With `as_of`, the records that were known and valid then (see `remem.facts.lookup`),
         as they are stored now; `all` is then ignored. `field` keeps those about one
         field (by its index; active and invalid ones with `all`), `namespace` (under
-        the actor's `/tenants/{tenant}/actors/{actor}/`) those filed under it.
+        the actor's `/tenants/{tenant}/actors/{actor}/`) those filed under it, `metadata`
+        those whose metadata has each of its keys with an equal value (as `recall`).
         """
-        return reads.records(self.deps, actor, all, limit, as_of, field, namespace)
+        return reads.records(self.deps, actor, all, limit, as_of, field, namespace, metadata)
 
     def get(self, record_id: str) -> Record:
         """One record of this tenant; NotFound when there is none."""

@@ -7,7 +7,7 @@ here and document the behaviour.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 
@@ -18,6 +18,7 @@ from remem.memory.deps import Deps
 from remem.model import Packet, Record, Sensitivity, Status
 from remem.policy.dataclasses import shown
 from remem.policy.fields import canonical_field
+from remem.policy.metadata import check_filter, matches
 from remem.policy.scope import SHARED_ACTOR, actor_prefix, check_name, namespace_problem
 from remem.policy.text import nfc
 from remem.policy.validity import held, within_sensitivity
@@ -43,6 +44,7 @@ def recall_packet(
     pin: Sequence[str] | None,
     known_at: str | datetime | None = None,
     valid_at: str | datetime | None = None,
+    metadata: Mapping[str, object] | None = None,
 ) -> Packet:
     """`Memory.recall`: the arguments checked, then ranked (and pinned) recall."""
     check_name("actor", actor)
@@ -52,17 +54,18 @@ def recall_packet(
     if isinstance(budget, bool) or not isinstance(budget, int) or not 1 <= budget <= 1_000_000:
         raise InvalidInput(f"budget must be an integer from 1 to 1000000; got {shown(budget)}")
     namespace = narrowed(deps, actor, namespace)
+    scope = Scope(deps.tenant, actor, namespace, check_filter(metadata))
     when = optional_time(as_of, "as_of")
     req = RecallRequest(
-        scope=Scope(deps.tenant, actor, namespace),
+        scope=scope,
         # the tenant's approved procedures apply to every actor
-        shared=() if namespace else (Scope(deps.tenant, SHARED_ACTOR),),
+        shared=() if scope.narrowed else (Scope(deps.tenant, SHARED_ACTOR),),
         query=query,
         k=k,
         budget=budget,
         known_at=optional_time(known_at, "known_at") or when,
         valid_at=optional_time(valid_at, "valid_at") or when,
-        include_events=include_events and namespace is None,
+        include_events=include_events and not scope.narrowed,
         explain=explain,
         max_sensitivity=sensitivity(max_sensitivity),
     )
@@ -79,6 +82,10 @@ def _pinned_recall(deps: Deps, req: RecallRequest, fields: Sequence[str]) -> Pac
     known, valid = req.axes(now)
     found = [fact_at(deps, req.scope.actor, f, known, valid, req.max_sensitivity) for f in fields]
     items = pinned_items(found, req.scope.namespace_prefix)
+    if req.scope.metadata:  # only the pinned values of records the filter selects
+        held = deps.store.get_records(deps.tenant, [it.id for it in items])
+        kept_ids = {r.id for r in held if matches(r.metadata, req.scope.metadata)}
+        items = [it for it in items if it.id in kept_ids]
     kept, dropped, used = pack([(it, it.tokens) for it in items], req.budget)
     notes = [f"pinned field {f.field!r}: nothing known" for f in found if not f.candidates]
     if dropped:
@@ -201,20 +208,24 @@ def records(
     as_of: str | datetime | None,
     field: str | None,
     namespace: str | None,
+    metadata: Mapping[str, object] | None = None,
 ) -> list[Record]:
     """`Memory.records`: an actor's records, newest first (as of a time, with `as_of`);
     with `field`, only those about it (read by the field's index, however many other
-    records the actor has); with `namespace`, only those under it."""
+    records the actor has); with `namespace`, only those under it; with `metadata`,
+    only those whose metadata has each of its keys with an equal value."""
     check_name("actor", actor)
     count("limit", limit)
-    scope = Scope(deps.tenant, actor, narrowed(deps, actor, namespace))
+    pairs = check_filter(metadata)
+    scope = Scope(deps.tenant, actor, narrowed(deps, actor, namespace), pairs)
     at = optional_time(as_of, "as_of")
     every = [Status.ACTIVE, Status.INVALID]
     if field is not None:
         about = [
             r
             for r in records_about(deps.store, scope, canonical_field(field))  # and invalid
-            if scope.namespace_prefix is None or r.namespace.startswith(scope.namespace_prefix)
+            if (scope.namespace_prefix is None or r.namespace.startswith(scope.namespace_prefix))
+            and matches(r.metadata, pairs)
         ]
         recs = sorted(about, key=lambda r: r.valid_from, reverse=True)
         if at is None:
@@ -236,18 +247,21 @@ def records_page(
     field: str | None,
     namespace: str | None,
     after: tuple[datetime, str] | None,
+    metadata: Mapping[str, object] | None = None,
 ) -> list[Record]:
     """Up to `limit` of `records` in the order of their unique key (valid_from, id), newest
     first, after `after` (None: from the newest): a keyset page. The plain list is read
     by the store's query after the key; with `field` or `as_of` the list is the one
-    `records` reads whole (its `limit`, 10,000), cut after the key here."""
+    `records` reads whole (its `limit`, 10,000), cut after the key here. `metadata`
+    narrows both as in `records`."""
     if field is None and as_of is None:
         check_name("actor", actor)
         count("limit", limit)
-        scope = Scope(deps.tenant, actor, narrowed(deps, actor, namespace))
+        pairs = check_filter(metadata)
+        scope = Scope(deps.tenant, actor, narrowed(deps, actor, namespace), pairs)
         statuses = None if all else [Status.ACTIVE]
         return deps.store.records_page(scope, statuses, after, limit)
-    found = records(deps, actor, all, 10_000, as_of, field, namespace)
+    found = records(deps, actor, all, 10_000, as_of, field, namespace, metadata)
     found.sort(key=lambda r: (r.valid_from, r.id), reverse=True)
     if after is not None:
         found = [r for r in found if (r.valid_from, r.id) < after]

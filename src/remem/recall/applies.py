@@ -213,7 +213,7 @@ def _near(
     request before and 0.4 ms after; the first request of a version pays one
     search of all twelve centres (116 ms at that load, against 46 for four).
     """
-    version = None if past or scope.namespace_prefix else store.scope_version(scope)
+    version = None if past or scope.narrowed else store.scope_version(scope)
     key = (scope.tenant, scope.actor, model)
     if version is not None:
         with _LOCK:

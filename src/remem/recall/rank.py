@@ -29,6 +29,7 @@ from typing import Any
 from remem.model import Event, PacketItem, Record, Status
 from remem.policy.applies import applies_to, is_standing
 from remem.policy.fields import field_names
+from remem.policy.metadata import matches
 from remem.policy.precedence import RANK
 from remem.policy.scope import session_namespace
 from remem.policy.untrusted import quote
@@ -99,6 +100,8 @@ def rank(g: Gathered, now: datetime) -> Ranking:
                 replaced[rid] = rec
         elif not within_sensitivity(rec, req.max_sensitivity):
             rejected[rid] = f"sensitivity {rec.sensitivity.value}"
+        elif not matches(rec.metadata, req.scope.metadata):
+            rejected[rid] = "metadata filter"
         else:
             returnable[rid] = rec
     vector.extend((rid, c) for rid, c in g.replaced_vector if rid in replaced)
@@ -198,6 +201,8 @@ def _applicable(
                 continue
             if not within_sensitivity(rec, req.max_sensitivity):
                 continue
+            if not matches(rec.metadata, req.scope.metadata):
+                continue
             rejected.pop(rid, None)
             returnable[rid] = rec
         out[rid] = shared
@@ -238,6 +243,7 @@ def record_item(rec: Record, score: float) -> PacketItem:
         source=rec.source.as_dict() | {"authority": rec.authority.value},
         score=score,
         tokens=estimate_tokens(text) + ITEM_OVERHEAD_TOKENS,
+        metadata=rec.metadata,
         flags=rec.flags,
     )
 
@@ -312,6 +318,7 @@ def _in_scope(rec: Record, scope: Scope) -> bool:
         rec.tenant == scope.tenant
         and rec.actor == scope.actor
         and (prefix is None or rec.namespace.startswith(prefix))
+        and matches(rec.metadata, scope.metadata)
     )
 
 

@@ -189,6 +189,9 @@ class RecordOut(_Answer):
     superseded_by: str | None
     flags: list[str]
     source: SourceOut
+    metadata: dict[str, Any] = Field(
+        description="the application's JSON object kept with the record ({}: none)"
+    )
 
 
 class RecordList(_Answer):
@@ -293,6 +296,9 @@ class PacketItemOut(_Answer):
     score: float
     tokens: int
     flags: list[str]
+    metadata: dict[str, Any] | None = Field(
+        default=None, description="the record's metadata, when it has some"
+    )
 
 
 class DocumentItemOut(_Answer):

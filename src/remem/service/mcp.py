@@ -88,6 +88,15 @@ ActorId = Annotated[
     ),
 ]
 SensitivityName = Literal["normal", "personal", "sensitive"]
+# checked by the write and read flows (`remem.policy.metadata`): a bad one is invalid_input
+Metadata = Annotated[
+    dict[str, Any] | None,
+    Field(description="the application's JSON object kept with the memory (at most 8 KB)"),
+]
+MetadataFilter = Annotated[
+    dict[str, Any] | None,
+    Field(description='only memories whose metadata has these values, e.g. {"topic": "work"}'),
+]
 # a tool's answer: compact text for the model beside the data (`McpServer._call`)
 Out = Annotated[CallToolResult, dict[str, Any]]
 
@@ -202,6 +211,7 @@ class McpServer:
         value: str | None,
         valid_until: str | None,
         sensitivity: str,
+        metadata: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Store a statement as a confirmed record; return it."""
         who = self._verify()
@@ -213,6 +223,7 @@ class McpServer:
             value=value,
             valid_until=valid_until,
             sensitivity=sensitivity,
+            metadata=metadata,
         )
         return rec.as_dict()
 
@@ -229,6 +240,7 @@ class McpServer:
         pin: list[str] | None = None,
         known_at: str | None = None,
         valid_at: str | None = None,
+        metadata: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """The recall packet for a query."""
         who = self._verify()
@@ -243,6 +255,7 @@ class McpServer:
             include_events=include_events,
             max_sensitivity=max_sensitivity,
             pin=pin,
+            metadata=metadata,
         )
         return {**packet.as_dict(), "context": packet.as_prompt()}
 
@@ -280,12 +293,20 @@ class McpServer:
         return prof.as_dict()
 
     def list_memories(
-        self, *, actor_id: str | None, all: bool, limit: int, as_of: str | None = None
+        self,
+        *,
+        actor_id: str | None,
+        all: bool,
+        limit: int,
+        as_of: str | None = None,
+        metadata: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """An actor's records, newest first (with `as_of`: those known and valid then)."""
         who = self._verify()
         actor = self._actor(who, actor_id)
-        recs = self.memory.records(actor=actor, all=all, limit=limit, as_of=as_of)
+        recs = self.memory.records(
+            actor=actor, all=all, limit=limit, as_of=as_of, metadata=metadata
+        )
         return {"actor_id": actor, "records": [r.as_dict() for r in recs]}
 
     def forget(self, *, record_id: str | None, actor_id: str | None) -> dict[str, Any]:
@@ -330,6 +351,7 @@ class McpServer:
             ] = None,
             valid_until: Annotated[Time, Field(max_length=64, description="ISO 8601")] = None,
             sensitivity: SensitivityName = "normal",
+            metadata: Metadata = None,
         ) -> Out:
             """Call when the user states something lasting about themselves (a fact, a
             preference, a correction) that later conversations should know; not for small
@@ -345,6 +367,7 @@ class McpServer:
                 value=value,
                 valid_until=valid_until,
                 sensitivity=sensitivity,
+                metadata=metadata,
             )
 
         @tool(annotations=ToolAnnotations(title="Recall", readOnlyHint=True))
@@ -374,6 +397,7 @@ class McpServer:
                     description="fields looked up exactly and put first, e.g. ['timezone']",
                 ),
             ] = None,
+            metadata: MetadataFilter = None,
         ) -> Out:
             """Call before answering anything that may depend on earlier conversations
             (preferences, facts, past events, standing instructions). Returns the few
@@ -392,6 +416,7 @@ class McpServer:
                 include_events=include_events,
                 max_sensitivity=max_sensitivity,
                 pin=pin,
+                metadata=metadata,
             )
 
         @tool(annotations=ToolAnnotations(title="Search documents", readOnlyHint=True))
@@ -462,13 +487,15 @@ class McpServer:
             as_of: Annotated[
                 Time, Field(max_length=64, description="ISO 8601: known and valid then")
             ] = None,
+            metadata: MetadataFilter = None,
         ) -> Out:
             """Call when the user asks what you remember about them, or to find a memory's
             id before forgetting it. Returns the memories, newest first: active ones, or
             every status with `all`; with `as_of`, those known and valid then."""
             return await run(
-                self.list_memories, actor_id=actor_id, all=all, limit=limit, as_of=as_of
-            )
+                self.list_memories,
+                actor_id=actor_id, all=all, limit=limit, as_of=as_of, metadata=metadata,
+            )  # fmt: skip
 
         @tool(annotations=ToolAnnotations(title="Forget", destructiveHint=True))
         async def forget(

@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from remem.policy.fields import valid_field
+from remem.policy.metadata import valid_filter, valid_metadata
 from remem.policy.scope import valid_request_id
 from remem.timeutil import TimeText as Time
 from remem.writes.checks import MAX_VALUE_CHARS, valid_value
@@ -96,6 +97,11 @@ class RetrieveIn(_Body):
     document_namespaces: list[Annotated[str, Field(min_length=1, max_length=200)]] = Field(
         default_factory=list, max_length=20, description="namespaces whose documents to read"
     )
+    metadata: Annotated[dict[str, Any] | None, AfterValidator(valid_filter)] = Field(
+        default=None,
+        description="only the records whose metadata has each key with an equal value, e.g. "
+        '{"topic": "travel"} (top-level keys; strings, numbers, booleans, null); no raw events',
+    )
 
 
 class CreateItem(_Body):
@@ -119,6 +125,11 @@ class CreateItem(_Body):
         max_length=1000,
         description="an application's own namespace under /tenants/{tenant}/actors/{actor}/, "
         "where records are named by field: only the same field repeats or supersedes one",
+    )
+    metadata: Annotated[dict[str, Any] | None, AfterValidator(valid_metadata)] = Field(
+        default=None,
+        description="the application's JSON object kept with the record (at most 8 KB, "
+        "4 levels, 64 keys; screened for secrets)",
     )
 
 

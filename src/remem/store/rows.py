@@ -79,7 +79,16 @@ def record_from(r: Mapping[str, Any], time: Time, items: Items) -> Record:
         supersedes=r["supersedes"],
         superseded_by=r["superseded_by"],
         flags=tuple(items(r["flags"])),
+        metadata=metadata_from(r["metadata"]),
     )
+
+
+def metadata_from(stored: str | None) -> dict[str, Any]:
+    """A record's metadata from its column: JSON text on both backends, NULL for none."""
+    if not stored:
+        return {}
+    found = json.loads(stored)
+    return found if isinstance(found, dict) else {}
 
 
 def near_from(rows: Iterable[Any], event: Callable[[Any], Event]) -> Near:
@@ -137,11 +146,12 @@ def record_params(rec: Record, at: At, items: Encode) -> dict[str, Any]:
         "supersedes": rec.supersedes,
         "superseded_by": rec.superseded_by,
         "flags": items(list(rec.flags)),
+        "metadata": json_text(rec.metadata) if rec.metadata else None,
     }
 
 
 def json_text(value: Any) -> str:
-    """The JSON text an event's metadata is stored as on both backends: compact, in
+    """The JSON text an event's (and a record's) metadata is stored as on both backends: compact, in
     the caller's key order, numbers as Python writes them (`1e+308`), so it reads
     back as it was sent (PostgreSQL's jsonb wrote 1e308 out in 309 digits)."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))

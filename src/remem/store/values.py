@@ -27,11 +27,19 @@ Clock = Callable[[], datetime]
 
 @dataclass(frozen=True, slots=True)
 class Scope:
-    """Whose memories a read may see: always one tenant, one actor."""
+    """Whose memories a read may see: always one tenant, one actor; optionally only the
+    records under a namespace prefix, and only those whose metadata has each of
+    `metadata`'s (key, value) pairs (`remem.policy.metadata.check_filter`)."""
 
     tenant: str
     actor: str
     namespace_prefix: str | None = None
+    metadata: tuple[tuple[str, str | int | float | bool | None], ...] = ()
+
+    @property
+    def narrowed(self) -> bool:
+        """Whether the scope is narrower than the actor's records (a prefix or a filter)."""
+        return bool(self.namespace_prefix or self.metadata)
 
 
 @dataclass(frozen=True, slots=True)

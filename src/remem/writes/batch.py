@@ -30,6 +30,7 @@ from remem.lifecycle.erasure import forget
 from remem.memory.deps import Deps
 from remem.policy import scope
 from remem.policy.fields import valid_field
+from remem.policy.metadata import valid_metadata
 from remem.policy.scope import Principal, named, valid_request_id
 from remem.timeutil import TimeText
 from remem.writes import ledger, records
@@ -60,6 +61,7 @@ class RecordItem(BaseModel):
     valid_until: TimeText = None
     sensitivity: Literal["normal", "personal", "sensitive"] = "normal"
     strategy: str = Field(default="self-managed", min_length=1, max_length=100)
+    metadata: Annotated[dict[str, Any] | None, AfterValidator(valid_metadata)] = None
 
     @model_validator(mode="after")
     def _needs(self) -> RecordItem:
@@ -69,6 +71,8 @@ class RecordItem(BaseModel):
             raise ValueError("update needs record_id and text")
         if self.op == "delete" and self.record_id is None:
             raise ValueError("delete needs record_id")
+        if self.op != "create" and self.metadata is not None:
+            raise ValueError("metadata is given on create (an update keeps the record's)")
         return self
 
 
@@ -144,6 +148,7 @@ def _run(deps: Deps, item: RecordItem) -> dict[str, Any]:
                 value=item.value,
                 sensitivity=item.sensitivity,
                 strategy=item.strategy,
+                metadata=item.metadata,
             )
             return {"status": "created", "record_id": rec.id}
         assert item.record_id is not None

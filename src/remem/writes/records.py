@@ -9,7 +9,9 @@ uses too; the rows are applied in one `Write`. Self-managed batches
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -32,6 +34,7 @@ from remem.model import (
 )
 from remem.policy.dataclasses import refuse_secrets, shown
 from remem.policy.fields import stored_field
+from remem.policy.metadata import check_metadata
 from remem.policy.scope import (
     SHARED_ACTOR,
     actor_prefix,
@@ -68,10 +71,12 @@ def remember(
     sensitivity: str | Sensitivity = Sensitivity.NORMAL,
     strategy: str = "explicit",
     namespace: str | None = None,
+    metadata: Mapping[str, Any] | None = None,
 ) -> Record:
     """Store an explicit statement as a confirmed record at once (see `Memory.remember`)."""
     stored_name("actor", actor)
     statement("text to remember", text)
+    meta = check_metadata(metadata)
     if namespace is not None:
         namespace = own_namespace(deps.tenant, actor, namespace)
     try:
@@ -110,6 +115,7 @@ def remember(
         value=value,
         authority=Authority.CONFIRMED,
         sensitivity=sensitivity,
+        metadata=meta,
     )
     vec = None
     for _ in range(2):
@@ -193,6 +199,7 @@ def update(
         field=None if old.field is None else stored_field(old.field),
         authority=Authority.CONFIRMED,
         sensitivity=old.sensitivity,
+        metadata=old.metadata,  # a correction keeps what the application filed it with
     )
     decision = Decision(Action.UPDATE, f"corrected by {by}", supersedes=(old.id,))
     new_id = deps.ids("rec")

@@ -11,6 +11,7 @@ The tenant comes from the key. HTTP errors come back as remem's exceptions:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -149,9 +150,10 @@ class Client(QueueClient, WriteClient, DocumentClient, ThreadClient):
         sensitivity: str | Sensitivity = Sensitivity.NORMAL,
         request_id: str | None = None,
         namespace: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
     ) -> Record:
         """Store an explicit statement as a confirmed record at once; return it
-        (`namespace`: as for `Memory.remember`)."""
+        (`namespace` and `metadata`: as for `Memory.remember`)."""
         item = {
             "request_id": request_id,
             "actor_id": actor,
@@ -162,6 +164,7 @@ class Client(QueueClient, WriteClient, DocumentClient, ThreadClient):
             "valid_until": _iso(valid_until),
             "sensitivity": str(sensitivity),
             "namespace": namespace,
+            "metadata": None if metadata is None else dict(metadata),
         }
         out = self._call("POST", "/v1/memories/batch-create", json={"records": [_compact(item)]})
         return _record(_only(out)["record"])
@@ -192,10 +195,11 @@ class Client(QueueClient, WriteClient, DocumentClient, ThreadClient):
         valid_at: str | datetime | None = None,
         sources: Sequence[str] | None = None,
         document_namespaces: Sequence[str] = (),
+        metadata: Mapping[str, Any] | None = None,
     ) -> Packet:
         """The few memories of `actor` that matter for `query`, inside `budget` tokens;
         `pin`ned fields first, in `pinned`; `sources` may add "documents" (their chunks
-        in `documents`). Times as for `Memory.recall`."""
+        in `documents`). Times and `metadata` as for `Memory.recall`."""
         body = {
             "query": query,
             "actor_id": actor,
@@ -211,6 +215,7 @@ class Client(QueueClient, WriteClient, DocumentClient, ThreadClient):
             "pin": None if pin is None else list(pin),
             "sources": None if sources is None else list(sources),
             "document_namespaces": list(document_namespaces) or None,
+            "metadata": None if metadata is None else dict(metadata),
         }
         return _packet(self._call("POST", "/v1/memories/retrieve", json=_compact(body)))
 
@@ -266,10 +271,11 @@ class Client(QueueClient, WriteClient, DocumentClient, ThreadClient):
         as_of: str | datetime | None = None,
         field: str | None = None,
         namespace: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
     ) -> list[Record]:
         """An actor's records, newest first: active ones, or every status with `all`;
-        with `as_of`, those known and valid then; `field` and `namespace` narrow them
-        as for `Memory.records`."""
+        with `as_of`, those known and valid then; `field`, `namespace` and `metadata`
+        narrow them as for `Memory.records`."""
         params = _compact(
             {
                 "actor_id": actor,
@@ -277,6 +283,7 @@ class Client(QueueClient, WriteClient, DocumentClient, ThreadClient):
                 "as_of": _iso(as_of),
                 "field": field,
                 "namespace": namespace,
+                "metadata": None if metadata is None else _json(metadata),
             }
         )
         found = collect(self._call, "/v1/memories", "records", params, limit=limit)
@@ -459,7 +466,16 @@ def _record(d: dict[str, Any]) -> Record:
         supersedes=d["supersedes"],
         superseded_by=d["superseded_by"],
         flags=tuple(d["flags"]),
+        metadata=dict(d.get("metadata") or {}),
     )
+
+
+def _json(value: Mapping[str, Any]) -> str:
+    """A filter as the JSON text of a query parameter."""
+    try:
+        return json.dumps(dict(value), ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(f"a metadata filter must be JSON ({exc})") from None
 
 
 def _item(r: dict[str, Any]) -> PacketItem:
@@ -474,6 +490,7 @@ def _item(r: dict[str, Any]) -> PacketItem:
         score=float(r["score"]),
         tokens=int(r["tokens"]),
         flags=tuple(r["flags"]),
+        metadata=dict(r.get("metadata") or {}),
     )
 
 

@@ -51,6 +51,7 @@ def retrieve(body: RetrieveIn, who: Who, svc: Svc) -> dict[str, Any]:
             namespace=body.namespace,
             max_sensitivity=body.max_sensitivity,
             pin=body.pin,
+            metadata=body.metadata,
         )
 
     packet = recall_sources(

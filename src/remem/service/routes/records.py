@@ -14,6 +14,7 @@ from remem.memory import reads
 from remem.memory.memory import Memory
 from remem.model import Record
 from remem.policy import scope
+from remem.policy.metadata import json_filter
 from remem.policy.scope import Principal
 from remem.service import paging
 from remem.service.answers import (
@@ -66,17 +67,26 @@ def list_memories(
     namespace: Annotated[
         str | None, Query(max_length=1000, description="only the records under this namespace")
     ] = None,
+    metadata: Annotated[
+        str | None,
+        Query(
+            max_length=4000,
+            description="a JSON object: only the records whose metadata has each key with an "
+            'equal value, e.g. {"topic":"travel"}',
+        ),
+    ] = None,
 ) -> dict[str, Any]:
     """An actor's records, newest first, `limit` a page (ListMemoryRecords); with `as_of`,
-    those known and valid then; `field` and `namespace` narrow them as `Memory.records`
-    does. `next_cursor` fetches the next page, read after the last record's key
-    (valid_from, id) (`remem.service.paging`)."""
+    those known and valid then; `field`, `namespace` and `metadata` narrow them as
+    `Memory.records` does. `next_cursor` fetches the next page, read after the last
+    record's key (valid_from, id) (`remem.service.paging`)."""
     actor = scope.actor_for(who, actor_id)
     mem = svc.memory(who.tenant)
-    query = (who.tenant, actor, all, as_of, field, namespace)
+    wanted = json_filter(metadata)
+    query = (who.tenant, actor, all, as_of, field, namespace, metadata)
     after = paging.read("memories", query, cursor, (paging.TIME, paging.TEXT))
     found = reads.records_page(
-        mem.deps, actor, all, limit + 1, as_of, field, namespace, _key(after)
+        mem.deps, actor, all, limit + 1, as_of, field, namespace, _key(after), wanted
     )
     recs, next_cursor = paging.page(found, limit, _record_key, "memories", query)
     return {"records": [r.as_dict() for r in recs], "next_cursor": next_cursor}
@@ -155,6 +165,7 @@ def batch_create(body: BatchCreateIn, who: Who, svc: Svc) -> dict[str, Any]:
             value=item.value,
             sensitivity=item.sensitivity,
             namespace=item.namespace,
+            metadata=item.metadata,
         )
         return {"status": 201, "record_id": rec.id}
 

@@ -147,7 +147,7 @@ SELECT r.rolsuper, r.rolbypassrls,
 RECORD_COLUMNS = (
     "id, tenant, actor, namespace, kind, text, field, value, source_type, source_event_ids, "
     "strategy, extractor, authority, sensitivity, valid_from, valid_until, created_at, "
-    "updated_at, status, supersedes, superseded_by, flags"
+    "updated_at, status, supersedes, superseded_by, flags, metadata"
 )
 EVENT_COLUMNS = "id, tenant, actor, session, role, text, time, metadata, received_at"
 

@@ -24,6 +24,7 @@ import numpy.typing as npt
 
 from remem.errors import StoreError
 from remem.model import Event, Record
+from remem.policy.metadata import matches
 from remem.store.errors import sqlite_translated
 from remem.store.flows.backend import sqlite_lists
 from remem.store.roles import Hit, Scope
@@ -36,7 +37,7 @@ from remem.store.sqlite.vectors.load import Kind, extends, refresh
 LEXICAL_WINDOW = 1000  # BM25 ranks at most this many of the newest matches
 VECTOR_CACHE_SCOPES = 16  # scopes whose vectors stay in memory (oldest dropped first)
 PREPARED_MIN = 5_000  # record vectors a bulk load adds to a scope before it writes its file
-POOL_FOR_PREFIX = 500  # nearest rows fetched when a namespace prefix narrows the scope
+POOL_FOR_PREFIX = 500  # nearest rows fetched when a namespace prefix or a filter narrows it
 # BM25 in the full-text index alone (newer than the floor of `FTS_FLOOR`), the best
 # joined to their records afterwards (see `SQLiteSearch.search_records`)
 RANKED_RECORDS = """
@@ -129,10 +130,11 @@ class SQLiteSearch:
         to their records (the join cost as much as BM25 per matched row): the
         same hits as ranking the joined rows, unless so many of the best were
         proposed or deleted that fewer than `limit` remain, when the joined
-        query runs instead. A namespace prefix takes the joined query.
+        query runs instead. A namespace prefix or a metadata filter takes the joined
+        query.
         """
         sql, params = q.search_records(scope)
-        if scope.namespace_prefix:
+        if scope.narrowed:
             return self._search("records_fts", scope, query, sql, params, limit)
         match = fts_query(scope_token(scope.tenant, scope.actor), query)
         if match is None or limit <= 0:
@@ -184,16 +186,14 @@ class SQLiteSearch:
         if vectors is None or vectors.model != model:
             return []
         hits = vectors.search(
-            query,
-            POOL_FOR_PREFIX if scope.namespace_prefix else limit,
-            at.timestamp(),
-            include_invalid,
+            query, POOL_FOR_PREFIX if scope.narrowed else limit, at.timestamp(), include_invalid
         )
-        if scope.namespace_prefix:
+        if scope.narrowed:
+            prefix = scope.namespace_prefix or ""
             allowed = {
                 r.id
                 for r in self.get_records(scope.tenant, [h[0] for h in hits])
-                if r.namespace.startswith(scope.namespace_prefix)
+                if r.namespace.startswith(prefix) and matches(r.metadata, scope.metadata)
             }
             hits = [h for h in hits if h[0] in allowed][:limit]
         return hits
@@ -212,7 +212,7 @@ class SQLiteSearch:
         vectors = self._scope_vectors(scope)
         if not queries or vectors is None or vectors.model != model:
             return [[] for _ in queries]
-        if scope.namespace_prefix:  # filtered per query, as `vector_search` does
+        if scope.narrowed:  # filtered per query, as `vector_search` does
             return [
                 self.vector_search(scope, model, q, limit, at, include_invalid) for q in queries
             ]

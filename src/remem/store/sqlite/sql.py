@@ -7,6 +7,7 @@ import hashlib
 from collections.abc import Sequence
 from typing import Any
 
+from remem.policy.metadata import json_type
 from remem.store.roles import Scope
 from remem.store.text import STOPWORDS as STOPWORDS  # re-exported: once, in `remem.store.text`
 from remem.store.text import WORD as WORD
@@ -44,7 +45,25 @@ def _scope_where(scope: Scope, alias: str = "") -> tuple[str, dict[str, Any]]:
     if scope.namespace_prefix:
         sql += f" AND {a}namespace LIKE :prefix ESCAPE '\\'"
         params["prefix"] = like_prefix(scope.namespace_prefix)
+    for i, (key, value) in enumerate(scope.metadata):
+        sql += f" AND {metadata_match(f'{a}metadata', i, value)}"
+        params[f"mk{i}"] = key
+        if json_type(value) in ("text", "number"):
+            params[f"mv{i}"] = value
     return sql, params
+
+
+def metadata_match(column: str, i: int, value: object) -> str:
+    """The condition that a record's metadata (JSON text in `column`) has the key `:mk{i}`
+    with a value equal to `:mv{i}` as `remem.policy.metadata.same` says: the same JSON
+    type (either kind of number for a number), the same value."""
+    each = f"SELECT 1 FROM json_each({column}) WHERE key = :mk{i}"
+    kind = json_type(value)  # type: ignore[arg-type]
+    if kind == "number":
+        return f"EXISTS ({each} AND type IN ('integer', 'real') AND atom = :mv{i})"
+    if kind == "text":
+        return f"EXISTS ({each} AND type = 'text' AND atom = :mv{i})"
+    return f"EXISTS ({each} AND type = '{kind}')"
 
 
 def list_records(
@@ -342,10 +361,11 @@ PING = "SELECT 1"
 INSERT_RECORD = """
 INSERT INTO records (id, tenant, actor, namespace, kind, text, field, value, source_type,
     source_event_ids, strategy, extractor, authority, sensitivity, valid_from, valid_until,
-    created_at, updated_at, status, supersedes, superseded_by, flags)
+    created_at, updated_at, status, supersedes, superseded_by, flags, metadata)
 VALUES (:id, :tenant, :actor, :namespace, :kind, :text, :field, :value, :source_type,
     :source_event_ids, :strategy, :extractor, :authority, :sensitivity, :valid_from,
-    :valid_until, :created_at, :updated_at, :status, :supersedes, :superseded_by, :flags)
+    :valid_until, :created_at, :updated_at, :status, :supersedes, :superseded_by, :flags,
+    :metadata)
 RETURNING rowid AS key
 """
 INSERT_RECORD_FTS = "INSERT INTO records_fts (rowid, text, scope) VALUES (:key, :text, :scope)"

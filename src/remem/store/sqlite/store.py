@@ -69,7 +69,7 @@ def _migrations() -> list[tuple[int, str]]:
     return read_migrations("sqlite/migrations")
 
 
-SCHEMA_VERSION = 9  # the newest migration this code knows; checked by a test
+SCHEMA_VERSION = 10  # the newest migration this code knows; checked by a test
 
 
 BUSY_TIMEOUT_MS = 30_000  # how long a statement waits for another connection's lock
