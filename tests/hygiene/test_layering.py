@@ -275,7 +275,7 @@ FAMILY = 3  # siblings sharing a `prefix_` are a package waiting to be made
 # what the PostgreSQL backend has that SQLite keeps inside its `sql.py` and `store.py`:
 # psycopg's row and type adapters, the one scope clause three statement builders share,
 # and the job queue's statements (in `sql.py` they would take it past 600 lines)
-POSTGRES_ONLY = {"job_sql.py", "rows.py", "scope.py"}
+POSTGRES_ONLY = {"job_sql.py", "rows.py"}
 
 
 def test_only_values_at_the_top_level() -> None:

@@ -7,11 +7,10 @@ import hashlib
 from collections.abc import Sequence
 from typing import Any
 
-from remem.policy.metadata import json_type
 from remem.store.roles import Scope
+from remem.store.sqlite.scope import scope_where
 from remem.store.text import STOPWORDS as STOPWORDS  # re-exported: once, in `remem.store.text`
 from remem.store.text import WORD as WORD
-from remem.store.text import like_prefix
 from remem.store.text import words as words
 
 
@@ -36,42 +35,12 @@ def fts_query(token: str, text: str) -> str | None:
     return " OR ".join(f'"{token}{w}"' for w in found)
 
 
-def _scope_where(scope: Scope, alias: str = "") -> tuple[str, dict[str, Any]]:
-    """The WHERE clause of one scope with its named parameters (`tenant`, `actor`, and
-    `prefix` when a namespace prefix narrows it, LIKE wildcards escaped)."""
-    a = f"{alias}." if alias else ""
-    sql = f"{a}tenant = :tenant AND {a}actor = :actor"
-    params: dict[str, Any] = {"tenant": scope.tenant, "actor": scope.actor}
-    if scope.namespace_prefix:
-        sql += f" AND {a}namespace LIKE :prefix ESCAPE '\\'"
-        params["prefix"] = like_prefix(scope.namespace_prefix)
-    for i, (key, value) in enumerate(scope.metadata):
-        sql += f" AND {metadata_match(f'{a}metadata', i, value)}"
-        params[f"mk{i}"] = key
-        if json_type(value) in ("text", "number"):
-            params[f"mv{i}"] = value
-    return sql, params
-
-
-def metadata_match(column: str, i: int, value: object) -> str:
-    """The condition that a record's metadata (JSON text in `column`) has the key `:mk{i}`
-    with a value equal to `:mv{i}` as `remem.policy.metadata.same` says: the same JSON
-    type (either kind of number for a number), the same value."""
-    each = f"SELECT 1 FROM json_each({column}) WHERE key = :mk{i}"
-    kind = json_type(value)  # type: ignore[arg-type]
-    if kind == "number":
-        return f"EXISTS ({each} AND type IN ('integer', 'real') AND atom = :mv{i})"
-    if kind == "text":
-        return f"EXISTS ({each} AND type = 'text' AND atom = :mv{i})"
-    return f"EXISTS ({each} AND type = '{kind}')"
-
-
 def list_records(
     scope: Scope, paged: bool = False, after: bool = False
 ) -> tuple[str, dict[str, Any]]:
     """A scope's records of the statuses {keys}, newest first, up to `limit`; `paged`:
     in the order of their unique key (valid_from, id), `after` it (`after_at`, `after_id`)."""
-    where, params = _scope_where(scope)
+    where, params = scope_where(scope)
     order = "id" if paged else "rowid"
     keyset = (
         "AND (valid_from < :after_at OR (valid_from = :after_at AND id < :after_id)) "
@@ -88,7 +57,7 @@ def list_records(
 def search_records(scope: Scope) -> tuple[str, dict[str, Any]]:
     """BM25 over a scope's records newer than a rowid floor (see `FTS_FLOOR`): the
     scope's named parameters, then `match`, `floor` and `limit`."""
-    where, params = _scope_where(scope, "r")
+    where, params = scope_where(scope, "r")
     sql = (
         "SELECT r.id, bm25(records_fts) AS rank FROM records_fts "
         "JOIN records r ON r.rowid = records_fts.rowid "
