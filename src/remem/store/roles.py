@@ -293,6 +293,10 @@ class RecordStore(Protocol):
         """
         ...
 
+    def records_of_events(self, tenant: str, event_ids: Sequence[str]) -> dict[str, list[str]]:
+        """For those of these events some record came from: those records' ids."""
+        ...
+
     def record_vectors(
         self, tenant: str, ids: Sequence[str], model: str
     ) -> dict[str, npt.NDArray[np.float32]]:

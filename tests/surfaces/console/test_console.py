@@ -392,3 +392,81 @@ def test_erasure_needs_the_typed_name_and_shows_the_receipt(console_db: Console)
     gone = c.post("/console/erasure/record", record_id=tea, confirm=tea)
     assert f"forgot record {tea}: verified" in gone.text
     assert svc.store.get_record("acme", tea) is None
+
+
+# -- search, pages, transcripts (issue 39) ------------------------------------------------
+
+
+def _links(page: httpx.Response) -> list[str]:
+    """The record ids a page links to, in order."""
+    return re.findall(r'href="/console/records/(rec_[^"]+)"', page.text)
+
+
+def test_search_finds_records_and_turns_and_combines_with_the_filters(
+    console_db: Console,
+) -> None:
+    c = console_db
+    c.sign_in("admin")
+    found = c.page("/console/actors/alice", q="Berlin")
+    assert found.status_code == 200
+    assert _links(found)[:1] == [c.ids["berlin"]]
+    assert "Actually I moved to Berlin" in found.text  # the turn it came from
+    assert "transcript?session=s1" in found.text
+    # the superseded Paris record is found only under the status that shows it
+    assert c.ids["paris"] not in _links(c.page("/console/actors/alice", q="Paris"))
+    old = c.page("/console/actors/alice", q="Paris", status="superseded")
+    assert _links(old) == [c.ids["paris"]]
+    assert _links(c.page("/console/actors/alice", q="Berlin", kind="procedure")) == []
+    # bob's words are not in alice's memory
+    other = c.page("/console/actors/alice", q="vegetarian")
+    assert _links(other) == [] and "I'm vegetarian" not in unescape(other.text)
+
+
+def test_a_key_for_one_actor_searches_and_reads_nothing_of_another(console_db: Console) -> None:
+    c = console_db
+    c.sign_in("alice")
+    for path, params in [
+        ("/console/actors/bob", {"q": "vegetarian"}),
+        ("/console/actors/bob/transcript", {"session": "s2"}),
+    ]:
+        refused = c.page(path, **params)
+        assert refused.status_code == 403, path
+        assert _error(refused) == "this API key may not act on actor 'bob'"
+        assert "I'm vegetarian" not in refused.text and c.ids["bob"] not in refused.text
+    # bob's session named under alice's own name holds none of his turns
+    mine = c.page("/console/actors/alice/transcript", session="s2")
+    assert mine.status_code == 200 and "vegetarian" not in mine.text
+    assert "Berlin" in c.page("/console/actors/alice", q="Berlin").text
+
+
+def test_a_transcript_links_each_turn_to_its_records_and_shows_erased_turns(
+    console_db: Console,
+) -> None:
+    c = console_db
+    c.sign_in("admin")
+    page = c.page("/console/actors/alice/transcript", session="s1")
+    assert page.status_code == 200
+    turns = re.findall(r'<p class="quote">([^<]*)</p>', page.text)
+    assert turns == ["I live in Paris", "Actually I moved to Berlin"]
+    assert c.ids["berlin"] in page.text.split("Actually I moved to Berlin")[1]
+    assert c.ids["paris"] in page.text.split("Actually I moved to Berlin")[0]
+    berlin = c.ids["berlin"]
+    c.post("/console/erasure/record", record_id=berlin, confirm=berlin)
+    after = c.page("/console/actors/alice/transcript", session="s1")
+    assert "Actually I moved to Berlin" not in after.text and berlin not in after.text
+    assert after.text.count("erased: its text was removed") == 1
+    assert c.page("/console/actors/alice/transcript").status_code == 422
+
+
+def test_the_memory_page_is_read_a_page_at_a_time(console: Console) -> None:
+    c = console
+    mem = c.client.app.state.service.memory("acme")
+    made = {mem.remember(actor="carol", text=f"Carol fact number {i}").id for i in range(130)}
+    c.sign_in("admin")
+    first = c.page("/console/actors/carol")
+    cursor = re.search(r'id="next-page" href="[^"]*cursor=([^"]+)"', first.text)
+    assert cursor is not None and len(_links(first)) == 100
+    second = c.client.get(f"/console/actors/carol?status=active&cursor={cursor.group(1)}")
+    assert second.status_code == 200 and 'id="next-page"' not in second.text
+    assert sorted(_links(first) + _links(second)) == sorted(made)
+    assert c.page("/console/actors/carol", cursor="junk").status_code == 422

@@ -271,3 +271,20 @@ def test_forget_a_subject_and_see_the_receipt(site: Site) -> None:
     site.shot("erasure")
     site.open("/console/actors")
     assert b.find_elements(By.LINK_TEXT, "bob") == []
+
+
+def test_search_an_actors_memory_and_read_the_session(site: Site) -> None:
+    b = site.browser
+    site.sign_in("admin")
+    site.open("/console/actors/alice")
+    b.find_element(By.ID, "search").send_keys("Berlin")
+    site.click(By.ID, "filter")
+    assert "1 of 1 records found" in site.wait_for(By.ID, "found")
+    assert "Actually I moved to Berlin" in b.find_element(By.ID, "found-turns").text
+    site.shot("search")
+    site.click(By.LINK_TEXT, "s1")
+    turns = site.wait_for(By.ID, "transcript")
+    assert turns.index("I live in Paris") < turns.index("Actually I moved to Berlin")
+    site.shot("transcript")
+    site.click(By.LINK_TEXT, "Moved to Berlin")
+    assert "Moved to Berlin" in site.wait_for(By.ID, "record-text")

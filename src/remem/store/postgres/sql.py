@@ -349,7 +349,7 @@ WHERE tenant = %(tenant)s AND actor = %(actor)s AND field IS NOT NULL
 ORDER BY valid_from DESC, seq DESC
 """
 RECORD_STATUS_BY_EVENT = """
-SELECT re.event_id, r.status FROM record_events re
+SELECT re.event_id, r.status, r.id AS record_id FROM record_events re
 JOIN records r ON r.tenant = re.tenant AND r.id = re.record_id
 WHERE re.tenant = %(tenant)s AND re.event_id = ANY(%(keys)s::text[]) AND r.kind <> 'summary'
 """
