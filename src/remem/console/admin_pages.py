@@ -25,6 +25,7 @@ from remem.console.web import (
 from remem.pipeline.jobs import JOB_STATUSES
 from remem.policy import scope
 from remem.service.routes import admin, operations, records
+from remem.service.routes.deps import REASON_MAX
 
 router = APIRouter(include_in_schema=False)
 
@@ -76,11 +77,12 @@ def erasure(request: Request, at: At, job: Short = "") -> Response:
 @page("Erasure")
 def forget_record(request: Request, at: At, fields: Form) -> Response:
     """Forget one record everywhere and verify it (DELETE /v1/memories/{id}), once its id
-    is typed again."""
+    is typed again and a reason or ticket reference is given."""
     scope.need_role(at.who, "admin")
     record_id = text_field(fields, "record_id")
     confirmed(fields, record_id, "the record id")
-    report = records.delete_memory(record_id, at.who, at.svc)
+    reason = text_field(fields, "reason", REASON_MAX)
+    report = records.delete_memory(record_id, at.who, at.svc, reason=reason, via="console")
     return _receipt(request, at, f"record {record_id}", report)
 
 
@@ -88,10 +90,12 @@ def forget_record(request: Request, at: At, fields: Form) -> Response:
 @page("Erasure")
 def forget_subject(request: Request, at: At, fields: Form) -> Response:
     """Erase everything of one actor and verify it (POST /v1/subjects/{actor}/forget),
-    once the actor's name is typed again."""
+    once the actor's name is typed again and a reason or ticket reference is given."""
+    scope.need_role(at.who, "admin")
     actor = text_field(fields, "actor")
     confirmed(fields, actor, "the actor's name")
-    report = admin.forget_subject(actor, at.who, at.svc)
+    reason = text_field(fields, "reason", REASON_MAX)
+    report = admin.forget_subject(actor, at.who, at.svc, reason=reason, via="console")
     return _receipt(request, at, f"subject {actor}", report)
 
 
@@ -99,7 +103,7 @@ def forget_subject(request: Request, at: At, fields: Form) -> Response:
 @page("Erasure")
 def export(request: Request, at: At, actor: Short = "") -> Response:
     """Everything held about one actor as a JSON download (GET /v1/subjects/{actor}/export)."""
-    actor_id, body = admin.subject_export(actor.strip(), at.who, at.svc)
+    actor_id, body = admin.subject_export(actor.strip(), at.who, at.svc, "console")
     name = re.sub(r"[^A-Za-z0-9_.-]", "_", actor_id)[:80]
     return StreamingResponse(
         body,

@@ -18,6 +18,7 @@ from remem.console import views
 from remem.console.web import PREFIX, Seat, page, render, seat
 from remem.errors import InvalidInput
 from remem.policy import scope
+from remem.service import audit
 from remem.service.routes import events
 from remem.store.values import Scope
 from remem.timeutil import utcnow
@@ -49,7 +50,10 @@ def search(
     said = store.search_events(where, query, SEARCH_HITS)
     by_id = {e.id: e for e in store.get_events(tenant, [h.id for h in said])}
     turns = [_turn(by_id[h.id]) for h in said if h.id in by_id and by_id[h.id].actor == owner]
-    return shown, [t for t in turns if not t["erased"]]
+    kept = [t for t in turns if not t["erased"]]
+    audit.note(store, at.who, "search", "console", actor=owner, records=len(shown),
+               events=len(kept))  # fmt: skip
+    return shown, kept
 
 
 @router.get(PREFIX + "/actors/{actor}/transcript")
@@ -67,7 +71,7 @@ def transcript(
         raise InvalidInput("session is required: the id of one of the actor's sessions")
     listed = events.list_events(
         at.who, at.svc, actor_id=actor, session_id=session.strip(), limit=TURNS,
-        cursor=cursor or None,
+        cursor=cursor or None, via="console",
     )  # fmt: skip
     rows = listed["events"]
     made = at.svc.store.records_of_events(at.who.tenant, [e["event_id"] for e in rows])

@@ -59,7 +59,7 @@ def memory(
     else:
         page_of = records.list_memories(
             at.who, at.svc, actor_id=actor, all=True, limit=PAGE, cursor=cursor,
-            namespace=namespace.strip() or None,
+            namespace=namespace.strip() or None, via="console",
         )  # fmt: skip
         listed, after = page_of["records"], page_of["next_cursor"]
         shown = views.filter_records(listed, utcnow(), **filters)
@@ -88,7 +88,7 @@ def memory(
 def record(request: Request, record_id: str, at: At) -> Response:
     """One record: its fields, the events it came from (quoted), its history, its
     supersession chain as a timeline, and the conflict it is part of."""
-    rec = records.get_memory(record_id, at.who, at.svc)
+    rec = records.get_memory(record_id, at.who, at.svc, via="console")
     history = records.memory_history(record_id, at.who, at.svc)["history"]
     chain = _chain(at, rec)
     sources = at.svc.store.get_events(at.who.tenant, rec["source"]["event_ids"])
@@ -96,9 +96,16 @@ def record(request: Request, record_id: str, at: At) -> Response:
     if rec["field"] and rec["actor"] != scope.SHARED_ACTOR and rec["status"] == "active":
         profile = facts.get_profile(rec["actor"], at.who, at.svc)
         conflict = views.conflicted(profile).get(rec["field"], [])
+    stored = at.svc.store.get_record(at.who.tenant, record_id)
+    writable = at.who.may_see(stored, write=True)
     context = {
         "title": f"Record {record_id}",
         "rec": rec,
+        "may_forget": writable and at.who.has_role("admin"),
+        "may_correct": writable
+        and at.who.has_role("reviewer")
+        and rec["status"] == "active"
+        and rec["kind"] not in ("procedural", "summary"),
         "history": history,
         "timeline": views.timeline(chain, rec["id"]),
         "events": [e for e in sources if e.actor == rec["actor"]],
@@ -118,7 +125,7 @@ def _chain(at: Seat, rec: dict[str, Any]) -> list[dict[str, Any]]:
         while step.get(link) and step[link] not in seen and len(seen) < MAX_CHAIN:
             seen.add(step[link])
             try:
-                step = records.get_memory(step[link], at.who, at.svc)
+                step = records.get_memory(step[link], at.who, at.svc, via=None)
             except RememError:  # erased since, or outside the key's scope
                 break
             into.append(step)

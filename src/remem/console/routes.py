@@ -7,7 +7,16 @@ from importlib import resources
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import Response
 
-from remem.console import admin_pages, ask, browse, memory_pages, review, signin
+from remem.console import (
+    admin_pages,
+    ask,
+    audit_pages,
+    browse,
+    memory_pages,
+    record_actions,
+    review,
+    signin,
+)
 from remem.console.sessions import Sessions
 from remem.console.web import (
     HEADERS,
@@ -48,4 +57,6 @@ def mount(app: FastAPI) -> None:
     for router in (static, signin.router, memory_pages.router, browse.router, ask.router):
         app.include_router(router)
     app.include_router(review.router)
+    app.include_router(record_actions.router)
     app.include_router(admin_pages.router)
+    app.include_router(audit_pages.router)

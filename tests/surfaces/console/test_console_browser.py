@@ -259,12 +259,14 @@ def test_forget_a_subject_and_see_the_receipt(site: Site) -> None:
     site.open("/console/erasure")
     b.find_element(By.ID, "subject").send_keys("bob")
     b.find_element(By.ID, "subject-confirm").send_keys("bobby")
+    b.find_element(By.ID, "subject-reason").send_keys("DSR-1042")
     site.click(By.ID, "forget-subject")
     assert "type the actor's name 'bob'" in site.wait_for(By.ID, "error")
 
     site.open("/console/erasure")
     b.find_element(By.ID, "subject").send_keys("bob")
     b.find_element(By.ID, "subject-confirm").send_keys("bob")
+    b.find_element(By.ID, "subject-reason").send_keys("DSR-1042")
     site.click(By.ID, "forget-subject")
     receipt = site.wait_for(By.ID, "receipt")
     assert "actor bob" in receipt and "verified" in receipt and "not verified" not in receipt

@@ -3,7 +3,7 @@
 # no `from __future__ import annotations`: FastAPI reads `Who` and `Svc` at runtime
 from typing import Annotated, Any, Protocol
 
-from fastapi import Depends, Request
+from fastapi import Depends, Query, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from remem.errors import InvalidInput, Unauthorized
@@ -12,7 +12,7 @@ from remem.model import Record
 from remem.policy import scope
 from remem.policy.scope import Principal
 from remem.service import keys as keyring
-from remem.store.roles import Store
+from remem.store.roles import Asked, Store
 
 
 class Service(Protocol):
@@ -96,3 +96,22 @@ def refuses_body(*query: str) -> Any:
             )
 
     return Depends(check)
+
+
+REASON_MAX = 500  # the characters of an erasure's reason or ticket reference
+Reason = Annotated[
+    str | None,
+    Query(max_length=REASON_MAX, description="why: a reason or ticket reference (receipts)"),
+]
+
+
+def asked(who: Principal, reason: str | None, via: str | None) -> Asked:
+    """Who asks for an erasure through `via` (a surface), and why: the key's id, a name
+    for it (its surface, role and scope) and the reason, stripped (None: none given)."""
+    given = (reason or "").strip() or None
+    if given is not None and len(given) > REASON_MAX:
+        raise InvalidInput(
+            f"reason is longer than {REASON_MAX} characters; give a ticket reference"
+        )
+    whose = "the whole tenant" if who.actor is None else f"actor {who.actor}"
+    return Asked(who.key_id, f"{via}: {who.role} key for {whose}", given)

@@ -13,7 +13,9 @@ from remem.errors import InvalidInput
 from remem.ids import new_id
 from remem.policy import scope
 from remem.policy.scope import check_name
+from remem.service import audit
 from remem.service.answers import KEYED, EventsCreated, EventsPage, errors
+from remem.service.audit import Via
 from remem.service.routes.deps import Svc, Who
 from remem.service.schemas import EventBatchIn, EventIn
 
@@ -79,6 +81,7 @@ def list_events(
     session_id: Annotated[str | None, Query(max_length=200)] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     cursor: Annotated[str | None, Query(max_length=100)] = None,
+    via: Via = "api",
 ) -> dict[str, Any]:
     """An actor's events in the order they happened, a page at a time (ListEvents)."""
     actor = scope.actor_for(who, actor_id)
@@ -86,6 +89,7 @@ def list_events(
         check_name("session", session_id)
     mem = svc.memory(who.tenant)
     rows, key = mem.events_page(actor=actor, session=session_id, after=_key(cursor), limit=limit)
+    audit.note(svc.store, who, "read", via, actor=actor, target=session_id, events=len(rows))
     return {
         "events": [
             {

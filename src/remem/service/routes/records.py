@@ -13,7 +13,7 @@ from remem.memory.memory import Memory
 from remem.model import Record
 from remem.policy import scope
 from remem.policy.scope import Principal
-from remem.service import paging
+from remem.service import audit, paging
 from remem.service.answers import (
     KEYED,
     BatchResult,
@@ -23,8 +23,9 @@ from remem.service.answers import (
     RecordOut,
     errors,
 )
+from remem.service.audit import Via
 from remem.service.http_errors import failure_of
-from remem.service.routes.deps import Service, Svc, Who, record, refuses_body
+from remem.service.routes.deps import Reason, Service, Svc, Who, asked, record, refuses_body
 from remem.service.schemas import (
     BatchCreateIn,
     BatchDeleteIn,
@@ -63,6 +64,7 @@ def list_memories(
     namespace: Annotated[
         str | None, Query(max_length=1000, description="only the records under this namespace")
     ] = None,
+    via: Via = "api",
 ) -> dict[str, Any]:
     """An actor's records, newest first, `limit` a page (ListMemoryRecords); with `as_of`,
     those known and valid then; `field` and `namespace` narrow them as `Memory.records`
@@ -76,6 +78,7 @@ def list_memories(
         )
 
     recs, after = paging.page(fetch, lambda r: r.id, limit, cursor)
+    audit.note(svc.store, who, "read", via, actor=actor, records=len(recs))
     return {"records": [r.as_dict() for r in recs], "next_cursor": after}
 
 
@@ -86,9 +89,11 @@ def list_memories(
     response_model=RecordOut,
     responses=errors(*KEYED, 404),
 )
-def get_memory(record_id: str, who: Who, svc: Svc) -> dict[str, Any]:
+def get_memory(record_id: str, who: Who, svc: Svc, via: Via = "api") -> dict[str, Any]:
     """One record (GetMemoryRecord); another tenant's or actor's id is 404."""
-    return record(svc, who, record_id).as_dict()
+    found = record(svc, who, record_id)
+    audit.note(svc.store, who, "read", via, actor=found.actor, target=record_id, records=1)
+    return found.as_dict()
 
 
 @router.get(
@@ -108,17 +113,25 @@ def memory_history(record_id: str, who: Who, svc: Svc) -> dict[str, Any]:
 @router.delete(
     "/v1/memories/{record_id}",
     tags=["memories"],
-    dependencies=[refuses_body()],
+    dependencies=[refuses_body("reason")],
     operation_id="forget_memory",
     response_model=Deletion,
     response_model_exclude_unset=True,
     responses=errors(*KEYED, 403, 404),
 )
-def delete_memory(record_id: str, who: Who, svc: Svc) -> dict[str, Any]:
+def delete_memory(
+    record_id: str, who: Who, svc: Svc, reason: Reason = None, via: Via = "api"
+) -> dict[str, Any]:
     """Forget one record everywhere and verify it (DeleteMemoryRecord); a record shared
-    by the whole tenant needs an admin key for the whole tenant."""
-    record(svc, who, record_id, write=True)
-    report = svc.memory(who.tenant).forget(record_id=record_id)
+    by the whole tenant needs an admin key for the whole tenant. `reason` (a ticket
+    reference) is kept in the deletion job with the key and the record's actor, for its
+    receipt (GET /v1/deletions/{id}/receipt)."""
+    owner = record(svc, who, record_id, write=True).actor
+    report = svc.memory(who.tenant).forget(record_id=record_id, asked=asked(who, reason, via))
+    done = report.job_id
+    audit.note(
+        svc.store, who, "erase", via, actor=owner, target=str(done), verified=report.verified
+    )
     return {"record_id": record_id, **scope.deletion_report(report)}
 
 

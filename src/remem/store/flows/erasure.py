@@ -27,6 +27,7 @@ from typing import Any, ClassVar, Protocol
 from remem.model import Kind
 from remem.store.flows.backend import ListBinder, SQLFlows, Tx
 from remem.store.roles import ForgetReport
+from remem.store.values import Asked
 
 
 def erased_event_texts(kind: str, source_event_ids: Sequence[str]) -> list[str]:
@@ -101,7 +102,8 @@ class ErasureSQL(Protocol):
     FORGET_RECORD_LINKS: str  # tenant, {keys}: record ids
     FORGET_HISTORY_TEXT: str  # tenant, {keys}: record ids
     HISTORY_DELETED: str  # tenant, record_id, at
-    LOG_DELETION: str  # tenant, target, key, status, attempts, result, error, at -> id
+    LOG_DELETION: str  # tenant, target, key, status, attempts, result, error, at, actor,
+    #   requested_by, requester, reason -> id
 
 
 class DeletionSQL(Protocol):
@@ -259,13 +261,22 @@ class RecordErasure(SQLFlows):
         )
 
     def start_deletion(
-        self, tenant: str, target: str, key: str, now: datetime, actor: str | None = None
+        self,
+        tenant: str,
+        target: str,
+        key: str,
+        now: datetime,
+        actor: str | None = None,
+        asked: Asked | None = None,
     ) -> int:
         """Log a deletion job as running before it erases anything; return its id. A process
         that dies midway leaves it listed as running (`finish_deletion` ends it), so no
         erasure is ever left without its job. `actor`: whose record it erases, kept in the
-        job's result until then (a resumed job settles that scope)."""
+        job's result until then (a resumed job settles that scope) and in the job's own
+        `actor` (an actor's erasure: the actor); `asked`: who asked and why."""
         params = {
+            **_asked(asked),
+            "actor": key if target == "actor" else actor,
             "tenant": tenant,
             "target": target,
             "key": key,
@@ -315,6 +326,8 @@ class RecordErasure(SQLFlows):
         """Log a deletion job with its outcome (`deletion_status`); return its id."""
         result = {} if report is None else report.outcome()
         params = {
+            **_asked(None),
+            "actor": key if target == "actor" else None,
             "tenant": tenant,
             "target": target,
             "key": key,
@@ -328,6 +341,16 @@ class RecordErasure(SQLFlows):
             row = db.execute(self.erasure_sql.LOG_DELETION, params).fetchone()
         assert row is not None  # INSERT ... RETURNING always returns its row
         return int(row["id"])
+
+
+def _asked(asked: Asked | None) -> dict[str, str | None]:
+    if asked is None:
+        return {"requested_by": None, "requester": None, "reason": None}
+    return {
+        "requested_by": asked.requested_by,
+        "requester": asked.requester,
+        "reason": asked.reason,
+    }
 
 
 def _found(row: Any) -> Found:

@@ -444,7 +444,8 @@ STATS = {
 DATABASE_SIZE = "SELECT pg_database_size(current_database())"
 
 LIST_DELETIONS = """
-SELECT id, target, key, status, attempts, result, last_error, created_at FROM deletions
+SELECT id, target, key, status, attempts, result, last_error, created_at, updated_at, actor,
+    requested_by, requester, reason FROM deletions
 WHERE tenant = %(tenant)s ORDER BY id DESC LIMIT %(limit)s
 """
 
@@ -510,8 +511,8 @@ VALUES (%(tenant)s, %(record_id)s, 'DELETE', %(at)s, NULL, 'deleted', NULL, 'for
 """
 LOG_DELETION = """
 INSERT INTO deletions (tenant, target, key, status, attempts, result, last_error,
-    created_at, updated_at)
+    created_at, updated_at, actor, requested_by, requester, reason)
 VALUES (%(tenant)s, %(target)s, %(key)s, %(status)s, %(attempts)s, %(result)s, %(error)s,
-    %(at)s, %(at)s)
+    %(at)s, %(at)s, %(actor)s, %(requested_by)s, %(requester)s, %(reason)s)
 RETURNING id
 """

@@ -572,7 +572,8 @@ VALUES (:tenant, :record_id, 'DELETE', :at, NULL, 'deleted', NULL, 'forget', '')
 """
 LOG_DELETION = """
 INSERT INTO deletions (tenant, target, key, status, attempts, result, last_error,
-    created_at, updated_at)
-VALUES (:tenant, :target, :key, :status, :attempts, :result, :error, :at, :at)
+    created_at, updated_at, actor, requested_by, requester, reason)
+VALUES (:tenant, :target, :key, :status, :attempts, :result, :error, :at, :at, :actor,
+    :requested_by, :requester, :reason)
 RETURNING id
 """
