@@ -29,7 +29,7 @@ from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from remem.cli.main import main
 from remem.embed import HashEmbedder
@@ -290,3 +290,41 @@ def test_search_an_actors_memory_and_read_the_session(site: Site) -> None:
     site.shot("transcript")
     site.click(By.LINK_TEXT, "Moved to Berlin")
     assert "Moved to Berlin" in site.wait_for(By.ID, "record-text")
+
+
+def test_correct_then_forget_from_the_record_page_and_read_the_audit_log(site: Site) -> None:
+    b = site.browser
+    site.sign_in("admin")
+    site.open("/console/actors/alice")
+    site.click(By.LINK_TEXT, "Moved to Berlin")
+    site.wait_for(By.ID, "actions")
+    site.shot("record-actions")
+    box = b.find_element(By.ID, "correction")
+    box.clear()
+    box.send_keys("Lives in Munich")
+    site.click(By.ID, "correct")
+    assert "supersedes" in site.wait_for(By.CSS_SELECTOR, "p.note")
+    assert site.wait_for(By.ID, "record-text") == "Lives in Munich"
+    steps = b.find_elements(By.CSS_SELECTOR, "#timeline li")
+    assert "Moved to Berlin" in steps[-2].text and "Lives in Munich" in steps[-1].text
+
+    new_id = b.current_url.rsplit("/", 1)[1]
+    b.find_element(By.ID, "forget-confirm").send_keys(new_id)
+    b.find_element(By.ID, "forget").click()  # no reason: the browser's own check stops it
+    assert b.current_url.endswith(new_id) and b.find_elements(By.ID, "forget-reason")
+    b.find_element(By.ID, "forget-reason").send_keys("ticket DSR-2001")
+    site.click(By.ID, "forget")
+    receipt = site.wait_for(By.ID, "receipt")
+    assert "actor alice" in receipt and "ticket DSR-2001" in receipt and "admin key" in receipt
+    assert b.find_elements(By.CSS_SELECTOR, "#receipt a.download")
+    site.shot("receipt")
+
+    site.open("/console/audit")
+    log = site.wait_for(By.ID, "audit")
+    assert "erase" in log and "alice" in log and "Munich" not in log
+    Select(b.find_element(By.ID, "audit-action")).select_by_value("erase")
+    site.click(By.ID, "audit-filter")
+    rows = b.find_elements(By.CSS_SELECTOR, "#audit tbody tr")
+    assert rows and all(" erase " in f" {r.text} " for r in rows)
+    site.open("/console/audit")
+    site.shot("audit")
