@@ -607,24 +607,28 @@ def test_the_audit_log_records_who_read_exported_erased_and_decided_without_cont
         page.text,
     )
     said = [(key, action, actor, unescape(detail)) for key, action, actor, _, detail in rows]
-    assert said[::-1] == [
-        (admin_key, "read", "alice", "records 3 · surface console"),
-        (admin_key, "search", "alice", "events 1 · records 1 · surface console"),
-        (admin_key, "read", "alice", "events 2 · surface console"),
-        (admin_key, "read", "alice", "records 1 · surface console"),
-        (admin_key, "export", "bob", "surface console"),
-        (admin_key, "read", "bob", "records 2 · surface api"),
-        (admin_key, "key_create", "bob", "surface api"),
-        (admin_key, "erase", "alice", "surface console · verified True"),
-        (admin_key, "erase", "bob", "surface console · verified True"),
-        (reviewer_key, "approve", "_shared", "surface console"),
-    ][: len(said)] and len(said) == 10
+    assert (
+        said[::-1]
+        == [
+            (admin_key, "read", "alice", "records 3 · surface console"),
+            (admin_key, "search", "alice", "events 1 · records 1 · surface console"),
+            (admin_key, "read", "alice", "events 2 · surface console"),
+            (admin_key, "read", "alice", "records 1 · surface console"),
+            (admin_key, "export", "bob", "surface console"),
+            (admin_key, "read", "bob", "records 2 · surface api"),
+            (admin_key, "key_create", "bob", "surface api"),
+            (admin_key, "erase", "alice", "surface console · verified True"),
+            (admin_key, "erase", "bob", "surface console · verified True"),
+            (reviewer_key, "approve", "_shared", "surface console"),
+        ][: len(said)]
+        and len(said) == 10
+    )
     assert made.json()["id"] in page.text
 
     only_bob = c.page("/console/audit", actor="bob", action="erase")
-    assert only_bob.text.count("<tr><td class=\"when\">") == 1
+    assert only_bob.text.count('<tr><td class="when">') == 1
     by_reviewer = c.page("/console/audit", key=reviewer_key)
-    assert by_reviewer.text.count("<tr><td class=\"when\">") == 1
+    assert by_reviewer.text.count('<tr><td class="when">') == 1
     export = c.page("/console/audit/export", actor="alice")
     assert [r["action"] for r in json.loads(export.text)["rows"]] == [
         "erase", "read", "read", "search", "read",
