@@ -27,7 +27,9 @@ def test_tool_passes(cmd: list[str]) -> None:
 
 def test_migrations_are_numbered_in_order_and_reach_the_schema_version() -> None:
     numbers = [n for n, _ in _migrations()]
-    assert numbers == list(range(1, len(numbers) + 1))
+    # increasing, each once; a number may be skipped (branches are given numbers apart,
+    # and the runner applies every script above the file's version in order)
+    assert numbers[0] == 1 and numbers == sorted(set(numbers))
     assert numbers[-1] == SCHEMA_VERSION
 
 

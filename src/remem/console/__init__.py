@@ -20,6 +20,7 @@ token; every stored string is HTML-escaped.
     act      /console/records/{id}/forget, /console/records/{id}/correct
     admin    /console/jobs, /console/erasure (forget, deletion receipts, export)
     audit    /console/audit (the audit log, filtered, exported)
+    privacy  /console/retention (what expires in 7/30 days; sensitive records by actor)
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ from remem.console import (
     browse,
     memory_pages,
     record_actions,
+    retention,
     review,
     signin,
 )
@@ -60,3 +61,4 @@ def mount(app: FastAPI) -> None:
     app.include_router(record_actions.router)
     app.include_router(admin_pages.router)
     app.include_router(audit_pages.router)
+    app.include_router(retention.router)

@@ -643,3 +643,40 @@ def test_the_audit_log_records_who_read_exported_erased_and_decided_without_cont
     assert c.page("/console/audit", actor="bob").status_code == 403
     c.sign_in("agent")
     assert c.page("/console/audit").status_code == 403
+
+
+# -- retention and sensitivity (issue 39) --------------------------------------------------
+
+
+def test_retention_shows_what_expires_and_sensitive_fields_without_text_to_reviewers(
+    console_db: Console,
+) -> None:
+    from datetime import timedelta
+
+    c = console_db
+    mem = c.client.app.state.service.memory("acme")
+    now = utcnow()
+    mem.remember(actor="alice", text="Trial ends soon", valid_until=now + timedelta(days=3))
+    mem.remember(actor="bob", text="Visa until spring", valid_until=now + timedelta(days=20))
+    mem.remember(
+        actor="bob", text="Takes insulin daily", field="medication", sensitivity="sensitive"
+    )
+    c.sign_in("agent")
+    assert c.page("/console/retention").status_code == 403
+
+    c.sign_in("reviewer")
+    week = c.page("/console/retention")
+    expiring = week.text.split('id="expiring"')[1].split("</table>")[0]
+    assert "Trial ends soon" in expiring and "Visa until spring" not in expiring
+    month = c.page("/console/retention", days="30").text.split('id="expiring"')[1]
+    assert month.index("Trial ends soon") < month.index("Visa until spring")
+    sensitive = week.text.split('id="sensitive"')[1].split("</table>")[0]
+    assert ">bob</a></td><td>1</td>" in sensitive and "medication 1" in sensitive
+    assert "insulin" not in week.text  # a reviewer sees fields and counts, not the text
+
+    c.sign_in("admin")
+    assert "Takes insulin daily" in c.page("/console/retention").text
+    c.sign_in("alice")  # her own only
+    mine = c.page("/console/retention", days="30")
+    assert "Trial ends soon" in mine.text and "Visa" not in mine.text and "bob" not in mine.text
+    assert c.page("/console/retention", days="90").status_code == 422
