@@ -36,16 +36,26 @@ Short = Annotated[str, Query(max_length=200)]
 
 @router.get(PREFIX + "/jobs")
 @page("Jobs")
-def jobs(request: Request, at: At, status: Short = "") -> Response:
+def jobs(request: Request, at: At, status: Short = "", actor: Short = "") -> Response:
     """The extraction jobs of the key's scope by state, newest first, with last errors
-    (GET /v1/jobs and /v1/jobs/list)."""
+    (GET /v1/jobs and /v1/jobs/list), each with its event's actor; `actor` narrows them
+    to one actor the key may act on."""
     counts = operations.jobs(at.who, at.svc)
-    listed = operations.list_jobs(at.who, at.svc, status=status or None, limit=200)["jobs"]
+    if actor.strip():
+        whose = scope.allow(at.who, actor.strip())
+        found = at.svc.memory(at.who.tenant).jobs(status or None, 200, actor=whose)
+        listed = [j.as_dict() for j in found]
+    else:
+        listed = operations.list_jobs(at.who, at.svc, status=status or None, limit=200)["jobs"]
+    events = at.svc.store.get_events(at.who.tenant, [j["event_id"] for j in listed])
+    actors = {e.id: e.actor for e in events}
+    listed = [{**j, "actor": actors.get(j["event_id"], "")} for j in listed]
     context = {
         "title": "Jobs",
         "counts": counts,
         "jobs": listed,
         "status": status,
+        "actor": actor.strip(),
         "statuses": JOB_STATUSES,
         "may_retry": at.who.actor is None and at.who.has_role("admin"),
     }

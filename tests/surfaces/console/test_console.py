@@ -680,3 +680,19 @@ def test_retention_shows_what_expires_and_sensitive_fields_without_text_to_revie
     mine = c.page("/console/retention", days="30")
     assert "Trial ends soon" in mine.text and "Visa" not in mine.text and "bob" not in mine.text
     assert c.page("/console/retention", days="90").status_code == 422
+
+
+def test_jobs_name_their_actor_and_filter_by_it(console_db: Console) -> None:
+    c = console_db
+    mem = c.client.app.state.service.memory("acme")
+    mem.add_event(actor="alice", session="s3", role="user", text="I like jazz")
+    mem.add_event(actor="bob", session="s4", role="user", text="I like rock")
+    c.sign_in("admin")
+    every = c.page("/console/jobs").text
+    assert '/console/actors/alice">alice</a>' in every and '/console/actors/bob">bob</a>' in every
+    only = c.page("/console/jobs", actor="bob").text.split('id="jobs"')[1]
+    assert '">bob</a>' in only and '">alice</a>' not in only
+    c.sign_in("alice")
+    refused = c.page("/console/jobs", actor="bob")
+    assert refused.status_code == 403 and '">bob</a>' not in refused.text
+    assert '">bob</a>' not in c.page("/console/jobs").text
