@@ -24,8 +24,8 @@ from remem.console.web import (
 )
 from remem.pipeline.jobs import JOB_STATUSES
 from remem.policy import scope
+from remem.service.audit import REASON_MAX
 from remem.service.routes import admin, operations, records
-from remem.service.routes.deps import REASON_MAX
 
 router = APIRouter(include_in_schema=False)
 

@@ -31,8 +31,9 @@ from remem.console.web import (
     text_field,
 )
 from remem.policy import scope
+from remem.service.audit import REASON_MAX
 from remem.service.routes import admin, records
-from remem.service.routes.deps import REASON_MAX, record
+from remem.service.routes.deps import record
 
 router = APIRouter(include_in_schema=False)
 

@@ -21,13 +21,10 @@ import os
 import threading
 import time
 from datetime import timedelta
-from typing import Annotated
-
-from fastapi import Depends
 
 from remem.errors import InvalidInput
 from remem.policy.scope import Principal
-from remem.store.roles import AuditEntry, Store
+from remem.store.roles import Asked, AuditEntry, Store
 from remem.timeutil import utcnow
 
 RETENTION_DAYS = 400  # a year and a bit: the default of $REMEM_AUDIT_DAYS
@@ -43,15 +40,7 @@ ACTIONS = (
     "key_create",
     "key_revoke",
 )
-
-
-def _api() -> str:
-    return "api"
-
-
-# the surface a route answers on: "api" through HTTP (a dependency, not a parameter a
-# client sets); the console passes "console", and None for reads it makes for itself
-Via = Annotated[str | None, Depends(_api)]
+REASON_MAX = 500  # the characters of an erasure's reason or ticket reference
 
 _pruned: dict[str, float] = {}
 _lock = threading.Lock()
@@ -92,3 +81,13 @@ def note(
             _pruned[who.tenant] = time.monotonic()
     if due:
         store.prune_audit(who.tenant, now - timedelta(days=retention_days()))
+
+
+def asked(who: Principal, reason: str | None, via: str | None) -> Asked:
+    """Who asks for an erasure through `via` (a surface), and why: the key's id, a name
+    for it (its surface, role and scope) and the reason, stripped (None: none given)."""
+    given = (reason or "").strip() or None
+    if given is not None and len(given) > REASON_MAX:
+        raise InvalidInput(f"reason is longer than {REASON_MAX} characters; give a ticket id")
+    whose = "the whole tenant" if who.actor is None else f"actor {who.actor}"
+    return Asked(who.key_id, f"{via}: {who.role} key for {whose}", given)

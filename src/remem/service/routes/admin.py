@@ -27,8 +27,8 @@ from remem.service.answers import (
     SubjectExport,
     errors,
 )
-from remem.service.audit import Via
-from remem.service.routes.deps import Reason, Svc, Who, asked, refuses_body
+from remem.service.audit import asked
+from remem.service.routes.deps import Reason, Svc, Via, Who, refuses_body
 from remem.service.schemas import KeyIn
 
 router = APIRouter()

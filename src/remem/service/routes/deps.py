@@ -12,7 +12,8 @@ from remem.model import Record
 from remem.policy import scope
 from remem.policy.scope import Principal
 from remem.service import keys as keyring
-from remem.store.roles import Asked, Store
+from remem.service.audit import REASON_MAX
+from remem.store.roles import Store
 
 
 class Service(Protocol):
@@ -98,20 +99,16 @@ def refuses_body(*query: str) -> Any:
     return Depends(check)
 
 
-REASON_MAX = 500  # the characters of an erasure's reason or ticket reference
 Reason = Annotated[
     str | None,
     Query(max_length=REASON_MAX, description="why: a reason or ticket reference (receipts)"),
 ]
 
 
-def asked(who: Principal, reason: str | None, via: str | None) -> Asked:
-    """Who asks for an erasure through `via` (a surface), and why: the key's id, a name
-    for it (its surface, role and scope) and the reason, stripped (None: none given)."""
-    given = (reason or "").strip() or None
-    if given is not None and len(given) > REASON_MAX:
-        raise InvalidInput(
-            f"reason is longer than {REASON_MAX} characters; give a ticket reference"
-        )
-    whose = "the whole tenant" if who.actor is None else f"actor {who.actor}"
-    return Asked(who.key_id, f"{via}: {who.role} key for {whose}", given)
+def _api() -> str:
+    return "api"
+
+
+# the surface a route answers on: "api" through HTTP (a dependency, not a parameter a
+# client sets); the console passes "console", and None for reads it makes for itself
+Via = Annotated[str | None, Depends(_api)]

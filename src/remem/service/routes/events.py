@@ -15,8 +15,7 @@ from remem.policy import scope
 from remem.policy.scope import check_name
 from remem.service import audit
 from remem.service.answers import KEYED, EventsCreated, EventsPage, errors
-from remem.service.audit import Via
-from remem.service.routes.deps import Svc, Who
+from remem.service.routes.deps import Svc, Via, Who
 from remem.service.schemas import EventBatchIn, EventIn
 
 router = APIRouter()

@@ -9,8 +9,7 @@ from remem.policy import scope
 from remem.policy.scope import SHARED_ACTOR, check_name
 from remem.service import audit, paging
 from remem.service.answers import KEYED, RecordList, RecordOut, errors
-from remem.service.audit import Via
-from remem.service.routes.deps import Svc, Who, record, refuses_body
+from remem.service.routes.deps import Svc, Via, Who, record, refuses_body
 from remem.service.schemas import ProposeIn, RejectIn
 
 router = APIRouter()

@@ -23,9 +23,9 @@ from remem.service.answers import (
     RecordOut,
     errors,
 )
-from remem.service.audit import Via
+from remem.service.audit import asked
 from remem.service.http_errors import failure_of
-from remem.service.routes.deps import Reason, Service, Svc, Who, asked, record, refuses_body
+from remem.service.routes.deps import Reason, Service, Svc, Via, Who, record, refuses_body
 from remem.service.schemas import (
     BatchCreateIn,
     BatchDeleteIn,
