@@ -20,7 +20,7 @@ from remem.service import keys as keyring
 from remem.store.postgres import sql as q
 from remem.store.postgres.store import SCHEMA_VERSION, PostgresStore
 from remem.store.postgres.thread import PostgresThreadStore
-from remem.store.roles import Scope
+from remem.store.roles import AuditEntry, Scope
 from remem.thread.checkpoints import CheckpointState
 from tests.support import pg
 from tests.support.store import NOW, T, put, rec, vec
@@ -30,7 +30,7 @@ TENANT_TABLES = [
     "event_vectors", "tombstones", "deletions", "llm_calls", "api_requests", "record_terms",
     "event_terms", "checkpoints", "tool_calls", "api_keys", "documents", "document_chunks",
     "document_chunk_terms", "scope_versions", "vector_models", "reindexes",
-    "reindex_record_vectors", "reindex_event_vectors", "reindex_chunk_vectors",
+    "reindex_record_vectors", "reindex_event_vectors", "reindex_chunk_vectors", "audit_log",
 ]  # fmt: skip
 # api_keys is no exception: the lookup by hash, which runs before a request's tenant is
 # known, spans tenants by saying so (remem.all_tenants), as claiming jobs does; see
@@ -77,6 +77,7 @@ def fill_two_tenants(store: PostgresStore) -> None:
         for kind in ("records", "events", "chunks"):
             ((key, _),) = store.reindexing.todo(tenant, "other-8", kind, None, 1)
             store.reindexing.add(tenant, "other-8", kind, [(key, vec(4))], NOW)
+        store.audit(tenant, AuditEntry("key_1", "read", "alice", None, {"records": 1}), NOW)
 
 
 class Test8:

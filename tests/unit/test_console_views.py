@@ -73,12 +73,14 @@ def test_word_diff_runs() -> None:
 
 def test_a_key_for_one_actor_sees_only_that_actors_erasures() -> None:
     jobs = [
-        {"id": 1, "target": "actor", "key": "alice"},
-        {"id": 2, "target": "actor", "key": "bob"},
-        {"id": 3, "target": "record", "key": "rec_9"},
+        {"id": 1, "target": "actor", "key": "alice", "actor": "alice"},
+        {"id": 2, "target": "actor", "key": "bob", "actor": "bob"},
+        {"id": 3, "target": "record", "key": "rec_9", "actor": None},  # before schema 11
+        {"id": 4, "target": "record", "key": "rec_8", "actor": "alice"},
+        {"id": 5, "target": "record", "key": "rec_7", "actor": "bob"},
     ]
-    assert [j["id"] for j in views.deletions_for(jobs, None)] == [1, 2, 3]
-    assert [j["id"] for j in views.deletions_for(jobs, "alice")] == [1]
+    assert [j["id"] for j in views.deletions_for(jobs, None)] == [1, 2, 3, 4, 5]
+    assert [j["id"] for j in views.deletions_for(jobs, "alice")] == [1, 4]
 
 
 def test_a_failed_deletion_without_a_result_renders_as_not_verified() -> None:

@@ -16,7 +16,11 @@ token; every stored string is HTML-escaped.
     memory   /console/actors, /console/actors/{actor}, /console/records/{id}
     ask      /console/ask (recall with the explain view)
     review   /console/review (proposed procedures, flagged records)
+    browse   /console/actors/{actor}?q= (search), /console/actors/{actor}/transcript
+    act      /console/records/{id}/forget, /console/records/{id}/correct
     admin    /console/jobs, /console/erasure (forget, deletion receipts, export)
+    audit    /console/audit (the audit log, filtered, exported)
+    privacy  /console/retention (what expires in 7/30 days; sensitive records by actor)
 """
 
 from __future__ import annotations

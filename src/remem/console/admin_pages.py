@@ -24,6 +24,7 @@ from remem.console.web import (
 )
 from remem.pipeline.jobs import JOB_STATUSES
 from remem.policy import scope
+from remem.service.audit import REASON_MAX
 from remem.service.routes import admin, operations, records
 
 router = APIRouter(include_in_schema=False)
@@ -35,16 +36,26 @@ Short = Annotated[str, Query(max_length=200)]
 
 @router.get(PREFIX + "/jobs")
 @page("Jobs")
-def jobs(request: Request, at: At, status: Short = "") -> Response:
+def jobs(request: Request, at: At, status: Short = "", actor: Short = "") -> Response:
     """The extraction jobs of the key's scope by state, newest first, with last errors
-    (GET /v1/jobs and /v1/jobs/list)."""
+    (GET /v1/jobs and /v1/jobs/list), each with its event's actor; `actor` narrows them
+    to one actor the key may act on."""
     counts = operations.jobs(at.who, at.svc)
-    listed = operations.list_jobs(at.who, at.svc, status=status or None, limit=200)["jobs"]
+    if actor.strip():
+        whose = scope.allow(at.who, actor.strip())
+        found = at.svc.memory(at.who.tenant).jobs(status or None, 200, actor=whose)
+        listed = [j.as_dict() for j in found]
+    else:
+        listed = operations.list_jobs(at.who, at.svc, status=status or None, limit=200)["jobs"]
+    events = at.svc.store.get_events(at.who.tenant, [j["event_id"] for j in listed])
+    actors = {e.id: e.actor for e in events}
+    listed = [{**j, "actor": actors.get(j["event_id"], "")} for j in listed]
     context = {
         "title": "Jobs",
         "counts": counts,
         "jobs": listed,
         "status": status,
+        "actor": actor.strip(),
         "statuses": JOB_STATUSES,
         "may_retry": at.who.actor is None and at.who.has_role("admin"),
     }
@@ -76,11 +87,12 @@ def erasure(request: Request, at: At, job: Short = "") -> Response:
 @page("Erasure")
 def forget_record(request: Request, at: At, fields: Form) -> Response:
     """Forget one record everywhere and verify it (DELETE /v1/memories/{id}), once its id
-    is typed again."""
+    is typed again and a reason or ticket reference is given."""
     scope.need_role(at.who, "admin")
     record_id = text_field(fields, "record_id")
     confirmed(fields, record_id, "the record id")
-    report = records.delete_memory(record_id, at.who, at.svc)
+    reason = text_field(fields, "reason", REASON_MAX)
+    report = records.delete_memory(record_id, at.who, at.svc, reason=reason, via="console")
     return _receipt(request, at, f"record {record_id}", report)
 
 
@@ -88,10 +100,12 @@ def forget_record(request: Request, at: At, fields: Form) -> Response:
 @page("Erasure")
 def forget_subject(request: Request, at: At, fields: Form) -> Response:
     """Erase everything of one actor and verify it (POST /v1/subjects/{actor}/forget),
-    once the actor's name is typed again."""
+    once the actor's name is typed again and a reason or ticket reference is given."""
+    scope.need_role(at.who, "admin")
     actor = text_field(fields, "actor")
     confirmed(fields, actor, "the actor's name")
-    report = admin.forget_subject(actor, at.who, at.svc)
+    reason = text_field(fields, "reason", REASON_MAX)
+    report = admin.forget_subject(actor, at.who, at.svc, reason=reason, via="console")
     return _receipt(request, at, f"subject {actor}", report)
 
 
@@ -99,7 +113,7 @@ def forget_subject(request: Request, at: At, fields: Form) -> Response:
 @page("Erasure")
 def export(request: Request, at: At, actor: Short = "") -> Response:
     """Everything held about one actor as a JSON download (GET /v1/subjects/{actor}/export)."""
-    actor_id, body = admin.subject_export(actor.strip(), at.who, at.svc)
+    actor_id, body = admin.subject_export(actor.strip(), at.who, at.svc, "console")
     name = re.sub(r"[^A-Za-z0-9_.-]", "_", actor_id)[:80]
     return StreamingResponse(
         body,

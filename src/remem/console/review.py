@@ -33,7 +33,7 @@ def review(request: Request, at: At) -> Response:
     shared = [r.as_dict() for r in mem.procedures(actor=None, all=True)]
     proposals += _proposals(shared)
     for actor in names[:MAX_ACTORS]:
-        recs = records.list_memories(at.who, at.svc, actor_id=actor, all=True)["records"]
+        recs = records.list_memories(at.who, at.svc, actor_id=actor, all=True, via=None)["records"]
         proposals += _proposals([r for r in recs if r["kind"] == "procedural"])
         flagged += [r for r in recs if r["flags"] and r["status"] in ("active", "proposed")]
     context = {
@@ -50,7 +50,7 @@ def review(request: Request, at: At) -> Response:
 @page("Review")
 def approve(request: Request, record_id: str, at: At, fields: Form) -> Response:
     """Approve a proposal (POST /v1/memories/{id}/approve: reviewers)."""
-    done = procedures.approve(record_id, at.who, at.svc)
+    done = procedures.approve(record_id, at.who, at.svc, via="console")
     sessions(request).note(at.token, f"approved {done['id']}: it is now {done['status']}")
     return back("/review")
 
@@ -60,7 +60,7 @@ def approve(request: Request, record_id: str, at: At, fields: Form) -> Response:
 def reject(request: Request, record_id: str, at: At, fields: Form) -> Response:
     """Reject a proposal with a reason (POST /v1/memories/{id}/reject: reviewers)."""
     body = RejectIn(reason=fields.get("reason", "").strip())
-    done = procedures.reject(record_id, at.who, at.svc, body)
+    done = procedures.reject(record_id, at.who, at.svc, body, via="console")
     sessions(request).note(at.token, f"rejected {done['id']}: it is now {done['status']}")
     return back("/review")
 

@@ -7,7 +7,17 @@ from importlib import resources
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import Response
 
-from remem.console import admin_pages, ask, memory_pages, review, signin
+from remem.console import (
+    admin_pages,
+    ask,
+    audit_pages,
+    browse,
+    memory_pages,
+    record_actions,
+    retention,
+    review,
+    signin,
+)
 from remem.console.sessions import Sessions
 from remem.console.web import (
     HEADERS,
@@ -45,6 +55,10 @@ def mount(app: FastAPI) -> None:
 
     app.add_exception_handler(SignInNeeded, sign_in)
     app.add_exception_handler(StaleForm, stale_form)
-    for router in (static, signin.router, memory_pages.router, ask.router, review.router):
+    for router in (static, signin.router, memory_pages.router, browse.router, ask.router):
         app.include_router(router)
+    app.include_router(review.router)
+    app.include_router(record_actions.router)
     app.include_router(admin_pages.router)
+    app.include_router(audit_pages.router)
+    app.include_router(retention.router)

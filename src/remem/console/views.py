@@ -134,7 +134,8 @@ def diff(old: str, new: str) -> list[tuple[str, str]]:
 
 def deletions_for(jobs: Iterable[Mapping[str, Any]], actor: str | None) -> list[Mapping[str, Any]]:
     """The deletion jobs a key may see: every one for a key of the whole tenant; for a
-    key of one actor, only the erasures of that actor (a record's job names no actor)."""
+    key of one actor, only the erasures of that actor's data (its own, or a record's of
+    it: a job logged before schema 11 names no actor for a record, and is not shown)."""
     if actor is None:
         return list(jobs)
-    return [j for j in jobs if j.get("target") == "actor" and j.get("key") == actor]
+    return [j for j in jobs if j.get("actor") == actor]

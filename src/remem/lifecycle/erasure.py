@@ -19,11 +19,13 @@ from typing import Any
 from remem.errors import InvalidInput, NotFound, StoreError
 from remem.memory.deps import Deps
 from remem.model import Event, Kind, Record, Status
+from remem.policy.dataclasses import refuse_secrets
 from remem.policy.scope import check_name, named
 from remem.store.flows.erasure import RUNNING
-from remem.store.roles import ForgetReport, Scope
+from remem.store.roles import Asked, ForgetReport, Scope
 from remem.thread.api import checkpoint_list, has_thread_state, tool_calls
 from remem.timeutil import parse_time
+from remem.writes.checks import check_strings
 
 FORGET_ATTEMPTS = 3
 EXPORT_PAGE = 200  # events read at once by `export`, and at most this many bytes of them:
@@ -146,7 +148,12 @@ def _with_documents(deps: Deps, actor: str, report: ForgetReport) -> ForgetRepor
 
 
 def forget(
-    deps: Deps, *, record_id: str | None = None, actor: str | None = None, vacuum: bool = False
+    deps: Deps,
+    *,
+    record_id: str | None = None,
+    actor: str | None = None,
+    vacuum: bool = False,
+    asked: Asked | None = None,
 ) -> ForgetReport:
     """Erase one record, or everything of one actor, from every surface.
 
@@ -167,7 +174,12 @@ def forget(
         target, key = "actor", check_name("actor", actor)
     finish_interrupted(deps, vacuum)
     owner = None if forgotten is None else forgotten.actor
-    job_id = deps.store.start_deletion(deps.tenant, target, key, deps.clock(), actor=owner)
+    if asked is not None:
+        check_strings(requester=asked.requester or "", reason=asked.reason or "")
+        refuse_secrets({"requester": asked.requester or "", "reason": asked.reason or ""})
+    job_id = deps.store.start_deletion(
+        deps.tenant, target, key, deps.clock(), actor=owner, asked=asked
+    )
     report: ForgetReport | None = None
     error: str | None = None
     attempt = 0

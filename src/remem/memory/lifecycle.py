@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from remem.memory.deps import Deps
 from remem.memory.embedder import BoundEmbedder
 from remem.policy.scope import check_name
-from remem.store.roles import ForgetReport, Store
+from remem.store.roles import Asked, ForgetReport, Store
 from remem.telemetry.hooks import observed
 from remem.writes.checks import count
 
@@ -47,7 +47,12 @@ class LifecycleMethods:
 
     @observed
     def forget(
-        self, *, record_id: str | None = None, actor: str | None = None, vacuum: bool = False
+        self,
+        *,
+        record_id: str | None = None,
+        actor: str | None = None,
+        vacuum: bool = False,
+        asked: Asked | None = None,
     ) -> ForgetReport:
         """Erase one record, or everything of one actor, from every surface.
 
@@ -58,10 +63,14 @@ class LifecycleMethods:
         the erasure also reaches the file (no copy in free pages, the WAL or
         the full-text index); on PostgreSQL `vacuum` runs VACUUM on the tables
         it touched. Events added for an erased actor later start a new memory.
+        `asked` (who asked, and why) is kept in the deletion job beside whose data
+        it was, for its receipt (`remem.lifecycle.receipt`).
         """
         from remem.lifecycle import erasure
 
-        return erasure.forget(self.deps, record_id=record_id, actor=actor, vacuum=vacuum)
+        return erasure.forget(
+            self.deps, record_id=record_id, actor=actor, vacuum=vacuum, asked=asked
+        )
 
     def fresh_start(self, actor: str) -> dict[str, str] | None:
         """If `actor` was erased: `{"erased_at", "message"}` saying that events added

@@ -275,6 +275,36 @@ class DeletionJob(BaseModel):
     result: dict[str, Any] | None
     last_error: str | None
     created_at: str | None
+    actor: str | None = None
+    requested_by: str | None = None
+    requester: str | None = None
+    reason: str | None = None
+
+
+class Requester(_Answer):
+    key_id: str | None
+    name: str | None
+
+
+class DeletionReceipt(_Answer):
+    """An erasure's receipt (`remem.lifecycle.receipt`): ids and counts, no erased content."""
+
+    receipt_version: int
+    deletion_id: int
+    tenant: str
+    target: str
+    target_id: str
+    actor: str | None
+    requested_by: Requester
+    reason: str | None
+    requested_at: str
+    finished_at: str | None
+    status: str
+    attempts: int
+    failed_attempts: bool
+    verified: bool
+    removed: dict[str, int]
+    remaining: dict[str, int]
 
 
 class DeletionList(_Answer):

@@ -48,7 +48,9 @@ from remem.memory.memory import Memory, open_store
 from remem.model import Record
 from remem.policy import scope
 from remem.policy.scope import Principal
+from remem.service import audit
 from remem.service import keys as keyring
+from remem.service.audit import asked
 from remem.service.bodies import BodyLimit, BodyLimits
 from remem.service.mcp_wire import ScreenMessages, run_stdio
 from remem.store.roles import Store, refuse_rls_bypass
@@ -317,13 +319,19 @@ class McpServer:
                 "forget needs exactly one of record_id (one memory) or actor_id (a whole subject)"
             )
         if record_id is not None:
-            self._record(who, record_id, write=True)
-            report = self.memory.forget(record_id=record_id)
+            owner = self._record(who, record_id, write=True).actor
+            report = self.memory.forget(record_id=record_id, asked=asked(who, None, "mcp"))
+            done, verified = str(report.job_id), report.verified
+            audit.note(self.memory.store, who, "erase", "mcp", actor=owner, target=done,
+                       verified=verified)  # fmt: skip
             return {"record_id": record_id, **scope.deletion_report(report)}
         if not who.has_role("admin"):  # said in the words of the tool, not `need_role`'s
             raise Forbidden(f"erasing a whole subject needs an admin key; this key is {who.role}")
         actor = self._actor(who, actor_id)
-        report = self.memory.forget(actor=actor)
+        report = self.memory.forget(actor=actor, asked=asked(who, None, "mcp"))
+        done, verified = str(report.job_id), report.verified
+        audit.note(self.memory.store, who, "erase", "mcp", actor=actor, target=done,
+                   verified=verified)  # fmt: skip
         return {"actor_id": actor, **scope.deletion_report(report)}
 
     # -- the tools -----------------------------------------------------------------------

@@ -29,6 +29,8 @@ from remem.store.operations import Operations, refuse_rls_bypass
 from remem.store.values import (
     ActorSummary,
     ApiKey,
+    Asked,
+    AuditEntry,
     Clock,
     EventKey,
     ForgetReport,
@@ -60,6 +62,9 @@ __all__ = [
     "ActorListing",
     "ActorSummary",
     "ApiKey",
+    "Asked",
+    "AuditEntry",
+    "AuditLog",
     "Clock",
     "DocumentState",
     "Erasure",
@@ -308,6 +313,10 @@ class RecordStore(Protocol):
         """
         ...
 
+    def records_of_events(self, tenant: str, event_ids: Sequence[str]) -> dict[str, list[str]]:
+        """For those of these events some record came from: those records' ids."""
+        ...
+
     def record_vectors(
         self, tenant: str, ids: Sequence[str], model: str
     ) -> dict[str, npt.NDArray[np.float32]]:
@@ -437,9 +446,11 @@ class Erasure(Protocol):
         ...
 
     def start_deletion(
-        self, tenant: str, target: str, key: str, now: datetime, actor: str | None = None
-    ) -> int:
-        """Log a deletion job as running, before it erases anything; return its id."""
+        self, tenant: str, target: str, key: str, now: datetime, actor: str | None = None,
+        asked: Asked | None = None,
+    ) -> int:  # fmt: skip
+        """Log a deletion job as running, before it erases anything (whose data, who asked
+        and why); return its id."""
         ...
 
     def finish_deletion(
@@ -462,6 +473,21 @@ class Erasure(Protocol):
     def deletions(
         self, tenant: str, limit: int = 100, before: int | None = None
     ) -> list[dict[str, Any]]: ...
+
+    def deletion(self, tenant: str, job_id: int) -> dict[str, Any] | None: ...
+
+
+class AuditLog(Protocol):
+    """The append-only audit log (`remem.store.flows.audit`): ids and counts, no content."""
+
+    def audit(self, tenant: str, entry: AuditEntry, now: datetime) -> None: ...
+
+    def audit_log(
+        self, tenant: str, *, actor: str | None = None, key_id: str | None = None,
+        action: str | None = None, before: int | None = None, limit: int = 100,
+    ) -> list[dict[str, Any]]: ...  # fmt: skip
+
+    def prune_audit(self, tenant: str, before: datetime) -> int: ...
 
 
 class KeyStore(Protocol):
@@ -538,6 +564,7 @@ class Store(
     RecordStore,
     Search,
     Erasure,
+    AuditLog,
     KeyStore,
     Operations,
     ThreadState,

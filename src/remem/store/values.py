@@ -43,6 +43,28 @@ class Scope:
 
 
 @dataclass(frozen=True, slots=True)
+class AuditEntry:
+    """One row of the audit log (`remem.store.flows.audit`): the key that acted (None: not
+    a key), the action, whose memory (None: none), an id, and counts; never content."""
+
+    key_id: str | None
+    action: str
+    actor: str | None = None
+    target: str | None = None
+    detail: Mapping[str, str | int | bool] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Asked:
+    """Who asked for an erasure and why: the key's id (None: not a key, e.g. the CLI), a
+    name for who asked, and the reason or ticket reference given."""
+
+    requested_by: str | None
+    requester: str | None
+    reason: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class StatusChange:
     """Close a record: it becomes `status`, valid until `valid_until`."""
 

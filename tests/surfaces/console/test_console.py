@@ -367,12 +367,12 @@ def test_erasure_needs_the_typed_name_and_shows_the_receipt(console_db: Console)
     rows = json.loads(export.text)["rows"]
     assert any(r.get("text") == "I'm vegetarian" for r in rows)
 
-    wrong = c.post("/console/erasure/subject", actor="bob", confirm="bo")
+    wrong = c.post("/console/erasure/subject", actor="bob", confirm="bo", reason="DSR-1")
     assert wrong.status_code == 422
     assert _error(wrong) == "type the actor's name 'bob' in the confirmation box to go ahead"
     assert svc.memory("acme").records(actor="bob")  # nothing lost
 
-    done = c.post("/console/erasure/subject", actor="bob", confirm="bob")
+    done = c.post("/console/erasure/subject", actor="bob", confirm="bob", reason="DSR-1")
     assert done.status_code == 200
     assert "forgot subject bob: verified: nothing of it remains" in done.text
     receipt = done.text.split('id="receipt"')[1].split("</section>")[0]
@@ -382,13 +382,317 @@ def test_erasure_needs_the_typed_name_and_shows_the_receipt(console_db: Console)
 
     tea = c.ids["tea"]
     c.sign_in("alice")  # an admin key for alice alone
-    other = c.post("/console/erasure/subject", actor="carol", confirm="carol")
+    other = c.post("/console/erasure/subject", actor="carol", confirm="carol", reason="DSR-2")
     assert other.status_code == 403
     assert _error(other) == "this API key may not act on actor 'carol'"
     assert "<code>bob</code>" not in c.page("/console/erasure").text  # not alice's erasure
 
     c.sign_in("admin")
     assert c.post("/console/erasure/record", record_id=tea, confirm="x").status_code == 422
-    gone = c.post("/console/erasure/record", record_id=tea, confirm=tea)
+    assert c.post("/console/erasure/record", record_id=tea, confirm=tea).status_code == 422
+    gone = c.post("/console/erasure/record", record_id=tea, confirm=tea, reason="DSR-3")
     assert f"forgot record {tea}: verified" in gone.text
     assert svc.store.get_record("acme", tea) is None
+
+
+# -- search, pages, transcripts (issue 39) ------------------------------------------------
+
+
+def _links(page: httpx.Response) -> list[str]:
+    """The record ids a page links to, in order."""
+    return re.findall(r'href="/console/records/(rec_[^"]+)"', page.text)
+
+
+def test_search_finds_records_and_turns_and_combines_with_the_filters(
+    console_db: Console,
+) -> None:
+    c = console_db
+    c.sign_in("admin")
+    found = c.page("/console/actors/alice", q="Berlin")
+    assert found.status_code == 200
+    assert _links(found)[:1] == [c.ids["berlin"]]
+    assert "Actually I moved to Berlin" in found.text  # the turn it came from
+    assert "transcript?session=s1" in found.text
+    # the superseded Paris record is found only under the status that shows it
+    assert c.ids["paris"] not in _links(c.page("/console/actors/alice", q="Paris"))
+    old = c.page("/console/actors/alice", q="Paris", status="superseded")
+    assert _links(old) == [c.ids["paris"]]
+    assert _links(c.page("/console/actors/alice", q="Berlin", kind="procedure")) == []
+    # bob's words are not in alice's memory
+    other = c.page("/console/actors/alice", q="vegetarian")
+    assert _links(other) == [] and "I'm vegetarian" not in unescape(other.text)
+
+
+def test_a_key_for_one_actor_searches_and_reads_nothing_of_another(console_db: Console) -> None:
+    c = console_db
+    c.sign_in("alice")
+    for path, params in [
+        ("/console/actors/bob", {"q": "vegetarian"}),
+        ("/console/actors/bob/transcript", {"session": "s2"}),
+    ]:
+        refused = c.page(path, **params)
+        assert refused.status_code == 403, path
+        assert _error(refused) == "this API key may not act on actor 'bob'"
+        assert "I'm vegetarian" not in refused.text and c.ids["bob"] not in refused.text
+    # bob's session named under alice's own name holds none of his turns
+    mine = c.page("/console/actors/alice/transcript", session="s2")
+    assert mine.status_code == 200 and "vegetarian" not in mine.text
+    assert "Berlin" in c.page("/console/actors/alice", q="Berlin").text
+
+
+def test_a_transcript_links_each_turn_to_its_records_and_shows_erased_turns(
+    console_db: Console,
+) -> None:
+    c = console_db
+    c.sign_in("admin")
+    page = c.page("/console/actors/alice/transcript", session="s1")
+    assert page.status_code == 200
+    turns = re.findall(r'<p class="quote">([^<]*)</p>', page.text)
+    assert turns == ["I live in Paris", "Actually I moved to Berlin"]
+    assert c.ids["berlin"] in page.text.split("Actually I moved to Berlin")[1]
+    assert c.ids["paris"] in page.text.split("Actually I moved to Berlin")[0]
+    berlin = c.ids["berlin"]
+    c.post("/console/erasure/record", record_id=berlin, confirm=berlin, reason="DSR-4")
+    after = c.page("/console/actors/alice/transcript", session="s1")
+    assert "Actually I moved to Berlin" not in after.text and berlin not in after.text
+    assert after.text.count("erased: its text was removed") == 1
+    assert c.page("/console/actors/alice/transcript").status_code == 422
+
+
+def test_the_memory_page_is_read_a_page_at_a_time(console: Console) -> None:
+    c = console
+    mem = c.client.app.state.service.memory("acme")
+    made = {mem.remember(actor="carol", text=f"Carol fact number {i}").id for i in range(130)}
+    c.sign_in("admin")
+    first = c.page("/console/actors/carol")
+    cursor = re.search(r'id="next-page" href="[^"]*cursor=([^"]+)"', first.text)
+    assert cursor is not None and len(_links(first)) == 100
+    second = c.client.get(f"/console/actors/carol?status=active&cursor={cursor.group(1)}")
+    assert second.status_code == 200 and 'id="next-page"' not in second.text
+    assert sorted(_links(first) + _links(second)) == sorted(made)
+    assert c.page("/console/actors/carol", cursor="junk").status_code == 422
+
+
+# -- act where you read, and the evidence of an erasure (issue 39) ---------------------------
+
+
+def test_correct_a_record_from_its_page_as_a_new_confirmed_version(console_db: Console) -> None:
+    c = console_db
+    svc = c.client.app.state.service
+    berlin = c.ids["berlin"]
+    c.sign_in("agent")
+    assert 'id="correct"' not in c.page(f"/console/records/{berlin}").text
+    refused = c.post(f"/console/records/{berlin}/correct", text="Lives in Munich")
+    assert refused.status_code == 403
+    assert svc.store.get_record("acme", berlin).status.value == "active"
+
+    c.sign_in("reviewer")
+    assert 'id="correct"' in c.page(f"/console/records/{berlin}").text
+    assert c.post(f"/console/records/{berlin}/correct", text=" ").status_code == 422
+    done = c.post(f"/console/records/{berlin}/correct", text="Lives in Munich")
+    assert done.status_code == 200 and f"supersedes {berlin}" in done.text
+    new = svc.store.get_record("acme", str(done.url).rsplit("/", 1)[1])
+    assert (new.text, new.authority.value, new.supersedes) == (
+        "Lives in Munich",
+        "confirmed",
+        berlin,
+    )
+    old = svc.store.get_record("acme", berlin)
+    assert old.status.value == "invalid" and old.superseded_by == new.id
+    said = [h.reason for h in svc.memory("acme").history(berlin)]
+    assert f"corrected by console key {_principal(c, 'reviewer')}" in said
+    done = c.page(f"/console/records/{new.id}")
+    steps = re.findall(r'<li class="[^"]*">', done.text.split('id="timeline"')[1])
+    assert len(steps) == 3  # Paris -> Berlin -> Munich
+
+    c.sign_in("alice")  # alice's admin key may not touch bob's record
+    bob = c.post(f"/console/records/{c.ids['bob']}/correct", text="I eat fish")
+    assert bob.status_code == 404 and "fish" not in bob.text
+
+
+def _principal(c: Console, name: str) -> str:
+    c.sign_in(name)
+    found = re.search(r"· key ([^<\s]+)</span>", c.page("/console/actors").text)
+    assert found
+    return found.group(1)
+
+
+def test_forget_from_the_record_page_needs_a_reason_and_the_receipt_names_everything(
+    console_db: Console,
+) -> None:
+    c = console_db
+    svc = c.client.app.state.service
+    berlin = c.ids["berlin"]
+    admin_key = _principal(c, "admin")  # signs in as admin
+    page = c.page(f"/console/records/{berlin}")
+    assert 'id="forget"' in page.text
+    no_reason = c.post(f"/console/records/{berlin}/forget", confirm=berlin, reason=" ")
+    assert no_reason.status_code == 422 and _error(no_reason) == "reason is required"
+    assert svc.store.get_record("acme", berlin) is not None  # nothing lost
+    done = c.post(f"/console/records/{berlin}/forget", confirm=berlin, reason="ticket DSR-7")
+    assert done.status_code == 200 and f"forgot record {berlin}: verified" in done.text
+    receipt_card = done.text.split('id="receipt"')[1].split("</section>")[0]
+    assert "actor <code>alice</code>" in receipt_card and "ticket DSR-7" in receipt_card
+    assert f"key <code>{admin_key}</code>" in receipt_card
+
+    job = re.search(r'href="/console/erasure/receipts/(\d+)"', receipt_card)
+    assert job is not None
+    download = c.page(f"/console/erasure/receipts/{job.group(1)}")
+    assert download.headers["content-disposition"].startswith("attachment;")
+    receipt = json.loads(download.text)
+    assert receipt["actor"] == "alice" and receipt["target_id"] == berlin
+    assert receipt["requested_by"] == {
+        "key_id": admin_key,
+        "name": "console: admin key for the whole tenant",
+    }
+    assert receipt["reason"] == "ticket DSR-7" and receipt["verified"] is True
+    assert receipt["removed"]["records"] == 1 and receipt["removed"]["event_texts"] == 1
+    assert not any(receipt["remaining"].values())
+    for word in ("berlin", "moved", "actually"):  # the record's and its turn's words
+        assert not re.search(rf"\b{word}\b", download.text, re.IGNORECASE), word
+
+    # the API's receipt is the same; alice's own key sees it, bob's data stays hidden
+    api = c.client.get(
+        f"/v1/deletions/{job.group(1)}/receipt",
+        headers={"Authorization": f"Bearer {c.keys['alice']}"},
+    )
+    assert api.status_code == 200 and api.json() == receipt
+    c.sign_in("admin")
+    c.post("/console/erasure/subject", actor="bob", confirm="bob", reason="DSR-8 (erasure)")
+    bob_job = svc.memory("acme").deletions(1)[0]
+    assert (bob_job["actor"], bob_job["reason"]) == ("bob", "DSR-8 (erasure)")
+    other = c.client.get(
+        f"/v1/deletions/{bob_job['id']}/receipt",
+        headers={"Authorization": f"Bearer {c.keys['alice']}"},
+    )
+    assert other.status_code == 404 and "bob" not in other.text
+    bob_receipt = c.client.get(
+        f"/v1/deletions/{bob_job['id']}/receipt",
+        headers={"Authorization": f"Bearer {c.keys['admin']}"},
+    )
+    assert bob_receipt.status_code == 200
+    assert bob_receipt.json()["requested_by"]["key_id"] == admin_key
+    for word in ("vegetarian", "ignore", "prompt", "diet"):
+        assert not re.search(rf"\b{word}\b", bob_receipt.text, re.IGNORECASE), word
+
+
+# -- the audit log (issue 39) --------------------------------------------------------------
+
+
+def test_the_audit_log_records_who_read_exported_erased_and_decided_without_content(
+    console_db: Console,
+) -> None:
+    c = console_db
+    admin_key = _principal(c, "admin")  # signs in as admin
+    c.page("/console/actors/alice")
+    c.page("/console/actors/alice", q="Berlin")
+    c.page("/console/actors/alice/transcript", session="s1")
+    c.page(f"/console/records/{c.ids['berlin']}")
+    c.page("/console/erasure/export", actor="bob")
+    bearer = {"Authorization": f"Bearer {c.keys['admin']}"}
+    assert c.client.get("/v1/memories", params={"actor_id": "bob"}, headers=bearer).is_success
+    made = c.client.post("/v1/keys", json={"role": "agent", "actor_id": "bob"}, headers=bearer)
+    berlin = c.ids["berlin"]
+    c.post(f"/console/records/{berlin}/forget", confirm=berlin, reason="DSR-9")
+    c.post("/console/erasure/subject", actor="bob", confirm="bob", reason="DSR-10")
+    reviewer_key = _principal(c, "reviewer")
+    c.post(f"/console/review/{c.ids['v2']}/approve")
+
+    c.sign_in("admin")
+    page = c.page("/console/audit")
+    assert page.status_code == 200
+    rows = re.findall(
+        r"<tr><td class=\"when\">[^<]*</td><td><code>([^<]*)</code></td><td>([^<]*)</td>\s*"
+        r"<td>([^<]*)</td><td><code>([^<]*)</code></td>\s*<td>([^<]*)</td>",
+        page.text,
+    )
+    said = [(key, action, actor, unescape(detail)) for key, action, actor, _, detail in rows]
+    assert (
+        said[::-1]
+        == [
+            (admin_key, "read", "alice", "records 3 · surface console"),
+            (admin_key, "search", "alice", "events 1 · records 1 · surface console"),
+            (admin_key, "read", "alice", "events 2 · surface console"),
+            (admin_key, "read", "alice", "records 1 · surface console"),
+            (admin_key, "export", "bob", "surface console"),
+            (admin_key, "read", "bob", "records 2 · surface api"),
+            (admin_key, "key_create", "bob", "surface api"),
+            (admin_key, "erase", "alice", "surface console · verified True"),
+            (admin_key, "erase", "bob", "surface console · verified True"),
+            (reviewer_key, "approve", "_shared", "surface console"),
+        ][: len(said)]
+        and len(said) == 10
+    )
+    assert made.json()["id"] in page.text
+
+    only_bob = c.page("/console/audit", actor="bob", action="erase")
+    assert only_bob.text.count('<tr><td class="when">') == 1
+    by_reviewer = c.page("/console/audit", key=reviewer_key)
+    assert by_reviewer.text.count('<tr><td class="when">') == 1
+    export = c.page("/console/audit/export", actor="alice")
+    assert [r["action"] for r in json.loads(export.text)["rows"]] == [
+        "erase", "read", "read", "search", "read",
+    ]  # fmt: skip
+    everything = c.page("/console/audit/export").text
+    for word in ("berlin", "paris", "vegetarian", "moved", "ignore", "prompt", "dsr-9"):
+        assert not re.search(rf"\b{word}\b", everything, re.IGNORECASE), word
+
+    c.sign_in("alice")  # an admin key for alice: her rows only
+    mine = json.loads(c.page("/console/audit/export").text)["rows"]
+    assert mine and {r["actor"] for r in mine} == {"alice"}
+    assert c.page("/console/audit", actor="bob").status_code == 403
+    c.sign_in("agent")
+    assert c.page("/console/audit").status_code == 403
+
+
+# -- retention and sensitivity (issue 39) --------------------------------------------------
+
+
+def test_retention_shows_what_expires_and_sensitive_fields_without_text_to_reviewers(
+    console_db: Console,
+) -> None:
+    from datetime import timedelta
+
+    c = console_db
+    mem = c.client.app.state.service.memory("acme")
+    now = utcnow()
+    mem.remember(actor="alice", text="Trial ends soon", valid_until=now + timedelta(days=3))
+    mem.remember(actor="bob", text="Visa until spring", valid_until=now + timedelta(days=20))
+    mem.remember(
+        actor="bob", text="Takes insulin daily", field="medication", sensitivity="sensitive"
+    )
+    c.sign_in("agent")
+    assert c.page("/console/retention").status_code == 403
+
+    c.sign_in("reviewer")
+    week = c.page("/console/retention")
+    expiring = week.text.split('id="expiring"')[1].split("</table>")[0]
+    assert "Trial ends soon" in expiring and "Visa until spring" not in expiring
+    month = c.page("/console/retention", days="30").text.split('id="expiring"')[1]
+    assert month.index("Trial ends soon") < month.index("Visa until spring")
+    sensitive = week.text.split('id="sensitive"')[1].split("</table>")[0]
+    assert ">bob</a></td><td>1</td>" in sensitive and "medication 1" in sensitive
+    assert "insulin" not in week.text  # a reviewer sees fields and counts, not the text
+
+    c.sign_in("admin")
+    assert "Takes insulin daily" in c.page("/console/retention").text
+    c.sign_in("alice")  # her own only
+    mine = c.page("/console/retention", days="30")
+    assert "Trial ends soon" in mine.text and "Visa" not in mine.text and "bob" not in mine.text
+    assert c.page("/console/retention", days="90").status_code == 422
+
+
+def test_jobs_name_their_actor_and_filter_by_it(console_db: Console) -> None:
+    c = console_db
+    mem = c.client.app.state.service.memory("acme")
+    mem.add_event(actor="alice", session="s3", role="user", text="I like jazz")
+    mem.add_event(actor="bob", session="s4", role="user", text="I like rock")
+    c.sign_in("admin")
+    every = c.page("/console/jobs").text
+    assert '/console/actors/alice">alice</a>' in every and '/console/actors/bob">bob</a>' in every
+    only = c.page("/console/jobs", actor="bob").text.split('id="jobs"')[1]
+    assert '">bob</a>' in only and '">alice</a>' not in only
+    c.sign_in("alice")
+    refused = c.page("/console/jobs", actor="bob")
+    assert refused.status_code == 403 and '">bob</a>' not in refused.text
+    assert '">bob</a>' not in c.page("/console/jobs").text

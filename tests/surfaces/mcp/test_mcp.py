@@ -87,6 +87,19 @@ def test_stdio_tools_scope_and_forget(tmp_path: Path, mcp_db: str) -> None:
     with open(tmp_path / "server.log", "w") as errlog:
         session_run(db, keys["alice"], errlog, as_alice)
     assert left_running(db) == []
+    # the erasure names its actor and who asked, and the audit log has it (no content)
+    store = open_store(db)
+    try:
+        job = store.deletions("acme", 1)[0]
+        assert job["actor"] == "alice" and job["requester"] == "mcp: agent key for actor alice"
+        assert job["requested_by"] is not None and job["reason"] is None
+        (row,) = store.audit_log("acme", action="erase")
+        assert (row["actor"], row["target"], row["detail"]["surface"]) == (
+            "alice", str(job["id"]), "mcp"
+        )  # fmt: skip
+        assert "peanut" not in json.dumps(store.audit_log("acme")).lower()
+    finally:
+        store.close()
 
 
 def test_mcp_and_http_refuse_out_of_scope_calls_in_the_same_words(

@@ -10,14 +10,16 @@ from fastapi import APIRouter, Query
 from fastapi.responses import StreamingResponse
 
 from remem.errors import NotFound
+from remem.lifecycle.receipt import receipt
 from remem.policy import scope
 from remem.policy.scope import named
+from remem.service import audit, paging
 from remem.service import keys as keyring
-from remem.service import paging
 from remem.service.answers import (
     KEYED,
     Deletion,
     DeletionList,
+    DeletionReceipt,
     FreshStart,
     KeyList,
     KeyOut,
@@ -25,7 +27,8 @@ from remem.service.answers import (
     SubjectExport,
     errors,
 )
-from remem.service.routes.deps import Svc, Who, refuses_body
+from remem.service.audit import asked
+from remem.service.routes.deps import Reason, Svc, Via, Who, refuses_body
 from remem.service.schemas import KeyIn
 from remem.store.values import ApiKey
 from remem.timeutil import parse_time
@@ -36,17 +39,22 @@ router = APIRouter()
 @router.post(
     "/v1/subjects/{actor_id}/forget",
     tags=["subjects"],
-    dependencies=[refuses_body()],
+    dependencies=[refuses_body("reason")],
     operation_id="forget_subject",
     response_model=Deletion,
     response_model_exclude_unset=True,
     responses=errors(*KEYED, 403),
 )
-def forget_subject(actor_id: str, who: Who, svc: Svc) -> dict[str, Any]:
-    """Erase everything of one actor and verify it by reading back (admins)."""
+def forget_subject(
+    actor_id: str, who: Who, svc: Svc, reason: Reason = None, via: Via = "api"
+) -> dict[str, Any]:
+    """Erase everything of one actor and verify it by reading back (admins); `reason`
+    (a ticket reference) is kept with the key in the deletion job, for its receipt."""
     scope.need_role(who, "admin")
     actor = scope.actor_for(who, actor_id)
-    report = svc.memory(who.tenant).forget(actor=actor)
+    report = svc.memory(who.tenant).forget(actor=actor, asked=asked(who, reason, via))
+    done = str(report.job_id)
+    audit.note(svc.store, who, "erase", via, actor=actor, target=done, verified=report.verified)
     return {"actor_id": actor, **scope.deletion_report(report)}
 
 
@@ -57,14 +65,16 @@ def forget_subject(actor_id: str, who: Who, svc: Svc) -> dict[str, Any]:
     response_class=StreamingResponse,
     responses={200: {"model": SubjectExport}, **errors(*KEYED, 403)},
 )
-def export_subject(actor_id: str, who: Who, svc: Svc) -> StreamingResponse:
+def export_subject(actor_id: str, who: Who, svc: Svc, via: Via = "api") -> StreamingResponse:
     """Everything remem holds about one actor, in a portable shape (admins):
     `{"actor_id": ..., "rows": [...]}`, streamed as the rows are read."""
-    _, body = subject_export(actor_id, who, svc)
+    _, body = subject_export(actor_id, who, svc, via)
     return StreamingResponse(body, media_type="application/json")
 
 
-def subject_export(actor_id: str, who: Who, svc: Svc) -> tuple[str, Iterator[bytes]]:
+def subject_export(
+    actor_id: str, who: Who, svc: Svc, via: str | None = "api"
+) -> tuple[str, Iterator[bytes]]:
     """The actor an export is of, and its JSON body in pieces of about `CHUNK` bytes,
     written as the rows are read (a page of events at a time, `remem.lifecycle.erasure`),
     never built whole: a subject of any size costs bounded memory. Scope, role and the
@@ -74,6 +84,7 @@ def subject_export(actor_id: str, who: Who, svc: Svc) -> tuple[str, Iterator[byt
     actor = scope.actor_for(who, actor_id)
     rows = svc.memory(who.tenant).export(actor=actor)
     first = next(rows, None)
+    audit.note(svc.store, who, "export", via, actor=actor)
     return actor, _json_body(actor, first, rows)
 
 
@@ -143,6 +154,24 @@ def list_deletions(
 
 
 @router.get(
+    "/v1/deletions/{deletion_id}/receipt",
+    tags=["subjects"],
+    operation_id="get_deletion_receipt",
+    response_model=DeletionReceipt,
+    responses=errors(*KEYED, 403, 404),
+)
+def deletion_receipt(deletion_id: int, who: Who, svc: Svc) -> dict[str, Any]:
+    """The receipt of one erasure (admins): whose data, who asked and why, when, what was
+    removed and whether it was verified; ids and counts only, never erased content
+    (`remem.lifecycle.receipt`). A key for one actor sees its actor's erasures only."""
+    scope.need_role(who, "admin")
+    job = svc.store.deletion(who.tenant, deletion_id)
+    if job is None or who.actor not in (None, job.get("actor")):
+        raise NotFound(f"no deletion job {deletion_id} in this tenant")
+    return receipt(who.tenant, job)
+
+
+@router.get(
     "/v1/keys",
     tags=["keys"],
     operation_id="list_keys",
@@ -177,13 +206,14 @@ def _key_of(k: ApiKey) -> tuple[Any, ...]:
     response_model=NewKey,
     responses=errors(*KEYED, 403),
 )
-def create_key(body: KeyIn, who: Who, svc: Svc) -> dict[str, Any]:
+def create_key(body: KeyIn, who: Who, svc: Svc, via: Via = "api") -> dict[str, Any]:
     """A new key in the caller's tenant; the secret is in this answer only (admins)."""
     scope.need_role(who, "admin")
     actor = body.actor_id if body.actor_id is not None else who.actor
     if actor is not None:
         scope.allow(who, actor)
     key, secret = keyring.create_key(svc.store, tenant=who.tenant, actor=actor, role=body.role)
+    audit.note(svc.store, who, "key_create", via, actor=actor, target=key.id)
     return {**key.as_dict(), "key": secret}
 
 
@@ -195,10 +225,12 @@ def create_key(body: KeyIn, who: Who, svc: Svc) -> dict[str, Any]:
     response_model=KeyOut,
     responses=errors(*KEYED, 403, 404),
 )
-def revoke_key(key_id: str, who: Who, svc: Svc) -> dict[str, Any]:
+def revoke_key(key_id: str, who: Who, svc: Svc, via: Via = "api") -> dict[str, Any]:
     """Revoke a key of the caller's tenant at once (admins)."""
     scope.need_role(who, "admin")
     mine = svc.store.get_key(key_id, who.tenant)
     if mine is None or who.actor not in (None, mine.actor):
         raise NotFound(f"no API key {named(key_id)} in this tenant")
-    return keyring.revoke_key(svc.store, key_id, who.tenant).as_dict()
+    revoked = keyring.revoke_key(svc.store, key_id, who.tenant)
+    audit.note(svc.store, who, "key_revoke", via, actor=mine.actor, target=key_id)
+    return revoked.as_dict()

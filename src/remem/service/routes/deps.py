@@ -3,7 +3,7 @@
 # no `from __future__ import annotations`: FastAPI reads `Who` and `Svc` at runtime
 from typing import Annotated, Any, Protocol
 
-from fastapi import Depends, Request
+from fastapi import Depends, Query, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from remem.errors import InvalidInput, Unauthorized
@@ -12,6 +12,7 @@ from remem.model import Record
 from remem.policy import scope
 from remem.policy.scope import Principal
 from remem.service import keys as keyring
+from remem.service.audit import REASON_MAX
 from remem.store.roles import Store
 
 
@@ -96,3 +97,18 @@ def refuses_body(*query: str) -> Any:
             )
 
     return Depends(check)
+
+
+Reason = Annotated[
+    str | None,
+    Query(max_length=REASON_MAX, description="why: a reason or ticket reference (receipts)"),
+]
+
+
+def _api() -> str:
+    return "api"
+
+
+# the surface a route answers on: "api" through HTTP (a dependency, not a parameter a
+# client sets); the console passes "console", and None for reads it makes for itself
+Via = Annotated[str | None, Depends(_api)]

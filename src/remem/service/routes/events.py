@@ -13,8 +13,9 @@ from remem.errors import InvalidCursor
 from remem.ids import new_id
 from remem.policy import scope
 from remem.policy.scope import check_name
+from remem.service import audit
 from remem.service.answers import KEYED, EventsCreated, EventsPage, ImportDigests, errors
-from remem.service.routes.deps import Svc, Who
+from remem.service.routes.deps import Svc, Via, Who
 from remem.service.schemas import EventBatchIn, EventIn, ImportBatchIn
 from remem.writes.events import import_digests
 
@@ -111,6 +112,7 @@ def list_events(
     session_id: Annotated[str | None, Query(max_length=200)] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     cursor: Annotated[str | None, Query(max_length=100)] = None,
+    via: Via = "api",
 ) -> dict[str, Any]:
     """An actor's events in the order they happened, a page at a time (ListEvents)."""
     actor = scope.actor_for(who, actor_id)
@@ -118,6 +120,7 @@ def list_events(
         check_name("session", session_id)
     mem = svc.memory(who.tenant)
     rows, key = mem.events_page(actor=actor, session=session_id, after=_key(cursor), limit=limit)
+    audit.note(svc.store, who, "read", via, actor=actor, target=session_id, events=len(rows))
     return {
         "events": [
             {

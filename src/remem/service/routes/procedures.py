@@ -8,9 +8,9 @@ from fastapi import APIRouter, Query
 from remem.model import Record
 from remem.policy import scope
 from remem.policy.scope import SHARED_ACTOR, check_name
-from remem.service import paging
+from remem.service import audit, paging
 from remem.service.answers import KEYED, RecordList, RecordOut, errors
-from remem.service.routes.deps import Svc, Who, record, refuses_body
+from remem.service.routes.deps import Svc, Via, Who, record, refuses_body
 from remem.service.schemas import ProposeIn, RejectIn
 
 router = APIRouter()
@@ -80,12 +80,15 @@ def _key(r: Record) -> tuple[Any, ...]:
     response_model=RecordOut,
     responses=errors(*KEYED, 403, 404, 409),
 )
-def approve(record_id: str, who: Who, svc: Svc) -> dict[str, Any]:
+def approve(record_id: str, who: Who, svc: Svc, via: Via = "api") -> dict[str, Any]:
     """Approve a proposed procedure (reviewers and admins; a shared one: of the whole
     tenant)."""
     scope.need_role(who, "reviewer")
-    scope.authorize(who, "review", record(svc, who, record_id).actor)
-    return svc.memory(who.tenant).approve(record_id, reviewer=who.key_id).as_dict()
+    owner = record(svc, who, record_id).actor
+    scope.authorize(who, "review", owner)
+    done = svc.memory(who.tenant).approve(record_id, reviewer=who.key_id).as_dict()
+    audit.note(svc.store, who, "approve", via, actor=owner, target=record_id)
+    return done
 
 
 @router.post(
@@ -95,10 +98,15 @@ def approve(record_id: str, who: Who, svc: Svc) -> dict[str, Any]:
     response_model=RecordOut,
     responses=errors(*KEYED, 403, 404, 409),
 )
-def reject(record_id: str, who: Who, svc: Svc, body: RejectIn | None = None) -> dict[str, Any]:
+def reject(
+    record_id: str, who: Who, svc: Svc, body: RejectIn | None = None, via: Via = "api"
+) -> dict[str, Any]:
     """Reject a proposed procedure with a reason (reviewers and admins; a shared one:
     of the whole tenant)."""
     scope.need_role(who, "reviewer")
-    scope.authorize(who, "review", record(svc, who, record_id).actor)
+    owner = record(svc, who, record_id).actor
+    scope.authorize(who, "review", owner)
     reason = body.reason if body is not None else ""
-    return svc.memory(who.tenant).reject(record_id, reviewer=who.key_id, reason=reason).as_dict()
+    done = svc.memory(who.tenant).reject(record_id, reviewer=who.key_id, reason=reason)
+    audit.note(svc.store, who, "reject", via, actor=owner, target=record_id)
+    return done.as_dict()

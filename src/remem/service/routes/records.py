@@ -16,7 +16,7 @@ from remem.model import Record
 from remem.policy import scope
 from remem.policy.metadata import json_filter
 from remem.policy.scope import Principal
-from remem.service import paging
+from remem.service import audit, paging
 from remem.service.answers import (
     KEYED,
     BatchResult,
@@ -27,8 +27,9 @@ from remem.service.answers import (
     WriteBatchResult,
     errors,
 )
+from remem.service.audit import asked
 from remem.service.http_errors import failure_of
-from remem.service.routes.deps import Service, Svc, Who, record, refuses_body
+from remem.service.routes.deps import Reason, Service, Svc, Via, Who, record, refuses_body
 from remem.service.schemas import (
     BatchCreateIn,
     BatchDeleteIn,
@@ -75,6 +76,7 @@ def list_memories(
             'equal value, e.g. {"topic":"travel"}',
         ),
     ] = None,
+    via: Via = "api",
 ) -> dict[str, Any]:
     """An actor's records, newest first, `limit` a page (ListMemoryRecords); with `as_of`,
     those known and valid then; `field`, `namespace` and `metadata` narrow them as
@@ -89,6 +91,7 @@ def list_memories(
         mem.deps, actor, all, limit + 1, as_of, field, namespace, _key(after), wanted
     )
     recs, next_cursor = paging.page(found, limit, _record_key, "memories", query)
+    audit.note(svc.store, who, "read", via, actor=actor, records=len(recs))
     return {"records": [r.as_dict() for r in recs], "next_cursor": next_cursor}
 
 
@@ -107,9 +110,11 @@ def _key(after: tuple[Any, ...] | None) -> tuple[datetime, str] | None:
     response_model=RecordOut,
     responses=errors(*KEYED, 404),
 )
-def get_memory(record_id: str, who: Who, svc: Svc) -> dict[str, Any]:
+def get_memory(record_id: str, who: Who, svc: Svc, via: Via = "api") -> dict[str, Any]:
     """One record (GetMemoryRecord); another tenant's or actor's id is 404."""
-    return record(svc, who, record_id).as_dict()
+    found = record(svc, who, record_id)
+    audit.note(svc.store, who, "read", via, actor=found.actor, target=record_id, records=1)
+    return found.as_dict()
 
 
 @router.get(
@@ -129,17 +134,25 @@ def memory_history(record_id: str, who: Who, svc: Svc) -> dict[str, Any]:
 @router.delete(
     "/v1/memories/{record_id}",
     tags=["memories"],
-    dependencies=[refuses_body()],
+    dependencies=[refuses_body("reason")],
     operation_id="forget_memory",
     response_model=Deletion,
     response_model_exclude_unset=True,
     responses=errors(*KEYED, 403, 404),
 )
-def delete_memory(record_id: str, who: Who, svc: Svc) -> dict[str, Any]:
+def delete_memory(
+    record_id: str, who: Who, svc: Svc, reason: Reason = None, via: Via = "api"
+) -> dict[str, Any]:
     """Forget one record everywhere and verify it (DeleteMemoryRecord); a record shared
-    by the whole tenant needs an admin key for the whole tenant."""
-    record(svc, who, record_id, write=True)
-    report = svc.memory(who.tenant).forget(record_id=record_id)
+    by the whole tenant needs an admin key for the whole tenant. `reason` (a ticket
+    reference) is kept in the deletion job with the key and the record's actor, for its
+    receipt (GET /v1/deletions/{id}/receipt)."""
+    owner = record(svc, who, record_id, write=True).actor
+    report = svc.memory(who.tenant).forget(record_id=record_id, asked=asked(who, reason, via))
+    done = report.job_id
+    audit.note(
+        svc.store, who, "erase", via, actor=owner, target=str(done), verified=report.verified
+    )
     return {"record_id": record_id, **scope.deletion_report(report)}
 
 

@@ -28,7 +28,7 @@ from remem.model import Kind
 from remem.store.flows.backend import ListBinder, SQLFlows, Tx
 from remem.store.flows.jobs import ALL_TENANTS
 from remem.store.roles import ForgetReport
-from remem.store.values import Tombstone
+from remem.store.values import Asked, Tombstone
 
 
 def erased_event_texts(kind: str, source_event_ids: Sequence[str]) -> list[str]:
@@ -103,7 +103,8 @@ class ErasureSQL(Protocol):
     FORGET_RECORD_LINKS: str  # tenant, {keys}: record ids
     FORGET_HISTORY_TEXT: str  # tenant, {keys}: record ids
     HISTORY_DELETED: str  # tenant, record_id, at
-    LOG_DELETION: str  # tenant, target, key, status, attempts, result, error, at -> id
+    LOG_DELETION: str  # tenant, target, key, status, attempts, result, error, at, actor,
+    #   requested_by, requester, reason -> id
     ALL_TOMBSTONES: str  # -> tenant, kind, key, created_at, of every tenant
 
 
@@ -287,13 +288,22 @@ class RecordErasure(SQLFlows):
         return len(events)
 
     def start_deletion(
-        self, tenant: str, target: str, key: str, now: datetime, actor: str | None = None
+        self,
+        tenant: str,
+        target: str,
+        key: str,
+        now: datetime,
+        actor: str | None = None,
+        asked: Asked | None = None,
     ) -> int:
         """Log a deletion job as running before it erases anything; return its id. A process
         that dies midway leaves it listed as running (`finish_deletion` ends it), so no
         erasure is ever left without its job. `actor`: whose record it erases, kept in the
-        job's result until then (a resumed job settles that scope)."""
+        job's result until then (a resumed job settles that scope) and in the job's own
+        `actor` (an actor's erasure: the actor); `asked`: who asked and why."""
         params = {
+            **_asked(asked),
+            "actor": key if target == "actor" else actor,
             "tenant": tenant,
             "target": target,
             "key": key,
@@ -343,6 +353,8 @@ class RecordErasure(SQLFlows):
         """Log a deletion job with its outcome (`deletion_status`); return its id."""
         result = {} if report is None else report.outcome()
         params = {
+            **_asked(None),
+            "actor": key if target == "actor" else None,
             "tenant": tenant,
             "target": target,
             "key": key,
@@ -356,6 +368,16 @@ class RecordErasure(SQLFlows):
             row = db.execute(self.erasure_sql.LOG_DELETION, params).fetchone()
         assert row is not None  # INSERT ... RETURNING always returns its row
         return int(row["id"])
+
+
+def _asked(asked: Asked | None) -> dict[str, str | None]:
+    if asked is None:
+        return {"requested_by": None, "requester": None, "reason": None}
+    return {
+        "requested_by": asked.requested_by,
+        "requester": asked.requester,
+        "reason": asked.reason,
+    }
 
 
 def _found(row: Any) -> Found:

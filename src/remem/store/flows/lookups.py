@@ -43,7 +43,7 @@ class LookupSQL(Protocol):
     BY_FIELD: str  # tenant, actor, field
     BY_FIELD_PREFIX: str  # tenant, actor, prefix, n (its length in characters)
     HISTORY: str  # tenant, record_id -> the columns of `HistoryEntry`
-    RECORD_STATUS_BY_EVENT: str  # tenant, {keys}: event ids -> event_id, status
+    RECORD_STATUS_BY_EVENT: str  # tenant, {keys}: event ids -> event_id, status, record_id
 
     def list_records(
         self, scope: Scope, paged: bool = False, after: bool = False
@@ -203,6 +203,14 @@ class Lookups(SQLFlows):
         for r in self._keyed(tenant, self.lookup_sql.RECORD_STATUS_BY_EVENT, event_ids):
             found.setdefault(r["event_id"], []).append(r["status"])
         return found
+
+    def records_of_events(self, tenant: str, event_ids: Sequence[str]) -> dict[str, list[str]]:
+        """For those of these events some record came from: the ids of those records
+        (summaries left out, as in `events_with_records`), in id order."""
+        found: dict[str, list[str]] = {}
+        for r in self._keyed(tenant, self.lookup_sql.RECORD_STATUS_BY_EVENT, event_ids):
+            found.setdefault(r["event_id"], []).append(r["record_id"])
+        return {e: sorted(ids) for e, ids in found.items()}
 
     def _keyed(self, tenant: str, sql: str, keys: Sequence[str]) -> list[Row]:
         """The rows of a statement over a list of keys, each bound part in its own read."""

@@ -35,6 +35,10 @@ UPDATE deletions SET status = %(status)s, attempts = %(attempts)s, result = %(re
     last_error = %(error)s, updated_at = %(at)s
 WHERE tenant = %(tenant)s AND id = %(id)s
 """
+    GET_DELETION = """
+SELECT id, target, key, status, attempts, result, last_error, created_at, updated_at, actor,
+    requested_by, requester, reason FROM deletions WHERE tenant = %(tenant)s AND id = %(id)s
+"""
 
 
 _ACTOR = "tenant = %(tenant)s AND actor = %(actor)s"
@@ -167,7 +171,13 @@ class PostgresErasure(RecordErasure):
             "before": LAST_NUMBER if before is None else before,
         }
         rows = self._rows(tenant, q.LIST_DELETIONS, params)
-        return [{**r, "created_at": iso(r["created_at"])} for r in rows]
+        return [_deletion(r) for r in rows]
+
+    def deletion(self, tenant: str, job_id: int) -> dict[str, Any] | None:
+        """One deletion job of the tenant, or None."""
+        params = {"tenant": tenant, "id": job_id}
+        rows = self._rows(tenant, DeletionLogSQL.GET_DELETION, params)
+        return _deletion(rows[0]) if rows else None
 
     def _record_left(self, tenant: str, record_id: str, sources: list[str]) -> dict[str, int]:
         with self._tx(tenant) as cur:
@@ -224,3 +234,8 @@ def _delete_records(cur: Tx, tenant: str, ids: list[str]) -> dict[str, int]:
         "vectors": vectors,
         "fulltext": sum(1 for r in deleted if r["indexed"]),
     }
+
+
+def _deletion(r: Any) -> dict[str, Any]:
+    """A deletion job's row as JSON-ready values."""
+    return {**r, "created_at": iso(r["created_at"]), "updated_at": iso(r["updated_at"])}

@@ -362,7 +362,7 @@ WHERE tenant = %(tenant)s AND actor = %(actor)s AND field IS NOT NULL
 ORDER BY valid_from DESC, seq DESC
 """
 RECORD_STATUS_BY_EVENT = """
-SELECT re.event_id, r.status FROM record_events re
+SELECT re.event_id, r.status, r.id AS record_id FROM record_events re
 JOIN records r ON r.tenant = re.tenant AND r.id = re.record_id
 WHERE re.tenant = %(tenant)s AND re.event_id = ANY(%(keys)s::text[]) AND r.kind <> 'summary'
 """
@@ -457,7 +457,8 @@ STATS = {
 DATABASE_SIZE = "SELECT pg_database_size(current_database())"
 
 LIST_DELETIONS = """
-SELECT id, target, key, status, attempts, result, last_error, created_at FROM deletions
+SELECT id, target, key, status, attempts, result, last_error, created_at, updated_at, actor,
+    requested_by, requester, reason FROM deletions
 WHERE tenant = %(tenant)s AND id < %(before)s ORDER BY id DESC LIMIT %(limit)s
 """
 
@@ -526,8 +527,8 @@ SELECT tenant, kind, key, created_at FROM tombstones ORDER BY created_at, tenant
 """
 LOG_DELETION = """
 INSERT INTO deletions (tenant, target, key, status, attempts, result, last_error,
-    created_at, updated_at)
+    created_at, updated_at, actor, requested_by, requester, reason)
 VALUES (%(tenant)s, %(target)s, %(key)s, %(status)s, %(attempts)s, %(result)s, %(error)s,
-    %(at)s, %(at)s)
+    %(at)s, %(at)s, %(actor)s, %(requested_by)s, %(requester)s, %(reason)s)
 RETURNING id
 """

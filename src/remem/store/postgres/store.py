@@ -45,12 +45,14 @@ from remem.errors import ConflictError, RememError, SchemaTooNew, StoreError
 from remem.model import Event, Record
 from remem.store.errors import NOT_UNICODE, from_postgres
 from remem.store.flows.actors import ActorIndex, ActorSQL, PostgresActorSQL
+from remem.store.flows.audit import AuditSQL, AuditTrail
 from remem.store.flows.backend import ListBinder, Row, Tx, postgres_lists
 from remem.store.flows.events import EventLog, EventSQL
 from remem.store.flows.jobs import JobQueue, JobSQL
 from remem.store.flows.keys import ApiKeys, KeySQL
 from remem.store.flows.lookups import Lookups, LookupSQL
 from remem.store.flows.writes import RecordWrites, Vector, WriteSQL
+from remem.store.postgres import audit_sql
 from remem.store.postgres import sql as q
 from remem.store.postgres.documents import PostgresDocuments
 from remem.store.postgres.erasure import PostgresErasure
@@ -61,7 +63,7 @@ from remem.store.roles import Clock, ForgetReport, Near, ThreadHost, Write
 from remem.store.rows import near_from
 from remem.timeutil import utcnow
 
-SCHEMA_VERSION = 14  # the newest migration this code knows; checked by a test
+SCHEMA_VERSION = 15  # the newest migration this code knows; checked by a test
 
 Cursor = psycopg.Cursor[DictRow]
 Query = str | pg_sql.Composed
@@ -69,7 +71,15 @@ log = logging.getLogger(__name__)
 
 
 class PostgresStore(
-    PostgresErasure, PostgresSearch, Lookups, EventLog, RecordWrites, JobQueue, ApiKeys, ActorIndex
+    PostgresErasure,
+    PostgresSearch,
+    Lookups,
+    EventLog,
+    RecordWrites,
+    JobQueue,
+    ApiKeys,
+    ActorIndex,
+    AuditTrail,
 ):
     """`Store` on a PostgreSQL database (with pgvector). Safe to share between threads."""
 
@@ -79,6 +89,7 @@ class PostgresStore(
     jobs_sql: ClassVar[JobSQL] = q
     lookup_sql: ClassVar[LookupSQL] = q
     keys_sql: ClassVar[KeySQL] = q
+    audit_sql: ClassVar[AuditSQL] = audit_sql
     actor_sql: ClassVar[type[ActorSQL]] = PostgresActorSQL
 
     def __init__(

@@ -34,6 +34,7 @@ UPDATE deletions SET status = :status, attempts = :attempts, result = :result,
     last_error = :error, updated_at = :at
 WHERE tenant = :tenant AND id = :id
 """
+    GET_DELETION = "SELECT * FROM deletions WHERE tenant = :tenant AND id = :id"
 
 
 class ActorMarkSQL:
@@ -203,21 +204,13 @@ class SQLiteErasure(RecordErasure):
     ) -> list[dict[str, Any]]:
         """The tenant's deletion jobs, newest first (numbered below `before`, when given)."""
         below = LAST_NUMBER if before is None else before
-        return [
-            {
-                "id": r["id"],
-                "target": r["target"],
-                "key": r["key"],
-                "status": r["status"],
-                "attempts": r["attempts"],
-                "result": json.loads(r["result"]),
-                "last_error": r["last_error"],
-                "created_at": r["created_at"],
-            }
-            for r in self._rows(
-                q.LIST_DELETIONS, {"tenant": tenant, "limit": limit, "before": below}
-            )
-        ]
+        rows = self._rows(q.LIST_DELETIONS, {"tenant": tenant, "limit": limit, "before": below})
+        return [_deletion(r) for r in rows]
+
+    def deletion(self, tenant: str, job_id: int) -> dict[str, Any] | None:
+        """One deletion job of the tenant, or None."""
+        rows = self._rows(DeletionLogSQL.GET_DELETION, {"tenant": tenant, "id": job_id})
+        return _deletion(rows[0]) if rows else None
 
     def _record_left(
         self, tenant: str, record_id: str, rowid: int, sources: list[str]
@@ -255,3 +248,22 @@ class SQLiteErasure(RecordErasure):
             "events": count(m.EVENTS, marked),
             "fulltext": count(m.RECORDS_FTS, marked) + count(m.EVENTS_FTS, marked),
         }
+
+
+def _deletion(r: Any) -> dict[str, Any]:
+    """A deletion job's row as JSON-ready values."""
+    return {
+        "id": r["id"],
+        "target": r["target"],
+        "key": r["key"],
+        "status": r["status"],
+        "attempts": r["attempts"],
+        "result": json.loads(r["result"]),
+        "last_error": r["last_error"],
+        "created_at": r["created_at"],
+        "updated_at": r["updated_at"],
+        "actor": r["actor"],
+        "requested_by": r["requested_by"],
+        "requester": r["requester"],
+        "reason": r["reason"],
+    }

@@ -483,7 +483,8 @@ WHERE tenant = :tenant AND id = :event_id
 """
 DELETE_EVENT_VECTOR = "DELETE FROM event_vectors WHERE event_seq = :seq"
 RECORD_STATUS_BY_EVENT = """
-SELECT re.event_id, r.status FROM record_events re JOIN records r ON r.id = re.record_id
+SELECT re.event_id, r.status, r.id AS record_id FROM record_events re
+JOIN records r ON r.id = re.record_id
 WHERE re.tenant = :tenant AND re.event_id IN ({keys}) AND r.kind <> 'summary'
 """
 EVENT_PLACES = """
@@ -580,7 +581,8 @@ SELECT tenant, kind, key, created_at FROM tombstones ORDER BY created_at, tenant
 """
 LOG_DELETION = """
 INSERT INTO deletions (tenant, target, key, status, attempts, result, last_error,
-    created_at, updated_at)
-VALUES (:tenant, :target, :key, :status, :attempts, :result, :error, :at, :at)
+    created_at, updated_at, actor, requested_by, requester, reason)
+VALUES (:tenant, :target, :key, :status, :attempts, :result, :error, :at, :at, :actor,
+    :requested_by, :requester, :reason)
 RETURNING id
 """

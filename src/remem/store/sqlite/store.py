@@ -40,6 +40,7 @@ from remem.store.errors import (
     sqlite_translated,
 )
 from remem.store.flows.actors import ActorIndex, ActorSQL, SQLiteActorSQL
+from remem.store.flows.audit import AuditSQL, AuditTrail
 from remem.store.flows.backend import CHUNK, ListBinder, Row, Tx, chunks, sqlite_lists
 from remem.store.flows.events import EventLog, EventSQL
 from remem.store.flows.jobs import JobQueue, JobSQL
@@ -48,6 +49,7 @@ from remem.store.flows.lookups import Lookups, LookupSQL
 from remem.store.flows.writes import RecordWrites, Vector, WriteSQL
 from remem.store.roles import Clock, Near, StatusChange, ThreadHost
 from remem.store.rows import near_from
+from remem.store.sqlite import audit_sql
 from remem.store.sqlite import sql as q
 from remem.store.sqlite.documents import SQLiteDocuments
 from remem.store.sqlite.erasure import SQLiteErasure
@@ -69,7 +71,7 @@ def _migrations() -> list[tuple[int, str]]:
     return read_migrations("sqlite/migrations")
 
 
-SCHEMA_VERSION = 10  # the newest migration this code knows; checked by a test
+SCHEMA_VERSION = 11  # the newest migration this code knows; checked by a test
 
 
 BUSY_TIMEOUT_MS = 30_000  # how long a statement waits for another connection's lock
@@ -178,7 +180,15 @@ RECORDS_HELD = 10_000  # decoded records kept by `get_records` (the oldest dropp
 
 
 class SQLiteStore(
-    SQLiteErasure, SQLiteSearch, Lookups, EventLog, RecordWrites, JobQueue, ApiKeys, ActorIndex
+    SQLiteErasure,
+    SQLiteSearch,
+    Lookups,
+    EventLog,
+    RecordWrites,
+    JobQueue,
+    ApiKeys,
+    ActorIndex,
+    AuditTrail,
 ):
     """`Store` on one SQLite file. Safe to share between threads of one process."""
 
@@ -188,6 +198,7 @@ class SQLiteStore(
     jobs_sql: ClassVar[JobSQL] = q
     lookup_sql: ClassVar[LookupSQL] = q
     keys_sql: ClassVar[KeySQL] = q
+    audit_sql: ClassVar[AuditSQL] = audit_sql
     actor_sql: ClassVar[type[ActorSQL]] = SQLiteActorSQL
 
     # SQLite has no row-level security: the tenant wall is remem's scoped queries alone

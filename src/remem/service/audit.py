@@ -1,0 +1,93 @@
+"""The service's audit trail: who read an actor's memory, exported, erased, decided or
+changed keys, and when (`Store.audit`, `remem.store.flows.audit`).
+
+    note(svc, who, "read", "console", actor="alice", records=12)
+
+A row names the key, the action, the surface (api, console, mcp), whose memory
+and an id, with counts: never memory content, a query, a reason or an error
+message, so an erasure never has to reach it. Rows are kept `retention_days()`
+days ($REMEM_AUDIT_DAYS, default `RETENTION_DAYS`), pruned by the service at
+most once per `PRUNE_EVERY` seconds per tenant as it appends.
+
+Erasing an actor leaves its id in the log on purpose: the rows are the proof an
+erasure, export or access happened and who asked, which a controller keeps to
+show accountability (GDPR Art. 5(2); Art. 17(3)(b) and (e) let it keep what a
+legal obligation or a claim needs); they hold no personal data beyond the id.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from datetime import timedelta
+
+from remem.errors import InvalidInput
+from remem.policy.scope import Principal
+from remem.store.roles import Asked, AuditEntry, Store
+from remem.timeutil import utcnow
+
+RETENTION_DAYS = 400  # a year and a bit: the default of $REMEM_AUDIT_DAYS
+PRUNE_EVERY = 3600.0  # seconds between two prunings of one tenant's log
+ACTIONS = (
+    "read",
+    "search",
+    "transcript",
+    "export",
+    "erase",
+    "approve",
+    "reject",
+    "key_create",
+    "key_revoke",
+)
+REASON_MAX = 500  # the characters of an erasure's reason or ticket reference
+
+_pruned: dict[str, float] = {}
+_lock = threading.Lock()
+
+
+def retention_days() -> int:
+    """The days an audit row is kept: $REMEM_AUDIT_DAYS (a whole number of days, at
+    least 1), or `RETENTION_DAYS`."""
+    raw = os.environ.get("REMEM_AUDIT_DAYS", "").strip()
+    if not raw:
+        return RETENTION_DAYS
+    if not raw.isdigit() or int(raw) < 1:
+        raise InvalidInput(f"REMEM_AUDIT_DAYS must be a whole number of days >= 1, not {raw!r}")
+    return int(raw)
+
+
+def note(
+    store: Store,
+    who: Principal,
+    action: str,
+    via: str | None,
+    *,
+    actor: str | None = None,
+    target: str | None = None,
+    **counts: int | bool,
+) -> None:
+    """Append one row to `who`'s tenant's audit log (nothing when `via` is None: a read
+    the service makes for itself), and prune rows past the retention now and then."""
+    if via is None:
+        return
+    assert action in ACTIONS, action
+    entry = AuditEntry(who.key_id, action, actor, target, {"surface": via, **counts})
+    now = utcnow()
+    store.audit(who.tenant, entry, now)
+    with _lock:
+        due = time.monotonic() - _pruned.get(who.tenant, -PRUNE_EVERY) >= PRUNE_EVERY
+        if due:
+            _pruned[who.tenant] = time.monotonic()
+    if due:
+        store.prune_audit(who.tenant, now - timedelta(days=retention_days()))
+
+
+def asked(who: Principal, reason: str | None, via: str | None) -> Asked:
+    """Who asks for an erasure through `via` (a surface), and why: the key's id, a name
+    for it (its surface, role and scope) and the reason, stripped (None: none given)."""
+    given = (reason or "").strip() or None
+    if given is not None and len(given) > REASON_MAX:
+        raise InvalidInput(f"reason is longer than {REASON_MAX} characters; give a ticket id")
+    whose = "the whole tenant" if who.actor is None else f"actor {who.actor}"
+    return Asked(who.key_id, f"{via}: {who.role} key for {whose}", given)
