@@ -31,7 +31,7 @@ from remem.errors import InvalidInput
     "--field",
     default=None,
     help="What it is about, e.g. 'home city' (synonyms such as 'home' or 'city' are one "
-    "field; see README 'Exact facts'); it supersedes the field's current value.",
+    "field; see the docs' Exact facts guide); it supersedes the field's current value.",
 )
 @click.option("--value", default=None, help="The field's value, e.g. 'Porto'.")
 @click.option(
@@ -361,8 +361,9 @@ def records_import(ctx: Ctx, file: Path) -> None:
 
     Each line is {"op": "create"|"update"|"delete", "request_id", "actor",
     "record_id", "text", "kind", "field", "value", "valid_until",
-    "sensitivity", "strategy"}. The whole file is validated before anything is
-    written; a request id seen before returns its first outcome.
+    "sensitivity", "strategy", "metadata"} (metadata: a JSON object kept with a
+    created record). The whole file is validated before anything is written; a
+    request id seen before returns its first outcome.
     """
     from remem.cli.events import parse_jsonl, read_lines  # a recall does not need them
 

@@ -25,7 +25,7 @@ every call reads and writes that actor's memory only. The mapping:
   dict written with sorted keys); an image or bytes is refused with `InvalidInput`:
   remem remembers text. A secret is refused with `RefusedContent` (nothing is
   written); the same statement again is the same record. `MemoryContent.metadata`
-  is not kept: a remem record has no free-form metadata.
+  is not kept (this adapter does not pass it on as the record's metadata).
 - `query` and `update_context` return each item as a `MemoryContent` whose metadata
   holds its id, kind, status, score, flags and source date; pinned fields come
   first, then records (raw events too with `include_events=True`).

@@ -39,7 +39,8 @@ mapping:
   Nothing is returned for an empty query, or when nothing matches (the block
   then adds nothing to the prompt).
 - `additional_kwargs` of a message are not kept, except that a tool call's name
-  and arguments are part of its text: a remem event has no free-form metadata.
+  and arguments are part of its text; the event's metadata holds only the block's
+  name and the message's position (`{"llamaindex": {...}}`).
 """
 
 from __future__ import annotations

@@ -61,7 +61,8 @@ log = logging.getLogger("remem.mcp")
 
 Transport = Literal["stdio", "http"]
 
-# the tools, in the order they are registered; `remem mcp --help` and README name them all
+# the tools, in the order they are registered; `remem mcp --help`, docs/mcp.md and the
+# `remem mcp` row of docs/guide/command-line.md name them all
 TOOLS = (
     "remember",
     "recall",
