@@ -411,9 +411,10 @@ def test_a_query_nothing_answers_gets_an_empty_packet() -> None:
 
 def test_a_packet_whose_best_candidate_is_weak_keeps_what_passes_the_floor() -> None:
     # an ordinary question shares no word and little meaning with its answer: MiniLM
-    # gives such pairs 0.2 to 0.4, under the 0.5 an "anchor" used to demand
+    # gives such pairs 0.2 to 0.4, under the 0.5 an "anchor" used to demand (a question
+    # about someone else: one about the asker keeps k items, `floor.at_least`)
     g = gathered(
-        "Remind me which days I usually go climbing?",
+        "Remind me which days the climbing club usually meets?",
         records=(record("days", "Boulders on Tuesdays and Fridays"),
                  record("tea", "Drinks green tea")),
         cosines={"days": 0.35, "tea": 0.1},
@@ -421,7 +422,11 @@ def test_a_packet_whose_best_candidate_is_weak_keeps_what_passes_the_floor() -> 
     packet = pack_packet(g, rank(g, NOW))
     assert [it.id for it in packet.records] == ["days"]
     assert packet.explain is not None
-    assert packet.explain["floor"] == {"evidence": FLOOR, "unknown_names": []}
+    assert packet.explain["floor"] == {
+        "evidence": FLOOR,
+        "unknown_names": [],
+        "about_asker": False,
+    }
     reasons = {r["id"]: r["reason"] for r in packet.explain["rejected"]}
     assert reasons["tea"] == "weak match (cosine 0.10)"
 
@@ -577,7 +582,8 @@ def test_a_record_whose_field_the_question_names_counts_as_found_by_words() -> N
     assert ranking.items[0].id == "home"
     assert ranking.evidence["home"] > 1.0  # the field's words and the cosine
     assert ranking.evidence.get("job", 0.0) < FLOOR  # its field is not asked about
-    assert [it.id for it in pack_packet(g, ranking).records] == ["home"]
+    # a question about the asker: the floor does not shorten it below k (`floor.at_least`)
+    assert [it.id for it in pack_packet(g, ranking).records] == ["home", "job"]
 
 
 def test_a_relation_field_adds_nothing_its_text_does_not_say() -> None:

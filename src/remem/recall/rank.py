@@ -28,6 +28,7 @@ from typing import Any
 
 from remem.model import Event, PacketItem, Record, Status
 from remem.policy.applies import applies_to, is_standing
+from remem.policy.asker import about_asker
 from remem.policy.fields import field_names
 from remem.policy.precedence import RANK
 from remem.policy.scope import session_namespace
@@ -36,6 +37,7 @@ from remem.policy.validity import event_not_held, is_recallable, not_recallable,
 from remem.recall.budget import ITEM_OVERHEAD_TOKENS, estimate_tokens
 from remem.recall.events import GatheredEvents, returnable_events, score_events
 from remem.recall.fusion import (
+    MIN_VECTOR_ONLY_COSINE,
     candidate_ids,
     content_stems,
     fuse,
@@ -53,6 +55,10 @@ STAND_IN = 0.8
 # A record stands in for its turn only when it holds at least this share of the turn's
 # content words (`says_what_its_turn_says`); otherwise the turn stands for it.
 SAYS_SAME = 0.5
+
+# The least cosine of a vector-only match to a question about the asker: none is cut,
+# all rank by their evidence (`floor.at_least`, `remem.policy.asker`).
+ASKER_WEAK = -1.0
 
 # What a standing preference that applies to a request (`remem.policy.applies`)
 # earns over its own evidence, on the fused scale (see `_applicable`).
@@ -84,7 +90,10 @@ def rank(g: Gathered, now: datetime) -> Ranking:
     named = named_fields(g.query.words, fields)  # id -> its field's names the query says
     by_words = {h.id for h in g.lexical}
     lexical = [*g.lexical, *(Hit(rid, 0.0) for rid in named if rid not in by_words)]
-    vector = without_weak_vectors(lexical, list(g.vector), rejected)
+    # a question about the asker keeps its weak matches to rank: the floor may cut them,
+    # but not below k items (`floor.at_least`, `remem.policy.asker`)
+    weak = ASKER_WEAK if about_asker(req.query) else MIN_VECTOR_ONLY_COSINE
+    vector = without_weak_vectors(lexical, list(g.vector), rejected, weak)
 
     # filter first, then score: what cannot be returned must not weigh the words
     returnable: dict[str, Record] = {}
@@ -110,7 +119,7 @@ def rank(g: Gathered, now: datetime) -> Ranking:
     if found is not None and req.past:
         found = _held_events(found, req.known_at, at, rejected)
     if found is not None:
-        event_vector = without_weak_vectors(list(found.lexical), list(found.vector), rejected)
+        event_vector = without_weak_vectors(list(found.lexical), list(found.vector), rejected, weak)
         ids = candidate_ids(list(found.lexical), event_vector)
         events = returnable_events(found, ids, at, rejected)
 
