@@ -60,6 +60,11 @@ SAYS_SAME = 0.5
 # all rank by their evidence (`floor.at_least`, `remem.policy.asker`).
 ASKER_WEAK = -1.0
 
+# The least score of a turn that states a standing constraint, for a request
+# (`remem.recall.constraints`): where the floor and the bonus of `APPLIES_BONUS` put a
+# standing preference that applies and matches nothing else.
+CONSTRAINT_PLACE = 0.25
+
 # What a standing preference that applies to a request (`remem.policy.applies`)
 # earns over its own evidence, on the fused scale (see `_applicable`).
 APPLIES_BONUS = 0.1
@@ -121,6 +126,7 @@ def rank(g: Gathered, now: datetime) -> Ranking:
     if found is not None:
         event_vector = without_weak_vectors(list(found.lexical), list(found.vector), rejected, weak)
         ids = candidate_ids(list(found.lexical), event_vector)
+        ids += [eid for eid in g.constraints if eid not in ids]  # `remem.recall.constraints`
         events = returnable_events(found, ids, at, rejected)
 
     def words_of(rid: str, rec: Record) -> str:  # its text, and its field's names asked for
@@ -157,8 +163,13 @@ def rank(g: Gathered, now: datetime) -> Ranking:
         scored = score_events(found, events, event_vector, g.query, at, rejected, words)
         # the turn a standing preference was made from applies as the preference does
         stated = {e: ds for rid, ds in applies.items() for e in returnable[rid].source.event_ids}
+        # a turn stating a standing constraint bounds any plan (`remem.recall.constraints`)
+        bounds = {e: k for e, k in g.constraints.items() if e in scored.events}
+        for eid, kind in bounds.items():
+            rejected.pop(eid, None)  # a weak match, as such turns are
+            stated.setdefault(eid, (f"a standing constraint ({kind})",))
         items.extend(
-            event_item(ev, scored.scores[eid] + APPLIES_BONUS * (eid in stated))
+            event_item(ev, _event_score(scored.scores[eid], eid in stated, eid in bounds))
             for eid, ev in scored.events.items()
         )
         applies |= {eid: ds for eid, ds in stated.items() if eid in scored.events}
@@ -167,6 +178,10 @@ def rank(g: Gathered, now: datetime) -> Ranking:
         only_ask = tuple(scored.only_ask)
     items.sort(key=lambda it: it.score, reverse=True)  # stable: records first at a tie
     items = _one_of_each_source(items, rejected, records_made, evidence)
+    for it in items:  # a record shown for a constraint's turn applies as the turn does
+        turns = it.source.get("event_ids", []) if it.kind != "summary" else []
+        if it.id not in applies and (held := [applies[e] for e in turns if e in g.constraints]):
+            applies[it.id] = held[0]
     items = _one_of_each_text(items, rejected)
     return Ranking(
         items=tuple(items),
@@ -179,6 +194,13 @@ def rank(g: Gathered, now: datetime) -> Ranking:
         named=tuple(named),
         only_ask=only_ask,
     )
+
+
+def _event_score(score: float, applies: bool, bounds: bool) -> float:
+    """A turn's score: `APPLIES_BONUS` up when a standing preference or constraint it
+    states applies, and at least `CONSTRAINT_PLACE` when it states a constraint."""
+    score += APPLIES_BONUS * applies
+    return max(score, CONSTRAINT_PLACE) if bounds else score
 
 
 def _applicable(
