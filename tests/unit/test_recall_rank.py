@@ -661,3 +661,17 @@ def test_an_assistant_turn_that_holds_no_fact_takes_no_slot() -> None:
     assert packet.explain is not None
     reasons = {r["id"]: r["reason"] for r in packet.explain["rejected"]}
     assert reasons["a"] == "an assistant turn that holds no fact (a reaction or a question back)"
+
+
+@pytest.mark.parametrize("record_first", [True, False])
+def test_a_record_that_says_whose_its_turn_is_is_shown_before_it(record_first: bool) -> None:
+    # the turn holds more, but not who said it; its record names the speaker
+    said = "I went to a support group yesterday and it was so powerful, I met two new friends"
+    found = GatheredEvents(lexical=(Hit("e1", 1.0),), vector=(("e1", 0.45),),
+                           events={"e1": event("e1", said, speaker="Caroline")},
+                           made={"e1": ("active",)})  # fmt: skip
+    part = record("r", "Caroline went to a support group", events=("e1",))
+    cosine = 0.9 if record_first else 0.44
+    g = gathered("when did she go to the support group?", records=(part,), words=("r",),
+                 events=found, cosines={"r": cosine})  # fmt: skip
+    assert [it.id for it in rank(g, NOW).items] == ["r", "e1"]
