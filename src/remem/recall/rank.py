@@ -124,24 +124,21 @@ def rank(g: Gathered, now: datetime) -> Ranking:
 
     events = None
     event_vector: list[tuple[str, float]] = []
-    bound_only: set[str] = set()
     found = g.events
     if found is not None and req.past:
         found = _held_events(found, req.known_at, at, rejected)
     if found is not None:
         event_vector = without_weak_vectors(list(found.lexical), list(found.vector), rejected, weak)
         ids = candidate_ids(list(found.lexical), event_vector)
-        # turns brought only for a constraint (`remem.recall.constraints`) do not weigh
-        # the query's words among the candidates: they are not matches
-        bound_only = {eid for eid in g.constraints if eid not in ids}
-        events = returnable_events(found, [*ids, *bound_only], at, rejected)
+        ids += [eid for eid in g.constraints if eid not in ids]  # `remem.recall.constraints`
+        events = returnable_events(found, ids, at, rejected)
 
     def words_of(rid: str, rec: Record) -> str:  # its text, and its field's names asked for
         return f"{rec.text} {named[rid]}" if rid in named else rec.text
 
     texts = {rid: words_of(rid, rec) for rid, rec in returnable.items()}
     if events is not None:
-        texts |= {eid: ev.text for eid, ev in events.events.items() if eid not in bound_only}
+        texts |= {eid: ev.text for eid, ev in events.events.items()}
     also = {rid: words_of(rid, rec) for rid, rec in replaced.items()}
     words = word_evidence(g.query.words, texts, also=also)
 
