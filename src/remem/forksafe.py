@@ -7,12 +7,19 @@ fresh one in the child, and `after_fork_in_child` runs a module's own reset
 there (state a thread was building when the fork came is dropped, so the child
 builds it again rather than waiting for a thread it does not have).
 
+Imports are locks too: a thread importing a module while another forks leaves the
+module's import lock held in the child, whose own import of it then waits for ever.
+`import_before_fork` names modules that a lazy import would load: they are imported
+in the parent just before it forks (waiting for a thread that is importing them to
+finish), so the child finds them loaded and takes no import lock.
+
 One `os.register_at_fork` hook serves every module; values level: imports
 nothing of remem.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import threading
 import weakref
@@ -21,6 +28,7 @@ from types import TracebackType
 
 _LOCKS: weakref.WeakSet[ForkSafeLock] = weakref.WeakSet()
 _RESETS: list[Callable[[], None]] = []
+_IMPORTS: dict[str, None] = {}  # modules imported before a fork, in the order named
 
 
 class ForkSafeLock:
@@ -58,6 +66,18 @@ def after_fork_in_child(reset: Callable[[], None]) -> None:
     _RESETS.append(reset)
 
 
+def import_before_fork(*modules: str) -> None:
+    """Import `modules` in this process before it next forks (see the module docstring);
+    cheap to call again: each is imported once."""
+    for name in modules:
+        _IMPORTS.setdefault(name, None)
+
+
+def _before() -> None:
+    for name in list(_IMPORTS):
+        importlib.import_module(name)
+
+
 def _in_child() -> None:
     for lock in list(_LOCKS):
         lock._after_fork()
@@ -65,4 +85,4 @@ def _in_child() -> None:
         reset()
 
 
-os.register_at_fork(after_in_child=_in_child)
+os.register_at_fork(before=_before, after_in_child=_in_child)

@@ -411,9 +411,10 @@ def test_a_query_nothing_answers_gets_an_empty_packet() -> None:
 
 def test_a_packet_whose_best_candidate_is_weak_keeps_what_passes_the_floor() -> None:
     # an ordinary question shares no word and little meaning with its answer: MiniLM
-    # gives such pairs 0.2 to 0.4, under the 0.5 an "anchor" used to demand
+    # gives such pairs 0.2 to 0.4, under the 0.5 an "anchor" used to demand (a question
+    # about someone else: one about the asker keeps k items, `floor.at_least`)
     g = gathered(
-        "Remind me which days I usually go climbing?",
+        "Remind me which days the climbing club usually meets?",
         records=(record("days", "Boulders on Tuesdays and Fridays"),
                  record("tea", "Drinks green tea")),
         cosines={"days": 0.35, "tea": 0.1},
@@ -421,7 +422,11 @@ def test_a_packet_whose_best_candidate_is_weak_keeps_what_passes_the_floor() -> 
     packet = pack_packet(g, rank(g, NOW))
     assert [it.id for it in packet.records] == ["days"]
     assert packet.explain is not None
-    assert packet.explain["floor"] == {"evidence": FLOOR, "unknown_names": []}
+    assert packet.explain["floor"] == {
+        "evidence": FLOOR,
+        "unknown_names": [],
+        "about_asker": False,
+    }
     reasons = {r["id"]: r["reason"] for r in packet.explain["rejected"]}
     assert reasons["tea"] == "weak match (cosine 0.10)"
 
@@ -577,7 +582,8 @@ def test_a_record_whose_field_the_question_names_counts_as_found_by_words() -> N
     assert ranking.items[0].id == "home"
     assert ranking.evidence["home"] > 1.0  # the field's words and the cosine
     assert ranking.evidence.get("job", 0.0) < FLOOR  # its field is not asked about
-    assert [it.id for it in pack_packet(g, ranking).records] == ["home"]
+    # a question about the asker: the floor does not shorten it below k (`floor.at_least`)
+    assert [it.id for it in pack_packet(g, ranking).records] == ["home", "job"]
 
 
 def test_a_relation_field_adds_nothing_its_text_does_not_say() -> None:
@@ -655,3 +661,17 @@ def test_an_assistant_turn_that_holds_no_fact_takes_no_slot() -> None:
     assert packet.explain is not None
     reasons = {r["id"]: r["reason"] for r in packet.explain["rejected"]}
     assert reasons["a"] == "an assistant turn that holds no fact (a reaction or a question back)"
+
+
+@pytest.mark.parametrize("record_first", [True, False])
+def test_a_record_that_says_whose_its_turn_is_is_shown_before_it(record_first: bool) -> None:
+    # the turn holds more, but not who said it; its record names the speaker
+    said = "I went to a support group yesterday and it was so powerful, I met two new friends"
+    found = GatheredEvents(lexical=(Hit("e1", 1.0),), vector=(("e1", 0.45),),
+                           events={"e1": event("e1", said, speaker="Caroline")},
+                           made={"e1": ("active",)})  # fmt: skip
+    part = record("r", "Caroline went to a support group", events=("e1",))
+    cosine = 0.9 if record_first else 0.44
+    g = gathered("when did she go to the support group?", records=(part,), words=("r",),
+                 events=found, cosines={"r": cosine})  # fmt: skip
+    assert [it.id for it in rank(g, NOW).items] == ["r", "e1"]

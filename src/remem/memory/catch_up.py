@@ -19,6 +19,11 @@ lock to inherit, and nothing runs when nobody asks. What keeps it safe:
   them (a job another worker holds is skipped, never waited for), and a batch's
   records and its done jobs are written in one transaction (`remem.pipeline`).
 - Only the actor's own jobs run: another actor's backlog costs this recall nothing.
+- Fork-safe: a `Memory` that catches up names the modules a catch-up imports
+  (`CATCH_UP_MODULES`) to be imported before the process forks
+  (`remem.forksafe.import_before_fork`): the first catch-up imports them lazily, and
+  a thread doing so while another forks would leave the child a held import lock.
+  A process that never forks pays nothing.
 - The service turns it off (`Memory(catch_up=0)`): there a worker (in the server,
   or `remem worker` beside it) drains the queue, and a recall only reads. Errors
   of a batch are the worker's (the job backs off and is retried); the recall goes on.
@@ -32,6 +37,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from remem.errors import InvalidInput
+from remem.forksafe import import_before_fork
 from remem.memory.deps import Deps
 from remem.model import Packet
 from remem.policy.dataclasses import shown
@@ -43,6 +49,8 @@ if TYPE_CHECKING:
 CATCH_UP_JOBS = 64  # at most this many of the actor's jobs run before one recall
 CATCH_UP_CLAIM = 16  # leased at a time; the time budget is checked between claims
 CATCH_UP_SECONDS = 2.0  # no new claim once a recall's catch-up has run this long
+# what a catch-up imports when it first runs (`catch_up`, `Memory.pipeline`)
+CATCH_UP_MODULES = ("remem.pipeline.worker", "remem.pipeline.factory")
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,9 +76,12 @@ class Backlog:
 
 
 def checked(jobs: object) -> int:
-    """A catch-up bound: an integer of 0 (off) or more."""
+    """A catch-up bound: an integer of 0 (off) or more. A memory that catches up has
+    what it imports for that loaded before the process forks (`CATCH_UP_MODULES`)."""
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 0:
         raise InvalidInput(f"catch_up must be an integer of 0 (off) or more; got {shown(jobs)}")
+    if jobs:
+        import_before_fork(*CATCH_UP_MODULES)
     return jobs
 
 

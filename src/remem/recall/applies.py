@@ -81,7 +81,7 @@ def domain_vectors(embedder: Embedder) -> _DomainVectors:
     if cached is not None:
         return cached
     pairs = [(i, s) for i, d in enumerate(DOMAINS) for s in d.sentences]
-    sentences = _sentence_vectors(embedder, [s for _, s in pairs])
+    sentences = sentence_vectors(embedder, [s for _, s in pairs], "domains")
     owner = tuple(i for i, _ in pairs)
     centres = np.zeros((len(DOMAINS), sentences.shape[1]), dtype=np.float32)
     for row, dom in zip(sentences, owner, strict=True):
@@ -93,10 +93,11 @@ def domain_vectors(embedder: Embedder) -> _DomainVectors:
     return made
 
 
-def _sentence_vectors(embedder: Embedder, sentences: list[str]) -> Vector:
-    """The domains' sentences embedded: for all-MiniLM-L6-v2 (its weights ship with
-    remem, so its name fixes its vectors), read from the model cache folder when an
-    earlier process wrote them there, else embedded and written for the next one.
+def sentence_vectors(embedder: Embedder, sentences: list[str], label: str) -> Vector:
+    """Fixed sentences embedded (`label` names them: "domains", "constraints"): for
+    all-MiniLM-L6-v2 (its weights ship with remem, so its name fixes its vectors),
+    read from the model cache folder when an earlier process wrote them there, else
+    embedded and written for the next one.
 
     Embedding the 48 sentences took a fresh process's first request about 240 ms
     of its first recall (`remem bench --compare`, `cold_first_recall_ms`); reading
@@ -107,7 +108,7 @@ def _sentence_vectors(embedder: Embedder, sentences: list[str]) -> Vector:
     if not embedder.name.startswith(MINILM):
         return embedder.embed(sentences).astype(np.float32)
     digest = hashlib.sha256("\n".join([embedder.name, *sentences]).encode()).hexdigest()[:16]
-    path = cache_dir() / f"domains-{embedder.name}-{digest}.npy"
+    path = cache_dir() / f"{label}-{embedder.name}-{digest}.npy"
     with contextlib.suppress(OSError, ValueError):
         held = np.load(path, allow_pickle=False)
         if held.dtype == np.float32 and held.shape[0] == len(sentences) and np.isfinite(held).all():

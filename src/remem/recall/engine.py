@@ -23,10 +23,17 @@ from datetime import datetime
 from remem.embed.base import Embedder
 from remem.model import Packet, PacketItem, iso
 from remem.policy.applies import is_request
+from remem.policy.asker import about_asker
 from remem.policy.untrusted import instruction_flags, quote
 from remem.recall.budget import ITEM_OVERHEAD_TOKENS, estimate_tokens, pack
 from remem.recall.events import ASKS_ONLY_SHARE, speakers_of
-from remem.recall.floor import FLOOR, WORD_FLOOR, above_floor, unknown_names
+from remem.recall.floor import (
+    FLOOR,
+    WORD_FLOOR,
+    above_floor,
+    at_least,
+    unknown_names,
+)
 from remem.recall.gather import Gathered, gather
 from remem.recall.rank import Ranking, conflicts, rank
 from remem.recall.request import RecallRequest
@@ -61,6 +68,9 @@ def pack_packet(g: Gathered, ranking: Ranking) -> Packet:
         unknown_names(req.query, _gathered_speakers(g), _gathered_texts(g)) if not asks else ()
     )
     relevant = above_floor(items, evidence, rejected, floor, applies, strangers)
+    asker = not strangers and about_asker(req.query)
+    if asker:  # the floor does not shorten a question about the asker below k
+        relevant = at_least(items, relevant, req.k, rejected)
     top, beyond = relevant[: req.k], relevant[req.k :]
     top = [_untrusted(it) if it.kind == "event" else it for it in top]
     kept, over, used = pack([(it, it.tokens) for it in top], req.budget)
@@ -94,7 +104,11 @@ def pack_packet(g: Gathered, ranking: Ranking) -> Packet:
                 {"id": eid, "reason": f"only asks: ranked at {ASKS_ONLY_SHARE} of its score"}
                 for eid in ranking.only_ask
             ],
-            "floor": {"evidence": floor, "unknown_names": list(strangers)},
+            "floor": {
+                "evidence": floor,
+                "unknown_names": list(strangers),
+                "about_asker": asker,
+            },
             "selected": [it.id for it in kept],
             "rejected": [{"id": i, "reason": why} for i, why in rejected.items()],
             "notes": list(g.notes),

@@ -141,13 +141,17 @@ def named_fields(words: str, names: Mapping[str, Sequence[str]]) -> dict[str, st
 
 
 def without_weak_vectors(
-    lexical: list[Hit], vector: list[tuple[str, float]], rejected: dict[str, str]
+    lexical: list[Hit],
+    vector: list[tuple[str, float]],
+    rejected: dict[str, str],
+    least: float = MIN_VECTOR_ONLY_COSINE,
 ) -> list[tuple[str, float]]:
-    """The vector hits worth keeping: weak ones are dropped unless they share words too."""
+    """The vector hits worth keeping: those below `least` are dropped unless they share
+    words too."""
     words = {h.id for h in lexical}
     kept = []
     for rid, cosine in vector:
-        if rid not in words and cosine < MIN_VECTOR_ONLY_COSINE:
+        if rid not in words and cosine < least:
             rejected[rid] = f"weak match (cosine {cosine:.2f})"
         else:
             kept.append((rid, cosine))

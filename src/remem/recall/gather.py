@@ -39,7 +39,9 @@ import numpy.typing as npt
 from remem.embed.base import Embedder, embed_queries
 from remem.forksafe import ForkSafeLock
 from remem.model import Event, Record, Status
+from remem.policy.applies import is_request
 from remem.recall.applies import Applicable, gather_applicable
+from remem.recall.constraints import standing_turns
 from remem.recall.events import (
     EVENT_POOL,
     NEIGHBOUR_SHARES,
@@ -76,6 +78,7 @@ class Gathered:
     events: GatheredEvents | None = None  # None when events were not asked for
     vectors: bool = True  # whether the query was embedded (cosines are in the hits)
     applicable: Applicable = field(default_factory=Applicable)  # a request's standing records
+    constraints: Mapping[str, str] = field(default_factory=dict)  # turn id -> its constraint kind
     notes: tuple[str, ...] = ()
 
 
@@ -199,6 +202,11 @@ def gather(
     _successors(store, req.scope.tenant, [records[r] for r in replaced], records)
     if query.speakers:
         sources = _source_events(store, req.scope.tenant, records.values(), sources)
+    constraints: dict[str, str] = {}
+    if found is not None and embedder is not None and not req.past and is_request(req.query):
+        for said in standing_turns(store, embedder, req.scope, at):  # `remem.recall.constraints`
+            found.events.setdefault(said.event.id, said.event)
+            constraints[said.event.id] = said.kind
     return Gathered(
         request=req,
         query=query,
@@ -211,6 +219,7 @@ def gather(
         events=_gather_events(store, found) if found is not None else None,
         vectors=vecs is not None,
         applicable=applicable,
+        constraints=constraints,
         notes=tuple(notes),
     )
 

