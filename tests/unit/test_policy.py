@@ -20,7 +20,7 @@ from remem.policy.validity import (
     not_held,
     not_recallable,
 )
-from remem.store.sqlite.sql import like_prefix
+from remem.store.text import like_prefix
 
 T = datetime(2026, 1, 1, tzinfo=UTC)
 ORDER = [
