@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from remem.errors import Forbidden, NotFound
+from remem.store.values import Asked
 from tests.support.servers import Server, running_server
 
 
@@ -51,10 +52,12 @@ def test_procedures_deletions_and_fresh_start(server: Server) -> None:
     assert [p.id for p in agent.procedures()] == [proc.id]
     admin.remember(actor="cy", text="Cy likes figs")
     assert admin.fresh_start("cy") is None
-    admin.forget(actor="cy")
+    admin.forget(actor="cy", asked=Asked(None, None, "ticket PRIV-7"))
     assert admin.fresh_start("cy") is not None
     log = admin.deletions()
     assert log and log[0]["target"] == "actor" and log[0]["status"] == "done"
+    # the reason travels; who asked is the key the server saw, not what the caller claimed
+    assert log[0]["reason"] == "ticket PRIV-7" and log[0]["requested_by"]
     with pytest.raises(Forbidden):
         server.client("alice").deletions()
 

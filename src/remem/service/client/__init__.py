@@ -46,7 +46,7 @@ from remem.service.client.pages import collect
 from remem.service.client.queue import QueueClient
 from remem.service.client.thread import ThreadClient
 from remem.service.client.writes import WriteClient
-from remem.store.roles import ForgetReport
+from remem.store.roles import Asked, ForgetReport
 from remem.timeutil import parse_time
 
 
@@ -310,14 +310,23 @@ class Client(QueueClient, WriteClient, DocumentClient, ThreadClient):
             for h in rows
         ]
 
-    def forget(self, *, record_id: str | None = None, actor: str | None = None) -> ForgetReport:
-        """Erase one record, or everything of one actor (an admin key), and verify it."""
+    def forget(
+        self,
+        *,
+        record_id: str | None = None,
+        actor: str | None = None,
+        asked: Asked | None = None,
+    ) -> ForgetReport:
+        """Erase one record, or everything of one actor (an admin key), and verify it.
+        Of `asked`, only the reason travels (`?reason=`, kept in the receipt): the server
+        names who asked by the key."""
         if (record_id is None) == (actor is None):
             raise InvalidInput("forget needs exactly one of record_id or actor")
+        params = _compact({"reason": asked.reason if asked is not None else None})
         if record_id is not None:
-            out = self._call("DELETE", f"/v1/memories/{_seg(record_id)}")
+            out = self._call("DELETE", f"/v1/memories/{_seg(record_id)}", params=params)
         else:
-            out = self._call("POST", f"/v1/subjects/{_seg(str(actor))}/forget")
+            out = self._call("POST", f"/v1/subjects/{_seg(str(actor))}/forget", params=params)
         return ForgetReport(
             deleted=out["deleted"],
             verified=out["verified"],
