@@ -38,12 +38,18 @@ class JobMethods:
 
         Every configured strategy runs; jobs that failed and wait for their
         backoff are left for a later run (see `jobs`). A recall runs its actor's
-        pending jobs first in any case (`remem.memory.catch_up`)."""
+        pending jobs first in any case (`remem.memory.catch_up`). Then, with an
+        embedder that may fail (a server), the vectors an outage left out are filled
+        in (`remem.memory.backfill`)."""
+        from remem.memory.backfill import PROCESS_ITEMS, fill_vectors, may_fail
         from remem.pipeline.worker import drain
 
-        return drain(
+        result = drain(
             self.pipeline, limit=optional_count("limit", limit), claim=count("batch", batch)
         )
+        if may_fail(self.deps.embedder()):  # then the vectors an outage left out
+            fill_vectors(self.deps, PROCESS_ITEMS)
+        return result
 
     @property
     def pipeline(self) -> Pipeline:

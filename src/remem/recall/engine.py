@@ -20,14 +20,15 @@ from collections.abc import Iterator
 from dataclasses import replace
 from datetime import datetime
 
-from remem.embed.base import Embedder
+from remem.embed.base import Embedder, embedder_down
+from remem.errors import EmbedderError
 from remem.model import Packet, PacketItem, iso
 from remem.policy.applies import is_request
 from remem.policy.untrusted import instruction_flags, quote
 from remem.recall.budget import ITEM_OVERHEAD_TOKENS, estimate_tokens, pack
 from remem.recall.events import ASKS_ONLY_SHARE, speakers_of
 from remem.recall.floor import FLOOR, WORD_FLOOR, above_floor, unknown_names
-from remem.recall.gather import Gathered, gather
+from remem.recall.gather import NO_MODEL, Gathered, gather
 from remem.recall.rank import Ranking, conflicts, rank
 from remem.recall.request import RecallRequest
 from remem.store.roles import Store
@@ -37,8 +38,25 @@ __all__ = ["RecallRequest", "recall"]
 
 
 def recall(store: Store, embedder: Embedder | None, req: RecallRequest, now: datetime) -> Packet:
-    """Answer a recall request with a packet; see `remem.recall`."""
-    gathered = gather(store, embedder, req, now)
+    """Answer a recall request with a packet; see `remem.recall`.
+
+    An embedder that cannot embed the query now (an embeddings server down: its `down`
+    says why, or an `EmbedderError` while gathering) leaves the recall lexical only, as
+    with no embedder, and the packet's notes say so and why."""
+    down = embedder_down(embedder)
+    if down is None:
+        try:
+            gathered = gather(store, embedder, req, now)
+        except EmbedderError as exc:
+            down = str(exc)
+    if down is not None and embedder is not None:
+        gathered = gather(store, None, req, now)
+        notes = [n for n in gathered.notes if n != NO_MODEL]
+        notes.append(
+            f"the embedder {embedder.name} cannot embed now ({down}): this recall is "
+            "lexical only"
+        )
+        gathered = replace(gathered, notes=tuple(notes))
     return pack_packet(gathered, rank(gathered, now))
 
 

@@ -41,13 +41,15 @@ from remem.store.errors import (
 )
 from remem.store.flows.actors import ActorIndex, ActorSQL, SQLiteActorSQL
 from remem.store.flows.backend import CHUNK, ListBinder, Row, Tx, chunks, sqlite_lists
+from remem.store.flows.backfill import BackfillSQL, VectorBackfill
 from remem.store.flows.events import EventLog, EventSQL
 from remem.store.flows.jobs import JobQueue, JobSQL
 from remem.store.flows.keys import ApiKeys, KeySQL
 from remem.store.flows.lookups import Lookups, LookupSQL
-from remem.store.flows.writes import RecordWrites, Vector, WriteSQL
+from remem.store.flows.writes import Vector, WriteSQL
 from remem.store.roles import Clock, Near, StatusChange, ThreadHost
 from remem.store.rows import near_from
+from remem.store.sqlite import backfill_sql as backfill_q
 from remem.store.sqlite import sql as q
 from remem.store.sqlite.documents import SQLiteDocuments
 from remem.store.sqlite.erasure import SQLiteErasure
@@ -177,13 +179,14 @@ RECORDS_HELD = 10_000  # decoded records kept by `get_records` (the oldest dropp
 
 
 class SQLiteStore(
-    SQLiteErasure, SQLiteSearch, Lookups, EventLog, RecordWrites, JobQueue, ApiKeys, ActorIndex
+    SQLiteErasure, SQLiteSearch, Lookups, EventLog, VectorBackfill, JobQueue, ApiKeys, ActorIndex
 ):
     """`Store` on one SQLite file. Safe to share between threads of one process."""
 
     # the named statements of the flows written once (`remem.store.flows.backend`)
     events_sql: ClassVar[EventSQL] = q
     write_sql: ClassVar[WriteSQL] = q
+    backfill_sql: ClassVar[BackfillSQL] = backfill_q
     jobs_sql: ClassVar[JobSQL] = q
     lookup_sql: ClassVar[LookupSQL] = q
     keys_sql: ClassVar[KeySQL] = q
