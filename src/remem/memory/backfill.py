@@ -23,12 +23,17 @@ import time
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from remem.embed.base import Embedder, embedder_down
 from remem.errors import EmbedderError
 from remem.memory.deps import Deps
 from remem.model import Packet
 
 log = logging.getLogger("remem")
+
+Vector = npt.NDArray[np.float32]
 
 BATCH = 64  # records and events embedded per request, at most, of each
 RECALL_ITEMS = 256  # filled before one recall, at most
@@ -81,8 +86,9 @@ def fill_vectors(deps: Deps, limit: int, seconds: float | None = None) -> tuple[
             break
         try:
             texts = [r.text for _, r in waiting.records]
-            records = embedder.embed(texts) if texts else []
-            events = embedder.embed([e.text for e in waiting.events]) if waiting.events else []
+            records: list[Vector] = list(embedder.embed(texts)) if texts else []
+            said = [e.text for e in waiting.events]
+            events: list[Vector] = list(embedder.embed(said)) if said else []
         except EmbedderError as exc:  # down again: the rest waits for the next pass
             log.info("vectors still missing (%d filled this pass): %s", done, exc)
             break

@@ -53,8 +53,7 @@ def recall(store: Store, embedder: Embedder | None, req: RecallRequest, now: dat
         gathered = gather(store, None, req, now)
         notes = [n for n in gathered.notes if n != NO_MODEL]
         notes.append(
-            f"the embedder {embedder.name} cannot embed now ({down}): this recall is "
-            "lexical only"
+            f"the embedder {embedder.name} cannot embed now ({down}): this recall is lexical only"
         )
         gathered = replace(gathered, notes=tuple(notes))
     return pack_packet(gathered, rank(gathered, now))
