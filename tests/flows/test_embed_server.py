@@ -5,6 +5,7 @@ it is lexical only meanwhile."""
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import math
 import os
@@ -178,7 +179,7 @@ def test_the_key_is_sent_as_a_bearer_from_the_environment_and_never_stored(
         ingest(mem)
         mem.recall(actor="ana", query="dog")
         assert KEY not in repr(mem.embedder) and KEY not in str(mem.config.as_dict())
-    assert server.bearer == KEY
+    assert server.bearer_sha256 == hashlib.sha256(KEY.encode()).hexdigest()
     for path in tmp_path.iterdir():  # the database, its WAL and vector files
         if path.is_file():
             assert KEY.encode() not in path.read_bytes(), path.name
@@ -229,4 +230,4 @@ def test_a_refusal_is_not_retried(server: ScriptedLLM) -> None:
 def test_no_key_variable_set_sends_no_real_key(server: ScriptedLLM) -> None:
     os.environ.pop(KEY_ENV, None)
     embedder(server.base_url, api_key_env=KEY_ENV).embed(["x"])
-    assert server.bearer == "unused"
+    assert server.bearer_sha256 == hashlib.sha256(b"unused").hexdigest()

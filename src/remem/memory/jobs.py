@@ -47,7 +47,9 @@ class JobMethods:
         result = drain(
             self.pipeline, limit=optional_count("limit", limit), claim=count("batch", batch)
         )
-        if may_fail(self.deps.embedder()):  # then the vectors an outage left out
+        # then the vectors an outage left out (asked of the embedder as given: binding it
+        # here would refuse one the store's vectors do not fit, as its recall will)
+        if may_fail(getattr(self, "_embedder", None)):
             fill_vectors(self.deps, PROCESS_ITEMS)
         return result
 

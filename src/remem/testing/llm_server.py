@@ -19,8 +19,8 @@ left", so the test fails clearly.
 It serves embeddings too (`/v1/embeddings`, for `remem.embed.server`), with a script
 of their own (`script_embeddings`: `Reply.vectors`, or the same faults) and then
 `embedder` (a function of the texts, by default `HashEmbedder`'s vectors); the texts
-received are in `embedding_inputs`, and `bearer` keeps the last Bearer token seen so
-that a test can check which key was sent.
+received are in `embedding_inputs`. No token is kept: `bearer_sha256` is the digest of
+the last Bearer token seen, so that a test can check which key was sent.
 
 Run `python -m remem.testing.llm_server --port 8099 --echo` for a server to poke
 by hand: every request is answered with `{"echo": <last user message>}`.
@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import copy
+import hashlib
 import json
 import socket
 import socketserver
@@ -138,7 +139,7 @@ class ScriptedLLM:
         self.model = model
         self.embedder = embedder or _hash_vectors
         self.saw_auth = False
-        self.bearer: str | None = None  # the last Bearer token received
+        self.bearer_sha256: str | None = None  # the last Bearer token's digest, never it
         self._embed_queue: deque[Reply] = deque()
         self._embed_inputs: list[list[str]] = []
         self._port = port
@@ -308,7 +309,7 @@ class _Handler(BaseHTTPRequestHandler):
         auth = self.headers.get("Authorization", "")
         if auth.startswith("Bearer ") and auth[7:].strip():
             llm.saw_auth = True
-            llm.bearer = auth[7:].strip()
+            llm.bearer_sha256 = hashlib.sha256(auth[7:].strip().encode()).hexdigest()
         try:
             slept = self._route()
         except OSError:  # BrokenPipe, ConnectionReset: the client has gone away
