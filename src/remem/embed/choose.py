@@ -153,3 +153,15 @@ def chosen(
         return resolve_embedder(embedder, retry)
     given = checked_embedder(embedder)
     return configured(embed, retry) if isinstance(given, DefaultEmbedder) else given
+
+
+def for_config(config: str | os.PathLike[str] | None) -> Embedder | None:
+    """The embedder a server process runs with: the `[embed]` section of the
+    configuration file `config` (default `$REMEM_CONFIG`), else the installed default
+    (None when none is installed: lexical only)."""
+    from remem.config.config import load_config
+    from remem.embed.base import default_embedder
+
+    loaded = load_config(config)
+    found = configured(loaded.embed, loaded.retry)
+    return default_embedder() if isinstance(found, DefaultEmbedder) else found
