@@ -7,12 +7,14 @@ the embedder answers again, in batches of `BATCH` oldest first
 (`remem.store.flows.backfill`), stopping at its item and time bounds or at the first
 failure (the embedder is then down again and the rest waits).
 
-It runs where the job catch-up runs: before a recall (`Memory.recall`, at most
-`RECALL_ITEMS` items and `RECALL_SECONDS`, only for an embedder that may fail
-(`may_fail`: a server) and only while this memory has reason to think something
-waits: the first recall, or a write since that went without vectors), and after
-`Memory.process()` drains the queue (at most `PROCESS_ITEMS`). The recall's packet
-says what still waits for the actor: a note, and `explain["unembedded"]`.
+It runs only for an embedder that may fail (`may_fail`: a server), where the job
+catch-up runs: before a library recall (`Memory.recall` with `catch_up` on, at most
+`RECALL_ITEMS` items and `RECALL_SECONDS`, while this memory has reason to think
+something waits: the first recall, or a write since that went without vectors);
+after a worker's claim of jobs, for their tenants (`remem.pipeline.worker`, at most
+`WORKER_ITEMS` each: the service's recalls only read); and after `Memory.process()`
+(at most `PROCESS_ITEMS`). Every recall's packet says what still waits for the
+actor: a note, and `explain["unembedded"]`.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ BATCH = 64  # records and events embedded per request, at most, of each
 RECALL_ITEMS = 256  # filled before one recall, at most
 RECALL_SECONDS = 2.0  # no new batch once a recall's fill has run this long
 PROCESS_ITEMS = 10_000  # filled after `process()`, at most
+WORKER_ITEMS = 256  # filled per tenant after a worker's claim of jobs, at most
 
 
 def may_fail(embedder: Embedder | None) -> bool:
@@ -54,14 +57,15 @@ class LateVectors:
     def __init__(self) -> None:
         self.suspect = True
 
-    def before_recall(self, deps: Deps) -> bool:
-        """Fill in late vectors before a recall when there is reason to; whether the
-        packet should then say what still waits (`noted`)."""
+    def before_recall(self, deps: Deps, fill: bool = True) -> bool:
+        """Fill in late vectors before a recall when there is reason to (and `fill`: a
+        service's recall only reads, its worker fills them); whether the packet should
+        say what still waits (`noted`): always, for an embedder that may fail."""
         embedder = deps.embedder()
         if not may_fail(embedder):
             return False
-        if not (self.suspect or getattr(embedder, "missed", False)):
-            return False
+        if not fill or not (self.suspect or getattr(embedder, "missed", False)):
+            return True
         with contextlib.suppress(AttributeError):
             embedder.missed = False  # type: ignore[union-attr]
         _, complete = fill_vectors(deps, RECALL_ITEMS, RECALL_SECONDS)

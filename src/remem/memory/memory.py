@@ -416,7 +416,7 @@ class Memory(DocumentMethods, JobMethods, LifecycleMethods):
         lease each); what is still pending is said in `notes` and `explain`.
         """
         backlog = catch_up(self.deps, lambda: self.pipeline, actor, self.catch_up)
-        late = self._late.before_recall(self.deps)  # vectors an outage left out
+        late = self._late.before_recall(self.deps, fill=self.catch_up > 0)  # (backfill)
 
         def memory() -> Packet:
             return reads.recall_packet(
