@@ -50,6 +50,7 @@ def lexical_note(notes: tuple[str, ...]) -> bool:
 def ingest(mem: Memory) -> None:
     mem.add_event(actor="ana", session="s1", role="user", text="I adopted a beagle named Biscuit")
     mem.remember(actor="ana", text="Ana is allergic to shellfish")
+    mem.add_document(text="The vet opens at eight on Saturdays.", title="vet hours")
     mem.process()
 
 
@@ -63,6 +64,7 @@ def test_a_server_down_at_ingest_loses_nothing_and_vectors_catch_up(
     with open_mem(db_path, embedder(url), clock) as mem:
         ingest(mem)
         assert mem.store.count_unembedded("default", "ana") >= 2  # written, vectors later
+        assert len(mem.store.documents.unembedded("default", 10)) == 1
         packet = mem.recall(actor="ana", query="beagle Biscuit")
         assert lexical_note(packet.notes), packet.notes
         assert any("written while the embedder could not embed" in n for n in packet.notes)
@@ -75,7 +77,9 @@ def test_a_server_down_at_ingest_loses_nothing_and_vectors_catch_up(
             assert not lexical_note(packet.notes), packet.notes
             assert packet.explain is not None and packet.explain["unembedded"] == 0
             assert mem.store.count_unembedded("default", "ana") == 0
+            assert mem.store.documents.unembedded("default", 10) == []
             sent = [t for batch in back.embedding_inputs for t in batch]
+            assert "The vet opens at eight on Saturdays." in sent
             assert "Ana is allergic to shellfish" in sent
             assert "I adopted a beagle named Biscuit" in sent
             assert packet.explain["vector"], "the vector search finds the records now"

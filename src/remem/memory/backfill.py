@@ -1,11 +1,12 @@
 """The vectors an outage left out, filled in later: the catch-up pass of embeddings.
 
 When the embedder cannot embed (an embeddings server down, `remem.embed.server`), a
-write goes on without vectors (`remem.embed.base.embed_or_none`): no event or record
-is lost, and words find them meanwhile. `fill_vectors` gives them their vectors once
-the embedder answers again, in batches of `BATCH` oldest first
-(`remem.store.flows.backfill`), stopping at its item and time bounds or at the first
-failure (the embedder is then down again and the rest waits).
+write goes on without vectors (`remem.embed.base.embed_or_none`): no event, record or
+document chunk is lost, and words find them meanwhile. `fill_vectors` gives them their
+vectors once the embedder answers again, in batches of `BATCH` oldest first (records
+and events: `remem.store.flows.backfill`; then chunks: `DocumentIndex.unembedded`),
+stopping at its item and time bounds or at the first failure (the embedder is then
+down again and the rest waits).
 
 It runs only for an embedder that may fail (`may_fail`: a server), where the job
 catch-up runs: before a library recall (`Memory.recall` with `catch_up` on, at most
@@ -74,9 +75,9 @@ class LateVectors:
 
 
 def fill_vectors(deps: Deps, limit: int, seconds: float | None = None) -> tuple[int, bool]:
-    """Embed and store up to `limit` of the tenant's records and events written without
-    vectors: how many were stored, and whether none is left (False also when there is
-    no embedder to fill them or it is down)."""
+    """Embed and store up to `limit` of the tenant's records, events and document chunks
+    written without vectors: how many were stored, and whether none is left (False also
+    when there is no embedder to fill them or it is down)."""
     embedder = deps.embedder()
     if embedder is None or limit <= 0 or embedder_down(embedder) is not None:
         return 0, False
@@ -106,9 +107,35 @@ def fill_vectors(deps: Deps, limit: int, seconds: float | None = None) -> tuple[
         if stored + len(waiting.events) == 0:
             break  # erased meanwhile: nothing was stored, do not ask again
         done += stored + len(waiting.events)
+    if complete:  # then the document chunks
+        more, complete = _fill_chunks(deps, embedder, limit - done, deadline)
+        done += more
     if done:
         log.info("filled in %d vector(s) written without one", done)
     return done, complete
+
+
+def _fill_chunks(
+    deps: Deps, embedder: Embedder, limit: int, deadline: float | None
+) -> tuple[int, bool]:
+    """`fill_vectors` for document chunks: how many were stored, and whether none is
+    left."""
+    index, done = deps.store.documents, 0
+    while done < limit and (deadline is None or time.monotonic() < deadline):
+        chunks = index.unembedded(deps.tenant, min(BATCH, limit - done))
+        if not chunks:
+            return done, True
+        try:
+            made = embedder.embed([text for _, text in chunks])
+        except EmbedderError as exc:
+            log.info("chunk vectors still missing: %s", exc)
+            return done, False
+        pairs = [(cid, v) for (cid, _), v in zip(chunks, made, strict=True)]
+        stored = index.add_vectors(deps.tenant, pairs, embedder.name)
+        if not stored:  # removed meanwhile: do not ask again
+            return done, True
+        done += stored
+    return done, False
 
 
 def noted(packet: Packet, deps: Deps, actor: str) -> Packet:
