@@ -10,7 +10,8 @@ environment variable the settings name, when a connection is first made; it is n
 stored, logged or shown.
 
 Every answer is checked before a vector is used (`EmbedderBadOutput` otherwise): a
-body of at most `MAX_RESPONSE_BYTES`, read as it streams in; one vector per text,
+body of at most `MAX_RESPONSE_BYTES`, read as it streams in (and within `timeout` in
+all, however slowly it trickles); one vector per text,
 matched by `index`; each of `dimensions` finite numbers, not all zero. Vectors are
 normalised to unit length here, whatever the server does. Texts go in batches of
 `batch_size` (at most `MAX_BATCH`); a text is cut to `MAX_TEXT_CHARS` and any secret
@@ -230,10 +231,15 @@ class ServerEmbedder:
         with self._lock:
             self.requests += 1
         client = self._openai()
+        deadline = time.monotonic() + self.settings.timeout  # whole answer, not per read
         with client.embeddings.with_streaming_response.create(**kwargs) as response:
             body = bytearray()
             for chunk in response.iter_bytes():
                 body += chunk
+                if time.monotonic() > deadline:
+                    raise EmbedderUnavailable(
+                        f"the embeddings server's answer took over {self.settings.timeout} s"
+                    )
                 if len(body) > MAX_RESPONSE_BYTES:
                     raise EmbedderBadOutput(
                         f"the embeddings server's answer is over {MAX_RESPONSE_BYTES} bytes "
