@@ -15,10 +15,15 @@
      │    ├── StoreUnavailable  for a moment only (locked by another writer, connection lost): retry
      │    ├── SchemaTooNew      the database was written by a newer remem
      │    └── StoreCorrupt      the file is not a remem database, or is damaged
-     └── LLMError               a language model could not give a usable answer
-          ├── LLMUnavailable    timeouts, 429s, 5xx, cut connections, after retries
-          ├── LLMRefused        the endpoint refused the request (4xx: key, model, size)
-          └── LLMBadOutput      the answer did not match the response schema, after retries
+     ├── LLMError               a language model could not give a usable answer
+     │    ├── LLMUnavailable    timeouts, 429s, 5xx, cut connections, after retries
+     │    ├── LLMRefused        the endpoint refused the request (4xx: key, model, size)
+     │    └── LLMBadOutput      the answer did not match the response schema, after retries
+     └── EmbedderError          an embeddings server gave no usable vectors (writes go on
+          │                     without them, recall is lexical only: `remem.embed.server`)
+          ├── EmbedderUnavailable  timeouts, 429s, 5xx, cut connections, after retries
+          ├── EmbedderRefused      the server refused the request (4xx: key, model, size)
+          └── EmbedderBadOutput    not the vectors asked for: count, dimension, NaN, size
 
 Driver errors (sqlite3, psycopg, openai) are translated into these at the store
 boundary (`remem.store.errors` holds the tables); every message says what was wrong
@@ -114,3 +119,21 @@ class LLMRefused(LLMError):
 
 class LLMBadOutput(LLMError):
     code = "llm_bad_output"
+
+
+class EmbedderError(RememError):
+    """An embeddings server gave no usable vectors; see `remem.embed.server`."""
+
+    code = "embedder_error"
+
+
+class EmbedderUnavailable(EmbedderError):
+    code = "embedder_unavailable"
+
+
+class EmbedderRefused(EmbedderError):
+    code = "embedder_refused"
+
+
+class EmbedderBadOutput(EmbedderError):
+    code = "embedder_bad_output"

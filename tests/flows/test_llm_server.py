@@ -204,7 +204,7 @@ def test_a_body_that_is_not_json_gets_400(llm: ScriptedLLM) -> None:
 
 def test_unknown_paths_get_404_and_models_lists_the_model(llm: ScriptedLLM) -> None:
     with httpx.Client() as http:
-        for method, path in (("GET", "/v1/nope"), ("POST", "/v1/embeddings")):
+        for method, path in (("GET", "/v1/nope"), ("POST", "/v1/audio/speech")):
             response = http.request(method, f"{llm.base_url.removesuffix('/v1')}{path}", json={})
             assert response.status_code == 404
             assert "no route" in response.json()["error"]["message"]

@@ -409,7 +409,8 @@ def test_update_supersedes_with_links_and_history(mem: Memory) -> None:
 @pytest.mark.parametrize(
     ("option", "value", "message"),
     [
-        ("embedder", "hash", "embedder must be an Embedder"),
+        # a string names one (issue 36: a built-in name, a folder or a URL), else refused
+        ("embedder", "no-such-embedder", "is none of default, minilm"),
         ("embedder", object(), "embedder must be an Embedder"),
         ("clock", 5, "clock must be callable"),
         ("ids", "ulid", "ids must be callable"),

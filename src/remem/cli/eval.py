@@ -16,13 +16,14 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from remem.cli.kit import Ctx, emit, json_option
-from remem.embed.base import Embedder, HashEmbedder, default_embedder
+from remem.embed.base import Embedder, default_embedder
+from remem.embed.choose import BUILTINS
 from remem.errors import InvalidInput
 
 if TYPE_CHECKING:
     from remem.eval.answers import AnswerJudge
 
-EMBEDDERS = ("default", "minilm", "minilm-int8", "hash", "none")
+EMBEDDERS = BUILTINS
 
 
 def parse_ks(text: str, option: str = "--k") -> list[int]:
@@ -39,20 +40,22 @@ def parse_ks(text: str, option: str = "--k") -> list[int]:
 
 
 def pick_embedder(name: str) -> Embedder | None:
-    """The embedder named on the command line (None: lexical only)."""
-    if name == "hash":
-        return HashEmbedder()
-    if name == "none":
-        return None
-    if name == "minilm":  # float32: its weights' package or $REMEM_MINILM_DIR
-        from remem.embed.minilm.embedder import MiniLMEmbedder
+    """The embedder named on the command line (None: lexical only): a built-in name
+    (`EMBEDDERS`), a folder holding a sentence-transformers model, or an embeddings
+    server's URL with its settings in the fragment (`remem.embed.choose`)."""
+    from remem.embed.base import DefaultEmbedder
+    from remem.embed.choose import resolve_embedder
 
-        return MiniLMEmbedder()
-    if name == "minilm-int8":  # remem[embed]'s int8 model
-        from remem.embed.minilm.packaged import PackagedMiniLM
+    chosen = resolve_embedder(name)
+    return default_embedder() if isinstance(chosen, DefaultEmbedder) else chosen
 
-        return PackagedMiniLM()
-    return default_embedder()
+
+EMBEDDER_HELP = (
+    "default: the best installed MiniLM; minilm: float32; minilm-int8: remem[embed]'s "
+    "int8; hash: a test double; none; or a folder holding a sentence-transformers model; "
+    "or an embeddings server, e.g. http://localhost:11434/v1#model=nomic-embed-text"
+    "&dimensions=768 (api_key_env=VAR names the key's variable)."
+)
 
 
 @contextmanager
@@ -166,9 +169,7 @@ def eval_group() -> None:
 @click.option("--png", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write a chart of recall@k by category (needs matplotlib).")  # fmt: skip
 @click.option("--embedder", "embedder_name", default="default", show_default=True,
-              type=click.Choice(EMBEDDERS),
-              help="default: the best installed MiniLM; minilm: float32; minilm-int8: "
-              "remem[embed]'s int8; hash: a test double; none.")  # fmt: skip
+              metavar="NAME|PATH|URL", help=EMBEDDER_HELP)  # fmt: skip
 @click.option("--answers", is_flag=True,
               help="Also answer each question from remem's packet within the budget and "
               "judge it against the gold answer, with the configured language model "
@@ -235,9 +236,7 @@ def locomo(
 @click.option("--baselines", is_flag=True,
               help="Also run BM25, dense and their RRF over the raw turns.")  # fmt: skip
 @click.option("--embedder", "embedder_name", default="default", show_default=True,
-              type=click.Choice(EMBEDDERS),
-              help="default: the best installed MiniLM; minilm: float32; minilm-int8: "
-              "remem[embed]'s int8; hash: a test double; none.")  # fmt: skip
+              metavar="NAME|PATH|URL", help=EMBEDDER_HELP)  # fmt: skip
 @click.option("--limit-questions", type=click.IntRange(1, None), default=None,
               help="Ask only the questions of each actor's first N preferences "
               "(and as many off-topic ones).")  # fmt: skip
@@ -389,8 +388,7 @@ def docs_eval(ctx: Ctx, path: Path, k_text: str, split: str, embedder_name: str)
 @click.option("--baselines", is_flag=True,
               help="Also run dense and BM25 top-k over the same raw turns.")  # fmt: skip
 @click.option("--embedder", "embedder_name", default="default", show_default=True,
-              type=click.Choice(EMBEDDERS),
-              help="default: the installed MiniLM; hash: a test double; none.")  # fmt: skip
+              metavar="NAME|PATH|URL", help=EMBEDDER_HELP)  # fmt: skip
 @click.option("--png", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write a chart of hit rate per question type (needs matplotlib).")  # fmt: skip
 @json_option

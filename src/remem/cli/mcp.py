@@ -59,12 +59,12 @@ def mcp(
         raise click.ClickException(
             f"the MCP server needs its extra ({exc.name} is missing): pip install 'remem[server]'"
         ) from None
-    from remem.embed.base import default_embedder
+    from remem.embed.choose import for_config
     from remem.service.bodies import BodyLimits
     from remem.store.roles import refuse_rls_bypass
 
     path = _db_path(ctx)
-    embedder = None if lexical else default_embedder()
+    embedder = None if lexical else for_config(ctx.config)  # [embed], else the default
     limits = BodyLimits(max_body, body_timeout, max_pending_bodies)
     server = McpServer.open(path, key, embedder=embedder, host=host, port=port, body_limits=limits)
     try:

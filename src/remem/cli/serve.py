@@ -183,7 +183,7 @@ def serve(
         raise click.ClickException(
             f"the HTTP service needs its extra ({exc.name} is missing): pip install 'remem[server]'"
         ) from None
-    from remem.embed.base import default_embedder
+    from remem.embed.choose import for_config
 
     path = _db_path(ctx)
     if workers > 1 and metrics_port is not None:
@@ -202,7 +202,7 @@ def serve(
     if workers > 1:
         _serve_processes(ctx, path, workers, lexical, no_worker, settings, server)
         return
-    embedder = None if lexical else default_embedder()
+    embedder = None if lexical else for_config(ctx.config)  # [embed], else the default
     app = create_app(
         path,
         embedder=embedder,
@@ -239,7 +239,7 @@ def _serve_processes(
 
     import uvicorn
 
-    from remem.embed.base import default_embedder
+    from remem.embed.choose import for_config
     from remem.service.http import extraction_worker, serve_environment
 
     store = _open(ctx)  # refuse before starting any process
@@ -252,7 +252,7 @@ def _serve_processes(
         nullcontext()
         if no_worker
         else extraction_worker(
-            path, embedder=None if lexical else default_embedder(), config=ctx.config
+            path, embedder=None if lexical else for_config(ctx.config), config=ctx.config
         )
     )
     if not ctx.as_json:

@@ -24,6 +24,13 @@
     max_pages = 2000                 # pages of a PDF
     max_parse_seconds = 10           # CPU time to parse one document
 
+    [embed]                          # default: the installed all-MiniLM-L6-v2
+    base_url = "http://localhost:11434/v1"   # an OpenAI-compatible embeddings server
+    model = "nomic-embed-text"
+    dimensions = 768
+    api_key_env = "OPENAI_API_KEY"   # the key stays in the environment
+    # path = "/models/my-bert"       # or a local sentence-transformers folder
+
 With no file, remem runs the offline extractor only; with an endpoint (in the
 file, or `REMEM_LLM_BASE_URL` / `REMEM_LLM_MODEL` / `REMEM_LLM_API_KEY`) and
 no `[strategies]` table, the four built-in LLM strategies run. An invalid file
@@ -45,6 +52,7 @@ from remem.config.sections import (
     STRATEGIES,
     Consolidation,
     Documents,
+    Embed,
     Events,
     Recall,
     Worker,
@@ -103,6 +111,7 @@ class Config:
     events: Events = field(default_factory=Events)
     recall: Recall = field(default_factory=Recall)
     documents: Documents = field(default_factory=Documents)
+    embed: Embed = field(default_factory=Embed)
 
     @property
     def strategy_names(self) -> tuple[str, ...]:
@@ -146,7 +155,12 @@ class Config:
             "events": asdict(self.events),
             "recall": asdict(self.recall),
             "documents": asdict(self.documents),
+            "embed": {**asdict(self.embed), "base_url": _shown(self.embed.base_url)},
         }
+
+
+def _shown(url: str | None) -> str | None:
+    return shown_url(url) if url else None
 
 
 def load_config(path: str | os.PathLike[str] | None = None) -> Config:
@@ -192,8 +206,10 @@ def build(parsed: ConfigFile, source: str, base: Path) -> Config:
     if parsed.strategies is not None:
         chosen = {n: s for n, s in parsed.strategies.items() if s.enabled}
     strategies = _strategies(llm, chosen, source, base)
-    consolidation, retry, worker, events, recall, documents = parsed.sections()
-    return Config(strategies, llm, consolidation, retry, worker, source, events, recall, documents)
+    consolidation, retry, worker, events, recall, documents, embed = parsed.sections()
+    return Config(
+        strategies, llm, consolidation, retry, worker, source, events, recall, documents, embed
+    )
 
 
 def _strategies(

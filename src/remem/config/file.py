@@ -11,9 +11,17 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from remem.config.sections import STRATEGIES, Consolidation, Documents, Events, Recall, Worker
+from remem.config.sections import (
+    STRATEGIES,
+    Consolidation,
+    Documents,
+    Embed,
+    Events,
+    Recall,
+    Worker,
+)
 from remem.errors import InvalidInput
 from remem.llm.retry import RetryPolicy
 from remem.policy.fields import canonical_field
@@ -22,6 +30,7 @@ from remem.policy.scope import actor_prefix, namespace_problem
 _PLACEHOLDER = re.compile(r"\{([a-z]+)\}")
 _ACTOR_ROOT = actor_prefix("{tenant}", "{actor}")  # a template: placeholders kept
 _C, _R, _W, _E, _D = Consolidation(), RetryPolicy(), Worker(), Events(), Documents()
+_M = Embed()
 
 
 class _Strict(BaseModel):
@@ -110,6 +119,37 @@ class RecallSection(_Strict):
             raise ValueError(str(exc)) from None
 
 
+class EmbedSection(_Strict):
+    # an OpenAI-compatible embeddings server (`remem.embed.server`); the key is never
+    # written here: `api_key_env` names the environment variable that holds it
+    base_url: str | None = None
+    model: str | None = None
+    dimensions: int | None = Field(default=None, ge=1, le=16384)
+    api_key_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    batch_size: int = Field(default=_M.batch_size, ge=1, le=2048)
+    timeout: float = Field(default=_M.timeout, gt=0, le=600)
+    cooldown_seconds: float = Field(default=_M.cooldown_seconds, ge=0, le=3600)
+    send_dimensions: bool = _M.send_dimensions
+    name: str | None = Field(default=None, min_length=1, max_length=200)
+    # or a local sentence-transformers folder (`remem.embed.folder`)
+    path: str | None = None
+    # or one of remem's own (`remem.embed.choose.BUILTINS`)
+    builtin: Literal["default", "minilm", "minilm-int8", "hash", "none"] | None = None
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> EmbedSection:
+        chosen = [self.base_url, self.path, self.builtin]
+        if sum(c is not None for c in chosen) > 1:
+            raise ValueError("give one of base_url (a server), path (a folder) or builtin")
+        if self.base_url is not None and (self.model is None or self.dimensions is None):
+            raise ValueError(
+                "an embeddings server needs model and dimensions (the length of its vectors)"
+            )
+        if self.base_url is not None and not self.base_url.startswith(("http://", "https://")):
+            raise ValueError("base_url must be an http(s) URL, such as http://localhost:11434/v1")
+        return self
+
+
 class ConfigFile(_Strict):
     """A whole configuration file; `remem.config.config.build` makes it the effective `Config`."""
 
@@ -121,6 +161,7 @@ class ConfigFile(_Strict):
     events: EventsSection = EventsSection()
     recall: RecallSection = RecallSection()
     documents: DocumentsSection = DocumentsSection()
+    embed: EmbedSection = EmbedSection()
 
     @field_validator("strategies")
     @classmethod
@@ -130,7 +171,9 @@ class ConfigFile(_Strict):
                 raise ValueError(f"unknown strategy {name!r}; known: {', '.join(STRATEGIES)}")
         return value
 
-    def sections(self) -> tuple[Consolidation, RetryPolicy, Worker, Events, Recall, Documents]:
+    def sections(
+        self,
+    ) -> tuple[Consolidation, RetryPolicy, Worker, Events, Recall, Documents, Embed]:
         """The validated sections as the plain values a `Config` holds."""
         return (
             Consolidation(**self.consolidation.model_dump()),
@@ -139,4 +182,5 @@ class ConfigFile(_Strict):
             Events(**self.events.model_dump()),
             Recall(list(self.recall.pin)),
             Documents(**self.documents.model_dump()),
+            Embed(**self.embed.model_dump()),
         )

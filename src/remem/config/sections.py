@@ -61,3 +61,27 @@ class Recall:
     """`[recall]`: fields looked up exactly and put at the head of every packet."""
 
     pin: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Embed:
+    """`[embed]`: the embedder, when not the installed default (`remem.embed.choose`).
+
+    `base_url` (with `model` and `dimensions`): an OpenAI-compatible embeddings server
+    (`remem.embed.server`), its key in the environment variable `api_key_env`; `path`:
+    a local sentence-transformers folder (`remem.embed.folder`); `builtin`: one of
+    remem's (default, minilm, minilm-int8, hash, none). None of them: the installed
+    default. `name` is what a server's vectors are stored under (default
+    `server:<model>`)."""
+
+    base_url: str | None = None
+    model: str | None = None
+    dimensions: int | None = None
+    api_key_env: str | None = None
+    batch_size: int = 64
+    timeout: float = 30.0
+    cooldown_seconds: float = 30.0
+    send_dimensions: bool = False
+    name: str | None = None
+    path: str | None = None
+    builtin: str | None = None

@@ -22,7 +22,7 @@ import numpy.typing as npt
 
 from remem.consolidate.plan import plan, plan_restated
 from remem.consolidate.rules import Decision, decide, diets_left_behind, with_verdict
-from remem.embed.base import Embedder
+from remem.embed.base import Embedder, embed_or_none
 from remem.errors import LLMError
 from remem.extract.llm import ModelConsolidator
 from remem.extract.schemas import Verdict
@@ -117,10 +117,8 @@ class Consolidation:
 
     def embed(self, texts: Sequence[str]) -> list[Vector | None]:
         """Embeddings of candidate texts (in NFC, as `add` stores them) in one batch (None
-        without an embedder)."""
-        if self._emb is None or not texts:
-            return [None] * len(texts)
-        return list(self._emb.embed([nfc(t) for t in texts]))
+        without an embedder, or while it cannot embed: `embed_or_none`)."""
+        return embed_or_none(self._emb, [nfc(t) for t in texts])
 
     def holds_field(self, cand: Candidate) -> bool:
         """Whether an active stored record already holds the candidate's field."""

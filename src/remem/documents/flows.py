@@ -11,6 +11,7 @@ Removal is a deletion job like `forget` (`remem.lifecycle.erasure`).
 from __future__ import annotations
 
 import itertools
+import logging
 import re
 import unicodedata
 from collections import defaultdict
@@ -27,7 +28,8 @@ from remem.documents.scope import (
     parse_scope,
     readable_keys,
 )
-from remem.errors import ConflictError, InvalidInput, NotFound, RefusedContent
+from remem.embed.base import embed_or_none
+from remem.errors import ConflictError, EmbedderError, InvalidInput, NotFound, RefusedContent
 from remem.memory.deps import Deps
 from remem.model import DocumentItem, Packet, Sensitivity
 from remem.policy.dataclasses import refusal_reason, secret_kinds, shown
@@ -48,6 +50,8 @@ WRITE_ATTEMPTS = 3  # a version raced by another writer is diffed again, this ma
 RRF_K = 60  # reciprocal-rank fusion's constant (as in the literature)
 _ORDER = [s.value for s in Sensitivity]
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")  # C0, DEL and C1: not in a one-line name
+
+log = logging.getLogger("remem")
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,7 +186,8 @@ def _store_version(
     vectors: tuple[Any, ...] = ()
     model = ""
     if embedder is not None and new:
-        vectors = tuple(embedder.embed([c.text for c in new]))
+        # None while the embedder cannot embed (`embed_or_none`): words find them meanwhile
+        vectors = tuple(embed_or_none(embedder, [c.text for c in new]))
         model = embedder.name
     store.apply(DocumentWrite(document, tuple(new), vectors, model, tuple(moved),
                               tuple(dropped), replaces=stored is not None,
@@ -340,8 +345,13 @@ def search(
     lexical = [h.id for h in index.lexical(deps.tenant, keys, query, pool)]
     ranked = [lexical]
     embedder, _ = deps.searching()  # none while a reindex to its model is pending
+    qvec = None
     if embedder is not None:
-        qvec = embedder.embed([query])[0]
+        try:
+            qvec = embedder.embed([query])[0]
+        except EmbedderError as exc:  # an embeddings server down: by words alone
+            log.warning("document recall is lexical only: %s", exc)
+    if embedder is not None and qvec is not None:
         near = index.nearest(deps.tenant, keys, embedder.name, qvec, pool)
         # as for records: a chunk only the vectors found must be similar enough to count
         matched = set(lexical)

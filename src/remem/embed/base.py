@@ -2,18 +2,31 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import logging
 import os
 import re
 from collections.abc import Sequence
 from typing import Protocol, cast, runtime_checkable
 
 import numpy as np
+import numpy.typing as npt
 
 from remem.embed.vectors import Vectors
-from remem.errors import InvalidInput
+from remem.errors import EmbedderError, InvalidInput
 
-__all__ = ["Embedder", "HashEmbedder", "Vectors", "default_embedder", "embed_queries"]
+__all__ = [
+    "Embedder",
+    "HashEmbedder",
+    "Vectors",
+    "default_embedder",
+    "embed_or_none",
+    "embed_queries",
+    "embedder_down",
+]
+
+log = logging.getLogger("remem.embed")
 
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -43,6 +56,32 @@ def embed_queries(embedder: Embedder, texts: Sequence[str]) -> Vectors:
     `MiniLMEmbedder.embed_query`), else `embedder.embed`."""
     query = getattr(embedder, "embed_query", None)
     return cast(Vectors, query(texts)) if callable(query) else embedder.embed(texts)
+
+
+def embed_or_none(
+    embedder: Embedder | None, texts: Sequence[str]
+) -> list[npt.NDArray[np.float32] | None]:
+    """The vectors of texts about to be written, or None for each when there is no
+    embedder or it could not embed them now (an `EmbedderError`: an embeddings server
+    down, refusing or answering nonsense). A write goes on without them and
+    `remem.memory.backfill` fills them in later: an outage never loses what is written.
+    The embedder's `missed` is set, so the memory knows to look for them."""
+    if embedder is None or not texts:
+        return [None] * len(texts)
+    try:
+        return list(embedder.embed(texts))
+    except EmbedderError as exc:
+        log.warning("%d text(s) written without vectors for now: %s", len(texts), exc)
+        with contextlib.suppress(AttributeError):
+            embedder.missed = True  # type: ignore[attr-defined]
+        return [None] * len(texts)
+
+
+def embedder_down(embedder: Embedder | None) -> str | None:
+    """Why `embedder` cannot embed now (an embeddings server taken as down after a failed
+    call: `ServerEmbedder.down`), or None when it is to be asked."""
+    down = getattr(embedder, "down", None) if embedder is not None else None
+    return down if isinstance(down, str) else None
 
 
 class DefaultEmbedder:

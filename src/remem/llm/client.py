@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from remem.errors import InvalidInput, LLMBadOutput, LLMRefused, LLMUnavailable
-from remem.llm.retry import RetryPolicy
+from remem.llm.retry import RetryPolicy, describe, retry_after, retryable
 from remem.llm.settings import LLMSettings as LLMSettings  # its home before; re-exported
 from remem.llm.settings import shown_url
 from remem.model import LLMCall
@@ -38,7 +38,6 @@ T = TypeVar("T", bound=BaseModel)
 Message = dict[str, str]
 
 _FENCE = re.compile(r"\s*```(?:json)?\s*(.*?)\s*```\s*", re.DOTALL)
-_RETRYABLE_STATUS = frozenset({408, 409, 429})
 
 
 class ChatModel:
@@ -121,16 +120,16 @@ class ChatModel:
                     raise
                 continue
             except (openai.APIConnectionError, openai.APIStatusError) as exc:
-                error = _describe(exc)
+                error = describe(exc)
                 calls.append(_call(strategy, name, prompt_version, usage, started, False, error))
-                if isinstance(exc, openai.APIStatusError) and not _retryable(exc.status_code):
+                if isinstance(exc, openai.APIStatusError) and not retryable(exc.status_code):
                     raise LLMRefused(f"the model endpoint refused the request: {error}") from None
                 transient += 1
                 if transient >= self.retry.attempts:
                     raise LLMUnavailable(
                         f"the model endpoint failed {transient} times; last: {error}"
                     ) from None
-                wait = self.retry.delay(transient, _retry_after(exc), self._rng)
+                wait = self.retry.delay(transient, retry_after(exc), self._rng)
                 log.info("model call failed (%s); retrying in %.1fs", error, wait)
                 self._sleep(wait)
                 continue
@@ -177,27 +176,6 @@ def _parse(content: str, schema: type[T]) -> T:
         ) from None
     except json.JSONDecodeError:
         raise LLMBadOutput(f"the model's answer was not JSON for {schema.__name__}") from None
-
-
-def _retryable(status: int) -> bool:
-    return status in _RETRYABLE_STATUS or status >= 500
-
-
-def _retry_after(exc: Exception) -> float | None:
-    response = getattr(exc, "response", None)
-    if response is None:
-        return None
-    value = response.headers.get("retry-after")
-    try:
-        return max(float(value), 0.0) if value is not None else None
-    except ValueError:
-        return None  # an HTTP date: fall back to our own backoff
-
-
-def _describe(exc: Exception) -> str:
-    status = getattr(exc, "status_code", None)
-    name = type(exc).__name__
-    return f"{name} (HTTP {status})" if status is not None else name
 
 
 def _call(

@@ -1,4 +1,5 @@
-"""How remem retries a language model: a small value object, no I/O."""
+"""How remem retries a model endpoint (chat or embeddings): a small value object and
+the pure rules of which failures are retried, no I/O."""
 
 from __future__ import annotations
 
@@ -58,3 +59,32 @@ def _backoff(
     if floor is not None:
         wait = max(wait, min(floor, cap))
     return wait
+
+
+RETRYABLE_STATUS = frozenset({408, 409, 429})
+
+
+def retryable(status: int) -> bool:
+    """Whether an HTTP status is worth another try: 408, 409, 429 and every 5xx."""
+    return status in RETRYABLE_STATUS or status >= 500
+
+
+def retry_after(exc: Exception) -> float | None:
+    """The seconds a failed call's Retry-After header asks for (None: none, or an HTTP
+    date, which our own backoff replaces)."""
+    response = getattr(exc, "response", None)
+    if response is None:
+        return None
+    value = response.headers.get("retry-after")
+    try:
+        return max(float(value), 0.0) if value is not None else None
+    except ValueError:
+        return None
+
+
+def describe(exc: Exception) -> str:
+    """A failed call as logs and messages show it: the error's class and HTTP status
+    (never its body, which may echo what was sent)."""
+    status = getattr(exc, "status_code", None)
+    name = type(exc).__name__
+    return f"{name} (HTTP {status})" if status is not None else name

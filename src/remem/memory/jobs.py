@@ -19,6 +19,7 @@ from remem.writes.checks import count, optional_count
 
 if TYPE_CHECKING:
     from remem.llm.client import ChatModel
+    from remem.memory.embedder import BoundEmbedder
     from remem.pipeline.jobs import ProcessResult
     from remem.pipeline.step import Pipeline
 
@@ -32,18 +33,27 @@ class JobMethods:
     config: Config
     _chat: ChatModel | None
     _pipeline: Pipeline | None
+    _embedding: BoundEmbedder
 
     def process(self, limit: int | None = None, batch: int = 64) -> ProcessResult:
         """Run pending extraction jobs now, until none is ready (or `limit` jobs ran).
 
         Every configured strategy runs; jobs that failed and wait for their
         backoff are left for a later run (see `jobs`). A recall runs its actor's
-        pending jobs first in any case (`remem.memory.catch_up`)."""
+        pending jobs first in any case (`remem.memory.catch_up`). Then, with an
+        embedder that may fail (a server), the vectors an outage left out are filled
+        in (`remem.memory.backfill`)."""
+        from remem.memory.backfill import PROCESS_ITEMS, fill_vectors, may_fail
         from remem.pipeline.worker import drain
 
-        return drain(
+        result = drain(
             self.pipeline, limit=optional_count("limit", limit), claim=count("batch", batch)
         )
+        # then the vectors an outage left out (asked of the embedder as given: binding it
+        # here would refuse one the store's vectors do not fit, as its recall will)
+        if may_fail(self._embedding.resolved()):
+            fill_vectors(self.deps, PROCESS_ITEMS)
+        return result
 
     @property
     def pipeline(self) -> Pipeline:

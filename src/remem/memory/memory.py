@@ -24,9 +24,10 @@ from typing import TYPE_CHECKING, Any
 from remem.config.config import Config, load_config
 from remem.documents.flows import recall_sources
 from remem.embed.base import DEFAULT_EMBEDDER, DefaultEmbedder, Embedder, checked_embedder
+from remem.embed.choose import chosen, resolve_embedder
 from remem.errors import InvalidInput, NotFound
 from remem.ids import IdSource, new_id
-from remem.memory import reads
+from remem.memory import backfill, reads
 from remem.memory.catch_up import CATCH_UP_JOBS, catch_up, checked
 from remem.memory.deps import Clock, Deps
 from remem.memory.documents import DocumentMethods
@@ -78,7 +79,7 @@ class Memory(DocumentMethods, JobMethods, LifecycleMethods):
         store: Store,
         *,
         tenant: str = "default",
-        embedder: Embedder | DefaultEmbedder | None = DEFAULT_EMBEDDER,
+        embedder: Embedder | DefaultEmbedder | str | os.PathLike[str] | None = DEFAULT_EMBEDDER,
         clock: Clock = utcnow,
         ids: IdSource = new_id,
         ttl: Mapping[str, timedelta] | None = None,
@@ -96,11 +97,14 @@ class Memory(DocumentMethods, JobMethods, LifecycleMethods):
             )
         self.store = store
         self.tenant = check_name("tenant", tenant)
-        self._embedding = BoundEmbedder(store, self.tenant, checked_embedder(embedder))
         for name, value in (("clock", clock), ("ids", ids)):
             if not callable(value):
                 raise InvalidInput(f"{name} must be callable, not {type(value).__name__}")
         self.config = config if isinstance(config, Config) else load_config(config)
+        # a name, folder or URL, or the default marker: what `[embed]` configures
+        self._embedding = BoundEmbedder(
+            store, self.tenant, chosen(embedder, self.config.embed, self.config.retry)
+        )
         self._chat = chat
         # what every flow beneath the facade works with (`remem.memory.deps`)
         self.deps = Deps(
@@ -115,6 +119,7 @@ class Memory(DocumentMethods, JobMethods, LifecycleMethods):
             telemetry=Telemetry.given(telemetry, tracer_provider),
         )
         self._pipeline: Pipeline | None = None
+        self._late = backfill.LateVectors()  # records and events waiting for vectors
         self.catch_up = checked(catch_up)  # jobs a recall runs first (`remem.memory.catch_up`)
         if max_clock_skew is None:
             max_clock_skew = timedelta(seconds=self.config.events.max_clock_skew_seconds)
@@ -128,7 +133,7 @@ class Memory(DocumentMethods, JobMethods, LifecycleMethods):
         target: str | os.PathLike[str] | None = None,
         *,
         tenant: str = "default",
-        embedder: Embedder | DefaultEmbedder | None = DEFAULT_EMBEDDER,
+        embedder: Embedder | DefaultEmbedder | str | os.PathLike[str] | None = DEFAULT_EMBEDDER,
         clock: Clock = utcnow,
         ids: IdSource = new_id,
         ttl: Mapping[str, timedelta] | None = None,
@@ -153,6 +158,9 @@ class Memory(DocumentMethods, JobMethods, LifecycleMethods):
         `remem.telemetry.Telemetry` instead (spans, metrics, content capture).
         `catch_up`: how many of its actor's pending extraction jobs a recall runs first
         (0: none, when a worker drains the queue); see `remem.memory.catch_up`.
+        `embedder`: an Embedder, None (lexical only), or a name, folder or URL
+        (`remem.embed.choose`); by default the configuration's `[embed]`, else the
+        installed all-MiniLM-L6-v2.
         """
         options: dict[str, Any] = {
             "tenant": tenant,
@@ -166,7 +174,10 @@ class Memory(DocumentMethods, JobMethods, LifecycleMethods):
             "telemetry": Telemetry.given(telemetry, tracer_provider),  # checked before opening
             "catch_up": checked(catch_up),
         }
-        checked_embedder(embedder)  # before a file is made for nothing
+        if isinstance(embedder, str | os.PathLike):  # a name, folder or URL: resolved once
+            options["embedder"] = resolve_embedder(embedder)
+        else:
+            checked_embedder(embedder)  # before a file is made for nothing
         store = open_store(target, clock=clock)
         try:
             return cls(store, **options)
@@ -414,6 +425,7 @@ class Memory(DocumentMethods, JobMethods, LifecycleMethods):
         lease each); what is still pending is said in `notes` and `explain`.
         """
         backlog = catch_up(self.deps, lambda: self.pipeline, actor, self.catch_up)
+        late = self._late.before_recall(self.deps, fill=self.catch_up > 0)  # (backfill)
 
         def memory() -> Packet:
             return reads.recall_packet(
@@ -445,7 +457,8 @@ class Memory(DocumentMethods, JobMethods, LifecycleMethods):
             namespaces=document_namespaces,
             max_sensitivity=max_sensitivity,
         )
-        return backlog.noted(packet, actor)
+        packet = backlog.noted(packet, actor)
+        return backfill.noted(packet, self.deps, actor) if late else packet
 
     # -- exact facts -----------------------------------------------------------------
 

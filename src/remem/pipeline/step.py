@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 from remem.consolidate.step import consolidate, strategy_namespace
+from remem.embed.base import embed_or_none
 from remem.errors import LLMError
 from remem.extract.llm import ModelConsolidator
 from remem.extract.strategies import Batch, Strategy
@@ -174,6 +175,8 @@ class Pipeline:
             return
         todo = [events[j.event_id] for j in jobs if j.strategy == first and j.event_id in events]
         todo = [e for e in todo if e.text.strip()]
-        if todo:
-            vectors = emb.embed([e.text for e in todo])
-            self.store.add_event_vectors(tenant, list(zip(todo, vectors, strict=True)), emb.name)
+        if todo:  # while the embedder cannot embed, none now: `remem.memory.backfill` later
+            vectors = embed_or_none(emb, [e.text for e in todo])
+            made = [(e, v) for e, v in zip(todo, vectors, strict=True) if v is not None]
+            if made:
+                self.store.add_event_vectors(tenant, made, emb.name)

@@ -27,6 +27,7 @@ import logging
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import timedelta
 from typing import Protocol
 
@@ -112,7 +113,23 @@ def run_jobs(step: Step, jobs: Sequence[Job]) -> ProcessResult:
                 if isinstance(outcome, Failed):
                     outcome = _fail(step, tenant, group, outcome)
                 total = total + outcome
+    _fill_late_vectors(step, list(dict.fromkeys(j.tenant for j in jobs)))
     return total
+
+
+def _fill_late_vectors(step: Step, tenants: Sequence[str]) -> None:
+    """After a claim's jobs, the vectors an embeddings server's outage left out of these
+    tenants' records and events (`remem.memory.backfill`; at most `WORKER_ITEMS` each),
+    so that a service, whose recalls only read, catches up too."""
+    from remem.memory.backfill import WORKER_ITEMS, fill_vectors, may_fail
+
+    try:
+        if not may_fail(step.deps.embedder()):
+            return
+        for tenant in tenants:
+            fill_vectors(replace(step.deps, tenant=tenant), WORKER_ITEMS)
+    except Exception:  # the jobs are done; the vectors wait for the next pass
+        log.exception("filling in late vectors failed")
 
 
 def _read_events(

@@ -20,7 +20,8 @@ from collections.abc import Iterator
 from dataclasses import replace
 from datetime import datetime
 
-from remem.embed.base import Embedder
+from remem.embed.base import Embedder, embedder_down
+from remem.errors import EmbedderError
 from remem.model import Packet, PacketItem, iso
 from remem.policy.applies import is_request
 from remem.policy.asker import about_asker
@@ -51,8 +52,20 @@ def recall(
     why_lexical: str | None = None,
 ) -> Packet:
     """Answer a recall request with a packet; see `remem.recall`. `why_lexical`: why there
-    is no embedder (a note of the packet; default: none is installed)."""
-    gathered = gather(store, embedder, req, now, why_lexical)
+    is no embedder (a note of the packet; default: none is installed).
+
+    An embedder that cannot embed the query now (an embeddings server down: its `down`
+    says why, or an `EmbedderError` while gathering) leaves the recall lexical only, as
+    with no embedder, and the packet's notes say so and why."""
+    down = embedder_down(embedder)
+    if down is None:
+        try:
+            gathered = gather(store, embedder, req, now, why_lexical)
+        except EmbedderError as exc:
+            down = str(exc)
+    if down is not None and embedder is not None:
+        why = f"the embedder {embedder.name} cannot embed now ({down}): this recall is lexical only"
+        gathered = gather(store, None, req, now, why)
     return pack_packet(gathered, rank(gathered, now))
 
 

@@ -59,6 +59,7 @@ Vector = npt.NDArray[np.float32]
 POOL = 50  # how many candidates each retriever contributes
 MAX_SUCCESSION = 8  # how far along a supersession chain a match is passed on
 CACHED_SCOPES = 256  # scopes whose speakers are kept as a guess
+NO_MODEL = "no embedding model installed: recall is lexical only"
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +95,7 @@ def gather(
     at = req.valid_at or now
     notes: list[str] = []
     if embedder is None:
-        notes.append(why_lexical or "no embedding model installed: recall is lexical only")
+        notes.append(why_lexical or NO_MODEL)
     model = embedder.name if embedder is not None else ""
     base = understand(req.query)
     scopes = (req.scope, *req.shared)

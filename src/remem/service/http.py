@@ -319,9 +319,10 @@ def app_from_environment() -> FastAPI:
     spec = json.loads(raw)
     embedder = None
     if not spec["lexical"]:
-        from remem.embed.base import default_embedder
+        from remem.embed.choose import for_config
 
-        embedder = default_embedder()
+        config = spec["settings"].get("config")
+        embedder = for_config(config if isinstance(config, str) else None)
     return create_app(spec["db"], embedder=embedder, worker=False, **spec["settings"])
 
 

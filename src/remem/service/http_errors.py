@@ -19,6 +19,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from remem.errors import (
     ConflictError,
+    EmbedderError,
     Forbidden,
     InvalidCursor,
     InvalidInput,
@@ -38,6 +39,7 @@ _STATUS: list[tuple[type[RememError], int]] = [
     (NotFound, 404),
     (ConflictError, 409),
     (StoreError, 503),
+    (EmbedderError, 503),  # reached only where no write or recall could go on without it
 ]
 
 

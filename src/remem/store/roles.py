@@ -54,6 +54,7 @@ from remem.store.values import (
 Key = tuple[datetime, str]  # a keyset page's position: a time and an id
 
 if TYPE_CHECKING:
+    from remem.store.flows.backfill import Unembedded
     from remem.store.flows.documents import DocumentIndex
     from remem.store.flows.reindex import VectorReindex
 
@@ -330,6 +331,22 @@ class RecordStore(Protocol):
 
     def note_fingerprint(self, tenant: str, model: str, fingerprint: str) -> None:
         """Note the embedder's fingerprint for `model`'s vectors where none is noted yet."""
+        ...
+
+    # vectors written late (`remem.store.flows.backfill`: an embedder was down)
+    def unembedded(self, tenant: str, limit: int) -> Unembedded:
+        """Up to `limit` records and events without the vector they should have."""
+        ...
+
+    def count_unembedded(self, tenant: str, actor: str) -> int: ...
+
+    def add_record_vectors(
+        self,
+        tenant: str,
+        vectors: Sequence[tuple[Any, Record, npt.NDArray[np.float32]]],
+        model: str,
+    ) -> int:
+        """Store stored records' late vectors (key, record, vector); how many were stored."""
         ...
 
 

@@ -16,6 +16,12 @@ left", so the test fails clearly.
         ...
         assert llm.calls == 2 and llm.requests[0]["model"] == "fake-model"
 
+It serves embeddings too (`/v1/embeddings`, for `remem.embed.server`), with a script
+of their own (`script_embeddings`: `Reply.vectors`, or the same faults) and then
+`embedder` (a function of the texts, by default `HashEmbedder`'s vectors); the texts
+received are in `embedding_inputs`. No token is kept: `bearer_sha256` is the digest of
+the last Bearer token seen, so that a test can check which key was sent.
+
 Run `python -m remem.testing.llm_server --port 8099 --echo` for a server to poke
 by hand: every request is answered with `{"echo": <last user message>}`.
 """
@@ -25,6 +31,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import copy
+import hashlib
 import json
 import socket
 import socketserver
@@ -40,16 +47,18 @@ from typing import Any, Literal
 
 NO_REPLY = "ScriptedLLM: no scripted reply left"
 _CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
+_EMBED_PATHS = ("/v1/embeddings", "/embeddings")
 _ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 429: "rate_limit_error"}
 
 Responder = Callable[[dict[str, Any]], "Reply"]
+EmbedFunction = Callable[[list[str]], list[list[float]]]
 
 
 @dataclass(frozen=True)
 class Reply:
     """One scripted answer to a chat-completion request; build it with the class methods."""
 
-    kind: Literal["completion", "error", "slow", "cut"]
+    kind: Literal["completion", "error", "slow", "cut", "body"]
     status: int = 200
     content: str = ""  # the message content of a completion, or the message of an error
     headers: tuple[tuple[str, str], ...] = ()
@@ -92,6 +101,19 @@ class Reply:
         return cls("slow", seconds=seconds, then=then)
 
     @classmethod
+    def body(cls, obj: Any) -> Reply:
+        """A 200 whose JSON body is `obj` as it is (an embeddings answer of any shape:
+        wrong counts, dimensions, NaN), or, given bytes, those bytes."""
+        raw = obj if isinstance(obj, bytes) else json.dumps(obj).encode()
+        return cls("body", content=raw.decode("latin-1"))
+
+    @classmethod
+    def vectors(cls, rows: list[list[float]]) -> Reply:
+        """A 200 embeddings answer holding `rows`, in order."""
+        data = [{"object": "embedding", "index": i, "embedding": r} for i, r in enumerate(rows)]
+        return cls.body({"object": "list", "data": data, "model": "fake-embed"})
+
+    @classmethod
     def cut(cls) -> Reply:
         """Send a 200 promising a longer body, write half of it and drop the connection."""
         return cls("cut")
@@ -106,11 +128,20 @@ class ScriptedLLM:
     """
 
     def __init__(
-        self, responder: Responder | None = None, *, model: str = "fake-model", port: int = 0
+        self,
+        responder: Responder | None = None,
+        *,
+        model: str = "fake-model",
+        port: int = 0,
+        embedder: EmbedFunction | None = None,
     ) -> None:
         self.responder = responder
         self.model = model
+        self.embedder = embedder or _hash_vectors
         self.saw_auth = False
+        self.bearer_sha256: str | None = None  # the last Bearer token's digest, never it
+        self._embed_queue: deque[Reply] = deque()
+        self._embed_inputs: list[list[str]] = []
         self._port = port
         self._lock = threading.Lock()
         self._queue: deque[Reply] = deque()
@@ -169,6 +200,17 @@ class ScriptedLLM:
         with self._lock:
             self._queue.extend(replies)
 
+    def script_embeddings(self, *replies: Reply) -> None:
+        """Append replies to the embeddings route's own queue, served before `embedder`."""
+        with self._lock:
+            self._embed_queue.extend(replies)
+
+    @property
+    def embedding_inputs(self) -> list[list[str]]:
+        """The texts of each embeddings request received so far, in order."""
+        with self._lock:
+            return [list(t) for t in self._embed_inputs]
+
     @property
     def pending(self) -> int:
         """How many scripted replies are still queued."""
@@ -209,6 +251,17 @@ class ScriptedLLM:
             return n, responder(copy.deepcopy(request))
         except Exception as exc:
             return n, Reply.error(500, f"ScriptedLLM responder raised {type(exc).__name__}: {exc}")
+
+    def _embedding_reply(self, texts: list[str]) -> Reply:
+        with self._lock:
+            self._embed_inputs.append(list(texts))
+            reply = self._embed_queue.popleft() if self._embed_queue else None
+        if reply is not None:
+            return reply
+        try:
+            return Reply.vectors(self.embedder(texts))
+        except Exception as exc:
+            return Reply.error(500, f"ScriptedLLM embedder raised {type(exc).__name__}: {exc}")
 
     def _track(self, conn: socket.socket, add: bool) -> None:
         with self._lock:
@@ -256,6 +309,7 @@ class _Handler(BaseHTTPRequestHandler):
         auth = self.headers.get("Authorization", "")
         if auth.startswith("Bearer ") and auth[7:].strip():
             llm.saw_auth = True
+            llm.bearer_sha256 = hashlib.sha256(auth[7:].strip().encode()).hexdigest()
         try:
             slept = self._route()
         except OSError:  # BrokenPipe, ConnectionReset: the client has gone away
@@ -273,6 +327,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, {"object": "list", "data": [model]})
         elif route[0] == "POST" and route[1] in _CHAT_PATHS:
             return self._chat(raw)
+        elif route[0] == "POST" and route[1] in _EMBED_PATHS:
+            return self._embeddings(raw)
         else:
             self._send(404, _error_body(404, f"no route for {self.command} {self.path}"))
         return 0.0
@@ -302,6 +358,34 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, self._completion(request, n, reply))
         return slept
 
+    def _embeddings(self, raw: bytes) -> float:
+        try:
+            request = json.loads(raw)
+        except ValueError:
+            request = None
+        texts = request.get("input") if isinstance(request, dict) else None
+        if isinstance(texts, str):
+            texts = [texts]
+        if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+            self._send(400, _error_body(400, "input must be a string or a list of strings"))
+            return 0.0
+        reply = self.server.llm._embedding_reply(texts)
+        slept = 0.0
+        while reply.kind == "slow" and reply.then is not None:
+            t0 = time.perf_counter()
+            self.server.llm._stopping.wait(reply.seconds)
+            slept += time.perf_counter() - t0
+            reply = reply.then
+        if reply.kind == "error":
+            self._send(reply.status, _error_body(reply.status, reply.content), reply.headers)
+        elif reply.kind == "cut":
+            self._send_raw(200, b'{"object": "list", "data": [' + b" " * 200, cut=True)
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+        else:
+            self._send_raw(200, reply.content.encode("latin-1"))
+        return slept
+
     def _completion(self, request: dict[str, Any], n: int, reply: Reply) -> dict[str, Any]:
         p, c = reply.prompt_tokens, reply.completion_tokens
         if p is None:
@@ -325,7 +409,11 @@ class _Handler(BaseHTTPRequestHandler):
     def _send(
         self, status: int, obj: Any, headers: tuple[tuple[str, str], ...] = (), cut: bool = False
     ) -> None:
-        body = json.dumps(obj).encode()
+        self._send_raw(status, json.dumps(obj).encode(), headers, cut)
+
+    def _send_raw(
+        self, status: int, body: bytes, headers: tuple[tuple[str, str], ...] = (), cut: bool = False
+    ) -> None:
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
@@ -344,6 +432,12 @@ def _words(content: Any) -> int:
     if isinstance(content, list):  # content parts: [{"type": "text", "text": ...}]
         content = " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
     return len(str(content or "").split())
+
+
+def _hash_vectors(texts: list[str]) -> list[list[float]]:
+    from remem.embed.base import HashEmbedder  # numpy: only when vectors are asked for
+
+    return [[float(x) for x in row] for row in HashEmbedder(64).embed(texts)]
 
 
 def _echo(request: dict[str, Any]) -> Reply:

@@ -19,6 +19,7 @@ import numpy.typing as npt
 from remem.consolidate.plan import Planned, plan, plan_approval
 from remem.consolidate.rules import Decision
 from remem.consolidate.step import Consolidation
+from remem.embed.base import embed_or_none
 from remem.errors import ConflictError, InvalidInput, NotFound, RefusedContent
 from remem.memory.deps import Deps
 from remem.model import (
@@ -321,9 +322,9 @@ def _apply(deps: Deps, planned: Planned) -> None:
 def _rows(deps: Deps, planned: Planned) -> Write:
     """Planned rows as one write; new records are embedded (when there is an embedder)."""
     emb = deps.embedder() if planned.inserts else None
-    vectors: tuple[npt.NDArray[np.float32], ...] = ()
-    if emb is not None:
-        vectors = tuple(emb.embed([r.text for r in planned.inserts]))
+    vectors: tuple[npt.NDArray[np.float32] | None, ...] = ()
+    if emb is not None:  # None while it cannot embed: filled in later (`embed_or_none`)
+        vectors = tuple(embed_or_none(emb, [r.text for r in planned.inserts]))
     return Write(
         tenant=deps.tenant,
         inserts=planned.inserts,

@@ -2,9 +2,11 @@
 
 `load_weights` reads model.safetensors into `Weights` (the layout both
 runtimes use: matrices as (in, out), the query pre-scaled and fused with the
-key and value); `NumpyEncoder` runs the BERT encoder on them (6 layers, 12
-heads, hidden size 384, exact erf GELU, token type 0). It is the runtime when
+key and value); `NumpyEncoder` runs the BERT encoder on them (for MiniLM 6 layers,
+12 heads, hidden size 384; exact erf GELU, token type 0). It is the runtime when
 ONNX Runtime is absent or fails, and the reference the ONNX graph is held to.
+Another BERT's shape (layers, heads, hidden size, layer-norm epsilon) is given to
+`load_weights` by `remem.embed.folder`, from its config.json.
 """
 
 from __future__ import annotations
@@ -85,6 +87,8 @@ class Weights:
     ln_g: F32
     ln_b: F32
     layers: tuple[Layer, ...]
+    heads: int = HEADS
+    eps: float = 1e-12  # the layer norms' epsilon
 
 
 class NumpyEncoder:
@@ -104,8 +108,12 @@ class NumpyEncoder:
         return _encode(self._model, token_ids, mask)
 
 
-def load_weights(path: Path, max_tokens: int) -> Weights:
-    """The float32 weights from model.safetensors, laid out as `_encode` uses them."""
+def load_weights(
+    path: Path, max_tokens: int, *, layers: int = LAYERS, heads: int = HEADS, eps: float = 1e-12
+) -> Weights:
+    """The float32 weights from model.safetensors, laid out as `_encode` uses them: a
+    BERT of `layers` layers and `heads` heads (all-MiniLM-L6-v2's by default); the hidden
+    size is the word embeddings' width."""
     from safetensors.numpy import load_file
 
     raw = load_file(str(path / "model.safetensors"))
@@ -125,12 +133,15 @@ def load_weights(path: Path, max_tokens: int) -> Weights:
         # torch stores Linear weights as (out, in); keep a contiguous (in, out) copy.
         return np.ascontiguousarray(get(f"{key}.weight").T)
 
-    scale = np.float32(1.0 / math.sqrt(DIM // HEADS))
-    layers = []
-    for n in range(LAYERS):
+    dim = int(get("embeddings.word_embeddings.weight").shape[1])
+    if dim % heads:
+        raise InvalidInput(f"{path}: a hidden size of {dim} does not split into {heads} heads")
+    scale = np.float32(1.0 / math.sqrt(dim // heads))
+    stack = []
+    for n in range(layers):
         p = f"encoder.layer.{n}."
         a = p + "attention."
-        layers.append(
+        stack.append(
             Layer(
                 qkv_w=np.ascontiguousarray(
                     np.concatenate(
@@ -168,7 +179,9 @@ def load_weights(path: Path, max_tokens: int) -> Weights:
         position=np.ascontiguousarray(position[:max_tokens] + token_type[0]),
         ln_g=get("embeddings.LayerNorm.weight"),
         ln_b=get("embeddings.LayerNorm.bias"),
-        layers=tuple(layers),
+        layers=tuple(stack),
+        heads=heads,
+        eps=eps,
     )
 
 
@@ -231,41 +244,43 @@ def _one_blas_thread(controller: Any) -> Iterator[None]:
 def _encode(model: Weights, token_ids: npt.NDArray[np.int64], mask: F32) -> F32:
     """The BERT encoder: (batch, length) ids to (batch, length, DIM) hidden states."""
     batch, length = token_ids.shape
-    head = DIM // HEADS
+    dim, heads = model.word.shape[1], model.heads
+    head = dim // heads
+    eps = np.float32(model.eps)
     x = model.word[token_ids] + model.position[:length]
-    x = _layer_norm(x.reshape(batch * length, DIM), model.ln_g, model.ln_b)
+    x = _layer_norm(x.reshape(batch * length, dim), model.ln_g, model.ln_b, eps)
     # Padding keys get a large negative score, so softmax gives them no weight.
     bias = ((mask - np.float32(1.0)) * np.float32(1e30))[:, None, None, :]
     for layer in model.layers:
         qkv = x @ layer.qkv_w
         qkv += layer.qkv_b
         # (batch*length, 3*DIM) -> three (batch, heads, length, head) arrays.
-        q, k, v = qkv.reshape(batch, length, 3, HEADS, head).transpose(2, 0, 3, 1, 4)
+        q, k, v = qkv.reshape(batch, length, 3, heads, head).transpose(2, 0, 3, 1, 4)
         scores = q @ k.transpose(0, 1, 3, 2)
         scores += bias
         scores -= scores.max(axis=-1, keepdims=True)
         np.exp(scores, out=scores)
         scores /= scores.sum(axis=-1, keepdims=True)
-        context = (scores @ v).transpose(0, 2, 1, 3).reshape(batch * length, DIM)
+        context = (scores @ v).transpose(0, 2, 1, 3).reshape(batch * length, dim)
         attended = context @ layer.out_w
         attended += layer.out_b
         attended += x
-        x = _layer_norm(attended, layer.ln1_g, layer.ln1_b)
+        x = _layer_norm(attended, layer.ln1_g, layer.ln1_b, eps)
         inner = x @ layer.ff1_w
         inner += layer.ff1_b
         inner = _gelu(inner)
         out = inner @ layer.ff2_w
         out += layer.ff2_b
         out += x
-        x = _layer_norm(out, layer.ln2_g, layer.ln2_b)
-    return x.reshape(batch, length, DIM)
+        x = _layer_norm(out, layer.ln2_g, layer.ln2_b, eps)
+    return x.reshape(batch, length, dim)
 
 
-def _layer_norm(x: F32, gain: F32, bias: F32) -> F32:
-    """LayerNorm over the last axis with eps 1e-12, in place on `x`."""
+def _layer_norm(x: F32, gain: F32, bias: F32, eps: np.float32 = _LN_EPS) -> F32:
+    """LayerNorm over the last axis with `eps` (BERT's 1e-12), in place on `x`."""
     x -= x.mean(axis=-1, keepdims=True)
     variance = np.mean(np.square(x), axis=-1, keepdims=True)
-    variance += _LN_EPS
+    variance += eps
     x /= np.sqrt(variance)
     x *= gain
     x += bias

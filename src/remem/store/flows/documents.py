@@ -186,6 +186,11 @@ SQL = {
     "kind = 'document' AND key = :id",
     "scope_docs": "SELECT id FROM documents WHERE tenant = :tenant AND scope_key = :scope_key "
     "ORDER BY created_at, id",
+    # chunks written without a vector (an embeddings server down: `remem.memory.backfill`)
+    "unembedded_chunks": "SELECT id, text FROM document_chunks WHERE tenant = :tenant "
+    "AND vec IS NULL ORDER BY id LIMIT :limit",
+    "late_chunk_vector": "UPDATE document_chunks SET model = :model, vec = :vec "
+    "WHERE tenant = :tenant AND id = :id AND vec IS NULL",
 }
 
 
@@ -292,6 +297,24 @@ class DocumentIndex:
         """A document's chunks in order."""
         rows = self._read(tenant, "chunks_of", {"tenant": tenant, "document_id": document_id})
         return [self._chunk(r) for r in rows]
+
+    def unembedded(self, tenant: str, limit: int) -> list[tuple[str, str]]:
+        """Up to `limit` chunks (id, text) written without a vector."""
+        rows = self._read(tenant, "unembedded_chunks", {"tenant": tenant, "limit": limit})
+        return [(str(r["id"]), str(r["text"])) for r in rows]
+
+    def add_vectors(self, tenant: str, vectors: Sequence[tuple[str, Vector]], model: str) -> int:
+        """Store late vectors (made by `model`) of chunks that still have none; how many."""
+        stored = 0
+        with self.s._flow_tx(tenant) as db:
+            for chunk_id, vec in vectors:
+                params = {"tenant": tenant, "id": chunk_id, "model": model,
+                          "vec": self._vec_param(vec)}  # fmt: skip
+                stored += db.execute(self._sql("late_chunk_vector"), params).rowcount
+            for dim in sorted({len(v) for _, v in vectors}) if stored else ():
+                db.execute(self._sql("note_vector_model"),
+                           {"tenant": tenant, "model": model, "dim": dim})  # fmt: skip
+        return stored
 
     def chunks_by_id(
         self, tenant: str, ids: Sequence[str]

@@ -47,12 +47,14 @@ from remem.store.errors import NOT_UNICODE, from_postgres
 from remem.store.flows.actors import ActorIndex, ActorSQL, PostgresActorSQL
 from remem.store.flows.audit import AuditSQL, AuditTrail
 from remem.store.flows.backend import ListBinder, Row, Tx, postgres_lists
+from remem.store.flows.backfill import BackfillSQL, VectorBackfill
 from remem.store.flows.events import EventLog, EventSQL
 from remem.store.flows.jobs import JobQueue, JobSQL
 from remem.store.flows.keys import ApiKeys, KeySQL
 from remem.store.flows.lookups import Lookups, LookupSQL
-from remem.store.flows.writes import RecordWrites, Vector, WriteSQL
+from remem.store.flows.writes import Vector, WriteSQL
 from remem.store.postgres import audit_sql
+from remem.store.postgres import backfill_sql as backfill_q
 from remem.store.postgres import sql as q
 from remem.store.postgres.documents import PostgresDocuments
 from remem.store.postgres.erasure import PostgresErasure
@@ -75,7 +77,7 @@ class PostgresStore(
     PostgresSearch,
     Lookups,
     EventLog,
-    RecordWrites,
+    VectorBackfill,
     JobQueue,
     ApiKeys,
     ActorIndex,
@@ -86,6 +88,7 @@ class PostgresStore(
     # the named statements of the flows written once (`remem.store.flows.backend`)
     events_sql: ClassVar[EventSQL] = q
     write_sql: ClassVar[WriteSQL] = q
+    backfill_sql: ClassVar[BackfillSQL] = backfill_q
     jobs_sql: ClassVar[JobSQL] = q
     lookup_sql: ClassVar[LookupSQL] = q
     keys_sql: ClassVar[KeySQL] = q

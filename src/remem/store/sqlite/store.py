@@ -42,14 +42,16 @@ from remem.store.errors import (
 from remem.store.flows.actors import ActorIndex, ActorSQL, SQLiteActorSQL
 from remem.store.flows.audit import AuditSQL, AuditTrail
 from remem.store.flows.backend import CHUNK, ListBinder, Row, Tx, chunks, sqlite_lists
+from remem.store.flows.backfill import BackfillSQL, VectorBackfill
 from remem.store.flows.events import EventLog, EventSQL
 from remem.store.flows.jobs import JobQueue, JobSQL
 from remem.store.flows.keys import ApiKeys, KeySQL
 from remem.store.flows.lookups import Lookups, LookupSQL
-from remem.store.flows.writes import RecordWrites, Vector, WriteSQL
+from remem.store.flows.writes import Vector, WriteSQL
 from remem.store.roles import Clock, Near, StatusChange, ThreadHost
 from remem.store.rows import near_from
 from remem.store.sqlite import audit_sql
+from remem.store.sqlite import backfill_sql as backfill_q
 from remem.store.sqlite import sql as q
 from remem.store.sqlite.documents import SQLiteDocuments
 from remem.store.sqlite.erasure import SQLiteErasure
@@ -184,7 +186,7 @@ class SQLiteStore(
     SQLiteSearch,
     Lookups,
     EventLog,
-    RecordWrites,
+    VectorBackfill,
     JobQueue,
     ApiKeys,
     ActorIndex,
@@ -195,6 +197,7 @@ class SQLiteStore(
     # the named statements of the flows written once (`remem.store.flows.backend`)
     events_sql: ClassVar[EventSQL] = q
     write_sql: ClassVar[WriteSQL] = q
+    backfill_sql: ClassVar[BackfillSQL] = backfill_q
     jobs_sql: ClassVar[JobSQL] = q
     lookup_sql: ClassVar[LookupSQL] = q
     keys_sql: ClassVar[KeySQL] = q

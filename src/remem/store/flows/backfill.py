@@ -1,0 +1,113 @@
+"""Vectors written late: the records and events an embedder could not embed when they
+were written (an embeddings server down), found and given their vectors afterwards.
+
+`VectorBackfill` is a mixin of both stores, over `RecordWrites`. A record or an event
+is written without a vector when its embedder fails (`remem.embed.base.embed_or_none`);
+`unembedded` finds them (records not deleted, oldest first; events with text whose
+extraction jobs are all finished, since a pending job embeds its event itself) and
+`add_record_vectors` stores a record's vector as a write would have: the record's
+status and validity are read again inside the transaction, so a record closed or
+erased meanwhile gets a vector that says so, or none. Events take theirs through
+`Search.add_event_vectors`, which inserts nothing for an erased event.
+`remem.memory.backfill` runs the pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+from remem.model import Event, Record, Status
+from remem.store.flows.backend import Tx
+from remem.store.flows.writes import RecordWrites, Vector
+from remem.store.roles import Write
+
+
+class BackfillSQL(Protocol):
+    """The named statements of the backfill."""
+
+    UNEMBEDDED_RECORDS: str  # tenant, limit -> id, key: no vector, not deleted, oldest first
+    UNEMBEDDED_EVENTS: str  # tenant, limit -> id: text, no vector, no unfinished job
+    UNEMBEDDED_COUNT: str  # tenant, actor -> records, events (the same rules, one actor)
+    RECORD_STATE: str  # tenant, {keys}: record ids -> id, status, valid_until
+
+
+@dataclass(frozen=True, slots=True)
+class Unembedded:
+    """What waits for a vector: records (with their backend keys) and events."""
+
+    records: tuple[tuple[Any, Record], ...] = ()
+    events: tuple[Event, ...] = ()
+
+    def __len__(self) -> int:
+        return len(self.records) + len(self.events)
+
+
+class VectorBackfill(RecordWrites):
+    """`unembedded`, `count_unembedded` and `add_record_vectors` of a store."""
+
+    backfill_sql: ClassVar[BackfillSQL]
+
+    if TYPE_CHECKING:  # the store's own readers
+
+        def get_records(self, tenant: str, ids: Sequence[str]) -> list[Record]: ...
+
+        def get_events(self, tenant: str, event_ids: Sequence[str]) -> list[Event]: ...
+
+    def unembedded(self, tenant: str, limit: int) -> Unembedded:
+        """Up to `limit` records and up to `limit` events of the tenant that have no vector
+        and should (see the module docstring), oldest first."""
+        q, params = self.backfill_sql, {"tenant": tenant, "limit": limit}
+        keys = {r["id"]: r["key"] for r in self._read(tenant, q.UNEMBEDDED_RECORDS, params)}
+        records = self.get_records(tenant, list(keys)) if keys else []
+        ids = [str(r["id"]) for r in self._read(tenant, q.UNEMBEDDED_EVENTS, params)]
+        events = self.get_events(tenant, ids) if ids else []
+        return Unembedded(tuple((keys[r.id], r) for r in records), tuple(events))
+
+    def count_unembedded(self, tenant: str, actor: str) -> int:
+        """How many of the actor's records and events wait for a vector."""
+        rows = self._read(
+            tenant, self.backfill_sql.UNEMBEDDED_COUNT, {"tenant": tenant, "actor": actor}
+        )
+        return int(rows[0]["records"]) + int(rows[0]["events"]) if rows else 0
+
+    def add_record_vectors(
+        self, tenant: str, vectors: Sequence[tuple[Any, Record, Vector]], model: str
+    ) -> int:
+        """Store the vectors (made by `model`) of stored records, each with the status and
+        validity its record has now; a record erased meanwhile gets none. Returns how
+        many were stored."""
+        if not vectors:
+            return 0
+        self._before_write(Write(tenant, vectors=tuple(v for _, _, v in vectors),
+                                 vector_model=model))  # fmt: skip
+        with self._flow_tx(tenant) as db:
+            now = self._states(db, tenant, [r for _, r, _ in vectors])
+            kept = [(k, now[r.id], v) for k, r, v in vectors if r.id in now]
+            if kept:
+                self._store_vectors(db, model, kept)
+                for dim in sorted({len(v) for _, _, v in kept}):
+                    params = {"tenant": tenant, "model": model, "dim": dim}
+                    db.execute(self.write_sql.NOTE_VECTOR_MODEL, params)
+                for actor in sorted({r.actor for _, r, _ in kept}):
+                    self._scope_changed(db, tenant, actor)
+        return len(kept)
+
+    def _states(self, db: Tx, tenant: str, records: list[Record]) -> dict[str, Record]:
+        """`records` with the status and validity they have inside the transaction, by
+        id; those deleted or erased meanwhile are left out."""
+        by_id = {r.id: r for r in records}
+        out: dict[str, Record] = {}
+        for sql, bound in self._lists(self.backfill_sql.RECORD_STATE, {"tenant": tenant},
+                                      list(by_id)):  # fmt: skip
+            for row in db.execute(sql, bound).fetchall():
+                status = Status(str(row["status"]))
+                if status is Status.DELETED:
+                    continue
+                until = row["valid_until"]
+                rec = by_id[str(row["id"])]
+                out[rec.id] = replace(
+                    rec, status=status, valid_until=self._time(until) if until else None
+                )
+        return out
