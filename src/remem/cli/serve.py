@@ -174,7 +174,7 @@ def serve(
     )  # fmt: skip
     server: dict[str, Any] = dict(
         host=host, port=port, log_level="warning", limit_concurrency=max_connections,
-        timeout_keep_alive=keep_alive,
+        timeout_keep_alive=keep_alive, access_log=False,  # one log line per request: off
     )  # fmt: skip
     if workers > 1:
         _serve_processes(ctx, path, workers, lexical, no_worker, settings, server)

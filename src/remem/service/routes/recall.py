@@ -1,9 +1,9 @@
 """Recall: the packet for a query (RetrieveMemoryRecords)."""
 
 # no `from __future__ import annotations`: FastAPI reads the signatures at runtime
-from typing import Any
 
 from fastapi import APIRouter
+from fastapi.responses import JSONResponse
 
 from remem.documents.flows import recall_sources
 from remem.errors import InvalidInput
@@ -24,7 +24,7 @@ router = APIRouter()
     response_model_exclude_unset=True,
     responses=errors(*KEYED, 403),
 )
-def retrieve(body: RetrieveIn, who: Who, svc: Svc) -> dict[str, Any]:
+def retrieve(body: RetrieveIn, who: Who, svc: Svc) -> JSONResponse:
     """The recall packet for a query, inside a token budget (RetrieveMemoryRecords);
     with `namespace`, only the records of that namespace (no raw events). `context` is
     the packet as prompt text (`Packet.as_prompt`), flagged items quoted as untrusted."""
@@ -65,4 +65,6 @@ def retrieve(body: RetrieveIn, who: Who, svc: Svc) -> dict[str, Any]:
         namespaces=body.document_namespaces,
         max_sensitivity=body.max_sensitivity,
     )
-    return {**packet.as_dict(), "context": packet.as_prompt()}
+    # serialized once: the packet is built by remem and already has PacketOut's fields
+    # (tests/surfaces/http/test_openapi.py holds it to them), so no model round trip
+    return JSONResponse({**packet.as_dict(), "context": packet.as_prompt()})
