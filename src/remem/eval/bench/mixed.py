@@ -6,15 +6,18 @@ send a fixed mix through `remem serve --workers N`, by the request's number `i`:
 
     retrieve   5 in 10   POST /v1/memories/retrieve    on the bench's records in scope
     remember   2 in 10   POST /v1/memories/batch-create one record of the thread's actor
+                                                       (a repeat answers the record it repeats)
     event      2 in 10   POST /v1/events               one event of the thread's event actor
     forget     1 in 10   DELETE /v1/memories/{id}      the thread's oldest record left
 
-Every answer is counted: `errors` are all that are not 2xx (with `server_errors` the
+Every answer is counted (`repeats`: remembers the server found to repeat a record it
+already had, as `Memory.remember` does): `errors` are all that are not 2xx (with `server_errors` the
 5xx among them, and `transport_errors` where no answer came). At the end, read back
-through the API: every record remembered and not forgotten is listed, no forgotten
-one is, and every event accepted is listed (`lost` counts each kind; `verified` is
-true when all three are zero and no request failed). The records and events of the
-mix are the run's own actors (`mixed-*`), apart from the bench's records in scope.
+through the API: every record remembered and not forgotten is listed (superseded ones
+included), no forgotten one is, and every event accepted is listed (`lost` counts each
+kind; `verified` is true when all three are zero and no request failed). The records
+and events of the mix are the run's own actors (`mixed-*`), apart from the bench's
+records in scope.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ class _Thread:
         self.events: list[str] = []
         self.ms: dict[str, list[float]] = {op: [] for op in OPS}
         self.errors = self.server_errors = self.transport_errors = 0
+        self.repeats = 0  # remembers answered with a record the thread already had
         self.samples: list[str] = []  # the first few failures, for the report
 
 
@@ -87,6 +91,7 @@ def run_mixed(
         "errors": sum(t.errors for t in threads),
         "server_errors": sum(t.server_errors for t in threads),
         "transport_errors": sum(t.transport_errors for t in threads),
+        "repeats": sum(t.repeats for t in threads),
         "failures": [s for t in threads for s in t.samples][:5],
         "lost": lost,
     }
@@ -110,8 +115,8 @@ def _send(http: httpx.Client, t: _Thread, op: str, w: int, i: int) -> None:
         body = {"actor_id": "bench-main", "query": QUERIES[n % len(QUERIES)], "top_k": 10}
     elif op == "remember":
         text = (
-            f"{PEOPLE[n % len(PEOPLE)]} lent me a {THINGS[n % len(THINGS)]} in "
-            f"{PLACES[n % len(PLACES)]}, ticket {w}-{i}"
+            f"{PEOPLE[i % len(PEOPLE)]} lent me a {THINGS[(i // 9) % len(THINGS)]} in "
+            f"{PLACES[(i // 63) % len(PLACES)]}, ticket {w}-{i}"
         )
         path, body = "/v1/memories/batch-create", {"records": [{"actor_id": t.actor, "text": text}]}
     elif op == "event":
@@ -132,14 +137,19 @@ def _send(http: httpx.Client, t: _Thread, op: str, w: int, i: int) -> None:
         return
     t.ms[op].append((time.perf_counter() - t0) * 1000)
     if got.status_code >= 300:
+        if op == "forget":  # not tried again: what became of it is unknown, so not checked
+            t.kept.pop(0)
         t.errors += 1
         t.server_errors += got.status_code >= 500
         t.samples.append(f"{op}: {got.status_code} {got.text[:200]}")
         return
     if op == "remember":
         (result,) = got.json()["results"]
-        if result.get("record_id") and result.get("status", 201) < 300:
-            t.kept.append(result["record_id"])
+        rid = result.get("record_id")
+        if rid in t.kept:  # a repeat of an active record answers that record's id
+            t.repeats += 1
+        elif rid and result.get("status", 201) < 300:
+            t.kept.append(rid)
     elif op == "event":
         t.events.append(f"mixed-{w}-{i}")
     elif op == "forget":
@@ -152,6 +162,7 @@ def _lost(url: str, headers: dict[str, str], threads: list[_Thread]) -> dict[str
     out = {"records_missing": 0, "forgotten_listed": 0, "events_missing": 0}
     with httpx.Client(base_url=url, headers=headers, timeout=120) as http:
         for t in threads:
+            # superseded records are kept (INVALID), so listed with all=true
             listed = set(_all(http, "/v1/memories", t.actor, "records", "id", 1000))
             out["records_missing"] += len(set(t.kept) - listed)
             out["forgotten_listed"] += len(set(t.forgotten) & listed)
@@ -168,12 +179,14 @@ def _all(
     cursor = None
     while True:
         params: dict[str, Any] = {"actor_id": actor, "limit": limit}
+        if items == "records":
+            params["all"] = "true"
         if cursor:
             params["cursor"] = cursor
         page = http.get(path, params=params)
         page.raise_for_status()
         data = page.json()
-        found += [str(item[field]) for item in data[items]]
+        found += [str(item[field]) for item in data[items] if item.get("status") != "deleted"]
         cursor = data.get("next_cursor")
         if not cursor:
             return found
