@@ -2,7 +2,7 @@
 nothing was lost.
 
 For `seconds`, `concurrency` client threads (each on its own keep-alive connection)
-send a fixed mix through `remem serve --workers N`, by the request's number `i`:
+send a fixed mix through `remem serve --workers N`, in every ten requests of a thread:
 
     retrieve   5 in 10   POST /v1/memories/retrieve    on the bench's records in scope
     remember   2 in 10   POST /v1/memories/batch-create one record of the thread's actor
@@ -36,7 +36,9 @@ THINGS = ["violin", "kayak", "telescope", "bonsai tree", "typewriter", "canoe", 
 PEOPLE = ["Sam", "Priya", "Tomás", "Mei", "Olu", "Anna", "Kenji", "Rosa", "Luca"]
 PLACES = ["Lisbon", "Kyoto", "Oslo", "Lima", "Hanoi", "Nairobi", "Quito"]
 OPS = ("retrieve", "remember", "event", "forget")
-_MIX = ("retrieve",) * 5 + ("remember",) * 2 + ("event",) * 2 + ("forget",)
+# interleaved, so that a thread's first five requests hold every kind
+_MIX = ("remember", "retrieve", "event", "forget", "retrieve",
+        "remember", "retrieve", "event", "retrieve", "retrieve")  # fmt: skip
 
 
 class _Thread:
@@ -62,11 +64,11 @@ def run_mixed(
     threads = [_Thread(w) for w in range(concurrency)]
     deadline = time.monotonic() + seconds
 
-    def drive(t: _Thread, w: int) -> None:
+    def drive(t: _Thread, w: int) -> None:  # w: the thread's number
         with httpx.Client(base_url=url, headers=headers, timeout=60) as http:
             i = 0
             while time.monotonic() < deadline:
-                op = _MIX[(i + w) % len(_MIX)]
+                op = _MIX[i % len(_MIX)]
                 if op == "forget" and not t.kept:
                     op = "remember"
                 _send(http, t, op, w, i)
