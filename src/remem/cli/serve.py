@@ -138,7 +138,7 @@ allow_rls_bypass_option = click.option(
     show_default=True,
     type=click.IntRange(1, 64),
     help="Server processes (e.g. one per core); extraction still runs once, in the "
-    "supervising process; with more than one, metrics are off.",
+    "supervising process, and metrics count every process's requests.",
 )
 @click.option(
     "--metrics-port",
@@ -186,10 +186,6 @@ def serve(
     from remem.embed.choose import for_config
 
     path = _db_path(ctx)
-    if workers > 1 and metrics_port is not None:
-        raise click.UsageError(
-            "--metrics-port counts one process's requests; with --workers above 1 leave it out"
-        )
     settings: dict[str, Any] = dict(
         max_body_bytes=max_body, body_timeout=body_timeout,
         max_pending_bodies=max_pending_bodies, config=ctx.config,
@@ -197,10 +193,11 @@ def serve(
     )  # fmt: skip
     server: dict[str, Any] = dict(
         host=host, port=port, log_level="warning", limit_concurrency=max_connections,
-        timeout_keep_alive=keep_alive,
+        timeout_keep_alive=keep_alive, access_log=False,  # one log line per request: off
     )  # fmt: skip
     if workers > 1:
-        _serve_processes(ctx, path, workers, lexical, no_worker, settings, server)
+        metrics = (metrics_host or host, metrics_port)
+        _serve_processes(ctx, path, workers, lexical, no_worker, settings, server, metrics)
         return
     embedder = None if lexical else for_config(ctx.config)  # [embed], else the default
     app = create_app(
@@ -230,44 +227,60 @@ def _serve_processes(
     no_worker: bool,
     settings: dict[str, Any],
     server: dict[str, Any],
+    metrics: tuple[str, int | None],
 ) -> None:
     """`remem serve --workers N`: N uvicorn processes on one port, each building its app
-    from `$REMEM_SERVE` (`remem.service.http.app_from_environment`), and the one
-    extraction worker in this process (unless --no-worker)."""
+    from `$REMEM_SERVE` (`remem.service.http.app_from_environment`); in this process the
+    one extraction worker (unless --no-worker) and the --metrics-port listener. Metrics
+    go to a directory made for this run (prometheus_client's multiprocess mode, named
+    before anything imports it) and removed when the server stops."""
+    import importlib.util
     import os
-    from contextlib import nullcontext
+    import shutil
+    import tempfile
 
     import uvicorn
 
     from remem.embed.choose import for_config
-    from remem.service.http import extraction_worker, serve_environment
+    from remem.service.http import serve_environment, supervising
+    from remem.telemetry.core import METRICS_DIR_ENV
 
     store = _open(ctx)  # refuse before starting any process
     try:
         refuse_rls_bypass(store, allowed=bool(settings["allow_rls_bypass"]))
     finally:
         store.close()
-    os.environ.update(serve_environment(path, lexical=lexical, metrics=False, **settings))
-    extraction = (
-        nullcontext()
-        if no_worker
-        else extraction_worker(
-            path, embedder=None if lexical else for_config(ctx.config), config=ctx.config
-        )
-    )
+    made = None  # a directory named by the caller's environment is theirs to keep
+    if importlib.util.find_spec("prometheus_client") and not os.environ.get(METRICS_DIR_ENV):
+        made = os.environ[METRICS_DIR_ENV] = tempfile.mkdtemp(prefix="remem-metrics-")
+    os.environ.update(serve_environment(path, lexical=lexical, **settings))
     if not ctx.as_json:
         click.echo(
             f"remem: serving {_where(path)} on http://{server['host']}:{server['port']} "
             f"with {workers} processes (docs at /docs, console at /console)",
             err=True,
         )
-    with extraction:
-        uvicorn.run(
-            "remem.service.http:app_from_environment",
-            factory=True,
-            workers=workers,
-            **server,
-        )
+    host, port = metrics
+    try:
+        with supervising(
+            path,
+            embedder=None if (lexical or no_worker) else for_config(ctx.config),
+            config=ctx.config,
+            worker=not no_worker,
+            metrics_host=host,
+            metrics_port=port,
+        ):
+            if port is not None and not ctx.as_json:
+                click.echo(f"remem: metrics on http://{host}:{port}/", err=True)
+            uvicorn.run(
+                "remem.service.http:app_from_environment",
+                factory=True,
+                workers=workers,
+                **server,
+            )
+    finally:
+        if made is not None:
+            shutil.rmtree(made, ignore_errors=True)
 
 
 @click.group()

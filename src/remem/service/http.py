@@ -30,9 +30,11 @@ and other processes' events) and drains the queue. Pass `worker=False`
 app with `app_from_environment` from the settings `serve_environment` put in
 `$REMEM_SERVE`): they share the database, and on SQLite its vector files, as any
 processes on one database do. None of them runs extraction: the supervising process runs
-the one worker (`extraction_worker`), which wakes every `WORKER_POLL_SECONDS` since no
-server process can wake it. Metrics are counted per process, so with N > 1 they are off
-(and `--metrics-port` refused) rather than showing one process's share as the whole.
+the one worker (`supervising`), which wakes every `WORKER_POLL_SECONDS` since no
+server process can wake it. Metrics are kept in prometheus_client's multiprocess mode
+(a directory `remem serve` makes for the run, `$PROMETHEUS_MULTIPROC_DIR`): `/metrics` in
+any process, and the `--metrics-port` listener in the supervising one, show every
+process's counts (`remem.telemetry.metrics`).
 """
 
 from __future__ import annotations
@@ -327,16 +329,35 @@ def app_from_environment() -> FastAPI:
 
 
 @contextmanager
-def extraction_worker(
-    db_path: str | Path, *, embedder: Embedder | None, config: Config | str | Path | None
+def supervising(
+    db_path: str | Path,
+    *,
+    embedder: Embedder | None,
+    config: Config | str | Path | None,
+    worker: bool = True,
+    metrics_host: str = "127.0.0.1",
+    metrics_port: int | None = None,
 ) -> Iterator[None]:
-    """The one extraction worker of `remem serve --workers N`, in the supervising process,
-    over its own connection to the database; stopped (after the batches in hand) on exit."""
+    """What the supervising process of `remem serve --workers N` runs, over its own
+    connection to the database: the one extraction worker (unless not `worker`), counted
+    in the shared metrics when they are kept, and the `metrics_port` listener, which
+    shows every process's; both stopped (the worker after the batches in hand) on exit."""
     settings = config if isinstance(config, Config) else load_config(config)
-    svc = _Service(open_store(db_path), embedder, settings)
+    store = open_store(db_path)
     try:
-        svc.start_worker()
+        tel, listener = _telemetry(store, None, None, metrics_host, metrics_port)
+    except BaseException:
+        store.close()
+        raise
+    svc = _Service(store, embedder, settings, telemetry=tel)
+    try:
+        if worker:
+            svc.start_worker()
+        if listener is not None:
+            listener.start()
         yield
     finally:
+        if listener is not None:
+            listener.stop()
         svc.stop_worker()
         svc.store.close()

@@ -25,6 +25,9 @@ OTEL_ENV = "REMEM_OTEL"  # "1": spans through OpenTelemetry's global tracer prov
 CONTENT_ENV = "REMEM_OTEL_CONTENT"  # "1": record query and record text on spans
 # the GenAI conventions' own opt-in switch, honoured too
 OTEL_CONTENT_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+# prometheus_client's multiprocess directory, read when it is first imported: named, every
+# process's metrics are kept in files there and folded at scrape (remem.telemetry.metrics)
+METRICS_DIR_ENV = "PROMETHEUS_MULTIPROC_DIR"
 TRACER_NAME = "remem"
 TRACER_VERSION = "0.1.0"
 _TRUE = frozenset({"1", "true", "yes", "on"})

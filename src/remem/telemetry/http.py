@@ -55,7 +55,8 @@ class RequestMetrics:
 
 class Listener:
     """The unauthenticated metrics listener of `remem serve --metrics-port`: the whole
-    process's metrics, on a port of its own (bind it where only Prometheus reaches)."""
+    process's metrics (with `--workers N`: every process's, from the supervising one), on
+    a port of its own (bind it where only Prometheus reaches)."""
 
     def __init__(self, metrics: Metrics, host: str, port: int) -> None:
         self.metrics, self.host, self.port = metrics, host, port
@@ -66,7 +67,7 @@ class Listener:
         from prometheus_client import start_http_server
 
         self._server, _thread = start_http_server(
-            self.port, addr=self.host, registry=self.metrics.process.registry
+            self.port, addr=self.host, registry=self.metrics.registry(None)
         )
         self.port = int(self._server.server_port)
 

@@ -7,7 +7,9 @@ from pathlib import Path
 import pytest
 
 from remem.errors import InvalidInput
-from remem.eval.bench.http import run_http_bench, run_http_compare
+from remem.eval.bench.http import run_http_bench, run_http_compare, run_http_mixed
+from remem.eval.bench.mixed import OPS, _lost, _Thread
+from tests.support.servers import running_server
 
 
 def test_http_bench_reports_add_and_retrieve(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -55,3 +57,45 @@ def test_http_compare_refuses_unbounded_counts() -> None:
         run_http_compare(records=10, progress=False)
     with pytest.raises(InvalidInput, match="concurrency"):
         run_http_compare(records=100, concurrencies=(0,), progress=False)
+
+
+def test_mixed_run_loses_nothing_on_two_processes(db: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REMEM_MINILM_DIR", "/nonexistent")  # lexical, light
+    figures = run_http_mixed(records=300, seconds=4, concurrency=6, workers=2, db=db,
+                             progress=False)  # fmt: skip
+    assert figures["backend"] == ("postgres" if db.startswith("postgresql:") else "sqlite")
+    assert figures["errors"] == 0 and figures["server_errors"] == 0, figures["failures"]
+    assert figures["lost"] == {"records_missing": 0, "forgotten_listed": 0, "events_missing": 0}
+    assert figures["verified"] is True
+    for op in OPS:
+        assert figures[op]["n"] > 0, (op, figures)
+        assert figures[op]["p95_ms"] >= figures[op]["p50_ms"] > 0
+
+
+def test_the_mixed_check_finds_what_was_lost(tmp_path: Path) -> None:
+    """The read-back counts a record said written but not listed, a forgotten one still
+    listed, and an event said accepted but not listed."""
+    with running_server(str(tmp_path / "lost.db")) as server:
+        kept = server.client("agent").remember(actor="mixed-0", text="Sam lent me a kayak").id
+        t = _Thread(0)
+        t.kept = ["rec_never_written"]
+        t.forgotten = [kept]
+        t.events = ["evt_never_sent"]
+        lost = _lost(server.url, {"Authorization": f"Bearer {server.keys['agent']}"}, [t])
+    assert lost == {"records_missing": 1, "forgotten_listed": 1, "events_missing": 1}
+
+
+def test_http_compare_starts_its_own_postgres(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REMEM_MINILM_DIR", "/nonexistent")
+    figures = run_http_compare(
+        records=200, concurrencies=(2,), backend="postgres", requests=6, progress=False
+    )
+    assert figures["backend"] == "postgres"
+    assert figures["http"][0]["errors"] == 0 and figures["http"][0]["retrieve_p50_ms"] > 0
+
+
+def test_bench_refuses_an_unknown_backend() -> None:
+    with pytest.raises(InvalidInput, match="backend"):
+        run_http_compare(records=100, backend="mysql", progress=False)
+    with pytest.raises(InvalidInput, match="seconds"):
+        run_http_mixed(records=100, seconds=0, progress=False)

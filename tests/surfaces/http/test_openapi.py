@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
-from remem.service.answers import DocumentAdded, SubjectExport
+from remem.service.answers import DocumentAdded, PacketOut, SubjectExport
 from tests.support.servers import MAX_BODY, Server, event_body, running_server
 
 
@@ -178,6 +178,25 @@ def test_answers_sent_outside_a_response_model_match_theirs(
         DocumentAdded.model_validate_json(text)
     with server.http("admin") as h:
         SubjectExport.model_validate_json(h.get("/v1/subjects/alice/export").text)
+    # the packet is serialized once, with no model round trip (routes/recall.py)
+    retrieved = [t for m, p, s, t in swept if p == "/v1/memories/retrieve" and s < 300]
+    assert retrieved
+    agent = server.client("agent")
+    agent.remember(actor="alice", text="Alice prefers green tea in the morning")
+    asks = [
+        {"actor_id": "alice", "query": "tea", "explain": True},
+        {"actor_id": "alice", "query": "tea", "pin": ["drink"], "include_events": True},
+        {"actor_id": "alice", "query": "tea", "sources": ["memory", "documents"]},
+    ]
+    with server.http("agent") as h:
+        for body in asks:
+            answer = h.post("/v1/memories/retrieve", json=body)
+            assert answer.status_code == 200, answer.text
+            retrieved.append(answer.text)
+    for text in retrieved:
+        assert PacketOut.model_validate_json(text).model_dump(exclude_unset=True) == json.loads(
+            text
+        )
 
 
 # -- pages ----------------------------------------------------------------------------------

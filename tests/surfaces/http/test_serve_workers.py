@@ -17,6 +17,8 @@ import httpx
 import pytest
 
 from remem.embed.base import default_embedder
+from tests.support.metrics import parse_samples, sample
+from tests.support.processes import free_port
 from tests.support.servers import event_body, key_for, serve_processes
 
 WRITERS = 6
@@ -123,3 +125,49 @@ def test_two_processes_lose_nothing_and_answer_alike(db: str, tmp_path: Path) ->
                 break
             assert time.monotonic() < deadline, jobs
             time.sleep(0.2)
+
+
+def test_metrics_count_the_requests_of_every_process(db: str, tmp_path: Path) -> None:
+    """Each scrape, whichever process answers it, counts every process's requests; the
+    --metrics-port listener (the supervising process) too, and the extraction its worker
+    ran. A tenant's scrape shows no other tenant's requests."""
+    admin = {"Authorization": f"Bearer {key_for(db, role='admin')}"}
+    other = {"Authorization": f"Bearer {key_for(db, tenant='globex', role='admin')}"}
+    port = free_port()
+    args = ["--metrics-port", str(port)]
+    asks = 30
+    with serve_processes(db, 2, log=tmp_path / "serve.log", args=args) as (url, pid):
+        servers = _servers(pid)
+        before = {k: _cpu_ticks(k) for k in servers}
+
+        def ask(i: int) -> int:  # a new connection each: either process may take it
+            body = {"actor_id": "a0", "query": f"who lent me a kayak {i}"}
+            return httpx.post(f"{url}/v1/memories/retrieve", json=body, headers=admin).status_code
+
+        with ThreadPoolExecutor(4) as pool:
+            assert set(pool.map(ask, range(asks))) == {200}
+        assert httpx.post(f"{url}/v1/events", json=event_body("a1", "I live in Faro."),
+                          headers=admin).status_code == 201  # fmt: skip
+        deadline = time.monotonic() + 60
+        while httpx.get(f"{url}/v1/jobs", headers=admin).json().get("pending"):
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+        assert all(_cpu_ticks(k) > before[k] for k in servers), "one process answered alone"
+
+        retrieved = {"method": "POST", "route": "/v1/memories/retrieve", "status": "200"}
+        counts = []
+        for _ in range(6):  # new connections: both processes answer some scrapes
+            got = httpx.get(f"{url}/metrics", headers=admin)
+            assert got.status_code == 200, got.text
+            counts.append(sample(parse_samples(got.text), "remem_http_requests_total", **retrieved))
+        assert counts == [asks] * 6, counts
+        theirs = parse_samples(httpx.get(f"{url}/metrics", headers=other).text)
+        assert sample(theirs, "remem_http_requests_total", **retrieved) == 0
+        whole = parse_samples(httpx.get(f"http://127.0.0.1:{port}/").text)
+        assert sample(whole, "remem_http_requests_total", **retrieved) == asks
+        assert "remem_tenant" not in httpx.get(f"http://127.0.0.1:{port}/").text
+        done = [
+            v for (name, labels), v in whole.items()
+            if name == "remem_extraction_jobs_processed_total" and ("outcome", "done") in labels
+        ]  # fmt: skip
+        assert sum(done) >= 1, "the supervising process's extraction was not counted"

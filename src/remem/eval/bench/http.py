@@ -30,8 +30,9 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -86,7 +87,7 @@ def run_http_bench(
             _, key = keyring.create_key(store, tenant="bench")
         finally:
             store.close()
-        with _Server(target, lexical=lexical, log=Path(tmp) / "server.log") as url:
+        with BenchServer(target, lexical=lexical, log=Path(tmp) / "server.log") as url:
             say(f"server on {url} ({'lexical' if lexical else 'default embedder'})")
             figures: dict[str, Any] = {
                 "requests": requests,
@@ -110,41 +111,33 @@ def run_http_compare(
     concurrencies: tuple[int, ...] = (1, 8, 32),
     workers: int = 1,
     db: str | None = None,
+    backend: str = "sqlite",
     requests: int = 1000,
     progress: bool = True,
 ) -> dict[str, Any]:
     """In-process recall beside HTTP retrieve on the same `records` records in scope
-    (`db` as for `run_http_bench`); `requests` retrieves at each of `concurrencies`,
-    through `workers` server processes. Returns the figures and the p50 ratios."""
-    if not 100 <= records <= 10_000_000:
-        raise InvalidInput(f"records must be from 100 to 10000000; got {records}")
-    if not 1 <= requests <= 1_000_000:
-        raise InvalidInput(f"requests must be from 1 to 1000000; got {requests}")
-    if not concurrencies or not all(1 <= c <= 256 for c in concurrencies):
-        raise InvalidInput(f"each concurrency must be from 1 to 256; got {list(concurrencies)}")
+    (`db` as for `run_http_bench`; without it, `backend` postgres starts a PostgreSQL
+    server of its own, `remem.eval.bench.pg`); `requests` retrieves at each of
+    `concurrencies`, through `workers` server processes. Returns the figures and the
+    p50 ratios."""
+    _check(records, requests, concurrencies, backend)
     say: Progress = (lambda m: print(m, file=sys.stderr)) if progress else (lambda m: None)
-    with tempfile.TemporaryDirectory(prefix="remem-bench-http-") as tmp:
-        target = db or str(Path(tmp) / "bench.db")
-        if not is_server_url(target) and Path(target.removeprefix("sqlite:///")).exists():
-            raise InvalidInput(f"{target} exists; bench builds a fresh database, name a new file")
-        with Memory.open(target) as mem:
-            synthetic._refuse_used(mem)
-            emb = mem.embedder or HashEmbedder()
-            say(f"embedder: {emb.name}")
-            synthetic._load(mem, emb, records, records, say, [])
-            inproc = synthetic._recall(mem, requests, say)
-            _, key = keyring.create_key(mem.store, tenant=mem.tenant)
-            lexical = mem.embedder is None
+    with (
+        tempfile.TemporaryDirectory(prefix="remem-bench-http-") as tmp,
+        _target(db, backend, tmp) as target,
+    ):
+        key, lexical, emb, inproc = _prepare(target, records, requests, say)
         figures: dict[str, Any] = {
             "records": records,
+            "backend": "postgres" if is_server_url(target) else "sqlite",
             "workers": workers,
-            "embedder": emb.name,
+            "embedder": emb,
             "inprocess_recall_p50_ms": inproc["recall_p50_ms"],
             "inprocess_recall_p95_ms": inproc["recall_p95_ms"],
             "http": [],
         }
         log = Path(tmp) / "server.log"
-        with _Server(target, lexical=lexical, log=log, workers=workers, worker=False) as url:
+        with BenchServer(target, lexical=lexical, log=log, workers=workers, worker=False) as url:
             say(f"server on {url} ({workers} process{'es' if workers > 1 else ''})")
             _measure(url, key, min(requests, 50), 1, _recall_request)  # warm every process
             for c in concurrencies:
@@ -158,6 +151,88 @@ def run_http_compare(
     return figures
 
 
+def run_http_mixed(
+    *,
+    records: int,
+    seconds: float,
+    concurrency: int = 16,
+    workers: int = 1,
+    db: str | None = None,
+    backend: str = "sqlite",
+    progress: bool = True,
+) -> dict[str, Any]:
+    """`records` synthetic records in scope, then `remem serve --workers N` (with its
+    extraction worker) under adds, retrieves and forgets from `concurrency` threads for
+    `seconds`, and the check that nothing was lost (`remem.eval.bench.mixed`)."""
+    from remem.eval.bench.mixed import run_mixed
+
+    _check(records, 10, (concurrency,), backend)
+    if not 1 <= seconds <= 86_400:
+        raise InvalidInput(f"seconds must be from 1 to 86400; got {seconds}")
+    say: Progress = (lambda m: print(m, file=sys.stderr)) if progress else (lambda m: None)
+    with (
+        tempfile.TemporaryDirectory(prefix="remem-bench-http-") as tmp,
+        _target(db, backend, tmp) as target,
+    ):
+        key, lexical, emb, _ = _prepare(target, records, 10, say)
+        log = Path(tmp) / "server.log"
+        with BenchServer(target, lexical=lexical, log=log, workers=workers) as url:
+            say(f"server on {url}: mixed load for {seconds:g}s at concurrency {concurrency}")
+            got = run_mixed(url, key, seconds=seconds, concurrency=concurrency, say=say)
+    backend_name = "postgres" if is_server_url(target) else "sqlite"
+    return {"records": records, "backend": backend_name, "workers": workers, "embedder": emb,
+            **got}  # fmt: skip
+
+
+BACKENDS = ("sqlite", "postgres")
+
+
+def _check(records: int, requests: int, concurrencies: tuple[int, ...], backend: str) -> None:
+    if not 100 <= records <= 10_000_000:
+        raise InvalidInput(f"records must be from 100 to 10000000; got {records}")
+    if not 1 <= requests <= 1_000_000:
+        raise InvalidInput(f"requests must be from 1 to 1000000; got {requests}")
+    if not concurrencies or not all(1 <= c <= 256 for c in concurrencies):
+        raise InvalidInput(f"each concurrency must be from 1 to 256; got {list(concurrencies)}")
+    if backend not in BACKENDS:
+        raise InvalidInput(f"backend must be one of {', '.join(BACKENDS)}; got {backend!r}")
+
+
+@contextmanager
+def _target(db: str | None, backend: str, tmp: str) -> Iterator[str]:
+    """The database to bench: `db` as named, a PostgreSQL server of the bench's own
+    (`backend` postgres), or a new SQLite file in `tmp`."""
+    if db is not None:
+        if backend == "postgres" and not is_server_url(db):
+            raise InvalidInput("--backend postgres with --db needs a postgresql:// URL")
+        if not is_server_url(db) and Path(db.removeprefix("sqlite:///")).exists():
+            raise InvalidInput(f"{db} exists; bench builds a fresh database, name a new file")
+        yield db
+    elif backend == "postgres":
+        from remem.eval.bench.pg import embedded_database
+
+        with embedded_database() as url:
+            yield url
+    else:
+        yield str(Path(tmp) / "bench.db")
+
+
+def _prepare(
+    target: str, records: int, requests: int, say: Progress
+) -> tuple[str, bool, str, dict[str, Any]]:
+    """`records` synthetic records in one actor's scope, as `remem bench` builds them, and
+    `requests` recalls timed in process; the API key, whether lexical, the embedder's
+    name and the in-process figures."""
+    with Memory.open(target) as mem:
+        synthetic._refuse_used(mem)
+        emb = mem.embedder or HashEmbedder()
+        say(f"embedder: {emb.name}")
+        synthetic._load(mem, emb, records, records, say, [])
+        inproc = synthetic._recall(mem, requests, say)
+        _, key = keyring.create_key(mem.store, tenant=mem.tenant)
+        return key, mem.embedder is None, emb.name, inproc
+
+
 def _recall_request(i: int) -> Request:
     """The recall `remem bench` times in process (`synthetic._recall`), as a request."""
     query = QUERIES[i % len(QUERIES)] + ("" if i < len(QUERIES) else f" {i}")
@@ -168,7 +243,7 @@ def _recall_request(i: int) -> Request:
 # -- the server ------------------------------------------------------------------------------
 
 
-class _Server:
+class BenchServer:
     """`remem serve` in a child process on a free loopback port; stopped on exit."""
 
     def __init__(

@@ -38,8 +38,9 @@ class Service(Protocol):
         ...
 
 
-def service(request: Request) -> Service:
-    """The service of the app that is answering `request`."""
+async def service(request: Request) -> Service:
+    """The service of the app that is answering `request` (async: FastAPI would run a
+    plain function in its thread pool, a thread hop per request for an attribute read)."""
     svc: Service = request.app.state.service
     return svc
 

@@ -4,13 +4,15 @@
 from typing import Any
 
 from fastapi import APIRouter
+from fastapi.responses import JSONResponse
 
 from remem.documents.flows import recall_sources
 from remem.errors import InvalidInput
 from remem.model import Packet
 from remem.policy import scope
+from remem.policy.scope import Principal
 from remem.service.answers import KEYED, PacketOut, errors
-from remem.service.routes.deps import Svc, Who
+from remem.service.routes.deps import Service, Svc, Who
 from remem.service.schemas import RetrieveIn
 
 router = APIRouter()
@@ -24,10 +26,17 @@ router = APIRouter()
     response_model_exclude_unset=True,
     responses=errors(*KEYED, 403),
 )
-def retrieve(body: RetrieveIn, who: Who, svc: Svc) -> dict[str, Any]:
+def retrieve(body: RetrieveIn, who: Who, svc: Svc) -> JSONResponse:
     """The recall packet for a query, inside a token budget (RetrieveMemoryRecords);
     with `namespace`, only the records of that namespace (no raw events). `context` is
     the packet as prompt text (`Packet.as_prompt`), flagged items quoted as untrusted."""
+    # serialized once: the packet is built by remem and already has PacketOut's fields
+    # (tests/surfaces/http/test_openapi.py holds it to them), so no model round trip
+    return JSONResponse(answer(body, who, svc))
+
+
+def answer(body: RetrieveIn, who: Principal, svc: Service) -> dict[str, Any]:
+    """What `retrieve` answers, as a dict (the console's ask page shows it too)."""
     actor = body.actor_id
     if body.namespace is not None:
         owner = scope.namespace_actor(who, body.namespace)

