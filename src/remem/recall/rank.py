@@ -172,6 +172,15 @@ def rank(g: Gathered, now: datetime) -> Ranking:
         stated = {e: ds for rid, ds in applies.items() for e in returnable[rid].source.event_ids}
         # a turn stating a standing constraint bounds any plan (`remem.recall.constraints`)
         bounds = {e: k for e, k in g.constraints.items() if e in scored.events}
+        # and so does a record made from such a turn: placed as its turn is, it can stand
+        # in for the turn when it says what the turn says (`_one_of_each_source`)
+        items = [
+            replace(it, score=max(it.score, CONSTRAINT_PLACE))
+            if it.kind not in ("event", "summary")
+            and bounds.keys() & set(it.source.get("event_ids", []))
+            else it
+            for it in items
+        ]
         items.extend(
             event_item(ev, _event_score(scored.scores[eid], eid in stated, eid in bounds))
             for eid, ev in scored.events.items()
