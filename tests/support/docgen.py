@@ -117,7 +117,10 @@ def http_page() -> str:
         f"{spec['info']['version']}), which `remem serve` also serves at `/openapi.json`; "
         f"regenerate with `{REGENERATE}`. Every route but `/healthz` and `/readyz` needs "
         "`Authorization: Bearer KEY` (a key from `remem keys create`); every error is an "
-        "[ErrorBody](#errorbody). The guide is [The HTTP service](../guide/http.md).",
+        "[ErrorBody](#errorbody). The guide is [The HTTP service](../guide/http.md); "
+        "to generate a typed client from this document (`openapi-python-client generate "
+        "--path openapi.json --output-path remem-client`), see its "
+        "[Generating a client](../guide/http.md#generating-a-client).",
         "",
         "## Operations",
         "",
