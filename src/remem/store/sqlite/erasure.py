@@ -20,6 +20,7 @@ from remem.store.flows.backend import Tx
 from remem.store.flows.erasure import DeletionSQL, ErasureSQL, Found, RecordErasure, TombstoneSQL
 from remem.store.flows.jobs import LAST_NUMBER
 from remem.store.sqlite import sql as q
+from remem.store.sqlite.fts_scrub import scrub_fts
 from remem.store.sqlite.sql import scope_token
 from remem.store.sqlite.vectors.files import VectorFiles
 
@@ -177,9 +178,10 @@ class SQLiteErasure(RecordErasure):
         """Make finished erasures reach the file: merge the full-text indexes, empty the WAL.
 
         FTS5 keeps a deleted row's terms in its index segments until they are
-        merged, so both indexes are merged into one segment each ('optimize');
-        the pages that held the old segments are freed and, under
-        `secure_delete`, zeroed. The WAL holds the pages as they were before
+        merged, so both indexes are merged into one segment each ('optimize', or
+        'rebuild' once repeated merges have stacked up index levels: see
+        `remem.store.sqlite.fts_scrub`); the pages that held the old segments are
+        freed and, under `secure_delete`, zeroed. The WAL holds the pages as they were before
         the erasure until a checkpoint copies the new ones into the file and
         truncates it. A reader in another connection (another process) can
         hold the WAL open: the checkpoint waits up to `CHECKPOINT_WAIT_MS` for
@@ -188,7 +190,7 @@ class SQLiteErasure(RecordErasure):
         """
         with self._tx() as db:
             for table in ("records_fts", "events_fts"):
-                db.execute(q.FTS_OPTIMIZE.format(table=table))
+                scrub_fts(db, table)
         if self.path == ":memory:":
             return {"wal_frames": 0}
         with self._lock, sqlite_translated():
