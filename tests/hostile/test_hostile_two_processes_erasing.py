@@ -7,8 +7,8 @@ held more levels than FTS5 reads and the index was "malformed" (503
 `store_corrupt`) while `PRAGMA integrity_check` passed. Two `Memory` objects in
 two processes reached it in under a minute; the level count, which FTS5's own
 merges keep within 64, passed 64 within seconds. Now the index is rebuilt
-instead of merged once it has more than `MAX_LEVELS` levels
-(`remem.store.sqlite.fts_scrub`).
+instead of merged once it has more than `FTS_MAX_LEVELS` levels
+(`remem.store.sqlite.erasure.scrub_fts`).
 """
 
 from __future__ import annotations
@@ -24,9 +24,10 @@ from typing import Any
 import pytest
 
 from remem import Memory
-from remem.errors import NotFound
 from remem.embed.base import HashEmbedder
-from remem.store.sqlite.fts_scrub import fts_levels
+from remem.errors import NotFound
+from remem.store.sqlite.erasure import fts_levels
+from tests.support.store import files_bytes
 
 SECONDS = 8.0  # each worker's time; the whole test stays under 20 s
 FTS5_MAX_LEVEL = 64  # the most levels FTS5's own merges ever build
@@ -102,3 +103,55 @@ def test_two_processes_erasing_keep_fulltext_sound(tmp_path: Path) -> None:
                 assert record_id in {r.id for r in packet.records}, word
     finally:
         mem.close()
+
+
+def _stack_levels(path: str, cycles: int) -> int:
+    """Age the index as ~2,000 erasures on the old code did: a segment of several
+    pages, then a small write and an 'optimize', `cycles` times (each stacked two
+    levels on SQLite 3.40), then the rows used are deleted. Returns the level count."""
+    db = sqlite3.connect(path, isolation_level=None)
+    try:
+        db.execute("BEGIN IMMEDIATE")
+        fill = "INSERT INTO records_fts (rowid, text, scope) VALUES (?, ?, 'aging')"
+        for i in range(300):
+            db.execute(fill, (10**9 + i, " ".join(f"filler{i}x{j}" for j in range(20))))
+        for i in range(cycles):
+            db.execute(fill, (2 * 10**9 + i, "aging"))
+            db.execute("INSERT INTO records_fts (records_fts) VALUES ('optimize')")
+        db.execute("DELETE FROM records_fts WHERE rowid >= ?", (10**9,))
+        db.execute("COMMIT")
+        return fts_levels(db, "records_fts")
+    finally:
+        db.close()
+
+
+def test_forget_heals_an_index_near_its_level_limit(tmp_path: Path) -> None:
+    path = str(tmp_path / "aged.db")
+    mem = Memory.open(path, embedder=HashEmbedder())
+    try:
+        rnd = random.Random(7)
+        words = [(_word(rnd), _word(rnd)) for _ in range(12)]
+        ids = [mem.remember(actor="ann", text=f"{a.title()} lent Ann a {b} locker").id
+               for a, b in words]  # fmt: skip
+        assert len(set(ids)) == 12
+    finally:
+        mem.close()
+    assert _stack_levels(path, 999) >= 128  # 1,998 levels: two short of the limit
+
+    mem = Memory.open(path, embedder=HashEmbedder())
+    try:
+        for n, record_id in enumerate(ids[:10]):  # each stacked a level on the old code
+            report = mem.forget(record_id=record_id)
+            assert report.verified and report.remaining["wal_frames"] == 0
+            held = files_bytes(path).lower()  # the first was rebuilt away, the rest merged
+            assert [w for pair in words[: n + 1] for w in pair if w.encode() in held] == []
+        assert all(w.encode() in held for pair in words[10:] for w in pair)
+        assert {r.id for r in mem.recall(actor="ann", query="locker", k=5).records} == set(ids[10:])
+    finally:
+        mem.close()
+    db = sqlite3.connect(path)
+    try:
+        db.execute("INSERT INTO records_fts (records_fts) VALUES ('integrity-check')")
+        assert fts_levels(db, "records_fts") <= FTS5_MAX_LEVEL
+    finally:
+        db.close()

@@ -20,7 +20,7 @@ import numpy as np
 from remem.store.flows.backend import Tx
 from remem.store.flows.documents import DocumentIndex, StoredChunk, Vector
 from remem.store.roles import Hit
-from remem.store.sqlite.fts_scrub import scrub_fts
+from remem.store.sqlite.erasure import scrub_fts
 from remem.store.sqlite.sql import fts_query, scope_token, scoped_text
 from remem.store.sqlite.vectors.index import ScopeVectors
 
