@@ -269,9 +269,9 @@ def scrub_fts(db: Tx, table: str) -> str:
     'optimize', or 'rebuild' past `FTS_MAX_LEVELS` levels. Returns the command run.
 
     FTS5 keeps a deleted row's terms in its index segments until they are merged.
-    'optimize' merges every segment into one; on the SQLite this runs on (3.40,
-    before the upstream fix of early 2023) it writes that segment one level below
-    the deepest level in use and never removes the emptied levels above it. New
+    'optimize' merges every segment into one; on the SQLite this runs on (3.40.1;
+    the level leak was reported upstream in early 2023) it writes that segment one
+    level below the deepest level in use and never drops the emptied levels. New
     rows land on level 0 in small segments that are not promoted next to the big
     one, so every 'optimize' after a write adds a level. The structure record
     refuses more than 2,000 levels: after about 2,000 erasures the table cannot
