@@ -20,6 +20,7 @@ import numpy as np
 from remem.store.flows.backend import Tx
 from remem.store.flows.documents import DocumentIndex, StoredChunk, Vector
 from remem.store.roles import Hit
+from remem.store.sqlite.erasure import scrub_fts
 from remem.store.sqlite.sql import fts_query, scope_token, scoped_text
 from remem.store.sqlite.vectors.index import ScopeVectors
 
@@ -44,7 +45,6 @@ VECTORS = """
 SELECT id, vec FROM document_chunks
 WHERE tenant = :tenant AND model = :model AND vec IS NOT NULL AND scope_key IN ({keys})
 """
-OPTIMIZE = "INSERT INTO document_chunks_fts (document_chunks_fts) VALUES ('optimize')"
 
 
 def doc_token(tenant: str, scope_key: str) -> str:
@@ -85,7 +85,7 @@ class SQLiteDocuments(DocumentIndex):
 
     def _after_removal(self) -> None:
         with self.s._flow_tx(None) as db:
-            db.execute(OPTIMIZE)
+            scrub_fts(db, "document_chunks_fts")
 
     def lexical(self, tenant: str, scope_keys: Sequence[str], query: str, limit: int) -> list[Hit]:
         """BM25 over each scope's chunks, merged best first."""

@@ -447,8 +447,6 @@ WHERE tenant = :tenant AND record_id = :record_id
 VECTOR_BY_ROWID = "SELECT 1 FROM record_vectors WHERE record_rowid = :key"
 FTS_BY_ROWID = "SELECT 1 FROM records_fts WHERE rowid = :key"
 ACTOR_EVENT_SEQS = "SELECT seq FROM events WHERE tenant = :tenant AND actor = :actor"
-# merges a full-text index into one segment, dropping the terms of deleted rows
-FTS_OPTIMIZE = "INSERT INTO {table} ({table}) VALUES ('optimize')"
 # copies the WAL into the file and truncates it; waits for readers (busy_timeout)
 WAL_TRUNCATE = "PRAGMA wal_checkpoint(TRUNCATE)"
 DELETE_EVENTS_FTS = "DELETE FROM events_fts WHERE rowid IN ({keys})"
