@@ -17,12 +17,14 @@ legal obligation or a claim needs); they hold no personal data beyond the id.
 
 from __future__ import annotations
 
+import getpass
 import os
 import threading
 import time
 from datetime import timedelta
 
 from remem.errors import InvalidInput
+from remem.lifecycle.receipt import REASON_MAX
 from remem.policy.scope import Principal
 from remem.store.roles import Asked, AuditEntry, Store
 from remem.timeutil import utcnow
@@ -40,7 +42,6 @@ ACTIONS = (
     "key_create",
     "key_revoke",
 )
-REASON_MAX = 500  # the characters of an erasure's reason or ticket reference
 
 _pruned: dict[str, float] = {}
 _lock = threading.Lock()
@@ -71,23 +72,63 @@ def note(
     the service makes for itself), and prune rows past the retention now and then."""
     if via is None:
         return
-    assert action in ACTIONS, action
-    entry = AuditEntry(who.key_id, action, actor, target, {"surface": via, **counts})
+    _append(
+        store, who.tenant, AuditEntry(who.key_id, action, actor, target, {"surface": via, **counts})
+    )
+
+
+def by_operator(
+    store: Store,
+    tenant: str,
+    action: str,
+    *,
+    actor: str | None = None,
+    target: str | None = None,
+    **counts: int | bool,
+) -> None:
+    """Append one row for the operator at the CLI: no key (`key_id` None), the surface
+    "cli" and the operating-system user who ran it (`os_user`)."""
+    detail = {"surface": "cli", "user": os_user(), **counts}
+    _append(store, tenant, AuditEntry(None, action, actor, target, detail))
+
+
+def _append(store: Store, tenant: str, entry: AuditEntry) -> None:
+    assert entry.action in ACTIONS, entry.action
     now = utcnow()
-    store.audit(who.tenant, entry, now)
+    store.audit(tenant, entry, now)
     with _lock:
-        due = time.monotonic() - _pruned.get(who.tenant, -PRUNE_EVERY) >= PRUNE_EVERY
+        due = time.monotonic() - _pruned.get(tenant, -PRUNE_EVERY) >= PRUNE_EVERY
         if due:
-            _pruned[who.tenant] = time.monotonic()
+            _pruned[tenant] = time.monotonic()
     if due:
-        store.prune_audit(who.tenant, now - timedelta(days=retention_days()))
+        store.prune_audit(tenant, now - timedelta(days=retention_days()))
+
+
+def os_user() -> str:
+    """The operating-system user running this process (its login name, or "uid N" where
+    there is none): who asked, for an erasure or a key change made at the CLI."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no $USER and no passwd entry, e.g. a container's uid
+        return f"uid {os.getuid()}"
 
 
 def asked(who: Principal, reason: str | None, via: str | None) -> Asked:
     """Who asks for an erasure through `via` (a surface), and why: the key's id, a name
     for it (its surface, role and scope) and the reason, stripped (None: none given)."""
+    given = _reason(reason)
+    whose = "the whole tenant" if who.actor is None else f"actor {who.actor}"
+    return Asked(who.key_id, f"{via}: {who.role} key for {whose}", given)
+
+
+def _reason(reason: str | None) -> str | None:
     given = (reason or "").strip() or None
     if given is not None and len(given) > REASON_MAX:
         raise InvalidInput(f"reason is longer than {REASON_MAX} characters; give a ticket id")
-    whose = "the whole tenant" if who.actor is None else f"actor {who.actor}"
-    return Asked(who.key_id, f"{via}: {who.role} key for {whose}", given)
+    return given
+
+
+def cli_asked(reason: str | None) -> Asked:
+    """Who asks for an erasure at the CLI, and why: no key, "cli: <os user>"."""
+    given = _reason(reason)
+    return Asked(None, f"cli: {os_user()}", given)
