@@ -87,3 +87,70 @@ def test_batch_erasures_name_who_asked_and_why_and_are_audited(api: Api, db: str
     text = json.dumps(rows) + "".join(receipts)
     for word in WORDS:
         assert not re.search(rf"\b{word}\b", text, re.IGNORECASE), word
+
+
+def test_the_audit_log_over_http_filtered_paged_and_confined(db: str) -> None:
+    from remem.errors import Forbidden, InvalidInput
+    from remem.service.client import Client
+    from tests.support.servers import running_server
+
+    with running_server(db) as server:
+        admin = server.client("admin")
+        veg = admin.remember(actor="alice", text="Alice is vegetarian")
+        admin.remember(actor="bob", text="Bob moved to Lisbon")
+        for actor in ("alice", "bob", "alice"):
+            admin.records(actor=actor)
+        admin.forget(record_id=veg.id)
+        with server.http("admin") as http:
+            made = http.post("/v1/keys", json={"role": "admin", "actor_id": "alice"})
+        assert made.status_code == 201, made.text
+        admin_id = made.json()["id"]
+
+        rows = admin.audit()
+        said = [(r["action"], r["actor"], r["detail"]["surface"]) for r in rows[::-1]]
+        assert said == [
+            ("read", "alice", "api"),
+            ("read", "bob", "api"),
+            ("read", "alice", "api"),
+            ("erase", "alice", "api"),
+            ("key_create", "alice", "api"),
+        ]
+        assert rows[0]["target"] == admin_id and [r["id"] for r in rows] == sorted(
+            (r["id"] for r in rows), reverse=True
+        )
+        assert [r["actor"] for r in admin.audit(actor="bob")] == ["bob"]
+        assert [r["action"] for r in admin.audit(action="erase")] == ["erase"]
+        assert len(admin.audit(key_id=rows[0]["key_id"])) == 5
+        assert admin.audit(key_id="key_nobody") == []
+        assert admin.audit(limit=2) == rows[:2]
+        for word in WORDS:
+            assert not re.search(rf"\b{word}\b", json.dumps(rows), re.IGNORECASE), word
+
+        # a page at a time: the cursor continues below the last row, only for its query
+        with server.http("admin") as http:
+            first = http.get("/v1/audit", params={"limit": 2, "actor_id": "alice"}).json()
+            assert first["retention_days"] >= 1 and len(first["rows"]) == 2
+            rest = http.get(
+                "/v1/audit", params={"actor_id": "alice", "cursor": first["next_cursor"]}
+            ).json()
+            assert first["rows"] + rest["rows"] == admin.audit(actor="alice")
+            assert rest["next_cursor"] is None
+            other = http.get(
+                "/v1/audit", params={"actor_id": "bob", "cursor": first["next_cursor"]}
+            )
+            assert other.status_code == 400 and other.json()["error"]["code"] == "invalid_cursor"
+        with pytest.raises(InvalidInput, match="action must be one of"):
+            admin.audit(action="delete")
+
+        # a key for one actor sees its actor's rows only; a key below admin sees none
+        alices = Client(server.url, made.json()["key"])
+        try:
+            assert {r["actor"] for r in alices.audit()} == {"alice"}
+            assert len(alices.audit()) == 4
+            with pytest.raises(Forbidden):
+                alices.audit(actor="bob")
+        finally:
+            alices.close()
+        with pytest.raises(Forbidden):
+            server.client("agent").audit()
+        assert server.client("globex").audit() == []  # another tenant's log is its own
