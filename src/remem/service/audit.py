@@ -24,7 +24,7 @@ import time
 from datetime import timedelta
 
 from remem.errors import InvalidInput
-from remem.lifecycle.receipt import REASON_MAX
+from remem.lifecycle.receipt import REASON_MAX as REASON_MAX  # the limit, re-exported
 from remem.policy.scope import Principal
 from remem.store.roles import Asked, AuditEntry, Store
 from remem.timeutil import utcnow
@@ -88,7 +88,7 @@ def by_operator(
 ) -> None:
     """Append one row for the operator at the CLI: no key (`key_id` None), the surface
     "cli" and the operating-system user who ran it (`os_user`)."""
-    detail = {"surface": "cli", "user": os_user(), **counts}
+    detail: dict[str, str | int | bool] = {"surface": "cli", "user": os_user(), **counts}
     _append(store, tenant, AuditEntry(None, action, actor, target, detail))
 
 
