@@ -506,7 +506,7 @@ class AuditRow(_Answer):
     at: str
     key_id: str | None = Field(description="the key that acted; null: the operator at the CLI")
     action: Literal[
-        "read", "search", "transcript", "export", "erase", "approve", "reject",
+        "read", "recall", "search", "transcript", "export", "erase", "approve", "reject",
         "key_create", "key_revoke",
     ]  # fmt: skip
     actor: str | None = Field(description="whose memory; null: none")

@@ -3,11 +3,13 @@ changed keys, and when (`Store.audit`, `remem.store.flows.audit`).
 
     note(svc, who, "read", "console", actor="alice", records=12)
 
-A row names the key, the action, the surface (api, console, mcp), whose memory
-and an id, with counts: never memory content, a query, a reason or an error
-message, so an erasure never has to reach it. Rows are kept `retention_days()`
-days ($REMEM_AUDIT_DAYS, default `RETENTION_DAYS`), pruned by the service at
-most once per `PRUNE_EVERY` seconds per tenant as it appends.
+A row names the key, the action, the surface (api, console, mcp; cli with the OS
+user and no key: `by_operator`), whose memory and an id, with counts: never memory
+content, a query, a reason or an error message, so an erasure never has to reach
+it. Recalls are noted once per key, actor and surface a minute (`recalled`). Rows
+are kept `retention_days()` days ($REMEM_AUDIT_DAYS, default `RETENTION_DAYS`),
+pruned by the service at most once per `PRUNE_EVERY` seconds per tenant as it
+appends.
 
 Erasing an actor leaves its id in the log on purpose: the rows are the proof an
 erasure, export or access happened and who asked, which a controller keeps to
@@ -33,6 +35,7 @@ RETENTION_DAYS = 400  # a year and a bit: the default of $REMEM_AUDIT_DAYS
 PRUNE_EVERY = 3600.0  # seconds between two prunings of one tenant's log
 ACTIONS = (
     "read",
+    "recall",
     "search",
     "transcript",
     "export",
@@ -43,7 +46,10 @@ ACTIONS = (
     "key_revoke",
 )
 
+RECALL_KEYS = 10_000  # (tenant, key, actor, surface) remembered for `recalled` at most
+
 _pruned: dict[str, float] = {}
+_recalled: dict[tuple[str, str, str, str], str] = {}
 _lock = threading.Lock()
 
 
@@ -75,6 +81,25 @@ def note(
     _append(
         store, who.tenant, AuditEntry(who.key_id, action, actor, target, {"surface": via, **counts})
     )
+
+
+def recalled(store: Store, who: Principal, via: str | None, actor: str) -> None:
+    """Note a recall of `actor`'s memory at a bounded cost: one row per key, actor and
+    surface per minute (per process), on that minute's first recall; the others add
+    nothing. An agent recalls on every turn, and a row per recall would be a committed
+    write per turn (on SQLite, longer than the recall itself). The row says the key
+    recalled that actor's memory during that minute; it holds no query and no count."""
+    if via is None:
+        return
+    minute = utcnow().strftime("%Y-%m-%dT%H:%M")
+    seen = (who.tenant, who.key_id, actor, via)
+    with _lock:
+        if _recalled.get(seen) == minute:
+            return
+        if len(_recalled) >= RECALL_KEYS:
+            _recalled.clear()
+        _recalled[seen] = minute
+    note(store, who, "recall", via, actor=actor)
 
 
 def by_operator(

@@ -154,3 +154,23 @@ def test_the_audit_log_over_http_filtered_paged_and_confined(db: str) -> None:
         with pytest.raises(Forbidden):
             server.client("agent").audit()
         assert server.client("globex").audit() == []  # another tenant's log is its own
+
+
+def test_recalls_are_audited_once_per_key_actor_and_minute(api: Api, db: str) -> None:
+    from remem.timeutil import utcnow
+
+    remember(api, "alice", "Alice is vegetarian")
+    start = utcnow().strftime("%H:%M")
+    for actor in ("alice", "alice", "bob", "alice"):
+        body = {"query": "what does she eat?", "actor_id": actor}
+        assert api.call("POST", "/v1/memories/retrieve", json=body).status_code == 200
+    minutes = len({start, utcnow().strftime("%H:%M")})  # 2 if a minute began meanwhile
+    alices = api.call("POST", "/v1/memories/retrieve", "alice", json={"query": "diet?"})
+    assert alices.status_code == 200
+    rows = api.call("GET", "/v1/audit", params={"action": "recall"}).json()["rows"]
+    by = [(r["key_id"], r["actor"], r["detail"]) for r in rows]
+    admin, alice = api.key_id("admin"), api.key_id("alice")
+    assert by.count((admin, "alice", {"surface": "api"})) in range(1, minutes + 1)
+    assert by.count((admin, "bob", {"surface": "api"})) == 1
+    assert by.count((alice, "alice", {"surface": "api"})) == 1  # another key: its own row
+    assert len(by) <= 2 + minutes and "what does she eat" not in json.dumps(rows)

@@ -9,8 +9,9 @@ from remem.documents.flows import recall_sources
 from remem.errors import InvalidInput
 from remem.model import Packet
 from remem.policy import scope
+from remem.service import audit
 from remem.service.answers import KEYED, PacketOut, errors
-from remem.service.routes.deps import Svc, Who
+from remem.service.routes.deps import Svc, Via, Who
 from remem.service.schemas import RetrieveIn
 
 router = APIRouter()
@@ -24,7 +25,7 @@ router = APIRouter()
     response_model_exclude_unset=True,
     responses=errors(*KEYED, 403),
 )
-def retrieve(body: RetrieveIn, who: Who, svc: Svc) -> dict[str, Any]:
+def retrieve(body: RetrieveIn, who: Who, svc: Svc, via: Via = "api") -> dict[str, Any]:
     """The recall packet for a query, inside a token budget (RetrieveMemoryRecords);
     with `namespace`, only the records of that namespace (no raw events). `context` is
     the packet as prompt text (`Packet.as_prompt`), flagged items quoted as untrusted."""
@@ -66,4 +67,5 @@ def retrieve(body: RetrieveIn, who: Who, svc: Svc) -> dict[str, Any]:
         namespaces=body.document_namespaces,
         max_sensitivity=body.max_sensitivity,
     )
+    audit.recalled(svc.store, who, via, actor)
     return {**packet.as_dict(), "context": packet.as_prompt()}
