@@ -16,6 +16,7 @@ import click
 
 from remem.cli.kit import Ctx, emit, json_option
 from remem.errors import InvalidInput
+from remem.service import audit
 
 
 @click.command()
@@ -27,12 +28,26 @@ from remem.errors import InvalidInput
     help="PostgreSQL: VACUUM the tables the erasure touched afterwards (reads each whole "
     "table). SQLite needs none: its erasures always reach the file.",
 )
+@click.option(
+    "--reason",
+    default=None,
+    help="Why: a reason or ticket reference, kept in the deletion job for its receipt.",
+)
 @json_option
 @click.pass_obj
-def forget(ctx: Ctx, record_id: str | None, actor: str | None, vacuum: bool) -> None:
-    """Erase a record or a whole actor from every surface, and verify."""
+def forget(
+    ctx: Ctx, record_id: str | None, actor: str | None, vacuum: bool, reason: str | None
+) -> None:
+    """Erase a record or a whole actor from every surface, and verify.
+
+    The deletion job names who asked ("cli: <os user>", no key) and `--reason`;
+    the audit log gets a row for the erasure (`remem.service.audit.by_operator`)."""
+    asked = audit.cli_asked(reason)
     with ctx.open(embedder=None) as mem:
-        report = mem.forget(record_id=record_id, actor=actor, vacuum=vacuum)
+        owner = actor if record_id is None or actor is not None else mem.get(record_id).actor
+        report = mem.forget(record_id=record_id, actor=actor, vacuum=vacuum, asked=asked)
+        audit.by_operator(mem.store, mem.tenant, "erase", actor=owner,
+                          target=str(report.job_id), verified=report.verified)  # fmt: skip
     data = {
         "deleted": report.deleted,
         "verified": report.verified,

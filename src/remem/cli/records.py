@@ -13,6 +13,7 @@ import click
 from remem.cli.kit import Ctx, emit, json_option
 from remem.documents.flows import where_of
 from remem.errors import InvalidInput
+from remem.store.values import ForgetReport
 
 # -- records ----------------------------------------------------------------------------
 
@@ -362,14 +363,23 @@ def records_import(ctx: Ctx, file: Path) -> None:
     Each line is {"op": "create"|"update"|"delete", "request_id", "actor",
     "record_id", "text", "kind", "field", "value", "valid_until",
     "sensitivity", "strategy", "metadata"} (metadata: a JSON object kept with a
-    created record). The whole file is validated before anything is written; a
-    request id seen before returns its first outcome.
+    created record, and "reason" a delete's ticket reference). The whole file is
+    validated before anything is written; a request id seen before returns its first
+    outcome. A delete's deletion job names "cli: <os user>" and is audited.
     """
     from remem.cli.events import parse_jsonl, read_lines  # a recall does not need them
+    from remem.service import audit
+    from remem.writes.batch import write_records
 
     rows = list(parse_jsonl(read_lines(file)))
     with ctx.open() as mem:
-        results = mem.write_records(rows)
+
+        def audited(actor: str, report: ForgetReport) -> None:
+            audit.by_operator(mem.store, mem.tenant, "erase", actor=actor,
+                              target=str(report.job_id), verified=report.verified)  # fmt: skip
+
+        asked = audit.cli_asked(None)
+        results = write_records(mem.deps, rows, asked=asked, on_erase=audited)
     ok = sum(1 for r in results if r["status"] != "error")
     data = {"results": results, "succeeded": ok, "failed": len(results) - ok}
 

@@ -16,6 +16,7 @@ import click
 
 from remem.cli.kit import Ctx, emit, json_option, warn_store
 from remem.memory.memory import default_db_path, is_server_url, open_store
+from remem.service import audit
 from remem.service import keys as keyring
 from remem.store.roles import Store, refuse_rls_bypass
 
@@ -301,10 +302,12 @@ def keys() -> None:
 @json_option
 @click.pass_obj
 def keys_create(ctx: Ctx, key_tenant: str, actor: str | None, role: str) -> None:
-    """Create a key; its secret is printed once and only its hash is stored."""
+    """Create a key; its secret is printed once and only its hash is stored. The
+    tenant's audit log gets a row naming the OS user (`remem.service.audit.by_operator`)."""
     store = _open(ctx)
     try:
         key, secret = keyring.create_key(store, tenant=key_tenant, actor=actor, role=role)
+        audit.by_operator(store, key.tenant, "key_create", actor=key.actor, target=key.id)
     finally:
         store.close()
     emit(
@@ -344,10 +347,12 @@ def keys_list(ctx: Ctx, key_tenant: str | None) -> None:
 @json_option
 @click.pass_obj
 def keys_revoke(ctx: Ctx, key_id: str) -> None:
-    """Revoke a key; requests with it are refused (401) from now on."""
+    """Revoke a key; requests with it are refused (401) from now on. Its tenant's audit
+    log gets a row naming the OS user."""
     store = _open(ctx)
     try:
         key = keyring.revoke_key(store, key_id)
+        audit.by_operator(store, key.tenant, "key_revoke", actor=key.actor, target=key.id)
     finally:
         store.close()
     emit(ctx, key.as_dict(), lambda: click.echo(f"revoked {key.id} at {key.revoked_at}"))

@@ -66,7 +66,7 @@ def ask(
             )
         except ValidationError as exc:
             raise InvalidInput(message_of(exc, LABELS)[1]) from None
-        packet = recall.answer(body, at.who, at.svc)
+        packet = recall.answer(body, at.who, at.svc, via="console")
         rows = views.explain_rows(packet.get("explain") or {})
         texts = _texts(at, [r["id"] for r in rows])
         context["packet"] = packet

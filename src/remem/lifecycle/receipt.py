@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 RECEIPT_VERSION = 1
+REASON_MAX = 500  # the characters of an erasure's reason or ticket reference
 
 
 def receipt(tenant: str, job: Mapping[str, Any]) -> dict[str, Any]:

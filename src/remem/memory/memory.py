@@ -48,7 +48,7 @@ from remem.policy.scope import SHARED_ACTOR, check_name, named, operator
 from remem.store.open import default_db_path as default_db_path  # backend choice, re-exported
 from remem.store.open import is_server_url as is_server_url
 from remem.store.open import open_store as open_store
-from remem.store.roles import EventKey, Scope, Store
+from remem.store.roles import Asked, EventKey, Scope, Store
 from remem.telemetry import Telemetry
 from remem.telemetry.hooks import observed
 from remem.timeutil import utcnow
@@ -349,16 +349,20 @@ class Memory(DocumentMethods, JobMethods, LifecycleMethods):
         )
 
     @observed
-    def write_records(self, items: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    def write_records(
+        self, items: Iterable[Mapping[str, Any]], *, asked: Asked | None = None
+    ) -> list[dict[str, Any]]:
         """Self-managed strategies: create, update and delete records in one batch.
 
         The whole batch is validated first; each item then goes through the same
         write path as `remember`, `update` and `forget`, and an item's
-        `request_id` makes it idempotent. See `remem.writes.batch`.
+        `request_id` makes it idempotent. A delete's deletion job names who `asked`
+        (as `forget` does), with the item's `reason` if it has one. See
+        `remem.writes.batch`.
         """
         from remem.writes.batch import write_records
 
-        return write_records(self.deps, items)
+        return write_records(self.deps, items, asked=asked)
 
     @observed
     def update(

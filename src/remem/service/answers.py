@@ -496,6 +496,32 @@ class KeyList(_Answer):
     next_cursor: str | None = None
 
 
+# -- the audit log ------------------------------------------------------------------------
+
+
+class AuditRow(_Answer):
+    """One row of the audit log (`remem.service.audit`): ids and counts, never content."""
+
+    id: int
+    at: str
+    key_id: str | None = Field(description="the key that acted; null: the operator at the CLI")
+    action: Literal[
+        "read", "recall", "search", "transcript", "export", "erase", "approve", "reject",
+        "key_create", "key_revoke",
+    ]  # fmt: skip
+    actor: str | None = Field(description="whose memory; null: none")
+    target: str | None = Field(description="a record, deletion job, key or session id")
+    detail: dict[str, str | int | bool] = Field(
+        description="the surface (api, console, mcp, cli), counts; at the CLI the OS user"
+    )
+
+
+class AuditLog(_Answer):
+    rows: list[AuditRow]
+    retention_days: int = Field(description="rows older are pruned ($REMEM_AUDIT_DAYS)")
+    next_cursor: str | None = None
+
+
 # -- thread state -----------------------------------------------------------------------
 
 

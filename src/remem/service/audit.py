@@ -3,11 +3,13 @@ changed keys, and when (`Store.audit`, `remem.store.flows.audit`).
 
     note(svc, who, "read", "console", actor="alice", records=12)
 
-A row names the key, the action, the surface (api, console, mcp), whose memory
-and an id, with counts: never memory content, a query, a reason or an error
-message, so an erasure never has to reach it. Rows are kept `retention_days()`
-days ($REMEM_AUDIT_DAYS, default `RETENTION_DAYS`), pruned by the service at
-most once per `PRUNE_EVERY` seconds per tenant as it appends.
+A row names the key, the action, the surface (api, console, mcp; cli with the OS
+user and no key: `by_operator`), whose memory and an id, with counts: never memory
+content, a query, a reason or an error message, so an erasure never has to reach
+it. Recalls are noted once per key, actor and surface a minute (`recalled`). Rows
+are kept `retention_days()` days ($REMEM_AUDIT_DAYS, default `RETENTION_DAYS`),
+pruned by the service at most once per `PRUNE_EVERY` seconds per tenant as it
+appends.
 
 Erasing an actor leaves its id in the log on purpose: the rows are the proof an
 erasure, export or access happened and who asked, which a controller keeps to
@@ -17,12 +19,14 @@ legal obligation or a claim needs); they hold no personal data beyond the id.
 
 from __future__ import annotations
 
+import getpass
 import os
 import threading
 import time
 from datetime import timedelta
 
 from remem.errors import InvalidInput
+from remem.lifecycle.receipt import REASON_MAX as REASON_MAX  # the limit, re-exported
 from remem.policy.scope import Principal
 from remem.store.roles import Asked, AuditEntry, Store
 from remem.timeutil import utcnow
@@ -31,6 +35,7 @@ RETENTION_DAYS = 400  # a year and a bit: the default of $REMEM_AUDIT_DAYS
 PRUNE_EVERY = 3600.0  # seconds between two prunings of one tenant's log
 ACTIONS = (
     "read",
+    "recall",
     "search",
     "transcript",
     "export",
@@ -40,9 +45,11 @@ ACTIONS = (
     "key_create",
     "key_revoke",
 )
-REASON_MAX = 500  # the characters of an erasure's reason or ticket reference
+
+RECALL_KEYS = 10_000  # (tenant, key, actor, surface) remembered for `recalled` at most
 
 _pruned: dict[str, float] = {}
+_recalled: dict[tuple[str, str, str, str], str] = {}
 _lock = threading.Lock()
 
 
@@ -71,23 +78,82 @@ def note(
     the service makes for itself), and prune rows past the retention now and then."""
     if via is None:
         return
-    assert action in ACTIONS, action
-    entry = AuditEntry(who.key_id, action, actor, target, {"surface": via, **counts})
-    now = utcnow()
-    store.audit(who.tenant, entry, now)
+    _append(
+        store, who.tenant, AuditEntry(who.key_id, action, actor, target, {"surface": via, **counts})
+    )
+
+
+def recalled(store: Store, who: Principal, via: str | None, actor: str) -> None:
+    """Note a recall of `actor`'s memory at a bounded cost: one row per key, actor and
+    surface per minute (per process), on that minute's first recall; the others add
+    nothing. An agent recalls on every turn, and a row per recall would be a committed
+    write per turn (on SQLite, longer than the recall itself). The row says the key
+    recalled that actor's memory during that minute; it holds no query and no count."""
+    if via is None:
+        return
+    minute = utcnow().strftime("%Y-%m-%dT%H:%M")
+    seen = (who.tenant, who.key_id, actor, via)
     with _lock:
-        due = time.monotonic() - _pruned.get(who.tenant, -PRUNE_EVERY) >= PRUNE_EVERY
+        if _recalled.get(seen) == minute:
+            return
+        if len(_recalled) >= RECALL_KEYS:
+            _recalled.clear()
+        _recalled[seen] = minute
+    note(store, who, "recall", via, actor=actor)
+
+
+def by_operator(
+    store: Store,
+    tenant: str,
+    action: str,
+    *,
+    actor: str | None = None,
+    target: str | None = None,
+    **counts: int | bool,
+) -> None:
+    """Append one row for the operator at the CLI: no key (`key_id` None), the surface
+    "cli" and the operating-system user who ran it (`os_user`)."""
+    detail: dict[str, str | int | bool] = {"surface": "cli", "user": os_user(), **counts}
+    _append(store, tenant, AuditEntry(None, action, actor, target, detail))
+
+
+def _append(store: Store, tenant: str, entry: AuditEntry) -> None:
+    assert entry.action in ACTIONS, entry.action
+    now = utcnow()
+    store.audit(tenant, entry, now)
+    with _lock:
+        due = time.monotonic() - _pruned.get(tenant, -PRUNE_EVERY) >= PRUNE_EVERY
         if due:
-            _pruned[who.tenant] = time.monotonic()
+            _pruned[tenant] = time.monotonic()
     if due:
-        store.prune_audit(who.tenant, now - timedelta(days=retention_days()))
+        store.prune_audit(tenant, now - timedelta(days=retention_days()))
+
+
+def os_user() -> str:
+    """The operating-system user running this process (its login name, or "uid N" where
+    there is none): who asked, for an erasure or a key change made at the CLI."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no $USER and no passwd entry, e.g. a container's uid
+        return f"uid {os.getuid()}"
 
 
 def asked(who: Principal, reason: str | None, via: str | None) -> Asked:
     """Who asks for an erasure through `via` (a surface), and why: the key's id, a name
     for it (its surface, role and scope) and the reason, stripped (None: none given)."""
+    given = _reason(reason)
+    whose = "the whole tenant" if who.actor is None else f"actor {who.actor}"
+    return Asked(who.key_id, f"{via}: {who.role} key for {whose}", given)
+
+
+def _reason(reason: str | None) -> str | None:
     given = (reason or "").strip() or None
     if given is not None and len(given) > REASON_MAX:
         raise InvalidInput(f"reason is longer than {REASON_MAX} characters; give a ticket id")
-    whose = "the whole tenant" if who.actor is None else f"actor {who.actor}"
-    return Asked(who.key_id, f"{via}: {who.role} key for {whose}", given)
+    return given
+
+
+def cli_asked(reason: str | None) -> Asked:
+    """Who asks for an erasure at the CLI, and why: no key, "cli: <os user>"."""
+    given = _reason(reason)
+    return Asked(None, f"cli: {os_user()}", given)

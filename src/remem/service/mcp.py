@@ -247,8 +247,9 @@ class McpServer:
     ) -> dict[str, Any]:
         """The recall packet for a query."""
         who = self._verify()
+        actor = self._actor(who, actor_id)
         packet = self.memory.recall(
-            actor=self._actor(who, actor_id),
+            actor=actor,
             query=query,
             k=top_k,
             budget=budget_tokens,
@@ -260,6 +261,7 @@ class McpServer:
             pin=pin,
             metadata=metadata,
         )
+        audit.recalled(self.memory.store, who, "mcp", actor)
         return {**packet.as_dict(), "context": packet.as_prompt()}
 
     def search_documents(

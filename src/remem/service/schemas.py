@@ -14,6 +14,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validat
 from remem.policy.fields import valid_field
 from remem.policy.metadata import valid_filter, valid_metadata
 from remem.policy.scope import valid_request_id
+from remem.service.audit import REASON_MAX
 from remem.timeutil import TimeText as Time
 from remem.writes.checks import MAX_VALUE_CHARS, valid_value
 
@@ -142,11 +143,20 @@ class UpdateItem(_Body):
     valid_until: Time = Field(default=None, max_length=64)
 
 
+def _why() -> Any:
+    return Field(
+        default=None,
+        max_length=REASON_MAX,
+        description="why it is erased: a reason or ticket reference, kept for the receipt",
+    )
+
+
 class DeleteItem(_Body):
     """One record to forget."""
 
     request_id: RequestIdStr = RequestId
     record_id: str = Field(min_length=1, max_length=200)
+    reason: str | None = _why()
 
 
 class BatchCreateIn(_Body):
@@ -180,6 +190,7 @@ class WriteItem(_Body):
     valid_until: Time = Field(default=None, max_length=64)
     sensitivity: Literal["normal", "personal", "sensitive"] = "normal"
     strategy: str = Field(default="self-managed", min_length=1, max_length=100)
+    reason: str | None = _why()
 
     @model_validator(mode="after")
     def _needs(self) -> WriteItem:
@@ -189,6 +200,8 @@ class WriteItem(_Body):
             raise ValueError("update needs record_id and text")
         if self.op == "delete" and self.record_id is None:
             raise ValueError("delete needs record_id")
+        if self.op != "delete" and self.reason is not None:
+            raise ValueError("reason is for op delete (why a record is erased)")
         return self
 
 

@@ -20,18 +20,21 @@ included, and nothing is written when one item is refused.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from remem.errors import InvalidInput, NotFound, RememError
 from remem.lifecycle.erasure import forget
+from remem.lifecycle.receipt import REASON_MAX
 from remem.memory.deps import Deps
 from remem.policy import scope
 from remem.policy.fields import valid_field
 from remem.policy.metadata import valid_metadata
 from remem.policy.scope import Principal, named, valid_request_id
+from remem.store.values import Asked, ForgetReport
 from remem.timeutil import TimeText
 from remem.writes import ledger, records
 from remem.writes.checks import MAX_VALUE_CHARS, valid_value
@@ -62,6 +65,7 @@ class RecordItem(BaseModel):
     sensitivity: Literal["normal", "personal", "sensitive"] = "normal"
     strategy: str = Field(default="self-managed", min_length=1, max_length=100)
     metadata: Annotated[dict[str, Any] | None, AfterValidator(valid_metadata)] = None
+    reason: str | None = Field(default=None, min_length=1, max_length=REASON_MAX)
 
     @model_validator(mode="after")
     def _needs(self) -> RecordItem:
@@ -73,6 +77,8 @@ class RecordItem(BaseModel):
             raise ValueError("delete needs record_id")
         if self.op != "create" and self.metadata is not None:
             raise ValueError("metadata is given on create (an update keeps the record's)")
+        if self.op != "delete" and self.reason is not None:
+            raise ValueError("reason is for op delete (why a record is erased)")
         return self
 
 
@@ -96,25 +102,40 @@ def parse_items(rows: Iterable[Mapping[str, Any]]) -> list[RecordItem]:
     return items
 
 
-def write_records(deps: Deps, rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def write_records(
+    deps: Deps,
+    rows: Iterable[Mapping[str, Any]],
+    *,
+    asked: Asked | None = None,
+    on_erase: Callable[[str, ForgetReport], None] | None = None,
+) -> list[dict[str, Any]]:
     """Apply a validated batch item by item; each item's outcome, in order.
 
-    InvalidInput, with nothing written, when an item is malformed or a create
-    names an actor no one may act as (`ledger.actors_first`)."""
+    A delete's deletion job names who `asked` (with the item's `reason`, else
+    the asker's), and `on_erase(actor, report)` hears of each erasure done (not
+    of a repeated request id's first outcome): the CLI audits them. InvalidInput,
+    with nothing written, when an item is malformed or a create names an actor no
+    one may act as (`ledger.actors_first`)."""
     items = parse_items(rows)
     who = scope.operator(deps.tenant)
     ledger.actors_first(who, (i.actor for i in items if i.op == "create"), what="actor")
     results = []
     for item in items:
         try:
-            outcome = _item(deps, who, item)
+            outcome = _item(deps, who, item, asked, on_erase)
         except RememError as exc:
             outcome = _failure(exc)
         results.append({"request_id": item.request_id, "op": item.op, **outcome})
     return results
 
 
-def _item(deps: Deps, who: Principal, item: RecordItem) -> dict[str, Any]:
+def _item(
+    deps: Deps,
+    who: Principal,
+    item: RecordItem,
+    asked: Asked | None,
+    on_erase: Callable[[str, ForgetReport], None] | None,
+) -> dict[str, Any]:
     """One item through the ledger; its actor (the item's, or its record's) owns its id."""
     target = None if item.op == "create" else item.record_id
 
@@ -127,14 +148,19 @@ def _item(deps: Deps, who: Principal, item: RecordItem) -> dict[str, Any]:
         return owner
 
     def attempt(_actor: str) -> tuple[dict[str, Any], bool]:
-        outcome = _run(deps, item)
+        outcome = _run(deps, item, asked, on_erase)
         return outcome, outcome["status"] != "error"
 
     ask = ledger.Ask(item.op, item.request_id, target)
     return ledger.settle(deps.store, who, ask, resolve, attempt, _failure)
 
 
-def _run(deps: Deps, item: RecordItem) -> dict[str, Any]:
+def _run(
+    deps: Deps,
+    item: RecordItem,
+    asked: Asked | None,
+    on_erase: Callable[[str, ForgetReport], None] | None,
+) -> dict[str, Any]:
     try:
         if item.op == "create":
             assert item.actor is not None and item.text is not None  # checked by the model
@@ -159,7 +185,11 @@ def _run(deps: Deps, item: RecordItem) -> dict[str, Any]:
                 deps, item.record_id, text=item.text, valid_until=item.valid_until, by=item.strategy
             )
             return {"status": "updated", "record_id": new.id, "supersedes": old.id}
-        report = forget(deps, record_id=item.record_id)
+        if item.reason is not None:
+            asked = replace(asked or Asked(None, None, None), reason=item.reason)
+        report = forget(deps, record_id=item.record_id, asked=asked)
+        if on_erase is not None:
+            on_erase(old.actor, report)
         return {"status": "deleted", "record_id": old.id, "verified": report.verified}
     except RememError as exc:
         return _failure(exc)

@@ -339,6 +339,21 @@ class Client(QueueClient, WriteClient, DocumentClient, ThreadClient):
         """Everything the server holds about one actor (an admin key), as JSON rows."""
         yield from self._call("GET", f"/v1/subjects/{_seg(actor)}/export")["rows"]
 
+    def audit(
+        self,
+        *,
+        actor: str | None = None,
+        key_id: str | None = None,
+        action: str | None = None,
+        limit: int | None = None,
+    ) -> list[dict[str, Any]]:
+        """The audit log (an admin key; a key for one actor: its actor's rows), newest
+        first, narrowed by whichever filters are given: who read, exported, erased or
+        decided what, or changed keys (`GET /v1/audit`); ids and counts, never content.
+        Every row, following the cursors, or the newest `limit`."""
+        params = _compact({"actor_id": actor, "key_id": key_id, "action": action})
+        return collect(self._call, "/v1/audit", "rows", params, limit=limit)
+
     # -- procedures --------------------------------------------------------------------
 
     def propose_procedure(

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from fastapi.responses import StreamingResponse
 
-from remem.errors import NotFound
+from remem.errors import InvalidInput, NotFound
 from remem.lifecycle.receipt import receipt
 from remem.policy import scope
 from remem.policy.scope import named
@@ -17,6 +17,7 @@ from remem.service import audit, paging
 from remem.service import keys as keyring
 from remem.service.answers import (
     KEYED,
+    AuditLog,
     Deletion,
     DeletionList,
     DeletionReceipt,
@@ -234,3 +235,44 @@ def revoke_key(key_id: str, who: Who, svc: Svc, via: Via = "api") -> dict[str, A
     revoked = keyring.revoke_key(svc.store, key_id, who.tenant)
     audit.note(svc.store, who, "key_revoke", via, actor=mine.actor, target=key_id)
     return revoked.as_dict()
+
+
+Filter = Annotated[str | None, Query(min_length=1, max_length=200)]
+ActionFilter = Annotated[
+    str | None, Query(description=f"one of {', '.join(audit.ACTIONS)}", max_length=20)
+]
+
+
+@router.get(
+    "/v1/audit",
+    tags=["audit"],
+    operation_id="list_audit",
+    response_model=AuditLog,
+    responses=errors(*KEYED, 400, 403),
+)
+def list_audit(
+    who: Who,
+    svc: Svc,
+    actor_id: Filter = None,
+    key_id: Filter = None,
+    action: ActionFilter = None,
+    limit: Limit = 100,
+    cursor: paging.Cursor = None,
+) -> dict[str, Any]:
+    """The tenant's audit log, newest first (admins): who read an actor's memory,
+    exported, erased, approved, rejected or changed keys, through which surface; ids
+    and counts, never content. Filters combine; a key for one actor sees its actor's
+    rows only (another actor_id is 403), as in the console. `next_cursor` fetches the
+    next page, read below the last row's number."""
+    scope.need_role(who, "admin")
+    if action is not None and action not in audit.ACTIONS:
+        raise InvalidInput(f"action must be one of {', '.join(audit.ACTIONS)}; got {named(action)}")
+    actor = actor_id if who.actor is None else scope.actor_for(who, actor_id)
+    query = (who.tenant, actor, key_id, action)
+    after = paging.read("audit", query, cursor, (paging.NUMBER,))
+    before = None if after is None else int(after[0])
+    found = svc.store.audit_log(
+        who.tenant, actor=actor, key_id=key_id, action=action, before=before, limit=limit + 1
+    )
+    rows, next_cursor = paging.page(found, limit, lambda r: (r["id"],), "audit", query)
+    return {"rows": rows, "retention_days": audit.retention_days(), "next_cursor": next_cursor}

@@ -11,8 +11,9 @@ from remem.errors import InvalidInput
 from remem.model import Packet
 from remem.policy import scope
 from remem.policy.scope import Principal
+from remem.service import audit
 from remem.service.answers import KEYED, PacketOut, errors
-from remem.service.routes.deps import Service, Svc, Who
+from remem.service.routes.deps import Service, Svc, Via, Who
 from remem.service.schemas import RetrieveIn
 
 router = APIRouter()
@@ -26,17 +27,20 @@ router = APIRouter()
     response_model_exclude_unset=True,
     responses=errors(*KEYED, 403),
 )
-def retrieve(body: RetrieveIn, who: Who, svc: Svc) -> JSONResponse:
+def retrieve(body: RetrieveIn, who: Who, svc: Svc, via: Via = "api") -> JSONResponse:
     """The recall packet for a query, inside a token budget (RetrieveMemoryRecords);
     with `namespace`, only the records of that namespace (no raw events). `context` is
     the packet as prompt text (`Packet.as_prompt`), flagged items quoted as untrusted."""
     # serialized once: the packet is built by remem and already has PacketOut's fields
     # (tests/surfaces/http/test_openapi.py holds it to them), so no model round trip
-    return JSONResponse(answer(body, who, svc))
+    return JSONResponse(answer(body, who, svc, via))
 
 
-def answer(body: RetrieveIn, who: Principal, svc: Service) -> dict[str, Any]:
-    """What `retrieve` answers, as a dict (the console's ask page shows it too)."""
+def answer(
+    body: RetrieveIn, who: Principal, svc: Service, via: str | None = "api"
+) -> dict[str, Any]:
+    """What `retrieve` answers, as a dict (the console's ask page shows it too); the
+    recall is noted in the audit log as made through `via`."""
     actor = body.actor_id
     if body.namespace is not None:
         owner = scope.namespace_actor(who, body.namespace)
@@ -75,4 +79,5 @@ def answer(body: RetrieveIn, who: Principal, svc: Service) -> dict[str, Any]:
         namespaces=body.document_namespaces,
         max_sensitivity=body.max_sensitivity,
     )
+    audit.recalled(svc.store, who, via, actor)
     return {**packet.as_dict(), "context": packet.as_prompt()}

@@ -211,12 +211,12 @@ def batch_update(body: BatchUpdateIn, who: Who, svc: Svc) -> dict[str, Any]:
     response_model_exclude_unset=True,
     responses=errors(*KEYED, 403),
 )
-def batch_delete(body: BatchDeleteIn, who: Who, svc: Svc) -> dict[str, Any]:
-    """Forget records everywhere and verify each (BatchDeleteMemoryRecords)."""
+def batch_delete(body: BatchDeleteIn, who: Who, svc: Svc, via: Via = "api") -> dict[str, Any]:
+    """Forget records everywhere and verify each (BatchDeleteMemoryRecords); each
+    erasure's job names the key and the item's `reason`, and is audited."""
 
-    def run(item: DeleteItem, _actor: str) -> dict[str, Any]:
-        report = svc.memory(who.tenant).forget(record_id=item.record_id)
-        return {"status": 200, "record_id": item.record_id, **scope.deletion_report(report)}
+    def run(item: DeleteItem, actor: str) -> dict[str, Any]:
+        return _erase(svc, who, item.record_id, actor, item.reason, via)
 
     return _batch(svc, who, "delete", body.records, lambda i: _actor_of(svc, who, i), run)
 
@@ -229,7 +229,7 @@ def batch_delete(body: BatchDeleteIn, who: Who, svc: Svc) -> dict[str, Any]:
     response_model_exclude_unset=True,
     responses=errors(*KEYED, 403),
 )
-def batch_write(body: BatchWriteIn, who: Who, svc: Svc) -> dict[str, Any]:
+def batch_write(body: BatchWriteIn, who: Who, svc: Svc, via: Via = "api") -> dict[str, Any]:
     """Create, correct and forget records in one batch, in order (`Memory.write_records`,
     for self-managed strategies): every create's actor is checked before anything is
     written; then each item runs as in the one-operation batches, `strategy` naming
@@ -258,8 +258,7 @@ def batch_write(body: BatchWriteIn, who: Who, svc: Svc) -> dict[str, Any]:
                 item.record_id, text=item.text, valid_until=item.valid_until, by=who.key_id
             )
             return {"status": 200, "record_id": new.id, "supersedes": item.record_id}
-        report = mem.forget(record_id=item.record_id)
-        return {"status": 200, "record_id": item.record_id, **scope.deletion_report(report)}
+        return _erase(svc, who, item.record_id, actor, item.reason, via)
 
     def resolve(item: WriteItem) -> str:
         if item.op == "create":
@@ -273,6 +272,17 @@ def batch_write(body: BatchWriteIn, who: Who, svc: Svc) -> dict[str, Any]:
         results.append({**one, "op": item.op})
     ok = sum(1 for r in results if r["status"] < 300)
     return {"results": results, "succeeded": ok, "failed": len(results) - ok}
+
+
+def _erase(
+    svc: Service, who: Principal, record_id: str, actor: str, reason: str | None, via: str | None
+) -> dict[str, Any]:
+    """Forget one record of a batch as `delete_memory` does: who asked and why go to
+    the deletion job, and the erasure to the audit log."""
+    report = svc.memory(who.tenant).forget(record_id=record_id, asked=asked(who, reason, via))
+    done = str(report.job_id)
+    audit.note(svc.store, who, "erase", via, actor=actor, target=done, verified=report.verified)
+    return {"status": 200, "record_id": record_id, **scope.deletion_report(report)}
 
 
 def _actor_of(svc: Service, who: Principal, item: UpdateItem | DeleteItem) -> str:
