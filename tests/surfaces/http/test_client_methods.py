@@ -72,3 +72,19 @@ def test_retrieve_answers_the_packet_as_prompt_text(server: Server) -> None:
         f"- [preference] Dee prefers aisle seats ({out['records'][0]['source_date'][:10]}; "
         f"{out['records'][0]['id']})",
     ]
+
+
+def test_write_records_sends_the_reason_of_its_deletes(server: Server) -> None:
+    admin = server.client("admin")
+    kept = admin.remember(actor="dov", text="Dov keeps bees")
+    mine = admin.remember(actor="dov", text="Dov plays oboe")
+    done = admin.write_records(
+        [{"op": "delete", "record_id": kept.id, "reason": "its own"},
+         {"op": "delete", "record_id": mine.id}],
+        asked=Asked(None, None, "ticket PRIV-9"),
+    )  # fmt: skip
+    assert [r["status"] for r in done] == ["deleted", "deleted"]
+    jobs = {j["key"]: j for j in admin.deletions() if j["target"] == "record"}
+    # an item's own reason wins; the batch's reason fills the others; who asked is the key
+    assert [jobs[kept.id]["reason"], jobs[mine.id]["reason"]] == ["its own", "ticket PRIV-9"]
+    assert jobs[kept.id]["requested_by"] and jobs[mine.id]["requested_by"]

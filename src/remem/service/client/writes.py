@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from remem.store.values import Asked
 from remem.writes.batch import RecordItem, parse_items
 
 BATCH = 1000  # the most items one request of the service takes
@@ -24,20 +25,27 @@ class WriteClient:
     def _call(self, method: str, path: str, **kwargs: Any) -> Any:
         raise NotImplementedError
 
-    def write_records(self, items: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    def write_records(
+        self, items: Iterable[Mapping[str, Any]], *, asked: Asked | None = None
+    ) -> list[dict[str, Any]]:
         """Self-managed strategies: create, update and delete records in one batch; each
-        item's outcome, in order (see the module docstring)."""
+        item's outcome, in order (see the module docstring). Of `asked`, only the reason
+        travels, as each delete's `reason` unless the item has its own: the server names
+        who asked by the key."""
         parsed = parse_items(items)
+        reason = asked.reason if asked is not None else None
         results: list[dict[str, Any]] = []
         for start in range(0, len(parsed), BATCH):
-            body = [_wire(i) for i in parsed[start : start + BATCH]]
+            body = [_wire(i, reason) for i in parsed[start : start + BATCH]]
             out = self._call("POST", "/v1/memories/batch", json={"records": body})
             results.extend(_outcome(r) for r in out["results"])
         return results
 
 
-def _wire(item: RecordItem) -> dict[str, Any]:
+def _wire(item: RecordItem, reason: str | None) -> dict[str, Any]:
     body = item.model_dump(exclude_none=True)
+    if reason is not None and body.get("op") == "delete":
+        body.setdefault("reason", reason)
     if "actor" in body:
         body["actor_id"] = body.pop("actor")
     return body
