@@ -15,6 +15,7 @@ from remem.embed import HashEmbedder
 from remem.embed.vectors import Vectors
 from remem.errors import EmbedderChanged
 from remem.store.roles import VectorModel
+from tests.support.schema import rewind_sqlite
 
 
 class Renamed:
@@ -94,8 +95,7 @@ def test_a_store_from_before_schema_8_notes_the_vectors_it_holds(tmp_path: Path)
     _fill(str(path), HashEmbedder(64))
     with sqlite3.connect(path) as con:  # as remem left it before vector_models existed
         con.execute("DROP TABLE vector_models")
-        con.execute("ALTER TABLE records DROP COLUMN metadata")  # schema 10's
-        con.execute("PRAGMA user_version = 7")
+        rewind_sqlite(con, 7)
     con.close()
     with Memory.open(path, embedder=HashEmbedder(128)) as mem:
         assert mem.store.vector_models("default") == [VectorModel("hash-64", 64, None)]

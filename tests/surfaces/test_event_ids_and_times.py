@@ -32,6 +32,7 @@ from tests.support.clock import Clock
 from tests.support.mcp import mcp_keys as _mcp_keys
 from tests.support.mcp import session_run
 from tests.support.mcp import tool_error as _mcp_error
+from tests.support.schema import rewind_sqlite
 from tests.support.servers import Server, running_server
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
@@ -459,10 +460,7 @@ def test_migration_6_pads_the_early_years_an_older_remem_stored(
                       event_id="new-1")  # fmt: skip
     _set_event_time(db, "old-1", "999-06-01T00:00:00.000000+00:00")  # as remem 5 wrote it
     conn = sqlite3.connect(db)
-    conn.execute("PRAGMA user_version = 5")
-    # the records of a schema-5 file have no metadata column (schema 10 adds it, with an
-    # ALTER TABLE that SQLite cannot write to run twice)
-    conn.execute("ALTER TABLE records DROP COLUMN metadata")
+    rewind_sqlite(conn, 5)  # as remem 5 left the file
     conn.close()
     with Memory.open(db, embedder=None, clock=clock) as mem:
         assert [e.id for e in mem.events(actor="alice")] == ["old-1", "new-1"]

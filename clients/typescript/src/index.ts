@@ -141,12 +141,16 @@ export class Remem {
   }
 
   /** Erase one record (`recordId`) or everything of one actor (`actor`, an admin key);
-   * the report says whether reading every surface back verified it. */
-  async forget(input: { recordId: string } | { actor: string }): Promise<ForgetReport> {
+   * the report says whether reading every surface back verified it. `reason` (a reason
+   * or ticket reference) is kept in the erasure's receipt; the key names who asked. */
+  async forget(
+    input: ({ recordId: string } | { actor: string }) & { reason?: string },
+  ): Promise<ForgetReport> {
+    const query: Query = input.reason === undefined ? {} : { reason: input.reason };
     const out =
       "recordId" in input
-        ? await this.call("forgetMemory", { path: { record_id: input.recordId } })
-        : await this.call("forgetSubject", { path: { actor_id: input.actor } });
+        ? await this.call("forgetMemory", { path: { record_id: input.recordId }, query })
+        : await this.call("forgetSubject", { path: { actor_id: input.actor }, query });
     return out as unknown as ForgetReport;
   }
 

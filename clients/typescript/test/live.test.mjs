@@ -52,8 +52,10 @@ test("a listing with a cursor is an async iterator over every page", async () =>
   const seen = [];
   for await (const e of remem.events({ actor: "pia", pageSize: 2 })) seen.push(e.text);
   assert.deepEqual(seen, ["turn 0", "turn 1", "turn 2", "turn 3", "turn 4"]);
-  const erased = await remem.forget({ actor: "pia" });
+  const erased = await remem.forget({ actor: "pia", reason: "ticket T-12" });
   assert.equal(erased.verified, true);
+  const log = await remem.call("listDeletions", { query: { limit: 1 } });
+  assert.equal(log.deletions[0].reason, "ticket T-12");  // kept in the receipt
   const left = [];
   for await (const e of remem.events({ actor: "pia" })) left.push(e);
   assert.deepEqual(left, []);
