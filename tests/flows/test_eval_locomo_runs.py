@@ -52,7 +52,10 @@ def invoke(args: list[str]) -> tuple[int, str]:
     from remem.cli.eval import eval_group
     from remem.cli.kit import Ctx
 
-    root = click.Group("remem")
+    # the help options remem's own root gives: click caches a command's help option
+    # on first use, so a bare root here would change `remem eval ... --help` for
+    # every later test (tests/hygiene/test_docs.py renders it)
+    root = click.Group("remem", context_settings={"help_option_names": ["-h", "--help"]})
     root.add_command(eval_group)
     result = CliRunner().invoke(root, args, obj=Ctx(None, "default", False))
     if result.exception and not isinstance(result.exception, SystemExit):
