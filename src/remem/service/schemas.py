@@ -190,6 +190,9 @@ class WriteItem(_Body):
     valid_until: Time = Field(default=None, max_length=64)
     sensitivity: Literal["normal", "personal", "sensitive"] = "normal"
     strategy: str = Field(default="self-managed", min_length=1, max_length=100)
+    metadata: Annotated[dict[str, Any] | None, AfterValidator(valid_metadata)] = Field(
+        default=None, description="a create's JSON object kept with the record, as in create"
+    )
     reason: str | None = _why()
 
     @model_validator(mode="after")
@@ -202,6 +205,8 @@ class WriteItem(_Body):
             raise ValueError("delete needs record_id")
         if self.op != "delete" and self.reason is not None:
             raise ValueError("reason is for op delete (why a record is erased)")
+        if self.op != "create" and self.metadata is not None:
+            raise ValueError("metadata is given on create (an update keeps the record's)")
         return self
 
 

@@ -88,3 +88,12 @@ def test_write_records_sends_the_reason_of_its_deletes(server: Server) -> None:
     # an item's own reason wins; the batch's reason fills the others; who asked is the key
     assert [jobs[kept.id]["reason"], jobs[mine.id]["reason"]] == ["its own", "ticket PRIV-9"]
     assert jobs[kept.id]["requested_by"] and jobs[mine.id]["requested_by"]
+
+
+def test_write_records_keeps_a_creates_metadata_as_the_library_does(server: Server) -> None:
+    admin = server.client("admin")
+    (done,) = admin.write_records(
+        [{"op": "create", "actor": "eli", "text": "Eli likes kites", "metadata": {"src": "crm"}}]
+    )
+    assert done["status"] == "created"
+    assert admin.get(done["record_id"]).metadata == {"src": "crm"}

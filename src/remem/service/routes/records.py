@@ -249,6 +249,7 @@ def batch_write(body: BatchWriteIn, who: Who, svc: Svc, via: Via = "api") -> dic
                 value=item.value,
                 sensitivity=item.sensitivity,
                 strategy=item.strategy,
+                metadata=item.metadata,
             )
             return {"status": 201, "record_id": rec.id}
         assert item.record_id is not None
