@@ -60,16 +60,17 @@ class EventBatchIn(_Body):
 class RetrieveIn(_Body):
     """RetrieveMemoryRecords: the recall packet for a query."""
 
+    # a `RecallAsk`'s fields (`remem.recall.request`), three named otherwise on the wire
     query: str = Field(min_length=1, max_length=100_000)
-    actor_id: str | None = Field(default=None, min_length=1, max_length=200)
+    actor: str | None = Field(default=None, min_length=1, max_length=200, alias="actor_id")
     namespace: str | None = Field(
         default=None,
         min_length=1,
         max_length=1000,
         description="narrow to a namespace under /tenants/{tenant}/actors/{actor}/",
     )
-    top_k: int = Field(default=10, ge=1, le=1000)
-    budget_tokens: int = Field(default=1000, ge=1, le=1_000_000)
+    k: int = Field(default=10, ge=1, le=1000, alias="top_k")
+    budget: int = Field(default=1000, ge=1, le=1_000_000, alias="budget_tokens")
     as_of: Time = Field(
         default=None, max_length=64, description="ISO 8601: what was known and valid then"
     )
