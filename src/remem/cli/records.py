@@ -44,30 +44,14 @@ from remem.store.values import ForgetReport
 )
 @json_option
 @click.pass_obj
-def remember(
-    ctx: Ctx,
-    actor: str,
-    text: str,
-    kind: str,
-    valid_until: str | None,
-    field: str | None,
-    value: str | None,
-    metadata: str | None,
-) -> None:
+def remember(ctx: Ctx, /, metadata: str | None, **statement: Any) -> None:
     """Store an explicit statement as a confirmed record at once."""
-    if value is not None and field is None:
+    # the other options are named as `Memory.remember`'s keywords
+    if statement["value"] is not None and statement["field"] is None:
         raise InvalidInput("--value needs --field")
     meta = json_object("--metadata", metadata)
     with ctx.open() as mem:
-        rec = mem.remember(
-            actor=actor,
-            text=text,
-            kind=kind,
-            valid_until=valid_until,
-            field=field,
-            value=value,
-            metadata=meta,
-        )
+        rec = mem.remember(**statement, metadata=meta)
     emit(
         ctx,
         {"record_id": rec.id, "status": rec.status.value},
