@@ -28,8 +28,9 @@ OTHER_ANSWER = {
     "jobs": "Client.jobs counts the jobs by status (GET /v1/jobs); Client.list_jobs lists "
     "them as Memory.jobs does",
 }
-# keywords that name who acts: over HTTP the server names the key instead
-NAMED_BY_THE_KEY = {"by", "reviewer", "proposed_by"}
+# keywords that name who acts: over HTTP the server names the key instead (`who`: the
+# principal a face passes to `Memory.ask`)
+NAMED_BY_THE_KEY = {"by", "reviewer", "proposed_by", "who"}
 # keywords the server decides: strategy (the key's writes are explicit), vacuum (erasure
 # reaches the files as the server's store does), progress and lines (a local import)
 SERVER_DECIDES = {"strategy", "vacuum", "progress", "lines"}

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
 from remem.cli.kit import Ctx, emit, json_option
 from remem.documents.flows import where_of
 from remem.errors import InvalidInput
+from remem.recall.request import RecallAsk
 from remem.store.values import ForgetReport
 
 # -- records ----------------------------------------------------------------------------
@@ -42,30 +44,14 @@ from remem.store.values import ForgetReport
 )
 @json_option
 @click.pass_obj
-def remember(
-    ctx: Ctx,
-    actor: str,
-    text: str,
-    kind: str,
-    valid_until: str | None,
-    field: str | None,
-    value: str | None,
-    metadata: str | None,
-) -> None:
+def remember(ctx: Ctx, /, metadata: str | None, **statement: Any) -> None:
     """Store an explicit statement as a confirmed record at once."""
-    if value is not None and field is None:
+    # the other options are named as `Memory.remember`'s keywords
+    if statement["value"] is not None and statement["field"] is None:
         raise InvalidInput("--value needs --field")
     meta = json_object("--metadata", metadata)
     with ctx.open() as mem:
-        rec = mem.remember(
-            actor=actor,
-            text=text,
-            kind=kind,
-            valid_until=valid_until,
-            field=field,
-            value=value,
-            metadata=meta,
-        )
+        rec = mem.remember(**statement, metadata=meta)
     emit(
         ctx,
         {"record_id": rec.id, "status": rec.status.value},
@@ -208,7 +194,13 @@ def profile_cmd(
 @_KNOWN_AT
 @_VALID_AT
 @click.option("--explain", is_flag=True, help="Show candidates and why each was dropped.")
-@click.option("--no-events", is_flag=True, help="Records only; leave raw events out.")
+@click.option(
+    "--no-events",
+    "include_events",
+    flag_value=False,
+    default=True,
+    help="Records only; leave raw events out.",
+)
 @click.option(
     "--max-sensitivity",
     type=click.Choice(["normal", "personal", "sensitive"]),
@@ -237,45 +229,18 @@ def profile_cmd(
 @_METADATA_FILTER
 @json_option
 @click.pass_obj
-def recall_cmd(
-    ctx: Ctx,
-    actor: str,
-    query: str,
-    k: int,
-    budget: int,
-    as_of: str | None,
-    known_at: str | None,
-    valid_at: str | None,
-    explain: bool,
-    no_events: bool,
-    max_sensitivity: str | None,
-    pin: tuple[str, ...],
-    sources: str,
-    document_namespaces: tuple[str, ...],
-    metadata: str | None,
-) -> None:
+def recall_cmd(ctx: Ctx, /, pin: tuple[str, ...], metadata: str | None, **asked: Any) -> None:
     """Hand back the memories of an actor that matter for a query.
 
     --as-of T answers from what was known and valid at T (nothing written after
     T); --valid-at T alone asks what is known now about T.
     """
+    # the other options are named as a RecallAsk's fields
+    request = RecallAsk(
+        **asked, pin=list(pin) if pin else None, metadata=json_object("--metadata", metadata)
+    )
     with ctx.open() as mem:
-        packet = mem.recall(
-            actor=actor,
-            query=query,
-            k=k,
-            budget=budget,
-            as_of=as_of,
-            known_at=known_at,
-            valid_at=valid_at,
-            explain=explain,
-            include_events=not no_events,
-            max_sensitivity=max_sensitivity,
-            pin=list(pin) if pin else None,
-            sources=sources,
-            document_namespaces=document_namespaces,
-            metadata=json_object("--metadata", metadata),
-        )
+        packet = mem.ask(request)
     data = packet.as_dict()
 
     def human() -> None:

@@ -43,6 +43,7 @@ from remem.writes.checks import sensitivity as check_sensitivity
 
 if TYPE_CHECKING:  # parsing and chunking load on ingest, not to recall
     from remem.documents.chunk import Piece
+    from remem.recall.request import RecallAsk
 
 MAX_TITLE_CHARS = 500
 MAX_URI_CHARS = 2000
@@ -400,7 +401,7 @@ def with_documents(
     who: Principal,
     packet: Packet,
     *,
-    actor: str,
+    actor: str | None,
     query: str,
     k: int,
     namespaces: Sequence[str] = (),
@@ -421,22 +422,13 @@ SOURCES = ("memory", "documents")
 
 
 def recall_sources(
-    deps: Deps,
-    who: Principal,
-    sources: Sequence[str] | str | None,
-    memory: Callable[[], Packet],
-    *,
-    actor: str,
-    query: str,
-    k: int,
-    budget: int,
-    namespaces: Sequence[str] = (),
-    max_sensitivity: str | Sensitivity | None = None,
+    deps: Deps, who: Principal, ask: RecallAsk, memory: Callable[[], Packet]
 ) -> Packet:
-    """A recall over `sources`: the memory packet (`memory()`, when memory is read) and
-    then, when documents are read, their chunks in what is left of `budget`. Default:
-    memory only, the packet exactly as before."""
-    read = check_sources(sources)
+    """A recall over `ask.sources`: the memory packet (`memory()`, when memory is read)
+    and then, when documents are read, their chunks in what is left of the budget, as
+    `who` may read them. Default: memory only, the packet exactly as before."""
+    read = check_sources(ask.sources)
+    budget = ask.budget
     if "memory" in read:
         packet = memory()
     else:
@@ -445,8 +437,9 @@ def recall_sources(
         packet = Packet((), (), 0, budget)
     if "documents" not in read:
         return packet
-    return with_documents(deps, who, packet, actor=actor, query=query, k=k,
-                          namespaces=namespaces, max_sensitivity=max_sensitivity)  # fmt: skip
+    return with_documents(deps, who, packet, actor=ask.actor, query=ask.query, k=ask.k,
+                          namespaces=ask.document_namespaces,
+                          max_sensitivity=ask.max_sensitivity)  # fmt: skip
 
 
 def check_sources(sources: Sequence[str] | str | None) -> tuple[str, ...]:

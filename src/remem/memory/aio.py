@@ -76,6 +76,7 @@ class AsyncMemory:
     write_records = _off_loop(Memory.write_records)
     update = _off_loop(Memory.update)
     recall = _off_loop(Memory.recall)
+    ask = _off_loop(Memory.ask)
     records = _off_loop(Memory.records)
     fact = _off_loop(Memory.fact)
     profile = _off_loop(Memory.profile)

@@ -17,7 +17,7 @@ it is first made, so a process that only recalls loads no write path.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -44,13 +44,14 @@ from remem.model import (
     Sensitivity,
     Status,
 )
-from remem.policy.scope import SHARED_ACTOR, check_name, named, operator
+from remem.policy.scope import SHARED_ACTOR, Principal, check_name, named, operator
+from remem.recall.request import RecallAsk, Recalls
 from remem.store.open import default_db_path as default_db_path  # backend choice, re-exported
 from remem.store.open import is_server_url as is_server_url
 from remem.store.open import open_store as open_store
 from remem.store.roles import Asked, EventKey, Scope, Store
 from remem.telemetry import Telemetry
-from remem.telemetry.hooks import observed
+from remem.telemetry.hooks import observed, observed_as
 from remem.timeutil import utcnow
 from remem.writes.checks import MAX_EVENT_CHARS, MAX_RECORD_CHARS, check_ttl, count
 
@@ -71,7 +72,7 @@ __all__ = [
 ]
 
 
-class Memory(DocumentMethods, JobMethods, LifecycleMethods):
+class Memory(Recalls, DocumentMethods, JobMethods, LifecycleMethods):
     """Long-term memory on one store, for one tenant. Thread-safe for its methods."""
 
     def __init__(
@@ -384,82 +385,19 @@ class Memory(DocumentMethods, JobMethods, LifecycleMethods):
 
     # -- reading ---------------------------------------------------------------------
 
-    @observed
-    def recall(
-        self,
-        *,
-        actor: str,
-        query: str,
-        k: int = 10,
-        budget: int = 1000,
-        as_of: str | datetime | None = None,
-        explain: bool = False,
-        include_events: bool = True,
-        namespace: str | None = None,
-        max_sensitivity: str | Sensitivity | None = None,
-        pin: Sequence[str] | None = None,
-        known_at: str | datetime | None = None,
-        valid_at: str | datetime | None = None,
-        sources: Sequence[str] | str | None = None,
-        document_namespaces: Sequence[str] = (),
-        metadata: Mapping[str, Any] | None = None,
-    ) -> Packet:
-        """The few memories of `actor` that matter for `query`, inside `budget` tokens.
-
-        `sources` (default: memory only) may add "documents": the best chunks of the
-        tenant's, the actor's and `document_namespaces`' documents follow the memories
-        in `documents`, inside what is left of the same budget.
-
-        `as_of` answers from what was known at that time and valid then (records
-        written after it, and events received after it, are left out; one superseded
-        since is still the current one then); `known_at` and `valid_at` set the two
-        axes apart (each defaults to `as_of`, else now). See `remem.policy.validity`.
-
-        `namespace` (under the actor's `/tenants/{tenant}/actors/{actor}/`) narrows the
-        packet to the records of that namespace: no raw events (they lie in no record
-        namespace) and no shared procedures.
-
-        `pin` names fields (default: the configuration's `[recall] pin`) looked up
-        exactly, as `fact` does, never by similarity: their values head the packet in
-        `pinned`, flagged "pinned", and their tokens come out of the same `budget`
-        before the ranked records are chosen; a pinned record is not repeated among
-        them. A pinned field with no value is named in `notes`.
-
-        First, up to `catch_up` of the actor's pending extraction jobs run (a worker's
-        lease each); what is still pending is said in `notes` and `explain`.
-        """
+    @observed_as("recall")
+    def ask(self, request: RecallAsk, who: Principal | None = None) -> Packet:
+        """The one checked entry point of recall: `recall`'s keywords, the HTTP route, the
+        MCP tool, the CLI and the console each build a `RecallAsk` and call this (see
+        `remem.recall.request`). `request.actor` must be named (a face resolves its key's
+        own); `who` (default: the operator) is whose documents a recall over "documents"
+        may read. First the catch-up of `recall`, then the checked recall."""
+        actor = check_name("actor", request.actor)
         backlog = catch_up(self.deps, lambda: self.pipeline, actor, self.catch_up)
         late = self._late.before_recall(self.deps, fill=self.catch_up > 0)  # (backfill)
-
-        def memory() -> Packet:
-            return reads.recall_packet(
-                self.deps,
-                actor=actor,
-                query=query,
-                k=k,
-                budget=budget,
-                as_of=as_of,
-                known_at=known_at,
-                valid_at=valid_at,
-                explain=explain,
-                include_events=include_events,
-                namespace=namespace,
-                max_sensitivity=max_sensitivity,
-                pin=pin,
-                metadata=metadata,
-            )
-
+        who = operator(self.tenant) if who is None else who
         packet = recall_sources(
-            self.deps,
-            operator(self.tenant),
-            sources,
-            memory,
-            actor=actor,
-            query=query,
-            k=k,
-            budget=budget,
-            namespaces=document_namespaces,
-            max_sensitivity=max_sensitivity,
+            self.deps, who, request, lambda: reads.recall_packet(self.deps, request)
         )
         packet = backlog.noted(packet, actor)
         return backfill.noted(packet, self.deps, actor) if late else packet

@@ -25,51 +25,38 @@ from remem.policy.validity import held, within_sensitivity
 from remem.recall import RecallRequest, recall
 from remem.recall.budget import pack
 from remem.recall.gather import closings as closed_at
+from remem.recall.request import RecallAsk
 from remem.store.roles import Scope
 from remem.writes.checks import MAX_EVENT_CHARS, count, optional_time, sensitivity, statement
 
 
-def recall_packet(
-    deps: Deps,
-    *,
-    actor: str,
-    query: str,
-    k: int,
-    budget: int,
-    as_of: str | datetime | None,
-    explain: bool,
-    include_events: bool,
-    namespace: str | None,
-    max_sensitivity: str | Sensitivity | None,
-    pin: Sequence[str] | None,
-    known_at: str | datetime | None = None,
-    valid_at: str | datetime | None = None,
-    metadata: Mapping[str, object] | None = None,
-) -> Packet:
-    """`Memory.recall`: the arguments checked, then ranked (and pinned) recall."""
-    check_name("actor", actor)
-    statement("query", query, MAX_EVENT_CHARS)
+def recall_packet(deps: Deps, ask: RecallAsk) -> Packet:
+    """The memory half of `Memory.ask`: the request checked, then ranked (and pinned)
+    recall. `ask.actor` is the actor read (a face has resolved a key's own)."""
+    actor = check_name("actor", ask.actor)
+    statement("query", ask.query, MAX_EVENT_CHARS)
+    k, budget = ask.k, ask.budget
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 1000:
         raise InvalidInput(f"k must be an integer from 1 to 1000; got {shown(k)}")
     if isinstance(budget, bool) or not isinstance(budget, int) or not 1 <= budget <= 1_000_000:
         raise InvalidInput(f"budget must be an integer from 1 to 1000000; got {shown(budget)}")
-    namespace = narrowed(deps, actor, namespace)
-    scope = Scope(deps.tenant, actor, namespace, check_filter(metadata))
-    when = optional_time(as_of, "as_of")
+    namespace = narrowed(deps, actor, ask.namespace)
+    scope = Scope(deps.tenant, actor, namespace, check_filter(ask.metadata))
+    when = optional_time(ask.as_of, "as_of")
     req = RecallRequest(
         scope=scope,
         # the tenant's approved procedures apply to every actor
         shared=() if scope.narrowed else (Scope(deps.tenant, SHARED_ACTOR),),
-        query=query,
+        query=ask.query,
         k=k,
         budget=budget,
-        known_at=optional_time(known_at, "known_at") or when,
-        valid_at=optional_time(valid_at, "valid_at") or when,
-        include_events=include_events and not scope.narrowed,
-        explain=explain,
-        max_sensitivity=sensitivity(max_sensitivity),
+        known_at=optional_time(ask.known_at, "known_at") or when,
+        valid_at=optional_time(ask.valid_at, "valid_at") or when,
+        include_events=ask.include_events and not scope.narrowed,
+        explain=ask.explain,
+        max_sensitivity=sensitivity(ask.max_sensitivity),
     )
-    fields = deps.config.recall.pin if pin is None else pin_fields(pin)
+    fields = deps.config.recall.pin if ask.pin is None else pin_fields(ask.pin)
     if not fields:
         embedder, why = deps.searching()
         return recall(deps.store, embedder, req, deps.clock(), why_lexical=why)

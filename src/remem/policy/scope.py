@@ -291,6 +291,18 @@ def namespace_actor(who: Principal, namespace: str) -> str:
     return allow(who, parsed.actor)
 
 
+def recall_actor(who: Principal, actor_id: str | None, namespace: str | None) -> str:
+    """The actor a key's recall reads: the one named, else the owner of `namespace`
+    (another tenant's is Forbidden; one of another actor than `actor_id` is refused),
+    else the key's own; never one the key does not allow."""
+    if namespace is not None:
+        owner = namespace_actor(who, namespace)
+        if actor_id is not None and actor_id != owner:
+            raise InvalidInput("namespace belongs to another actor than actor_id")
+        actor_id = owner
+    return actor_for(who, actor_id)
+
+
 def visible(
     who: Principal,
     record: Record | None,

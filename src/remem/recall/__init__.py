@@ -21,6 +21,6 @@ from __future__ import annotations
 
 from remem.recall.budget import estimate_tokens
 from remem.recall.engine import recall
-from remem.recall.request import RecallRequest
+from remem.recall.request import RecallAsk, RecallRequest
 
-__all__ = ["RecallRequest", "estimate_tokens", "recall"]
+__all__ = ["RecallAsk", "RecallRequest", "estimate_tokens", "recall"]

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from remem.policy.fields import valid_field
 from remem.policy.metadata import valid_filter, valid_metadata
 from remem.policy.scope import valid_request_id
 from remem.service.audit import REASON_MAX
 from remem.timeutil import TimeText as Time
+from remem.writes.batch import WriteItem
 from remem.writes.checks import MAX_VALUE_CHARS, valid_value
 
 Name = Field(min_length=1, max_length=200)
@@ -60,16 +61,17 @@ class EventBatchIn(_Body):
 class RetrieveIn(_Body):
     """RetrieveMemoryRecords: the recall packet for a query."""
 
+    # a `RecallAsk`'s fields (`remem.recall.request`), three named otherwise on the wire
     query: str = Field(min_length=1, max_length=100_000)
-    actor_id: str | None = Field(default=None, min_length=1, max_length=200)
+    actor: str | None = Field(default=None, min_length=1, max_length=200, alias="actor_id")
     namespace: str | None = Field(
         default=None,
         min_length=1,
         max_length=1000,
         description="narrow to a namespace under /tenants/{tenant}/actors/{actor}/",
     )
-    top_k: int = Field(default=10, ge=1, le=1000)
-    budget_tokens: int = Field(default=1000, ge=1, le=1_000_000)
+    k: int = Field(default=10, ge=1, le=1000, alias="top_k")
+    budget: int = Field(default=1000, ge=1, le=1_000_000, alias="budget_tokens")
     as_of: Time = Field(
         default=None, max_length=64, description="ISO 8601: what was known and valid then"
     )
@@ -133,6 +135,10 @@ class CreateItem(_Body):
         "4 levels, 64 keys; screened for secrets)",
     )
 
+    def remembered(self) -> dict[str, Any]:
+        """The keywords of `remember` beyond the actor (the key's writes are explicit)."""
+        return self.model_dump(exclude={"request_id", "actor_id"})
+
 
 class UpdateItem(_Body):
     """A correction of one record: the new text supersedes the old record."""
@@ -169,45 +175,6 @@ class BatchUpdateIn(_Body):
 
 class BatchDeleteIn(_Body):
     records: list[DeleteItem] = Field(min_length=1, max_length=100)
-
-
-class WriteItem(_Body):
-    """One item of a mixed batch (`Memory.write_records`): create needs actor_id and
-    text, update record_id and text, delete record_id."""
-
-    op: Literal["create", "update", "delete"] = "create"
-    request_id: RequestIdStr = RequestId
-    actor_id: str | None = Field(default=None, min_length=1, max_length=200)
-    record_id: str | None = Field(default=None, min_length=1, max_length=200)
-    text: str | None = Field(default=None, min_length=1, max_length=4000)
-    kind: Literal["semantic", "preference", "episodic"] = "semantic"
-    field: Annotated[str | None, AfterValidator(valid_field)] = Field(
-        default=None, min_length=1, max_length=200
-    )
-    value: Annotated[str | None, AfterValidator(valid_value)] = Field(
-        default=None, max_length=MAX_VALUE_CHARS
-    )
-    valid_until: Time = Field(default=None, max_length=64)
-    sensitivity: Literal["normal", "personal", "sensitive"] = "normal"
-    strategy: str = Field(default="self-managed", min_length=1, max_length=100)
-    metadata: Annotated[dict[str, Any] | None, AfterValidator(valid_metadata)] = Field(
-        default=None, description="a create's JSON object kept with the record, as in create"
-    )
-    reason: str | None = _why()
-
-    @model_validator(mode="after")
-    def _needs(self) -> WriteItem:
-        if self.op == "create" and (self.actor_id is None or self.text is None):
-            raise ValueError("create needs actor_id and text")
-        if self.op == "update" and (self.record_id is None or self.text is None):
-            raise ValueError("update needs record_id and text")
-        if self.op == "delete" and self.record_id is None:
-            raise ValueError("delete needs record_id")
-        if self.op != "delete" and self.reason is not None:
-            raise ValueError("reason is for op delete (why a record is erased)")
-        if self.op != "create" and self.metadata is not None:
-            raise ValueError("metadata is given on create (an update keeps the record's)")
-        return self
 
 
 class BatchWriteIn(_Body):

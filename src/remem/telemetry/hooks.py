@@ -1,6 +1,7 @@
 """The hooks at the call sites: one decorator line each.
 
     @observed                  a `Memory` method: a memory span (search_memory, ...)
+    @observed_as("recall")     `Memory.ask`: the span of the operation it answers
     @observed_extraction       `Pipeline.run_group`: one extraction batch
     @observed_model_call       `ChatModel.complete`: one model call, retries included
     @observed_packing          `remem.recall.engine.pack_packet`: the candidates ranked
@@ -41,19 +42,30 @@ C = TypeVar("C", bound=Carrier)
 
 def observed(fn: Callable[Concatenate[C, P], R]) -> Callable[Concatenate[C, P], R]:
     """A `Memory` method as a `gen_ai.memory.client` span (named by `observe.OPERATIONS`)."""
+    return observed_as(fn.__name__)(fn)
 
-    @functools.wraps(fn)
-    def run(self: C, /, *args: P.args, **kwargs: P.kwargs) -> R:
-        tel = self.deps.telemetry
-        if not tel.on:
-            return fn(self, *args, **kwargs)
-        from remem.telemetry import observe
 
-        return cast(
-            R, observe.memory_call(tel, self.deps.tenant, fn.__name__, fn, self, args, kwargs)
-        )
+def observed_as(
+    method: str,
+) -> Callable[[Callable[Concatenate[C, P], R]], Callable[Concatenate[C, P], R]]:
+    """`observed`, the span and metrics named as the operation `method`: `Memory.ask`
+    is observed as "recall", the operation every face's recall reaches."""
 
-    return run
+    def hook(fn: Callable[Concatenate[C, P], R]) -> Callable[Concatenate[C, P], R]:
+        @functools.wraps(fn)
+        def run(self: C, /, *args: P.args, **kwargs: P.kwargs) -> R:
+            tel = self.deps.telemetry
+            if not tel.on:
+                return fn(self, *args, **kwargs)
+            from remem.telemetry import observe
+
+            return cast(
+                R, observe.memory_call(tel, self.deps.tenant, method, fn, self, args, kwargs)
+            )
+
+        return run
+
+    return hook
 
 
 def observed_extraction(fn: Callable[Concatenate[C, P], R]) -> Callable[Concatenate[C, P], R]:

@@ -93,10 +93,12 @@ def _batch_out(results: Sequence[Mapping[str, Any]]) -> Attrs:
 
 
 def _recall_in(args: tuple[Any, ...], kw: Mapping[str, Any]) -> Attrs:
+    ask = _arg(args, kw, "request")  # a `RecallAsk` (`Memory.ask`)
     return {
-        **_scope(args, kw),
-        "remem.recall.k": kw.get("k"),
-        "remem.recall.budget": kw.get("budget"),
+        "remem.actor": ask.actor,
+        "remem.namespace": ask.namespace,
+        "remem.recall.k": ask.k,
+        "remem.recall.budget": ask.budget,
     }
 
 
@@ -136,7 +138,7 @@ OPERATIONS: dict[str, tuple[str, Describe, Result]] = {
 
 def _content_in(method: str, args: tuple[Any, ...], kw: Mapping[str, Any]) -> Attrs:
     if method == "recall":
-        return {"gen_ai.memory.query.text": kw.get("query")}
+        return {"gen_ai.memory.query.text": _arg(args, kw, "request").query}
     return {}
 
 

@@ -24,7 +24,15 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    model_validator,
+)
 
 from remem.errors import InvalidInput, NotFound, RememError
 from remem.lifecycle.erasure import forget
@@ -42,16 +50,25 @@ from remem.writes.checks import MAX_VALUE_CHARS, valid_value
 MAX_ITEMS = 10_000
 
 
-class RecordItem(BaseModel):
-    """One item of a self-managed batch."""
+# what a create item says, beyond its actor: `remember`'s keywords
+REMEMBERED = frozenset(
+    {"text", "kind", "valid_until", "field", "value", "sensitivity", "strategy", "metadata"}
+)
 
+
+class WriteItem(BaseModel):
+    """One item of a mixed batch (`Memory.write_records`): create needs actor_id (`actor`
+    in the library) and text, update record_id and text, delete record_id."""
+
+    # one model for the library, `remem records import` and POST /v1/memories/batch, so
+    # that they cannot drift apart; `parse_items` reads the library's names
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     op: Literal["create", "update", "delete"] = "create"
     request_id: Annotated[str | None, AfterValidator(valid_request_id)] = Field(
         default=None, min_length=1, max_length=200
     )
-    actor: str | None = Field(default=None, min_length=1, max_length=200)
+    actor: str | None = Field(default=None, min_length=1, max_length=200, alias="actor_id")
     record_id: str | None = Field(default=None, min_length=1, max_length=200)
     text: str | None = Field(default=None, min_length=1, max_length=4000)
     kind: Literal["semantic", "preference", "episodic"] = "semantic"
@@ -61,16 +78,23 @@ class RecordItem(BaseModel):
     value: Annotated[str | None, AfterValidator(valid_value)] = Field(
         default=None, max_length=MAX_VALUE_CHARS
     )
-    valid_until: TimeText = None
+    valid_until: TimeText = Field(default=None, max_length=64)
     sensitivity: Literal["normal", "personal", "sensitive"] = "normal"
     strategy: str = Field(default="self-managed", min_length=1, max_length=100)
-    metadata: Annotated[dict[str, Any] | None, AfterValidator(valid_metadata)] = None
-    reason: str | None = Field(default=None, min_length=1, max_length=REASON_MAX)
+    metadata: Annotated[dict[str, Any] | None, AfterValidator(valid_metadata)] = Field(
+        default=None, description="a create's JSON object kept with the record, as in create"
+    )
+    reason: str | None = Field(
+        default=None,
+        max_length=REASON_MAX,
+        description="why it is erased: a reason or ticket reference, kept for the receipt",
+    )
 
     @model_validator(mode="after")
-    def _needs(self) -> RecordItem:
+    def _needs(self, info: ValidationInfo) -> WriteItem:
+        actor = (info.context or {}).get("actor", "actor_id")  # the name the caller uses
         if self.op == "create" and (self.actor is None or self.text is None):
-            raise ValueError("create needs actor and text")
+            raise ValueError(f"create needs {actor} and text")
         if self.op == "update" and (self.record_id is None or self.text is None):
             raise ValueError("update needs record_id and text")
         if self.op == "delete" and self.record_id is None:
@@ -81,8 +105,16 @@ class RecordItem(BaseModel):
             raise ValueError("reason is for op delete (why a record is erased)")
         return self
 
+    def remembered(self) -> dict[str, Any]:
+        """A create's keywords for `remember`, beyond its actor."""
+        return self.model_dump(include=set(REMEMBERED))
 
-def parse_items(rows: Iterable[Mapping[str, Any]]) -> list[RecordItem]:
+
+# the library's items name the actor `actor` (the field's name, not its wire alias)
+_LIBRARY_NAMES: dict[str, Any] = {"by_alias": False, "by_name": True, "context": {"actor": "actor"}}
+
+
+def parse_items(rows: Iterable[Mapping[str, Any]]) -> list[WriteItem]:
     """Validate a whole batch before anything is written; say which item is wrong."""
     items = []
     for number, row in enumerate(rows, start=1):
@@ -91,7 +123,7 @@ def parse_items(rows: Iterable[Mapping[str, Any]]) -> list[RecordItem]:
         if not isinstance(row, Mapping):
             raise InvalidInput(f"item {number}: expected a JSON object")
         try:
-            items.append(RecordItem.model_validate(dict(row)))
+            items.append(WriteItem.model_validate(dict(row), **_LIBRARY_NAMES))
         except ValidationError as exc:
             err = exc.errors()[0]
             where = ".".join(str(p) for p in err["loc"])
@@ -132,7 +164,7 @@ def write_records(
 def _item(
     deps: Deps,
     who: Principal,
-    item: RecordItem,
+    item: WriteItem,
     asked: Asked | None,
     on_erase: Callable[[str, ForgetReport], None] | None,
 ) -> dict[str, Any]:
@@ -157,25 +189,14 @@ def _item(
 
 def _run(
     deps: Deps,
-    item: RecordItem,
+    item: WriteItem,
     asked: Asked | None,
     on_erase: Callable[[str, ForgetReport], None] | None,
 ) -> dict[str, Any]:
     try:
         if item.op == "create":
-            assert item.actor is not None and item.text is not None  # checked by the model
-            rec = records.remember(
-                deps,
-                actor=item.actor,
-                text=item.text,
-                kind=item.kind,
-                valid_until=item.valid_until,
-                field=item.field,
-                value=item.value,
-                sensitivity=item.sensitivity,
-                strategy=item.strategy,
-                metadata=item.metadata,
-            )
+            assert item.actor is not None  # checked by the model
+            rec = records.remember(deps, actor=item.actor, **item.remembered())
             return {"status": "created", "record_id": rec.id}
         assert item.record_id is not None
         old = records.get(deps, item.record_id)
@@ -185,7 +206,7 @@ def _run(
                 deps, item.record_id, text=item.text, valid_until=item.valid_until, by=item.strategy
             )
             return {"status": "updated", "record_id": new.id, "supersedes": old.id}
-        if item.reason is not None:
+        if item.reason:  # a blank reason is none, as over HTTP
             asked = replace(asked or Asked(None, None, None), reason=item.reason)
         report = forget(deps, record_id=item.record_id, asked=asked)
         if on_erase is not None:

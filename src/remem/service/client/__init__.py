@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import fields
 from datetime import datetime
+from enum import Enum
 from typing import Any
 
 import httpx
@@ -41,6 +43,7 @@ from remem.model import (
     Status,
 )
 from remem.policy.dataclasses import shown
+from remem.recall.request import RecallAsk, Recalls
 from remem.service.client.documents import DocumentClient, document_item
 from remem.service.client.pages import collect
 from remem.service.client.queue import QueueClient
@@ -50,7 +53,7 @@ from remem.store.roles import Asked, ForgetReport
 from remem.timeutil import parse_time
 
 
-class Client(QueueClient, WriteClient, DocumentClient, ThreadClient):
+class Client(Recalls, QueueClient, WriteClient, DocumentClient, ThreadClient):
     """A remem server, called with one API key. Thread-safe (httpx.Client is)."""
 
     def __init__(
@@ -178,46 +181,10 @@ class Client(QueueClient, WriteClient, DocumentClient, ThreadClient):
         out = self._call("POST", "/v1/memories/batch-update", json={"records": [item]})
         return _record(_only(out)["record"])
 
-    def recall(
-        self,
-        *,
-        actor: str,
-        query: str,
-        k: int = 10,
-        budget: int = 1000,
-        as_of: str | datetime | None = None,
-        explain: bool = False,
-        include_events: bool = True,
-        namespace: str | None = None,
-        max_sensitivity: str | Sensitivity | None = None,
-        pin: Sequence[str] | None = None,
-        known_at: str | datetime | None = None,
-        valid_at: str | datetime | None = None,
-        sources: Sequence[str] | None = None,
-        document_namespaces: Sequence[str] = (),
-        metadata: Mapping[str, Any] | None = None,
-    ) -> Packet:
-        """The few memories of `actor` that matter for `query`, inside `budget` tokens;
-        `pin`ned fields first, in `pinned`; `sources` may add "documents" (their chunks
-        in `documents`). Times and `metadata` as for `Memory.recall`."""
-        body = {
-            "query": query,
-            "actor_id": actor,
-            "namespace": namespace,
-            "top_k": k,
-            "budget_tokens": budget,
-            "as_of": _iso(as_of),
-            "known_at": _iso(known_at),
-            "valid_at": _iso(valid_at),
-            "explain": explain,
-            "include_events": include_events,
-            "max_sensitivity": None if max_sensitivity is None else str(max_sensitivity),
-            "pin": None if pin is None else list(pin),
-            "sources": None if sources is None else list(sources),
-            "document_namespaces": list(document_namespaces) or None,
-            "metadata": None if metadata is None else dict(metadata),
-        }
-        return _packet(self._call("POST", "/v1/memories/retrieve", json=_compact(body)))
+    def ask(self, request: RecallAsk) -> Packet:
+        """One recall request, posted to /v1/memories/retrieve (`recall` builds it from
+        its keywords): the server's `Memory.ask` answers, in the key's scope."""
+        return _packet(self._call("POST", "/v1/memories/retrieve", json=_retrieve(request)))
 
     def fact(
         self,
@@ -441,6 +408,29 @@ def _event_body(row: Mapping[str, Any]) -> dict[str, Any]:
         "event_id": row.get("event_id") or row.get("id"),
         "metadata": row.get("metadata"),
     }
+    return _compact(body)
+
+
+# RetrieveIn's names for the fields of a RecallAsk named otherwise on the wire
+_RETRIEVE_NAMES = {"actor": "actor_id", "k": "top_k", "budget": "budget_tokens"}
+
+
+def _retrieve(request: RecallAsk) -> dict[str, Any]:
+    """The body of POST /v1/memories/retrieve for a recall request: its fields under
+    RetrieveIn's names, times in ISO 8601, lists as lists, None left out (the server's
+    default); the server checks them."""
+    body: dict[str, Any] = {}
+    for f in fields(request):
+        value = getattr(request, f.name)
+        if f.name == "sources" and isinstance(value, str):  # "memory,documents"
+            value = [s.strip() for s in value.split(",")]
+        elif isinstance(value, Enum):
+            value = str(value)
+        elif isinstance(value, Mapping):
+            value = dict(value)
+        elif isinstance(value, Sequence) and not isinstance(value, str):
+            value = list(value)
+        body[_RETRIEVE_NAMES.get(f.name, f.name)] = _iso(value)
     return _compact(body)
 
 

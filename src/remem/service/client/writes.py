@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from remem.store.values import Asked
-from remem.writes.batch import RecordItem, parse_items
+from remem.writes.batch import WriteItem, parse_items
 
 BATCH = 1000  # the most items one request of the service takes
 _DONE = {"create": "created", "update": "updated", "delete": "deleted"}
@@ -42,12 +42,10 @@ class WriteClient:
         return results
 
 
-def _wire(item: RecordItem, reason: str | None) -> dict[str, Any]:
-    body = item.model_dump(exclude_none=True)
+def _wire(item: WriteItem, reason: str | None) -> dict[str, Any]:
+    body = item.model_dump(exclude_none=True, by_alias=True)  # the wire's names: actor_id
     if reason is not None and body.get("op") == "delete":
         body.setdefault("reason", reason)
-    if "actor" in body:
-        body["actor_id"] = body.pop("actor")
     return body
 
 

@@ -1,16 +1,15 @@
 """Recall: the packet for a query (RetrieveMemoryRecords)."""
 
 # no `from __future__ import annotations`: FastAPI reads the signatures at runtime
+from dataclasses import replace
 from typing import Any
 
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
-from remem.documents.flows import recall_sources
-from remem.errors import InvalidInput
-from remem.model import Packet
 from remem.policy import scope
 from remem.policy.scope import Principal
+from remem.recall.request import RecallAsk
 from remem.service import audit
 from remem.service.answers import KEYED, PacketOut, errors
 from remem.service.routes.deps import Service, Svc, Via, Who
@@ -39,45 +38,11 @@ def retrieve(body: RetrieveIn, who: Who, svc: Svc, via: Via = "api") -> JSONResp
 def answer(
     body: RetrieveIn, who: Principal, svc: Service, via: str | None = "api"
 ) -> dict[str, Any]:
-    """What `retrieve` answers, as a dict (the console's ask page shows it too); the
+    """What `retrieve` answers, as a dict (the console's ask page shows it too): the body
+    is a `RecallAsk` for `Memory.ask`, its actor the key's (`scope.recall_actor`); the
     recall is noted in the audit log as made through `via`."""
-    actor = body.actor_id
-    if body.namespace is not None:
-        owner = scope.namespace_actor(who, body.namespace)
-        if actor is not None and actor != owner:
-            raise InvalidInput("namespace belongs to another actor than actor_id")
-        actor = owner
-    actor = scope.actor_for(who, actor)
-    mem = svc.memory(who.tenant)
-
-    def memory() -> Packet:
-        return mem.recall(
-            actor=actor,
-            query=body.query,
-            k=body.top_k,
-            budget=body.budget_tokens,
-            as_of=body.as_of,
-            known_at=body.known_at,
-            valid_at=body.valid_at,
-            explain=body.explain,
-            include_events=body.include_events,
-            namespace=body.namespace,
-            max_sensitivity=body.max_sensitivity,
-            pin=body.pin,
-            metadata=body.metadata,
-        )
-
-    packet = recall_sources(
-        mem.deps,
-        who,
-        body.sources,
-        memory,
-        actor=actor,
-        query=body.query,
-        k=body.top_k,
-        budget=body.budget_tokens,
-        namespaces=body.document_namespaces,
-        max_sensitivity=body.max_sensitivity,
-    )
+    request = RecallAsk(**dict(body))
+    actor = scope.recall_actor(who, request.actor, request.namespace)
+    packet = svc.memory(who.tenant).ask(replace(request, actor=actor), who)
     audit.recalled(svc.store, who, via, actor)
     return {**packet.as_dict(), "context": packet.as_prompt()}

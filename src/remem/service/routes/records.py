@@ -38,9 +38,9 @@ from remem.service.schemas import (
     CreateItem,
     DeleteItem,
     UpdateItem,
-    WriteItem,
 )
 from remem.writes import ledger
+from remem.writes.batch import WriteItem
 
 router = APIRouter()
 
@@ -169,18 +169,7 @@ def batch_create(body: BatchCreateIn, who: Who, svc: Svc) -> dict[str, Any]:
     ledger.actors_first(who, (item.actor_id for item in body.records))
 
     def run(item: CreateItem, actor: str) -> dict[str, Any]:
-        rec = svc.memory(who.tenant).remember(
-            actor=actor,
-            text=item.text,
-            kind=item.kind,
-            valid_until=item.valid_until,
-            field=item.field,
-            value=item.value,
-            sensitivity=item.sensitivity,
-            namespace=item.namespace,
-            metadata=item.metadata,
-        )
-        return {"status": 201, "record_id": rec.id}
+        return _create(svc.memory(who.tenant), item, actor)
 
     return _batch(svc, who, "create", body.records, lambda i: scope.actor_for(who, i.actor_id), run)
 
@@ -234,24 +223,12 @@ def batch_write(body: BatchWriteIn, who: Who, svc: Svc, via: Via = "api") -> dic
     for self-managed strategies): every create's actor is checked before anything is
     written; then each item runs as in the one-operation batches, `strategy` naming
     what wrote a created record."""
-    ledger.actors_first(who, (i.actor_id for i in body.records if i.op == "create"))
+    ledger.actors_first(who, (i.actor for i in body.records if i.op == "create"))
     mem = svc.memory(who.tenant)
 
     def run(item: WriteItem, actor: str) -> dict[str, Any]:
         if item.op == "create":
-            assert item.text is not None  # checked by the body's model
-            rec = mem.remember(
-                actor=actor,
-                text=item.text,
-                kind=item.kind,
-                valid_until=item.valid_until,
-                field=item.field,
-                value=item.value,
-                sensitivity=item.sensitivity,
-                strategy=item.strategy,
-                metadata=item.metadata,
-            )
-            return {"status": 201, "record_id": rec.id}
+            return _create(mem, item, actor)
         assert item.record_id is not None
         if item.op == "update":
             assert item.text is not None
@@ -263,7 +240,7 @@ def batch_write(body: BatchWriteIn, who: Who, svc: Svc, via: Via = "api") -> dic
 
     def resolve(item: WriteItem) -> str:
         if item.op == "create":
-            return scope.actor_for(who, item.actor_id)
+            return scope.actor_for(who, item.actor)
         assert item.record_id is not None
         return record(svc, who, item.record_id, write=True).actor
 
@@ -273,6 +250,13 @@ def batch_write(body: BatchWriteIn, who: Who, svc: Svc, via: Via = "api") -> dic
         results.append({**one, "op": item.op})
     ok = sum(1 for r in results if r["status"] < 300)
     return {"results": results, "succeeded": ok, "failed": len(results) - ok}
+
+
+def _create(mem: Memory, item: CreateItem | WriteItem, actor: str) -> dict[str, Any]:
+    """A create of either batch, written by `Memory.remember` as `actor` (a mixed batch's
+    item names its strategy, a create batch's may name a namespace)."""
+    rec = mem.remember(actor=actor, **item.remembered())
+    return {"status": 201, "record_id": rec.id}
 
 
 def _erase(
