@@ -5,10 +5,12 @@ it is lexical only meanwhile."""
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import logging
 import math
 import os
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -34,9 +36,21 @@ def server() -> Iterator[ScriptedLLM]:
         yield srv
 
 
+MADE: list[ServerEmbedder] = []  # closed after each test: an embedder given is the caller's
+
+
+@pytest.fixture(autouse=True)
+def _close_made_embedders() -> Iterator[None]:
+    yield
+    while MADE:
+        MADE.pop().close()
+
+
 def embedder(url: str, **kw: object) -> ServerEmbedder:
     settings: dict[str, object] = {"cooldown_seconds": 0.0, "timeout": 2.0, **kw}
-    return ServerEmbedder(ServerSettings(url, "fake-embed", DIM, **settings), FAST)  # type: ignore[arg-type]
+    made = ServerEmbedder(ServerSettings(url, "fake-embed", DIM, **settings), FAST)  # type: ignore[arg-type]
+    MADE.append(made)
+    return made
 
 
 def open_mem(db: Path | str, emb: ServerEmbedder, clock: Clock) -> Memory:
@@ -187,6 +201,31 @@ def test_the_key_is_sent_as_a_bearer_from_the_environment_and_never_stored(
     for path in tmp_path.iterdir():  # the database, its WAL and vector files
         if path.is_file():
             assert KEY.encode() not in path.read_bytes(), path.name
+
+
+@pytest.mark.parametrize("how", ["url", "config"])
+def test_closing_a_memory_closes_the_connections_of_the_embedder_it_made(
+    tmp_path: Path, clock: Clock, server: ScriptedLLM, how: str
+) -> None:
+    """An embedder that Memory made (from a URL or from [embed]) is Memory's to close:
+    left open, its pooled socket is closed by the garbage collector, with a
+    ResourceWarning, in whatever code runs then."""
+    config = tmp_path / "remem.toml"
+    config.write_text(
+        f'[embed]\nbase_url = "{server.base_url}"\nmodel = "fake-embed"\ndimensions = {DIM}\n'
+    )
+    given: dict[str, object] = (
+        {"embedder": f"{server.base_url}#model=fake-embed"} if how == "url" else {"config": config}
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        mem = Memory.open(tmp_path / "m.db", clock=clock, **given)  # type: ignore[arg-type]
+        with mem:
+            mem.remember(actor="ana", text="Ana walks to work")
+            assert server.embedding_inputs  # a connection was opened
+        del mem
+        gc.collect()
+    assert not [w for w in caught if issubclass(w.category, ResourceWarning)]
 
 
 def test_a_secret_in_a_query_never_reaches_the_server(

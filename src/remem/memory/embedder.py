@@ -161,6 +161,13 @@ class BoundEmbedder:
                 )
         return self._given
 
+    def close(self) -> None:
+        """Close the embedder's connections, if it holds any (`ServerEmbedder.close`;
+        they reopen if it is used again)."""
+        close = getattr(self._given, "close", None)
+        if callable(close):
+            close()
+
     def writing(self) -> Embedder | None:
         """The embedder new vectors are made with; None means none (lexical only)."""
         if not self._checked:

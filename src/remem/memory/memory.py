@@ -106,6 +106,8 @@ class Memory(Recalls, DocumentMethods, JobMethods, LifecycleMethods):
         self._embedding = BoundEmbedder(
             store, self.tenant, chosen(embedder, self.config.embed, self.config.retry)
         )
+        # one made here (a name, folder, URL or [embed]) is closed with this memory
+        self._owns_embedder = isinstance(embedder, str | os.PathLike | DefaultEmbedder)
         self._chat = chat
         # what every flow beneath the facade works with (`remem.memory.deps`)
         self.deps = Deps(
@@ -181,10 +183,12 @@ class Memory(Recalls, DocumentMethods, JobMethods, LifecycleMethods):
             checked_embedder(embedder)  # before a file is made for nothing
         store = open_store(target, clock=clock)
         try:
-            return cls(store, **options)
+            memory = cls(store, **options)
         except BaseException:
             store.close()
             raise
+        memory._owns_embedder = memory._owns_embedder or options["embedder"] is not embedder
+        return memory
 
     def __enter__(self) -> Memory:
         return self
@@ -198,9 +202,13 @@ class Memory(Recalls, DocumentMethods, JobMethods, LifecycleMethods):
         self.store.close()
 
     def close_models(self) -> None:
-        """Close the connections to language models (a shared store stays open)."""
+        """Close the connections to language models, and to an embeddings server this
+        memory made from a name, URL or `[embed]` (one given as an object is the
+        caller's to close); a shared store stays open."""
         if self._pipeline is not None:
             self._pipeline.close()
+        if self._owns_embedder:
+            self._embedding.close()
 
     @property
     def embedder(self) -> Embedder | None:
