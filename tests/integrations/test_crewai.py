@@ -24,6 +24,7 @@ from remem import Memory, NotFound
 from remem.embed import HashEmbedder
 from remem.testing.llm_server import Reply, ScriptedLLM
 from tests.support import ROOT, pg
+from tests.support.processes import free_port
 from tests.support.servers import running_server
 from tests.support.venvs import RegistryUnreachable, framework_python, run_in
 
@@ -144,3 +145,14 @@ def test_the_docs_example_runs_and_prints_what_it_shows(
         printed = run_in(crewai_python, str(script), cwd=tmp_path)
         if shown is not None:
             assert printed == shown, f"example {n} of docs/frameworks/crewai.md"
+
+
+def test_an_unreachable_registry_is_told_apart_from_a_failed_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REMEM_TEST_VENVS", str(tmp_path / "venvs"))
+    monkeypatch.setenv("UV_INDEX_URL", f"http://127.0.0.1:{free_port()}/simple")  # refused
+    monkeypatch.setenv("UV_NO_CACHE", "1")
+    with pytest.raises(RegistryUnreachable, match="could not reach the registry"):
+        framework_python("crewai", "crewai")
+    assert list((tmp_path / "venvs").iterdir()) == []  # no half-built environment is kept
