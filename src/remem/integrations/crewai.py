@@ -30,9 +30,11 @@ of the text in the actor's scope. The mapping:
 - A task's outcome (CrewAI's "Task: ...\\nAgent: ...\\nResult: ..." dump) is not
   turned into memories by CrewAI's LLM: `extract_memories` hands it back whole, and
   `remember_many` with an `agent_role` (what an agent's executor passes) appends it
-  as an event, so remem's own extraction (offline, or its configured model) makes
-  candidates that consolidation accepts or not. `remember_many` without an
-  `agent_role` (the "Save to memory" tool) remembers each item as `remember` does.
+  as an assistant event, so remem's own extraction makes candidates that
+  consolidation accepts or not (the offline extractor reads what the user says of
+  themselves: an outcome yields records with an LLM extractor configured).
+  `remember_many` without an `agent_role` (the "Save to memory" tool) remembers
+  each item as `remember` does.
 - `remember` refuses a secret (`RefusedContent`) and a bad metadata (`InvalidInput`,
   `remem.policy.metadata`); nothing is written. CrewAI's `scope`, `categories`,
   `importance`, `source` and `private` are not kept: remem scopes by actor (and
@@ -56,7 +58,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Any, Literal, cast
 from uuid import uuid4
 
 from remem.errors import InvalidInput
@@ -109,7 +111,7 @@ class _NoStorage:
         return refuse
 
 
-class RememMemory(CrewMemory):  # type: ignore[misc]  # CrewAI's Memory: untyped here
+class RememMemory(CrewMemory):  # type: ignore[misc,unused-ignore]  # Any without crewai
     """CrewAI's `Memory` on one actor of a `Memory`, an `AsyncMemory` or a `Client`;
     see the module docstring for the mapping."""
 
@@ -145,7 +147,7 @@ class RememMemory(CrewMemory):  # type: ignore[misc]  # CrewAI's Memory: untyped
 
     def __deepcopy__(self, memo: dict[int, Any] | None = None) -> RememMemory:
         """CrewAI copies agents and crews: the copy shares the remem backend."""
-        new: RememMemory = super().__deepcopy__(memo)
+        new = cast(RememMemory, super().__deepcopy__(memo))
         new._mem, new._clock = self._mem, self._clock
         return new
 
