@@ -119,8 +119,10 @@ def test_secrets_narrowing_and_bulk_erasure_are_refused_and_forget_erases(crew: 
         "forget_all": "ErasureUnsupported",
         "bobs": "NotFound",
         "update": "InvalidInput",
+        "save_with_a_secret": "RefusedContent",
     }
-    assert all("hunter2" not in r.text for r in reader.records(actor="alice", all=True))
+    written = [r.text for r in reader.records(actor="alice", all=True)]
+    assert not any("hunter2" in text or "Nemo" in text for text in written)  # all or nothing
     assert out["forgot"] == 1 and all("Tom" not in text for text in out["after"])
     assert "event" not in out["kinds"]  # raw events come back only with include_events
     with pytest.raises(NotFound):

@@ -78,6 +78,11 @@ def main(spec: dict[str, Any]) -> dict[str, Any]:
             "forget_all": refused(memory.forget),
             "bobs": refused(lambda: memory.forget(record_ids=[spec["bobs"]])),
             "update": refused(lambda: memory.update(out["pets_id"], content="x")),
+            "save_with_a_secret": refused(
+                lambda: tools["Save to memory"].run(
+                    contents=["Alice's fish is called Nemo", "my password is hunter2x7"]
+                )
+            ),
         }
         out["forgot"] = memory.forget(record_ids=[out["pets_id"]])
         out["after"] = [m.record.content for m in memory.recall("Alice's cat")]

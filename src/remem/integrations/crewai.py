@@ -34,7 +34,7 @@ of the text in the actor's scope. The mapping:
   consolidation accepts or not (the offline extractor reads what the user says of
   themselves: an outcome yields records with an LLM extractor configured).
   `remember_many` without an `agent_role` (the "Save to memory" tool) remembers
-  each item as `remember` does.
+  each item as `remember` does, every item screened before one is written.
 - `remember` refuses a secret (`RefusedContent`) and a bad metadata (`InvalidInput`,
   `remem.policy.metadata`); nothing is written. CrewAI's `scope`, `categories`,
   `importance`, `source` and `private` are not kept: remem scopes by actor (and
@@ -73,8 +73,8 @@ from remem.integrations.common import (
 from remem.memory.aio import AsyncMemory
 from remem.memory.memory import Memory
 from remem.model import PacketItem, Record
-from remem.policy.dataclasses import shown
-from remem.policy.metadata import check_filter
+from remem.policy.dataclasses import refuse_secrets, shown
+from remem.policy.metadata import check_filter, check_metadata
 from remem.policy.scope import check_name
 from remem.writes.checks import MAX_EVENT_CHARS
 
@@ -188,7 +188,14 @@ class RememMemory(CrewMemory):  # type: ignore[misc,unused-ignore]  # Any withou
         if not items or self.read_only:
             return []
         if agent_role is None:
-            return [r for r in (self.remember(c, metadata=metadata) for c in items) if r]
+            # every item screened before any is written: a refusal writes nothing
+            empty = [i for i, text in enumerate(items) if not text.strip()]
+            if empty:
+                raise InvalidInput(f"items {empty} have no text to remember")
+            for i, text in enumerate(items):
+                refuse_secrets({f"item {i}": text})
+            meta = check_metadata(metadata) or None
+            return [r for r in (self.remember(c, metadata=meta) for c in items) if r]
         now = self._clock()
         about = {"agent_role": agent_role, "run": uuid4().hex}
         rows = [
