@@ -66,7 +66,10 @@ def framework_python(name: str, *extras: str) -> Path:
     """The interpreter of the environment for `extras`, built if there is none yet;
     `RegistryUnreachable` when uv cannot reach the registry, RuntimeError (with
     uv's output) when the install fails otherwise."""
-    from uv import find_uv_bin
+    try:
+        from uv import find_uv_bin
+    except ImportError as exc:
+        raise RuntimeError(f"uv is a [dev] dependency: pip install -e '.[dev]' ({exc})") from exc
 
     reqs = requirements(*extras)
     key = hashlib.sha256("\n".join([sys.version, *reqs]).encode()).hexdigest()[:16]
