@@ -1,9 +1,12 @@
 """A framework that cannot be installed beside the [dev] set gets a virtual environment
 of its own, built once from pyproject.toml and kept in a cache directory.
 
-CrewAI is one: every crewai 1.x pins openai<3 (the [dev] set's openai-agents 0.24
-needs openai>=3), crewai 1.15.29+ needs opentelemetry>=1.45.1 (google-adk 2.13 pins
-<=1.44) and 1.15.20-1.15.28 mcp~=1.28.1 (remem's server needs mcp>=1.30). Its tests
+CrewAI is one: every crewai with its unified `Memory` (1.10 on) pins openai<3 (the
+[dev] set's openai-agents 0.24 needs openai>=3), 1.15.29+ opentelemetry>=1.45.1
+(google-adk 2.13 pins <=1.44), 1.15.20-1.15.28 mcp~=1.28.1 (remem's server needs
+>=1.30); 1.7-1.9 pin openai~=1.83. Only 1.0-1.6.1 resolve beside [dev], with the
+memory interface CrewAI has since removed (`ExternalMemory`) and, through
+instructor's jiter<0.15, openai held back to 3.3 for the whole set. Its tests
 run a crew in a child process of that environment (`framework_python`), on remem's
 source (`PYTHONPATH`), against the database, server and scripted model the test
 started.
