@@ -47,6 +47,9 @@ SHOWN = {"console", "text", "sql", "js", "ts", "yaml", "dockerfile", "ini"}  # n
 LANGUAGES = {"python", "toml", "json", *SHELL, *SHOWN}
 FENCE = re.compile(r"^```([^\n]*)\n(.*?)^```[ \t]*$", re.M | re.S)
 README_MAX_BYTES = 12 * 1024
+# pages whose python runs in a framework's own environment (tests/support/venvs.py), by
+# the test named, not in this process
+OWN_ENVIRONMENT = {DOCS / "frameworks" / "crewai.md": "tests/integrations/test_crewai.py"}
 # "$500" in double quotes is "00" to a shell ($5 is empty), though shlex keeps it
 SHELL_EXPANDS = re.compile(r'"[^"]*\$[\w{(][^"]*"')
 
@@ -104,7 +107,9 @@ def test_every_block_names_a_known_language(page: Path) -> None:
         )
 
 
-@pytest.mark.parametrize("page", _pages_with("python"), ids=_name)
+@pytest.mark.parametrize(
+    "page", [p for p in _pages_with("python") if p not in OWN_ENVIRONMENT], ids=_name
+)
 def test_python_blocks_run(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("REMEM_MINILM_DIR", "/nonexistent")
@@ -119,6 +124,12 @@ def test_python_blocks_run(page: Path, tmp_path: Path, monkeypatch: pytest.Monke
         following = found[i + 1] if i + 1 < len(found) else None
         if following is not None and following[:2] == ("text", 'title="output"'):
             _assert_printed(following[2], printed.getvalue(), f"{_name(page)} block {i + 1}")
+
+
+@pytest.mark.parametrize("page", sorted(OWN_ENVIRONMENT), ids=_name)
+def test_a_page_left_to_its_own_environment_is_run_by_its_test(page: Path) -> None:
+    test = ROOT / OWN_ENVIRONMENT[page]
+    assert f'"{page.name}"' in test.read_text(), f"{test} does not run {_name(page)}"
 
 
 def _assert_printed(expected: str, printed: str, where: str) -> None:

@@ -53,8 +53,12 @@ def run(llm: ScriptedLLM, memory: RememMemory, task: str) -> TaskResult:
     return asyncio.run(go())
 
 
-def text(content: str, mime: MemoryMimeType | str = MemoryMimeType.TEXT) -> MemoryContent:
-    return MemoryContent(content=content, mime_type=mime)
+def text(
+    content: str,
+    mime: MemoryMimeType | str = MemoryMimeType.TEXT,
+    metadata: dict[str, Any] | None = None,
+) -> MemoryContent:
+    return MemoryContent(content=content, mime_type=mime, metadata=metadata)
 
 
 def test_the_agent_is_shown_what_remem_recalls_for_its_user(
@@ -140,4 +144,43 @@ def test_a_secret_inside_json_and_an_empty_or_odd_memory_are_refused(backend: Ba
         asyncio.run(memory.query("tea", k=0))
     with pytest.raises(InvalidInput, match="k must be"):
         RememMemory(backend.memory, actor="alice", k=10_000)
+    assert backend.reader.records(actor="alice", all=True) == []
+
+
+def test_add_keeps_the_contents_metadata_and_query_filters_by_it(backend: Backend) -> None:
+    memory = RememMemory(backend.memory, actor="alice")
+    pets = {"topic": "pets", "source": {"app": "chat"}}
+    asyncio.run(memory.add(text("Alice's dog is called Rex", metadata=pets)))
+    asyncio.run(memory.add(text("Alice's car is a red Fiat", metadata={"topic": "cars"})))
+    (dog,) = [r for r in backend.reader.records(actor="alice") if "Rex" in r.text]
+    assert dog.metadata == pets
+    asked = "what are Alice's dog and car called?"
+    both = asyncio.run(memory.query(asked)).results
+    assert {str(c.content) for c in both} == {
+        "Alice's dog is called Rex",
+        "Alice's car is a red Fiat",
+    }
+    (hit,) = asyncio.run(memory.query(asked, metadata={"topic": "pets"})).results
+    assert hit.content == "Alice's dog is called Rex" and hit.metadata is not None
+    # the record's metadata comes back, and remem's own names win over it
+    assert hit.metadata["source"] == {"app": "chat"} and hit.metadata["id"] == dog.id
+    # a memory made with a filter applies it to every query, update_context's too
+    pets_only = RememMemory(backend.memory, actor="alice", metadata={"topic": "pets"})
+    assert [str(c.content) for c in asyncio.run(pets_only.query(asked)).results] == [
+        "Alice's dog is called Rex"
+    ]
+
+
+def test_a_secret_or_a_bad_key_in_metadata_is_refused_and_nothing_is_written(
+    backend: Backend,
+) -> None:
+    memory = RememMemory(backend.memory, actor="alice")
+    with pytest.raises(RefusedContent, match="metadata"):
+        asyncio.run(memory.add(text("Alice's cat is Tom", metadata={"password": "hunter2-Horse"})))
+    with pytest.raises(InvalidInput, match="invisible format character"):
+        asyncio.run(memory.add(text("Alice's cat is Tom", metadata={"to\u200bpic": "pets"})))
+    with pytest.raises(InvalidInput, match="metadata"):
+        asyncio.run(memory.query("cat", metadata={"topic": ["a", "list"]}))
+    with pytest.raises(InvalidInput, match="metadata"):
+        RememMemory(backend.memory, actor="alice", metadata="topic=pets")  # type: ignore[arg-type]
     assert backend.reader.records(actor="alice", all=True) == []

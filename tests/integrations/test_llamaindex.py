@@ -180,3 +180,40 @@ def test_a_batch_with_a_stranger_in_it_stores_nothing(backend: Backend) -> None:
     with pytest.raises(InvalidInput, match="k must be"):
         RememMemoryBlock(backend.memory, actor="alice", k=0)
     assert backend.reader.events(actor="alice") == []
+
+
+def test_remember_keeps_metadata_and_a_block_with_a_filter_recalls_only_those(
+    backend: Backend,
+) -> None:
+    block = RememMemoryBlock(backend.memory, actor="alice")
+    pets = {"topic": "pets", "source": {"app": "chat"}}
+    dog = asyncio.run(block.remember("Alice's dog is called Rex", metadata=pets))
+    asyncio.run(block.remember("Alice's car is a red Fiat", metadata={"topic": "cars"}))
+    assert backend.reader.get(dog.id).metadata == pets
+    asked = [ChatMessage(role="user", content="what are Alice's dog and car called?")]
+    both = asyncio.run(block.aget(asked))
+    assert "Rex" in both and "Fiat" in both
+    pets_only = RememMemoryBlock(backend.memory, actor="alice", metadata={"topic": "pets"})
+    assert asyncio.run(pets_only.aget(asked)) == "- Alice's dog is called Rex"
+    with pytest.raises(RefusedContent, match="metadata"):
+        asyncio.run(block.remember("Alice's cat is Tom", metadata={"password": "hunter2-Horse"}))
+    with pytest.raises(InvalidInput, match="metadata filter"):
+        RememMemoryBlock(backend.memory, actor="alice", metadata={"topic": ["a", "list"]})
+    assert len(backend.reader.records(actor="alice", all=True)) == 2
+
+
+def test_a_flushed_messages_additional_kwargs_are_kept_in_its_event(backend: Backend) -> None:
+    block = RememMemoryBlock(backend.memory, actor="alice")
+    kwargs = {"channel": "sms", "note": "my password is hunter2x7"}
+    said = ChatMessage(role="user", content="I moved to Lyon", additional_kwargs=kwargs)
+    asyncio.run(block.aput([said], from_short_term_memory=True, session_id="trip"))
+    (event,) = backend.reader.events(actor="alice")
+    meta = event["metadata"] if isinstance(event, dict) else event.metadata
+    kept = meta["llamaindex"]["additional_kwargs"]
+    # LlamaIndex's own session id is the event's session, not a kwarg kept twice
+    assert kept["channel"] == "sms" and "session_id" not in kept
+    assert "hunter2x7" not in str(meta)  # a secret is kept only redacted, as in any event
+    huge = ChatMessage(role="user", content="I like tea", additional_kwargs={"blob": "x" * 9000})
+    with pytest.raises(InvalidInput, match="additional_kwargs"):
+        asyncio.run(block.aput([huge], from_short_term_memory=True, session_id="trip"))
+    assert len(backend.reader.events(actor="alice")) == 1

@@ -10,7 +10,11 @@ import pytest
 
 @pytest.mark.parametrize(
     ("adapter", "framework", "extra"),
-    [("autogen", "autogen_core", "autogen"), ("llamaindex", "llama_index", "llamaindex")],
+    [
+        ("autogen", "autogen_core", "autogen"),
+        ("llamaindex", "llama_index", "llamaindex"),
+        ("crewai", "crewai", "crewai"),
+    ],
 )
 def test_importing_an_adapter_without_its_framework_names_the_extra(
     adapter: str, framework: str, extra: str, monkeypatch: pytest.MonkeyPatch

@@ -15,7 +15,10 @@
 - `remem.integrations.autogen`: `RememMemory`, AutoGen's `autogen_core.memory.Memory`
   on remem's recall and records (`pip install 'remem[autogen]'`);
 - `remem.integrations.llamaindex`: `RememMemoryBlock`, a LlamaIndex memory block on
-  remem's recall and events (`pip install 'remem[llamaindex]'`).
+  remem's recall and events (`pip install 'remem[llamaindex]'`);
+- `remem.integrations.crewai`: `RememMemory`, CrewAI's unified `Memory` on remem's
+  recall, records and events (`pip install 'remem[crewai]'`, in an environment of
+  its own: see docs/frameworks/crewai.md).
 
 `remem.integrations.common` holds what they share (the backend, `ErasureUnsupported`,
 erasure of an actor's own record, verified).

@@ -14,7 +14,9 @@ every call reads and writes that actor's memory only. The mapping:
 | AutoGen                         | remem                                               |
 |---------------------------------|-----------------------------------------------------|
 | `add(MemoryContent)`            | `remember`: an explicit statement, confirmed at once |
-| `query(text or MemoryContent)`  | `recall` in the actor's scope, `k` items            |
+|                                 | `MemoryContent.metadata` as the record's metadata    |
+| `query(text or MemoryContent)`  | `recall` in the actor's scope, `k` items; the        |
+|                                 | memory's or the call's `metadata=` filter            |
 | `update_context(model_context)` | `recall` on the last user message; the items as one  |
 |                                 | `SystemMessage`, as AutoGen's `ListMemory` adds them |
 | `clear()`                       | refused: `ErasureUnsupported`                        |
@@ -24,11 +26,17 @@ every call reads and writes that actor's memory only. The mapping:
 - `add` takes text (`text/plain`, `text/markdown`) and JSON (`application/json`, a
   dict written with sorted keys); an image or bytes is refused with `InvalidInput`:
   remem remembers text. A secret is refused with `RefusedContent` (nothing is
-  written); the same statement again is the same record. `MemoryContent.metadata`
-  is not kept (this adapter does not pass it on as the record's metadata).
+  written); the same statement again is the same record (with the metadata it
+  was first stored with).
+- `MemoryContent.metadata` becomes the record's metadata (`remem.policy.metadata`:
+  a JSON object, bounded, keys checked; a secret in it is refused with
+  `RefusedContent`, a bad one with `InvalidInput`, and nothing is written).
 - `query` and `update_context` return each item as a `MemoryContent` whose metadata
-  holds its id, kind, status, score, flags and source date; pinned fields come
-  first, then records (raw events too with `include_events=True`).
+  holds the record's metadata and then its id, kind, status, score, flags and
+  source date (these names win); pinned fields come first, then records (raw
+  events too with `include_events=True`). `metadata={"topic": "pets"}` (on the
+  memory, for every query, or on one `query` call) keeps only the records whose
+  metadata has those values (equality on top-level keys).
 - `forget` is an agent's tool as it is: `AssistantAgent(..., tools=[memory.forget])`.
 - `clear()` is refused rather than mapped: AutoGen calls it to empty a list, and
   the remem equivalent is the erasure of everything the actor has, which is
@@ -50,6 +58,7 @@ from remem.memory.aio import AsyncMemory
 from remem.memory.memory import Memory
 from remem.model import PacketItem
 from remem.policy.dataclasses import shown
+from remem.policy.metadata import check_filter
 from remem.policy.scope import check_name
 
 try:
@@ -86,24 +95,29 @@ class RememMemory(AutoGenMemory):
         actor: str,
         k: int = 5,
         include_events: bool = False,
+        metadata: Mapping[str, Any] | None = None,
         name: str = "remem",
     ) -> None:
         """`k`: the most items a query returns (1 to 1000); `include_events`: whether
-        raw events that match (not yet extracted) come back beside records."""
+        raw events that match (not yet extracted) come back beside records; `metadata`:
+        the filter every query applies (records whose metadata has these values)."""
         self._mem, _ = backend(memory)
         self.actor = check_name("actor", actor)
         if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= 1000:
             raise InvalidInput(f"k must be an integer from 1 to 1000; got {shown(k)}")
         self.k = k
         self.include_events = include_events
+        self.metadata = _filter(metadata)
         self.name = name
 
     async def add(
         self, content: MemoryContent, cancellation_token: CancellationToken | None = None
     ) -> None:
-        """Remember the content's text as the actor's explicit statement."""
+        """Remember the content's text as the actor's explicit statement, with its
+        metadata as the record's."""
         text = _text(content)
-        await asyncio.to_thread(self._mem.remember, actor=self.actor, text=text)
+        meta = content.metadata or None  # _text checked it is a MemoryContent
+        await asyncio.to_thread(self._mem.remember, actor=self.actor, text=text, metadata=meta)
 
     async def query(
         self,
@@ -111,12 +125,13 @@ class RememMemory(AutoGenMemory):
         cancellation_token: CancellationToken | None = None,
         **kwargs: Any,
     ) -> MemoryQueryResult:
-        """The actor's memories that matter for `query`, most relevant first (`k=`
-        overrides the memory's own `k`)."""
+        """The actor's memories that matter for `query`, most relevant first (`k=` and
+        `metadata=` override the memory's own)."""
         text = query if isinstance(query, str) else _text(query)
         k = kwargs.get("k", self.k)
         if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= 1000:
             raise InvalidInput(f"k must be an integer from 1 to 1000; got {shown(k)}")
+        wanted = _filter(kwargs["metadata"]) if "metadata" in kwargs else self.metadata
         if not text.strip():
             return MemoryQueryResult(results=[])
         packet = await asyncio.to_thread(
@@ -125,6 +140,7 @@ class RememMemory(AutoGenMemory):
             query=text,
             k=k,
             include_events=self.include_events,
+            metadata=wanted,
         )
         return MemoryQueryResult(results=[_content(i) for i in (*packet.pinned, *packet.records)])
 
@@ -180,6 +196,13 @@ def _text(content: object) -> str:
     )
 
 
+def _filter(value: object) -> dict[str, Any] | None:
+    """A metadata filter (None for none), or InvalidInput before anything is read."""
+    if value is None:
+        return None
+    return dict(check_filter(value)) or None
+
+
 def _said(content: object) -> str:
     """The text of a user message (its string parts when it is a list)."""
     if isinstance(content, str):
@@ -194,6 +217,7 @@ def _content(item: PacketItem) -> MemoryContent:
         content=item.text,
         mime_type=MemoryMimeType.TEXT,
         metadata={
+            **item.metadata,
             "id": item.id,
             "kind": item.kind,
             "status": item.status,

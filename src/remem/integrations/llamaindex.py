@@ -25,7 +25,11 @@ mapping:
 |                                   | extraction then reads                                 |
 | `atruncate`                       | LlamaIndex's own: drops the block's text when over    |
 |                                   | the token limit (`priority=0`, the default: never)    |
-| `remember(text)` (remem's)        | `remember`: an explicit statement, confirmed at once  |
+| a message's `additional_kwargs`   | kept in its event's metadata (`{"llamaindex": ...}`)  |
+| `RememMemoryBlock(metadata=)`     | the filter of every recall: records whose metadata    |
+|                                   | has those values                                      |
+| `remember(text, metadata)`        | `remember`: an explicit statement, confirmed at once, |
+| (remem's)                         | with `metadata` as the record's                       |
 | `forget(memory_id)` (remem's)     | erases one of the actor's records, verified           |
 
 - A flushed message's text is its text blocks (a tool call as `name(arguments)`);
@@ -33,14 +37,20 @@ mapping:
   conversation), nor a message without text. Each call stores each message once,
   under a new id: LlamaIndex archives what it flushes and never flushes it again.
   A secret in a message is kept only redacted, as in any event.
-- `remember` refuses a secret with `RefusedContent` (nothing is written).
+- `remember` refuses a secret with `RefusedContent` (nothing is written), in the
+  text or in the metadata (`remem.policy.metadata`: a JSON object, bounded, keys
+  checked; a bad one is refused with `InvalidInput`).
 - Recall's items are rendered one per line as `- text`, pinned fields first; with
   `include_events=True` raw events that match (not yet extracted) come too.
   Nothing is returned for an empty query, or when nothing matches (the block
   then adds nothing to the prompt).
-- `additional_kwargs` of a message are not kept, except that a tool call's name
-  and arguments are part of its text; the event's metadata holds only the block's
-  name and the message's position (`{"llamaindex": {...}}`).
+- A message's `additional_kwargs` (but `session_id`, its event's session, and
+  `tool_calls`, part of its text) go into its event's metadata as
+  `{"llamaindex": {"block": ..., "position": ..., "additional_kwargs": {...}}}`,
+  at most `MAX_KWARGS_BYTES` of JSON a message (more is refused with
+  `InvalidInput`, and nothing of the batch is stored); a secret there is kept
+  only redacted, as in any event. Events' metadata is no record's: a record
+  remem extracts from the turns has none of it.
 """
 
 from __future__ import annotations
@@ -58,7 +68,9 @@ from remem.memory.aio import AsyncMemory
 from remem.memory.memory import Memory
 from remem.model import Record
 from remem.policy.dataclasses import shown
+from remem.policy.metadata import check_filter
 from remem.policy.scope import check_name
+from remem.policy.text import check_json
 from remem.writes.checks import MAX_EVENT_CHARS
 
 try:
@@ -74,6 +86,7 @@ except ImportError as exc:  # pragma: no cover - the message is the point
 __all__ = ["RememMemoryBlock"]
 
 DEFAULT_SESSION = "llamaindex"  # the remem session of messages put without a session id
+MAX_KWARGS_BYTES = 4 * 1024  # a message's additional_kwargs, as JSON, in its event
 ROLES = {MessageRole.USER: "user", MessageRole.TOOL: "tool", MessageRole.FUNCTION: "tool"}
 
 
@@ -84,6 +97,7 @@ class RememMemoryBlock(BaseMemoryBlock[str]):
     actor: str
     k: int = 5
     include_events: bool = False
+    metadata: dict[str, Any] | None = None
     _mem: Any = PrivateAttr()
     _clock: Any = PrivateAttr()
 
@@ -94,18 +108,21 @@ class RememMemoryBlock(BaseMemoryBlock[str]):
         actor: str,
         k: int = 5,
         include_events: bool = False,
+        metadata: Mapping[str, Any] | None = None,
         name: str = "remem",
         description: str | None = "What is known about the user, from remem",
         **fields: Any,
     ) -> None:
-        """`k`: the most items a recall hands back (1 to 1000); `fields`: LlamaIndex's
-        own (`priority`, `accept_short_term_memory`)."""
+        """`k`: the most items a recall hands back (1 to 1000); `metadata`: the filter
+        of every recall (records whose metadata has these values); `fields`:
+        LlamaIndex's own (`priority`, `accept_short_term_memory`)."""
         if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= 1000:
             raise InvalidInput(f"k must be an integer from 1 to 1000; got {shown(k)}")
         own: dict[str, Any] = {
             "actor": check_name("actor", actor),
             "k": k,
             "include_events": include_events,
+            "metadata": dict(check_filter(metadata)) or None,
         }
         super().__init__(name=name, description=description, **own, **fields)
         self._mem, self._clock = backend(memory)
@@ -122,6 +139,7 @@ class RememMemoryBlock(BaseMemoryBlock[str]):
             query=query,
             k=self.k,
             include_events=self.include_events,
+            metadata=self.metadata,
         )
         return "\n".join(f"- {item.text}" for item in (*packet.pinned, *packet.records))
 
@@ -138,6 +156,10 @@ class RememMemoryBlock(BaseMemoryBlock[str]):
             session = check_name(
                 "session", str(message.additional_kwargs.get("session_id") or DEFAULT_SESSION)
             )
+            about: dict[str, Any] = {"block": self.name, "position": i}
+            kwargs = _kwargs(message, i)
+            if kwargs:
+                about["additional_kwargs"] = kwargs
             rows.append(
                 {
                     "actor": self.actor,
@@ -146,15 +168,18 @@ class RememMemoryBlock(BaseMemoryBlock[str]):
                     "text": text[:MAX_EVENT_CHARS],
                     "event_id": stable_id("llamaindex", self.actor, session, uuid4().hex),
                     "time": now + timedelta(microseconds=len(rows)),
-                    "metadata": {"llamaindex": {"block": self.name, "position": i}},
+                    "metadata": {"llamaindex": about},
                 }
             )
         if rows:
             await asyncio.to_thread(self._mem.add_events, rows)
 
-    async def remember(self, text: str) -> Record:
-        """Remember `text` as the actor's explicit statement, confirmed at once."""
-        return await asyncio.to_thread(self._mem.remember, actor=self.actor, text=text)
+    async def remember(self, text: str, metadata: Mapping[str, Any] | None = None) -> Record:
+        """Remember `text` as the actor's explicit statement, confirmed at once, with
+        `metadata` as the record's."""
+        return await asyncio.to_thread(
+            self._mem.remember, actor=self.actor, text=text, metadata=metadata
+        )
 
     async def forget(self, memory_id: str) -> str:
         """Erase one of the actor's memories by its id, verified; `NotFound` when the
@@ -163,6 +188,17 @@ class RememMemoryBlock(BaseMemoryBlock[str]):
             forget_own, self._mem, actor=self.actor, record_id=memory_id
         )
         return f"forgot {memory_id} (deletion job {report.job_id}, verified)"
+
+
+def _kwargs(message: ChatMessage, i: int) -> dict[str, Any]:
+    """A message's `additional_kwargs` but those mapped elsewhere, checked as JSON of
+    at most `MAX_KWARGS_BYTES`."""
+    kept = {
+        k: v for k, v in message.additional_kwargs.items() if k not in ("session_id", "tool_calls")
+    }
+    if kept:
+        check_json(f"additional_kwargs of message {i}", kept, max_bytes=MAX_KWARGS_BYTES)
+    return kept
 
 
 def _text(message: ChatMessage) -> str:
