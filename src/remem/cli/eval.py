@@ -47,6 +47,10 @@ def pick_embedder(name: str) -> Embedder | None:
     from remem.embed.choose import resolve_embedder
 
     chosen = resolve_embedder(name)
+    close = getattr(chosen, "close", None)  # an embeddings server's connections
+    context = click.get_current_context(silent=True)
+    if callable(close) and context is not None:
+        context.call_on_close(close)  # when the command ends, not to the garbage collector
     return default_embedder() if isinstance(chosen, DefaultEmbedder) else chosen
 
 
