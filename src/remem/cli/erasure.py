@@ -87,7 +87,8 @@ def deletions(ctx: Ctx, limit: int) -> None:
 @click.pass_obj
 def export(ctx: Ctx, actor: str, out: Path | None) -> None:
     """Export everything of a subject (events, records with history, checkpoints and
-    tool calls) as JSON lines."""
+    tool calls) as JSON lines. The tenant's audit log gets a row naming the OS user
+    and the counts, once the rows are written."""
     counts = {"events": 0, "records": 0}
     with ctx.open(embedder=None) as mem:
         rows = mem.export(actor=actor)
@@ -95,6 +96,7 @@ def export(ctx: Ctx, actor: str, out: Path | None) -> None:
             for row in rows:
                 counts[row["type"] + "s"] = counts.get(row["type"] + "s", 0) + 1
                 click.echo(json.dumps(row, ensure_ascii=False))
+            audit.by_operator(mem.store, mem.tenant, "export", actor=actor, **counts)
             return
         if out is None:
             raise InvalidInput("--json prints a summary; name a file with --out for the rows")
@@ -105,6 +107,7 @@ def export(ctx: Ctx, actor: str, out: Path | None) -> None:
                     f.write(json.dumps(row, ensure_ascii=False) + "\n")
         except OSError as exc:
             raise InvalidInput(f"cannot write the export to {out}: {exc.strerror}") from None
+        audit.by_operator(mem.store, mem.tenant, "export", actor=actor, **counts)
     data = {"path": str(out), **counts}
     emit(ctx, data, lambda: click.echo(f"wrote {counts} to {out}"))
 

@@ -43,6 +43,7 @@ ACTIONS = (
     "transcript",
     "export",
     "erase",
+    "document_remove",
     "approve",
     "reject",
     "key_create",
