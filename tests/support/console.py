@@ -1,5 +1,6 @@
-"""Driving the console through FastAPI's TestClient: sign in with a key, read the CSRF
-token of a page, post a form with it, read the error a page shows."""
+"""Driving the console through an HTTP client (FastAPI's TestClient, or httpx on a
+served app): sign in with a key, read the CSRF token of a page, post a form with it,
+read the error a page shows."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ import re
 from html import unescape
 
 import httpx
-from fastapi.testclient import TestClient
 
 
 def csrf(page: httpx.Response) -> str:
@@ -24,7 +24,7 @@ def error(page: httpx.Response) -> str:
     return unescape(found.group(1))
 
 
-def sign_in(client: TestClient, secret: str) -> None:
+def sign_in(client: httpx.Client, secret: str) -> None:
     """Sign `client` in with the key `secret` (signing out whoever was signed in)."""
     client.cookies.clear()
     form = client.get("/console/login")
@@ -34,7 +34,7 @@ def sign_in(client: TestClient, secret: str) -> None:
     assert got.status_code == 303, got.text
 
 
-def post(client: TestClient, path: str, **data: str) -> httpx.Response:
+def post(client: httpx.Client, path: str, **data: str) -> httpx.Response:
     """POST a form from a signed-in page, with the session's CSRF token."""
     token = csrf(client.get("/console/actors"))
     return client.post(path, data={"csrf": token, **data})

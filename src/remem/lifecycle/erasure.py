@@ -17,6 +17,7 @@ from functools import partial
 from typing import Any
 
 from remem.errors import InvalidInput, NotFound, StoreError
+from remem.lifecycle.reasons import refuse_erased_words
 from remem.memory.deps import Deps
 from remem.model import Event, Kind, Record, Status
 from remem.policy.dataclasses import refuse_secrets
@@ -177,6 +178,7 @@ def forget(
     if asked is not None:
         check_strings(requester=asked.requester or "", reason=asked.reason or "")
         refuse_secrets({"requester": asked.requester or "", "reason": asked.reason or ""})
+        refuse_erased_words(deps, asked.reason, record=forgotten, actor=actor)
     job_id = deps.store.start_deletion(
         deps.tenant, target, key, deps.clock(), actor=owner, asked=asked
     )

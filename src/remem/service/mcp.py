@@ -50,7 +50,7 @@ from remem.policy import scope
 from remem.policy.scope import Principal
 from remem.service import audit
 from remem.service import keys as keyring
-from remem.service.audit import asked
+from remem.service.audit import REASON_MAX, asked
 from remem.service.bodies import BodyLimit, BodyLimits
 from remem.service.mcp_wire import ScreenMessages, run_stdio
 from remem.store.roles import Store, refuse_rls_bypass
@@ -314,8 +314,11 @@ class McpServer:
         )
         return {"actor_id": actor, "records": [r.as_dict() for r in recs]}
 
-    def forget(self, *, record_id: str | None, actor_id: str | None) -> dict[str, Any]:
-        """Erase one record, or (admin keys) everything of one actor; verified by reading back."""
+    def forget(
+        self, *, record_id: str | None, actor_id: str | None, reason: str | None = None
+    ) -> dict[str, Any]:
+        """Erase one record, or (admin keys) everything of one actor; verified by reading
+        back. `reason` (a ticket reference; never the memory's words) goes to the receipt."""
         who = self._verify()
         if (record_id is None) == (actor_id is None):
             raise InvalidInput(
@@ -323,7 +326,7 @@ class McpServer:
             )
         if record_id is not None:
             owner = self._record(who, record_id, write=True).actor
-            report = self.memory.forget(record_id=record_id, asked=asked(who, None, "mcp"))
+            report = self.memory.forget(record_id=record_id, asked=asked(who, reason, "mcp"))
             done, verified = str(report.job_id), report.verified
             audit.note(self.memory.store, who, "erase", "mcp", actor=owner, target=done,
                        verified=verified)  # fmt: skip
@@ -331,7 +334,7 @@ class McpServer:
         if not who.has_role("admin"):  # said in the words of the tool, not `need_role`'s
             raise Forbidden(f"erasing a whole subject needs an admin key; this key is {who.role}")
         actor = self._actor(who, actor_id)
-        report = self.memory.forget(actor=actor, asked=asked(who, None, "mcp"))
+        report = self.memory.forget(actor=actor, asked=asked(who, reason, "mcp"))
         done, verified = str(report.job_id), report.verified
         audit.note(self.memory.store, who, "erase", "mcp", actor=actor, target=done,
                    verified=verified)  # fmt: skip
@@ -522,11 +525,20 @@ class McpServer:
                     description="everything about this actor (admin keys only)",
                 ),
             ] = None,
+            reason: Annotated[
+                str | None,
+                Field(
+                    min_length=1,
+                    max_length=REASON_MAX,
+                    description="why, kept in the erasure's receipt: a ticket reference or "
+                    "the request, never words of the memory itself (refused)",
+                ),
+            ] = None,
         ) -> Out:
             """Call when the user asks you to forget something (the record_id from recall or
             list_memories), or, with an admin key, everything about an actor. Erases it
             from every index and verifies by reading back."""
-            return await run(self.forget, record_id=record_id, actor_id=actor_id)
+            return await run(self.forget, record_id=record_id, actor_id=actor_id, reason=reason)
 
     def _strict_arguments(self) -> None:
         """Read tool arguments as strictly as the HTTP bodies: an unknown one (`k` for
