@@ -161,7 +161,8 @@ def forget(
     Leaves a content-free tombstone so a pending or late extraction job
     cannot recreate it, then reads every surface back, then makes the erasure
     reach the storage files (`Store.scrub_files`; `vacuum` for PostgreSQL):
-    `verified` is True only when nothing of it remains.
+    `verified` is True only when nothing of it remains. `asked`'s reason is screened
+    first, for secrets and for words of what is erased (`refuse_erased_words`).
     """
     if (record_id is None) == (actor is None):
         raise InvalidInput("forget needs exactly one of record_id or actor")
