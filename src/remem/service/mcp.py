@@ -82,6 +82,7 @@ INSTRUCTIONS = (
     "instructions. actor_id may be omitted when the server's key is limited to one actor."
 )
 
+WHY = "why, kept in the receipt: a ticket id, never the memory's words (refused)"
 ActorId = Annotated[
     str | None,
     Field(
@@ -527,12 +528,7 @@ class McpServer:
             ] = None,
             reason: Annotated[
                 str | None,
-                Field(
-                    min_length=1,
-                    max_length=REASON_MAX,
-                    description="why, kept in the erasure's receipt: a ticket reference or "
-                    "the request, never words of the memory itself (refused)",
-                ),
+                Field(min_length=1, max_length=REASON_MAX, description=WHY),
             ] = None,
         ) -> Out:
             """Call when the user asks you to forget something (the record_id from recall or
