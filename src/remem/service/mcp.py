@@ -197,6 +197,12 @@ class McpServer:
         """The actor a call names, or the key's own; never one the key does not allow."""
         return scope.actor_for(who, actor_id)
 
+    def _reading(self, actor_id: str | None) -> str:
+        """The actor of a fact or profile read (as `_actor`), audited as a recall."""
+        who = self._verify()
+        audit.recalled(self.memory.store, who, "mcp", actor := self._actor(who, actor_id))
+        return actor
+
     def _record(self, who: Principal, record_id: str, *, write: bool) -> Record:
         """A record the key may see (shared procedures are readable by every key), and with
         `write` may change: a shared one only with an admin key for the whole tenant."""
@@ -276,9 +282,7 @@ class McpServer:
 
     def get_fact(self, *, field: str, actor_id: str | None, as_of: str | None) -> dict[str, Any]:
         """One field's value by exact lookup: found, conflict or not_found."""
-        who = self._verify()
-        found = self.memory.fact(actor=self._actor(who, actor_id), field=field, as_of=as_of)
-        return found.as_dict()
+        return self.memory.fact(actor=self._reading(actor_id), field=field, as_of=as_of).as_dict()
 
     def get_profile(
         self,
@@ -289,14 +293,10 @@ class McpServer:
         budget_tokens: int | None,
     ) -> dict[str, Any]:
         """Every current field of an actor, conflicts marked, inside a token budget."""
-        who = self._verify()
-        prof = self.memory.profile(
-            actor=self._actor(who, actor_id),
-            as_of=as_of,
-            max_sensitivity=max_sensitivity,
-            budget=budget_tokens,
-        )
-        return prof.as_dict()
+        actor = self._reading(actor_id)
+        return self.memory.profile(
+            actor=actor, as_of=as_of, max_sensitivity=max_sensitivity, budget=budget_tokens
+        ).as_dict()
 
     def list_memories(
         self,
@@ -313,6 +313,7 @@ class McpServer:
         recs = self.memory.records(
             actor=actor, all=all, limit=limit, as_of=as_of, metadata=metadata
         )
+        audit.note(self.memory.store, who, "read", "mcp", actor=actor, records=len(recs))
         return {"actor_id": actor, "records": [r.as_dict() for r in recs]}
 
     def forget(
