@@ -142,7 +142,8 @@ export class Remem {
 
   /** Erase one record (`recordId`) or everything of one actor (`actor`, an admin key);
    * the report says whether reading every surface back verified it. `reason` (a reason
-   * or ticket reference) is kept in the erasure's receipt; the key names who asked. */
+   * or ticket reference) is kept in the erasure's receipt; the key names who asked. A
+   * reason repeating a word of what is erased is refused (invalid_input, nothing erased). */
   async forget(
     input: ({ recordId: string } | { actor: string }) & { reason?: string },
   ): Promise<ForgetReport> {

@@ -8,8 +8,9 @@ import click
 
 from remem.cli.kit import Ctx, emit, json_option
 from remem.documents.flows import where_of
-from remem.documents.scope import SCOPE_HELP
+from remem.documents.scope import SCOPE_HELP, parse_scope
 from remem.errors import RememError
+from remem.service import audit
 
 
 @click.group("docs")
@@ -145,9 +146,15 @@ def search_cmd(
 @json_option
 @click.pass_obj
 def remove_cmd(ctx: Ctx, document_id: str) -> None:
-    """Remove a document from every index, tombstone it, and verify by reading back."""
+    """Remove a document from every index, tombstone it, and verify by reading back.
+    The tenant's audit log gets a row naming the OS user."""
     with ctx.open(embedder=None) as mem:
+        doc, _ = mem.get_document(document_id)
         report = mem.remove_document(document_id)
+        where = parse_scope(doc.scope_key)
+        audit.by_operator(mem.store, mem.tenant, "document_remove", target=document_id,
+                          actor=where.name if where.kind == "actor" else None,
+                          job=report.job_id or 0, verified=report.verified)  # fmt: skip
     data = {"document_id": document_id, **report.outcome(), "job_id": report.job_id}
 
     def human() -> None:

@@ -10,13 +10,16 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 
 from remem.cli.kit import Ctx, emit, json_option
 from remem.errors import InvalidInput
 from remem.service import audit
+
+if TYPE_CHECKING:
+    from remem.memory.memory import Memory
 
 
 @click.command()
@@ -87,7 +90,8 @@ def deletions(ctx: Ctx, limit: int) -> None:
 @click.pass_obj
 def export(ctx: Ctx, actor: str, out: Path | None) -> None:
     """Export everything of a subject (events, records with history, checkpoints and
-    tool calls) as JSON lines."""
+    tool calls) as JSON lines. The tenant's audit log gets a row naming the OS user
+    and the counts, once the rows are written."""
     counts = {"events": 0, "records": 0}
     with ctx.open(embedder=None) as mem:
         rows = mem.export(actor=actor)
@@ -95,6 +99,7 @@ def export(ctx: Ctx, actor: str, out: Path | None) -> None:
             for row in rows:
                 counts[row["type"] + "s"] = counts.get(row["type"] + "s", 0) + 1
                 click.echo(json.dumps(row, ensure_ascii=False))
+            _audit_export(mem, actor, counts)
             return
         if out is None:
             raise InvalidInput("--json prints a summary; name a file with --out for the rows")
@@ -105,8 +110,15 @@ def export(ctx: Ctx, actor: str, out: Path | None) -> None:
                     f.write(json.dumps(row, ensure_ascii=False) + "\n")
         except OSError as exc:
             raise InvalidInput(f"cannot write the export to {out}: {exc.strerror}") from None
+        _audit_export(mem, actor, counts)
     data = {"path": str(out), **counts}
     emit(ctx, data, lambda: click.echo(f"wrote {counts} to {out}"))
+
+
+def _audit_export(mem: Memory, actor: str, counts: dict[str, int]) -> None:
+    """The export's audit row: the operator, the actor and how many rows of each kind."""
+    written: dict[str, Any] = dict(counts)
+    audit.by_operator(mem.store, mem.tenant, "export", actor=actor, **written)
 
 
 def _leftover(out: Path) -> Path:

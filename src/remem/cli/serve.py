@@ -299,14 +299,22 @@ def keys() -> None:
     show_default=True,
     help="agent: read and write; reviewer: also approve; admin: also erase, export, keys.",
 )
+@click.option(
+    "--name",
+    default=None,
+    help="Whose key it is, for people (at most 100 characters): shown in the console's "
+    "key list, in erasure receipts and in audit rows.",
+)
 @json_option
 @click.pass_obj
-def keys_create(ctx: Ctx, key_tenant: str, actor: str | None, role: str) -> None:
+def keys_create(ctx: Ctx, key_tenant: str, actor: str | None, role: str, name: str | None) -> None:
     """Create a key; its secret is printed once and only its hash is stored. The
     tenant's audit log gets a row naming the OS user (`remem.service.audit.by_operator`)."""
     store = _open(ctx)
     try:
-        key, secret = keyring.create_key(store, tenant=key_tenant, actor=actor, role=role)
+        key, secret = keyring.create_key(
+            store, tenant=key_tenant, actor=actor, role=role, name=name
+        )
         audit.by_operator(store, key.tenant, "key_create", actor=key.actor, target=key.id)
     finally:
         store.close()
@@ -314,7 +322,8 @@ def keys_create(ctx: Ctx, key_tenant: str, actor: str | None, role: str) -> None
         ctx,
         {**key.as_dict(), "key": secret},
         lambda: click.echo(
-            f"{secret}\n(key {key.id}: tenant {key.tenant}, actor {key.actor or '*'}, "
+            f"{secret}\n(key {key.id}{f' {key.name!r}' if key.name else ''}: tenant {key.tenant}, "
+            f"actor {key.actor or '*'}, "
             f"role {key.role}; shown once, store it now)"
         ),
     )
@@ -335,7 +344,8 @@ def keys_list(ctx: Ctx, key_tenant: str | None) -> None:
     def human() -> None:
         for k in found:
             state = f"revoked {k.revoked_at}" if k.revoked_at else "active"
-            click.echo(f"{k.id}  {k.tenant}  {k.actor or '*'}  {k.role}  {state}")
+            named = f"  {k.name}" if k.name else ""
+            click.echo(f"{k.id}  {k.tenant}  {k.actor or '*'}  {k.role}  {state}{named}")
         if not found:
             click.echo("no keys; create one with: remem keys create --tenant T")
 

@@ -63,7 +63,7 @@ def memory(
         )  # fmt: skip
         listed, after = page_of["records"], page_of["next_cursor"]
         shown = views.filter_records(listed, utcnow(), **filters)
-    profile = facts.get_profile(actor, at.who, at.svc)
+    profile = facts.get_profile(actor, at.who, at.svc, via=None)
     context = {
         "title": f"Memory of {actor}",
         "actor": actor,
@@ -89,12 +89,12 @@ def record(request: Request, record_id: str, at: At) -> Response:
     """One record: its fields, the events it came from (quoted), its history, its
     supersession chain as a timeline, and the conflict it is part of."""
     rec = records.get_memory(record_id, at.who, at.svc, via="console")
-    history = records.memory_history(record_id, at.who, at.svc)["history"]
+    history = records.memory_history(record_id, at.who, at.svc, via=None)["history"]
     chain = _chain(at, rec)
     sources = at.svc.store.get_events(at.who.tenant, rec["source"]["event_ids"])
     conflict: list[dict[str, Any]] = []
     if rec["field"] and rec["actor"] != scope.SHARED_ACTOR and rec["status"] == "active":
-        profile = facts.get_profile(rec["actor"], at.who, at.svc)
+        profile = facts.get_profile(rec["actor"], at.who, at.svc, via=None)
         conflict = views.conflicted(profile).get(rec["field"], [])
     stored = at.svc.store.get_record(at.who.tenant, record_id)
     writable = at.who.may_see(stored, write=True)

@@ -12,6 +12,7 @@ from remem.console import (
     ask,
     audit_pages,
     browse,
+    keys_pages,
     memory_pages,
     record_actions,
     retention,
@@ -62,3 +63,4 @@ def mount(app: FastAPI) -> None:
     app.include_router(admin_pages.router)
     app.include_router(audit_pages.router)
     app.include_router(retention.router)
+    app.include_router(keys_pages.router)

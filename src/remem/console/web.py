@@ -83,7 +83,7 @@ def seat(request: Request) -> Seat:
     if key is None or key.revoked_at is not None:
         sessions(request).close(token)
         raise SignInNeeded
-    return Seat(Principal(key.id, key.tenant, key.actor, key.role), token, session, svc)
+    return Seat(Principal(key.id, key.tenant, key.actor, key.role, key.name), token, session, svc)
 
 
 async def posted(request: Request) -> dict[str, str]:

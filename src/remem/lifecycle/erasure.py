@@ -17,6 +17,7 @@ from functools import partial
 from typing import Any
 
 from remem.errors import InvalidInput, NotFound, StoreError
+from remem.lifecycle.reasons import refuse_erased_words
 from remem.memory.deps import Deps
 from remem.model import Event, Kind, Record, Status
 from remem.policy.dataclasses import refuse_secrets
@@ -160,7 +161,8 @@ def forget(
     Leaves a content-free tombstone so a pending or late extraction job
     cannot recreate it, then reads every surface back, then makes the erasure
     reach the storage files (`Store.scrub_files`; `vacuum` for PostgreSQL):
-    `verified` is True only when nothing of it remains.
+    `verified` is True only when nothing of it remains. `asked`'s reason is screened
+    first, for secrets and for words of what is erased (`refuse_erased_words`).
     """
     if (record_id is None) == (actor is None):
         raise InvalidInput("forget needs exactly one of record_id or actor")
@@ -177,6 +179,7 @@ def forget(
     if asked is not None:
         check_strings(requester=asked.requester or "", reason=asked.reason or "")
         refuse_secrets({"requester": asked.requester or "", "reason": asked.reason or ""})
+        refuse_erased_words(deps, asked.reason, record=forgotten, actor=actor)
     job_id = deps.store.start_deletion(
         deps.tenant, target, key, deps.clock(), actor=owner, asked=asked
     )

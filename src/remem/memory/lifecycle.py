@@ -64,7 +64,9 @@ class LifecycleMethods:
         the full-text index); on PostgreSQL `vacuum` runs VACUUM on the tables
         it touched. Events added for an erased actor later start a new memory.
         `asked` (who asked, and why) is kept in the deletion job beside whose data
-        it was, for its receipt (`remem.lifecycle.receipt`).
+        it was, for its receipt (`remem.lifecycle.receipt`); a reason that repeats
+        a word of what is erased is refused first (InvalidInput, nothing erased:
+        `remem.lifecycle.reasons`).
         """
         from remem.lifecycle import erasure
 

@@ -179,6 +179,7 @@ class Principal:
     tenant: str
     actor: str | None  # None: every actor of the tenant
     role: str
+    name: str | None = None  # the key's name, for people (receipts, audit rows)
 
     def has_role(self, role: str) -> bool:
         """Whether this principal holds `role` or a stronger one."""

@@ -480,6 +480,7 @@ class SubjectExport(_Answer):
 
 class KeyOut(_Answer):
     id: str
+    name: str | None = Field(default=None, description="whose key it is, for people")
     tenant: str
     actor: str | None
     role: str

@@ -32,6 +32,9 @@ from remem.store.roles import Asked, AuditEntry, Store
 from remem.timeutil import utcnow
 
 RETENTION_DAYS = 400  # a year and a bit: the default of $REMEM_AUDIT_DAYS
+# the shortest retention allowed: the database refuses to delete a younger row
+# (a trigger of sqlite/migrations/0012 and postgres/migrations/0016 holds the same number)
+KEPT_AT_LEAST_DAYS = 30
 PRUNE_EVERY = 3600.0  # seconds between two prunings of one tenant's log
 ACTIONS = (
     "read",
@@ -40,6 +43,7 @@ ACTIONS = (
     "transcript",
     "export",
     "erase",
+    "document_remove",
     "approve",
     "reject",
     "key_create",
@@ -55,12 +59,15 @@ _lock = threading.Lock()
 
 def retention_days() -> int:
     """The days an audit row is kept: $REMEM_AUDIT_DAYS (a whole number of days, at
-    least 1), or `RETENTION_DAYS`."""
+    least `KEPT_AT_LEAST_DAYS`), or `RETENTION_DAYS`."""
     raw = os.environ.get("REMEM_AUDIT_DAYS", "").strip()
     if not raw:
         return RETENTION_DAYS
-    if not raw.isdigit() or int(raw) < 1:
-        raise InvalidInput(f"REMEM_AUDIT_DAYS must be a whole number of days >= 1, not {raw!r}")
+    if not raw.isdigit() or int(raw) < KEPT_AT_LEAST_DAYS:
+        raise InvalidInput(
+            f"REMEM_AUDIT_DAYS must be a whole number of days >= {KEPT_AT_LEAST_DAYS} (the "
+            f"database keeps every audit row at least that long), not {raw!r}"
+        )
     return int(raw)
 
 
@@ -78,9 +85,10 @@ def note(
     the service makes for itself), and prune rows past the retention now and then."""
     if via is None:
         return
-    _append(
-        store, who.tenant, AuditEntry(who.key_id, action, actor, target, {"surface": via, **counts})
-    )
+    detail: dict[str, str | int | bool] = {"surface": via, **counts}
+    if who.name is not None:
+        detail["key_name"] = who.name
+    _append(store, who.tenant, AuditEntry(who.key_id, action, actor, target, detail))
 
 
 def recalled(store: Store, who: Principal, via: str | None, actor: str) -> None:
@@ -140,8 +148,11 @@ def os_user() -> str:
 
 def asked(who: Principal, reason: str | None, via: str | None) -> Asked:
     """Who asks for an erasure through `via` (a surface), and why: the key's id, a name
-    for it (its surface, role and scope) and the reason, stripped (None: none given)."""
+    for it (the surface and the key's name, else its role and scope) and the reason,
+    stripped (None: none given)."""
     given = _reason(reason)
+    if who.name is not None:
+        return Asked(who.key_id, f"{via}: {who.name}", given)
     whose = "the whole tenant" if who.actor is None else f"actor {who.actor}"
     return Asked(who.key_id, f"{via}: {who.role} key for {whose}", given)
 

@@ -30,10 +30,11 @@ import secrets
 
 from remem.errors import Forbidden, InvalidInput, NotFound, Unauthorized
 from remem.ids import new_id
-from remem.policy.dataclasses import shown
+from remem.policy.dataclasses import refuse_secrets, shown
 from remem.policy.scope import ROLES, Principal, authorize, named, refusal, stored_name
 from remem.store.roles import ApiKey, Store
 from remem.timeutil import to_db, utcnow
+from remem.writes.checks import check_strings
 
 __all__ = [
     "KEY_PREFIX",
@@ -44,6 +45,7 @@ __all__ = [
     "Unauthorized",
     "authorize",
     "create_key",
+    "key_name",
     "list_keys",
     "refusal",
     "revoke_key",
@@ -52,19 +54,27 @@ __all__ = [
 
 KEY_PREFIX = "rk_"
 MAX_SECRET_CHARS = 200  # anything longer is no key of ours; refused before hashing
+KEY_NAME_MAX = 100  # the characters of a key's name ("support desk", "ops: alice")
 
 
 def create_key(
-    store: Store, *, tenant: str, actor: str | None = None, role: str = "agent"
+    store: Store,
+    *,
+    tenant: str,
+    actor: str | None = None,
+    role: str = "agent",
+    name: str | None = None,
 ) -> tuple[ApiKey, str]:
-    """Create a key; return it and its secret, which is never shown again."""
+    """Create a key (with `name`, whose key it is: see `key_name`); return it and its
+    secret, which is never shown again."""
     stored_name("tenant", tenant)
     if actor is not None:
         stored_name("actor", actor)
     if role not in ROLES:
         raise InvalidInput(f"role must be one of {', '.join(ROLES)}; got {shown(role)}")
+    label = key_name(name)
     secret = KEY_PREFIX + secrets.token_urlsafe(32)
-    key = ApiKey(new_id("key"), tenant, actor, role, str(to_db(utcnow())), None)
+    key = ApiKey(new_id("key"), tenant, actor, role, str(to_db(utcnow())), None, label)
     store.add_key(key, _digest(secret))
     return key, secret
 
@@ -78,7 +88,22 @@ def verify_key(store: Store, secret: str) -> Principal | None:
     key = store.key_by_hash(_digest(secret))
     if key is None:
         return None
-    return Principal(key.id, key.tenant, key.actor, key.role)
+    return Principal(key.id, key.tenant, key.actor, key.role, key.name)
+
+
+def key_name(name: str | None) -> str | None:
+    """A key's name as stored: stripped (empty: None), at most `KEY_NAME_MAX` characters,
+    one printable line, screened like every stored string (secrets)."""
+    label = (name or "").strip() or None
+    if label is None:
+        return None
+    if len(label) > KEY_NAME_MAX:
+        raise InvalidInput(f"a key's name is at most {KEY_NAME_MAX} characters; got {len(label)}")
+    if not label.isprintable():
+        raise InvalidInput("a key's name is one line of printable text (no control characters)")
+    check_strings(key_name=label)
+    refuse_secrets({"key's name": label})
+    return label
 
 
 def list_keys(store: Store, tenant: str | None = None) -> list[ApiKey]:

@@ -52,7 +52,7 @@ from remem.policy.scope import Principal
 from remem.recall.request import RecallAsk
 from remem.service import audit
 from remem.service import keys as keyring
-from remem.service.audit import asked
+from remem.service.audit import REASON_MAX, asked
 from remem.service.bodies import BodyLimit, BodyLimits
 from remem.service.mcp_wire import ScreenMessages, run_stdio
 from remem.store.roles import Store, refuse_rls_bypass
@@ -84,6 +84,7 @@ INSTRUCTIONS = (
     "instructions. actor_id may be omitted when the server's key is limited to one actor."
 )
 
+WHY = "why, kept in the receipt: a ticket id, never the memory's words (refused)"
 ActorId = Annotated[
     str | None,
     Field(
@@ -198,6 +199,12 @@ class McpServer:
         """The actor a call names, or the key's own; never one the key does not allow."""
         return scope.actor_for(who, actor_id)
 
+    def _reading(self, actor_id: str | None) -> str:
+        """The actor of a fact or profile read (as `_actor`), audited as a recall."""
+        who = self._verify()
+        audit.recalled(self.memory.store, who, "mcp", actor := self._actor(who, actor_id))
+        return actor
+
     def _record(self, who: Principal, record_id: str, *, write: bool) -> Record:
         """A record the key may see (shared procedures are readable by every key), and with
         `write` may change: a shared one only with an admin key for the whole tenant."""
@@ -232,9 +239,7 @@ class McpServer:
 
     def get_fact(self, *, field: str, actor_id: str | None, as_of: str | None) -> dict[str, Any]:
         """One field's value by exact lookup: found, conflict or not_found."""
-        who = self._verify()
-        found = self.memory.fact(actor=self._actor(who, actor_id), field=field, as_of=as_of)
-        return found.as_dict()
+        return self.memory.fact(actor=self._reading(actor_id), field=field, as_of=as_of).as_dict()
 
     def get_profile(
         self,
@@ -245,14 +250,10 @@ class McpServer:
         budget_tokens: int | None,
     ) -> dict[str, Any]:
         """Every current field of an actor, conflicts marked, inside a token budget."""
-        who = self._verify()
-        prof = self.memory.profile(
-            actor=self._actor(who, actor_id),
-            as_of=as_of,
-            max_sensitivity=max_sensitivity,
-            budget=budget_tokens,
-        )
-        return prof.as_dict()
+        actor = self._reading(actor_id)
+        return self.memory.profile(
+            actor=actor, as_of=as_of, max_sensitivity=max_sensitivity, budget=budget_tokens
+        ).as_dict()
 
     def list_memories(
         self,
@@ -269,10 +270,14 @@ class McpServer:
         recs = self.memory.records(
             actor=actor, all=all, limit=limit, as_of=as_of, metadata=metadata
         )
+        audit.note(self.memory.store, who, "read", "mcp", actor=actor, records=len(recs))
         return {"actor_id": actor, "records": [r.as_dict() for r in recs]}
 
-    def forget(self, *, record_id: str | None, actor_id: str | None) -> dict[str, Any]:
-        """Erase one record, or (admin keys) everything of one actor; verified by reading back."""
+    def forget(
+        self, *, record_id: str | None, actor_id: str | None, reason: str | None = None
+    ) -> dict[str, Any]:
+        """Erase one record, or (admin keys) everything of one actor; verified by reading
+        back. `reason` (a ticket reference; never the memory's words) goes to the receipt."""
         who = self._verify()
         if (record_id is None) == (actor_id is None):
             raise InvalidInput(
@@ -280,7 +285,7 @@ class McpServer:
             )
         if record_id is not None:
             owner = self._record(who, record_id, write=True).actor
-            report = self.memory.forget(record_id=record_id, asked=asked(who, None, "mcp"))
+            report = self.memory.forget(record_id=record_id, asked=asked(who, reason, "mcp"))
             done, verified = str(report.job_id), report.verified
             audit.note(self.memory.store, who, "erase", "mcp", actor=owner, target=done,
                        verified=verified)  # fmt: skip
@@ -288,7 +293,7 @@ class McpServer:
         if not who.has_role("admin"):  # said in the words of the tool, not `need_role`'s
             raise Forbidden(f"erasing a whole subject needs an admin key; this key is {who.role}")
         actor = self._actor(who, actor_id)
-        report = self.memory.forget(actor=actor, asked=asked(who, None, "mcp"))
+        report = self.memory.forget(actor=actor, asked=asked(who, reason, "mcp"))
         done, verified = str(report.job_id), report.verified
         audit.note(self.memory.store, who, "erase", "mcp", actor=actor, target=done,
                    verified=verified)  # fmt: skip
@@ -479,11 +484,15 @@ class McpServer:
                     description="everything about this actor (admin keys only)",
                 ),
             ] = None,
+            reason: Annotated[
+                str | None,
+                Field(min_length=1, max_length=REASON_MAX, description=WHY),
+            ] = None,
         ) -> Out:
             """Call when the user asks you to forget something (the record_id from recall or
             list_memories), or, with an admin key, everything about an actor. Erases it
             from every index and verifies by reading back."""
-            return await run(self.forget, record_id=record_id, actor_id=actor_id)
+            return await run(self.forget, record_id=record_id, actor_id=actor_id, reason=reason)
 
     def _strict_arguments(self) -> None:
         """Read tool arguments as strictly as the HTTP bodies: an unknown one (`k` for

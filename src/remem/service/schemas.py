@@ -15,6 +15,7 @@ from remem.policy.fields import valid_field
 from remem.policy.metadata import valid_filter, valid_metadata
 from remem.policy.scope import valid_request_id
 from remem.service.audit import REASON_MAX
+from remem.service.keys import KEY_NAME_MAX
 from remem.timeutil import TimeText as Time
 from remem.writes.batch import WriteItem
 from remem.writes.checks import MAX_VALUE_CHARS, valid_value
@@ -200,3 +201,8 @@ class KeyIn(_Body):
 
     actor_id: str | None = Field(default=None, min_length=1, max_length=200)
     role: Literal["agent", "reviewer", "admin"] = "agent"
+    name: str | None = Field(
+        default=None,
+        max_length=KEY_NAME_MAX,
+        description="whose key it is, for people: shown in the console, receipts and audit rows",
+    )

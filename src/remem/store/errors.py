@@ -50,6 +50,12 @@ class Meaning:
 
 
 CONFLICT = Meaning(ConflictError, "a concurrent writer got there first; retry")
+# raised by the audit log's triggers (sqlite/migrations/0012, postgres/migrations/0016)
+APPEND_ONLY = Meaning(
+    StoreError,
+    "the audit log is append-only: the database refuses to change a row, or to remove one "
+    "younger than 30 days (the shortest retention); nothing was changed",
+)
 NOT_UNICODE = Meaning(
     InvalidInput,
     "a text value is not valid Unicode (it holds a lone surrogate such as \\ud800); "
@@ -92,6 +98,7 @@ SQLITE: dict[str, Meaning] = {
     ),
     "SQLITE_CONSTRAINT_UNIQUE": CONFLICT,
     "SQLITE_CONSTRAINT_PRIMARYKEY": CONFLICT,
+    "SQLITE_CONSTRAINT_TRIGGER": APPEND_ONLY,  # only the audit log's triggers RAISE
     "SQLITE_CONSTRAINT": Meaning(
         StoreError,
         "the database refused a row that breaks one of its rules (a constraint); nothing "
@@ -109,6 +116,7 @@ PG_UNAVAILABLE = Meaning(
 POSTGRES: dict[str, Meaning] = {
     "40001": CONFLICT,  # serialization_failure
     "23505": CONFLICT,  # unique_violation
+    "23R01": APPEND_ONLY,  # remem's own, raised by the audit log's trigger
     "23": Meaning(
         StoreError,
         "the database refused a row that breaks one of its rules (a constraint); nothing "

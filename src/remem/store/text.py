@@ -65,6 +65,28 @@ def migration_names(folder: str) -> dict[int, str]:
 
 
 def split_sql(script: str) -> list[str]:
-    """Split a migration into statements (our SQL has no `--` or `;` in literals)."""
+    """Split a migration into statements (our SQL has no `--` or `;` in literals). A `;`
+    inside a body stays in its statement: between `$$` quotes (a PostgreSQL function) or
+    between a SQLite `CREATE TRIGGER`'s `BEGIN` and its `END`."""
     lines = [ln.split("--", 1)[0] for ln in script.splitlines()]
-    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
+    statements: list[str] = []
+    pending = ""
+    for part in "\n".join(lines).split(";"):
+        pending = f"{pending};{part}" if pending else part
+        if not _in_body(pending) and pending.strip():
+            statements.append(pending.strip())
+            pending = ""
+    if pending.strip():
+        statements.append(pending.strip())
+    return statements
+
+
+_TRIGGER = re.compile(r"\s*CREATE\s+TRIGGER\b.*\bBEGIN\b", re.I | re.S)
+_END = re.compile(r"\bEND\s*$", re.I)
+
+
+def _in_body(statement: str) -> bool:
+    """Whether `statement` stops inside a function's or a trigger's body."""
+    if statement.count("$$") % 2:
+        return True
+    return bool(_TRIGGER.match(statement)) and not _END.search(statement)

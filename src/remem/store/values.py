@@ -280,11 +280,13 @@ class ApiKey:
     role: str
     created_at: str
     revoked_at: str | None
+    name: str | None = None  # whose key it is, for people (None: none given)
 
     def as_dict(self) -> dict[str, Any]:
         """The key as JSON: every field, never a secret (the store has none)."""
         return {
             "id": self.id,
+            "name": self.name,
             "tenant": self.tenant,
             "actor": self.actor,
             "role": self.role,

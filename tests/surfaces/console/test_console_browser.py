@@ -1,10 +1,12 @@
 """The console in a real browser: headless Chromium (Debian's `chromium` and
 `chromium-driver`, which `.ci/run` installs) driven by selenium against a real
-`remem serve` on a loopback port, on a SQLite file. One browser for the module.
+`remem serve` on a loopback port, on each backend: a SQLite file, then a fresh
+database of the session's PostgreSQL. One browser for the module, one server per
+backend; every test runs on both.
 
 Screenshots of the main pages go to the test's temporary directory; with
-`REMEM_CONSOLE_SCREENSHOTS=docs/console` they are also written there (README
-shows them):
+`REMEM_CONSOLE_SCREENSHOTS=docs/console` those of the SQLite run are also written
+there (docs/console-workflows.md shows them):
 
     REMEM_CONSOLE_SCREENSHOTS=docs/console python -m pytest \\
         tests/surfaces/console/test_console_browser.py
@@ -19,9 +21,11 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -42,6 +46,7 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 FAILURE = "the model endpoint http://127.0.0.1:9/v1 refused the connection"
 SCRIPTED = "<script>window.pwned = 1; document.title = 'pwned'</script>I like green tea"
+DESK = "privacy desk: Dana"  # the admin key's name
 
 
 @dataclass
@@ -50,6 +55,7 @@ class Site:
     keys: dict[str, str]
     shots: Path
     browser: WebDriver
+    backend: str
 
     def open(self, path: str) -> None:
         self.browser.get(self.url + path)
@@ -103,23 +109,23 @@ class Site:
         path = self.shots / f"{name}.png"
         path.write_bytes(base64.b64decode(shot["data"]))
         wanted = os.environ.get("REMEM_CONSOLE_SCREENSHOTS")
-        if wanted:
+        if wanted and self.backend == "sqlite":
             Path(wanted).mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, Path(wanted) / path.name)
 
 
-def _key(db: Path, *args: str) -> str:
+def _key(db: str, *args: str) -> str:
     """A key made by `remem keys create`, as a newcomer makes one."""
     import io
     from contextlib import redirect_stdout
 
     out = io.StringIO()
     with redirect_stdout(out):
-        assert main(["--db", str(db), "keys", "create", *args]) == 0
+        assert main(["--db", db, "keys", "create", *args]) == 0
     return out.getvalue().splitlines()[0].strip()
 
 
-def _seed(db: Path) -> None:
+def _seed(db: str) -> None:
     mem = Memory.open(db, tenant="acme", embedder=HashEmbedder())
     try:
         mem.add_event(actor="alice", session="s1", role="user", text="I live in Paris")
@@ -150,31 +156,52 @@ def _seed(db: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+def browser() -> Iterator[WebDriver]:
+    """One headless Chromium for the module, shared by both backends' servers."""
     for tool in (CHROMIUM, CHROMEDRIVER):
         assert Path(tool).exists(), (
             f"{tool} is missing: apt-get install chromium chromium-driver (.ci/run does)"
         )
-    tmp = tmp_path_factory.mktemp("console-browser")
-    db = tmp / "console.db"
-    _seed(db)
-    keys = {
-        "admin": _key(db, "--tenant", "acme", "--role", "admin"),
-        "reviewer": _key(db, "--tenant", "acme", "--role", "reviewer"),
-        "agent": _key(db, "--tenant", "acme"),
-    }
-    port = free_port()
-    cmd = [sys.executable, "-m", "remem", "--db", str(db), "serve", "--port", str(port)]
-    log = open(tmp / "serve.log", "w")
-    proc = subprocess.Popen([*cmd, "--lexical"], env=child_env(), stdout=log, stderr=log)
-    url = f"http://127.0.0.1:{port}"
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     for arg in ["--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,900"]:
         options.add_argument(arg)
     options.add_argument("--disable-dev-shm-usage")
-    browser: WebDriver | None = None
+    driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
     try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def site(
+    request: pytest.FixtureRequest, browser: WebDriver, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Site]:
+    """`remem serve` on a seeded database of one backend, and its keys; the tests of the
+    module run against the SQLite one, then against the PostgreSQL one."""
+    tmp = tmp_path_factory.mktemp(f"console-{request.param}")
+    with ExitStack() as stack:
+        if request.param == "sqlite":
+            db = str(tmp / "console.db")
+        else:
+            from tests.support import pg
+
+            admin_dsn = request.getfixturevalue("pg_admin_dsn")
+            db = pg.as_url(stack.enter_context(pg.fresh_database(admin_dsn)))
+        _seed(db)
+        keys = {
+            "admin": _key(db, "--tenant", "acme", "--role", "admin", "--name", DESK),
+            "reviewer": _key(db, "--tenant", "acme", "--role", "reviewer"),
+            "agent": _key(db, "--tenant", "acme"),
+            "carol": _key(db, "--tenant", "acme", "--actor", "carol", "--role", "admin"),
+        }
+        port = free_port()
+        cmd = [sys.executable, "-m", "remem", "--db", db, "serve", "--port", str(port)]
+        log = stack.enter_context(open(tmp / "serve.log", "w"))
+        proc = subprocess.Popen([*cmd, "--lexical"], env=child_env(), stdout=log, stderr=log)
+        stack.callback(stop, proc)
+        url = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 30
         while True:
             assert proc.poll() is None, (tmp / "serve.log").read_text()
@@ -184,15 +211,10 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
             except httpx.TransportError:
                 assert time.monotonic() < deadline, "remem serve did not start"
                 time.sleep(0.1)
-        browser = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
         shots = tmp / "shots"
         shots.mkdir()
-        yield Site(url, keys, shots, browser)
-    finally:
-        if browser is not None:
-            browser.quit()
-        stop(proc)
-        log.close()
+        browser.delete_all_cookies()
+        yield Site(url, keys, shots, browser, request.param)
 
 
 def test_find_a_record_open_its_history_and_ask_explained(site: Site) -> None:
@@ -321,13 +343,14 @@ def test_correct_then_forget_from_the_record_page_and_read_the_audit_log(site: S
     b.find_element(By.ID, "forget-reason").send_keys("ticket DSR-2001")
     site.click(By.ID, "forget")
     receipt = site.wait_for(By.ID, "receipt")
-    assert "actor alice" in receipt and "ticket DSR-2001" in receipt and "admin key" in receipt
+    assert "actor alice" in receipt and "ticket DSR-2001" in receipt
+    assert f"console: {DESK}" in receipt
     assert b.find_elements(By.CSS_SELECTOR, "#receipt a.download")
     site.shot("receipt")
 
     site.open("/console/audit")
     log = site.wait_for(By.ID, "audit")
-    assert "erase" in log and "alice" in log and "Munich" not in log
+    assert "erase" in log and "alice" in log and "Munich" not in log and DESK in log
     Select(b.find_element(By.ID, "audit-action")).select_by_value("erase")
     site.click(By.ID, "audit-filter")
     rows = b.find_elements(By.CSS_SELECTOR, "#audit tbody tr")
@@ -344,3 +367,67 @@ def test_what_expires_soon_and_where_sensitive_records_are(site: Site) -> None:
     sensitive = b.find_element(By.ID, "sensitive").text
     assert "carol" in sensitive and "health 1" in sensitive and "cardiologist" not in sensitive
     site.shot("retention")
+
+
+def test_make_a_named_key_see_it_listed_and_revoke_it(site: Site) -> None:
+    b = site.browser
+    site.sign_in("admin")
+    site.open("/console/keys")
+    assert DESK in site.wait_for(By.ID, "keys")
+    b.find_element(By.ID, "key-name").send_keys("night shift")
+    Select(b.find_element(By.ID, "key-role")).select_by_value("reviewer")
+    site.click(By.ID, "make-key")
+    assert site.wait_for(By.ID, "new-secret").startswith("rk_")
+    row = next(r for r in b.find_elements(By.CSS_SELECTOR, "#keys tbody tr") if "night" in r.text)
+    assert "reviewer" in row.text and "active" in row.text
+    site.shot("keys")
+    page = b.find_element(By.TAG_NAME, "html")
+    row.find_element(By.CSS_SELECTOR, "button.revoke").click()
+    WebDriverWait(b, 10).until(lambda _: _stale(page))
+    row = next(r for r in b.find_elements(By.CSS_SELECTOR, "#keys tbody tr") if "night" in r.text)
+    assert "revoked" in row.text
+    assert b.find_elements(By.ID, "new-secret") == []  # the secret was shown once
+
+
+def test_a_reason_quoting_the_memory_is_refused_and_nothing_is_erased(site: Site) -> None:
+    b = site.browser
+    site.sign_in("admin")
+    site.open("/console/erasure")
+    b.find_element(By.ID, "subject").send_keys("carol")
+    b.find_element(By.ID, "subject-confirm").send_keys("carol")
+    b.find_element(By.ID, "subject-reason").send_keys("she quit the Cello")
+    site.click(By.ID, "forget-subject")
+    assert "the reason repeats 1 word(s) of what is being erased" in site.wait_for(By.ID, "error")
+    site.open("/console/actors/carol")
+    assert "Concert ticket for Friday" in site.wait_for(By.CSS_SELECTOR, "table.records")
+
+
+def test_a_key_for_one_actor_sees_nothing_of_another_on_the_new_pages(site: Site) -> None:
+    b = site.browser
+    site.sign_in("carol")
+    others = ("alice", "bob", "Berlin", "Paris")
+    for path, part in [
+        ("/console/keys", "keys"),
+        ("/console/audit", "audit"),
+        ("/console/retention", "expiring"),
+        ("/console/erasure", "forget-subject"),
+    ]:
+        site.open(path)
+        site.wait_for(By.ID, part)
+        shown = b.find_element(By.TAG_NAME, "main").text
+        assert not [w for w in others if w in shown], (path, shown)
+        # another key's name shows only in a row about carol (who read her memory)
+        assert path != "/console/keys" or DESK not in shown
+    for path in ["/console/actors/alice", "/console/actors/alice/transcript?session=s1",
+                 "/console/actors/alice?search=Berlin"]:  # fmt: skip
+        site.open(path)
+        assert "actor" in site.wait_for(By.ID, "error")
+        assert "Berlin" not in b.find_element(By.TAG_NAME, "main").text
+
+
+def _stale(element: Any) -> bool:
+    try:
+        element.is_enabled()
+    except WebDriverException:
+        return True
+    return False

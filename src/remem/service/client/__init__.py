@@ -286,7 +286,8 @@ class Client(Recalls, QueueClient, WriteClient, DocumentClient, ThreadClient):
     ) -> ForgetReport:
         """Erase one record, or everything of one actor (an admin key), and verify it.
         Of `asked`, only the reason travels (`?reason=`, kept in the receipt): the server
-        names who asked by the key."""
+        names who asked by the key, and refuses (InvalidInput, nothing erased) a reason
+        that repeats a word of what is erased."""
         if (record_id is None) == (actor is None):
             raise InvalidInput("forget needs exactly one of record_id or actor")
         params = _compact({"reason": asked.reason if asked is not None else None})

@@ -213,7 +213,9 @@ def create_key(body: KeyIn, who: Who, svc: Svc, via: Via = "api") -> dict[str, A
     actor = body.actor_id if body.actor_id is not None else who.actor
     if actor is not None:
         scope.allow(who, actor)
-    key, secret = keyring.create_key(svc.store, tenant=who.tenant, actor=actor, role=body.role)
+    key, secret = keyring.create_key(
+        svc.store, tenant=who.tenant, actor=actor, role=body.role, name=body.name
+    )
     audit.note(svc.store, who, "key_create", via, actor=actor, target=key.id)
     return {**key.as_dict(), "key": secret}
 

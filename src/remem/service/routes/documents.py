@@ -23,7 +23,7 @@ from remem.errors import InvalidInput, NotFound
 from remem.lifecycle import erasure
 from remem.policy import scope
 from remem.policy.scope import Principal, named
-from remem.service import paging
+from remem.service import audit, paging
 from remem.service.answers import (
     KEYED,
     Deletion,
@@ -34,7 +34,7 @@ from remem.service.answers import (
     errors,
 )
 from remem.service.http_errors import said
-from remem.service.routes.deps import Service, Svc, Who, refuses_body
+from remem.service.routes.deps import Service, Svc, Via, Who, refuses_body
 
 router = APIRouter()
 
@@ -266,13 +266,18 @@ def search_documents(body: SearchIn, who: Who, svc: Svc) -> dict[str, Any]:
     response_model_exclude_unset=True,
     responses=errors(*KEYED, 403, 404),
 )
-def remove_document(document_id: str, who: Who, svc: Svc) -> dict[str, Any]:
-    """Remove a document from every index, tombstone it and verify by reading back."""
+def remove_document(document_id: str, who: Who, svc: Svc, via: Via = "api") -> dict[str, Any]:
+    """Remove a document from every index, tombstone it and verify by reading back; the
+    audit log gets a row (`document_remove`, the actor of an actor's document)."""
     mem = svc.memory(who.tenant)
     doc, _ = flows.get(mem.deps, who, document_id)  # NotFound outside the key's scope
-    check_write(who, parse_scope(doc.scope_key))
+    where = parse_scope(doc.scope_key)
+    check_write(who, where)
     try:
         report = erasure.forget_document(mem.deps, document_id)
     except NotFound:
         raise NotFound(f"no document {named(document_id)} for this key") from None
+    owner = where.name if where.kind == "actor" else None
+    audit.note(svc.store, who, "document_remove", via, actor=owner, target=document_id,
+               job=report.job_id or 0, verified=report.verified)  # fmt: skip
     return {"document_id": document_id, **scope.deletion_report(report)}

@@ -6,8 +6,9 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query
 
 from remem.policy import scope
+from remem.service import audit
 from remem.service.answers import KEYED, FactOut, ProfileOut, errors
-from remem.service.routes.deps import Svc, Who
+from remem.service.routes.deps import Svc, Via, Who
 
 router = APIRouter()
 
@@ -27,10 +28,12 @@ def get_fact(
     as_of: Annotated[str | None, Query(max_length=64, description="ISO 8601")] = None,
     known_at: Annotated[str | None, Query(max_length=64)] = None,
     valid_at: Annotated[str | None, Query(max_length=64)] = None,
+    via: Via = "api",
 ) -> dict[str, Any]:
     """One field's value by exact lookup (200 always): `status` is found, conflict
-    (each candidate with provenance) or not_found."""
+    (each candidate with provenance) or not_found. Audited as a recall (`recalled`)."""
     actor = scope.actor_for(who, actor_id)
+    audit.recalled(svc.store, who, via, actor)
     found = svc.memory(who.tenant).fact(
         actor=actor, field=field, as_of=as_of, known_at=known_at, valid_at=valid_at
     )
@@ -53,10 +56,13 @@ def get_profile(
     valid_at: Annotated[str | None, Query(max_length=64)] = None,
     max_sensitivity: Annotated[Literal["normal", "personal", "sensitive"] | None, Query()] = None,
     budget_tokens: Annotated[int | None, Query(ge=1, le=1_000_000)] = None,
+    via: Via = "api",
 ) -> dict[str, Any]:
     """Every current field of an actor and its value, conflicts marked, with record
-    ids, highest authority then newest first, cut to `budget_tokens`."""
+    ids, highest authority then newest first, cut to `budget_tokens`. Audited as a
+    recall (`recalled`)."""
     actor = scope.actor_for(who, actor_id)
+    audit.recalled(svc.store, who, via, actor)
     prof = svc.memory(who.tenant).profile(
         actor=actor,
         as_of=as_of,

@@ -124,10 +124,11 @@ def get_memory(record_id: str, who: Who, svc: Svc, via: Via = "api") -> dict[str
     response_model=History,
     responses=errors(*KEYED, 404),
 )
-def memory_history(record_id: str, who: Who, svc: Svc) -> dict[str, Any]:
-    """Every change of a record, oldest first."""
-    record(svc, who, record_id)
+def memory_history(record_id: str, who: Who, svc: Svc, via: Via = "api") -> dict[str, Any]:
+    """Every change of a record, oldest first (audited: a `read`)."""
+    found = record(svc, who, record_id)
     entries = svc.memory(who.tenant).history(record_id)
+    audit.note(svc.store, who, "read", via, actor=found.actor, target=record_id, records=1)
     return {"history": [h.as_dict() for h in entries]}
 
 

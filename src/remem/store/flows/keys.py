@@ -30,7 +30,7 @@ EVERY_TENANT = None  # a statement spanning tenants by design
 class KeySQL(Protocol):
     """The named statements of API keys."""
 
-    INSERT_KEY: str  # id, tenant, actor, role, key_hash, created_at
+    INSERT_KEY: str  # id, tenant, actor, role, key_hash, created_at, name
     KEY_BY_HASH: str  # key_hash (unrevoked only)
     LIST_KEYS: str  # (every tenant)
     LIST_TENANT_KEYS: str  # tenant
@@ -56,6 +56,7 @@ class ApiKeys(SQLFlows):
             "role": key.role,
             "key_hash": key_hash,
             "created_at": self._at(parse_time(key.created_at)),
+            "name": key.name,
         }
         with self._flow_tx(key.tenant) as db:
             db.execute(self.keys_sql.INSERT_KEY, params)
@@ -118,4 +119,5 @@ class ApiKeys(SQLFlows):
             r["role"],
             str(to_db(self._time(r["created_at"]))),
             str(to_db(self._time(revoked))) if revoked is not None else None,
+            r["name"],
         )

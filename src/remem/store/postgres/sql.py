@@ -226,10 +226,10 @@ ORDER BY time DESC, seq DESC LIMIT %(limit)s
 """
 # API keys (`remem.store.flows.keys`, `postgres/migrations/0006_keys.sql`, named): a key is
 # found by the hash of its secret across tenants; every other statement names its tenant
-KEY_COLUMNS = "id, tenant, actor, role, created_at, revoked_at"
+KEY_COLUMNS = "id, tenant, actor, role, created_at, revoked_at, name"
 INSERT_KEY = """
-INSERT INTO api_keys (id, tenant, actor, role, key_hash, created_at)
-VALUES (%(id)s, %(tenant)s, %(actor)s, %(role)s, %(key_hash)s, %(created_at)s)
+INSERT INTO api_keys (id, tenant, actor, role, key_hash, created_at, name)
+VALUES (%(id)s, %(tenant)s, %(actor)s, %(role)s, %(key_hash)s, %(created_at)s, %(name)s)
 """
 KEY_BY_HASH = f"""
 SELECT {KEY_COLUMNS} FROM api_keys WHERE key_hash = %(key_hash)s AND revoked_at IS NULL

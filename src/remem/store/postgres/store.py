@@ -65,7 +65,7 @@ from remem.store.roles import Clock, ForgetReport, Near, ThreadHost, Write
 from remem.store.rows import near_from
 from remem.timeutil import utcnow
 
-SCHEMA_VERSION = 15  # the newest migration this code knows; checked by a test
+SCHEMA_VERSION = 16  # the newest migration this code knows; checked by a test
 
 Cursor = psycopg.Cursor[DictRow]
 Query = str | pg_sql.Composed

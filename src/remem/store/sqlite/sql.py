@@ -296,10 +296,10 @@ SELECT count(*) AS calls, coalesce(sum(1 - ok), 0) AS errors,
 FROM llm_calls WHERE tenant = :tenant
 """
 # API keys (`remem.store.flows.keys`, named): a key is found by the hash of its secret
-KEY_COLUMNS = "id, tenant, actor, role, created_at, revoked_at"
+KEY_COLUMNS = "id, tenant, actor, role, created_at, revoked_at, name"
 INSERT_KEY = """
-INSERT INTO api_keys (id, tenant, actor, role, key_hash, created_at)
-VALUES (:id, :tenant, :actor, :role, :key_hash, :created_at)
+INSERT INTO api_keys (id, tenant, actor, role, key_hash, created_at, name)
+VALUES (:id, :tenant, :actor, :role, :key_hash, :created_at, :name)
 """
 KEY_BY_HASH = f"""
 SELECT {KEY_COLUMNS} FROM api_keys WHERE key_hash = :key_hash AND revoked_at IS NULL

@@ -73,7 +73,7 @@ def _migrations() -> list[tuple[int, str]]:
     return read_migrations("sqlite/migrations")
 
 
-SCHEMA_VERSION = 11  # the newest migration this code knows; checked by a test
+SCHEMA_VERSION = 12  # the newest migration this code knows; checked by a test
 
 
 BUSY_TIMEOUT_MS = 30_000  # how long a statement waits for another connection's lock

@@ -1,0 +1,56 @@
+"""The audit log is append-only in the database, not only in remem's code: a trigger on
+each backend refuses an UPDATE of a row, and a DELETE of a row younger than the
+shortest retention (`remem.service.audit.KEPT_AT_LEAST_DAYS`), through the store's own
+connection; the service's purge of rows past the retention still runs."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from remem.errors import RememError
+from remem.service import audit
+from remem.store.open import open_store
+from remem.store.values import AuditEntry
+from remem.timeutil import utcnow
+
+
+def _entry(actor: str) -> AuditEntry:
+    return AuditEntry("key_1", "read", actor, None, {"surface": "api"})
+
+
+def test_an_audit_row_cannot_be_changed_or_removed_early(db: str) -> None:
+    store = open_store(db)
+    try:
+        now = utcnow()
+        store.audit("acme", _entry("alice"), now)
+        old = now - timedelta(days=audit.KEPT_AT_LEAST_DAYS + 5)
+        store.audit("acme", _entry("bob"), old)
+
+        with pytest.raises(RememError, match="append-only"):
+            store._write("acme", "UPDATE audit_log SET actor = 'mallory'", {})
+        with pytest.raises(RememError, match="append-only"):
+            store._write("acme", "DELETE FROM audit_log", {})  # the recent row is refused
+        with pytest.raises(RememError, match="append-only"):  # and the purge cannot reach it
+            store.prune_audit("acme", now + timedelta(minutes=1))
+        if db.startswith("postgresql"):  # SQLite has no TRUNCATE
+            with pytest.raises(RememError, match="append-only"):
+                store._write("acme", "TRUNCATE audit_log", {})
+        assert [r["actor"] for r in store.audit_log("acme")] == ["bob", "alice"]
+
+        # the purge of rows past the retention runs, and takes only them
+        assert store.prune_audit("acme", now - timedelta(days=audit.KEPT_AT_LEAST_DAYS)) == 1
+        assert [r["actor"] for r in store.audit_log("acme")] == ["alice"]
+    finally:
+        store.close()
+
+
+def test_the_retention_setting_cannot_go_below_what_the_database_keeps(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("REMEM_AUDIT_DAYS", str(audit.KEPT_AT_LEAST_DAYS - 1))
+    with pytest.raises(RememError, match=f">= {audit.KEPT_AT_LEAST_DAYS}"):
+        audit.retention_days()
+    monkeypatch.setenv("REMEM_AUDIT_DAYS", str(audit.KEPT_AT_LEAST_DAYS))
+    assert audit.retention_days() == audit.KEPT_AT_LEAST_DAYS
