@@ -66,7 +66,7 @@ def _start(batcher: CallBatcher[int], rows: list[int], out: dict[int, object]) -
         except Exception as exc:
             out[rows[0]] = exc
 
-    thread = threading.Thread(target=call, name=f"caller-{rows[0]}")
+    thread = threading.Thread(target=call, name=f"caller-{rows[0]}", daemon=True)
     thread.start()
     return thread
 
@@ -221,3 +221,34 @@ def test_a_child_forked_while_a_batch_runs_finds_the_batcher_idle() -> None:
     first.join(10)
     waiter.join(10)
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+
+
+class _Interrupted(Exception):
+    pass
+
+
+@pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs signal.setitimer")
+def test_a_caller_interrupted_while_waiting_strands_no_one() -> None:
+    forward = Forward()
+    batcher = CallBatcher(forward)
+    out: dict[int, object] = {}
+    first = _blocked(batcher, forward, out)
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise _Interrupted
+
+    before = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.2)
+        with pytest.raises(_Interrupted):
+            batcher([1])  # waits behind row 0's pass, in the main thread: interrupted
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, before)
+    assert batcher.waiting == 0
+    later = _start(batcher, [2], out)
+    forward.gate.set()
+    first.join(10)
+    later.join(10)
+    assert not later.is_alive() and _same(out[2], [2])  # type: ignore[arg-type]
+    assert _same(batcher([3]), [3])  # idle again, not waiting for the interrupted caller

@@ -92,11 +92,27 @@ class CallBatcher(Generic[T]):
                 self._busy = True
                 call.batch = [call]
         if call.batch is None:
-            call.done.wait()
+            try:
+                call.done.wait()
+            except BaseException:  # an interrupt while waiting: leave nobody stranded
+                self._abandon(call)
+                raise
             if call.batch is None:  # another caller ran it
                 return _outcome(call)
         self._lead(call.batch)
         return _outcome(call)
+
+    def _abandon(self, call: _Call[T]) -> None:
+        """`call`'s caller stops waiting (an exception in its thread, such as Ctrl-C):
+        it leaves the queue; if the batch it was to run was handed to it, it runs it
+        first, so that the calls in it and after it are answered."""
+        with self._lock:
+            if call in self._waiting:
+                self._waiting.remove(call)
+                return
+            batch = call.batch
+        if batch is not None:
+            self._lead(batch)
 
     def _lead(self, batch: list[_Call[T]]) -> None:
         """Run `batch` on this thread, then hand the next one to its first caller."""
