@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from remem.embed.batch import CallBatcher
 from remem.embed.vectors import Vectors
 from remem.errors import InvalidInput
 
@@ -89,6 +90,7 @@ class FolderEmbedder:
         self._batch_size = batch_size
         self._lock = threading.Lock()
         self._loaded: tuple[Any, Any] | None = None  # (tokenizer, encoder)
+        self._batcher = CallBatcher(self._forward_all)
 
     @property
     def name(self) -> str:
@@ -127,11 +129,16 @@ class FolderEmbedder:
         unit length when modules.json normalises (rows of unit length either way, as
         every remem embedder returns: a model without Normalize is normalised here too,
         which leaves its cosines as they were)."""
-        out = np.zeros((len(texts), self._dim), dtype=np.float32)
         if not texts:
-            return out
-        tokenizer, encoder = self._load()
+            return np.zeros((0, self._dim), dtype=np.float32)
+        tokenizer, _ = self._load()
         ids = [np.asarray(e.ids, dtype=np.int64) for e in tokenizer.encode_batch(list(texts))]
+        return self._batcher(ids)  # small calls of several threads in one batch
+
+    def _forward_all(self, ids: list[npt.NDArray[np.int64]]) -> F32:
+        """Rows of `ids` in batches of similar length, in the input's order."""
+        _, encoder = self._load()
+        out = np.zeros((len(ids), self._dim), dtype=np.float32)
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
         for start in range(0, len(order), self._batch_size):
             batch = order[start : start + self._batch_size]

@@ -295,13 +295,19 @@ _SPEAKERS: weakref.WeakKeyDictionary[Store, OrderedDict[tuple[str, str], frozens
 )
 
 
+EMBED_THREADS = 8
+"""The threads query embeddings run on, in each process. Recalls made at once embed
+at once: remem's MiniLM embedders merge the small calls that arrive while a forward
+pass runs into the next pass (`remem.embed.batch`), so these threads mostly wait, and
+a batch can hold the queries of up to this many recalls."""
+
+
 def _embedding_pool() -> ThreadPoolExecutor:
-    """The threads query embeddings run on (two, the cores this was measured on: more
-    concurrent forward passes than cores only queue inside the runtime). A process
-    forked after a recall has none of its parent's threads, so it makes its own."""
+    """The threads query embeddings run on (`EMBED_THREADS`). A process forked after a
+    recall has none of its parent's threads, so it makes its own."""
     with _POOL_LOCK:
         if not _POOL or _POOL[0][0] != os.getpid():
-            pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="remem-embed")
+            pool = ThreadPoolExecutor(max_workers=EMBED_THREADS, thread_name_prefix="remem-embed")
             _POOL[:] = [(os.getpid(), pool)]
         return _POOL[0][1]
 

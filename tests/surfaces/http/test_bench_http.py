@@ -48,6 +48,9 @@ def test_http_compare_puts_http_beside_in_process(monkeypatch: pytest.MonkeyPatc
     for row in figures["http"]:
         assert row["errors"] == 0, row
         assert row["retrieve_p95_ms"] >= row["retrieve_p50_ms"] > 0
+        # CPU per request of both sides, beside the load they were measured at
+        assert row["retrieve_server_cpu_ms"] > 0 and row["retrieve_client_cpu_ms"] > 0, row
+        assert row["retrieve_load_1m"] >= 0
         ratio = row["retrieve_p50_ms"] / figures["inprocess_recall_p50_ms"]
         assert row["p50_to_inprocess"] == pytest.approx(ratio, abs=0.01)
 

@@ -30,6 +30,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from remem.embed.batch import CallBatcher
 from remem.embed.minilm.numpy_encoder import DIM, NumpyEncoder, Weights, load_weights
 from remem.embed.vectors import Vectors
 from remem.errors import InvalidInput
@@ -111,6 +112,7 @@ class _Loaded:
     tokenizer: Any  # tokenizers.Tokenizer, set to truncate at max_tokens
     encoder: _Encoder
     max_tokens: int
+    forward: CallBatcher[npt.NDArray[np.int64]]  # `forward_all` on `encoder`, batched
 
 
 class MiniLMEmbedder:
@@ -175,6 +177,7 @@ class MiniLMEmbedder:
         self._recent: OrderedDict[str, F32] = OrderedDict()
         self._query = asked
         self._query_encoder: _Encoder | None = None  # made on the first `embed_query`
+        self._query_forward: CallBatcher[npt.NDArray[np.int64]] | None = None  # its batcher
         self._recent_queries: OrderedDict[str, F32] = OrderedDict()
         self.query_cache_hits = 0  # single texts answered from the recent ones
         self.fallback_reason: str | None = None  # why auto runs numpy, when it does
@@ -208,6 +211,12 @@ class MiniLMEmbedder:
     def dim(self) -> int:
         """The vector dimension, 384."""
         return DIM
+
+    @property
+    def merged_batches(self) -> int:
+        """Forward passes that ran the calls of several threads at once (`embed.batch`)."""
+        loaded, query = self._loaded, self._query_forward
+        return (loaded.forward.batches if loaded else 0) + (query.batches if query else 0)
 
     @property
     def path(self) -> Path:
@@ -257,13 +266,15 @@ class MiniLMEmbedder:
                 from remem.embed.minilm.onnx_encoder import load_encoder
 
                 try:
-                    self._query_encoder = load_encoder(
+                    encoder = load_encoder(
                         self._path,
                         loaded.max_tokens,
                         lambda: load_weights(self._path, loaded.max_tokens),
                         int8=True,
                         cache=self._cache_dir,
                     )
+                    self._query_forward = self._batcher(encoder)
+                    self._query_encoder = encoder
                 except Exception as exc:  # no int8 graph here: queries stay float32
                     _log.warning("%s: the int8 query encoder failed (%s): float32", NAME, exc)
                     self._query = "float32"
@@ -286,16 +297,19 @@ class MiniLMEmbedder:
         return out
 
     def _embed_many(self, texts: Sequence[str], encoder: _Encoder | None) -> Vectors:
-        """`texts` through `encoder` (None: the one that makes stored vectors)."""
-        out = np.zeros((len(texts), DIM), dtype=np.float32)
+        """`texts` through `encoder` (None: the one that makes stored vectors), small
+        calls of several threads merged into one batch (`remem.embed.batch`)."""
         if not texts:
-            return out
+            return np.zeros((0, DIM), dtype=np.float32)
         loaded = self._load()
         encodings = loaded.tokenizer.encode_batch(list(texts))
         ids = [np.asarray(e.ids, dtype=np.int64) for e in encodings]
-        for batch in plan_batches([len(row) for row in ids], self._batch_size):
-            out[batch] = forward_batch(encoder or loaded.encoder, [ids[i] for i in batch])
-        return out
+        forward = self._query_forward if encoder is not None else None
+        return (forward or loaded.forward)(ids)
+
+    def _batcher(self, encoder: _Encoder) -> CallBatcher[npt.NDArray[np.int64]]:
+        size = self._batch_size
+        return CallBatcher(lambda ids: forward_all(encoder, ids, size))
 
     def _load(self) -> _Loaded:
         loaded = self._loaded
@@ -306,7 +320,7 @@ class MiniLMEmbedder:
                 tokenizer, max_tokens = _load_tokenizer(self._path)
                 encoder = self._load_encoder(max_tokens)
                 _log.info("%s runs on %s (%s)", NAME, encoder.runtime, self._path)
-                self._loaded = _Loaded(tokenizer, encoder, max_tokens)
+                self._loaded = _Loaded(tokenizer, encoder, max_tokens, self._batcher(encoder))
             return self._loaded
 
     def _load_encoder(self, max_tokens: int) -> _Encoder:
@@ -382,6 +396,15 @@ def _load_tokenizer(path: Path) -> tuple[Any, int]:
     tokenizer.enable_truncation(max_length=max_tokens)
     tokenizer.no_padding()
     return tokenizer, max_tokens
+
+
+def forward_all(encoder: _Encoder, ids: Sequence[npt.NDArray[np.int64]], batch_size: int) -> F32:
+    """Embed token id sequences in batches of similar length (`plan_batches`); unit rows
+    in the input's order."""
+    out = np.zeros((len(ids), DIM), dtype=np.float32)
+    for batch in plan_batches([len(row) for row in ids], batch_size):
+        out[batch] = forward_batch(encoder, [ids[i] for i in batch])
+    return out
 
 
 def forward_batch(encoder: _Encoder, ids: Sequence[npt.NDArray[np.int64]]) -> F32:

@@ -31,9 +31,10 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from remem.embed.minilm.embedder import QUERY_CACHE, forward_batch, plan_batches
+from remem.embed.batch import CallBatcher
+from remem.embed.minilm.embedder import QUERY_CACHE, forward_all
 from remem.embed.minilm.numpy_encoder import DIM
-from remem.embed.minilm.packaged_session import RUNTIME, PackagedSession, open_session
+from remem.embed.minilm.packaged_session import RUNTIME, open_session
 from remem.embed.minilm.wordpiece import WordPiece
 from remem.embed.vectors import Vectors
 from remem.errors import InvalidInput
@@ -114,7 +115,7 @@ class PackagedMiniLM:
         self._batch_size = batch_size
         self._cache = Path(cache_dir) if cache_dir is not None else None
         self._lock = threading.Lock()
-        self._loaded: tuple[WordPiece, PackagedSession] | None = None
+        self._loaded: tuple[WordPiece, CallBatcher[npt.NDArray[np.int64]]] | None = None
         self._recent: OrderedDict[str, F32] = OrderedDict()
         self.query_cache_hits = 0
 
@@ -132,6 +133,11 @@ class PackagedMiniLM:
     def fingerprint(self) -> str:
         """The checked sha256 of the weights file (the same for every install)."""
         return SHA256
+
+    @property
+    def merged_batches(self) -> int:
+        """Forward passes that ran the calls of several threads at once (`embed.batch`)."""
+        return self._loaded[1].batches if self._loaded is not None else 0
 
     @property
     def path(self) -> Path:
@@ -163,16 +169,15 @@ class PackagedMiniLM:
         return out
 
     def _embed_many(self, texts: Sequence[str]) -> Vectors:
-        out = np.zeros((len(texts), DIM), dtype=np.float32)
+        """`texts` through the model, small calls of several threads merged into one
+        batch (`remem.embed.batch`)."""
         if not texts:
-            return out
-        tokenizer, session = self._load()
+            return np.zeros((0, DIM), dtype=np.float32)
+        tokenizer, forward = self._load()
         ids = [np.asarray(e.ids, dtype=np.int64) for e in tokenizer.encode_batch(list(texts))]
-        for batch in plan_batches([len(row) for row in ids], self._batch_size):
-            out[batch] = forward_batch(session, [ids[i] for i in batch])
-        return out
+        return forward(ids)
 
-    def _load(self) -> tuple[WordPiece, PackagedSession]:
+    def _load(self) -> tuple[WordPiece, CallBatcher[npt.NDArray[np.int64]]]:
         loaded = self._loaded
         if loaded is not None:
             return loaded
@@ -185,7 +190,11 @@ class PackagedMiniLM:
 
                 cache = self._cache if self._cache is not None else cache_dir()
                 session = open_session(self._model, NAME, cache, check)
-                self._loaded = (load_tokenizer(), session)
+                size = self._batch_size
+                forward = CallBatcher[npt.NDArray[np.int64]](
+                    lambda ids: forward_all(session, ids, size)
+                )
+                self._loaded = (load_tokenizer(), forward)
             return self._loaded
 
 

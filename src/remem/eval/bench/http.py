@@ -4,8 +4,9 @@
 a new SQLite file, or an empty PostgreSQL database) and an API key, starts
 `remem serve` on it in a child process on a free port of 127.0.0.1 (so the
 server and the load generator do not share one interpreter), and sends a
-bounded number of requests from `concurrency` threads with httpx, each on its
-own keep-alive connection:
+bounded number of requests from `concurrency` threads, each on its own keep-alive
+HTTP/1.1 connection of the standard library's `http.client` (a light client: it
+shares the machine's cores with the server):
 
     add       POST /v1/events             one event per request
     retrieve  POST /v1/memories/retrieve  one recall per request, after the adds
@@ -20,10 +21,17 @@ builds `records` synthetic records in one actor's scope (as `remem bench`
 does), measures `Memory.recall` in process, then the same recalls through
 `remem serve --workers N` at each concurrency, and the ratio of each HTTP p50
 to the in-process p50.
+
+Beside each latency: the CPU per request of the server's processes (read from /proc,
+where there is one) and of the client (this process), and the load average, as the
+machine may be shared: CPU per request moves far less with load than latency does.
 """
 
 from __future__ import annotations
 
+import contextlib
+import http.client
+import json
 import os
 import socket
 import subprocess
@@ -35,6 +43,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import numpy as np
@@ -87,7 +96,8 @@ def run_http_bench(
             _, key = keyring.create_key(store, tenant="bench")
         finally:
             store.close()
-        with BenchServer(target, lexical=lexical, log=Path(tmp) / "server.log") as url:
+        server = BenchServer(target, lexical=lexical, log=Path(tmp) / "server.log")
+        with server as url:
             say(f"server on {url} ({'lexical' if lexical else 'default embedder'})")
             figures: dict[str, Any] = {
                 "requests": requests,
@@ -95,10 +105,10 @@ def run_http_bench(
                 "lexical": lexical,
             }
             facts = synthetic_facts(min(requests, 2000), seed=5)
-            add = _measure(url, key, requests, concurrency, lambda i: _event(i, facts))
+            add = _measure(url, key, requests, concurrency, lambda i: _event(i, facts), server)
             say(_line("add", add))
             figures.update(_figures("add", add))
-            get = _measure(url, key, requests, concurrency, _retrieve)
+            get = _measure(url, key, requests, concurrency, _retrieve, server)
             say(_line("retrieve", get))
             figures.update(_figures("retrieve", get))
             figures["errors"] = add["errors"] + get["errors"]
@@ -137,11 +147,12 @@ def run_http_compare(
             "http": [],
         }
         log = Path(tmp) / "server.log"
-        with BenchServer(target, lexical=lexical, log=log, workers=workers, worker=False) as url:
+        server = BenchServer(target, lexical=lexical, log=log, workers=workers, worker=False)
+        with server as url:
             say(f"server on {url} ({workers} process{'es' if workers > 1 else ''})")
             _measure(url, key, min(requests, 50), 1, _recall_request)  # warm every process
             for c in concurrencies:
-                got = _measure(url, key, requests, c, _recall_request)
+                got = _measure(url, key, requests, c, _recall_request, server)
                 say(_line(f"retrieve at concurrency {c}", got))
                 row = {"concurrency": c, **_figures("retrieve", got), "errors": got["errors"]}
                 row["p50_to_inprocess"] = round(
@@ -309,6 +320,29 @@ class BenchServer:
             self.proc.kill()
             self.proc.wait()
 
+    def cpu_seconds(self) -> float | None:
+        """The CPU time (user and system) the server's processes have spent so far: the
+        one started and its children, read from /proc (None where there is none)."""
+        if self.proc is None:
+            return None
+        try:
+            parent: dict[int, int] = {}
+            ticks: dict[int, int] = {}
+            for entry in os.listdir("/proc"):
+                if entry.isdigit():
+                    with contextlib.suppress(OSError, IndexError, ValueError):
+                        with open(f"/proc/{entry}/stat", encoding="ascii") as f:
+                            fields = f.read().rsplit(")", 1)[1].split()
+                        parent[int(entry)] = int(fields[1])
+                        ticks[int(entry)] = int(fields[11]) + int(fields[12])
+        except OSError:
+            return None
+        tree, i = [self.proc.pid], 0
+        while i < len(tree):
+            tree += [pid for pid, ppid in parent.items() if ppid == tree[i]]
+            i += 1
+        return sum(ticks.get(pid, 0) for pid in tree) / os.sysconf("SC_CLK_TCK")
+
     def _tail(self) -> str:
         try:
             return self.log.read_text(errors="replace")[-2000:].strip() or "(no output)"
@@ -345,42 +379,72 @@ def _retrieve(i: int) -> Request:
 
 
 def _measure(
-    url: str, key: str, n: int, concurrency: int, make: Callable[[int], Request]
+    url: str,
+    key: str,
+    n: int,
+    concurrency: int,
+    make: Callable[[int], Request],
+    server: BenchServer | None = None,
 ) -> dict[str, Any]:
-    """Send requests 0..n-1 from `concurrency` threads; latencies in ms, wall time, errors."""
+    """Send requests 0..n-1 from `concurrency` threads; latencies in ms, wall time, errors,
+    and the CPU seconds the client (this process) and the `server` spent meanwhile.
+
+    Each thread holds one keep-alive HTTP/1.1 connection of the standard library's
+    `http.client`: the client shares the machine's cores with the server, and costs a
+    recall about 0.35 ms of CPU where httpx cost 1.0-1.5 ms (docs/benchmarks.md)."""
     workers = min(concurrency, n)
-    headers = {"Authorization": f"Bearer {key}"}
+    where = urlsplit(url)
+    host, port = where.hostname or "127.0.0.1", where.port or 80
+    headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
 
     def worker(w: int) -> tuple[list[float], int]:
         times: list[float] = []
         errors = 0
-        with httpx.Client(base_url=url, headers=headers, timeout=60) as http:
+        conn = http.client.HTTPConnection(host, port, timeout=60)
+        try:
             for i in range(w, n, workers):
                 path, body = make(i)
+                data = json.dumps(body).encode()
                 t0 = time.perf_counter()
                 try:
-                    ok = http.post(path, json=body).status_code < 300
-                except httpx.HTTPError:
+                    conn.request("POST", path, body=data, headers=headers)
+                    answer = conn.getresponse()
+                    answer.read()
+                    ok = answer.status < 300
+                except (OSError, http.client.HTTPException):
                     ok = False
+                    conn.close()  # the next request connects again
                 times.append((time.perf_counter() - t0) * 1000)
                 errors += not ok
+        finally:
+            conn.close()
         return times, errors
 
+    client0, server0 = time.process_time(), server.cpu_seconds() if server else None
     t0 = time.perf_counter()
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="bench-http") as pool:
         done = list(pool.map(worker, range(workers)))
     wall = time.perf_counter() - t0
+    server1 = server.cpu_seconds() if server else None
     latencies = [t for times, _ in done for t in times]
-    return {"n": n, "wall_s": wall, "ms": latencies, "errors": sum(e for _, e in done)}
+    return {"n": n, "wall_s": wall, "ms": latencies, "errors": sum(e for _, e in done),
+            "client_cpu_s": time.process_time() - client0,
+            "server_cpu_s": None if server0 is None or server1 is None else server1 - server0,
+            "load": round(os.getloadavg()[0], 2)}  # fmt: skip
 
 
 def _figures(name: str, run: dict[str, Any]) -> dict[str, Any]:
     ms = np.asarray(run["ms"])
-    return {
+    out = {
         f"{name}_per_s": round(run["n"] / run["wall_s"], 1),
         f"{name}_p50_ms": round(float(np.percentile(ms, 50)), 2),
         f"{name}_p95_ms": round(float(np.percentile(ms, 95)), 2),
+        f"{name}_client_cpu_ms": round(run["client_cpu_s"] * 1000 / run["n"], 2),
+        f"{name}_load_1m": run["load"],
     }
+    if run.get("server_cpu_s") is not None:
+        out[f"{name}_server_cpu_ms"] = round(run["server_cpu_s"] * 1000 / run["n"], 2)
+    return out
 
 
 def _line(name: str, run: dict[str, Any]) -> str:
