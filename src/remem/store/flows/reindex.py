@@ -113,6 +113,9 @@ class VectorReindex:
     FIRST_KEY: ClassVar[Any]  # below every key of the old tables (keyset paging)
     # an actor's new vectors, for erasure's read-back: tenant, actor
     ACTOR_LEFT: ClassVar[str]
+    # taken first by the switch and the cancel: writers of vectors wait, and their check
+    # then sees the index changed (`remem.store.flows.vector_fit`; PostgreSQL's)
+    CHANGE_LOCK: ClassVar[str | None] = None
 
     def __init__(self, store: SQLFlows) -> None:
         self.s = store
@@ -201,6 +204,7 @@ class VectorReindex:
         model is left without one; False (nothing changed) when some are."""
         params = {"tenant": tenant, "model": model}
         with self.s._flow_tx(tenant) as db:
+            self._lock_writers(db, tenant)
             for kind in KINDS:
                 if int(db.execute(self._kind(kind, "count_todo"), params).fetchall()[0]["n"]):
                     return False
@@ -218,6 +222,11 @@ class VectorReindex:
         self._switched(tenant, actors, model, dim)
         return True
 
+    def _lock_writers(self, db: Tx, tenant: str) -> None:
+        """Wait for the writers of vectors that checked the index, keep new ones waiting."""
+        if self.CHANGE_LOCK is not None:
+            db.execute(self.CHANGE_LOCK, {"tenant": tenant})
+
     def _holds(self, db: Tx, params: dict[str, Any]) -> bool:
         """Whether the tenant holds any vector of the model (inside the switch)."""
         return any(
@@ -229,6 +238,7 @@ class VectorReindex:
         """Drop the tenant's pending reindex and every new vector it stored; whether one was
         pending. The old vectors stay the index."""
         with self.s._flow_tx(tenant) as db:
+            self._lock_writers(db, tenant)
             for kind in KINDS:
                 db.execute(self._kind(kind, "clear"), {"tenant": tenant})
             return db.execute(self._sql(SQL["end"]), {"tenant": tenant}).rowcount > 0
