@@ -161,8 +161,8 @@ class BoundEmbedder:
     """The embedder of one memory: given (or the installed default, for the marker),
     loaded on first use and checked against the store's vectors (`bound_embedder`).
 
-    Checked again at each search (two small reads: the pending reindex and the models
-    held), since another process may change the index meanwhile: while a reindex to its
+    Checked again at each search (one read transaction: the pending reindex and the
+    models held), since another process may change the index meanwhile: while a reindex to its
     model is pending, searches are lexical; when the index has become another model's
     (a reindex switched by another process, or another embedder wrote a new store's
     first vectors), searches are lexical too and the memory makes no vectors for its
@@ -210,13 +210,12 @@ class BoundEmbedder:
     def _recheck(self, embedder: Embedder) -> None:
         """Whether the index is still the bound embedder's, as the store says now."""
         fingerprint = fingerprint_of(embedder)
-        pending = self._store.reindexing.pending(self._tenant)
+        pending, held = self._store.reindexing.index_state(self._tenant)
         if pending is not None and pending.model == embedder.name:
             problem = pending_refusal(pending, embedder.name, embedder.dim, fingerprint)
             self._stale = problem
             self._lexical = problem or under_way(pending)
             return
-        held = self._store.vector_models(self._tenant)
         if conflict(held, embedder.name, embedder.dim, fingerprint) is None:
             self._stale = self._lexical = None
         else:

@@ -39,8 +39,8 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
-from remem.store.flows.backend import SQLFlows, Tx
-from remem.store.values import PendingReindex, ReindexCount
+from remem.store.flows.backend import Row, SQLFlows, Tx
+from remem.store.values import PendingReindex, ReindexCount, VectorModel
 
 Vector = npt.NDArray[np.float32]
 KINDS = ("records", "events", "chunks")
@@ -91,6 +91,8 @@ SQL = {
     "WHERE tenant = :tenant",
     "begin": "INSERT INTO reindexes (tenant, model, dim, fingerprint, started_at, updated_at) "
     "VALUES (:tenant, :model, :dim, :fingerprint, :at, :at) ON CONFLICT (tenant) DO NOTHING",
+    "models": "SELECT model, dim, fingerprint FROM vector_models WHERE tenant = :tenant "
+    "ORDER BY model",
     "touch": "UPDATE reindexes SET updated_at = :at WHERE tenant = :tenant",
     "end": "DELETE FROM reindexes WHERE tenant = :tenant",
     # the scopes whose vectors the switch changes (their versions move on)
@@ -140,6 +142,19 @@ class VectorReindex:
     def pending(self, tenant: str) -> PendingReindex | None:
         """The tenant's reindex begun and not switched, or None."""
         rows = self.s._read(tenant, self._sql(SQL["pending"]), {"tenant": tenant})
+        return self._pending(rows)
+
+    def index_state(self, tenant: str) -> tuple[PendingReindex | None, list[VectorModel]]:
+        """The tenant's pending reindex and the models whose vectors it holds, read in one
+        transaction (what a memory looks at before each search, `remem.memory.embedder`)."""
+        params = {"tenant": tenant}
+        with self.s._read_tx(tenant) as db:
+            pending = db.execute(self._sql(SQL["pending"]), params).fetchall()
+            held = db.execute(self._sql(SQL["models"]), params).fetchall()
+        models = [VectorModel(r["model"], int(r["dim"]), r["fingerprint"]) for r in held]
+        return self._pending(pending), models
+
+    def _pending(self, rows: Sequence[Row]) -> PendingReindex | None:
         if not rows:
             return None
         r = rows[0]
