@@ -10,13 +10,28 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 
 from remem import Memory
 from remem.embed import HashEmbedder
+from remem.embed.vectors import Vectors
 from remem.store.roles import VectorModel
 
 OLD, NEW = HashEmbedder(64), HashEmbedder(128)
 FACTS = ["Alice is allergic to peanuts", "Alice plays the cello on Sundays"]
+
+
+class Counting:
+    """HashEmbedder(64), counting the texts it embeds."""
+
+    name, dim = OLD.name, OLD.dim
+
+    def __init__(self) -> None:
+        self.texts = 0
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        self.texts += len(texts)
+        return OLD.embed(texts)
 
 
 def _fill(db: str) -> None:
@@ -39,7 +54,8 @@ def test_a_memory_left_on_the_old_embedder_writes_no_old_vectors_after_a_switch(
     db: str,
 ) -> None:
     _fill(db)
-    with Memory.open(db, embedder=OLD) as old:
+    counting = Counting()
+    with Memory.open(db, embedder=counting) as old:
         packet = old.recall(actor="alice", query="what is alice allergic to?", explain=True)
         assert packet.explain is not None and packet.explain["vector"]  # the old index
         with Memory.open(db, embedder=NEW) as new:  # another process switches the index
@@ -58,7 +74,10 @@ def test_a_memory_left_on_the_old_embedder_writes_no_old_vectors_after_a_switch(
         assert any("lexical only" in n and NEW.name in n for n in packet.notes)
         with Memory.open(db, embedder=NEW) as new:
             new.process()  # the catch-up: what `old` wrote gets NEW's vectors
+        embedded = counting.texts
         last = old.remember(actor="alice", text="Alice waters the ferns at dawn")
+        old.process()  # its catch-up fills nothing with a model the index is not
+        assert counting.texts == embedded  # it knows since its recall: no vectors made
     with Memory.open(db, embedder=NEW) as new:  # restarted with the new embedder
         assert new.store.record_vectors(new.tenant, [last.id], NEW.name) == {}
         report = new.reindex()  # nothing to re-embed; what was written without, filled
