@@ -120,10 +120,12 @@ def test_a_small_scope_is_scanned_exactly_and_a_starved_search_falls_back(dsn: s
 
 def test_each_model_and_dimension_gets_its_own_index(store: PostgresStore, dsn: str) -> None:
     put(store, rec("a1", "one"), rec("a2", "two"))  # test-8
-    store.apply(Write(tenant="t1", inserts=(rec("a3", "three"),),
+    # a tenant's vectors are of one model and dimension (`remem.store.flows.vector_fit`):
+    # the other two in tenants of their own; the indexes are the table's, every tenant's
+    store.apply(Write(tenant="t2", inserts=(rec("a3", "three", tenant="t2"),),
                       vectors=(np.ones(4, np.float32) / 2,), vector_model="test-8"))  # fmt: skip
     wide = np.ones(HNSW_TOO_WIDE, np.float32) / np.sqrt(HNSW_TOO_WIDE)
-    store.apply(Write(tenant="t1", inserts=(rec("a4", "four"),), vectors=(wide,),
+    store.apply(Write(tenant="t3", inserts=(rec("a4", "four", tenant="t3"),), vectors=(wide,),
                       vector_model="wide"))  # fmt: skip
     event = Event("e1", "t1", "alice", "s1", Role.USER, "hello", T)
     store.add_events([event], [])
@@ -134,8 +136,8 @@ def test_each_model_and_dimension_gets_its_own_index(store: PostgresStore, dsn: 
                                ("event_vectors", "test-8", 8)]:  # fmt: skip
         assert q.VectorIndex(table, model, dims).name in names
     assert q.VectorIndex("record_vectors", "wide", HNSW_TOO_WIDE).name not in names
-    alice = Scope("t1", "alice")
-    assert [r for r, _ in store.vector_search(alice, "wide", wide, 5, NOW)] == ["a4"]
+    wide_alice, alice = Scope("t3", "alice"), Scope("t2", "alice")
+    assert [r for r, _ in store.vector_search(wide_alice, "wide", wide, 5, NOW)] == ["a4"]
     assert [r for r, _ in store.vector_search(alice, "test-8", np.ones(4) / 2, 5, NOW)] == ["a3"]
 
 

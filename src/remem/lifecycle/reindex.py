@@ -71,11 +71,17 @@ class ReindexReport:
     switched: bool = False
     seconds: float = 0.0
     cpu_seconds: float = 0.0
+    filled: int = 0  # written without vectors, given them after (`Memory.reindex`)
 
     @property
     def todo(self) -> int:
         """Vectors of another model left without a new one at the start."""
         return sum(c.todo for c in self.counts)
+
+    @property
+    def nothing_to_do(self) -> bool:
+        """Every vector was the model's already: no reindex pending, none to re-embed."""
+        return not self.todo and not self.done and not self.resumed
 
     @property
     def done(self) -> int:
@@ -87,8 +93,13 @@ class ReindexReport:
         old = ", ".join(f"{m.model} ({m.dim})" for m in self.old_models) or "no other model"
         head = f"{old} -> {self.model} ({self.dim})"
         kinds = ", ".join(f"{c.todo} {c.kind}" for c in self.counts)
-        if not self.todo and not self.done and not self.resumed:
-            return f"{head}: nothing to re-embed; every vector is {self.model}'s"
+        filled = (
+            f"; {self.filled} written without vectors were given {self.model}'s"
+            if self.filled
+            else ""
+        )
+        if self.nothing_to_do:
+            return f"{head}: nothing to re-embed; every vector is {self.model}'s" + filled
         if self.dry_run:
             kept = f"; {self.done} already re-embedded by an earlier run" if self.done else ""
             return f"{head}: would re-embed {kinds}{kept}, then switch; nothing was changed"
@@ -96,7 +107,7 @@ class ReindexReport:
         rate = f" ({n / self.seconds:.0f}/s)" if self.seconds > 0 and n else ""
         did = f"{head}: re-embedded {n} in {self.batches} batch(es), {self.seconds:.1f} s{rate}"
         if self.switched:
-            return did + f"; {self.model} is now the index and the old vectors are gone"
+            return did + f"; {self.model} is now the index and the old vectors are gone" + filled
         return did + "; not finished: run `remem reindex` again to continue"
 
     def as_dict(self) -> dict[str, Any]:
@@ -116,6 +127,7 @@ class ReindexReport:
             "switched": self.switched,
             "seconds": round(self.seconds, 3),
             "cpu_seconds": round(self.cpu_seconds, 3),
+            "filled": self.filled,
             "message": self.message(),
         }
 

@@ -77,18 +77,26 @@ class LateVectors:
 def fill_vectors(deps: Deps, limit: int, seconds: float | None = None) -> tuple[int, bool]:
     """Embed and store up to `limit` of the tenant's records, events and document chunks
     written without vectors: how many were stored, and whether none is left (False also
-    when there is no embedder to fill them or it is down)."""
+    when there is no embedder to fill them or it is down). The index is looked at first
+    (`Deps.searching`): an embedder it no longer fits (another process switched it) fills
+    nothing; a batch the store refused anyway is not asked for again."""
+    deps.searching()
     embedder = deps.embedder()
     if embedder is None or limit <= 0 or embedder_down(embedder) is not None:
         return 0, False
     store, tenant = deps.store, deps.tenant
     deadline = None if seconds is None else time.monotonic() + seconds
     done, complete = 0, False
+    seen: set[str] = set()
     while done < limit and (deadline is None or time.monotonic() < deadline):
         waiting = store.unembedded(tenant, min(BATCH, limit - done))
         if not len(waiting):
             complete = True
             break
+        ids = {r.id for _, r in waiting.records} | {e.id for e in waiting.events}
+        if ids <= seen:
+            break  # stored nothing last time (the index became another model's): stop
+        seen |= ids
         try:
             texts = [r.text for _, r in waiting.records]
             records: list[Vector] = list(embedder.embed(texts)) if texts else []

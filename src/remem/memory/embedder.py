@@ -120,10 +120,7 @@ def bound_embedder(
         problem = pending_refusal(pending, embedder.name, embedder.dim, fingerprint)
         if problem is not None:
             raise EmbedderChanged(f"tenant {tenant!r}: {problem}")
-        return embedder, (
-            f"re-embedding with {embedder.name} is under way (since {iso(pending.started_at)}): "
-            "recall is lexical only until `remem reindex` completes it"
-        )
+        return embedder, under_way(pending)
     held = store.vector_models(tenant)
     problem = conflict(held, embedder.name, embedder.dim, fingerprint)
     if problem is not None:
@@ -140,15 +137,45 @@ def bound_embedder(
     return embedder, None
 
 
+def under_way(pending: PendingReindex) -> str:
+    """Why recall is lexical while a reindex to the embedder's model is pending."""
+    return (
+        f"re-embedding with {pending.model} is under way (since {iso(pending.started_at)}): "
+        "recall is lexical only until `remem reindex` completes it"
+    )
+
+
+def stale_note(held: Sequence[VectorModel], name: str) -> str:
+    """Why a memory whose embedder (`name`) was bound before the store's index changed to
+    the models `held` recalls by words alone and writes no vectors."""
+    models = ", ".join(h.model for h in held) or "another model"
+    return (
+        f"the index of this store is now {models}'s (another process changed the embedder: "
+        f"`remem reindex`), not this memory's embedder {name}'s: recall is lexical only and "
+        "what this memory writes waits for its vectors until a memory with the index's "
+        "embedder catches up (`Memory.process()`). Restart this process with that embedder"
+    )
+
+
 class BoundEmbedder:
     """The embedder of one memory: given (or the installed default, for the marker),
-    loaded on first use and checked against the store's vectors (`bound_embedder`)."""
+    loaded on first use and checked against the store's vectors (`bound_embedder`).
+
+    Checked again at each search (one read transaction: the pending reindex and the
+    models held), since another process may change the index meanwhile: while a reindex to its
+    model is pending, searches are lexical; when the index has become another model's
+    (a reindex switched by another process, or another embedder wrote a new store's
+    first vectors), searches are lexical too and the memory makes no vectors for its
+    writes (`writing` is None; the store refuses them anyway,
+    `remem.store.flows.vector_fit`), until the index fits it again or it is restarted.
+    """
 
     def __init__(self, store: Store, tenant: str, given: Embedder | DefaultEmbedder | None):
         self._store, self._tenant, self._given = store, tenant, given
         self._bound: Embedder | None = None
         self._checked = False
-        self._lexical: str | None = None  # why searches are lexical (a pending reindex)
+        self._lexical: str | None = None  # why searches are lexical
+        self._stale: str | None = None  # why the index is no longer this embedder's
 
     def resolved(self) -> Embedder | None:
         """The embedder given, loaded, not checked (what a reindex re-embeds with)."""
@@ -169,25 +196,40 @@ class BoundEmbedder:
             close()
 
     def writing(self) -> Embedder | None:
-        """The embedder new vectors are made with; None means none (lexical only)."""
+        """The embedder new vectors are made with; None means none (lexical only, or the
+        index became another model's since it was bound)."""
         if not self._checked:
             self._bound, self._lexical = bound_embedder(self._store, self._tenant, self.resolved())
+            self._stale = None
             self._checked = True
-        return self._bound
+        return None if self._stale is not None else self._bound
 
     def searching(self) -> tuple[Embedder | None, str | None]:
-        """The embedder queries are embedded with, or None and why: while a reindex to its
-        model is pending, the index is the old model's and recall is lexical only. Looked
-        at again at each call while it is pending (one read), so a memory sees the switch."""
-        embedder = self.writing()
-        if self._lexical is not None:
-            pending = self._store.reindexing.pending(self._tenant)
-            if pending is None or embedder is None or pending.model != embedder.name:
-                self.reset()  # switched (or cancelled) meanwhile: bound again
-                embedder = self.writing()
+        """The embedder queries are embedded with, or None and why (see the class
+        docstring); the store is looked at again at each call."""
+        self.writing()
+        embedder = self._bound
+        if embedder is None:
+            return None, None
+        self._recheck(embedder)
         return (None, self._lexical) if self._lexical is not None else (embedder, None)
+
+    def _recheck(self, embedder: Embedder) -> None:
+        """Whether the index is still the bound embedder's, as the store says now."""
+        fingerprint = fingerprint_of(embedder)
+        pending, held = self._store.reindexing.index_state(self._tenant)
+        if pending is not None and pending.model == embedder.name:
+            problem = pending_refusal(pending, embedder.name, embedder.dim, fingerprint)
+            self._stale = problem
+            self._lexical = problem or under_way(pending)
+            return
+        if conflict(held, embedder.name, embedder.dim, fingerprint) is None:
+            self._stale = self._lexical = None
+        else:
+            self._stale = self._lexical = stale_note(held, embedder.name)
 
     def reset(self) -> None:
         """Check the embedder against the store again at its next use (after a reindex)."""
         self._checked = False
         self._lexical = None
+        self._stale = None

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from remem.config.config import Config
-from remem.errors import InvalidInput
+from remem.errors import EmbedderChanged, InvalidInput
 from remem.memory.deps import Deps
 from remem.model import JobInfo
 from remem.policy.scope import check_name, named
@@ -40,19 +40,22 @@ class JobMethods:
 
         Every configured strategy runs; jobs that failed and wait for their
         backoff are left for a later run (see `jobs`). A recall runs its actor's
-        pending jobs first in any case (`remem.memory.catch_up`). Then, with an
-        embedder that may fail (a server), the vectors an outage left out are filled
-        in (`remem.memory.backfill`)."""
-        from remem.memory.backfill import PROCESS_ITEMS, fill_vectors, may_fail
+        pending jobs first in any case (`remem.memory.catch_up`). Then the records,
+        events and chunks written without vectors are given theirs (up to
+        `PROCESS_ITEMS`, `remem.memory.backfill`): those an embeddings server's outage
+        left out, and those a process still on an embedder the index no longer has wrote
+        (`remem.store.flows.vector_fit`)."""
+        from remem.memory.backfill import PROCESS_ITEMS, fill_vectors
         from remem.pipeline.worker import drain
 
         result = drain(
             self.pipeline, limit=optional_count("limit", limit), claim=count("batch", batch)
         )
-        # then the vectors an outage left out (asked of the embedder as given: binding it
-        # here would refuse one the store's vectors do not fit, as its recall will)
-        if may_fail(self._embedding.resolved()):
-            fill_vectors(self.deps, PROCESS_ITEMS)
+        if self._embedding.resolved() is not None:
+            try:
+                fill_vectors(self.deps, PROCESS_ITEMS)
+            except EmbedderChanged:  # the embedder does not fit the store: recall says so
+                pass
         return result
 
     @property

@@ -18,6 +18,8 @@ from remem.store.roles import Asked, ForgetReport, Store
 from remem.telemetry.hooks import observed
 from remem.writes.checks import count
 
+FILL_ALL = 1 << 62  # `reindex` fills every vector missing, however many
+
 if TYPE_CHECKING:
     from remem.lifecycle.reindex import ReindexProgress, ReindexReport
 
@@ -104,13 +106,23 @@ class LifecycleMethods:
         after that many batches (run it again to go on); `progress` is called after each
         stored batch. Meanwhile recall with the new embedder is lexical only, and with
         the old one uses the old vectors. See `remem.lifecycle.reindex`.
+
+        Once the index is the embedder's (switched now, or before), what was written
+        without vectors is given them too (`ReindexReport.filled`): what a process
+        still on the old embedder wrote after the switch, or an outage left out.
         """
+        from dataclasses import replace
+
         from remem.lifecycle import reindex
+        from remem.memory.backfill import fill_vectors
 
         report = reindex.reindex(self.deps, self._embedding.resolved(), batch=batch,
                                  dry_run=dry_run, max_batches=max_batches,
                                  progress=progress)  # fmt: skip
         self._embedding.reset()  # checked against the store as it is now, at next use
+        if not dry_run and (report.switched or report.nothing_to_do):
+            filled, _ = fill_vectors(self.deps, FILL_ALL)
+            report = replace(report, filled=filled)
         return report
 
     def cancel_reindex(self) -> bool:

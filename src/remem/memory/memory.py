@@ -215,7 +215,8 @@ class Memory(Recalls, DocumentMethods, JobMethods, LifecycleMethods):
         """The embedder in use, loaded and checked against the store's vectors on first
         use (`remem.memory.embedder`: `EmbedderChanged` when they are another model's);
         None means lexical only. While a reindex to its model is pending, it writes and
-        recall is lexical only (`remem.memory.embedder.BoundEmbedder.searching`)."""
+        recall is lexical only; once another process made the index another model's, it
+        is None (`remem.memory.embedder.BoundEmbedder`)."""
         return self._embedding.writing()
 
     # -- events ----------------------------------------------------------------

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 CHUNK = 500  # the most keys one SQLite statement binds
 
@@ -91,6 +91,8 @@ class SQLFlows:
     """
 
     _lists: ListBinder
+    # the statements a write of vectors runs first (`remem.store.flows.vector_fit`)
+    vector_fit_sql: ClassVar[tuple[str, ...]]
 
     def _flow_tx(self, tenant: str | None) -> AbstractContextManager[Tx]:
         """One write transaction (SQLite: BEGIN IMMEDIATE; PostgreSQL: bound to `tenant`)."""

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from remem.model import Event, Record, Status
 from remem.store.flows.backend import Tx
+from remem.store.flows.vector_fit import vectors_fit
 from remem.store.flows.writes import RecordWrites, Vector
 from remem.store.roles import Write
 
@@ -85,9 +86,12 @@ class VectorBackfill(RecordWrites):
         with self._flow_tx(tenant) as db:
             now = self._states(db, tenant, [r for _, r, _ in vectors])
             kept = [(k, now[r.id], v) for k, r, v in vectors if r.id in now]
+            dims = {len(v) for _, _, v in kept}
+            if kept and not vectors_fit(db, self.vector_fit_sql, tenant, model, dims):
+                return 0  # the index is another model's now: left for its catch-up
             if kept:
                 self._store_vectors(db, model, kept)
-                for dim in sorted({len(v) for _, _, v in kept}):
+                for dim in sorted(dims):
                     params = {"tenant": tenant, "model": model, "dim": dim}
                     db.execute(self.write_sql.NOTE_VECTOR_MODEL, params)
                 for actor in sorted({r.actor for _, r, _ in kept}):

@@ -29,6 +29,7 @@ import numpy.typing as npt
 
 from remem.errors import ConflictError
 from remem.store.flows.backend import Row, SQLFlows, Tx
+from remem.store.flows.vector_fit import vectors_fit
 from remem.store.roles import ForgetReport, Hit
 
 Vector = npt.NDArray[np.float32]
@@ -307,6 +308,9 @@ class DocumentIndex:
         """Store late vectors (made by `model`) of chunks that still have none; how many."""
         stored = 0
         with self.s._flow_tx(tenant) as db:
+            dims = {len(v) for _, v in vectors}
+            if not vectors or not vectors_fit(db, self.s.vector_fit_sql, tenant, model, dims):
+                return 0  # the index is another model's now: left for its catch-up
             for chunk_id, vec in vectors:
                 params = {"tenant": tenant, "id": chunk_id, "model": model,
                           "vec": self._vec_param(vec)}  # fmt: skip
@@ -370,6 +374,9 @@ class DocumentIndex:
                 })  # fmt: skip
             if write.new:
                 vectors = write.vectors or (None,) * len(write.new)
+                dims = {len(v) for v in vectors if v is not None}
+                if dims and not vectors_fit(db, self.s.vector_fit_sql, tenant, write.model, dims):
+                    vectors = (None,) * len(write.new)  # left for the catch-up
                 rows = [self._chunk_params(tenant, c, v, write.model)
                         for c, v in zip(write.new, vectors, strict=True)]  # fmt: skip
                 keys = self.s._each(db, self._insert_chunk_sql(), rows)

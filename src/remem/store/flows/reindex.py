@@ -39,8 +39,8 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
-from remem.store.flows.backend import SQLFlows, Tx
-from remem.store.values import PendingReindex, ReindexCount
+from remem.store.flows.backend import Row, SQLFlows, Tx
+from remem.store.values import PendingReindex, ReindexCount, VectorModel
 
 Vector = npt.NDArray[np.float32]
 KINDS = ("records", "events", "chunks")
@@ -91,6 +91,8 @@ SQL = {
     "WHERE tenant = :tenant",
     "begin": "INSERT INTO reindexes (tenant, model, dim, fingerprint, started_at, updated_at) "
     "VALUES (:tenant, :model, :dim, :fingerprint, :at, :at) ON CONFLICT (tenant) DO NOTHING",
+    "models": "SELECT model, dim, fingerprint FROM vector_models WHERE tenant = :tenant "
+    "ORDER BY model",
     "touch": "UPDATE reindexes SET updated_at = :at WHERE tenant = :tenant",
     "end": "DELETE FROM reindexes WHERE tenant = :tenant",
     # the scopes whose vectors the switch changes (their versions move on)
@@ -113,6 +115,9 @@ class VectorReindex:
     FIRST_KEY: ClassVar[Any]  # below every key of the old tables (keyset paging)
     # an actor's new vectors, for erasure's read-back: tenant, actor
     ACTOR_LEFT: ClassVar[str]
+    # taken first by the switch and the cancel: writers of vectors wait, and their check
+    # then sees the index changed (`remem.store.flows.vector_fit`; PostgreSQL's)
+    CHANGE_LOCK: ClassVar[str | None] = None
 
     def __init__(self, store: SQLFlows) -> None:
         self.s = store
@@ -137,6 +142,19 @@ class VectorReindex:
     def pending(self, tenant: str) -> PendingReindex | None:
         """The tenant's reindex begun and not switched, or None."""
         rows = self.s._read(tenant, self._sql(SQL["pending"]), {"tenant": tenant})
+        return self._pending(rows)
+
+    def index_state(self, tenant: str) -> tuple[PendingReindex | None, list[VectorModel]]:
+        """The tenant's pending reindex and the models whose vectors it holds, read in one
+        transaction (what a memory looks at before each search, `remem.memory.embedder`)."""
+        params = {"tenant": tenant}
+        with self.s._read_tx(tenant) as db:
+            pending = db.execute(self._sql(SQL["pending"]), params).fetchall()
+            held = db.execute(self._sql(SQL["models"]), params).fetchall()
+        models = [VectorModel(r["model"], int(r["dim"]), r["fingerprint"]) for r in held]
+        return self._pending(pending), models
+
+    def _pending(self, rows: Sequence[Row]) -> PendingReindex | None:
         if not rows:
             return None
         r = rows[0]
@@ -201,6 +219,7 @@ class VectorReindex:
         model is left without one; False (nothing changed) when some are."""
         params = {"tenant": tenant, "model": model}
         with self.s._flow_tx(tenant) as db:
+            self._lock_writers(db, tenant)
             for kind in KINDS:
                 if int(db.execute(self._kind(kind, "count_todo"), params).fetchall()[0]["n"]):
                     return False
@@ -218,6 +237,11 @@ class VectorReindex:
         self._switched(tenant, actors, model, dim)
         return True
 
+    def _lock_writers(self, db: Tx, tenant: str) -> None:
+        """Wait for the writers of vectors that checked the index, keep new ones waiting."""
+        if self.CHANGE_LOCK is not None:
+            db.execute(self.CHANGE_LOCK, {"tenant": tenant})
+
     def _holds(self, db: Tx, params: dict[str, Any]) -> bool:
         """Whether the tenant holds any vector of the model (inside the switch)."""
         return any(
@@ -229,6 +253,7 @@ class VectorReindex:
         """Drop the tenant's pending reindex and every new vector it stored; whether one was
         pending. The old vectors stay the index."""
         with self.s._flow_tx(tenant) as db:
+            self._lock_writers(db, tenant)
             for kind in KINDS:
                 db.execute(self._kind(kind, "clear"), {"tenant": tenant})
             return db.execute(self._sql(SQL["end"]), {"tenant": tenant}).rowcount > 0

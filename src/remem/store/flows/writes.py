@@ -29,6 +29,7 @@ from remem.errors import StoreError
 from remem.model import Record
 from remem.store.flows.backend import SQLFlows, Tx
 from remem.store.flows.erasure import TombstoneSQL, covered
+from remem.store.flows.vector_fit import vectors_fit
 from remem.store.roles import (
     Clock,
     SourceGrowth,
@@ -134,10 +135,12 @@ class RecordWrites(SQLFlows):
                     for (key, rec), v in zip(added, write.vectors, strict=False)
                     if v is not None
                 ]
-                if vectors:
+                dims = {len(v) for _, _, v in vectors}
+                if vectors and vectors_fit(db, self.vector_fit_sql, tenant, write.vector_model,
+                                           dims):  # fmt: skip
                     self._store_vectors(db, write.vector_model, vectors)
                     note = {"tenant": tenant, "model": write.vector_model}
-                    for dim in sorted({len(v) for _, _, v in vectors}):
+                    for dim in sorted(dims):
                         db.execute(q.NOTE_VECTOR_MODEL, {**note, "dim": dim})
                 touched.update(r.actor for r in write.inserts)
             for ch in write.changes:

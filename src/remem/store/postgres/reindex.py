@@ -34,6 +34,7 @@ log = logging.getLogger("remem.store.postgres.store")
 class PostgresReindex(VectorReindex):
     """`VectorReindex` on PostgreSQL."""
 
+    CHANGE_LOCK: ClassVar[str | None] = q.VECTOR_INDEX_CHANGE_LOCK
     SPECS: ClassVar[dict[str, KindSpec]] = {
         "records": KindSpec(
             "record_vectors", "record_id",

@@ -286,6 +286,14 @@ ON CONFLICT DO NOTHING
 VECTOR_MODELS = """
 SELECT model, dim, fingerprint FROM vector_models WHERE tenant = %(tenant)s ORDER BY model
 """
+# a write of vectors reads these first, under a shared lock of the tenant that a reindex's
+# switch and cancel take exclusively (`remem.store.flows.vector_fit`; "remn")
+VECTOR_FIT_LOCK = "SELECT pg_advisory_xact_lock_shared(1919249775, hashtext(%(tenant)s))"
+VECTOR_INDEX_CHANGE_LOCK = "SELECT pg_advisory_xact_lock(1919249775, hashtext(%(tenant)s))"
+VECTOR_FIT = """
+SELECT 0 AS pending, model, dim FROM vector_models WHERE tenant = %(tenant)s
+UNION ALL SELECT 1 AS pending, model, dim FROM reindexes WHERE tenant = %(tenant)s
+"""
 NOTE_FINGERPRINT = """
 UPDATE vector_models SET fingerprint = %(fingerprint)s
 WHERE tenant = %(tenant)s AND model = %(model)s AND fingerprint IS NULL

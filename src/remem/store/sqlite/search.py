@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -27,6 +27,7 @@ from remem.model import Event, Record
 from remem.policy.metadata import matches
 from remem.store.errors import sqlite_translated
 from remem.store.flows.backend import sqlite_lists
+from remem.store.flows.vector_fit import vectors_fit
 from remem.store.roles import Hit, Scope
 from remem.store.sqlite import sql as q
 from remem.store.sqlite.sql import fts_query, scope_token
@@ -81,6 +82,7 @@ class SQLiteSearch:
     vector_files: VectorFiles | None
     _writers: list[threading.Thread]
     _writers_lock: threading.Lock
+    vector_fit_sql: ClassVar[tuple[str, ...]]  # (`remem.store.flows.vector_fit`)
 
     if TYPE_CHECKING:
 
@@ -96,6 +98,9 @@ class SQLiteSearch:
         """Store the embeddings of some events (made by `model`)."""
         touched: set[tuple[str, str]] = set()
         with self._tx() as db:
+            if not vectors or not vectors_fit(db, self.vector_fit_sql, tenant, model,
+                                              {len(v) for _, v in vectors}):  # fmt: skip
+                return  # the index is another model's now: left for its catch-up
             for event, vec in vectors:
                 blob = np.asarray(vec, np.float16).tobytes()
                 db.execute(q.INSERT_EVENT_VECTOR, {"model": model, "time": event.time.timestamp(),

@@ -47,6 +47,7 @@ from remem.store.flows.events import EventLog, EventSQL
 from remem.store.flows.jobs import JobQueue, JobSQL
 from remem.store.flows.keys import ApiKeys, KeySQL
 from remem.store.flows.lookups import Lookups, LookupSQL
+from remem.store.flows.vector_fit import VECTOR_FIT
 from remem.store.flows.writes import Vector, WriteSQL
 from remem.store.roles import Clock, Near, StatusChange, ThreadHost
 from remem.store.rows import near_from
@@ -202,6 +203,7 @@ class SQLiteStore(
     lookup_sql: ClassVar[LookupSQL] = q
     keys_sql: ClassVar[KeySQL] = q
     audit_sql: ClassVar[AuditSQL] = audit_sql
+    vector_fit_sql: ClassVar[tuple[str, ...]] = (VECTOR_FIT,)
     actor_sql: ClassVar[type[ActorSQL]] = SQLiteActorSQL
 
     # SQLite has no row-level security: the tenant wall is remem's scoped queries alone
