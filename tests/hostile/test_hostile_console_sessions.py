@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from html import unescape
 from pathlib import Path
 
 import httpx
@@ -25,6 +24,8 @@ from remem.embed import HashEmbedder
 from remem.memory.memory import open_store
 from remem.service import keys as keyring
 from remem.service.http import create_app
+from tests.support.console import csrf as csrf_of
+from tests.support.console import error
 
 FLOOD = 10_050  # the issue's figure: past the old store's 10,000 sessions
 
@@ -52,7 +53,7 @@ class Site:
         client.cookies.clear()
         form = client.get("/console/login")
         client.cookies.clear()
-        csrf = _csrf(form)
+        csrf = csrf_of(form)
         response = client.post(
             "/console/login",
             data={"key": self.keys.get(key, key), "csrf": csrf},
@@ -83,7 +84,7 @@ class Site:
         return self.page(token).status_code == 200
 
     def sign_out(self, token: str) -> None:
-        csrf = _csrf(self.page(token))
+        csrf = csrf_of(self.page(token))
         self.client.cookies.clear()
         done = self.client.post(
             "/console/logout",
@@ -93,18 +94,6 @@ class Site:
         )
         assert done.status_code == 303 and done.headers["location"] == "/console/login"
         self.client.cookies.clear()
-
-
-def _csrf(page: httpx.Response) -> str:
-    found = re.search(r'name="csrf" value="([^"]+)"', page.text)
-    assert found, page.text
-    return found.group(1)
-
-
-def _error(page: httpx.Response) -> str:
-    found = re.search(r'id="error" role="alert">([^<]*)<', page.text)
-    assert found, page.text
-    return unescape(found.group(1))
 
 
 @pytest.fixture
@@ -151,7 +140,7 @@ def test_another_tenants_sign_in_flood_signs_no_one_out(site: Site) -> None:
     assert site.works(admin), "tenant acme's admin was signed out by globex's sign-ins"
     assert refused is not None, f"{signed_in} sign-ins in a row were all accepted"
     assert refused.status_code == 429
-    assert "signed in too often" in _error(refused)
+    assert "signed in too often" in error(refused)
     assert int(refused.headers["retry-after"]) >= 1
     assert signed_in <= console_sessions.SIGN_IN_BURST
 
@@ -174,7 +163,7 @@ def test_a_tenant_at_its_cap_is_refused_and_no_one_is_signed_out(site: Site) -> 
     globex = [site.token("globex0") for _ in range(3)] + [site.token("globex1") for _ in range(2)]
     refused = site.sign_in("globex2")
     assert refused.status_code == 429
-    assert _error(refused) == (
+    assert error(refused) == (
         "this tenant has 5 console sessions open, the most it may; sign out of one, "
         "or wait until one expires, then sign in again"
     )
@@ -201,7 +190,7 @@ def test_a_full_store_refuses_and_drops_only_expired_sessions(site: Site) -> Non
     others += [site.token("initech"), site.token("initech")]
     refused = site.sign_in("acme2")
     assert refused.status_code == 429
-    assert _error(refused) == (
+    assert error(refused) == (
         "the console has 8 sessions open, the most it keeps; try again when one has ended"
     )
     assert all(site.works(t) for t in [admin, *others])
@@ -232,7 +221,7 @@ def test_sign_ins_are_slowed_per_key_and_failures_per_address(site: Site) -> Non
     assert refused.status_code == 429
     every = console_sessions.SIGN_IN_EVERY
     assert refused.headers["retry-after"] == str(int(every))
-    assert _error(refused) == (
+    assert error(refused) == (
         f"this API key signed in too often; try again in {int(every)} seconds"
     )
     assert site.sign_in("globex0").status_code == 303  # another key is not slowed
@@ -245,7 +234,7 @@ def test_sign_ins_are_slowed_per_key_and_failures_per_address(site: Site) -> Non
         assert site.sign_in(guess).status_code == 401
     refused = site.sign_in(guess)
     assert refused.status_code == 429
-    assert "too many failed sign-ins from this address" in _error(refused)
+    assert "too many failed sign-ins from this address" in error(refused)
     assert site.sign_in("admin").status_code == 429  # this address is not heard for now
     elsewhere = TestClient(site.client.app, client=("10.0.0.2", 40000))
     assert site.sign_in("admin", via=elsewhere).status_code == 303

@@ -24,6 +24,7 @@ from remem.memory.memory import Memory, open_store
 from remem.service import keys as keyring
 from remem.service.http import create_app
 from remem.timeutil import utcnow
+from tests.support.console import csrf, error
 
 SCRIPT = "<script>document.title='pwned'</script>I like tea"
 
@@ -40,7 +41,7 @@ class Console:
         form = self.client.get("/console/login")
         return self.client.post(
             "/console/login",
-            data={"key": self.keys[key], "csrf": _csrf(form)},
+            data={"key": self.keys[key], "csrf": csrf(form)},
             follow_redirects=False,
         )
 
@@ -49,20 +50,8 @@ class Console:
 
     def post(self, path: str, **data: str) -> httpx.Response:
         """POST a form from a signed-in page, with the session's CSRF token."""
-        token = _csrf(self.client.get("/console/actors"))
+        token = csrf(self.client.get("/console/actors"))
         return self.client.post(path, data={"csrf": token, **data})
-
-
-def _csrf(page: httpx.Response) -> str:
-    found = re.search(r'name="csrf" value="([^"]+)"', page.text)
-    assert found, page.text
-    return found.group(1)
-
-
-def _error(page: httpx.Response) -> str:
-    found = re.search(r'id="error" role="alert">([^<]*)<', page.text)
-    assert found, page.text
-    return unescape(found.group(1))
 
 
 def _seed(db: str) -> tuple[dict[str, str], dict[str, str]]:
@@ -127,13 +116,13 @@ def test_sign_in_keeps_no_key_and_ends_with_logout_or_revocation(console_db: Con
     )
     bad = c.client.post(
         "/console/login",
-        data={"key": "rk_nope", "csrf": _csrf(c.client.get("/console/login"))},
+        data={"key": "rk_nope", "csrf": csrf(c.client.get("/console/login"))},
     )
-    assert bad.status_code == 401 and _error(bad) == "the API key is unknown or revoked"
+    assert bad.status_code == 401 and error(bad) == "the API key is unknown or revoked"
     assert "rk_nope" not in bad.text  # a pasted key is never rendered back
     # a sign-in form posted without its own token (from another site) is refused
     forged = c.client.post("/console/login", data={"key": c.keys["admin"], "csrf": "x"})
-    assert forged.status_code == 401 and "expired" in _error(forged)
+    assert forged.status_code == 401 and "expired" in error(forged)
 
     done = c.sign_in("admin")
     assert done.status_code == 303 and done.headers["location"] == "/console/actors"
@@ -174,7 +163,7 @@ def test_pages_show_what_the_key_may_see(console_db: Console) -> None:
     assert "/console/actors/bob" not in c.page("/console/actors").text
     refused = c.page("/console/actors/bob")
     assert refused.status_code == 403
-    assert _error(refused) == "this API key may not act on actor 'bob'"  # the API's words
+    assert error(refused) == "this API key may not act on actor 'bob'"  # the API's words
     hidden = c.page(f"/console/records/{c.ids['bob']}")
     assert hidden.status_code == 404 and "vegetarian" not in hidden.text
 
@@ -241,10 +230,10 @@ def test_ask_shows_the_packet_and_every_candidate_with_why(console: Console) -> 
     assert any("selected" in r and c.ids["berlin"] in r for r in rows)
 
     bad = c.page("/console/ask", actor="alice", query="x", k="0")
-    assert bad.status_code == 422 and _error(bad).startswith("k: ")
+    assert bad.status_code == 422 and error(bad).startswith("k: ")
     wide = c.page("/console/ask", query="x")
     assert wide.status_code == 422
-    assert _error(wide) == "actor_id is required with a key for the whole tenant"
+    assert error(wide) == "actor_id is required with a key for the whole tenant"
 
 
 # -- review -------------------------------------------------------------------------------
@@ -261,7 +250,7 @@ def test_review_diffs_and_only_a_reviewer_approves(console: Console) -> None:
     assert "vegetarian" not in flagged
     refused = c.post(f"/console/review/{c.ids['v2']}/approve")
     assert refused.status_code == 403
-    assert _error(refused) == "this operation needs a reviewer key; this key is agent"
+    assert error(refused) == "this operation needs a reviewer key; this key is agent"
     svc = c.client.app.state.service
     assert svc.store.get_record("acme", c.ids["v2"]).status.value == "proposed"
 
@@ -293,7 +282,7 @@ def test_every_state_change_needs_the_sessions_csrf_token(console: Console) -> N
             sent = data if token is None else {**data, "csrf": token}
             refused = c.client.post(path, data=sent)
             assert refused.status_code == 403, path
-            assert "CSRF" in _error(refused)
+            assert "CSRF" in error(refused)
     assert svc.store.get_record("acme", c.ids["v2"]).status.value == "proposed"
     assert svc.store.get_record("acme", c.ids["tea"]) is not None
     assert svc.memory("acme").records(actor="bob")
@@ -342,7 +331,7 @@ def test_jobs_by_state_with_last_errors_and_retry_for_admins(console: Console) -
     assert "endpoint &lt;down&gt;" in page and 'id="retry"' not in page
     refused = c.post("/console/jobs/retry")
     assert refused.status_code == 403
-    assert _error(refused) == "this operation needs an admin key; this key is agent"
+    assert error(refused) == "this operation needs an admin key; this key is agent"
 
     c.sign_in("admin")
     done = c.post("/console/jobs/retry")
@@ -369,7 +358,7 @@ def test_erasure_needs_the_typed_name_and_shows_the_receipt(console_db: Console)
 
     wrong = c.post("/console/erasure/subject", actor="bob", confirm="bo", reason="DSR-1")
     assert wrong.status_code == 422
-    assert _error(wrong) == "type the actor's name 'bob' in the confirmation box to go ahead"
+    assert error(wrong) == "type the actor's name 'bob' in the confirmation box to go ahead"
     assert svc.memory("acme").records(actor="bob")  # nothing lost
 
     done = c.post("/console/erasure/subject", actor="bob", confirm="bob", reason="DSR-1")
@@ -384,7 +373,7 @@ def test_erasure_needs_the_typed_name_and_shows_the_receipt(console_db: Console)
     c.sign_in("alice")  # an admin key for alice alone
     other = c.post("/console/erasure/subject", actor="carol", confirm="carol", reason="DSR-2")
     assert other.status_code == 403
-    assert _error(other) == "this API key may not act on actor 'carol'"
+    assert error(other) == "this API key may not act on actor 'carol'"
     assert "<code>bob</code>" not in c.page("/console/erasure").text  # not alice's erasure
 
     c.sign_in("admin")
@@ -432,7 +421,7 @@ def test_a_key_for_one_actor_searches_and_reads_nothing_of_another(console_db: C
     ]:
         refused = c.page(path, **params)
         assert refused.status_code == 403, path
-        assert _error(refused) == "this API key may not act on actor 'bob'"
+        assert error(refused) == "this API key may not act on actor 'bob'"
         assert "I'm vegetarian" not in refused.text and c.ids["bob"] not in refused.text
     # bob's session named under alice's own name holds none of his turns
     mine = c.page("/console/actors/alice/transcript", session="s2")
@@ -527,7 +516,7 @@ def test_forget_from_the_record_page_needs_a_reason_and_the_receipt_names_everyt
     page = c.page(f"/console/records/{berlin}")
     assert 'id="forget"' in page.text
     no_reason = c.post(f"/console/records/{berlin}/forget", confirm=berlin, reason=" ")
-    assert no_reason.status_code == 422 and _error(no_reason) == "reason is required"
+    assert no_reason.status_code == 422 and error(no_reason) == "reason is required"
     assert svc.store.get_record("acme", berlin) is not None  # nothing lost
     done = c.post(f"/console/records/{berlin}/forget", confirm=berlin, reason="ticket DSR-7")
     assert done.status_code == 200 and f"forgot record {berlin}: verified" in done.text
