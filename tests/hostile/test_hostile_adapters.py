@@ -33,8 +33,8 @@ from remem.integrations.strands import RememMemoryStore
 from remem.model import Authority, Kind, Record, Sensitivity, Source
 from remem.service.client import Client
 from remem.store.roles import Write
-from tests.integrations.conftest import backend as backend  # the fixture
 from tests.support.adapters import Backend
+from tests.support.adapters import backend as backend  # the fixture
 
 FILLERS = 10_100  # more than the 10,000 records a listing read
 NS = ("users", "alice", "memories")

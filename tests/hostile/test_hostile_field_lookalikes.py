@@ -22,6 +22,7 @@ from fastapi.testclient import TestClient
 from remem import Memory
 from remem.embed import HashEmbedder
 from remem.errors import InvalidInput
+from remem.facts.request import FactAsk
 from remem.memory.memory import open_store
 from remem.policy.fields import canonical_field, valid_field
 from remem.service import keys as keyring
@@ -197,9 +198,9 @@ def test_mcp_refuses_a_lookalike_field_and_reads_a_wide_one(tmp_path: Path) -> N
                             value="Faro", valid_until=None, sensitivity="normal")  # fmt: skip
         server.remember(text="Lives in Lisbon", actor_id=None, kind="semantic", field=WIDE,
                         value="Lisbon", valid_until=None, sensitivity="normal")  # fmt: skip
-        assert server.get_fact(field="home city", actor_id=None, as_of=None)["status"] == "found"
+        assert server.get_fact(FactAsk(actor=None, field="home city"))["status"] == "found"
         with pytest.raises(InvalidInput):
-            server.get_fact(field=ZERO_WIDTH, actor_id=None, as_of=None)
+            server.get_fact(FactAsk(actor=None, field=ZERO_WIDTH))
     finally:
         server.close()
 

@@ -336,3 +336,21 @@ def test_each_store_backend_has_the_same_files() -> None:
     sqlite, postgres = _backend_files("sqlite"), _backend_files("postgres")
     assert sorted(sqlite - postgres) == []
     assert postgres - sqlite == POSTGRES_ONLY
+
+
+def test_no_test_imports_another_test_module() -> None:
+    """Tests share code through tests/support only: a test module or conftest.py imports
+    no other test module or conftest (pytest finds the fixtures of a conftest.py itself)."""
+    root = SRC.parent / "tests"
+    wrong = []
+    for path in root.rglob("*.py"):
+        if path.is_relative_to(root / "support"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            for name in names:
+                if name.split(".")[0] == "tests" and not _under(name, ("tests.support",)):
+                    wrong.append(f"{path.relative_to(root)}: {name}")
+    assert wrong == [], "import shared code from tests.support instead: " + ", ".join(wrong)

@@ -1,15 +1,23 @@
 """What the adapter tests share: the `Backend` an adapter runs on (the `backend` fixture
-in tests/integrations/conftest.py makes one per backend), settling its jobs, and the small
-calls each adapter's tests make."""
+makes one per backend; tests/integrations/conftest.py and the hostile adapter tests
+import it), settling its jobs, and the small calls each adapter's tests make."""
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pytest
+
+from remem import AsyncMemory, Memory
+from remem.embed import HashEmbedder
+from tests.support import pg
 from tests.support.clock import Clock
+from tests.support.servers import running_server
 
 if TYPE_CHECKING:  # each adapter's framework is imported only by the tests that use it
     from google.genai import types
@@ -34,6 +42,30 @@ class Backend:
     @property
     def is_async(self) -> bool:
         return self.name == "async"
+
+
+BACKENDS = ["sqlite", "postgres", "async", "client"]
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest, tmp_path: Path, clock: Clock) -> Iterator[Backend]:
+    name = request.param
+    if name in ("sqlite", "async"):
+        mem = Memory.open(tmp_path / "memory.db", embedder=HashEmbedder(), clock=clock)
+        memory: Any = AsyncMemory(mem) if name == "async" else mem
+        yield Backend(name, memory, mem, clock)
+        mem.close()
+    elif name == "postgres":
+        admin = request.getfixturevalue("pg_admin_dsn")
+        with pg.fresh_database(admin) as dsn:
+            url = pg.as_url(dsn)
+            mem = Memory.open(url, embedder=HashEmbedder(), clock=clock)
+            yield Backend(name, mem, mem, clock)
+            mem.close()
+    else:
+        with running_server(str(tmp_path / "service.db")) as server:
+            client = server.client("admin")
+            yield Backend(name, client, client, None, tenant="acme", server=server)
 
 
 def settle(backend: Backend, timeout: float = 20) -> None:

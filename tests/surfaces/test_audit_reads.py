@@ -9,6 +9,7 @@ from __future__ import annotations
 from fastapi.testclient import TestClient
 
 from remem.embed import HashEmbedder
+from remem.facts.request import FactAsk, ProfileAsk, RecordsAsk
 from remem.memory.memory import Memory, open_store
 from remem.service import keys as keyring
 from remem.service.http import create_app
@@ -23,9 +24,9 @@ def test_history_facts_profiles_and_mcp_reads_are_audited(db: str) -> None:
         mem = Memory(store, tenant="acme", embedder=HashEmbedder())
         rec = mem.remember(actor="alice", text="Lives in Porto", field="home city", value="Porto")
         server = McpServer(store, mcp[1])
-        server.list_memories(actor_id=None, all=False, limit=10)
-        server.get_fact(field="home city", actor_id=None, as_of=None)
-        server.get_profile(actor_id=None, as_of=None, max_sensitivity=None, budget_tokens=None)
+        server.list_memories(RecordsAsk(actor=None, limit=10))
+        server.get_fact(FactAsk(actor=None, field="home city"))
+        server.get_profile(ProfileAsk(actor=None))
     finally:
         store.close()
     with TestClient(create_app(db, embedder=HashEmbedder(), worker=False)) as client:

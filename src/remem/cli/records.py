@@ -14,6 +14,7 @@ import click
 from remem.cli.kit import Ctx, emit, json_option
 from remem.documents.flows import where_of
 from remem.errors import InvalidInput
+from remem.facts.request import FactAsk, ProfileAsk, RecordsAsk
 from remem.recall.request import RecallAsk
 from remem.store.values import ForgetReport
 
@@ -108,24 +109,16 @@ def fact() -> None:
 @_VALID_AT
 @json_option
 @click.pass_obj
-def fact_get(
-    ctx: Ctx,
-    actor: str,
-    field: str,
-    as_of: str | None,
-    known_at: str | None,
-    valid_at: str | None,
-) -> None:
+def fact_get(ctx: Ctx, /, **asked: Any) -> None:
     """Print one field's value with its provenance.
 
     Exit 0 when found, 3 when nothing is known (not_found), 4 when values
     conflict (conflict: every candidate is listed); the JSON's "status" says
     the same.
     """
+    request = FactAsk(**asked)  # the options are named as a FactAsk's fields
     with ctx.open(embedder=None) as mem:
-        found = mem.fact(
-            actor=actor, field=field, as_of=as_of, known_at=known_at, valid_at=valid_at
-        )
+        found = mem.ask_fact(request)
 
     def human() -> None:
         click.echo(found.line())
@@ -156,25 +149,11 @@ def fact_get(
 )
 @json_option
 @click.pass_obj
-def profile_cmd(
-    ctx: Ctx,
-    actor: str,
-    as_of: str | None,
-    known_at: str | None,
-    valid_at: str | None,
-    max_sensitivity: str | None,
-    budget: int | None,
-) -> None:
+def profile_cmd(ctx: Ctx, /, **asked: Any) -> None:
     """Print every current field of an actor, highest authority then newest first."""
+    request = ProfileAsk(**asked)  # the options are named as a ProfileAsk's fields
     with ctx.open(embedder=None) as mem:
-        prof = mem.profile(
-            actor=actor,
-            as_of=as_of,
-            known_at=known_at,
-            valid_at=valid_at,
-            max_sensitivity=max_sensitivity,
-            budget=budget,
-        )
+        prof = mem.ask_profile(request)
 
     def human() -> None:
         for f in prof.facts:
@@ -268,18 +247,19 @@ def records() -> None:
 
 @records.command("list")
 @click.option("--actor", required=True)
-@click.option("--all", "all_", is_flag=True, help="Include invalid and proposed records.")
+@click.option("--all", "all", is_flag=True, help="Include invalid and proposed records.")
 @click.option(
     "--as-of", default=None, help="Only the records known and valid at this ISO 8601 time."
 )
 @_METADATA_FILTER
 @json_option
 @click.pass_obj
-def records_list(ctx: Ctx, actor: str, all_: bool, as_of: str | None, metadata: str | None) -> None:
+def records_list(ctx: Ctx, /, metadata: str | None, **asked: Any) -> None:
     """List an actor's records, newest first."""
-    wanted = json_object("--metadata", metadata)
+    # the other options are named as a RecordsAsk's fields
+    request = RecordsAsk(**asked, metadata=json_object("--metadata", metadata))
     with ctx.open(embedder=None) as mem:
-        recs = mem.records(actor=actor, all=all_, as_of=as_of, metadata=wanted)
+        recs = mem.ask_records(request)
     keys = (
         "id",
         "text",

@@ -80,6 +80,9 @@ class AsyncMemory:
     records = _off_loop(Memory.records)
     fact = _off_loop(Memory.fact)
     profile = _off_loop(Memory.profile)
+    ask_fact = _off_loop(Memory.ask_fact)
+    ask_profile = _off_loop(Memory.ask_profile)
+    ask_records = _off_loop(Memory.ask_records)
     get = _off_loop(Memory.get)
     history = _off_loop(Memory.history)
     # procedures

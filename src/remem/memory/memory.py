@@ -26,6 +26,7 @@ from remem.documents.flows import recall_sources
 from remem.embed.base import DEFAULT_EMBEDDER, DefaultEmbedder, Embedder, checked_embedder
 from remem.embed.choose import chosen, resolve_embedder
 from remem.errors import InvalidInput, NotFound
+from remem.facts.request import FactAsk, ProfileAsk, Reads, RecordsAsk
 from remem.ids import IdSource, new_id
 from remem.memory import backfill, reads
 from remem.memory.catch_up import CATCH_UP_JOBS, catch_up, checked
@@ -72,7 +73,7 @@ __all__ = [
 ]
 
 
-class Memory(Recalls, DocumentMethods, JobMethods, LifecycleMethods):
+class Memory(Recalls, Reads, DocumentMethods, JobMethods, LifecycleMethods):
     """Long-term memory on one store, for one tenant. Thread-safe for its methods."""
 
     def __init__(
@@ -411,71 +412,20 @@ class Memory(Recalls, DocumentMethods, JobMethods, LifecycleMethods):
         packet = backlog.noted(packet, actor)
         return backfill.noted(packet, self.deps, actor) if late else packet
 
-    # -- exact facts -----------------------------------------------------------------
+    # -- exact facts and records: `fact`, `profile` and `records` are `Reads`' ----------
 
-    def fact(
-        self,
-        *,
-        actor: str,
-        field: str,
-        as_of: str | datetime | None = None,
-        known_at: str | datetime | None = None,
-        valid_at: str | datetime | None = None,
-    ) -> Fact:
-        """The value of one field of `actor`, by exact lookup: `found`, `conflict` (each
-        candidate with provenance) or `not_found`; see `remem.facts.lookup`.
+    def ask_fact(self, request: FactAsk) -> Fact:
+        """The checked entry point of `fact`: its keywords, the HTTP route and the MCP tool
+        each build a `FactAsk` and call this (`remem.facts.request`)."""
+        return reads.fact(self.deps, request)
 
-        `field` may be any synonym of a vocabulary field (`remem.policy.fields`).
-        `as_of` answers what was known and valid then; `known_at` and `valid_at` set
-        the two axes apart (each defaults to `as_of`, else now).
-        """
-        return reads.fact(
-            self.deps, actor=actor, field=field, as_of=as_of, known_at=known_at, valid_at=valid_at
-        )
+    def ask_profile(self, request: ProfileAsk) -> Profile:
+        """The checked entry point of `profile` (a `ProfileAsk`, as `ask_fact`)."""
+        return reads.actor_profile(self.deps, request)
 
-    def profile(
-        self,
-        *,
-        actor: str,
-        as_of: str | datetime | None = None,
-        max_sensitivity: str | Sensitivity | None = None,
-        budget: int | None = None,
-        known_at: str | datetime | None = None,
-        valid_at: str | datetime | None = None,
-    ) -> Profile:
-        """Every current field of `actor` and its value (conflicts marked), highest
-        authority then newest first, each with its record ids; with `budget`, cut to
-        that many tokens. Times as for `fact`."""
-        return reads.actor_profile(
-            self.deps,
-            actor=actor,
-            as_of=as_of,
-            max_sensitivity=max_sensitivity,
-            budget=budget,
-            known_at=known_at,
-            valid_at=valid_at,
-        )
-
-    def records(
-        self,
-        *,
-        actor: str,
-        all: bool = False,
-        limit: int = 10_000,
-        as_of: str | datetime | None = None,
-        field: str | None = None,
-        namespace: str | None = None,
-        metadata: Mapping[str, Any] | None = None,
-    ) -> list[Record]:
-        """An actor's records, newest first: active ones, or every status with `all`.
-
-        With `as_of`, the records that were known and valid then (see `remem.facts.lookup`),
-        as they are stored now; `all` is then ignored. `field` keeps those about one
-        field (by its index; active and invalid ones with `all`), `namespace` (under
-        the actor's `/tenants/{tenant}/actors/{actor}/`) those filed under it, `metadata`
-        those whose metadata has each of its keys with an equal value (as `recall`).
-        """
-        return reads.records(self.deps, actor, all, limit, as_of, field, namespace, metadata)
+    def ask_records(self, request: RecordsAsk) -> list[Record]:
+        """The checked entry point of `records` (a `RecordsAsk`, as `ask_fact`)."""
+        return reads.records(self.deps, request)
 
     def get(self, record_id: str) -> Record:
         """One record of this tenant; NotFound when there is none."""

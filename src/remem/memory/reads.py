@@ -7,13 +7,14 @@ here and document the behaviour.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 
 from remem.errors import InvalidInput
 from remem.facts.about import records_about
 from remem.facts.lookup import Fact, Profile, lookup, pinned_items, profile
+from remem.facts.request import FactAsk, ProfileAsk, RecordsAsk
 from remem.memory.deps import Deps
 from remem.model import Packet, Record, Sensitivity, Status
 from remem.policy.dataclasses import shown
@@ -109,13 +110,11 @@ def _pinned_recall(deps: Deps, req: RecallRequest, fields: Sequence[str]) -> Pac
     )
 
 
-def fact(
-    deps: Deps, *, actor: str, field: str, as_of: object, known_at: object, valid_at: object
-) -> Fact:
-    """`Memory.fact`: one field of `actor` by exact lookup."""
-    check_name("actor", actor)
-    known, valid = axes(deps, as_of, known_at, valid_at)
-    return fact_at(deps, actor, canonical_field(field), known, valid, None)
+def fact(deps: Deps, ask: FactAsk) -> Fact:
+    """`Memory.ask_fact`: one field of `ask.actor` by exact lookup."""
+    actor = check_name("actor", ask.actor)
+    known, valid = axes(deps, ask.as_of, ask.known_at, ask.valid_at)
+    return fact_at(deps, actor, canonical_field(ask.field), known, valid, None)
 
 
 def fact_at(
@@ -138,25 +137,17 @@ def closings(deps: Deps, records: Sequence[Record], known: datetime) -> dict[str
     return closed_at(deps.store, deps.tenant, records, known, deps.clock())
 
 
-def actor_profile(
-    deps: Deps,
-    *,
-    actor: str,
-    as_of: object,
-    max_sensitivity: str | Sensitivity | None,
-    budget: int | None,
-    known_at: object,
-    valid_at: object,
-) -> Profile:
-    """`Memory.profile`: every current field of `actor` and its value."""
-    check_name("actor", actor)
+def actor_profile(deps: Deps, ask: ProfileAsk) -> Profile:
+    """`Memory.ask_profile`: every current field of `ask.actor` and its value."""
+    actor = check_name("actor", ask.actor)
+    budget = ask.budget
     if budget is not None and (
         not isinstance(budget, int) or isinstance(budget, bool) or not 1 <= budget <= 1_000_000
     ):
         raise InvalidInput(f"budget must be an integer from 1 to 1000000; got {shown(budget)}")
-    known, valid = axes(deps, as_of, known_at, valid_at)
+    known, valid = axes(deps, ask.as_of, ask.known_at, ask.valid_at)
     recs = deps.store.list_records(Scope(deps.tenant, actor), [Status.ACTIVE, Status.INVALID])
-    ceiling = sensitivity(max_sensitivity)
+    ceiling = sensitivity(ask.max_sensitivity)
     closed = closings(deps, recs, known)
     return profile(actor, recs, known, valid, ceiling, budget, closed)
 
@@ -187,25 +178,16 @@ def narrowed(deps: Deps, actor: str, namespace: object) -> str | None:
     return namespace
 
 
-def records(
-    deps: Deps,
-    actor: str,
-    all: bool,
-    limit: int,
-    as_of: str | datetime | None,
-    field: str | None,
-    namespace: str | None,
-    metadata: Mapping[str, object] | None = None,
-) -> list[Record]:
-    """`Memory.records`: an actor's records, newest first (as of a time, with `as_of`);
+def records(deps: Deps, ask: RecordsAsk) -> list[Record]:
+    """`Memory.ask_records`: an actor's records, newest first (as of a time, with `as_of`);
     with `field`, only those about it (read by the field's index, however many other
     records the actor has); with `namespace`, only those under it; with `metadata`,
     only those whose metadata has each of its keys with an equal value."""
-    check_name("actor", actor)
-    count("limit", limit)
-    pairs = check_filter(metadata)
+    actor = check_name("actor", ask.actor)
+    all, limit, field, namespace = ask.all, count("limit", ask.limit), ask.field, ask.namespace
+    pairs = check_filter(ask.metadata)
     scope = Scope(deps.tenant, actor, narrowed(deps, actor, namespace), pairs)
-    at = optional_time(as_of, "as_of")
+    at = optional_time(ask.as_of, "as_of")
     every = [Status.ACTIVE, Status.INVALID]
     if field is not None:
         about = [
@@ -225,34 +207,24 @@ def records(
     return [r for r in recs if held(r, at, at, closed)][:limit]
 
 
-def records_page(
-    deps: Deps,
-    actor: str,
-    all: bool,
-    limit: int,
-    as_of: str | datetime | None,
-    field: str | None,
-    namespace: str | None,
-    after: tuple[datetime, str] | None,
-    metadata: Mapping[str, object] | None = None,
-) -> list[Record]:
-    """Up to `limit` of `records` in the order of their unique key (valid_from, id), newest
-    first, after `after` (None: from the newest): a keyset page. The plain list is read
-    by the store's query after the key; with `field` or `as_of` the list is the one
+def records_page(deps: Deps, ask: RecordsAsk, after: tuple[datetime, str] | None) -> list[Record]:
+    """Up to `ask.limit` of `records` in the order of their unique key (valid_from, id),
+    newest first, after `after` (None: from the newest): a keyset page. The plain list is
+    read by the store's query after the key; with `field` or `as_of` the list is the one
     `records` reads whole (its `limit`, 10,000), cut after the key here. `metadata`
     narrows both as in `records`."""
-    if field is None and as_of is None:
-        check_name("actor", actor)
-        count("limit", limit)
-        pairs = check_filter(metadata)
-        scope = Scope(deps.tenant, actor, narrowed(deps, actor, namespace), pairs)
-        statuses = None if all else [Status.ACTIVE]
+    if ask.field is None and ask.as_of is None:
+        actor = check_name("actor", ask.actor)
+        limit = count("limit", ask.limit)
+        pairs = check_filter(ask.metadata)
+        scope = Scope(deps.tenant, actor, narrowed(deps, actor, ask.namespace), pairs)
+        statuses = None if ask.all else [Status.ACTIVE]
         return deps.store.records_page(scope, statuses, after, limit)
-    found = records(deps, actor, all, 10_000, as_of, field, namespace, metadata)
+    found = records(deps, replace(ask, limit=10_000))
     found.sort(key=lambda r: (r.valid_from, r.id), reverse=True)
     if after is not None:
         found = [r for r in found if (r.valid_from, r.id) < after]
-    return found[:limit]
+    return found[: ask.limit]
 
 
 def pin_fields(pin: object) -> list[str]:

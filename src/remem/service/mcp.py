@@ -45,6 +45,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from remem.documents import flows as document_flows
 from remem.embed.base import Embedder
 from remem.errors import Forbidden, InvalidInput, RememError, Unauthorized
+from remem.facts.request import FactAsk, ProfileAsk, RecordsAsk
 from remem.memory.memory import Memory, open_store
 from remem.model import Record
 from remem.policy import scope
@@ -237,39 +238,21 @@ class McpServer:
                                       k=top_k, namespaces=namespaces)  # fmt: skip
         return {"documents": [it.as_dict() for it in found]}
 
-    def get_fact(self, *, field: str, actor_id: str | None, as_of: str | None) -> dict[str, Any]:
+    def get_fact(self, request: FactAsk) -> dict[str, Any]:
         """One field's value by exact lookup: found, conflict or not_found."""
-        return self.memory.fact(actor=self._reading(actor_id), field=field, as_of=as_of).as_dict()
+        actor = self._reading(request.actor)
+        return self.memory.ask_fact(replace(request, actor=actor)).as_dict()
 
-    def get_profile(
-        self,
-        *,
-        actor_id: str | None,
-        as_of: str | None,
-        max_sensitivity: str | None,
-        budget_tokens: int | None,
-    ) -> dict[str, Any]:
+    def get_profile(self, request: ProfileAsk) -> dict[str, Any]:
         """Every current field of an actor, conflicts marked, inside a token budget."""
-        actor = self._reading(actor_id)
-        return self.memory.profile(
-            actor=actor, as_of=as_of, max_sensitivity=max_sensitivity, budget=budget_tokens
-        ).as_dict()
+        actor = self._reading(request.actor)
+        return self.memory.ask_profile(replace(request, actor=actor)).as_dict()
 
-    def list_memories(
-        self,
-        *,
-        actor_id: str | None,
-        all: bool,
-        limit: int,
-        as_of: str | None = None,
-        metadata: dict[str, Any] | None = None,
-    ) -> dict[str, Any]:
+    def list_memories(self, request: RecordsAsk) -> dict[str, Any]:
         """An actor's records, newest first (with `as_of`: those known and valid then)."""
         who = self._verify()
-        actor = self._actor(who, actor_id)
-        recs = self.memory.records(
-            actor=actor, all=all, limit=limit, as_of=as_of, metadata=metadata
-        )
+        actor = self._actor(who, request.actor)
+        recs = self.memory.ask_records(replace(request, actor=actor))
         audit.note(self.memory.store, who, "read", "mcp", actor=actor, records=len(recs))
         return {"actor_id": actor, "records": [r.as_dict() for r in recs]}
 
@@ -427,7 +410,8 @@ class McpServer:
             """Call when you need one attribute exactly (timezone, home city, diet) rather
             than a search. Returns its value with record id and provenance: `status` is
             found, conflict (every candidate listed: ask the user) or not_found."""
-            return await run(self.get_fact, field=field, actor_id=actor_id, as_of=as_of)
+            request = FactAsk(actor=actor_id, field=field, as_of=as_of)
+            return await run(self.get_fact, request=request)
 
         @tool(annotations=ToolAnnotations(title="Get profile", readOnlyHint=True))
         async def get_profile(
@@ -442,13 +426,9 @@ class McpServer:
             plan or a long answer). Returns every current field and its value with record
             ids, highest authority then newest first, conflicts marked, cut to
             `budget_tokens`."""
-            return await run(
-                self.get_profile,
-                actor_id=actor_id,
-                as_of=as_of,
-                max_sensitivity=max_sensitivity,
-                budget_tokens=budget_tokens,
-            )
+            request = ProfileAsk(actor=actor_id, as_of=as_of, max_sensitivity=max_sensitivity,
+                                 budget=budget_tokens)  # fmt: skip
+            return await run(self.get_profile, request=request)
 
         @tool(annotations=ToolAnnotations(title="List memories", readOnlyHint=True))
         async def list_memories(
@@ -465,10 +445,9 @@ class McpServer:
             """Call when the user asks what you remember about them, or to find a memory's
             id before forgetting it. Returns the memories, newest first: active ones, or
             every status with `all`; with `as_of`, those known and valid then."""
-            return await run(
-                self.list_memories,
-                actor_id=actor_id, all=all, limit=limit, as_of=as_of, metadata=metadata,
-            )  # fmt: skip
+            request = RecordsAsk(actor=actor_id, all=all, limit=limit, as_of=as_of,
+                                 metadata=metadata)  # fmt: skip
+            return await run(self.list_memories, request=request)
 
         @tool(annotations=ToolAnnotations(title="Forget", destructiveHint=True))
         async def forget(

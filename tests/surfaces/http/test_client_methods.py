@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from remem.errors import Forbidden, NotFound
+from remem.errors import Forbidden, InvalidInput, NotFound
 from remem.store.values import Asked
 from tests.support.servers import Server, running_server
 
@@ -97,3 +97,12 @@ def test_write_records_keeps_a_creates_metadata_as_the_library_does(server: Serv
     )
     assert done["status"] == "created"
     assert admin.get(done["record_id"]).metadata == {"src": "crm"}
+
+
+def test_a_read_for_no_actor_is_invalid_input_as_in_the_library(server: Server) -> None:
+    """`fact` and `profile` put the actor in the path: one not named is refused, with the
+    library's exception, before a request is sent."""
+    c = server.client("admin")
+    for read in (lambda: c.fact(actor=None, field="home"), lambda: c.profile(actor=None)):  # type: ignore[arg-type]
+        with pytest.raises(InvalidInput, match="actor"):
+            read()

@@ -31,6 +31,7 @@ from remem.errors import (
     Unauthorized,
 )
 from remem.facts.lookup import Fact, FactValue, Profile
+from remem.facts.request import FactAsk, ProfileAsk, Reads, RecordsAsk
 from remem.model import (
     Authority,
     HistoryEntry,
@@ -53,7 +54,7 @@ from remem.store.roles import Asked, ForgetReport
 from remem.timeutil import parse_time
 
 
-class Client(Recalls, QueueClient, WriteClient, DocumentClient, ThreadClient):
+class Client(Recalls, Reads, QueueClient, WriteClient, DocumentClient, ThreadClient):
     """A remem server, called with one API key. Thread-safe (httpx.Client is)."""
 
     def __init__(
@@ -186,39 +187,29 @@ class Client(Recalls, QueueClient, WriteClient, DocumentClient, ThreadClient):
         its keywords): the server's `Memory.ask` answers, in the key's scope."""
         return _packet(self._call("POST", "/v1/memories/retrieve", json=_retrieve(request)))
 
-    def fact(
-        self,
-        *,
-        actor: str,
-        field: str,
-        as_of: str | datetime | None = None,
-        known_at: str | datetime | None = None,
-        valid_at: str | datetime | None = None,
-    ) -> Fact:
-        """One field's value by exact lookup: found, conflict or not_found."""
-        params = {"as_of": _iso(as_of), "known_at": _iso(known_at), "valid_at": _iso(valid_at)}
-        path = f"/v1/actors/{_seg(actor)}/facts/{_seg(field)}"
+    def ask_fact(self, request: FactAsk) -> Fact:
+        """One exact lookup, as GET /v1/actors/{actor}/facts/{field} (`fact` builds it
+        from its keywords): found, conflict or not_found."""
+        params = {
+            "as_of": _iso(request.as_of),
+            "known_at": _iso(request.known_at),
+            "valid_at": _iso(request.valid_at),
+        }
+        path = f"/v1/actors/{_seg(_named(request.actor))}/facts/{_seg(request.field)}"
         return _fact(self._call("GET", path, params=_compact(params)))
 
-    def profile(
-        self,
-        *,
-        actor: str,
-        as_of: str | datetime | None = None,
-        max_sensitivity: str | Sensitivity | None = None,
-        budget: int | None = None,
-        known_at: str | datetime | None = None,
-        valid_at: str | datetime | None = None,
-    ) -> Profile:
-        """Every current field of `actor` and its value, conflicts marked, cut to `budget`."""
+    def ask_profile(self, request: ProfileAsk) -> Profile:
+        """One actor's profile, as GET /v1/actors/{actor}/profile (`profile` builds it)."""
+        sensitivity = request.max_sensitivity
         params = {
-            "as_of": _iso(as_of),
-            "known_at": _iso(known_at),
-            "valid_at": _iso(valid_at),
-            "max_sensitivity": None if max_sensitivity is None else str(max_sensitivity),
-            "budget_tokens": budget,
+            "as_of": _iso(request.as_of),
+            "known_at": _iso(request.known_at),
+            "valid_at": _iso(request.valid_at),
+            "max_sensitivity": None if sensitivity is None else str(sensitivity),
+            "budget_tokens": request.budget,
         }
-        d = self._call("GET", f"/v1/actors/{_seg(actor)}/profile", params=_compact(params))
+        path = f"/v1/actors/{_seg(_named(request.actor))}/profile"
+        d = self._call("GET", path, params=_compact(params))
         return Profile(
             actor=d["actor"],
             known_at=parse_time(d["known_at"]),
@@ -229,31 +220,21 @@ class Client(Recalls, QueueClient, WriteClient, DocumentClient, ThreadClient):
             dropped=int(d["dropped"]),
         )
 
-    def records(
-        self,
-        *,
-        actor: str,
-        all: bool = False,
-        limit: int = 10_000,
-        as_of: str | datetime | None = None,
-        field: str | None = None,
-        namespace: str | None = None,
-        metadata: Mapping[str, Any] | None = None,
-    ) -> list[Record]:
-        """An actor's records, newest first: active ones, or every status with `all`;
-        with `as_of`, those known and valid then; `field`, `namespace` and `metadata`
-        narrow them as for `Memory.records`."""
+    def ask_records(self, request: RecordsAsk) -> list[Record]:
+        """One actor's records, as GET /v1/memories, following its cursors up to
+        `request.limit` (`records` builds it)."""
+        metadata = request.metadata
         params = _compact(
             {
-                "actor_id": actor,
-                "all": all,
-                "as_of": _iso(as_of),
-                "field": field,
-                "namespace": namespace,
+                "actor_id": request.actor,
+                "all": request.all,
+                "as_of": _iso(request.as_of),
+                "field": request.field,
+                "namespace": request.namespace,
                 "metadata": None if metadata is None else _json(metadata),
             }
         )
-        found = collect(self._call, "/v1/memories", "records", params, limit=limit)
+        found = collect(self._call, "/v1/memories", "records", params, limit=request.limit)
         return [_record(r) for r in found]
 
     def get(self, record_id: str) -> Record:
@@ -448,6 +429,13 @@ def _seg(value: str) -> str:
     from urllib.parse import quote
 
     return quote(value, safe="")
+
+
+def _named(actor: str | None) -> str:
+    """A request's actor, which a path needs named (the server checks it)."""
+    if not isinstance(actor, str):
+        raise InvalidInput(f"actor must be named; got {shown(actor)}")
+    return actor
 
 
 def _time(value: str | None) -> datetime | None:

@@ -5,6 +5,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query
 
+from remem.facts.request import FactAsk, ProfileAsk
 from remem.policy import scope
 from remem.service import audit
 from remem.service.answers import KEYED, FactOut, ProfileOut, errors
@@ -34,10 +35,8 @@ def get_fact(
     (each candidate with provenance) or not_found. Audited as a recall (`recalled`)."""
     actor = scope.actor_for(who, actor_id)
     audit.recalled(svc.store, who, via, actor)
-    found = svc.memory(who.tenant).fact(
-        actor=actor, field=field, as_of=as_of, known_at=known_at, valid_at=valid_at
-    )
-    return found.as_dict()
+    request = FactAsk(actor=actor, field=field, as_of=as_of, known_at=known_at, valid_at=valid_at)
+    return svc.memory(who.tenant).ask_fact(request).as_dict()
 
 
 @router.get(
@@ -63,12 +62,6 @@ def get_profile(
     recall (`recalled`)."""
     actor = scope.actor_for(who, actor_id)
     audit.recalled(svc.store, who, via, actor)
-    prof = svc.memory(who.tenant).profile(
-        actor=actor,
-        as_of=as_of,
-        known_at=known_at,
-        valid_at=valid_at,
-        max_sensitivity=max_sensitivity,
-        budget=budget_tokens,
-    )
-    return prof.as_dict()
+    request = ProfileAsk(actor=actor, as_of=as_of, known_at=known_at, valid_at=valid_at,
+                         max_sensitivity=max_sensitivity, budget=budget_tokens)  # fmt: skip
+    return svc.memory(who.tenant).ask_profile(request).as_dict()

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 
 from remem.errors import ConflictError, InvalidInput, NotFound, RefusedContent
+from remem.facts.request import RecordsAsk
 from remem.memory import reads
 from remem.memory.memory import Memory
 from remem.model import Record
@@ -87,9 +88,9 @@ def list_memories(
     wanted = json_filter(metadata)
     query = (who.tenant, actor, all, as_of, field, namespace, metadata)
     after = paging.read("memories", query, cursor, (paging.TIME, paging.TEXT))
-    found = reads.records_page(
-        mem.deps, actor, all, limit + 1, as_of, field, namespace, _key(after), wanted
-    )
+    request = RecordsAsk(actor=actor, all=all, limit=limit + 1, as_of=as_of, field=field,
+                         namespace=namespace, metadata=wanted)  # fmt: skip
+    found = reads.records_page(mem.deps, request, _key(after))
     recs, next_cursor = paging.page(found, limit, _record_key, "memories", query)
     audit.note(svc.store, who, "read", via, actor=actor, records=len(recs))
     return {"records": [r.as_dict() for r in recs], "next_cursor": next_cursor}
