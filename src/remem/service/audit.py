@@ -23,6 +23,7 @@ import getpass
 import os
 import threading
 import time
+from collections.abc import Mapping
 from datetime import timedelta
 
 from remem.errors import InvalidInput
@@ -51,6 +52,7 @@ ACTIONS = (
 )
 
 RECALL_KEYS = 10_000  # (tenant, key, actor, surface) remembered for `recalled` at most
+OWNERS_NOTED = 100  # the actors of one listing noted a row each at most (`read_many`)
 
 _pruned: dict[str, float] = {}
 _recalled: dict[tuple[str, str, str, str], str] = {}
@@ -108,6 +110,21 @@ def recalled(store: Store, who: Principal, via: str | None, actor: str) -> None:
             _recalled.clear()
         _recalled[seen] = minute
     note(store, who, "recall", via, actor=actor)
+
+
+def read_many(
+    store: Store, who: Principal, via: str | None, owners: Mapping[str, int], noun: str
+) -> None:
+    """Note a listing that holds several actors' memory (a page of documents): a `read`
+    row per actor with its count (`noun`=n), for the first `OWNERS_NOTED` actors by
+    name; the actors past those share one row without an actor (`actors`, `noun`), so
+    a page of 10,000 documents of 10,000 actors costs 101 rows, not 10,000."""
+    names = sorted(owners)
+    for name in names[:OWNERS_NOTED]:
+        note(store, who, "read", via, actor=name, **{noun: owners[name]})
+    rest = names[OWNERS_NOTED:]
+    if rest:
+        note(store, who, "read", via, actors=len(rest), **{noun: sum(owners[n] for n in rest)})
 
 
 def by_operator(
