@@ -100,3 +100,22 @@ def test_document_and_thread_state_reads_are_audited(db: str) -> None:
         (mcp[0].id, "recall", "alice", None, "mcp", ()),
     }
     assert shared.id not in {r["target"] for r in rows} and "quokka" not in str(rows)
+
+
+def test_a_listing_of_many_actors_costs_a_bounded_number_of_rows(db: str) -> None:
+    from remem.service import audit
+
+    store = open_store(db)
+    try:
+        who = keyring.verify_key(store, keyring.create_key(store, tenant="acme", role="admin")[1])
+        assert who is not None
+        owners = {f"actor-{i:03}": 2 for i in range(audit.OWNERS_NOTED + 3)}
+        audit.read_many(store, who, "api", owners, "documents")
+        rows = store.audit_log("acme", limit=1000)
+    finally:
+        store.close()
+    assert len(rows) == audit.OWNERS_NOTED + 1
+    assert rows[0]["actor"] is None and rows[0]["detail"] == {
+        "surface": "api", "actors": 3, "documents": 6
+    }  # fmt: skip
+    assert {r["actor"] for r in rows[1:]} == set(sorted(owners)[: audit.OWNERS_NOTED])
