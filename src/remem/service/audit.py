@@ -119,12 +119,20 @@ def read_many(
     row per actor with its count (`noun`=n), for the first `OWNERS_NOTED` actors by
     name; the actors past those share one row without an actor (`actors`, `noun`), so
     a page of 10,000 documents of 10,000 actors costs 101 rows, not 10,000."""
+    if via is None:
+        return
     names = sorted(owners)
-    for name in names[:OWNERS_NOTED]:
-        note(store, who, "read", via, actor=name, **{noun: owners[name]})
+    rows: list[tuple[str | None, dict[str, str | int | bool]]] = [
+        (name, {noun: owners[name]}) for name in names[:OWNERS_NOTED]
+    ]
     rest = names[OWNERS_NOTED:]
     if rest:
-        note(store, who, "read", via, actors=len(rest), **{noun: sum(owners[n] for n in rest)})
+        rows.append((None, {"actors": len(rest), noun: sum(owners[n] for n in rest)}))
+    for actor, counts in rows:
+        detail: dict[str, str | int | bool] = {"surface": via, **counts}
+        if who.name is not None:
+            detail["key_name"] = who.name
+        _append(store, who.tenant, AuditEntry(who.key_id, "read", actor, None, detail))
 
 
 def by_operator(

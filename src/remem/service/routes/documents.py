@@ -227,11 +227,10 @@ def list_documents(
         if docs and more
         else None
     )
-    owners = Counter(_owner(d.scope_key) for d in docs)
+    owners = Counter(o for d in docs if (o := _owner(d.scope_key)) is not None)
     asked = None if doc_scope is None else _owner(doc_scope)
     if asked is not None:
         owners[asked] += 0  # an actor's empty listing is a read of that actor too
-    owners.pop(None, None)
     audit.read_many(svc.store, who, via, owners, "documents")
     return {"documents": [d.as_dict() for d in docs], "next_cursor": next_cursor}
 
