@@ -6,10 +6,12 @@ changed keys, and when (`Store.audit`, `remem.store.flows.audit`).
 A row names the key, the action, the surface (api, console, mcp; cli with the OS
 user and no key: `by_operator`), whose memory and an id, with counts: never memory
 content, a query, a reason or an error message, so an erasure never has to reach
-it. Recalls are noted once per key, actor and surface a minute (`recalled`). Rows
-are kept `retention_days()` days ($REMEM_AUDIT_DAYS, default `RETENTION_DAYS`),
-pruned by the service at most once per `PRUNE_EVERY` seconds per tenant as it
-appends.
+it. Recalls, and the reads an agent makes every turn like them (facts, profiles,
+document searches, checkpoint loads), are noted once per key, actor and surface a
+minute (`recalled`); a listing of many actors' documents, a row per actor
+(`read_many`). Rows are kept `retention_days()` days ($REMEM_AUDIT_DAYS, default
+`RETENTION_DAYS`), pruned by the service at most once per `PRUNE_EVERY` seconds per
+tenant as it appends.
 
 Erasing an actor leaves its id in the log on purpose: the rows are the proof an
 erasure, export or access happened and who asked, which a controller keeps to
