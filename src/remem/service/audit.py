@@ -6,10 +6,12 @@ changed keys, and when (`Store.audit`, `remem.store.flows.audit`).
 A row names the key, the action, the surface (api, console, mcp; cli with the OS
 user and no key: `by_operator`), whose memory and an id, with counts: never memory
 content, a query, a reason or an error message, so an erasure never has to reach
-it. Recalls are noted once per key, actor and surface a minute (`recalled`). Rows
-are kept `retention_days()` days ($REMEM_AUDIT_DAYS, default `RETENTION_DAYS`),
-pruned by the service at most once per `PRUNE_EVERY` seconds per tenant as it
-appends.
+it. Recalls, and the reads an agent makes every turn like them (facts, profiles,
+document searches, checkpoint loads), are noted once per key, actor and surface a
+minute (`recalled`); a listing of many actors' documents, a row per actor
+(`read_many`). Rows are kept `retention_days()` days ($REMEM_AUDIT_DAYS, default
+`RETENTION_DAYS`), pruned by the service at most once per `PRUNE_EVERY` seconds per
+tenant as it appends.
 
 Erasing an actor leaves its id in the log on purpose: the rows are the proof an
 erasure, export or access happened and who asked, which a controller keeps to
@@ -23,6 +25,7 @@ import getpass
 import os
 import threading
 import time
+from collections.abc import Mapping
 from datetime import timedelta
 
 from remem.errors import InvalidInput
@@ -51,6 +54,7 @@ ACTIONS = (
 )
 
 RECALL_KEYS = 10_000  # (tenant, key, actor, surface) remembered for `recalled` at most
+OWNERS_NOTED = 100  # the actors of one listing noted a row each at most (`read_many`)
 
 _pruned: dict[str, float] = {}
 _recalled: dict[tuple[str, str, str, str], str] = {}
@@ -108,6 +112,29 @@ def recalled(store: Store, who: Principal, via: str | None, actor: str) -> None:
             _recalled.clear()
         _recalled[seen] = minute
     note(store, who, "recall", via, actor=actor)
+
+
+def read_many(
+    store: Store, who: Principal, via: str | None, owners: Mapping[str, int], noun: str
+) -> None:
+    """Note a listing that holds several actors' memory (a page of documents): a `read`
+    row per actor with its count (`noun`=n), for the first `OWNERS_NOTED` actors by
+    name; the actors past those share one row without an actor (`actors`, `noun`), so
+    a page of 10,000 documents of 10,000 actors costs 101 rows, not 10,000."""
+    if via is None:
+        return
+    names = sorted(owners)
+    rows: list[tuple[str | None, dict[str, str | int | bool]]] = [
+        (name, {noun: owners[name]}) for name in names[:OWNERS_NOTED]
+    ]
+    rest = names[OWNERS_NOTED:]
+    if rest:
+        rows.append((None, {"actors": len(rest), noun: sum(owners[n] for n in rest)}))
+    for actor, counts in rows:
+        detail: dict[str, str | int | bool] = {"surface": via, **counts}
+        if who.name is not None:
+            detail["key_name"] = who.name
+        _append(store, who.tenant, AuditEntry(who.key_id, "read", actor, None, detail))
 
 
 def by_operator(

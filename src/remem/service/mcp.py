@@ -236,6 +236,9 @@ class McpServer:
         who = self._verify()
         found = document_flows.search(self.memory.deps, who, query=query, actor=actor_id,
                                       k=top_k, namespaces=namespaces)  # fmt: skip
+        subject = actor_id if actor_id is not None else who.actor
+        if subject is not None:  # a search of an actor's documents: a recall, audited
+            audit.recalled(self.memory.store, who, "mcp", subject)
         return {"documents": [it.as_dict() for it in found]}
 
     def get_fact(self, request: FactAsk) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -39,6 +40,7 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 from remem.cli.main import main
 from remem.embed import HashEmbedder
 from remem.memory.memory import Memory
+from remem.service.keys import KEY_PREFIX
 from remem.timeutil import utcnow
 from tests.support.processes import child_env, free_port, stop
 
@@ -90,7 +92,10 @@ class Site:
         WebDriverWait(self.browser, 10).until(gone)
 
     def shot(self, name: str) -> None:
-        """A screenshot of the whole page (to the tmp dir, and to the screenshot dir if set)."""
+        """A screenshot of the whole page (to the tmp dir, and to the screenshot dir if set):
+        docs/console shows them, so no key's secret may be on the page."""
+        shown = self.browser.find_element(By.TAG_NAME, "body").text
+        assert not re.search(rf"{KEY_PREFIX}[\w-]{{20,}}", shown), f"a key's secret in {name}"
         height = self.browser.execute_script("return document.documentElement.scrollHeight")
         shot = self.browser.execute_cdp_cmd(  # type: ignore[attr-defined]
             "Page.captureScreenshot",
@@ -380,6 +385,8 @@ def test_make_a_named_key_see_it_listed_and_revoke_it(site: Site) -> None:
     assert site.wait_for(By.ID, "new-secret").startswith("rk_")
     row = next(r for r in b.find_elements(By.CSS_SELECTOR, "#keys tbody tr") if "night" in r.text)
     assert "reviewer" in row.text and "active" in row.text
+    # the page shows the secret once; the screenshot in docs/ shows that it does, masked
+    b.execute_script("document.getElementById('new-secret').textContent = 'rk_' + '•'.repeat(24)")
     site.shot("keys")
     page = b.find_element(By.TAG_NAME, "html")
     row.find_element(By.CSS_SELECTOR, "button.revoke").click()

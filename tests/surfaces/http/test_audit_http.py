@@ -9,6 +9,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 
@@ -174,3 +175,56 @@ def test_recalls_are_audited_once_per_key_actor_and_minute(api: Api, db: str) ->
     assert by.count((admin, "bob", {"surface": "api"})) == 1
     assert by.count((alice, "alice", {"surface": "api"})) == 1  # another key: its own row
     assert len(by) <= 2 + minutes and "what does she eat" not in json.dumps(rows)
+
+
+def test_an_erasure_reason_travels_in_the_body_not_the_url(api: Api, db: str) -> None:
+    """A query string reaches access logs and proxies: the reason may come in a JSON body
+    instead ({"reason": ...}); the query form still works, and the two must agree."""
+    veg = remember(api, "alice", "Alice is vegetarian")
+    remember(api, "bob", "Bob moved to Lisbon")
+    kept = remember(api, "carol", "Carol flew to Oslo")
+    one = api.call("DELETE", f"/v1/memories/{veg}", json={"reason": "DSR-5"})
+    whole = api.call("POST", "/v1/subjects/bob/forget", json={"reason": "DSR-6"})
+    assert one.status_code == whole.status_code == 200, (one.text, whole.text)
+    jobs = [one.json()["job_id"], whole.json()["job_id"]]
+    said = [api.call("GET", f"/v1/deletions/{j}/receipt").json()["reason"] for j in jobs]
+    assert said == ["DSR-5", "DSR-6"]
+    for kw in ({"params": {"reason": "DSR-7"}, "json": {"reason": "DSR-8"}},
+               {"json": {"reason": "DSR-7", "job_id": 3}}, {"json": {"reason": 7}},
+               {"json": ["DSR-7"]}):  # fmt: skip
+        refused = api.call("DELETE", f"/v1/memories/{kept}", **kw)
+        assert refused.status_code == 422, (kw, refused.text)
+        assert "nothing was done" in refused.text or "reason" in refused.text
+    assert api.call("GET", f"/v1/memories/{kept}").status_code == 200  # nothing erased
+
+
+def test_the_client_sends_an_erasure_reason_in_the_body(db: str) -> None:
+    from remem.service.client import Client
+    from remem.store.values import Asked
+
+    store = open_store(db)
+    try:
+        _, secret = keyring.create_key(store, tenant="acme", role="admin")
+    finally:
+        store.close()
+    sent: list[str] = []
+
+    class Seen(httpx.BaseTransport):  # the app's own transport; it notes each URL
+        def __init__(self, inner: httpx.BaseTransport) -> None:
+            self.inner = inner
+
+        def handle_request(self, request: httpx.Request) -> httpx.Response:
+            sent.append(str(request.url))
+            got = self.inner.handle_request(request)
+            got.read()
+            return httpx.Response(got.status_code, headers=got.headers, content=got.content)
+
+    with TestClient(create_app(db, worker=False)) as app:
+        with Client("http://testserver", secret, transport=Seen(app._transport)) as client:
+            rec = client.remember(actor="alice", text="Alice is vegetarian")
+            gone = client.forget(record_id=rec.id, asked=Asked(None, None, "DSR-9"))
+            client.forget(actor="bob", asked=Asked(None, None, "DSR-10"))
+        auth = {"Authorization": f"Bearer {secret}"}
+        receipt = app.get(f"/v1/deletions/{gone.job_id}/receipt", headers=auth).json()
+    assert receipt["reason"] == "DSR-9"
+    assert not [u for u in sent if "reason" in u or "DSR" in u], sent

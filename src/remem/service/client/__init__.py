@@ -266,16 +266,17 @@ class Client(Recalls, Reads, QueueClient, WriteClient, DocumentClient, ThreadCli
         asked: Asked | None = None,
     ) -> ForgetReport:
         """Erase one record, or everything of one actor (an admin key), and verify it.
-        Of `asked`, only the reason travels (`?reason=`, kept in the receipt): the server
+        Of `asked`, only the reason travels (in the JSON body, not the URL, which access
+        logs keep; it is kept in the receipt): the server
         names who asked by the key, and refuses (InvalidInput, nothing erased) a reason
         that repeats a word of what is erased."""
         if (record_id is None) == (actor is None):
             raise InvalidInput("forget needs exactly one of record_id or actor")
-        params = _compact({"reason": asked.reason if asked is not None else None})
+        body = _compact({"reason": asked.reason if asked is not None else None})
         if record_id is not None:
-            out = self._call("DELETE", f"/v1/memories/{_seg(record_id)}", params=params)
+            out = self._call("DELETE", f"/v1/memories/{_seg(record_id)}", json=body)
         else:
-            out = self._call("POST", f"/v1/subjects/{_seg(str(actor))}/forget", params=params)
+            out = self._call("POST", f"/v1/subjects/{_seg(str(actor))}/forget", json=body)
         return ForgetReport(
             deleted=out["deleted"],
             verified=out["verified"],

@@ -29,7 +29,7 @@ from remem.service.answers import (
     errors,
 )
 from remem.service.audit import asked
-from remem.service.routes.deps import Reason, Svc, Via, Who, refuses_body
+from remem.service.routes.deps import REASON_BODY, Reason, Svc, Via, Who, refuses_body
 from remem.service.schemas import KeyIn
 from remem.store.values import ApiKey
 from remem.timeutil import parse_time
@@ -40,7 +40,8 @@ router = APIRouter()
 @router.post(
     "/v1/subjects/{actor_id}/forget",
     tags=["subjects"],
-    dependencies=[refuses_body("reason")],
+    dependencies=[refuses_body("reason", fields=("reason",))],
+    openapi_extra=REASON_BODY,
     operation_id="forget_subject",
     response_model=Deletion,
     response_model_exclude_unset=True,

@@ -1,6 +1,7 @@
 """What every route depends on: the service it runs in and the principal of its key."""
 
 # no `from __future__ import annotations`: FastAPI reads `Who` and `Svc` at runtime
+import json
 from typing import Annotated, Any, Protocol
 
 from fastapi import Depends, Query, Request
@@ -75,17 +76,19 @@ def record(svc: Service, who: Principal, record_id: str, *, write: bool = False)
     return scope.visible(who, svc.store.get_record(who.tenant, record_id), record_id, write=write)
 
 
-def refuses_body(*query: str) -> Any:
-    """A dependency for a write that takes no body: a body (other than none or `{}`), or
-    a query parameter other than `query`, is refused (422) instead of ignored. A caller
-    who sends `{"job_id": ...}` to retry one job, or filters to forget part of a subject,
-    would otherwise have the whole operation done on everything in scope."""
+def refuses_body(*query: str, fields: tuple[str, ...] = ()) -> Any:
+    """A dependency for a write that takes no body: a body (other than none, `{}`, or a
+    JSON object of `fields` only), or a query parameter other than `query`, is refused
+    (422) instead of ignored. A caller who sends `{"job_id": ...}` to retry one job, or
+    filters to forget part of a subject, would otherwise have the whole operation done
+    on everything in scope."""
 
     async def check(request: Request, _who: Who) -> None:  # the key is checked first
-        body = (await request.body()).strip()
-        if body not in (b"", b"{}"):
+        given = await _body_object(request)
+        if given is None or set(given) - set(fields):
+            takes = f"a JSON object of {', '.join(fields)} at most" if fields else "no body"
             raise InvalidInput(
-                f"{request.method} {request.url.path} takes no body, and acts on everything "
+                f"{request.method} {request.url.path} takes {takes}, and acts on everything "
                 "in the key's scope; nothing was done"
             )
         unknown = sorted(set(request.query_params) - set(query))
@@ -100,10 +103,69 @@ def refuses_body(*query: str) -> Any:
     return Depends(check)
 
 
-Reason = Annotated[
-    str | None,
-    Query(max_length=REASON_MAX, description="why: a reason or ticket reference (receipts)"),
-]
+async def _body_object(request: Request) -> dict[str, Any] | None:
+    """The request's body as a JSON object ({} when empty); None when it is not one."""
+    body = (await request.body()).strip()
+    if body in (b"", b"{}"):
+        return {}
+    try:
+        given = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    return given if isinstance(given, dict) else None
+
+
+async def _reason(
+    request: Request,
+    reason: Annotated[
+        str | None,
+        Query(
+            max_length=REASON_MAX,
+            description="why: a reason or ticket reference (receipts); better sent in the "
+            'JSON body as {"reason": ...}: a query string reaches access logs',
+        ),
+    ] = None,
+) -> str | None:
+    """An erasure's reason, from the JSON body's `reason` or from `?reason=` (the older
+    form, kept for current callers); both given must agree."""
+    given = await _body_object(request) or {}
+    said = given.get("reason")
+    if said is not None and not isinstance(said, str):
+        raise InvalidInput(
+            "reason must be a string (a reason or ticket reference); nothing was done"
+        )
+    if said is not None and reason is not None and said != reason:
+        raise InvalidInput(
+            "the reason is given twice and differs: send it once, in the JSON body "
+            "(a query string reaches access logs); nothing was done"
+        )
+    return said if said is not None else reason
+
+
+# an erasure's reason: the JSON body's `reason`, or `?reason=` (see `_reason`)
+Reason = Annotated[str | None, Depends(_reason)]
+
+# the JSON body an erasure route may take (its OpenAPI `requestBody`)
+REASON_BODY = {
+    "requestBody": {
+        "required": False,
+        "content": {
+            "application/json": {
+                "schema": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "properties": {
+                        "reason": {
+                            "type": "string",
+                            "maxLength": REASON_MAX,
+                            "description": "why: a reason or ticket reference (receipts)",
+                        }
+                    },
+                }
+            }
+        },
+    }
+}
 
 
 async def _api() -> str:  # async: a plain function would cost a thread hop per request

@@ -9,6 +9,7 @@ storage query. An upload is bounded by the service's body limit (413 above it).
 import base64
 import binascii
 import json
+from collections import Counter
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request
@@ -201,10 +202,12 @@ def list_documents(
     doc_scope: Annotated[str | None, Query(alias="scope", max_length=300)] = None,
     limit: Annotated[int, Query(ge=1, le=10_000)] = 100,
     cursor: paging.Cursor = None,
+    via: Via = "api",
 ) -> dict[str, Any]:
     """The documents the key may read (of one scope, when given), newest change first,
     `limit` a page; `next_cursor` fetches the next, read after the last document's
-    (updated_at, id) (`remem.service.paging`)."""
+    (updated_at, id) (`remem.service.paging`). Audited: a `read` row per actor whose
+    documents the page holds, or that `scope` names (`remem.service.audit.read_many`)."""
     deps = svc.memory(who.tenant).deps
     query = (who.tenant, who.actor, doc_scope)
     after = paging.read("documents", query, cursor, (paging.TIME, paging.TEXT))
@@ -224,7 +227,18 @@ def list_documents(
         if docs and more
         else None
     )
+    owners = Counter(o for d in docs if (o := _owner(d.scope_key)) is not None)
+    asked = None if doc_scope is None else _owner(doc_scope)
+    if asked is not None:
+        owners[asked] += 0  # an actor's empty listing is a read of that actor too
+    audit.read_many(svc.store, who, via, owners, "documents")
     return {"documents": [d.as_dict() for d in docs], "next_cursor": next_cursor}
+
+
+def _owner(scope_key: str) -> str | None:
+    """The actor whose document a scope's are (None: the tenant's or a namespace's)."""
+    where = parse_scope(scope_key)
+    return where.name if where.kind == "actor" else None
 
 
 @router.get(
@@ -234,9 +248,13 @@ def list_documents(
     response_model=DocumentRead,
     responses=errors(*KEYED, 404),
 )
-def get_document(document_id: str, who: Who, svc: Svc) -> dict[str, Any]:
-    """One document the key may read, with its chunks (position, span, text)."""
+def get_document(document_id: str, who: Who, svc: Svc, via: Via = "api") -> dict[str, Any]:
+    """One document the key may read, with its chunks (position, span, text); an actor's
+    document is audited (a `read` row naming it)."""
     doc, chunks = flows.get(svc.memory(who.tenant).deps, who, document_id)
+    owner = _owner(doc.scope_key)
+    if owner is not None:
+        audit.note(svc.store, who, "read", via, actor=owner, target=document_id, documents=1)
     return {"document": doc.as_dict(), "chunks": [c.as_dict() for c in chunks]}
 
 
@@ -247,13 +265,17 @@ def get_document(document_id: str, who: Who, svc: Svc) -> dict[str, Any]:
     response_model=DocumentHits,
     responses=errors(*KEYED, 403),
 )
-def search_documents(body: SearchIn, who: Who, svc: Svc) -> dict[str, Any]:
+def search_documents(body: SearchIn, who: Who, svc: Svc, via: Via = "api") -> dict[str, Any]:
     """The chunks best matching a query among the documents the key may read for an
-    actor (the key's own by default): the tenant's, the actor's, the named namespaces'."""
+    actor (the key's own by default): the tenant's, the actor's, the named namespaces'.
+    A search for an actor is audited as a recall (one row per key, actor and minute)."""
     items = flows.search(
         svc.memory(who.tenant).deps, who, query=body.query, actor=body.actor_id,
         k=body.top_k, namespaces=body.namespaces, max_sensitivity=body.max_sensitivity,
     )  # fmt: skip
+    subject = body.actor_id if body.actor_id is not None else who.actor
+    if subject is not None:
+        audit.recalled(svc.store, who, via, subject)
     return {"documents": [it.as_dict() for it in items]}
 
 

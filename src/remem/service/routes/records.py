@@ -30,7 +30,16 @@ from remem.service.answers import (
 )
 from remem.service.audit import asked
 from remem.service.http_errors import failure_of
-from remem.service.routes.deps import Reason, Service, Svc, Via, Who, record, refuses_body
+from remem.service.routes.deps import (
+    REASON_BODY,
+    Reason,
+    Service,
+    Svc,
+    Via,
+    Who,
+    record,
+    refuses_body,
+)
 from remem.service.schemas import (
     BatchCreateIn,
     BatchDeleteIn,
@@ -136,7 +145,8 @@ def memory_history(record_id: str, who: Who, svc: Svc, via: Via = "api") -> dict
 @router.delete(
     "/v1/memories/{record_id}",
     tags=["memories"],
-    dependencies=[refuses_body("reason")],
+    dependencies=[refuses_body("reason", fields=("reason",))],
+    openapi_extra=REASON_BODY,
     operation_id="forget_memory",
     response_model=Deletion,
     response_model_exclude_unset=True,

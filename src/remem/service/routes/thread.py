@@ -13,6 +13,7 @@ from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field
 
 from remem.policy import scope
+from remem.service import audit
 from remem.service.answers import (
     KEYED,
     CheckpointAnswer,
@@ -20,7 +21,7 @@ from remem.service.answers import (
     CheckpointsPage,
     errors,
 )
-from remem.service.routes.deps import Svc, Who
+from remem.service.routes.deps import Svc, Via, Who
 from remem.thread import api
 from remem.thread.checkpoints import Checkpoint
 
@@ -73,10 +74,14 @@ def save_checkpoint(
     response_model=CheckpointAnswer,
     responses=errors(*KEYED, 403, 404),
 )
-def load_checkpoint(actor_id: str, workflow: str, who: Who, svc: Svc) -> dict[str, Any]:
-    """One workflow's checkpoint; 404 when the actor has none of that name."""
+def load_checkpoint(
+    actor_id: str, workflow: str, who: Who, svc: Svc, via: Via = "api"
+) -> dict[str, Any]:
+    """One workflow's checkpoint; 404 when the actor has none of that name. Audited as a
+    recall (a workflow loads its state every step: one row per key, actor and minute)."""
     actor = scope.allow(who, actor_id)
     cp = api.checkpoint_load(svc.memory(who.tenant), actor=actor, workflow=workflow)
+    audit.recalled(svc.store, who, via, actor)
     return {"checkpoint": _out(cp)}
 
 
@@ -94,12 +99,15 @@ def list_checkpoints(
     prefix: Annotated[str, Query(max_length=200)] = "",
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     cursor: Annotated[str | None, Query(max_length=200)] = None,
+    via: Via = "api",
 ) -> dict[str, Any]:
     """The actor's checkpoints whose workflow name starts with `prefix`, by name
-    descending, a page at a time (`next_cursor`, null on the last page)."""
+    descending, a page at a time (`next_cursor`, null on the last page); audited (a
+    `read` row with the count)."""
     actor = scope.allow(who, actor_id)
     mem = svc.memory(who.tenant)
     page = api.checkpoint_scan(mem, actor=actor, prefix=prefix, before=cursor, limit=limit)
+    audit.note(svc.store, who, "read", via, actor=actor, checkpoints=len(page))
     more = len(page) == limit
     return {
         "checkpoints": [_out(cp) for cp in page],
