@@ -99,8 +99,9 @@ def test_http_compare_starts_its_own_postgres(monkeypatch: pytest.MonkeyPatch) -
     )
     assert figures["backend"] == "postgres"
     assert figures["http"][0]["errors"] == 0 and figures["http"][0]["retrieve_p50_ms"] > 0
-    # PostgreSQL's own CPU beside each side's
-    assert figures["inprocess_db_cpu_ms"] > 0 and figures["http"][0]["retrieve_db_cpu_ms"] > 0
+    # PostgreSQL's own CPU beside each side's (read in clock ticks of 10 ms: a few
+    # small requests may spend less than one)
+    assert figures["inprocess_db_cpu_ms"] >= 0 and figures["http"][0]["retrieve_db_cpu_ms"] >= 0
 
 
 def test_bench_refuses_an_unknown_backend() -> None:
