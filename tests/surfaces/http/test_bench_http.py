@@ -44,6 +44,8 @@ def test_http_compare_puts_http_beside_in_process(monkeypatch: pytest.MonkeyPatc
     )
     assert figures["records"] == 300 and figures["workers"] == 2
     assert figures["inprocess_recall_p50_ms"] > 0
+    # the in-process side's CPU per recall, measured in its own process
+    assert figures["inprocess_recall_cpu_ms"] > 0 and figures["inprocess_load_1m"] >= 0
     assert [row["concurrency"] for row in figures["http"]] == [1, 3]
     for row in figures["http"]:
         assert row["errors"] == 0, row
@@ -53,6 +55,8 @@ def test_http_compare_puts_http_beside_in_process(monkeypatch: pytest.MonkeyPatc
         assert row["retrieve_load_1m"] >= 0
         ratio = row["retrieve_p50_ms"] / figures["inprocess_recall_p50_ms"]
         assert row["p50_to_inprocess"] == pytest.approx(ratio, abs=0.01)
+        cpu_ratio = row["retrieve_server_cpu_ms"] / figures["inprocess_recall_cpu_ms"]
+        assert row["server_cpu_to_inprocess"] == pytest.approx(cpu_ratio, abs=0.01)
 
 
 def test_http_compare_refuses_unbounded_counts() -> None:
@@ -95,6 +99,9 @@ def test_http_compare_starts_its_own_postgres(monkeypatch: pytest.MonkeyPatch) -
     )
     assert figures["backend"] == "postgres"
     assert figures["http"][0]["errors"] == 0 and figures["http"][0]["retrieve_p50_ms"] > 0
+    # PostgreSQL's own CPU beside each side's (read in clock ticks of 10 ms: a few
+    # small requests may spend less than one)
+    assert figures["inprocess_db_cpu_ms"] >= 0 and figures["http"][0]["retrieve_db_cpu_ms"] >= 0
 
 
 def test_bench_refuses_an_unknown_backend() -> None:

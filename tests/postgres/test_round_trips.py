@@ -1,0 +1,53 @@
+"""Round trips to PostgreSQL on a recall's path, counted in libpq's own trace.
+
+On a busy machine each round trip waits for the server's process to be scheduled
+(about 0.2-0.8 ms on the 2-core bench machine at load 2-4, docs/service-speed.md):
+a statement that a recall makes every time is sent in one round trip."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from psycopg.pq import Trace
+
+from remem.store.postgres.store import PostgresStore
+from tests.support import pg
+from tests.support.store import NOW
+
+
+@pytest.fixture
+def store(pg_admin_dsn: str) -> Iterator[PostgresStore]:
+    with pg.fresh_database(pg_admin_dsn) as dsn:
+        s = PostgresStore(dsn, min_size=1, max_size=1)  # one connection: the one traced
+        yield s
+        s.close()
+
+
+def round_trips(store: PostgresStore, trace: Path, call: object) -> int:
+    """The messages that make the client wait for the server (Sync, simple Query) while
+    `call` runs on the store's one connection."""
+    assert callable(call)
+    with trace.open("w") as out:
+        with store._pool.connection() as conn:
+            conn.pgconn.trace(out.fileno())
+            conn.pgconn.set_trace_flags(Trace.SUPPRESS_TIMESTAMPS)
+        try:
+            call()
+        finally:
+            with store._pool.connection() as conn:
+                conn.pgconn.untrace()
+    sent = [line.split() for line in trace.read_text().splitlines()]
+    return sum(1 for f in sent if len(f) > 2 and f[0] == "F" and f[2] in ("Sync", "Query"))
+
+
+def test_a_recall_asks_for_an_empty_backlog_in_one_round_trip(
+    store: PostgresStore, tmp_path: Path
+) -> None:
+    found: list[tuple[int, int]] = []
+    n = round_trips(
+        store, tmp_path / "trace", lambda: found.append(store.actor_backlog("t1", "alice", NOW))
+    )
+    assert found == [(0, 0)]
+    assert n == 1
