@@ -76,3 +76,12 @@ def test_the_reason_check_reads_an_actor_a_page_at_a_time(
     with pytest.raises(InvalidInput, match=REFUSED):  # found past the first pages
         mem.forget(actor="dora", asked=_why("DSR-7: the soldiers"))
     assert asked and max(asked) <= reasons.PAGE, asked
+
+
+@both_backends
+def test_a_reason_repeating_a_history_reason_is_refused(mem: Memory) -> None:
+    rec = mem.propose_procedure(text="Skip checks", actor="erin")
+    mem.reject(rec.id, reviewer="dana", reason="conflicts with the Bratislava office")
+    with pytest.raises(InvalidInput, match=REFUSED):  # the rejection's reason is erased too
+        mem.forget(record_id=rec.id, asked=_why("DSR-3: the bratislava one"))
+    assert mem.deletions(10) == []

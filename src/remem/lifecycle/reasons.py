@@ -4,10 +4,10 @@ A deletion job keeps its reason or ticket reference, and the receipt and audit
 trail built from it outlive the erasure: an operator who typed an erased word
 there ("forget that she sees Dr. Weber") would keep the very thing erased. So
 before anything is erased, `refuse_erased_words` reads the text of what will be
-erased (a record: its text, value and metadata, its history and its source events;
-an actor: every event, record, document chunk and checkpoint of the actor, a page at
-a time; the strings of JSON values, not their keys) and refuses, with InvalidInput,
-a reason that repeats any of its content words.
+erased (a record: its text, value and metadata, its history's texts and reasons,
+its source events; an actor: every event, record, document chunk and checkpoint of
+the actor, a page at a time; the strings of JSON values, not their keys) and
+refuses, with InvalidInput, a reason that repeats any of its content words.
 
 A content word is a word of `WORD` (letters and digits), case-folded, at least
 `MIN_CHARS` long, that is neither a function word (`STOPWORDS`) nor one of
@@ -114,6 +114,7 @@ def _record_texts(deps: Deps, record: Record) -> Iterator[str]:
     yield from _one_record(record)
     for h in deps.store.history(deps.tenant, record.id):
         yield h.text or ""
+        yield h.reason or ""  # a reviewer's reason may quote the record; it is erased too
     for e in deps.store.get_events(deps.tenant, list(record.source.event_ids)):
         yield e.text
         yield from _strings(e.metadata)
