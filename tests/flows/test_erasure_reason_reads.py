@@ -85,3 +85,12 @@ def test_a_reason_repeating_a_history_reason_is_refused(mem: Memory) -> None:
     with pytest.raises(InvalidInput, match=REFUSED):  # the rejection's reason is erased too
         mem.forget(record_id=rec.id, asked=_why("DSR-3: the bratislava one"))
     assert mem.deletions(10) == []
+
+
+@both_backends
+def test_a_reason_repeating_a_document_source_is_refused(mem: Memory) -> None:
+    uri = "file:///letters/Weberhof-referral.txt"
+    mem.add_document(text="notes of a call", title="Call notes", source_uri=uri, scope="actor:fay")
+    with pytest.raises(InvalidInput, match=REFUSED):  # the document goes with its source
+        mem.forget(actor="fay", asked=_why("DSR-8: the weberhof referral"))
+    assert mem.deletions(10) == []

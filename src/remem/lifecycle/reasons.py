@@ -5,9 +5,9 @@ trail built from it outlive the erasure: an operator who typed an erased word
 there ("forget that she sees Dr. Weber") would keep the very thing erased. So
 before anything is erased, `refuse_erased_words` reads the text of what will be
 erased (a record: its text, value and metadata, its history's texts and reasons,
-its source events; an actor: every event, record, document chunk and checkpoint of
-the actor, a page at a time; the strings of JSON values, not their keys) and
-refuses, with InvalidInput, a reason that repeats any of its content words.
+its source events; an actor: every event, record, document (title, source, chunks)
+and checkpoint of the actor, a page at a time; the strings of JSON values, not their
+keys) and refuses, with InvalidInput, a reason that repeats any of its content words.
 
 A content word is a word of `WORD` (letters and digits), case-folded, at least
 `MIN_CHARS` long, that is neither a function word (`STOPWORDS`) nor one of
@@ -143,6 +143,7 @@ def _actor_texts(deps: Deps, actor: str) -> Iterator[str]:
         doc = index.get(tenant, doc_id)
         if doc is not None:
             yield doc.title or ""
+            yield doc.source_uri or ""  # a file's name, erased with the document
             yield from (c.text for c in index.chunks(tenant, doc_id))
     yield from _checkpoint_texts(deps, actor)
 
