@@ -94,3 +94,14 @@ def test_a_reason_repeating_a_document_source_is_refused(mem: Memory) -> None:
     with pytest.raises(InvalidInput, match=REFUSED):  # the document goes with its source
         mem.forget(actor="fay", asked=_why("DSR-8: the weberhof referral"))
     assert mem.deletions(10) == []
+
+
+@both_backends
+def test_a_reason_repeating_a_record_field_is_refused(mem: Memory) -> None:
+    rec = mem.remember(actor="gus", text="Has a severe allergy", field="allergy:cashew",
+                       value="severe")  # fmt: skip
+    with pytest.raises(InvalidInput, match=REFUSED):  # the field goes with the record
+        mem.forget(record_id=rec.id, asked=_why("DSR-6: the cashew entry"))
+    with pytest.raises(InvalidInput, match=REFUSED):
+        mem.forget(actor="gus", asked=_why("DSR-6: the cashew entry"))
+    assert mem.deletions(10) == []

@@ -4,7 +4,7 @@ A deletion job keeps its reason or ticket reference, and the receipt and audit
 trail built from it outlive the erasure: an operator who typed an erased word
 there ("forget that she sees Dr. Weber") would keep the very thing erased. So
 before anything is erased, `refuse_erased_words` reads the text of what will be
-erased (a record: its text, value and metadata, its history's texts and reasons,
+erased (a record: its text, field, value and metadata, its history's texts and reasons,
 its source events; an actor: every event, record, document (title, source, chunks)
 and checkpoint of the actor, a page at a time; the strings of JSON values, not their
 keys) and refuses, with InvalidInput, a reason that repeats any of its content words.
@@ -105,6 +105,7 @@ def _strings(value: Any) -> Iterator[str]:
 
 def _one_record(r: Record) -> Iterator[str]:
     yield r.text
+    yield r.field or ""  # a family key names its member: "allergy:cashew"
     if isinstance(r.value, str):
         yield r.value
     yield from _strings(r.metadata)
