@@ -54,3 +54,26 @@ def test_the_retention_setting_cannot_go_below_what_the_database_keeps(
         audit.retention_days()
     monkeypatch.setenv("REMEM_AUDIT_DAYS", str(audit.KEPT_AT_LEAST_DAYS))
     assert audit.retention_days() == audit.KEPT_AT_LEAST_DAYS
+
+
+def test_a_purge_the_database_refuses_fails_no_request(
+    db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The service's clock a few minutes ahead of PostgreSQL's (or SQLite's 'now'): at
+    the shortest retention its purge reaches rows the trigger still keeps. The purge is
+    refused whole; the row being appended, and the request that made it, stand."""
+    from remem.policy.scope import Principal
+
+    store = open_store(db)
+    try:
+        monkeypatch.setenv("REMEM_AUDIT_DAYS", str(audit.KEPT_AT_LEAST_DAYS))
+        real = utcnow()
+        young = real - timedelta(days=audit.KEPT_AT_LEAST_DAYS) + timedelta(minutes=1)
+        store.audit("acme", _entry("bob"), young)
+        monkeypatch.setattr(audit, "utcnow", lambda: real + timedelta(minutes=5))
+        monkeypatch.setattr(audit, "_pruned", {})  # a purge is due
+        who = Principal("key_1", "acme", None, "admin")
+        audit.note(store, who, "read", "api", actor="alice", records=1)
+        assert [r["actor"] for r in store.audit_log("acme")] == ["alice", "bob"]
+    finally:
+        store.close()

@@ -22,13 +22,14 @@ legal obligation or a claim needs); they hold no personal data beyond the id.
 from __future__ import annotations
 
 import getpass
+import logging
 import os
 import threading
 import time
 from collections.abc import Mapping
 from datetime import timedelta
 
-from remem.errors import InvalidInput
+from remem.errors import InvalidInput, RememError
 from remem.lifecycle.receipt import REASON_MAX as REASON_MAX  # the limit, re-exported
 from remem.policy.scope import Principal
 from remem.store.roles import Asked, AuditEntry, Store
@@ -55,6 +56,8 @@ ACTIONS = (
 
 RECALL_KEYS = 10_000  # (tenant, key, actor, surface) remembered for `recalled` at most
 OWNERS_NOTED = 100  # the actors of one listing noted a row each at most (`read_many`)
+
+log = logging.getLogger(__name__)
 
 _pruned: dict[str, float] = {}
 _recalled: dict[tuple[str, str, str, str], str] = {}
@@ -160,8 +163,12 @@ def _append(store: Store, tenant: str, entry: AuditEntry) -> None:
         due = time.monotonic() - _pruned.get(tenant, -PRUNE_EVERY) >= PRUNE_EVERY
         if due:
             _pruned[tenant] = time.monotonic()
-    if due:
-        store.prune_audit(tenant, now - timedelta(days=retention_days()))
+    if due:  # best effort: a refused purge (this host's clock ahead of the database's, at
+        # the shortest retention) fails no request; the next one, `PRUNE_EVERY` later, runs
+        try:
+            store.prune_audit(tenant, now - timedelta(days=retention_days()))
+        except RememError as exc:
+            log.warning("audit log of tenant %r not pruned: %s", tenant, exc)
 
 
 def os_user() -> str:
