@@ -15,7 +15,9 @@ SQLite's write transaction holds the database's write lock, so the read and the 
 see the same index. On PostgreSQL a writer takes a shared advisory lock of the tenant
 (`VECTOR_FIT_LOCK`) before the read, and the switch and the cancel of a reindex take it
 exclusively before they change the index, so a write's read sees the switch either
-wholly done or not begun.
+wholly done or not begun; while the tenant holds no vectors, its writers also take
+turns on a second lock before the read (`VECTOR_FIRST_LOCK`), so that two first writers
+of different models cannot both find the index empty.
 """
 
 from __future__ import annotations

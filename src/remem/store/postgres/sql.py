@@ -294,6 +294,12 @@ VECTOR_FIT = """
 SELECT 0 AS pending, model, dim FROM vector_models WHERE tenant = %(tenant)s
 UNION ALL SELECT 1 AS pending, model, dim FROM reindexes WHERE tenant = %(tenant)s
 """
+# a tenant holding no vectors yet: its first writers take turns (the shared lock does not
+# order them), and `VECTOR_FIT` is read again, seeing the model of any who went first
+VECTOR_FIRST_LOCK = """
+SELECT pg_advisory_xact_lock(1919249776, hashtext(%(tenant)s))
+WHERE NOT EXISTS (SELECT 1 FROM vector_models WHERE tenant = %(tenant)s)
+"""
 NOTE_FINGERPRINT = """
 UPDATE vector_models SET fingerprint = %(fingerprint)s
 WHERE tenant = %(tenant)s AND model = %(model)s AND fingerprint IS NULL

@@ -93,7 +93,9 @@ class PostgresStore(
     lookup_sql: ClassVar[LookupSQL] = q
     keys_sql: ClassVar[KeySQL] = q
     audit_sql: ClassVar[AuditSQL] = audit_sql
-    vector_fit_sql: ClassVar[tuple[str, ...]] = (q.VECTOR_FIT_LOCK, q.VECTOR_FIT)
+    vector_fit_sql: ClassVar[tuple[str, ...]] = (
+        q.VECTOR_FIT_LOCK, q.VECTOR_FIRST_LOCK, q.VECTOR_FIT
+    )  # fmt: skip
     actor_sql: ClassVar[type[ActorSQL]] = PostgresActorSQL
 
     def __init__(
