@@ -224,6 +224,10 @@ def test_a_failing_batch_fails_alone_and_ends_failed(
         assert jobs["bob"].status == "failed" and jobs["bob"].attempts == 2
         assert "cannot embed this input" in (jobs["bob"].last_error or "")
         assert mem.records(actor="alice") and mem.records(actor="carol")
+        # the text the model refuses keeps no one else from a vector, and fails no pass
+        assert mem.store.count_unembedded(mem.tenant, "bob") == 1
+        assert mem.store.count_unembedded(mem.tenant, "alice") == 0
+        assert mem.process().failed == 0
 
 
 # -- 8. events dated in the future ----------------------------------------------------------

@@ -98,29 +98,60 @@ def fill_vectors(deps: Deps, limit: int, seconds: float | None = None) -> tuple[
             break  # stored nothing last time (the index became another model's): stop
         seen |= ids
         try:
-            texts = [r.text for _, r in waiting.records]
-            records: list[Vector] = list(embedder.embed(texts)) if texts else []
-            said = [e.text for e in waiting.events]
-            events: list[Vector] = list(embedder.embed(said)) if said else []
+            records = _embedded(embedder, [r.text for _, r in waiting.records])
+            events = _embedded(embedder, [e.text for e in waiting.events])
         except EmbedderError as exc:  # down again: the rest waits for the next pass
             log.info("vectors still missing (%d filled this pass): %s", done, exc)
             break
         stored = store.add_record_vectors(
-            tenant, [(k, r, v) for (k, r), v in zip(waiting.records, records, strict=True)],
+            tenant,
+            [
+                (k, r, v)
+                for (k, r), v in zip(waiting.records, records, strict=True)
+                if v is not None
+            ],
             embedder.name,
-        )  # fmt: skip
-        if waiting.events:
-            store.add_event_vectors(tenant, list(zip(waiting.events, events, strict=True)),
-                                    embedder.name)  # fmt: skip
-        if stored + len(waiting.events) == 0:
-            break  # erased meanwhile: nothing was stored, do not ask again
-        done += stored + len(waiting.events)
+        )
+        made = [(e, v) for e, v in zip(waiting.events, events, strict=True) if v is not None]
+        if made:
+            store.add_event_vectors(tenant, made, embedder.name)
+        if stored + len(made) == 0:
+            break  # erased meanwhile, or none embeddable: nothing was stored, do not ask again
+        done += stored + len(made)
     if complete:  # then the document chunks
         more, complete = _fill_chunks(deps, embedder, limit - done, deadline)
         done += more
     if done:
         log.info("filled in %d vector(s) written without one", done)
     return done, complete
+
+
+def _embedded(embedder: Embedder, texts: list[str]) -> list[Vector | None]:
+    """The vectors of `texts`, None for a text the embedder refuses. An `EmbedderError`
+    (the embedder is down) is raised: the whole pass waits. Any other failure is taken
+    as an input the model cannot embed: the texts are then embedded one at a time and
+    each one it refuses is left without a vector (logged), so one bad text neither
+    fails `process()` nor keeps the others from their vectors."""
+    if not texts:
+        return []
+    try:
+        return list(embedder.embed(texts))
+    except EmbedderError:
+        raise
+    except Exception as exc:  # a model's refusal of some input
+        log.warning(
+            "the embedder refused a batch of %d text(s) (%s); one at a time", len(texts), exc
+        )
+    made: list[Vector | None] = []
+    for text in texts:
+        try:
+            made.append(embedder.embed([text])[0])
+        except EmbedderError:
+            raise
+        except Exception as exc:
+            log.warning("a text is left without a vector: the embedder refused it (%s)", exc)
+            made.append(None)
+    return made
 
 
 def _fill_chunks(
@@ -134,11 +165,11 @@ def _fill_chunks(
         if not chunks:
             return done, True
         try:
-            made = embedder.embed([text for _, text in chunks])
+            made = _embedded(embedder, [text for _, text in chunks])
         except EmbedderError as exc:
             log.info("chunk vectors still missing: %s", exc)
             return done, False
-        pairs = [(cid, v) for (cid, _), v in zip(chunks, made, strict=True)]
+        pairs = [(cid, v) for (cid, _), v in zip(chunks, made, strict=True) if v is not None]
         stored = index.add_vectors(deps.tenant, pairs, embedder.name)
         if not stored:  # removed meanwhile: do not ask again
             return done, True
