@@ -146,14 +146,10 @@ def test_a_reader_holding_the_wal_leaves_the_erasure_unverified(
 # -- item 15, on both backends --------------------------------------------------------
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def target(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield str(tmp_path / "m.db")
-    else:
-        admin = request.getfixturevalue("pg_admin_dsn")
-        with pg.fresh_database(admin) as dsn:
-            yield pg.as_url(dsn)
+@pytest.fixture
+def target(db: str) -> str:
+    """A new database on each backend (the `db` fixture of tests/conftest.py)."""
+    return db
 
 
 @pytest.fixture

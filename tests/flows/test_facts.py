@@ -21,21 +21,15 @@ from remem.ids import counter_ids
 from remem.policy.fields import VOCABULARY, canonical_field
 from remem.store.roles import Store
 from remem.store.sqlite.store import SQLiteStore
-from tests.support import pg
 from tests.support.clock import Clock
 
 BACKENDS = ["sqlite", "postgres"]
 
 
-@pytest.fixture(params=BACKENDS)
-def target(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """A database name: a SQLite file, or a fresh PostgreSQL database's URL."""
-    if request.param == "sqlite":
-        yield str(tmp_path / "facts.db")
-    else:
-        admin = request.getfixturevalue("pg_admin_dsn")
-        with pg.fresh_database(admin) as dsn:
-            yield pg.as_url(dsn)
+@pytest.fixture
+def target(db: str) -> str:
+    """A new database on each backend (the `db` fixture of tests/conftest.py)."""
+    return db
 
 
 def _store(target: str) -> Store:

@@ -48,15 +48,10 @@ BAD_TIMES: list[Any] = [
 BAD_IDS = [repr(v)[:20] for v in BAD_TIMES]
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def target(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """The database a test runs on: a SQLite file, or a fresh PostgreSQL database's URL."""
-    if request.param == "sqlite":
-        yield str(tmp_path / "events.db")
-    else:
-        admin = request.getfixturevalue("pg_admin_dsn")
-        with pg.fresh_database(admin) as dsn:
-            yield pg.as_url(dsn)
+@pytest.fixture
+def target(db: str) -> str:
+    """A new database on each backend (the `db` fixture of tests/conftest.py)."""
+    return db
 
 
 @pytest.fixture

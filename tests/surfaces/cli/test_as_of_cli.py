@@ -7,28 +7,20 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from remem.cli.main import main
 from remem.timeutil import utcnow
-from tests.support import pg
 
 QUERY = "Where did she live, or move?"
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def target(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """A database name: a SQLite file, or a fresh PostgreSQL database's URL."""
-    if request.param == "sqlite":
-        yield str(tmp_path / "asof.db")
-    else:
-        admin = request.getfixturevalue("pg_admin_dsn")
-        with pg.fresh_database(admin) as dsn:
-            yield pg.as_url(dsn)
+@pytest.fixture
+def target(db: str) -> str:
+    """A new database on each backend (the `db` fixture of tests/conftest.py)."""
+    return db
 
 
 def cli(capsys: pytest.CaptureFixture[str], db: str, *args: str) -> tuple[int, Any]:

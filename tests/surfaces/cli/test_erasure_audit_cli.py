@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,20 +14,14 @@ import pytest
 from remem.cli.main import main
 from remem.memory.memory import open_store
 from remem.service.audit import os_user
-from tests.support import pg
 
 WORDS = ("vegetarian", "lisbon", "aisle", "seats")
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def target(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """A database name: a SQLite file, or a fresh PostgreSQL database's URL."""
-    if request.param == "sqlite":
-        yield str(tmp_path / "erase.db")
-    else:
-        admin = request.getfixturevalue("pg_admin_dsn")
-        with pg.fresh_database(admin) as dsn:
-            yield pg.as_url(dsn)
+@pytest.fixture
+def target(db: str) -> str:
+    """A new database on each backend (the `db` fixture of tests/conftest.py)."""
+    return db
 
 
 @pytest.fixture(autouse=True)
