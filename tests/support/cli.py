@@ -21,7 +21,9 @@ from remem.cli.main import main
 from tests.support import SRC
 
 
-def run(capsys: pytest.CaptureFixture[str], db: Path, *args: str) -> tuple[int, dict[str, Any]]:
+def run(
+    capsys: pytest.CaptureFixture[str], db: Path | str, *args: str
+) -> tuple[int, dict[str, Any]]:
     """Run `remem --db DB ARGS --json`; return the exit code and its one JSON document."""
     code = main(["--db", str(db), *args, "--json"])
     out = capsys.readouterr().out
@@ -30,14 +32,14 @@ def run(capsys: pytest.CaptureFixture[str], db: Path, *args: str) -> tuple[int, 
     return code, json.loads(lines[0])
 
 
-def ok(capsys: pytest.CaptureFixture[str], db: Path, *args: str) -> dict[str, Any]:
+def ok(capsys: pytest.CaptureFixture[str], db: Path | str, *args: str) -> dict[str, Any]:
     """Run a command that must succeed; return its JSON."""
     code, data = run(capsys, db, *args)
     assert code == 0, data
     return data
 
 
-def err(capsys: pytest.CaptureFixture[str], db: Path, *args: str) -> dict[str, str]:
+def err(capsys: pytest.CaptureFixture[str], db: Path | str, *args: str) -> dict[str, str]:
     """Run a command that must fail; return its {"code", "message"} error."""
     code, data = run(capsys, db, *args)
     assert code != 0

@@ -8,25 +8,23 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
-from remem.cli.main import main
 from remem.embed import HashEmbedder
 from remem.memory.memory import Memory, open_store
 from remem.service import keys as keyring
 from remem.service.audit import os_user
 from remem.service.http import create_app
+from tests.support.cli import ok
 
 WORDS = "The lighthouse keeper's logbook mentions a marmalade recipe"
 
 
-def _cli(capsys: pytest.CaptureFixture[str], db: str, *args: str) -> dict[str, object]:
-    code = main(["--db", db, "--tenant", "acme", *args, "--json"])
-    out = capsys.readouterr().out
-    assert code == 0, out
-    return dict(json.loads(out))
+def _cli(capsys: pytest.CaptureFixture[str], db: str, *args: str) -> dict[str, Any]:
+    return ok(capsys, db, "--tenant", "acme", *args)
 
 
 def test_document_removal_and_export_are_audited(

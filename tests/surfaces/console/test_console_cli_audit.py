@@ -4,19 +4,19 @@ rows with no key, the surface `cli` and the OS user, filterable like the others.
 
 from __future__ import annotations
 
-import json
 import re
 from html import unescape
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
-from remem.cli.main import main
 from remem.embed import HashEmbedder
 from remem.memory.memory import Memory, open_store
 from remem.service import keys as keyring
 from remem.service.audit import os_user
 from remem.service.http import create_app
+from tests.support.cli import ok
 
 
 def _csrf(text: str) -> str:
@@ -25,11 +25,8 @@ def _csrf(text: str) -> str:
     return found.group(1)
 
 
-def _cli(capsys: pytest.CaptureFixture[str], db: str, *args: str) -> dict[str, object]:
-    code = main(["--db", db, "--tenant", "acme", *args, "--json"])
-    out = capsys.readouterr().out
-    assert code == 0, out
-    return dict(json.loads(out))
+def _cli(capsys: pytest.CaptureFixture[str], db: str, *args: str) -> dict[str, Any]:
+    return ok(capsys, db, "--tenant", "acme", *args)
 
 
 def test_cli_erasures_and_key_changes_show_in_the_console_audit_log(
