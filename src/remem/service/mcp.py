@@ -59,6 +59,7 @@ from remem.service.mcp_wire import ScreenMessages, run_stdio
 from remem.store.roles import Store, refuse_rls_bypass
 from remem.timeutil import TimeText as Time
 from remem.writes.checks import MAX_VALUE_CHARS
+from remem.writes.request import RememberAsk
 
 log = logging.getLogger("remem.mcp")
 
@@ -214,12 +215,12 @@ class McpServer:
 
     # -- the operations (blocking; the tools run them in a worker thread) ----------------
 
-    def remember(self, *, actor_id: str | None, **statement: Any) -> dict[str, Any]:
-        """Store a statement (`Memory.remember`'s keywords beyond the actor) as a confirmed
-        record; return it."""
+    def remember(self, request: RememberAsk) -> dict[str, Any]:
+        """Store a statement as a confirmed record, as the key's actor or one it may act
+        as (`Memory.ask_remember`); return it."""
         who = self._verify()
-        rec = self.memory.remember(actor=self._actor(who, actor_id), **statement)
-        return rec.as_dict()
+        actor = self._actor(who, request.actor)
+        return self.memory.ask_remember(replace(request, actor=actor)).as_dict()
 
     def recall(self, request: RecallAsk) -> dict[str, Any]:
         """The recall packet for a request, in the key's scope (`Memory.ask`)."""
@@ -317,10 +318,9 @@ class McpServer:
             talk or what matters only to the task at hand. Stored at once and returned
             with its id; a repeat returns the existing memory, and a statement about the
             same `field` supersedes the old value."""
-            return await run(
-                self.remember,
+            request = RememberAsk(
+                actor=actor_id,
                 text=text,
-                actor_id=actor_id,
                 kind=kind,
                 field=field,
                 value=value,
@@ -328,6 +328,7 @@ class McpServer:
                 sensitivity=sensitivity,
                 metadata=metadata,
             )
+            return await run(self.remember, request=request)
 
         @tool(annotations=ToolAnnotations(title="Recall", readOnlyHint=True))
         async def recall(

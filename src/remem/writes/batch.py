@@ -46,6 +46,7 @@ from remem.store.values import Asked, ForgetReport
 from remem.timeutil import TimeText
 from remem.writes import ledger, records
 from remem.writes.checks import MAX_VALUE_CHARS, valid_value
+from remem.writes.request import RememberAsk
 
 MAX_ITEMS = 10_000
 
@@ -196,7 +197,7 @@ def _run(
     try:
         if item.op == "create":
             assert item.actor is not None  # checked by the model
-            rec = records.remember(deps, actor=item.actor, **item.remembered())
+            rec = records.remember(deps, RememberAsk(actor=item.actor, **item.remembered()))
             return {"status": "created", "record_id": rec.id}
         assert item.record_id is not None
         old = records.get(deps, item.record_id)
