@@ -17,23 +17,32 @@ from typing import Any, Protocol
 from remem.errors import InvalidInput, NotFound, RememError, StoreError
 from remem.memory.aio import AsyncMemory
 from remem.memory.memory import Memory
-from remem.model import Packet, Record
+from remem.model import Packet, PacketItem, Record
+from remem.policy.dataclasses import shown
 from remem.policy.scope import named
+from remem.recall.request import RecallAsk
 from remem.store.roles import ForgetReport
 from remem.thread.checkpoints import Checkpoint
 from remem.timeutil import parse_time
 
 __all__ = [
+    "MAX_K",
     "Backend",
     "ErasureUnsupported",
     "backend",
+    "checked_k",
     "event_fields",
     "event_said",
     "forget_own",
+    "framework_missing",
+    "item_metadata",
     "listed",
+    "recalled",
     "stable_id",
     "thread_state",
 ]
+
+MAX_K = 1000  # the most items one recall of an adapter hands back
 
 
 class ErasureUnsupported(RememError, NotImplementedError):
@@ -54,15 +63,7 @@ class Backend(Protocol):
         self, *, actor: str, text: str, metadata: Mapping[str, Any] | None = ...
     ) -> Record: ...
 
-    def recall(
-        self,
-        *,
-        actor: str,
-        query: str,
-        k: int = ...,
-        include_events: bool = ...,
-        metadata: Mapping[str, Any] | None = ...,
-    ) -> Packet: ...
+    def ask(self, request: RecallAsk) -> Packet: ...
 
     def get(self, record_id: str) -> Record: ...
 
@@ -114,6 +115,55 @@ def backend(memory: Memory | AsyncMemory | Backend) -> tuple[Backend, Callable[[
     if isinstance(memory, Memory):
         return memory, memory.deps.clock
     return memory, _utcnow
+
+
+def framework_missing(adapter: str, framework: str, package: str, exc: ImportError) -> ImportError:
+    """The error an adapter's import raises when its framework is not installed: which
+    extra of remem installs it (`remem[adapter]`, the `package` it pins) and why not."""
+    return ImportError(
+        f"remem.integrations.{adapter} needs {framework}: pip install 'remem[{adapter}]' "
+        f"({package}); importing it failed: {exc}"
+    )
+
+
+def checked_k(value: object, what: str = "k") -> int:
+    """How many items a recall of an adapter hands back (an adapter's `k`, or the
+    framework's name for it): an integer from 1 to `MAX_K`, or InvalidInput."""
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_K:
+        raise InvalidInput(f"{what} must be an integer from 1 to {MAX_K}; got {shown(value)}")
+    return value
+
+
+def recalled(
+    mem: Backend,
+    actor: str,
+    query: str,
+    k: int,
+    include_events: bool = False,
+    metadata: Mapping[str, Any] | None = None,
+) -> tuple[PacketItem, ...]:
+    """The items of one adapter's recall, as the framework gets them: one `RecallAsk`
+    answered by the backend's one entry point (`ask`), pinned fields first, then the
+    ranked items."""
+    request = RecallAsk(
+        actor=actor, query=query, k=k, include_events=include_events, metadata=metadata
+    )
+    packet = mem.ask(request)
+    return (*packet.pinned, *packet.records)
+
+
+def item_metadata(item: PacketItem) -> dict[str, Any]:
+    """A recalled item's metadata as a framework's entry carries it: the application's
+    own keys, then remem's (id, kind, status, score, flags, source date), which win."""
+    return {
+        **item.metadata,
+        "id": item.id,
+        "kind": item.kind,
+        "status": item.status,
+        "score": item.score,
+        "flags": list(item.flags),
+        "source_date": item.source_date.isoformat(),
+    }
 
 
 def listed(what: str, value: object) -> list[Any]:
