@@ -41,7 +41,6 @@ from remem.model import (
     Kind,
     Packet,
     Record,
-    Role,
     Status,
 )
 from remem.policy.scope import SHARED_ACTOR, Principal, check_name, named, operator
@@ -222,35 +221,9 @@ class Memory(Recalls, Reads, Writes, DocumentMethods, JobMethods, LifecycleMetho
 
     # -- events ----------------------------------------------------------------
 
-    @observed
-    def add_event(
-        self,
-        *,
-        actor: str,
-        session: str,
-        role: str | Role,
-        text: str,
-        time: str | datetime | None = None,
-        event_id: str | None = None,
-        metadata: Mapping[str, Any] | None = None,
-    ) -> str:
-        """Append one event to the thread log and enqueue its extraction; return its id.
-
-        `event_id` is an idempotency key, unique per tenant: a repeat with the
-        same actor, session, role and text is the same event (not stored again,
-        its time and metadata ignored) and returns the same id; any other reuse
-        raises `ConflictError`. A time more than `max_clock_skew` ahead of the
-        clock is refused with `InvalidInput`.
-        """
-        row = {
-            "actor": actor,
-            "session": session,
-            "role": role,
-            "text": text,
-            "time": time,
-            "event_id": event_id,
-            "metadata": metadata,
-        }
+    @observed_as("add_event")
+    def _add_event(self, row: Mapping[str, Any]) -> str:
+        """`add_event`'s row (`remem.writes.request.Writes`), checked and appended."""
         from remem.writes import events as event_log
 
         event = event_log.event(self.deps, row, self.max_clock_skew)

@@ -1,4 +1,4 @@
-"""What a write is asked: one statement to remember, or a file of events to import.
+"""What a write is asked: one event, one statement to remember, or events to import.
 
 As `remem.recall.request` does for recall, each write is one value before the checks:
 
@@ -6,11 +6,12 @@ As `remem.recall.request` does for recall, each write is one value before the ch
         ─► RememberAsk / ImportAsk, as given
         ─► Memory.ask_remember / ask_import (checked there) ─► Record / ImportResult
 
-`Writes` writes the keywords of `remember` and `import_events` once for `Memory` and
-`Client`: each builds the request and hands it to its own `ask_*` (the library writes
-it, the `Client` sends it). The requests are frozen dataclasses, unchecked: the write
+`Writes` writes the keywords of `add_event`, `remember` and `import_events` once for
+`Memory` and `Client`: each builds the request and hands it to its own `ask_*` (the
+library writes it, the `Client` sends it); an event is the row `add_events` takes,
+handed to `_add_event`. The requests are frozen dataclasses, unchecked: the write
 flows check them with the library's errors (`remem.writes.records.remember`,
-`remem.writes.events.import_rows`).
+`remem.writes.events.event` and `import_rows`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from remem.model import Kind, Record, Sensitivity
+from remem.model import Kind, Record, Role, Sensitivity
 
 if TYPE_CHECKING:
     from remem.writes.events import ImportResult
@@ -61,8 +62,39 @@ class ImportAsk:
 
 
 class Writes:
-    """`remember` and `import_events` with their keywords, written once for `Memory` and
-    `Client`."""
+    """`add_event`, `remember` and `import_events` with their keywords, written once for
+    `Memory` and `Client`."""
+
+    def add_event(
+        self,
+        *,
+        actor: str,
+        session: str,
+        role: str | Role,
+        text: str,
+        time: str | datetime | None = None,
+        event_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> str:
+        """Append one event to the thread log and enqueue its extraction; return its id.
+
+        `event_id` is an idempotency key, unique per tenant: a repeat with the
+        same actor, session, role and text is the same event (not stored again,
+        its time and metadata ignored) and returns the same id; any other reuse
+        raises `ConflictError`. A time more than `max_clock_skew` ahead of the
+        clock is refused with `InvalidInput`. The keywords make one row, as
+        `add_events` takes each, appended by `_add_event`.
+        """
+        row = {
+            "actor": actor,
+            "session": session,
+            "role": role,
+            "text": text,
+            "time": time,
+            "event_id": event_id,
+            "metadata": metadata,
+        }
+        return self._add_event(row)
 
     def remember(
         self,
@@ -140,6 +172,10 @@ class Writes:
         The arguments make one `ImportAsk`, run by `ask_import`.
         """
         return self.ask_import(ImportAsk(rows=rows, batch=batch, progress=progress, lines=lines))
+
+    @abstractmethod
+    def _add_event(self, row: Mapping[str, Any]) -> str:
+        """The id of the event one row is stored as (`Memory`'s, or a `Client`'s POST)."""
 
     @abstractmethod
     def ask_remember(self, request: RememberAsk) -> Record:

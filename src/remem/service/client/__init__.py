@@ -85,30 +85,10 @@ class Client(Recalls, Reads, QueueClient, Writes, WriteClient, DocumentClient, T
 
     # -- events ----------------------------------------------------------------------
 
-    def add_event(
-        self,
-        *,
-        actor: str,
-        session: str,
-        role: str,
-        text: str,
-        time: str | datetime | None = None,
-        event_id: str | None = None,
-        metadata: Mapping[str, Any] | None = None,
-    ) -> str:
-        """Append one event; return its id (a repeated `event_id` is not a second event)."""
-        row = _event_body(
-            {
-                "actor": actor,
-                "session": session,
-                "role": role,
-                "text": text,
-                "time": time,
-                "event_id": event_id,
-                "metadata": metadata,
-            }
-        )
-        return str(self._call("POST", "/v1/events", json=row)["events"][0]["event_id"])
+    def _add_event(self, row: Mapping[str, Any]) -> str:
+        """`add_event`'s row, posted (a repeated `event_id` is not a second event)."""
+        body = _event_body(row)
+        return str(self._call("POST", "/v1/events", json=body)["events"][0]["event_id"])
 
     def add_events(self, rows: Iterable[Mapping[str, Any]]) -> list[bool]:
         """Append many events in one transaction; per event, whether it was new."""
