@@ -105,6 +105,10 @@ MetadataFilter = Annotated[
     dict[str, Any] | None,
     Field(description='only memories whose metadata has these values, e.g. {"topic": "work"}'),
 ]
+QueryText = Annotated[str, Field(min_length=1, max_length=100_000)]
+TopK = Annotated[int, Field(ge=1, le=1000)]
+AsOf = Annotated[Time, Field(max_length=64, description="ISO 8601: what was known and valid then")]
+Name = Annotated[str, Field(min_length=1, max_length=200)]  # a field or a namespace
 # a tool's answer: compact text for the model beside the data (`McpServer._call`)
 Out = Annotated[CallToolResult, dict[str, Any]]
 
@@ -332,14 +336,11 @@ class McpServer:
 
         @tool(annotations=ToolAnnotations(title="Recall", readOnlyHint=True))
         async def recall(
-            query: Annotated[str, Field(min_length=1, max_length=100_000)],
+            query: QueryText,
             actor_id: ActorId = None,
-            top_k: Annotated[int, Field(ge=1, le=1000)] = 10,
+            top_k: TopK = 10,
             budget_tokens: Annotated[int, Field(ge=1, le=1_000_000)] = 1000,
-            as_of: Annotated[
-                Time,
-                Field(max_length=64, description="ISO 8601: what was known and valid then"),
-            ] = None,
+            as_of: AsOf = None,
             known_at: Annotated[
                 Time,
                 Field(max_length=64, description="ISO 8601: what was known then (default as_of)"),
@@ -351,7 +352,7 @@ class McpServer:
             include_events: bool = True,
             max_sensitivity: SensitivityName | None = None,
             pin: Annotated[
-                list[Annotated[str, Field(min_length=1, max_length=200)]] | None,
+                list[Name] | None,
                 Field(
                     max_length=20,
                     description="fields looked up exactly and put first, e.g. ['timezone']",
@@ -381,11 +382,11 @@ class McpServer:
 
         @tool(annotations=ToolAnnotations(title="Search documents", readOnlyHint=True))
         async def search_documents(
-            query: Annotated[str, Field(min_length=1, max_length=100_000)],
+            query: QueryText,
             actor_id: ActorId = None,
-            top_k: Annotated[int, Field(ge=1, le=1000)] = 10,
+            top_k: TopK = 10,
             namespaces: Annotated[
-                list[Annotated[str, Field(min_length=1, max_length=200)]] | None,
+                list[Name] | None,
                 Field(max_length=20, description="also these namespaces' documents"),
             ] = None,
         ) -> Out:
@@ -407,9 +408,7 @@ class McpServer:
                 ),
             ],
             actor_id: ActorId = None,
-            as_of: Annotated[
-                Time, Field(max_length=64, description="ISO 8601: what was known and valid then")
-            ] = None,
+            as_of: AsOf = None,
         ) -> Out:
             """Call when you need one attribute exactly (timezone, home city, diet) rather
             than a search. Returns its value with record id and provenance: `status` is
@@ -420,9 +419,7 @@ class McpServer:
         @tool(annotations=ToolAnnotations(title="Get profile", readOnlyHint=True))
         async def get_profile(
             actor_id: ActorId = None,
-            as_of: Annotated[
-                Time, Field(max_length=64, description="ISO 8601: what was known and valid then")
-            ] = None,
+            as_of: AsOf = None,
             max_sensitivity: SensitivityName | None = None,
             budget_tokens: Annotated[int | None, Field(ge=1, le=1_000_000)] = None,
         ) -> Out:
