@@ -45,7 +45,7 @@ from remem.model import (
 )
 from remem.policy.dataclasses import shown
 from remem.recall.request import RecallAsk, Recalls
-from remem.service.client.documents import DocumentClient, document_item
+from remem.service.client.documents import DocumentClient, document_item, forget_report
 from remem.service.client.pages import collect
 from remem.service.client.queue import QueueClient
 from remem.service.client.thread import ThreadClient
@@ -252,13 +252,7 @@ class Client(Recalls, Reads, QueueClient, Writes, WriteClient, DocumentClient, T
             out = self._call("DELETE", f"/v1/memories/{_seg(record_id)}", json=body)
         else:
             out = self._call("POST", f"/v1/subjects/{_seg(str(actor))}/forget", json=body)
-        return ForgetReport(
-            deleted=out["deleted"],
-            verified=out["verified"],
-            remaining=out["remaining"],
-            job_id=out["job_id"],
-            attempts=out["attempts"],
-        )
+        return forget_report(out)
 
     def export(self, *, actor: str) -> Iterator[dict[str, Any]]:
         """Everything the server holds about one actor (an admin key), as JSON rows."""
