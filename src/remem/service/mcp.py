@@ -58,6 +58,7 @@ from remem.service.bodies import BodyLimit, BodyLimits
 from remem.service.mcp_wire import ScreenMessages, run_stdio
 from remem.store.roles import Store, refuse_rls_bypass
 from remem.timeutil import TimeText as Time
+from remem.writes.batch import KindName, SensitivityName
 from remem.writes.checks import MAX_VALUE_CHARS
 from remem.writes.request import RememberAsk
 
@@ -95,7 +96,6 @@ ActorId = Annotated[
         description="whose memory; omit to use the actor the key is limited to",
     ),
 ]
-SensitivityName = Literal["normal", "personal", "sensitive"]
 # checked by the write and read flows (`remem.policy.metadata`): a bad one is invalid_input
 Metadata = Annotated[
     dict[str, Any] | None,
@@ -300,7 +300,7 @@ class McpServer:
         async def remember(
             text: Annotated[str, Field(min_length=1, max_length=4000, description="the statement")],
             actor_id: ActorId = None,
-            kind: Literal["semantic", "preference", "episodic"] = "semantic",
+            kind: KindName = "semantic",
             field: Annotated[
                 str | None,
                 Field(
