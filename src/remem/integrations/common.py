@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 from remem.errors import InvalidInput, NotFound, RememError, StoreError
@@ -76,31 +76,44 @@ class ThreadState(Protocol):
 
     def checkpoint_save(
         self, *, actor: str, workflow: str, state: Mapping[str, Any],
-        expected_version: int | None = ...,
+        expected_version: int | None = ..., retention: timedelta | None = ...,
     ) -> Checkpoint: ...  # fmt: skip
 
     def checkpoint_load(self, *, actor: str, workflow: str) -> Checkpoint: ...
+
+    def checkpoint_scan(
+        self, *, actor: str, prefix: str = ..., before: str | None = ..., limit: int = ...
+    ) -> list[Checkpoint]: ...
+
+    def checkpoint_delete(
+        self, *, actor: str, workflow: str | None = ..., prefix: str | None = ...
+    ) -> int: ...
 
 
 class _EmbeddedState:
     """A `Memory`'s thread state with the `Client`'s method names."""
 
     def __init__(self, mem: Memory) -> None:
-        self._mem = mem
+        from remem.thread import api
+
+        self._mem, self._api = mem, api
 
     def checkpoint_save(self, **kw: Any) -> Checkpoint:
-        from remem.thread import api
-
-        return api.checkpoint_save(self._mem, **kw)
+        return self._api.checkpoint_save(self._mem, **kw)
 
     def checkpoint_load(self, **kw: Any) -> Checkpoint:
-        from remem.thread import api
+        return self._api.checkpoint_load(self._mem, **kw)
 
-        return api.checkpoint_load(self._mem, **kw)
+    def checkpoint_scan(self, **kw: Any) -> list[Checkpoint]:
+        return self._api.checkpoint_scan(self._mem, **kw)
+
+    def checkpoint_delete(self, **kw: Any) -> int:
+        return self._api.checkpoint_delete(self._mem, **kw)
 
 
-def thread_state(memory: Memory | AsyncMemory | Backend) -> ThreadState:
-    """The thread state of what an adapter was given."""
+def thread_state(memory: Memory | AsyncMemory | Backend | ThreadState) -> ThreadState:
+    """The thread state of what an adapter was given: a `Memory`'s (an `AsyncMemory`'s
+    sync one) through `remem.thread.api`, or a `Client` as it is."""
     if isinstance(memory, AsyncMemory):
         memory = memory.sync
     if isinstance(memory, Memory):
