@@ -219,7 +219,7 @@ class Memory(Recalls, Reads, Writes, DocumentMethods, JobMethods, LifecycleMetho
         is None (`remem.memory.embedder.BoundEmbedder`)."""
         return self._embedding.writing()
 
-    # -- events ----------------------------------------------------------------
+    # -- events: `add_event` and `import_events` are `Writes`' --------------------
 
     @observed_as("add_event")
     def _add_event(self, row: Mapping[str, Any]) -> str:
@@ -242,8 +242,9 @@ class Memory(Recalls, Reads, Writes, DocumentMethods, JobMethods, LifecycleMetho
         return event_log.add(self.deps, events)
 
     def ask_import(self, request: ImportAsk) -> ImportResult:
-        """The checked entry point of `import_events` (`remem.writes.request`): its
-        arguments, the CLI and the `Client`'s server build an `ImportAsk`."""
+        """The entry point of `import_events` (`remem.writes.request`): its arguments make
+        one `ImportAsk`, checked and written batch by batch by
+        `remem.writes.events.import_rows`."""
         from remem.writes import events as event_log
 
         return event_log.import_rows(
@@ -267,7 +268,7 @@ class Memory(Recalls, Reads, Writes, DocumentMethods, JobMethods, LifecycleMetho
 
     # -- extraction: `process`, `jobs`, `retry_jobs` and `pipeline` are `JobMethods` ----
 
-    # -- the explicit write path: `remember` and `import_events` are `Writes`' ------------
+    # -- the explicit write path: `remember` is `Writes`' -----------------------------
 
     @observed_as("remember")
     def ask_remember(self, request: RememberAsk) -> Record:
