@@ -28,6 +28,7 @@ from remem.policy.fields import canonical_field, valid_field
 from remem.service import keys as keyring
 from remem.service.http import create_app
 from remem.service.mcp import McpServer
+from remem.writes.request import RememberAsk
 from tests.support.cli import err, ok
 
 CYRILLIC = "h\u043eme city"
@@ -194,10 +195,9 @@ def test_mcp_refuses_a_lookalike_field_and_reads_a_wide_one(tmp_path: Path) -> N
     server = McpServer.open(db, _key(db, actor="ana", role="agent"))
     try:
         with pytest.raises(InvalidInput):
-            server.remember(text="Lives in Faro", actor_id=None, kind="semantic", field=CYRILLIC,
-                            value="Faro", valid_until=None, sensitivity="normal")  # fmt: skip
-        server.remember(text="Lives in Lisbon", actor_id=None, kind="semantic", field=WIDE,
-                        value="Lisbon", valid_until=None, sensitivity="normal")  # fmt: skip
+            server.remember(RememberAsk(actor=None, text="Lives in Faro", field=CYRILLIC,
+                                        value="Faro"))  # fmt: skip
+        server.remember(RememberAsk(actor=None, text="Lives in Lisbon", field=WIDE, value="Lisbon"))
         assert server.get_fact(FactAsk(actor=None, field="home city"))["status"] == "found"
         with pytest.raises(InvalidInput):
             server.get_fact(FactAsk(actor=None, field=ZERO_WIDTH))

@@ -17,6 +17,7 @@ from remem.errors import InvalidInput
 from remem.facts.request import FactAsk, ProfileAsk, RecordsAsk
 from remem.recall.request import RecallAsk
 from remem.store.values import ForgetReport
+from remem.writes.request import RememberAsk
 
 # -- records ----------------------------------------------------------------------------
 
@@ -47,12 +48,12 @@ from remem.store.values import ForgetReport
 @click.pass_obj
 def remember(ctx: Ctx, /, metadata: str | None, **statement: Any) -> None:
     """Store an explicit statement as a confirmed record at once."""
-    # the other options are named as `Memory.remember`'s keywords
+    # the other options are named as a `RememberAsk`'s fields (`Memory.remember`'s keywords)
     if statement["value"] is not None and statement["field"] is None:
         raise InvalidInput("--value needs --field")
-    meta = json_object("--metadata", metadata)
+    request = RememberAsk(**statement, metadata=json_object("--metadata", metadata))
     with ctx.open() as mem:
-        rec = mem.remember(**statement, metadata=meta)
+        rec = mem.ask_remember(request)
     emit(
         ctx,
         {"record_id": rec.id, "status": rec.status.value},

@@ -3,22 +3,22 @@ subject with a typed confirmation, deletion jobs with their receipts, export).""
 
 # no `from __future__ import annotations`: FastAPI reads the signatures at runtime
 import re
-from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import Response, StreamingResponse
 
 from remem.console import views
 from remem.console.web import (
     HEADERS,
     PREFIX,
+    At,
+    Form,
     Seat,
+    Short,
     back,
     confirmed,
     page,
-    posted,
     render,
-    seat,
     sessions,
     text_field,
 )
@@ -28,10 +28,6 @@ from remem.service.audit import REASON_MAX
 from remem.service.routes import admin, operations, records
 
 router = APIRouter(include_in_schema=False)
-
-At = Annotated[Seat, Depends(seat)]
-Form = Annotated[dict[str, str], Depends(posted)]
-Short = Annotated[str, Query(max_length=200)]
 
 
 @router.get(PREFIX + "/jobs")

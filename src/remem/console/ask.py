@@ -3,20 +3,18 @@
 # no `from __future__ import annotations`: FastAPI reads the signatures at runtime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 from pydantic import ValidationError
 
 from remem.console import views
-from remem.console.web import PREFIX, Seat, message_of, page, render, seat
+from remem.console.web import PREFIX, At, Seat, Short, message_of, page, render
 from remem.errors import InvalidInput
 from remem.service.routes import recall
 from remem.service.schemas import RetrieveIn
 
 router = APIRouter(include_in_schema=False)
 
-At = Annotated[Seat, Depends(seat)]
-Short = Annotated[str, Query(max_length=200)]
 SENSITIVITIES = ("", "normal", "personal", "sensitive")
 LABELS = {"actor_id": "actor", "top_k": "k", "budget_tokens": "budget"}  # API name: form
 

@@ -7,20 +7,18 @@ never memory content (`remem.service.audit`).
 
 # no `from __future__ import annotations`: FastAPI reads the signatures at runtime
 import json
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from remem.console.web import HEADERS, PREFIX, Seat, page, render, seat
+from remem.console.web import HEADERS, PREFIX, At, Seat, Short, page, render
 from remem.errors import InvalidInput
 from remem.policy import scope
 from remem.service import audit
 
 router = APIRouter(include_in_schema=False)
 
-At = Annotated[Seat, Depends(seat)]
-Short = Annotated[str, Query(max_length=200)]
 PAGE = 100  # the rows of one page
 EXPORT_MAX = 10_000  # the rows of one export (narrow it by actor, key or action)
 

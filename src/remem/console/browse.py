@@ -11,11 +11,11 @@ from it; an erased turn (its text emptied by a record's erasure) is shown as era
 # no `from __future__ import annotations`: FastAPI reads the signatures at runtime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 
 from remem.console import views
-from remem.console.web import PREFIX, Seat, page, render, seat
+from remem.console.web import PREFIX, At, Seat, page, render
 from remem.errors import InvalidInput
 from remem.policy import scope
 from remem.service import audit
@@ -25,7 +25,6 @@ from remem.timeutil import utcnow
 
 router = APIRouter(include_in_schema=False)
 
-At = Annotated[Seat, Depends(seat)]
 Text = Annotated[str, Query(max_length=200)]
 SEARCH_HITS = 50  # the best records and the best events a search shows
 TURNS = 100  # the turns of a transcript page

@@ -7,12 +7,11 @@ form, once: it is kept nowhere, not even in the console's session.
 """
 
 # no `from __future__ import annotations`: FastAPI reads the signatures at runtime
-from typing import Annotated
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from remem.console.web import PREFIX, Seat, back, page, posted, render, seat, sessions
+from remem.console.web import PREFIX, At, Form, Seat, back, page, render, sessions
 from remem.errors import InvalidInput
 from remem.policy import scope
 from remem.service.keys import ROLES, key_name
@@ -21,8 +20,6 @@ from remem.service.schemas import KeyIn
 
 router = APIRouter(include_in_schema=False)
 
-At = Annotated[Seat, Depends(seat)]
-Form = Annotated[dict[str, str], Depends(posted)]
 LISTED = 500  # the keys one page lists, oldest first
 
 

@@ -4,11 +4,11 @@ history, supersession timeline and conflicts."""
 # no `from __future__ import annotations`: FastAPI reads the signatures at runtime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 
 from remem.console import browse, views
-from remem.console.web import PREFIX, Seat, page, render, seat
+from remem.console.web import PREFIX, At, Seat, page, render
 from remem.errors import RememError
 from remem.model import Kind
 from remem.policy import scope
@@ -18,7 +18,6 @@ from remem.timeutil import utcnow
 
 router = APIRouter(include_in_schema=False)
 
-At = Annotated[Seat, Depends(seat)]
 Text = Annotated[str, Query(max_length=200)]
 MAX_CHAIN = 50  # the longest supersession chain a record page walks
 PAGE = 100  # the records of one page of an actor's memory

@@ -13,20 +13,19 @@ needs a reviewer key (reviewers and admins: the people who answer for the memory
 
 # no `from __future__ import annotations`: FastAPI reads the signatures at runtime
 import json
-from typing import Annotated
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from remem.console.web import (
     HEADERS,
     PREFIX,
+    At,
+    Form,
     Seat,
     back,
     confirmed,
     page,
-    posted,
-    seat,
     sessions,
     text_field,
 )
@@ -37,8 +36,6 @@ from remem.service.routes.deps import record
 
 router = APIRouter(include_in_schema=False)
 
-At = Annotated[Seat, Depends(seat)]
-Form = Annotated[dict[str, str], Depends(posted)]
 MAX_TEXT = 10_000  # the characters of a correction
 
 

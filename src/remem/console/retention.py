@@ -14,16 +14,15 @@ from collections import Counter
 from datetime import timedelta
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 
-from remem.console.web import PREFIX, Seat, page, render, seat
+from remem.console.web import PREFIX, At, page, render
 from remem.policy import scope
 from remem.timeutil import parse_time, utcnow
 
 router = APIRouter(include_in_schema=False)
 
-At = Annotated[Seat, Depends(seat)]
 WINDOWS = (7, 30)  # the days ahead the page looks, as offered
 MAX_ACTORS = 200
 PER_ACTOR = 2000

@@ -2,13 +2,13 @@
 reject with a reason (reviewers), and records flagged as untrusted."""
 
 # no `from __future__ import annotations`: FastAPI reads the signatures at runtime
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from remem.console import views
-from remem.console.web import PREFIX, Seat, back, page, posted, render, seat, sessions
+from remem.console.web import PREFIX, At, Form, back, page, render, sessions
 from remem.model import Status
 from remem.policy.scope import SHARED_ACTOR
 from remem.service.routes import procedures, records
@@ -16,8 +16,6 @@ from remem.service.schemas import RejectIn
 
 router = APIRouter(include_in_schema=False)
 
-At = Annotated[Seat, Depends(seat)]
-Form = Annotated[dict[str, str], Depends(posted)]
 MAX_ACTORS = 200  # the actors whose proposals and flagged records one page gathers
 
 

@@ -14,10 +14,10 @@ import functools
 import hmac
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, ParamSpec
+from typing import Annotated, Any, ParamSpec
 
 import jinja2
-from fastapi import Request
+from fastapi import Depends, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import ValidationError
 
@@ -99,6 +99,13 @@ async def posted(request: Request) -> dict[str, str]:
     if not hmac.compare_digest(fields.get("csrf", ""), expected):
         raise StaleForm
     return fields
+
+
+# what a page's signature takes (FastAPI dependencies): the signed-in seat, a POSTed form
+# with its CSRF token checked, and a short query value
+At = Annotated[Seat, Depends(seat)]
+Form = Annotated[dict[str, str], Depends(posted)]
+Short = Annotated[str, Query(max_length=200)]
 
 
 @functools.cache

@@ -53,11 +53,19 @@ from collections.abc import Mapping
 from typing import Any
 
 from remem.errors import InvalidInput
-from remem.integrations.common import Backend, ErasureUnsupported, backend, forget_own
+from remem.integrations.common import (
+    Backend,
+    ErasureUnsupported,
+    backend,
+    checked_k,
+    forget_own,
+    framework_missing,
+    item_metadata,
+    recalled,
+)
 from remem.memory.aio import AsyncMemory
 from remem.memory.memory import Memory
 from remem.model import PacketItem
-from remem.policy.dataclasses import shown
 from remem.policy.metadata import check_filter
 from remem.policy.scope import check_name
 
@@ -73,10 +81,7 @@ try:
     from autogen_core.model_context import ChatCompletionContext
     from autogen_core.models import SystemMessage, UserMessage
 except ImportError as exc:  # pragma: no cover - the message is the point
-    raise ImportError(
-        "remem.integrations.autogen needs AutoGen: pip install 'remem[autogen]' "
-        f"(autogen-core); importing it failed: {exc}"
-    ) from exc
+    raise framework_missing("autogen", "AutoGen", "autogen-core", exc) from exc
 
 __all__ = ["ErasureUnsupported", "RememMemory"]
 
@@ -103,9 +108,7 @@ class RememMemory(AutoGenMemory):
         the filter every query applies (records whose metadata has these values)."""
         self._mem, _ = backend(memory)
         self.actor = check_name("actor", actor)
-        if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= 1000:
-            raise InvalidInput(f"k must be an integer from 1 to 1000; got {shown(k)}")
-        self.k = k
+        self.k = checked_k(k)
         self.include_events = include_events
         self.metadata = _filter(metadata)
         self.name = name
@@ -128,21 +131,14 @@ class RememMemory(AutoGenMemory):
         """The actor's memories that matter for `query`, most relevant first (`k=` and
         `metadata=` override the memory's own)."""
         text = query if isinstance(query, str) else _text(query)
-        k = kwargs.get("k", self.k)
-        if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= 1000:
-            raise InvalidInput(f"k must be an integer from 1 to 1000; got {shown(k)}")
+        k = checked_k(kwargs.get("k", self.k))
         wanted = _filter(kwargs["metadata"]) if "metadata" in kwargs else self.metadata
         if not text.strip():
             return MemoryQueryResult(results=[])
-        packet = await asyncio.to_thread(
-            self._mem.recall,
-            actor=self.actor,
-            query=text,
-            k=k,
-            include_events=self.include_events,
-            metadata=wanted,
+        items = await asyncio.to_thread(
+            recalled, self._mem, self.actor, text, k, self.include_events, wanted
         )
-        return MemoryQueryResult(results=[_content(i) for i in (*packet.pinned, *packet.records)])
+        return MemoryQueryResult(results=[_content(i) for i in items])
 
     async def update_context(self, model_context: ChatCompletionContext) -> UpdateContextResult:
         """Recall on the last user message and add what comes back to the model
@@ -214,15 +210,5 @@ def _said(content: object) -> str:
 
 def _content(item: PacketItem) -> MemoryContent:
     return MemoryContent(
-        content=item.text,
-        mime_type=MemoryMimeType.TEXT,
-        metadata={
-            **item.metadata,
-            "id": item.id,
-            "kind": item.kind,
-            "status": item.status,
-            "score": item.score,
-            "flags": list(item.flags),
-            "source_date": item.source_date.isoformat(),
-        },
+        content=item.text, mime_type=MemoryMimeType.TEXT, metadata=item_metadata(item)
     )

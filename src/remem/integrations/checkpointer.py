@@ -53,7 +53,7 @@ import json
 import re
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from datetime import timedelta
-from typing import Any, Protocol
+from typing import Any
 
 import ormsgpack
 from langchain_core.runnables import RunnableConfig
@@ -72,11 +72,11 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.types import INTERRUPT
 
 from remem.errors import ConflictError, InvalidInput, NotFound, RefusedContent
+from remem.integrations.common import ThreadState, thread_state
 from remem.memory.aio import AsyncMemory
 from remem.memory.memory import Memory
 from remem.policy.dataclasses import refusal_reason, secret_kinds
 from remem.policy.scope import check_name
-from remem.thread import api
 from remem.thread.checkpoints import Checkpoint as Saved
 
 __all__ = ["RememCheckpointer"]
@@ -88,65 +88,19 @@ FORMAT = 1  # the shape of `data` below; a later one is read by a later adapter
 _CHECKPOINT_ID = re.compile(r"[0-9A-Fa-f-]{36}")
 
 
-class ThreadBackend(Protocol):
-    """What the checkpointer uses of remem: `remem.thread.api`'s checkpoints, as the
-    `Client` offers them and `_Embedded` offers them for a `Memory`."""
-
-    def checkpoint_save(
-        self,
-        *,
-        actor: str,
-        workflow: str,
-        state: Mapping[str, Any],
-        expected_version: int | None = ...,
-        retention: timedelta | None = ...,
-    ) -> Saved: ...
-
-    def checkpoint_load(self, *, actor: str, workflow: str) -> Saved: ...
-
-    def checkpoint_scan(
-        self, *, actor: str, prefix: str = ..., before: str | None = ..., limit: int = ...
-    ) -> list[Saved]: ...
-
-    def checkpoint_delete(
-        self, *, actor: str, workflow: str | None = ..., prefix: str | None = ...
-    ) -> int: ...
-
-
-class _Embedded:
-    """A `Memory`'s thread state with the `Client`'s method names."""
-
-    def __init__(self, mem: Memory) -> None:
-        self._mem = mem
-
-    def checkpoint_save(self, **kw: Any) -> Saved:
-        return api.checkpoint_save(self._mem, **kw)
-
-    def checkpoint_load(self, **kw: Any) -> Saved:
-        return api.checkpoint_load(self._mem, **kw)
-
-    def checkpoint_scan(self, **kw: Any) -> list[Saved]:
-        return api.checkpoint_scan(self._mem, **kw)
-
-    def checkpoint_delete(self, **kw: Any) -> int:
-        return api.checkpoint_delete(self._mem, **kw)
-
-
 class RememCheckpointer(BaseCheckpointSaver[int]):
     """A LangGraph `BaseCheckpointSaver` on one actor's remem thread state (see module)."""
 
     def __init__(
         self,
-        memory: Memory | AsyncMemory | ThreadBackend,
+        memory: Memory | AsyncMemory | ThreadState,
         *,
         actor: str,
         retention: timedelta | None = None,
         serde: SerializerProtocol | None = None,
     ) -> None:
         super().__init__(serde=serde)
-        if isinstance(memory, AsyncMemory):
-            memory = memory.sync
-        self._remem: ThreadBackend = _Embedded(memory) if isinstance(memory, Memory) else memory
+        self._remem = thread_state(memory)
         self.actor = check_name("actor", actor)
         self.retention = retention
 

@@ -11,29 +11,38 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 from remem.errors import InvalidInput, NotFound, RememError, StoreError
 from remem.memory.aio import AsyncMemory
 from remem.memory.memory import Memory
-from remem.model import Packet, Record
+from remem.model import Packet, PacketItem, Record
+from remem.policy.dataclasses import shown
 from remem.policy.scope import named
+from remem.recall.request import RecallAsk
 from remem.store.roles import ForgetReport
 from remem.thread.checkpoints import Checkpoint
 from remem.timeutil import parse_time
 
 __all__ = [
+    "MAX_K",
     "Backend",
     "ErasureUnsupported",
     "backend",
+    "checked_k",
     "event_fields",
     "event_said",
     "forget_own",
+    "framework_missing",
+    "item_metadata",
     "listed",
+    "recalled",
     "stable_id",
     "thread_state",
 ]
+
+MAX_K = 1000  # the most items one recall of an adapter hands back
 
 
 class ErasureUnsupported(RememError, NotImplementedError):
@@ -54,15 +63,7 @@ class Backend(Protocol):
         self, *, actor: str, text: str, metadata: Mapping[str, Any] | None = ...
     ) -> Record: ...
 
-    def recall(
-        self,
-        *,
-        actor: str,
-        query: str,
-        k: int = ...,
-        include_events: bool = ...,
-        metadata: Mapping[str, Any] | None = ...,
-    ) -> Packet: ...
+    def ask(self, request: RecallAsk) -> Packet: ...
 
     def get(self, record_id: str) -> Record: ...
 
@@ -75,31 +76,44 @@ class ThreadState(Protocol):
 
     def checkpoint_save(
         self, *, actor: str, workflow: str, state: Mapping[str, Any],
-        expected_version: int | None = ...,
+        expected_version: int | None = ..., retention: timedelta | None = ...,
     ) -> Checkpoint: ...  # fmt: skip
 
     def checkpoint_load(self, *, actor: str, workflow: str) -> Checkpoint: ...
+
+    def checkpoint_scan(
+        self, *, actor: str, prefix: str = ..., before: str | None = ..., limit: int = ...
+    ) -> list[Checkpoint]: ...
+
+    def checkpoint_delete(
+        self, *, actor: str, workflow: str | None = ..., prefix: str | None = ...
+    ) -> int: ...
 
 
 class _EmbeddedState:
     """A `Memory`'s thread state with the `Client`'s method names."""
 
     def __init__(self, mem: Memory) -> None:
-        self._mem = mem
+        from remem.thread import api
+
+        self._mem, self._api = mem, api
 
     def checkpoint_save(self, **kw: Any) -> Checkpoint:
-        from remem.thread import api
-
-        return api.checkpoint_save(self._mem, **kw)
+        return self._api.checkpoint_save(self._mem, **kw)
 
     def checkpoint_load(self, **kw: Any) -> Checkpoint:
-        from remem.thread import api
+        return self._api.checkpoint_load(self._mem, **kw)
 
-        return api.checkpoint_load(self._mem, **kw)
+    def checkpoint_scan(self, **kw: Any) -> list[Checkpoint]:
+        return self._api.checkpoint_scan(self._mem, **kw)
+
+    def checkpoint_delete(self, **kw: Any) -> int:
+        return self._api.checkpoint_delete(self._mem, **kw)
 
 
-def thread_state(memory: Memory | AsyncMemory | Backend) -> ThreadState:
-    """The thread state of what an adapter was given."""
+def thread_state(memory: Memory | AsyncMemory | Backend | ThreadState) -> ThreadState:
+    """The thread state of what an adapter was given: a `Memory`'s (an `AsyncMemory`'s
+    sync one) through `remem.thread.api`, or a `Client` as it is."""
     if isinstance(memory, AsyncMemory):
         memory = memory.sync
     if isinstance(memory, Memory):
@@ -114,6 +128,55 @@ def backend(memory: Memory | AsyncMemory | Backend) -> tuple[Backend, Callable[[
     if isinstance(memory, Memory):
         return memory, memory.deps.clock
     return memory, _utcnow
+
+
+def framework_missing(adapter: str, framework: str, package: str, exc: ImportError) -> ImportError:
+    """The error an adapter's import raises when its framework is not installed: which
+    extra of remem installs it (`remem[adapter]`, the `package` it pins) and why not."""
+    return ImportError(
+        f"remem.integrations.{adapter} needs {framework}: pip install 'remem[{adapter}]' "
+        f"({package}); importing it failed: {exc}"
+    )
+
+
+def checked_k(value: object, what: str = "k") -> int:
+    """How many items a recall of an adapter hands back (an adapter's `k`, or the
+    framework's name for it): an integer from 1 to `MAX_K`, or InvalidInput."""
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_K:
+        raise InvalidInput(f"{what} must be an integer from 1 to {MAX_K}; got {shown(value)}")
+    return value
+
+
+def recalled(
+    mem: Backend,
+    actor: str,
+    query: str,
+    k: int,
+    include_events: bool = False,
+    metadata: Mapping[str, Any] | None = None,
+) -> tuple[PacketItem, ...]:
+    """The items of one adapter's recall, as the framework gets them: one `RecallAsk`
+    answered by the backend's one entry point (`ask`), pinned fields first, then the
+    ranked items."""
+    request = RecallAsk(
+        actor=actor, query=query, k=k, include_events=include_events, metadata=metadata
+    )
+    packet = mem.ask(request)
+    return (*packet.pinned, *packet.records)
+
+
+def item_metadata(item: PacketItem) -> dict[str, Any]:
+    """A recalled item's metadata as a framework's entry carries it: the application's
+    own keys, then remem's (id, kind, status, score, flags, source date), which win."""
+    return {
+        **item.metadata,
+        "id": item.id,
+        "kind": item.kind,
+        "status": item.status,
+        "score": item.score,
+        "flags": list(item.flags),
+        "source_date": item.source_date.isoformat(),
+    }
 
 
 def listed(what: str, value: object) -> list[Any]:

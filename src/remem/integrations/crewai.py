@@ -66,14 +66,17 @@ from remem.integrations.common import (
     Backend,
     ErasureUnsupported,
     backend,
+    checked_k,
     forget_own,
+    framework_missing,
     listed,
+    recalled,
     stable_id,
 )
 from remem.memory.aio import AsyncMemory
 from remem.memory.memory import Memory
 from remem.model import PacketItem, Record
-from remem.policy.dataclasses import refuse_secrets, shown
+from remem.policy.dataclasses import refuse_secrets
 from remem.policy.metadata import check_filter, check_metadata
 from remem.policy.scope import check_name
 from remem.writes.checks import MAX_EVENT_CHARS
@@ -83,10 +86,7 @@ try:
     from crewai.memory.unified_memory import Memory as CrewMemory
     from pydantic import PrivateAttr
 except ImportError as exc:  # pragma: no cover - the message is the point
-    raise ImportError(
-        "remem.integrations.crewai needs CrewAI: pip install 'remem[crewai]' "
-        f"(crewai 1.x); importing it failed: {exc}"
-    ) from exc
+    raise framework_missing("crewai", "CrewAI", "crewai 1.x", exc) from exc
 
 __all__ = ["ErasureUnsupported", "RememMemory"]
 
@@ -237,18 +237,10 @@ class RememMemory(CrewMemory):  # type: ignore[misc,unused-ignore]  # Any withou
                 f"RememMemory.recall cannot narrow by {', '.join(asked)}: remem scopes "
                 "by actor; filter by record metadata with RememMemory(metadata=...)"
             )
-        if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 1000:
-            raise InvalidInput(f"limit must be an integer from 1 to 1000; got {shown(limit)}")
+        k = checked_k(limit, "limit")
         if not query.strip():
             return []
-        packet = self._mem.recall(
-            actor=self.actor,
-            query=query,
-            k=limit,
-            include_events=self.include_events,
-            metadata=self.metadata,
-        )
-        items = (*packet.pinned, *packet.records)
+        items = recalled(self._mem, self.actor, query, k, self.include_events, self.metadata)
         return [MemoryMatch(record=_item(i), score=i.score, match_reasons=["remem"]) for i in items]
 
     def forget(

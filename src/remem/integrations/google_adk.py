@@ -65,11 +65,19 @@ from google.adk.sessions.session import Session
 from google.genai import types
 
 from remem.errors import Forbidden, InvalidInput
-from remem.integrations.common import Backend, ErasureUnsupported, backend, forget_own, stable_id
+from remem.integrations.common import (
+    Backend,
+    ErasureUnsupported,
+    backend,
+    checked_k,
+    forget_own,
+    recalled,
+    stable_id,
+)
 from remem.memory.aio import AsyncMemory
 from remem.memory.memory import Memory
 from remem.model import PacketItem
-from remem.policy.dataclasses import refuse_secrets, shown
+from remem.policy.dataclasses import refuse_secrets
 from remem.policy.metadata import check_metadata
 from remem.policy.scope import check_name, named
 from remem.writes.checks import MAX_EVENT_CHARS
@@ -96,9 +104,7 @@ class RememMemoryService(BaseMemoryService):
         (not yet extracted) are returned beside records."""
         self._mem, self._clock = backend(memory)
         self.user_id = None if user_id is None else check_name("actor", user_id)
-        if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= 1000:
-            raise InvalidInput(f"k must be an integer from 1 to 1000; got {shown(k)}")
-        self.k = k
+        self.k = checked_k(k)
         self.include_events = include_events
 
     # -- the BaseMemoryService interface ----------------------------------------------
@@ -163,14 +169,10 @@ class RememMemoryService(BaseMemoryService):
     ) -> SearchMemoryResponse:
         """remem's recall for the query, in the user's scope."""
         actor = self._actor(user_id)
-        packet = await asyncio.to_thread(
-            self._mem.recall,
-            actor=actor,
-            query=query,
-            k=self.k,
-            include_events=self.include_events,
+        # the packet as `recall` hands it back
+        items = await asyncio.to_thread(
+            recalled, self._mem, actor, query, self.k, self.include_events
         )
-        items = (*packet.pinned, *packet.records)  # the packet as `recall` hands it back
         return SearchMemoryResponse(memories=[_entry(item) for item in items])
 
     async def save_turn(self, callback_context: CallbackContext) -> None:

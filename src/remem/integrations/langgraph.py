@@ -101,6 +101,7 @@ from remem.memory.memory import Memory
 from remem.model import Packet, Record, Status
 from remem.policy.dataclasses import shown
 from remem.policy.scope import check_name
+from remem.recall.request import RecallAsk
 from remem.store.roles import ForgetReport
 from remem.writes.checks import MAX_TTL
 
@@ -158,18 +159,7 @@ class Backend(Protocol):
         namespace: str | None = ...,
     ) -> list[Record]: ...
 
-    def recall(
-        self,
-        *,
-        actor: str,
-        query: str,
-        k: int = ...,
-        budget: int = ...,
-        include_events: bool = ...,
-        namespace: str | None = ...,
-        pin: Sequence[str] | None = ...,
-        explain: bool = ...,
-    ) -> Packet: ...
+    def ask(self, request: RecallAsk) -> Packet: ...
 
     def get(self, record_id: str) -> Record: ...
 
@@ -469,16 +459,9 @@ class RememStore(BaseStore):
         drops an item it holds for falling under the packet's relevance floor."""
         # a filter drops some of what recall ranks: ask for more
         k = min(MAX_RECALLED, max(1, wanted * 5 if filtered else wanted))
-        packet = self.memory.recall(
-            actor=actor,
-            query=query,
-            k=k,
-            budget=1_000_000,
-            include_events=False,
-            namespace=space,
-            pin=[],
-            explain=True,
-        )
+        request = RecallAsk(actor=actor, query=query, k=k, budget=1_000_000, include_events=False,
+                            namespace=space, pin=[], explain=True)  # fmt: skip
+        packet = self.memory.ask(request)
         ranked: dict[str, float] = {hit.id: hit.score for hit in packet.records}
         last = min(ranked.values(), default=1.0)
         explain = packet.explain or {}

@@ -63,11 +63,19 @@ from typing import Any
 from uuid import uuid4
 
 from remem.errors import InvalidInput
-from remem.integrations.common import Backend, backend, forget_own, listed, stable_id
+from remem.integrations.common import (
+    Backend,
+    backend,
+    checked_k,
+    forget_own,
+    framework_missing,
+    listed,
+    recalled,
+    stable_id,
+)
 from remem.memory.aio import AsyncMemory
 from remem.memory.memory import Memory
 from remem.model import Record
-from remem.policy.dataclasses import shown
 from remem.policy.metadata import check_filter
 from remem.policy.scope import check_name
 from remem.policy.text import check_json
@@ -78,10 +86,7 @@ try:
     from llama_index.core.memory import BaseMemoryBlock
     from pydantic import PrivateAttr
 except ImportError as exc:  # pragma: no cover - the message is the point
-    raise ImportError(
-        "remem.integrations.llamaindex needs LlamaIndex: pip install 'remem[llamaindex]' "
-        f"(llama-index-core); importing it failed: {exc}"
-    ) from exc
+    raise framework_missing("llamaindex", "LlamaIndex", "llama-index-core", exc) from exc
 
 __all__ = ["RememMemoryBlock"]
 
@@ -116,11 +121,9 @@ class RememMemoryBlock(BaseMemoryBlock[str]):
         """`k`: the most items a recall hands back (1 to 1000); `metadata`: the filter
         of every recall (records whose metadata has these values); `fields`:
         LlamaIndex's own (`priority`, `accept_short_term_memory`)."""
-        if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= 1000:
-            raise InvalidInput(f"k must be an integer from 1 to 1000; got {shown(k)}")
         own: dict[str, Any] = {
             "actor": check_name("actor", actor),
-            "k": k,
+            "k": checked_k(k),
             "include_events": include_events,
             "metadata": dict(check_filter(metadata)) or None,
         }
@@ -133,15 +136,10 @@ class RememMemoryBlock(BaseMemoryBlock[str]):
         query = "" if asked is None else _text(asked)
         if not query.strip():
             return ""
-        packet = await asyncio.to_thread(
-            self._mem.recall,
-            actor=self.actor,
-            query=query,
-            k=self.k,
-            include_events=self.include_events,
-            metadata=self.metadata,
+        items = await asyncio.to_thread(
+            recalled, self._mem, self.actor, query, self.k, self.include_events, self.metadata
         )
-        return "\n".join(f"- {item.text}" for item in (*packet.pinned, *packet.records))
+        return "\n".join(f"- {item.text}" for item in items)
 
     async def _aput(self, messages: list[ChatMessage]) -> None:
         """Append the messages (turns LlamaIndex flushed) to the actor's events."""

@@ -74,6 +74,7 @@ from remem.integrations.common import (
     Backend,
     ErasureUnsupported,
     backend,
+    checked_k,
     event_fields,
     event_said,
     forget_own,
@@ -86,6 +87,7 @@ from remem.memory.memory import Memory
 from remem.policy.dataclasses import shown
 from remem.policy.scope import check_name
 from remem.policy.text import MAX_METADATA_BYTES, check_json
+from remem.recall.request import RecallAsk
 from remem.timeutil import parse_time
 from remem.writes.checks import MAX_EVENT_CHARS
 
@@ -299,8 +301,7 @@ def memory_tools(
     the ranked items, each with the id `forget` takes."""
     mem, _ = backend(memory)
     check_name("actor", actor)
-    if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= 1000:
-        raise InvalidInput(f"k must be an integer from 1 to 1000; got {shown(k)}")
+    checked_k(k)
 
     @function_tool
     async def remember(text: str) -> str:
@@ -319,7 +320,7 @@ def memory_tools(
         Args:
             query: the question or topic.
         """
-        packet = await asyncio.to_thread(mem.recall, actor=actor, query=query, k=k)
+        packet = await asyncio.to_thread(mem.ask, RecallAsk(actor=actor, query=query, k=k))
         items = (*packet.pinned, *packet.records)
         found = [{"text": r.text, "kind": r.kind, "id": r.id} for r in items]
         return json.dumps({"memories": found, "conflicts": list(packet.conflicts)})

@@ -67,11 +67,19 @@ from strands.types.content import Message
 from strands.types.tools import AgentTool
 
 from remem.errors import InvalidInput
-from remem.integrations.common import Backend, backend, forget_own, listed, stable_id
+from remem.integrations.common import (
+    Backend,
+    backend,
+    checked_k,
+    forget_own,
+    item_metadata,
+    listed,
+    recalled,
+    stable_id,
+)
 from remem.memory.aio import AsyncMemory
 from remem.memory.memory import Memory
 from remem.model import PacketItem
-from remem.policy.dataclasses import shown
 from remem.policy.scope import check_name
 from remem.writes.checks import MAX_EVENT_CHARS
 
@@ -109,12 +117,7 @@ class RememMemoryStore(MemoryStore):
         self.session = check_name("session", session)
         self.name = name
         self.description = description
-        if not isinstance(max_search_results, int) or not 1 <= max_search_results <= 1000:
-            raise InvalidInput(
-                "max_search_results must be an integer from 1 to 1000; "
-                f"got {shown(max_search_results)}"
-            )
-        self.max_search_results = max_search_results
+        self.max_search_results = checked_k(max_search_results, "max_search_results")
         self.writable = writable
         self.extraction = extraction
         self.include_events = include_events
@@ -127,15 +130,10 @@ class RememMemoryStore(MemoryStore):
         """The actor's memories that matter for `query`, most relevant first."""
         k = (options or {}).get("max_search_results") or self.max_search_results
         wanted = cast(RememSearchOptions, options or {}).get("metadata")
-        packet = await asyncio.to_thread(
-            self._mem.recall,
-            actor=self.actor,
-            query=query,
-            k=k,
-            include_events=self.include_events,
-            metadata=wanted,
+        items = await asyncio.to_thread(
+            recalled, self._mem, self.actor, query, k, self.include_events, wanted
         )
-        return [_entry(item) for item in (*packet.pinned, *packet.records)]
+        return [_entry(item) for item in items]
 
     async def add(self, content: str, metadata: dict[str, Any] | None = None) -> Any:
         """Remember `content` as the actor's explicit statement, with `metadata` as the
@@ -258,15 +256,4 @@ def _text(message: Mapping[str, Any]) -> str:
 
 
 def _entry(item: PacketItem) -> MemoryEntry:
-    return MemoryEntry(
-        content=item.text,
-        metadata={
-            **item.metadata,
-            "id": item.id,
-            "kind": item.kind,
-            "status": item.status,
-            "score": item.score,
-            "flags": list(item.flags),
-            "source_date": item.source_date.isoformat(),
-        },
-    )
+    return MemoryEntry(content=item.text, metadata=item_metadata(item))

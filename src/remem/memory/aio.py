@@ -66,6 +66,7 @@ class AsyncMemory:
     add_event = _off_loop(Memory.add_event)
     add_events = _off_loop(Memory.add_events)
     import_events = _off_loop(Memory.import_events)
+    ask_import = _off_loop(Memory.ask_import)
     events = _off_loop(Memory.events)
     events_page = _off_loop(Memory.events_page)
     process = _off_loop(Memory.process)
@@ -73,6 +74,7 @@ class AsyncMemory:
     retry_jobs = _off_loop(Memory.retry_jobs)
     # records and recall
     remember = _off_loop(Memory.remember)
+    ask_remember = _off_loop(Memory.ask_remember)
     write_records = _off_loop(Memory.write_records)
     update = _off_loop(Memory.update)
     recall = _off_loop(Memory.recall)

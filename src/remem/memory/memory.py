@@ -17,7 +17,7 @@ it is first made, so a process that only recalls loads no write path.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -41,8 +41,6 @@ from remem.model import (
     Kind,
     Packet,
     Record,
-    Role,
-    Sensitivity,
     Status,
 )
 from remem.policy.scope import SHARED_ACTOR, Principal, check_name, named, operator
@@ -55,6 +53,7 @@ from remem.telemetry import Telemetry
 from remem.telemetry.hooks import observed, observed_as
 from remem.timeutil import utcnow
 from remem.writes.checks import MAX_EVENT_CHARS, MAX_RECORD_CHARS, check_ttl, count
+from remem.writes.request import ImportAsk, RememberAsk, Writes
 
 if TYPE_CHECKING:  # the write, extraction and lookup flows load when first used
     from remem.facts.lookup import Fact, Profile
@@ -73,7 +72,7 @@ __all__ = [
 ]
 
 
-class Memory(Recalls, Reads, DocumentMethods, JobMethods, LifecycleMethods):
+class Memory(Recalls, Reads, Writes, DocumentMethods, JobMethods, LifecycleMethods):
     """Long-term memory on one store, for one tenant. Thread-safe for its methods."""
 
     def __init__(
@@ -220,37 +219,11 @@ class Memory(Recalls, Reads, DocumentMethods, JobMethods, LifecycleMethods):
         is None (`remem.memory.embedder.BoundEmbedder`)."""
         return self._embedding.writing()
 
-    # -- events ----------------------------------------------------------------
+    # -- events: `add_event` and `import_events` are `Writes`' --------------------
 
-    @observed
-    def add_event(
-        self,
-        *,
-        actor: str,
-        session: str,
-        role: str | Role,
-        text: str,
-        time: str | datetime | None = None,
-        event_id: str | None = None,
-        metadata: Mapping[str, Any] | None = None,
-    ) -> str:
-        """Append one event to the thread log and enqueue its extraction; return its id.
-
-        `event_id` is an idempotency key, unique per tenant: a repeat with the
-        same actor, session, role and text is the same event (not stored again,
-        its time and metadata ignored) and returns the same id; any other reuse
-        raises `ConflictError`. A time more than `max_clock_skew` ahead of the
-        clock is refused with `InvalidInput`.
-        """
-        row = {
-            "actor": actor,
-            "session": session,
-            "role": role,
-            "text": text,
-            "time": time,
-            "event_id": event_id,
-            "metadata": metadata,
-        }
+    @observed_as("add_event")
+    def _add_event(self, row: Mapping[str, Any]) -> str:
+        """`add_event`'s row (`remem.writes.request.Writes`), checked and appended."""
         from remem.writes import events as event_log
 
         event = event_log.event(self.deps, row, self.max_clock_skew)
@@ -268,29 +241,16 @@ class Memory(Recalls, Reads, DocumentMethods, JobMethods, LifecycleMethods):
         events = [event_log.event(self.deps, r, self.max_clock_skew) for r in rows]
         return event_log.add(self.deps, events)
 
-    def import_events(
-        self,
-        rows: Iterable[Mapping[str, Any]],
-        batch: int = 500,
-        progress: Callable[[int], None] | None = None,
-        *,
-        lines: Iterable[int] | None = None,
-    ) -> ImportResult:
-        """Import events in batches (one transaction each), keeping their times.
-
-        Running an import again is safe: a row with an id is stored once (see
-        `add_event`), and a row without one gets an id made from its content
-        (`imp_` + a digest of actor, session, role, text, the given time and
-        metadata, + how many identical rows came before it in this import), so
-        two identical rows stay two events and a re-run yields the same ids.
-        A row that is invalid, or whose id is used by a different event, stops
-        the import: every row before it is stored, none from it on, and the
-        error names it by `lines` (the rows' line numbers in their file; by
-        default their 1-based positions).
-        """
+    def ask_import(self, request: ImportAsk) -> ImportResult:
+        """The entry point of `import_events` (`remem.writes.request`): its arguments make
+        one `ImportAsk`, checked and written batch by batch by
+        `remem.writes.events.import_rows`."""
         from remem.writes import events as event_log
 
-        return event_log.import_rows(self.deps, rows, self.max_clock_skew, batch, progress, lines)
+        return event_log.import_rows(
+            self.deps, request.rows, self.max_clock_skew, request.batch, request.progress,
+            request.lines,
+        )  # fmt: skip
 
     def events(self, *, actor: str, session: str | None = None, limit: int = 1000) -> list[Event]:
         """One actor's events (optionally one session), in the order they happened."""
@@ -308,56 +268,23 @@ class Memory(Recalls, Reads, DocumentMethods, JobMethods, LifecycleMethods):
 
     # -- extraction: `process`, `jobs`, `retry_jobs` and `pipeline` are `JobMethods` ----
 
-    # -- the explicit write path ----------------------------------------------------
+    # -- the explicit write path: `remember` is `Writes`' -----------------------------
 
-    @observed
-    def remember(
-        self,
-        *,
-        actor: str,
-        text: str,
-        kind: str | Kind = Kind.SEMANTIC,
-        valid_until: str | datetime | None = None,
-        field: str | None = None,
-        value: str | None = None,
-        sensitivity: str | Sensitivity = Sensitivity.NORMAL,
-        strategy: str = "explicit",
-        namespace: str | None = None,
-        metadata: Mapping[str, Any] | None = None,
-    ) -> Record:
-        """Store an explicit statement as a confirmed record at once; return it.
-
-        A statement that repeats an active record is not stored twice: the
-        existing record is returned (with the metadata it was first stored with).
-        One about the same `field` supersedes it. `strategy` names a self-managed
-        strategy that wrote it (provenance).
-
-        `metadata` is the application's JSON object kept beside the record (at most
-        8 KB, 4 levels, 64 keys; screened for secrets like every stored string; see
-        `remem.policy.metadata`): returned, exported, erased with the record, and
-        selected by `recall(metadata=...)` and `records(metadata=...)`.
-
-        `namespace` (strictly under the actor's `/tenants/{tenant}/actors/{actor}/`)
-        files the record in an application's own namespace, e.g. a framework store's
-        (`remem.integrations`). There the application names its records by `field`:
-        only a record about the same field is repeated (same value) or superseded,
-        never one whose text is merely similar.
-        """
+    @observed_as("remember")
+    def ask_remember(self, request: RememberAsk) -> Record:
+        """The checked entry point of `remember` (`remem.writes.request`): its keywords,
+        the HTTP routes, the MCP tool and the CLI build a `RememberAsk`. Its `request_id`
+        is a server's (a `Client`'s retry): InvalidInput here, where `write_records`
+        gives a create an idempotent id."""
+        if request.request_id is not None:
+            raise InvalidInput(
+                "request_id makes a server's write idempotent (Client.remember); in the "
+                "library, give it to a create of write_records([{'op': 'create', "
+                "'request_id': ..., ...}])"
+            )
         from remem.writes import records as writes
 
-        return writes.remember(
-            self.deps,
-            actor=actor,
-            text=text,
-            kind=kind,
-            valid_until=valid_until,
-            field=field,
-            value=value,
-            sensitivity=sensitivity,
-            strategy=strategy,
-            namespace=namespace,
-            metadata=metadata,
-        )
+        return writes.remember(self.deps, request)
 
     @observed
     def write_records(

@@ -58,7 +58,9 @@ from remem.service.bodies import BodyLimit, BodyLimits
 from remem.service.mcp_wire import ScreenMessages, run_stdio
 from remem.store.roles import Store, refuse_rls_bypass
 from remem.timeutil import TimeText as Time
+from remem.writes.batch import KindName, SensitivityName
 from remem.writes.checks import MAX_VALUE_CHARS
+from remem.writes.request import RememberAsk
 
 log = logging.getLogger("remem.mcp")
 
@@ -94,7 +96,6 @@ ActorId = Annotated[
         description="whose memory; omit to use the actor the key is limited to",
     ),
 ]
-SensitivityName = Literal["normal", "personal", "sensitive"]
 # checked by the write and read flows (`remem.policy.metadata`): a bad one is invalid_input
 Metadata = Annotated[
     dict[str, Any] | None,
@@ -104,6 +105,10 @@ MetadataFilter = Annotated[
     dict[str, Any] | None,
     Field(description='only memories whose metadata has these values, e.g. {"topic": "work"}'),
 ]
+QueryText = Annotated[str, Field(min_length=1, max_length=100_000)]
+TopK = Annotated[int, Field(ge=1, le=1000)]
+AsOf = Annotated[Time, Field(max_length=64, description="ISO 8601: what was known and valid then")]
+Name = Annotated[str, Field(min_length=1, max_length=200)]  # a field or a namespace
 # a tool's answer: compact text for the model beside the data (`McpServer._call`)
 Out = Annotated[CallToolResult, dict[str, Any]]
 
@@ -214,12 +219,12 @@ class McpServer:
 
     # -- the operations (blocking; the tools run them in a worker thread) ----------------
 
-    def remember(self, *, actor_id: str | None, **statement: Any) -> dict[str, Any]:
-        """Store a statement (`Memory.remember`'s keywords beyond the actor) as a confirmed
-        record; return it."""
+    def remember(self, request: RememberAsk) -> dict[str, Any]:
+        """Store a statement as a confirmed record, as the key's actor or one it may act
+        as (`Memory.ask_remember`); return it."""
         who = self._verify()
-        rec = self.memory.remember(actor=self._actor(who, actor_id), **statement)
-        return rec.as_dict()
+        actor = self._actor(who, request.actor)
+        return self.memory.ask_remember(replace(request, actor=actor)).as_dict()
 
     def recall(self, request: RecallAsk) -> dict[str, Any]:
         """The recall packet for a request, in the key's scope (`Memory.ask`)."""
@@ -295,7 +300,7 @@ class McpServer:
         async def remember(
             text: Annotated[str, Field(min_length=1, max_length=4000, description="the statement")],
             actor_id: ActorId = None,
-            kind: Literal["semantic", "preference", "episodic"] = "semantic",
+            kind: KindName = "semantic",
             field: Annotated[
                 str | None,
                 Field(
@@ -317,10 +322,9 @@ class McpServer:
             talk or what matters only to the task at hand. Stored at once and returned
             with its id; a repeat returns the existing memory, and a statement about the
             same `field` supersedes the old value."""
-            return await run(
-                self.remember,
+            request = RememberAsk(
+                actor=actor_id,
                 text=text,
-                actor_id=actor_id,
                 kind=kind,
                 field=field,
                 value=value,
@@ -328,17 +332,15 @@ class McpServer:
                 sensitivity=sensitivity,
                 metadata=metadata,
             )
+            return await run(self.remember, request=request)
 
         @tool(annotations=ToolAnnotations(title="Recall", readOnlyHint=True))
         async def recall(
-            query: Annotated[str, Field(min_length=1, max_length=100_000)],
+            query: QueryText,
             actor_id: ActorId = None,
-            top_k: Annotated[int, Field(ge=1, le=1000)] = 10,
+            top_k: TopK = 10,
             budget_tokens: Annotated[int, Field(ge=1, le=1_000_000)] = 1000,
-            as_of: Annotated[
-                Time,
-                Field(max_length=64, description="ISO 8601: what was known and valid then"),
-            ] = None,
+            as_of: AsOf = None,
             known_at: Annotated[
                 Time,
                 Field(max_length=64, description="ISO 8601: what was known then (default as_of)"),
@@ -350,7 +352,7 @@ class McpServer:
             include_events: bool = True,
             max_sensitivity: SensitivityName | None = None,
             pin: Annotated[
-                list[Annotated[str, Field(min_length=1, max_length=200)]] | None,
+                list[Name] | None,
                 Field(
                     max_length=20,
                     description="fields looked up exactly and put first, e.g. ['timezone']",
@@ -380,11 +382,11 @@ class McpServer:
 
         @tool(annotations=ToolAnnotations(title="Search documents", readOnlyHint=True))
         async def search_documents(
-            query: Annotated[str, Field(min_length=1, max_length=100_000)],
+            query: QueryText,
             actor_id: ActorId = None,
-            top_k: Annotated[int, Field(ge=1, le=1000)] = 10,
+            top_k: TopK = 10,
             namespaces: Annotated[
-                list[Annotated[str, Field(min_length=1, max_length=200)]] | None,
+                list[Name] | None,
                 Field(max_length=20, description="also these namespaces' documents"),
             ] = None,
         ) -> Out:
@@ -406,9 +408,7 @@ class McpServer:
                 ),
             ],
             actor_id: ActorId = None,
-            as_of: Annotated[
-                Time, Field(max_length=64, description="ISO 8601: what was known and valid then")
-            ] = None,
+            as_of: AsOf = None,
         ) -> Out:
             """Call when you need one attribute exactly (timezone, home city, diet) rather
             than a search. Returns its value with record id and provenance: `status` is
@@ -419,9 +419,7 @@ class McpServer:
         @tool(annotations=ToolAnnotations(title="Get profile", readOnlyHint=True))
         async def get_profile(
             actor_id: ActorId = None,
-            as_of: Annotated[
-                Time, Field(max_length=64, description="ISO 8601: what was known and valid then")
-            ] = None,
+            as_of: AsOf = None,
             max_sensitivity: SensitivityName | None = None,
             budget_tokens: Annotated[int | None, Field(ge=1, le=1_000_000)] = None,
         ) -> Out:

@@ -11,14 +11,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from remem.policy.fields import valid_field
 from remem.policy.metadata import valid_filter, valid_metadata
 from remem.policy.scope import valid_request_id
 from remem.service.audit import REASON_MAX
 from remem.service.keys import KEY_NAME_MAX
 from remem.timeutil import TimeText as Time
-from remem.writes.batch import WriteItem
-from remem.writes.checks import MAX_VALUE_CHARS, valid_value
+from remem.writes.batch import FieldName, FieldValue, KindName, SensitivityName, Until, WriteItem
 
 Name = Field(min_length=1, max_length=200)
 RequestId = Field(default=None, min_length=1, max_length=200)
@@ -84,7 +82,7 @@ class RetrieveIn(_Body):
     )
     include_events: bool = True
     explain: bool = False
-    max_sensitivity: Literal["normal", "personal", "sensitive"] | None = None
+    max_sensitivity: SensitivityName | None = None
     pin: list[Annotated[str, Field(min_length=1, max_length=200)]] | None = Field(
         default=None,
         max_length=20,
@@ -114,15 +112,11 @@ class CreateItem(_Body):
     request_id: RequestIdStr = RequestId
     actor_id: str | None = Field(default=None, min_length=1, max_length=200)
     text: str = Field(min_length=1, max_length=4000)
-    kind: Literal["semantic", "preference", "episodic"] = "semantic"
-    field: Annotated[str | None, AfterValidator(valid_field)] = Field(
-        default=None, min_length=1, max_length=200
-    )
-    value: Annotated[str | None, AfterValidator(valid_value)] = Field(
-        default=None, max_length=MAX_VALUE_CHARS
-    )
-    valid_until: Time = Field(default=None, max_length=64)
-    sensitivity: Literal["normal", "personal", "sensitive"] = "normal"
+    kind: KindName = "semantic"
+    field: FieldName = None
+    value: FieldValue = None
+    valid_until: Until = None
+    sensitivity: SensitivityName = "normal"
     namespace: str | None = Field(
         default=None,
         min_length=1,

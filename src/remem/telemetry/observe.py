@@ -46,12 +46,18 @@ def _arg(args: tuple[Any, ...], kwargs: Mapping[str, Any], name: str, at: int = 
     return kwargs[name] if name in kwargs else (args[at] if len(args) > at else None)
 
 
-def _scope(_args: tuple[Any, ...], kw: Mapping[str, Any]) -> Attrs:
-    return {"remem.actor": kw.get("actor"), "remem.namespace": kw.get("namespace")}
+def _scope(args: tuple[Any, ...], kw: Mapping[str, Any]) -> Attrs:
+    ask = _arg(args, kw, "request")  # a `RememberAsk` (`Memory.ask_remember`)
+    return {"remem.actor": ask.actor, "remem.namespace": ask.namespace}
 
 
 def _event_in(args: tuple[Any, ...], kw: Mapping[str, Any]) -> Attrs:
-    return {**_scope(args, kw), "gen_ai.conversation.id": kw.get("session")}
+    row = _arg(args, kw, "row")  # the row `add_event` builds (`Memory._add_event`)
+    return {
+        "remem.actor": row.get("actor"),
+        "remem.namespace": None,
+        "gen_ai.conversation.id": row.get("session"),
+    }
 
 
 def _event_out(event_id: str) -> Attrs:

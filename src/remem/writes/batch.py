@@ -27,6 +27,7 @@ from typing import Annotated, Any, Literal
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     ValidationError,
@@ -43,9 +44,10 @@ from remem.policy.fields import valid_field
 from remem.policy.metadata import valid_metadata
 from remem.policy.scope import Principal, named, valid_request_id
 from remem.store.values import Asked, ForgetReport
-from remem.timeutil import TimeText
+from remem.timeutil import check_time
 from remem.writes import ledger, records
 from remem.writes.checks import MAX_VALUE_CHARS, valid_value
+from remem.writes.request import RememberAsk
 
 MAX_ITEMS = 10_000
 
@@ -54,6 +56,18 @@ MAX_ITEMS = 10_000
 REMEMBERED = frozenset(
     {"text", "kind", "valid_until", "field", "value", "sensitivity", "strategy", "metadata"}
 )
+
+# a statement's fields as an item carries them: here and in the HTTP create batch's
+# `remem.service.schemas.CreateItem`, one set of names, bounds and checks
+KindName = Literal["semantic", "preference", "episodic"]
+SensitivityName = Literal["normal", "personal", "sensitive"]
+FieldName = Annotated[
+    Annotated[str, Field(min_length=1, max_length=200)] | None, AfterValidator(valid_field)
+]
+FieldValue = Annotated[
+    Annotated[str, Field(max_length=MAX_VALUE_CHARS)] | None, AfterValidator(valid_value)
+]
+Until = Annotated[Annotated[str, Field(max_length=64)] | None, BeforeValidator(check_time)]
 
 
 class WriteItem(BaseModel):
@@ -71,15 +85,11 @@ class WriteItem(BaseModel):
     actor: str | None = Field(default=None, min_length=1, max_length=200, alias="actor_id")
     record_id: str | None = Field(default=None, min_length=1, max_length=200)
     text: str | None = Field(default=None, min_length=1, max_length=4000)
-    kind: Literal["semantic", "preference", "episodic"] = "semantic"
-    field: Annotated[str | None, AfterValidator(valid_field)] = Field(
-        default=None, min_length=1, max_length=200
-    )
-    value: Annotated[str | None, AfterValidator(valid_value)] = Field(
-        default=None, max_length=MAX_VALUE_CHARS
-    )
-    valid_until: TimeText = Field(default=None, max_length=64)
-    sensitivity: Literal["normal", "personal", "sensitive"] = "normal"
+    kind: KindName = "semantic"
+    field: FieldName = None
+    value: FieldValue = None
+    valid_until: Until = None
+    sensitivity: SensitivityName = "normal"
     strategy: str = Field(default="self-managed", min_length=1, max_length=100)
     metadata: Annotated[dict[str, Any] | None, AfterValidator(valid_metadata)] = Field(
         default=None, description="a create's JSON object kept with the record, as in create"
@@ -196,7 +206,7 @@ def _run(
     try:
         if item.op == "create":
             assert item.actor is not None  # checked by the model
-            rec = records.remember(deps, actor=item.actor, **item.remembered())
+            rec = records.remember(deps, RememberAsk(actor=item.actor, **item.remembered()))
             return {"status": "created", "record_id": rec.id}
         assert item.record_id is not None
         old = records.get(deps, item.record_id)

@@ -9,9 +9,7 @@ uses too; the rows are applied in one `Write`. Self-managed batches
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -50,6 +48,7 @@ from remem.policy.untrusted import instruction_flags
 from remem.store.roles import Scope, StatusChange, Write
 from remem.writes.checks import check_strings, fact_value, optional_time, statement
 from remem.writes.checks import sensitivity as checked_sensitivity
+from remem.writes.request import RememberAsk
 
 
 def get(deps: Deps, record_id: str) -> Record:
@@ -60,36 +59,26 @@ def get(deps: Deps, record_id: str) -> Record:
     return rec
 
 
-def remember(
-    deps: Deps,
-    *,
-    actor: str,
-    text: str,
-    kind: str | Kind = Kind.SEMANTIC,
-    valid_until: str | datetime | None = None,
-    field: str | None = None,
-    value: str | None = None,
-    sensitivity: str | Sensitivity = Sensitivity.NORMAL,
-    strategy: str = "explicit",
-    namespace: str | None = None,
-    metadata: Mapping[str, Any] | None = None,
-) -> Record:
-    """Store an explicit statement as a confirmed record at once (see `Memory.remember`)."""
-    stored_name("actor", actor)
+def remember(deps: Deps, request: RememberAsk) -> Record:
+    """Store an explicit statement as a confirmed record at once (see `Memory.remember`);
+    the request's `request_id` is a face's (the request ledger's), not read here."""
+    actor = stored_name("actor", request.actor)
+    text, field, strategy = request.text, request.field, request.strategy
     statement("text to remember", text)
-    meta = check_metadata(metadata)
+    meta = check_metadata(request.metadata)
+    namespace = request.namespace
     if namespace is not None:
         namespace = own_namespace(deps.tenant, actor, namespace)
     try:
-        kind = Kind(kind)
+        kind = Kind(request.kind)
     except ValueError:
         names = ", ".join(k.value for k in Kind)
-        raise InvalidInput(f"kind must be one of {names}; got {shown(kind)}") from None
-    sensitivity = checked_sensitivity(sensitivity) or Sensitivity.NORMAL
+        raise InvalidInput(f"kind must be one of {names}; got {shown(request.kind)}") from None
+    sensitivity = checked_sensitivity(request.sensitivity) or Sensitivity.NORMAL
     if kind in (Kind.PROCEDURAL, Kind.SUMMARY):
         raise InvalidInput(f"kind {kind.value} cannot be written with remember")
     check_strings(field=field, strategy=strategy)
-    value = fact_value(field, value)
+    value = fact_value(field, request.value)
     refuse_secrets(
         {
             "text": text,
@@ -100,7 +89,7 @@ def remember(
         }
     )
     now = deps.clock()
-    until = optional_time(valid_until, "valid_until")
+    until = optional_time(request.valid_until, "valid_until")
     if until is not None and until <= now:
         raise InvalidInput("valid_until must be in the future")
     cand = Candidate(

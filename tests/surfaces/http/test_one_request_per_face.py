@@ -68,3 +68,24 @@ def test_client_recall_takes_the_librarys_sources_text(server: Server, tmp_path:
     packet = client.recall(actor="ben", query="Oslo trip", sources="memory,documents")
     assert [it.text for it in packet.records] == ["Ben flies to Oslo on Friday"]
     assert packet.documents == ()
+
+
+def test_remember_takes_one_signature_and_each_face_refuses_what_it_cannot_carry(
+    server: Server, tmp_path: Path
+) -> None:
+    """`Memory` and `Client` share `remember`'s keywords (`remem.writes.request.Writes`):
+    a `request_id` is the server's idempotency key, a `strategy` the library's
+    provenance; each face says so, and writes nothing, for the one it cannot carry."""
+    with Memory.open(tmp_path / "lib.db", embedder=None) as mem:
+        with pytest.raises(InvalidInput, match="write_records"):
+            mem.remember(actor="cal", text="Cal keeps bees", request_id="r1")
+        assert mem.records(actor="cal") == []
+        kept = mem.remember(actor="cal", text="Cal keeps bees", strategy="notes")
+        assert kept.source.strategy == "notes"
+    client = server.client("admin")
+    with pytest.raises(InvalidInput, match="write_records"):
+        client.remember(actor="cal", text="Cal keeps bees", strategy="notes")
+    assert client.records(actor="cal") == []
+    first = client.remember(actor="cal", text="Cal keeps bees", request_id="cal-1")
+    again = client.remember(actor="cal", text="Cal keeps wasps", request_id="cal-1")
+    assert again.id == first.id and first.source.strategy == "explicit"

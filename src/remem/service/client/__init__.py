@@ -45,16 +45,17 @@ from remem.model import (
 )
 from remem.policy.dataclasses import shown
 from remem.recall.request import RecallAsk, Recalls
-from remem.service.client.documents import DocumentClient, document_item
+from remem.service.client.documents import DocumentClient, document_item, forget_report
 from remem.service.client.pages import collect
 from remem.service.client.queue import QueueClient
 from remem.service.client.thread import ThreadClient
 from remem.service.client.writes import WriteClient
 from remem.store.roles import Asked, ForgetReport
 from remem.timeutil import parse_time
+from remem.writes.request import EXPLICIT, RememberAsk, Writes
 
 
-class Client(Recalls, Reads, QueueClient, WriteClient, DocumentClient, ThreadClient):
+class Client(Recalls, Reads, QueueClient, Writes, WriteClient, DocumentClient, ThreadClient):
     """A remem server, called with one API key. Thread-safe (httpx.Client is)."""
 
     def __init__(
@@ -84,30 +85,10 @@ class Client(Recalls, Reads, QueueClient, WriteClient, DocumentClient, ThreadCli
 
     # -- events ----------------------------------------------------------------------
 
-    def add_event(
-        self,
-        *,
-        actor: str,
-        session: str,
-        role: str,
-        text: str,
-        time: str | datetime | None = None,
-        event_id: str | None = None,
-        metadata: Mapping[str, Any] | None = None,
-    ) -> str:
-        """Append one event; return its id (a repeated `event_id` is not a second event)."""
-        row = _event_body(
-            {
-                "actor": actor,
-                "session": session,
-                "role": role,
-                "text": text,
-                "time": time,
-                "event_id": event_id,
-                "metadata": metadata,
-            }
-        )
-        return str(self._call("POST", "/v1/events", json=row)["events"][0]["event_id"])
+    def _add_event(self, row: Mapping[str, Any]) -> str:
+        """`add_event`'s row, posted (a repeated `event_id` is not a second event)."""
+        body = _event_body(row)
+        return str(self._call("POST", "/v1/events", json=body)["events"][0]["event_id"])
 
     def add_events(self, rows: Iterable[Mapping[str, Any]]) -> list[bool]:
         """Append many events in one transaction; per event, whether it was new."""
@@ -142,33 +123,27 @@ class Client(Recalls, Reads, QueueClient, WriteClient, DocumentClient, ThreadCli
 
     # -- memories --------------------------------------------------------------------
 
-    def remember(
-        self,
-        *,
-        actor: str,
-        text: str,
-        kind: str | Kind = Kind.SEMANTIC,
-        valid_until: str | datetime | None = None,
-        field: str | None = None,
-        value: str | None = None,
-        sensitivity: str | Sensitivity = Sensitivity.NORMAL,
-        request_id: str | None = None,
-        namespace: str | None = None,
-        metadata: Mapping[str, Any] | None = None,
-    ) -> Record:
-        """Store an explicit statement as a confirmed record at once; return it
-        (`namespace` and `metadata`: as for `Memory.remember`)."""
+    def ask_remember(self, request: RememberAsk) -> Record:
+        """One statement, posted to /v1/memories/batch-create (`remember` builds it from
+        its keywords; `namespace` and `metadata`: as for `Memory.remember`). Over HTTP a
+        key's statement is explicit: another `strategy` is InvalidInput, nothing sent (a
+        self-managed strategy's records go through `write_records`)."""
+        if request.strategy != EXPLICIT:
+            raise InvalidInput(
+                f"strategy {shown(request.strategy)} is the library's: over HTTP a key's "
+                "statement is explicit; write a strategy's records with write_records"
+            )
         item = {
-            "request_id": request_id,
-            "actor_id": actor,
-            "text": text,
-            "kind": str(kind),
-            "field": field,
-            "value": value,
-            "valid_until": _iso(valid_until),
-            "sensitivity": str(sensitivity),
-            "namespace": namespace,
-            "metadata": None if metadata is None else dict(metadata),
+            "request_id": request.request_id,
+            "actor_id": request.actor,
+            "text": request.text,
+            "kind": str(request.kind),
+            "field": request.field,
+            "value": request.value,
+            "valid_until": _iso(request.valid_until),
+            "sensitivity": str(request.sensitivity),
+            "namespace": request.namespace,
+            "metadata": None if request.metadata is None else dict(request.metadata),
         }
         out = self._call("POST", "/v1/memories/batch-create", json={"records": [_compact(item)]})
         return _record(_only(out)["record"])
@@ -277,13 +252,7 @@ class Client(Recalls, Reads, QueueClient, WriteClient, DocumentClient, ThreadCli
             out = self._call("DELETE", f"/v1/memories/{_seg(record_id)}", json=body)
         else:
             out = self._call("POST", f"/v1/subjects/{_seg(str(actor))}/forget", json=body)
-        return ForgetReport(
-            deleted=out["deleted"],
-            verified=out["verified"],
-            remaining=out["remaining"],
-            job_id=out["job_id"],
-            attempts=out["attempts"],
-        )
+        return forget_report(out)
 
     def export(self, *, actor: str) -> Iterator[dict[str, Any]]:
         """Everything the server holds about one actor (an admin key), as JSON rows."""

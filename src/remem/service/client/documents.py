@@ -74,9 +74,13 @@ class DocumentClient:
     def remove_document(self, document_id: str) -> ForgetReport:
         """Remove a document from every index and verify it (`Memory.remove_document`)."""
         out = self._call("DELETE", f"/v1/documents/{quote(document_id, safe='')}")
-        return ForgetReport(deleted=out["deleted"], verified=out["verified"],
-                            remaining=out["remaining"], job_id=out["job_id"],
-                            attempts=out["attempts"])  # fmt: skip
+        return forget_report(out)
+
+
+def forget_report(d: dict[str, Any]) -> ForgetReport:
+    """A verified erasure's report from its JSON (a document's, or `Client.forget`'s)."""
+    return ForgetReport(deleted=d["deleted"], verified=d["verified"], remaining=d["remaining"],
+                        job_id=d["job_id"], attempts=d["attempts"])  # fmt: skip
 
 
 def document_item(d: dict[str, Any]) -> DocumentItem:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
@@ -22,6 +22,7 @@ from remem.policy.dataclasses import shown
 from remem.service.client.pages import collect
 from remem.writes.checks import count
 from remem.writes.events import ImportResult
+from remem.writes.request import ImportAsk
 
 POLL_SECONDS = 0.05
 IMPORT_BATCH = 1000  # the most events one request of the service takes
@@ -46,25 +47,20 @@ class QueueClient:
         )
         return list(page["events"]), page["next_cursor"]
 
-    def import_events(
-        self,
-        rows: Iterable[Mapping[str, Any]],
-        batch: int = 500,
-        progress: Callable[[int], None] | None = None,
-        *,
-        lines: Iterable[int] | None = None,
-    ) -> ImportResult:
-        """Import events in batches (one transaction each, of at most `IMPORT_BATCH`),
-        keeping their times; safe to run again, with the ids `Memory.import_events`
-        gives: the server says each row's content digest (POST /v1/events/import-ids),
-        this client numbers identical rows across batches, and the rows are appended
-        with those ids. The first invalid row stops the import: the rows before it are
-        stored, and the error names its line (`lines`, by default 1-based positions)."""
+    def ask_import(self, request: ImportAsk) -> ImportResult:
+        """One import (`import_events` builds it), in batches (one transaction each, of at
+        most `IMPORT_BATCH`), keeping their times; safe to run again, with the ids
+        `Memory.import_events` gives: the server says each row's content digest (POST
+        /v1/events/import-ids), this client numbers identical rows across batches, and
+        the rows are appended with those ids. The first invalid row stops the import: the
+        rows before it are stored, and the error names its line (`lines`, by default
+        1-based positions)."""
+        lines, progress = request.lines, request.progress
         numbers = iter(lines) if lines is not None else itertools.count(1)
-        size = min(count("batch", batch), IMPORT_BATCH)
+        size = min(count("batch", request.batch), IMPORT_BATCH)
         seen: dict[str, int] = {}  # content digest -> identical rows so far
         imported = skipped = 0
-        pairs = zip(numbers, rows, strict=False)
+        pairs = zip(numbers, request.rows, strict=False)
         while chunk := list(itertools.islice(pairs, size)):
             body = [_import_body(line, row) for line, row in chunk]
             answer = self._call("POST", "/v1/events/import-ids", json={"events": body})

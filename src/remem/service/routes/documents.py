@@ -36,10 +36,10 @@ from remem.service.answers import (
 )
 from remem.service.http_errors import said
 from remem.service.routes.deps import Service, Svc, Via, Who, refuses_body
+from remem.writes.batch import SensitivityName
 
 router = APIRouter()
 
-Sensitivity = Literal["normal", "personal", "sensitive"]
 Format = Literal["text", "markdown", "html", "pdf"]
 
 
@@ -54,7 +54,7 @@ class DocumentIn(BaseModel):
     source_uri: str | None = Field(default=None, min_length=1, max_length=2000)
     scope: str = Field(default="tenant", description="tenant, actor:NAME or namespace:NAME")
     format: Format | None = None
-    sensitivity: Sensitivity = "normal"
+    sensitivity: SensitivityName = "normal"
 
 
 class SearchIn(BaseModel):
@@ -68,7 +68,7 @@ class SearchIn(BaseModel):
     namespaces: list[Annotated[str, Field(min_length=1, max_length=200)]] = Field(
         default_factory=list, max_length=20
     )
-    max_sensitivity: Sensitivity | None = None
+    max_sensitivity: SensitivityName | None = None
 
 
 _UPLOAD = {

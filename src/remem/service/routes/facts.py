@@ -1,7 +1,7 @@
 """Facts and profiles: one field's exact value, every field of an actor."""
 
 # no `from __future__ import annotations`: FastAPI reads the signatures at runtime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
@@ -10,6 +10,7 @@ from remem.policy import scope
 from remem.service import audit
 from remem.service.answers import KEYED, FactOut, ProfileOut, errors
 from remem.service.routes.deps import Svc, Via, Who
+from remem.writes.batch import SensitivityName
 
 router = APIRouter()
 
@@ -53,7 +54,7 @@ def get_profile(
     as_of: Annotated[str | None, Query(max_length=64, description="ISO 8601")] = None,
     known_at: Annotated[str | None, Query(max_length=64)] = None,
     valid_at: Annotated[str | None, Query(max_length=64)] = None,
-    max_sensitivity: Annotated[Literal["normal", "personal", "sensitive"] | None, Query()] = None,
+    max_sensitivity: Annotated[SensitivityName | None, Query()] = None,
     budget_tokens: Annotated[int | None, Query(ge=1, le=1_000_000)] = None,
     via: Via = "api",
 ) -> dict[str, Any]:

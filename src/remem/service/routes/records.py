@@ -51,6 +51,7 @@ from remem.service.schemas import (
 )
 from remem.writes import ledger
 from remem.writes.batch import WriteItem
+from remem.writes.request import RememberAsk
 
 router = APIRouter()
 
@@ -265,9 +266,9 @@ def batch_write(body: BatchWriteIn, who: Who, svc: Svc, via: Via = "api") -> dic
 
 
 def _create(mem: Memory, item: CreateItem | WriteItem, actor: str) -> dict[str, Any]:
-    """A create of either batch, written by `Memory.remember` as `actor` (a mixed batch's
+    """A create of either batch, written by `Memory.ask_remember` as `actor` (a mixed batch's
     item names its strategy, a create batch's may name a namespace)."""
-    rec = mem.remember(actor=actor, **item.remembered())
+    rec = mem.ask_remember(RememberAsk(actor=actor, **item.remembered()))
     return {"status": 201, "record_id": rec.id}
 
 
