@@ -150,6 +150,11 @@ _BY_NAME = {d.name: d for d in DOMAINS}
 # standing constraint in, beside every preference record.
 STANDING_FIELDS = ("diet", "allergies", "allergy", "budget")
 
+# The family of fields of standing instructions on how to answer ("answer_style:format",
+# "answer_style:order", ...): every packet of the person holds them
+# (`remem.recall.instructions`; the offline extractor's are `remem.extract.offline.style`).
+ANSWER_STYLE = "answer_style:"
+
 _WORD = re.compile(r"[a-z]+")
 # A request asks for something to be chosen, planned, suggested or found: a
 # verb of recommending, or a question about what the asker could or should do.

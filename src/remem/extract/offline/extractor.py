@@ -133,6 +133,7 @@ from remem.extract.offline.generic import FINITE, generic_facts
 from remem.extract.offline.person import third_person
 from remem.extract.offline.rules import RULES, greeting_name, rule_facts
 from remem.extract.offline.said import cut_off_tail, in_role_play, without_quoted_speech
+from remem.extract.offline.style import style_facts
 from remem.extract.offline.text import ADV, normalise, pasted, sentences, with_initials
 from remem.model import Authority, Candidate, Event, Role, Source
 
@@ -195,6 +196,8 @@ def extract_offline(event: Event, context: Sequence[Event] = ()) -> list[Candida
             found.append((replace(fact, text=said), clause.explicit, clause.correction or changed))
     if not found:
         found = _answer_facts(event, context)
+    if not speaker:  # how to answer, said to the assistant (`remem.extract.offline.style`)
+        found += [(fact, True, False) for fact in style_facts(text)]
     source = Source(
         type="event", event_ids=(event.id,), strategy=STRATEGY, extractor=EXTRACTOR_VERSION
     )
