@@ -23,7 +23,7 @@ from datetime import datetime
 from remem.embed.base import Embedder, embedder_down
 from remem.errors import EmbedderError
 from remem.model import Packet, PacketItem, iso
-from remem.policy.applies import is_request
+from remem.policy.applies import DOMAINS, is_request
 from remem.policy.asker import about_asker
 from remem.policy.untrusted import instruction_flags, quote
 from remem.recall.budget import ITEM_OVERHEAD_TOKENS, estimate_tokens, pack
@@ -34,6 +34,7 @@ from remem.recall.floor import (
     above_floor,
     at_least,
     unknown_names,
+    within_k,
 )
 from remem.recall.gather import Gathered, gather
 from remem.recall.instructions import standing_instructions
@@ -97,7 +98,9 @@ def pack_packet(g: Gathered, ranking: Ranking, standing: Sequence[PacketItem] = 
     asker = not strangers and about_asker(req.query)
     if asker:  # the floor does not shorten a question about the asker below k
         relevant = at_least(items, relevant, req.k, rejected)
-    top, beyond = relevant[: req.k], relevant[req.k :]
+    top = within_k(relevant, req.k, _constraints(g, ranking, relevant), rejected)
+    kept_ids = {it.id for it in top}
+    beyond = [it for it in relevant if it.id not in kept_ids and it.id not in rejected]
     top = [_untrusted(it) if it.kind == "event" else it for it in top]
     kept, over, used = pack([(it, it.tokens) for it in top], req.budget - pinned_tokens)
     for it in beyond:
@@ -149,6 +152,16 @@ def pack_packet(g: Gathered, ranking: Ranking, standing: Sequence[PacketItem] = 
         explain=explain,
         pinned=tuple(pins),
     )
+
+
+def _constraints(g: Gathered, ranking: Ranking, relevant: Sequence[PacketItem]) -> list[str]:
+    """The request's standing constraints, first first: the turns that state one (closest
+    first, `remem.recall.constraints`), then what applies through a domain that bounds
+    every request (money, physical limits: `remem.policy.applies`), in rank order."""
+    bounding = {d.name for d in DOMAINS if d.everywhere}
+    applies = ranking.applies
+    later = [it.id for it in relevant if bounding & set(applies.get(it.id, ()))]
+    return [*g.constraints, *(i for i in later if i not in g.constraints)]
 
 
 def _gathered_speakers(g: Gathered) -> set[str]:
