@@ -372,6 +372,13 @@ def _strip_end(sentence: str) -> tuple[str, bool]:
     return with_initials(re.sub(tail, "", body, flags=_I).strip(" ,")), question
 
 
+# a question about what was just said, after a comma: not part of the statement
+_QUESTION_TAIL = (
+    r",\s*(?:so\s+)?(?:can|could|should|would|will|do|does|is|are|am|what|how|where|which)"
+    r"\s+(?:I|we|you|it|they)\b.*$"
+)
+
+
 def _clauses(text: str) -> list[_Clause]:
     """Sentences cut into first-person clauses, with their leading markers read off."""
     out: list[_Clause] = []
@@ -404,6 +411,7 @@ def _clauses(text: str) -> list[_Clause]:
             hedge, body = m.group(1), body[: m.start()]  # "..., I believe"
         if not body or question or re.match(_QUESTION_START, body, _I):
             continue
+        body = re.sub(_QUESTION_TAIL, "", body, flags=_I)  # "I use a CPAP, can I fly with it"
         together = ""
         if m := re.match(_TOGETHER, body, _I) or re.match(_TOGETHER_ME, body, _I):
             together, body = m["who"], f"we {m['rest']}"  # read as "we ..."

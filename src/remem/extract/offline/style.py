@@ -72,8 +72,17 @@ _FIRST = (
 
 
 def _order(s: str) -> str | None:
+    up_front = r"(?:first|up\s+front|at\s+the\s+top)\b"
     if (
-        re.search(rf"\b{_FIRST}\s+(?:first|up\s+front|at\s+the\s+top)\b", s, _I)
+        re.search(
+            rf"{_LEAD_IN}(?:please\s+)?{_FIRST}\s+{up_front}(?=\s*(?:[,;:.!\-]|then|and|please|$))",
+            s,
+            _I,
+        )
+        or re.search(
+            rf"\b(?:give|tell|show|send|put)\s+(?:me\s+|us\s+)?{_FIRST}\s+{up_front}", s, _I
+        )
+        or re.search(rf"\b{_FIRST}\s+first,?\s+(?:and\s+)?then\b", s, _I)
         or re.search(rf"\b(?:lead|start|open)\s+with\s+{_FIRST}\b", s, _I)
         or re.search(r"\bbottom\s+line\s+up\s+front\b|\bBLUF\b", s)
     ) and not re.search(r"\b(?:I|we)\s+(?:always\s+)?(?:answer|gave|give)\b", s, _I):
