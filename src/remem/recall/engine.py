@@ -23,7 +23,7 @@ from datetime import datetime
 from remem.embed.base import Embedder, embedder_down
 from remem.errors import EmbedderError
 from remem.model import Packet, PacketItem, iso
-from remem.policy.applies import DOMAINS, is_request
+from remem.policy.applies import is_constraint_field, is_request
 from remem.policy.asker import about_asker
 from remem.policy.untrusted import instruction_flags, quote
 from remem.recall.budget import ITEM_OVERHEAD_TOKENS, estimate_tokens, pack
@@ -98,7 +98,8 @@ def pack_packet(g: Gathered, ranking: Ranking, standing: Sequence[PacketItem] = 
     asker = not strangers and about_asker(req.query)
     if asker:  # the floor does not shorten a question about the asker below k
         relevant = at_least(items, relevant, req.k, rejected)
-    top = within_k(relevant, req.k, _constraints(g, ranking, relevant), rejected)
+    held = _constraints(g, relevant) if asks else []  # a request's standing constraints
+    top = within_k(relevant, req.k, held, rejected)
     kept_ids = {it.id for it in top}
     beyond = [it for it in relevant if it.id not in kept_ids and it.id not in rejected]
     top = [_untrusted(it) if it.kind == "event" else it for it in top]
@@ -154,14 +155,25 @@ def pack_packet(g: Gathered, ranking: Ranking, standing: Sequence[PacketItem] = 
     )
 
 
-def _constraints(g: Gathered, ranking: Ranking, relevant: Sequence[PacketItem]) -> list[str]:
-    """The request's standing constraints, first first: the turns that state one (closest
-    first, `remem.recall.constraints`), then what applies through a domain that bounds
-    every request (money, physical limits: `remem.policy.applies`), in rank order."""
-    bounding = {d.name for d in DOMAINS if d.everywhere}
-    applies = ranking.applies
-    later = [it.id for it in relevant if bounding & set(applies.get(it.id, ()))]
-    return [*g.constraints, *(i for i in later if i not in g.constraints)]
+def _constraints(g: Gathered, relevant: Sequence[PacketItem]) -> list[str]:
+    """The request's standing constraints, in the order `within_k` holds them: the closest
+    turn that states one (`remem.recall.constraints`), the best-ranked record of a
+    constraint field (`remem.policy.applies.CONSTRAINT_FIELDS`: money, diet, a condition;
+    or its turn, standing for it), then the others of each, alternately."""
+    records = {**g.applicable.records, **g.records}  # found by search, or by their domains
+    held = {rid for rid, rec in records.items() if is_constraint_field(rec.field)}
+    turns_of = {e for rid in held for e in records[rid].source.event_ids}
+    stated = [
+        it.id
+        for it in relevant
+        if it.id not in g.constraints
+        and (it.id in held or (it.kind == "event" and it.id in turns_of))
+    ]
+    turns = list(g.constraints)
+    out: list[str] = []
+    for n in range(max(len(turns), len(stated))):
+        out += [*turns[n : n + 1], *stated[n : n + 1]]
+    return out
 
 
 def _gathered_speakers(g: Gathered) -> set[str]:

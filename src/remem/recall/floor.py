@@ -45,7 +45,7 @@ from remem.model import PacketItem
 
 FLOOR = 0.15  # word evidence + cosine, with an embedder
 WORD_FLOOR = 0.3  # word evidence alone (no embedder): a third of the query's weight
-KEEP_CONSTRAINTS = 1  # constraint turns a request's top k holds, however low they rank
+KEEP_CONSTRAINTS = 2 # standing constraints a request's top k holds, however low they rank
 
 
 # A name in a question: a capitalised word after its first word ("What did Caroline
@@ -196,9 +196,11 @@ def within_k(
     rejected: dict[str, str],
     keep: int = KEEP_CONSTRAINTS,
 ) -> list[PacketItem]:
-    """The top `k` of `relevant`, holding the items that stand for the `keep` closest
-    constraint turns (`constraints`, closest first: `remem.recall.constraints`) even
-    when they rank below k: each takes the place of the last item that stands for none.
+    """The top `k` of `relevant`, holding the items that stand for the first `keep` of
+    the request's standing `constraints` (ids, first first: the closest turn stating a
+    constraint, then the best item applying through money or physical limits, see
+    `remem.recall.engine`) even when they rank below k: each takes the place of the
+    last item that stands for none.
 
     A constraint bounds the plan a request asks for ("sleeps with a CPAP mask" and a
     packing list for a night away), though it shares no word and little meaning with
