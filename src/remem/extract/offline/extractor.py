@@ -374,8 +374,8 @@ def _strip_end(sentence: str) -> tuple[str, bool]:
 
 # a question about what was just said, after a comma: not part of the statement
 _QUESTION_TAIL = (
-    r",\s*(?:so\s+)?(?:can|could|should|would|will|do|does|is|are|am|what|how|where|which)"
-    r"\s+(?:I|we|you|it|they)\b.*$"
+    r",\s*(?:so\s+)?(?:(?:what|how|where|which|when|why)(?:\s+(?:do|does|did|should|can|could"
+    r"|would|is|are))?|can|could|should|would|will|do|does|is|are|am)\s+(?:I|we|you|it|they)\b.*$"
 )
 
 
