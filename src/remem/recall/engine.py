@@ -156,24 +156,17 @@ def pack_packet(g: Gathered, ranking: Ranking, standing: Sequence[PacketItem] = 
 
 
 def _constraints(g: Gathered, relevant: Sequence[PacketItem]) -> list[str]:
-    """The request's standing constraints, in the order `within_k` holds them: the closest
-    turn that states one (`remem.recall.constraints`), the best-ranked record of a
-    constraint field (`remem.policy.applies.CONSTRAINT_FIELDS`: money, diet, a condition;
-    or its turn, standing for it), then the others of each, alternately."""
+    """The request's standing constraints, in the order `within_k` holds them: the records
+    of a constraint field (`remem.policy.applies.CONSTRAINT_FIELDS`: money, diet, a
+    condition; or the turn standing for one) in rank order, then the turns that state a
+    constraint (`remem.recall.constraints`), closest first."""
     records = {**g.applicable.records, **g.records}  # found by search, or by their domains
     held = {rid for rid, rec in records.items() if is_constraint_field(rec.field)}
     turns_of = {e for rid in held for e in records[rid].source.event_ids}
     stated = [
-        it.id
-        for it in relevant
-        if it.id not in g.constraints
-        and (it.id in held or (it.kind == "event" and it.id in turns_of))
+        it.id for it in relevant if it.id in held or (it.kind == "event" and it.id in turns_of)
     ]
-    turns = list(g.constraints)
-    out: list[str] = []
-    for n in range(max(len(turns), len(stated))):
-        out += [*turns[n : n + 1], *stated[n : n + 1]]
-    return out
+    return [*stated, *(t for t in g.constraints if t not in stated)]
 
 
 def _gathered_speakers(g: Gathered) -> set[str]:

@@ -45,7 +45,7 @@ from remem.model import PacketItem
 
 FLOOR = 0.15  # word evidence + cosine, with an embedder
 WORD_FLOOR = 0.3  # word evidence alone (no embedder): a third of the query's weight
-KEEP_CONSTRAINTS = 2 # standing constraints a request's top k holds, however low they rank
+KEEP_CONSTRAINTS = 2  # standing constraints a request's top k holds, however low they rank
 
 
 # A name in a question: a capitalised word after its first word ("What did Caroline
@@ -197,8 +197,8 @@ def within_k(
     keep: int = KEEP_CONSTRAINTS,
 ) -> list[PacketItem]:
     """The top `k` of `relevant`, holding the items that stand for the first `keep` of
-    the request's standing `constraints` (ids, first first: the closest turn stating a
-    constraint, then the best item applying through money or physical limits, see
+    the request's standing `constraints` (ids, first first: the best-ranked record of a
+    constraint field, then the closest turn stating a constraint, see
     `remem.recall.engine`) even when they rank below k: each takes the place of the
     last item that stands for none.
 
