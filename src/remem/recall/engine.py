@@ -23,7 +23,7 @@ from datetime import datetime
 from remem.embed.base import Embedder, embedder_down
 from remem.errors import EmbedderError
 from remem.model import Packet, PacketItem, iso
-from remem.policy.applies import is_constraint_field, is_request
+from remem.policy.applies import is_request
 from remem.policy.asker import about_asker
 from remem.policy.untrusted import instruction_flags, quote
 from remem.recall.budget import ITEM_OVERHEAD_TOKENS, estimate_tokens, pack
@@ -98,8 +98,7 @@ def pack_packet(g: Gathered, ranking: Ranking, standing: Sequence[PacketItem] = 
     asker = not strangers and about_asker(req.query)
     if asker:  # the floor does not shorten a question about the asker below k
         relevant = at_least(items, relevant, req.k, rejected)
-    held = _constraints(g, relevant) if asks else []  # a request's standing constraints
-    top = within_k(relevant, req.k, held, rejected)
+    top = within_k(relevant, req.k, list(g.constraints), rejected)  # empty unless a request
     kept_ids = {it.id for it in top}
     beyond = [it for it in relevant if it.id not in kept_ids and it.id not in rejected]
     top = [_untrusted(it) if it.kind == "event" else it for it in top]
@@ -153,20 +152,6 @@ def pack_packet(g: Gathered, ranking: Ranking, standing: Sequence[PacketItem] = 
         explain=explain,
         pinned=tuple(pins),
     )
-
-
-def _constraints(g: Gathered, relevant: Sequence[PacketItem]) -> list[str]:
-    """The request's standing constraints, in the order `within_k` holds them: the records
-    of a constraint field (`remem.policy.applies.CONSTRAINT_FIELDS`: money, diet, a
-    condition; or the turn standing for one) in rank order, then the turns that state a
-    constraint (`remem.recall.constraints`), closest first."""
-    records = {**g.applicable.records, **g.records}  # found by search, or by their domains
-    held = {rid for rid, rec in records.items() if is_constraint_field(rec.field)}
-    turns_of = {e for rid in held for e in records[rid].source.event_ids}
-    stated = [
-        it.id for it in relevant if it.id in held or (it.kind == "event" and it.id in turns_of)
-    ]
-    return [*stated, *(t for t in g.constraints if t not in stated)]
 
 
 def _gathered_speakers(g: Gathered) -> set[str]:

@@ -196,11 +196,10 @@ def within_k(
     rejected: dict[str, str],
     keep: int = KEEP_CONSTRAINTS,
 ) -> list[PacketItem]:
-    """The top `k` of `relevant`, holding the items that stand for the first `keep` of
-    the request's standing `constraints` (ids, first first: the best-ranked record of a
-    constraint field, then the closest turn stating a constraint, see
-    `remem.recall.engine`) even when they rank below k: each takes the place of the
-    last item that stands for none.
+    """The top `k` of `relevant`, holding the items that stand for the `keep` closest
+    turns stating a standing constraint (`constraints`, closest first:
+    `remem.recall.constraints`; a record made from one stands for it) even when they
+    rank below k: each takes the place of the last item that stands for none.
 
     A constraint bounds the plan a request asks for ("sleeps with a CPAP mask" and a
     packing list for a night away), though it shares no word and little meaning with
