@@ -36,7 +36,7 @@ from remem.recall.fusion import (
 )
 from remem.recall.gather import Gathered
 from remem.recall.query import SPEAKER_BONUS, understand, with_speakers
-from remem.recall.rank import CONSTRAINT_PLACE, event_item, rank
+from remem.recall.rank import event_item, rank
 from remem.recall.request import RecallRequest
 from remem.store.roles import Hit, Scope
 
@@ -566,15 +566,6 @@ def test_an_applicable_preference_ranks_above_an_unrelated_match_of_equal_meanin
                   ("travel",))  # fmt: skip
     g = replace(g, vector=(("o1", 0.3), ("p1", 0.3)))
     assert order(g)[0] == "p1"
-
-
-def test_a_record_of_a_constraint_that_applies_is_placed_as_a_constraint_turn() -> None:
-    tight = replace(record("m1", "Money is going to be tight until the contract comes through"),
-                    field="money")  # fmt: skip
-    g = _applying("Help me choose presents for my nephews", (tight,), {"m1": ("money",)},
-                  {"m1": 0.02}, ("shopping",))  # fmt: skip
-    (item,) = rank(g, NOW).items
-    assert item.score >= CONSTRAINT_PLACE
 
 
 def test_an_instruction_on_how_to_answer_does_not_apply_by_domain() -> None:

@@ -150,19 +150,6 @@ _BY_NAME = {d.name: d for d in DOMAINS}
 # standing constraint in, beside every preference record.
 STANDING_FIELDS = ("diet", "allergies", "allergy", "budget")
 
-# The fields (and field families, "condition:<x>") of a record that states a standing
-# constraint of its person: what they cannot eat, afford or do, and what their body
-# needs (`remem.extract.offline.needs`, `remem.extract.offline.money`).
-CONSTRAINT_FIELDS = (*STANDING_FIELDS, "money", "condition", "cannot", "uses", "needs")
-
-
-def is_constraint_field(field: str | None) -> bool:
-    """Whether a record of `field` states a standing constraint (`CONSTRAINT_FIELDS`)."""
-    return field is not None and any(
-        field == f or field.startswith(f"{f}:") for f in CONSTRAINT_FIELDS
-    )
-
-
 # The family of fields of standing instructions on how to answer ("answer_style:format",
 # "answer_style:order", ...): every packet of the person holds them
 # (`remem.recall.instructions`; the offline extractor's are `remem.extract.offline.style`).

@@ -27,7 +27,7 @@ from datetime import datetime
 from typing import Any
 
 from remem.model import Event, PacketItem, Record, Status
-from remem.policy.applies import ANSWER_STYLE, applies_to, is_constraint_field, is_standing
+from remem.policy.applies import ANSWER_STYLE, applies_to, is_standing
 from remem.policy.asker import about_asker
 from remem.policy.fields import field_names
 from remem.policy.metadata import matches
@@ -164,14 +164,6 @@ def rank(g: Gathered, now: datetime) -> Ranking:
     )
 
     items: list[PacketItem] = [record_item(r, scores[r.id]) for r in eligible]
-    # a record of a constraint field (money is tight, a condition) that applies to a
-    # request bounds it as a constraint turn does: placed at CONSTRAINT_PLACE at least
-    items = [
-        replace(it, score=max(it.score, CONSTRAINT_PLACE))
-        if it.id in applies and is_constraint_field(returnable[it.id].field)
-        else it
-        for it in items
-    ]
     records_made: dict[str, int] = {}
     only_ask: tuple[str, ...] = ()
     if found is not None and events is not None:
