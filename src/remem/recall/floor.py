@@ -45,7 +45,7 @@ from remem.model import PacketItem
 
 FLOOR = 0.15  # word evidence + cosine, with an embedder
 WORD_FLOOR = 0.3  # word evidence alone (no embedder): a third of the query's weight
-KEEP_CONSTRAINTS = 2  # standing constraints a request's top k holds, however low they rank
+KEEP_CONSTRAINTS = 1  # standing constraints a request's top k holds, however low they rank
 
 
 # A name in a question: a capitalised word after its first word ("What did Caroline
