@@ -41,6 +41,9 @@ def rec(text: str, kind: Kind = Kind.SEMANTIC, field: str | None = None) -> Reco
         "Book me a table for Friday",
         "Can you recommend a hotel in Lisbon?",
         "Any tips for my first marathon?",
+        "Packing list for three days of hiking in the Dolomites?",  # a thing to be made
+        "Gift ideas for a colleague who is retiring",
+        "What to wear to a winter wedding?",
         "What are some good pets for a small flat?",
         "Which laptop should I buy?",
         "Help me choose a gift for my brother",
@@ -60,6 +63,8 @@ def test_a_request_for_a_recommendation_plan_booking_or_suggestion_is_one(text: 
         "What are some of Caroline's hobbies?",  # about someone named, not for the asker
         "How do I reverse a linked list in Python?",
         "What is my sister called?",
+        "The list for the party is on the fridge",
+        "What to do about inflation is a question for economists.",
     ],
 )
 def test_a_question_about_facts_or_other_people_is_not_a_request(text: str) -> None:

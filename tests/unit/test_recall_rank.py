@@ -12,11 +12,21 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from remem.model import Authority, Event, Kind, Record, Role, Sensitivity, Source, Status
+from remem.model import (
+    Authority,
+    Event,
+    Kind,
+    PacketItem,
+    Record,
+    Role,
+    Sensitivity,
+    Source,
+    Status,
+)
 from remem.recall.applies import Applicable
 from remem.recall.engine import pack_packet
 from remem.recall.events import ASKS_ONLY_SHARE, LENDER_WORD_SHARE, GatheredEvents, only_asks
-from remem.recall.floor import FLOOR, WORD_FLOOR
+from remem.recall.floor import FLOOR, WORD_FLOOR, within_k
 from remem.recall.fusion import (
     AGREEING_COSINE,
     WORDS_ALONE,
@@ -26,7 +36,7 @@ from remem.recall.fusion import (
 )
 from remem.recall.gather import Gathered
 from remem.recall.query import SPEAKER_BONUS, understand, with_speakers
-from remem.recall.rank import rank
+from remem.recall.rank import event_item, rank
 from remem.recall.request import RecallRequest
 from remem.store.roles import Hit, Scope
 
@@ -556,6 +566,28 @@ def test_an_applicable_preference_ranks_above_an_unrelated_match_of_equal_meanin
                   ("travel",))  # fmt: skip
     g = replace(g, vector=(("o1", 0.3), ("p1", 0.3)))
     assert order(g)[0] == "p1"
+
+
+def test_an_instruction_on_how_to_answer_does_not_apply_by_domain() -> None:
+    style = replace(record("s1", "Wants answers as bullet points", kind=Kind.PREFERENCE),
+                    field="answer_style:format")  # fmt: skip
+    g = _applying("Help me choose presents for my nephews", (style,), {"s1": ("shopping",)},
+                  {"s1": 0.2}, ("shopping",))  # fmt: skip
+    assert rank(g, NOW).applies == {}
+
+
+def _items(*ids: str) -> list[PacketItem]:
+    return [event_item(event(i, f"turn {i}"), 1.0 - n / 100) for n, i in enumerate(ids)]
+
+
+def test_the_closest_constraint_turn_takes_the_last_place_of_a_full_top_k() -> None:
+    ranked = _items(*(f"e{n}" for n in range(12)), "c1", "c2")
+    rejected: dict[str, str] = {}
+    top = within_k(ranked, 10, ["c2", "c1"], rejected, keep=1)
+    assert [it.id for it in top] == [*(f"e{n}" for n in range(9)), "c2"]
+    assert rejected == {"e9": "ranked below k=10: a standing constraint took its place"}
+    assert within_k(ranked, 10, [], {}) == ranked[:10]  # not a request: the plain top k
+    assert within_k(ranked, 10, ["e3"], {}) == ranked[:10]  # already in
 
 
 def test_a_superseded_standing_preference_does_not_apply() -> None:

@@ -101,9 +101,9 @@ def _pinned_recall(deps: Deps, req: RecallRequest, fields: Sequence[str]) -> Pac
         }
     return replace(
         ranked,
-        pinned=tuple(kept),
+        pinned=(*kept, *ranked.pinned),  # the fields asked for, then standing instructions
         records=records,
-        tokens=used + sum(r.tokens for r in records),
+        tokens=used + sum(r.tokens for r in (*ranked.pinned, *records)),
         budget=req.budget,
         notes=(*notes, *ranked.notes),
         explain=explain,

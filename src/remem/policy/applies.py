@@ -150,6 +150,11 @@ _BY_NAME = {d.name: d for d in DOMAINS}
 # standing constraint in, beside every preference record.
 STANDING_FIELDS = ("diet", "allergies", "allergy", "budget")
 
+# The family of fields of standing instructions on how to answer ("answer_style:format",
+# "answer_style:order", ...): every packet of the person holds them
+# (`remem.recall.instructions`; the offline extractor's are `remem.extract.offline.style`).
+ANSWER_STYLE = "answer_style:"
+
 _WORD = re.compile(r"[a-z]+")
 # A request asks for something to be chosen, planned, suggested or found: a
 # verb of recommending, or a question about what the asker could or should do.
@@ -168,6 +173,13 @@ _ASKER = re.compile(
     r"\b(?:i|me|my|we|us|our|ours|you|your)\b|^\s*(?:plan|suggest|recommend|find|book)\b"
 )
 _GENERAL = re.compile(r"^\s*what(?:\s+are|\s+is|'s)\s+(?:some|the\s+best)\b")
+# ... or it names, as its opening words, a thing to be made for the asker: "Packing list for
+# a weekend away?", "Gift ideas for a colleague", "What to wear to a winter wedding?"
+_THING = re.compile(
+    r"^\s*(?:an?\s+|some\s+)?(?:(?!(?:the|this|that|his|her|its|their)\b)[a-z]+[\s-]+)?"
+    r"(?:list|check-?list|ideas|tips|suggestions|options|itinerary|plan)\s+(?:for|to)\b"
+    r"|^\s*what\s+to\s+(?:pack|bring|wear|buy|get|cook|make|eat|see|read|watch|give)\b"
+)
 
 
 # "Caroline's", after the first word ("What's" is none): about someone named
@@ -175,9 +187,12 @@ _SOMEONE = re.compile(r"(?<=\s)[A-Z][a-z]+'s\b")
 
 
 def is_request(text: str) -> bool:
-    """Whether `text` asks for a recommendation, plan, booking or suggestion for the asker."""
+    """Whether `text` asks for a recommendation, plan, booking or suggestion for the asker,
+    or opens by naming a thing to be made for them ("Packing list for ...?", `_THING`)."""
     text = text.replace("\u2019", "'")  # a typographic apostrophe, as in "What\u2019s the best"
     low = text.lower()
+    if _THING.search(low) is not None:
+        return True
     if _ASK.search(low) is None:
         return False
     return _ASKER.search(low) is not None or (

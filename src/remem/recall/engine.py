@@ -16,7 +16,7 @@ only among candidates 0.015.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from datetime import datetime
 
@@ -34,8 +34,10 @@ from remem.recall.floor import (
     above_floor,
     at_least,
     unknown_names,
+    within_k,
 )
 from remem.recall.gather import Gathered, gather
+from remem.recall.instructions import standing_instructions
 from remem.recall.rank import Ranking, conflicts, rank
 from remem.recall.request import RecallRequest
 from remem.store.roles import Store
@@ -66,17 +68,29 @@ def recall(
     if down is not None and embedder is not None:
         why = f"the embedder {embedder.name} cannot embed now ({down}): this recall is lexical only"
         gathered = gather(store, None, req, now, why)
-    return pack_packet(gathered, rank(gathered, now))
+    standing = standing_instructions(store, req, now)
+    return pack_packet(gathered, rank(gathered, now), standing)
 
 
 @observed_packing
-def pack_packet(g: Gathered, ranking: Ranking) -> Packet:
-    """The packet of a ranking: above the floor, the top k, within the budget."""
+def pack_packet(g: Gathered, ranking: Ranking, standing: Sequence[PacketItem] = ()) -> Packet:
+    """The packet of a ranking: above the floor, the top k, within the budget.
+
+    `standing` (`remem.recall.instructions`) is pinned first, out of the same budget; a
+    pinned item is not repeated among the ranked ones."""
     req = g.request
     rejected = dict(ranking.rejected)
+    pins, dropped, pinned_tokens = pack([(it, it.tokens) for it in standing], req.budget)
+    notes = (
+        (*g.notes, f"{len(dropped)} standing instruction(s) left out: over the budget")
+        if dropped
+        else g.notes
+    )
     floor = FLOOR if g.vectors else WORD_FLOOR
     asks = is_request(req.query)
     items, evidence, applies = ranking.items, ranking.evidence, ranking.applies
+    if standing:
+        items = tuple(it for it in items if it.id not in {p.id for p in standing})
     strangers = (
         unknown_names(req.query, _gathered_speakers(g), _gathered_texts(g)) if not asks else ()
     )
@@ -84,9 +98,11 @@ def pack_packet(g: Gathered, ranking: Ranking) -> Packet:
     asker = not strangers and about_asker(req.query)
     if asker:  # the floor does not shorten a question about the asker below k
         relevant = at_least(items, relevant, req.k, rejected)
-    top, beyond = relevant[: req.k], relevant[req.k :]
+    top = within_k(relevant, req.k, list(g.constraints), rejected)  # empty unless a request
+    kept_ids = {it.id for it in top}
+    beyond = [it for it in relevant if it.id not in kept_ids and it.id not in rejected]
     top = [_untrusted(it) if it.kind == "event" else it for it in top]
-    kept, over, used = pack([(it, it.tokens) for it in top], req.budget)
+    kept, over, used = pack([(it, it.tokens) for it in top], req.budget - pinned_tokens)
     for it in beyond:
         rejected[it.id] = f"ranked below k={req.k}"
     for it in over:
@@ -122,17 +138,19 @@ def pack_packet(g: Gathered, ranking: Ranking) -> Packet:
                 "unknown_names": list(strangers),
                 "about_asker": asker,
             },
+            "pinned_instructions": [it.id for it in pins],
             "selected": [it.id for it in kept],
             "rejected": [{"id": i, "reason": why} for i, why in rejected.items()],
-            "notes": list(g.notes),
+            "notes": list(notes),
         }
     return Packet(
         records=tuple(kept),
         conflicts=tuple(conflicts(ranking.eligible)),
-        tokens=used,
+        tokens=used + pinned_tokens,
         budget=req.budget,
-        notes=g.notes,
+        notes=notes,
         explain=explain,
+        pinned=tuple(pins),
     )
 
 

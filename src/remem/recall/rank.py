@@ -27,7 +27,7 @@ from datetime import datetime
 from typing import Any
 
 from remem.model import Event, PacketItem, Record, Status
-from remem.policy.applies import applies_to, is_standing
+from remem.policy.applies import ANSWER_STYLE, applies_to, is_standing
 from remem.policy.asker import about_asker
 from remem.policy.fields import field_names
 from remem.policy.metadata import matches
@@ -237,6 +237,8 @@ def _applicable(
     for rid, domains in g.applicable.of.items():
         rec = g.records.get(rid)
         if rec is None or not is_standing(rec, domains):
+            continue
+        if (rec.field or "").startswith(ANSWER_STYLE):  # pinned instead (`recall.instructions`)
             continue
         if not (shared := applies_to(domains, asked)):
             continue

@@ -133,6 +133,7 @@ from remem.extract.offline.generic import FINITE, generic_facts
 from remem.extract.offline.person import third_person
 from remem.extract.offline.rules import RULES, greeting_name, rule_facts
 from remem.extract.offline.said import cut_off_tail, in_role_play, without_quoted_speech
+from remem.extract.offline.style import style_facts
 from remem.extract.offline.text import ADV, normalise, pasted, sentences, with_initials
 from remem.model import Authority, Candidate, Event, Role, Source
 
@@ -195,6 +196,8 @@ def extract_offline(event: Event, context: Sequence[Event] = ()) -> list[Candida
             found.append((replace(fact, text=said), clause.explicit, clause.correction or changed))
     if not found:
         found = _answer_facts(event, context)
+    if not speaker:  # how to answer, said to the assistant (`remem.extract.offline.style`)
+        found += [(fact, True, False) for fact in style_facts(text)]
     source = Source(
         type="event", event_ids=(event.id,), strategy=STRATEGY, extractor=EXTRACTOR_VERSION
     )
@@ -369,6 +372,13 @@ def _strip_end(sentence: str) -> tuple[str, bool]:
     return with_initials(re.sub(tail, "", body, flags=_I).strip(" ,")), question
 
 
+# a question about what was just said, after a comma: not part of the statement
+_QUESTION_TAIL = (
+    r",\s*(?:so\s+)?(?:(?:what|how|where|which|when|why)(?:\s+(?:do|does|did|should|can|could"
+    r"|would|is|are))?|can|could|should|would|will|do|does|is|are|am)\s+(?:I|we|you|it|they)\b.*$"
+)
+
+
 def _clauses(text: str) -> list[_Clause]:
     """Sentences cut into first-person clauses, with their leading markers read off."""
     out: list[_Clause] = []
@@ -401,6 +411,7 @@ def _clauses(text: str) -> list[_Clause]:
             hedge, body = m.group(1), body[: m.start()]  # "..., I believe"
         if not body or question or re.match(_QUESTION_START, body, _I):
             continue
+        body = re.sub(_QUESTION_TAIL, "", body, flags=_I)  # "I use a CPAP, can I fly with it"
         together = ""
         if m := re.match(_TOGETHER, body, _I) or re.match(_TOGETHER_ME, body, _I):
             together, body = m["who"], f"we {m['rest']}"  # read as "we ..."

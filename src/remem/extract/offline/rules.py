@@ -19,6 +19,7 @@ from collections.abc import Callable
 from remem.extract.offline.changes import rule_device, rule_died, rule_left_job, rule_parted
 from remem.extract.offline.diet import DIET_MAIN, rule_allergy, rule_diet, rule_eats
 from remem.extract.offline.fact import Fact
+from remem.extract.offline.money import rule_money
 from remem.extract.offline.needs import rule_access, rule_cannot, rule_condition, rule_uses
 from remem.extract.offline.person import third_person
 from remem.extract.offline.prefs import rule_favorite, rule_likes, rule_prefer, rule_stance
@@ -474,6 +475,7 @@ RULES: tuple[Callable[[str], list[Fact]], ...] = (
     rule_uses,
     rule_cannot,
     rule_access,
+    rule_money,
     _rule_relation,
     _rule_died,
     _rule_relation_home,

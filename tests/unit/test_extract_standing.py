@@ -1,0 +1,91 @@
+"""Standing things said in passing inside other requests: how to answer, money being
+tight, and a condition followed by a question about it (the offline extractor)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from remem.extract import extract_offline
+from remem.model import Authority, Event, Kind, Role
+
+T = datetime(2026, 3, 1, 9, 30, tzinfo=UTC)
+
+
+def extract(text: str, speaker: str | None = None) -> list[tuple[str, str | None, Kind]]:
+    meta = {"speaker": speaker} if speaker else {}
+    event = Event("ev-1", "acme", "u42", "s1", Role.USER, text, T, meta)
+    return [(c.text, c.field, c.kind) for c in extract_offline(event)]
+
+
+@pytest.mark.parametrize(
+    ("said", "text", "aspect"),
+    [
+        ("Sort my inbox rules. Numbered list please, I'm on a train", "Wants answers as "
+         "numbered steps", "format"),
+        ("Compare these two mortgages, in a table please", "Wants answers as a table", "format"),
+        ("Which laptop? Lead with the verdict, I can read the why later", "Wants the answer "
+         "first, then the explanation", "order"),
+        ("Explain index funds. Keep it short, I have two minutes", "Wants short answers",
+         "length"),
+        ("What is a heat pump? No jargon please", "Wants plain words, without jargon", "wording"),
+        ("Tell me about ISAs in plain English", "Wants plain words, without jargon", "wording"),
+        ("Review my essay and skip the pleasantries", "Wants direct answers, without small "
+         "talk", "tone"),
+        ("From now on reply to me in Portuguese", "Wants answers in Portuguese", "language"),
+    ],
+)  # fmt: skip
+def test_an_instruction_on_how_to_answer_is_a_standing_preference(
+    said: str, text: str, aspect: str
+) -> None:
+    event = Event("ev-1", "acme", "u42", "s1", Role.USER, said, T, {})
+    made = [c for c in extract_offline(event) if c.field == f"answer_style:{aspect}"]
+    assert [c.text for c in made] == [text]
+    assert made[0].kind is Kind.PREFERENCE and made[0].authority is Authority.CONFIRMED
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "I wrote a list of bullet points for my talk",
+        "We sat at a table for two by the window",
+        "I answered first in the pub quiz",
+        "She speaks in French to her mother",
+        "The answer first appeared in a 1970s textbook",
+    ],
+)
+def test_a_sentence_that_only_mentions_a_list_or_an_answer_is_none(said: str) -> None:
+    assert not [f for _, f, _ in extract(said) if f and f.startswith("answer_style:")]
+
+
+def test_in_a_conversation_between_named_people_an_instruction_is_not_for_the_assistant() -> None:
+    said = "Bullet points please, I'm reading on my phone"
+    assert not [f for _, f, _ in extract(said, "Jon") if f and f.startswith("answer_style:")]
+
+
+@pytest.mark.parametrize(
+    ("said", "text"),
+    [
+        ("We're fine for now but money's going to be tight until the contract comes through",
+         "Money is going to be tight until the contract comes through"),
+        ("I'm on a tight budget this month", "Is on a tight budget this month"),
+        ("honestly we're skint till payday", "The user says they are skint till payday"),
+    ],
+)  # fmt: skip
+def test_money_being_tight_is_recorded_as_said(said: str, text: str) -> None:
+    assert (text, "money", Kind.SEMANTIC) in extract(said)
+
+
+@pytest.mark.parametrize(
+    ("said", "question"),
+    [
+        ("ok. I have asthma and use an inhaler, can I take it through security", "security"),
+        ("our heating bill is like 300 a month, where do we even start", "start"),
+    ],
+)
+def test_a_statement_followed_by_a_question_about_it_is_recorded_without_it(
+    said: str, question: str
+) -> None:
+    texts = [t for t, _, _ in extract(said)]
+    assert texts and not any(question in t for t in texts), texts
