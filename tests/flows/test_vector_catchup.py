@@ -107,7 +107,7 @@ def test_a_superseded_record_is_not_returned_after_a_catch_up(db_path: Path) -> 
             field="shed_key",
             value="drawer",
         )
-        assert other.store.get_record(other.tenant, old.id).status.value == "invalid"  # type: ignore[union-attr]
+        assert other.store.records.get_record(other.tenant, old.id).status.value == "invalid"  # type: ignore[union-attr]
     for mem in (open_mem(db_path), open_mem(db_path)):  # caught up; then from base + tail
         with mem:
             assert old.id not in nearest(mem, "my shed key is under the mat", k=30)
@@ -200,7 +200,7 @@ def test_a_process_killed_mid_update_leaves_old_or_whole_files(db_path: Path) ->
             fresh.recall(actor="ann", query="watering can", k=3)
             synced(fresh)  # a write clears what a killed writer left half done
             assert not list(files.folder.glob(".*.tmp"))
-            stored = fresh.store.list_records(Scope(fresh.tenant, "ann"))
+            stored = fresh.store.records.list_records(Scope(fresh.tenant, "ann"))
             last = max(stored, key=lambda r: r.valid_from)
             assert nearest(fresh, last.text)[0] == last.id
             synced(fresh)

@@ -191,7 +191,7 @@ def test_a_bulk_load_leaves_the_filled_scopes_file_and_forget_reaches_it(db_path
                 ann = shed_records(mem, "ann", 2500, start)
                 bob = shed_records(mem, "bob", 10, start)  # too few to be worth a file
                 vectors = tuple(emb.embed([r.text for r in ann + bob]))
-                mem.store.apply(
+                mem.store.records.apply(
                     Write(tenant=mem.tenant, inserts=tuple(ann + bob), vectors=vectors,
                           vector_model=emb.name)
                 )  # fmt: skip
@@ -229,7 +229,7 @@ def test_a_large_scopes_int8_pass_takes_writes_and_loses_a_forgotten_row(db_path
                 ann = shed_records(mem, "ann", min(5000, total - start), start)
                 texts.update((r.id, r.text) for r in ann)
                 vectors = tuple(emb.embed([r.text for r in ann]))
-                mem.store.apply(
+                mem.store.records.apply(
                     Write(tenant=mem.tenant, inserts=tuple(ann), vectors=vectors,
                           vector_model=emb.name)
                 )  # fmt: skip
@@ -253,7 +253,7 @@ def test_a_large_scopes_int8_pass_takes_writes_and_loses_a_forgotten_row(db_path
 
         added = shed_records(mem, "ann", 1, start=total)[0]
         added = dataclasses.replace(added, text=texts[target])
-        mem.store.apply(
+        mem.store.records.apply(
             Write(tenant=mem.tenant, inserts=(added,), vectors=(query,), vector_model=emb.name)
         )
         assert search()[0][0] == added.id  # the new row (the tail) beside the int8 codes

@@ -33,14 +33,14 @@ def _thread_state(mem: Memory, workflow: str, request_id: str) -> None:
 
 def _before_each_read_back(mem: Memory, writes: Callable[[], None]) -> None:
     """Run `writes` between each erasure's commit and its read-back: the race made certain."""
-    store: Any = mem.store
-    verify = store._verify_actor
+    store: Any = mem.store.erasure.parts
+    verify = store.verify_actor
 
     def written_then_read_back(*args: Any) -> Any:
         writes()
         return verify(*args)
 
-    store._verify_actor = written_then_read_back
+    store.verify_actor = written_then_read_back
 
 
 def test_thread_state_and_request_ids_stored_after_the_commit_are_a_fresh_start(
@@ -84,8 +84,8 @@ def test_a_thread_row_from_before_the_forget_that_survives_leaves_it_unverified(
 ) -> None:
     mem, other = mems[0], mems[1]
     _thread_state(mem, "refund", "r1")
-    store: Any = mem.store
-    store.erasure_sql = _Leaving(type(store).erasure_sql, statement)
+    erasure: Any = mem.store.erasure
+    erasure.sql = _Leaving(erasure.sql, statement)
     attempts: list[int] = []
 
     def writes() -> None:  # fresh rows beside the survivors, each attempt

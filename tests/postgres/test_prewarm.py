@@ -112,7 +112,7 @@ def test_the_first_search_of_a_scope_prewarms_its_index_when_pg_prewarm_is_insta
             again = warm.vector_search(alice, MODEL, query, 10, NOW)
             assert warmed == unwarmed == again  # the same results, prewarmed or not
             # an erasure still drops the index it warmed (its definition names the actor)
-            assert warm.forget_actor("t1", "alice", datetime.now(UTC)).verified
+            assert warm.erasure.forget_actor("t1", "alice", datetime.now(UTC)).verified
         finally:
             warm.close()  # its backends report their function calls as they exit
         assert prewarms(admin, 1) == 1  # once per process and scope

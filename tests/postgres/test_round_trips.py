@@ -47,7 +47,9 @@ def test_a_recall_asks_for_an_empty_backlog_in_one_round_trip(
 ) -> None:
     found: list[tuple[int, int]] = []
     n = round_trips(
-        store, tmp_path / "trace", lambda: found.append(store.actor_backlog("t1", "alice", NOW))
+        store,
+        tmp_path / "trace",
+        lambda: found.append(store.jobs.actor_backlog("t1", "alice", NOW)),
     )
     assert found == [(0, 0)]
     assert n == 1

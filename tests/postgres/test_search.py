@@ -52,7 +52,7 @@ def load(store: PostgresStore, tenant: str, actor: str, vectors: np.ndarray) -> 
     records = [rec(f"{tenant}-{actor}-{i}", f"fact {i}", actor=actor, tenant=tenant)
                for i in range(len(vectors))]  # fmt: skip
     for i in range(0, len(records), 1000):
-        store.apply(
+        store.records.apply(
             Write(tenant=tenant, inserts=tuple(records[i : i + 1000]),
                   vectors=tuple(vectors[i : i + 1000]), vector_model=MODEL)
         )  # fmt: skip
@@ -122,13 +122,19 @@ def test_each_model_and_dimension_gets_its_own_index(store: PostgresStore, dsn: 
     put(store, rec("a1", "one"), rec("a2", "two"))  # test-8
     # a tenant's vectors are of one model and dimension (`remem.store.flows.vector_fit`):
     # the other two in tenants of their own; the indexes are the table's, every tenant's
-    store.apply(Write(tenant="t2", inserts=(rec("a3", "three", tenant="t2"),),
+    store.records.apply(Write(tenant="t2", inserts=(rec("a3", "three", tenant="t2"),),
                       vectors=(np.ones(4, np.float32) / 2,), vector_model="test-8"))  # fmt: skip
     wide = np.ones(HNSW_TOO_WIDE, np.float32) / np.sqrt(HNSW_TOO_WIDE)
-    store.apply(Write(tenant="t3", inserts=(rec("a4", "four", tenant="t3"),), vectors=(wide,),
-                      vector_model="wide"))  # fmt: skip
+    store.records.apply(
+        Write(
+            tenant="t3",
+            inserts=(rec("a4", "four", tenant="t3"),),
+            vectors=(wide,),
+            vector_model="wide",
+        )
+    )
     event = Event("e1", "t1", "alice", "s1", Role.USER, "hello", T)
-    store.add_events([event], [])
+    store.events.add_events([event], [])
     store.add_event_vectors("t1", [(event, np.ones(8, np.float32) / np.sqrt(8))], "test-8")
     with psycopg.connect(dsn) as conn:
         names = {r[0] for r in conn.execute("SELECT indexname FROM pg_indexes")}
@@ -224,7 +230,7 @@ def test_only_the_newest_matches_are_ranked(
 
 
 def test_forgetting_takes_the_words_too(store: PostgresStore, dsn: str) -> None:
-    store.add_events([Event("e1", "t1", "alice", "s1", Role.USER, "green tea", T)], [])
+    store.events.add_events([Event("e1", "t1", "alice", "s1", Role.USER, "green tea", T)], [])
     put(store, rec("a1", "Loves green tea", source=Source("event", ("e1",), "offline", "v1")))
     put(store, rec("a2", "Hates coffee"))
 
@@ -236,12 +242,12 @@ def test_forgetting_takes_the_words_too(store: PostgresStore, dsn: str) -> None:
 
     assert terms("record_terms", "record_id", "a1") == 3  # love, green, tea
     assert terms("event_terms", "event_id", "e1") == 2
-    assert store.forget_record("t1", "a1", NOW).verified
+    assert store.erasure.forget_record("t1", "a1", NOW).verified
     assert terms("record_terms", "record_id", "a1") == 0
     assert terms("event_terms", "event_id", "e1") == 0  # the event's text is erased
     assert terms("record_terms", "record_id", "a2") == 2
     assert store.search_events(Scope("t1", "alice"), "green tea", 10) == []
-    assert store.forget_actor("t1", "alice", NOW).verified
+    assert store.erasure.forget_actor("t1", "alice", NOW).verified
     assert terms("record_terms", "actor", "alice") == 0
 
 
@@ -287,7 +293,7 @@ def test_event_vectors_of_a_large_actor_are_searched_through_the_index(dsn: str)
     try:
         events = [Event(f"e{i}", "t1", "alice", "s1", Role.USER, f"turn {i}",
                         T + timedelta(minutes=i)) for i in range(300)]  # fmt: skip
-        approx.add_events(events, [])
+        approx.events.add_events(events, [])
         approx.add_event_vectors("t1", list(zip(events, vectors, strict=True)), MODEL)
         alice = Scope("t1", "alice")
         hits = approx.vector_search_events(alice, MODEL, vectors[7], 5, NOW)

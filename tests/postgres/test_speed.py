@@ -57,18 +57,23 @@ def test_a_scope_version_moves_with_every_write_to_the_scope_from_any_process(
     try:
         seen = [a.scope_version(alice)]
         assert seen[0] is not None
-        b.apply(Write(tenant="t1", inserts=(rec("r1", "I like tea"), rec("r2", "I like jam")),
-                      vectors=(np.ones(8, np.float32), np.ones(8, np.float32)),
-                      vector_model="test-8"))  # fmt: skip
+        b.records.apply(
+            Write(
+                tenant="t1",
+                inserts=(rec("r1", "I like tea"), rec("r2", "I like jam")),
+                vectors=(np.ones(8, np.float32), np.ones(8, np.float32)),
+                vector_model="test-8",
+            )
+        )
         seen.append(a.scope_version(alice))
         bob_before = a.scope_version(bob)
-        b.forget_record("t1", "r1", NOW)
+        b.erasure.forget_record("t1", "r1", NOW)
         seen.append(a.scope_version(alice))
         event = Event("e1", "t1", "alice", "s1", Role.USER, "hello", T)
-        b.add_events([event], [])
+        b.events.add_events([event], [])
         b.add_event_vectors("t1", [(event, np.ones(8, np.float32))], "test-8")
         seen.append(a.scope_version(alice))
-        b.forget_actor("t1", "alice", datetime.now(UTC))
+        b.erasure.forget_actor("t1", "alice", datetime.now(UTC))
         seen.append(a.scope_version(alice))
         assert seen == sorted(set(seen)), seen  # moved on at every step, never back
         assert a.scope_version(bob) == bob_before  # another scope's writes leave it
@@ -121,7 +126,7 @@ def test_a_scope_that_grows_large_gets_its_own_index_and_its_erasure_drops_it(
         load(store, "carol", unit(rng.standard_normal((250, DIM))))
         carols = q.ScopeIndex("t1", "carol", MODEL, DIM).name
         assert carols in index_defs(dsn)  # grown past it in one write
-        report = store.forget_actor("t1", "carol", datetime.now(UTC))
+        report = store.erasure.forget_actor("t1", "carol", datetime.now(UTC))
         assert report.verified
         defs = index_defs(dsn)
         assert carols not in defs and not any("carol" in d for d in defs.values())

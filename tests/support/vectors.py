@@ -42,7 +42,7 @@ def write_ann(mem: Memory, emb: HashEmbedder, texts: list[str]) -> None:
             for j, t in enumerate(chunk)
         )  # fmt: skip
         vectors = tuple(emb.embed(chunk))
-        mem.store.apply(
+        mem.store.records.apply(
             Write(tenant=mem.tenant, inserts=records, vectors=vectors, vector_model=emb.name)
         )
 
@@ -110,7 +110,7 @@ def unit(rows: np.ndarray) -> np.ndarray:
 def load(store: PostgresStore, actor: str, vectors: np.ndarray, batch: int = 500) -> list[str]:
     records = [rec(f"{actor}-{i}", f"fact {i}", actor=actor) for i in range(len(vectors))]
     for i in range(0, len(records), batch):
-        store.apply(
+        store.records.apply(
             Write(tenant="t1", inserts=tuple(records[i : i + batch]),
                   vectors=tuple(vectors[i : i + batch]), vector_model=MODEL)
         )  # fmt: skip

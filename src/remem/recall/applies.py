@@ -231,7 +231,7 @@ def _near(
     found = {i: tuple(rid for rid, _ in h) for i, h in zip(wanted, hits, strict=True)}
     every = sorted({rid for ids in found.values() for rid in ids})
     stored = store.record_vectors(scope.tenant, every, model) if every else {}
-    fresh = store.get_records(scope.tenant, sorted(r for r in stored if r not in known))
+    fresh = store.records.get_records(scope.tenant, sorted(r for r in stored if r not in known))
     records = {r: known[r] for r in stored if r in known} | {r.id: r for r in fresh}
     ids = sorted(records)
     domains: dict[str, tuple[str, ...]] = {}

@@ -89,7 +89,7 @@ def standing_turns(
         for eid, cosine in store.vector_search_events(scope, embedder.name, vec, PER_SENTENCE, at):
             if cosine >= CONSTRAINT_COSINE and cosine > best.get(eid, (-1.0, ""))[0]:
                 best[eid] = (cosine, kind)
-    events = store.get_events(scope.tenant, sorted(best)) if best else []
+    events = store.events.get_events(scope.tenant, sorted(best)) if best else []
     said = [Stated(ev, best[ev.id][1], best[ev.id][0]) for ev in events if ev.role is Role.USER]
     stated = tuple(sorted(said, key=lambda s: s.cosine, reverse=True)[:MOST])
     if version is not None:

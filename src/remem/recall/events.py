@@ -126,7 +126,9 @@ class EventSearch:
         self.lexical = store.search_events(self.scope, words, EVENT_POOL)
         missing = [e for e in candidate_ids(self.lexical, self.vector) if e not in self.events]
         if missing:
-            self.events.update((e.id, e) for e in store.get_events(self.scope.tenant, missing))
+            self.events.update(
+                (e.id, e) for e in store.events.get_events(self.scope.tenant, missing)
+            )
 
 
 def only_asks(ev: Event) -> bool:

@@ -82,7 +82,7 @@ class StoreGauges(Collector):
             "Age of the oldest extraction job still waiting (pending or running); 0 if none.",
         )
         try:
-            groups = self.store.job_groups(self.tenant)
+            groups = self.store.jobs.job_groups(self.tenant)
         except Exception:  # a scrape must answer even when the database does not
             log.warning("metrics: reading the job queue failed", exc_info=True)
             return

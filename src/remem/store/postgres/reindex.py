@@ -80,7 +80,7 @@ SELECT (SELECT count(*) FROM reindex_record_vectors n
         index, dropped here, so that a later write builds it (`_ensure_index`)."""
         drop = pg_sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(pg_sql.Identifier(ix.name))
         try:
-            with self.s._pool.connection() as conn:  # autocommit: outside a transaction
+            with self.s.backend.pool.connection() as conn:  # autocommit: outside a transaction
                 try:
                     conn.execute(q.create_vector_index(ix, concurrently=True))
                 except psycopg.Error as exc:

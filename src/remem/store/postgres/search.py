@@ -20,7 +20,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -30,6 +30,7 @@ from psycopg.rows import DictRow
 
 from remem.errors import RememError, StoreError
 from remem.model import Event
+from remem.store.flows.backend import Backend
 from remem.store.flows.vector_fit import vectors_fit
 from remem.store.postgres import sql as q
 from remem.store.postgres.rows import ALL_TENANTS, parse_vector, value
@@ -78,7 +79,7 @@ class PostgresSearch:
     _iterative: bool
     _prewarm: bool
     _warmed: set[q.ScopeIndex]
-    vector_fit_sql: ClassVar[tuple[str, ...]]  # (`remem.store.flows.vector_fit`)
+    backend: Backend  # (`remem.store.flows.vector_fit`: its `vector_fit_sql`)
 
     if TYPE_CHECKING:
 
@@ -105,7 +106,7 @@ class PostgresSearch:
         for dims in {len(v) for _, v in vectors}:
             self._ensure_index(q.VectorIndex("event_vectors", model, dims))
         with self._tx(tenant) as cur:
-            if not vectors_fit(cur, self.vector_fit_sql, tenant, model,
+            if not vectors_fit(cur, self.backend.vector_fit_sql, tenant, model,
                                {len(v) for _, v in vectors}):  # fmt: skip
                 return  # the index is another model's now: left for its catch-up
             cur.executemany(

@@ -199,7 +199,7 @@ ORDER BY time, seq LIMIT %(limit)s
 # A page of events ends at `limit` rows or once the text and metadata before a row
 # reach `bytes`: each row carries the bytes of the rows before it (`bytes_before`), and
 # the first row past the bound is read too (its `bytes_before_last` is still under
-# it), so the caller knows that more follow (`remem.store.flows.lookups.Lookups.events_page`).
+# it), so the caller knows that more follow (`remem.store.flows.events.Events.events_page`).
 _EVENT_SIZE = "octet_length(text) + octet_length(metadata)"
 _EVENTS_AFTER = f"""
 SELECT * FROM (

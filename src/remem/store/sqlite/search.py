@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -26,9 +26,9 @@ from remem.errors import StoreError
 from remem.model import Event, Record
 from remem.policy.metadata import matches
 from remem.store.errors import sqlite_translated
-from remem.store.flows.backend import sqlite_lists
+from remem.store.flows.backend import Backend, sqlite_lists
 from remem.store.flows.vector_fit import vectors_fit
-from remem.store.roles import Hit, Scope
+from remem.store.roles import Hit, RecordStore, Scope
 from remem.store.sqlite import sql as q
 from remem.store.sqlite.sql import fts_query, scope_token
 from remem.store.sqlite.vectors.files import TAIL_MAX, Stamp, VectorFiles
@@ -82,7 +82,8 @@ class SQLiteSearch:
     vector_files: VectorFiles | None
     _writers: list[threading.Thread]
     _writers_lock: threading.Lock
-    vector_fit_sql: ClassVar[tuple[str, ...]]  # (`remem.store.flows.vector_fit`)
+    backend: Backend  # (`remem.store.flows.vector_fit`: its `vector_fit_sql`)
+    records: RecordStore
 
     if TYPE_CHECKING:
 
@@ -90,15 +91,13 @@ class SQLiteSearch:
 
         def _rows(self, sql: str, params: Mapping[str, Any] = ...) -> list[sqlite3.Row]: ...
 
-        def get_records(self, tenant: str, ids: Sequence[str]) -> list[Record]: ...
-
     def add_event_vectors(
         self, tenant: str, vectors: Sequence[tuple[Event, npt.NDArray[np.float32]]], model: str
     ) -> None:
         """Store the embeddings of some events (made by `model`)."""
         touched: set[tuple[str, str]] = set()
         with self._tx() as db:
-            if not vectors or not vectors_fit(db, self.vector_fit_sql, tenant, model,
+            if not vectors or not vectors_fit(db, self.backend.vector_fit_sql, tenant, model,
                                               {len(v) for _, v in vectors}):  # fmt: skip
                 return  # the index is another model's now: left for its catch-up
             for event, vec in vectors:
@@ -197,7 +196,7 @@ class SQLiteSearch:
             prefix = scope.namespace_prefix or ""
             allowed = {
                 r.id
-                for r in self.get_records(scope.tenant, [h[0] for h in hits])
+                for r in self.records.get_records(scope.tenant, [h[0] for h in hits])
                 if r.namespace.startswith(prefix) and matches(r.metadata, scope.metadata)
             }
             hits = [h for h in hits if h[0] in allowed][:limit]
