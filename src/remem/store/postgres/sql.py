@@ -186,7 +186,7 @@ SELECT e.tenant, e.actor, t.term, e.seq, e.id, remem_term_rank(e.tsv, t.term)
 FROM events e, unnest(tsvector_to_array(e.tsv)) AS t(term)
 WHERE e.tenant = %(tenant)s AND e.id = ANY(%(keys)s::text[])
 """
-# -- reads by key or scope (`remem.store.flows.lookups`, named parameters) -------------------------
+# -- reads by key or scope (`remem.store.flows.records`, `events`; named parameters) -----
 LIST_EVENTS_ACTOR = f"""
 SELECT {EVENT_COLUMNS} FROM events WHERE tenant = %(tenant)s AND actor = %(actor)s
 ORDER BY time, seq LIMIT %(limit)s
