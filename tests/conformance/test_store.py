@@ -181,30 +181,30 @@ def test_lexical_search_is_scoped_to_tenant_and_actor(store: Store) -> None:
     put(store, rec("a1", "Loves green tea"), rec("a2", "Hates coffee"))
     put(store, rec("b1", "Loves green tea", actor="bob"))
     put(store, rec("c1", "Loves green tea", tenant="t2"))
-    hits = store.search_records(Scope("t1", "alice"), "green tea", 10)
+    hits = store.search.search_records(Scope("t1", "alice"), "green tea", 10)
     assert [h.id for h in hits] == ["a1"]
-    assert [h.id for h in store.search_records(Scope("t1", "bob"), "tea", 10)] == ["b1"]
-    assert store.search_records(Scope("t1", "carol"), "tea", 10) == []
+    assert [h.id for h in store.search.search_records(Scope("t1", "bob"), "tea", 10)] == ["b1"]
+    assert store.search.search_records(Scope("t1", "carol"), "tea", 10) == []
 
 
 def test_lexical_search_survives_fts_syntax_in_queries(store: Store) -> None:
     put(store, rec("a1", "Loves green tea"))
     for q in ['"', "tea AND", "NEAR(", "*", "tea OR )", "col:tea", "", "   "]:
-        hits = store.search_records(Scope("t1", "alice"), q, 10)
+        hits = store.search.search_records(Scope("t1", "alice"), q, 10)
         assert all(h.id == "a1" for h in hits)
 
 
 def test_namespace_prefix_escapes_like_wildcards(store: Store) -> None:
     put(store, rec("a1", "Loves tea", namespace="/tenants/t1/actors/alice/facts"))
     narrow = Scope("t1", "alice", "/tenants/t1/actors/al_ce/")
-    assert store.search_records(narrow, "tea", 10) == []
+    assert store.search.search_records(narrow, "tea", 10) == []
     assert store.records.list_records(narrow) == []
     ok = Scope("t1", "alice", "/tenants/t1/actors/alice/")
     assert [r.id for r in store.records.list_records(ok)] == ["a1"]
 
 
 def nearest(store: Store, scope: Scope, seed: int, **kw: object) -> list[str]:
-    hits = store.vector_search(scope, "test-8", vec(seed), 10, NOW, **kw)  # type: ignore[arg-type]
+    hits = store.search.vector_search(scope, "test-8", vec(seed), 10, NOW, **kw)  # type: ignore[arg-type]
     return [rid for rid, _ in hits]
 
 
@@ -214,12 +214,12 @@ def test_vector_search_is_scoped_ranked_and_follows_changes(store: Store) -> Non
     alice = Scope("t1", "alice")
     assert nearest(store, alice, 0) == ["a1", "a2"]
     assert nearest(store, alice, 1) == ["a2", "a1"]
-    hits = store.vector_search(alice, "test-8", vec(0), 10, NOW)
+    hits = store.search.vector_search(alice, "test-8", vec(0), 10, NOW)
     assert abs(hits[0][1] - 1.0) < 1e-3 and hits[0][1] > hits[1][1]
     put(store, rec("a3", "four"))  # vec(0) again
     assert set(nearest(store, alice, 0)) == {"a1", "a2", "a3"}
     assert nearest(store, Scope("t1", "nobody"), 0) == []
-    assert store.vector_search(alice, "other-model", vec(0), 10, NOW) == []
+    assert store.search.vector_search(alice, "other-model", vec(0), 10, NOW) == []
 
 
 def test_vector_search_masks_status_and_validity(store: Store) -> None:
@@ -233,22 +233,22 @@ def test_vector_search_masks_status_and_validity(store: Store) -> None:
         )
     )
     assert nearest(store, alice, 0) == []
-    past = store.vector_search(alice, "test-8", vec(0), 10, T, include_invalid=True)
+    past = store.search.vector_search(alice, "test-8", vec(0), 10, T, include_invalid=True)
     assert [rid for rid, _ in past] == ["a1", "a2"]
 
 
 def test_record_vectors_come_back_as_stored(store: Store) -> None:
     put(store, rec("a1", "one"))
-    got = store.record_vectors("t1", ["a1", "missing"], "test-8")
+    got = store.search.record_vectors("t1", ["a1", "missing"], "test-8")
     assert list(got) == ["a1"] and np.allclose(got["a1"], vec(0), atol=1e-3)
-    assert store.record_vectors("t1", ["a1"], "other-model") == {}
+    assert store.search.record_vectors("t1", ["a1"], "other-model") == {}
 
 
 def test_event_search_is_scoped(store: Store) -> None:
     store.events.add_events(
         [ev(1, text="flight to Kyoto"), ev(2, actor="bob", text="flight to Kyoto")], []
     )
-    assert [h.id for h in store.search_events(Scope("t1", "alice"), "Kyoto", 10)] == ["e1"]
+    assert [h.id for h in store.search.search_events(Scope("t1", "alice"), "Kyoto", 10)] == ["e1"]
 
 
 def test_forget_record_erases_every_surface_and_tombstones_its_events(store: Store) -> None:
@@ -257,7 +257,7 @@ def test_forget_record_erases_every_surface_and_tombstones_its_events(store: Sto
     assert report.verified and report.deleted["records"] == 1
     assert report.deleted["vectors"] == 1 and report.deleted["fulltext"] == 1
     assert store.records.get_record("t1", "a1") is None
-    assert store.search_records(Scope("t1", "alice"), "green tea", 10) == []
+    assert store.search.search_records(Scope("t1", "alice"), "green tea", 10) == []
     assert nearest(store, Scope("t1", "alice"), 0) == ["a2"]
     assert all(h.text is None for h in store.records.history("t1", "a1"))
     assert store.records.history("t1", "a1")[-1].action == "DELETE"
@@ -272,7 +272,7 @@ def test_forget_actor_erases_only_that_actor(store: Store) -> None:
     report = store.erasure.forget_actor("t1", "alice", NOW)
     assert report.verified and report.deleted["events"] == 1 and report.deleted["records"] == 1
     assert store.events.list_events("t1", "alice") == []
-    assert store.search_events(Scope("t1", "alice"), "tea", 10) == []
+    assert store.search.search_events(Scope("t1", "alice"), "tea", 10) == []
     assert store.records.list_records(Scope("t1", "alice")) == []
     assert [r.id for r in store.records.list_records(Scope("t1", "bob"))] == ["b1"]
     assert len(store.events.list_events("t1", "bob")) == 1
@@ -363,17 +363,18 @@ def test_event_vectors_are_scoped_and_follow_erasure(store: Store) -> None:
     store.events.add_events([ev(1), ev(2), ev(3, actor="bob")], [])
     e1, e2 = store.events.list_events("t1", "alice")
     (b3,) = store.events.list_events("t1", "bob")
-    store.add_event_vectors("t1", [(e1, vec(0)), (e2, vec(1)), (b3, vec(0))], "test-8")
+    store.search.add_event_vectors("t1", [(e1, vec(0)), (e2, vec(1)), (b3, vec(0))], "test-8")
     alice = Scope("t1", "alice")
-    hits = store.vector_search_events(alice, "test-8", vec(0), 10, NOW)
+    hits = store.search.vector_search_events(alice, "test-8", vec(0), 10, NOW)
     assert [eid for eid, _ in hits] == ["e1", "e2"]
-    assert store.vector_search_events(alice, "other", vec(0), 10, NOW) == []
-    assert store.vector_search_events(alice, "test-8", vec(0), 10, T) == []  # before both
+    assert store.search.vector_search_events(alice, "other", vec(0), 10, NOW) == []
+    assert store.search.vector_search_events(alice, "test-8", vec(0), 10, T) == []  # before both
     report = store.erasure.forget_actor("t1", "alice", NOW)
     assert report.verified and report.deleted["event_vectors"] == 2
-    assert store.vector_search_events(alice, "test-8", vec(0), 10, NOW) == []
+    assert store.search.vector_search_events(alice, "test-8", vec(0), 10, NOW) == []
     assert [
-        e for e, _ in store.vector_search_events(Scope("t1", "bob"), "test-8", vec(0), 5, NOW)
+        e
+        for e, _ in store.search.vector_search_events(Scope("t1", "bob"), "test-8", vec(0), 5, NOW)
     ] == ["e3"]
 
 

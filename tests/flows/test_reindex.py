@@ -102,10 +102,10 @@ def test_a_full_reindex_recalls_with_the_new_model_alone(db: str) -> None:
         assert mem.store.records.vector_models(mem.tenant) == [VectorModel(NEW.name, 128, None)]
         assert mem.store.reindexing.pending(mem.tenant) is None
         records = mem.store.records.list_records(Scope(mem.tenant, "alice"))
-        stored = mem.store.record_vectors(mem.tenant, [r.id for r in records], NEW.name)
+        stored = mem.store.search.record_vectors(mem.tenant, [r.id for r in records], NEW.name)
         for r in records:  # each one the new model's vector of its own text
             assert np.allclose(stored[r.id], NEW.embed([r.text])[0], atol=2e-3)
-        assert mem.store.record_vectors(mem.tenant, [r.id for r in records], OLD.name) == {}
+        assert mem.store.search.record_vectors(mem.tenant, [r.id for r in records], OLD.name) == {}
         packet = mem.recall(actor="alice", query="what is alice allergic to?", explain=True)
         assert not packet.notes
         peanuts = next(r.id for r in records if "peanuts" in r.text)
@@ -142,7 +142,7 @@ def test_writers_of_both_models_during_a_reindex_end_in_the_new_index(db: str) -
         a = new.remember(actor="alice", text="Alice collects stamps from Peru")
         b = old.remember(actor="alice", text="Alice sings in a choir on Fridays")
         assert new.reindex().switched  # b, written with the old model, re-embedded first
-        stored = new.store.record_vectors(new.tenant, [a.id, b.id], NEW.name)
+        stored = new.store.search.record_vectors(new.tenant, [a.id, b.id], NEW.name)
         for r in (a, b):
             assert np.allclose(stored[r.id], NEW.embed([r.text])[0], atol=2e-3)
         assert all(todo == 0 for todo, _, _ in _counts(new, NEW.name).values())
@@ -165,11 +165,11 @@ def test_forget_during_a_reindex_leaves_nothing_in_either_index(db: str) -> None
         assert left_bob == len(mem.store.records.list_records(Scope(mem.tenant, "bob"))) + len(
             TURNS
         )
-        assert mem.store.record_vectors(mem.tenant, [gone.id], OLD.name) == {}
+        assert mem.store.search.record_vectors(mem.tenant, [gone.id], OLD.name) == {}
         assert mem.reindex().switched
         bobs = mem.store.records.list_records(Scope(mem.tenant, "bob"))
         assert _counts(mem, NEW.name)["records"][2] == len(bobs)
-        assert mem.store.record_vectors(mem.tenant, [gone.id], NEW.name) == {}
+        assert mem.store.search.record_vectors(mem.tenant, [gone.id], NEW.name) == {}
         assert mem.recall(actor="alice", query="peanuts").records == ()
 
 
@@ -231,7 +231,7 @@ def test_cancelled_the_old_model_takes_back_what_the_new_one_wrote(db: str) -> N
         assert held == sorted([OLD.name, NEW.name])  # the stamps' vector is NEW's
         assert old.reindex().switched  # back to one model: the stamps re-embedded by OLD
         assert old.store.records.vector_models(old.tenant) == [VectorModel(OLD.name, 64, None)]
-        stored = old.store.record_vectors(old.tenant, [added.id], OLD.name)
+        stored = old.store.search.record_vectors(old.tenant, [added.id], OLD.name)
         assert np.allclose(stored[added.id], OLD.embed([added.text])[0], atol=2e-3)
 
 

@@ -79,10 +79,10 @@ def test_a_memory_left_on_the_old_embedder_writes_no_old_vectors_after_a_switch(
         old.process()  # its catch-up fills nothing with a model the index is not
         assert counting.texts == embedded  # it knows since its recall: no vectors made
     with Memory.open(db, embedder=NEW) as new:  # restarted with the new embedder
-        assert new.store.record_vectors(new.tenant, [last.id], NEW.name) == {}
+        assert new.store.search.record_vectors(new.tenant, [last.id], NEW.name) == {}
         report = new.reindex()  # nothing to re-embed; what was written without, filled
         assert report.filled == 1 and "1 written without vectors" in report.message()
-        assert last.id in new.store.record_vectors(new.tenant, [last.id], NEW.name)
+        assert last.id in new.store.search.record_vectors(new.tenant, [last.id], NEW.name)
         packet = new.recall(actor="alice", query="Portuguese on Tuesdays", explain=True)
         assert packet.explain is not None
         assert late.id in [v["id"] for v in packet.explain["vector"]]
@@ -102,7 +102,7 @@ def test_the_first_writer_of_an_empty_store_sets_the_model_the_other_writes_none
         a = old.remember(actor="alice", text="Alice keeps bees in her garden")
         b = new.remember(actor="alice", text="Alice drives a green bicycle")
         assert new.store.records.vector_models(new.tenant) == [VectorModel(OLD.name, 64, None)]
-        assert new.store.record_vectors(new.tenant, [a.id, b.id], NEW.name) == {}
+        assert new.store.search.record_vectors(new.tenant, [a.id, b.id], NEW.name) == {}
         packet = new.recall(actor="alice", query="bicycle", explain=True)
         assert b.id in [r.id for r in packet.records]
         assert packet.explain is not None and packet.explain["vector"] == []
@@ -148,5 +148,5 @@ def test_another_process_on_the_old_embedder_notices_the_switch(db: str) -> None
     assert any("lexical only" in n and NEW.name in n for n in seen["notes"])
     with Memory.open(db, embedder=NEW) as new:
         assert new.store.records.vector_models(new.tenant) == [VectorModel(NEW.name, 128, None)]
-        assert new.store.record_vectors(new.tenant, [seen["late"]], OLD.name) == {}
+        assert new.store.search.record_vectors(new.tenant, [seen["late"]], OLD.name) == {}
         assert new.reindex().filled == 1

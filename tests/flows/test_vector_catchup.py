@@ -44,13 +44,13 @@ def files_of(db: Path, suffix: str) -> list[Path]:
 
 def synced(mem: Memory) -> SQLiteStore:
     assert isinstance(mem.store, SQLiteStore)
-    mem.store.sync_vector_files()  # the files a recall writes beside its answer
+    mem.store.search.sync_vector_files()  # the files a recall writes beside its answer
     return mem.store
 
 
 def nearest(mem: Memory, text: str, k: int = 5, include_invalid: bool = False) -> list[str]:
     emb = HashEmbedder()
-    hits = mem.store.vector_search(
+    hits = mem.store.search.vector_search(
         Scope(mem.tenant, "ann"), emb.name, emb.embed([text])[0], k, LATER, include_invalid
     )
     return [h[0] for h in hits]
@@ -126,7 +126,7 @@ def test_a_forget_reaches_the_tail_and_vectors_held_in_another_process(db_path: 
         assert nearest(holder, "the red trowel is in the left pocket")[0] == added
         store = synced(holder)
         (tail,) = files_of(db_path, "tail")
-        vec = store.record_vectors(holder.tenant, [added], HashEmbedder().name)[added]
+        vec = store.search.record_vectors(holder.tenant, [added], HashEmbedder().name)[added]
         needles = [added.encode(), vec.astype(np.float32).tobytes()]
         assert all(n in tail.read_bytes() for n in needles)
         report = other.forget(record_id=added)  # `holder` still holds it in memory

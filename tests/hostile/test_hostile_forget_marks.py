@@ -108,7 +108,7 @@ def test_vector_files_rebuilt_from_fresh_rows_after_the_commit_are_a_fresh_start
     for n in range(3):
         mem.remember(actor="alice", text=f"Alice's locker is {n}")
     mem.recall(actor="alice", query="locker")  # the scope's vector files, from these rows
-    store: Any = mem.store
+    store: Any = mem.store.search
     store.sync_vector_files()  # written beside the recall: wait for them
     assert store.vector_files.holding(mem.deps.tenant, "alice") >= 1
     drop = store._drop_scope_vectors
@@ -117,7 +117,7 @@ def test_vector_files_rebuilt_from_fresh_rows_after_the_commit_are_a_fresh_start
         drop(tenant, actor)
         other.remember(actor="alice", text="Alice's new locker is 40")
         other.recall(actor="alice", query="locker")  # written again, from the fresh row
-        other.store.sync_vector_files()  # type: ignore[attr-defined]
+        other.store.search.sync_vector_files()  # type: ignore[attr-defined]
 
     store._drop_scope_vectors = dropped_then_rebuilt
     report = mem.forget(actor="alice")
@@ -133,7 +133,7 @@ def test_a_vector_file_from_before_the_forget_that_survives_leaves_it_unverified
     mem = mems[0]
     mem.remember(actor="alice", text="Alice's locker is 12")
     mem.recall(actor="alice", query="locker")
-    store: Any = mem.store
+    store: Any = mem.store.search
     store.sync_vector_files()
     assert store.vector_files.holding(mem.deps.tenant, "alice") >= 1
     store._drop_scope_vectors = lambda tenant, actor: None  # a defective erasure keeps them

@@ -30,13 +30,13 @@ def round_trips(store: PostgresStore, trace: Path, call: object) -> int:
     `call` runs on the store's one connection."""
     assert callable(call)
     with trace.open("w") as out:
-        with store._pool.connection() as conn:
+        with store.backend.pool.connection() as conn:
             conn.pgconn.trace(out.fileno())
             conn.pgconn.set_trace_flags(Trace.SUPPRESS_TIMESTAMPS)
         try:
             call()
         finally:
-            with store._pool.connection() as conn:
+            with store.backend.pool.connection() as conn:
                 conn.pgconn.untrace()
     sent = [line.split() for line in trace.read_text().splitlines()]
     return sum(1 for f in sent if len(f) > 2 and f[0] == "F" and f[2] in ("Sync", "Query"))

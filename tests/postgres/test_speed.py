@@ -55,7 +55,7 @@ def test_a_scope_version_moves_with_every_write_to_the_scope_from_any_process(
     a, b = PostgresStore(dsn, max_size=2), PostgresStore(dsn, max_size=2)
     alice, bob = Scope("t1", "alice"), Scope("t1", "bob")
     try:
-        seen = [a.scope_version(alice)]
+        seen = [a.search.scope_version(alice)]
         assert seen[0] is not None
         b.records.apply(
             Write(
@@ -65,19 +65,19 @@ def test_a_scope_version_moves_with_every_write_to_the_scope_from_any_process(
                 vector_model="test-8",
             )
         )
-        seen.append(a.scope_version(alice))
-        bob_before = a.scope_version(bob)
+        seen.append(a.search.scope_version(alice))
+        bob_before = a.search.scope_version(bob)
         b.erasure.forget_record("t1", "r1", NOW)
-        seen.append(a.scope_version(alice))
+        seen.append(a.search.scope_version(alice))
         event = Event("e1", "t1", "alice", "s1", Role.USER, "hello", T)
         b.events.add_events([event], [])
-        b.add_event_vectors("t1", [(event, np.ones(8, np.float32))], "test-8")
-        seen.append(a.scope_version(alice))
+        b.search.add_event_vectors("t1", [(event, np.ones(8, np.float32))], "test-8")
+        seen.append(a.search.scope_version(alice))
         b.erasure.forget_actor("t1", "alice", datetime.now(UTC))
-        seen.append(a.scope_version(alice))
+        seen.append(a.search.scope_version(alice))
         assert seen == sorted(set(seen)), seen  # moved on at every step, never back
-        assert a.scope_version(bob) == bob_before  # another scope's writes leave it
-        assert a.scope_version(Scope("t2", "alice")) == 0  # nothing written there
+        assert a.search.scope_version(bob) == bob_before  # another scope's writes leave it
+        assert a.search.scope_version(Scope("t2", "alice")) == 0  # nothing written there
     finally:
         a.close()
         b.close()
@@ -101,7 +101,7 @@ def test_a_bulk_load_gives_a_large_scope_its_own_index_which_its_search_takes(
     overlap = 0
     try:
         for query in queries:  # more than psycopg's prepare threshold: prepared ones too
-            got = [r for r, _ in store.vector_search(alice, MODEL, query, 10, NOW)]
+            got = [r for r, _ in store.search.vector_search(alice, MODEL, query, 10, NOW)]
             truth = [ids[i] for i in np.argsort(-(mine @ query), kind="stable")[:10]]
             assert len(got) == 10 and all(r.startswith("alice-") for r in got)
             assert got[0] == truth[0]

@@ -60,7 +60,7 @@ def fill_two_tenants(store: PostgresStore) -> None:
     for tenant in ("t1", "t2"):
         store.events.add_events([ev(1, tenant), ev(2, tenant)], ["offline"])
         put(store, rec(f"{tenant}-a", "Loves green tea", tenant=tenant))
-        store.add_event_vectors(tenant, [(ev(1, tenant), vec(3))], "test-8")
+        store.search.add_event_vectors(tenant, [(ev(1, tenant), vec(3))], "test-8")
         store.erasure.forget_record(tenant, f"{tenant}-a", NOW)  # tombstones, history
         put(store, rec(f"{tenant}-b", "Hates coffee", tenant=tenant))
         store.erasure.record_deletion(tenant, "record", f"{tenant}-a", None, "x", NOW)
@@ -194,13 +194,15 @@ def test_an_unreachable_server_is_a_store_error(dsn: str) -> None:
 def test_event_vectors_and_neighbours(store: PostgresStore) -> None:
     events = [ev(i) for i in range(4)]
     store.events.add_events(events, [])
-    store.add_event_vectors("t1", [(e, vec(i)) for i, e in enumerate(events)], "test-8")
+    store.search.add_event_vectors("t1", [(e, vec(i)) for i, e in enumerate(events)], "test-8")
     alice = Scope("t1", "alice")
-    hits = store.vector_search_events(alice, "test-8", vec(2), 2, NOW)
+    hits = store.search.vector_search_events(alice, "test-8", vec(2), 2, NOW)
     assert hits[0][0] == "e2" and abs(hits[0][1] - 1) < 1e-4
     # only events that happened by `at`: at T, just e0
-    assert [h[0] for h in store.vector_search_events(alice, "test-8", vec(2), 10, T)] == ["e0"]
-    assert store.vector_search_events(Scope("t1", "bob"), "test-8", vec(2), 10, NOW) == []
+    assert [h[0] for h in store.search.vector_search_events(alice, "test-8", vec(2), 10, T)] == [
+        "e0"
+    ]
+    assert store.search.vector_search_events(Scope("t1", "bob"), "test-8", vec(2), 10, NOW) == []
     assert sorted(e.id for _, e in store.events.events_near([events[2]], 1)["e2"]) == ["e1", "e3"]
     assert [e.id for _, e in store.events.events_near([events[0]], 1)["e0"]] == ["e1"]
     report = store.erasure.forget_actor("t1", "alice", datetime.now(UTC))

@@ -88,13 +88,13 @@ def files(db: Path, suffix: str) -> list[Path]:
 
 def nearest(mem: Memory) -> list[list[tuple[str, float]]]:
     emb = HashEmbedder()
-    return [mem.store.vector_search(SCOPE, emb.name, emb.embed([text_of(i)])[0], 5, NOW)
+    return [mem.store.search.vector_search(SCOPE, emb.name, emb.embed([text_of(i)])[0], 5, NOW)
             for i in PICKS]  # fmt: skip
 
 
 def held(mem: Memory) -> Any:
     assert isinstance(mem.store, SQLiteStore)
-    return mem.store._vec_cache[("default", "ann", "records")].vectors
+    return mem.store.search._vec_cache[("default", "ann", "records")].vectors
 
 
 DIM = 32

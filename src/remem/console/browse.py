@@ -39,7 +39,7 @@ def search(
     owner = scope.actor_for(at.who, actor)
     store, tenant = at.svc.store, at.who.tenant
     where = Scope(tenant, owner)
-    hits = store.search_records(where, query, SEARCH_HITS)
+    hits = store.search.search_records(where, query, SEARCH_HITS)
     found = {r.id: r for r in store.records.get_records(tenant, [h.id for h in hits])}
     ranked = [
         found[h.id].as_dict()
@@ -47,7 +47,7 @@ def search(
         if h.id in found and found[h.id].actor == owner and at.who.may_see(found[h.id])
     ]
     shown = views.filter_records(ranked, utcnow(), **filters)
-    said = store.search_events(where, query, SEARCH_HITS)
+    said = store.search.search_events(where, query, SEARCH_HITS)
     by_id = {e.id: e for e in store.events.get_events(tenant, [h.id for h in said])}
     turns = [_turn(by_id[h.id]) for h in said if h.id in by_id and by_id[h.id].actor == owner]
     kept = [t for t in turns if not t["erased"]]

@@ -114,7 +114,7 @@ def fill_vectors(deps: Deps, limit: int, seconds: float | None = None) -> tuple[
         )
         made = [(e, v) for e, v in zip(waiting.events, events, strict=True) if v is not None]
         if made:
-            store.add_event_vectors(tenant, made, embedder.name)
+            store.search.add_event_vectors(tenant, made, embedder.name)
         if stored + len(made) == 0:
             break  # erased meanwhile, or none embeddable: nothing was stored, do not ask again
         done += stored + len(made)

@@ -180,4 +180,4 @@ class Pipeline:
             vectors = embed_or_none(emb, [e.text for e in todo])
             made = [(e, v) for e, v in zip(todo, vectors, strict=True) if v is not None]
             if made:
-                self.store.add_event_vectors(tenant, made, emb.name)
+                self.store.search.add_event_vectors(tenant, made, emb.name)

@@ -52,7 +52,7 @@ from remem.recall.events import (
 from remem.recall.fusion import candidate_ids
 from remem.recall.query import Query, understand, with_speakers
 from remem.recall.request import RecallRequest
-from remem.store.roles import EventLog, Hit, RecordStore, Scope, Store
+from remem.store.roles import EventLog, Hit, RecordStore, Scope, Search, Store
 
 Vector = npt.NDArray[np.float32]
 
@@ -104,7 +104,7 @@ def gather(
     times = [at] if known is None or known == at else [at, known]
 
     def search_records(words: str) -> list[Hit]:
-        return [h for sc in scopes for h in store.search_records(sc, words, POOL)]
+        return [h for sc in scopes for h in store.search.search_records(sc, words, POOL)]
 
     def search_vectors(vecs: _Vectors | None) -> list[tuple[str, float]]:
         if vecs is None:
@@ -113,7 +113,7 @@ def gather(
             hit
             for scope in scopes
             for when in times
-            for hit in store.vector_search(
+            for hit in store.search.vector_search(
                 scope, model, vecs.query, POOL, when, include_invalid=req.past
             )
         ]
@@ -140,7 +140,7 @@ def gather(
         for _ in range(2):
             if vecs is None:
                 break
-            found.vector = _event_vector_search(store, req.scope, model, vecs, at)
+            found.vector = _event_vector_search(store.search, req.scope, model, vecs, at)
             new = [e for e, _ in found.vector if e not in found.events]
             found.events.update((e.id, e) for e in store.events.get_events(tenant, new))
             again = with_speakers(base, speakers_of(found.events.values()))
@@ -186,7 +186,7 @@ def gather(
         hit = {rid for rid, _ in vector}
         since = sorted(r for r, t in closed.items() if t > req.known_at and r not in hit)
         if since and vecs is not None:
-            stored = store.record_vectors(req.scope.tenant, since, model)
+            stored = store.search.record_vectors(req.scope.tenant, since, model)
             vector.extend((r, _cosine(vecs, v)) for r, v in stored.items())
     replaced = sorted(
         rid
@@ -198,7 +198,7 @@ def gather(
     )
     replaced_vector: list[tuple[str, float]] = []
     if replaced and vecs is not None:
-        stored = store.record_vectors(req.scope.tenant, replaced, model)
+        stored = store.search.record_vectors(req.scope.tenant, replaced, model)
         replaced_vector = [(rid, _cosine(vecs, vec)) for rid, vec in stored.items()]
     _successors(store.records, req.scope.tenant, [records[r] for r in replaced], records)
     if query.speakers:
@@ -338,9 +338,9 @@ def _cosine(vecs: _Vectors, vec: Vector) -> float:
 
 
 def _event_vector_search(
-    store: Store, scope: Scope, model: str, vecs: _Vectors, at: datetime
+    search: Search, scope: Scope, model: str, vecs: _Vectors, at: datetime
 ) -> list[tuple[str, float]]:
-    return store.vector_search_events(scope, model, vecs.query, EVENT_POOL, at)
+    return search.vector_search_events(scope, model, vecs.query, EVENT_POOL, at)
 
 
 def _gather_events(store: Store, found: EventSearch) -> GatheredEvents:

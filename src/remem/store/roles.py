@@ -7,7 +7,8 @@ depend on only what it uses: `store.events` (`EventLog`), `store.jobs`
 (`JobQueue`), `store.model_calls` (`ModelCallLog`), `store.ledger`
 (`RequestLedger`), `store.records` (`RecordStore`), `store.backfill`
 (`VectorCatchUp`), `store.erasure` (`Erasure`), `store.audit` (`AuditLog`),
-`store.keys` (`KeyStore`), `store.actors` (`ActorListing`), with `ROLES` naming
+`store.keys` (`KeyStore`), `store.actors` (`ActorListing`), `store.search`
+(`Search`), with `ROLES` naming
 them; besides, `store.thread`, `store.documents` and `store.reindexing`. `Store`
 is those attributes and the operator's `Operations`. The conformance suite in
 `tests/conformance` runs on every backend, role by role; a backend declares a
@@ -442,7 +443,6 @@ class VectorState(Protocol):
 
 
 class Store(
-    Search,
     Operations,
     ThreadState,
     DocumentState,
@@ -495,6 +495,12 @@ class Store(
         ...
 
     @property
+    def search(self) -> Search:
+        """Lexical and vector search and the event vectors (`remem.store.sqlite.search`,
+        `remem.store.postgres.search`)."""
+        ...
+
+    @property
     def jobs(self) -> JobQueue:
         """Extraction jobs (`remem.store.flows.jobs.Jobs`)."""
         ...
@@ -522,4 +528,5 @@ ROLES: dict[str, type] = {
     "audit": AuditLog,
     "keys": KeyStore,
     "actors": ActorListing,
+    "search": Search,
 }

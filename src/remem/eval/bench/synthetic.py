@@ -319,7 +319,7 @@ def _baselines(
         top = np.argpartition(-scores, min(10, len(scores) - 1))[:10]
         top[np.argsort(-scores[top])]
         t2 = time.perf_counter()
-        mem.store.search_records(scope, _query(i), 100)
+        mem.store.search.search_records(scope, _query(i), 100)
         t3 = time.perf_counter()
         embed_t.append((t1 - t0) * 1000)
         scan_t.append((t2 - t1) * 1000)

@@ -17,8 +17,8 @@ backend with PostgreSQL's statements (`remem.store.postgres.sql`, the vector one
 `ledger`, `model_calls`, `erasure` (with PostgreSQL's parts,
 `remem.store.postgres.erasure`), `audit`, `keys` and `actors` are written once in
 `remem.store.flows`; what PostgreSQL keeps beside its rows (term and vector rows,
-scope versions) is `remem.store.postgres.upkeep`; search, vectors and their HNSW
-indexes are PostgreSQL's own (`remem.store.postgres.search`), its value conversions
+scope versions) is `remem.store.postgres.upkeep`; `search`, with the vectors'
+HNSW indexes, is PostgreSQL's own (`remem.store.postgres.search`), its value conversions
 `remem.store.postgres.rows`.
 psycopg is imported only by these modules, so remem's core never needs it.
 """
@@ -26,16 +26,14 @@ psycopg is imported only by these modules, so remem's core never needs it.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import Any
 
 import psycopg
 from psycopg import sql as pg_sql
 from psycopg.rows import DictRow
 
-from remem.errors import RememError, SchemaTooNew
+from remem.errors import SchemaTooNew
 from remem.store.flows.actors import ActorIndex, PostgresActorSQL
 from remem.store.flows.audit import AuditTrail
 from remem.store.flows.backfill import Backfill
@@ -65,9 +63,7 @@ Query = str | pg_sql.Composed
 log = logging.getLogger(__name__)
 
 
-class PostgresStore(
-    PostgresSearch,
-):
+class PostgresStore:
     """`Store` on a PostgreSQL database (with pgvector). Safe to share between threads."""
 
     backend: PostgresBackend  # the connection the roles share (`remem.store.flows.backend.Backend`)
@@ -95,7 +91,9 @@ class PostgresStore(
         self._clock: Clock = clock or utcnow
         self.backend = PostgresBackend(dsn, min_size=min_size, max_size=max_size,
                                        clock=self._clock)  # fmt: skip
-        self._pool, self._where = self.backend.pool, self.backend.where
+        self.search = PostgresSearch(
+            self.backend, exact_scan_max=exact_scan_max, scope_index_min=scope_index_min
+        )
         # the roles, each composed over the backend (`remem.store.roles`)
         self.keys = ApiKeys(self.backend, q)
         self.actors = ActorIndex(self.backend, PostgresActorSQL)
@@ -103,28 +101,19 @@ class PostgresStore(
         self.jobs = Jobs(self.backend, q)
         self.ledger = Ledger(self.backend, q)
         self.model_calls = ModelCalls(self.backend, q)
-        self.upkeep = PostgresUpkeep(self.backend, indexes=self)
+        self.upkeep = PostgresUpkeep(self.backend, indexes=self.search)
         self.events = Events(self.backend, q, self.upkeep)
         self.records = Records(self.backend, q, self.upkeep)
         self.backfill = Backfill(self.backend, backfill_q, self.upkeep, self.records, self.events)
-        self.erasure = Erasures(self.backend, q, PostgresErasure(self.backend, self), self.upkeep)
-        self._exact_scan_max = exact_scan_max  # a fixed bound instead (0: HNSW always)
-        # an index known to exist maps to None; one found missing, to when it was looked for
-        self._indexes: dict[q.VectorIndex | q.ScopeIndex, float | None] = {}
-        self._build_failed: dict[q.VectorIndex | q.ScopeIndex, float] = {}  # last failed build
-        self._scope_index_min = scope_index_min
-        self._scope_checked: dict[q.ScopeIndex, float] = {}  # when a scope was last counted
-        self._deferred: set[q.VectorIndex] | None = None  # inside `bulk_load`: built at its end
-        self._large: dict[tuple[str, str, str, str], tuple[bool, float]] = {}
-        self._iterative = False  # pgvector 0.8's iterative index scans; set by _migrate
-        self._prewarm = False  # whether pg_prewarm is installed; set by _migrate
-        self._warmed: set[q.ScopeIndex] = set()  # scope indexes this process has prewarmed
+        self.erasure = Erasures(
+            self.backend, q, PostgresErasure(self.backend, self.search), self.upkeep
+        )
         self._migrate(apply=migrate)
         self.backend.open()
         try:
             self._rls_bypass = self._row_security_bypass()
         except BaseException:
-            self._pool.close()
+            self.backend.close()
             raise
 
     # -- the second tenant wall ---------------------------------------------
@@ -155,19 +144,23 @@ class PostgresStore(
     def reindexing(self) -> PostgresReindex:
         """Re-embedding with another embedder (`Store.reindexing`,
         `remem.store.postgres.reindex`)."""
-        return PostgresReindex(self.backend, self)
+        return PostgresReindex(self.backend, self.search)
 
     @property
     def thread(self) -> ThreadHost:
         """Thread state in this database (`Store.thread`), in transactions bound to a tenant
         (None: `ALL_TENANTS`, for retention) like every other."""
         return ThreadHost(
-            dialect="postgres", tx=self._tx, rows=self._rows, at=_same_time, clock=self._clock
+            dialect="postgres",
+            tx=self.backend.tx,
+            rows=self.backend.rows,
+            at=_same_time,
+            clock=self._clock,
         )
 
     def _row_security_bypass(self) -> str:
         """Why row-level security does not bind the connected role, or '' when it does."""
-        row = self._rows(ALL_TENANTS, q.ROW_SECURITY)[0]
+        row = self.backend.rows(ALL_TENANTS, q.ROW_SECURITY)[0]
         if row["rolsuper"]:
             return "is a superuser"
         if row["rolbypassrls"]:
@@ -179,13 +172,10 @@ class PostgresStore(
 
     # -- plumbing -----------------------------------------------------------
 
-    def _connect(self) -> psycopg.Connection[DictRow]:
-        return self.backend.connect()
-
     def _migrate(self, *, apply: bool = True) -> None:
         """Apply the migrations this database lacks, in order (none: `apply=False`);
         refuse a newer database."""
-        with self._connect() as conn:
+        with self.backend.connect() as conn:
             try:
                 with conn.transaction():
                     conn.execute(q.MIGRATION_LOCK)
@@ -194,7 +184,7 @@ class PostgresStore(
                     version = _version(conn)
                     if version > SCHEMA_VERSION:
                         raise SchemaTooNew(
-                            f"the database at {self._where} was written by a newer remem "
+                            f"the database at {self.backend.where} was written by a newer remem "
                             f"(schema {version}, this remem knows up to {SCHEMA_VERSION}); "
                             "upgrade remem to open it"
                         )
@@ -205,10 +195,10 @@ class PostgresStore(
                             conn.execute(q.SET_VERSION, {"version": number})
                     row = conn.execute(q.PGVECTOR_VERSION).fetchone()
                     found = str(row["extversion"]) if row else "0"
-                    self._iterative = tuple(int(p) for p in found.split(".")[:2]) >= (0, 8)
-                    self._prewarm = conn.execute(q.PREWARM_INSTALLED).fetchone() is not None
+                    self.search._iterative = tuple(int(p) for p in found.split(".")[:2]) >= (0, 8)
+                    self.search._prewarm = conn.execute(q.PREWARM_INSTALLED).fetchone() is not None
             except psycopg.Error as exc:
-                raise self._translate(exc, opening=True) from exc
+                raise self.backend.translate(exc, opening=True) from exc
 
     @property
     def schema_known(self) -> int:
@@ -217,25 +207,9 @@ class PostgresStore(
 
     def schema_version(self) -> int:
         """The newest migration applied to this database (0: none, not even the table)."""
-        if not value(self._rows(ALL_TENANTS, q.SCHEMA_EXISTS)):
+        if not value(self.backend.rows(ALL_TENANTS, q.SCHEMA_EXISTS)):
             return 0
-        return int(value(self._rows(ALL_TENANTS, q.SCHEMA_VERSION)))
-
-    def _tx(self, tenant: str | None) -> AbstractContextManager[Cursor]:
-        """One transaction bound to `tenant` (`PostgresBackend.tx`)."""
-        return self.backend.tx(tenant)
-
-    def _rows(
-        self,
-        tenant: str | None,
-        sql: Query,
-        params: Sequence[Any] | Mapping[str, Any] = (),
-        settings: Sequence[tuple[str, Mapping[str, Any]]] = (),
-    ) -> list[DictRow]:
-        return self.backend.rows(tenant, sql, params, settings)
-
-    def _translate(self, exc: psycopg.Error, *, opening: bool = False) -> RememError:
-        return self.backend.translate(exc, opening=opening)
+        return int(value(self.backend.rows(ALL_TENANTS, q.SCHEMA_VERSION)))
 
     def close(self) -> None:
         """Close every pooled connection; the store cannot be used afterwards."""
@@ -243,18 +217,22 @@ class PostgresStore(
 
     # -- what is PostgreSQL's own ---------------------------------------------
 
+    def bulk_load(self) -> AbstractContextManager[None]:
+        """Load many vectors, then build their HNSW indexes once (`PostgresSearch.bulk_load`)."""
+        return self.search.bulk_load()
+
     def ping(self) -> None:
         """Return if the database answers (`Store.ping`, the service's liveness probe)."""
         self.backend.read(None, q.PING, {})
 
     def stats(self) -> dict[str, int]:
         """Row counts over every tenant, for `remem bench` and diagnostics."""
-        with self._tx(ALL_TENANTS) as cur:
+        with self.backend.tx(ALL_TENANTS) as cur:
             return {name: int(value(cur.execute(sql).fetchall())) for name, sql in q.STATS.items()}
 
     def database_size(self) -> int:
         """The bytes the database takes on the server (tables, indexes, TOAST), for bench."""
-        return int(value(self._rows(ALL_TENANTS, q.DATABASE_SIZE)))
+        return int(value(self.backend.rows(ALL_TENANTS, q.DATABASE_SIZE)))
 
 
 # -- helpers ----------------------------------------------------------------------

@@ -7,19 +7,17 @@ migrates it, and builds each role over that backend with SQLite's statements
 `model_calls`, `erasure` (with SQLite's parts, `remem.store.sqlite.erasure`),
 `audit`, `keys` and `actors` are written once in `remem.store.flows`; what SQLite
 keeps beside its rows (FTS5 and vector rows, scope versions, decoded records) is
-`remem.store.sqlite.upkeep`; search and vectors are SQLite's own
-(`remem.store.sqlite.search`).
+`remem.store.sqlite.upkeep`; `search`
+(vectors searched in memory) is SQLite's own (`remem.store.sqlite.search`).
 """
 
 from __future__ import annotations
 
 import logging
 import sqlite3
-import threading
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 from remem.errors import SchemaTooNew, StoreCorrupt, StoreError
 from remem.store.errors import (
@@ -43,7 +41,7 @@ from remem.store.sqlite.backend import _file_writer as _file_writer  # re-export
 from remem.store.sqlite.documents import SQLiteDocuments
 from remem.store.sqlite.erasure import SQLiteErasure
 from remem.store.sqlite.reindex import SQLiteReindex
-from remem.store.sqlite.search import HeldVectors, SQLiteSearch
+from remem.store.sqlite.search import SQLiteSearch
 from remem.store.sqlite.sql import fts_query as fts_query  # re-exported
 from remem.store.sqlite.sql import scope_token as scope_token
 from remem.store.sqlite.upkeep import HeldRecords, SQLiteUpkeep
@@ -63,9 +61,7 @@ def _migrations() -> list[tuple[int, str]]:
 SCHEMA_VERSION = 12  # the newest migration this code knows; checked by a test
 
 
-class SQLiteStore(
-    SQLiteSearch,
-):
+class SQLiteStore:
     """`Store` on one SQLite file. Safe to share between threads of one process."""
 
     backend: SQLiteBackend  # the connection the roles share (`remem.store.flows.backend.Backend`)
@@ -88,8 +84,8 @@ class SQLiteStore(
         transaction is the file's write lock whatever the tenant (the SQL names it)."""
         return ThreadHost(
             dialect="sqlite",
-            tx=lambda tenant: self._tx(),
-            rows=lambda tenant, sql, params: self._rows(sql, params),
+            tx=lambda tenant: self.backend.tx(),
+            rows=lambda tenant, sql, params: self.backend.rows(sql, params),
             at=to_db,  # times are kept as sortable UTC text
             clock=self._clock,
             path=self.path,
@@ -103,7 +99,7 @@ class SQLiteStore(
     @property
     def reindexing(self) -> SQLiteReindex:
         """Re-embedding with another embedder (`Store.reindexing`, `remem.store.sqlite.reindex`)."""
-        return SQLiteReindex(self.backend, self)
+        return SQLiteReindex(self.backend, self.search)
 
     def __init__(
         self,
@@ -126,18 +122,11 @@ class SQLiteStore(
                 raise StoreError(
                     f"directory {parent} does not exist; create it or choose another --db path"
                 )
-        self._vec_cache: dict[tuple[str, str, str], HeldVectors] = {}
-        # None for `:memory:` or a folder this process cannot write: vectors are then
-        # read from the database once per process (the in-memory path)
-        self.vector_files: VectorFiles | None = None
-        self._writers: list[threading.Thread] = []
-        self._writers_lock = threading.Lock()
+        files: VectorFiles | None = None
         try:
             self.backend = SQLiteBackend(self.path, busy_timeout=busy_timeout, clock=self._clock)
-            b = self.backend
-            self._db, self._lock, self._writer, self._busy_ms = b.conn, b.lock, b.writer, b.busy_ms
             self._migrate(apply=migrate)
-            self.vector_files = VectorFiles.beside(self.path) if migrate else None
+            files = VectorFiles.beside(self.path) if migrate else None
         except (sqlite3.DatabaseError, StoreError) as exc:
             if isinstance(exc, StoreError) and not isinstance(exc.__cause__, sqlite3.Error):
                 raise  # e.g. SchemaTooNew
@@ -162,31 +151,31 @@ class SQLiteStore(
         self.upkeep = SQLiteUpkeep(b)
         self.events = Events(b, q, self.upkeep)
         self.held = HeldRecords(b)
-        self._records = self.held.records  # emptied by an erasure (`_drop_scope_vectors`)
         self.records = Records(b, q, self.upkeep, self.held)
+        self.search = SQLiteSearch(b, self.records, self.held.records, files)
         self.backfill = Backfill(b, backfill_q, self.upkeep, self.records, self.events)
-        self.erasure = Erasures(b, q, SQLiteErasure(b, self), self.upkeep)
+        self.erasure = Erasures(b, q, SQLiteErasure(b, self.search), self.upkeep)
 
     # -- plumbing -----------------------------------------------------------
 
     def _migrate(self, *, apply: bool = True) -> None:
-        with self._lock:  # one consistent snapshot of the header and the schema
-            self._db.execute("BEGIN")
+        with self.backend.lock:  # one consistent snapshot of the header and the schema
+            self.backend.conn.execute("BEGIN")
             try:
                 version = self._check_schema()
             finally:
-                self._db.execute("COMMIT")
+                self.backend.conn.execute("COMMIT")
         if version == SCHEMA_VERSION or not apply:
             return
-        with self._tx():
+        with self.backend.tx():
             # another process may have migrated while we waited for the write lock
             version = self._check_schema()
             for number, sql in _migrations():
                 if number > version:
                     for statement in split_sql(sql):
-                        self._db.execute(statement)
-                    self._db.execute(f"PRAGMA user_version = {number}")
-            self._db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+                        self.backend.conn.execute(statement)
+                    self.backend.conn.execute(f"PRAGMA user_version = {number}")
+            self.backend.conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
 
     @property
     def schema_known(self) -> int:
@@ -195,14 +184,15 @@ class SQLiteStore(
 
     def schema_version(self) -> int:
         """The newest migration applied to this file."""
-        with self._lock:
-            return int(self._db.execute("PRAGMA user_version").fetchone()[0])
+        with self.backend.lock:
+            return int(self.backend.conn.execute("PRAGMA user_version").fetchone()[0])
 
     def _check_schema(self) -> int:
         """The file's schema version; refuse foreign and newer files."""
-        app_id = self._db.execute("PRAGMA application_id").fetchone()[0]
-        version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
-        tables = self._db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        db = self.backend.conn
+        app_id = db.execute("PRAGMA application_id").fetchone()[0]
+        version = int(db.execute("PRAGMA user_version").fetchone()[0])
+        tables = db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
         if app_id not in (0, APPLICATION_ID) or (app_id == 0 and tables > 0):
             raise StoreCorrupt(
                 f"{self.path} is an SQLite file but not a remem database; "
@@ -215,16 +205,9 @@ class SQLiteStore(
             )
         return version
 
-    def _tx(self) -> AbstractContextManager[sqlite3.Connection]:
-        """One write transaction (`SQLiteBackend.tx`)."""
-        return self.backend.tx()
-
-    def _rows(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> list[sqlite3.Row]:
-        return self.backend.rows(sql, params)
-
     def close(self) -> None:
         """Close the connection (once vector files being written are); no use afterwards."""
-        self.sync_vector_files()
+        self.search.sync_vector_files()
         self.backend.close()
 
     # -- what is SQLite's own -------------------------------------------------
@@ -235,9 +218,9 @@ class SQLiteStore(
         when the load is done, the scopes it filled are made ready to search
         (`SQLiteSearch.prepare_scopes`), so the next search, in this process or a
         fresh one, does not read their vectors through SQLite."""
-        after = int(self._rows(q.NEWEST_RECORD_VECTOR)[0][0])
+        after = int(self.backend.rows(q.NEWEST_RECORD_VECTOR)[0][0])
         yield
-        self.prepare_scopes(after)
+        self.search.prepare_scopes(after)
 
     def ping(self) -> None:
         """Return if the database answers (`Store.ping`, the service's liveness probe)."""
@@ -245,7 +228,7 @@ class SQLiteStore(
 
     def stats(self) -> dict[str, int]:
         """Row counts, for `remem bench` and diagnostics."""
-        return {name: int(self._rows(sql)[0][0]) for name, sql in q.STATS.items()}
+        return {name: int(self.backend.rows(sql)[0][0]) for name, sql in q.STATS.items()}
 
 
 # -- helpers ----------------------------------------------------------------------
