@@ -148,7 +148,7 @@ def test_a_forget_copies_the_held_vectors_without_it_and_writes_them_again(
     with open_mem(db_path) as mem:
         ids = base_with_records(mem)
         gone = ids[4]
-        vec = synced(mem).record_vectors(mem.tenant, [gone], HashEmbedder().name)[gone]
+        vec = synced(mem).search.record_vectors(mem.tenant, [gone], HashEmbedder().name)[gone]
         needles = [gone.encode(), vec.astype(np.float32).tobytes()]  # float32 below 20,000
         assert all(n in files_of(db_path, "vec")[0].read_bytes() for n in needles)
         assert mem.forget(record_id=gone).verified
