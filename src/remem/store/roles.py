@@ -449,14 +449,14 @@ class Store(
     VectorState,
     Protocol,
 ):
-    """A remem database: every role at once. Implementations: `SQLiteStore` and
-    `PostgresStore`. A caller that needs only some roles takes those (e.g. a
+    """A remem database: a composition root holding each role as an attribute.
+    Implementations: `SQLiteStore` and `PostgresStore`. A caller that needs only some roles takes those (e.g. a
     `JobQueue`), so it says what it uses and a fake of it stays small."""
 
     @property
     def lacks(self) -> frozenset[str]:
         """The roles (names of `ROLES`) this backend does not offer: their conformance
-        tests skip it, and a caller asking for one is told so. Empty on both today."""
+        tests skip it (`tests/conformance/conftest.py`). Empty on both today."""
         ...
 
     @property
