@@ -450,8 +450,9 @@ class Store(
     Protocol,
 ):
     """A remem database: a composition root holding each role as an attribute.
-    Implementations: `SQLiteStore` and `PostgresStore`. A caller that needs only some roles takes those (e.g. a
-    `JobQueue`), so it says what it uses and a fake of it stays small."""
+    Implementations: `SQLiteStore` and `PostgresStore`. A caller that needs only some
+    roles takes those (e.g. a `JobQueue`), so it says what it uses and a fake of it
+    stays small."""
 
     @property
     def lacks(self) -> frozenset[str]:
