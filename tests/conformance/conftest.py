@@ -6,6 +6,8 @@ a fresh database per test.
 
 from __future__ import annotations
 
+import inspect
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,7 +15,7 @@ from typing import Any
 import pytest
 
 from remem.embed.minilm.embedder import MiniLMEmbedder
-from remem.store.roles import Store
+from remem.store.roles import ROLES, Store
 from remem.store.sqlite.store import SQLiteStore
 from tests.support import pg
 from tests.support.embed import minilm_or_skip
@@ -37,6 +39,23 @@ def _open(request: pytest.FixtureRequest, tmp_path: Path, **options: Any) -> Ite
             pg_store.close()
     else:  # pragma: no cover - a backend listed without a fixture
         raise AssertionError(request.param)
+
+
+_ROLE_CALL = re.compile(r"\.(" + "|".join(ROLES) + r")\.")
+
+
+@pytest.fixture(autouse=True)
+def _skip_what_the_backend_lacks(request: pytest.FixtureRequest) -> None:
+    """Skip a case on a backend that declares it lacks a role the case calls
+    (`store.jobs.claim_jobs(...)` calls `jobs`; `Store.lacks`)."""
+    names = {"store", "clocked_store"} & set(request.fixturenames)
+    if not names:
+        return
+    store = request.getfixturevalue(names.pop())
+    called = set(_ROLE_CALL.findall(inspect.getsource(request.function)))
+    lacking = sorted(called & store.lacks)
+    if lacking:
+        pytest.skip(f"{type(store).__name__} declares it lacks {', '.join(lacking)}")
 
 
 @pytest.fixture(scope="module")

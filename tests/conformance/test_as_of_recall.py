@@ -121,7 +121,7 @@ def test_a_raw_event_is_known_from_when_remem_received_it(store: Store) -> None:
     mem = Memory(store, embedder=HashEmbedder(), ids=counter_ids())
     first = mem.add_event(actor="bo", session="s1", role="user", text="We talked kayaks.",
                           time="2026-01-02T10:00:00Z")  # fmt: skip
-    (stored,) = store.get_events(mem.tenant, [first])
+    (stored,) = store.events.get_events(mem.tenant, [first])
     assert stored.received_at is not None and stored.received_at <= utcnow()
     between = utcnow()
     time.sleep(0.01)

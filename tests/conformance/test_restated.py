@@ -62,7 +62,7 @@ def test_a_preference_said_again_joins_the_source_of_its_record(mem: Memory, clo
     assert [h.action for h in history] == ["ADD", "SOURCE"]
     assert again in history[-1].reason and history[-1].at == START + timedelta(days=1)
     # the events know their record too (what `events_with_records` reads)
-    assert set(mem.store.events_with_records(mem.tenant, [first, again])) == {first, again}
+    assert set(mem.store.records.events_with_records(mem.tenant, [first, again])) == {first, again}
 
 
 def test_forgetting_a_restated_record_erases_every_event_that_said_it(
@@ -83,7 +83,7 @@ def test_a_job_run_again_adds_nothing_twice(mem: Memory, clock: Clock) -> None:
     (rec,) = mem.records(actor="ana", all=True)
     for event_id in (again, first):
         strategy = next(j.strategy for j in mem.jobs() if j.event_id == event_id)
-        assert mem.store.requeue_job(mem.tenant, event_id, strategy)
+        assert mem.store.jobs.requeue_job(mem.tenant, event_id, strategy)
     assert mem.process().jobs_done == 2
     (after,) = mem.records(actor="ana", all=True)
     assert after.source.event_ids == (first, again)
@@ -104,6 +104,6 @@ def test_a_statement_said_twice_in_one_batch_is_one_record_holding_both_events(
     assert (result.records_added, result.noops) == (1, 1)
     (rec,) = mem.records(actor="ana", all=True)
     assert rec.source.event_ids == (first, again)
-    assert set(mem.store.events_with_records(mem.tenant, [first, again])) == {first, again}
+    assert set(mem.store.records.events_with_records(mem.tenant, [first, again])) == {first, again}
     report = mem.forget(record_id=rec.id)
     assert report.verified and report.deleted["event_texts"] == 2

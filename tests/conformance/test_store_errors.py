@@ -74,15 +74,15 @@ def broken(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Broken]:
 
 def test_a_read_only_database_refuses_a_write_saying_so(broken: Broken) -> None:
     store, read_only, secrets = broken
-    store.add_events([ev(1)], ["offline"])
+    store.events.add_events([ev(1)], ["offline"])
     store = read_only()
     answering(store)
     with pytest.raises(StoreError) as info:
-        store.add_events([ev(2)], ["offline"])
+        store.events.add_events([ev(2)], ["offline"])
     assert not isinstance(info.value, StoreUnavailable)  # retrying would not help
     message = str(info.value)
     assert "read-only" in message and "nothing was stored" in message
     for secret in secrets:
         assert secret not in message
-    assert [e.id for e in store.list_events("t1", "alice")] == ["e1"]  # reading still works
-    assert store.pending_jobs("t1") == 1
+    assert [e.id for e in store.events.list_events("t1", "alice")] == ["e1"]  # reading still works
+    assert store.jobs.pending_jobs("t1") == 1

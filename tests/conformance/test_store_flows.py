@@ -20,24 +20,27 @@ from tests.support.store import NOW, ev
 
 
 def test_a_refused_event_of_one_tenant_writes_nothing_of_the_call(store: Store) -> None:
-    store.add_events([ev(1, tenant="t2")], ["offline"])
+    store.events.add_events([ev(1, tenant="t2")], ["offline"])
     other = ev(1, tenant="t2", text="a different event under a taken id")
     with pytest.raises(EventIdTaken) as refused:
-        store.add_events([ev(5, tenant="t1"), ev(6, tenant="t1"), other], ["offline"])
+        store.events.add_events([ev(5, tenant="t1"), ev(6, tenant="t1"), other], ["offline"])
     assert refused.value.index == 2  # its place in the call
-    assert store.get_events("t1", ["e5", "e6"]) == []
-    assert store.job_counts("t1") == {"pending": 0, "running": 0, "done": 0, "failed": 0}
+    assert store.events.get_events("t1", ["e5", "e6"]) == []
+    assert store.jobs.job_counts("t1") == {"pending": 0, "running": 0, "done": 0, "failed": 0}
     # the same call without the refused event writes both tenants' events, once each
-    assert store.add_events([ev(5, tenant="t1"), ev(1, tenant="t2")], ["offline"]) == [True, False]
-    assert [e.id for e in store.get_events("t1", ["e5", "e6"])] == ["e5"]
-    assert store.pending_jobs() == 2
+    assert store.events.add_events([ev(5, tenant="t1"), ev(1, tenant="t2")], ["offline"]) == [
+        True,
+        False,
+    ]
+    assert [e.id for e in store.events.get_events("t1", ["e5", "e6"])] == ["e5"]
+    assert store.jobs.pending_jobs() == 2
 
 
 def test_a_claim_of_no_jobs_takes_none(store: Store) -> None:
-    store.add_events([ev(1), ev(2)], ["offline"])
+    store.events.add_events([ev(1), ev(2)], ["offline"])
     for limit in (0, -1):
-        assert store.claim_jobs(NOW, limit, 60) == []
-        assert store.claim_jobs(NOW, limit, 60, strategies=["offline"]) == []
-    assert store.job_counts("t1")["pending"] == 2
-    taken = store.claim_jobs(NOW + timedelta(seconds=1), 10, 60)
+        assert store.jobs.claim_jobs(NOW, limit, 60) == []
+        assert store.jobs.claim_jobs(NOW, limit, 60, strategies=["offline"]) == []
+    assert store.jobs.job_counts("t1")["pending"] == 2
+    taken = store.jobs.claim_jobs(NOW + timedelta(seconds=1), 10, 60)
     assert sorted(j.event_id for j in taken) == ["e1", "e2"]

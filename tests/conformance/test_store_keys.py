@@ -23,39 +23,41 @@ def key(
 
 def test_a_key_is_found_by_its_hash_in_any_tenant(store: Store) -> None:
     admin, bob = key("key_a", "t1", 0, role="admin"), key("key_b", "t2", 1, actor="bob")
-    store.add_key(admin, "a" * 64)
-    store.add_key(bob, "b" * 64)
-    assert store.key_by_hash("a" * 64) == admin  # times come back exactly as written
-    assert store.key_by_hash("b" * 64) == bob
-    assert store.key_by_hash("c" * 64) is None
-    assert store.key_by_hash("") is None
+    store.keys.add_key(admin, "a" * 64)
+    store.keys.add_key(bob, "b" * 64)
+    assert store.keys.key_by_hash("a" * 64) == admin  # times come back exactly as written
+    assert store.keys.key_by_hash("b" * 64) == bob
+    assert store.keys.key_by_hash("c" * 64) is None
+    assert store.keys.key_by_hash("") is None
 
 
 def test_keys_are_listed_oldest_first_and_per_tenant(store: Store) -> None:
     later, first, other = key("key_1", "t1", 5), key("key_2", "t1", 1), key("key_3", "t2", 3)
     for i, k in enumerate((later, first, other)):
-        store.add_key(k, f"{i}" * 64)
-    assert store.list_keys() == [first, other, later]
-    assert store.list_keys("t1") == [first, later]
-    assert store.list_keys("t3") == []
-    assert store.get_key("key_3") == other
-    assert store.get_key("key_3", "t2") == other
-    assert store.get_key("key_3", "t1") is None  # another tenant's key is not there
-    assert store.get_key("key_9") is None
+        store.keys.add_key(k, f"{i}" * 64)
+    assert store.keys.list_keys() == [first, other, later]
+    assert store.keys.list_keys("t1") == [first, later]
+    assert store.keys.list_keys("t3") == []
+    assert store.keys.get_key("key_3") == other
+    assert store.keys.get_key("key_3", "t2") == other
+    assert store.keys.get_key("key_3", "t1") is None  # another tenant's key is not there
+    assert store.keys.get_key("key_9") is None
 
 
 def test_a_revoked_key_is_no_longer_found_and_keeps_its_first_revocation(store: Store) -> None:
     k = key("key_r", "t1", 0, actor="alice")
-    store.add_key(k, "r" * 64)
+    store.keys.add_key(k, "r" * 64)
     # revoking in another tenant touches nothing
-    assert store.revoke_key("key_r", NOW, tenant="t2") is None
-    assert store.key_by_hash("r" * 64) == k
-    revoked = store.revoke_key("key_r", NOW + timedelta(hours=1), tenant="t1")
+    assert store.keys.revoke_key("key_r", NOW, tenant="t2") is None
+    assert store.keys.key_by_hash("r" * 64) == k
+    revoked = store.keys.revoke_key("key_r", NOW + timedelta(hours=1), tenant="t1")
     assert revoked == replace(k, revoked_at=to_db(NOW + timedelta(hours=1)))
-    assert store.key_by_hash("r" * 64) is None
-    assert store.revoke_key("key_r", NOW + timedelta(days=1)) == revoked  # the first time stays
-    assert store.list_keys("t1") == [revoked] and store.get_key("key_r") == revoked
-    assert store.revoke_key("key_missing", NOW) is None
+    assert store.keys.key_by_hash("r" * 64) is None
+    assert (
+        store.keys.revoke_key("key_r", NOW + timedelta(days=1)) == revoked
+    )  # the first time stays
+    assert store.keys.list_keys("t1") == [revoked] and store.keys.get_key("key_r") == revoked
+    assert store.keys.revoke_key("key_missing", NOW) is None
 
 
 def test_the_store_answers_a_ping(store: Store) -> None:

@@ -12,11 +12,14 @@ def test_vector_search_inside_a_namespace_prefix_escapes_like_wildcards(store: S
         rec("a2", "Hates coffee", namespace="/tenants/t1/actors/alice/prefs"))  # fmt: skip
     query = vec(0)  # a1's vector: `put` gives the n-th record vec(n)
     facts = Scope("t1", "alice", "/tenants/t1/actors/alice/facts")
-    assert [r for r, _ in store.vector_search(facts, "test-8", query, 10, NOW)] == ["a1"]
+    assert [r for r, _ in store.search.vector_search(facts, "test-8", query, 10, NOW)] == ["a1"]
     wild = Scope("t1", "alice", "/tenants/t1/actors/al_ce/")
-    assert store.vector_search(wild, "test-8", query, 10, NOW) == []
+    assert store.search.vector_search(wild, "test-8", query, 10, NOW) == []
     everyone = Scope("t1", "alice")
-    assert {r for r, _ in store.vector_search(everyone, "test-8", query, 10, NOW)} == {"a1", "a2"}
+    assert {r for r, _ in store.search.vector_search(everyone, "test-8", query, 10, NOW)} == {
+        "a1",
+        "a2",
+    }
 
 
 def test_word_search_skips_proposed_records_however_many_rank_above(store: Store) -> None:
@@ -27,5 +30,5 @@ def test_word_search_skips_proposed_records_however_many_rank_above(store: Store
     ]
     put(store, *proposed, rec("a1", "a spade somewhere in a long sentence about the shed"))
     alice = Scope("t1", "alice")
-    assert [h.id for h in store.search_records(alice, "spade shed", 2)] == ["a1"]
-    assert [h.id for h in store.search_records(alice, "spade shed", 5)] == ["a1"]
+    assert [h.id for h in store.search.search_records(alice, "spade shed", 2)] == ["a1"]
+    assert [h.id for h in store.search.search_records(alice, "spade shed", 5)] == ["a1"]

@@ -24,24 +24,24 @@ def test_an_audit_row_cannot_be_changed_or_removed_early(db: str) -> None:
     store = open_store(db)
     try:
         now = utcnow()
-        store.audit("acme", _entry("alice"), now)
+        store.audit.append("acme", _entry("alice"), now)
         old = now - timedelta(days=audit.KEPT_AT_LEAST_DAYS + 5)
-        store.audit("acme", _entry("bob"), old)
+        store.audit.append("acme", _entry("bob"), old)
 
         with pytest.raises(RememError, match="append-only"):
-            store._write("acme", "UPDATE audit_log SET actor = 'mallory'", {})
+            store.backend.write("acme", "UPDATE audit_log SET actor = 'mallory'", {})
         with pytest.raises(RememError, match="append-only"):
-            store._write("acme", "DELETE FROM audit_log", {})  # the recent row is refused
+            store.backend.write("acme", "DELETE FROM audit_log", {})  # the recent row is refused
         with pytest.raises(RememError, match="append-only"):  # and the purge cannot reach it
-            store.prune_audit("acme", now + timedelta(minutes=1))
+            store.audit.prune_audit("acme", now + timedelta(minutes=1))
         if db.startswith("postgresql"):  # SQLite has no TRUNCATE
             with pytest.raises(RememError, match="append-only"):
-                store._write("acme", "TRUNCATE audit_log", {})
-        assert [r["actor"] for r in store.audit_log("acme")] == ["bob", "alice"]
+                store.backend.write("acme", "TRUNCATE audit_log", {})
+        assert [r["actor"] for r in store.audit.audit_log("acme")] == ["bob", "alice"]
 
         # the purge of rows past the retention runs, and takes only them
-        assert store.prune_audit("acme", now - timedelta(days=audit.KEPT_AT_LEAST_DAYS)) == 1
-        assert [r["actor"] for r in store.audit_log("acme")] == ["alice"]
+        assert store.audit.prune_audit("acme", now - timedelta(days=audit.KEPT_AT_LEAST_DAYS)) == 1
+        assert [r["actor"] for r in store.audit.audit_log("acme")] == ["alice"]
     finally:
         store.close()
 
@@ -69,11 +69,11 @@ def test_a_purge_the_database_refuses_fails_no_request(
         monkeypatch.setenv("REMEM_AUDIT_DAYS", str(audit.KEPT_AT_LEAST_DAYS))
         real = utcnow()
         young = real - timedelta(days=audit.KEPT_AT_LEAST_DAYS) + timedelta(minutes=1)
-        store.audit("acme", _entry("bob"), young)
+        store.audit.append("acme", _entry("bob"), young)
         monkeypatch.setattr(audit, "utcnow", lambda: real + timedelta(minutes=5))
         monkeypatch.setattr(audit, "_pruned", {})  # a purge is due
         who = Principal("key_1", "acme", None, "admin")
-        audit.note(store, who, "read", "api", actor="alice", records=1)
-        assert [r["actor"] for r in store.audit_log("acme")] == ["alice", "bob"]
+        audit.note(store.audit, who, "read", "api", actor="alice", records=1)
+        assert [r["actor"] for r in store.audit.audit_log("acme")] == ["alice", "bob"]
     finally:
         store.close()

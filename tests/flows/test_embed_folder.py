@@ -54,13 +54,13 @@ def test_a_folder_is_a_memory_s_embedder_by_path(tmp_path: Path) -> None:
         mem.remember(actor="ana", text="I love pizza")
         packet = mem.recall(actor="ana", query="pizza", explain=True)
         assert packet.explain is not None and packet.explain["vector"]
-        held = mem.store.vector_models("default")
+        held = mem.store.records.vector_models("default")
         assert [(h.model, h.dim) for h in held] == [("folder:tiny-bert", HIDDEN)]
     config = tmp_path / "remem.toml"
     config.write_text(f'[embed]\npath = "{folder}"\n')
     with Memory.open(tmp_path / "m.db", config=config) as mem:
         assert isinstance(mem.embedder, FolderEmbedder)  # and its fingerprint is noted
-        (held,) = mem.store.vector_models("default")
+        (held,) = mem.store.records.vector_models("default")
         assert held.fingerprint == FolderEmbedder(folder).fingerprint
 
 

@@ -86,7 +86,7 @@ def test_recall_embeds_its_query_with_the_query_encoder(
         kept = mem.remember(actor="ana", text="Ana's favourite food is pizza")
         mem.remember(actor="ana", text="The tax deadline is in April")
         packet = mem.recall(actor="ana", query=QUERY, k=1, explain=True)
-        stored = mem.store.record_vectors(mem.tenant, [kept.id], NAME)[kept.id]
+        stored = mem.store.search.record_vectors(mem.tenant, [kept.id], NAME)[kept.id]
     assert [item.text for item in packet.records] == ["Ana's favourite food is pizza"]
     as_stored = plain.embed(["Ana's favourite food is pizza"])[0].astype(np.float16)
     np.testing.assert_array_equal(stored, as_stored.astype(np.float32))  # kept as float16

@@ -77,7 +77,7 @@ def test_a_server_down_at_ingest_loses_nothing_and_vectors_catch_up(
     # nothing listens on `url` now: every call is refused
     with open_mem(db_path, embedder(url), clock) as mem:
         ingest(mem)
-        assert mem.store.count_unembedded("default", "ana") >= 2  # written, vectors later
+        assert mem.store.backfill.count_unembedded("default", "ana") >= 2  # written, vectors later
         assert len(mem.store.documents.unembedded("default", 10)) == 1
         packet = mem.recall(actor="ana", query="beagle Biscuit")
         assert lexical_note(packet.notes), packet.notes
@@ -90,14 +90,14 @@ def test_a_server_down_at_ingest_loses_nothing_and_vectors_catch_up(
             packet = mem.recall(actor="ana", query="beagle Biscuit", explain=True)
             assert not lexical_note(packet.notes), packet.notes
             assert packet.explain is not None and packet.explain["unembedded"] == 0
-            assert mem.store.count_unembedded("default", "ana") == 0
+            assert mem.store.backfill.count_unembedded("default", "ana") == 0
             assert mem.store.documents.unembedded("default", 10) == []
             sent = [t for batch in back.embedding_inputs for t in batch]
             assert "The vet opens at eight on Saturdays." in sent
             assert "Ana is allergic to shellfish" in sent
             assert "I adopted a beagle named Biscuit" in sent
             assert packet.explain["vector"], "the vector search finds the records now"
-        models = mem.store.vector_models("default")
+        models = mem.store.records.vector_models("default")
         assert models == [VectorModel("server:fake-embed", DIM, models[0].fingerprint)]
 
 
@@ -110,7 +110,7 @@ def test_5xx_answers_are_retried_and_the_vectors_stored(
         server.script_embeddings(Reply.error(500), Reply.error(503, headers={"Retry-After": "0"}))
         mem.remember(actor="ana", text="Ana's passport expires in March")
         assert emb.requests == 3  # two failures, then the answer
-        assert mem.store.count_unembedded("default", "ana") == 0
+        assert mem.store.backfill.count_unembedded("default", "ana") == 0
         packet = mem.recall(actor="ana", query="passport", explain=True)
         assert not lexical_note(packet.notes)
         assert packet.explain is not None and packet.explain["vector"]
@@ -127,9 +127,9 @@ def test_a_server_slower_than_the_timeout_leaves_the_write_lexical_then_filled(
         rid = mem.remember(actor="ana", text="Ana prefers window seats").id
         assert mem.get(rid).text == "Ana prefers window seats"
         assert emb.requests == FAST.attempts
-        assert mem.store.count_unembedded("default", "ana") == 1
+        assert mem.store.backfill.count_unembedded("default", "ana") == 1
         packet = mem.recall(actor="ana", query="window seats")  # the server answers now
-        assert mem.store.count_unembedded("default", "ana") == 0
+        assert mem.store.backfill.count_unembedded("default", "ana") == 0
         assert [r.id for r in packet.records] == [rid]
 
 
@@ -159,10 +159,10 @@ def test_an_answer_of_the_wrong_shape_is_refused_and_the_write_goes_on(
             rid = mem.remember(actor="ana", text="Ana runs on Tuesdays").id
         assert said in caplog.text
         assert emb.requests == 1  # a bad answer is not asked again at once
-        assert mem.store.count_unembedded("default", "ana") == 1
+        assert mem.store.backfill.count_unembedded("default", "ana") == 1
         assert mem.get(rid).text == "Ana runs on Tuesdays"
         mem.recall(actor="ana", query="running")  # the next answers are good
-        assert mem.store.count_unembedded("default", "ana") == 0
+        assert mem.store.backfill.count_unembedded("default", "ana") == 0
 
 
 @both_backends

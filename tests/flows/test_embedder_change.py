@@ -42,14 +42,14 @@ def _fill(db: str, embedder: object) -> None:
 def test_every_kind_of_vector_notes_its_model(db: str) -> None:
     _fill(db, HashEmbedder(64))
     with Memory.open(db, embedder=None) as mem:
-        assert mem.store.vector_models("default") == [VectorModel("hash-64", 64, None)]
-        assert mem.store.vector_models("other") == []
+        assert mem.store.records.vector_models("default") == [VectorModel("hash-64", 64, None)]
+        assert mem.store.records.vector_models("other") == []
 
 
 def test_documents_alone_note_their_model(db: str) -> None:
     with Memory.open(db, embedder=HashEmbedder(32)) as mem:
         mem.add_document(text="The office opens at nine.", title="hours")
-        assert mem.store.vector_models("default") == [VectorModel("hash-32", 32, None)]
+        assert mem.store.records.vector_models("default") == [VectorModel("hash-32", 32, None)]
 
 
 def test_another_model_is_refused_and_the_same_one_recalls(db: str) -> None:
@@ -60,7 +60,7 @@ def test_another_model_is_refused_and_the_same_one_recalls(db: str) -> None:
         # extraction fails its job (kept, to retry) and embeds nothing; the event stays
         mem.add_event(actor="alice", session="s1", role="user", text="I adopted a cat")
         mem.process()
-        assert mem.store.vector_models("default") == [VectorModel("hash-64", 64, None)]
+        assert mem.store.records.vector_models("default") == [VectorModel("hash-64", 64, None)]
         assert any("adopted" in e.text for e in mem.events(actor="alice"))
     with Memory.open(db, embedder=HashEmbedder(64)) as mem:
         packet = mem.recall(actor="alice", query="what is alice allergic to?")
@@ -82,7 +82,7 @@ def test_a_fingerprint_is_noted_once_and_other_weights_are_refused(db: str) -> N
     _fill(db, Renamed("mine", 64, fingerprint="aaaa"))
     with Memory.open(db, embedder=Renamed("mine", 64, "aaaa")) as mem:
         mem.recall(actor="alice", query="peanuts")
-        assert mem.store.vector_models("default") == [VectorModel("mine", 64, "aaaa")]
+        assert mem.store.records.vector_models("default") == [VectorModel("mine", 64, "aaaa")]
     with Memory.open(db, embedder=Renamed("mine", 64, "bbbb")) as mem:
         with pytest.raises(EmbedderChanged, match="fingerprint aaaa"):
             mem.recall(actor="alice", query="peanuts")
@@ -98,6 +98,6 @@ def test_a_store_from_before_schema_8_notes_the_vectors_it_holds(tmp_path: Path)
         rewind_sqlite(con, 7)
     con.close()
     with Memory.open(path, embedder=HashEmbedder(128)) as mem:
-        assert mem.store.vector_models("default") == [VectorModel("hash-64", 64, None)]
+        assert mem.store.records.vector_models("default") == [VectorModel("hash-64", 64, None)]
         with pytest.raises(EmbedderChanged):
             mem.recall(actor="alice", query="peanuts")

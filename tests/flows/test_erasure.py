@@ -224,7 +224,7 @@ def test_record_tombstones_hold_until_the_actor_is_erased_then_ids_start_afresh(
     with Memory.open(target, embedder=HashEmbedder(), clock=clock, ids=counter_ids()) as mem:
         mem.add_event(actor="alice", session="s1", role="user", time=at(0),
                       text="I'm allergic to peanuts.", event_id="turn-1")  # fmt: skip
-        (stale,) = mem.store.claim_jobs(clock(), 10, 60)  # worker A takes it, then stalls
+        (stale,) = mem.store.jobs.claim_jobs(clock(), 10, 60)  # worker A takes it, then stalls
         clock.advance(seconds=61)
         assert mem.process().jobs_done == 1  # worker B takes it over after the lease
         (rec,) = mem.records(actor="alice")

@@ -28,7 +28,7 @@ def test_a_reason_repeating_a_record_metadata_value_is_refused(mem: Memory) -> N
     rec = mem.remember(actor="alice", text="Sees a doctor", metadata={"clinic": "Quimperle"})
     with pytest.raises(InvalidInput, match=REFUSED):
         mem.forget(record_id=rec.id, asked=_why("DSR-9: the quimperle visits"))
-    assert mem.store.get_record(mem.tenant, rec.id) is not None  # nothing was erased
+    assert mem.store.records.get_record(mem.tenant, rec.id) is not None  # nothing was erased
     with pytest.raises(InvalidInput, match=REFUSED):  # the actor's records, too
         mem.forget(actor="alice", asked=_why("DSR-9: the quimperle visits"))
     assert mem.deletions(10) == []
@@ -60,7 +60,7 @@ def test_the_reason_check_reads_an_actor_a_page_at_a_time(
     for i in range(reasons.PAGE * 2 + 5):
         mem.remember(actor="dora", text=f"note number {i}")
     asked: list[int] = []
-    store: Any = mem.store
+    store: Any = mem.store.records
     real_list, real_page = store.list_records, store.records_page
 
     def list_records(*args: Any, limit: int = 10_000, **kw: Any) -> Any:

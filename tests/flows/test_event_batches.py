@@ -53,7 +53,7 @@ def test_a_batch_of_several_statements_stores_each_new_event_once(mem: Memory) -
     jobs = [j.event_id for j in mem.jobs(limit=10_000)]
     assert sorted(jobs) == sorted(events)  # one job each
     for i in (1, ROWS + 1, SIZE - 2):  # found by its words, from every statement
-        hits = mem.store.search_events(Scope(mem.tenant, row(i)["actor"]), f"zebra{i}", 5)
+        hits = mem.store.search.search_events(Scope(mem.tenant, row(i)["actor"]), f"zebra{i}", 5)
         assert [h.id for h in hits] == [f"e{i}"]
 
 

@@ -98,7 +98,7 @@ def test_a_configured_endpoint_yields_all_four_kinds_with_provenance(
         assert meta["first_event"] == "e4" and meta["last_event"] == "e5"
         assert meta["unresolved"] == ["Can you check my hotel too?"]
         assert meta["key_events"] == ["e5"] and "summary/1" in meta["summariser"]
-        usage = mem.store.llm_usage(mem.tenant)
+        usage = mem.store.model_calls.llm_usage(mem.tenant)
         assert usage["calls"] == llm.calls and usage["errors"] == 0
         assert usage["prompt_tokens"] > 0
 
@@ -185,7 +185,7 @@ def test_rerunning_a_job_creates_no_duplicate(tmp_path: Path, llm: ScriptedLLM) 
         _conversation(mem)
         mem.process()
         before = sorted((r.text, r.status.value) for r in mem.records(actor="ana", all=True))
-        assert mem.store.retry_jobs(mem.tenant, ("done",)) == 6  # every job runs again
+        assert mem.store.jobs.retry_jobs(mem.tenant, ("done",)) == 6  # every job runs again
         mem.process()
         after = sorted((r.text, r.status.value) for r in mem.records(actor="ana", all=True))
         assert after == before
@@ -205,7 +205,7 @@ def test_a_failing_endpoint_loses_nothing_and_jobs_retry_recovers(
         assert all(j.attempts == 2 for j in failed)
         assert all("llm_unavailable" in (j.last_error or "") for j in failed)
         assert all("500" in (j.last_error or "") for j in failed)
-        usage = mem.store.llm_usage(mem.tenant)
+        usage = mem.store.model_calls.llm_usage(mem.tenant)
         assert usage["errors"] == usage["calls"] == llm.calls
         llm.responder = memory_model  # the endpoint is back
         assert mem.retry_jobs() == 12
@@ -245,7 +245,7 @@ def test_timeouts_429_and_cut_connections_are_retried(tmp_path: Path, llm: Scrip
         mem.add_event(actor="ana", session="s1", role="user", text="I live in Faro.", time=T0)
         result = mem.process()
         assert result.failed == 0 and result.records_added == 1
-        usage = mem.store.llm_usage(mem.tenant)
+        usage = mem.store.model_calls.llm_usage(mem.tenant)
         assert usage["calls"] == 4 and usage["errors"] == 3
     assert len(waits) == 3
     assert waits[1] >= 0.04  # Retry-After is honoured as a floor
@@ -262,7 +262,7 @@ def test_malformed_output_is_retried_then_recorded(tmp_path: Path, llm: Scripted
         result = mem.process()
         assert result.failed == 0
         assert [r.text for r in mem.records(actor="ana")] == ["Ana likes figs"]
-        usage = mem.store.llm_usage(mem.tenant)
+        usage = mem.store.model_calls.llm_usage(mem.tenant)
         assert usage["calls"] == 2 and usage["errors"] == 1
 
 

@@ -94,7 +94,7 @@ def test_items_naming_unlisted_events_are_dropped_and_counted(db: str, llm: Scri
         (episode,) = [r for r in recs if r.kind is Kind.EPISODIC]
         assert "Berlin" in episode.text and episode.source.event_ids == ("e1",)
         assert result.dropped_references == 4  # two facts, a summary topic, an episode
-        usage = mem.store.llm_usage(mem.tenant)
+        usage = mem.store.model_calls.llm_usage(mem.tenant)
         assert usage["calls_with_dropped_items"] == 3 and usage["errors"] == 0
 
 

@@ -124,7 +124,7 @@ def test_processing_is_idempotent_per_event(mem: Memory, clock: Clock) -> None:
 
 def test_a_killed_workers_job_is_taken_again_after_its_lease(mem: Memory, clock: Clock) -> None:
     say(mem, "I'm allergic to peanuts.", 0)
-    (_job,) = mem.store.claim_jobs(clock(), 10, 60)  # a worker takes it and dies
+    (_job,) = mem.store.jobs.claim_jobs(clock(), 10, 60)  # a worker takes it and dies
     assert mem.process().jobs_done == 0
     clock.advance(seconds=61)
     assert mem.process().jobs_done == 1
@@ -206,7 +206,7 @@ def test_explain_says_why_each_candidate_was_dropped(mem: Memory) -> None:
 
 def test_forget_record_and_tombstone_stop_a_stale_job(mem: Memory, clock: Clock) -> None:
     say(mem, "I'm allergic to peanuts.", 0)
-    (stale,) = mem.store.claim_jobs(clock(), 10, 60)  # worker A takes the job, then stalls
+    (stale,) = mem.store.jobs.claim_jobs(clock(), 10, 60)  # worker A takes the job, then stalls
     clock.advance(seconds=61)
     assert mem.process().jobs_done == 1  # worker B takes it over after the lease
     (rec,) = mem.records(actor="alice")
@@ -302,7 +302,7 @@ def test_concurrent_writers_lose_nothing_within_a_short_busy_timeout(db_path: Pa
     # SQLite's busy handler polls with sleeps, so a thread that committed and began again
     # took the file before the others woke: with a 1 s busy timeout two to four of eight
     # writers failed here, and at load 10 the 30 s default was outwaited too. This
-    # process's writers now take turns (`remem.store.sqlite.store._Turns`).
+    # process's writers now take turns (`remem.store.sqlite.backend._Turns`).
     from remem.store.sqlite.store import SQLiteStore
 
     errors: list[BaseException] = []
@@ -325,7 +325,7 @@ def test_concurrent_writers_lose_nothing_within_a_short_busy_timeout(db_path: Pa
     assert errors == []
     with Memory.open(db_path, embedder=None) as m:
         assert m.store.stats()["events"] == 400
-        assert m.store.pending_jobs() == 400
+        assert m.store.jobs.pending_jobs() == 400
 
 
 def test_lexical_only_without_an_embedder(db_path: Path, clock: Clock) -> None:

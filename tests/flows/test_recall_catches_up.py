@@ -90,7 +90,7 @@ def test_an_actors_job_behind_a_long_tenant_backlog_is_found(mem: Memory) -> Non
 
 def test_a_job_another_worker_holds_is_left_to_it(mem: Memory, clock: Clock) -> None:
     _say(mem, "ola", "I live in Faro.")
-    held = mem.store.claim_jobs(clock(), 10, lease_seconds=600)  # a worker leased it
+    held = mem.store.jobs.claim_jobs(clock(), 10, lease_seconds=600)  # a worker leased it
     assert len(held) == 1
     started = time.monotonic()
     packet = mem.recall(actor="ola", query="does she live in Faro?", explain=True)

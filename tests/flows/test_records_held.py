@@ -29,13 +29,19 @@ def open_mem(db: Path) -> Memory:
 def fresh(db: Path, ids: list[str]) -> list[tuple[str, str, str | None]]:
     store = SQLiteStore(db)
     try:
-        return [(r.id, r.status.value, r.superseded_by) for r in store.get_records("default", ids)]
+        return [
+            (r.id, r.status.value, r.superseded_by)
+            for r in store.records.get_records("default", ids)
+        ]
     finally:
         store.close()
 
 
 def seen(mem: Memory, ids: list[str]) -> list[tuple[str, str, str | None]]:
-    return [(r.id, r.status.value, r.superseded_by) for r in mem.store.get_records("default", ids)]
+    return [
+        (r.id, r.status.value, r.superseded_by)
+        for r in mem.store.records.get_records("default", ids)
+    ]
 
 
 def test_records_are_held_until_a_write_here_or_elsewhere_and_read_the_same(
@@ -44,8 +50,8 @@ def test_records_are_held_until_a_write_here_or_elsewhere_and_read_the_same(
     with open_mem(db_path) as mem, open_mem(db_path) as other:
         ids = [mem.remember(actor="ann", text=text).id for text in TEXTS]
         asked = [ids[5], ids[1], "rec_missing", ids[7], ids[1], ids[0]]
-        first = mem.store.get_records(mem.tenant, asked)
-        again = mem.store.get_records(mem.tenant, asked)
+        first = mem.store.records.get_records(mem.tenant, asked)
+        again = mem.store.records.get_records(mem.tenant, asked)
         assert [a is b for a, b in zip(first, again, strict=True)] == [True] * len(first)
         assert seen(mem, asked) == fresh(db_path, asked)  # same records, same order
 
@@ -56,7 +62,7 @@ def test_records_are_held_until_a_write_here_or_elsewhere_and_read_the_same(
         # this connection writes
         mem.update(ids[5], text="I keep the kettle in the pantry")
         assert seen(mem, asked) == fresh(db_path, asked)
-        assert mem.store.get_records(mem.tenant, [ids[5]])[0].status is Status.INVALID
+        assert mem.store.records.get_records(mem.tenant, [ids[5]])[0].status is Status.INVALID
         # erased elsewhere, then here
         assert other.forget(record_id=ids[7]).verified
         assert ids[7] not in [r for r, _, _ in seen(mem, asked)]

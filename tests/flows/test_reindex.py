@@ -83,7 +83,7 @@ def test_a_dry_run_changes_nothing(db: str) -> None:
         assert "would re-embed" in message and "hash-64 (64) -> hash-128 (128)" in message
         assert _counts(mem, NEW.name) == before
         assert mem.store.reindexing.pending(mem.tenant) is None
-        assert mem.store.vector_models(mem.tenant) == [VectorModel(OLD.name, 64, None)]
+        assert mem.store.records.vector_models(mem.tenant) == [VectorModel(OLD.name, 64, None)]
         with pytest.raises(EmbedderChanged, match="remem reindex"):  # nothing pending yet
             mem.recall(actor="alice", query="peanuts")
 
@@ -99,13 +99,13 @@ def test_a_full_reindex_recalls_with_the_new_model_alone(db: str) -> None:
         assert all(todo == done == 0 for todo, done, _ in after.values())
         assert after["events"][2] == 2 and after["chunks"][2] == 1
         assert sum(report.embedded.values()) == sum(c for _, _, c in after.values())
-        assert mem.store.vector_models(mem.tenant) == [VectorModel(NEW.name, 128, None)]
+        assert mem.store.records.vector_models(mem.tenant) == [VectorModel(NEW.name, 128, None)]
         assert mem.store.reindexing.pending(mem.tenant) is None
-        records = mem.store.list_records(Scope(mem.tenant, "alice"))
-        stored = mem.store.record_vectors(mem.tenant, [r.id for r in records], NEW.name)
+        records = mem.store.records.list_records(Scope(mem.tenant, "alice"))
+        stored = mem.store.search.record_vectors(mem.tenant, [r.id for r in records], NEW.name)
         for r in records:  # each one the new model's vector of its own text
             assert np.allclose(stored[r.id], NEW.embed([r.text])[0], atol=2e-3)
-        assert mem.store.record_vectors(mem.tenant, [r.id for r in records], OLD.name) == {}
+        assert mem.store.search.record_vectors(mem.tenant, [r.id for r in records], OLD.name) == {}
         packet = mem.recall(actor="alice", query="what is alice allergic to?", explain=True)
         assert not packet.notes
         peanuts = next(r.id for r in records if "peanuts" in r.text)
@@ -142,7 +142,7 @@ def test_writers_of_both_models_during_a_reindex_end_in_the_new_index(db: str) -
         a = new.remember(actor="alice", text="Alice collects stamps from Peru")
         b = old.remember(actor="alice", text="Alice sings in a choir on Fridays")
         assert new.reindex().switched  # b, written with the old model, re-embedded first
-        stored = new.store.record_vectors(new.tenant, [a.id, b.id], NEW.name)
+        stored = new.store.search.record_vectors(new.tenant, [a.id, b.id], NEW.name)
         for r in (a, b):
             assert np.allclose(stored[r.id], NEW.embed([r.text])[0], atol=2e-3)
         assert all(todo == 0 for todo, _, _ in _counts(new, NEW.name).values())
@@ -154,18 +154,22 @@ def test_forget_during_a_reindex_leaves_nothing_in_either_index(db: str) -> None
         mem.reindex(batch=100, max_batches=2)  # records and events re-embedded, not chunks
         index = mem.store.reindexing
         assert index.left_of_actor(mem.tenant, "alice") > 0 < index.left_of_actor(mem.tenant, "bob")
-        gone = next(r for r in mem.store.list_records(Scope(mem.tenant, "bob")) if "bees" in r.text)
+        gone = next(
+            r for r in mem.store.records.list_records(Scope(mem.tenant, "bob")) if "bees" in r.text
+        )
         assert mem.forget(actor="alice").verified
         assert mem.forget(record_id=gone.id).verified
         assert index.left_of_actor(mem.tenant, "alice") == 0
         assert index.pending(mem.tenant) is not None  # the reindex goes on for the rest
         left_bob = index.left_of_actor(mem.tenant, "bob")
-        assert left_bob == len(mem.store.list_records(Scope(mem.tenant, "bob"))) + len(TURNS)
-        assert mem.store.record_vectors(mem.tenant, [gone.id], OLD.name) == {}
+        assert left_bob == len(mem.store.records.list_records(Scope(mem.tenant, "bob"))) + len(
+            TURNS
+        )
+        assert mem.store.search.record_vectors(mem.tenant, [gone.id], OLD.name) == {}
         assert mem.reindex().switched
-        bobs = mem.store.list_records(Scope(mem.tenant, "bob"))
+        bobs = mem.store.records.list_records(Scope(mem.tenant, "bob"))
         assert _counts(mem, NEW.name)["records"][2] == len(bobs)
-        assert mem.store.record_vectors(mem.tenant, [gone.id], NEW.name) == {}
+        assert mem.store.search.record_vectors(mem.tenant, [gone.id], NEW.name) == {}
         assert mem.recall(actor="alice", query="peanuts").records == ()
 
 
@@ -194,7 +198,7 @@ def test_an_erasure_while_a_batch_is_embedded_leaves_nothing(db: str) -> None:
             assert embedder.fired and report.switched
             assert mem.store.reindexing.left_of_actor(mem.tenant, "alice") == 0
             assert mem.recall(actor="alice", query="peanuts").records == ()
-            bobs = mem.store.list_records(Scope(mem.tenant, "bob"))
+            bobs = mem.store.records.list_records(Scope(mem.tenant, "bob"))
             assert _counts(mem, NEW.name)["records"][2] == len(bobs)
 
 
@@ -212,7 +216,7 @@ def test_a_second_embedder_change_while_one_is_pending_is_refused(db: str) -> No
         assert _counts(mem, NEW.name)["records"][1] == 0
         report = mem.reindex()
         assert report.switched and not report.resumed
-        assert mem.store.vector_models(mem.tenant) == [VectorModel(third.name, 32, None)]
+        assert mem.store.records.vector_models(mem.tenant) == [VectorModel(third.name, 32, None)]
         assert mem.recall(actor="alice", query="peanuts").records
 
 
@@ -223,11 +227,11 @@ def test_cancelled_the_old_model_takes_back_what_the_new_one_wrote(db: str) -> N
         added = mem.remember(actor="alice", text="Alice collects stamps from Peru")
         assert mem.cancel_reindex() and not mem.cancel_reindex()
     with Memory.open(db, embedder=OLD) as old:
-        held = [m.model for m in old.store.vector_models(old.tenant)]
+        held = [m.model for m in old.store.records.vector_models(old.tenant)]
         assert held == sorted([OLD.name, NEW.name])  # the stamps' vector is NEW's
         assert old.reindex().switched  # back to one model: the stamps re-embedded by OLD
-        assert old.store.vector_models(old.tenant) == [VectorModel(OLD.name, 64, None)]
-        stored = old.store.record_vectors(old.tenant, [added.id], OLD.name)
+        assert old.store.records.vector_models(old.tenant) == [VectorModel(OLD.name, 64, None)]
+        stored = old.store.search.record_vectors(old.tenant, [added.id], OLD.name)
         assert np.allclose(stored[added.id], OLD.embed([added.text])[0], atol=2e-3)
 
 
@@ -291,4 +295,4 @@ def test_a_reindex_killed_with_sigkill_resumes_and_embeds_each_item_once(db: str
         after = _counts(mem, NEW.name)
         assert all(todo == done == 0 for todo, done, _ in after.values())
         assert sum(current for _, _, current in after.values()) == total
-        assert mem.store.vector_models(mem.tenant) == [VectorModel(NEW.name, 128, None)]
+        assert mem.store.records.vector_models(mem.tenant) == [VectorModel(NEW.name, 128, None)]

@@ -69,7 +69,7 @@ def test_a_memory_left_on_the_old_embedder_writes_no_old_vectors_after_a_switch(
         packet = old.recall(actor="alice", query="Portuguese", explain=True)
         assert late.id in [r.id for r in packet.records]  # by words
         assert packet.explain is not None and packet.explain["vector"] == []
-        assert old.store.vector_models(old.tenant) == [VectorModel(NEW.name, 128, None)]
+        assert old.store.records.vector_models(old.tenant) == [VectorModel(NEW.name, 128, None)]
         assert all(other == 0 for other, _ in _vectors(old, NEW.name).values())
         assert any("lexical only" in n and NEW.name in n for n in packet.notes)
         with Memory.open(db, embedder=NEW) as new:
@@ -79,10 +79,10 @@ def test_a_memory_left_on_the_old_embedder_writes_no_old_vectors_after_a_switch(
         old.process()  # its catch-up fills nothing with a model the index is not
         assert counting.texts == embedded  # it knows since its recall: no vectors made
     with Memory.open(db, embedder=NEW) as new:  # restarted with the new embedder
-        assert new.store.record_vectors(new.tenant, [last.id], NEW.name) == {}
+        assert new.store.search.record_vectors(new.tenant, [last.id], NEW.name) == {}
         report = new.reindex()  # nothing to re-embed; what was written without, filled
         assert report.filled == 1 and "1 written without vectors" in report.message()
-        assert last.id in new.store.record_vectors(new.tenant, [last.id], NEW.name)
+        assert last.id in new.store.search.record_vectors(new.tenant, [last.id], NEW.name)
         packet = new.recall(actor="alice", query="Portuguese on Tuesdays", explain=True)
         assert packet.explain is not None
         assert late.id in [v["id"] for v in packet.explain["vector"]]
@@ -90,7 +90,7 @@ def test_a_memory_left_on_the_old_embedder_writes_no_old_vectors_after_a_switch(
         assert all(other == 0 for other, _ in _vectors(new, NEW.name).values())
         assert _vectors(new, NEW.name)["events"] == (0, 2)  # Lisbon's and Miso's
         assert _vectors(new, NEW.name)["chunks"] == (0, 2)  # both documents'
-        assert not len(new.store.unembedded(new.tenant, 100))
+        assert not len(new.store.backfill.unembedded(new.tenant, 100))
         assert new.store.documents.unembedded(new.tenant, 100) == []
 
 
@@ -101,8 +101,8 @@ def test_the_first_writer_of_an_empty_store_sets_the_model_the_other_writes_none
         assert old.embedder is not None and new.embedder is not None  # both bound: no vectors
         a = old.remember(actor="alice", text="Alice keeps bees in her garden")
         b = new.remember(actor="alice", text="Alice drives a green bicycle")
-        assert new.store.vector_models(new.tenant) == [VectorModel(OLD.name, 64, None)]
-        assert new.store.record_vectors(new.tenant, [a.id, b.id], NEW.name) == {}
+        assert new.store.records.vector_models(new.tenant) == [VectorModel(OLD.name, 64, None)]
+        assert new.store.search.record_vectors(new.tenant, [a.id, b.id], NEW.name) == {}
         packet = new.recall(actor="alice", query="bicycle", explain=True)
         assert b.id in [r.id for r in packet.records]
         assert packet.explain is not None and packet.explain["vector"] == []
@@ -147,6 +147,6 @@ def test_another_process_on_the_old_embedder_notices_the_switch(db: str) -> None
     assert seen["late"] in seen["records"] and seen["vector"] == []
     assert any("lexical only" in n and NEW.name in n for n in seen["notes"])
     with Memory.open(db, embedder=NEW) as new:
-        assert new.store.vector_models(new.tenant) == [VectorModel(NEW.name, 128, None)]
-        assert new.store.record_vectors(new.tenant, [seen["late"]], OLD.name) == {}
+        assert new.store.records.vector_models(new.tenant) == [VectorModel(NEW.name, 128, None)]
+        assert new.store.search.record_vectors(new.tenant, [seen["late"]], OLD.name) == {}
         assert new.reindex().filled == 1

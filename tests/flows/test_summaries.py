@@ -94,7 +94,7 @@ def test_forgetting_a_covered_record_regenerates_the_summary(offline: Memory) ->
         assert report.verified and report.deleted["summaries"] == 1
         # the old summary quoted the forgotten event: it is gone everywhere
         assert all("Lisbon" not in r.text for r in mem.records(actor="ana", all=True))
-        assert mem.store.get_record(mem.tenant, summary.id) is None
+        assert mem.store.records.get_record(mem.tenant, summary.id) is None
         mem.process()
         (fresh,) = _summaries(mem)
         assert "Lisbon" not in fresh.text and "T-889" in fresh.text

@@ -185,7 +185,7 @@ def test_spans_through_the_http_service_carry_the_keys_scope(
     provider, exporter = spans
     db = str(tmp_path / "s.db")
     store = open_store(db)
-    _, key = keyring.create_key(store, tenant="acme", actor="alice")
+    _, key = keyring.create_key(store.keys, tenant="acme", actor="alice")
     store.close()
     app = create_app(
         db, embedder=HashEmbedder(), worker=False, telemetry=Telemetry.create(provider)

@@ -44,13 +44,13 @@ def files_of(db: Path, suffix: str) -> list[Path]:
 
 def synced(mem: Memory) -> SQLiteStore:
     assert isinstance(mem.store, SQLiteStore)
-    mem.store.sync_vector_files()  # the files a recall writes beside its answer
+    mem.store.search.sync_vector_files()  # the files a recall writes beside its answer
     return mem.store
 
 
 def nearest(mem: Memory, text: str, k: int = 5, include_invalid: bool = False) -> list[str]:
     emb = HashEmbedder()
-    hits = mem.store.vector_search(
+    hits = mem.store.search.vector_search(
         Scope(mem.tenant, "ann"), emb.name, emb.embed([text])[0], k, LATER, include_invalid
     )
     return [h[0] for h in hits]
@@ -107,7 +107,7 @@ def test_a_superseded_record_is_not_returned_after_a_catch_up(db_path: Path) -> 
             field="shed_key",
             value="drawer",
         )
-        assert other.store.get_record(other.tenant, old.id).status.value == "invalid"  # type: ignore[union-attr]
+        assert other.store.records.get_record(other.tenant, old.id).status.value == "invalid"  # type: ignore[union-attr]
     for mem in (open_mem(db_path), open_mem(db_path)):  # caught up; then from base + tail
         with mem:
             assert old.id not in nearest(mem, "my shed key is under the mat", k=30)
@@ -126,7 +126,7 @@ def test_a_forget_reaches_the_tail_and_vectors_held_in_another_process(db_path: 
         assert nearest(holder, "the red trowel is in the left pocket")[0] == added
         store = synced(holder)
         (tail,) = files_of(db_path, "tail")
-        vec = store.record_vectors(holder.tenant, [added], HashEmbedder().name)[added]
+        vec = store.search.record_vectors(holder.tenant, [added], HashEmbedder().name)[added]
         needles = [added.encode(), vec.astype(np.float32).tobytes()]
         assert all(n in tail.read_bytes() for n in needles)
         report = other.forget(record_id=added)  # `holder` still holds it in memory
@@ -148,7 +148,7 @@ def test_a_forget_copies_the_held_vectors_without_it_and_writes_them_again(
     with open_mem(db_path) as mem:
         ids = base_with_records(mem)
         gone = ids[4]
-        vec = synced(mem).record_vectors(mem.tenant, [gone], HashEmbedder().name)[gone]
+        vec = synced(mem).search.record_vectors(mem.tenant, [gone], HashEmbedder().name)[gone]
         needles = [gone.encode(), vec.astype(np.float32).tobytes()]  # float32 below 20,000
         assert all(n in files_of(db_path, "vec")[0].read_bytes() for n in needles)
         assert mem.forget(record_id=gone).verified
@@ -200,7 +200,7 @@ def test_a_process_killed_mid_update_leaves_old_or_whole_files(db_path: Path) ->
             fresh.recall(actor="ann", query="watering can", k=3)
             synced(fresh)  # a write clears what a killed writer left half done
             assert not list(files.folder.glob(".*.tmp"))
-            stored = fresh.store.list_records(Scope(fresh.tenant, "ann"))
+            stored = fresh.store.records.list_records(Scope(fresh.tenant, "ann"))
             last = max(stored, key=lambda r: r.valid_from)
             assert nearest(fresh, last.text)[0] == last.id
             synced(fresh)

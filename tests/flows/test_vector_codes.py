@@ -84,7 +84,7 @@ def test_a_damaged_or_stale_codes_file_is_made_again_and_a_forget_reaches_it(db:
         assert mem.forget(record_id=gone).verified
         after = [h[0][0] for h in nearest(mem)]
         assert isinstance(mem.store, SQLiteStore)
-        mem.store.sync_vector_files()
+        mem.store.search.sync_vector_files()
     assert gone not in after
     ids, codes = read_codes(db)  # read back: the forgotten row's codes are gone
     assert gone not in ids and len(ids) == TOTAL - 1

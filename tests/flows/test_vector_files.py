@@ -42,7 +42,7 @@ def answer(mem: Memory, query: str = "where is the spade") -> list[str]:
 def synced(mem: Memory) -> None:
     """Wait for the vector files a recall writes beside its answer."""
     assert isinstance(mem.store, SQLiteStore)
-    mem.store.sync_vector_files()
+    mem.store.search.sync_vector_files()
 
 
 def open_mem(db: Path) -> Memory:
@@ -98,7 +98,7 @@ def test_a_file_left_by_another_database_at_the_same_path_is_not_trusted(
 
 
 def forgotten_bytes(mem: Memory, record_id: str) -> list[bytes]:
-    vec = mem.store.record_vectors(mem.tenant, [record_id], HashEmbedder().name)[record_id]
+    vec = mem.store.search.record_vectors(mem.tenant, [record_id], HashEmbedder().name)[record_id]
     return [record_id.encode(), vec.astype(np.float16).tobytes(), vec.astype(np.float32).tobytes()]
 
 
@@ -139,7 +139,7 @@ def test_forget_actor_removes_the_scopes_files(db_path: Path) -> None:
 
 def test_an_in_memory_database_keeps_no_files_and_still_answers(tmp_path: Path) -> None:
     with Memory.open(":memory:", embedder=HashEmbedder()) as mem:
-        assert isinstance(mem.store, SQLiteStore) and mem.store.vector_files is None
+        assert isinstance(mem.store, SQLiteStore) and mem.store.search.vector_files is None
         rec = mem.remember(actor="ann", text="I keep the spade in the shed")
         assert answer(mem) == [rec.id]
 
@@ -165,7 +165,9 @@ def nearest(mem: Memory, queries: list[str]) -> list[list[tuple[str, float]]]:
     emb = HashEmbedder()
     scope = Scope(mem.tenant, "ann")
     now = datetime(2026, 6, 1, tzinfo=UTC)
-    return [mem.store.vector_search(scope, emb.name, emb.embed([q])[0], 5, now) for q in queries]
+    return [
+        mem.store.search.vector_search(scope, emb.name, emb.embed([q])[0], 5, now) for q in queries
+    ]
 
 
 def shed_records(mem: Memory, actor: str, count: int, start: int = 0) -> list[Record]:
@@ -191,7 +193,7 @@ def test_a_bulk_load_leaves_the_filled_scopes_file_and_forget_reaches_it(db_path
                 ann = shed_records(mem, "ann", 2500, start)
                 bob = shed_records(mem, "bob", 10, start)  # too few to be worth a file
                 vectors = tuple(emb.embed([r.text for r in ann + bob]))
-                mem.store.apply(
+                mem.store.records.apply(
                     Write(tenant=mem.tenant, inserts=tuple(ann + bob), vectors=vectors,
                           vector_model=emb.name)
                 )  # fmt: skip
@@ -229,7 +231,7 @@ def test_a_large_scopes_int8_pass_takes_writes_and_loses_a_forgotten_row(db_path
                 ann = shed_records(mem, "ann", min(5000, total - start), start)
                 texts.update((r.id, r.text) for r in ann)
                 vectors = tuple(emb.embed([r.text for r in ann]))
-                mem.store.apply(
+                mem.store.records.apply(
                     Write(tenant=mem.tenant, inserts=tuple(ann), vectors=vectors,
                           vector_model=emb.name)
                 )  # fmt: skip
@@ -238,10 +240,10 @@ def test_a_large_scopes_int8_pass_takes_writes_and_loses_a_forgotten_row(db_path
         query = emb.embed([texts[target]])[0]
 
         def search() -> list[tuple[str, float]]:
-            return mem.store.vector_search(scope, emb.name, query, 10, now)
+            return mem.store.search.vector_search(scope, emb.name, query, 10, now)
 
         def held() -> Any:
-            return mem.store._vec_cache[("default", "ann", "records")].vectors
+            return mem.store.search._vec_cache[("default", "ann", "records")].vectors
 
         for _ in range(QUANTISE_AT):
             search()
@@ -253,7 +255,7 @@ def test_a_large_scopes_int8_pass_takes_writes_and_loses_a_forgotten_row(db_path
 
         added = shed_records(mem, "ann", 1, start=total)[0]
         added = dataclasses.replace(added, text=texts[target])
-        mem.store.apply(
+        mem.store.records.apply(
             Write(tenant=mem.tenant, inserts=(added,), vectors=(query,), vector_model=emb.name)
         )
         assert search()[0][0] == added.id  # the new row (the tail) beside the int8 codes

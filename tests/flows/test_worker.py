@@ -74,7 +74,7 @@ def test_the_library_worker_runs_in_a_thread(tmp_path: Path) -> None:
         worker = Worker(mem.pipeline, idle_seconds=0.05)
         worker.start()
         mem.add_event(actor="ana", session="s1", role="user", text="I live in Lisbon.", time=T0)
-        _wait(lambda: mem.store.pending_jobs() == 0, 10, "the job")
+        _wait(lambda: mem.store.jobs.pending_jobs() == 0, 10, "the job")
         total = worker.stop(5)
         assert not worker.running
         assert total.jobs_done == 1 and total.records_added == 1
@@ -99,10 +99,10 @@ def test_a_slow_strategy_does_not_hold_up_another(tmp_path: Path) -> None:
                 # semantic finishes while preference is still waiting on its model
                 _wait(lambda: mem.records(actor="ana"), 10, "the semantic record")
                 assert {r.kind.value for r in mem.records(actor="ana")} == {"semantic"}
-                assert mem.store.job_counts(mem.tenant)["running"] == 1
+                assert mem.store.jobs.job_counts(mem.tenant)["running"] == 1
             finally:
                 release.set()
-            _wait(lambda: mem.store.pending_jobs() == 0, 10, "the preference job")
+            _wait(lambda: mem.store.jobs.pending_jobs() == 0, 10, "the preference job")
             worker.stop(5)
             assert {r.kind.value for r in mem.records(actor="ana")} == {"semantic", "preference"}
 
@@ -147,17 +147,17 @@ def test_a_worker_killed_mid_job_loses_nothing_and_duplicates_nothing(tmp_path: 
             victim.send_signal(signal.SIGKILL)
             victim.wait(10)
         with Memory.open(db, embedder=None, config=config) as mem:
-            stranded = mem.store.job_counts(mem.tenant)
+            stranded = mem.store.jobs.job_counts(mem.tenant)
             assert stranded["running"] > 0  # killed with jobs in hand
         survivor = _worker(db, config)
         try:
             with Memory.open(db, embedder=None, config=config) as mem:
-                _wait(lambda: mem.store.job_counts(mem.tenant)["done"] == 60, 40, "every job")
+                _wait(lambda: mem.store.jobs.job_counts(mem.tenant)["done"] == 60, 40, "every job")
         finally:
             survivor.send_signal(signal.SIGTERM)
             survivor.wait(10)
         with Memory.open(db, embedder=None, config=config) as mem:
-            counts = mem.store.job_counts(mem.tenant)
+            counts = mem.store.jobs.job_counts(mem.tenant)
             assert counts == {"pending": 0, "running": 0, "done": 60, "failed": 0}
             recs = mem.records(actor="ana", all=True)
             semantic = Counter(r.source.event_ids for r in recs if r.kind.value == "semantic")

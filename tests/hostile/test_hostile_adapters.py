@@ -75,7 +75,7 @@ def write_fillers(backend: Backend, after: Record, n: int) -> None:
         for i in range(n)
     )
     try:
-        mem.store.apply(Write(tenant=after.tenant, inserts=recs))
+        mem.store.records.apply(Write(tenant=after.tenant, inserts=recs))
     finally:
         if opened:
             mem.close()

@@ -22,9 +22,9 @@ def _fail_every_job(db: str) -> int:
     store = open_store(db)
     try:
         now = datetime.now(UTC)
-        jobs = store.claim_jobs(now, 100, 60.0)
+        jobs = store.jobs.claim_jobs(now, 100, 60.0)
         for job in jobs:
-            assert store.fail_job(job.id, "endpoint down", now, max_attempts=1) == "failed"
+            assert store.jobs.fail_job(job.id, "endpoint down", now, max_attempts=1) == "failed"
         return len(jobs)
     finally:
         store.close()

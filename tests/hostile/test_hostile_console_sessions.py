@@ -103,13 +103,13 @@ def site(tmp_path: Path) -> Iterator[Site]:
     store = open_store(db)
     try:
         made = {
-            "admin": keyring.create_key(store, tenant="acme", role="admin"),
-            "acme2": keyring.create_key(store, tenant="acme", role="admin"),
-            "mallory": keyring.create_key(store, tenant="globex", actor="mallory"),
-            "initech": keyring.create_key(store, tenant="initech", role="admin"),
+            "admin": keyring.create_key(store.keys, tenant="acme", role="admin"),
+            "acme2": keyring.create_key(store.keys, tenant="acme", role="admin"),
+            "mallory": keyring.create_key(store.keys, tenant="globex", actor="mallory"),
+            "initech": keyring.create_key(store.keys, tenant="initech", role="admin"),
         }
         for n in range(8):
-            made[f"globex{n}"] = keyring.create_key(store, tenant="globex")
+            made[f"globex{n}"] = keyring.create_key(store.keys, tenant="globex")
     finally:
         store.close()
     app = create_app(db, embedder=HashEmbedder(), worker=False)

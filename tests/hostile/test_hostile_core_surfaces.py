@@ -143,7 +143,7 @@ def test_http_and_cli_errors_never_echo_a_secret_sent_as_a_name(
 ) -> None:
     db = str(tmp_path / "names.db")
     store = open_store(db)
-    _, admin = keyring.create_key(store, tenant="acme", role="admin")
+    _, admin = keyring.create_key(store.keys, tenant="acme", role="admin")
     store.close()
     with TestClient(create_app(db, embedder=HashEmbedder())) as client:
         auth = {"Authorization": f"Bearer {admin}"}
@@ -264,7 +264,7 @@ def test_a_deletion_job_left_running_before_its_erasure_is_carried_out(mem: Memo
     bob = mem.remember(actor="bob", text="I like green tea")
     # a process that logged the job and died before its erasure committed
     started = datetime.now(UTC) - timedelta(hours=1)
-    job_id = mem.store.start_deletion(mem.tenant, "actor", "carol", started)
+    job_id = mem.store.erasure.start_deletion(mem.tenant, "actor", "carol", started)
     assert [j["status"] for j in mem.deletions()] == ["running"]
     assert mem.forget(record_id=bob.id).verified
     jobs = {j["id"]: j for j in mem.deletions()}
@@ -297,7 +297,7 @@ def test_a_field_in_nfc_and_nfd_is_one_field(mem: Memory) -> None:
 def test_http_reads_a_field_sent_decomposed(tmp_path: Path) -> None:
     db = str(tmp_path / "fields.db")
     store = open_store(db)
-    _, key = keyring.create_key(store, tenant="acme", actor="alice")
+    _, key = keyring.create_key(store.keys, tenant="acme", actor="alice")
     store.close()
     with TestClient(create_app(db, embedder=HashEmbedder())) as client:
         auth = {"Authorization": f"Bearer {key}"}
@@ -340,7 +340,7 @@ def test_library_limits_and_batches_must_be_whole_numbers_in_range(mem: Memory, 
 def test_http_events_cursor_past_any_page_is_a_clear_400(tmp_path: Path) -> None:
     db = str(tmp_path / "cursor.db")
     store = open_store(db)
-    _, key = keyring.create_key(store, tenant="acme", actor="alice")
+    _, key = keyring.create_key(store.keys, tenant="acme", actor="alice")
     store.close()
     with TestClient(create_app(db, embedder=HashEmbedder())) as client:
         auth = {"Authorization": f"Bearer {key}"}

@@ -34,7 +34,7 @@ def docs_mem(db: str) -> Iterator[Memory]:
 @pytest.fixture
 def http(db: str) -> Iterator[tuple[TestClient, dict[str, str]]]:
     store = open_store(db)
-    key = keyring.create_key(store, tenant="acme", role="admin")[1]
+    key = keyring.create_key(store.keys, tenant="acme", role="admin")[1]
     store.close()
     app = create_app(db, worker=False, max_body_bytes=256 * 1024)
     with TestClient(app, raise_server_exceptions=False) as client:
@@ -179,10 +179,10 @@ def test_an_agent_key_cannot_add_replace_or_remove_the_tenants_shared_documents(
     # so an agent cannot poison or erase the tenant's policy documents
     store = open_store(db)
     keys = {
-        "admin": keyring.create_key(store, tenant="acme", role="admin")[1],
-        "agent": keyring.create_key(store, tenant="acme")[1],
-        "reviewer": keyring.create_key(store, tenant="acme", role="reviewer")[1],
-        "alice": keyring.create_key(store, tenant="acme", actor="alice")[1],
+        "admin": keyring.create_key(store.keys, tenant="acme", role="admin")[1],
+        "agent": keyring.create_key(store.keys, tenant="acme")[1],
+        "reviewer": keyring.create_key(store.keys, tenant="acme", role="reviewer")[1],
+        "alice": keyring.create_key(store.keys, tenant="acme", actor="alice")[1],
     }
     store.close()
     policy = {"text": "Refunds take five days.", "title": "refunds"}

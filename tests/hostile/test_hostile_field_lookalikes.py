@@ -160,7 +160,7 @@ def test_a_batch_with_a_lookalike_field_writes_nothing(bmem: Memory) -> None:
 def _key(db: str, **kw: str) -> str:
     store = open_store(db)
     try:
-        return keyring.create_key(store, tenant="acme", **({"role": "admin"} | kw))[1]
+        return keyring.create_key(store.keys, tenant="acme", **({"role": "admin"} | kw))[1]
     finally:
         store.close()
 

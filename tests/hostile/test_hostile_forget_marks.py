@@ -33,14 +33,14 @@ def _thread_state(mem: Memory, workflow: str, request_id: str) -> None:
 
 def _before_each_read_back(mem: Memory, writes: Callable[[], None]) -> None:
     """Run `writes` between each erasure's commit and its read-back: the race made certain."""
-    store: Any = mem.store
-    verify = store._verify_actor
+    store: Any = mem.store.erasure.parts
+    verify = store.verify_actor
 
     def written_then_read_back(*args: Any) -> Any:
         writes()
         return verify(*args)
 
-    store._verify_actor = written_then_read_back
+    store.verify_actor = written_then_read_back
 
 
 def test_thread_state_and_request_ids_stored_after_the_commit_are_a_fresh_start(
@@ -84,8 +84,8 @@ def test_a_thread_row_from_before_the_forget_that_survives_leaves_it_unverified(
 ) -> None:
     mem, other = mems[0], mems[1]
     _thread_state(mem, "refund", "r1")
-    store: Any = mem.store
-    store.erasure_sql = _Leaving(type(store).erasure_sql, statement)
+    erasure: Any = mem.store.erasure
+    erasure.sql = _Leaving(erasure.sql, statement)
     attempts: list[int] = []
 
     def writes() -> None:  # fresh rows beside the survivors, each attempt
@@ -108,7 +108,7 @@ def test_vector_files_rebuilt_from_fresh_rows_after_the_commit_are_a_fresh_start
     for n in range(3):
         mem.remember(actor="alice", text=f"Alice's locker is {n}")
     mem.recall(actor="alice", query="locker")  # the scope's vector files, from these rows
-    store: Any = mem.store
+    store: Any = mem.store.search
     store.sync_vector_files()  # written beside the recall: wait for them
     assert store.vector_files.holding(mem.deps.tenant, "alice") >= 1
     drop = store._drop_scope_vectors
@@ -117,7 +117,7 @@ def test_vector_files_rebuilt_from_fresh_rows_after_the_commit_are_a_fresh_start
         drop(tenant, actor)
         other.remember(actor="alice", text="Alice's new locker is 40")
         other.recall(actor="alice", query="locker")  # written again, from the fresh row
-        other.store.sync_vector_files()  # type: ignore[attr-defined]
+        other.store.search.sync_vector_files()  # type: ignore[attr-defined]
 
     store._drop_scope_vectors = dropped_then_rebuilt
     report = mem.forget(actor="alice")
@@ -133,7 +133,7 @@ def test_a_vector_file_from_before_the_forget_that_survives_leaves_it_unverified
     mem = mems[0]
     mem.remember(actor="alice", text="Alice's locker is 12")
     mem.recall(actor="alice", query="locker")
-    store: Any = mem.store
+    store: Any = mem.store.search
     store.sync_vector_files()
     assert store.vector_files.holding(mem.deps.tenant, "alice") >= 1
     store._drop_scope_vectors = lambda tenant, actor: None  # a defective erasure keeps them

@@ -78,14 +78,14 @@ def test_a_record_erased_just_after_its_write_is_returned_as_written(
     """The race above, made certain: the forget commits right after the write."""
     mem = mems[0]
     store = mem.store
-    apply = store.apply
+    apply = store.records.apply
 
     def apply_then_forget(write: Write) -> None:
         apply(write)
         if write.inserts:
-            store.forget_actor(mem.tenant, "alice", mem.deps.clock())
+            store.erasure.forget_actor(mem.tenant, "alice", mem.deps.clock())
 
-    monkeypatch.setattr(store, "apply", apply_then_forget)
+    monkeypatch.setattr(store.records, "apply", apply_then_forget)
     rec = mem.remember(actor="alice", text="Alice's locker is number 12")
     assert isinstance(rec, Record) and rec.text == "Alice's locker is number 12"
     assert rec.actor == "alice"
@@ -102,15 +102,15 @@ def test_a_restatement_of_a_record_erased_meanwhile_is_stored_afresh(
     mem = mems[0]
     store = mem.store
     first = mem.remember(actor="alice", text="Alice's locker is number 12")
-    apply, armed = store.apply, [True]
+    apply, armed = store.records.apply, [True]
 
     def forget_then_apply(write: Write) -> None:
         if armed:
             armed.clear()
-            store.forget_actor(mem.tenant, "alice", mem.deps.clock())
+            store.erasure.forget_actor(mem.tenant, "alice", mem.deps.clock())
         apply(write)
 
-    monkeypatch.setattr(store, "apply", forget_then_apply)
+    monkeypatch.setattr(store.records, "apply", forget_then_apply)
     again = mem.remember(actor="alice", text="Alice's locker is number 12")
     assert again.id != first.id and mem.get(again.id) == again  # stored after the erasure
     assert [r.id for r in mem.records(actor="alice", all=True)] == [again.id]

@@ -65,8 +65,8 @@ def test_forget_actor_under_constant_writes_is_verified(mems: list[Memory]) -> N
 
 def _leaving(mem: Memory, name: str) -> None:
     """Make the store's erasure leave the rows `name` would delete (as a defective one)."""
-    store: Any = mem.store
-    parts = {"events": "_erase_actor_events", "records": "_erase_records"}
+    store: Any = mem.store.erasure.parts
+    parts = {"events": "erase_actor_events", "records": "erase_records"}
     if name == "events":
         setattr(store, parts[name], lambda db, tenant, actor: (0, 0))
     else:
@@ -95,15 +95,15 @@ def test_rows_stored_after_the_erasure_committed_are_a_fresh_start(mems: list[Me
     for n in range(3):
         mem.add_event(actor="alice", session="s", role="user", text=f"I live in Porto {n}")
         mem.remember(actor="alice", text=f"Alice's locker is {n}")
-    store: Any = mem.store
-    verify, fresh = store._verify_actor, []
+    store: Any = mem.store.erasure.parts
+    verify, fresh = store.verify_actor, []
 
     def written_then_read_back(*args: Any) -> Any:
         fresh.append(other.add_event(actor="alice", session="s", role="user", text="Hi again"))
         fresh.append(other.remember(actor="alice", text="Alice's new locker is 40").id)
         return verify(*args)
 
-    store._verify_actor = written_then_read_back
+    store.verify_actor = written_then_read_back
     report = mem.forget(actor="alice")
     assert report.verified, report.remaining
     assert report.attempts == 1 and not any(report.remaining.values())

@@ -78,11 +78,11 @@ def _fork_while(db: Path, holding: Callable[[SQLiteStore], AbstractContextManage
 def _a_turn(store: SQLiteStore) -> Iterator[None]:
     """The file's write turn, as a writer holds it between taking it and its BEGIN
     (e.g. while SQLite waits for another process's lock)."""
-    assert store._writer.acquire(timeout=5)
+    assert store.backend.writer.acquire(timeout=5)
     try:
         yield
     finally:
-        store._writer.release()
+        store.backend.writer.release()
 
 
 def test_a_child_forked_while_another_thread_holds_the_write_turn_can_write(
@@ -98,7 +98,7 @@ def test_a_child_forked_inside_another_threads_write_is_refused_with_the_reason(
     tmp_path: Path,
 ) -> None:
     out = tmp_path / "child.txt"
-    status, texts = _fork_while(tmp_path / "m.db", lambda store: store._tx(), out)
+    status, texts = _fork_while(tmp_path / "m.db", lambda store: store.backend.tx(), out)
     assert status == 1
     said = out.read_text()
     assert said.startswith("StoreError: ") and "forked" in said and "spawn" in said, said

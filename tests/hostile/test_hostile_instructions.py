@@ -263,7 +263,7 @@ def test_a_forged_rule_is_quoted_above_the_approved_procedure(bmem: Memory) -> N
 def _key(db: str) -> str:
     store = open_store(db)
     try:
-        return keyring.create_key(store, tenant="acme", role="admin")[1]
+        return keyring.create_key(store.keys, tenant="acme", role="admin")[1]
     finally:
         store.close()
 

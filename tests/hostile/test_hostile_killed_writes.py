@@ -59,7 +59,7 @@ def test_add_events_batches_killed_midway_are_whole_or_absent(tmp_path: Path) ->
         for e in mem.events(actor="alice"):
             batch = int(e.id.split("-")[0][1:])
             stored[batch] = stored.get(batch, 0) + 1
-        jobs = sum(mem.store.job_counts(mem.tenant).values())
+        jobs = sum(mem.store.jobs.job_counts(mem.tenant).values())
     assert set(acked) <= set(stored)  # nothing accepted is lost
     assert set(stored.values()) == {BATCH}  # nothing half-visible
     assert max(stored) <= max(acked) + 1  # at most the batch in flight, whole
@@ -73,11 +73,11 @@ def test_a_forget_killed_midway_is_closed_by_the_next_forget(db: str, committed:
         mem.remember(actor="alice", text="My locker is number 12")
         # what a forget killed midway leaves: its job logged as running and, when it got
         # that far, its erasure committed (the job would be finished next)
-        left = mem.store.start_deletion(mem.tenant, "actor", "alice", mem.deps.clock())
+        left = mem.store.erasure.start_deletion(mem.tenant, "actor", "alice", mem.deps.clock())
         if committed:
-            assert mem.store.forget_actor(mem.tenant, "alice", mem.deps.clock()).verified
+            assert mem.store.erasure.forget_actor(mem.tenant, "alice", mem.deps.clock()).verified
         report = mem.forget(actor="alice")
         assert report.verified and mem.events(actor="alice") == []
-        jobs = {int(j["id"]): j for j in mem.store.deletions(mem.tenant)}
+        jobs = {int(j["id"]): j for j in mem.store.erasure.deletions(mem.tenant)}
     assert jobs[left]["status"] != RUNNING and jobs[left]["status"] == jobs[report.job_id]["status"]
     assert [j["status"] for j in jobs.values() if j["status"] == RUNNING] == []

@@ -41,7 +41,7 @@ def _size(value: object) -> int:
 @contextmanager
 def _service(db: str) -> Iterator[tuple[TestClient, dict[str, str]]]:
     store = open_store(db)
-    _, admin = keyring.create_key(store, tenant="acme", role="admin")
+    _, admin = keyring.create_key(store.keys, tenant="acme", role="admin")
     store.close()
     with TestClient(create_app(db, embedder=HashEmbedder(), worker=False)) as client:
         yield client, {"Authorization": f"Bearer {admin}"}
@@ -151,7 +151,7 @@ def test_an_actor_key_reads_no_one_elses_export(db: str, limit: int) -> None:
         events = [_event(i, {"n": i}) for i in range(3)]
         assert client.post("/v1/events", json={"events": events}, headers=auth).is_success
         store = open_store(db)
-        _, bob = keyring.create_key(store, tenant="acme", actor="bob", role="admin")
+        _, bob = keyring.create_key(store.keys, tenant="acme", actor="bob", role="admin")
         store.close()
         other = {"Authorization": f"Bearer {bob}"}
         assert client.get("/v1/subjects/alice/export", headers=other).status_code == 403

@@ -18,7 +18,7 @@ from tests.support.metrics import parse_samples, sample
 def test_made_up_http_methods_share_one_label_value(tmp_path: Path) -> None:
     db = str(tmp_path / "m.db")
     store = open_store(db)
-    admin = keyring.create_key(store, tenant="acme", role="admin")[1]
+    admin = keyring.create_key(store.keys, tenant="acme", role="admin")[1]
     store.close()
     app = create_app(db, embedder=HashEmbedder(), worker=False, metrics_port=0)
     auth = {"Authorization": f"Bearer {admin}"}

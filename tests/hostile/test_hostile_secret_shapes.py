@@ -208,7 +208,7 @@ def _secrets() -> list[tuple[str, str]]:
 def _key(db: str) -> str:
     store = open_store(db)
     try:
-        return keyring.create_key(store, tenant="acme", role="admin")[1]
+        return keyring.create_key(store.keys, tenant="acme", role="admin")[1]
     finally:
         store.close()
 

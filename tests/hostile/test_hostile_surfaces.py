@@ -57,7 +57,7 @@ def mem(db: str) -> Iterator[Memory]:
 def _key(db: str, **kw: Any) -> str:
     store = open_store(db)
     try:
-        return keyring.create_key(store, tenant="acme", **kw)[1]
+        return keyring.create_key(store.keys, tenant="acme", **kw)[1]
     finally:
         store.close()
 
@@ -119,7 +119,7 @@ def _stored_decomposed(mem: Memory, actor: str) -> str:
                          field=CAFE_NFC, value="flat white")  # fmt: skip
     old = replace(model, id="rec_OLDNFD" + actor, actor=actor, field=CAFE_NFD,
                   namespace=namespace_for(mem.tenant, actor, model.kind))  # fmt: skip
-    mem.store.apply(Write(tenant=mem.tenant, inserts=(old,)))
+    mem.store.records.apply(Write(tenant=mem.tenant, inserts=(old,)))
     return old.id
 
 
@@ -313,12 +313,12 @@ def test_a_name_or_client_key_holding_a_secret_is_refused_on_every_write(
         lambda: mem.add_document(text="Team handbook", title="h", scope=f"actor:{TOKEN}"),
         lambda: mem.add_document(text="Team handbook", title="h", scope=f"namespace:{TOKEN}"),
     ]
-    calls.append(lambda: keyring.create_key(mem.store, tenant=mem.tenant, actor=TOKEN))
+    calls.append(lambda: keyring.create_key(mem.store.keys, tenant=mem.tenant, actor=TOKEN))
     for call in calls:
         with pytest.raises((RefusedContent, InvalidInput)) as caught:
             call()
         assert "a1B2c3D4" not in str(caught.value) and "access token" in str(caught.value)
-    assert keyring.list_keys(mem.store) == []
+    assert keyring.list_keys(mem.store.keys) == []
     with pytest.raises(InvalidInput, match="request_id contains an access token") as caught:
         mem.write_records([{"actor": "alice", "text": "I like tea", "request_id": TOKEN}])
     assert "a1B2c3D4" not in str(caught.value)

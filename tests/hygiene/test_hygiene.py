@@ -37,10 +37,10 @@ def test_reopening_keeps_data_and_does_not_migrate_again(tmp_path: Path) -> None
     from remem.model import Event, Role
 
     s = SQLiteStore(tmp_path / "m.db")
-    s.add_events([Event("e1", "t", "a", "s", Role.USER, "hi", datetime.now(UTC))], [])
+    s.events.add_events([Event("e1", "t", "a", "s", Role.USER, "hi", datetime.now(UTC))], [])
     s.close()
     s = SQLiteStore(tmp_path / "m.db")
-    assert len(s.list_events("t", "a")) == 1
+    assert len(s.events.list_events("t", "a")) == 1
     s.close()
 
 

@@ -354,3 +354,47 @@ def test_no_test_imports_another_test_module() -> None:
                 if name.split(".")[0] == "tests" and not _under(name, ("tests.support",)):
                     wrong.append(f"{path.relative_to(root)}: {name}")
     assert wrong == [], "import shared code from tests.support instead: " + ", ".join(wrong)
+
+
+# -- store roles are composed objects (issue 34, item 2) --------------------------------------
+
+
+def _store_classes() -> dict[str, list[tuple[str, list[str]]]]:
+    """Every class under remem.store, by module: its name and its bases' names (the last
+    part of a dotted base), `Protocol` interfaces left out (they may join several)."""
+    out: dict[str, list[tuple[str, list[str]]]] = {}
+    for module, (path, _) in sorted(_modules().items()):
+        if not _under(module, ("remem.store",)):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef):
+                bases = [ast.unparse(b).rpartition(".")[2].partition("[")[0] for b in node.bases]
+                if "Protocol" not in bases:
+                    out.setdefault(module, []).append((node.name, bases))
+    return out
+
+
+def test_no_store_class_inherits_more_than_one_class_of_the_store() -> None:
+    # a store is a composition root of role objects (`store.events`, `store.jobs`, ...),
+    # each built over its backend: no tower of mixins, each class at most one parent of ours
+    ours = {name for classes in _store_classes().values() for name, _ in classes}
+    towers = [
+        f"{module}.{name}: {', '.join(b for b in bases if b in ours)}"
+        for module, classes in _store_classes().items()
+        for name, bases in classes
+        if sum(b in ours for b in bases) > 1
+    ]
+    assert towers == []
+    assert "SQLiteStore" in ours and "Events" in ours  # the check sees the store's classes
+
+
+def test_no_store_hook_raises_not_implemented() -> None:
+    # a backend's part is an object it passes in (a small Protocol), never a method a
+    # subclass must override or fail late
+    found = [
+        f"{module}: {n}"
+        for module, (path, _) in sorted(_modules().items())
+        if _under(module, ("remem.store",))
+        and (n := path.read_text(encoding="utf-8").count("NotImplementedError"))
+    ]
+    assert found == []

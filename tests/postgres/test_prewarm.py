@@ -95,7 +95,7 @@ def test_the_first_search_of_a_scope_prewarms_its_index_when_pg_prewarm_is_insta
     query = unit(np.random.default_rng(22).standard_normal(DIM))
     plain = PostgresStore(dsn, max_size=2, exact_scan_max=0)  # no pg_prewarm yet
     try:
-        unwarmed = plain.vector_search(alice, MODEL, query, 10, NOW)
+        unwarmed = plain.search.vector_search(alice, MODEL, query, 10, NOW)
     finally:
         plain.close()
     assert prewarms(admin) == 0
@@ -105,14 +105,14 @@ def test_the_first_search_of_a_scope_prewarms_its_index_when_pg_prewarm_is_insta
         warm = PostgresStore(dsn, max_size=2, exact_scan_max=0)
         try:
             evict(admin, own)
-            warmed = warm.vector_search(alice, MODEL, query, 10, NOW)
+            warmed = warm.search.vector_search(alice, MODEL, query, 10, NOW)
             # in the background, every block of the scope's index comes into the buffers
             pages = in_buffers(admin, own)[1]
             assert in_buffers(admin, own, pages)[0] == pages > 0
-            again = warm.vector_search(alice, MODEL, query, 10, NOW)
+            again = warm.search.vector_search(alice, MODEL, query, 10, NOW)
             assert warmed == unwarmed == again  # the same results, prewarmed or not
             # an erasure still drops the index it warmed (its definition names the actor)
-            assert warm.forget_actor("t1", "alice", datetime.now(UTC)).verified
+            assert warm.erasure.forget_actor("t1", "alice", datetime.now(UTC)).verified
         finally:
             warm.close()  # its backends report their function calls as they exit
         assert prewarms(admin, 1) == 1  # once per process and scope

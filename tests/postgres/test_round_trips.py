@@ -30,13 +30,13 @@ def round_trips(store: PostgresStore, trace: Path, call: object) -> int:
     `call` runs on the store's one connection."""
     assert callable(call)
     with trace.open("w") as out:
-        with store._pool.connection() as conn:
+        with store.backend.pool.connection() as conn:
             conn.pgconn.trace(out.fileno())
             conn.pgconn.set_trace_flags(Trace.SUPPRESS_TIMESTAMPS)
         try:
             call()
         finally:
-            with store._pool.connection() as conn:
+            with store.backend.pool.connection() as conn:
                 conn.pgconn.untrace()
     sent = [line.split() for line in trace.read_text().splitlines()]
     return sum(1 for f in sent if len(f) > 2 and f[0] == "F" and f[2] in ("Sync", "Query"))
@@ -47,7 +47,9 @@ def test_a_recall_asks_for_an_empty_backlog_in_one_round_trip(
 ) -> None:
     found: list[tuple[int, int]] = []
     n = round_trips(
-        store, tmp_path / "trace", lambda: found.append(store.actor_backlog("t1", "alice", NOW))
+        store,
+        tmp_path / "trace",
+        lambda: found.append(store.jobs.actor_backlog("t1", "alice", NOW)),
     )
     assert found == [(0, 0)]
     assert n == 1

@@ -154,7 +154,7 @@ def test_serve_with_the_flag_starts_and_warns(urls: tuple[str, str], tmp_path: P
 def test_mcp_over_http_refuses_it_without_the_flag(urls: tuple[str, str], tmp_path: Path) -> None:
     admin, _app = urls
     store = open_store(admin)
-    key = keyring.create_key(store, tenant="acme", actor="alice")[1]
+    key = keyring.create_key(store.keys, tenant="acme", actor="alice")[1]
     store.close()
     port = free_port()
     cmd = [sys.executable, "-m", "remem.cli.main", "--db", admin, "mcp", "--key", key, "--lexical"]

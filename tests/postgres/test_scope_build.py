@@ -67,7 +67,9 @@ def test_a_scope_index_is_built_without_blocking_writers_and_an_erasure_waits_fo
         assert not wrote.is_alive()  # another writer is not held up by the build
         erased: list[ForgetReport] = []
         forget = threading.Thread(
-            target=lambda: erased.append(other.forget_actor("t1", "carol", datetime.now(UTC)))
+            target=lambda: erased.append(
+                other.erasure.forget_actor("t1", "carol", datetime.now(UTC))
+            )
         )
         forget.start()
         time.sleep(0.5)

@@ -52,7 +52,7 @@ def load(store: PostgresStore, tenant: str, actor: str, vectors: np.ndarray) -> 
     records = [rec(f"{tenant}-{actor}-{i}", f"fact {i}", actor=actor, tenant=tenant)
                for i in range(len(vectors))]  # fmt: skip
     for i in range(0, len(records), 1000):
-        store.apply(
+        store.records.apply(
             Write(tenant=tenant, inserts=tuple(records[i : i + 1000]),
                   vectors=tuple(vectors[i : i + 1000]), vector_model=MODEL)
         )  # fmt: skip
@@ -81,7 +81,7 @@ def test_hnsw_results_hold_the_exact_top_hit_and_nothing_of_others(dsn: str) -> 
     found_top, overlap = 0, 0
     try:
         for query in queries:
-            hits = approx.vector_search(alice, MODEL, query, 10, NOW)
+            hits = approx.search.vector_search(alice, MODEL, query, 10, NOW)
             got = [rid for rid, _ in hits]
             assert len(got) == 10 and all(rid.startswith("t1-alice-") for rid in got)
             cosines = [c for _, c in hits]
@@ -107,12 +107,12 @@ def test_a_small_scope_is_scanned_exactly_and_a_starved_search_falls_back(dsn: s
         alice = Scope("t1", "alice")
         query = few[2]
         # HNSW finds fewer than asked (alice owns 4 of 2,004 indexed rows): exact instead
-        assert [r for r, _ in approx.vector_search(alice, MODEL, query, 10, NOW)] == exact(
+        assert [r for r, _ in approx.search.vector_search(alice, MODEL, query, 10, NOW)] == exact(
             few, ids, query, 10
         )
-        assert exactly.vector_search(alice, MODEL, query, 10, NOW) == approx.vector_search(
+        assert exactly.search.vector_search(
             alice, MODEL, query, 10, NOW
-        )
+        ) == approx.search.vector_search(alice, MODEL, query, 10, NOW)
     finally:
         approx.close()
         exactly.close()
@@ -122,14 +122,20 @@ def test_each_model_and_dimension_gets_its_own_index(store: PostgresStore, dsn: 
     put(store, rec("a1", "one"), rec("a2", "two"))  # test-8
     # a tenant's vectors are of one model and dimension (`remem.store.flows.vector_fit`):
     # the other two in tenants of their own; the indexes are the table's, every tenant's
-    store.apply(Write(tenant="t2", inserts=(rec("a3", "three", tenant="t2"),),
+    store.records.apply(Write(tenant="t2", inserts=(rec("a3", "three", tenant="t2"),),
                       vectors=(np.ones(4, np.float32) / 2,), vector_model="test-8"))  # fmt: skip
     wide = np.ones(HNSW_TOO_WIDE, np.float32) / np.sqrt(HNSW_TOO_WIDE)
-    store.apply(Write(tenant="t3", inserts=(rec("a4", "four", tenant="t3"),), vectors=(wide,),
-                      vector_model="wide"))  # fmt: skip
+    store.records.apply(
+        Write(
+            tenant="t3",
+            inserts=(rec("a4", "four", tenant="t3"),),
+            vectors=(wide,),
+            vector_model="wide",
+        )
+    )
     event = Event("e1", "t1", "alice", "s1", Role.USER, "hello", T)
-    store.add_events([event], [])
-    store.add_event_vectors("t1", [(event, np.ones(8, np.float32) / np.sqrt(8))], "test-8")
+    store.events.add_events([event], [])
+    store.search.add_event_vectors("t1", [(event, np.ones(8, np.float32) / np.sqrt(8))], "test-8")
     with psycopg.connect(dsn) as conn:
         names = {r[0] for r in conn.execute("SELECT indexname FROM pg_indexes")}
     for table, model, dims in [("record_vectors", "test-8", 8), ("record_vectors", "test-8", 4),
@@ -137,8 +143,10 @@ def test_each_model_and_dimension_gets_its_own_index(store: PostgresStore, dsn: 
         assert q.VectorIndex(table, model, dims).name in names
     assert q.VectorIndex("record_vectors", "wide", HNSW_TOO_WIDE).name not in names
     wide_alice, alice = Scope("t3", "alice"), Scope("t2", "alice")
-    assert [r for r, _ in store.vector_search(wide_alice, "wide", wide, 5, NOW)] == ["a4"]
-    assert [r for r, _ in store.vector_search(alice, "test-8", np.ones(4) / 2, 5, NOW)] == ["a3"]
+    assert [r for r, _ in store.search.vector_search(wide_alice, "wide", wide, 5, NOW)] == ["a4"]
+    assert [r for r, _ in store.search.vector_search(alice, "test-8", np.ones(4) / 2, 5, NOW)] == [
+        "a3"
+    ]
 
 
 HNSW_TOO_WIDE = 4001  # pgvector indexes `halfvec` up to 4,000 dimensions
@@ -204,7 +212,7 @@ def test_word_scores_are_ts_rank_of_the_or_of_the_query_words(
     for query in ["green tea", "tea", "morning apples friday", "o'brien's slash", "zebra"]:
         words = q.words(query)
         truth = ts_rank_of(dsn, "t1", "alice", words)
-        hits = store.search_records(alice, query, 10)
+        hits = store.search.search_records(alice, query, 10)
         assert {h.id for h in hits} == set(truth), query
         for h in hits:
             assert h.score == pytest.approx(truth[h.id], rel=1e-5), (query, h.id)
@@ -219,12 +227,12 @@ def test_only_the_newest_matches_are_ranked(
     put(store, rec("old", "tea tea tea tea", valid_from=T), vectors=False)
     for i in range(4):
         put(store, rec(f"new{i}", f"tea and {i} biscuits"), vectors=False)
-    hits = store.search_records(Scope("t1", "alice"), "tea", 10)
+    hits = store.search.search_records(Scope("t1", "alice"), "tea", 10)
     assert [h.id for h in hits] == ["new3", "new2", "new1"]
 
 
 def test_forgetting_takes_the_words_too(store: PostgresStore, dsn: str) -> None:
-    store.add_events([Event("e1", "t1", "alice", "s1", Role.USER, "green tea", T)], [])
+    store.events.add_events([Event("e1", "t1", "alice", "s1", Role.USER, "green tea", T)], [])
     put(store, rec("a1", "Loves green tea", source=Source("event", ("e1",), "offline", "v1")))
     put(store, rec("a2", "Hates coffee"))
 
@@ -236,12 +244,12 @@ def test_forgetting_takes_the_words_too(store: PostgresStore, dsn: str) -> None:
 
     assert terms("record_terms", "record_id", "a1") == 3  # love, green, tea
     assert terms("event_terms", "event_id", "e1") == 2
-    assert store.forget_record("t1", "a1", NOW).verified
+    assert store.erasure.forget_record("t1", "a1", NOW).verified
     assert terms("record_terms", "record_id", "a1") == 0
     assert terms("event_terms", "event_id", "e1") == 0  # the event's text is erased
     assert terms("record_terms", "record_id", "a2") == 2
-    assert store.search_events(Scope("t1", "alice"), "green tea", 10) == []
-    assert store.forget_actor("t1", "alice", NOW).verified
+    assert store.search.search_events(Scope("t1", "alice"), "green tea", 10) == []
+    assert store.erasure.forget_actor("t1", "alice", NOW).verified
     assert terms("record_terms", "actor", "alice") == 0
 
 
@@ -273,9 +281,9 @@ def test_a_schema_3_database_gets_the_words_it_already_holds(pg_admin_dsn: str) 
             assert store.schema_version() == SCHEMA_VERSION
             alice = Scope("t1", "alice")
             truth = ts_rank_of(empty, "t1", "alice", ["tea"])
-            hits = store.search_records(alice, "tea", 10)
+            hits = store.search.search_records(alice, "tea", 10)
             assert {h.id: pytest.approx(truth[h.id]) for h in hits} == truth
-            assert [h.id for h in store.search_events(alice, "friday", 10)] == ["e1"]
+            assert [h.id for h in store.search.search_events(alice, "friday", 10)] == ["e1"]
         finally:
             store.close()
 
@@ -287,13 +295,15 @@ def test_event_vectors_of_a_large_actor_are_searched_through_the_index(dsn: str)
     try:
         events = [Event(f"e{i}", "t1", "alice", "s1", Role.USER, f"turn {i}",
                         T + timedelta(minutes=i)) for i in range(300)]  # fmt: skip
-        approx.add_events(events, [])
-        approx.add_event_vectors("t1", list(zip(events, vectors, strict=True)), MODEL)
+        approx.events.add_events(events, [])
+        approx.search.add_event_vectors("t1", list(zip(events, vectors, strict=True)), MODEL)
         alice = Scope("t1", "alice")
-        hits = approx.vector_search_events(alice, MODEL, vectors[7], 5, NOW)
+        hits = approx.search.vector_search_events(alice, MODEL, vectors[7], 5, NOW)
         assert hits[0][0] == "e7" and len(hits) == 5
         # only events that happened by `at`: the index walk keeps the time filter
-        early = approx.vector_search_events(alice, MODEL, vectors[7], 5, T + timedelta(minutes=3))
+        early = approx.search.vector_search_events(
+            alice, MODEL, vectors[7], 5, T + timedelta(minutes=3)
+        )
         assert sorted(e for e, _ in early) == ["e0", "e1", "e2", "e3"]
     finally:
         approx.close()
@@ -315,10 +325,10 @@ def test_a_bulk_load_builds_the_index_once_at_its_end(dsn: str) -> None:
             ids = load(store, "t1", "alice", mine)
             assert name not in indexes()
             # no index yet: the search is exact, and right
-            inside = store.vector_search(Scope("t1", "alice"), MODEL, query, 5, NOW)
+            inside = store.search.vector_search(Scope("t1", "alice"), MODEL, query, 5, NOW)
             assert [rid for rid, _ in inside] == exact(mine, ids, query, 5)
         assert name in indexes()
-        after = store.vector_search(Scope("t1", "alice"), MODEL, query, 5, NOW)
+        after = store.search.vector_search(Scope("t1", "alice"), MODEL, query, 5, NOW)
         assert after[0][0] == ids[7]
     finally:
         store.close()
@@ -354,7 +364,7 @@ def test_a_word_search_reads_about_limit_records_however_many_match(
     built = q.search_records(Scope("t1", "alice"), "tea", 5)
     assert built is not None
     read, plan = records_read(dsn, *built)
-    hits = store.search_records(Scope("t1", "alice"), "tea", 5)
+    hits = store.search.search_records(Scope("t1", "alice"), "tea", 5)
     assert [h.id for h in hits] == ["r299", "r298", "r297", "r296", "r295"]
     assert read == 5  # joining every match first read 45,753 rows of records here
     assert "records_scope" not in plan  # each match is read by its key

@@ -55,24 +55,29 @@ def test_a_scope_version_moves_with_every_write_to_the_scope_from_any_process(
     a, b = PostgresStore(dsn, max_size=2), PostgresStore(dsn, max_size=2)
     alice, bob = Scope("t1", "alice"), Scope("t1", "bob")
     try:
-        seen = [a.scope_version(alice)]
+        seen = [a.search.scope_version(alice)]
         assert seen[0] is not None
-        b.apply(Write(tenant="t1", inserts=(rec("r1", "I like tea"), rec("r2", "I like jam")),
-                      vectors=(np.ones(8, np.float32), np.ones(8, np.float32)),
-                      vector_model="test-8"))  # fmt: skip
-        seen.append(a.scope_version(alice))
-        bob_before = a.scope_version(bob)
-        b.forget_record("t1", "r1", NOW)
-        seen.append(a.scope_version(alice))
+        b.records.apply(
+            Write(
+                tenant="t1",
+                inserts=(rec("r1", "I like tea"), rec("r2", "I like jam")),
+                vectors=(np.ones(8, np.float32), np.ones(8, np.float32)),
+                vector_model="test-8",
+            )
+        )
+        seen.append(a.search.scope_version(alice))
+        bob_before = a.search.scope_version(bob)
+        b.erasure.forget_record("t1", "r1", NOW)
+        seen.append(a.search.scope_version(alice))
         event = Event("e1", "t1", "alice", "s1", Role.USER, "hello", T)
-        b.add_events([event], [])
-        b.add_event_vectors("t1", [(event, np.ones(8, np.float32))], "test-8")
-        seen.append(a.scope_version(alice))
-        b.forget_actor("t1", "alice", datetime.now(UTC))
-        seen.append(a.scope_version(alice))
+        b.events.add_events([event], [])
+        b.search.add_event_vectors("t1", [(event, np.ones(8, np.float32))], "test-8")
+        seen.append(a.search.scope_version(alice))
+        b.erasure.forget_actor("t1", "alice", datetime.now(UTC))
+        seen.append(a.search.scope_version(alice))
         assert seen == sorted(set(seen)), seen  # moved on at every step, never back
-        assert a.scope_version(bob) == bob_before  # another scope's writes leave it
-        assert a.scope_version(Scope("t2", "alice")) == 0  # nothing written there
+        assert a.search.scope_version(bob) == bob_before  # another scope's writes leave it
+        assert a.search.scope_version(Scope("t2", "alice")) == 0  # nothing written there
     finally:
         a.close()
         b.close()
@@ -96,7 +101,7 @@ def test_a_bulk_load_gives_a_large_scope_its_own_index_which_its_search_takes(
     overlap = 0
     try:
         for query in queries:  # more than psycopg's prepare threshold: prepared ones too
-            got = [r for r, _ in store.vector_search(alice, MODEL, query, 10, NOW)]
+            got = [r for r, _ in store.search.vector_search(alice, MODEL, query, 10, NOW)]
             truth = [ids[i] for i in np.argsort(-(mine @ query), kind="stable")[:10]]
             assert len(got) == 10 and all(r.startswith("alice-") for r in got)
             assert got[0] == truth[0]
@@ -121,7 +126,7 @@ def test_a_scope_that_grows_large_gets_its_own_index_and_its_erasure_drops_it(
         load(store, "carol", unit(rng.standard_normal((250, DIM))))
         carols = q.ScopeIndex("t1", "carol", MODEL, DIM).name
         assert carols in index_defs(dsn)  # grown past it in one write
-        report = store.forget_actor("t1", "carol", datetime.now(UTC))
+        report = store.erasure.forget_actor("t1", "carol", datetime.now(UTC))
         assert report.verified
         defs = index_defs(dsn)
         assert carols not in defs and not any("carol" in d for d in defs.values())

@@ -58,26 +58,28 @@ def ev(i: int, tenant: str = "t1", actor: str = "alice") -> Event:
 
 def fill_two_tenants(store: PostgresStore) -> None:
     for tenant in ("t1", "t2"):
-        store.add_events([ev(1, tenant), ev(2, tenant)], ["offline"])
+        store.events.add_events([ev(1, tenant), ev(2, tenant)], ["offline"])
         put(store, rec(f"{tenant}-a", "Loves green tea", tenant=tenant))
-        store.add_event_vectors(tenant, [(ev(1, tenant), vec(3))], "test-8")
-        store.forget_record(tenant, f"{tenant}-a", NOW)  # tombstones, history
+        store.search.add_event_vectors(tenant, [(ev(1, tenant), vec(3))], "test-8")
+        store.erasure.forget_record(tenant, f"{tenant}-a", NOW)  # tombstones, history
         put(store, rec(f"{tenant}-b", "Hates coffee", tenant=tenant))
-        store.record_deletion(tenant, "record", f"{tenant}-a", None, "x", NOW)
-        store.record_llm_calls(tenant, [LLMCall("semantic", "m", "v1", 10, 5, 0.1, True)])
-        store.claim_request(tenant, "alice", "req-1", "create", None, "tok", 60)
-        store.finish_request(tenant, "alice", "req-1", "tok", {"record_id": f"{tenant}-b"})
+        store.erasure.record_deletion(tenant, "record", f"{tenant}-a", None, "x", NOW)
+        store.model_calls.record_llm_calls(
+            tenant, [LLMCall("semantic", "m", "v1", 10, 5, 0.1, True)]
+        )
+        store.ledger.claim_request(tenant, "alice", "req-1", "create", None, "tok", 60)
+        store.ledger.finish_request(tenant, "alice", "req-1", "tok", {"record_id": f"{tenant}-b"})
         threads = PostgresThreadStore(store)
         threads.checkpoint_save(tenant, "alice", "wf", CheckpointState(step="pay"), None)
         threads.begin_tool_call(tenant, "alice", "wf", "k1", "call-1", {"amount": 30})
-        keyring.create_key(store, tenant=tenant, actor="alice")
+        keyring.create_key(store.keys, tenant=tenant, actor="alice")
         Memory(store, tenant=tenant, embedder=Test8()).add_document(text="Green tea.", title="d")
         # a reindex under way: a new vector of each kind (`remem.store.flows.reindex`)
         store.reindexing.begin(tenant, "other-8", 8, None, NOW)
         for kind in ("records", "events", "chunks"):
             ((key, _),) = store.reindexing.todo(tenant, "other-8", kind, None, 1)
             store.reindexing.add(tenant, "other-8", kind, [(key, vec(4))], NOW)
-        store.audit(tenant, AuditEntry("key_1", "read", "alice", None, {"records": 1}), NOW)
+        store.audit.append(tenant, AuditEntry("key_1", "read", "alice", None, {"records": 1}), NOW)
 
 
 class Test8:
@@ -119,7 +121,7 @@ def test_a_tenant_cannot_write_rows_of_another(store: PostgresStore, dsn: str) -
             conn.execute(q.SET_TENANT, {"tenant": "t1"})
             gone = conn.execute("DELETE FROM records WHERE id = 't2-b'")  # invisible, so kept
             assert gone.rowcount == 0
-    assert store.get_record("t2", "t2-b") is not None
+    assert store.records.get_record("t2", "t2-b") is not None
 
 
 def test_the_app_role_is_not_a_superuser(dsn: str) -> None:
@@ -129,25 +131,25 @@ def test_the_app_role_is_not_a_superuser(dsn: str) -> None:
 
 
 def test_claims_from_two_connections_skip_each_others_jobs(store: PostgresStore, dsn: str) -> None:
-    store.add_events([ev(i) for i in range(6)], ["offline"])
+    store.events.add_events([ev(i) for i in range(6)], ["offline"])
     with psycopg.connect(dsn) as held:
         with held.transaction():  # a worker that has claimed two jobs and not yet committed
             held.execute(q.SET_ALL_TENANTS)
             claim = {"lease": NOW, "now": NOW, "limit": 2}
             mine = {r[0] for r in held.execute(q.CLAIM_JOBS, claim)}
             # the other claimer neither waits for the held rows nor takes them
-            theirs = {j.id for j in store.claim_jobs(NOW, 10, 60)}
+            theirs = {j.id for j in store.jobs.claim_jobs(NOW, 10, 60)}
         assert len(mine) == 2 and len(theirs) == 4 and not mine & theirs
 
 
 def test_concurrent_claimers_take_every_job_exactly_once(store: PostgresStore, dsn: str) -> None:
-    store.add_events([ev(i) for i in range(120)], ["a", "b"])
+    store.events.add_events([ev(i) for i in range(120)], ["a", "b"])
     claimed: list[list[int]] = []
     stores = [PostgresStore(dsn, max_size=2) for _ in range(3)]
 
     def work(s: PostgresStore) -> None:
         got: list[int] = []
-        while batch := s.claim_jobs(NOW, 7, 600):
+        while batch := s.jobs.claim_jobs(NOW, 7, 600):
             got.extend(j.id for j in batch)
         claimed.append(got)
 
@@ -191,17 +193,19 @@ def test_an_unreachable_server_is_a_store_error(dsn: str) -> None:
 
 def test_event_vectors_and_neighbours(store: PostgresStore) -> None:
     events = [ev(i) for i in range(4)]
-    store.add_events(events, [])
-    store.add_event_vectors("t1", [(e, vec(i)) for i, e in enumerate(events)], "test-8")
+    store.events.add_events(events, [])
+    store.search.add_event_vectors("t1", [(e, vec(i)) for i, e in enumerate(events)], "test-8")
     alice = Scope("t1", "alice")
-    hits = store.vector_search_events(alice, "test-8", vec(2), 2, NOW)
+    hits = store.search.vector_search_events(alice, "test-8", vec(2), 2, NOW)
     assert hits[0][0] == "e2" and abs(hits[0][1] - 1) < 1e-4
     # only events that happened by `at`: at T, just e0
-    assert [h[0] for h in store.vector_search_events(alice, "test-8", vec(2), 10, T)] == ["e0"]
-    assert store.vector_search_events(Scope("t1", "bob"), "test-8", vec(2), 10, NOW) == []
-    assert sorted(e.id for _, e in store.events_near([events[2]], 1)["e2"]) == ["e1", "e3"]
-    assert [e.id for _, e in store.events_near([events[0]], 1)["e0"]] == ["e1"]
-    report = store.forget_actor("t1", "alice", datetime.now(UTC))
+    assert [h[0] for h in store.search.vector_search_events(alice, "test-8", vec(2), 10, T)] == [
+        "e0"
+    ]
+    assert store.search.vector_search_events(Scope("t1", "bob"), "test-8", vec(2), 10, NOW) == []
+    assert sorted(e.id for _, e in store.events.events_near([events[2]], 1)["e2"]) == ["e1", "e3"]
+    assert [e.id for _, e in store.events.events_near([events[0]], 1)["e0"]] == ["e1"]
+    report = store.erasure.forget_actor("t1", "alice", datetime.now(UTC))
     assert report.verified and report.deleted["event_vectors"] == 4
 
 
@@ -253,11 +257,16 @@ def test_a_schema_1_database_is_upgraded_with_its_jobs(pg_admin_dsn: str, dsn: s
             assert store.schema_version() == SCHEMA_VERSION
             # migrating step by step builds what a fresh database gets
             assert schema_of(empty) == schema_of(dsn)
-            (job,) = store.claim_jobs(NOW, 10, 60)
+            (job,) = store.jobs.claim_jobs(NOW, 10, 60)
             assert (job.event_id, job.attempts) == ("e1", 2)
-            assert store.fail_job(job.id, "x", NOW, retry_at=NOW + timedelta(hours=1)) == "pending"
-            assert store.list_jobs("t1")[0].run_after == NOW + timedelta(hours=1)
-            store.record_llm_calls("t1", [LLMCall("offline", "m", "v1", 1, 1, 0.1, True)])
-            assert store.llm_usage("t1")["calls"] == 1
+            assert (
+                store.jobs.fail_job(job.id, "x", NOW, retry_at=NOW + timedelta(hours=1))
+                == "pending"
+            )
+            assert store.jobs.list_jobs("t1")[0].run_after == NOW + timedelta(hours=1)
+            store.model_calls.record_llm_calls(
+                "t1", [LLMCall("offline", "m", "v1", 1, 1, 0.1, True)]
+            )
+            assert store.model_calls.llm_usage("t1")["calls"] == 1
         finally:
             store.close()

@@ -71,7 +71,7 @@ def records_by_event(mem: Memory) -> Counter[tuple[str, str]]:
     return Counter(
         (event_id, r.text)
         for a in range(ACTORS)
-        for r in mem.store.list_records(Scope(mem.tenant, f"user-{a}"), list(Status))
+        for r in mem.store.records.list_records(Scope(mem.tenant, f"user-{a}"), list(Status))
         for event_id in r.source.event_ids
     )
 

@@ -182,7 +182,7 @@ def mcp_tools() -> list[Any]:
     with tempfile.TemporaryDirectory() as tmp:
         store = open_store(Path(tmp) / "mcp.db")
         try:
-            key = keyring.create_key(store, tenant="docs", role="admin")[1]
+            key = keyring.create_key(store.keys, tenant="docs", role="admin")[1]
             server = McpServer(store, key)
             return list(anyio.run(server.mcp.list_tools))
         finally:

@@ -23,9 +23,9 @@ def mcp_keys(db: str) -> dict[str, str]:
     store = open_store(db)
     try:
         return {
-            "alice": keyring.create_key(store, tenant="acme", actor="alice")[1],
-            "admin": keyring.create_key(store, tenant="acme", role="admin")[1],
-            "globex": keyring.create_key(store, tenant="globex", role="admin")[1],
+            "alice": keyring.create_key(store.keys, tenant="acme", actor="alice")[1],
+            "admin": keyring.create_key(store.keys, tenant="acme", role="admin")[1],
+            "globex": keyring.create_key(store.keys, tenant="globex", role="admin")[1],
         }
     finally:
         store.close()

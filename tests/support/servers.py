@@ -55,15 +55,15 @@ def running_server(db: str, embedder: Embedder | None = None) -> Iterator[Server
     is the server's."""
     store = open_store(db)
     made = {
-        "admin": keyring.create_key(store, tenant="acme", role="admin"),
-        "agent": keyring.create_key(store, tenant="acme"),
-        "alice": keyring.create_key(store, tenant="acme", actor="alice"),
-        "reviewer": keyring.create_key(store, tenant="acme", role="reviewer"),
-        "globex": keyring.create_key(store, tenant="globex", role="admin"),
-        "revoked": keyring.create_key(store, tenant="acme", role="admin"),
-        "fuzz": keyring.create_key(store, tenant="fuzz", role="admin"),
+        "admin": keyring.create_key(store.keys, tenant="acme", role="admin"),
+        "agent": keyring.create_key(store.keys, tenant="acme"),
+        "alice": keyring.create_key(store.keys, tenant="acme", actor="alice"),
+        "reviewer": keyring.create_key(store.keys, tenant="acme", role="reviewer"),
+        "globex": keyring.create_key(store.keys, tenant="globex", role="admin"),
+        "revoked": keyring.create_key(store.keys, tenant="acme", role="admin"),
+        "fuzz": keyring.create_key(store.keys, tenant="fuzz", role="admin"),
     }
-    keyring.revoke_key(store, made["revoked"][0].id)
+    keyring.revoke_key(store.keys, made["revoked"][0].id)
     store.close()
     embedder = HashEmbedder() if embedder is None else embedder
     app = create_app(db, max_body_bytes=MAX_BODY, embedder=embedder)
@@ -98,9 +98,9 @@ ANA_EVENT = {"actor_id": "ana", "session_id": "s1", "role": "user", "text": "I l
 def ana_keys(db: Path) -> dict[str, str]:
     store = SQLiteStore(db)
     made = {
-        "admin": keyring.create_key(store, tenant="acme", role="admin")[1],
-        "agent": keyring.create_key(store, tenant="acme")[1],
-        "ana": keyring.create_key(store, tenant="acme", actor="ana", role="admin")[1],
+        "admin": keyring.create_key(store.keys, tenant="acme", role="admin")[1],
+        "agent": keyring.create_key(store.keys, tenant="acme")[1],
+        "ana": keyring.create_key(store.keys, tenant="acme", actor="ana", role="admin")[1],
     }
     store.close()
     return made
@@ -131,7 +131,7 @@ def key_for(db: str, tenant: str = "acme", **kw: str) -> str:
     """A new API key's secret (an admin key for the whole tenant unless `kw` says else)."""
     store = open_store(db)
     try:
-        return keyring.create_key(store, tenant=tenant, **({"role": "admin"} | kw))[1]
+        return keyring.create_key(store.keys, tenant=tenant, **({"role": "admin"} | kw))[1]
     finally:
         store.close()
 

@@ -56,7 +56,7 @@ def vec(seed: int, dim: int = 8) -> np.ndarray:
 
 
 def put(store: Store, *records: Record, vectors: bool = True) -> None:
-    store.apply(
+    store.records.apply(
         Write(
             tenant=records[0].tenant,
             inserts=records,

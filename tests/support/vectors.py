@@ -42,7 +42,7 @@ def write_ann(mem: Memory, emb: HashEmbedder, texts: list[str]) -> None:
             for j, t in enumerate(chunk)
         )  # fmt: skip
         vectors = tuple(emb.embed(chunk))
-        mem.store.apply(
+        mem.store.records.apply(
             Write(tenant=mem.tenant, inserts=records, vectors=vectors, vector_model=emb.name)
         )
 
@@ -88,13 +88,13 @@ def files(db: Path, suffix: str) -> list[Path]:
 
 def nearest(mem: Memory) -> list[list[tuple[str, float]]]:
     emb = HashEmbedder()
-    return [mem.store.vector_search(SCOPE, emb.name, emb.embed([text_of(i)])[0], 5, NOW)
+    return [mem.store.search.vector_search(SCOPE, emb.name, emb.embed([text_of(i)])[0], 5, NOW)
             for i in PICKS]  # fmt: skip
 
 
 def held(mem: Memory) -> Any:
     assert isinstance(mem.store, SQLiteStore)
-    return mem.store._vec_cache[("default", "ann", "records")].vectors
+    return mem.store.search._vec_cache[("default", "ann", "records")].vectors
 
 
 DIM = 32
@@ -110,7 +110,7 @@ def unit(rows: np.ndarray) -> np.ndarray:
 def load(store: PostgresStore, actor: str, vectors: np.ndarray, batch: int = 500) -> list[str]:
     records = [rec(f"{actor}-{i}", f"fact {i}", actor=actor) for i in range(len(vectors))]
     for i in range(0, len(records), batch):
-        store.apply(
+        store.records.apply(
             Write(tenant="t1", inserts=tuple(records[i : i + batch]),
                   vectors=tuple(vectors[i : i + batch]), vector_model=MODEL)
         )  # fmt: skip

@@ -32,7 +32,7 @@ def test_document_removal_and_export_are_audited(
 ) -> None:
     store = open_store(db)
     try:
-        _, secret = keyring.create_key(store, tenant="acme", role="admin", name="records team")
+        _, secret = keyring.create_key(store.keys, tenant="acme", role="admin", name="records team")
         mem = Memory(store, tenant="acme", embedder=HashEmbedder())
         by_api = mem.add_document(text=WORDS, title="log", scope="actor:alice").document.id
         by_cli = mem.add_document(text=WORDS + " again", title="log 2").document.id
@@ -50,7 +50,7 @@ def test_document_removal_and_export_are_audited(
 
     store = open_store(db)
     try:
-        rows = store.audit_log("acme")
+        rows = store.audit.audit_log("acme")
     finally:
         store.close()
     mine = [(r["action"], r["actor"], r["target"], r["detail"]) for r in rows]

@@ -19,8 +19,8 @@ from remem.service.mcp import McpServer
 def test_history_facts_profiles_and_mcp_reads_are_audited(db: str) -> None:
     store = open_store(db)
     try:
-        api = keyring.create_key(store, tenant="acme", role="admin")
-        mcp = keyring.create_key(store, tenant="acme", actor="alice")
+        api = keyring.create_key(store.keys, tenant="acme", role="admin")
+        mcp = keyring.create_key(store.keys, tenant="acme", actor="alice")
         mem = Memory(store, tenant="acme", embedder=HashEmbedder())
         rec = mem.remember(actor="alice", text="Lives in Porto", field="home city", value="Porto")
         server = McpServer(store, mcp[1])
@@ -58,9 +58,9 @@ def test_document_and_thread_state_reads_are_audited(db: str) -> None:
 
     store = open_store(db)
     try:
-        admin = keyring.create_key(store, tenant="acme", role="admin")
-        agent = keyring.create_key(store, tenant="acme", actor="alice")
-        mcp = keyring.create_key(store, tenant="acme", actor="alice")
+        admin = keyring.create_key(store.keys, tenant="acme", role="admin")
+        agent = keyring.create_key(store.keys, tenant="acme", actor="alice")
+        mcp = keyring.create_key(store.keys, tenant="acme", actor="alice")
         mem = Memory(store, tenant="acme", embedder=HashEmbedder())
         hers = mem.add_document(text="Alice's quokka notes.", scope="actor:alice").document
         shared = mem.add_document(text="The quokka handbook.", title="handbook").document
@@ -108,11 +108,13 @@ def test_a_listing_of_many_actors_costs_a_bounded_number_of_rows(db: str) -> Non
 
     store = open_store(db)
     try:
-        who = keyring.verify_key(store, keyring.create_key(store, tenant="acme", role="admin")[1])
+        who = keyring.verify_key(
+            store.keys, keyring.create_key(store.keys, tenant="acme", role="admin")[1]
+        )
         assert who is not None
         owners = {f"actor-{i:03}": 2 for i in range(audit.OWNERS_NOTED + 3)}
-        audit.read_many(store, who, "api", owners, "documents")
-        rows = store.audit_log("acme", limit=1000)
+        audit.read_many(store.audit, who, "api", owners, "documents")
+        rows = store.audit.audit_log("acme", limit=1000)
     finally:
         store.close()
     assert len(rows) == audit.OWNERS_NOTED + 1

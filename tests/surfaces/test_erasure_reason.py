@@ -34,8 +34,8 @@ def _seed(db: str) -> tuple[dict[str, str], dict[str, str]]:
     store = open_store(db)
     try:
         keys = {
-            "admin": keyring.create_key(store, tenant="acme", role="admin", name="dpo")[1],
-            "alice": keyring.create_key(store, tenant="acme", actor="alice", role="admin")[1],
+            "admin": keyring.create_key(store.keys, tenant="acme", role="admin", name="dpo")[1],
+            "alice": keyring.create_key(store.keys, tenant="acme", actor="alice", role="admin")[1],
         }
         mem = Memory(store, tenant="acme", embedder=HashEmbedder())
         mem.add_event(actor="bob", session="s1", role="user", text="I paddle a kayak in Quimper")
@@ -60,7 +60,7 @@ def _records(db: str, actor: str) -> set[str]:
 def _bob_said(db: str) -> list[str]:
     store = open_store(db)
     try:
-        return [e.text for e in store.list_events("acme", "bob", "s1")]
+        return [e.text for e in store.events.list_events("acme", "bob", "s1")]
     finally:
         store.close()
 

@@ -214,14 +214,16 @@ def test_a_failing_batch_fails_alone_and_ends_failed(
         assert first.failed == 1 and first.jobs_done == 2
         clock.advance(seconds=5)
         mem.process()
-        jobs = {mem.store.get_events(mem.tenant, [j.event_id])[0].actor: j for j in mem.jobs()}
+        jobs = {
+            mem.store.events.get_events(mem.tenant, [j.event_id])[0].actor: j for j in mem.jobs()
+        }
         assert jobs["alice"].status == jobs["carol"].status == "done"
         assert jobs["bob"].status == "failed" and jobs["bob"].attempts == 2
         assert "cannot embed this input" in (jobs["bob"].last_error or "")
         assert mem.records(actor="alice") and mem.records(actor="carol")
         # the text the model refuses keeps no one else from a vector, and fails no pass
-        assert mem.store.count_unembedded(mem.tenant, "bob") == 1
-        assert mem.store.count_unembedded(mem.tenant, "alice") == 0
+        assert mem.store.backfill.count_unembedded(mem.tenant, "bob") == 1
+        assert mem.store.backfill.count_unembedded(mem.tenant, "alice") == 0
         assert mem.process().failed == 0
 
 
@@ -522,7 +524,7 @@ def test_a_job_whose_workers_died_each_time_ends_failed(tmp_path: Path, clock: C
         mem.add_event(**_row("alice", "I prefer aisle seats"), event_id="a-1")
         mem.add_event(**_row("bob", "I prefer window seats"), event_id="b-1")
         for _ in range(2):  # a worker takes alice's job and dies holding it, twice
-            assert [j.event_id for j in mem.store.claim_jobs(clock(), 1, 5)] == ["a-1"]
+            assert [j.event_id for j in mem.store.jobs.claim_jobs(clock(), 1, 5)] == ["a-1"]
             clock.advance(seconds=10)
         mem.process()
         jobs = {j.event_id: j for j in mem.jobs()}

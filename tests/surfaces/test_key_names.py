@@ -25,10 +25,10 @@ def _seed(db: str) -> dict[str, str]:
     store = open_store(db)
     try:
         made = {
-            "admin": keyring.create_key(store, tenant="acme", role="admin", name=DESK),
-            "plain": keyring.create_key(store, tenant="acme", role="admin"),
-            "alice": keyring.create_key(store, tenant="acme", actor="alice", role="admin"),
-            "bob": keyring.create_key(store, tenant="acme", actor="bob", name="bob's bot"),
+            "admin": keyring.create_key(store.keys, tenant="acme", role="admin", name=DESK),
+            "plain": keyring.create_key(store.keys, tenant="acme", role="admin"),
+            "alice": keyring.create_key(store.keys, tenant="acme", actor="alice", role="admin"),
+            "bob": keyring.create_key(store.keys, tenant="acme", actor="bob", name="bob's bot"),
         }
         mem = Memory(store, tenant="acme", embedder=HashEmbedder())
         mem.remember(actor="alice", text="Lives in Lyon")

@@ -33,9 +33,9 @@ def test_the_library_refuses_names_with_a_line_end(mem: Memory, bad: str) -> Non
     with pytest.raises(InvalidInput):
         Memory(mem.store, tenant=bad)
     with pytest.raises(InvalidInput):
-        keyring.create_key(mem.store, tenant=bad)
+        keyring.create_key(mem.store.keys, tenant=bad)
     with pytest.raises(InvalidInput):
-        keyring.create_key(mem.store, tenant="acme", actor=bad)
+        keyring.create_key(mem.store.keys, tenant="acme", actor=bad)
     assert mem.events(actor="alice") == []
 
 
@@ -58,7 +58,7 @@ def test_the_cli_refuses_names_with_a_line_end(
 def http(tmp_path: Path) -> Iterator[tuple[TestClient, str]]:
     db = tmp_path / "http.db"
     store = open_store(db)
-    _, secret = keyring.create_key(store, tenant="acme", role="admin")
+    _, secret = keyring.create_key(store.keys, tenant="acme", role="admin")
     store.close()
     with TestClient(create_app(db, worker=False)) as client:
         yield client, secret

@@ -51,7 +51,7 @@ def _make_keys(db: Path | str) -> dict[str, str]:
         for name in KEYS:
             scope, role = name.split("-")
             actor = None if scope == "tenant" else "alice"
-            made[name] = keyring.create_key(store, tenant="acme", actor=actor, role=role)[1]
+            made[name] = keyring.create_key(store.keys, tenant="acme", actor=actor, role=role)[1]
         return made
     finally:
         store.close()

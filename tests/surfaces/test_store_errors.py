@@ -37,16 +37,16 @@ def test_a_sqlite_file_another_connection_is_writing_is_unavailable_for_a_moment
         other.execute("BEGIN IMMEDIATE")  # another process's long write transaction
         started = time.monotonic()
         with pytest.raises(StoreUnavailable) as info:
-            store.add_events([ev(1)], ["offline"])
+            store.events.add_events([ev(1)], ["offline"])
         assert time.monotonic() - started < 10  # it waited its busy timeout, not 30 s
         message = str(info.value)
         assert "locked" in message and "retry" in message and "nothing was stored" in message
         assert "private-folder" not in message and "busy.db" not in message
         assert info.value.code == "store_unavailable"
         other.execute("ROLLBACK")
-        assert store.add_events([ev(1)], ["offline"]) == [True]  # the retry stores it once
-        assert [e.id for e in store.list_events("t1", "alice")] == ["e1"]
-        assert store.pending_jobs("t1") == 1
+        assert store.events.add_events([ev(1)], ["offline"]) == [True]  # the retry stores it once
+        assert [e.id for e in store.events.list_events("t1", "alice")] == ["e1"]
+        assert store.jobs.pending_jobs("t1") == 1
     finally:
         other.close()
         store.close()
@@ -60,7 +60,7 @@ def test_a_postgres_connection_the_server_cut_is_unavailable_then_replaced(
     with pg.fresh_database(pg_admin_dsn) as dsn:
         store = PostgresStore(dsn, max_size=1)
         try:
-            store.add_events([ev(1)], ["offline"])
+            store.events.add_events([ev(1)], ["offline"])
             admin = pg.admin_dsn_for(pg_admin_dsn, dsn)
             with psycopg.connect(admin, autocommit=True) as conn:
                 cut = conn.execute(
@@ -69,7 +69,7 @@ def test_a_postgres_connection_the_server_cut_is_unavailable_then_replaced(
                 ).fetchone()
             assert cut is not None and cut[0] >= 1
             with pytest.raises(StoreUnavailable) as info:
-                store.list_events("t1", "alice")
+                store.events.list_events("t1", "alice")
             message = str(info.value)
             assert "connection was lost" in message and "retry" in message
             parts = psycopg.conninfo.conninfo_to_dict(dsn)
@@ -77,7 +77,7 @@ def test_a_postgres_connection_the_server_cut_is_unavailable_then_replaced(
                 if key in parts:
                     assert str(parts[key]) not in message
             answering(store)  # the pool replaced the connection
-            assert [e.id for e in store.list_events("t1", "alice")] == ["e1"]
+            assert [e.id for e in store.events.list_events("t1", "alice")] == ["e1"]
         finally:
             store.close()
 
@@ -87,7 +87,7 @@ def _read_only_file(tmp_path: Path) -> tuple[Path, str]:
     path = tmp_path / "hidden-folder" / "ro.db"
     path.parent.mkdir()
     store = open_store(path)
-    _, secret = keyring.create_key(store, tenant="acme", role="admin")
+    _, secret = keyring.create_key(store.keys, tenant="acme", role="admin")
     store.close()
     return path, secret
 

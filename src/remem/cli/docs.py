@@ -152,7 +152,7 @@ def remove_cmd(ctx: Ctx, document_id: str) -> None:
         doc, _ = mem.get_document(document_id)
         report = mem.remove_document(document_id)
         where = parse_scope(doc.scope_key)
-        audit.by_operator(mem.store, mem.tenant, "document_remove", target=document_id,
+        audit.by_operator(mem.store.audit, mem.tenant, "document_remove", target=document_id,
                           actor=where.name if where.kind == "actor" else None,
                           job=report.job_id or 0, verified=report.verified)  # fmt: skip
     data = {"document_id": document_id, **report.outcome(), "job_id": report.job_id}

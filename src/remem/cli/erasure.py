@@ -49,7 +49,7 @@ def forget(
     with ctx.open(embedder=None) as mem:
         owner = actor if record_id is None or actor is not None else mem.get(record_id).actor
         report = mem.forget(record_id=record_id, actor=actor, vacuum=vacuum, asked=asked)
-        audit.by_operator(mem.store, mem.tenant, "erase", actor=owner,
+        audit.by_operator(mem.store.audit, mem.tenant, "erase", actor=owner,
                           target=str(report.job_id), verified=report.verified)  # fmt: skip
     data = {
         "deleted": report.deleted,
@@ -118,7 +118,7 @@ def export(ctx: Ctx, actor: str, out: Path | None) -> None:
 def _audit_export(mem: Memory, actor: str, counts: dict[str, int]) -> None:
     """The export's audit row: the operator, the actor and how many rows of each kind."""
     written: dict[str, Any] = dict(counts)
-    audit.by_operator(mem.store, mem.tenant, "export", actor=actor, **written)
+    audit.by_operator(mem.store.audit, mem.tenant, "export", actor=actor, **written)
 
 
 def _leftover(out: Path) -> Path:

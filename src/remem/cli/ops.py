@@ -103,7 +103,7 @@ def restore(ctx: Ctx, path: str, files: tuple[str, ...]) -> None:
     if live:
         store = open_store(db, migrate=False)
         try:
-            marks.extend(store.tombstones())
+            marks.extend(store.erasure.tombstones())
         finally:
             store.close()
     for name in files:
@@ -144,7 +144,7 @@ def erasures_export(ctx: Ctx, path: str) -> None:
     JSON lines (`-`: stdout), to replay after restoring an older copy."""
     store = open_store(_db_path(ctx))
     try:
-        marks = store.tombstones()
+        marks = store.erasure.tombstones()
     finally:
         store.close()
     lines = "".join(json.dumps(m.as_dict()) + "\n" for m in marks)

@@ -321,7 +321,7 @@ def records_import(ctx: Ctx, file: Path) -> None:
     with ctx.open() as mem:
 
         def audited(actor: str, report: ForgetReport) -> None:
-            audit.by_operator(mem.store, mem.tenant, "erase", actor=actor,
+            audit.by_operator(mem.store.audit, mem.tenant, "erase", actor=actor,
                               target=str(report.job_id), verified=report.verified)  # fmt: skip
 
         asked = audit.cli_asked(None)

@@ -313,9 +313,9 @@ def keys_create(ctx: Ctx, key_tenant: str, actor: str | None, role: str, name: s
     store = _open(ctx)
     try:
         key, secret = keyring.create_key(
-            store, tenant=key_tenant, actor=actor, role=role, name=name
+            store.keys, tenant=key_tenant, actor=actor, role=role, name=name
         )
-        audit.by_operator(store, key.tenant, "key_create", actor=key.actor, target=key.id)
+        audit.by_operator(store.audit, key.tenant, "key_create", actor=key.actor, target=key.id)
     finally:
         store.close()
     emit(
@@ -337,7 +337,7 @@ def keys_list(ctx: Ctx, key_tenant: str | None) -> None:
     """List keys (never their secrets), revoked ones included."""
     store = _open(ctx)
     try:
-        found = keyring.list_keys(store, key_tenant)
+        found = keyring.list_keys(store.keys, key_tenant)
     finally:
         store.close()
 
@@ -361,8 +361,8 @@ def keys_revoke(ctx: Ctx, key_id: str) -> None:
     log gets a row naming the OS user."""
     store = _open(ctx)
     try:
-        key = keyring.revoke_key(store, key_id)
-        audit.by_operator(store, key.tenant, "key_revoke", actor=key.actor, target=key.id)
+        key = keyring.revoke_key(store.keys, key_id)
+        audit.by_operator(store.audit, key.tenant, "key_revoke", actor=key.actor, target=key.id)
     finally:
         store.close()
     emit(ctx, key.as_dict(), lambda: click.echo(f"revoked {key.id} at {key.revoked_at}"))

@@ -76,8 +76,8 @@ def jobs_list(ctx: Ctx, status: str | None, limit: int) -> None:
     """List this tenant's extraction jobs, newest first, with counts by state."""
     with ctx.open(embedder=None) as mem:
         found = mem.jobs(status, limit)
-        counts = mem.store.job_counts(mem.tenant)
-        usage = mem.store.llm_usage(mem.tenant)
+        counts = mem.store.jobs.job_counts(mem.tenant)
+        usage = mem.store.model_calls.llm_usage(mem.tenant)
     data = {"counts": counts, "llm_usage": usage, "jobs": [j.as_dict() for j in found]}
 
     def human() -> None:
@@ -107,7 +107,7 @@ def jobs_retry(ctx: Ctx, failed_only: bool, run: bool) -> None:
     with ctx.open() as mem:
         requeued = mem.retry_jobs(failed_only=failed_only)
         result = mem.process() if run else None
-        counts = mem.store.job_counts(mem.tenant)
+        counts = mem.store.jobs.job_counts(mem.tenant)
     data: dict[str, Any] = {"requeued": requeued, "counts": counts}
     if result is not None:
         data["processed"] = result.as_dict()

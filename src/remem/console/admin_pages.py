@@ -43,7 +43,7 @@ def jobs(request: Request, at: At, status: Short = "", actor: Short = "") -> Res
         listed = [j.as_dict() for j in found]
     else:
         listed = operations.list_jobs(at.who, at.svc, status=status or None, limit=200)["jobs"]
-    events = at.svc.store.get_events(at.who.tenant, [j["event_id"] for j in listed])
+    events = at.svc.store.events.get_events(at.who.tenant, [j["event_id"] for j in listed])
     actors = {e.id: e.actor for e in events}
     listed = [{**j, "actor": actors.get(j["event_id"], "")} for j in listed]
     context = {

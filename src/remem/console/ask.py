@@ -75,8 +75,8 @@ def ask(
 def _texts(at: Seat, ids: list[str]) -> dict[str, str]:
     """The text of each candidate the key may see (records and events), by id."""
     store, tenant = at.svc.store, at.who.tenant
-    recs = store.get_records(tenant, [i for i in ids if i.startswith("rec_")])
+    recs = store.records.get_records(tenant, [i for i in ids if i.startswith("rec_")])
     out = {r.id: r.text for r in recs if at.who.may_see(r)}
-    events = store.get_events(tenant, [i for i in ids if not i.startswith("rec_")])
+    events = store.events.get_events(tenant, [i for i in ids if not i.startswith("rec_")])
     out.update({e.id: e.text for e in events if at.who.allows(e.actor)})
     return out

@@ -34,7 +34,7 @@ def _rows(
         raise InvalidInput("before must be a row id this page handed out")
     if at.who.actor is not None:  # a key for one actor: its rows only
         actor = scope.allow(at.who, actor) if actor else at.who.actor
-    return at.svc.store.audit_log(
+    return at.svc.store.audit.audit_log(
         at.who.tenant,
         actor=actor or None,
         key_id=key or None,

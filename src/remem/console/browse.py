@@ -38,19 +38,19 @@ def search(
     owner = scope.actor_for(at.who, actor)
     store, tenant = at.svc.store, at.who.tenant
     where = Scope(tenant, owner)
-    hits = store.search_records(where, query, SEARCH_HITS)
-    found = {r.id: r for r in store.get_records(tenant, [h.id for h in hits])}
+    hits = store.search.search_records(where, query, SEARCH_HITS)
+    found = {r.id: r for r in store.records.get_records(tenant, [h.id for h in hits])}
     ranked = [
         found[h.id].as_dict()
         for h in hits
         if h.id in found and found[h.id].actor == owner and at.who.may_see(found[h.id])
     ]
     shown = views.filter_records(ranked, utcnow(), **filters)
-    said = store.search_events(where, query, SEARCH_HITS)
-    by_id = {e.id: e for e in store.get_events(tenant, [h.id for h in said])}
+    said = store.search.search_events(where, query, SEARCH_HITS)
+    by_id = {e.id: e for e in store.events.get_events(tenant, [h.id for h in said])}
     turns = [_turn(by_id[h.id]) for h in said if h.id in by_id and by_id[h.id].actor == owner]
     kept = [t for t in turns if not t["erased"]]
-    audit.note(store, at.who, "search", "console", actor=owner, records=len(shown),
+    audit.note(store.audit, at.who, "search", "console", actor=owner, records=len(shown),
                events=len(kept))  # fmt: skip
     return shown, kept
 
@@ -73,9 +73,11 @@ def transcript(
         cursor=cursor or None, via="console",
     )  # fmt: skip
     rows = listed["events"]
-    made = at.svc.store.records_of_events(at.who.tenant, [e["event_id"] for e in rows])
+    made = at.svc.store.records.records_of_events(at.who.tenant, [e["event_id"] for e in rows])
     ids = sorted({rid for found in made.values() for rid in found})
-    seen = {r.id: r for r in at.svc.store.get_records(at.who.tenant, ids) if at.who.may_see(r)}
+    seen = {
+        r.id: r for r in at.svc.store.records.get_records(at.who.tenant, ids) if at.who.may_see(r)
+    }
     turns = []
     for e in rows:
         recs = [seen[rid] for rid in made.get(e["event_id"], []) if rid in seen]

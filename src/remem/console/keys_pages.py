@@ -25,7 +25,7 @@ LISTED = 500  # the keys one page lists, oldest first
 
 def _page(request: Request, at: Seat, made: dict[str, str] | None = None) -> Response:
     scope.need_role(at.who, "admin")
-    found = at.svc.store.keys_page(at.who.tenant, at.who.actor, None, LISTED)
+    found = at.svc.store.keys.keys_page(at.who.tenant, at.who.actor, None, LISTED)
     context = {"title": "Keys", "keys": found, "roles": ROLES, "made": made}
     return render(request, "keys.html", context, at=at)
 

@@ -27,7 +27,7 @@ PAGE = 100  # the records of one page of an actor's memory
 @page("Actors")
 def actors(request: Request, at: At, q: Text = "") -> Response:
     """The tenant's actors (a key for one actor: that one) with their counts."""
-    found = at.svc.store.actors(at.who.tenant, only=at.who.actor, contains=q.strip())
+    found = at.svc.store.actors.summaries(at.who.tenant, only=at.who.actor, contains=q.strip())
     return render(request, "actors.html", {"title": "Actors", "actors": found, "q": q}, at=at)
 
 
@@ -90,12 +90,12 @@ def record(request: Request, record_id: str, at: At) -> Response:
     rec = records.get_memory(record_id, at.who, at.svc, via="console")
     history = records.memory_history(record_id, at.who, at.svc, via=None)["history"]
     chain = _chain(at, rec)
-    sources = at.svc.store.get_events(at.who.tenant, rec["source"]["event_ids"])
+    sources = at.svc.store.events.get_events(at.who.tenant, rec["source"]["event_ids"])
     conflict: list[dict[str, Any]] = []
     if rec["field"] and rec["actor"] != scope.SHARED_ACTOR and rec["status"] == "active":
         profile = facts.get_profile(rec["actor"], at.who, at.svc, via=None)
         conflict = views.conflicted(profile).get(rec["field"], [])
-    stored = at.svc.store.get_record(at.who.tenant, record_id)
+    stored = at.svc.store.records.get_record(at.who.tenant, record_id)
     writable = at.who.may_see(stored, write=True)
     context = {
         "title": f"Record {record_id}",

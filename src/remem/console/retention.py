@@ -36,7 +36,7 @@ def retention(request: Request, at: At, days: Annotated[int, Query(ge=1, le=30)]
     now = utcnow()
     horizon = now + timedelta(days=days)
     mem = at.svc.memory(at.who.tenant)
-    actors = at.svc.store.actors(at.who.tenant, only=at.who.actor, limit=MAX_ACTORS)
+    actors = at.svc.store.actors.summaries(at.who.tenant, only=at.who.actor, limit=MAX_ACTORS)
     expiring: list[dict[str, Any]] = []
     sensitive: list[dict[str, Any]] = []
     show_text = at.who.has_role("admin")

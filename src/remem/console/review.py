@@ -25,7 +25,7 @@ def review(request: Request, at: At) -> Response:
     """Every proposal the key may see (its actors' and the tenant's shared ones), each with
     its diff against the active version of the same name, and the flagged records."""
     mem = at.svc.memory(at.who.tenant)
-    names = [a.actor for a in at.svc.store.actors(at.who.tenant, only=at.who.actor)]
+    names = [a.actor for a in at.svc.store.actors.summaries(at.who.tenant, only=at.who.actor)]
     proposals: list[dict[str, Any]] = []
     flagged: list[dict[str, Any]] = []
     shared = [r.as_dict() for r in mem.procedures(actor=None, all=True)]

@@ -76,7 +76,7 @@ async def login(request: Request) -> Response:
         )
     try:
         kept.admit(client)
-        who = await run_in_threadpool(keyring.verify_key, svc.store, key.strip())
+        who = await run_in_threadpool(keyring.verify_key, svc.store.keys, key.strip())
         if who is None:
             kept.failed(client)
             return _form(request, "the API key is unknown or revoked")

@@ -79,7 +79,7 @@ def seat(request: Request) -> Seat:
     session = sessions(request).get(token)
     if token is None or session is None:
         raise SignInNeeded
-    key = svc.store.get_key(session.key_id, session.tenant)
+    key = svc.store.keys.get_key(session.key_id, session.tenant)
     if key is None or key.revoked_at is not None:
         sessions(request).close(token)
         raise SignInNeeded

@@ -135,7 +135,7 @@ class Consolidation:
             found = [
                 r
                 for stored in stored_names(name)
-                for r in self.deps.store.records_by_field(self.scope, stored)
+                for r in self.deps.store.records.records_by_field(self.scope, stored)
             ]
             found.sort(key=lambda r: r.created_at, reverse=True)
             self._fields[name] = found
@@ -146,12 +146,12 @@ class Consolidation:
     ) -> list[tuple[Record, float]]:
         """The most similar stored records of the same namespace, with their cosines."""
         store = self.deps.store
-        hits = store.search_records(self.scope, cand.text, 8)
-        near = [r for r in store.get_records(self.tenant, [h.id for h in hits])]
+        hits = store.search.search_records(self.scope, cand.text, 8)
+        near = [r for r in store.records.get_records(self.tenant, [h.id for h in hits])]
         near = [r for r in near if r.namespace == namespace]
         cosines: dict[str, float] = {}
         if self._emb is not None and vec is not None and near:
-            stored = store.record_vectors(self.tenant, [r.id for r in near], self._emb.name)
+            stored = store.search.record_vectors(self.tenant, [r.id for r in near], self._emb.name)
             cosines = {rid: float(np.dot(v, vec)) for rid, v in stored.items()}
         return [(r, cosines.get(r.id, 0.0)) for r in near]
 

@@ -13,21 +13,21 @@ from __future__ import annotations
 
 from remem.model import Record
 from remem.policy.fields import family_of, stored_field, stored_names
-from remem.store.roles import Scope, Store
+from remem.store.roles import RecordStore, Scope
 
 
-def records_about(store: Store, scope: Scope, field: str) -> list[Record]:
+def records_about(records: RecordStore, scope: Scope, field: str) -> list[Record]:
     """Active and invalid records of `scope` about a canonical `field` or its family,
     each once, in the order read (the field's own first)."""
     family = family_of(field)
     names = [field, *(family.exact if family else ())]
     found = [r for name in dict.fromkeys(names) for stored in stored_names(name)
-             for r in store.records_by_field(scope, stored)]  # fmt: skip
+             for r in records.records_by_field(scope, stored)]  # fmt: skip
     if family is not None:
         for prefix in family.prefixes:
             found += [
                 r
-                for r in store.records_by_field_prefix(scope, prefix)
+                for r in records.records_by_field_prefix(scope, prefix)
                 if r.field and family.holds(stored_field(r.field))
             ]
     once: dict[str, Record] = {}

@@ -58,9 +58,9 @@ def export(deps: Deps, actor: str) -> Iterator[dict[str, Any]]:
             "time": e.time.isoformat(),
             "metadata": e.metadata,
         }
-    for r in deps.store.list_records(Scope(deps.tenant, actor), None, limit=10_000_000):
+    for r in deps.store.records.list_records(Scope(deps.tenant, actor), None, limit=10_000_000):
         row = {"type": "record", **r.as_dict()}
-        row["history"] = [h.as_dict() for h in deps.store.history(deps.tenant, r.id)]
+        row["history"] = [h.as_dict() for h in deps.store.records.history(deps.tenant, r.id)]
         yield row
     yield from _actor_documents(deps, actor)
     if not has_thread_state(deps):
@@ -75,7 +75,7 @@ def _all_events(deps: Deps, actor: str) -> Iterator[Event]:
     """Every event of the actor, oldest first, read a page at a time."""
     after = None
     while True:
-        page, after = deps.store.events_page(
+        page, after = deps.store.events.events_page(
             deps.tenant, actor, None, after, EXPORT_PAGE, max_bytes=EXPORT_PAGE_BYTES
         )
         yield from page
@@ -99,13 +99,13 @@ def forget_document(deps: Deps, document_id: str, vacuum: bool = False) -> Forge
     if deps.store.documents.get(deps.tenant, document_id) is None:
         raise NotFound(f"no document {named(document_id)} in tenant {deps.tenant!r}")
     finish_interrupted(deps, vacuum)
-    job_id = deps.store.start_deletion(deps.tenant, "document", document_id, deps.clock())
+    job_id = deps.store.erasure.start_deletion(deps.tenant, "document", document_id, deps.clock())
     report, error, attempt = _attempts(
         lambda: deps.store.documents.forget(deps.tenant, document_id, deps.clock())
     )
     if report is not None:
         report = _scrub(deps, report, vacuum)
-    deps.store.finish_deletion(deps.tenant, job_id, report, error, deps.clock(), attempt)
+    deps.store.erasure.finish_deletion(deps.tenant, job_id, report, error, deps.clock(), attempt)
     if report is None:
         raise StoreError(f"deletion job {job_id} failed after {attempt} attempts: {error}")
     return replace(report, job_id=job_id, attempts=attempt)
@@ -168,7 +168,7 @@ def forget(
         raise InvalidInput("forget needs exactly one of record_id or actor")
     forgotten: Record | None = None
     if record_id is not None:
-        forgotten = deps.store.get_record(deps.tenant, record_id)
+        forgotten = deps.store.records.get_record(deps.tenant, record_id)
         if forgotten is None:
             raise NotFound(f"no record {named(record_id)} in tenant {deps.tenant!r}")
         target, key = "record", record_id
@@ -180,7 +180,7 @@ def forget(
         check_strings(requester=asked.requester or "", reason=asked.reason or "")
         refuse_secrets({"requester": asked.requester or "", "reason": asked.reason or ""})
         refuse_erased_words(deps, asked.reason, record=forgotten, actor=actor)
-    job_id = deps.store.start_deletion(
+    job_id = deps.store.erasure.start_deletion(
         deps.tenant, target, key, deps.clock(), actor=owner, asked=asked
     )
     report: ForgetReport | None = None
@@ -190,9 +190,9 @@ def forget(
         attempt += 1
         try:
             if target == "record":
-                report = deps.store.forget_record(deps.tenant, key, deps.clock())
+                report = deps.store.erasure.forget_record(deps.tenant, key, deps.clock())
             else:
-                report = deps.store.forget_actor(deps.tenant, key, deps.clock())
+                report = deps.store.erasure.forget_actor(deps.tenant, key, deps.clock())
             error = None
         except StoreError as exc:
             error = f"{type(exc).__name__}: {exc}"
@@ -208,7 +208,7 @@ def forget(
             if regenerated:
                 report = replace(report, deleted={**report.deleted, "summaries": regenerated})
         report = _scrub(deps, report, vacuum)
-    deps.store.finish_deletion(deps.tenant, job_id, report, error, deps.clock(), attempt)
+    deps.store.erasure.finish_deletion(deps.tenant, job_id, report, error, deps.clock(), attempt)
     if report is None:
         raise StoreError(f"deletion job {job_id} failed after {attempt} attempts: {error}")
     if report.verified:
@@ -220,13 +220,13 @@ def _close_superseded(deps: Deps, target: str, key: str, job_id: int, report: Fo
     """Close the earlier jobs of the same erasure still listed as running: a process
     killed midway left them so (until a forget `RESUME_AFTER` later took them up), and
     this verified erasure did what each was for. Their outcome is this job's."""
-    for job in deps.store.deletions(deps.tenant, limit=1000):
+    for job in deps.store.erasure.deletions(deps.tenant, limit=1000):
         if (
             job["status"] == RUNNING
             and int(job["id"]) < job_id
             and (str(job["target"]), str(job["key"])) == (target, key)
         ):
-            deps.store.finish_deletion(
+            deps.store.erasure.finish_deletion(
                 deps.tenant, int(job["id"]), report, None, deps.clock(), int(job["attempts"])
             )
             log.warning("closed deletion job %s: job %s erased the same %s", job["id"], job_id,
@@ -245,7 +245,7 @@ def finish_interrupted(deps: Deps, vacuum: bool = False) -> int:
     stale = deps.clock() - RESUME_AFTER
     unfinished = [
         job
-        for job in deps.store.deletions(deps.tenant, limit=1000)
+        for job in deps.store.erasure.deletions(deps.tenant, limit=1000)
         if job["status"] == RUNNING and parse_time(job["created_at"]) <= stale
     ]
     for job in unfinished:
@@ -253,7 +253,9 @@ def finish_interrupted(deps: Deps, vacuum: bool = False) -> int:
         if report is not None:
             report = _scrub(deps, report, vacuum)
         total = int(job["attempts"]) + attempts
-        deps.store.finish_deletion(deps.tenant, int(job["id"]), report, error, deps.clock(), total)
+        deps.store.erasure.finish_deletion(
+            deps.tenant, int(job["id"]), report, error, deps.clock(), total
+        )
         log.warning("finished deletion job %s, interrupted before it was verified", job["id"])
     return len(unfinished)
 
@@ -263,18 +265,18 @@ def _resume(deps: Deps, job: dict[str, Any]) -> tuple[ForgetReport | None, str |
     store, tenant = deps.store, deps.tenant
     target, key, started = str(job["target"]), str(job["key"]), parse_time(job["created_at"])
     if target == "actor":
-        erased = store.erased_at(tenant, key)
+        erased = store.erasure.erased_at(tenant, key)
         if erased is None or erased < started:
             report, error, attempts = _attempts(
-                partial(store.forget_actor, tenant, key, deps.clock())
+                partial(store.erasure.forget_actor, tenant, key, deps.clock())
             )
             return (None if report is None else _with_documents(deps, key, report)), error, attempts
-        store.settle_scope(tenant, key)
+        store.erasure.settle_scope(tenant, key)
     elif target == "record":
-        if store.get_record(tenant, key) is not None:
-            return _attempts(partial(store.forget_record, tenant, key, deps.clock()))
+        if store.records.get_record(tenant, key) is not None:
+            return _attempts(partial(store.erasure.forget_record, tenant, key, deps.clock()))
         if owner := job["result"].get("actor"):  # the actor its start noted
-            store.settle_scope(tenant, str(owner))
+            store.erasure.settle_scope(tenant, str(owner))
     elif target == "document" and store.documents.get(tenant, key) is not None:
         return _attempts(partial(store.documents.forget, tenant, key, deps.clock()))
     return ForgetReport(deleted={}, verified=True), None, 0
@@ -282,7 +284,7 @@ def _resume(deps: Deps, job: dict[str, Any]) -> tuple[ForgetReport | None, str |
 
 def fresh_start(deps: Deps, actor: str) -> dict[str, str] | None:
     """If `actor` was erased: when, and that events stored since start a new memory."""
-    erased = deps.store.erased_at(deps.tenant, actor)
+    erased = deps.store.erasure.erased_at(deps.tenant, actor)
     if erased is None:
         return None
     when = parse_time(erased).isoformat()
@@ -296,7 +298,7 @@ def fresh_start(deps: Deps, actor: str) -> dict[str, str] | None:
 def _scrub(deps: Deps, report: ForgetReport, vacuum: bool) -> ForgetReport:
     """The erasure, taken down to the files: what could not be is left in `remaining`."""
     try:
-        left = deps.store.scrub_files(vacuum)
+        left = deps.store.erasure.scrub_files(vacuum)
     except StoreError as exc:
         log.warning("an erasure's files could not be scrubbed: %s", exc)
         left = {"scrub_failed": 1}
@@ -316,18 +318,18 @@ def regenerate_summaries(deps: Deps, forgotten: Record) -> int:
     scope = Scope(deps.tenant, forgotten.actor)
     stale = [
         r
-        for r in deps.store.list_records(scope, [Status.ACTIVE, Status.INVALID])
+        for r in deps.store.records.list_records(scope, [Status.ACTIVE, Status.INVALID])
         if r.kind is Kind.SUMMARY and erased & set(r.source.event_ids)
     ]
     sessions: set[tuple[str, str]] = set()
     for summary in stale:
-        deps.store.forget_record(deps.tenant, summary.id, deps.clock())
+        deps.store.erasure.forget_record(deps.tenant, summary.id, deps.clock())
         parts = (summary.field or "").split(":")
         if len(parts) > 2 and summary.source.strategy:
             sessions.add((parts[1], summary.source.strategy))
     for name, strategy in sessions:
-        events = deps.store.list_events(deps.tenant, forgotten.actor, name)
+        events = deps.store.events.list_events(deps.tenant, forgotten.actor, name)
         live = [e for e in events if e.text.strip() and e.id not in erased]
         if live:
-            deps.store.requeue_job(deps.tenant, live[-1].id, strategy)
+            deps.store.jobs.requeue_job(deps.tenant, live[-1].id, strategy)
     return len(stale)

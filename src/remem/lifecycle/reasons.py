@@ -113,10 +113,10 @@ def _one_record(r: Record) -> Iterator[str]:
 
 def _record_texts(deps: Deps, record: Record) -> Iterator[str]:
     yield from _one_record(record)
-    for h in deps.store.history(deps.tenant, record.id):
+    for h in deps.store.records.history(deps.tenant, record.id):
         yield h.text or ""
         yield h.reason or ""  # a reviewer's reason may quote the record; it is erased too
-    for e in deps.store.get_events(deps.tenant, list(record.source.event_ids)):
+    for e in deps.store.events.get_events(deps.tenant, list(record.source.event_ids)):
         yield e.text
         yield from _strings(e.metadata)
 
@@ -125,7 +125,9 @@ def _actor_texts(deps: Deps, actor: str) -> Iterator[str]:
     store, tenant = deps.store, deps.tenant
     after = None
     while True:
-        page, after = store.events_page(tenant, actor, None, after, PAGE, max_bytes=PAGE_BYTES)
+        page, after = store.events.events_page(
+            tenant, actor, None, after, PAGE, max_bytes=PAGE_BYTES
+        )
         for e in page:
             yield e.text
             yield from _strings(e.metadata)
@@ -133,7 +135,7 @@ def _actor_texts(deps: Deps, actor: str) -> Iterator[str]:
             break
     last = None
     while True:
-        records = store.records_page(Scope(tenant, actor), None, last, PAGE)
+        records = store.records.records_page(Scope(tenant, actor), None, last, PAGE)
         for r in records:
             yield from _one_record(r)
         if len(records) < PAGE:

@@ -162,7 +162,7 @@ def reindex(
     problem = pending_refusal(pending, name, dim, fingerprint)
     if problem is not None:
         raise EmbedderChanged(f"tenant {tenant!r}: {problem}")
-    held = store.vector_models(tenant)
+    held = store.records.vector_models(tenant)
     own = next((h for h in held if h.model == name), None)
     if own is not None and own.dim != dim:
         raise EmbedderChanged(

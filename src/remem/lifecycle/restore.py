@@ -43,7 +43,7 @@ def replay(deps: Deps, marks: Sequence[Tombstone]) -> dict[str, int]:
     """Erase again, in `deps.tenant`, what `marks` (a newer copy's tombstones) erased
     and this database still holds (see the module docstring); counts of what was
     replayed: actors, records, documents, events."""
-    todo = [m for m in to_replay(deps.store.tombstones(), marks) if m.tenant == deps.tenant]
+    todo = [m for m in to_replay(deps.store.erasure.tombstones(), marks) if m.tenant == deps.tenant]
     counts = {"actors": 0, "records": 0, "documents": 0, "events": 0}
     for m in todo:
         try:
@@ -58,6 +58,6 @@ def replay(deps: Deps, marks: Sequence[Tombstone]) -> dict[str, int]:
                 counts["documents"] += 1
         except NotFound:  # not in the backup: its tombstone is put back below
             pass
-    counts["events"] = deps.store.restore_tombstones(deps.tenant, todo)
-    deps.store.scrub_files(vacuum=True)
+    counts["events"] = deps.store.erasure.restore_tombstones(deps.tenant, todo)
+    deps.store.erasure.scrub_files(vacuum=True)
     return counts

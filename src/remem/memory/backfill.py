@@ -89,7 +89,7 @@ def fill_vectors(deps: Deps, limit: int, seconds: float | None = None) -> tuple[
     done, complete = 0, False
     seen: set[str] = set()
     while done < limit and (deadline is None or time.monotonic() < deadline):
-        waiting = store.unembedded(tenant, min(BATCH, limit - done))
+        waiting = store.backfill.unembedded(tenant, min(BATCH, limit - done))
         if not len(waiting):
             complete = True
             break
@@ -103,7 +103,7 @@ def fill_vectors(deps: Deps, limit: int, seconds: float | None = None) -> tuple[
         except EmbedderError as exc:  # down again: the rest waits for the next pass
             log.info("vectors still missing (%d filled this pass): %s", done, exc)
             break
-        stored = store.add_record_vectors(
+        stored = store.backfill.add_record_vectors(
             tenant,
             [
                 (k, r, v)
@@ -114,7 +114,7 @@ def fill_vectors(deps: Deps, limit: int, seconds: float | None = None) -> tuple[
         )
         made = [(e, v) for e, v in zip(waiting.events, events, strict=True) if v is not None]
         if made:
-            store.add_event_vectors(tenant, made, embedder.name)
+            store.search.add_event_vectors(tenant, made, embedder.name)
         if stored + len(made) == 0:
             break  # erased meanwhile, or none embeddable: nothing was stored, do not ask again
         done += stored + len(made)
@@ -180,7 +180,7 @@ def _fill_chunks(
 def noted(packet: Packet, deps: Deps, actor: str) -> Packet:
     """`packet` with what of the actor still waits for a vector (recall finds it by words
     only): a note when anything does, and `explain["unembedded"]`."""
-    left = deps.store.count_unembedded(deps.tenant, actor)
+    left = deps.store.backfill.count_unembedded(deps.tenant, actor)
     notes = packet.notes
     if left:
         notes = (

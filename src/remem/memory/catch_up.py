@@ -89,7 +89,7 @@ def catch_up(deps: Deps, pipeline: Callable[[], Pipeline], actor: str, jobs: int
     """Run up to `jobs` ready jobs of `actor`'s events with `pipeline()` (built only when
     one is ready); see the module docstring. With `jobs` 0, only count them."""
     store, tenant = deps.store, deps.tenant
-    ready, waiting = store.actor_backlog(tenant, check_name("actor", actor), deps.clock())
+    ready, waiting = store.jobs.actor_backlog(tenant, check_name("actor", actor), deps.clock())
     if not ready or not jobs:
         return Backlog(0, waiting)
     from remem.pipeline.worker import run_jobs
@@ -98,12 +98,12 @@ def catch_up(deps: Deps, pipeline: Callable[[], Pipeline], actor: str, jobs: int
     lease = step.settings.lease_seconds
     deadline = time.monotonic() + CATCH_UP_SECONDS
     while ran < jobs and time.monotonic() < deadline:
-        claimed = store.claim_actor_jobs(
+        claimed = store.jobs.claim_actor_jobs(
             tenant, actor, deps.clock(), min(CATCH_UP_CLAIM, jobs - ran), lease
         )
         if not claimed:
             break
         run_jobs(step, claimed)  # a failed batch backs off as a worker's would
         ran += len(claimed)
-    _, left = store.actor_backlog(tenant, actor, deps.clock())
+    _, left = store.jobs.actor_backlog(tenant, actor, deps.clock())
     return Backlog(ran, left)

@@ -121,7 +121,7 @@ def bound_embedder(
         if problem is not None:
             raise EmbedderChanged(f"tenant {tenant!r}: {problem}")
         return embedder, under_way(pending)
-    held = store.vector_models(tenant)
+    held = store.records.vector_models(tenant)
     problem = conflict(held, embedder.name, embedder.dim, fingerprint)
     if problem is not None:
         if pending is not None:
@@ -131,7 +131,7 @@ def bound_embedder(
         h.model == embedder.name and h.fingerprint is None for h in held
     ):
         try:
-            store.note_fingerprint(tenant, embedder.name, fingerprint)
+            store.records.note_fingerprint(tenant, embedder.name, fingerprint)
         except StoreError as exc:  # a read-only store: checked again next time
             log.debug("the fingerprint of %s was not noted: %s", embedder.name, exc)
     return embedder, None

@@ -80,9 +80,9 @@ class JobMethods:
             )
         if actor is not None:
             check_name("actor", actor)
-        return self.store.list_jobs(self.tenant, status, count("limit", limit), actor)
+        return self.store.jobs.list_jobs(self.tenant, status, count("limit", limit), actor)
 
     def retry_jobs(self, failed_only: bool = True) -> int:
         """Put failed jobs (and, unless `failed_only`, waiting ones too) back to run now."""
         statuses = ("failed",) if failed_only else ("failed", "pending")
-        return self.store.retry_jobs(self.tenant, statuses)
+        return self.store.jobs.retry_jobs(self.tenant, statuses)

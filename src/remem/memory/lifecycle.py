@@ -86,7 +86,7 @@ class LifecycleMethods:
 
     def deletions(self, limit: int = 100) -> list[dict[str, Any]]:
         """The tenant's deletion jobs, newest first, with what each removed and verified."""
-        return self.store.deletions(self.tenant, count("limit", limit))
+        return self.store.erasure.deletions(self.tenant, count("limit", limit))
 
     # -- re-embedding ---------------------------------------------------------------------
 

@@ -255,7 +255,7 @@ class Memory(Recalls, Reads, Writes, DocumentMethods, JobMethods, LifecycleMetho
     def events(self, *, actor: str, session: str | None = None, limit: int = 1000) -> list[Event]:
         """One actor's events (optionally one session), in the order they happened."""
         check_name("actor", actor)
-        return self.store.list_events(self.tenant, actor, session, count("limit", limit))
+        return self.store.events.list_events(self.tenant, actor, session, count("limit", limit))
 
     def events_page(
         self, *, actor: str, session: str | None = None, after: EventKey | None = None,
@@ -264,7 +264,9 @@ class Memory(Recalls, Reads, Writes, DocumentMethods, JobMethods, LifecycleMetho
         """Up to `limit` of `events` after `after` (the key the page before returned; None:
         the first), and the next page's key (None after the last); read by key."""
         check_name("actor", actor)
-        return self.store.events_page(self.tenant, actor, session, after, count("limit", limit))
+        return self.store.events.events_page(
+            self.tenant, actor, session, after, count("limit", limit)
+        )
 
     # -- extraction: `process`, `jobs`, `retry_jobs` and `pipeline` are `JobMethods` ----
 
@@ -362,7 +364,7 @@ class Memory(Recalls, Reads, Writes, DocumentMethods, JobMethods, LifecycleMetho
 
     def history(self, record_id: str) -> list[HistoryEntry]:
         """Every change of a record, oldest first (content erased if it was forgotten)."""
-        entries = self.store.history(self.tenant, record_id)
+        entries = self.store.records.history(self.tenant, record_id)
         if not entries:
             raise NotFound(f"no record {named(record_id)} in tenant {self.tenant!r}")
         return entries
@@ -393,7 +395,7 @@ class Memory(Recalls, Reads, Writes, DocumentMethods, JobMethods, LifecycleMetho
         """The tenant's shared procedures (or one actor's): approved, or every status."""
         subject = SHARED_ACTOR if actor is None else check_name("actor", actor)
         statuses = None if all else [Status.ACTIVE]
-        recs = self.store.list_records(Scope(self.tenant, subject), statuses)
+        recs = self.store.records.list_records(Scope(self.tenant, subject), statuses)
         return [r for r in recs if r.kind is Kind.PROCEDURAL]
 
     def approve(self, record_id: str, *, reviewer: str) -> Record:

@@ -71,7 +71,7 @@ def _pinned_recall(deps: Deps, req: RecallRequest, fields: Sequence[str]) -> Pac
     found = [fact_at(deps, req.scope.actor, f, known, valid, req.max_sensitivity) for f in fields]
     items = pinned_items(found, req.scope.namespace_prefix)
     if req.scope.metadata:  # only the pinned values of records the filter selects
-        held = deps.store.get_records(deps.tenant, [it.id for it in items])
+        held = deps.store.records.get_records(deps.tenant, [it.id for it in items])
         kept_ids = {r.id for r in held if matches(r.metadata, req.scope.metadata)}
         items = [it for it in items if it.id in kept_ids]
     kept, dropped, used = pack([(it, it.tokens) for it in items], req.budget)
@@ -127,14 +127,16 @@ def fact_at(
 ) -> Fact:
     """The value of a canonical `field` of `actor`, known at `known` and valid at `valid`."""
     scope = Scope(deps.tenant, actor)
-    found = [r for r in records_about(deps.store, scope, field) if within_sensitivity(r, ceiling)]
+    found = [
+        r for r in records_about(deps.store.records, scope, field) if within_sensitivity(r, ceiling)
+    ]
     return lookup(field, found, known, valid, closings(deps, found, known))
 
 
 def closings(deps: Deps, records: Sequence[Record], known: datetime) -> dict[str, datetime]:
     """When the INVALID records among `records` written by `known` were closed, from
     their history; nothing to read when `known` is now (every one is closed by now)."""
-    return closed_at(deps.store, deps.tenant, records, known, deps.clock())
+    return closed_at(deps.store.records, deps.tenant, records, known, deps.clock())
 
 
 def actor_profile(deps: Deps, ask: ProfileAsk) -> Profile:
@@ -146,7 +148,9 @@ def actor_profile(deps: Deps, ask: ProfileAsk) -> Profile:
     ):
         raise InvalidInput(f"budget must be an integer from 1 to 1000000; got {shown(budget)}")
     known, valid = axes(deps, ask.as_of, ask.known_at, ask.valid_at)
-    recs = deps.store.list_records(Scope(deps.tenant, actor), [Status.ACTIVE, Status.INVALID])
+    recs = deps.store.records.list_records(
+        Scope(deps.tenant, actor), [Status.ACTIVE, Status.INVALID]
+    )
     ceiling = sensitivity(ask.max_sensitivity)
     closed = closings(deps, recs, known)
     return profile(actor, recs, known, valid, ceiling, budget, closed)
@@ -192,7 +196,7 @@ def records(deps: Deps, ask: RecordsAsk) -> list[Record]:
     if field is not None:
         about = [
             r
-            for r in records_about(deps.store, scope, canonical_field(field))  # and invalid
+            for r in records_about(deps.store.records, scope, canonical_field(field))  # and invalid
             if (scope.namespace_prefix is None or r.namespace.startswith(scope.namespace_prefix))
             and matches(r.metadata, pairs)
         ]
@@ -200,9 +204,9 @@ def records(deps: Deps, ask: RecordsAsk) -> list[Record]:
         if at is None:
             return [r for r in recs if all or r.status is Status.ACTIVE][:limit]
     elif at is not None:
-        recs = deps.store.list_records(scope, every)
+        recs = deps.store.records.list_records(scope, every)
     else:
-        return deps.store.list_records(scope, None if all else [Status.ACTIVE], limit)
+        return deps.store.records.list_records(scope, None if all else [Status.ACTIVE], limit)
     closed = closings(deps, recs, at)
     return [r for r in recs if held(r, at, at, closed)][:limit]
 
@@ -219,7 +223,7 @@ def records_page(deps: Deps, ask: RecordsAsk, after: tuple[datetime, str] | None
         pairs = check_filter(ask.metadata)
         scope = Scope(deps.tenant, actor, narrowed(deps, actor, ask.namespace), pairs)
         statuses = None if ask.all else [Status.ACTIVE]
-        return deps.store.records_page(scope, statuses, after, limit)
+        return deps.store.records.records_page(scope, statuses, after, limit)
     found = records(deps, replace(ask, limit=10_000))
     found.sort(key=lambda r: (r.valid_from, r.id), reverse=True)
     if after is not None:

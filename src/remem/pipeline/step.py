@@ -100,7 +100,7 @@ class Pipeline:
         done = tuple(j.id for j in jobs)
         mine = [events[j.event_id] for j in jobs if j.event_id in events]
         if not mine:  # the events were forgotten after their jobs were claimed
-            store.apply(Write(tenant=tenant, done_jobs=done))
+            store.records.apply(Write(tenant=tenant, done_jobs=done))
             return ProcessResult(jobs_done=len(jobs), skipped_tombstoned=len(jobs))
         self._embed_events(tenant, jobs, events)
         strategy = self.strategies.get(jobs[0].strategy)
@@ -108,12 +108,12 @@ class Pipeline:
             return Failed(f"strategy {jobs[0].strategy!r} is not configured", retry=False)
         actor = mine[0].actor
         kept = mine
-        if store.is_tombstoned(tenant, actor, [e.id for e in mine]):  # rare: look closer
-            kept = [e for e in mine if not store.is_tombstoned(tenant, actor, [e.id])]
+        if store.erasure.is_tombstoned(tenant, actor, [e.id for e in mine]):  # rare: look closer
+            kept = [e for e in mine if not store.erasure.is_tombstoned(tenant, actor, [e.id])]
         skipped = len(mine) - len(kept)
         live = [e for e in kept if e.role in strategy.roles]
         if not live:
-            store.apply(Write(tenant=tenant, done_jobs=done))
+            store.records.apply(Write(tenant=tenant, done_jobs=done))
             return ProcessResult(jobs_done=len(jobs), skipped_tombstoned=skipped)
         previous: tuple[Record, ...] = ()
         if strategy.summarises:
@@ -122,7 +122,7 @@ class Pipeline:
         # extractive one) reads the whole session; otherwise the last few turns do
         whole = strategy.summarises and (not previous or strategy.reads_whole_session)
         limit = SESSION_EVENTS if whole else self.settings.context_events
-        context = [e for e in store.session_context(live[0], limit) if e.text.strip()]
+        context = [e for e in store.events.session_context(live[0], limit) if e.text.strip()]
         if strategy.reads_whole_session:
             previous = ()
         calls: list[LLMCall] = []
@@ -144,14 +144,15 @@ class Pipeline:
                 template=(self.settings.namespaces or {}).get(strategy.name),
                 calls=calls,
             )
-            store.apply(replace(write, done_jobs=done))
+            store.records.apply(replace(write, done_jobs=done))
             dropped = sum(c.dropped for c in calls)
             return result + ProcessResult(
                 jobs_done=len(jobs), skipped_tombstoned=skipped, dropped_references=dropped
             )
         finally:
             if calls:
-                store.record_llm_calls(tenant, [replace(c, job_id=done[0]) for c in calls])
+                logged = [replace(c, job_id=done[0]) for c in calls]
+                store.model_calls.record_llm_calls(tenant, logged)
 
     def _summaries(self, tenant: str, event: Event, strategy: str) -> tuple[Record, ...]:
         """The session's current summaries made by `strategy`."""
@@ -161,7 +162,7 @@ class Pipeline:
         )
         scope = Scope(tenant, event.actor, namespace_prefix=prefix)
         mark = f"summary:{event.session}:"
-        found = self.store.list_records(scope, statuses=[Status.ACTIVE], limit=100)
+        found = self.store.records.list_records(scope, statuses=[Status.ACTIVE], limit=100)
         return tuple(
             r for r in found if (r.field or "").startswith(mark) and r.source.strategy == strategy
         )
@@ -179,4 +180,4 @@ class Pipeline:
             vectors = embed_or_none(emb, [e.text for e in todo])
             made = [(e, v) for e, v in zip(todo, vectors, strict=True) if v is not None]
             if made:
-                self.store.add_event_vectors(tenant, made, emb.name)
+                self.store.search.add_event_vectors(tenant, made, emb.name)

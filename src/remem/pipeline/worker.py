@@ -79,7 +79,7 @@ def drain(
     total = ProcessResult()
     while not stop() and (limit is None or total.jobs_done + total.failed < limit):
         size = claim if limit is None else min(claim, limit - total.jobs_done - total.failed)
-        jobs = store.claim_jobs(clock(), size, lease, strategies)
+        jobs = store.jobs.claim_jobs(clock(), size, lease, strategies)
         if not jobs:
             break
         total = total + run_jobs(step, jobs)
@@ -139,7 +139,7 @@ def _read_events(
     event could not be read, so they fail and the others run)."""
     store = step.deps.store
     try:
-        found = store.get_events(tenant, [j.event_id for j in jobs])
+        found = store.events.get_events(tenant, [j.event_id for j in jobs])
         return {e.id: e for e in found}, []
     except Exception:
         log.exception("reading the events of %d job(s) failed; reading one by one", len(jobs))
@@ -147,7 +147,7 @@ def _read_events(
     unread: list[Job] = []
     for job in jobs:
         try:
-            events.update((e.id, e) for e in store.get_events(tenant, [job.event_id]))
+            events.update((e.id, e) for e in store.events.get_events(tenant, [job.event_id]))
         except Exception:
             unread.append(job)
     return events, unread
@@ -179,7 +179,7 @@ def _fail(step: Step, tenant: str, jobs: Sequence[Job], failed: Failed) -> Proce
     now = step.deps.clock()
     for job in jobs:
         wait = policy.job_delay(job.attempts)
-        step.deps.store.fail_job(
+        step.deps.store.jobs.fail_job(
             job.id,
             failed.error,
             now,
@@ -200,7 +200,7 @@ def _heartbeat(step: Step, job_ids: Sequence[int]) -> Iterator[None]:
     def beat() -> None:
         while not stop.wait(lease / 3):
             try:
-                store.heartbeat(job_ids, clock(), lease)
+                store.jobs.heartbeat(job_ids, clock(), lease)
             except Exception:  # a missed beat only risks a second run, which is idempotent
                 log.warning("heartbeat failed", exc_info=True)
 

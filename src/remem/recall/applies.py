@@ -214,7 +214,7 @@ def _near(
     request before and 0.4 ms after; the first request of a version pays one
     search of all twelve centres (116 ms at that load, against 46 for four).
     """
-    version = None if past or scope.narrowed else store.scope_version(scope)
+    version = None if past or scope.narrowed else store.search.scope_version(scope)
     key = (scope.tenant, scope.actor, model)
     if version is not None:
         with _LOCK:
@@ -227,11 +227,11 @@ def _near(
             return held
         wanted = range(len(DOMAINS))  # all of them, for the next request of any domain
     centres = [vecs.centres[i] for i in wanted]
-    hits = store.vector_search_many(scope, model, centres, POOL, at, include_invalid=past)
+    hits = store.search.vector_search_many(scope, model, centres, POOL, at, include_invalid=past)
     found = {i: tuple(rid for rid, _ in h) for i, h in zip(wanted, hits, strict=True)}
     every = sorted({rid for ids in found.values() for rid in ids})
-    stored = store.record_vectors(scope.tenant, every, model) if every else {}
-    fresh = store.get_records(scope.tenant, sorted(r for r in stored if r not in known))
+    stored = store.search.record_vectors(scope.tenant, every, model) if every else {}
+    fresh = store.records.get_records(scope.tenant, sorted(r for r in stored if r not in known))
     records = {r: known[r] for r in stored if r in known} | {r.id: r for r in fresh}
     ids = sorted(records)
     domains: dict[str, tuple[str, ...]] = {}

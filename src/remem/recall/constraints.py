@@ -73,7 +73,7 @@ def standing_turns(
     store: Store, embedder: Embedder, scope: Scope, at: datetime
 ) -> tuple[Stated, ...]:
     """The scope's user turns that state a standing constraint, closest first (`MOST`)."""
-    version = None if scope.namespace_prefix else store.scope_version(scope)
+    version = None if scope.namespace_prefix else store.search.scope_version(scope)
     key = (scope.tenant, scope.actor, embedder.name)
     if version is not None:
         with _LOCK:
@@ -86,10 +86,12 @@ def standing_turns(
             return held.stated
     best: dict[str, tuple[float, str]] = {}
     for (kind, _), vec in zip(SENTENCES, _sentences(embedder), strict=True):
-        for eid, cosine in store.vector_search_events(scope, embedder.name, vec, PER_SENTENCE, at):
+        for eid, cosine in store.search.vector_search_events(
+            scope, embedder.name, vec, PER_SENTENCE, at
+        ):
             if cosine >= CONSTRAINT_COSINE and cosine > best.get(eid, (-1.0, ""))[0]:
                 best[eid] = (cosine, kind)
-    events = store.get_events(scope.tenant, sorted(best)) if best else []
+    events = store.events.get_events(scope.tenant, sorted(best)) if best else []
     said = [Stated(ev, best[ev.id][1], best[ev.id][0]) for ev in events if ev.role is Role.USER]
     stated = tuple(sorted(said, key=lambda s: s.cosine, reverse=True)[:MOST])
     if version is not None:

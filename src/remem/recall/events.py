@@ -117,16 +117,20 @@ class EventSearch:
         """Search the scope's events by words and by vector, and fetch them."""
         found = cls(scope)
         if query_vec is not None:
-            found.vector = store.vector_search_events(scope, model, query_vec, EVENT_POOL, at)
+            found.vector = store.search.vector_search_events(
+                scope, model, query_vec, EVENT_POOL, at
+            )
         found.search_words(store, words)
         return found
 
     def search_words(self, store: Store, words: str) -> None:
         """(Re)run the word search and fetch the events not fetched yet."""
-        self.lexical = store.search_events(self.scope, words, EVENT_POOL)
+        self.lexical = store.search.search_events(self.scope, words, EVENT_POOL)
         missing = [e for e in candidate_ids(self.lexical, self.vector) if e not in self.events]
         if missing:
-            self.events.update((e.id, e) for e in store.get_events(self.scope.tenant, missing))
+            self.events.update(
+                (e.id, e) for e in store.events.get_events(self.scope.tenant, missing)
+            )
 
 
 def only_asks(ev: Event) -> bool:

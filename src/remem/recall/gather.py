@@ -52,7 +52,7 @@ from remem.recall.events import (
 from remem.recall.fusion import candidate_ids
 from remem.recall.query import Query, understand, with_speakers
 from remem.recall.request import RecallRequest
-from remem.store.roles import Hit, Scope, Store
+from remem.store.roles import EventLog, Hit, RecordStore, Scope, Search, Store
 
 Vector = npt.NDArray[np.float32]
 
@@ -104,7 +104,7 @@ def gather(
     times = [at] if known is None or known == at else [at, known]
 
     def search_records(words: str) -> list[Hit]:
-        return [h for sc in scopes for h in store.search_records(sc, words, POOL)]
+        return [h for sc in scopes for h in store.search.search_records(sc, words, POOL)]
 
     def search_vectors(vecs: _Vectors | None) -> list[tuple[str, float]]:
         if vecs is None:
@@ -113,7 +113,7 @@ def gather(
             hit
             for scope in scopes
             for when in times
-            for hit in store.vector_search(
+            for hit in store.search.vector_search(
                 scope, model, vecs.query, POOL, when, include_invalid=req.past
             )
         ]
@@ -140,9 +140,9 @@ def gather(
         for _ in range(2):
             if vecs is None:
                 break
-            found.vector = _event_vector_search(store, req.scope, model, vecs, at)
+            found.vector = _event_vector_search(store.search, req.scope, model, vecs, at)
             new = [e for e, _ in found.vector if e not in found.events]
-            found.events.update((e.id, e) for e in store.get_events(tenant, new))
+            found.events.update((e.id, e) for e in store.events.get_events(tenant, new))
             again = with_speakers(base, speakers_of(found.events.values()))
             if again.embedded == query.embedded:
                 query = again
@@ -156,7 +156,7 @@ def gather(
             lexical = search_records(query.words)
         vector = search_vectors(vecs)
         missing = [r for r in candidate_ids(lexical, vector) if r not in records]
-        records.update((r.id, r) for r in store.get_records(tenant, missing))
+        records.update((r.id, r) for r in store.records.get_records(tenant, missing))
     else:  # no event search: the turns the records came from tell the speakers
         query = base
         lexical, vector, vecs = [], [], None
@@ -168,8 +168,8 @@ def gather(
                 vecs = early.vectors(query)
                 vector = search_vectors(vecs)
             missing = [r for r in candidate_ids(lexical, vector) if r not in records]
-            records.update((r.id, r) for r in store.get_records(tenant, missing))
-            sources = _source_events(store, tenant, records.values(), sources)
+            records.update((r.id, r) for r in store.records.get_records(tenant, missing))
+            sources = _source_events(store.events, tenant, records.values(), sources)
             again = with_speakers(base, speakers_of(sources.values()))
             if again == query:
                 break
@@ -180,13 +180,13 @@ def gather(
     records.update((r, rec) for r, rec in applicable.records.items() if r not in records)
     closed: dict[str, datetime] = {}
     if req.known_at is not None:
-        _predecessors(store, req.scope.tenant, req.known_at, records)
-        closed = closings(store, req.scope.tenant, records.values(), req.known_at, now)
+        _predecessors(store.records, req.scope.tenant, req.known_at, records)
+        closed = closings(store.records, req.scope.tenant, records.values(), req.known_at, now)
         # current then, closed since: a cosine of its own where no vector search found it
         hit = {rid for rid, _ in vector}
         since = sorted(r for r, t in closed.items() if t > req.known_at and r not in hit)
         if since and vecs is not None:
-            stored = store.record_vectors(req.scope.tenant, since, model)
+            stored = store.search.record_vectors(req.scope.tenant, since, model)
             vector.extend((r, _cosine(vecs, v)) for r, v in stored.items())
     replaced = sorted(
         rid
@@ -198,11 +198,11 @@ def gather(
     )
     replaced_vector: list[tuple[str, float]] = []
     if replaced and vecs is not None:
-        stored = store.record_vectors(req.scope.tenant, replaced, model)
+        stored = store.search.record_vectors(req.scope.tenant, replaced, model)
         replaced_vector = [(rid, _cosine(vecs, vec)) for rid, vec in stored.items()]
-    _successors(store, req.scope.tenant, [records[r] for r in replaced], records)
+    _successors(store.records, req.scope.tenant, [records[r] for r in replaced], records)
     if query.speakers:
-        sources = _source_events(store, req.scope.tenant, records.values(), sources)
+        sources = _source_events(store.events, req.scope.tenant, records.values(), sources)
     constraints: dict[str, str] = {}
     if found is not None and embedder is not None and not req.past and is_request(req.query):
         for said in standing_turns(store, embedder, req.scope, at):  # `remem.recall.constraints`
@@ -338,9 +338,9 @@ def _cosine(vecs: _Vectors, vec: Vector) -> float:
 
 
 def _event_vector_search(
-    store: Store, scope: Scope, model: str, vecs: _Vectors, at: datetime
+    search: Search, scope: Scope, model: str, vecs: _Vectors, at: datetime
 ) -> list[tuple[str, float]]:
-    return store.vector_search_events(scope, model, vecs.query, EVENT_POOL, at)
+    return search.vector_search_events(scope, model, vecs.query, EVENT_POOL, at)
 
 
 def _gather_events(store: Store, found: EventSearch) -> GatheredEvents:
@@ -348,7 +348,7 @@ def _gather_events(store: Store, found: EventSearch) -> GatheredEvents:
     ids = candidate_ids(found.lexical, found.vector)
     candidates = [found.events[e] for e in ids if e in found.events]
     events = dict(found.events)
-    around = store.events_near(candidates, len(NEIGHBOUR_SHARES)) if candidates else {}
+    around = store.events.events_near(candidates, len(NEIGHBOUR_SHARES)) if candidates else {}
     near: dict[str, tuple[tuple[int, str], ...]] = {}
     for eid, nbs in around.items():
         near[eid] = tuple((distance, nb.id) for distance, nb in nbs)
@@ -356,7 +356,7 @@ def _gather_events(store: Store, found: EventSearch) -> GatheredEvents:
     made: dict[str, tuple[str, ...]] = {}
     if events:
         tenant = next(iter(events.values())).tenant
-        statuses = store.events_with_records(tenant, sorted(events))
+        statuses = store.records.events_with_records(tenant, sorted(events))
         made = {eid: tuple(s) for eid, s in statuses.items()}
     return GatheredEvents(
         lexical=tuple(found.lexical),
@@ -368,7 +368,11 @@ def _gather_events(store: Store, found: EventSearch) -> GatheredEvents:
 
 
 def closings(
-    store: Store, tenant: str, records: Iterable[Record], known: datetime | None, now: datetime
+    record_store: RecordStore,
+    tenant: str,
+    records: Iterable[Record],
+    known: datetime | None,
+    now: datetime,
 ) -> dict[str, datetime]:
     """When each INVALID record among `records` written by `known` was closed, from its
     history (its first INVALID entry; one written closed, as a late arrival, was
@@ -379,7 +383,7 @@ def closings(
     out = {}
     for r in records:
         if r.status is Status.INVALID and r.created_at <= known:
-            shut = [h.at for h in store.history(tenant, r.id) if h.status is Status.INVALID]
+            shut = [h.at for h in record_store.history(tenant, r.id) if h.status is Status.INVALID]
             out[r.id] = min(shut) if shut else r.created_at
     return out
 
@@ -392,7 +396,9 @@ def _best_of_each(hits: list[tuple[str, float]]) -> list[tuple[str, float]]:
     return sorted(best.items(), key=lambda h: h[1], reverse=True)
 
 
-def _predecessors(store: Store, tenant: str, known: datetime, records: dict[str, Record]) -> None:
+def _predecessors(
+    record_store: RecordStore, tenant: str, known: datetime, records: dict[str, Record]
+) -> None:
     """Fetch into `records` what each candidate written after `known` superseded, back
     along the `supersedes` chain to the record written by then (the one that may
     have been current at `known`)."""
@@ -400,7 +406,7 @@ def _predecessors(store: Store, tenant: str, known: datetime, records: dict[str,
     for _ in range(MAX_SUCCESSION):
         missing = sorted(s for s in step if s not in records)
         if missing:
-            records.update((r.id, r) for r in store.get_records(tenant, missing))
+            records.update((r.id, r) for r in record_store.get_records(tenant, missing))
         step = {
             prev
             for s in step
@@ -413,14 +419,14 @@ def _predecessors(store: Store, tenant: str, known: datetime, records: dict[str,
 
 
 def _successors(
-    store: Store, tenant: str, replaced: Iterable[Record], records: dict[str, Record]
+    record_store: RecordStore, tenant: str, replaced: Iterable[Record], records: dict[str, Record]
 ) -> None:
     """Fetch into `records` the `superseded_by` chain of each replaced record."""
     following = {r.superseded_by for r in replaced if r.superseded_by}
     for _ in range(MAX_SUCCESSION):
         missing = sorted(s for s in following if s not in records)
         if missing:
-            records.update((r.id, r) for r in store.get_records(tenant, missing))
+            records.update((r.id, r) for r in record_store.get_records(tenant, missing))
         following = {
             nxt
             for s in following
@@ -431,10 +437,10 @@ def _successors(
 
 
 def _source_events(
-    store: Store, tenant: str, records: Iterable[Record], known: Mapping[str, Event]
+    event_log: EventLog, tenant: str, records: Iterable[Record], known: Mapping[str, Event]
 ) -> dict[str, Event]:
     """`known` and the other turns these records were made from."""
     ids = {e for r in records for e in r.source.event_ids} - set(known)
     if not ids:
         return dict(known)
-    return dict(known) | {e.id: e for e in store.get_events(tenant, sorted(ids))}
+    return dict(known) | {e.id: e for e in event_log.get_events(tenant, sorted(ids))}

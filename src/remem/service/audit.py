@@ -32,7 +32,7 @@ from datetime import timedelta
 from remem.errors import InvalidInput, RememError
 from remem.lifecycle.receipt import REASON_MAX as REASON_MAX  # the limit, re-exported
 from remem.policy.scope import Principal
-from remem.store.roles import Asked, AuditEntry, Store
+from remem.store.roles import Asked, AuditEntry, AuditLog
 from remem.timeutil import utcnow
 
 RETENTION_DAYS = 400  # a year and a bit: the default of $REMEM_AUDIT_DAYS
@@ -79,7 +79,7 @@ def retention_days() -> int:
 
 
 def note(
-    store: Store,
+    trail: AuditLog,
     who: Principal,
     action: str,
     via: str | None,
@@ -95,10 +95,10 @@ def note(
     detail: dict[str, str | int | bool] = {"surface": via, **counts}
     if who.name is not None:
         detail["key_name"] = who.name
-    _append(store, who.tenant, AuditEntry(who.key_id, action, actor, target, detail))
+    _append(trail, who.tenant, AuditEntry(who.key_id, action, actor, target, detail))
 
 
-def recalled(store: Store, who: Principal, via: str | None, actor: str) -> None:
+def recalled(trail: AuditLog, who: Principal, via: str | None, actor: str) -> None:
     """Note a recall of `actor`'s memory at a bounded cost: one row per key, actor and
     surface per minute (per process), on that minute's first recall; the others add
     nothing. An agent recalls on every turn, and a row per recall would be a committed
@@ -114,11 +114,11 @@ def recalled(store: Store, who: Principal, via: str | None, actor: str) -> None:
         if len(_recalled) >= RECALL_KEYS:
             _recalled.clear()
         _recalled[seen] = minute
-    note(store, who, "recall", via, actor=actor)
+    note(trail, who, "recall", via, actor=actor)
 
 
 def read_many(
-    store: Store, who: Principal, via: str | None, owners: Mapping[str, int], noun: str
+    trail: AuditLog, who: Principal, via: str | None, owners: Mapping[str, int], noun: str
 ) -> None:
     """Note a listing that holds several actors' memory (a page of documents): a `read`
     row per actor with its count (`noun`=n), for the first `OWNERS_NOTED` actors by
@@ -137,11 +137,11 @@ def read_many(
         detail: dict[str, str | int | bool] = {"surface": via, **counts}
         if who.name is not None:
             detail["key_name"] = who.name
-        _append(store, who.tenant, AuditEntry(who.key_id, "read", actor, None, detail))
+        _append(trail, who.tenant, AuditEntry(who.key_id, "read", actor, None, detail))
 
 
 def by_operator(
-    store: Store,
+    trail: AuditLog,
     tenant: str,
     action: str,
     *,
@@ -152,13 +152,13 @@ def by_operator(
     """Append one row for the operator at the CLI: no key (`key_id` None), the surface
     "cli" and the operating-system user who ran it (`os_user`)."""
     detail: dict[str, str | int | bool] = {"surface": "cli", "user": os_user(), **counts}
-    _append(store, tenant, AuditEntry(None, action, actor, target, detail))
+    _append(trail, tenant, AuditEntry(None, action, actor, target, detail))
 
 
-def _append(store: Store, tenant: str, entry: AuditEntry) -> None:
+def _append(trail: AuditLog, tenant: str, entry: AuditEntry) -> None:
     assert entry.action in ACTIONS, entry.action
     now = utcnow()
-    store.audit(tenant, entry, now)
+    trail.append(tenant, entry, now)
     with _lock:
         due = time.monotonic() - _pruned.get(tenant, -PRUNE_EVERY) >= PRUNE_EVERY
         if due:
@@ -166,7 +166,7 @@ def _append(store: Store, tenant: str, entry: AuditEntry) -> None:
     if due:  # best effort: a refused purge (this host's clock ahead of the database's, at
         # the shortest retention) fails no request; the next one, `PRUNE_EVERY` later, runs
         try:
-            store.prune_audit(tenant, now - timedelta(days=retention_days()))
+            trail.prune_audit(tenant, now - timedelta(days=retention_days()))
         except RememError as exc:
             log.warning("audit log of tenant %r not pruned: %s", tenant, exc)
 

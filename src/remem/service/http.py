@@ -148,7 +148,7 @@ class _Service:
 
     def _lag(self) -> tuple[float, int]:
         """The age in seconds of the oldest pending job of any tenant, and how many wait."""
-        groups = [g for g in self.store.job_groups(None) if g.status == "pending"]
+        groups = [g for g in self.store.jobs.job_groups(None) if g.status == "pending"]
         if not groups:
             return 0.0, 0
         oldest = min(g.oldest for g in groups)

@@ -18,7 +18,7 @@ changes or forgets a shared record. The CLI runs as the operator, with no key: a
 
 The tenant and the actors a request may touch come from its key, never from
 its body (DESIGN.md section 4). This module holds secrets, their hashes and
-their validation; the rows are kept by the store (`Store.add_key`,
+their validation; the rows are kept by the store (`KeyStore.add_key`,
 `key_by_hash`, `list_keys`, `get_key`, `revoke_key`), on SQLite or PostgreSQL
 alike.
 """
@@ -32,7 +32,7 @@ from remem.errors import Forbidden, InvalidInput, NotFound, Unauthorized
 from remem.ids import new_id
 from remem.policy.dataclasses import refuse_secrets, shown
 from remem.policy.scope import ROLES, Principal, authorize, named, refusal, stored_name
-from remem.store.roles import ApiKey, Store
+from remem.store.roles import ApiKey, KeyStore
 from remem.timeutil import to_db, utcnow
 from remem.writes.checks import check_strings
 
@@ -58,7 +58,7 @@ KEY_NAME_MAX = 100  # the characters of a key's name ("support desk", "ops: alic
 
 
 def create_key(
-    store: Store,
+    keys: KeyStore,
     *,
     tenant: str,
     actor: str | None = None,
@@ -75,17 +75,17 @@ def create_key(
     label = key_name(name)
     secret = KEY_PREFIX + secrets.token_urlsafe(32)
     key = ApiKey(new_id("key"), tenant, actor, role, str(to_db(utcnow())), None, label)
-    store.add_key(key, _digest(secret))
+    keys.add_key(key, _digest(secret))
     return key, secret
 
 
-def verify_key(store: Store, secret: str) -> Principal | None:
+def verify_key(keys: KeyStore, secret: str) -> Principal | None:
     """The principal of a valid, unrevoked key; None for anything else."""
     if not secret.startswith(KEY_PREFIX) or len(secret) > MAX_SECRET_CHARS:
         return None
     # found by the sha256 of 256 random bits: how long the lookup takes reveals
     # at most a prefix of a hash, which brings no one closer to a secret
-    key = store.key_by_hash(_digest(secret))
+    key = keys.key_by_hash(_digest(secret))
     if key is None:
         return None
     return Principal(key.id, key.tenant, key.actor, key.role, key.name)
@@ -106,14 +106,14 @@ def key_name(name: str | None) -> str | None:
     return label
 
 
-def list_keys(store: Store, tenant: str | None = None) -> list[ApiKey]:
+def list_keys(keys: KeyStore, tenant: str | None = None) -> list[ApiKey]:
     """Every key (of one tenant), oldest first, revoked ones included."""
-    return store.list_keys(tenant)
+    return keys.list_keys(tenant)
 
 
-def revoke_key(store: Store, key_id: str, tenant: str | None = None) -> ApiKey:
+def revoke_key(keys: KeyStore, key_id: str, tenant: str | None = None) -> ApiKey:
     """Revoke a key (of `tenant`, when given) at once; revoking a revoked key changes nothing."""
-    key = store.revoke_key(key_id, utcnow(), tenant)
+    key = keys.revoke_key(key_id, utcnow(), tenant)
     if key is None:
         where = "" if tenant is None else " in this tenant"
         raise NotFound(f"no API key {named(key_id)}{where}; `remem keys list` shows them")

@@ -193,7 +193,7 @@ class McpServer:
     # -- scope ---------------------------------------------------------------------------
 
     def _verify(self) -> Principal:
-        who = keyring.verify_key(self.store, self._key)
+        who = keyring.verify_key(self.store.keys, self._key)
         if who is None:
             raise Unauthorized(
                 "the API key is unknown or revoked; create one with: "
@@ -208,13 +208,13 @@ class McpServer:
     def _reading(self, actor_id: str | None) -> str:
         """The actor of a fact or profile read (as `_actor`), audited as a recall."""
         who = self._verify()
-        audit.recalled(self.memory.store, who, "mcp", actor := self._actor(who, actor_id))
+        audit.recalled(self.memory.store.audit, who, "mcp", actor := self._actor(who, actor_id))
         return actor
 
     def _record(self, who: Principal, record_id: str, *, write: bool) -> Record:
         """A record the key may see (shared procedures are readable by every key), and with
         `write` may change: a shared one only with an admin key for the whole tenant."""
-        rec = self.store.get_record(who.tenant, record_id)
+        rec = self.store.records.get_record(who.tenant, record_id)
         return scope.visible(who, rec, record_id, write=write, noun="memory")
 
     # -- the operations (blocking; the tools run them in a worker thread) ----------------
@@ -231,7 +231,7 @@ class McpServer:
         who = self._verify()
         actor = self._actor(who, request.actor)
         packet = self.memory.ask(replace(request, actor=actor), who)
-        audit.recalled(self.memory.store, who, "mcp", actor)
+        audit.recalled(self.memory.store.audit, who, "mcp", actor)
         return {**packet.as_dict(), "context": packet.as_prompt()}
 
     def search_documents(
@@ -243,7 +243,7 @@ class McpServer:
                                       k=top_k, namespaces=namespaces)  # fmt: skip
         subject = actor_id if actor_id is not None else who.actor
         if subject is not None:  # a search of an actor's documents: a recall, audited
-            audit.recalled(self.memory.store, who, "mcp", subject)
+            audit.recalled(self.memory.store.audit, who, "mcp", subject)
         return {"documents": [it.as_dict() for it in found]}
 
     def get_fact(self, request: FactAsk) -> dict[str, Any]:
@@ -261,7 +261,7 @@ class McpServer:
         who = self._verify()
         actor = self._actor(who, request.actor)
         recs = self.memory.ask_records(replace(request, actor=actor))
-        audit.note(self.memory.store, who, "read", "mcp", actor=actor, records=len(recs))
+        audit.note(self.memory.store.audit, who, "read", "mcp", actor=actor, records=len(recs))
         return {"actor_id": actor, "records": [r.as_dict() for r in recs]}
 
     def forget(
@@ -278,7 +278,7 @@ class McpServer:
             owner = self._record(who, record_id, write=True).actor
             report = self.memory.forget(record_id=record_id, asked=asked(who, reason, "mcp"))
             done, verified = str(report.job_id), report.verified
-            audit.note(self.memory.store, who, "erase", "mcp", actor=owner, target=done,
+            audit.note(self.memory.store.audit, who, "erase", "mcp", actor=owner, target=done,
                        verified=verified)  # fmt: skip
             return {"record_id": record_id, **scope.deletion_report(report)}
         if not who.has_role("admin"):  # said in the words of the tool, not `need_role`'s
@@ -286,7 +286,7 @@ class McpServer:
         actor = self._actor(who, actor_id)
         report = self.memory.forget(actor=actor, asked=asked(who, reason, "mcp"))
         done, verified = str(report.job_id), report.verified
-        audit.note(self.memory.store, who, "erase", "mcp", actor=actor, target=done,
+        audit.note(self.memory.store.audit, who, "erase", "mcp", actor=actor, target=done,
                    verified=verified)  # fmt: skip
         return {"actor_id": actor, **scope.deletion_report(report)}
 

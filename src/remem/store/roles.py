@@ -1,14 +1,18 @@
 """The store interface: the one narrow door between remem and a database.
 
 Everything above it (extraction, consolidation, recall, deletion) speaks in
-the values of `remem.model`; everything below it is SQL. A backend implements
-`Store`; the conformance suite in `tests/conformance` runs on every backend.
-
-`Store` is the union of roles, each a protocol of its own, so a caller can
-depend on only what it uses: `EventLog`, `JobQueue`, `ModelCallLog`,
-`RequestLedger`, `RecordStore`, `Search`, `Erasure`, `KeyStore`, `Operations`
-and `ThreadState` (a backend declares the thread state it offers as
-`thread`, a `ThreadHost`, or None).
+the values of `remem.model`; everything below it is SQL. A store is a
+composition root of role objects, each a protocol of its own, so a caller can
+depend on only what it uses: `store.events` (`EventLog`), `store.jobs`
+(`JobQueue`), `store.model_calls` (`ModelCallLog`), `store.ledger`
+(`RequestLedger`), `store.records` (`RecordStore`), `store.backfill`
+(`VectorCatchUp`), `store.erasure` (`Erasure`), `store.audit` (`AuditLog`),
+`store.keys` (`KeyStore`), `store.actors` (`ActorListing`), `store.search`
+(`Search`), with `ROLES` naming
+them; besides, `store.thread`, `store.documents` and `store.reindexing`. `Store`
+is those attributes and the operator's `Operations`. The conformance suite in
+`tests/conformance` runs on every backend, role by role; a backend declares a
+role it lacks (`Store.lacks`).
 
 Scope is an argument of every read, never a filter applied afterwards: each
 method takes the tenant, and those that search take the actor (and optionally
@@ -25,6 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from remem.model import Event, HistoryEntry, Job, JobInfo, LLMCall, Record, Status
+from remem.store.governance import ActorListing, AuditLog, Erasure, KeyStore
 from remem.store.operations import Operations, refuse_rls_bypass
 from remem.store.values import (
     ActorSummary,
@@ -43,7 +48,6 @@ from remem.store.values import (
     SourceGrowth,
     StatusChange,
     ThreadHost,
-    Tombstone,
     VectorModel,
     Write,
     joined_sources,
@@ -60,6 +64,7 @@ if TYPE_CHECKING:
 
 # the interface's values (`remem.store.values`) are re-exported with its roles
 __all__ = [
+    "ROLES",
     "ActorListing",
     "ActorSummary",
     "ApiKey",
@@ -91,6 +96,7 @@ __all__ = [
     "Store",
     "ThreadHost",
     "ThreadState",
+    "VectorCatchUp",
     "VectorModel",
     "VectorState",
     "Write",
@@ -131,7 +137,7 @@ class EventLog(Protocol):
     ) -> tuple[list[Event], EventKey | None]:
         """A page of `list_events` read by key: after `after`, and the key for the next;
         at most `limit` events, and no more once they hold `max_bytes` of text and
-        metadata (`remem.store.flows.lookups.PAGE_BYTES` by default)."""
+        metadata (`remem.store.flows.events.PAGE_BYTES` by default)."""
         ...
 
     def get_events(self, tenant: str, event_ids: Sequence[str]) -> list[Event]: ...
@@ -318,12 +324,6 @@ class RecordStore(Protocol):
         """For those of these events some record came from: those records' ids."""
         ...
 
-    def record_vectors(
-        self, tenant: str, ids: Sequence[str], model: str
-    ) -> dict[str, npt.NDArray[np.float32]]:
-        """The stored vectors (made by `model`) of some records."""
-        ...
-
     def vector_models(self, tenant: str) -> list[VectorModel]:
         """The models whose vectors (records', events', document chunks') this tenant
         holds, noted with every vector write (`remem.memory.embedder` checks them)."""
@@ -333,7 +333,11 @@ class RecordStore(Protocol):
         """Note the embedder's fingerprint for `model`'s vectors where none is noted yet."""
         ...
 
-    # vectors written late (`remem.store.flows.backfill`: an embedder was down)
+
+class VectorCatchUp(Protocol):
+    """Vectors written late (`remem.store.flows.backfill`): the records and events an
+    embedder could not embed when they were written (it was down)."""
+
     def unembedded(self, tenant: str, limit: int) -> Unembedded:
         """Up to `limit` records and events without the vector they should have."""
         ...
@@ -404,151 +408,16 @@ class Search(Protocol):
         where the backend scans it (several fixed directions of one recall)."""
         ...
 
+    def record_vectors(
+        self, tenant: str, ids: Sequence[str], model: str
+    ) -> dict[str, npt.NDArray[np.float32]]:
+        """The stored vectors (made by `model`) of some records."""
+        ...
+
     def scope_version(self, scope: Scope) -> int | None:
         """A number that changes whenever the scope's records or vectors change (read
         before what it stamps), or None when the backend keeps none: what a cache
         of the scope's searches may be keyed on."""
-        ...
-
-
-class Erasure(Protocol):
-    """Deletion: erase, tombstone, verify by reading, and the log of deletion jobs."""
-
-    def forget_record(self, tenant: str, record_id: str, now: datetime) -> ForgetReport:
-        """Erase a record, its indexes and history text, and the text of the events it
-        came from; a summary's events are the range it covers and stay. Tombstone, verify."""
-        ...
-
-    def forget_actor(self, tenant: str, actor: str, now: datetime) -> ForgetReport:
-        """Erase every record, event, job, index entry and thread state of one actor, and
-        leave (or move to `now`) the actor's tombstone; verify by reading."""
-        ...
-
-    def is_tombstoned(self, tenant: str, actor: str, event_ids: Sequence[str]) -> bool:
-        """Whether work from these events would recreate what was erased: one of them was
-        a forgotten record's source, or the actor was erased and one of them is no longer
-        stored (it arrived before the erasure, which deleted it). Events stored after an
-        actor's erasure are a fresh start and are not covered."""
-        ...
-
-    def erased_at(self, tenant: str, actor: str) -> datetime | None:
-        """When the actor was last erased (its tombstone's time), or None."""
-        ...
-
-    def tombstones(self) -> list[Tombstone]:
-        """Every tenant's tombstones, oldest first (`remem.lifecycle.restore`)."""
-        ...
-
-    def restore_tombstones(self, tenant: str, marks: Sequence[Tombstone]) -> int:
-        """Put back `tenant`'s tombstones and empty the events they name; how many."""
-        ...
-
-    def scrub_files(self, vacuum: bool = False) -> dict[str, int]:
-        """After erasures, make them reach the storage files where the backend can;
-        return what is left over (all 0 when done). `vacuum` asks PostgreSQL to VACUUM
-        the tables an erasure touches; SQLite always merges and checkpoints."""
-        ...
-
-    def record_deletion(
-        self,
-        tenant: str,
-        target: str,
-        key: str,
-        report: ForgetReport | None,
-        error: str | None,
-        now: datetime,
-        attempts: int = 1,
-    ) -> int:
-        """Log a deletion job (target 'record' or 'actor') with its outcome; return its id."""
-        ...
-
-    def start_deletion(
-        self, tenant: str, target: str, key: str, now: datetime, actor: str | None = None,
-        asked: Asked | None = None,
-    ) -> int:  # fmt: skip
-        """Log a deletion job as running, before it erases anything (whose data, who asked
-        and why); return its id."""
-        ...
-
-    def finish_deletion(
-        self,
-        tenant: str,
-        job_id: int,
-        report: ForgetReport | None,
-        error: str | None,
-        now: datetime,
-        attempts: int,
-    ) -> None:
-        """End a deletion job `start_deletion` logged, with its outcome."""
-        ...
-
-    def settle_scope(self, tenant: str, actor: str) -> None:
-        """Drop what the backend derives from a scope's rows outside them (after an erasure
-        whose process died before reading it back)."""
-        ...
-
-    def deletions(
-        self, tenant: str, limit: int = 100, before: int | None = None
-    ) -> list[dict[str, Any]]: ...
-
-    def deletion(self, tenant: str, job_id: int) -> dict[str, Any] | None: ...
-
-
-class AuditLog(Protocol):
-    """The append-only audit log (`remem.store.flows.audit`): ids and counts, no content."""
-
-    def audit(self, tenant: str, entry: AuditEntry, now: datetime) -> None: ...
-
-    def audit_log(
-        self, tenant: str, *, actor: str | None = None, key_id: str | None = None,
-        action: str | None = None, before: int | None = None, limit: int = 100,
-    ) -> list[dict[str, Any]]: ...  # fmt: skip
-
-    def prune_audit(self, tenant: str, before: datetime) -> int: ...
-
-
-class KeyStore(Protocol):
-    """API keys: the principals of the HTTP service and the MCP server (`remem.service.keys`)."""
-
-    def add_key(self, key: ApiKey, key_hash: str) -> None:
-        """Store a new key under the hash of its secret (the secret itself is never stored)."""
-        ...
-
-    def key_by_hash(self, key_hash: str) -> ApiKey | None:
-        """The unrevoked key whose secret hashes to `key_hash`, in any tenant.
-
-        This is how a request's tenant is found, so it is the one key read that
-        cannot be bound to a tenant beforehand.
-        """
-        ...
-
-    def list_keys(self, tenant: str | None = None) -> list[ApiKey]:
-        """Every key (of one tenant), oldest first, revoked ones included."""
-        ...
-
-    def keys_page(
-        self, tenant: str, actor: str | None, after: Key | None, limit: int
-    ) -> list[ApiKey]:
-        """A keyset page of keys (one actor's, when given): by (created_at, id), after `after`."""
-        ...
-
-    def get_key(self, key_id: str, tenant: str | None = None) -> ApiKey | None:
-        """One key by id, or None (also for a key of another tenant than `tenant`)."""
-        ...
-
-    def revoke_key(self, key_id: str, now: datetime, tenant: str | None = None) -> ApiKey | None:
-        """Mark a key revoked at `now` (a revoked key keeps its first time); return it as
-        it now is, or None when there is no such key (in `tenant`, when given)."""
-        ...
-
-
-class ActorListing(Protocol):
-    """The tenant's actors with their counts (`remem.store.flows.actors`)."""
-
-    def actors(
-        self, tenant: str, *, only: str | None = None, contains: str = "", limit: int = 200
-    ) -> list[ActorSummary]:
-        """Actors (only `only`) whose name contains `contains`, most recently active first."""
         ...
 
 
@@ -574,22 +443,91 @@ class VectorState(Protocol):
 
 
 class Store(
-    EventLog,
-    JobQueue,
-    ModelCallLog,
-    RequestLedger,
-    RecordStore,
-    Search,
-    Erasure,
-    AuditLog,
-    KeyStore,
     Operations,
     ThreadState,
-    ActorListing,
     DocumentState,
     VectorState,
     Protocol,
 ):
-    """A remem database: every role at once. Implementations: `SQLiteStore` and
-    `PostgresStore`. A caller that needs only some roles takes those (e.g. a
-    `JobQueue`), so it says what it uses and a fake of it stays small."""
+    """A remem database: a composition root holding each role as an attribute.
+    Implementations: `SQLiteStore` and `PostgresStore`. A caller that needs only some
+    roles takes those (e.g. a `JobQueue`), so it says what it uses and a fake of it
+    stays small."""
+
+    @property
+    def lacks(self) -> frozenset[str]:
+        """The roles (names of `ROLES`) this backend does not offer: their conformance
+        tests skip it (`tests/conformance/conftest.py`). Empty on both today."""
+        ...
+
+    @property
+    def keys(self) -> KeyStore:
+        """API keys (`remem.store.flows.keys.ApiKeys`)."""
+        ...
+
+    @property
+    def actors(self) -> ActorListing:
+        """The tenant's actors with their counts (`remem.store.flows.actors.ActorIndex`)."""
+        ...
+
+    @property
+    def audit(self) -> AuditLog:
+        """The audit log (`remem.store.flows.audit.AuditTrail`)."""
+        ...
+
+    @property
+    def events(self) -> EventLog:
+        """The event log and its outbox of jobs (`remem.store.flows.events.Events`)."""
+        ...
+
+    @property
+    def records(self) -> RecordStore:
+        """Memory records, read and written (`remem.store.flows.records.Records`)."""
+        ...
+
+    @property
+    def backfill(self) -> VectorCatchUp:
+        """Vectors written late (`remem.store.flows.backfill.Backfill`)."""
+        ...
+
+    @property
+    def erasure(self) -> Erasure:
+        """Deletion and its log (`remem.store.flows.erasure.Erasures`)."""
+        ...
+
+    @property
+    def search(self) -> Search:
+        """Lexical and vector search and the event vectors (`remem.store.sqlite.search`,
+        `remem.store.postgres.search`)."""
+        ...
+
+    @property
+    def jobs(self) -> JobQueue:
+        """Extraction jobs (`remem.store.flows.jobs.Jobs`)."""
+        ...
+
+    @property
+    def ledger(self) -> RequestLedger:
+        """The request-id ledger of idempotent writes (`remem.store.flows.jobs.Ledger`)."""
+        ...
+
+    @property
+    def model_calls(self) -> ModelCallLog:
+        """The log of language-model calls (`remem.store.flows.jobs.ModelCalls`)."""
+        ...
+
+
+# each role a store offers: its attribute (`store.jobs`) and the protocol its object keeps
+ROLES: dict[str, type] = {
+    "events": EventLog,
+    "jobs": JobQueue,
+    "ledger": RequestLedger,
+    "model_calls": ModelCallLog,
+    "records": RecordStore,
+    "backfill": VectorCatchUp,
+    "erasure": Erasure,
+    "audit": AuditLog,
+    "keys": KeyStore,
+    "actors": ActorListing,
+    "search": Search,
+}

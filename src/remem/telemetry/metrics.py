@@ -49,7 +49,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 
-from remem.store.roles import Store
+from remem.store.roles import JobQueue, Store
 from remem.telemetry.core import METRICS_DIR_ENV
 from remem.timeutil import utcnow
 
@@ -68,8 +68,8 @@ TENANT_LABEL = "remem_tenant"  # multiprocess mode's hidden label, never exposed
 class StoreGauges(Collector):
     """The gauges read from the store at each scrape: jobs by strategy and state, lag."""
 
-    def __init__(self, store: Store, tenant: str | None, clock: Callable[[], datetime]) -> None:
-        self.store, self.tenant, self.clock = store, tenant, clock
+    def __init__(self, jobs: JobQueue, tenant: str | None, clock: Callable[[], datetime]) -> None:
+        self.jobs, self.tenant, self.clock = jobs, tenant, clock
 
     def collect(self) -> Iterator[Metric]:
         jobs = GaugeMetricFamily(
@@ -82,7 +82,7 @@ class StoreGauges(Collector):
             "Age of the oldest extraction job still waiting (pending or running); 0 if none.",
         )
         try:
-            groups = self.store.job_groups(self.tenant)
+            groups = self.jobs.job_groups(self.tenant)
         except Exception:  # a scrape must answer even when the database does not
             log.warning("metrics: reading the job queue failed", exc_info=True)
             return
@@ -200,7 +200,9 @@ class Metrics:
         shared = values.ValueClass is not values.MutexValue
         self.shared_dir = (os.environ.get(METRICS_DIR_ENV) or None) if shared else None
         pre = (TENANT_LABEL,) if self.shared_dir else ()
-        self.process = Bundle(None if self.shared_dir else StoreGauges(store, None, clock), pre)
+        self.process = Bundle(
+            None if self.shared_dir else StoreGauges(store.jobs, None, clock), pre
+        )
         self._tenants: dict[str, Bundle] = {}
         self._lock = threading.Lock()
 
@@ -209,7 +211,9 @@ class Metrics:
         with self._lock:
             found = self._tenants.get(tenant)
             if found is None:
-                found = self._tenants[tenant] = Bundle(StoreGauges(self.store, tenant, self.clock))
+                found = self._tenants[tenant] = Bundle(
+                    StoreGauges(self.store.jobs, tenant, self.clock)
+                )
             return found
 
     def _sinks(self, tenant: str | None) -> list[tuple[Bundle, tuple[str, ...]]]:
@@ -227,7 +231,7 @@ class Metrics:
             return self.process.registry if tenant is None else self.tenant(tenant).registry
         r = CollectorRegistry()
         r.register(_Folded(self.shared_dir, tenant))
-        r.register(StoreGauges(self.store, tenant, self.clock))
+        r.register(StoreGauges(self.store.jobs, tenant, self.clock))
         return r
 
     def exposition(self, tenant: str | None) -> bytes:

@@ -96,7 +96,7 @@ def event(deps: Deps, row: Mapping[str, Any], max_clock_skew: timedelta) -> Even
 def add(deps: Deps, events: Sequence[Event]) -> list[bool]:
     """Append events, each with its extraction jobs, in one transaction; per event,
     whether it was new. An erased actor's new events are logged as a fresh start."""
-    added = deps.store.add_events(events, deps.config.strategy_names) if events else []
+    added = deps.store.events.add_events(events, deps.config.strategy_names) if events else []
     actors = {e.actor for e, new in zip(events, added, strict=True) if new}
     for actor in sorted(actors):
         note = fresh_start(deps, actor)
@@ -124,11 +124,11 @@ def import_rows(
         try:
             for _, row in chunk:
                 events.append(_import_event(deps, row, seen, max_clock_skew))
-            added = deps.store.add_events(events, names)
+            added = deps.store.events.add_events(events, names)
         except (InvalidInput, RefusedContent, EventIdTaken) as exc:
             bad = exc.index if isinstance(exc, EventIdTaken) else len(events)
             if bad:  # the rows before the bad one are kept, as the message says
-                deps.store.add_events(events[:bad], names)
+                deps.store.events.add_events(events[:bad], names)
             raise _stopped_at(exc, chunk[bad][0]) from None
         imported += sum(added)
         skipped += len(added) - sum(added)

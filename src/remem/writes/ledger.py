@@ -32,7 +32,7 @@ from remem.policy import scope
 from remem.policy.scope import Principal
 
 if TYPE_CHECKING:
-    from remem.store.roles import Store
+    from remem.store.roles import RequestLedger, Store
 
 LEASE_SECONDS = 60.0  # a claim without an outcome this old is a dead claimant's: retaken
 WAIT_SECONDS = 5.0  # how long a second claimant waits for the first one's outcome
@@ -82,21 +82,21 @@ def settle(
             actor = resolve()
         except (NotFound, Forbidden) as exc:
             if rid is not None and ask.target is not None and isinstance(exc, NotFound):
-                replayed = replay_gone(store, who, rid, ask.operation, ask.target)
+                replayed = replay_gone(store.ledger, who, rid, ask.operation, ask.target)
                 if replayed is not None:
                     return replayed
             return failure(exc)
         if rid is None:
             return attempt(actor)[0]
         return once(
-            store, who.tenant, actor, rid, ask.operation, ask.target, lambda: attempt(actor)
+            store.ledger, who.tenant, actor, rid, ask.operation, ask.target, lambda: attempt(actor)
         )
     except ConflictError as exc:
         return failure(exc)
 
 
 def once(
-    store: Store,
+    ledger: RequestLedger,
     tenant: str,
     actor: str,
     request_id: str,
@@ -115,7 +115,7 @@ def once(
     token = new_id("claim")
     deadline = time.monotonic() + WAIT_SECONDS
     while True:
-        entry = store.claim_request(
+        entry = ledger.claim_request(
             tenant, actor, request_id, operation, target, token, LEASE_SECONDS
         )
         if entry.token == token:
@@ -130,21 +130,21 @@ def once(
     try:
         outcome, final = run()
     except BaseException:
-        store.release_request(tenant, actor, request_id, token)
+        ledger.release_request(tenant, actor, request_id, token)
         raise
     if final:
-        store.finish_request(tenant, actor, request_id, token, outcome)
+        ledger.finish_request(tenant, actor, request_id, token, outcome)
     else:
-        store.release_request(tenant, actor, request_id, token)
+        ledger.release_request(tenant, actor, request_id, token)
     return outcome
 
 
 def replay_gone(
-    store: Store, who: Principal, request_id: str, operation: str, target: str
+    ledger: RequestLedger, who: Principal, request_id: str, operation: str, target: str
 ) -> Outcome | None:
     """The first outcome of a request id whose record is gone (a delete retried after it
     succeeded), if `who` may act on the actor it was recorded for; None when there is none."""
-    entry = store.request_for_target(who.tenant, request_id, target)
+    entry = ledger.request_for_target(who.tenant, request_id, target)
     if entry is None or entry.outcome is None or not who.allows(entry.actor):
         return None
     if entry.operation != operation:

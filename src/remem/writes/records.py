@@ -53,7 +53,7 @@ from remem.writes.request import RememberAsk
 
 def get(deps: Deps, record_id: str) -> Record:
     """One record of the tenant; NotFound when there is none."""
-    rec = deps.store.get_record(deps.tenant, record_id)
+    rec = deps.store.records.get_record(deps.tenant, record_id)
     if rec is None:
         raise NotFound(f"no record {named(record_id)} in tenant {deps.tenant!r}")
     return rec
@@ -121,7 +121,7 @@ def remember(deps: Deps, request: RememberAsk) -> Record:
             # repeats one, never a similar text (two keys with one value stay two records)
             _, record_id = batch.add(cand, vec, namespace, valid_until=until, near=())
         write = batch.write()
-        deps.store.apply(write)
+        deps.store.records.apply(write)
         found = _written(deps, write, record_id)
         if found is not None:
             return found
@@ -141,7 +141,7 @@ def _written(deps: Deps, write: Write, record_id: str) -> Record | None:
     NotFound about an id the caller never named; None when the restated record was
     erased (nothing was stored).
     """
-    found = deps.store.get_record(deps.tenant, record_id)
+    found = deps.store.records.get_record(deps.tenant, record_id)
     if found is not None:
         return found
     return next((rec for rec in write.inserts if rec.id == record_id), None)
@@ -205,7 +205,7 @@ def update(
         flags=instruction_flags(cand.text),
     )
     write = _rows(deps, planned)
-    deps.store.apply(write)
+    deps.store.records.apply(write)
     written = _written(deps, write, new_id)
     assert written is not None  # the correction is an insert: stored, whatever came after
     return written
@@ -262,14 +262,16 @@ def approve(deps: Deps, record_id: str, *, reviewer: str) -> Record:
     previous = (
         [
             r.id
-            for r in deps.store.records_by_field(Scope(deps.tenant, rec.actor), rec.field)
+            for r in deps.store.records.records_by_field(Scope(deps.tenant, rec.actor), rec.field)
             if r.status is Status.ACTIVE and r.id != rec.id
         ]
         if rec.field
         else []
     )
     decision = Decision(Action.UPDATE, "a newer version was approved", supersedes=tuple(previous))
-    deps.store.apply(_rows(deps, plan_approval(decision, rec, now=deps.clock(), by=reviewer)))
+    deps.store.records.apply(
+        _rows(deps, plan_approval(decision, rec, now=deps.clock(), by=reviewer))
+    )
     return get(deps, rec.id)
 
 
@@ -280,7 +282,7 @@ def reject(deps: Deps, record_id: str, *, reviewer: str, reason: str = "") -> Re
     reason = nfc(reason)
     rec = _proposal(deps, record_id, reviewer)
     now = deps.clock()
-    deps.store.apply(
+    deps.store.records.apply(
         Write(
             tenant=deps.tenant,
             changes=(StatusChange(rec.id, Status.INVALID, now, None, "REJECT", reason),),
@@ -305,7 +307,7 @@ def _proposal(deps: Deps, record_id: str, reviewer: str) -> Record:
 
 def _apply(deps: Deps, planned: Planned) -> None:
     """Apply planned rows, each new record with its embedding."""
-    deps.store.apply(_rows(deps, planned))
+    deps.store.records.apply(_rows(deps, planned))
 
 
 def _rows(deps: Deps, planned: Planned) -> Write:

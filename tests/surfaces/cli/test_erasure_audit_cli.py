@@ -48,8 +48,8 @@ def test_cli_erasures_name_who_asked_and_why_and_are_audited(
 
     store = open_store(target)
     try:
-        jobs = {j["id"]: j for j in store.deletions("default", 10)}
-        rows = store.audit_log("default", action="erase")
+        jobs = {j["id"]: j for j in store.erasure.deletions("default", 10)}
+        rows = store.audit.audit_log("default", action="erase")
     finally:
         store.close()
     record_job, actor_job = jobs[one["job_id"]], jobs[whole["job_id"]]
@@ -88,8 +88,8 @@ def test_records_import_deletes_name_who_asked_and_are_audited_once(
     assert first["results"][0]["status"] == again["results"][0]["status"] == "deleted"
     store = open_store(target)
     try:
-        (job,) = store.deletions("default", 10)
-        rows = store.audit_log("default", action="erase")
+        (job,) = store.erasure.deletions("default", 10)
+        rows = store.audit.audit_log("default", action="erase")
     finally:
         store.close()
     assert (job["actor"], job["requester"], job["reason"]) == ("ann", f"cli: {os_user()}", "DSR-5")
@@ -104,8 +104,8 @@ def test_cli_key_creation_and_revocation_are_audited(
     cli(capsys, target, "keys", "revoke", made["id"])
     store = open_store(target)
     try:
-        rows = store.audit_log("acme")
-        elsewhere = store.audit_log("default")
+        rows = store.audit.audit_log("acme")
+        elsewhere = store.audit.audit_log("default")
     finally:
         store.close()
     said = [(r["key_id"], r["action"], r["actor"], r["target"], r["detail"]) for r in rows[::-1]]

@@ -60,11 +60,11 @@ def _seed(db: str) -> tuple[dict[str, str], dict[str, str]]:
     store = open_store(db)
     try:
         made = {
-            "admin": keyring.create_key(store, tenant="acme", role="admin"),
-            "agent": keyring.create_key(store, tenant="acme"),
-            "reviewer": keyring.create_key(store, tenant="acme", role="reviewer"),
-            "alice": keyring.create_key(store, tenant="acme", actor="alice", role="admin"),
-            "globex": keyring.create_key(store, tenant="globex", role="admin"),
+            "admin": keyring.create_key(store.keys, tenant="acme", role="admin"),
+            "agent": keyring.create_key(store.keys, tenant="acme"),
+            "reviewer": keyring.create_key(store.keys, tenant="acme", role="reviewer"),
+            "alice": keyring.create_key(store.keys, tenant="acme", actor="alice", role="admin"),
+            "globex": keyring.create_key(store.keys, tenant="globex", role="admin"),
         }
         mem = Memory(store, tenant="acme", embedder=HashEmbedder())
         mem.add_event(actor="alice", session="s1", role="user", text="I live in Paris")
@@ -142,9 +142,9 @@ def test_sign_in_keeps_no_key_and_ends_with_logout_or_revocation(console_db: Con
     c.sign_in("agent")
     assert c.page("/console/actors").status_code == 200
     svc = c.client.app.state.service
-    agent = keyring.verify_key(svc.store, c.keys["agent"])
+    agent = keyring.verify_key(svc.store.keys, c.keys["agent"])
     assert agent is not None
-    keyring.revoke_key(svc.store, agent.key_id)
+    keyring.revoke_key(svc.store.keys, agent.key_id)
     assert c.client.get("/console/actors", follow_redirects=False).status_code == 303
 
 
@@ -252,13 +252,13 @@ def test_review_diffs_and_only_a_reviewer_approves(console: Console) -> None:
     assert refused.status_code == 403
     assert error(refused) == "this operation needs a reviewer key; this key is agent"
     svc = c.client.app.state.service
-    assert svc.store.get_record("acme", c.ids["v2"]).status.value == "proposed"
+    assert svc.store.records.get_record("acme", c.ids["v2"]).status.value == "proposed"
 
     c.sign_in("reviewer")
     approved = c.post(f"/console/review/{c.ids['v2']}/approve")
     assert approved.status_code == 200 and f"approved {c.ids['v2']}" in approved.text
-    assert svc.store.get_record("acme", c.ids["v2"]).status.value == "active"
-    assert svc.store.get_record("acme", c.ids["v1"]).status.value == "invalid"
+    assert svc.store.records.get_record("acme", c.ids["v2"]).status.value == "active"
+    assert svc.store.records.get_record("acme", c.ids["v1"]).status.value == "invalid"
 
     v3 = svc.memory("acme").propose_procedure(text="Shout at the user", name="greet")
     c.post(f"/console/review/{v3.id}/reject", reason="rude <b>")
@@ -283,8 +283,8 @@ def test_every_state_change_needs_the_sessions_csrf_token(console: Console) -> N
             refused = c.client.post(path, data=sent)
             assert refused.status_code == 403, path
             assert "CSRF" in error(refused)
-    assert svc.store.get_record("acme", c.ids["v2"]).status.value == "proposed"
-    assert svc.store.get_record("acme", c.ids["tea"]) is not None
+    assert svc.store.records.get_record("acme", c.ids["v2"]).status.value == "proposed"
+    assert svc.store.records.get_record("acme", c.ids["tea"]) is not None
     assert svc.memory("acme").records(actor="bob")
 
 
@@ -324,8 +324,8 @@ def test_jobs_by_state_with_last_errors_and_retry_for_admins(console: Console) -
     mem = svc.memory("acme")
     mem.add_event(actor="alice", session="s3", role="user", text="I like jazz")
     now = utcnow()
-    for job in svc.store.claim_jobs(now, 10, 60):
-        svc.store.fail_job(job.id, "endpoint <down>", now, max_attempts=1)
+    for job in svc.store.jobs.claim_jobs(now, 10, 60):
+        svc.store.jobs.fail_job(job.id, "endpoint <down>", now, max_attempts=1)
     c.sign_in("agent")
     page = c.page("/console/jobs", status="failed").text
     assert "endpoint &lt;down&gt;" in page and 'id="retry"' not in page
@@ -381,7 +381,7 @@ def test_erasure_needs_the_typed_name_and_shows_the_receipt(console_db: Console)
     assert c.post("/console/erasure/record", record_id=tea, confirm=tea).status_code == 422
     gone = c.post("/console/erasure/record", record_id=tea, confirm=tea, reason="DSR-3")
     assert f"forgot record {tea}: verified" in gone.text
-    assert svc.store.get_record("acme", tea) is None
+    assert svc.store.records.get_record("acme", tea) is None
 
 
 # -- search, pages, transcripts (issue 39) ------------------------------------------------
@@ -473,20 +473,20 @@ def test_correct_a_record_from_its_page_as_a_new_confirmed_version(console_db: C
     assert 'id="correct"' not in c.page(f"/console/records/{berlin}").text
     refused = c.post(f"/console/records/{berlin}/correct", text="Lives in Munich")
     assert refused.status_code == 403
-    assert svc.store.get_record("acme", berlin).status.value == "active"
+    assert svc.store.records.get_record("acme", berlin).status.value == "active"
 
     c.sign_in("reviewer")
     assert 'id="correct"' in c.page(f"/console/records/{berlin}").text
     assert c.post(f"/console/records/{berlin}/correct", text=" ").status_code == 422
     done = c.post(f"/console/records/{berlin}/correct", text="Lives in Munich")
     assert done.status_code == 200 and f"supersedes {berlin}" in done.text
-    new = svc.store.get_record("acme", str(done.url).rsplit("/", 1)[1])
+    new = svc.store.records.get_record("acme", str(done.url).rsplit("/", 1)[1])
     assert (new.text, new.authority.value, new.supersedes) == (
         "Lives in Munich",
         "confirmed",
         berlin,
     )
-    old = svc.store.get_record("acme", berlin)
+    old = svc.store.records.get_record("acme", berlin)
     assert old.status.value == "invalid" and old.superseded_by == new.id
     said = [h.reason for h in svc.memory("acme").history(berlin)]
     assert f"corrected by console key {_principal(c, 'reviewer')}" in said
@@ -517,7 +517,7 @@ def test_forget_from_the_record_page_needs_a_reason_and_the_receipt_names_everyt
     assert 'id="forget"' in page.text
     no_reason = c.post(f"/console/records/{berlin}/forget", confirm=berlin, reason=" ")
     assert no_reason.status_code == 422 and error(no_reason) == "reason is required"
-    assert svc.store.get_record("acme", berlin) is not None  # nothing lost
+    assert svc.store.records.get_record("acme", berlin) is not None  # nothing lost
     done = c.post(f"/console/records/{berlin}/forget", confirm=berlin, reason="ticket DSR-7")
     assert done.status_code == 200 and f"forgot record {berlin}: verified" in done.text
     receipt_card = done.text.split('id="receipt"')[1].split("</section>")[0]

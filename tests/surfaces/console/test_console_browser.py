@@ -147,8 +147,8 @@ def _seed(db: str) -> None:
             actor="carol", text="Sees a cardiologist", field="health", sensitivity="sensitive"
         )
         now = utcnow()
-        for job in mem.store.claim_jobs(now, 10, 60):  # as a worker whose model is down would
-            mem.store.fail_job(job.id, FAILURE, now, max_attempts=1)
+        for job in mem.store.jobs.claim_jobs(now, 10, 60):  # as a worker whose model is down would
+            mem.store.jobs.fail_job(job.id, FAILURE, now, max_attempts=1)
         v1 = mem.propose_procedure(
             text="Greet the user by name. Answer in their language.", name="greeting"
         )

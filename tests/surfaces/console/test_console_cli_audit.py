@@ -35,7 +35,7 @@ def test_cli_erasures_and_key_changes_show_in_the_console_audit_log(
     monkeypatch.setenv("REMEM_MINILM_DIR", "/nonexistent")
     store = open_store(db)
     try:
-        _, secret = keyring.create_key(store, tenant="acme", role="admin")
+        _, secret = keyring.create_key(store.keys, tenant="acme", role="admin")
         mem = Memory(store, tenant="acme", embedder=HashEmbedder())
         veg = mem.remember(actor="bob", text="Bob is vegetarian")
     finally:

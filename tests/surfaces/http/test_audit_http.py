@@ -39,7 +39,7 @@ def api(db: str) -> Iterator[Api]:
         keys = {}
         for name, actor, role in (("admin", None, "admin"), ("alice", "alice", "admin"),
                                   ("agent", None, "agent")):  # fmt: skip
-            key, secret = keyring.create_key(store, tenant="acme", actor=actor, role=role)
+            key, secret = keyring.create_key(store.keys, tenant="acme", actor=actor, role=role)
             keys[name] = (key.id, secret)
     finally:
         store.close()
@@ -72,8 +72,8 @@ def test_batch_erasures_name_who_asked_and_why_and_are_audited(api: Api, db: str
 
     store = open_store(db)
     try:
-        found = {j["id"]: j for j in store.deletions("acme", 10)}
-        rows = store.audit_log("acme", action="erase")
+        found = {j["id"]: j for j in store.erasure.deletions("acme", 10)}
+        rows = store.audit.audit_log("acme", action="erase")
     finally:
         store.close()
     admin = api.key_id("admin")
@@ -204,7 +204,7 @@ def test_the_client_sends_an_erasure_reason_in_the_body(db: str) -> None:
 
     store = open_store(db)
     try:
-        _, secret = keyring.create_key(store, tenant="acme", role="admin")
+        _, secret = keyring.create_key(store.keys, tenant="acme", role="admin")
     finally:
         store.close()
     sent: list[str] = []

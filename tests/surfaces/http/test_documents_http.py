@@ -32,10 +32,10 @@ class Api:
 def api(db: str) -> Iterator[Api]:
     store = open_store(db)
     keys = {
-        "admin": keyring.create_key(store, tenant="acme", role="admin")[1],
-        "alice": keyring.create_key(store, tenant="acme", actor="alice")[1],
-        "bob": keyring.create_key(store, tenant="acme", actor="bob")[1],
-        "other": keyring.create_key(store, tenant="globex", role="admin")[1],
+        "admin": keyring.create_key(store.keys, tenant="acme", role="admin")[1],
+        "alice": keyring.create_key(store.keys, tenant="acme", actor="alice")[1],
+        "bob": keyring.create_key(store.keys, tenant="acme", actor="bob")[1],
+        "other": keyring.create_key(store.keys, tenant="globex", role="admin")[1],
     }
     store.close()
     app = create_app(db, worker=False, max_body_bytes=64 * 1024)

@@ -31,9 +31,9 @@ class Api:
 def api(db: str) -> Iterator[Api]:
     store = open_store(db)
     keys = {
-        "admin": keyring.create_key(store, tenant="acme", role="admin")[1],
-        "alice": keyring.create_key(store, tenant="acme", actor="alice", role="admin")[1],
-        "bob": keyring.create_key(store, tenant="acme", actor="bob")[1],
+        "admin": keyring.create_key(store.keys, tenant="acme", role="admin")[1],
+        "alice": keyring.create_key(store.keys, tenant="acme", actor="alice", role="admin")[1],
+        "bob": keyring.create_key(store.keys, tenant="acme", actor="bob")[1],
     }
     store.close()
     with TestClient(create_app(db, worker=False)) as client:  # the jobs stay pending

@@ -37,10 +37,12 @@ def _keys(db: str) -> dict[str, str]:
     store = open_store(db)
     try:
         return {
-            "admin": keyring.create_key(store, tenant="acme", role="admin")[1],
-            "agent": keyring.create_key(store, tenant="acme")[1],
-            "alice_admin": keyring.create_key(store, tenant="acme", actor="alice", role="admin")[1],
-            "other": keyring.create_key(store, tenant="other", role="admin")[1],
+            "admin": keyring.create_key(store.keys, tenant="acme", role="admin")[1],
+            "agent": keyring.create_key(store.keys, tenant="acme")[1],
+            "alice_admin": keyring.create_key(
+                store.keys, tenant="acme", actor="alice", role="admin"
+            )[1],
+            "other": keyring.create_key(store.keys, tenant="other", role="admin")[1],
         }
     finally:
         store.close()

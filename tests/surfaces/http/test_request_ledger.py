@@ -98,11 +98,11 @@ def test_a_dead_claim_is_retaken_and_a_live_one_is_a_conflict(
     _short_wait(monkeypatch)
     with Memory.open(db, tenant="acme") as mem:
         # a process that claimed "r1" and died: its lease has passed
-        mem.store.claim_request("acme", "alice", "r1", "create", None, "dead", -1)
+        mem.store.ledger.claim_request("acme", "alice", "r1", "create", None, "dead", -1)
         (taken,) = mem.write_records([_create("alice", "Alice keeps bees")])
         assert taken["status"] == "created"
         # a claimant that is alive (another server, mid-write): wait, then conflict
-        mem.store.claim_request("acme", "alice", "r2", "create", None, "alive", 60)
+        mem.store.ledger.claim_request("acme", "alice", "r2", "create", None, "alive", 60)
         (busy,) = mem.write_records([_create("alice", "Alice keeps wasps", rid="r2")])
         assert busy["error"]["code"] == "conflict" and "in progress" in busy["error"]["message"]
         assert [r.text for r in mem.records(actor="alice")] == ["Alice keeps bees"]
@@ -143,9 +143,9 @@ def _keys(db: str) -> dict[str, str]:
     store = open_store(db)
     try:
         return {
-            "alice": keyring.create_key(store, tenant="acme", actor="alice")[1],
-            "bob": keyring.create_key(store, tenant="acme", actor="bob")[1],
-            "agent": keyring.create_key(store, tenant="acme")[1],
+            "alice": keyring.create_key(store.keys, tenant="acme", actor="alice")[1],
+            "bob": keyring.create_key(store.keys, tenant="acme", actor="bob")[1],
+            "agent": keyring.create_key(store.keys, tenant="acme")[1],
         }
     finally:
         store.close()
@@ -213,7 +213,7 @@ def test_http_a_live_claim_is_409_in_progress(db: str, monkeypatch: pytest.Monke
     _short_wait(monkeypatch)
     keys = _keys(db)
     with TestClient(create_app(db, worker=False)) as client:
-        client.app.state.service.store.claim_request(  # type: ignore[attr-defined]
+        client.app.state.service.store.ledger.claim_request(  # type: ignore[attr-defined]
             "acme", "alice", "r1", "create", None, "another-server", 60
         )
         item = {"request_id": "r1", "text": "Alice keeps bees"}

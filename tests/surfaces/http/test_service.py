@@ -432,10 +432,10 @@ def check_keys_commands(db: str) -> None:
     assert [k["id"] for k in listed["keys"]] == [key["id"]] and "key" not in listed["keys"][0]
     store = open_store(db)
     try:
-        assert keyring.verify_key(store, key["key"]) is not None
+        assert keyring.verify_key(store.keys, key["key"]) is not None
         revoked = keys_cli(db, "revoke", key["id"])
         assert revoked["revoked_at"] and revoked["id"] == key["id"]
-        assert keyring.verify_key(store, key["key"]) is None
+        assert keyring.verify_key(store.keys, key["key"]) is None
         assert keys_cli(db, "list", "--tenant", "acme")["keys"] == [revoked]
         assert keys_cli(db, "list", "--tenant", "globex")["keys"] == []
     finally:

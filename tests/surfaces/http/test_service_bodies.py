@@ -127,7 +127,7 @@ def _code(raw: bytes) -> str:
 @contextmanager
 def _served(db: str) -> Iterator[tuple[int, str]]:
     store = open_store(db)
-    key = keyring.create_key(store, tenant="acme", actor="alice")[1]
+    key = keyring.create_key(store.keys, tenant="acme", actor="alice")[1]
     store.close()
     app = create_app(
         db,

@@ -90,14 +90,14 @@ def test_stdio_tools_scope_and_forget(tmp_path: Path, mcp_db: str) -> None:
     # the erasure names its actor and who asked, and the audit log has it (no content)
     store = open_store(db)
     try:
-        job = store.deletions("acme", 1)[0]
+        job = store.erasure.deletions("acme", 1)[0]
         assert job["actor"] == "alice" and job["requester"] == "mcp: agent key for actor alice"
         assert job["requested_by"] is not None and job["reason"] is None
-        (row,) = store.audit_log("acme", action="erase")
+        (row,) = store.audit.audit_log("acme", action="erase")
         assert (row["actor"], row["target"], row["detail"]["surface"]) == (
             "alice", str(job["id"]), "mcp"
         )  # fmt: skip
-        assert "peanut" not in json.dumps(store.audit_log("acme")).lower()
+        assert "peanut" not in json.dumps(store.audit.audit_log("acme")).lower()
     finally:
         store.close()
 

@@ -94,7 +94,7 @@ def run_http_bench(
                     f"the database named by --db already holds {held['records']} records and "
                     f"{held['events']} events; bench builds its own data, name an empty database"
                 )
-            _, key = keyring.create_key(store, tenant="bench")
+            _, key = keyring.create_key(store.keys, tenant="bench")
         finally:
             store.close()
         server = BenchServer(target, lexical=lexical, log=Path(tmp) / "server.log")
@@ -320,7 +320,7 @@ def _prepare(target: str, records: int, say: Progress) -> tuple[str, bool, str]:
         emb = mem.embedder or HashEmbedder()
         say(f"embedder: {emb.name}")
         synthetic._load(mem, emb, records, records, say, [])
-        _, key = keyring.create_key(mem.store, tenant=mem.tenant)
+        _, key = keyring.create_key(mem.store.keys, tenant=mem.tenant)
         return key, mem.embedder is None, emb.name
 
 

@@ -107,7 +107,7 @@ def run_llm_bench(
             t0 = time.perf_counter()
             result = mem.process()
             wall = time.perf_counter() - t0
-            usage = mem.store.llm_usage(mem.tenant)
+            usage = mem.store.model_calls.llm_usage(mem.tenant)
     say(f"processed {events} events in {wall:.2f}s: {result.as_dict()}")
     inside_calls = float(usage["seconds"])  # client-side time inside model calls
     embedding = emb.seconds if emb is not None else 0.0

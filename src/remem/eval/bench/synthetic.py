@@ -236,7 +236,7 @@ def _insert(
             in_scope = max(0, min(len(batch), scope_n - (i + 1 - len(batch))))
             # the scope's vectors as stored (float16), for the brute-force baseline
             scan.append(nudged[:in_scope].astype(np.float16).astype(np.float32))
-            mem.store.apply(
+            mem.store.records.apply(
                 Write(tenant=mem.tenant, inserts=tuple(batch), vectors=tuple(nudged),
                       vector_model=emb.name)
             )  # fmt: skip
@@ -281,7 +281,9 @@ def _add_one(mem: Memory, emb: Embedder, who: str) -> None:
         valid_from=when, created_at=when, updated_at=when, status=Status.ACTIVE,
     )  # fmt: skip
     vec = emb.embed([text])[0]
-    mem.store.apply(Write(tenant=mem.tenant, inserts=(rec,), vectors=(vec,), vector_model=emb.name))
+    mem.store.records.apply(
+        Write(tenant=mem.tenant, inserts=(rec,), vectors=(vec,), vector_model=emb.name)
+    )
 
 
 def _recall_after_add(mem: Memory, emb: Embedder, who: str) -> float:
@@ -317,7 +319,7 @@ def _baselines(
         top = np.argpartition(-scores, min(10, len(scores) - 1))[:10]
         top[np.argsort(-scores[top])]
         t2 = time.perf_counter()
-        mem.store.search_records(scope, _query(i), 100)
+        mem.store.search.search_records(scope, _query(i), 100)
         t3 = time.perf_counter()
         embed_t.append((t1 - t0) * 1000)
         scan_t.append((t2 - t1) * 1000)

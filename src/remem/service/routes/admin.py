@@ -56,7 +56,15 @@ def forget_subject(
     actor = scope.actor_for(who, actor_id)
     report = svc.memory(who.tenant).forget(actor=actor, asked=asked(who, reason, via))
     done = str(report.job_id)
-    audit.note(svc.store, who, "erase", via, actor=actor, target=done, verified=report.verified)
+    audit.note(
+        svc.store.audit,
+        who,
+        "erase",
+        via,
+        actor=actor,
+        target=done,
+        verified=report.verified,
+    )
     return {"actor_id": actor, **scope.deletion_report(report)}
 
 
@@ -86,7 +94,7 @@ def subject_export(
     actor = scope.actor_for(who, actor_id)
     rows = svc.memory(who.tenant).export(actor=actor)
     first = next(rows, None)
-    audit.note(svc.store, who, "export", via, actor=actor)
+    audit.note(svc.store.audit, who, "export", via, actor=actor)
     return actor, _json_body(actor, first, rows)
 
 
@@ -150,7 +158,7 @@ def list_deletions(
     scope.need_role(who, "admin")
     after = paging.read("deletions", (who.tenant,), cursor, (paging.NUMBER,))
     before = None if after is None else int(after[0])
-    found = svc.store.deletions(who.tenant, limit + 1, before)
+    found = svc.store.erasure.deletions(who.tenant, limit + 1, before)
     rows, next_cursor = paging.page(found, limit, lambda d: (d["id"],), "deletions", (who.tenant,))
     return {"deletions": rows, "next_cursor": next_cursor}
 
@@ -167,7 +175,7 @@ def deletion_receipt(deletion_id: int, who: Who, svc: Svc) -> dict[str, Any]:
     removed and whether it was verified; ids and counts only, never erased content
     (`remem.lifecycle.receipt`). A key for one actor sees its actor's erasures only."""
     scope.need_role(who, "admin")
-    job = svc.store.deletion(who.tenant, deletion_id)
+    job = svc.store.erasure.deletion(who.tenant, deletion_id)
     if job is None or who.actor not in (None, job.get("actor")):
         raise NotFound(f"no deletion job {deletion_id} in this tenant")
     return receipt(who.tenant, job)
@@ -190,7 +198,7 @@ def list_keys(
     query = (who.tenant, who.actor)
     after = paging.read("keys", query, cursor, (paging.TIME, paging.TEXT))
     at = None if after is None else (after[0], after[1])
-    found = svc.store.keys_page(who.tenant, who.actor, at, limit + 1)
+    found = svc.store.keys.keys_page(who.tenant, who.actor, at, limit + 1)
     # oldest first: the cursor holds the last key handed out, the next page starts after it
     keys, next_cursor = paging.page(found, limit, _key_of, "keys", query)
     return {"keys": [k.as_dict() for k in keys], "next_cursor": next_cursor}
@@ -215,9 +223,9 @@ def create_key(body: KeyIn, who: Who, svc: Svc, via: Via = "api") -> dict[str, A
     if actor is not None:
         scope.allow(who, actor)
     key, secret = keyring.create_key(
-        svc.store, tenant=who.tenant, actor=actor, role=body.role, name=body.name
+        svc.store.keys, tenant=who.tenant, actor=actor, role=body.role, name=body.name
     )
-    audit.note(svc.store, who, "key_create", via, actor=actor, target=key.id)
+    audit.note(svc.store.audit, who, "key_create", via, actor=actor, target=key.id)
     return {**key.as_dict(), "key": secret}
 
 
@@ -232,11 +240,11 @@ def create_key(body: KeyIn, who: Who, svc: Svc, via: Via = "api") -> dict[str, A
 def revoke_key(key_id: str, who: Who, svc: Svc, via: Via = "api") -> dict[str, Any]:
     """Revoke a key of the caller's tenant at once (admins)."""
     scope.need_role(who, "admin")
-    mine = svc.store.get_key(key_id, who.tenant)
+    mine = svc.store.keys.get_key(key_id, who.tenant)
     if mine is None or who.actor not in (None, mine.actor):
         raise NotFound(f"no API key {named(key_id)} in this tenant")
-    revoked = keyring.revoke_key(svc.store, key_id, who.tenant)
-    audit.note(svc.store, who, "key_revoke", via, actor=mine.actor, target=key_id)
+    revoked = keyring.revoke_key(svc.store.keys, key_id, who.tenant)
+    audit.note(svc.store.audit, who, "key_revoke", via, actor=mine.actor, target=key_id)
     return revoked.as_dict()
 
 
@@ -274,7 +282,7 @@ def list_audit(
     query = (who.tenant, actor, key_id, action)
     after = paging.read("audit", query, cursor, (paging.NUMBER,))
     before = None if after is None else int(after[0])
-    found = svc.store.audit_log(
+    found = svc.store.audit.audit_log(
         who.tenant, actor=actor, key_id=key_id, action=action, before=before, limit=limit + 1
     )
     rows, next_cursor = paging.page(found, limit, lambda r: (r["id"],), "audit", query)

@@ -60,7 +60,7 @@ def principal(
     Its tenant is left in the request state, for the tenant's request metrics."""
     if creds is None:
         raise Unauthorized("send Authorization: Bearer KEY (create one: remem keys create)")
-    who = keyring.verify_key(svc.store, creds.credentials)
+    who = keyring.verify_key(svc.store.keys, creds.credentials)
     if who is None:
         raise Unauthorized("the API key is unknown or revoked")
     request.state.remem_tenant = who.tenant  # remem.telemetry.http.TENANT_STATE
@@ -73,7 +73,9 @@ Who = Annotated[Principal, Depends(principal)]
 def record(svc: Service, who: Principal, record_id: str, *, write: bool = False) -> Record:
     """A record the key may see (shared procedures are readable by every key of the tenant),
     and with `write` may change (403 for a shared one it may only read)."""
-    return scope.visible(who, svc.store.get_record(who.tenant, record_id), record_id, write=write)
+    return scope.visible(
+        who, svc.store.records.get_record(who.tenant, record_id), record_id, write=write
+    )
 
 
 def refuses_body(*query: str, fields: tuple[str, ...] = ()) -> Any:

@@ -231,7 +231,7 @@ def list_documents(
     asked = None if doc_scope is None else _owner(doc_scope)
     if asked is not None:
         owners[asked] += 0  # an actor's empty listing is a read of that actor too
-    audit.read_many(svc.store, who, via, owners, "documents")
+    audit.read_many(svc.store.audit, who, via, owners, "documents")
     return {"documents": [d.as_dict() for d in docs], "next_cursor": next_cursor}
 
 
@@ -254,7 +254,7 @@ def get_document(document_id: str, who: Who, svc: Svc, via: Via = "api") -> dict
     doc, chunks = flows.get(svc.memory(who.tenant).deps, who, document_id)
     owner = _owner(doc.scope_key)
     if owner is not None:
-        audit.note(svc.store, who, "read", via, actor=owner, target=document_id, documents=1)
+        audit.note(svc.store.audit, who, "read", via, actor=owner, target=document_id, documents=1)
     return {"document": doc.as_dict(), "chunks": [c.as_dict() for c in chunks]}
 
 
@@ -275,7 +275,7 @@ def search_documents(body: SearchIn, who: Who, svc: Svc, via: Via = "api") -> di
     )  # fmt: skip
     subject = body.actor_id if body.actor_id is not None else who.actor
     if subject is not None:
-        audit.recalled(svc.store, who, via, subject)
+        audit.recalled(svc.store.audit, who, via, subject)
     return {"documents": [it.as_dict() for it in items]}
 
 
@@ -300,6 +300,6 @@ def remove_document(document_id: str, who: Who, svc: Svc, via: Via = "api") -> d
     except NotFound:
         raise NotFound(f"no document {named(document_id)} for this key") from None
     owner = where.name if where.kind == "actor" else None
-    audit.note(svc.store, who, "document_remove", via, actor=owner, target=document_id,
+    audit.note(svc.store.audit, who, "document_remove", via, actor=owner, target=document_id,
                job=report.job_id or 0, verified=report.verified)  # fmt: skip
     return {"document_id": document_id, **scope.deletion_report(report)}

@@ -120,7 +120,7 @@ def list_events(
         check_name("session", session_id)
     mem = svc.memory(who.tenant)
     rows, key = mem.events_page(actor=actor, session=session_id, after=_key(cursor), limit=limit)
-    audit.note(svc.store, who, "read", via, actor=actor, target=session_id, events=len(rows))
+    audit.note(svc.store.audit, who, "read", via, actor=actor, target=session_id, events=len(rows))
     return {
         "events": [
             {

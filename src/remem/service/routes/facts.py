@@ -35,7 +35,7 @@ def get_fact(
     """One field's value by exact lookup (200 always): `status` is found, conflict
     (each candidate with provenance) or not_found. Audited as a recall (`recalled`)."""
     actor = scope.actor_for(who, actor_id)
-    audit.recalled(svc.store, who, via, actor)
+    audit.recalled(svc.store.audit, who, via, actor)
     request = FactAsk(actor=actor, field=field, as_of=as_of, known_at=known_at, valid_at=valid_at)
     return svc.memory(who.tenant).ask_fact(request).as_dict()
 
@@ -62,7 +62,7 @@ def get_profile(
     ids, highest authority then newest first, cut to `budget_tokens`. Audited as a
     recall (`recalled`)."""
     actor = scope.actor_for(who, actor_id)
-    audit.recalled(svc.store, who, via, actor)
+    audit.recalled(svc.store.audit, who, via, actor)
     request = ProfileAsk(actor=actor, as_of=as_of, known_at=known_at, valid_at=valid_at,
                          max_sensitivity=max_sensitivity, budget=budget_tokens)  # fmt: skip
     return svc.memory(who.tenant).ask_profile(request).as_dict()

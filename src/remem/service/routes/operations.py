@@ -69,7 +69,7 @@ def readyz(svc: Svc) -> JSONResponse:
 def jobs(who: Who, svc: Svc) -> dict[str, Any]:
     """Extraction job counts by status of the key's scope: the tenant's, or for a key
     narrowed to one actor, those of that actor's events."""
-    return svc.store.job_counts(who.tenant, who.actor)
+    return svc.store.jobs.job_counts(who.tenant, who.actor)
 
 
 @router.get(
@@ -97,7 +97,7 @@ def list_jobs(
     query = (who.tenant, who.actor, status)
     after = paging.read("jobs", query, cursor, (paging.NUMBER,))
     before = None if after is None else int(after[0])
-    found = svc.store.list_jobs(who.tenant, status, limit + 1, who.actor, before)
+    found = svc.store.jobs.list_jobs(who.tenant, status, limit + 1, who.actor, before)
     jobs, next_cursor = paging.page(found, limit, lambda j: (j.id,), "jobs", query)
     return {"jobs": [j.as_dict() for j in jobs], "next_cursor": next_cursor}
 

@@ -87,7 +87,7 @@ def approve(record_id: str, who: Who, svc: Svc, via: Via = "api") -> dict[str, A
     owner = record(svc, who, record_id).actor
     scope.authorize(who, "review", owner)
     done = svc.memory(who.tenant).approve(record_id, reviewer=who.key_id).as_dict()
-    audit.note(svc.store, who, "approve", via, actor=owner, target=record_id)
+    audit.note(svc.store.audit, who, "approve", via, actor=owner, target=record_id)
     return done
 
 
@@ -108,5 +108,5 @@ def reject(
     scope.authorize(who, "review", owner)
     reason = body.reason if body is not None else ""
     done = svc.memory(who.tenant).reject(record_id, reviewer=who.key_id, reason=reason)
-    audit.note(svc.store, who, "reject", via, actor=owner, target=record_id)
+    audit.note(svc.store.audit, who, "reject", via, actor=owner, target=record_id)
     return done.as_dict()

@@ -44,5 +44,5 @@ def answer(
     request = RecallAsk(**dict(body))
     actor = scope.recall_actor(who, request.actor, request.namespace)
     packet = svc.memory(who.tenant).ask(replace(request, actor=actor), who)
-    audit.recalled(svc.store, who, via, actor)
+    audit.recalled(svc.store.audit, who, via, actor)
     return {**packet.as_dict(), "context": packet.as_prompt()}

@@ -102,7 +102,7 @@ def list_memories(
                          namespace=namespace, metadata=wanted)  # fmt: skip
     found = reads.records_page(mem.deps, request, _key(after))
     recs, next_cursor = paging.page(found, limit, _record_key, "memories", query)
-    audit.note(svc.store, who, "read", via, actor=actor, records=len(recs))
+    audit.note(svc.store.audit, who, "read", via, actor=actor, records=len(recs))
     return {"records": [r.as_dict() for r in recs], "next_cursor": next_cursor}
 
 
@@ -124,7 +124,7 @@ def _key(after: tuple[Any, ...] | None) -> tuple[datetime, str] | None:
 def get_memory(record_id: str, who: Who, svc: Svc, via: Via = "api") -> dict[str, Any]:
     """One record (GetMemoryRecord); another tenant's or actor's id is 404."""
     found = record(svc, who, record_id)
-    audit.note(svc.store, who, "read", via, actor=found.actor, target=record_id, records=1)
+    audit.note(svc.store.audit, who, "read", via, actor=found.actor, target=record_id, records=1)
     return found.as_dict()
 
 
@@ -139,7 +139,7 @@ def memory_history(record_id: str, who: Who, svc: Svc, via: Via = "api") -> dict
     """Every change of a record, oldest first (audited: a `read`)."""
     found = record(svc, who, record_id)
     entries = svc.memory(who.tenant).history(record_id)
-    audit.note(svc.store, who, "read", via, actor=found.actor, target=record_id, records=1)
+    audit.note(svc.store.audit, who, "read", via, actor=found.actor, target=record_id, records=1)
     return {"history": [h.as_dict() for h in entries]}
 
 
@@ -164,7 +164,7 @@ def delete_memory(
     report = svc.memory(who.tenant).forget(record_id=record_id, asked=asked(who, reason, via))
     done = report.job_id
     audit.note(
-        svc.store, who, "erase", via, actor=owner, target=str(done), verified=report.verified
+        svc.store.audit, who, "erase", via, actor=owner, target=str(done), verified=report.verified
     )
     return {"record_id": record_id, **scope.deletion_report(report)}
 
@@ -279,7 +279,15 @@ def _erase(
     the deletion job, and the erasure to the audit log."""
     report = svc.memory(who.tenant).forget(record_id=record_id, asked=asked(who, reason, via))
     done = str(report.job_id)
-    audit.note(svc.store, who, "erase", via, actor=actor, target=done, verified=report.verified)
+    audit.note(
+        svc.store.audit,
+        who,
+        "erase",
+        via,
+        actor=actor,
+        target=done,
+        verified=report.verified,
+    )
     return {"status": 200, "record_id": record_id, **scope.deletion_report(report)}
 
 
@@ -342,6 +350,6 @@ def _with_record(svc: Service, who: Principal, result: dict[str, Any]) -> dict[s
     """Add the record's current state to a successful create or update."""
     rid = result.get("record_id")
     if rid and result["status"] < 300 and "deleted" not in result:
-        rec = svc.store.get_record(who.tenant, rid)
+        rec = svc.store.records.get_record(who.tenant, rid)
         result["record"] = rec.as_dict() if rec is not None else None
     return result

@@ -81,7 +81,7 @@ def load_checkpoint(
     recall (a workflow loads its state every step: one row per key, actor and minute)."""
     actor = scope.allow(who, actor_id)
     cp = api.checkpoint_load(svc.memory(who.tenant), actor=actor, workflow=workflow)
-    audit.recalled(svc.store, who, via, actor)
+    audit.recalled(svc.store.audit, who, via, actor)
     return {"checkpoint": _out(cp)}
 
 
@@ -107,7 +107,7 @@ def list_checkpoints(
     actor = scope.allow(who, actor_id)
     mem = svc.memory(who.tenant)
     page = api.checkpoint_scan(mem, actor=actor, prefix=prefix, before=cursor, limit=limit)
-    audit.note(svc.store, who, "read", via, actor=actor, checkpoints=len(page))
+    audit.note(svc.store.audit, who, "read", via, actor=actor, checkpoints=len(page))
     more = len(page) == limit
     return {
         "checkpoints": [_out(cp) for cp in page],

@@ -1,6 +1,7 @@
 """The tenant's actors, with their event and record counts and last activity.
 
-`ActorIndex` is a mixin of both stores (the console's Actors page, `remem.console`):
+`ActorIndex` is the actors role of both stores (`Store.actors`, the console's Actors
+page, `remem.console`), composed over their backend:
 one statement per dialect, bound to the tenant like every other read. An actor
 with only proposed or replaced records is listed too (with no active record). The
 tenant's shared records (`SHARED_ACTOR`) are no actor's and are left out; an
@@ -12,7 +13,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from remem.policy.scope import SHARED_ACTOR
-from remem.store.flows.backend import SQLFlows
+from remem.store.flows.backend import Backend
 from remem.store.roles import ActorSummary
 
 _UNION = """
@@ -62,12 +63,14 @@ class PostgresActorSQL(ActorSQL):
     )
 
 
-class ActorIndex(SQLFlows):
-    """The actor listing of `Store` (`Store.actors`), written once."""
+class ActorIndex:
+    """The actor listing of a store (`Store.actors`), written once over its `backend` and
+    its dialect's statement (`sql`)."""
 
-    actor_sql: ClassVar[type[ActorSQL]]
+    def __init__(self, backend: Backend, sql: type[ActorSQL]) -> None:
+        self.backend, self.sql = backend, sql
 
-    def actors(
+    def summaries(
         self,
         tenant: str,
         *,
@@ -85,13 +88,13 @@ class ActorIndex(SQLFlows):
             "needle": contains,
             "limit": limit,
         }
-        rows = self._read(tenant, self.actor_sql.LIST_ACTORS, params)
+        rows = self.backend.read(tenant, self.sql.LIST_ACTORS, params)
         return [
             ActorSummary(
                 r["actor"],
                 int(r["events"]),
                 int(r["records"]),
-                self._time(r["last_at"]) if r["last_at"] is not None else None,
+                self.backend.time(r["last_at"]) if r["last_at"] is not None else None,
             )
             for r in rows
         ]

@@ -1,19 +1,20 @@
 """The audit log: who read, exported, erased or decided what, written once for every backend.
 
-`AuditTrail` is a mixin of both stores. The service appends a row per read of an
-actor's memory, export, erasure, review decision and key change
-(`remem.service.audit`); nothing of remem updates a row, and rows leave only by
-age (`prune_audit`, the retention setting). A row holds ids and counts only: the
-key, the action, whose memory, an id (a record, a deletion job, a key, a session)
-and a small JSON detail (the surface, counts) — never memory content, nor a query.
+`AuditTrail` is the audit role of both stores (`Store.audit`), composed over their
+backend. The service appends a row per read of an actor's memory, export, erasure,
+review decision and key change (`remem.service.audit`); nothing of remem updates a row,
+and rows leave only by age (`prune_audit`, the retention setting). A row holds ids and
+counts only: the key, the action, whose memory, an id (a record, a deletion job, a key,
+a session) and a small JSON detail (the surface, counts) — never memory content, nor a
+query.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, ClassVar, Protocol
+from typing import Any, Protocol
 
-from remem.store.flows.backend import SQLFlows
+from remem.store.flows.backend import Backend
 from remem.store.values import AuditEntry
 
 
@@ -25,23 +26,25 @@ class AuditSQL(Protocol):
     PRUNE_AUDIT: str  # tenant, before (a time): rows older go
 
 
-class AuditTrail(SQLFlows):
-    """`audit`, `audit_log` and `prune_audit` of a store, written once."""
+class AuditTrail:
+    """The audit log of a store (`remem.store.roles.AuditLog`), written once over its
+    `backend` and its dialect's statements (`sql`)."""
 
-    audit_sql: ClassVar[AuditSQL]
+    def __init__(self, backend: Backend, sql: AuditSQL) -> None:
+        self.backend, self.sql = backend, sql
 
-    def audit(self, tenant: str, entry: AuditEntry, now: datetime) -> None:
+    def append(self, tenant: str, entry: AuditEntry, now: datetime) -> None:
         """Append one row to the tenant's audit log."""
         params = {
             "tenant": tenant,
-            "at": self._at(now),
+            "at": self.backend.at(now),
             "key_id": entry.key_id,
             "action": entry.action,
             "actor": entry.actor,
             "target": entry.target,
-            "detail": self._json_param(dict(entry.detail)),
+            "detail": self.backend.json_param(dict(entry.detail)),
         }
-        self._write(tenant, self.audit_sql.APPEND_AUDIT, params)
+        self.backend.write(tenant, self.sql.APPEND_AUDIT, params)
 
     def audit_log(
         self,
@@ -66,17 +69,17 @@ class AuditTrail(SQLFlows):
         return [
             {
                 "id": int(r["id"]),
-                "at": self._time(r["at"]).isoformat(timespec="seconds"),
+                "at": self.backend.time(r["at"]).isoformat(timespec="seconds"),
                 "key_id": r["key_id"],
                 "action": r["action"],
                 "actor": r["actor"],
                 "target": r["target"],
-                "detail": self._json_value(r["detail"]),
+                "detail": self.backend.json_value(r["detail"]),
             }
-            for r in self._read(tenant, self.audit_sql.LIST_AUDIT, params)
+            for r in self.backend.read(tenant, self.sql.LIST_AUDIT, params)
         ]
 
     def prune_audit(self, tenant: str, before: datetime) -> int:
         """Remove the tenant's audit rows older than `before`; how many went."""
-        params = {"tenant": tenant, "before": self._at(before)}
-        return len(self._write(tenant, self.audit_sql.PRUNE_AUDIT, params))
+        params = {"tenant": tenant, "before": self.backend.at(before)}
+        return len(self.backend.write(tenant, self.sql.PRUNE_AUDIT, params))

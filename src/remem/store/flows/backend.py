@@ -8,9 +8,10 @@ cursor bound to a tenant), its dialect's SQL under the names the flow uses, and
 a `ListBinder` for statements over a list of keys: SQLite splices `?` marks
 into `IN ({marks})` in chunks of at most `CHUNK` (its bound-parameter limit),
 PostgreSQL passes the whole list once as an array (`= ANY(%(keys)s)`), so a flow
-calls one statement per list and never learns which. `SQLFlows` is what every
-flow of a store asks of its backend: transactions, single statements in their
-own, statements run once per row of parameters, and how values travel.
+calls one statement per list and never learns which. `Backend` is what every
+flow of a store asks of its database: transactions, single statements in their
+own, statements run once per row of parameters, and how values travel; each role
+object (`remem.store.roles`) is built over one.
 Parameters are named everywhere (`:name` on SQLite, `%(name)s` on PostgreSQL).
 """
 
@@ -19,7 +20,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import Any, ClassVar, Protocol
+from typing import Any, Protocol
+
+from remem.store.values import Clock
 
 CHUNK = 500  # the most keys one SQLite statement binds
 
@@ -82,63 +85,77 @@ def postgres_lists(
     yield sql, {**params, "keys": list(keys)}
 
 
-class SQLFlows:
-    """What a store's backend supplies the flows written once over it (a mixin base).
+class Backend(Protocol):
+    """What every flow of a store asks of its database (`remem.store.sqlite.backend`,
+    `remem.store.postgres.backend`): transactions, single statements in their own,
+    statements run once per row of parameters, and how values travel.
 
-    `tenant` None is a transaction that spans tenants by design (a worker
-    claiming jobs of every tenant); PostgreSQL's row-level security binds every
-    other transaction to its tenant, SQLite's file is one trust domain.
+    `tenant` None is a transaction that spans tenants by design (a worker claiming
+    jobs of every tenant); PostgreSQL's row-level security binds every other
+    transaction to its tenant, SQLite's file is one trust domain.
     """
 
-    _lists: ListBinder
-    # the statements a write of vectors runs first (`remem.store.flows.vector_fit`)
-    vector_fit_sql: ClassVar[tuple[str, ...]]
+    @property
+    def clock(self) -> Clock:
+        """What stamps the rows the flows write (UTC now unless a test sets a clock)."""
+        ...
 
-    def _flow_tx(self, tenant: str | None) -> AbstractContextManager[Tx]:
+    @property
+    def lists(self) -> ListBinder:
+        """How a statement over a list of keys is bound (`sqlite_lists`, `postgres_lists`)."""
+        ...
+
+    @property
+    def vector_fit_sql(self) -> tuple[str, ...]:
+        """The statements a write of vectors runs first (`remem.store.flows.vector_fit`)."""
+        ...
+
+    def transaction(self, tenant: str | None) -> AbstractContextManager[Tx]:
         """One write transaction (SQLite: BEGIN IMMEDIATE; PostgreSQL: bound to `tenant`)."""
-        raise NotImplementedError
+        ...
 
-    def _bind(self, db: Tx, tenant: str) -> None:
+    def bind(self, db: Tx, tenant: str) -> None:
         """Bind an open transaction to another tenant from here on (PostgreSQL's wall;
         nothing on SQLite), so one transaction can write several tenants' rows."""
+        ...
 
-    def _read_tx(self, tenant: str | None) -> AbstractContextManager[Tx]:
+    def reading(self, tenant: str | None) -> AbstractContextManager[Tx]:
         """Reads that see one another (SQLite: the connection under its lock; PostgreSQL:
         a transaction bound to `tenant`)."""
-        raise NotImplementedError
+        ...
 
-    def _read(self, tenant: str | None, sql: str, params: Mapping[str, Any]) -> Sequence[Row]:
+    def read(self, tenant: str | None, sql: str, params: Mapping[str, Any]) -> Sequence[Row]:
         """The rows of one reading statement, in its own transaction."""
-        raise NotImplementedError
+        ...
 
-    def _write(self, tenant: str | None, sql: str, params: Mapping[str, Any]) -> Sequence[Row]:
+    def write(self, tenant: str | None, sql: str, params: Mapping[str, Any]) -> Sequence[Row]:
         """The rows (RETURNING) of one writing statement, in its own write transaction."""
-        raise NotImplementedError
+        ...
 
-    def _each(self, db: Tx, sql: str, rows: Sequence[Mapping[str, Any]]) -> list[Row | None]:
+    def each(self, db: Tx, sql: str, rows: Sequence[Mapping[str, Any]]) -> list[Row | None]:
         """Run `sql` once per row of parameters; the first row each returned, or None."""
-        raise NotImplementedError
+        ...
 
-    def _at(self, t: datetime | None) -> Any:
+    def at(self, t: datetime | None) -> Any:
         """A time as the driver takes it (None stays None)."""
-        raise NotImplementedError
+        ...
 
-    def _time(self, value: Any) -> datetime:
+    def time(self, value: Any) -> datetime:
         """A stored time as an aware UTC datetime."""
-        raise NotImplementedError
+        ...
 
-    def _json_param(self, value: Any) -> object:
+    def json_param(self, value: Any) -> object:
         """A JSON value as the driver takes it."""
-        raise NotImplementedError
+        ...
 
-    def _json_value(self, value: Any) -> Any:
+    def json_value(self, value: Any) -> Any:
         """A stored JSON value, decoded."""
-        raise NotImplementedError
+        ...
 
-    def _list_param(self, items: Sequence[str]) -> object:
+    def list_param(self, items: Sequence[str]) -> object:
         """A list column's value (SQLite: JSON text; PostgreSQL: an array)."""
-        raise NotImplementedError
+        ...
 
-    def _list_value(self, value: Any) -> list[str]:
+    def list_value(self, value: Any) -> list[str]:
         """A stored list column's items."""
-        raise NotImplementedError
+        ...

@@ -1,7 +1,7 @@
 """Vectors written late: the records and events an embedder could not embed when they
 were written (an embeddings server down), found and given their vectors afterwards.
 
-`VectorBackfill` is a mixin of both stores, over `RecordWrites`. A record or an event
+`Backfill` is the late-vectors role of both stores (`Store.backfill`). A record or an event
 is written without a vector when its embedder fails (`remem.embed.base.embed_or_none`);
 `unembedded` finds them (records not deleted, oldest first; events with text whose
 extraction jobs are all finished, since a pending job embeds its event itself) and
@@ -16,13 +16,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import Any, Protocol
 
 from remem.model import Event, Record, Status
-from remem.store.flows.backend import Tx
+from remem.store.flows.backend import Backend, Tx
+from remem.store.flows.records import RecordUpkeep, Vector
 from remem.store.flows.vector_fit import vectors_fit
-from remem.store.flows.writes import RecordWrites, Vector
-from remem.store.roles import Write
+from remem.store.roles import EventLog, RecordStore, Write
 
 
 class BackfillSQL(Protocol):
@@ -32,6 +32,7 @@ class BackfillSQL(Protocol):
     UNEMBEDDED_EVENTS: str  # tenant, limit -> id: text, no vector, no unfinished job
     UNEMBEDDED_COUNT: str  # tenant, actor -> records, events (the same rules, one actor)
     RECORD_STATE: str  # tenant, {keys}: record ids -> id, status, valid_until
+    NOTE_VECTOR_MODEL: str  # tenant, model, dim; ON CONFLICT DO NOTHING
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,31 +46,36 @@ class Unembedded:
         return len(self.records) + len(self.events)
 
 
-class VectorBackfill(RecordWrites):
-    """`unembedded`, `count_unembedded` and `add_record_vectors` of a store."""
+class Backfill:
+    """The late vectors of a store (`remem.store.roles.VectorCatchUp`, `Store.backfill`),
+    written once over its `backend`, its dialect's statements (`sql`), its own indexes
+    (`upkeep`) and the records and events it reads."""
 
-    backfill_sql: ClassVar[BackfillSQL]
-
-    if TYPE_CHECKING:  # the store's own readers
-
-        def get_records(self, tenant: str, ids: Sequence[str]) -> list[Record]: ...
-
-        def get_events(self, tenant: str, event_ids: Sequence[str]) -> list[Event]: ...
+    def __init__(
+        self,
+        backend: Backend,
+        sql: BackfillSQL,
+        upkeep: RecordUpkeep,
+        records: RecordStore,
+        events: EventLog,
+    ) -> None:
+        self.backend, self.sql, self.upkeep = backend, sql, upkeep
+        self.records, self.events = records, events
 
     def unembedded(self, tenant: str, limit: int) -> Unembedded:
         """Up to `limit` records and up to `limit` events of the tenant that have no vector
         and should (see the module docstring), oldest first."""
-        q, params = self.backfill_sql, {"tenant": tenant, "limit": limit}
-        keys = {r["id"]: r["key"] for r in self._read(tenant, q.UNEMBEDDED_RECORDS, params)}
-        records = self.get_records(tenant, list(keys)) if keys else []
-        ids = [str(r["id"]) for r in self._read(tenant, q.UNEMBEDDED_EVENTS, params)]
-        events = self.get_events(tenant, ids) if ids else []
+        q, params = self.sql, {"tenant": tenant, "limit": limit}
+        keys = {r["id"]: r["key"] for r in self.backend.read(tenant, q.UNEMBEDDED_RECORDS, params)}
+        records = self.records.get_records(tenant, list(keys)) if keys else []
+        ids = [str(r["id"]) for r in self.backend.read(tenant, q.UNEMBEDDED_EVENTS, params)]
+        events = self.events.get_events(tenant, ids) if ids else []
         return Unembedded(tuple((keys[r.id], r) for r in records), tuple(events))
 
     def count_unembedded(self, tenant: str, actor: str) -> int:
         """How many of the actor's records and events wait for a vector."""
-        rows = self._read(
-            tenant, self.backfill_sql.UNEMBEDDED_COUNT, {"tenant": tenant, "actor": actor}
+        rows = self.backend.read(
+            tenant, self.sql.UNEMBEDDED_COUNT, {"tenant": tenant, "actor": actor}
         )
         return int(rows[0]["records"]) + int(rows[0]["events"]) if rows else 0
 
@@ -81,21 +87,21 @@ class VectorBackfill(RecordWrites):
         many were stored."""
         if not vectors:
             return 0
-        self._before_write(Write(tenant, vectors=tuple(v for _, _, v in vectors),
+        self.upkeep.before_write(Write(tenant, vectors=tuple(v for _, _, v in vectors),
                                  vector_model=model))  # fmt: skip
-        with self._flow_tx(tenant) as db:
+        with self.backend.transaction(tenant) as db:
             now = self._states(db, tenant, [r for _, r, _ in vectors])
             kept = [(k, now[r.id], v) for k, r, v in vectors if r.id in now]
             dims = {len(v) for _, _, v in kept}
-            if kept and not vectors_fit(db, self.vector_fit_sql, tenant, model, dims):
+            if kept and not vectors_fit(db, self.backend.vector_fit_sql, tenant, model, dims):
                 return 0  # the index is another model's now: left for its catch-up
             if kept:
-                self._store_vectors(db, model, kept)
+                self.upkeep.store_vectors(db, model, kept)
                 for dim in sorted(dims):
                     params = {"tenant": tenant, "model": model, "dim": dim}
-                    db.execute(self.write_sql.NOTE_VECTOR_MODEL, params)
+                    db.execute(self.sql.NOTE_VECTOR_MODEL, params)
                 for actor in sorted({r.actor for _, r, _ in kept}):
-                    self._scope_changed(db, tenant, actor)
+                    self.upkeep.scope_changed(db, tenant, actor)
         return len(kept)
 
     def _states(self, db: Tx, tenant: str, records: list[Record]) -> dict[str, Record]:
@@ -103,7 +109,7 @@ class VectorBackfill(RecordWrites):
         id; those deleted or erased meanwhile are left out."""
         by_id = {r.id: r for r in records}
         out: dict[str, Record] = {}
-        for sql, bound in self._lists(self.backfill_sql.RECORD_STATE, {"tenant": tenant},
+        for sql, bound in self.backend.lists(self.sql.RECORD_STATE, {"tenant": tenant},
                                       list(by_id)):  # fmt: skip
             for row in db.execute(sql, bound).fetchall():
                 status = Status(str(row["status"]))
@@ -112,6 +118,6 @@ class VectorBackfill(RecordWrites):
                 until = row["valid_until"]
                 rec = by_id[str(row["id"])]
                 out[rec.id] = replace(
-                    rec, status=status, valid_until=self._time(until) if until else None
+                    rec, status=status, valid_until=self.backend.time(until) if until else None
                 )
         return out

@@ -1,7 +1,7 @@
 """Documents on a store: source records, their chunks, and the chunks' indexes.
 
 The role a store offers as `documents` (`remem.store.roles.DocumentState`). The
-flows here are written once over the store's `SQLFlows` (its transactions and
+flows here are written once over the store's `Backend` (its transactions and
 how values travel); a backend's subclass (`remem.store.sqlite.documents`,
 `remem.store.postgres.documents`) adds only how chunks enter and leave its word
 index and how its vectors are searched. Every read names the tenant and the
@@ -19,6 +19,7 @@ nothing remains.
 from __future__ import annotations
 
 import re
+from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -28,7 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from remem.errors import ConflictError
-from remem.store.flows.backend import Row, SQLFlows, Tx
+from remem.store.flows.backend import Backend, Row, Tx
 from remem.store.flows.vector_fit import vectors_fit
 from remem.store.roles import ForgetReport, Hit
 
@@ -200,65 +201,72 @@ def pg_named(sql: str) -> str:
     return re.sub(r"(?<![:\w]):(\w+)", r"%(\1)s", sql)
 
 
-class DocumentIndex:
+class DocumentIndex(ABC):
     """The documents role of one store; a backend subclass supplies its word and vector
     indexes (`_index`, `_unindex`, `_index_count`, `lexical`, `nearest`)."""
 
     dialect = ""
 
-    def __init__(self, store: SQLFlows) -> None:
-        self.s = store
+    def __init__(self, backend: Backend) -> None:
+        self.backend = backend
 
     # -- the backend's part ----------------------------------------------------------
 
     def _sql(self, name: str) -> str:
         return SQL[name]
 
-    def _insert_chunk_sql(self) -> str:
-        raise NotImplementedError
+    @abstractmethod
+    def _insert_chunk_sql(self) -> str: ...
 
-    def _vec_param(self, vec: Vector | None) -> object:
-        raise NotImplementedError
+    @abstractmethod
+    def _vec_param(self, vec: Vector | None) -> object: ...
 
+    @abstractmethod
     def _index(self, db: Tx, tenant: str, added: Sequence[tuple[Any, StoredChunk]]) -> None:
         """Put new chunks (each with the key its insert returned) into the word index."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def _unindex(self, db: Tx, tenant: str, chunk_ids: Sequence[str]) -> list[Any]:
         """Take chunks out of the word index before their rows go; return the keys of
         the index entries taken out (SQLite: FTS5 rowids; PostgreSQL: chunk ids)."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def _index_count(self, tenant: str, keys: Sequence[Any]) -> int:
         """How many word-index entries these keys still have (0 after a removal)."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def _after_removal(self) -> None:
         """Make a removal reach the index's storage (SQLite merges its FTS5 segments)."""
+        ...
 
+    @abstractmethod
     def lexical(self, tenant: str, scope_keys: Sequence[str], query: str, limit: int) -> list[Hit]:
         """Word search (BM25 / ts_rank) over the chunks of these scopes, best first."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def nearest(
         self, tenant: str, scope_keys: Sequence[str], model: str, query: Vector, limit: int
     ) -> list[tuple[str, float]]:
         """Ids and cosines of the chunks of these scopes (embedded by `model`) nearest
         to `query`, best first."""
-        raise NotImplementedError
+        ...
 
     # -- reads -----------------------------------------------------------------------
 
     def _read(self, tenant: str, name: str, params: Mapping[str, Any]) -> Sequence[Row]:
-        return self.s._read(tenant, self._sql(name), params)
+        return self.backend.read(tenant, self._sql(name), params)
 
     def _read_list(
         self, tenant: str, name: str, params: Mapping[str, Any], keys: Sequence[Any]
     ) -> Iterator[Row]:
         if not keys:
             return
-        for sql, bound in self.s._lists(self._sql(name), params, keys):
-            yield from self.s._read(tenant, sql, bound)
+        for sql, bound in self.backend.lists(self._sql(name), params, keys):
+            yield from self.backend.read(tenant, sql, bound)
 
     def get(self, tenant: str, document_id: str) -> StoredDocument | None:
         """One document of the tenant, or None."""
@@ -282,7 +290,7 @@ class DocumentIndex:
         (then by id), after the one at `after` (its updated_at and id: a keyset page)."""
         params: dict[str, Any] = {"tenant": tenant, "limit": limit}
         if after is not None:
-            params |= {"after_at": self.s._at(after[0]), "after_id": after[1]}
+            params |= {"after_at": self.backend.at(after[0]), "after_id": after[1]}
         name = "list" if after is None else "page"
         if scope_keys is None:
             rows = self._read(tenant, f"{name}_all_docs", params)
@@ -307,9 +315,9 @@ class DocumentIndex:
     def add_vectors(self, tenant: str, vectors: Sequence[tuple[str, Vector]], model: str) -> int:
         """Store late vectors (made by `model`) of chunks that still have none; how many."""
         stored = 0
-        with self.s._flow_tx(tenant) as db:
+        with self.backend.transaction(tenant) as db:
             dims = {len(v) for _, v in vectors}
-            if not vectors or not vectors_fit(db, self.s.vector_fit_sql, tenant, model, dims):
+            if not vectors or not vectors_fit(db, self.backend.vector_fit_sql, tenant, model, dims):
                 return 0  # the index is another model's now: left for its catch-up
             for chunk_id, vec in vectors:
                 params = {"tenant": tenant, "id": chunk_id, "model": model,
@@ -341,7 +349,7 @@ class DocumentIndex:
     def removed_at(self, tenant: str, document_id: str) -> datetime | None:
         """When a removed document was removed (its tombstone), or None."""
         rows = self._read(tenant, "removed_at", {"tenant": tenant, "id": document_id})
-        return self.s._time(rows[0]["created_at"]) if rows else None
+        return self.backend.time(rows[0]["created_at"]) if rows else None
 
     # -- writes ----------------------------------------------------------------------
 
@@ -349,7 +357,7 @@ class DocumentIndex:
         """Store one version of a document in one transaction (see `DocumentWrite`)."""
         doc = write.document
         tenant = doc.tenant
-        with self.s._flow_tx(tenant) as db:
+        with self.backend.transaction(tenant) as db:
             if write.replaces:
                 # only over the version it was diffed against: a writer that stored
                 # another version (or removed the document) meanwhile wins, and this
@@ -363,23 +371,25 @@ class DocumentIndex:
                 db.execute(self._sql("insert_doc"), self._doc_params(doc))
             if write.dropped:
                 self._unindex(db, tenant, write.dropped)
-                for sql, bound in self.s._lists(self._sql("delete_chunks"), {"tenant": tenant},
+                for sql, bound in self.backend.lists(self._sql("delete_chunks"), {"tenant": tenant},
                                                 write.dropped):  # fmt: skip
                     db.execute(sql, bound)
             for c in write.moved:
                 db.execute(self._sql("move_chunk"), {
                     "tenant": tenant, "id": c.id, "ordinal": c.ordinal,
-                    "position": self.s._json_param(c.position),
+                    "position": self.backend.json_param(c.position),
                     "span_start": c.start, "span_end": c.end,
                 })  # fmt: skip
             if write.new:
                 vectors = write.vectors or (None,) * len(write.new)
                 dims = {len(v) for v in vectors if v is not None}
-                if dims and not vectors_fit(db, self.s.vector_fit_sql, tenant, write.model, dims):
+                if dims and not vectors_fit(
+                    db, self.backend.vector_fit_sql, tenant, write.model, dims
+                ):
                     vectors = (None,) * len(write.new)  # left for the catch-up
                 rows = [self._chunk_params(tenant, c, v, write.model)
                         for c, v in zip(write.new, vectors, strict=True)]  # fmt: skip
-                keys = self.s._each(db, self._insert_chunk_sql(), rows)
+                keys = self.backend.each(db, self._insert_chunk_sql(), rows)
                 for dim in sorted({len(v) for v in vectors if v is not None}):
                     db.execute(self._sql("note_vector_model"),
                                {"tenant": tenant, "model": write.model, "dim": dim})  # fmt: skip
@@ -390,15 +400,17 @@ class DocumentIndex:
     def forget(self, tenant: str, document_id: str, now: datetime) -> ForgetReport:
         """Remove a document from every index, leave its tombstone, and read it all back."""
         params = {"tenant": tenant, "id": document_id}
-        with self.s._flow_tx(tenant) as db:
+        with self.backend.transaction(tenant) as db:
             ids = [r["id"] for r in db.execute(self._sql("chunk_ids"), params).fetchall()]
             counts = db.execute(self._sql("count_chunks"), params).fetchone()
             vectors = int(counts["v"]) if counts is not None else 0
             index_keys = self._unindex(db, tenant, ids)
-            for sql, bound in self.s._lists(self._sql("delete_chunks"), {"tenant": tenant}, ids):
+            for sql, bound in self.backend.lists(
+                self._sql("delete_chunks"), {"tenant": tenant}, ids
+            ):
                 db.execute(sql, bound)
             gone = db.execute(self._sql("delete_doc"), params).rowcount
-            db.execute(self._sql("tombstone"), {**params, "at": self.s._at(now)})
+            db.execute(self._sql("tombstone"), {**params, "at": self.backend.at(now)})
         self._after_removal()
         left_doc = int(self._read(tenant, "count_doc", params)[0]["n"])
         left = self._read(tenant, "count_chunks", params)[0]
@@ -419,10 +431,10 @@ class DocumentIndex:
             "id": d.id, "tenant": d.tenant, "scope_key": d.scope_key,
             "source_key": d.source_key, "title": d.title, "source_uri": d.source_uri,
             "format": d.format, "content_hash": d.content_hash, "version": d.version,
-            "version_id": d.version_id, "history": self.s._json_param(list(d.history)),
-            "sensitivity": d.sensitivity, "flags": self.s._json_param(list(d.flags)),
-            "chars": d.chars, "created_at": self.s._at(d.created_at),
-            "updated_at": self.s._at(d.updated_at),
+            "version_id": d.version_id, "history": self.backend.json_param(list(d.history)),
+            "sensitivity": d.sensitivity, "flags": self.backend.json_param(list(d.flags)),
+            "chars": d.chars, "created_at": self.backend.at(d.created_at),
+            "updated_at": self.backend.at(d.updated_at),
         }  # fmt: skip
 
     def _chunk_params(
@@ -431,9 +443,9 @@ class DocumentIndex:
         return {
             "tenant": tenant, "id": c.id, "document_id": c.document_id,
             "scope_key": c.scope_key, "ordinal": c.ordinal,
-            "position": self.s._json_param(c.position), "span_start": c.start,
+            "position": self.backend.json_param(c.position), "span_start": c.start,
             "span_end": c.end, "text": c.text, "chunk_hash": c.chunk_hash,
-            "flags": self.s._json_param(list(c.flags)),
+            "flags": self.backend.json_param(list(c.flags)),
             "model": model if vec is not None else None, "vec": self._vec_param(vec),
         }  # fmt: skip
 
@@ -449,12 +461,12 @@ class DocumentIndex:
             content_hash=r["content_hash"],
             version=int(r["version"]),
             version_id=r["version_id"],
-            history=tuple(self.s._json_value(r["history"])),
+            history=tuple(self.backend.json_value(r["history"])),
             sensitivity=r["sensitivity"],
-            flags=tuple(self.s._json_value(r["flags"])),
+            flags=tuple(self.backend.json_value(r["flags"])),
             chars=int(r["chars"]),
-            created_at=self.s._time(r["created_at"]),
-            updated_at=self.s._time(r["updated_at"]),
+            created_at=self.backend.time(r["created_at"]),
+            updated_at=self.backend.time(r["updated_at"]),
             chunks=int(r["chunk_count"]),
         )
 
@@ -464,10 +476,10 @@ class DocumentIndex:
             document_id=r["document_id"],
             scope_key=r["scope_key"],
             ordinal=int(r["ordinal"]),
-            position=dict(self.s._json_value(r["position"])),
+            position=dict(self.backend.json_value(r["position"])),
             start=int(r["span_start"]),
             end=int(r["span_end"]),
             text=r["text"],
             chunk_hash=r["chunk_hash"],
-            flags=tuple(self.s._json_value(r["flags"])),
+            flags=tuple(self.backend.json_value(r["flags"])),
         )

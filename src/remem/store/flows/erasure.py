@@ -1,6 +1,6 @@
 """Erasing a record or an actor, and logging a deletion: flows and rules once, for every backend.
 
-`RecordErasure` is a mixin of both stores. It decides what a forgotten record
+`Erasures` is the erasure role of both stores (`Store.erasure`). It decides what a forgotten record
 takes with it and in which order, what is tombstoned, and what status a
 deletion is logged with; a backend supplies its transaction, its dialect's
 named statements (`ErasureSQL`, named parameters), its list binder, and the
@@ -22,10 +22,10 @@ from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, ClassVar, Protocol
+from typing import Any, Protocol
 
 from remem.model import Kind
-from remem.store.flows.backend import ListBinder, SQLFlows, Tx
+from remem.store.flows.backend import Backend, ListBinder, Tx
 from remem.store.flows.jobs import ALL_TENANTS
 from remem.store.roles import ForgetReport
 from remem.store.values import Asked, Tombstone
@@ -114,89 +114,140 @@ class DeletionSQL(Protocol):
     FINISH_DELETION: str  # tenant, id, status, attempts, result, error, at
 
 
-class RecordErasure(SQLFlows):
-    """`forget_record`, `forget_actor` and `record_deletion` of a store, written once."""
+class ScopeNote(Protocol):
+    """Where an erasure notes that a scope's records changed (`RecordUpkeep.scope_changed`)."""
 
-    erasure_sql: ClassVar[ErasureSQL]
-    tombstone_sql: ClassVar[TombstoneSQL]
-    deletion_sql: ClassVar[DeletionSQL]
+    def scope_changed(self, db: Tx, tenant: str, actor: str) -> None: ...
 
-    # -- what a backend supplies -----------------------------------------------------
 
-    def _erasure_tx(self, tenant: str) -> AbstractContextManager[Tx]:
-        """One write transaction of `tenant`."""
-        raise NotImplementedError
+class ErasureParts(Protocol):
+    """What is a backend's own in an erasure (`remem.store.sqlite.erasure`,
+    `remem.store.postgres.erasure`): removing rows with their index entries, reading
+    every surface back, and the deletion log's reads."""
 
-    def _erase_records(self, db: Tx, tenant: str, found: Sequence[Found]) -> dict[str, int]:
-        """Delete record rows with their vectors and full-text entries; counts of each."""
-        raise NotImplementedError
-
-    def _erase_event_texts(self, db: Tx, tenant: str, event_ids: Sequence[str]) -> None:
-        """Empty these events' texts and drop their full-text entries and vectors."""
-        raise NotImplementedError
-
-    def _erase_actor_indexes(self, db: Tx, tenant: str, actor: str) -> None:
-        """Drop the actor's full-text entries that deleting its rows would not take at once."""
-        raise NotImplementedError
-
-    def _erase_actor_events(self, db: Tx, tenant: str, actor: str) -> tuple[int, int]:
-        """Delete the actor's events; how many, and how many full-text entries went with them."""
-        raise NotImplementedError
-
-    # When `_mark_actor` runs in the erasure's transaction: after its deletes on SQLite
+    # When `mark_actor` runs in the erasure's transaction: after its deletes on SQLite
     # (nothing else commits while it writes, and a new row's rowid is max(rowid) + 1,
     # which can be an erased row's), before them on PostgreSQL (a row committed while
     # the erasure runs is seen by its later statements; an identity never repeats).
-    mark_after_erasing: ClassVar[bool]
+    @property
+    def mark_after_erasing(self) -> bool: ...
 
-    def _mark_actor(self, db: Tx, tenant: str, actor: str) -> dict[str, int]:
+    @property
+    def deletion_sql(self) -> DeletionSQL: ...
+
+    def erasing_actor(self) -> AbstractContextManager[object]:
+        """Held around an actor's erasure (PostgreSQL: the lock on scope indexes)."""
+        ...
+
+    def erase_records(self, db: Tx, tenant: str, found: Sequence[Found]) -> dict[str, int]:
+        """Delete record rows with their vectors and full-text entries; counts of each."""
+        ...
+
+    def erase_event_texts(self, db: Tx, tenant: str, event_ids: Sequence[str]) -> None:
+        """Empty these events' texts and drop their full-text entries and vectors."""
+        ...
+
+    def erase_actor_indexes(self, db: Tx, tenant: str, actor: str) -> None:
+        """Drop the actor's full-text entries that deleting its rows would not take at once."""
+        ...
+
+    def erase_actor_events(self, db: Tx, tenant: str, actor: str) -> tuple[int, int]:
+        """Delete the actor's events; how many, and how many full-text entries went with them."""
+        ...
+
+    def mark_actor(self, db: Tx, tenant: str, actor: str) -> dict[str, int]:
         """Inside the erasure's transaction: the largest key of each kind of the actor's
-        rows (0 when none), for `_verify_actor`."""
-        raise NotImplementedError
+        rows (0 when none), for `verify_actor`."""
+        ...
 
-    def _verify_actor(self, tenant: str, actor: str, mark: Mapping[str, int]) -> dict[str, int]:
+    def verify_actor(self, tenant: str, actor: str, mark: Mapping[str, int]) -> dict[str, int]:
         """After the commit: what of the actor every surface still holds, counting only the
         rows at or below `mark` (those the erasure left); a row a writer stored after the
         commit, a fresh start, has a larger key."""
-        raise NotImplementedError
+        ...
 
-    def _scope_changed(self, db: Tx, tenant: str, actor: str) -> None:
-        """Note, inside the transaction, that a scope's records changed (caches)."""
-
-    def _verify_record(
+    def verify_record(
         self, tenant: str, record_id: str, found: Found, sources: Sequence[str]
     ) -> dict[str, int]:
         """After the commit: what of the record and its event texts every surface still holds."""
-        raise NotImplementedError
+        ...
 
     def settle_scope(self, tenant: str, actor: str) -> None:
         """After an erasure committed by a process that died before reading it back: drop
         what the backend derives from the scope's rows outside them (SQLite's vector files,
         written again from the rows). Nothing on a backend that keeps no such copies."""
+        ...
+
+    def scrub_files(self, vacuum: bool = False) -> dict[str, int]:
+        """Make finished erasures reach the storage files (`Erasure.scrub_files`)."""
+        ...
+
+    def deletions(
+        self, tenant: str, limit: int = 100, before: int | None = None
+    ) -> list[dict[str, Any]]:
+        """The tenant's deletion jobs, newest first (numbered below `before`, when given)."""
+        ...
+
+    def deletion(self, tenant: str, job_id: int) -> dict[str, Any] | None:
+        """One deletion job of the tenant, or None."""
+        ...
+
+
+class ErasureAllSQL(ErasureSQL, TombstoneSQL, Protocol):
+    """Every named statement of `Erasures` but the backend's own (`ErasureParts`)."""
+
+
+class Erasures:
+    """Deletion in a store (`remem.store.roles.Erasure`, `Store.erasure`), written once over
+    its `backend`, its dialect's statements (`sql`), its own parts (`parts`) and the note
+    that a scope's records changed (`upkeep`)."""
+
+    def __init__(
+        self, backend: Backend, sql: ErasureAllSQL, parts: ErasureParts, upkeep: ScopeNote
+    ) -> None:
+        self.backend, self.sql, self.parts, self.upkeep = backend, sql, parts, upkeep
+
+    def settle_scope(self, tenant: str, actor: str) -> None:
+        """See `ErasureParts.settle_scope`."""
+        self.parts.settle_scope(tenant, actor)
+
+    def scrub_files(self, vacuum: bool = False) -> dict[str, int]:
+        """See `ErasureParts.scrub_files`."""
+        return self.parts.scrub_files(vacuum)
+
+    def deletions(
+        self, tenant: str, limit: int = 100, before: int | None = None
+    ) -> list[dict[str, Any]]:
+        """The tenant's deletion jobs, newest first (numbered below `before`, when given)."""
+        return self.parts.deletions(tenant, limit, before)
+
+    def deletion(self, tenant: str, job_id: int) -> dict[str, Any] | None:
+        """One deletion job of the tenant, or None."""
+        return self.parts.deletion(tenant, job_id)
 
     # -- the flows -----------------------------------------------------------------------
 
     def is_tombstoned(self, tenant: str, actor: str, event_ids: Sequence[str]) -> bool:
         """Whether work from these events would recreate what was erased (`covered`)."""
-        with self._read_tx(tenant) as db:
-            return covered(db, self.tombstone_sql, self._lists, tenant, actor, event_ids)
+        with self.backend.reading(tenant) as db:
+            return covered(db, self.sql, self.backend.lists, tenant, actor, event_ids)
 
     def erased_at(self, tenant: str, actor: str) -> datetime | None:
         """When the actor was last erased, or None."""
         params = {"tenant": tenant, "actor": actor}
-        rows = self._read(tenant, self.tombstone_sql.ACTOR_ERASED_AT, params)
-        return self._time(rows[0]["created_at"]) if rows else None
+        rows = self.backend.read(tenant, self.sql.ACTOR_ERASED_AT, params)
+        return self.backend.time(rows[0]["created_at"]) if rows else None
 
     def forget_record(self, tenant: str, record_id: str, now: datetime) -> ForgetReport:
         """Erase one record from every surface, leave tombstones, verify by reading."""
-        q, at = self.erasure_sql, self._at(now)
+        q, at = self.sql, self.backend.at(now)
         key = {"tenant": tenant, "record_id": record_id}
-        with self._erasure_tx(tenant) as db:
+        with self.backend.transaction(tenant) as db:
             row = db.execute(q.RECORD_FOR_ERASURE, key).fetchone()
             if row is None:
                 return ForgetReport(deleted={}, verified=False)
             found = _found(row)
-            counts = self._erase_records(db, tenant, [found])
+            counts = self.parts.erase_records(db, tenant, [found])
             db.execute(
                 q.TOMBSTONE_KEY, {"tenant": tenant, "kind": "record", "key": record_id, "at": at}
             )
@@ -206,55 +257,60 @@ class RecordErasure(SQLFlows):
                 db.execute(
                     q.TOMBSTONE_KEY, {"tenant": tenant, "kind": "event", "key": event_id, "at": at}
                 )
-            self._erase_event_texts(db, tenant, sources)
+            self.parts.erase_event_texts(db, tenant, sources)
             counts["event_texts"] = len(sources)
             for sql in (q.FORGET_RECORD_LINKS, q.FORGET_HISTORY_TEXT):
-                for statement, params in self._lists(sql, {"tenant": tenant}, [record_id]):
+                for statement, params in self.backend.lists(sql, {"tenant": tenant}, [record_id]):
                     db.execute(statement, params)
             db.execute(q.HISTORY_DELETED, {**key, "at": at})
-            self._scope_changed(db, tenant, found.actor)
-        remaining = self._verify_record(tenant, record_id, found, sources)
+            self.upkeep.scope_changed(db, tenant, found.actor)
+        remaining = self.parts.verify_record(tenant, record_id, found, sources)
         return ForgetReport(
             deleted=counts, verified=not any(remaining.values()), remaining=remaining
         )
 
     def forget_actor(self, tenant: str, actor: str, now: datetime) -> ForgetReport:
         """Erase every record, event, job, index entry, request id and thread state of one
-        actor, and leave (or move to `now`) its tombstone; verify by reading.
+        actor, and leave (or move to `now`) its tombstone; verify by reading (holding
+        `ErasureParts.erasing_actor` throughout).
 
         `deleted` counts the rows the erasure's own statements removed: those that
         existed when it ran. Rows writers store after it commits (a fresh start) are in
         neither `deleted` nor `remaining`; any row it left is in `remaining`."""
-        q = self.erasure_sql
+        with self.parts.erasing_actor():
+            return self._forget_actor(tenant, actor, now)
+
+    def _forget_actor(self, tenant: str, actor: str, now: datetime) -> ForgetReport:
+        q = self.sql
         key = {"tenant": tenant, "actor": actor}
-        with self._erasure_tx(tenant) as db:
+        with self.backend.transaction(tenant) as db:
             # jobs first, as `apply` locks them first: a running job's write either
             # committed before (and its records are read below) or finds its jobs gone
             db.execute(q.FORGET_ACTOR_JOBS, key)
-            mark = {} if self.mark_after_erasing else self._mark_actor(db, tenant, actor)
+            mark = {} if self.parts.mark_after_erasing else self.parts.mark_actor(db, tenant, actor)
             found = [_found(r) for r in db.execute(q.RECORDS_OF_ACTOR, key).fetchall()]
-            self._erase_actor_indexes(db, tenant, actor)
-            counts = self._erase_records(db, tenant, found)
+            self.parts.erase_actor_indexes(db, tenant, actor)
+            counts = self.parts.erase_records(db, tenant, found)
             ids = [f.id for f in found]
             for sql in (q.FORGET_HISTORY_TEXT, q.FORGET_RECORD_LINKS):
-                for statement, params in self._lists(sql, {"tenant": tenant}, ids):
+                for statement, params in self.backend.lists(sql, {"tenant": tenant}, ids):
                     db.execute(statement, params)
             counts["event_vectors"] = db.execute(q.FORGET_ACTOR_EVENT_VECTORS, key).rowcount
             # the actor's tombstone covers every event it had (see `is_tombstoned`), so an
             # id reused after a fresh start is not blocked by a record-level tombstone
             db.execute(q.LIFT_EVENT_TOMBSTONES, key)
-            events, fulltext = self._erase_actor_events(db, tenant, actor)
+            events, fulltext = self.parts.erase_actor_events(db, tenant, actor)
             counts["events"] = events
             counts["fulltext"] += fulltext
             counts["requests"] = db.execute(q.FORGET_ACTOR_REQUESTS, key).rowcount
             counts["checkpoints"] = db.execute(q.FORGET_CHECKPOINTS, key).rowcount
             counts["tool_calls"] = db.execute(q.FORGET_TOOL_CALLS, key).rowcount
-            db.execute(q.ACTOR_TOMBSTONE_AT, {**key, "at": self._at(now)})
-            self._scope_changed(db, tenant, actor)
+            db.execute(q.ACTOR_TOMBSTONE_AT, {**key, "at": self.backend.at(now)})
+            self.upkeep.scope_changed(db, tenant, actor)
             # writers of the actor go on: what they store meanwhile is a fresh start
-            if self.mark_after_erasing:
-                mark = self._mark_actor(db, tenant, actor)
-        remaining = self._verify_actor(tenant, actor, mark)
+            if self.parts.mark_after_erasing:
+                mark = self.parts.mark_actor(db, tenant, actor)
+        remaining = self.parts.verify_actor(tenant, actor, mark)
         # the marks are the transaction's own reading: its tombstone shows it committed
         erased = self.erased_at(tenant, actor)
         remaining["tombstone"] = int(erased is None or erased < now)
@@ -264,27 +320,28 @@ class RecordErasure(SQLFlows):
 
     def tombstones(self) -> list[Tombstone]:
         """Every tenant's tombstones, oldest first (`Store.tombstones`)."""
-        rows = self._read(ALL_TENANTS, self.erasure_sql.ALL_TOMBSTONES, {})
+        rows = self.backend.read(ALL_TENANTS, self.sql.ALL_TOMBSTONES, {})
         return [
-            Tombstone(r["tenant"], r["kind"], r["key"], self._time(r["created_at"])) for r in rows
+            Tombstone(r["tenant"], r["kind"], r["key"], self.backend.time(r["created_at"]))
+            for r in rows
         ]
 
     def restore_tombstones(self, tenant: str, marks: Sequence[Tombstone]) -> int:
         """Put back `tenant`'s tombstones with their own times and empty the texts of the
         events they name (`Store.restore_tombstones`); how many event marks there were."""
-        q = self.erasure_sql
+        q = self.sql
         mine = [m for m in marks if m.tenant == tenant]
         events = [m.key for m in mine if m.kind == "event"]
-        with self._erasure_tx(tenant) as db:
+        with self.backend.transaction(tenant) as db:
             for m in mine:
-                at = self._at(m.created_at)
+                at = self.backend.at(m.created_at)
                 if m.kind == "actor":
                     db.execute(q.ACTOR_TOMBSTONE_AT, {"tenant": tenant, "actor": m.key, "at": at})
                 else:
                     params = {"tenant": tenant, "kind": m.kind, "key": m.key, "at": at}
                     db.execute(q.TOMBSTONE_KEY, params)
             if events:
-                self._erase_event_texts(db, tenant, events)
+                self.parts.erase_event_texts(db, tenant, events)
         return len(events)
 
     def start_deletion(
@@ -309,12 +366,12 @@ class RecordErasure(SQLFlows):
             "key": key,
             "status": RUNNING,
             "attempts": 0,
-            "result": self._json_param({} if actor is None else {"actor": actor}),
+            "result": self.backend.json_param({} if actor is None else {"actor": actor}),
             "error": None,
-            "at": self._at(now),
+            "at": self.backend.at(now),
         }
-        with self._erasure_tx(tenant) as db:
-            row = db.execute(self.erasure_sql.LOG_DELETION, params).fetchone()
+        with self.backend.transaction(tenant) as db:
+            row = db.execute(self.sql.LOG_DELETION, params).fetchone()
         assert row is not None  # INSERT ... RETURNING always returns its row
         return int(row["id"])
 
@@ -333,12 +390,12 @@ class RecordErasure(SQLFlows):
             "id": job_id,
             "status": deletion_status(report),
             "attempts": attempts,
-            "result": self._json_param({} if report is None else report.outcome()),
+            "result": self.backend.json_param({} if report is None else report.outcome()),
             "error": error,
-            "at": self._at(now),
+            "at": self.backend.at(now),
         }
-        with self._erasure_tx(tenant) as db:
-            db.execute(self.deletion_sql.FINISH_DELETION, params)
+        with self.backend.transaction(tenant) as db:
+            db.execute(self.parts.deletion_sql.FINISH_DELETION, params)
 
     def record_deletion(
         self,
@@ -360,12 +417,12 @@ class RecordErasure(SQLFlows):
             "key": key,
             "status": deletion_status(report),
             "attempts": attempts,
-            "result": self._json_param(result),
+            "result": self.backend.json_param(result),
             "error": error,
-            "at": self._at(now),
+            "at": self.backend.at(now),
         }
-        with self._erasure_tx(tenant) as db:
-            row = db.execute(self.erasure_sql.LOG_DELETION, params).fetchone()
+        with self.backend.transaction(tenant) as db:
+            row = db.execute(self.sql.LOG_DELETION, params).fetchone()
         assert row is not None  # INSERT ... RETURNING always returns its row
         return int(row["id"])
 

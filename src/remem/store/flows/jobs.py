@@ -1,6 +1,8 @@
 """The job queue, the request ledger and the model-call log: written once, for every backend.
 
-`JobQueue` is a mixin of both stores. A job is leased by one claimer
+Three role objects of both stores, composed over their backend and one bundle of
+statements (`JobSQL`): `Jobs` (`Store.jobs`), `Ledger` (`Store.ledger`) and
+`ModelCalls` (`Store.model_calls`). A job is leased by one claimer
 (`claim_jobs`), kept alive by heartbeats, waits out a backoff after a failed
 attempt (`fail_job`) and fails for good after `max_attempts`; a lease that ran
 out makes a running job ready again, for any claimer. A request id keeps its
@@ -16,11 +18,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import Any, ClassVar, Protocol
+from typing import Any, Protocol
 
 from remem.model import Job, JobInfo, LLMCall
-from remem.store.flows.backend import Row, SQLFlows
-from remem.store.roles import Clock, JobGroup, RequestEntry
+from remem.store.flows.backend import Backend, Row
+from remem.store.roles import JobGroup, RequestEntry
 from remem.store.rows import job_info_from, llm_call_params
 
 LAST_NUMBER = 2**63 - 1  # above every job's and deletion's number: the first page
@@ -61,13 +63,15 @@ class JobSQL(Protocol):
     LLM_USAGE: str  # tenant -> calls, errors, prompt_tokens, completion_tokens, seconds, ...
 
 
-class JobQueue(SQLFlows):
-    """Jobs, the request ledger and model calls of a store, written once."""
+class _Role:
+    """A role over a store's `backend` and its dialect's statements `sql`."""
 
-    jobs_sql: ClassVar[JobSQL]
-    _clock: Clock
+    def __init__(self, backend: Backend, sql: JobSQL) -> None:
+        self.backend, self.sql = backend, sql
 
-    # -- jobs -----------------------------------------------------------------------------
+
+class Jobs(_Role):
+    """The job queue of a store (`remem.store.roles.JobQueue`), written once."""
 
     def claim_jobs(
         self,
@@ -81,20 +85,22 @@ class JobQueue(SQLFlows):
         Ready: pending and past its backoff, or running with its lease run out (a
         claimer that died). Each claim is one statement in its own transaction.
         """
-        q = self.jobs_sql
+        q = self.sql
         params = {
-            "lease": self._at(now + timedelta(seconds=lease_seconds)),
-            "now": self._at(now),
+            "lease": self.backend.at(now + timedelta(seconds=lease_seconds)),
+            "now": self.backend.at(now),
             "limit": limit,
         }
         statements: list[tuple[str, Mapping[str, Any]]] = [(q.CLAIM_JOBS, params)]
         if strategies is not None:
             # one statement on PostgreSQL; SQLite's are few (a worker's strategies)
-            statements = list(self._lists(q.CLAIM_JOBS_OF, params, list(strategies)))
+            statements = list(self.backend.lists(q.CLAIM_JOBS_OF, params, list(strategies)))
         rows: list[Row] = []
         for sql, bound in statements:
             if len(rows) < limit:
-                rows.extend(self._write(ALL_TENANTS, sql, {**bound, "limit": limit - len(rows)}))
+                rows.extend(
+                    self.backend.write(ALL_TENANTS, sql, {**bound, "limit": limit - len(rows)})
+                )
         jobs = (
             Job(r["id"], r["tenant"], r["event_id"], r["strategy"], r["attempts"]) for r in rows
         )
@@ -104,16 +110,21 @@ class JobQueue(SQLFlows):
         """(ready, waiting) jobs of one actor's events; see `Store.actor_backlog`. Read
         from the tenant's waiting jobs when fewer than `BACKLOG_SCAN` wait, else from the
         actor's events: whichever side is known to be the smaller."""
-        q = self.jobs_sql
-        params = {"tenant": tenant, "actor": actor, "now": self._at(now), "cap": BACKLOG_SCAN}
+        q = self.sql
+        params = {
+            "tenant": tenant,
+            "actor": actor,
+            "now": self.backend.at(now),
+            "cap": BACKLOG_SCAN,
+        }
         # each read its own statement: one round trip on PostgreSQL where a transaction
         # around both cost four (every recall asks, and most find nothing waiting); the
         # first count only chooses the second's plan, so they need not see one snapshot
-        waiting = int(self._read(tenant, q.TENANT_BACKLOG, params)[0]["n"])
+        waiting = int(self.backend.read(tenant, q.TENANT_BACKLOG, params)[0]["n"])
         if not waiting:
             return 0, 0
         sql = q.ACTOR_BACKLOG if waiting < BACKLOG_SCAN else q.ACTOR_BACKLOG_BY_EVENTS
-        row = self._read(tenant, sql, params)[0]
+        row = self.backend.read(tenant, sql, params)[0]
         return int(row["ready"] or 0), int(row["n"])
 
     def claim_actor_jobs(
@@ -121,13 +132,13 @@ class JobQueue(SQLFlows):
     ) -> list[Job]:
         """Lease up to `limit` ready jobs of one actor's events; see `Store.claim_actor_jobs`."""
         params = {
-            "lease": self._at(now + timedelta(seconds=lease_seconds)),
-            "now": self._at(now),
+            "lease": self.backend.at(now + timedelta(seconds=lease_seconds)),
+            "now": self.backend.at(now),
             "limit": limit,
             "tenant": tenant,
             "actor": actor,
         }
-        rows = self._write(tenant, self.jobs_sql.CLAIM_ACTOR_JOBS, params)
+        rows = self.backend.write(tenant, self.sql.CLAIM_ACTOR_JOBS, params)
         jobs = (
             Job(r["id"], r["tenant"], r["event_id"], r["strategy"], r["attempts"]) for r in rows
         )
@@ -137,11 +148,14 @@ class JobQueue(SQLFlows):
         """Extend the lease of running jobs (of any tenant); return how many were running."""
         if not job_ids:
             return 0
-        params = {"lease": self._at(now + timedelta(seconds=lease_seconds)), "now": self._at(now)}
-        with self._flow_tx(ALL_TENANTS) as db:
+        params = {
+            "lease": self.backend.at(now + timedelta(seconds=lease_seconds)),
+            "now": self.backend.at(now),
+        }
+        with self.backend.transaction(ALL_TENANTS) as db:
             return sum(
                 db.execute(sql, bound).rowcount
-                for sql, bound in self._lists(self.jobs_sql.HEARTBEAT, params, list(job_ids))
+                for sql, bound in self.backend.lists(self.sql.HEARTBEAT, params, list(job_ids))
             )
 
     def fail_job(
@@ -156,21 +170,21 @@ class JobQueue(SQLFlows):
         retried at `retry_at`), 'failed' (its last attempt), or 'gone' (not running)."""
         params = {
             "max_attempts": max_attempts,
-            "retry_at": self._at(retry_at),
+            "retry_at": self.backend.at(retry_at),
             "error": error[:2000],
-            "now": self._at(now),
+            "now": self.backend.at(now),
             "job_id": job_id,
         }
-        rows = self._write(ALL_TENANTS, self.jobs_sql.FAIL_JOB, params)
+        rows = self.backend.write(ALL_TENANTS, self.sql.FAIL_JOB, params)
         return str(rows[0]["status"]) if rows else "gone"
 
     def pending_jobs(self, tenant: str | None = None) -> int:
         """How many jobs wait (pending or running), of one tenant or of all."""
-        q = self.jobs_sql
+        q = self.sql
         if tenant is None:
-            rows = self._read(ALL_TENANTS, q.COUNT_PENDING, {})
+            rows = self.backend.read(ALL_TENANTS, q.COUNT_PENDING, {})
         else:
-            rows = self._read(tenant, q.COUNT_PENDING_TENANT, {"tenant": tenant})
+            rows = self.backend.read(tenant, q.COUNT_PENDING_TENANT, {"tenant": tenant})
         return int(rows[0]["n"])
 
     def list_jobs(
@@ -183,7 +197,7 @@ class JobQueue(SQLFlows):
     ) -> list[JobInfo]:
         """A tenant's (or one actor's) extraction jobs, newest first, optionally of one status,
         numbered below `before` (a keyset page; None: from the newest)."""
-        q = self.jobs_sql
+        q = self.sql
         below = LAST_NUMBER if before is None else before
         params = {
             "tenant": tenant,
@@ -196,28 +210,30 @@ class JobQueue(SQLFlows):
             sql = q.LIST_JOBS_ACTOR
         else:
             sql = q.LIST_JOBS if status is None else q.LIST_JOBS_STATUS
-        return [job_info_from(r, self._time) for r in self._read(tenant, sql, params)]
+        return [job_info_from(r, self.backend.time) for r in self.backend.read(tenant, sql, params)]
 
     def job_counts(self, tenant: str, actor: str | None = None) -> dict[str, int]:
         """A tenant's (or one actor's) extraction jobs by status: pending, running, done,
         failed."""
-        q = self.jobs_sql
+        q = self.sql
         sql = q.JOB_COUNTS if actor is None else q.JOB_COUNTS_ACTOR
         counts = dict.fromkeys(JOB_COUNTS, 0)
-        for r in self._read(tenant, sql, {"tenant": tenant, "actor": actor}):
+        for r in self.backend.read(tenant, sql, {"tenant": tenant, "actor": actor}):
             counts[str(r["status"])] = int(r["n"])
         return counts
 
     def job_groups(self, tenant: str | None) -> list[JobGroup]:
         """Jobs by strategy and status with the oldest one's creation, of one tenant or
         (None) of every tenant (read at a metrics scrape)."""
-        q = self.jobs_sql
+        q = self.sql
         if tenant is None:
-            rows = self._read(ALL_TENANTS, q.JOB_GROUPS_ALL, {})
+            rows = self.backend.read(ALL_TENANTS, q.JOB_GROUPS_ALL, {})
         else:
-            rows = self._read(tenant, q.JOB_GROUPS, {"tenant": tenant})
+            rows = self.backend.read(tenant, q.JOB_GROUPS, {"tenant": tenant})
         return [
-            JobGroup(str(r["strategy"]), str(r["status"]), int(r["n"]), self._time(r["oldest"]))
+            JobGroup(
+                str(r["strategy"]), str(r["status"]), int(r["n"]), self.backend.time(r["oldest"])
+            )
             for r in rows
         ]
 
@@ -225,25 +241,27 @@ class JobQueue(SQLFlows):
         """Put a tenant's jobs of these statuses back to pending; return how many."""
         if not statuses:
             return 0
-        params = {"now": self._at(self._clock()), "tenant": tenant}
-        with self._flow_tx(tenant) as db:
+        params = {"now": self.backend.at(self.backend.clock()), "tenant": tenant}
+        with self.backend.transaction(tenant) as db:
             return sum(
                 db.execute(sql, bound).rowcount
-                for sql, bound in self._lists(self.jobs_sql.RETRY_JOBS, params, list(statuses))
+                for sql, bound in self.backend.lists(self.sql.RETRY_JOBS, params, list(statuses))
             )
 
     def requeue_job(self, tenant: str, event_id: str, strategy: str) -> bool:
         """Run one (event, strategy) job again, unless it is running; whether it was."""
         params = {
-            "now": self._at(self._clock()),
+            "now": self.backend.at(self.backend.clock()),
             "tenant": tenant,
             "event_id": event_id,
             "strategy": strategy,
         }
-        with self._flow_tx(tenant) as db:
-            return db.execute(self.jobs_sql.REQUEUE_JOB, params).rowcount > 0
+        with self.backend.transaction(tenant) as db:
+            return db.execute(self.sql.REQUEUE_JOB, params).rowcount > 0
 
-    # -- the request ledger ---------------------------------------------------------------
+
+class Ledger(_Role):
+    """The request-id ledger of a store (`remem.store.roles.RequestLedger`), written once."""
 
     def claim_request(
         self,
@@ -259,7 +277,7 @@ class JobQueue(SQLFlows):
         (the key makes it exclusive: on PostgreSQL a second INSERT of it waits for the
         first's transaction), or an expired one without an outcome is taken over, or the
         entry found is returned as it is (another claimant's, or a final outcome)."""
-        q, now = self.jobs_sql, self._clock()
+        q, now = self.sql, self.backend.clock()
         params = {
             "tenant": tenant,
             "actor": actor,
@@ -267,10 +285,10 @@ class JobQueue(SQLFlows):
             "operation": operation,
             "target": target,
             "token": token,
-            "until": self._at(now + timedelta(seconds=lease_seconds)),
-            "now": self._at(now),
+            "until": self.backend.at(now + timedelta(seconds=lease_seconds)),
+            "now": self.backend.at(now),
         }
-        with self._flow_tx(tenant) as db:
+        with self.backend.transaction(tenant) as db:
             for sql in (q.CLAIM_REQUEST, q.RETAKE_REQUEST, q.GET_REQUEST):
                 rows = db.execute(sql, params).fetchall()
                 if rows:
@@ -282,29 +300,29 @@ class JobQueue(SQLFlows):
     ) -> bool:
         """Record the outcome of a claim `token` holds; see `Store.finish_request`."""
         params = {
-            "outcome": self._json_param(outcome),
+            "outcome": self.backend.json_param(outcome),
             "tenant": tenant,
             "actor": actor,
             "request_id": request_id,
             "token": token,
         }
-        with self._flow_tx(tenant) as db:
-            return db.execute(self.jobs_sql.FINISH_REQUEST, params).rowcount > 0
+        with self.backend.transaction(tenant) as db:
+            return db.execute(self.sql.FINISH_REQUEST, params).rowcount > 0
 
     def release_request(self, tenant: str, actor: str, request_id: str, token: str) -> None:
         """Drop a claim `token` holds without an outcome; see `Store.release_request`."""
         params = {"tenant": tenant, "actor": actor, "request_id": request_id, "token": token}
-        with self._flow_tx(tenant) as db:
-            db.execute(self.jobs_sql.RELEASE_REQUEST, params)
+        with self.backend.transaction(tenant) as db:
+            db.execute(self.sql.RELEASE_REQUEST, params)
 
     def request_for_target(self, tenant: str, request_id: str, target: str) -> RequestEntry | None:
         """The final entry of a request id that named `target`; see the Store protocol."""
         params = {"tenant": tenant, "target": target, "request_id": request_id}
-        rows = self._read(tenant, self.jobs_sql.REQUEST_FOR_TARGET, params)
+        rows = self.backend.read(tenant, self.sql.REQUEST_FOR_TARGET, params)
         return self._request(rows[0]) if rows else None
 
     def _request(self, r: Row) -> RequestEntry:
-        outcome = None if r["outcome"] is None else self._json_value(r["outcome"])
+        outcome = None if r["outcome"] is None else self.backend.json_value(r["outcome"])
         return RequestEntry(
             str(r["actor"]),
             str(r["request_id"]),
@@ -314,21 +332,23 @@ class JobQueue(SQLFlows):
             r["token"],
         )
 
-    # -- model calls ----------------------------------------------------------------------
+
+class ModelCalls(_Role):
+    """The model-call log of a store (`remem.store.roles.ModelCallLog`), written once."""
 
     def record_llm_calls(self, tenant: str, calls: Sequence[LLMCall]) -> None:
         """Log language-model calls (never a prompt, an answer or a key)."""
         if not calls:
             return
-        at = self._at(self._clock())
-        with self._flow_tx(tenant) as db:
+        at = self.backend.at(self.backend.clock())
+        with self.backend.transaction(tenant) as db:
             db.executemany(
-                self.jobs_sql.INSERT_LLM_CALL, [llm_call_params(tenant, c, at) for c in calls]
+                self.sql.INSERT_LLM_CALL, [llm_call_params(tenant, c, at) for c in calls]
             )
 
     def llm_usage(self, tenant: str) -> dict[str, float]:
         """Totals of a tenant's logged model calls: calls, errors, tokens, seconds."""
-        (r,) = self._read(tenant, self.jobs_sql.LLM_USAGE, {"tenant": tenant})
+        (r,) = self.backend.read(tenant, self.sql.LLM_USAGE, {"tenant": tenant})
         return {
             "calls": int(r["calls"]),
             "errors": int(r["errors"]),

@@ -1,24 +1,23 @@
 """API keys, the principals of the HTTP service and the MCP server: written once.
 
-`ApiKeys` is a mixin of both stores. A key row holds the sha256 of its
-secret, never the secret; what a key may do, and how its secret is made and
-hashed, is decided above the store, in `remem.service.keys`. A statement
-that knows its tenant runs bound to it (on PostgreSQL `api_keys` is a tenant
+`ApiKeys` is the keys role of both stores (`Store.keys`), composed over their backend. A
+key row holds the sha256 of its secret, never the secret; what a key may do, and how its
+secret is made and hashed, is decided above the store, in `remem.service.keys`. A
+statement that knows its tenant runs bound to it (on PostgreSQL `api_keys` is a tenant
 table under forced row-level security like every other,
-`postgres/migrations/0006_keys.sql`). Three span tenants by design
-(`EVERY_TENANT`): the lookup by hash, which is how a request's tenant is
-found and so cannot wait for it (at most one row, matched on the hash of 256
-random bits), and the operator's listing and revoking of keys of every
-tenant (`remem keys list`, `remem keys revoke`), which name no tenant. Times
-come back in the fixed ISO form (`remem.timeutil.to_db`) on both backends.
+`postgres/migrations/0006_keys.sql`). Three span tenants by design (`EVERY_TENANT`): the
+lookup by hash, which is how a request's tenant is found and so cannot wait for it (at
+most one row, matched on the hash of 256 random bits), and the operator's listing and
+revoking of keys of every tenant (`remem keys list`, `remem keys revoke`), which name no
+tenant. Times come back in the fixed ISO form (`remem.timeutil.to_db`) on both backends.
 """
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any, ClassVar, Protocol
+from typing import Any, Protocol
 
-from remem.store.flows.backend import Row, SQLFlows
+from remem.store.flows.backend import Backend, Row
 from remem.store.roles import ApiKey
 from remem.timeutil import parse_time, to_db
 
@@ -39,13 +38,14 @@ class KeySQL(Protocol):
     GET_TENANT_KEY: str  # key_id, tenant
     REVOKE_KEY: str  # at, key_id
     REVOKE_TENANT_KEY: str  # at, key_id, tenant
-    PING: str
 
 
-class ApiKeys(SQLFlows):
-    """The key methods of `Store`, written once."""
+class ApiKeys:
+    """The keys role of a store (`remem.store.roles.KeyStore`), written once over its
+    `backend` and its dialect's statements `sql`."""
 
-    keys_sql: ClassVar[KeySQL]
+    def __init__(self, backend: Backend, sql: KeySQL) -> None:
+        self.backend, self.sql = backend, sql
 
     def add_key(self, key: ApiKey, key_hash: str) -> None:
         """Store a new key under the hash of its secret, bound to the key's tenant."""
@@ -55,22 +55,22 @@ class ApiKeys(SQLFlows):
             "actor": key.actor,
             "role": key.role,
             "key_hash": key_hash,
-            "created_at": self._at(parse_time(key.created_at)),
+            "created_at": self.backend.at(parse_time(key.created_at)),
             "name": key.name,
         }
-        with self._flow_tx(key.tenant) as db:
-            db.execute(self.keys_sql.INSERT_KEY, params)
+        with self.backend.transaction(key.tenant) as db:
+            db.execute(self.sql.INSERT_KEY, params)
 
     def key_by_hash(self, key_hash: str) -> ApiKey | None:
         """The unrevoked key whose secret hashes to `key_hash`, in any tenant."""
-        rows = self._read(EVERY_TENANT, self.keys_sql.KEY_BY_HASH, {"key_hash": key_hash})
+        rows = self.backend.read(EVERY_TENANT, self.sql.KEY_BY_HASH, {"key_hash": key_hash})
         return self._key(rows[0]) if rows else None
 
     def list_keys(self, tenant: str | None = None) -> list[ApiKey]:
         """Every key (of one tenant), oldest first, revoked ones included."""
-        q = self.keys_sql
+        q = self.sql
         sql = q.LIST_KEYS if tenant is None else q.LIST_TENANT_KEYS
-        return [self._key(r) for r in self._read(tenant, sql, {"tenant": tenant})]
+        return [self._key(r) for r in self.backend.read(tenant, sql, {"tenant": tenant})]
 
     def keys_page(
         self, tenant: str, actor: str | None, after: tuple[datetime, str] | None, limit: int
@@ -81,34 +81,30 @@ class ApiKeys(SQLFlows):
         params = {
             "tenant": tenant,
             "actor": actor,
-            "after_at": self._at(at),
+            "after_at": self.backend.at(at),
             "after_id": key_id,
             "limit": limit,
         }
-        return [self._key(r) for r in self._read(tenant, self.keys_sql.PAGE_KEYS, params)]
+        return [self._key(r) for r in self.backend.read(tenant, self.sql.PAGE_KEYS, params)]
 
     def get_key(self, key_id: str, tenant: str | None = None) -> ApiKey | None:
         """One key by id (of `tenant` when given), or None."""
-        q = self.keys_sql
+        q = self.sql
         sql = q.GET_KEY if tenant is None else q.GET_TENANT_KEY
-        rows = self._read(tenant, sql, {"key_id": key_id, "tenant": tenant})
+        rows = self.backend.read(tenant, sql, {"key_id": key_id, "tenant": tenant})
         return self._key(rows[0]) if rows else None
 
     def revoke_key(self, key_id: str, now: datetime, tenant: str | None = None) -> ApiKey | None:
         """Revoke a key at `now` unless it already is; the key as it now is, or None."""
-        q = self.keys_sql
-        params: dict[str, Any] = {"at": self._at(now), "key_id": key_id, "tenant": tenant}
+        q = self.sql
+        params: dict[str, Any] = {"at": self.backend.at(now), "key_id": key_id, "tenant": tenant}
         revoke, get = (
             (q.REVOKE_KEY, q.GET_KEY) if tenant is None else (q.REVOKE_TENANT_KEY, q.GET_TENANT_KEY)
         )
-        with self._flow_tx(tenant) as db:
+        with self.backend.transaction(tenant) as db:
             db.execute(revoke, params)
             rows = db.execute(get, params).fetchall()
         return self._key(rows[0]) if rows else None
-
-    def ping(self) -> None:
-        """Return if the database answers (the service's liveness probe)."""
-        self._read(EVERY_TENANT, self.keys_sql.PING, {})
 
     def _key(self, r: Row) -> ApiKey:
         revoked = r["revoked_at"]
@@ -117,7 +113,7 @@ class ApiKeys(SQLFlows):
             r["tenant"],
             r["actor"],
             r["role"],
-            str(to_db(self._time(r["created_at"]))),
-            str(to_db(self._time(revoked))) if revoked is not None else None,
+            str(to_db(self.backend.time(r["created_at"]))),
+            str(to_db(self.backend.time(revoked))) if revoked is not None else None,
             r["name"],
         )

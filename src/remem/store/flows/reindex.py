@@ -23,13 +23,14 @@ embedding, and the next run asks only for the vectors that have no new one yet
   erased actor) erases the new one with it, on both backends; `left_of_actor` reads
   what of an actor the new tables hold, for erasure's read-back.
 
-The role object (`Store.reindexing`) takes its store; a backend subclass names its
+The role object (`Store.reindexing`) takes its backend and its store; a backend subclass names its
 tables' keys (`SPECS`), binds vectors (`_vec_param`) and does what the switch asks
 of its caches and indexes (`_switched`).
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -39,7 +40,7 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
-from remem.store.flows.backend import Row, SQLFlows, Tx
+from remem.store.flows.backend import Backend, Row, Tx
 from remem.store.values import PendingReindex, ReindexCount, VectorModel
 
 Vector = npt.NDArray[np.float32]
@@ -108,7 +109,7 @@ SQL = {
 }
 
 
-class VectorReindex:
+class VectorReindex(ABC):
     """The reindex role of one store (`Store.reindexing`); see the module docstring."""
 
     SPECS: ClassVar[dict[str, KindSpec]]
@@ -119,20 +120,22 @@ class VectorReindex:
     # then sees the index changed (`remem.store.flows.vector_fit`; PostgreSQL's)
     CHANGE_LOCK: ClassVar[str | None] = None
 
-    def __init__(self, store: SQLFlows) -> None:
-        self.s = store
+    def __init__(self, backend: Backend, store: Any) -> None:
+        self.backend, self.s = backend, store
 
     # -- the backend's part ----------------------------------------------------------
 
     def _sql(self, sql: str) -> str:
         return sql
 
-    def _vec_param(self, vec: Vector) -> object:
-        raise NotImplementedError
+    @abstractmethod
+    def _vec_param(self, vec: Vector) -> object: ...
 
+    @abstractmethod
     def _switched(self, tenant: str, actors: Sequence[str], model: str, dim: int) -> None:
         """After the switch committed: SQLite drops the scopes' vector files and caches,
         PostgreSQL builds the model's indexes."""
+        ...
 
     def _kind(self, kind: str, name: str) -> str:
         return self._sql(_statements(self.SPECS[kind])[name])
@@ -141,14 +144,14 @@ class VectorReindex:
 
     def pending(self, tenant: str) -> PendingReindex | None:
         """The tenant's reindex begun and not switched, or None."""
-        rows = self.s._read(tenant, self._sql(SQL["pending"]), {"tenant": tenant})
+        rows = self.backend.read(tenant, self._sql(SQL["pending"]), {"tenant": tenant})
         return self._pending(rows)
 
     def index_state(self, tenant: str) -> tuple[PendingReindex | None, list[VectorModel]]:
         """The tenant's pending reindex and the models whose vectors it holds, read in one
         transaction (what a memory looks at before each search, `remem.memory.embedder`)."""
         params = {"tenant": tenant}
-        with self.s._read_tx(tenant) as db:
+        with self.backend.reading(tenant) as db:
             pending = db.execute(self._sql(SQL["pending"]), params).fetchall()
             held = db.execute(self._sql(SQL["models"]), params).fetchall()
         models = [VectorModel(r["model"], int(r["dim"]), r["fingerprint"]) for r in held]
@@ -160,14 +163,14 @@ class VectorReindex:
         r = rows[0]
         return PendingReindex(
             r["model"], int(r["dim"]), r["fingerprint"],
-            self.s._time(r["started_at"]), self.s._time(r["updated_at"]),
+            self.backend.time(r["started_at"]), self.backend.time(r["updated_at"]),
         )  # fmt: skip
 
     def counts(self, tenant: str, model: str) -> list[ReindexCount]:
         """Each kind of the tenant's vectors against `model` (see `ReindexCount`)."""
         params = {"tenant": tenant, "model": model}
         out = []
-        with self.s._read_tx(tenant) as db:
+        with self.backend.reading(tenant) as db:
             for kind in KINDS:
                 n = {
                     name: int(db.execute(self._kind(kind, name), params).fetchall()[0]["n"])
@@ -183,7 +186,7 @@ class VectorReindex:
         `model` with no new vector yet, by key after `after` (None: from the first)."""
         params = {"tenant": tenant, "model": model, "limit": limit,
                   "after": self.FIRST_KEY if after is None else after}  # fmt: skip
-        rows = self.s._read(tenant, self._kind(kind, "todo"), params)
+        rows = self.backend.read(tenant, self._kind(kind, "todo"), params)
         return [(r["key"], str(r["text"])) for r in rows]
 
     # -- writes ----------------------------------------------------------------------
@@ -194,8 +197,8 @@ class VectorReindex:
         """Note a reindex of the tenant to `model` unless one is noted; return the one noted
         (the caller compares it with what it asked)."""
         params = {"tenant": tenant, "model": model, "dim": dim, "fingerprint": fingerprint,
-                  "at": self.s._at(now)}  # fmt: skip
-        with self.s._flow_tx(tenant) as db:
+                  "at": self.backend.at(now)}  # fmt: skip
+        with self.backend.transaction(tenant) as db:
             db.execute(self._sql(SQL["begin"]), params)
         found = self.pending(tenant)
         assert found is not None  # just written, or there before
@@ -209,16 +212,16 @@ class VectorReindex:
         went meanwhile, or that already has one, is left out)."""
         rows = [{"tenant": tenant, "model": model, "key": key, "vec": self._vec_param(vec)}
                 for key, vec in vectors]  # fmt: skip
-        with self.s._flow_tx(tenant) as db:
+        with self.backend.transaction(tenant) as db:
             if rows:
                 db.executemany(self._kind(kind, "add"), rows)
-            db.execute(self._sql(SQL["touch"]), {"tenant": tenant, "at": self.s._at(now)})
+            db.execute(self._sql(SQL["touch"]), {"tenant": tenant, "at": self.backend.at(now)})
 
     def switch(self, tenant: str, model: str, dim: int, fingerprint: str | None) -> bool:
         """Make the new vectors the index, in one transaction, if no vector of another
         model is left without one; False (nothing changed) when some are."""
         params = {"tenant": tenant, "model": model}
-        with self.s._flow_tx(tenant) as db:
+        with self.backend.transaction(tenant) as db:
             self._lock_writers(db, tenant)
             for kind in KINDS:
                 if int(db.execute(self._kind(kind, "count_todo"), params).fetchall()[0]["n"]):
@@ -252,7 +255,7 @@ class VectorReindex:
     def cancel(self, tenant: str) -> bool:
         """Drop the tenant's pending reindex and every new vector it stored; whether one was
         pending. The old vectors stay the index."""
-        with self.s._flow_tx(tenant) as db:
+        with self.backend.transaction(tenant) as db:
             self._lock_writers(db, tenant)
             for kind in KINDS:
                 db.execute(self._kind(kind, "clear"), {"tenant": tenant})
@@ -260,5 +263,7 @@ class VectorReindex:
 
     def left_of_actor(self, tenant: str, actor: str) -> int:
         """How many new vectors of the actor's records, events and chunks are stored."""
-        rows = self.s._read(tenant, self._sql(self.ACTOR_LEFT), {"tenant": tenant, "actor": actor})
+        rows = self.backend.read(
+            tenant, self._sql(self.ACTOR_LEFT), {"tenant": tenant, "actor": actor}
+        )
         return int(rows[0]["n"])

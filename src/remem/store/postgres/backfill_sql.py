@@ -1,5 +1,7 @@
 """PostgreSQL's named statements of the vector backfill (`remem.store.flows.backfill`)."""
 
+from remem.store.postgres.sql import NOTE_VECTOR_MODEL as NOTE_VECTOR_MODEL  # `BackfillSQL`
+
 UNEMBEDDED_RECORDS = """
 SELECT r.id, r.seq AS key FROM records r
 WHERE r.tenant = %(tenant)s AND r.status <> 'deleted'

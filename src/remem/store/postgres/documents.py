@@ -68,18 +68,24 @@ class PostgresDocuments(DocumentIndex):
     def _vec_param(self, vec: Vector | None) -> object:
         return None if vec is None else np.asarray(vec, np.float32)
 
+    def _after_removal(self) -> None:
+        """Nothing: a removed chunk's rows are dead tuples until VACUUM
+        (`Erasure.scrub_files(vacuum=True)`)."""
+
     def _index(self, db: Tx, tenant: str, added: Sequence[tuple[Any, StoredChunk]]) -> None:
-        for sql, bound in self.s._lists(INSERT_TERMS, {"tenant": tenant}, [c.id for _, c in added]):
+        for sql, bound in self.backend.lists(
+            INSERT_TERMS, {"tenant": tenant}, [c.id for _, c in added]
+        ):
             db.execute(sql, bound)
 
     def _unindex(self, db: Tx, tenant: str, chunk_ids: Sequence[str]) -> list[Any]:
-        for sql, bound in self.s._lists(DELETE_TERMS, {"tenant": tenant}, chunk_ids):
+        for sql, bound in self.backend.lists(DELETE_TERMS, {"tenant": tenant}, chunk_ids):
             db.execute(sql, bound)
         return list(chunk_ids)
 
     def _index_count(self, tenant: str, keys: Sequence[Any]) -> int:
-        bound = self.s._lists(COUNT_TERMS, {"tenant": tenant}, keys)
-        return sum(int(self.s._read(tenant, sql, params)[0]["n"]) for sql, params in bound)
+        bound = self.backend.lists(COUNT_TERMS, {"tenant": tenant}, keys)
+        return sum(int(self.backend.read(tenant, sql, params)[0]["n"]) for sql, params in bound)
 
     def lexical(self, tenant: str, scope_keys: Sequence[str], query: str, limit: int) -> list[Hit]:
         """ts_rank over each scope's newest matching chunks (the records' lexical query)."""
@@ -92,7 +98,9 @@ class PostgresDocuments(DocumentIndex):
         hits: list[Hit] = []
         for key in scope_keys:  # a scope key stands where a record's actor does
             params = {"words": " ".join(found), "tenant": tenant, "actor": key, "limit": limit}
-            hits += [Hit(r["id"], float(r["score"])) for r in self.s._read(tenant, sql, params)]
+            hits += [
+                Hit(r["id"], float(r["score"])) for r in self.backend.read(tenant, sql, params)
+            ]
         hits.sort(key=lambda h: h.score, reverse=True)
         return hits[:limit]
 
@@ -105,4 +113,4 @@ class PostgresDocuments(DocumentIndex):
         vec = np.asarray(query, np.float32)
         params = {"tenant": tenant, "keys": list(scope_keys), "model": model, "query": vec,
                   "dims": len(query), "limit": limit}  # fmt: skip
-        return [(r["id"], float(r["cosine"])) for r in self.s._read(tenant, NEAREST, params)]
+        return [(r["id"], float(r["cosine"])) for r in self.backend.read(tenant, NEAREST, params)]

@@ -1,27 +1,28 @@
-"""Erasure on the PostgreSQL store: what `RecordErasure` leaves to it, and erasing an actor.
+"""Erasure on the PostgreSQL store: what `remem.store.flows.erasure.Erasures` leaves to it.
 
-A mixin of `PostgresStore`. An erased record's full-text entry is a column of
-its row (and its words are rows of their own); a deleted row stays in the
+`PostgresErasure` is PostgreSQL's `ErasureParts`. An erased record's full-text entry
+is a column of its row (and its words are rows of their own); a deleted row stays in the
 table's files as a dead tuple until VACUUM (`scrub_files(vacuum=True)`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, ClassVar
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any, Protocol
 
 import psycopg
 from psycopg import sql as pg_sql
 from psycopg.rows import DictRow
-from psycopg_pool import ConnectionPool
 
-from remem.errors import RememError
+from remem.errors import StoreError
 from remem.store.flows.backend import Tx
-from remem.store.flows.erasure import DeletionSQL, ErasureSQL, Found, RecordErasure, TombstoneSQL
+from remem.store.flows.erasure import DeletionSQL, Found
 from remem.store.flows.jobs import LAST_NUMBER
 from remem.store.postgres import sql as q
+from remem.store.postgres.backend import PostgresBackend
 from remem.store.postgres.rows import iso, value
+from remem.store.postgres.search import SCOPE_DDL_WAIT_S
 
 Cursor = psycopg.Cursor[DictRow]
 Query = str | pg_sql.Composed
@@ -88,57 +89,64 @@ WHERE v.tenant = %(tenant)s AND v.actor = %(actor)s AND NOT EXISTS (
     TOOL_CALLS = _at_or_below("tool_calls", "tool_calls")
 
 
-class PostgresErasure(RecordErasure):
-    """Erasure methods of `Store` on PostgreSQL; `PostgresStore` supplies the pool."""
+class ScopeIndexes(Protocol):
+    """The HNSW indexes of scopes (`remem.store.postgres.search`)."""
 
-    erasure_sql: ClassVar[ErasureSQL] = q
-    tombstone_sql: ClassVar[TombstoneSQL] = q
-    deletion_sql: ClassVar[DeletionSQL] = DeletionLogSQL()
-    mark_after_erasing: ClassVar[bool] = False
-    _pool: ConnectionPool[psycopg.Connection[tuple[Any, ...]]]
+    def _drop_scope_indexes(self, db: Cursor, tenant: str, actor: str) -> None: ...
 
-    if TYPE_CHECKING:
+    def _scope_ddl(
+        self, wait_s: float
+    ) -> AbstractContextManager[psycopg.Connection[DictRow] | None]: ...
 
-        def _tx(self, tenant: str | None) -> AbstractContextManager[Cursor]: ...
 
-        def _rows(
-            self,
-            tenant: str | None,
-            sql: Query,
-            params: Sequence[Any] | Mapping[str, Any] = (),
-            settings: Sequence[tuple[str, Mapping[str, Any]]] = (),
-        ) -> list[DictRow]: ...
+class PostgresErasure:
+    """What is PostgreSQL's own in an erasure (`remem.store.flows.erasure.ErasureParts`),
+    over its `backend` and the scopes' HNSW `indexes` (the row-level-security wall binds
+    each transaction to the tenant)."""
 
-        def _translate(self, exc: psycopg.Error, *, opening: bool = False) -> RememError: ...
+    mark_after_erasing = False
+    deletion_sql: DeletionSQL = DeletionLogSQL()
 
-        def _drop_scope_indexes(self, db: Cursor, tenant: str, actor: str) -> None: ...
+    def __init__(self, backend: PostgresBackend, indexes: ScopeIndexes) -> None:
+        self.backend, self.indexes = backend, indexes
 
-    # `forget_record` and `record_deletion` are `RecordErasure`'s; these are its PostgreSQL
-    # parts (the row-level-security wall binds each transaction to the tenant)
+    @contextmanager
+    def erasing_actor(self) -> Iterator[object]:
+        """The lock on scope indexes (`PostgresSearch._scope_ddl`): a scope index being
+        built concurrently, which may be the actor's, is finished first, so the erasure's
+        transaction drops every index that names the actor, and a build after it finds
+        the actor's vectors gone."""
+        with self.indexes._scope_ddl(SCOPE_DDL_WAIT_S) as held:
+            if held is None:
+                raise StoreError(
+                    "a scope's vector index is still being built after "
+                    f"{SCOPE_DDL_WAIT_S:.0f} s; nothing was erased, retry"
+                )
+            yield held
 
-    def _erasure_tx(self, tenant: str) -> AbstractContextManager[Cursor]:
-        return self._tx(tenant)
+    def settle_scope(self, tenant: str, actor: str) -> None:
+        """Nothing: PostgreSQL keeps no copy of a scope's rows outside them."""
 
-    def _erase_records(self, db: Tx, tenant: str, found: Sequence[Found]) -> dict[str, int]:
+    def erase_records(self, db: Tx, tenant: str, found: Sequence[Found]) -> dict[str, int]:
         return _delete_records(db, tenant, [f.key for f in found])
 
-    def _erase_event_texts(self, db: Tx, tenant: str, event_ids: Sequence[str]) -> None:
+    def erase_event_texts(self, db: Tx, tenant: str, event_ids: Sequence[str]) -> None:
         # the event's tsvector is generated from its text, so it empties with it
         for sql in (q.ERASE_EVENT_TEXT, q.DELETE_EVENT_TERMS, q.DELETE_EVENT_VECTORS):
             db.execute(sql, {"tenant": tenant, "keys": list(event_ids)})
 
-    def _verify_record(
+    def verify_record(
         self, tenant: str, record_id: str, found: Found, sources: Sequence[str]
     ) -> dict[str, int]:
         return self._record_left(tenant, record_id, list(sources))
 
-    def _erase_actor_indexes(self, db: Tx, tenant: str, actor: str) -> None:
+    def erase_actor_indexes(self, db: Tx, tenant: str, actor: str) -> None:
         for sql in q.DELETE_ACTOR_TERMS:  # at once, rather than cascading row by row
             db.execute(sql, {"tenant": tenant, "actor": actor})
         assert isinstance(db, psycopg.Cursor)
-        self._drop_scope_indexes(db, tenant, actor)  # their definitions name the actor
+        self.indexes._drop_scope_indexes(db, tenant, actor)  # their definitions name the actor
 
-    def _erase_actor_events(self, db: Tx, tenant: str, actor: str) -> tuple[int, int]:
+    def erase_actor_events(self, db: Tx, tenant: str, actor: str) -> tuple[int, int]:
         deleted = db.execute(q.DELETE_ACTOR_EVENTS, {"tenant": tenant, "actor": actor}).fetchall()
         return len(deleted), sum(1 for r in deleted if r["indexed"])
 
@@ -154,11 +162,11 @@ class PostgresErasure(RecordErasure):
         if not vacuum:
             return {}
         try:
-            with self._pool.connection() as conn:  # autocommit: VACUUM runs outside a block
+            with self.backend.pool.connection() as conn:  # autocommit: VACUUM runs outside a block
                 for table in q.ERASED_TABLES:
                     conn.execute(pg_sql.SQL("VACUUM {}").format(pg_sql.Identifier(table)))
         except psycopg.Error as exc:
-            raise self._translate(exc) from exc
+            raise self.backend.translate(exc) from exc
         return {}
 
     def deletions(
@@ -170,17 +178,17 @@ class PostgresErasure(RecordErasure):
             "limit": limit,
             "before": LAST_NUMBER if before is None else before,
         }
-        rows = self._rows(tenant, q.LIST_DELETIONS, params)
+        rows = self.backend.rows(tenant, q.LIST_DELETIONS, params)
         return [_deletion(r) for r in rows]
 
     def deletion(self, tenant: str, job_id: int) -> dict[str, Any] | None:
         """One deletion job of the tenant, or None."""
         params = {"tenant": tenant, "id": job_id}
-        rows = self._rows(tenant, DeletionLogSQL.GET_DELETION, params)
+        rows = self.backend.rows(tenant, DeletionLogSQL.GET_DELETION, params)
         return _deletion(rows[0]) if rows else None
 
     def _record_left(self, tenant: str, record_id: str, sources: list[str]) -> dict[str, int]:
-        with self._tx(tenant) as cur:
+        with self.backend.tx(tenant) as cur:
             key = {"tenant": tenant, "record_id": record_id, "keys": sources}
 
             def count(sql: str) -> int:
@@ -198,13 +206,13 @@ class PostgresErasure(RecordErasure):
                 "history_text": count(q.HISTORY_WITH_TEXT),
             }
 
-    def _mark_actor(self, db: Tx, tenant: str, actor: str) -> dict[str, int]:
+    def mark_actor(self, db: Tx, tenant: str, actor: str) -> dict[str, int]:
         row = db.execute(ActorMarkSQL.MARK, {"tenant": tenant, "actor": actor}).fetchone()
         return {name: int(n) for name, n in dict(row).items()}
 
-    def _verify_actor(self, tenant: str, actor: str, mark: Mapping[str, int]) -> dict[str, int]:
+    def verify_actor(self, tenant: str, actor: str, mark: Mapping[str, int]) -> dict[str, int]:
         m = ActorMarkSQL
-        with self._tx(tenant) as cur:
+        with self.backend.tx(tenant) as cur:
 
             def count(sql: str) -> int:
                 named = {"tenant": tenant, "actor": actor, **mark}

@@ -26,7 +26,7 @@ from remem.store.postgres import sql as q
 from remem.store.postgres.search import HNSW_MAX_DIMS
 
 if TYPE_CHECKING:
-    from remem.store.postgres.store import PostgresStore
+    from remem.store.postgres.search import PostgresSearch
 
 log = logging.getLogger("remem.store.postgres.store")
 
@@ -60,7 +60,7 @@ SELECT (SELECT count(*) FROM reindex_record_vectors n
         JOIN event_vectors v ON v.tenant = n.tenant AND v.event_id = n.event_id
         WHERE v.tenant = %(tenant)s AND v.actor = %(actor)s) AS n
 """
-    s: PostgresStore
+    s: PostgresSearch
 
     def _sql(self, sql: str) -> str:
         return sql if "%(" in sql else pg_named(sql)
@@ -80,7 +80,7 @@ SELECT (SELECT count(*) FROM reindex_record_vectors n
         index, dropped here, so that a later write builds it (`_ensure_index`)."""
         drop = pg_sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(pg_sql.Identifier(ix.name))
         try:
-            with self.s._pool.connection() as conn:  # autocommit: outside a transaction
+            with self.s.backend.pool.connection() as conn:  # autocommit: outside a transaction
                 try:
                     conn.execute(q.create_vector_index(ix, concurrently=True))
                 except psycopg.Error as exc:

@@ -4,7 +4,7 @@
 PostgreSQL's own: vectors to pgvector's binary form and from its text form,
 times in UTC and in the fixed ISO form, jsonb values. Rows become events,
 records and history entries, and values the named parameters of the INSERT
-statements, once for both backends (`remem.store.rows`, `remem.store.flows.lookups`).
+statements, once for both backends (`remem.store.rows`, `remem.store.flows.records`).
 """
 
 from __future__ import annotations

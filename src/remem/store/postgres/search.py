@@ -1,6 +1,6 @@
 """Search on the PostgreSQL store: full-text ranks, and vectors exact or through HNSW.
 
-A mixin of `PostgresStore`. Vectors live in an untyped `vector` column (any
+`PostgresSearch` is the store's search role. Vectors live in an untyped `vector` column (any
 dimension). A scope with few vectors of a model is searched exactly with
 cosine distance `<=>`; a larger one through an HNSW index that the store makes
 for each model and dimension the first time it writes (pgvector 0.8's
@@ -20,7 +20,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -32,6 +32,7 @@ from remem.errors import RememError, StoreError
 from remem.model import Event
 from remem.store.flows.vector_fit import vectors_fit
 from remem.store.postgres import sql as q
+from remem.store.postgres.backend import PostgresBackend
 from remem.store.postgres.rows import ALL_TENANTS, parse_vector, value
 from remem.store.roles import Hit, Scope
 
@@ -66,35 +67,48 @@ SCOPE_DDL_WAIT_S = 900.0
 
 
 class PostgresSearch:
-    """Search, vector and index methods; `PostgresStore` supplies the pool and the state."""
+    """The search role of the PostgreSQL store (`remem.store.roles.Search`, `Store.search`):
+    search, the event vectors, and the HNSW indexes of the vectors, over its `backend`.
+    `exact_scan_max`: a fixed bound on the scopes scanned exactly (0: HNSW always);
+    `scope_index_min`: the vectors that give a scope an index of its own."""
 
-    _exact_scan_max: int | None
-    _indexes: dict[q.VectorIndex | q.ScopeIndex, float | None]
-    _build_failed: dict[q.VectorIndex | q.ScopeIndex, float]
-    _deferred: set[q.VectorIndex] | None
-    _scope_index_min: int
-    _scope_checked: dict[q.ScopeIndex, float]
-    _large: dict[tuple[str, str, str, str], tuple[bool, float]]
-    _iterative: bool
-    _prewarm: bool
-    _warmed: set[q.ScopeIndex]
-    vector_fit_sql: ClassVar[tuple[str, ...]]  # (`remem.store.flows.vector_fit`)
+    def __init__(
+        self,
+        backend: PostgresBackend,
+        *,
+        exact_scan_max: int | None = None,
+        scope_index_min: int = SCOPE_INDEX_MIN,
+    ) -> None:
+        self.backend = backend
+        self._exact_scan_max = exact_scan_max
+        # an index known to exist maps to None; one found missing, to when it was looked for
+        self._indexes: dict[q.VectorIndex | q.ScopeIndex, float | None] = {}
+        self._build_failed: dict[q.VectorIndex | q.ScopeIndex, float] = {}  # last failed build
+        self._scope_index_min = scope_index_min
+        self._scope_checked: dict[q.ScopeIndex, float] = {}  # when a scope was last counted
+        self._deferred: set[q.VectorIndex] | None = None  # inside `bulk_load`: built at its end
+        self._large: dict[tuple[str, str, str, str], tuple[bool, float]] = {}
+        self._iterative = False  # pgvector 0.8's iterative index scans; set by the store
+        self._prewarm = False  # whether pg_prewarm is installed; set by the store
+        self._warmed: set[q.ScopeIndex] = set()  # scope indexes this process has prewarmed
 
-    if TYPE_CHECKING:
+    def _tx(self, tenant: str | None) -> AbstractContextManager[Cursor]:
+        return self.backend.tx(tenant)
 
-        def _tx(self, tenant: str | None) -> AbstractContextManager[Cursor]: ...
+    def _connect(self) -> psycopg.Connection[DictRow]:
+        return self.backend.connect()
 
-        def _connect(self) -> psycopg.Connection[DictRow]: ...
+    def _translate(self, exc: psycopg.Error, *, opening: bool = False) -> RememError:
+        return self.backend.translate(exc, opening=opening)
 
-        def _translate(self, exc: psycopg.Error, *, opening: bool = False) -> RememError: ...
-
-        def _rows(
-            self,
-            tenant: str | None,
-            sql: Query,
-            params: Sequence[Any] | Mapping[str, Any] = (),
-            settings: Sequence[tuple[str, Mapping[str, Any]]] = (),
-        ) -> list[DictRow]: ...
+    def _rows(
+        self,
+        tenant: str | None,
+        sql: Query,
+        params: Sequence[Any] | Mapping[str, Any] = (),
+        settings: Sequence[tuple[str, Mapping[str, Any]]] = (),
+    ) -> list[DictRow]:
+        return self.backend.rows(tenant, sql, params, settings)
 
     def add_event_vectors(
         self, tenant: str, vectors: Sequence[tuple[Event, npt.NDArray[np.float32]]], model: str
@@ -105,7 +119,7 @@ class PostgresSearch:
         for dims in {len(v) for _, v in vectors}:
             self._ensure_index(q.VectorIndex("event_vectors", model, dims))
         with self._tx(tenant) as cur:
-            if not vectors_fit(cur, self.vector_fit_sql, tenant, model,
+            if not vectors_fit(cur, self.backend.vector_fit_sql, tenant, model,
                                {len(v) for _, v in vectors}):  # fmt: skip
                 return  # the index is another model's now: left for its catch-up
             cur.executemany(

@@ -186,7 +186,7 @@ SELECT e.tenant, e.actor, t.term, e.seq, e.id, remem_term_rank(e.tsv, t.term)
 FROM events e, unnest(tsvector_to_array(e.tsv)) AS t(term)
 WHERE e.tenant = %(tenant)s AND e.id = ANY(%(keys)s::text[])
 """
-# -- reads by key or scope (`remem.store.flows.lookups`, named parameters) -------------------------
+# -- reads by key or scope (`remem.store.flows.records`, `events`; named parameters) -----
 LIST_EVENTS_ACTOR = f"""
 SELECT {EVENT_COLUMNS} FROM events WHERE tenant = %(tenant)s AND actor = %(actor)s
 ORDER BY time, seq LIMIT %(limit)s
@@ -199,7 +199,7 @@ ORDER BY time, seq LIMIT %(limit)s
 # A page of events ends at `limit` rows or once the text and metadata before a row
 # reach `bytes`: each row carries the bytes of the rows before it (`bytes_before`), and
 # the first row past the bound is read too (its `bytes_before_last` is still under
-# it), so the caller knows that more follow (`remem.store.flows.lookups.Lookups.events_page`).
+# it), so the caller knows that more follow (`remem.store.flows.events.Events.events_page`).
 _EVENT_SIZE = "octet_length(text) + octet_length(metadata)"
 _EVENTS_AFTER = f"""
 SELECT * FROM (

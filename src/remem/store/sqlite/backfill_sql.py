@@ -1,5 +1,7 @@
 """SQLite's named statements of the vector backfill (`remem.store.flows.backfill`)."""
 
+from remem.store.sqlite.sql import NOTE_VECTOR_MODEL as NOTE_VECTOR_MODEL  # `BackfillSQL`
+
 UNEMBEDDED_RECORDS = """
 SELECT r.id, r.rowid AS key FROM records r
 WHERE r.tenant = :tenant AND r.status <> 'deleted'

@@ -73,18 +73,18 @@ class SQLiteDocuments(DocumentIndex):
 
     def _unindex(self, db: Tx, tenant: str, chunk_ids: Sequence[str]) -> list[Any]:
         keys: list[Any] = []
-        for sql, bound in self.s._lists(CHUNK_KEYS, {"tenant": tenant}, chunk_ids):
+        for sql, bound in self.backend.lists(CHUNK_KEYS, {"tenant": tenant}, chunk_ids):
             keys += [r["key"] for r in db.execute(sql, bound).fetchall()]
-        for sql, bound in self.s._lists(DELETE_FTS, {}, keys):
+        for sql, bound in self.backend.lists(DELETE_FTS, {}, keys):
             db.execute(sql, bound)
         return keys
 
     def _index_count(self, tenant: str, keys: Sequence[Any]) -> int:
-        return sum(int(self.s._read(tenant, sql, bound)[0]["n"])
-                   for sql, bound in self.s._lists(COUNT_FTS, {}, keys))  # fmt: skip
+        return sum(int(self.backend.read(tenant, sql, bound)[0]["n"])
+                   for sql, bound in self.backend.lists(COUNT_FTS, {}, keys))  # fmt: skip
 
     def _after_removal(self) -> None:
-        with self.s._flow_tx(None) as db:
+        with self.backend.transaction(None) as db:
             scrub_fts(db, "document_chunks_fts")
 
     def lexical(self, tenant: str, scope_keys: Sequence[str], query: str, limit: int) -> list[Hit]:
@@ -95,7 +95,9 @@ class SQLiteDocuments(DocumentIndex):
             if match is None or limit <= 0:
                 continue
             params = {"match": match, "tenant": tenant, "scope_key": key, "limit": limit}
-            hits += [Hit(r["id"], -float(r["rank"])) for r in self.s._read(tenant, SEARCH, params)]
+            hits += [
+                Hit(r["id"], -float(r["rank"])) for r in self.backend.read(tenant, SEARCH, params)
+            ]
         hits.sort(key=lambda h: h.score, reverse=True)
         return hits[:limit]
 
@@ -105,8 +107,10 @@ class SQLiteDocuments(DocumentIndex):
         """The chunks nearest to `query`, searched as a record scope's vectors are."""
         ids: list[str] = []
         rows: list[Vector] = []
-        for sql, bound in self.s._lists(VECTORS, {"tenant": tenant, "model": model}, scope_keys):
-            for r in self.s._read(tenant, sql, bound):
+        for sql, bound in self.backend.lists(
+            VECTORS, {"tenant": tenant, "model": model}, scope_keys
+        ):
+            for r in self.backend.read(tenant, sql, bound):
                 ids.append(r["id"])
                 rows.append(np.frombuffer(r["vec"], dtype=np.float16).astype(np.float32))
         if not ids or limit <= 0:

@@ -1,6 +1,6 @@
-"""Erasure on the SQLite store: what `RecordErasure` leaves to it, and erasing an actor.
+"""Erasure on the SQLite store: what `remem.store.flows.erasure.Erasures` leaves to it.
 
-A mixin of `SQLiteStore`. An erased record leaves the file's rows, its FTS5
+`SQLiteErasure` is SQLite's `ErasureParts`. An erased record leaves the file's rows, its FTS5
 entries (and, after `scrub_files`, the merged index segments and the WAL), the
 scope's vectors held in memory and in the vector files beside the database.
 Lists of keys are bound in chunks (`remem.store.flows.backend.sqlite_lists`).
@@ -9,17 +9,16 @@ Lists of keys are bound in chunks (`remem.store.flows.backend.sqlite_lists`).
 from __future__ import annotations
 
 import json
-import sqlite3
-import threading
 from collections.abc import Mapping, Sequence
-from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, ClassVar
+from contextlib import AbstractContextManager, nullcontext
+from typing import Any, Protocol
 
 from remem.store.errors import sqlite_translated
 from remem.store.flows.backend import Tx
-from remem.store.flows.erasure import DeletionSQL, ErasureSQL, Found, RecordErasure, TombstoneSQL
+from remem.store.flows.erasure import DeletionSQL, Found
 from remem.store.flows.jobs import LAST_NUMBER
 from remem.store.sqlite import sql as q
+from remem.store.sqlite.backend import SQLiteBackend
 from remem.store.sqlite.sql import scope_token
 from remem.store.sqlite.vectors.files import VectorFiles
 
@@ -95,86 +94,80 @@ SELECT count(*) FROM events_fts WHERE events_fts MATCH :match AND rowid <= :even
 """
 
 
-class SQLiteErasure(RecordErasure):
-    """Erasure methods of `Store` on SQLite; `SQLiteStore` supplies the connection."""
+class ScopeFiles(Protocol):
+    """The vectors SQLite keeps outside its rows (`remem.store.sqlite.search`)."""
 
-    erasure_sql: ClassVar[ErasureSQL] = q
-    tombstone_sql: ClassVar[TombstoneSQL] = q
-    deletion_sql: ClassVar[DeletionSQL] = DeletionLogSQL()
-    mark_after_erasing: ClassVar[bool] = True
-    path: str
     vector_files: VectorFiles | None
-    _lock: threading.RLock
-    _db: sqlite3.Connection
-    _busy_ms: int
 
-    if TYPE_CHECKING:
+    def _drop_scope_vectors(self, tenant: str, actor: str) -> None: ...
 
-        def _tx(self) -> AbstractContextManager[sqlite3.Connection]: ...
 
-        def _rows(
-            self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()
-        ) -> list[sqlite3.Row]: ...
+class SQLiteErasure:
+    """What is SQLite's own in an erasure (`remem.store.flows.erasure.ErasureParts`), over
+    its `backend` and the vectors kept outside the rows (`files`)."""
 
-        def _drop_scope_vectors(self, tenant: str, actor: str) -> None: ...
+    mark_after_erasing = True
+    deletion_sql: DeletionSQL = DeletionLogSQL()
 
-    # `forget_record` and `record_deletion` are `RecordErasure`'s; these are its SQLite parts
+    def __init__(self, backend: SQLiteBackend, files: ScopeFiles) -> None:
+        self.backend, self.files = backend, files
 
-    def _erasure_tx(self, tenant: str) -> AbstractContextManager[sqlite3.Connection]:
-        return self._tx()  # one file is one trust domain: the SQL names the tenant
+    def erasing_actor(self) -> AbstractContextManager[object]:
+        """Nothing to hold: the erasure's transaction is the file's write lock."""
+        return nullcontext()
 
-    def _erase_records(self, db: Tx, tenant: str, found: Sequence[Found]) -> dict[str, int]:
+    def erase_records(self, db: Tx, tenant: str, found: Sequence[Found]) -> dict[str, int]:
         counts = {"records": 0, "vectors": 0, "fulltext": 0}
         rowids = [f.key for f in found]
         for table, sql in (("vectors", q.DELETE_VECTORS), ("fulltext", q.DELETE_RECORDS_FTS),
                            ("records", q.DELETE_RECORDS)):  # fmt: skip
-            for statement, params in self._lists(sql, {}, rowids):
+            for statement, params in self.backend.lists(sql, {}, rowids):
                 counts[table] += db.execute(statement, params).rowcount
         return counts
 
-    def _erase_event_texts(self, db: Tx, tenant: str, event_ids: Sequence[str]) -> None:
+    def erase_event_texts(self, db: Tx, tenant: str, event_ids: Sequence[str]) -> None:
         meta = json.dumps({"forgotten": True})
         for event_id in event_ids:
             key = {"tenant": tenant, "event_id": event_id}
             seq = db.execute(q.EVENT_SEQ, key).fetchone()
             if seq is not None:
-                for statement, params in self._lists(q.DELETE_EVENTS_FTS, {}, [seq["seq"]]):
+                for statement, params in self.backend.lists(q.DELETE_EVENTS_FTS, {}, [seq["seq"]]):
                     db.execute(statement, params)
                 db.execute(q.DELETE_EVENT_VECTOR, {"seq": seq["seq"]})
                 db.execute(q.ERASE_EVENT_TEXT, {**key, "metadata": meta})
 
-    def _verify_record(
+    def verify_record(
         self, tenant: str, record_id: str, found: Found, sources: Sequence[str]
     ) -> dict[str, int]:
-        self._drop_scope_vectors(tenant, found.actor)
+        self.files._drop_scope_vectors(tenant, found.actor)
         remaining = self._record_left(tenant, record_id, found.key, list(sources))
-        if self.vector_files is not None:
-            held = self.vector_files.holding(tenant, found.actor, {record_id, *sources})
+        if self.files.vector_files is not None:
+            held = self.files.vector_files.holding(tenant, found.actor, {record_id, *sources})
             remaining["vector_files"] = held
         return remaining
 
     def settle_scope(self, tenant: str, actor: str) -> None:
-        self._drop_scope_vectors(tenant, actor)
+        self.files._drop_scope_vectors(tenant, actor)
 
-    def _erase_actor_indexes(self, db: Tx, tenant: str, actor: str) -> None:
+    def erase_actor_indexes(self, db: Tx, tenant: str, actor: str) -> None:
         key = {"tenant": tenant, "actor": actor}
         seqs = [r["seq"] for r in db.execute(q.ACTOR_EVENT_SEQS, key).fetchall()]
-        for statement, params in self._lists(q.DELETE_EVENTS_FTS, {}, seqs):
+        for statement, params in self.backend.lists(q.DELETE_EVENTS_FTS, {}, seqs):
             db.execute(statement, params)
 
-    def _erase_actor_events(self, db: Tx, tenant: str, actor: str) -> tuple[int, int]:
+    def erase_actor_events(self, db: Tx, tenant: str, actor: str) -> tuple[int, int]:
         return db.execute(q.DELETE_ACTOR_EVENTS, {"tenant": tenant, "actor": actor}).rowcount, 0
 
-    def _mark_actor(self, db: Tx, tenant: str, actor: str) -> dict[str, int]:
+    def mark_actor(self, db: Tx, tenant: str, actor: str) -> dict[str, int]:
         match = f"scope:{scope_token(tenant, actor)}"
         row = db.execute(ActorMarkSQL.MARK, {"tenant": tenant, "actor": actor, "match": match})
         return {name: int(n) for name, n in dict(row.fetchone()).items()}
 
-    def _verify_actor(self, tenant: str, actor: str, mark: Mapping[str, int]) -> dict[str, int]:
-        self._drop_scope_vectors(tenant, actor)
+    def verify_actor(self, tenant: str, actor: str, mark: Mapping[str, int]) -> dict[str, int]:
+        self.files._drop_scope_vectors(tenant, actor)
         remaining = self._actor_left(tenant, actor, mark)
-        if self.vector_files is not None:
-            held = self.vector_files.holding(tenant, actor, before=mark["scope_version"])
+        if self.files.vector_files is not None:
+            held = self.files.vector_files.holding(tenant, actor, before=mark["scope_version"])
             remaining["vector_files"] = held
         return remaining
 
@@ -192,17 +185,17 @@ class SQLiteErasure(RecordErasure):
         it, and what it could not copy is returned as `wal_frames` (0 when
         clean). `vacuum` is for PostgreSQL; SQLite needs no VACUUM for this.
         """
-        with self._tx() as db:
+        with self.backend.tx() as db:
             for table in ("records_fts", "events_fts"):
                 scrub_fts(db, table)
-        if self.path == ":memory:":
+        if self.backend.path == ":memory:":
             return {"wal_frames": 0}
-        with self._lock, sqlite_translated():
-            self._db.execute(f"PRAGMA busy_timeout = {CHECKPOINT_WAIT_MS}")
+        with self.backend.lock, sqlite_translated():
+            self.backend.conn.execute(f"PRAGMA busy_timeout = {CHECKPOINT_WAIT_MS}")
             try:
-                busy, frames, copied = self._db.execute(q.WAL_TRUNCATE).fetchone()
+                busy, frames, copied = self.backend.conn.execute(q.WAL_TRUNCATE).fetchone()
             finally:
-                self._db.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
+                self.backend.conn.execute(f"PRAGMA busy_timeout = {self.backend.busy_ms}")
         return {"wal_frames": max(int(frames) - int(copied), 1) if busy else 0}
 
     def deletions(
@@ -210,12 +203,14 @@ class SQLiteErasure(RecordErasure):
     ) -> list[dict[str, Any]]:
         """The tenant's deletion jobs, newest first (numbered below `before`, when given)."""
         below = LAST_NUMBER if before is None else before
-        rows = self._rows(q.LIST_DELETIONS, {"tenant": tenant, "limit": limit, "before": below})
+        rows = self.backend.rows(
+            q.LIST_DELETIONS, {"tenant": tenant, "limit": limit, "before": below}
+        )
         return [_deletion(r) for r in rows]
 
     def deletion(self, tenant: str, job_id: int) -> dict[str, Any] | None:
         """One deletion job of the tenant, or None."""
-        rows = self._rows(DeletionLogSQL.GET_DELETION, {"tenant": tenant, "id": job_id})
+        rows = self.backend.rows(DeletionLogSQL.GET_DELETION, {"tenant": tenant, "id": job_id})
         return _deletion(rows[0]) if rows else None
 
     def _record_left(
@@ -225,16 +220,16 @@ class SQLiteErasure(RecordErasure):
         return {
             "event_texts": self._count_of(q.EVENTS_WITH_TEXT, tenant, sources),
             "event_vectors": self._count_of(q.EVENT_VECTORS_FOR, tenant, sources),
-            "records": len(self._rows(q.GET_RECORD, key)),
-            "vectors": len(self._rows(q.VECTOR_BY_ROWID, {"key": rowid})),
-            "fulltext": len(self._rows(q.FTS_BY_ROWID, {"key": rowid})),
-            "history_text": len(self._rows(q.HISTORY_WITH_TEXT, key)),
+            "records": len(self.backend.rows(q.GET_RECORD, key)),
+            "vectors": len(self.backend.rows(q.VECTOR_BY_ROWID, {"key": rowid})),
+            "fulltext": len(self.backend.rows(q.FTS_BY_ROWID, {"key": rowid})),
+            "history_text": len(self.backend.rows(q.HISTORY_WITH_TEXT, key)),
         }
 
     def _count_of(self, sql: str, tenant: str, keys: Sequence[str]) -> int:
         """A count over a list of keys, summed over the bound parts (none: 0)."""
-        return sum(int(self._rows(statement, params)[0][0])
-                   for statement, params in self._lists(sql, {"tenant": tenant}, keys))  # fmt: skip
+        bound = self.backend.lists(sql, {"tenant": tenant}, keys)
+        return sum(int(self.backend.rows(statement, params)[0][0]) for statement, params in bound)
 
     def _actor_left(self, tenant: str, actor: str, mark: Mapping[str, int]) -> dict[str, int]:
         key = {"tenant": tenant, "actor": actor}
@@ -242,7 +237,7 @@ class SQLiteErasure(RecordErasure):
         m = ActorMarkSQL
 
         def count(sql: str, params: Any) -> int:
-            return int(self._rows(sql, params)[0][0])
+            return int(self.backend.rows(sql, params)[0][0])
 
         return {  # no rowid: at most what the erasure left (see `ActorMarkSQL`)
             "requests": min(mark["requests"], count(m.REQUESTS, key)),

@@ -16,7 +16,7 @@ import numpy as np
 from remem.store.flows.reindex import KindSpec, Vector, VectorReindex
 
 if TYPE_CHECKING:
-    from remem.store.sqlite.store import SQLiteStore
+    from remem.store.sqlite.search import SQLiteSearch
 
 
 class SQLiteReindex(VectorReindex):
@@ -46,7 +46,7 @@ SELECT (SELECT count(*) FROM reindex_record_vectors n
         JOIN event_vectors v ON v.event_seq = n.event_seq
         WHERE v.tenant = :tenant AND v.actor = :actor) AS n
 """
-    s: SQLiteStore
+    s: SQLiteSearch
 
     def _vec_param(self, vec: Vector) -> object:
         return np.asarray(vec, np.float16).tobytes()

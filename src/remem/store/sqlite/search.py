@@ -1,6 +1,6 @@
 """Search on the SQLite store: FTS5 for words, vectors searched in memory.
 
-A mixin of `SQLiteStore`. This Python's
+`SQLiteSearch` is the store's search role. This Python's
 sqlite3 cannot load extensions, so vectors are stored as float16 blobs and
 searched with numpy one scope at a time: the matrix of a (tenant, actor) is
 loaded once and reloaded only when that scope's version changes (see
@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -28,8 +28,9 @@ from remem.policy.metadata import matches
 from remem.store.errors import sqlite_translated
 from remem.store.flows.backend import sqlite_lists
 from remem.store.flows.vector_fit import vectors_fit
-from remem.store.roles import Hit, Scope
+from remem.store.roles import Hit, RecordStore, Scope
 from remem.store.sqlite import sql as q
+from remem.store.sqlite.backend import SQLiteBackend
 from remem.store.sqlite.sql import fts_query, scope_token
 from remem.store.sqlite.vectors.files import TAIL_MAX, Stamp, VectorFiles
 from remem.store.sqlite.vectors.index import ScopeVectors
@@ -73,24 +74,31 @@ def _held(
 
 
 class SQLiteSearch:
-    """Lexical and vector search and the event vectors; `SQLiteStore` supplies the rest."""
+    """The search role of the SQLite store (`remem.store.roles.Search`, `Store.search`):
+    lexical and vector search and the event vectors, over its `backend`, the `records`
+    it reads, and the decoded records the store keeps (`held`, emptied by an erasure)."""
 
-    _lock: threading.RLock
-    _db: sqlite3.Connection
-    _vec_cache: dict[tuple[str, str, str], HeldVectors]
-    _records: dict[tuple[str, str], Record]
-    vector_files: VectorFiles | None
-    _writers: list[threading.Thread]
-    _writers_lock: threading.Lock
-    vector_fit_sql: ClassVar[tuple[str, ...]]  # (`remem.store.flows.vector_fit`)
+    def __init__(
+        self,
+        backend: SQLiteBackend,
+        records: RecordStore,
+        held: dict[tuple[str, str], Record],
+        files: VectorFiles | None,
+    ) -> None:
+        self.backend, self.records, self._records = backend, records, held
+        self._lock, self._db = backend.lock, backend.conn
+        self._vec_cache: dict[tuple[str, str, str], HeldVectors] = {}
+        # None for `:memory:` or a folder this process cannot write: vectors are then
+        # read from the database once per process (the in-memory path)
+        self.vector_files = files
+        self._writers: list[threading.Thread] = []
+        self._writers_lock = threading.Lock()
 
-    if TYPE_CHECKING:
+    def _tx(self) -> AbstractContextManager[sqlite3.Connection]:
+        return self.backend.tx()
 
-        def _tx(self) -> AbstractContextManager[sqlite3.Connection]: ...
-
-        def _rows(self, sql: str, params: Mapping[str, Any] = ...) -> list[sqlite3.Row]: ...
-
-        def get_records(self, tenant: str, ids: Sequence[str]) -> list[Record]: ...
+    def _rows(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> list[sqlite3.Row]:
+        return self.backend.rows(sql, params)
 
     def add_event_vectors(
         self, tenant: str, vectors: Sequence[tuple[Event, npt.NDArray[np.float32]]], model: str
@@ -98,7 +106,7 @@ class SQLiteSearch:
         """Store the embeddings of some events (made by `model`)."""
         touched: set[tuple[str, str]] = set()
         with self._tx() as db:
-            if not vectors or not vectors_fit(db, self.vector_fit_sql, tenant, model,
+            if not vectors or not vectors_fit(db, self.backend.vector_fit_sql, tenant, model,
                                               {len(v) for _, v in vectors}):  # fmt: skip
                 return  # the index is another model's now: left for its catch-up
             for event, vec in vectors:
@@ -197,7 +205,7 @@ class SQLiteSearch:
             prefix = scope.namespace_prefix or ""
             allowed = {
                 r.id
-                for r in self.get_records(scope.tenant, [h[0] for h in hits])
+                for r in self.records.get_records(scope.tenant, [h[0] for h in hits])
                 if r.namespace.startswith(prefix) and matches(r.metadata, scope.metadata)
             }
             hits = [h for h in hits if h[0] in allowed][:limit]

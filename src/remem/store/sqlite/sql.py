@@ -104,7 +104,7 @@ EVENT_IDENTITIES = """
 SELECT id, actor, session, role, text FROM events
 WHERE tenant = :tenant AND id IN ({keys})
 """
-# -- reads by key or scope (`remem.store.flows.lookups`, named parameters) -------------------------
+# -- reads by key or scope (`remem.store.flows.records`, `events`; named parameters) -----
 LIST_EVENTS_ACTOR = """
 SELECT * FROM events WHERE tenant = :tenant AND actor = :actor ORDER BY time, seq LIMIT :limit
 """

@@ -1,0 +1,379 @@
+"""Records: read by key or scope, and written one consolidation step at a time (`Write`):
+written once, for every backend.
+
+`Records` is the records role of both stores (`Store.records`). Each read is one
+named statement (or one per list of keys, through the backend's list binder) in
+its own transaction, and its rows become remem's values through `remem.store.rows`
+with the backend's decoders (`Backend.time`, `list_value`).
+
+One `Write` is one tenant's and is applied in one transaction: its records are
+inserted with their source links, index entries and vectors; the records it changes
+are closed; the stored records a restating statement named grow their sources; its
+history is appended; the jobs it came from are marked done. A step from work an
+erasure overtook (its jobs are gone with their events, or what it adds came from
+events a tombstone covers, `remem.store.flows.erasure.covered`) writes nothing.
+
+A backend supplies its named statements (`RecordSQL`), its transaction (SQLite's
+write lock; PostgreSQL's bound to the tenant, with the step's jobs and grown
+records locked), and what is truly its own (`RecordUpkeep`): full-text upkeep,
+vector rows, work before the transaction (PostgreSQL's HNSW index for a new model)
+and after it (a scope the write made large gets an index of its own), and the note
+that a scope's records changed. SQLite also keeps decoded records while its file is
+unchanged (`HeldRecords`, `remem.store.sqlite.upkeep`).
+"""
+
+from __future__ import annotations
+
+import logging
+import unicodedata
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
+from typing import Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from remem.errors import StoreError
+from remem.model import HistoryEntry, Record, Status
+from remem.store.flows.backend import Backend, Row, Tx
+from remem.store.flows.erasure import TombstoneSQL, covered
+from remem.store.flows.vector_fit import vectors_fit
+from remem.store.roles import (
+    Scope,
+    SourceGrowth,
+    StatusChange,
+    VectorModel,
+    Write,
+    new_sources,
+    refuse_foreign_records,
+)
+from remem.store.rows import history_params, record_from, record_params
+
+log = logging.getLogger(__name__)
+
+Vector = npt.NDArray[np.float32]
+LISTED = (Status.ACTIVE, Status.INVALID, Status.PROPOSED)  # `list_records` by default
+
+
+class LookupSQL(Protocol):
+    """The named statements of the reads of records; parameters as listed."""
+
+    GET_RECORD: str  # tenant, record_id
+    GET_RECORDS: str  # tenant, {keys}: record ids
+    BY_FIELD: str  # tenant, actor, field
+    BY_FIELD_PREFIX: str  # tenant, actor, prefix, n (its length in characters)
+    HISTORY: str  # tenant, record_id -> the columns of `HistoryEntry`
+    RECORD_STATUS_BY_EVENT: str  # tenant, {keys}: event ids -> event_id, status, record_id
+
+    def list_records(
+        self, scope: Scope, paged: bool = False, after: bool = False
+    ) -> tuple[str, dict[str, Any]]:
+        """A scope's records of some statuses ({keys}), newest first, up to `limit`."""
+        ...
+
+
+class WriteSQL(TombstoneSQL, Protocol):
+    """The named statements of a batch write."""
+
+    INSERT_RECORD: str  # `remem.store.rows.record_params` -> key (the backend's row key)
+    INSERT_RECORD_EVENT: str  # tenant, event_id, record_id; ON CONFLICT DO NOTHING
+    CLOSE_RECORD: str  # status, valid_until, superseded_by, at, tenant, record_id -> key, actor
+    RECORD_SOURCES: str  # tenant, record_id -> actor, source_event_ids (locked where it can)
+    GROW_SOURCES: str  # sources, at, tenant, record_id
+    INSERT_HISTORY: str  # `remem.store.rows.history_params`
+    DONE_JOBS: str  # at, tenant, {keys}: job ids
+    NOTE_VECTOR_MODEL: str  # tenant, model, dim; ON CONFLICT DO NOTHING
+    VECTOR_MODELS: str  # tenant -> model, dim, fingerprint
+    NOTE_FINGERPRINT: str  # fingerprint, tenant, model (where none is noted yet)
+    LOCK_JOBS: str  # tenant, {keys}: job ids -> id (locked where it can)
+
+
+class RecordSQL(LookupSQL, WriteSQL, Protocol):
+    """Every named statement of `Records`."""
+
+
+class RecordUpkeep(Protocol):
+    """What a backend keeps beside the record rows a write stores (its own indexes)."""
+
+    def before_write(self, write: Write) -> None:
+        """Work outside the transaction before a write of vectors (PostgreSQL: the HNSW
+        index of a model's first vectors)."""
+        ...
+
+    def after_write(self, write: Write) -> None:
+        """Work after a write committed (PostgreSQL: a scope's own HNSW index)."""
+        ...
+
+    def index_records(self, db: Tx, tenant: str, added: Sequence[tuple[Any, Record]]) -> None:
+        """Index just-inserted records (their backend keys) for `search_records`."""
+        ...
+
+    def store_vectors(
+        self, db: Tx, model: str, vectors: Sequence[tuple[Any, Record, Vector]]
+    ) -> None:
+        """Store the vectors of just-inserted records (their backend keys) under `model`."""
+        ...
+
+    def vector_closed(self, db: Tx, key: Any, change: StatusChange) -> None:
+        """A closed record's vector row follows its status, where it holds one."""
+        ...
+
+    def scope_changed(self, db: Tx, tenant: str, actor: str) -> None:
+        """Note, inside the transaction, that a scope's records changed (its version)."""
+        ...
+
+
+Reader = Callable[[str, Sequence[str]], list[Record]]
+
+
+class Held(Protocol):
+    """Decoded records a backend keeps between reads (`remem.store.sqlite.upkeep`)."""
+
+    def get(self, tenant: str, ids: Sequence[str], read: Reader) -> list[Record]:
+        """These records, from the copies where they are current, else through `read`."""
+        ...
+
+
+class Records:
+    """The records role of a store (`remem.store.roles.RecordStore`), written once over its
+    `backend`, its dialect's statements (`sql`) and its own indexes (`upkeep`)."""
+
+    def __init__(
+        self, backend: Backend, sql: RecordSQL, upkeep: RecordUpkeep, held: Held | None = None
+    ) -> None:
+        self.backend, self.sql, self.upkeep, self.held = backend, sql, upkeep, held
+
+    def _record(self, r: Row) -> Record:
+        return record_from(r, self.backend.time, self.backend.list_value)  # type: ignore[arg-type]
+
+    def get_record(self, tenant: str, record_id: str) -> Record | None:
+        """One record of this tenant, or None."""
+        params = {"tenant": tenant, "record_id": record_id}
+        rows = self.backend.read(tenant, self.sql.GET_RECORD, params)
+        return self._record(rows[0]) if rows else None
+
+    def get_records(self, tenant: str, ids: Sequence[str]) -> list[Record]:
+        """Records of this tenant with these ids (missing ones are left out), through the
+        backend's copies of decoded records where it keeps some (`held`)."""
+        if self.held is not None:
+            return self.held.get(tenant, ids, self.read_records)
+        return self.read_records(tenant, ids)
+
+    def read_records(self, tenant: str, ids: Sequence[str]) -> list[Record]:
+        """Records of this tenant with these ids, read from the database."""
+        return [self._record(r) for r in self._keyed(tenant, self.sql.GET_RECORDS, ids)]
+
+    def list_records(
+        self, scope: Scope, statuses: Iterable[Status] | None = None, limit: int = 10_000
+    ) -> list[Record]:
+        """Records of one scope, newest first, optionally of some statuses only."""
+        wanted = [s.value for s in (statuses or LISTED)]
+        sql, params = self.sql.list_records(scope)
+        # one statement: the statuses are a handful, far below SQLite's chunk of keys
+        ((bound_sql, bound),) = self.backend.lists(sql, {**params, "limit": limit}, wanted)
+        return [self._record(r) for r in self.backend.read(scope.tenant, bound_sql, bound)]
+
+    def records_page(
+        self,
+        scope: Scope,
+        statuses: Iterable[Status] | None,
+        after: tuple[datetime, str] | None,
+        limit: int,
+    ) -> list[Record]:
+        """Up to `limit` records of one scope in the order of their unique key (valid_from,
+        id), newest first, after `after` (None: from the newest): a page of a keyset."""
+        wanted = [s.value for s in (statuses or LISTED)]
+        sql, params = self.sql.list_records(scope, paged=True, after=after is not None)
+        params = {**params, "limit": limit}
+        if after is not None:
+            params |= {"after_at": self.backend.at(after[0]), "after_id": after[1]}
+        ((bound_sql, bound),) = self.backend.lists(sql, params, wanted)
+        return [self._record(r) for r in self.backend.read(scope.tenant, bound_sql, bound)]
+
+    def records_by_field(self, scope: Scope, field: str) -> list[Record]:
+        """Active and invalid records of one scope about `field`, newest first.
+
+        `field` as given (NFC, as fields are stored now) and, where it differs, its
+        NFD form: a field stored decomposed before fields were put in NFC ("café"
+        typed on a Mac) is still found by it. The read is by index either way."""
+        q, forms = self.sql, 0
+        found: list[Record] = []
+        for form in dict.fromkeys((field, unicodedata.normalize("NFD", field))):
+            params = {"tenant": scope.tenant, "actor": scope.actor, "field": form}
+            rows = self.backend.read(scope.tenant, q.BY_FIELD, params)
+            forms += bool(rows)
+            found.extend(self._record(r) for r in rows)
+        if forms > 1:  # both spellings held records: one order, as the statement's
+            found.sort(key=lambda r: r.valid_from, reverse=True)
+        return found
+
+    def records_by_field_prefix(self, scope: Scope, prefix: str) -> list[Record]:
+        """Active and invalid records of one scope whose field starts with `prefix` (a
+        family key's head, "allergy:"), newest first."""
+        params = {"tenant": scope.tenant, "actor": scope.actor, "prefix": prefix, "n": len(prefix)}
+        rows = self.backend.read(scope.tenant, self.sql.BY_FIELD_PREFIX, params)
+        return [self._record(r) for r in rows]
+
+    def history(self, tenant: str, record_id: str) -> list[HistoryEntry]:
+        """The append-only history of one record, oldest first."""
+        params = {"tenant": tenant, "record_id": record_id}
+        return [
+            HistoryEntry(
+                record_id=r["record_id"],
+                action=r["action"],
+                at=self.backend.time(r["at"]),
+                text=r["text"],
+                status=Status(r["status"]),
+                related_id=r["related_id"],
+                reason=r["reason"],
+                by=r["by_whom"],
+            )
+            for r in self.backend.read(tenant, self.sql.HISTORY, params)
+        ]
+
+    def events_with_records(self, tenant: str, event_ids: Sequence[str]) -> dict[str, list[str]]:
+        """For those of these events some record came from: the status of each such record.
+
+        Summaries are left out: a summary is an index over its events, not made
+        from one of them, and its older versions must not mark the events old.
+        """
+        found: dict[str, list[str]] = {}
+        for r in self._keyed(tenant, self.sql.RECORD_STATUS_BY_EVENT, event_ids):
+            found.setdefault(r["event_id"], []).append(r["status"])
+        return found
+
+    def records_of_events(self, tenant: str, event_ids: Sequence[str]) -> dict[str, list[str]]:
+        """For those of these events some record came from: the ids of those records
+        (summaries left out, as in `events_with_records`), in id order."""
+        found: dict[str, list[str]] = {}
+        for r in self._keyed(tenant, self.sql.RECORD_STATUS_BY_EVENT, event_ids):
+            found.setdefault(r["event_id"], []).append(r["record_id"])
+        return {e: sorted(ids) for e, ids in found.items()}
+
+    def _keyed(self, tenant: str, sql: str, keys: Sequence[str]) -> list[Row]:
+        """The rows of a statement over a list of keys, each bound part in its own read."""
+        rows: list[Row] = []
+        for bound_sql, params in self.backend.lists(sql, {"tenant": tenant}, list(keys)):
+            rows.extend(self.backend.read(tenant, bound_sql, params))
+        return rows
+
+    # -- the models of the vectors (`vector_models`) ----------------------------------------
+
+    def vector_models(self, tenant: str) -> list[VectorModel]:
+        """The models whose vectors this tenant holds, with their dimension and the
+        fingerprint noted for them (None: none yet), by name."""
+        rows = self.backend.read(tenant, self.sql.VECTOR_MODELS, {"tenant": tenant})
+        return [VectorModel(r["model"], int(r["dim"]), r["fingerprint"]) for r in rows]
+
+    def note_fingerprint(self, tenant: str, model: str, fingerprint: str) -> None:
+        """Note the fingerprint of `model`'s vectors where none is noted yet."""
+        params = {"tenant": tenant, "model": model, "fingerprint": fingerprint}
+        self.backend.write(tenant, self.sql.NOTE_FINGERPRINT, params)
+
+    # -- the flow ---------------------------------------------------------------------------
+
+    def apply(self, write: Write) -> None:
+        """Apply one consolidation step atomically; see `Write`. Then the backend's work
+        after it (`RecordUpkeep.after_write`)."""
+        self._apply(write)
+        self.upkeep.after_write(write)
+
+    def _apply(self, write: Write) -> None:
+        refuse_foreign_records(write)
+        self.upkeep.before_write(write)
+        q, tenant, now = self.sql, write.tenant, self.backend.at(self.backend.clock())
+        touched: set[str] = set()
+        with self.backend.transaction(tenant) as db:
+            if self._from_erased_work(db, write):
+                log.info("a write from work on erased events was dropped")
+                return
+            if write.inserts:
+                params = [
+                    record_params(r, self.backend.at, self.backend.list_param)
+                    for r in write.inserts
+                ]
+                rows = self.backend.each(db, q.INSERT_RECORD, params)
+                added = [
+                    (row["key"], rec)
+                    for row, rec in zip(rows, write.inserts, strict=True)
+                    if row is not None
+                ]
+                self.upkeep.index_records(db, tenant, added)
+                links = [
+                    {"tenant": tenant, "event_id": e, "record_id": r.id}
+                    for r in write.inserts
+                    for e in r.source.event_ids
+                ]
+                if links:
+                    db.executemany(q.INSERT_RECORD_EVENT, links)
+                vectors = [
+                    (key, rec, v)
+                    for (key, rec), v in zip(added, write.vectors, strict=False)
+                    if v is not None
+                ]
+                dims = {len(v) for _, _, v in vectors}
+                fit = self.backend.vector_fit_sql
+                if vectors and vectors_fit(db, fit, tenant, write.vector_model, dims):
+                    self.upkeep.store_vectors(db, write.vector_model, vectors)
+                    note = {"tenant": tenant, "model": write.vector_model}
+                    for dim in sorted(dims):
+                        db.execute(q.NOTE_VECTOR_MODEL, {**note, "dim": dim})
+                touched.update(r.actor for r in write.inserts)
+            for ch in write.changes:
+                closing = {
+                    "status": ch.status.value,
+                    "valid_until": self.backend.at(ch.valid_until),
+                    "superseded_by": ch.superseded_by,
+                    "at": now,
+                    "tenant": tenant,
+                    "record_id": ch.record_id,
+                }
+                closed = db.execute(q.CLOSE_RECORD, closing).fetchall()
+                if not closed:
+                    raise StoreError(f"record {ch.record_id} vanished during consolidation")
+                self.upkeep.vector_closed(db, closed[0]["key"], ch)
+                touched.add(str(closed[0]["actor"]))
+            for g in write.sources:
+                touched.add(self._grow_sources(db, tenant, g, now))
+            if write.history:
+                entries = [history_params(tenant, h, self.backend.at) for h in write.history]
+                db.executemany(q.INSERT_HISTORY, entries)
+            for sql, bound in self.backend.lists(
+                q.DONE_JOBS, {"tenant": tenant, "at": now}, list(write.done_jobs)
+            ):
+                db.execute(sql, bound)
+            for actor in sorted(touched):
+                self.upkeep.scope_changed(db, tenant, actor)
+
+    def _grow_sources(self, db: Tx, tenant: str, g: SourceGrowth, now: Any) -> str:
+        """Join a restating statement's events to a stored record's source; its actor."""
+        q, key = self.sql, {"tenant": tenant, "record_id": g.record_id}
+        rows = db.execute(q.RECORD_SOURCES, key).fetchall()
+        if not rows:
+            raise StoreError(f"record {g.record_id} vanished during consolidation")
+        stored = self.backend.list_value(rows[0]["source_event_ids"])
+        added = new_sources(stored, g.event_ids)
+        if added:
+            sources = self.backend.list_param([*stored, *added])
+            db.execute(q.GROW_SOURCES, {**key, "sources": sources, "at": now})
+            db.executemany(q.INSERT_RECORD_EVENT, [{**key, "event_id": e} for e in added])
+        return str(rows[0]["actor"])
+
+    def _from_erased_work(self, db: Tx, write: Write) -> bool:
+        """Whether a consolidation step comes from work an erasure overtook: its jobs were
+        deleted with their events, or a record it adds came from covered events."""
+        q, tenant = self.sql, write.tenant
+        jobs = sorted(set(write.done_jobs))
+        found = sum(
+            len(db.execute(sql, bound).fetchall())
+            for sql, bound in self.backend.lists(q.LOCK_JOBS, {"tenant": tenant}, jobs)
+        )
+        if found < len(jobs):
+            return True
+        return any(
+            covered(db, q, self.backend.lists, rec.tenant, rec.actor, rec.source.event_ids)
+            for rec in write.inserts
+            if rec.source.event_ids
+        ) or any(
+            covered(db, q, self.backend.lists, tenant, g.actor, g.event_ids) for g in write.sources
+        )
