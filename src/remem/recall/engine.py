@@ -68,7 +68,7 @@ def recall(
     if down is not None and embedder is not None:
         why = f"the embedder {embedder.name} cannot embed now ({down}): this recall is lexical only"
         gathered = gather(store, None, req, now, why)
-    standing = standing_instructions(store, req, now)
+    standing = standing_instructions(store.records, req, now)
     return pack_packet(gathered, rank(gathered, now), standing)
 
 

@@ -24,20 +24,22 @@ from remem.policy.validity import not_recallable, within_sensitivity
 from remem.recall.gather import closings
 from remem.recall.rank import record_item
 from remem.recall.request import RecallRequest
-from remem.store.roles import Store
+from remem.store.roles import RecordStore
 
 MOST = 6  # one per aspect of `remem.extract.offline.style`
 
 
-def standing_instructions(store: Store, req: RecallRequest, now: datetime) -> list[PacketItem]:
+def standing_instructions(
+    records: RecordStore, req: RecallRequest, now: datetime
+) -> list[PacketItem]:
     """The actor's instructions on how to answer that this recall may return, newest first."""
     prefix = req.scope.namespace_prefix or ""
     found = [
         r
-        for r in store.records_by_field_prefix(req.scope, ANSWER_STYLE)
+        for r in records.records_by_field_prefix(req.scope, ANSWER_STYLE)
         if r.namespace.startswith(prefix)
     ]
-    closed = closings(store, req.scope.tenant, found, req.known_at, now) if req.past else {}
+    closed = closings(records, req.scope.tenant, found, req.known_at, now) if req.past else {}
     held = [
         r
         for r in found
