@@ -18,6 +18,7 @@ a namespace prefix) too, so the database only ever sees one subject's rows.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -408,6 +409,12 @@ class Search(Protocol):
         """A number that changes whenever the scope's records or vectors change (read
         before what it stamps), or None when the backend keeps none: what a cache
         of the scope's searches may be keyed on."""
+        ...
+
+    def reading(self, tenant: str) -> AbstractContextManager[None]:
+        """A span of reads of `tenant` by this thread (a recall's): PostgreSQL runs them in
+        one transaction bound to the tenant instead of one each; SQLite reads as it
+        would anyway. Each read sees what was committed before it began, as outside."""
         ...
 
 

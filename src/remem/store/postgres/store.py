@@ -61,6 +61,7 @@ from remem.store.postgres.erasure import PostgresErasure
 from remem.store.postgres.reindex import PostgresReindex
 from remem.store.postgres.rows import ALL_TENANTS, json_value, utc, value, vector_dumper
 from remem.store.postgres.search import SCOPE_DDL_WAIT_S, SCOPE_INDEX_MIN, PostgresSearch
+from remem.store.postgres.span import Span, Spans
 from remem.store.roles import Clock, ForgetReport, Near, ThreadHost, Write
 from remem.store.rows import near_from
 from remem.timeutil import utcnow
@@ -144,6 +145,7 @@ class PostgresStore(
         except psycopg.Error as exc:
             self._pool.close()
             raise self._translate(exc, opening=True) from exc
+        self._spans = Spans(self._pool)  # each thread's span of reads (`reading`)
         try:
             self._rls_bypass = self._row_security_bypass()
         except BaseException:
@@ -250,9 +252,21 @@ class PostgresStore(
         return int(value(self._rows(ALL_TENANTS, q.SCHEMA_VERSION)))
 
     @contextmanager
+    def reading(self, tenant: str) -> Iterator[None]:
+        """The reads of `tenant` this thread makes inside, in one transaction bound to it
+        (`Store.reading`; `remem.store.postgres.span`): a recall's dozen reads send one
+        BEGIN, one `set_config` and one COMMIT instead of one each."""
+        try:
+            with self._spans.open(tenant):
+                yield
+        except psycopg.Error as exc:
+            raise self._translate(exc) from exc
+
+    @contextmanager
     def _tx(self, tenant: str | None) -> Iterator[Cursor]:
         """One transaction bound to `tenant` (or, with `ALL_TENANTS`, to every tenant)."""
         try:
+            self._spans.pause()  # a thread holds one pooled connection at a time
             with self._pool.connection() as conn, conn.transaction():
                 cur = conn.cursor(row_factory=dict_row)
                 if tenant is None:
@@ -273,11 +287,16 @@ class PostgresStore(
         settings: Sequence[tuple[str, Mapping[str, Any]]] = (),
     ) -> list[DictRow]:
         """The rows of one statement in its own transaction bound to `tenant` (after some
-        `set_config` statements), sent in one pipeline: one round trip, not four."""
+        `set_config` statements), sent in one pipeline: one round trip, not four; inside
+        a span of reads of `tenant` (`reading`), in the span's transaction."""
         bind: tuple[str, Mapping[str, Any]] = (
             (q.SET_ALL_TENANTS, {}) if tenant is None else (q.SET_TENANT, {"tenant": tenant})
         )
         try:
+            span = self._spans.current()
+            if span is not None and span.tenant == tenant:
+                return self._spans.rows(span, sql, params, settings)
+            self._spans.pause()  # another binding: not in the span's transaction
             with self._pool.connection() as conn:
                 try:
                     with conn.pipeline():
@@ -343,7 +362,18 @@ class PostgresStore(
         db.execute(q.SET_TENANT, {"tenant": tenant})
 
     def _read_tx(self, tenant: str | None) -> AbstractContextManager[Cursor]:
+        span = self._spans.current()
+        if span is not None and span.tenant == tenant:
+            return self._span_cursor(span)
         return self._tx(tenant)
+
+    @contextmanager
+    def _span_cursor(self, span: Span) -> Iterator[Cursor]:
+        try:
+            with self._spans.cursor(span) as cur:
+                yield cur
+        except psycopg.Error as exc:
+            raise self._translate(exc) from exc
 
     def _read(self, tenant: str | None, sql: str, params: Mapping[str, Any]) -> list[DictRow]:
         return self._rows(tenant, sql, params)
