@@ -412,10 +412,8 @@ class Search(Protocol):
         ...
 
     def reading(self, tenant: str) -> AbstractContextManager[None]:
-        """A span of reads of `tenant` by this thread (a recall's): PostgreSQL runs them in
-        one transaction bound to the tenant instead of one each; SQLite reads as it
-        would anyway. Each read sees what was committed before it began, as outside."""
-        ...
+        """This thread's reads of `tenant` inside (a recall's): one transaction on PostgreSQL
+        (`remem.store.postgres.span`), each still seeing what was committed before it."""
 
 
 class Erasure(Protocol):
