@@ -137,3 +137,19 @@ def test_a_spans_reads_send_one_begin_binding_and_commit(
     # then COMMIT; each read in a transaction of its own sent 4 statements (16 in all)
     assert messages.count("Execute") + messages.count("Query") == 4 + 3  # statements
     assert messages.count("Sync") + messages.count("Query") == 5
+
+
+def test_a_one_statement_write_inside_a_span_is_committed_at_once(
+    store: PostgresStore, pg_admin_dsn: str
+) -> None:
+    fingerprints = "SELECT model, fingerprint FROM vector_models ORDER BY model"
+    with store.reading("t1"):
+        assert tenants(store, "t1") == ["t1"]
+        store.note_fingerprint("t1", "test-8", "abc")  # one statement (`_write`)
+        with psycopg.connect(store.dsn, autocommit=True) as other:  # seen from outside now
+            other.execute("SELECT set_config('remem.tenant', 't1', false)")
+            assert other.execute(fingerprints).fetchall() == [("test-8", "abc")]
+        with pytest.raises(RememError):
+            store._rows("t1", "SELECT 1 / 0")  # the span's transaction rolls back ...
+    rows = store._rows("t1", fingerprints)  # ... and the write is not lost with it
+    assert [(r["model"], r["fingerprint"]) for r in rows] == [("test-8", "abc")]

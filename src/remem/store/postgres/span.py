@@ -13,8 +13,9 @@ before it began, as it did in a transaction of its own.
 - A read with settings of its own (`SET LOCAL`-like `set_config(..., true)`: the HNSW
   searches) runs between SAVEPOINT and ROLLBACK TO SAVEPOINT, so its settings end with
   it and never reach the span's later reads.
-- A read bound to another tenant or to every tenant, and any other transaction (a
-  write, `PostgresStore._tx`), first ends the span's transaction (COMMIT, connection
+- A read bound to another tenant or to every tenant, any write (`PostgresStore._write`,
+  one statement) and any other transaction (`PostgresStore._tx`) first ends the span's
+  transaction (COMMIT, connection
   back to the pool): a thread never holds two pooled connections (so spans cannot
   exhaust the pool waiting for a second one), nothing written rides in the read
   transaction, and no statement runs under another binding. The span's next read
@@ -79,6 +80,21 @@ class Spans:
         finally:
             self._local.span = None
             self.end(span)
+
+    @contextmanager
+    def aside(self) -> Iterator[None]:
+        """Statements run inside as if this thread were in no span (its transaction ended
+        first): a write is committed at once, never held in the read transaction."""
+        span = self.current()
+        if span is None:
+            yield
+            return
+        self.end(span)
+        self._local.span = None
+        try:
+            yield
+        finally:
+            self._local.span = span
 
     def pause(self) -> None:
         """End this thread's span's transaction, if one is open (see the module)."""

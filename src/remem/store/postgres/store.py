@@ -379,7 +379,11 @@ class PostgresStore(
         return self._rows(tenant, sql, params)
 
     def _write(self, tenant: str | None, sql: str, params: Mapping[str, Any]) -> list[DictRow]:
-        return self._rows(tenant, sql, params)  # one pipelined transaction
+        try:
+            with self._spans.aside():  # committed now, never in a span's read transaction
+                return self._rows(tenant, sql, params)  # one pipelined transaction
+        except psycopg.Error as exc:
+            raise self._translate(exc) from exc
 
     def _each(self, db: Tx, sql: str, rows: Sequence[Mapping[str, Any]]) -> list[Row | None]:
         assert isinstance(db, psycopg.Cursor)
