@@ -59,8 +59,9 @@ def recall_packet(deps: Deps, ask: RecallAsk) -> Packet:
     )
     fields = deps.config.recall.pin if ask.pin is None else pin_fields(ask.pin)
     if not fields:
-        embedder, why = deps.searching()
-        return recall(deps.store, embedder, req, deps.clock(), why_lexical=why)
+        with deps.store.search.reading(deps.tenant):  # the index check joins the recall's reads
+            embedder, why = deps.searching()
+            return recall(deps.store, embedder, req, deps.clock(), why_lexical=why)
     return _pinned_recall(deps, req, fields)
 
 

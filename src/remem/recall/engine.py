@@ -60,15 +60,19 @@ def recall(
     says why, or an `EmbedderError` while gathering) leaves the recall lexical only, as
     with no embedder, and the packet's notes say so and why."""
     down = embedder_down(embedder)
-    if down is None:
-        try:
-            gathered = gather(store, embedder, req, now, why_lexical)
-        except EmbedderError as exc:
-            down = str(exc)
-    if down is not None and embedder is not None:
-        why = f"the embedder {embedder.name} cannot embed now ({down}): this recall is lexical only"
-        gathered = gather(store, None, req, now, why)
-    standing = standing_instructions(store.records, req, now)
+    with store.search.reading(req.scope.tenant):  # one read transaction on PostgreSQL
+        if down is None:
+            try:
+                gathered = gather(store, embedder, req, now, why_lexical)
+            except EmbedderError as exc:
+                down = str(exc)
+        if down is not None and embedder is not None:
+            why = (
+                f"the embedder {embedder.name} cannot embed now ({down}): "
+                "this recall is lexical only"
+            )
+            gathered = gather(store, None, req, now, why)
+        standing = standing_instructions(store.records, req, now)
     return pack_packet(gathered, rank(gathered, now), standing)
 
 

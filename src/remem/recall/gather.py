@@ -98,7 +98,7 @@ def gather(
         notes.append(why_lexical or NO_MODEL)
     model = embedder.name if embedder is not None else ""
     base = understand(req.query)
-    scopes = (req.scope, *req.shared)
+    scopes = (req.scope, *(sc for sc in req.shared if _may_hold_records(store, sc)))
     tenant = req.scope.tenant
     known = req.known_at
     times = [at] if known is None or known == at else [at, known]
@@ -288,6 +288,9 @@ class _Embedding:
 
 _POOL_LOCK = ForkSafeLock()
 _POOL: list[tuple[int, ThreadPoolExecutor]] = []  # (the process, its pool), made when first used
+_EMPTY_LOCK = ForkSafeLock()
+# the version at which a shared scope held no records, per store (`_may_hold_records`)
+_EMPTY: weakref.WeakKeyDictionary[Store, dict[tuple[str, str], int]] = weakref.WeakKeyDictionary()
 _SPEAKERS_LOCK = ForkSafeLock()
 SEEN_SPEAKERS = 64  # names kept per scope, the guess of `_Embedding` (never a result)
 _SPEAKERS: weakref.WeakKeyDictionary[Store, OrderedDict[tuple[str, str], frozenset[str]]] = (
@@ -310,6 +313,29 @@ def _embedding_pool() -> ThreadPoolExecutor:
             pool = ThreadPoolExecutor(max_workers=EMBED_THREADS, thread_name_prefix="remem-embed")
             _POOL[:] = [(os.getpid(), pool)]
         return _POOL[0][1]
+
+
+def _may_hold_records(store: Store, scope: Scope) -> bool:
+    """Whether a shared scope (the tenant's procedures) may hold records: False only when
+    it held none, of any status, at the version it has now (`Search.scope_version`, bumped
+    by every write of its records), as this process last looked. Most tenants have none,
+    and searching an empty scope costs a recall two statements that find nothing (two
+    round trips on PostgreSQL); looking costs one, and a list when the version moved."""
+    version = store.search.scope_version(scope)
+    if version is None:
+        return True
+    key = (scope.tenant, scope.actor)
+    with _EMPTY_LOCK:
+        if _EMPTY.get(store, {}).get(key) == version:
+            return False
+    if store.records.list_records(scope, list(Status), limit=1):
+        return True
+    with _EMPTY_LOCK:
+        held = _EMPTY.setdefault(store, {})
+        if len(held) >= CACHED_SCOPES:
+            held.clear()
+        held[key] = version
+    return False
 
 
 def _seen_speakers(store: Store, scope: Scope) -> frozenset[str]:

@@ -22,6 +22,7 @@ a namespace prefix) too, so the database only ever sees one subject's rows.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -419,6 +420,10 @@ class Search(Protocol):
         before what it stamps), or None when the backend keeps none: what a cache
         of the scope's searches may be keyed on."""
         ...
+
+    def reading(self, tenant: str) -> AbstractContextManager[None]:
+        """This thread's reads of `tenant` inside (a recall's): one transaction on PostgreSQL
+        (`remem.store.postgres.span`), each still seeing what was committed before it."""
 
 
 class ThreadState(Protocol):

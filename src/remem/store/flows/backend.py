@@ -81,8 +81,10 @@ def sqlite_lists(
 def postgres_lists(
     sql: str, params: Mapping[str, Any], keys: Sequence[Any]
 ) -> Iterator[tuple[str, Mapping[str, Any]]]:
-    """PostgreSQL: the whole list as one array parameter `keys`, in one statement."""
-    yield sql, {**params, "keys": list(keys)}
+    """PostgreSQL: the whole list as one array parameter `keys`, in one statement; none
+    for no keys, as on SQLite (a round trip that could find nothing)."""
+    if keys:
+        yield sql, {**params, "keys": list(keys)}
 
 
 class Backend(Protocol):

@@ -34,6 +34,7 @@ from remem.store.errors import NOT_UNICODE, from_postgres
 from remem.store.flows.backend import ListBinder, Row, Tx, postgres_lists
 from remem.store.postgres import sql as q
 from remem.store.postgres.rows import json_value, utc, vector_dumper
+from remem.store.postgres.span import Span, Spans
 from remem.store.values import Clock
 
 Cursor = psycopg.Cursor[DictRow]
@@ -63,6 +64,7 @@ class PostgresBackend:
             name="remem",
             configure=_configure,
         )
+        self.spans = Spans(self.pool)  # each thread's span of reads (`span`)
 
     def open(self) -> None:
         """Open the pool, waiting for its first connections; a failure says what to do."""
@@ -82,9 +84,21 @@ class PostgresBackend:
             raise self.translate(exc, opening=True) from exc
 
     @contextmanager
+    def span(self, tenant: str) -> Iterator[None]:
+        """The reads of `tenant` this thread makes inside, in one transaction bound to it
+        (`remem.store.postgres.span`): a recall's dozen reads send one BEGIN, one
+        `set_config` and one COMMIT instead of one each."""
+        try:
+            with self.spans.open(tenant):
+                yield
+        except psycopg.Error as exc:
+            raise self.translate(exc) from exc
+
+    @contextmanager
     def tx(self, tenant: str | None) -> Iterator[Cursor]:
         """One transaction bound to `tenant` (or, with `ALL_TENANTS`, to every tenant)."""
         try:
+            self.spans.pause()  # a thread holds one pooled connection at a time
             with self.pool.connection() as conn, conn.transaction():
                 cur = conn.cursor(row_factory=dict_row)
                 if tenant is None:
@@ -105,11 +119,16 @@ class PostgresBackend:
         settings: Sequence[tuple[str, Mapping[str, Any]]] = (),
     ) -> list[DictRow]:
         """The rows of one statement in its own transaction bound to `tenant` (after some
-        `set_config` statements), sent in one pipeline: one round trip, not four."""
+        `set_config` statements), sent in one pipeline: one round trip, not four; inside
+        a span of reads of `tenant` (`span`), in the span's transaction."""
         bind: tuple[str, Mapping[str, Any]] = (
             (q.SET_ALL_TENANTS, {}) if tenant is None else (q.SET_TENANT, {"tenant": tenant})
         )
         try:
+            span = self.spans.current()
+            if span is not None and span.tenant == tenant:
+                return self.spans.rows(span, sql, params, settings)
+            self.spans.pause()  # another binding: not in the span's transaction
             with self.pool.connection() as conn:
                 try:
                     with conn.pipeline():
@@ -175,16 +194,33 @@ class PostgresBackend:
         db.execute(q.SET_TENANT, {"tenant": tenant})
 
     def reading(self, tenant: str | None) -> AbstractContextManager[Cursor]:
-        """A transaction bound to `tenant`, for reads that see one another."""
+        """A transaction bound to `tenant`, for reads that see one another (inside a span
+        of reads of `tenant`, the span's)."""
+        span = self.spans.current()
+        if span is not None and span.tenant == tenant:
+            return self._span_cursor(span)
         return self.tx(tenant)
+
+    @contextmanager
+    def _span_cursor(self, span: Span) -> Iterator[Cursor]:
+        try:
+            with self.spans.cursor(span) as cur:
+                yield cur
+        except psycopg.Error as exc:
+            raise self.translate(exc) from exc
 
     def read(self, tenant: str | None, sql: str, params: Mapping[str, Any]) -> list[DictRow]:
         """The rows of one statement, in one pipelined transaction."""
         return self.rows(tenant, sql, params)
 
     def write(self, tenant: str | None, sql: str, params: Mapping[str, Any]) -> list[DictRow]:
-        """The rows (RETURNING) of one statement, in one pipelined transaction."""
-        return self.rows(tenant, sql, params)
+        """The rows (RETURNING) of one statement, in one pipelined transaction, committed
+        now: never in a span's read transaction."""
+        try:
+            with self.spans.aside():
+                return self.rows(tenant, sql, params)
+        except psycopg.Error as exc:
+            raise self.translate(exc) from exc
 
     def each(self, db: Tx, sql: str, rows: Sequence[Mapping[str, Any]]) -> list[Row | None]:
         """Run `sql` once per row of parameters, pipelined (one round trip)."""

@@ -95,6 +95,11 @@ class PostgresSearch:
     def _tx(self, tenant: str | None) -> AbstractContextManager[Cursor]:
         return self.backend.tx(tenant)
 
+    def reading(self, tenant: str) -> AbstractContextManager[None]:
+        """`Search.reading`: this thread's reads of `tenant` inside, in one transaction
+        bound to it (`PostgresBackend.span`, `remem.store.postgres.span`)."""
+        return self.backend.span(tenant)
+
     def _connect(self) -> psycopg.Connection[DictRow]:
         return self.backend.connect()
 

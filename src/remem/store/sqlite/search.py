@@ -14,7 +14,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Mapping, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -235,6 +235,11 @@ class SQLiteSearch:
     def scope_version(self, scope: Scope) -> int | None:
         """The scope's version, bumped by every write to its records or vectors."""
         return self._version(scope)
+
+    def reading(self, tenant: str) -> AbstractContextManager[None]:
+        """`Store.reading`: SQLite's reads need no span (each is a statement on the
+        store's one connection)."""
+        return nullcontext()
 
     def _version(self, scope: Scope) -> int:
         rows = self._rows(q.SCOPE_VERSION, {"tenant": scope.tenant, "actor": scope.actor})

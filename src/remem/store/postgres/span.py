@@ -1,0 +1,167 @@
+"""A recall's reads in one transaction bound to its tenant (`PostgresBackend.span`).
+
+Every statement of the PostgreSQL store runs in a transaction that names its tenant
+(`set_config('remem.tenant', ..., true)`), which row-level security reads. A recall
+makes about a dozen reads; each was a transaction of its own, four statements in one
+round trip (BEGIN, `set_config`, the read, COMMIT). Inside `span(tenant)` the reads
+of that tenant made by the thread that entered it share one transaction on one pooled
+connection: the first sends BEGIN, `set_config` and itself in one round trip, each
+later one only itself, and the span ends with COMMIT. Each statement is still bound to
+the tenant, by the same `set_config`, and at READ COMMITTED it sees what was committed
+before it began, as it did in a transaction of its own.
+
+- A read with settings of its own (`SET LOCAL`-like `set_config(..., true)`: the HNSW
+  searches) runs between SAVEPOINT and ROLLBACK TO SAVEPOINT, so its settings end with
+  it and never reach the span's later reads.
+- A read bound to another tenant or to every tenant, any write (`PostgresBackend.write`,
+  one statement) and any other transaction (`PostgresBackend.tx`) first ends the span's
+  transaction (COMMIT, connection
+  back to the pool): a thread never holds two pooled connections (so spans cannot
+  exhaust the pool waiting for a second one), nothing written rides in the read
+  transaction, and no statement runs under another binding. The span's next read
+  begins a new transaction.
+- A failed statement rolls the span's transaction back and returns its connection; the
+  span's next read begins a new one.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+from psycopg import sql as pg_sql
+from psycopg.rows import DictRow, dict_row
+from psycopg_pool import ConnectionPool
+
+from remem.store.postgres import sql as q
+
+Query = str | pg_sql.Composed
+Settings = Sequence[tuple[str, Mapping[str, Any]]]
+
+SAVEPOINT = "SAVEPOINT remem_read"
+UNDO_SETTINGS = "ROLLBACK TO SAVEPOINT remem_read"
+RELEASE = "RELEASE SAVEPOINT remem_read"
+
+
+@dataclass
+class Span:
+    """One thread's span of reads of `tenant`; `conn` holds its open transaction."""
+
+    tenant: str
+    conn: psycopg.Connection[Any] | None = None
+
+
+class Spans:
+    """The open span of each thread, over one pool."""
+
+    def __init__(self, pool: ConnectionPool) -> None:
+        self._pool = pool
+        self._local = threading.local()
+
+    def current(self) -> Span | None:
+        """This thread's span, if it is inside one."""
+        span: Span | None = getattr(self._local, "span", None)
+        return span
+
+    @contextmanager
+    def open(self, tenant: str) -> Iterator[None]:
+        """A span of reads of `tenant` on this thread (nested: the outer one goes on)."""
+        if self.current() is not None:
+            yield
+            return
+        span = Span(tenant)
+        self._local.span = span
+        try:
+            yield
+        finally:
+            self._local.span = None
+            self.end(span)
+
+    @contextmanager
+    def aside(self) -> Iterator[None]:
+        """Statements run inside as if this thread were in no span (its transaction ended
+        first): a write is committed at once, never held in the read transaction."""
+        span = self.current()
+        if span is None:
+            yield
+            return
+        self.end(span)
+        self._local.span = None
+        try:
+            yield
+        finally:
+            self._local.span = span
+
+    def pause(self) -> None:
+        """End this thread's span's transaction, if one is open (see the module)."""
+        span = self.current()
+        if span is not None:
+            self.end(span)
+
+    def end(self, span: Span, *, failed: bool = False) -> None:
+        """COMMIT (or, after a failure, roll back) the span's transaction and return its
+        connection to the pool."""
+        conn, span.conn = span.conn, None
+        if conn is None:
+            return
+        try:
+            if failed:
+                conn.rollback()
+            else:
+                conn.execute("COMMIT")
+        except psycopg.Error:
+            conn.close()  # the pool discards a closed connection
+            if not failed:
+                raise
+        finally:
+            self._pool.putconn(conn)
+
+    def rows(self, span: Span, sql: Query, params: Any, settings: Settings) -> list[DictRow]:
+        """One read in the span's transaction (begun with it if none is open)."""
+        with self._statement(span, settings) as cur:
+            cur.execute(sql, params)
+        return cur.fetchall()
+
+    @contextmanager
+    def cursor(self, span: Span) -> Iterator[psycopg.Cursor[DictRow]]:
+        """A cursor in the span's transaction, for several statements in a row."""
+        with self._statement(span, ()):
+            pass
+        assert span.conn is not None
+        try:
+            yield span.conn.cursor(row_factory=dict_row)
+        except psycopg.Error:
+            self.end(span, failed=True)
+            raise
+
+    @contextmanager
+    def _statement(self, span: Span, settings: Settings) -> Iterator[psycopg.Cursor[DictRow]]:
+        """Yield a cursor whose one statement runs in the span's transaction, sent in one
+        round trip with BEGIN and the tenant's binding when the transaction is new, and
+        between SAVEPOINT and ROLLBACK TO SAVEPOINT when it has settings."""
+        fresh = span.conn is None
+        conn = span.conn = span.conn or self._pool.getconn()
+        try:
+            cur = conn.cursor(row_factory=dict_row)
+            if not fresh and not settings:
+                yield cur  # a read alone: one round trip, nothing else sent
+                return
+            with conn.pipeline():
+                if fresh:
+                    conn.execute("BEGIN")
+                    conn.execute(q.SET_TENANT, {"tenant": span.tenant})
+                if settings:
+                    conn.execute(SAVEPOINT)
+                    for statement, values in settings:
+                        conn.execute(statement, values)
+                yield cur
+                if settings:
+                    conn.execute(UNDO_SETTINGS)
+                    conn.execute(RELEASE)
+        except BaseException:
+            self.end(span, failed=True)
+            raise
