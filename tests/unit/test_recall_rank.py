@@ -580,14 +580,12 @@ def _items(*ids: str) -> list[PacketItem]:
     return [event_item(event(i, f"turn {i}"), 1.0 - n / 100) for n, i in enumerate(ids)]
 
 
-def test_the_closest_constraint_turn_takes_the_last_place_of_a_full_top_k() -> None:
+def test_the_closest_constraint_turn_joins_a_full_top_k_after_it() -> None:
     ranked = _items(*(f"e{n}" for n in range(12)), "c1", "c2")
-    rejected: dict[str, str] = {}
-    top = within_k(ranked, 10, ["c2", "c1"], rejected, keep=1)
-    assert [it.id for it in top] == [*(f"e{n}" for n in range(9)), "c2"]
-    assert rejected == {"e9": "ranked below k=10: a standing constraint took its place"}
-    assert within_k(ranked, 10, [], {}) == ranked[:10]  # not a request: the plain top k
-    assert within_k(ranked, 10, ["e3"], {}) == ranked[:10]  # already in
+    top = within_k(ranked, 10, ["c2", "c1"], keep=1)
+    assert [it.id for it in top] == [*(f"e{n}" for n in range(10)), "c2"]  # after, none out
+    assert within_k(ranked, 10, []) == ranked[:10]  # not a request: the plain top k
+    assert within_k(ranked, 10, ["e3"]) == ranked[:10]  # already in
 
 
 def test_a_superseded_standing_preference_does_not_apply() -> None:

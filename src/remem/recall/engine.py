@@ -102,7 +102,7 @@ def pack_packet(g: Gathered, ranking: Ranking, standing: Sequence[PacketItem] = 
     asker = not strangers and about_asker(req.query)
     if asker:  # the floor does not shorten a question about the asker below k
         relevant = at_least(items, relevant, req.k, rejected)
-    top = within_k(relevant, req.k, list(g.constraints), rejected)  # empty unless a request
+    top = within_k(relevant, req.k, list(g.constraints))  # empty unless a request
     kept_ids = {it.id for it in top}
     beyond = [it for it in relevant if it.id not in kept_ids and it.id not in rejected]
     top = [_untrusted(it) if it.kind == "event" else it for it in top]

@@ -193,22 +193,21 @@ def within_k(
     relevant: Sequence[PacketItem],
     k: int,
     constraints: Sequence[str],
-    rejected: dict[str, str],
     keep: int = KEEP_CONSTRAINTS,
 ) -> list[PacketItem]:
-    """The top `k` of `relevant`, holding the items that stand for the `keep` closest
-    turns stating a standing constraint (`constraints`, closest first:
-    `remem.recall.constraints`; a record made from one stands for it) even when they
-    rank below k: each takes the place of the last item that stands for none.
+    """The top `k` of `relevant`, then the items that stand for the `keep` closest turns
+    stating a standing constraint (`constraints`, closest first:
+    `remem.recall.constraints`; a record made from one stands for it) when they rank
+    below k: they join the packet after the k items and displace none of them.
 
     A constraint bounds the plan a request asks for ("sleeps with a CPAP mask" and a
     packing list for a night away), though it shares no word and little meaning with
     it, so it ranks low (`rank.CONSTRAINT_PLACE`) and ten nearer turns can push it out.
-    Missing it is worse than a tenth turn about the trip. `KEEP_CONSTRAINTS` 1: on
-    the everyday development set hit went 0.969 to 0.975 (0.982 with the money
-    rule of the extractor, at 1 and at 2); PrefEval at 50 preferences per actor
-    (many of them constraints) lost hit@10 0.9616 to 0.9576 at 1 and to 0.9434 at
-    2 (dense top-10: 0.9071). Runs in docs/decisions/everyday-recall.md.
+    Missing it is worse than an extra item. `KEEP_CONSTRAINTS` 1: on the everyday
+    development set hit went 0.975 to 0.982; taking the place of the k-th item instead
+    cost PrefEval at 50 preferences per actor hit@10 0.9616 to 0.9576 (and lost to
+    dense top-10 on one topic), joining after it costs nothing there. Runs in
+    docs/decisions/everyday-recall.md.
     """
     top = list(relevant[:k])
     wanted = set(constraints[:keep])
@@ -217,11 +216,4 @@ def within_k(
         turns = it.source.get("event_ids", []) if it.kind != "summary" else []
         return it.id in wanted or bool(wanted & set(turns))
 
-    late = [it for it in relevant[k:] if stands_for(it)]
-    for it in late:
-        out = next((n for n in range(len(top) - 1, -1, -1) if not stands_for(top[n])), None)
-        if out is None:
-            break
-        rejected[top[out].id] = f"ranked below k={k}: a standing constraint took its place"
-        top = [*top[:out], *top[out + 1 :], it]
-    return top
+    return top + [it for it in relevant[k:] if stands_for(it)]
