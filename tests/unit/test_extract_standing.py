@@ -71,6 +71,9 @@ def test_in_a_conversation_between_named_people_an_instruction_is_not_for_the_as
          "Money is going to be tight until the contract comes through"),
         ("I'm on a tight budget this month", "Is on a tight budget this month"),
         ("honestly we're skint till payday", "The user says they are skint till payday"),
+        ("I'm really broke this month", "Is really broke this month"),
+        ("Money is really tight right now", "Money is really tight right now"),
+        ("our budget is going to be very tight", "Budget is going to be very tight"),
     ],
 )  # fmt: skip
 def test_money_being_tight_is_recorded_as_said(said: str, text: str) -> None:

@@ -28,11 +28,11 @@ _SHORT = (
     r"|broke|skint|strapped(?:\s+for\s+cash)?|short\s+(?:of|on)\s+(?:money|cash)"
     r"|tight\s+(?:on|for)\s+(?:money|cash)|living\s+pay\s*check\s+to\s+pay\s*check)"
 )
-_WHO = rf"(?P<who>\b(?:I|we)\s+(?:am|are)\s+(?:{ADV}\s+)*{_SHORT}.*)"
+_WHO = rf"(?P<who>\b(?:I|we)\s+(?:am|are)\s+{ADV}{_SHORT}.*)"
 _MONEY = (
     r"(?P<money>\b(?:money|cash|finances|funds|the\s+budget|our\s+budget|my\s+budget)"
     r"(?:'s|\s+is|\s+are)\s+(?:going\s+to\s+be\s+|gonna\s+be\s+|will\s+be\s+|getting\s+)?"
-    rf"(?:{ADV}\s+)*(?:tight|short|limited|stretched|a\s+struggle|low).*)"
+    rf"{ADV}(?:tight|short|limited|stretched|a\s+struggle|low).*)"
 )
 
 

@@ -65,25 +65,37 @@ def normalise(text: str) -> str:
 
 
 def sentences(text: str) -> list[str]:
-    """Split text into sentences, keeping each one's final punctuation."""
+    """Split text into sentences, keeping each one's final punctuation.
+
+    A part that ends in an abbreviation ("Dr.") or in initials followed by more of
+    the sentence ("the U.S. in 2019") does not end it. Both are read off the part's
+    last `_TAIL` characters, never the whole sentence so far, so a turn of 100,000
+    characters of "Dr. Dr. ..." or "a.a.a..." is split in linear time."""
     out: list[str] = []
     for line in normalise(text).splitlines():
         line = re.sub(r"^(?:[-*\u2022>]+|\d+[.)])\s+", "", " ".join(line.split()))
-        buf = ""
+        buf: list[str] = []
         parts = re.split(r"(?<=[.!?\u2026])\s+", line)
         for n, part in enumerate(parts):
-            buf = f"{buf} {part}" if buf else part
-            if re.search(r"\b(?:dr|mr|mrs|ms|st|prof|e\.g|i\.e|vs|approx|etc)\.$", buf, _I):
+            buf.append(part)
+            tail = part[-_TAIL:]  # with the character before a match, for its \b
+            if re.search(r"\b(?:dr|mr|mrs|ms|st|prof|e\.g|i\.e|vs|approx|etc)\.$", tail, _I):
                 continue
             # "the U.S. in 2019", "at 9 a.m. tomorrow": initials, then the sentence goes on
+            # (initials end the part when its last two letters and dots do)
             later = parts[n + 1] if n + 1 < len(parts) else ""
-            if re.search(r"\b(?:[a-z]\.){2,}$", buf, _I) and re.match(r"[a-z0-9]", later):
+            if re.search(r"\b[a-z]\.[a-z]\.$", tail, _I) and re.match(r"[a-z0-9]", later):
                 continue
-            out.append(buf)
-            buf = ""
+            out.append(" ".join(buf))
+            buf = []
         if buf:
-            out.append(buf)
+            out.append(" ".join(buf))
     return [s for s in out if s]
+
+
+# the characters of a part `sentences` looks at for an abbreviation or initials at its
+# end: the longest ("approx.", 7) and the one before it
+_TAIL = 8
 
 
 _CODE_KEYWORD = (
@@ -133,11 +145,18 @@ def pasted(text: str) -> bool:
 LY_VERBS = (
     "apply|reply|rely|supply|multiply|comply|imply|rally|tally|bully|sully|dally|ally|fly|wrongly"
 )
+# adverbs in -ly that ADV names itself: its any-word-in-ly does not read them too, for
+# a word read two ways is a choice the regex backtracks into, and a run of n of them
+# ("really really ... really x", no match) took 2**n steps (18: 35 s)
+_LY_NAMED = (
+    "really|actually|recently|finally|definitely|absolutely|totally|usually|generally|truly"
+    "|honestly|mostly|originally|officially|genuinely|seriously"
+)
 ADV = (
     r"(?:(?:really|also|just|now|currently|still|actually|recently|finally|definitely"
     r"|absolutely|totally|usually|generally|always|truly|honestly|so|very|much|mostly|already"
     r"|originally|officially|genuinely|seriously|kind\s+of|sort\s+of|pretty\s+much"
-    rf"|(?!(?:{LY_VERBS})\b)[a-z]{{3,}}ly)\s+)*"
+    rf"|(?!(?:{LY_VERBS}|{_LY_NAMED})\b)[a-z]{{3,}}ly)\s+)*"
 )
 TRAIL = (
     r"(?P<rest>(?:\s+(?:now|again|anymore|any\s+more|any\s+longer|these\s+days|nowadays|too"

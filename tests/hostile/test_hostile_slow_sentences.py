@@ -1,0 +1,89 @@
+"""A user's turn built to make the offline extractor's regexes slow gets bounded work.
+
+A turn may hold up to `MAX_EVENT_CHARS` (100,000) characters. The sentence splitter
+(`remem.extract.offline.text.sentences`), the instructions on how to answer
+(`style_facts`) and money being tight (`rule_money`) must spend CPU in proportion to
+it: no regex that backtracks over what it already read. Each case is timed in CPU
+seconds of this process, not wall time (the machine is shared); a linear pass over
+100,000 characters takes about 0.1 s here, so a bound of 2 s leaves room for load
+while the quadratic or exponential shapes take a minute or more."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from remem.extract import extract_offline
+from remem.extract.offline.money import rule_money
+from remem.extract.offline.style import style_facts
+from remem.extract.offline.text import sentences
+from remem.model import Event, Role
+from remem.writes.checks import MAX_EVENT_CHARS
+
+BOUND_S = 2.0
+T = datetime(2026, 3, 1, 9, 30, tzinfo=UTC)
+
+
+def cpu(call: Callable[[], Any]) -> float:
+    """The CPU seconds this process spent on `call()`."""
+    start = time.process_time()
+    call()
+    return time.process_time() - start
+
+
+def filled(unit: str, tail: str = "") -> str:
+    """`unit` repeated to fill a turn of `MAX_EVENT_CHARS`, then `tail`."""
+    return unit * ((MAX_EVENT_CHARS - len(tail)) // len(unit)) + tail
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        filled("Dr. "),  # each part an abbreviation: the sentence never ends
+        filled("a.b. "),  # initials, each followed by more of the sentence
+        filled("a.", "x"),  # one part of initials that end in something else
+        filled("Bullets please "),
+        filled("give me the answer "),
+        filled("no long "),
+    ],
+    ids=["abbreviations", "initials", "one-word-initials", "polite", "first", "length"],
+)
+def test_a_turn_built_to_be_slow_is_read_in_linear_time(text: str) -> None:
+    assert len(text) <= MAX_EVENT_CHARS
+    assert cpu(lambda: style_facts(text)) < BOUND_S
+    assert cpu(lambda: sentences(text)) < BOUND_S
+
+
+def test_sentences_still_keep_abbreviations_and_initials_inside_a_sentence() -> None:
+    said = "I saw Dr. Lee in the U.S. in 2019. Then I moved. Ask Mr. Smith at 9 a.m. tomorrow."
+    assert sentences(said) == [
+        "I saw Dr. Lee in the U.S. in 2019.",
+        "Then I moved.",
+        "Ask Mr. Smith at 9 a.m. tomorrow.",
+    ]
+
+
+@pytest.mark.parametrize(
+    "clause",
+    [
+        "I am " + "really  " * 13 + "x",  # adverbs with two spaces: each split two ways
+        "money is " + "very  " * 13 + "x",
+        "I am " + "really " * 12_000 + "x",
+        "money is " + "truly " * 12_000 + "x",
+        "we are " + "a" * 99_000 + "ly x",
+    ],
+    ids=["adverbs-spaced", "money-adverbs-spaced", "adverbs", "money-adverbs", "long-word"],
+)
+def test_money_being_tight_is_read_in_linear_time(clause: str) -> None:
+    assert cpu(lambda: rule_money(clause)) < BOUND_S
+
+
+def test_a_run_of_adverbs_is_read_in_linear_time() -> None:
+    """Each of "really" was read two ways (named, and as any word in -ly): 18 of them
+    before a word that ends no rule took 35 s, each two more four times that."""
+    event = Event("ev-1", "acme", "u42", "s1", Role.USER, "I'm " + "really " * 18 + "x", T, {})
+    assert cpu(lambda: extract_offline(event)) < BOUND_S
