@@ -24,6 +24,24 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
+# --- workers: pyproject's addopts ask for `-n auto --dist loadfile` (pytest-xdist) -------
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """How many workers `-n auto` starts. None (the tests run in this process) when the
+    paths asked for are in tests/unit, the fast path, or name a single file (or tests in
+    it): a worker costs seconds to start, and `--dist loadfile` keeps a file on one
+    worker anyway. Otherwise xdist's own choice: a worker per CPU, or
+    `PYTEST_XDIST_AUTO_NUM_WORKERS`."""
+    unit = (config.rootpath / "tests" / "unit").resolve()
+    here = config.invocation_params.dir
+    asked = {(here / arg.split("::")[0]).resolve() for arg in config.args}
+    rest = {path for path in asked if not path.is_relative_to(unit)}
+    if asked and (not rest or (len(rest) == 1 and rest.pop().is_file())):
+        return 0
+    return None
+
+
 @pytest.fixture(scope="session")
 def pg_admin_dsn() -> Iterator[str]:
     """The admin DSN of the session's PostgreSQL server."""
