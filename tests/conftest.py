@@ -18,6 +18,7 @@ from remem import Memory
 from remem.embed import HashEmbedder
 from remem.ids import counter_ids
 from remem.memory.memory import open_store
+from tests.support import order
 from tests.support.clock import Clock
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -40,6 +41,13 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     if asked and (not rest or (len(rest) == 1 and rest.pop().is_file())):
         return 0
     return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On xdist's workers, the longest files first (`tests.support.order`); a stable
+    sort, so a file's tests and the other files keep their order."""
+    if hasattr(config, "workerinput"):
+        items.sort(key=lambda item: order.rank(item.nodeid))
 
 
 @pytest.fixture(scope="session")
