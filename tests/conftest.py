@@ -28,6 +28,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 # --- workers: pyproject's addopts ask for `-n auto --dist loadfile` (pytest-xdist) -------
 
 
+@pytest.hookimpl(optionalhook=True)  # xdist's hook: `-p no:xdist -o addopts=` still runs
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """How many workers `-n auto` starts. None (the tests run in this process) when the
     paths asked for are in tests/unit, the fast path, or name a single file (or tests in
