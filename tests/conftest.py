@@ -18,10 +18,37 @@ from remem import Memory
 from remem.embed import HashEmbedder
 from remem.ids import counter_ids
 from remem.memory.memory import open_store
+from tests.support import order
 from tests.support.clock import Clock
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+# --- workers: pyproject's addopts ask for `-n auto --dist loadfile` (pytest-xdist) -------
+
+
+@pytest.hookimpl(optionalhook=True)  # xdist's hook: `-p no:xdist -o addopts=` still runs
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """How many workers `-n auto` starts. None (the tests run in this process) when the
+    paths asked for are in tests/unit, the fast path, or name a single file (or tests in
+    it): a worker costs seconds to start, and `--dist loadfile` keeps a file on one
+    worker anyway. Otherwise xdist's own choice: a worker per CPU, or
+    `PYTEST_XDIST_AUTO_NUM_WORKERS`."""
+    unit = (config.rootpath / "tests" / "unit").resolve()
+    here = config.invocation_params.dir
+    asked = {(here / arg.split("::")[0]).resolve() for arg in config.args}
+    rest = {path for path in asked if not path.is_relative_to(unit)}
+    if asked and (not rest or (len(rest) == 1 and rest.pop().is_file())):
+        return 0
+    return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On xdist's workers, the longest files first (`tests.support.order`); a stable
+    sort, so a file's tests and the other files keep their order."""
+    if hasattr(config, "workerinput"):
+        items.sort(key=lambda item: order.rank(item.nodeid))
 
 
 @pytest.fixture(scope="session")

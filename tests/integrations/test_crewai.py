@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -40,37 +41,56 @@ def crewai_python() -> Path:
         pytest.skip(f"CrewAI's environment cannot be built: {exc}")
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgres", "client"])
-def crew(
+BACKENDS = ["sqlite", "postgres", "client"]
+
+
+@pytest.fixture(scope="module")
+def crews(
     request: pytest.FixtureRequest, crewai_python: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[tuple[dict[str, Any], Any, ScriptedLLM]]:
-    """The crew's run on one backend: what it printed, the reader the test checks it
-    through (a `Memory` or the server's admin `Client`), and the model it talked to."""
-    name = request.param
-    tmp = tmp_path_factory.mktemp(name)
-    with ScriptedLLM(lambda _request: Reply.text(ANSWER)) as llm:
-        if name == "client":
-            with running_server(str(tmp / "service.db")) as server:
-                reader = server.client("admin")
-                spec = {"target": server.url, "key": server.keys["alice"]}
-                yield _run(crewai_python, name, spec, reader, llm), reader, llm
-        elif name == "postgres":
-            with pg.fresh_database(request.getfixturevalue("pg_admin_dsn")) as dsn:
-                with Memory.open(pg.as_url(dsn), embedder=HashEmbedder()) as reader:
-                    spec = {"target": pg.as_url(dsn)}
-                    yield _run(crewai_python, name, spec, reader, llm), reader, llm
-        else:
-            with Memory.open(tmp / "memory.db", embedder=HashEmbedder()) as reader:
-                spec = {"target": str(tmp / "memory.db")}
-                yield _run(crewai_python, name, spec, reader, llm), reader, llm
+) -> Iterator[dict[str, tuple[dict[str, Any], Any, ScriptedLLM]]]:
+    """The crew's run on each backend, all in one child process (CrewAI takes seconds
+    to import): by backend, what it printed, the reader the test checks it through (a
+    `Memory` or the server's admin `Client`), and the model it talked to (one per
+    backend)."""
+    tmp = tmp_path_factory.mktemp("crews")
+    with ExitStack() as stack:
+        specs: list[dict[str, Any]] = []
+        readers: dict[str, Any] = {}
+        llms: dict[str, ScriptedLLM] = {}
+        for name in BACKENDS:
+            llm = llms[name] = stack.enter_context(ScriptedLLM(lambda _r: Reply.text(ANSWER)))
+            reader, spec = _backend(stack, name, request, tmp)
+            readers[name] = reader
+            reader.remember(actor="alice", text="Alice prefers aisle seats on long flights")
+            bobs = reader.remember(actor="bob", text="Bob prefers window seats on long flights")
+            specs.append({**spec, "backend": name, "llm": llm.base_url, "bobs": bobs.id})
+        printed = run_in(crewai_python, "-m", "tests.support.crewai_run", json.dumps(specs))
+        outs = json.loads(printed.splitlines()[-1])  # CrewAI may print before it
+        runs = zip(BACKENDS, outs, strict=True)
+        yield {name: (out, readers[name], llms[name]) for name, out in runs}
 
 
-def _run(python: Path, name: str, spec: dict[str, Any], reader: Any, llm: ScriptedLLM) -> Any:
-    reader.remember(actor="alice", text="Alice prefers aisle seats on long flights")
-    bobs = reader.remember(actor="bob", text="Bob prefers window seats on long flights")
-    spec = {**spec, "backend": name, "llm": llm.base_url, "bobs": bobs.id}
-    printed = run_in(python, "-m", "tests.support.crewai_run", json.dumps(spec))
-    return json.loads(printed.splitlines()[-1])  # CrewAI may print before it
+def _backend(
+    stack: ExitStack, name: str, request: pytest.FixtureRequest, tmp: Path
+) -> tuple[Any, dict[str, Any]]:
+    """The reader of one backend, kept open by `stack`, and where the crew finds it."""
+    if name == "client":
+        server = stack.enter_context(running_server(str(tmp / "service.db")))
+        return server.client("admin"), {"target": server.url, "key": server.keys["alice"]}
+    if name == "postgres":
+        admin = request.getfixturevalue("pg_admin_dsn")
+        url = pg.as_url(stack.enter_context(pg.fresh_database(admin)))
+    else:
+        url = str(tmp / "memory.db")
+    return stack.enter_context(Memory.open(url, embedder=HashEmbedder())), {"target": url}
+
+
+@pytest.fixture(params=BACKENDS)
+def crew(
+    request: pytest.FixtureRequest, crews: dict[str, tuple[dict[str, Any], Any, ScriptedLLM]]
+) -> tuple[dict[str, Any], Any, ScriptedLLM]:
+    """The crew's run on one backend (see `crews`)."""
+    return crews[request.param]
 
 
 def test_the_crews_agent_is_shown_what_remem_recalls_for_its_user(crew: Any) -> None:
@@ -155,6 +175,7 @@ def test_an_unreachable_registry_is_told_apart_from_a_failed_install(
     monkeypatch.setenv("REMEM_TEST_VENVS", str(tmp_path / "venvs"))
     monkeypatch.setenv("UV_INDEX_URL", f"http://127.0.0.1:{free_port()}/simple")  # refused
     monkeypatch.setenv("UV_NO_CACHE", "1")
+    monkeypatch.setenv("UV_HTTP_RETRIES", "0")  # uv's three retries would wait 6 s
     with pytest.raises(RegistryUnreachable, match="could not reach the registry"):
         framework_python("crewai", "crewai")
     assert list((tmp_path / "venvs").iterdir()) == []  # no half-built environment is kept

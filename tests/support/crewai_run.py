@@ -2,12 +2,13 @@
 (`tests.support.venvs`) by tests/integrations/test_crewai.py, which started the
 database or `remem serve` and the scripted model this process talks to.
 
-    python -m tests.support.crewai_run '{"backend": "sqlite", "target": "...", "llm": "..."}'
+    python -m tests.support.crewai_run '[{"backend": "sqlite", "target": "...", "llm": "..."}]'
 
-`backend` is "sqlite" or "postgres" (`target`: the file or URL, opened here with a
-`HashEmbedder`, as the test opens it) or "client" (`target`: the server's URL, `key`:
-an API key). It prints one JSON object: what each step saw, for the test to check
-against what it reads back from remem itself.
+Each spec's `backend` is "sqlite" or "postgres" (`target`: the file or URL, opened here
+with a `HashEmbedder`, as the test opens it) or "client" (`target`: the server's URL,
+`key`: an API key). One process runs every spec in turn (importing CrewAI takes
+seconds) and prints one JSON list: for each spec, an object of what each step saw, for
+the test to check against what it reads back from remem itself.
 """
 
 from __future__ import annotations
@@ -93,4 +94,4 @@ def main(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    print(json.dumps(main(json.loads(sys.argv[1]))))
+    print(json.dumps([main(spec) for spec in json.loads(sys.argv[1])]))

@@ -16,12 +16,15 @@ its directory is named by a digest of those requirements and the interpreter, so
 change in pyproject.toml builds a new one. uv installs it (a [dev] dependency: it
 resolved and installed CrewAI's 1.1 GB of packages in 13-15 s here, where pip took
 3 min 46 s). It is built in a temporary directory and renamed when complete: an
-interrupted build is never taken for a finished one. The cache is
-`$REMEM_TEST_VENVS`, or `remem-tests` in the user's cache directory.
+interrupted build is never taken for a finished one. One process builds at a time (a
+lock on the cache directory): another (an xdist worker, a second run) waits for it and
+takes the environment it built. The cache is `$REMEM_TEST_VENVS`, or `remem-tests` in
+the user's cache directory.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import shutil
@@ -81,12 +84,23 @@ def framework_python(name: str, *extras: str) -> Path:
     if python.exists():
         return python
     home.parent.mkdir(parents=True, exist_ok=True)
+    cache = os.open(home.parent, os.O_RDONLY)  # locked while building: no file left behind
+    try:
+        fcntl.flock(cache, fcntl.LOCK_EX)
+        if not python.exists():  # no one built it while this process waited
+            _build(home, find_uv_bin(), reqs)
+    finally:
+        os.close(cache)  # and the lock with it
+    return python
+
+
+def _build(home: Path, uv: str, reqs: list[str]) -> None:
     building = home.with_name(f"{home.name}.building-{os.getpid()}")
     shutil.rmtree(building, ignore_errors=True)
     venv.create(building, with_pip=False)
     # --native-tls: the system's certificates, as pip uses them here
     done = subprocess.run(
-        [find_uv_bin(), "pip", "install", "--quiet", "--native-tls",
+        [uv, "pip", "install", "--quiet", "--native-tls",
          "--python", str(building / "bin" / "python"), *reqs],
         capture_output=True, text=True, timeout=INSTALL_SECONDS,
     )  # fmt: skip
@@ -98,9 +112,8 @@ def framework_python(name: str, *extras: str) -> Path:
         raise RuntimeError(f"installing {reqs} failed:\n{said[-4000:]}")
     try:
         building.rename(home)
-    except OSError:  # another process finished first: use its environment
+    except OSError:  # a process without the lock (an older checkout) finished first
         shutil.rmtree(building, ignore_errors=True)
-    return python
 
 
 def run_in(python: Path, *args: str, timeout: float = 300, cwd: Path | None = None) -> str:

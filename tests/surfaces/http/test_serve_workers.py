@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 
 import httpx
@@ -21,6 +22,12 @@ from tests.support.metrics import parse_samples, sample
 from tests.support.processes import free_port
 from tests.support.servers import event_body, key_for, serve_processes
 
+# how long a request may wait: what is tested here is that nothing is lost and the
+# answers agree, not speed; on two cores shared by busy test workers a batch-create
+# waited past httpx's default of 5 s (httpx.ReadTimeout)
+WAIT = 60.0
+_post = partial(httpx.post, timeout=WAIT)
+_get = partial(httpx.get, timeout=WAIT)
 WRITERS = 6
 RECORDS_EACH = 12
 PEOPLE = ["Sam", "Priya", "Tomás", "Mei", "Olu", "Anna", "Kenji", "Rosa", "Luca", "Ivo", "Noor"]
@@ -82,10 +89,10 @@ def test_two_processes_lose_nothing_and_answer_alike(db: str, tmp_path: Path) ->
             for i in range(RECORDS_EACH):  # a new connection each: either process may take it
                 item = {"actor_id": f"a{w % 2}", "text": _note(w, i), "kind": "episodic"}
                 body = {"records": [item]}
-                r = httpx.post(f"{url}/v1/memories/batch-create", json=body, headers=headers)
+                r = _post(f"{url}/v1/memories/batch-create", json=body, headers=headers)
                 assert r.status_code == 200, r.text
                 made += [item["record"]["id"] for item in r.json()["results"]]
-                got = httpx.post(
+                got = _post(
                     f"{url}/v1/memories/retrieve",
                     json={"actor_id": f"a{w % 2}", "query": "who lent me something"},
                     headers=headers,
@@ -99,13 +106,13 @@ def test_two_processes_lose_nothing_and_answer_alike(db: str, tmp_path: Path) ->
 
         listed: set[str] = set()
         for actor in ("a0", "a1"):
-            r = httpx.get(f"{url}/v1/memories", params={"actor_id": actor}, headers=headers)
+            r = _get(f"{url}/v1/memories", params={"actor_id": actor}, headers=headers)
             listed |= {rec["id"] for rec in r.json()["records"]}
         assert set(written) <= listed, "records written through the two processes were lost"
 
         def ask(_: int) -> list[str]:
             body = {"actor_id": "a0", "query": "who lent me a telescope", "top_k": 5}
-            r = httpx.post(f"{url}/v1/memories/retrieve", json=body, headers=headers)
+            r = _post(f"{url}/v1/memories/retrieve", json=body, headers=headers)
             assert r.status_code == 200, r.text
             return _ids(r.json())
 
@@ -116,11 +123,11 @@ def test_two_processes_lose_nothing_and_answer_alike(db: str, tmp_path: Path) ->
 
         # extraction: the supervising process's worker; the server processes run none
         event = event_body("a1", "I live in Faro.")
-        r = httpx.post(f"{url}/v1/events", json=event, headers=headers)
+        r = _post(f"{url}/v1/events", json=event, headers=headers)
         assert r.status_code in (200, 201), r.text
         deadline = time.monotonic() + 60
         while True:
-            jobs = httpx.get(f"{url}/v1/jobs", headers=headers).json()
+            jobs = _get(f"{url}/v1/jobs", headers=headers).json()
             if jobs.get("done") and not jobs.get("pending") and not jobs.get("running"):
                 break
             assert time.monotonic() < deadline, jobs
@@ -142,14 +149,14 @@ def test_metrics_count_the_requests_of_every_process(db: str, tmp_path: Path) ->
 
         def ask(i: int) -> int:  # a new connection each: either process may take it
             body = {"actor_id": "a0", "query": f"who lent me a kayak {i}"}
-            return httpx.post(f"{url}/v1/memories/retrieve", json=body, headers=admin).status_code
+            return _post(f"{url}/v1/memories/retrieve", json=body, headers=admin).status_code
 
         with ThreadPoolExecutor(4) as pool:
             assert set(pool.map(ask, range(asks))) == {200}
-        assert httpx.post(f"{url}/v1/events", json=event_body("a1", "I live in Faro."),
+        assert _post(f"{url}/v1/events", json=event_body("a1", "I live in Faro."),
                           headers=admin).status_code == 201  # fmt: skip
         deadline = time.monotonic() + 60
-        while httpx.get(f"{url}/v1/jobs", headers=admin).json().get("pending"):
+        while _get(f"{url}/v1/jobs", headers=admin).json().get("pending"):
             assert time.monotonic() < deadline
             time.sleep(0.2)
         assert all(_cpu_ticks(k) > before[k] for k in servers), "one process answered alone"
@@ -157,15 +164,15 @@ def test_metrics_count_the_requests_of_every_process(db: str, tmp_path: Path) ->
         retrieved = {"method": "POST", "route": "/v1/memories/retrieve", "status": "200"}
         counts = []
         for _ in range(6):  # new connections: both processes answer some scrapes
-            got = httpx.get(f"{url}/metrics", headers=admin)
+            got = _get(f"{url}/metrics", headers=admin)
             assert got.status_code == 200, got.text
             counts.append(sample(parse_samples(got.text), "remem_http_requests_total", **retrieved))
         assert counts == [asks] * 6, counts
-        theirs = parse_samples(httpx.get(f"{url}/metrics", headers=other).text)
+        theirs = parse_samples(_get(f"{url}/metrics", headers=other).text)
         assert sample(theirs, "remem_http_requests_total", **retrieved) == 0
-        whole = parse_samples(httpx.get(f"http://127.0.0.1:{port}/").text)
+        whole = parse_samples(_get(f"http://127.0.0.1:{port}/").text)
         assert sample(whole, "remem_http_requests_total", **retrieved) == asks
-        assert "remem_tenant" not in httpx.get(f"http://127.0.0.1:{port}/").text
+        assert "remem_tenant" not in _get(f"http://127.0.0.1:{port}/").text
         done = [
             v for (name, labels), v in whole.items()
             if name == "remem_extraction_jobs_processed_total" and ("outcome", "done") in labels

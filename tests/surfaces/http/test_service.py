@@ -49,15 +49,19 @@ def server(
 on_both = pytest.mark.parametrize("server", BACKENDS, indirect=True)
 
 
-def _drain(server: Server, key: str = "agent", timeout: float = 20) -> None:
-    """Wait until the in-process worker has no pending job for the key's tenant."""
-    deadline = time.monotonic() + timeout
+def _drain(server: Server, key: str = "agent", stall: float = 20) -> None:
+    """Wait until the in-process worker has no pending job for the key's tenant; fail
+    when the job counts have not moved for `stall` seconds (a stuck worker), however
+    long a loaded machine takes to work through them all."""
+    seen, deadline = None, 0.0
     with server.http(key) as h:
         while True:
             jobs = h.get("/v1/jobs").json()
             if jobs["pending"] == 0 and jobs["running"] == 0:
                 return
-            assert time.monotonic() < deadline, f"jobs still pending: {jobs}"
+            if jobs != seen:
+                seen, deadline = jobs, time.monotonic() + stall
+            assert time.monotonic() < deadline, f"no job moved in {stall} s: {jobs}"
             time.sleep(0.05)
 
 
