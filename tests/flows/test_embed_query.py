@@ -1,4 +1,5 @@
-"""The int8 query encoder (`REMEM_MINILM_QUERY=int8`): queries only, stored vectors float32.
+"""The int8 query encoder (the default; `REMEM_MINILM_QUERY=float32` turns it off): queries
+only, stored vectors float32.
 
 Recall compares a query vector with stored ones and never stores it, so a faster
 encoder of the same weights may embed queries; whatever is stored (and the model
@@ -106,3 +107,15 @@ def test_the_query_encoder_is_checked(path: Path, monkeypatch: pytest.MonkeyPatc
         MiniLMEmbedder(path)
     monkeypatch.setenv("REMEM_MINILM_QUERY", "int8")
     assert MiniLMEmbedder(path, runtime="onnx").embed_query(["x"]).shape == (1, 384)
+
+
+def test_queries_are_int8_by_default(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("REMEM_MINILM_QUERY", raising=False)
+    default = MiniLMEmbedder(path, runtime="onnx")
+    queries = default.embed_query(TEXTS[:3])
+    assert default.query_runtime == "onnxruntime-int8"
+    assert float(np.abs(queries - default.embed(TEXTS[:3])).max()) > 1e-4
+    monkeypatch.setenv("REMEM_MINILM_QUERY", "float32")
+    chosen = MiniLMEmbedder(path, runtime="onnx")
+    np.testing.assert_array_equal(chosen.embed_query(TEXTS[:3]), chosen.embed(TEXTS[:3]))
+    assert chosen.query_runtime == "onnxruntime"

@@ -18,10 +18,9 @@ from types import ModuleType
 
 import pytest
 
-from remem.embed.minilm import numpy_encoder as minilm_numpy
+from remem import blas
 from remem.recall import applies, gather
 from remem.store.sqlite.vectors import coarse
-from remem.store.sqlite.vectors import index as vectors
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
 
@@ -72,8 +71,7 @@ def _takes(lock: object) -> Callable[[], bool]:
         (gather, "_POOL_LOCK"),
         (gather, "_SPEAKERS_LOCK"),
         (coarse, "_LOCK"),
-        (vectors, "_controller_lock"),
-        (minilm_numpy, "_blas_users_lock"),
+        (blas, "_lock"),
     ],
 )
 def test_a_module_lock_another_thread_held_is_free_in_a_forked_child(
@@ -102,7 +100,7 @@ def test_a_child_forked_while_the_coarse_sessions_are_made_makes_its_own() -> No
 
 def test_the_embedding_pool_and_blas_limit_work_in_a_child_forked_mid_use() -> None:
     def in_child() -> bool:
-        with vectors.one_blas_thread():
+        with blas.one_blas_thread():
             pass
         return gather._embedding_pool().submit(lambda: 7).result(timeout=5) == 7
 

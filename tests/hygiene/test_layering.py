@@ -34,13 +34,15 @@ FACES = (
     "remem.memory.aio",
 )
 # values, and the leaves beside them that import nothing of ours but values (forksafe's
-# locks; files, the bounded reader every file a caller names goes through)
+# locks; blas, its one-thread limit; files, the bounded reader every file a caller names
+# goes through)
 VALUES = (
     "remem.model",
     "remem.errors",
     "remem.ids",
     "remem.timeutil",
     "remem.forksafe",
+    "remem.blas",
     "remem.files",
     "remem.prompt",
 )

@@ -24,7 +24,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-from remem.embed.base import Embedder, Vectors
+from remem.embed.base import Embedder, Vectors, embed_queries
 from remem.eval.metrics import Retrieved
 from remem.recall.budget import ITEM_OVERHEAD_TOKENS, estimate_tokens
 from remem.store.text import STOPWORDS
@@ -141,8 +141,9 @@ class TurnVectors:
         return self._done[conv.actor]
 
     def cosines(self, conv: Conversation, question: str) -> npt.NDArray[np.float32]:
-        """Cosine of the question with every turn of the conversation."""
-        query = self.embedder.embed([question])[0]
+        """Cosine of the question with every turn of the conversation, the question
+        embedded as recall embeds its query (`embed_queries`): remem's own dense part."""
+        query = embed_queries(self.embedder, [question])[0]
         cosines: npt.NDArray[np.float32] = self.get(conv)[0] @ query
         return cosines
 

@@ -22,7 +22,7 @@ import logging
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -50,11 +50,12 @@ ENV_QUERY = "REMEM_MINILM_QUERY"
 """Environment variable choosing the query encoder when the constructor is given none."""
 
 QUERY_ENCODERS = ("float32", "int8")
-"""What embeds recall queries (`MiniLMEmbedder.embed_query`): float32 (default), the
-encoder that makes the stored vectors; int8, an experiment: where ONNX Runtime runs
-the float32 graph, queries alone run its int8 graph (the `onnx-int8` runtime's), about
-twice as fast for a query vector about 0.995 in cosine to float32's. No vector it makes
-is stored, so stored vectors and the model's name stay float32's."""
+"""What embeds recall queries (`MiniLMEmbedder.embed_query`): int8 (the default), where
+ONNX Runtime runs the float32 graph, queries alone run its int8 graph (the `onnx-int8`
+runtime's), a third of a recall's CPU less for a query vector about 0.995 in cosine to
+float32's; float32, the encoder that makes the stored vectors. No vector int8 makes is
+stored, so stored vectors and the model's name stay float32's. The development sets
+measured both ways are in docs/decisions/service-speed.md."""
 
 _log = logging.getLogger("remem.embed")
 
@@ -73,6 +74,7 @@ _BATCH_TOKENS = 4096
 QUERY_CACHE = 256
 
 F32 = npt.NDArray[np.float32]
+Forward = Callable[[Sequence[npt.NDArray[np.int64]]], F32]  # token ids of texts to unit rows
 
 
 def model_dir() -> Path | None:
@@ -137,7 +139,7 @@ class MiniLMEmbedder:
 
         `runtime` is one of `RUNTIMES` (default `$REMEM_MINILM_RUNTIME`, else
         auto); `query` one of `QUERY_ENCODERS` (default `$REMEM_MINILM_QUERY`,
-        else float32); `cache_dir` is where the ONNX graph is kept (default
+        else int8); `cache_dir` is where the ONNX graph is kept (default
         `minilm_onnx.cache_dir()`). Raises InvalidInput when the directory lacks
         the model files or the runtime or query encoder is unknown.
         """
@@ -147,7 +149,7 @@ class MiniLMEmbedder:
             raise InvalidInput(
                 f"unknown MiniLM runtime {chosen!r} ({origin}): use one of {', '.join(RUNTIMES)}"
             )
-        asked = query if query is not None else os.environ.get(ENV_QUERY) or "float32"
+        asked = query if query is not None else os.environ.get(ENV_QUERY) or "int8"
         if asked not in QUERY_ENCODERS:
             origin = "query=" if query is not None else ENV_QUERY
             raise InvalidInput(
@@ -177,7 +179,7 @@ class MiniLMEmbedder:
         self._recent: OrderedDict[str, F32] = OrderedDict()
         self._query = asked
         self._query_encoder: _Encoder | None = None  # made on the first `embed_query`
-        self._query_forward: CallBatcher[npt.NDArray[np.int64]] | None = None  # its batcher
+        self._query_forward: Forward | None = None  # each query alone (`_each_alone`)
         self._recent_queries: OrderedDict[str, F32] = OrderedDict()
         self.query_cache_hits = 0  # single texts answered from the recent ones
         self.fallback_reason: str | None = None  # why auto runs numpy, when it does
@@ -215,8 +217,8 @@ class MiniLMEmbedder:
     @property
     def merged_batches(self) -> int:
         """Forward passes that ran the calls of several threads at once (`embed.batch`)."""
-        loaded, query = self._loaded, self._query_forward
-        return (loaded.forward.batches if loaded else 0) + (query.batches if query else 0)
+        loaded = self._loaded
+        return loaded.forward.batches if loaded else 0
 
     @property
     def path(self) -> Path:
@@ -239,8 +241,8 @@ class MiniLMEmbedder:
     def embed_query(self, texts: Sequence[str]) -> Vectors:
         """`embed` for recall queries, whose vectors are compared and never stored.
 
-        With the float32 query encoder (the default) this is `embed`. With int8
-        (`QUERY_ENCODERS`) and float32 ONNX Runtime running, the int8 graph of the
+        With the float32 query encoder this is `embed`. With int8 (the default,
+        `QUERY_ENCODERS`) and float32 ONNX Runtime running, the int8 graph of the
         same weights embeds them, made and opened on the first call; where it cannot
         run (numpy, or its graph fails), `embed` does. Single queries have a cache
         of their own, apart from `embed`'s.
@@ -273,7 +275,7 @@ class MiniLMEmbedder:
                         int8=True,
                         cache=self._cache_dir,
                     )
-                    self._query_forward = self._batcher(encoder)
+                    self._query_forward = _each_alone(encoder)
                     self._query_encoder = encoder
                 except Exception as exc:  # no int8 graph here: queries stay float32
                     _log.warning("%s: the int8 query encoder failed (%s): float32", NAME, exc)
@@ -297,8 +299,9 @@ class MiniLMEmbedder:
         return out
 
     def _embed_many(self, texts: Sequence[str], encoder: _Encoder | None) -> Vectors:
-        """`texts` through `encoder` (None: the one that makes stored vectors), small
-        calls of several threads merged into one batch (`remem.embed.batch`)."""
+        """`texts` through `encoder` (None: the one that makes stored vectors, whose
+        small calls of several threads are merged into one batch, `remem.embed.batch`;
+        the int8 query encoder runs each text alone, `_each_alone`)."""
         if not texts:
             return np.zeros((0, DIM), dtype=np.float32)
         loaded = self._load()
@@ -396,6 +399,23 @@ def _load_tokenizer(path: Path) -> tuple[Any, int]:
     tokenizer.enable_truncation(max_length=max_tokens)
     tokenizer.no_padding()
     return tokenizer, max_tokens
+
+
+def _each_alone(encoder: _Encoder) -> Forward:
+    """A forward that runs each text in a pass of its own: the int8 graph quantises each
+    matmul's input over the whole batch (dynamic quantisation, one scale per tensor),
+    so a text embedded beside others, or beside padding, gets another vector (cosine
+    about 0.993). Alone, a query's vector depends on its text only, whatever recalls
+    run at the same time. A query of 7 tokens costs 0.93 ms of CPU alone and 0.79 ms in
+    a batch of 4 here (float32: 3.06 and 1.97), so merging would save little."""
+
+    def forward(ids: Sequence[npt.NDArray[np.int64]]) -> F32:
+        out = np.zeros((len(ids), DIM), dtype=np.float32)
+        for i, row in enumerate(ids):
+            out[i] = forward_batch(encoder, [row])[0]
+        return out
+
+    return forward
 
 
 def forward_all(encoder: _Encoder, ids: Sequence[npt.NDArray[np.int64]], batch_size: int) -> F32:

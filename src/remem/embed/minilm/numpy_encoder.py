@@ -12,17 +12,14 @@ Another BERT's shape (layers, heads, hidden size, layer-norm epsilon) is given t
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from remem.blas import one_blas_thread
 from remem.errors import InvalidInput
-from remem.forksafe import ForkSafeLock, after_fork_in_child
 
 F32 = npt.NDArray[np.float32]
 
@@ -98,12 +95,11 @@ class NumpyEncoder:
 
     def __init__(self, model: Weights) -> None:
         self._model = model
-        self._blas = _blas_controller()  # threadpoolctl's controller, or None
 
     def encode(self, token_ids: npt.NDArray[np.int64], mask: F32) -> F32:
         """Hidden states for a padded batch; see `_encode`."""
         if token_ids.size <= _SMALL_WORK:
-            with _one_blas_thread(self._blas):
+            with one_blas_thread():
                 return _encode(self._model, token_ids, mask)
         return _encode(self._model, token_ids, mask)
 
@@ -190,55 +186,6 @@ def _strip_prefix(key: str) -> str:
         if key.startswith(prefix):
             return key[len(prefix) :]
     return key
-
-
-def _blas_controller() -> Any:
-    try:
-        from threadpoolctl import ThreadpoolController
-    except ImportError:
-        return None
-    # Built once: inspecting the loaded libraries costs about a millisecond.
-    return ThreadpoolController()
-
-
-_blas_users = 0
-_blas_users_lock = ForkSafeLock()
-_blas_restore: Any = None
-
-
-def _blas_users_after_fork() -> None:
-    # The parent's users are not in the child: the next one there sets the limit anew.
-    global _blas_users
-    _blas_users = 0
-
-
-after_fork_in_child(_blas_users_after_fork)
-
-
-@contextmanager
-def _one_blas_thread(controller: Any) -> Iterator[None]:
-    """Run the body with one BLAS thread; nested and concurrent uses share one limit.
-
-    BLAS thread counts are process-wide, so the first thread in sets the limit
-    and the last one out restores it; a save/restore per thread could leave
-    the count at one for good when two calls interleave.
-    """
-    global _blas_users, _blas_restore
-    if controller is None:
-        yield
-        return
-    with _blas_users_lock:
-        if _blas_users == 0:
-            _blas_restore = controller.limit(limits=1, user_api="blas")
-        _blas_users += 1
-    try:
-        yield
-    finally:
-        with _blas_users_lock:
-            _blas_users -= 1
-            if _blas_users == 0 and _blas_restore is not None:
-                _blas_restore.restore_original_limits()
-                _blas_restore = None
 
 
 def _encode(model: Weights, token_ids: npt.NDArray[np.int64], mask: F32) -> F32:

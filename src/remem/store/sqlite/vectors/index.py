@@ -21,15 +21,14 @@ the matrix, often a read-only map of the scope's file, is shared unchanged.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from remem.forksafe import ForkSafeLock
+from remem.blas import one_blas_thread
 from remem.store.sqlite.vectors.coarse import Int8Coarse, prepare, widen
 
 APPROX_MIN = 20_000
@@ -372,29 +371,3 @@ def top_rows(scores: F32, k: int) -> npt.NDArray[np.intp]:
         if len(passed) >= k:
             return passed[np.argpartition(-scores[passed], k - 1)[:k]]
     return np.argpartition(-scores, k - 1)[:k]
-
-
-_controller: Any = None
-_controller_lock = ForkSafeLock()
-
-
-@contextmanager
-def one_blas_thread() -> Iterator[None]:
-    """Run BLAS on one thread: on 2 cores its spinning workers slow the embedder down."""
-    global _controller
-    with _controller_lock:
-        if _controller is None:
-            try:
-                from threadpoolctl import ThreadpoolController
-
-                _controller = ThreadpoolController()
-            except ImportError:
-                _controller = False
-    if _controller is False:
-        yield
-        return
-    limiter = _controller.limit(limits=1, user_api="blas")
-    try:
-        yield
-    finally:
-        limiter.restore_original_limits()
