@@ -118,6 +118,8 @@ def test_an_instruction_said_in_the_negative_is_not_recorded_as_wanted(said: str
         "We always reply in English to customers",
         "I keep it short when I write to my boss",
         "I use no jargon in my talks",
+        "My manager wants everything in bullet points",
+        "She would like it in a table",
     ],
 )
 def test_what_the_person_says_they_do_is_no_instruction_on_how_to_answer(said: str) -> None:

@@ -56,20 +56,20 @@ _SHAPES = (
 # ",;:" or conjunction before it, at most `_HEAD` characters back) makes it none when it
 # is negated before the instruction ("do not use bullet points", "never reply in
 # Spanish", "no need to keep it short") or when a person other than the assistant does
-# it ("I answer in Spanish at work", "my kids speak in French", "I keep it short when I
-# write"); a person who wants, needs or likes it asks for it ("I would like answers in a
-# table", "I hate walls of text", "I do not like long paragraphs").
+# it or wants it ("I answer in Spanish at work", "my kids speak in French", "I keep it
+# short when I write", "my manager wants everything in bullet points"); the speaker who
+# wants, needs or likes it asks for it ("I would like answers in a table", "I hate walls
+# of text", "I do not like long paragraphs").
 _HEAD = 200
 _CLAUSE_START = re.compile(r".*(?:[,;:]|\b(?:and|but|so|then|because|while)\b)\s*", re.I | re.S)
 _NEGATED = re.compile(r"\b(?:not|never|no\s+need\s+to|stop)\b", re.I)
-_SUBJECT = (
-    r"(?:please\s+)?(?:I|we|he|she|they|(?:my|our|his|her|their)\s+\w+)\s+"
-    r"(?:(?:always|usually|often|mostly|really|just|also|only|still|generally)\s+)*"
+_ADVERBS = r"(?:(?:always|usually|often|mostly|really|just|also|only|still|generally)\s+)*"
+_DOES_IT = re.compile(
+    r"(?:please\s+)?(?:I|we|he|she|they|(?:my|our|his|her|their)\s+\w+)\s+" + _ADVERBS, re.I
 )
-_DOES_IT = re.compile(_SUBJECT, re.I)
-_WANTS_IT = re.compile(
-    _SUBJECT + r"(?:would|want|wants|need|needs|prefer|prefers|like|likes|love|loves|hate"
-    r"|hates|do\s+not\s+(?:like|want)|does\s+not\s+(?:like|want)|cannot\s+stand)\b",
+_WANTS_IT = re.compile(  # the speaker's own want: only "I" or "we"
+    r"(?:I|we)\s+" + _ADVERBS + r"(?:would|want|need|prefer|like|love|hate|do\s+not\s+"
+    r"(?:like|want)|cannot\s+stand)\b",
     re.I,
 )
 
