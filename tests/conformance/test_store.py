@@ -21,7 +21,7 @@ from remem.model import (
     Source,
     Status,
 )
-from remem.store.roles import Scope, StatusChange, Store, Write
+from remem.store.roles import FIELD_PREFIX_MOST, Scope, StatusChange, Store, Write
 from tests.support.store import NOW, T, ev, put, rec, vec
 
 
@@ -175,6 +175,65 @@ def test_records_by_field_prefix_reads_a_family_of_one_scope(store: Store) -> No
     found = store.records.records_by_field_prefix(Scope("t1", "alice"), "allergy:")
     assert {r.id for r in found} == {"a1", "a2"}
     assert store.records.records_by_field_prefix(Scope("t1", "alice"), "relation:") == []
+
+
+def test_records_by_field_prefix_reads_at_most_its_bound_newest_first(store: Store) -> None:
+    many = [
+        rec(f"s{i:03}", f"Wants style {i}", field=f"answer_style:a{i:03}", value="x",
+            valid_from=T + timedelta(minutes=i))
+        for i in range(FIELD_PREFIX_MOST + 5)
+    ]  # fmt: skip
+    put(store, *many, vectors=False)
+    found = store.records.records_by_field_prefix(Scope("t1", "alice"), "answer_style:")
+    assert [r.id for r in found] == [r.id for r in reversed(many)][:FIELD_PREFIX_MOST]
+
+
+def test_records_by_field_prefix_of_now_reads_only_what_recall_may_return(
+    store: Store,
+) -> None:
+    style = {"field": "answer_style:format", "value": "x"}
+    put(
+        store,
+        rec("now", "Wants bullet points", **style),
+        rec("old", "Wants prose", status=Status.INVALID, superseded_by="now", **style),
+        rec("gone", "Wants tables", valid_until=NOW - timedelta(days=1), **style),
+        rec("later", "Wants haiku", valid_from=NOW + timedelta(days=1), **style),
+        rec("asked", "Wants emoji", status=Status.PROPOSED, **style),
+        vectors=False,
+    )
+    scope = Scope("t1", "alice")
+    found = store.records.records_by_field_prefix(scope, "answer_style:", current_at=NOW)
+    assert [r.id for r in found] == ["now"]
+    every = store.records.records_by_field_prefix(scope, "answer_style:")
+    assert {r.id for r in every} == {"now", "old", "gone", "later"}  # as before: not proposed
+
+
+def test_records_by_field_prefix_as_of_reads_what_may_have_been_held(store: Store) -> None:
+    style = {"field": "answer_style:format", "value": "x"}
+    put(
+        store,
+        rec("then", "Wants prose", status=Status.INVALID, created_at=T, **style),
+        rec("now", "Wants bullet points", valid_from=NOW, created_at=NOW, **style),
+        vectors=False,
+    )
+    found = store.records.records_by_field_prefix(
+        Scope("t1", "alice"), "answer_style:", held_at=(NOW - timedelta(days=1), T)
+    )
+    assert [r.id for r in found] == ["then"]  # "now" was written after, valid from after
+
+
+def test_records_by_field_prefix_reads_only_its_namespace(store: Store) -> None:
+    style = {"field": "answer_style:format", "value": "x"}
+    put(
+        store,
+        rec("work", "Wants bullet points", namespace="/work/a_b", **style),
+        rec("home", "Wants prose", namespace="/home", **style),
+        rec("like", "Wants tables", namespace="/workxa_b", **style),  # `_` is no wildcard
+        vectors=False,
+    )
+    narrowed = Scope("t1", "alice", namespace_prefix="/work/a_")
+    found = store.records.records_by_field_prefix(narrowed, "answer_style:")
+    assert [r.id for r in found] == ["work"]
 
 
 def test_lexical_search_is_scoped_to_tenant_and_actor(store: Store) -> None:

@@ -272,6 +272,14 @@ def test_a_bad_row_stops_an_import_at_its_line_keeping_the_rows_before(mem: Memo
     assert [e.text for e in mem.events(actor="alice")] == ["I'm vegetarian"]
 
 
+def test_an_import_given_fewer_line_numbers_than_rows_stops_where_they_end(mem: Memory) -> None:
+    row = {"actor": "alice", "session": "s", "role": "user"}
+    rows = [{**row, "text": f"I like figs, kind {i}"} for i in range(4)]
+    with pytest.raises(InvalidInput, match=r"^row 3: lines gives 2 line numbers.*were kept"):
+        mem.import_events(rows, batch=10, lines=[3, 7])  # rows 3 and 4 were dropped silently
+    assert [e.text for e in mem.events(actor="alice")] == [r["text"] for r in rows[:2]]
+
+
 @pytest.mark.parametrize(
     "kwargs",
     [

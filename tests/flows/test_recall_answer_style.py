@@ -13,7 +13,7 @@ from __future__ import annotations
 from remem import Memory
 from remem.model import Kind
 from tests.support.backends import both_backends
-from tests.support.clock import at
+from tests.support.clock import Clock, at
 
 pytestmark = both_backends
 
@@ -83,3 +83,22 @@ def test_a_narrowed_recall_pins_only_what_the_namespace_holds(mem: Memory) -> No
         namespace="/tenants/default/actors/femi/projects/",
     )
     assert packet.pinned == ()
+
+
+def test_a_changed_instruction_pins_the_new_one_now_and_the_old_one_as_of_before(
+    mem: Memory, clock: Clock
+) -> None:
+    mem.add_event(actor="femi", session="s1", role="user", time=at(0),
+                  text="How do I renew my passport? Bullet points please")  # fmt: skip
+    mem.process()
+    before = clock()
+    clock.advance(days=2)
+    mem.add_event(actor="femi", session="s1", role="user", time=at(2),
+                  text="What is a good tent for two? In a table please")  # fmt: skip
+    mem.process()
+    ask = "Who won the 1966 World Cup?"
+    assert [it.text for it in mem.recall(actor="femi", query=ask).pinned] == [
+        "Wants answers as a table"
+    ]
+    then = mem.recall(actor="femi", query=ask, as_of=before.isoformat())
+    assert [it.text for it in then.pinned] == ["Wants answers as bullet points"]

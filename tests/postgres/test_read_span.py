@@ -155,3 +155,34 @@ def test_a_one_statement_write_inside_a_span_is_committed_at_once(
             store.backend.rows("t1", "SELECT 1 / 0")  # the span's transaction rolls back ...
     rows = store.backend.rows("t1", fingerprints)  # ... and the write is not lost with it
     assert [(r["model"], r["fingerprint"]) for r in rows] == [("test-8", "abc")]
+
+
+def test_a_span_opened_inside_another_tenants_span_is_bound_to_its_own(
+    store: PostgresStore,
+) -> None:
+    with store.search.reading("t1"):
+        assert tenants(store, "t1") == ["t1"]
+        with store.search.reading("t2"):  # no second span: its reads are bound to t2
+            assert tenants(store, "t2") == ["t2"]
+            assert [r.id for r in store.records.get_records("t2", ["r1", "r2"])] == ["r2"]
+            with store.backend.reading("t2") as db:  # several statements, bound to t2
+                assert [r["tenant"] for r in db.execute(UNFILTERED).fetchall()] == ["t2"]
+        assert tenants(store, "t1") == ["t1"]
+    with store.backend.pool.connection() as conn:
+        assert conn.pgconn.transaction_status == psycopg.pq.TransactionStatus.IDLE
+
+
+def test_an_error_in_a_spans_statements_rolls_back_and_returns_its_connection(
+    store: PostgresStore,
+) -> None:
+    with pytest.raises(RuntimeError):
+        with store.search.reading("t1"):
+            with pytest.raises(RememError):
+                with store.backend.reading("t1") as db:  # the cursor of the span
+                    db.execute("SELECT 1 / 0")
+            assert tenants(store, "t1") == ["t1"]  # a new transaction, bound again
+            raise RuntimeError("the recall failed")
+    with store.backend.pool.connection() as conn:  # back in the pool, idle and unbound
+        assert conn.pgconn.transaction_status == psycopg.pq.TransactionStatus.IDLE
+        assert conn.execute("SELECT count(*) FROM records").fetchone() == (0,)
+    assert tenants(store, "t2") == ["t2"]

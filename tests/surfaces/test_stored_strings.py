@@ -207,6 +207,16 @@ def test_secrets_in_any_record_field_are_refused(mem: Memory) -> None:
     assert [r.id for r in mem.records(actor="alice", all=True)] == [rec.id]
 
 
+def test_a_secret_in_a_records_namespace_is_refused(mem: Memory) -> None:
+    home = "/tenants/default/actors/alice/"
+    for namespace in (home + TOKEN, home + "password=hunter2x7"):
+        _refused(
+            lambda ns=namespace: mem.remember(actor="alice", text="Alice drinks tea", namespace=ns),
+            "namespace",
+        )
+    assert list(mem.records(actor="alice", all=True)) == []
+
+
 def test_secrets_in_procedures_and_reasons_are_refused(mem: Memory) -> None:
     _refused(lambda: mem.propose_procedure(text="Login with password hunter2x7"), "procedure text")
     proposal = mem.propose_procedure(text="Check the id before a refund")

@@ -92,3 +92,76 @@ def test_a_statement_followed_by_a_question_about_it_is_recorded_without_it(
 ) -> None:
     texts = [t for t, _, _ in extract(said)]
     assert texts and not any(question in t for t in texts), texts
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Do not use bullet points",
+        "Don't answer in French",
+        "Never reply in Spanish",
+        "Please don't give me the answer first",
+        "Don't skip the small talk",
+        "no need to keep it short, I have time",
+    ],
+)
+def test_an_instruction_said_in_the_negative_is_not_recorded_as_wanted(said: str) -> None:
+    made = [(t, f) for t, f, _ in extract(said) if f and f.startswith("answer_style:")]
+    assert made == []
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "I answer in Spanish at work",
+        "My kids speak in French at home",
+        "We always reply in English to customers",
+        "I keep it short when I write to my boss",
+        "I use no jargon in my talks",
+        "My manager wants everything in bullet points",
+        "She would like it in a table",
+    ],
+)
+def test_what_the_person_says_they_do_is_no_instruction_on_how_to_answer(said: str) -> None:
+    made = [(t, f) for t, f, _ in extract(said) if f and f.startswith("answer_style:")]
+    assert made == []
+
+
+@pytest.mark.parametrize(
+    ("said", "text"),
+    [
+        ("I would like answers in a table", "Wants answers as a table"),
+        ("I hate walls of text", "Wants short answers"),
+        ("I need it in plain English", "Wants plain words, without jargon"),
+        ("Please always answer in Spanish", "Wants answers in Spanish"),
+        ("I do not like long paragraphs", "Wants short answers"),
+    ],
+)
+def test_an_instruction_said_as_what_the_person_wants_is_one(said: str, text: str) -> None:
+    assert text in [t for t, f, _ in extract(said) if f and f.startswith("answer_style:")]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Their money is tight",
+        "My sister's money is tight this year",
+        "I wonder if money is tight for them",
+        "Whether the budget is tight depends on the grant",
+    ],
+)
+def test_money_that_is_someone_elses_or_only_supposed_is_not_the_persons(said: str) -> None:
+    assert [t for t, f, _ in extract(said) if f == "money"] == []
+
+
+@pytest.mark.parametrize(
+    ("said", "text"),
+    [
+        ("Our budget's going to be tight til March", "Budget is going to be tight until March"),
+        ("We're broke until payday so no fancy dinners", "The user says they are broke until "
+         "payday"),
+        ("money is tight at the moment, which means no holiday", "Money is tight at the moment"),
+    ],
+)  # fmt: skip
+def test_money_being_tight_is_recorded_without_what_follows_from_it(said: str, text: str) -> None:
+    assert [t for t, f, _ in extract(said) if f == "money"] == [text]

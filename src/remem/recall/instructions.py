@@ -9,7 +9,10 @@ actor reads them by field (one index lookup) and puts those it may return (in
 scope, held at the recall's time axes, within its sensitivity and metadata
 filter) in the packet's `pinned`, flagged "pinned", before the ranked items and
 out of the same budget; they take none of the k ranked slots. At most `MOST`,
-newest first.
+newest first. The read returns only what the recall may return (of a recall of now,
+active records valid now; of an as-of recall, those written by its `known_at` and
+valid from its `valid_at` on) and at most `FIELD_PREFIX_MOST` of them
+(`remem.store.roles`), newest first.
 """
 
 from __future__ import annotations
@@ -33,12 +36,10 @@ def standing_instructions(
     records: RecordStore, req: RecallRequest, now: datetime
 ) -> list[PacketItem]:
     """The actor's instructions on how to answer that this recall may return, newest first."""
-    prefix = req.scope.namespace_prefix or ""
-    found = [
-        r
-        for r in records.records_by_field_prefix(req.scope, ANSWER_STYLE)
-        if r.namespace.startswith(prefix)
-    ]
+    if req.past:
+        found = records.records_by_field_prefix(req.scope, ANSWER_STYLE, held_at=req.axes(now))
+    else:
+        found = records.records_by_field_prefix(req.scope, ANSWER_STYLE, current_at=now)
     closed = closings(records, req.scope.tenant, found, req.known_at, now) if req.past else {}
     held = [
         r

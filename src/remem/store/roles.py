@@ -278,6 +278,13 @@ class RequestLedger(Protocol):
         ...
 
 
+# A read of records by field prefix (`RecordStore.records_by_field_prefix`) returns at most
+# this many, newest first: a family of fields ("allergy:*") or a person's standing
+# instructions on how to answer (`remem.recall.instructions` pins at most 6) stays far
+# below it, so what it leaves out is older than a hundred of the same kind.
+FIELD_PREFIX_MOST = 100
+
+
 class RecordStore(Protocol):
     """Memory records: written one consolidation step at a time, read by id or scope."""
 
@@ -305,8 +312,20 @@ class RecordStore(Protocol):
         """Non-deleted records of one scope about the same field."""
         ...
 
-    def records_by_field_prefix(self, scope: Scope, prefix: str) -> list[Record]:
-        """Non-deleted records of one scope whose field starts with `prefix`."""
+    def records_by_field_prefix(
+        self,
+        scope: Scope,
+        prefix: str,
+        *,
+        current_at: datetime | None = None,
+        held_at: tuple[datetime, datetime] | None = None,
+        limit: int = FIELD_PREFIX_MOST,
+    ) -> list[Record]:
+        """Active and invalid records of one scope (its namespace prefix too; not its
+        metadata filter) whose field starts with `prefix`, newest first (by valid_from),
+        at most `limit`. `current_at`: only those a recall of that time may return (active,
+        valid then); `held_at` (known at, valid at): only those an as-of recall may (written
+        by known at, valid from valid at or before; `remem.policy.validity` decides)."""
         ...
 
     def get_records(self, tenant: str, ids: Sequence[str]) -> list[Record]: ...

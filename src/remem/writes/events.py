@@ -8,7 +8,6 @@ in batches, safely re-runnable (see `Memory.import_events`).
 
 from __future__ import annotations
 
-import itertools
 import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -25,6 +24,7 @@ from remem.policy.scope import stored_name
 from remem.policy.text import MAX_METADATA_BYTES, check_json, nfc
 from remem.timeutil import parse_time
 from remem.writes.checks import MAX_EVENT_CHARS, count, span, statement
+from remem.writes.request import UNNUMBERED, numbered, short_of_lines
 
 log = logging.getLogger("remem")
 
@@ -115,11 +115,13 @@ def import_rows(
 ) -> ImportResult:
     """Import events in batches (one transaction each); see `Memory.import_events`."""
     count("batch", batch)
-    numbers = iter(lines) if lines is not None else itertools.count(1)
     seen: dict[str, int] = {}  # content digest -> identical rows so far
     names = deps.config.strategy_names
     imported = skipped = 0
-    for chunk in _batched(zip(numbers, rows, strict=False), batch):
+    for whole in _batched(numbered(rows, lines), batch):
+        chunk = [(line, row) for line, row in whole if row is not UNNUMBERED]
+        if not chunk:
+            raise short_of_lines(whole[-1][0])
         events: list[Event] = []
         try:
             for _, row in chunk:
@@ -134,6 +136,8 @@ def import_rows(
         skipped += len(added) - sum(added)
         if progress is not None:
             progress(len(added))
+        if len(chunk) < len(whole):  # `lines` ended before the rows
+            raise short_of_lines(whole[-1][0])
     return ImportResult(imported, skipped)
 
 

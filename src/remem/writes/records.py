@@ -86,6 +86,7 @@ def remember(deps: Deps, request: RememberAsk) -> Record:
             # "wifi password" = "hunter2x7" is a stated secret though neither is one alone
             "value": {field: value} if field and value else value,
             "strategy": strategy,
+            "namespace": namespace,
         }
     )
     now = deps.clock()

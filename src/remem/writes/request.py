@@ -17,11 +17,13 @@ flows check them with the library's errors (`remem.writes.records.remember`,
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from remem.errors import InvalidInput
 from remem.model import Kind, Record, Role, Sensitivity
 
 if TYPE_CHECKING:
@@ -59,6 +61,37 @@ class ImportAsk:
     batch: int = 500
     progress: Callable[[int], None] | None = None
     lines: Iterable[int] | None = None
+
+
+UNNUMBERED: Mapping[str, Any] = MappingProxyType({})  # a row `lines` has no number for
+
+
+def numbered(
+    rows: Iterable[Mapping[str, Any]], lines: Iterable[int] | None
+) -> Iterator[tuple[int, Mapping[str, Any]]]:
+    """An import's rows with their line numbers (`lines`, else 1-based positions), read as
+    the import goes. When `lines` ends before the rows, the last pair is the next row's
+    position and `UNNUMBERED`, and no row after it is read: the import stores the rows
+    before it and stops there (`short_of_lines`), never dropping the rest unsaid."""
+    if lines is None:
+        yield from enumerate(rows, 1)
+        return
+    numbers = iter(lines)
+    for position, row in enumerate(rows, 1):
+        line = next(numbers, None)
+        if line is None:
+            yield position, UNNUMBERED
+            return
+        yield line, row
+
+
+def short_of_lines(position: int) -> InvalidInput:
+    """The error of an import whose `lines` ended before row `position` (`numbered`)."""
+    return InvalidInput(
+        f"row {position}: lines gives {position - 1} line numbers, fewer than the rows; "
+        "give one per row. The rows before it were kept; run the import again with the "
+        "line numbers (rows already stored are skipped)"
+    )
 
 
 class Writes:

@@ -59,6 +59,17 @@ def test_import_events_stops_at_a_bad_line_and_keeps_the_lines_before(server: Se
         server.client("alice").import_events(rows[:1])
 
 
+def test_import_events_given_fewer_line_numbers_than_rows_stops_where_they_end(
+    server: Server,
+) -> None:
+    c = server.client("agent")
+    rows = [{"actor": "lu", "session": "s", "role": "user", "text": f"I like figs, kind {i}"}
+            for i in range(5)]  # fmt: skip
+    with pytest.raises(InvalidInput, match=r"^row 4: lines gives 3 line numbers.*were kept"):
+        c.import_events(rows, batch=2, lines=[11, 12, 13])
+    assert [r["text"] for r in c.events(actor="lu")] == [r["text"] for r in rows[:3]]
+
+
 def test_write_records_runs_a_mixed_batch_in_order(server: Server) -> None:
     c = server.client("agent")
     old = c.remember(actor="kai", text="Kai lives in Rome")

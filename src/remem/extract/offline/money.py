@@ -36,14 +36,29 @@ _MONEY = (
 )
 
 
+# What makes a clause none of the speaker's money, read in the `_HEAD` characters before
+# its subject: another owner ("their money", "my sister's money") or a supposition ("I
+# wonder if money is tight", "whether the budget is tight", "if we are broke by March")
+_HEAD = 120
+_NOT_MINE = re.compile(
+    r"(?:\b(?:their|his|her|your|its)|'s?|\b(?:if|whether|unless|wonder|suppose)\b"
+    r"(?:(?!\b(?:but|and|so|because)\b)[^,;:])*)\s*$",
+    _I,
+)
+# what follows from it is a clause of its own ("so no fancy dinners", "which means no
+# holiday"), left out of the statement
+_CONSEQUENCE = re.compile(r"[,;]?\s+(?:so|which\s+means|that\s+means|and\s+so|but)\b.*$", _I)
+
+
 def rule_money(s: str) -> list[Fact]:
-    """A clause that says the speaker's money is tight, from its subject on."""
+    """A clause that says the speaker's money is tight, from its subject on, without what
+    follows from it."""
     m = re.search(_WHO, s, _I) or re.search(_MONEY, s, _I)
-    if m is None:
+    if m is None or _NOT_MINE.search(s[max(0, m.start() - _HEAD) : m.start()]):
         return []
-    said = m.group(0).strip(" ,")
+    said = _CONSEQUENCE.sub("", m.group(0)).strip(" ,")
+    said = re.sub(r"^(?:my|our)\s+", "", said, flags=_I)
     said = re.sub(r"^(\w+)'s\b", r"\1 is", said)
     said = re.sub(r"\b(?:til|till)\b", "until", said) if m.lastgroup == "money" else said
-    said = re.sub(r"^(?:my|our)\s+", "", said, flags=_I)
     text = third_person(said)
     return [Fact(text[:1].upper() + text[1:], Kind.SEMANTIC, "money", "tight")]

@@ -52,6 +52,44 @@ _SHAPES = (
 )
 
 
+# An instruction is the clause's own request of the assistant. Its clause (from the last
+# ",;:" or conjunction before it, at most `_HEAD` characters back) makes it none when it
+# is negated before the instruction ("do not use bullet points", "never reply in
+# Spanish", "no need to keep it short") or when a person other than the assistant does
+# it or wants it ("I answer in Spanish at work", "my kids speak in French", "I keep it
+# short when I write", "my manager wants everything in bullet points"); the speaker who
+# wants, needs or likes it asks for it ("I would like answers in a table", "I hate walls
+# of text", "I do not like long paragraphs").
+_HEAD = 200
+_CLAUSE_START = re.compile(r".*(?:[,;:]|\b(?:and|but|so|then|because|while)\b)\s*", re.I | re.S)
+_NEGATED = re.compile(r"\b(?:not|never|no\s+need\s+to|stop)\b", re.I)
+_ADVERBS = r"(?:(?:always|usually|often|mostly|really|just|also|only|still|generally)\s+)*"
+_DOES_IT = re.compile(
+    r"(?:please\s+)?(?:I|we|he|she|they|(?:my|our|his|her|their)\s+\w+)\s+" + _ADVERBS, re.I
+)
+_WANTS_IT = re.compile(  # the speaker's own want: only "I" or "we"
+    r"(?:I|we)\s+" + _ADVERBS + r"(?:would|want|need|prefer|like|love|hate|do\s+not\s+"
+    r"(?:like|want)|cannot\s+stand)\b",
+    re.I,
+)
+
+
+def _said(pattern: str, s: str, flags: int = _I) -> re.Match[str] | None:
+    """The first match of `pattern` in `s` that its clause asks of the assistant (see
+    above), or None."""
+    for m in re.finditer(pattern, s, flags):
+        window = s[max(0, m.start() - _HEAD) : m.start()]
+        cut = _CLAUSE_START.match(window)
+        head = window[cut.end() :] if cut else window
+        clause = head + s[m.start() : m.start() + _HEAD]
+        if _NEGATED.search(head):
+            continue
+        if _DOES_IT.match(clause) and not _WANTS_IT.match(clause):
+            continue
+        return m
+    return None
+
+
 def _format(s: str) -> str | None:
     for shape, words in _SHAPES:
         alone = rf"{_LEAD_IN}(?:{words}){_POLITE}\s*(?:[,;:.!\-]|$)"  # "Bullets please, ..."
@@ -60,7 +98,7 @@ def _format(s: str) -> str | None:
         if shape == "a table":  # "in a table", never "at the table" or "a table for two"
             alone = rf"{_LEAD_IN}(?:as|in)\s+a\s+table{_POLITE}\s*(?:[,;:.!\-]|$)"
             asked = r"\b(?:as|in|into)\s+a\s+table(?=\s*(?:please|pls|[,;:.!?]|$))"
-        if re.search(alone, s, _I) or re.search(asked, s, _I):
+        if _said(alone, s) or _said(asked, s):
             return f"Wants answers as {shape}"
     return None
 
@@ -74,17 +112,14 @@ _FIRST = (
 def _order(s: str) -> str | None:
     up_front = r"(?:first|up\s+front|at\s+the\s+top)\b"
     if (
-        re.search(
+        _said(
             rf"{_LEAD_IN}(?:please\s+)?{_FIRST}\s+{up_front}(?=\s*(?:[,;:.!\-]|then|and|please|$))",
             s,
-            _I,
         )
-        or re.search(
-            rf"\b(?:give|tell|show|send|put)\s+(?:me\s+|us\s+)?{_FIRST}\s+{up_front}", s, _I
-        )
-        or re.search(rf"\b{_FIRST}\s+first,?\s+(?:and\s+)?then\b", s, _I)
-        or re.search(rf"\b(?:lead|start|open)\s+with\s+{_FIRST}\b", s, _I)
-        or re.search(r"\bbottom\s+line\s+up\s+front\b|\bBLUF\b", s)
+        or _said(rf"\b(?:give|tell|show|send|put)\s+(?:me\s+|us\s+)?{_FIRST}\s+{up_front}", s)
+        or _said(rf"\b{_FIRST}\s+first,?\s+(?:and\s+)?then\b", s)
+        or _said(rf"\b(?:lead|start|open)\s+with\s+{_FIRST}\b", s)
+        or _said(r"\bbottom\s+line\s+up\s+front\b|\bBLUF\b", s, flags=0)
     ) and not re.search(r"\b(?:I|we)\s+(?:always\s+)?(?:answer|gave|give)\b", s, _I):
         return "Wants the answer first, then the explanation"
     return None
@@ -92,20 +127,18 @@ def _order(s: str) -> str | None:
 
 def _length(s: str) -> str | None:
     if (
-        re.search(
+        _said(
             r"\bkeep\s+(?:it|them|answers?|replies|things|this)\s+(?:short|brief|concise|tight)\b",
             s,
-            _I,
         )
-        or re.search(
+        or _said(
             r"\b(?:no|not|hate|without|avoid|do\s+not\s+(?:like|want|send))\s+(?:\w+\s+)?"
             r"(?:long|wordy)\s+(?:paragraphs|answers|replies|responses|explanations|essays)\b",
             s,
-            _I,
         )
-        or re.search(r"\blong\s+paragraphs\s+(?:kill|lose|bore|annoy)\s+me\b", s, _I)
-        or re.search(r"\bwalls?\s+of\s+text\b", s, _I)
-        or re.search(rf"{_LEAD_IN}(?:short|brief|concise)\s+(?:answers|replies){_POLITE}\b", s, _I)
+        or _said(r"\blong\s+paragraphs\s+(?:kill|lose|bore|annoy)\s+me\b", s)
+        or _said(r"\bwalls?\s+of\s+text\b", s)
+        or _said(rf"{_LEAD_IN}(?:short|brief|concise)\s+(?:answers|replies){_POLITE}\b", s)
     ):
         return "Wants short answers"
     return None
@@ -113,20 +146,19 @@ def _length(s: str) -> str | None:
 
 def _wording(s: str) -> str | None:
     if (
-        re.search(r"\b(?:no|without(?:\s+the)?|skip\s+the|avoid(?:\s+the)?|less)\s+jargon\b", s, _I)
-        or re.search(r"\bin\s+plain\s+(?:english|language|words|terms)\b", s, _I)
-        or re.search(r"\bin\s+(?:simple|layman'?s?|lay|everyday)\s+terms\b", s, _I)
+        _said(r"\b(?:no|without(?:\s+the)?|skip\s+the|avoid(?:\s+the)?|less)\s+jargon\b", s)
+        or _said(r"\bin\s+plain\s+(?:english|language|words|terms)\b", s)
+        or _said(r"\bin\s+(?:simple|layman'?s?|lay|everyday)\s+terms\b", s)
     ):
         return "Wants plain words, without jargon"
     return None
 
 
 def _tone(s: str) -> str | None:
-    if re.search(
+    if _said(
         r"\b(?:no|skip\s+the|without\s+the|cut\s+the)\s+(?:fluff|waffle|small\s+talk|preamble"
         r"|pleasantries)\b|\bbe\s+(?:blunt|direct|straight)\s+with\s+me\b",
         s,
-        _I,
     ):
         return "Wants direct answers, without small talk"
     return None
@@ -141,11 +173,10 @@ _LANGUAGES = (
 
 
 def _language(s: str) -> str | None:
-    m = re.search(
+    m = _said(
         r"\b(?:answer|reply|respond|write|talk|speak)\s+(?:to\s+me\s+|back\s+)?(?:only\s+)?"
         rf"in\s+(?P<lang>{_LANGUAGES})\b",
         s,
-        _I,
     )
     return f"Wants answers in {m['lang'].capitalize()}" if m else None
 

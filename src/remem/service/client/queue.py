@@ -22,7 +22,7 @@ from remem.policy.dataclasses import shown
 from remem.service.client.pages import collect
 from remem.writes.checks import count
 from remem.writes.events import ImportResult
-from remem.writes.request import ImportAsk
+from remem.writes.request import UNNUMBERED, ImportAsk, numbered, short_of_lines
 
 POLL_SECONDS = 0.05
 IMPORT_BATCH = 1000  # the most events one request of the service takes
@@ -55,13 +55,15 @@ class QueueClient:
         the rows are appended with those ids. The first invalid row stops the import: the
         rows before it are stored, and the error names its line (`lines`, by default
         1-based positions)."""
-        lines, progress = request.lines, request.progress
-        numbers = iter(lines) if lines is not None else itertools.count(1)
+        progress = request.progress
         size = min(count("batch", request.batch), IMPORT_BATCH)
         seen: dict[str, int] = {}  # content digest -> identical rows so far
         imported = skipped = 0
-        pairs = zip(numbers, request.rows, strict=False)
-        while chunk := list(itertools.islice(pairs, size)):
+        pairs = numbered(request.rows, request.lines)
+        while whole := list(itertools.islice(pairs, size)):
+            chunk = [(line, row) for line, row in whole if row is not UNNUMBERED]
+            if not chunk:
+                raise short_of_lines(whole[-1][0])
             body = [_import_body(line, row) for line, row in chunk]
             answer = self._call("POST", "/v1/events/import-ids", json={"events": body})
             for row, digest in zip(body, answer["digests"], strict=False):
@@ -84,6 +86,8 @@ class QueueClient:
                 err = answer["error"]
                 cls = RefusedContent if err["code"] == RefusedContent.code else InvalidInput
                 raise cls(_stopped(f"line {chunk[answer['index']][0]}", err["message"]))
+            if len(chunk) < len(whole):  # `lines` ended before the rows
+                raise short_of_lines(whole[-1][0])
         return ImportResult(imported, skipped)
 
     def process(

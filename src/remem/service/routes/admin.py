@@ -28,8 +28,8 @@ from remem.service.answers import (
     SubjectExport,
     errors,
 )
-from remem.service.audit import asked
 from remem.service.routes.deps import REASON_BODY, Reason, Svc, Via, Who, refuses_body
+from remem.service.routes.erase import erase
 from remem.service.schemas import KeyIn
 from remem.store.values import ApiKey
 from remem.timeutil import parse_time
@@ -54,18 +54,7 @@ def forget_subject(
     (a ticket reference) is kept with the key in the deletion job, for its receipt."""
     scope.need_role(who, "admin")
     actor = scope.actor_for(who, actor_id)
-    report = svc.memory(who.tenant).forget(actor=actor, asked=asked(who, reason, via))
-    done = str(report.job_id)
-    audit.note(
-        svc.store.audit,
-        who,
-        "erase",
-        via,
-        actor=actor,
-        target=done,
-        verified=report.verified,
-    )
-    return {"actor_id": actor, **scope.deletion_report(report)}
+    return {"actor_id": actor, **erase(svc, who, via, reason, actor=actor)}
 
 
 @router.get(

@@ -28,7 +28,6 @@ from remem.service.answers import (
     WriteBatchResult,
     errors,
 )
-from remem.service.audit import asked
 from remem.service.http_errors import failure_of
 from remem.service.routes.deps import (
     REASON_BODY,
@@ -40,6 +39,7 @@ from remem.service.routes.deps import (
     record,
     refuses_body,
 )
+from remem.service.routes.erase import erase
 from remem.service.schemas import (
     BatchCreateIn,
     BatchDeleteIn,
@@ -161,12 +161,8 @@ def delete_memory(
     reference) is kept in the deletion job with the key and the record's actor, for its
     receipt (GET /v1/deletions/{id}/receipt)."""
     owner = record(svc, who, record_id, write=True).actor
-    report = svc.memory(who.tenant).forget(record_id=record_id, asked=asked(who, reason, via))
-    done = report.job_id
-    audit.note(
-        svc.store.audit, who, "erase", via, actor=owner, target=str(done), verified=report.verified
-    )
-    return {"record_id": record_id, **scope.deletion_report(report)}
+    gone = erase(svc, who, via, reason, actor=owner, record_id=record_id)
+    return {"record_id": record_id, **gone}
 
 
 @router.post(
@@ -277,18 +273,8 @@ def _erase(
 ) -> dict[str, Any]:
     """Forget one record of a batch as `delete_memory` does: who asked and why go to
     the deletion job, and the erasure to the audit log."""
-    report = svc.memory(who.tenant).forget(record_id=record_id, asked=asked(who, reason, via))
-    done = str(report.job_id)
-    audit.note(
-        svc.store.audit,
-        who,
-        "erase",
-        via,
-        actor=actor,
-        target=done,
-        verified=report.verified,
-    )
-    return {"status": 200, "record_id": record_id, **scope.deletion_report(report)}
+    gone = erase(svc, who, via, reason, actor=actor, record_id=record_id)
+    return {"status": 200, "record_id": record_id, **gone}
 
 
 def _actor_of(svc: Service, who: Principal, item: UpdateItem | DeleteItem) -> str:

@@ -39,6 +39,7 @@ from remem.store.flows.backend import Backend, Row, Tx
 from remem.store.flows.erasure import TombstoneSQL, covered
 from remem.store.flows.vector_fit import vectors_fit
 from remem.store.roles import (
+    FIELD_PREFIX_MOST,
     Scope,
     SourceGrowth,
     StatusChange,
@@ -48,6 +49,7 @@ from remem.store.roles import (
     refuse_foreign_records,
 )
 from remem.store.rows import history_params, record_from, record_params
+from remem.store.text import like_prefix
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +63,10 @@ class LookupSQL(Protocol):
     GET_RECORD: str  # tenant, record_id
     GET_RECORDS: str  # tenant, {keys}: record ids
     BY_FIELD: str  # tenant, actor, field
-    BY_FIELD_PREFIX: str  # tenant, actor, prefix, n (its length in characters)
+    # tenant, actor, prefix, n (its length in characters), namespace (a LIKE pattern or
+    # None), known_at, valid_at (None: any), current (only active records valid at
+    # valid_at), limit
+    BY_FIELD_PREFIX: str
     HISTORY: str  # tenant, record_id -> the columns of `HistoryEntry`
     RECORD_STATUS_BY_EVENT: str  # tenant, {keys}: event ids -> event_id, status, record_id
 
@@ -207,10 +212,25 @@ class Records:
             found.sort(key=lambda r: r.valid_from, reverse=True)
         return found
 
-    def records_by_field_prefix(self, scope: Scope, prefix: str) -> list[Record]:
-        """Active and invalid records of one scope whose field starts with `prefix` (a
-        family key's head, "allergy:"), newest first."""
-        params = {"tenant": scope.tenant, "actor": scope.actor, "prefix": prefix, "n": len(prefix)}
+    def records_by_field_prefix(
+        self,
+        scope: Scope,
+        prefix: str,
+        *,
+        current_at: datetime | None = None,
+        held_at: tuple[datetime, datetime] | None = None,
+        limit: int = FIELD_PREFIX_MOST,
+    ) -> list[Record]:
+        """See `RecordStore.records_by_field_prefix`: one read by the index on the field,
+        at most `limit` rows."""
+        known, valid = held_at if held_at is not None else (None, current_at)
+        namespace = like_prefix(scope.namespace_prefix) if scope.namespace_prefix else None
+        params = {
+            "tenant": scope.tenant, "actor": scope.actor, "prefix": prefix, "n": len(prefix),
+            "namespace": namespace, "known_at": self.backend.at(known),
+            "valid_at": self.backend.at(valid), "current": current_at is not None and
+            held_at is None, "limit": limit,
+        }  # fmt: skip
         rows = self.backend.read(scope.tenant, self.sql.BY_FIELD_PREFIX, params)
         return [self._record(r) for r in rows]
 

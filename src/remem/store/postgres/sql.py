@@ -373,7 +373,11 @@ BY_FIELD_PREFIX = f"""
 SELECT {RECORD_COLUMNS} FROM records
 WHERE tenant = %(tenant)s AND actor = %(actor)s AND field IS NOT NULL
     AND left(field, %(n)s) = %(prefix)s AND status IN ('active', 'invalid')
-ORDER BY valid_from DESC, seq DESC
+    AND (%(namespace)s::text IS NULL OR namespace LIKE %(namespace)s ESCAPE '\\')
+    AND (%(known_at)s::timestamptz IS NULL OR created_at <= %(known_at)s)
+    AND (%(valid_at)s::timestamptz IS NULL OR valid_from <= %(valid_at)s) AND (NOT %(current)s
+        OR (status = 'active' AND (valid_until IS NULL OR valid_until > %(valid_at)s)))
+ORDER BY valid_from DESC, seq DESC LIMIT %(limit)s
 """
 RECORD_STATUS_BY_EVENT = """
 SELECT re.event_id, r.status, r.id AS record_id FROM record_events re

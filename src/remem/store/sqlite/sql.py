@@ -411,7 +411,11 @@ ORDER BY valid_from DESC, rowid DESC
 BY_FIELD_PREFIX = """
 SELECT * FROM records WHERE tenant = :tenant AND actor = :actor AND field IS NOT NULL
     AND substr(field, 1, :n) = :prefix AND status IN ('active', 'invalid')
-ORDER BY valid_from DESC, rowid DESC
+    AND (:namespace IS NULL OR namespace LIKE :namespace ESCAPE '\\')
+    AND (:known_at IS NULL OR created_at <= :known_at)
+    AND (:valid_at IS NULL OR valid_from <= :valid_at) AND (NOT :current
+        OR (status = 'active' AND (valid_until IS NULL OR valid_until > :valid_at)))
+ORDER BY valid_from DESC, rowid DESC LIMIT :limit
 """
 HISTORY = "SELECT * FROM history WHERE tenant = :tenant AND record_id = :record_id ORDER BY id"
 
