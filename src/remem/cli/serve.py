@@ -235,6 +235,7 @@ def _serve_processes(
     one extraction worker (unless --no-worker) and the --metrics-port listener. Metrics
     go to a directory made for this run (prometheus_client's multiprocess mode, named
     before anything imports it) and removed when the server stops."""
+    import contextlib
     import importlib.util
     import os
     import shutil
@@ -243,6 +244,9 @@ def _serve_processes(
     import uvicorn
 
     from remem.embed.choose import for_config
+    from remem.service.accept import ENV as ACCEPT_SLOTS
+    from remem.service.accept import LOOP as TAKE_TURNS
+    from remem.service.accept import make_slots
     from remem.service.http import serve_environment, supervising
     from remem.telemetry.core import METRICS_DIR_ENV
 
@@ -254,6 +258,12 @@ def _serve_processes(
     made = None  # a directory named by the caller's environment is theirs to keep
     if importlib.util.find_spec("prometheus_client") and not os.environ.get(METRICS_DIR_ENV):
         made = os.environ[METRICS_DIR_ENV] = tempfile.mkdtemp(prefix="remem-metrics-")
+    # the processes' open connections, so that they share them evenly (remem.service.accept)
+    shm = "/dev/shm" if os.path.isdir("/dev/shm") else None
+    handle, slots = tempfile.mkstemp(prefix="remem-accept-", dir=shm)
+    os.close(handle)
+    make_slots(slots)
+    os.environ[ACCEPT_SLOTS] = slots
     os.environ.update(serve_environment(path, lexical=lexical, **settings))
     if not ctx.as_json:
         click.echo(
@@ -277,9 +287,13 @@ def _serve_processes(
                 "remem.service.http:app_from_environment",
                 factory=True,
                 workers=workers,
+                loop=TAKE_TURNS,  # the processes take turns accepting connections
                 **server,
             )
     finally:
+        os.environ.pop(ACCEPT_SLOTS, None)
+        with contextlib.suppress(OSError):
+            os.unlink(slots)
         if made is not None:
             shutil.rmtree(made, ignore_errors=True)
 

@@ -9,6 +9,10 @@ supervising process, though no server process runs one."""
 
 from __future__ import annotations
 
+import contextlib
+import http.client
+import os
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
@@ -18,6 +22,8 @@ import httpx
 import pytest
 
 from remem.embed.base import default_embedder
+from remem.service import accept
+from remem.service.accept import ENV
 from tests.support.metrics import parse_samples, sample
 from tests.support.processes import free_port
 from tests.support.servers import event_body, key_for, serve_processes
@@ -178,3 +184,78 @@ def test_metrics_count_the_requests_of_every_process(db: str, tmp_path: Path) ->
             if name == "remem_extraction_jobs_processed_total" and ("outcome", "done") in labels
         ]  # fmt: skip
         assert sum(done) >= 1, "the supervising process's extraction was not counted"
+
+
+def _established(pid: int, port: int) -> int:
+    """How many established TCP connections to `port` process `pid` holds open."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[8:-1])
+    held = 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError):
+            for line in Path(table).read_text().splitlines()[1:]:
+                fields = line.split()
+                local_port = int(fields[1].rsplit(":", 1)[1], 16)
+                if local_port == port and fields[3] == "01" and fields[9] in inodes:
+                    held += 1
+    return held
+
+
+def _wait_until_each_beats(servers: list[int]) -> None:
+    """Wait until every server process's loop runs: each has a fresh heartbeat in the
+    connection-count file its environment names (`remem.service.accept`)."""
+    env = dict(
+        item.split(b"=", 1)
+        for item in Path(f"/proc/{servers[0]}/environ").read_bytes().split(b"\0")
+        if b"=" in item
+    )
+    slots = Path(env[ENV.encode()].decode())  # read, never claimed: this is no server
+    deadline = time.monotonic() + WAIT
+    while True:
+        fresh = accept._now_ms() - int(accept.STALE * 1000)
+        table = accept._SLOT.iter_unpack(slots.read_bytes())
+        beating = {pid for pid, _, beat in table if beat > fresh}
+        if set(servers) <= beating:
+            return
+        assert time.monotonic() < deadline, "a server process never started its loop"
+        time.sleep(0.05)
+
+
+def test_keep_alive_connections_opened_at_once_are_shared_evenly(db: str, tmp_path: Path) -> None:
+    """A client that opens 8 keep-alive connections at once gets 4 on each process, not
+    most on whichever woke first (8/0 and 7/1 were common): a process is bound by its
+    interpreter lock, so an uneven share leaves a core idle (`remem.service.accept`)."""
+    connections = 8
+    with serve_processes(db, 2, log=tmp_path / "serve.log") as (url, pid):
+        servers = _servers(pid)
+        port = int(url.rsplit(":", 1)[1])
+        _wait_until_each_beats(servers)  # a process still starting takes no connection
+        opened = threading.Barrier(connections + 1)
+        counted = threading.Event()
+
+        def hold(_: int) -> int:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=WAIT)
+            try:
+                conn.request("GET", "/healthz")
+                status = conn.getresponse()
+                status.read()
+                opened.wait(WAIT)
+                counted.wait(WAIT)
+                return status.status
+            finally:
+                conn.close()
+
+        with ThreadPoolExecutor(connections) as pool:
+            answered = pool.map(hold, range(connections))
+            opened.wait(WAIT)
+            shares = sorted(_established(k, port) for k in servers)
+            counted.set()
+            assert set(answered) == {200}
+    assert sum(shares) == connections, shares
+    assert shares[-1] - shares[0] <= 2, f"connections per process: {shares}"
