@@ -258,12 +258,17 @@ def _serve_processes(
     made = None  # a directory named by the caller's environment is theirs to keep
     if importlib.util.find_spec("prometheus_client") and not os.environ.get(METRICS_DIR_ENV):
         made = os.environ[METRICS_DIR_ENV] = tempfile.mkdtemp(prefix="remem-metrics-")
-    # the processes' open connections, so that they share them evenly (remem.service.accept)
-    shm = "/dev/shm" if os.path.isdir("/dev/shm") else None
-    handle, slots = tempfile.mkstemp(prefix="remem-accept-", dir=shm)
-    os.close(handle)
-    make_slots(slots)
-    os.environ[ACCEPT_SLOTS] = slots
+    # the processes' open connections, so that they share them evenly (remem.service.accept);
+    # without the file they still serve, each accepting one connection at a time
+    slots = None
+    try:
+        shm = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
+        handle, slots = tempfile.mkstemp(prefix="remem-accept-", dir=shm)
+        os.close(handle)
+        make_slots(slots)
+        os.environ[ACCEPT_SLOTS] = slots
+    except OSError as exc:
+        click.echo(f"remem: warning: connections not shared evenly ({exc})", err=True)
     os.environ.update(serve_environment(path, lexical=lexical, **settings))
     if not ctx.as_json:
         click.echo(
@@ -292,8 +297,9 @@ def _serve_processes(
             )
     finally:
         os.environ.pop(ACCEPT_SLOTS, None)
-        with contextlib.suppress(OSError):
-            os.unlink(slots)
+        if slots is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(slots)
         if made is not None:
             shutil.rmtree(made, ignore_errors=True)
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import fcntl
+import logging
 import mmap
 import os
 import select
@@ -67,6 +68,8 @@ LOOP = "remem.service.accept:TakeTurnsLoop"
 SLOTS = 256
 """Processes the file has room for (`remem serve --workers` takes at most 64)."""
 
+_log = logging.getLogger("remem.service")
+
 _SLOT = struct.Struct("<qqq")  # pid, open connections, heartbeat (monotonic milliseconds)
 
 
@@ -81,7 +84,11 @@ class Slots:
 
     def __init__(self, path: str) -> None:
         self._fd = os.open(path, os.O_RDWR)
-        self._map = mmap.mmap(self._fd, _SLOT.size * SLOTS)
+        try:
+            self._map = mmap.mmap(self._fd, _SLOT.size * SLOTS)
+        except BaseException:
+            os.close(self._fd)
+            raise
         self.index = self._claim()
 
     def _claim(self) -> int:
@@ -118,6 +125,18 @@ def _now_ms() -> int:
     return int(time.monotonic() * 1000)  # CLOCK_MONOTONIC: one clock for every process
 
 
+def _slots_or_none(path: str | None) -> Slots | None:
+    """The slots of the file `path` names, or None (no file: one process; a file that
+    cannot be used: this process serves, unbalanced, rather than not at all)."""
+    if not path:
+        return None
+    try:
+        return Slots(path)
+    except (OSError, ValueError) as exc:
+        _log.warning("remem: connections not shared evenly: %s (%s)", path, exc)
+        return None
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -137,8 +156,7 @@ class TakeTurnsLoop(asyncio.SelectorEventLoop):
         self.accepted = 0
         self._open: list[socket.socket] = []
         self._deferred_since: float | None = None  # when it first deferred the waiting one
-        path = os.environ.get(ENV)
-        self._slots = Slots(path) if path else None
+        self._slots = _slots_or_none(os.environ.get(ENV))
         if self._slots is not None:
             self.call_soon(self._beat)
 

@@ -104,3 +104,19 @@ def test_a_process_above_the_least_defers_then_accepts_anyway(
     loop.call_soon_threadsafe(stop.set_result, None)
     thread.join(10)
     loop.close()
+
+
+@pytest.mark.parametrize("kind", ["missing", "empty"])
+def test_a_file_that_cannot_be_used_leaves_the_process_serving(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    path = tmp_path / "slots"
+    if kind == "empty":
+        path.write_bytes(b"")  # too short to hold the slots
+    monkeypatch.setenv(ENV, str(path))
+    loop = TakeTurnsLoop()
+    try:
+        assert loop._slots is None
+        assert loop.open_connections() == 0
+    finally:
+        loop.close()
