@@ -92,3 +92,43 @@ def test_a_statement_followed_by_a_question_about_it_is_recorded_without_it(
 ) -> None:
     texts = [t for t, _, _ in extract(said)]
     assert texts and not any(question in t for t in texts), texts
+
+
+@pytest.mark.parametrize(
+    ("said", "text"),
+    [
+        ("I have sensitive ears and avoid loud bars.", "Has sensitive ears and avoids loud bars"),
+        ("I'm an early riser, so I only book morning classes.",
+         "Is an early riser, so they only book morning classes"),
+        ("I'm a keen cyclist, so I need a hotel with secure bike storage.",
+         "Is a keen cyclist, so they need a hotel with secure bike storage"),
+        ("I'm a lifelong Celtic fan and will never buy a Rangers shirt.",
+         "Is a lifelong Celtic fan and will never buy a Rangers shirt"),
+        ("I find crowded museums exhausting.", "Finds crowded museums exhausting"),
+        ("I find it hard to focus in open-plan offices.",
+         "Finds it hard to focus in open-plan offices"),
+        ("I am uninterested in reality TV.", "Is uninterested in reality TV"),
+        ("I have a moral objection to zoos.", "Has a moral objection to zoos"),
+    ],
+)  # fmt: skip
+def test_a_statement_that_goes_on_to_a_stance_is_a_preference(said: str, text: str) -> None:
+    # a reason said first, a judgement of a kind of thing, or a stance no rule names
+    # word for word: a standing preference all the same, so it applies to later requests
+    # as the preferences said plainly beside it do (`remem.policy.applies.is_standing`)
+    assert extract(said) == [(text, None, Kind.PREFERENCE)]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "I moved to Leeds in May and started a new job.",
+        "I went to Rome last spring and loved the food.",
+        "I volunteer at the food bank on Fridays.",
+    ],
+)
+def test_a_plain_fact_without_a_stance_stays_a_fact(said: str) -> None:
+    assert [kind for _, _, kind in extract(said)] == [Kind.SEMANTIC]
+
+
+def test_a_judgement_of_what_the_listener_said_is_no_preference() -> None:
+    assert extract("I find it boring.") == []
