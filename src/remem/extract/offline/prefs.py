@@ -221,7 +221,7 @@ _HABIT = (  # what someone does is a stance only with "only", "never", "do not" 
 _STANCE = (
     rf"(?:I|we)\s+{ADV}(?:(?:would\s+)?prefer\s+not(?:\s+to)?|would\s+rather\s+not"
     r"|(?:do\s+not|never|no\s+longer|only|always|exclusively|mostly|mainly|usually|generally"
-    r"|strictly|cannot|can\s+not|could\s+never|will\s+(?:only|never|not)|would\s+never)\s+"
+    r"|strictly|cannot|can\s+not|could\s+never|will\s+only)\s+"
     + ADV
     + f"(?:{_STANCE_VERB}|{_HABIT})"
     + r"|cannot\s+(?:stand|bear|stomach|handle|tolerate|abide|deal\s+with|do)"
