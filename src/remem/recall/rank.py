@@ -27,7 +27,7 @@ from datetime import datetime
 from typing import Any
 
 from remem.model import Event, PacketItem, Record, Status
-from remem.policy.applies import ANSWER_STYLE, applies_to, is_standing
+from remem.policy.applies import ANSWER_STYLE, applies_to, is_request, is_standing
 from remem.policy.asker import about_asker
 from remem.policy.fields import field_names
 from remem.policy.metadata import matches
@@ -143,7 +143,7 @@ def rank(g: Gathered, now: datetime) -> Ranking:
     if events is not None:
         texts |= {eid: ev.text for eid, ev in events.events.items()}
     also = {rid: words_of(rid, rec) for rid, rec in replaced.items()}
-    words = word_evidence(g.query.words, texts, also=also)
+    words = word_evidence(g.query.words, texts, also=also, past_the_first=names_a_choice(g))
 
     scores = fuse(lexical, vector, words, returnable, also=replaced)
     heirs = _inherit(g, now, replaced, returnable, scores)
@@ -211,6 +211,24 @@ def rank(g: Gathered, now: datetime) -> Ranking:
         named=tuple(named),
         only_ask=only_ask,
     )
+
+
+def names_a_choice(g: Gathered) -> bool:
+    """Whether the query asks for something to be chosen for the asker (`is_request`) and
+    names no speaker of the scope; then a candidate's heaviest shared word does not count
+    (`fusion.word_evidence`, `past_the_first`).
+
+    A request's words name what it asks for ("recommend some TV shows for me"), and every
+    memory about that kind of thing holds them, while the preference that should shape
+    it ("I can't stand laugh tracks") rarely repeats them. One shared word then said only
+    "about the same kind of thing", which the meaning already says, and it outweighed the
+    meaning's order: on the PrefEval development set remem fell below its own dense
+    component at hit@1 on three topics, always behind a preference holding the request's
+    subject word ("Is not a fan of comedy movies" for "light-hearted movies to unwind").
+    A question naming a speaker ("What changes has Caroline faced?") asks about them, as
+    a question does. Runs in docs/decisions/prefeval-topics.md.
+    """
+    return not g.query.speakers and is_request(g.request.query)
 
 
 def _event_score(score: float, applies: bool, bounds: bool) -> float:
