@@ -108,6 +108,7 @@ def test_a_statement_followed_by_a_question_about_it_is_recorded_without_it(
         ("I find it hard to focus in open-plan offices.",
          "Finds it hard to focus in open-plan offices"),
         ("I am uninterested in reality TV.", "Is uninterested in reality TV"),
+        ("I'm fascinated by medieval castles.", "Is fascinated by medieval castles"),
         ("I have a moral objection to zoos.", "Has a moral objection to zoos"),
     ],
 )  # fmt: skip

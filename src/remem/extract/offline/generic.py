@@ -13,7 +13,7 @@ from remem.extract.offline.fact import Fact
 from remem.extract.offline.person import VERBS, third_person
 from remem.extract.offline.prefs import rule_judged, rule_likes, rule_prefer, rule_stance
 from remem.extract.offline.said import leans_on_context
-from remem.extract.offline.text import ADV
+from remem.extract.offline.text import ADV, MAX_TEXT
 from remem.model import Kind
 
 __all__ = ["FINITE", "generic_facts", "goes_on_to_a_stance"]
@@ -85,7 +85,10 @@ def goes_on_to_a_stance(s: str) -> bool:
     """Whether a statement goes on, after its first part, to what its speaker avoids,
     prefers, likes, judges or needs: "I have very sensitive skin and avoid essential oils",
     "I'm an environmentalist, so I only consider electric cars". The reason said first
-    does not make it less of a standing preference."""
+    does not make it less of a standing preference. A clause longer than `MAX_TEXT` (what a
+    record keeps of it) is not read: each part is read by the stance rules to its end."""
+    if len(s) > MAX_TEXT:
+        return False
     for m in re.finditer(_GOES_ON, s, _I):
         rest = s[m.end() :]
         if not re.match(r"(?:I|we)\s", rest, _I):

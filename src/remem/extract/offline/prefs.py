@@ -228,7 +228,8 @@ _STANCE = (
     r"|"
     + _STANCE_VERB
     + rf"|(?:am|are)\s+{ADV}(?:not\s+)?{ADV}(?:(?:a\s+)?(?:big\s+|huge\s+)?fan\s+of"
-    r"|(?:very\s+|not\s+|really\s+)*(?:interested\s+in|(?:un|dis)interested\s+in|into|comfortable\s+with|opposed\s+to"
+    r"|(?:very\s+|not\s+|really\s+)*(?:interested\s+in|(?:un|dis)interested\s+in|fascinated\s+by"
+    r"|into|comfortable\s+with|opposed\s+to"
     r"|averse\s+to|against|sensitive\s+to|afraid\s+of|scared\s+of|terrified\s+of|intolerant"
     r"|uncomfortable\s+with|wary\s+of|keen\s+on|passionate\s+about|committed\s+to|particular"
     r"\s+about|picky\s+about|allergic|prone\s+to|wary|vegan|vegetarian))"
@@ -266,24 +267,33 @@ def rule_stance(s: str) -> list[Fact]:
 
 # How a thing is for them: "I find turn-based combat too slow and boring", "I find it hard to
 # stay focused with textbooks". A judgement of a kind of thing is a standing preference.
-_JUDGEMENT = (
-    r"(?:boring|tedious|dull|ineffective|useless|pointless|annoying|irritating|frustrating"
+_JUDGEMENT = re.compile(
+    r"\b(?:boring|tedious|dull|ineffective|useless|pointless|annoying|irritating|frustrating"
     r"|stressful|distressing|overwhelming|uncomfortable|disorienting|difficult|hard|exhausting"
     r"|tiring|slow|unpleasant|off-putting|unbearable|relaxing|calming|soothing|helpful|effective"
-    r"|enjoyable|fun|rewarding|motivating)"
+    r"|enjoyable|fun|rewarding|motivating)\b",
+    _I,
 )
-_JUDGED = (
-    rf"(?:I|we)\s+{ADV}find\s+(?P<x>.+?)\s+(?:(?:too|very|really|so|quite|extremely|rather"
-    rf"|incredibly|pretty|a\s+bit|far\s+too)\s+)*{_JUDGEMENT}\b(?P<rest>.*)"
-)
+_FIND = re.compile(rf"(?:I|we)\s+{ADV}find\s+", _I)
+_DEGREE = frozenset("too very really so quite extremely rather incredibly pretty far bit a".split())
 
 
 def rule_judged(s: str) -> list[Fact]:
     """A judgement of a kind of thing: "I find flashcards ineffective"; not of something
-    only a pronoun names ("I find it boring": what the listener just said)."""
-    m = re.fullmatch(_JUDGED, s, _I)
-    if not m:
+    only a pronoun names ("I find it boring": what the listener just said).
+
+    Read in one pass: the first judgement word after "I find", the words before it
+    less the degree words that end them ("too slow")."""
+    m = _FIND.match(s)
+    judged = _JUDGEMENT.search(s, m.end()) if m else None
+    if m is None or judged is None:
         return []
-    if is_pronoun_thing(strip_articles(m["x"])) and not re.search(r"[a-z]{3}", m["rest"], _I):
+    words = s[m.end() : judged.start()].split()
+    while words and words[-1].lower() in _DEGREE:
+        words.pop()
+    if not words:
+        return []
+    rest = s[judged.end() :]
+    if is_pronoun_thing(strip_articles(" ".join(words))) and not re.search(r"[a-z]{3}", rest, _I):
         return []
     return [Fact(third_person(s), Kind.PREFERENCE)]
