@@ -752,3 +752,16 @@ def test_a_request_naming_a_speaker_counts_its_words_as_a_question_does() -> Non
     g = _subject_word_case("What are some movies Caroline has watched?")
     named = replace(g, query=with_speakers(g.query, {"Caroline"}))
     assert order(named)[0] == "horror"
+
+
+def test_a_requests_one_shared_word_still_lifts_a_candidate_over_the_floor() -> None:
+    # a weak embedder sees little likeness; the one shared word says the preference is
+    # about what was asked, so the floor keeps it though the word orders nothing
+    g = gathered(
+        "Which seat should I book?",
+        records=(record("aisle", "Prefers aisle seats", kind=Kind.PREFERENCE),),
+        words=("aisle",),
+        cosines={"aisle": 0.05},
+    )
+    assert [it.id for it in pack_packet(g, rank(g, NOW)).records] == ["aisle"]
+    assert rank(g, NOW).items[0].score == pytest.approx(0.05)  # ranked by its meaning

@@ -143,13 +143,19 @@ def rank(g: Gathered, now: datetime) -> Ranking:
     if events is not None:
         texts |= {eid: ev.text for eid, ev in events.events.items()}
     also = {rid: words_of(rid, rec) for rid, rec in replaced.items()}
-    words = word_evidence(g.query.words, texts, also=also, past_the_first=names_a_choice(g))
+    # a request: its heaviest shared word orders nothing, but the floor still reads it
+    choice = names_a_choice(g)
+    words = word_evidence(g.query.words, texts, also=also, past_the_first=choice)
+    held = word_evidence(g.query.words, texts, also=also) if choice else words
 
     scores = fuse(lexical, vector, words, returnable, also=replaced)
     heirs = _inherit(g, now, replaced, returnable, scores)
     for rid in applies:  # its own evidence, or its meaning alone if no search found it
         scores[rid] = max(scores.get(rid, 0.0), g.applicable.cosines.get(rid, 0.0))
     evidence = dict(scores)  # before the bonuses: what the relevance floor judges
+    if choice:
+        for rid, full in fuse(lexical, vector, held, returnable).items():
+            evidence[rid] = max(evidence.get(rid, 0.0), full)
     for rid in applies:
         scores[rid] += APPLIES_BONUS
     bonuses = bool(g.query.speakers or g.query.spans)  # else every bonus is 0.0
@@ -191,6 +197,9 @@ def rank(g: Gathered, now: datetime) -> Ranking:
             applies.setdefault(eid, (f"a standing constraint ({kind})",))
         records_made = scored.records_made
         evidence |= scored.evidence
+        if choice:
+            for eid, full in fuse(found.lexical, event_vector, held, scored.events).items():
+                evidence[eid] = max(evidence.get(eid, 0.0), full)
         only_ask = tuple(scored.only_ask)
     items.sort(key=lambda it: it.score, reverse=True)  # stable: records first at a tie
     unnamed = _unnamed_turns(g, items)
@@ -226,7 +235,9 @@ def names_a_choice(g: Gathered) -> bool:
     component at hit@1 on three topics, always behind a preference holding the request's
     subject word ("Is not a fan of comedy movies" for "light-hearted movies to unwind").
     A question naming a speaker ("What changes has Caroline faced?") asks about them, as
-    a question does. Runs in docs/decisions/prefeval-topics.md.
+    a question does. The relevance floor still reads every shared word: one says the
+    candidate is about what was asked ("Prefers aisle seats" for "which seat should I
+    book?" with a weak embedder). Runs in docs/decisions/prefeval-topics.md.
     """
     return not g.query.speakers and is_request(g.request.query)
 
