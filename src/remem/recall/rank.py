@@ -146,7 +146,7 @@ def rank(g: Gathered, now: datetime) -> Ranking:
     # a request: its heaviest shared word orders nothing, but the floor still reads it
     choice = names_a_choice(g)
     words = word_evidence(g.query.words, texts, also=also, past_the_first=choice)
-    held = word_evidence(g.query.words, texts, also=also) if choice else words
+    every_word = word_evidence(g.query.words, texts, also=also) if choice else words
 
     scores = fuse(lexical, vector, words, returnable, also=replaced)
     heirs = _inherit(g, now, replaced, returnable, scores)
@@ -154,7 +154,7 @@ def rank(g: Gathered, now: datetime) -> Ranking:
         scores[rid] = max(scores.get(rid, 0.0), g.applicable.cosines.get(rid, 0.0))
     evidence = dict(scores)  # before the bonuses: what the relevance floor judges
     if choice:
-        for rid, full in fuse(lexical, vector, held, returnable).items():
+        for rid, full in fuse(lexical, vector, every_word, returnable).items():
             evidence[rid] = max(evidence.get(rid, 0.0), full)
     for rid in applies:
         scores[rid] += APPLIES_BONUS
@@ -198,7 +198,7 @@ def rank(g: Gathered, now: datetime) -> Ranking:
         records_made = scored.records_made
         evidence |= scored.evidence
         if choice:
-            for eid, full in fuse(found.lexical, event_vector, held, scored.events).items():
+            for eid, full in fuse(found.lexical, event_vector, every_word, scored.events).items():
                 evidence[eid] = max(evidence.get(eid, 0.0), full)
         only_ask = tuple(scored.only_ask)
     items.sort(key=lambda it: it.score, reverse=True)  # stable: records first at a tie
