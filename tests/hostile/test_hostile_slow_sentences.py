@@ -18,7 +18,9 @@ from typing import Any
 import pytest
 
 from remem.extract import extract_offline
+from remem.extract.offline.generic import goes_on_to_a_stance
 from remem.extract.offline.money import rule_money
+from remem.extract.offline.prefs import rule_judged
 from remem.extract.offline.style import style_facts
 from remem.extract.offline.text import sentences
 from remem.model import Event, Role
@@ -87,3 +89,18 @@ def test_a_run_of_adverbs_is_read_in_linear_time() -> None:
     before a word that ends no rule took 35 s, each two more four times that."""
     event = Event("ev-1", "acme", "u42", "s1", Role.USER, "I'm " + "really " * 18 + "x", T, {})
     assert cpu(lambda: extract_offline(event)) < BOUND_S
+
+
+@pytest.mark.parametrize(
+    "clause",
+    [
+        "I find " + "very " * 4_000 + "x",  # degree words before no judgement
+        "I find " + "x " * 40_000 + "y",
+        "I have a red bike" + " and a blue car" * 6_000,
+        "I have a red bike" + ", so I really" * 6_000,
+    ],
+    ids=["judged-degrees", "judged-words", "goes-on-and", "goes-on-so"],
+)
+def test_a_stance_after_a_fact_and_a_judgement_are_read_in_linear_time(clause: str) -> None:
+    assert cpu(lambda: rule_judged(clause)) < BOUND_S
+    assert cpu(lambda: goes_on_to_a_stance(clause)) < BOUND_S

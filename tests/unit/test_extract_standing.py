@@ -165,3 +165,44 @@ def test_money_that_is_someone_elses_or_only_supposed_is_not_the_persons(said: s
 )  # fmt: skip
 def test_money_being_tight_is_recorded_without_what_follows_from_it(said: str, text: str) -> None:
     assert [t for t, f, _ in extract(said) if f == "money"] == [text]
+
+
+@pytest.mark.parametrize(
+    ("said", "text"),
+    [
+        ("I have sensitive ears and avoid loud bars.", "Has sensitive ears and avoids loud bars"),
+        ("I'm an early riser, so I only book morning classes.",
+         "Is an early riser, so they only book morning classes"),
+        ("I'm a keen cyclist, so I need a hotel with secure bike storage.",
+         "Is a keen cyclist, so they need a hotel with secure bike storage"),
+        ("I'm a lifelong Celtic fan and will only wear green on match days.",
+         "Is a lifelong Celtic fan and will only wear green on match days"),
+        ("I find crowded museums exhausting.", "Finds crowded museums exhausting"),
+        ("I find it hard to focus in open-plan offices.",
+         "Finds it hard to focus in open-plan offices"),
+        ("I am uninterested in reality TV.", "Is uninterested in reality TV"),
+        ("I'm fascinated by medieval castles.", "Is fascinated by medieval castles"),
+        ("I have a moral objection to zoos.", "Has a moral objection to zoos"),
+    ],
+)  # fmt: skip
+def test_a_statement_that_goes_on_to_a_stance_is_a_preference(said: str, text: str) -> None:
+    # a reason said first, a judgement of a kind of thing, or a stance no rule names
+    # word for word: a standing preference all the same, so it applies to later requests
+    # as the preferences said plainly beside it do (`remem.policy.applies.is_standing`)
+    assert extract(said) == [(text, None, Kind.PREFERENCE)]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "I moved to Leeds in May and started a new job.",
+        "I went to Rome last spring and loved the food.",
+        "I volunteer at the food bank on Fridays.",
+    ],
+)
+def test_a_plain_fact_without_a_stance_stays_a_fact(said: str) -> None:
+    assert [kind for _, _, kind in extract(said)] == [Kind.SEMANTIC]
+
+
+def test_a_judgement_of_what_the_listener_said_is_no_preference() -> None:
+    assert extract("I find it boring.") == []

@@ -184,9 +184,12 @@ def test_a_word_match_the_vector_search_missed_is_judged_below_all_it_found() ->
         cosines={"pref": 0.30, "far": 0.20},
     )
     scores = {it.id: it.score for it in rank(g, NOW).items}
-    words = word_evidence(q, {
+    texts = {
         "chat": "Any activities to suggest for kids, on a rainy day?",
-        "pref": "Avoids team sports", "far": "Sold the old car"})["chat"]  # fmt: skip
+        "pref": "Avoids team sports",
+        "far": "Sold the old car",
+    }
+    words = word_evidence(q, texts, past_the_first=True)["chat"]  # a request (`names_a_choice`)
     share = max(0.20 / AGREEING_COSINE, words / WORDS_ALONE)
     assert share < 1
     assert scores["chat"] == pytest.approx(words * share)
@@ -705,3 +708,60 @@ def test_a_record_that_says_whose_its_turn_is_is_shown_before_it(record_first: b
     g = gathered("when did she go to the support group?", records=(part,), words=("r",),
                  events=found, cosines={"r": cosine})  # fmt: skip
     assert [it.id for it in rank(g, NOW).items] == ["r", "e1"]
+
+
+# a request's words name what it asks for
+
+
+def test_past_the_first_a_texts_heaviest_shared_word_does_not_count() -> None:
+    texts = {"one": "loves the movies", "two": "movies and shows", "none": "hello"}
+    plain = word_evidence("movies or shows tonight", texts)
+    past = word_evidence("movies or shows tonight", texts, past_the_first=True)
+    assert "one" in plain and "one" not in past  # one shared word is no evidence
+    assert 0 < past["two"] < plain["two"]  # two count as the lighter of them
+    assert "none" not in past
+
+
+def _subject_word_case(query: str) -> Gathered:
+    # the constraint that shapes the request shares none of its words and means more;
+    # another preference holds the request's subject word ("movies")
+    return gathered(
+        query,
+        records=(
+            record("horror", "Is not a fan of horror movies", kind=Kind.PREFERENCE),
+            record("laughs", "Cannot stand laugh tracks in comedies", kind=Kind.PREFERENCE),
+        ),
+        words=("horror",),
+        cosines={"horror": 0.40, "laughs": 0.45},
+    )
+
+
+def test_a_request_ranks_by_meaning_past_its_subject_word() -> None:
+    assert order(_subject_word_case("Can you recommend some light-hearted movies for me?")) == [
+        "laughs",
+        "horror",
+    ]
+
+
+def test_a_question_still_counts_a_single_shared_word() -> None:
+    # not a request: the word may be what the answer is about
+    assert order(_subject_word_case("Which movies did I say I dislike?"))[0] == "horror"
+
+
+def test_a_request_naming_a_speaker_counts_its_words_as_a_question_does() -> None:
+    g = _subject_word_case("What are some movies Caroline has watched?")
+    named = replace(g, query=with_speakers(g.query, {"Caroline"}))
+    assert order(named)[0] == "horror"
+
+
+def test_a_requests_one_shared_word_still_lifts_a_candidate_over_the_floor() -> None:
+    # a weak embedder sees little likeness; the one shared word says the preference is
+    # about what was asked, so the floor keeps it though the word orders nothing
+    g = gathered(
+        "Which seat should I book?",
+        records=(record("aisle", "Prefers aisle seats", kind=Kind.PREFERENCE),),
+        words=("aisle",),
+        cosines={"aisle": 0.05},
+    )
+    assert [it.id for it in pack_packet(g, rank(g, NOW)).records] == ["aisle"]
+    assert rank(g, NOW).items[0].score == pytest.approx(0.05)  # ranked by its meaning

@@ -137,7 +137,13 @@ def gather_applicable(
 
     Nothing is searched for a text that is not a request, without an embedder
     or when the request is in no domain. `known` holds records the recall has
-    already read (its candidates): those are not read again.
+    already read (its candidates): those are not read again, and each is placed in
+    its domains too, whether or not it is among the `POOL` nearest a domain's
+    centre. With more of a person's records about one domain than `POOL`, a
+    candidate the search did not reach got none of the bonus its neighbours got
+    and ranked below them by that accident (PrefEval, 50 per actor: "Does not want
+    to crate train their dog" for "How can I manage my dog's behavior?"). Placing
+    them costs one read of their stored vectors per request.
     """
     if embedder is None or query is None or not is_request(text):
         return Applicable()
@@ -158,6 +164,11 @@ def gather_applicable(
                     stored[rid] = near.vectors[rid]
                     records[rid] = near.records[rid]
                     of[rid] = near.domains[rid]
+    others = sorted(r for r in (known or {}) if r not in records)
+    if others and scopes:  # the recall's own candidates, near a domain's centre or not
+        theirs = store.search.record_vectors(scopes[0].tenant, others, model)
+        for rid, domains in _placed(vecs, theirs, known or {}).items():
+            stored[rid], records[rid], of[rid] = theirs[rid], (known or {})[rid], domains
     ids = sorted(records)
     if not ids:
         return Applicable(domains=asked)
@@ -168,6 +179,17 @@ def gather_applicable(
         records=records,
         cosines={r: float(cosines[n]) for n, r in enumerate(ids)},
     )
+
+
+def _placed(
+    vecs: _DomainVectors, stored: Mapping[str, Vector], records: Mapping[str, Record]
+) -> dict[str, tuple[str, ...]]:
+    """The domains of these records, from their stored vectors (`domains_of`)."""
+    ids = sorted(stored)
+    if not ids:
+        return {}
+    per_domain = vecs.cosines(np.stack([stored[r] for r in ids]).astype(np.float32))
+    return {r: domains_of(records[r].text, list(per_domain[n])) for n, r in enumerate(ids)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,10 +256,7 @@ def _near(
     fresh = store.records.get_records(scope.tenant, sorted(r for r in stored if r not in known))
     records = {r: known[r] for r in stored if r in known} | {r.id: r for r in fresh}
     ids = sorted(records)
-    domains: dict[str, tuple[str, ...]] = {}
-    if ids:
-        per_domain = vecs.cosines(np.stack([stored[r] for r in ids]).astype(np.float32))
-        domains = {r: domains_of(records[r].text, list(per_domain[n])) for n, r in enumerate(ids)}
+    domains = _placed(vecs, {r: stored[r] for r in ids}, records)
     near = _Near(version, at, found, records, {r: stored[r] for r in ids}, domains)
     if version is not None:
         with _LOCK:

@@ -91,7 +91,10 @@ def content_stems(text: str, keep_function_words: bool = False) -> set[str]:
 
 
 def word_evidence(
-    words: str, texts: Mapping[str, str], also: Mapping[str, str] | None = None
+    words: str,
+    texts: Mapping[str, str],
+    also: Mapping[str, str] | None = None,
+    past_the_first: bool = False,
 ) -> dict[str, float]:
     """The share of the query's informative words each text holds (0 to 1).
 
@@ -99,6 +102,9 @@ def word_evidence(
     holding it: a query word no text holds still weighs in the denominator,
     so holding one word of a question that asks about three is about a third.
     The texts of `also` are scored on those weights without counting in them.
+    With `past_the_first` (a request: see `remem.recall.rank`), the heaviest word
+    a text holds does not count, only the others it holds: one shared word is
+    no evidence, two are the weight of the lighter one.
     """
     every = not content_stems(words)  # nothing but function words: as the word search does
     asked = content_stems(words, every)
@@ -113,7 +119,14 @@ def word_evidence(
     weight = {s: math.log(1 + (n + 1) / (df[s] + 0.5)) for s in asked}
     total = sum(weight.values())
     held |= {tid: content_stems(text, every) & asked for tid, text in (also or {}).items()}
-    return {tid: sum(weight[s] for s in stems) / total for tid, stems in held.items() if stems}
+    out = {}
+    for tid, stems in held.items():
+        held_weight = sum(weight[s] for s in stems)
+        if past_the_first and stems:
+            held_weight -= max(weight[s] for s in stems)
+        if held_weight > 0:
+            out[tid] = held_weight / total
+    return out
 
 
 def named_fields(words: str, names: Mapping[str, Sequence[str]]) -> dict[str, str]:

@@ -27,7 +27,7 @@ from datetime import datetime
 from typing import Any
 
 from remem.model import Event, PacketItem, Record, Status
-from remem.policy.applies import ANSWER_STYLE, applies_to, is_standing
+from remem.policy.applies import ANSWER_STYLE, applies_to, is_request, is_standing
 from remem.policy.asker import about_asker
 from remem.policy.fields import field_names
 from remem.policy.metadata import matches
@@ -143,13 +143,19 @@ def rank(g: Gathered, now: datetime) -> Ranking:
     if events is not None:
         texts |= {eid: ev.text for eid, ev in events.events.items()}
     also = {rid: words_of(rid, rec) for rid, rec in replaced.items()}
-    words = word_evidence(g.query.words, texts, also=also)
+    # a request: its heaviest shared word orders nothing, but the floor still reads it
+    choice = names_a_choice(g)
+    words = word_evidence(g.query.words, texts, also=also, past_the_first=choice)
+    every_word = word_evidence(g.query.words, texts, also=also) if choice else words
 
     scores = fuse(lexical, vector, words, returnable, also=replaced)
     heirs = _inherit(g, now, replaced, returnable, scores)
     for rid in applies:  # its own evidence, or its meaning alone if no search found it
         scores[rid] = max(scores.get(rid, 0.0), g.applicable.cosines.get(rid, 0.0))
     evidence = dict(scores)  # before the bonuses: what the relevance floor judges
+    if choice:
+        for rid, full in fuse(lexical, vector, every_word, returnable).items():
+            evidence[rid] = max(evidence.get(rid, 0.0), full)
     for rid in applies:
         scores[rid] += APPLIES_BONUS
     bonuses = bool(g.query.speakers or g.query.spans)  # else every bonus is 0.0
@@ -191,6 +197,9 @@ def rank(g: Gathered, now: datetime) -> Ranking:
             applies.setdefault(eid, (f"a standing constraint ({kind})",))
         records_made = scored.records_made
         evidence |= scored.evidence
+        if choice:
+            for eid, full in fuse(found.lexical, event_vector, every_word, scored.events).items():
+                evidence[eid] = max(evidence.get(eid, 0.0), full)
         only_ask = tuple(scored.only_ask)
     items.sort(key=lambda it: it.score, reverse=True)  # stable: records first at a tie
     unnamed = _unnamed_turns(g, items)
@@ -211,6 +220,27 @@ def rank(g: Gathered, now: datetime) -> Ranking:
         named=tuple(named),
         only_ask=only_ask,
     )
+
+
+def names_a_choice(g: Gathered) -> bool:
+    """Whether the query asks for something to be chosen for the asker (`is_request`) and
+    names no speaker of the scope; then a candidate's heaviest shared word does not count
+    (`fusion.word_evidence`, `past_the_first`).
+
+    A request's words name what it asks for ("recommend some TV shows for me"), and every
+    memory about that kind of thing holds them, while the preference that should shape
+    it ("I can't stand laugh tracks") rarely repeats them. One shared word then said only
+    "about the same kind of thing", which the meaning already says, and it outweighed the
+    meaning's order: on the PrefEval development set remem fell below its own dense
+    component at hit@1 on three topics, in 31 of its 49 misses behind a candidate holding
+    a word of the request ("Is not a fan of comedy movies or shows" for "light-hearted
+    movies to unwind").
+    A question naming a speaker ("What changes has Caroline faced?") asks about them, as
+    a question does. The relevance floor still reads every shared word: one says the
+    candidate is about what was asked ("Prefers aisle seats" for "which seat should I
+    book?" with a weak embedder). Runs in docs/decisions/prefeval-topics.md.
+    """
+    return not g.query.speakers and is_request(g.request.query)
 
 
 def _event_score(score: float, applies: bool, bounds: bool) -> float:

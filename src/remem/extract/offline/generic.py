@@ -11,11 +11,12 @@ import re
 
 from remem.extract.offline.fact import Fact
 from remem.extract.offline.person import VERBS, third_person
+from remem.extract.offline.prefs import rule_judged, rule_likes, rule_prefer, rule_stance
 from remem.extract.offline.said import leans_on_context
-from remem.extract.offline.text import ADV
+from remem.extract.offline.text import ADV, MAX_TEXT
 from remem.model import Kind
 
-__all__ = ["FINITE", "generic_facts"]
+__all__ = ["FINITE", "generic_facts", "goes_on_to_a_stance"]
 
 _I = re.IGNORECASE
 
@@ -74,6 +75,31 @@ _STOPWORDS = frozenset(
 )
 
 
+# Where a statement goes on to a second part: "..., so I ...", "... and avoid ...", "...; I ...".
+_GOES_ON = r"(?:,?\s+(?:and|so|but)(?:\s+so)?|\s*;)\s+"
+# ... that says what they need: "so I need a car with seven seats", "and require a quiet room"
+_NEEDS = rf"(?:I|we)\s+{ADV}(?:need|require)\s+(?:a|an|at\s+least|only)\s"
+
+
+def goes_on_to_a_stance(s: str) -> bool:
+    """Whether a statement goes on, after its first part, to what its speaker avoids,
+    prefers, likes, judges or needs: "I have very sensitive skin and avoid essential oils",
+    "I'm an environmentalist, so I only consider electric cars". The reason said first
+    does not make it less of a standing preference. A clause longer than `MAX_TEXT` (what a
+    record keeps of it) is not read: each part is read by the stance rules to its end."""
+    if len(s) > MAX_TEXT:
+        return False
+    for m in re.finditer(_GOES_ON, s, _I):
+        rest = s[m.end() :]
+        if not re.match(r"(?:I|we)\s", rest, _I):
+            rest = f"I {rest}"
+        if re.match(_NEEDS, rest, _I):
+            return True
+        if any(rule(rest) for rule in (rule_stance, rule_prefer, rule_likes, rule_judged)):
+            return True
+    return False
+
+
 def generic_facts(s: str, explicit: bool) -> list[Fact]:
     """A first-person statement with content that no rule claims; explicit ones need less."""
     words = re.findall(r"[^\W_][\w'$\u20ac\u00a3-]*", s.lower())
@@ -81,7 +107,7 @@ def generic_facts(s: str, explicit: bool) -> list[Fact]:
     if explicit:
         if not content or re.match(r"to\s", s, _I):
             return []
-        return [Fact(third_person(s), Kind.SEMANTIC)]
+        return [Fact(third_person(s), _kind(s))]
     if not re.match(r"(?:I|we|my|our)\s", s, _I) or re.match(_GENERIC_DENY, s, _I):
         return []
     if re.match(rf"(?:I|we)\s+{ADV}(?:would|could|might|may)\b", s, _I):  # conditional
@@ -93,4 +119,9 @@ def generic_facts(s: str, explicit: bool) -> list[Fact]:
         re.search(FINITE, s, _I) or VERBS & set(last)
     ):
         return []  # "My family, exercise, and friends": a list answering a question
-    return [Fact(third_person(s), Kind.SEMANTIC)]
+    return [Fact(third_person(s), _kind(s))]
+
+
+def _kind(s: str) -> Kind:
+    """A plain fact's kind: a preference when it goes on to a stance (`goes_on_to_a_stance`)."""
+    return Kind.PREFERENCE if goes_on_to_a_stance(s) else Kind.SEMANTIC

@@ -221,20 +221,22 @@ _HABIT = (  # what someone does is a stance only with "only", "never", "do not" 
 _STANCE = (
     rf"(?:I|we)\s+{ADV}(?:(?:would\s+)?prefer\s+not(?:\s+to)?|would\s+rather\s+not"
     r"|(?:do\s+not|never|no\s+longer|only|always|exclusively|mostly|mainly|usually|generally"
-    r"|strictly|cannot|can\s+not|could\s+never)\s+"
+    r"|strictly|cannot|can\s+not|could\s+never|will\s+only)\s+"
     + ADV
     + f"(?:{_STANCE_VERB}|{_HABIT})"
     + r"|cannot\s+(?:stand|bear|stomach|handle|tolerate|abide|deal\s+with|do)"
     r"|"
     + _STANCE_VERB
     + rf"|(?:am|are)\s+{ADV}(?:not\s+)?{ADV}(?:(?:a\s+)?(?:big\s+|huge\s+)?fan\s+of"
-    r"|(?:very\s+|not\s+|really\s+)*(?:interested\s+in|into|comfortable\s+with|opposed\s+to"
+    r"|(?:very\s+|not\s+|really\s+)*(?:interested\s+in|(?:un|dis)interested\s+in|fascinated\s+by"
+    r"|into|comfortable\s+with|opposed\s+to"
     r"|averse\s+to|against|sensitive\s+to|afraid\s+of|scared\s+of|terrified\s+of|intolerant"
     r"|uncomfortable\s+with|wary\s+of|keen\s+on|passionate\s+about|committed\s+to|particular"
     r"\s+about|picky\s+about|allergic|prone\s+to|wary|vegan|vegetarian))"
     r"|have\s+(?:a|an|no|zero|little)\s+(?:[\w-]+\s+){0,2}?(?:aversion|phobia|fear|dislike"
     r"|preference|interest|intolerance|sensitivity|allergy|love|passion|weakness|soft\s+spot"
-    r"|distaste|taste|need)\s+(?:to|of|for|in|about|towards?))\s+(?P<x>.+)"
+    r"|distaste|taste|need|objection|bias)\s+(?:to|of|for|in|about|towards?|against))"
+    r"\s+(?P<x>.+)"
 )
 _MUST = (
     r"(?P<x>.{3,80}?)\s+(?:is|are)\s+(?:an?\s+)?(?:absolute\s+)?(?:must|essential"
@@ -259,5 +261,39 @@ def rule_stance(s: str) -> list[Fact]:
     lone = (short and is_pronoun_thing(bare or obj)) or acts_on_pronoun(bare or obj)
     lone = lone or is_reaction(bare or obj)
     if not re.search(r"[a-z]{3}", obj, _I) or lone or re.match(_NOT_PREFERENCES, obj, _I):
+        return []
+    return [Fact(third_person(s), Kind.PREFERENCE)]
+
+
+# How a thing is for them: "I find turn-based combat too slow and boring", "I find it hard to
+# stay focused with textbooks". A judgement of a kind of thing is a standing preference.
+_JUDGEMENT = re.compile(
+    r"\b(?:boring|tedious|dull|ineffective|useless|pointless|annoying|irritating|frustrating"
+    r"|stressful|distressing|overwhelming|uncomfortable|disorienting|difficult|hard|exhausting"
+    r"|tiring|slow|unpleasant|off-putting|unbearable|relaxing|calming|soothing|helpful|effective"
+    r"|enjoyable|fun|rewarding|motivating)\b",
+    _I,
+)
+_FIND = re.compile(rf"(?:I|we)\s+{ADV}find\s+", _I)
+_DEGREE = frozenset("too very really so quite extremely rather incredibly pretty far bit a".split())
+
+
+def rule_judged(s: str) -> list[Fact]:
+    """A judgement of a kind of thing: "I find flashcards ineffective"; not of something
+    only a pronoun names ("I find it boring": what the listener just said).
+
+    Read in one pass: the first judgement word after "I find", the words before it
+    less the degree words that end them ("too slow")."""
+    m = _FIND.match(s)
+    judged = _JUDGEMENT.search(s, m.end()) if m else None
+    if m is None or judged is None:
+        return []
+    words = s[m.end() : judged.start()].split()
+    while words and words[-1].lower() in _DEGREE:
+        words.pop()
+    if not words:
+        return []
+    rest = s[judged.end() :]
+    if is_pronoun_thing(strip_articles(" ".join(words))) and not re.search(r"[a-z]{3}", rest, _I):
         return []
     return [Fact(third_person(s), Kind.PREFERENCE)]

@@ -22,7 +22,13 @@ from remem.extract.offline.fact import Fact
 from remem.extract.offline.money import rule_money
 from remem.extract.offline.needs import rule_access, rule_cannot, rule_condition, rule_uses
 from remem.extract.offline.person import third_person
-from remem.extract.offline.prefs import rule_favorite, rule_likes, rule_prefer, rule_stance
+from remem.extract.offline.prefs import (
+    rule_favorite,
+    rule_judged,
+    rule_likes,
+    rule_prefer,
+    rule_stance,
+)
 from remem.extract.offline.text import (
     ADV,
     MAX_VALUE,
@@ -489,6 +495,7 @@ RULES: tuple[Callable[[str], list[Fact]], ...] = (
     rule_prefer,
     rule_likes,
     rule_stance,
+    rule_judged,
     _rule_date,
     _rule_quantity,
     _rule_attribute,
