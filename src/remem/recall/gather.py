@@ -300,9 +300,10 @@ _SPEAKERS: weakref.WeakKeyDictionary[Store, OrderedDict[tuple[str, str], frozens
 
 EMBED_THREADS = 8
 """The threads query embeddings run on, in each process. Recalls made at once embed
-at once: remem's MiniLM embedders merge the small calls that arrive while a forward
-pass runs into the next pass (`remem.embed.batch`), so these threads mostly wait, and
-a batch can hold the queries of up to this many recalls."""
+at once: the float32 query encoder and remem[embed]'s int8 model merge the small calls
+that arrive while a forward pass runs into the next pass (`remem.embed.batch`), so
+these threads mostly wait, and a batch can hold the queries of up to this many
+recalls; the default int8 query encoder runs each query alone (`MiniLMEmbedder`)."""
 
 
 def _embedding_pool() -> ThreadPoolExecutor:
