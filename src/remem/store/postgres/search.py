@@ -28,7 +28,7 @@ import psycopg
 from psycopg import sql as pg_sql
 from psycopg.rows import DictRow
 
-from remem.errors import RememError, StoreError
+from remem.errors import StoreError
 from remem.model import Event
 from remem.store.flows.vector_fit import vectors_fit
 from remem.store.postgres import sql as q
@@ -100,21 +100,6 @@ class PostgresSearch:
         bound to it (`PostgresBackend.span`, `remem.store.postgres.span`)."""
         return self.backend.span(tenant)
 
-    def _connect(self) -> psycopg.Connection[DictRow]:
-        return self.backend.connect()
-
-    def _translate(self, exc: psycopg.Error, *, opening: bool = False) -> RememError:
-        return self.backend.translate(exc, opening=opening)
-
-    def _rows(
-        self,
-        tenant: str | None,
-        sql: Query,
-        params: Sequence[Any] | Mapping[str, Any] = (),
-        settings: Sequence[tuple[str, Mapping[str, Any]]] = (),
-    ) -> list[DictRow]:
-        return self.backend.rows(tenant, sql, params, settings)
-
     def add_event_vectors(
         self, tenant: str, vectors: Sequence[tuple[Event, npt.NDArray[np.float32]]], model: str
     ) -> None:
@@ -158,7 +143,7 @@ class PostgresSearch:
                 return hits
         return [
             (r["id"], float(r["cosine"]))
-            for r in self._rows(scope.tenant, q.EVENT_VECTOR_SEARCH, params)
+            for r in self.backend.rows(scope.tenant, q.EVENT_VECTOR_SEARCH, params)
         ]
 
     def vector_search_many(
@@ -178,14 +163,14 @@ class PostgresSearch:
         built = q.search_records(scope, query, limit)
         if built is None:
             return []
-        return [Hit(r["id"], float(r["score"])) for r in self._rows(scope.tenant, *built)]
+        return [Hit(r["id"], float(r["score"])) for r in self.backend.rows(scope.tenant, *built)]
 
     def search_events(self, scope: Scope, query: str, limit: int) -> list[Hit]:
         """ts_rank over one actor's raw events (short-term memory)."""
         built = q.search_events(scope, query, limit)
         if built is None:
             return []
-        return [Hit(r["id"], float(r["score"])) for r in self._rows(scope.tenant, *built)]
+        return [Hit(r["id"], float(r["score"])) for r in self.backend.rows(scope.tenant, *built)]
 
     def vector_search(
         self,
@@ -211,7 +196,7 @@ class PostgresSearch:
             # too few: the scope is a sliver of the index or mostly closed; scan it all
         sql, scoped = q.vector_search(scope, include_invalid)
         named = {**scoped, **searched, "model": model, "dims": len(query)}
-        rows = self._rows(scope.tenant, sql, named)
+        rows = self.backend.rows(scope.tenant, sql, named)
         return [(r["id"], float(r["cosine"])) for r in rows]
 
     # -- nearest-vector indexes ------------------------------------------------------
@@ -230,7 +215,7 @@ class PostgresSearch:
             sql = q.SCOPE_VECTORS.format(table=table)
             counted = {"tenant": scope.tenant, "actor": scope.actor, "model": model,
                        "bound": bound + 1}  # fmt: skip
-            found = value(self._rows(scope.tenant, sql, counted))
+            found = value(self.backend.rows(scope.tenant, sql, counted))
             large = int(found) > bound
             if len(self._large) >= 10_000:
                 self._large.clear()
@@ -242,7 +227,7 @@ class PostgresSearch:
         if self._exact_scan_max is not None:
             return self._exact_scan_max
         # the planner's estimate of the index's size (kept by autovacuum): enough here
-        rows = self._rows(ALL_TENANTS, q.INDEX_SIZE, {"name": ix.name})
+        rows = self.backend.rows(ALL_TENANTS, q.INDEX_SIZE, {"name": ix.name})
         size = max(0.0, float(value(rows)))
         return max(EXACT_SCAN_MIN, round(math.sqrt(HNSW_BREAK_EVEN * size)))
 
@@ -254,7 +239,7 @@ class PostgresSearch:
             if looked is None or time.monotonic() - looked < INDEX_RECHECK_S:
                 return looked is None
         # another process may have made it since (see `_ensure_index`)
-        exists = bool(self._rows(ALL_TENANTS, q.VECTOR_INDEX_EXISTS, {"name": ix.name}))
+        exists = bool(self.backend.rows(ALL_TENANTS, q.VECTOR_INDEX_EXISTS, {"name": ix.name}))
         self._indexes[ix] = None if exists else time.monotonic()
         return exists
 
@@ -313,7 +298,7 @@ class PostgresSearch:
             if len(self._scope_checked) >= 10_000:
                 self._scope_checked.clear()
             self._scope_checked[sx] = now
-            half = int(value(self._rows(ALL_TENANTS, q.VECTORS_ESTIMATE))) // 2
+            half = int(value(self.backend.rows(ALL_TENANTS, q.VECTORS_ESTIMATE))) // 2
             if half < self._scope_index_min or not self._index_exists(ix):
                 continue
             held = self._scope_vectors(sx, half + 1)
@@ -327,7 +312,7 @@ class PostgresSearch:
         if ix.table != "record_vectors":
             return
         counted = {"model": ix.model, "dims": ix.dims, "least": self._scope_index_min}
-        for row in self._rows(ALL_TENANTS, q.SCOPE_VECTOR_COUNTS, counted):
+        for row in self.backend.rows(ALL_TENANTS, q.SCOPE_VECTOR_COUNTS, counted):
             sx = q.ScopeIndex(row["tenant"], row["actor"], ix.model, ix.dims)
             if 2 * int(row["n"]) <= int(row["total"]) and not self._index_exists(sx):
                 self._build_scope_index(sx)
@@ -379,7 +364,7 @@ class PostgresSearch:
         """How many record vectors of `sx`'s model its scope holds, counted up to `bound`."""
         counted = {"tenant": sx.tenant, "actor": sx.actor, "model": sx.model, "bound": bound}
         sql = q.SCOPE_VECTORS.format(table="record_vectors")
-        return int(value(self._rows(sx.tenant, sql, counted)))
+        return int(value(self.backend.rows(sx.tenant, sql, counted)))
 
     @contextmanager
     def _scope_ddl(self, wait_s: float) -> Iterator[psycopg.Connection[DictRow] | None]:
@@ -390,7 +375,7 @@ class PostgresSearch:
         statement waiting for the lock its builder holds would be one (a deadlock).
         One lock for every scope, because an erasure's DROP INDEX, run while another
         scope's index is built concurrently, would deadlock with that build."""
-        conn = self._connect()
+        conn = self.backend.connect()
         try:
             deadline = time.monotonic() + wait_s
             while not conn.execute(q.SCOPE_DDL_TRY_LOCK).fetchall()[0]["got"]:
@@ -403,7 +388,7 @@ class PostgresSearch:
             finally:
                 conn.execute(q.SCOPE_DDL_UNLOCK)
         except psycopg.Error as exc:
-            raise self._translate(exc) from exc
+            raise self.backend.translate(exc) from exc
         finally:
             conn.close()
 
@@ -424,7 +409,7 @@ class PostgresSearch:
 
     def _prewarm_index(self, sx: q.ScopeIndex) -> None:
         try:
-            self._rows(ALL_TENANTS, q.PREWARM, {"name": sx.name})
+            self.backend.rows(ALL_TENANTS, q.PREWARM, {"name": sx.name})
         except StoreError as exc:  # dropped meanwhile, or the store closed: only speed
             log.info("could not prewarm %s: %s", sx.name, exc)
             self._warmed.discard(sx)
@@ -477,7 +462,7 @@ class PostgresSearch:
         ]
         if self._iterative:
             settings.append((q.HNSW_ITERATIVE, {}))
-        rows = self._rows(tenant, sql, params, settings)
+        rows = self.backend.rows(tenant, sql, params, settings)
         rows.sort(key=lambda r: (-r["cosine"], r["tie"]))
         return [(r["id"], float(r["cosine"])) for r in rows]
 
@@ -487,13 +472,13 @@ class PostgresSearch:
         the scope's searches of the domain centres (`remem.recall.applies`) instead of
         repeating a dozen HNSW searches per request."""
         params = {"tenant": scope.tenant, "actor": scope.actor}
-        rows = self._rows(scope.tenant, q.SCOPE_VERSION, params)
+        rows = self.backend.rows(scope.tenant, q.SCOPE_VERSION, params)
         return int(rows[0]["version"]) if rows else 0
 
     def record_vectors(
         self, tenant: str, ids: Sequence[str], model: str
     ) -> dict[str, npt.NDArray[np.float32]]:
         """The stored vectors (made by `model`) of some records."""
-        rows = self._rows(tenant, q.VECTORS_FOR, {"tenant": tenant, "model": model,
+        rows = self.backend.rows(tenant, q.VECTORS_FOR, {"tenant": tenant, "model": model,
                                                   "keys": list(ids)})  # fmt: skip
         return {r["record_id"]: parse_vector(r["vec"]) for r in rows}
