@@ -1,10 +1,11 @@
-"""SQLite keeps decoded records between reads while the file is unchanged.
+"""Stores keep decoded records between reads while they are unchanged.
 
-`SQLiteStore.get_records` (every recall fetches its candidates through it)
-hands back the records it decoded before until this connection writes or
-another connection commits, and an erasure drops them all. These read through
-`Memory` on a real SQLite file, with a second `Memory` on the same file as the
-other process, and compare with a fresh store, which holds nothing.
+`get_records` (every recall fetches its candidates through it) hands back the
+records it decoded before: on SQLite until this connection writes or another
+commits, on PostgreSQL while their scope's version stands; an erasure drops
+them. These read through `Memory` on a real SQLite file or PostgreSQL database,
+with a second `Memory` on it as the other process, and compare with a fresh
+store, which holds nothing.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from pathlib import Path
 from remem import Memory
 from remem.embed import HashEmbedder
 from remem.model import Status
-from remem.store.sqlite.store import SQLiteStore
+from remem.store.open import open_store
+from tests.support.backends import both_backends
 
 TEXTS = [f"I keep the {thing} in the {place}" for thing, place in [
     ("rake", "shed"), ("kayak", "garage"), ("violin", "attic"), ("passport", "desk"),
@@ -22,12 +24,12 @@ TEXTS = [f"I keep the {thing} in the {place}" for thing, place in [
 ]]  # fmt: skip
 
 
-def open_mem(db: Path) -> Memory:
+def open_mem(db: Path | str) -> Memory:
     return Memory.open(db, embedder=HashEmbedder())
 
 
-def fresh(db: Path, ids: list[str]) -> list[tuple[str, str, str | None]]:
-    store = SQLiteStore(db)
+def fresh(db: Path | str, ids: list[str]) -> list[tuple[str, str, str | None]]:
+    store = open_store(db)
     try:
         return [
             (r.id, r.status.value, r.superseded_by)
@@ -44,8 +46,9 @@ def seen(mem: Memory, ids: list[str]) -> list[tuple[str, str, str | None]]:
     ]
 
 
+@both_backends
 def test_records_are_held_until_a_write_here_or_elsewhere_and_read_the_same(
-    db_path: Path,
+    db_path: Path | str,
 ) -> None:
     with open_mem(db_path) as mem, open_mem(db_path) as other:
         ids = [mem.remember(actor="ann", text=text).id for text in TEXTS]

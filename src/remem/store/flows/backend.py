@@ -130,6 +130,13 @@ class Backend(Protocol):
         """The rows of one reading statement, in its own transaction."""
         ...
 
+    def read_many(
+        self, tenant: str | None, statements: Sequence[tuple[str, Mapping[str, Any]]]
+    ) -> Sequence[Sequence[Row]]:
+        """The rows of each of several reading statements, in one transaction that sees
+        them all (on PostgreSQL sent in one round trip), in order."""
+        ...
+
     def write(self, tenant: str | None, sql: str, params: Mapping[str, Any]) -> Sequence[Row]:
         """The rows (RETURNING) of one writing statement, in its own write transaction."""
         ...

@@ -151,9 +151,9 @@ class VectorReindex(ABC):
         """The tenant's pending reindex and the models whose vectors it holds, read in one
         transaction (what a memory looks at before each search, `remem.memory.embedder`)."""
         params = {"tenant": tenant}
-        with self.backend.reading(tenant) as db:
-            pending = db.execute(self._sql(SQL["pending"]), params).fetchall()
-            held = db.execute(self._sql(SQL["models"]), params).fetchall()
+        pending, held = self.backend.read_many(
+            tenant, [(self._sql(SQL["pending"]), params), (self._sql(SQL["models"]), params)]
+        )
         models = [VectorModel(r["model"], int(r["dim"]), r["fingerprint"]) for r in held]
         return self._pending(pending), models
 

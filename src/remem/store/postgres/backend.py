@@ -121,13 +121,23 @@ class PostgresBackend:
         """The rows of one statement in its own transaction bound to `tenant` (after some
         `set_config` statements), sent in one pipeline: one round trip, not four; inside
         a span of reads of `tenant` (`span`), in the span's transaction."""
+        return self.rows_many(tenant, [(sql, params)], settings)[0]
+
+    def rows_many(
+        self,
+        tenant: str | None,
+        statements: Sequence[tuple[Query, Sequence[Any] | Mapping[str, Any]]],
+        settings: Sequence[tuple[str, Mapping[str, Any]]] = (),
+    ) -> list[list[DictRow]]:
+        """The rows of each of several statements, as `rows` runs one: all in one
+        transaction and one round trip (in the span's transaction inside a span)."""
         bind: tuple[str, Mapping[str, Any]] = (
             (q.SET_ALL_TENANTS, {}) if tenant is None else (q.SET_TENANT, {"tenant": tenant})
         )
         try:
             span = self.spans.current()
             if span is not None and span.tenant == tenant:
-                return self.spans.rows(span, sql, params, settings)
+                return self.spans.rows_many(span, statements, settings)
             self.spans.pause()  # another binding: not in the span's transaction
             with self.pool.connection() as conn:
                 try:
@@ -135,10 +145,11 @@ class PostgresBackend:
                         conn.execute("BEGIN")
                         for statement, values in (bind, *settings):
                             conn.execute(statement, values)
-                        cur = conn.cursor(row_factory=dict_row)
-                        cur.execute(sql, params)
+                        curs = [conn.cursor(row_factory=dict_row) for _ in statements]
+                        for cur, (sql, params) in zip(curs, statements, strict=True):
+                            cur.execute(sql, params)
                         conn.execute("COMMIT")
-                    return cur.fetchall()
+                    return [cur.fetchall() for cur in curs]
                 except (psycopg.Error, UnicodeEncodeError):
                     conn.rollback()  # the failed transaction, before the pool takes it back
                     raise
@@ -212,6 +223,12 @@ class PostgresBackend:
     def read(self, tenant: str | None, sql: str, params: Mapping[str, Any]) -> list[DictRow]:
         """The rows of one statement, in one pipelined transaction."""
         return self.rows(tenant, sql, params)
+
+    def read_many(
+        self, tenant: str | None, statements: Sequence[tuple[str, Mapping[str, Any]]]
+    ) -> list[Sequence[DictRow]]:
+        """The rows of each of several statements, in one pipelined transaction."""
+        return list(self.rows_many(tenant, statements))
 
     def write(self, tenant: str | None, sql: str, params: Mapping[str, Any]) -> list[DictRow]:
         """The rows (RETURNING) of one statement, in one pipelined transaction, committed

@@ -122,14 +122,22 @@ class Spans:
 
     def rows(self, span: Span, sql: Query, params: Any, settings: Settings) -> list[DictRow]:
         """One read in the span's transaction (begun with it if none is open)."""
-        with self._statement(span, settings) as cur:
-            cur.execute(sql, params)
-        return cur.fetchall()
+        return self.rows_many(span, [(sql, params)], settings)[0]
+
+    def rows_many(
+        self, span: Span, statements: Sequence[tuple[Query, Any]], settings: Settings = ()
+    ) -> list[list[DictRow]]:
+        """Several reads in the span's transaction, sent in one round trip (with BEGIN
+        and the tenant's binding when the transaction is new)."""
+        with self._statement(span, settings, len(statements)) as curs:
+            for cur, (sql, params) in zip(curs, statements, strict=True):
+                cur.execute(sql, params)
+        return [cur.fetchall() for cur in curs]
 
     @contextmanager
     def cursor(self, span: Span) -> Iterator[psycopg.Cursor[DictRow]]:
         """A cursor in the span's transaction, for several statements in a row."""
-        with self._statement(span, ()):
+        with self._statement(span, (), 0):
             pass
         assert span.conn is not None
         try:
@@ -139,16 +147,18 @@ class Spans:
             raise
 
     @contextmanager
-    def _statement(self, span: Span, settings: Settings) -> Iterator[psycopg.Cursor[DictRow]]:
-        """Yield a cursor whose one statement runs in the span's transaction, sent in one
+    def _statement(
+        self, span: Span, settings: Settings, n: int = 1
+    ) -> Iterator[list[psycopg.Cursor[DictRow]]]:
+        """Yield `n` cursors whose statements run in the span's transaction, sent in one
         round trip with BEGIN and the tenant's binding when the transaction is new, and
         between SAVEPOINT and ROLLBACK TO SAVEPOINT when it has settings."""
         fresh = span.conn is None
         conn = span.conn = span.conn or self._pool.getconn()
         try:
-            cur = conn.cursor(row_factory=dict_row)
-            if not fresh and not settings:
-                yield cur  # a read alone: one round trip, nothing else sent
+            curs = [conn.cursor(row_factory=dict_row) for _ in range(n)]
+            if not fresh and not settings and n == 1:
+                yield curs  # a read alone: one round trip, nothing else sent
                 return
             with conn.pipeline():
                 if fresh:
@@ -158,7 +168,7 @@ class Spans:
                     conn.execute(SAVEPOINT)
                     for statement, values in settings:
                         conn.execute(statement, values)
-                yield cur
+                yield curs
                 if settings:
                     conn.execute(UNDO_SETTINGS)
                     conn.execute(RELEASE)

@@ -363,6 +363,19 @@ GET_RECORDS = f"""
 SELECT {RECORD_COLUMNS} FROM records WHERE tenant = %(tenant)s AND id = ANY(%(keys)s::text[])
 ORDER BY seq
 """
+# The same, each with its order and its scope's version, read in one statement (one
+# snapshot): what `postgres.held.HeldRecords` keeps them with.
+GET_RECORDS_HELD = f"""
+SELECT r.*, coalesce((SELECT v.version FROM scope_versions v
+                      WHERE v.tenant = r.tenant AND v.actor = r.actor), 0) AS scope_version
+FROM (SELECT {RECORD_COLUMNS}, seq FROM records
+      WHERE tenant = %(tenant)s AND id = ANY(%(keys)s::text[])) AS r
+ORDER BY r.seq
+"""
+SCOPE_VERSIONS = """
+SELECT actor, version FROM scope_versions
+WHERE tenant = %(tenant)s AND actor = ANY(%(actors)s::text[])
+"""
 BY_FIELD = f"""
 SELECT {RECORD_COLUMNS} FROM records
 WHERE tenant = %(tenant)s AND actor = %(actor)s AND field = %(field)s

@@ -49,6 +49,7 @@ from remem.store.postgres.backend import PostgresBackend
 from remem.store.postgres.backend import redact_dsn as redact_dsn  # re-exported
 from remem.store.postgres.documents import PostgresDocuments
 from remem.store.postgres.erasure import PostgresErasure
+from remem.store.postgres.held import HeldRecords
 from remem.store.postgres.reindex import PostgresReindex
 from remem.store.postgres.rows import ALL_TENANTS, value
 from remem.store.postgres.search import SCOPE_INDEX_MIN, PostgresSearch
@@ -103,7 +104,7 @@ class PostgresStore:
         self.model_calls = ModelCalls(self.backend, q)
         self.upkeep = PostgresUpkeep(self.backend, indexes=self.search)
         self.events = Events(self.backend, q, self.upkeep)
-        self.records = Records(self.backend, q, self.upkeep)
+        self.records = Records(self.backend, q, self.upkeep, HeldRecords(self.backend))
         self.backfill = Backfill(self.backend, backfill_q, self.upkeep, self.records, self.events)
         self.erasure = Erasures(
             self.backend, q, PostgresErasure(self.backend, self.search), self.upkeep

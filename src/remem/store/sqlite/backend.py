@@ -216,6 +216,13 @@ class SQLiteBackend:
         """The rows of one reading statement."""
         return self.rows(sql, params)
 
+    def read_many(
+        self, tenant: str | None, statements: Sequence[tuple[str, Mapping[str, Any]]]
+    ) -> list[Sequence[sqlite3.Row]]:
+        """The rows of each of several reading statements, under the lock, in order."""
+        with self.reading(tenant) as db:
+            return [db.execute(sql, params).fetchall() for sql, params in statements]
+
     def write(self, tenant: str | None, sql: str, params: Mapping[str, Any]) -> list[sqlite3.Row]:
         """The rows (RETURNING) of one writing statement, in its own write transaction."""
         with self.tx() as db:
