@@ -364,7 +364,7 @@ SELECT {RECORD_COLUMNS} FROM records WHERE tenant = %(tenant)s AND id = ANY(%(ke
 ORDER BY seq
 """
 # The same, each with its order and its scope's version, read in one statement (one
-# snapshot): what `postgres.held.HeldRecords` keeps them with.
+# snapshot): what `postgres.upkeep.HeldRecords` keeps them with.
 GET_RECORDS_HELD = f"""
 SELECT r.*, coalesce((SELECT v.version FROM scope_versions v
                       WHERE v.tenant = r.tenant AND v.actor = r.actor), 0) AS scope_version

@@ -49,11 +49,10 @@ from remem.store.postgres.backend import PostgresBackend
 from remem.store.postgres.backend import redact_dsn as redact_dsn  # re-exported
 from remem.store.postgres.documents import PostgresDocuments
 from remem.store.postgres.erasure import PostgresErasure
-from remem.store.postgres.held import HeldRecords
 from remem.store.postgres.reindex import PostgresReindex
 from remem.store.postgres.rows import ALL_TENANTS, value
 from remem.store.postgres.search import SCOPE_INDEX_MIN, PostgresSearch
-from remem.store.postgres.upkeep import PostgresUpkeep
+from remem.store.postgres.upkeep import HeldRecords, PostgresUpkeep
 from remem.store.roles import Clock, ThreadHost
 from remem.timeutil import utcnow
 
