@@ -5,6 +5,7 @@ another thread sets, so the scenario needs a process of its own."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -58,3 +59,48 @@ def test_interleaved_callers_keep_the_limit_until_the_last_leaves() -> None:
     if run.stdout.strip() == "skip":
         pytest.skip("no BLAS library on more than one thread is loaded")
     assert run.stdout.strip() == "[1]"
+
+
+RECALL = """
+import json, tempfile
+import numpy  # loads OpenBLAS
+import threadpoolctl
+from remem import Memory
+from remem.embed import HashEmbedder
+
+def threads():
+    info = threadpoolctl.threadpool_info()
+    return sorted({lib["num_threads"] for lib in info if lib["user_api"] == "blas"})
+
+before = threads()
+if min(before or [1]) < 2:
+    print("skip")
+    raise SystemExit
+seen = []
+
+class Watching(HashEmbedder):
+    def embed_query(self, texts):
+        seen.append(threads())
+        return self.embed(texts)
+
+with tempfile.TemporaryDirectory() as tmp:
+    with Memory.open(f"{tmp}/m.db", embedder=Watching()) as mem:
+        mem.remember(actor="ann", text="I keep the kayak in the garage")
+        seen.clear()
+        mem.recall(actor="ann", query="where is the kayak")
+        print(json.dumps({"before": before, "during": seen, "after": threads()}))
+"""
+
+
+def test_a_recall_runs_on_one_blas_thread_and_gives_the_count_back() -> None:
+    """The query is embedded while the recall's word search runs, outside the vector
+    search's own limit: the whole recall holds it (`remem.recall.engine.recall`)."""
+    run = subprocess.run(
+        [sys.executable, "-c", RECALL], capture_output=True, text=True, timeout=120
+    )
+    assert run.returncode == 0, run.stderr
+    if run.stdout.strip() == "skip":
+        pytest.skip("no BLAS library on more than one thread is loaded")
+    got = json.loads(run.stdout)
+    assert got["during"] and all(t == [1] for t in got["during"]), got
+    assert got["after"] == got["before"]  # given back when the recall ended

@@ -20,6 +20,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from datetime import datetime
 
+from remem.blas import one_blas_thread
 from remem.embed.base import Embedder, embedder_down
 from remem.errors import EmbedderError
 from remem.model import Packet, PacketItem, iso
@@ -60,20 +61,23 @@ def recall(
     says why, or an `EmbedderError` while gathering) leaves the recall lexical only, as
     with no embedder, and the packet's notes say so and why."""
     down = embedder_down(embedder)
-    with store.search.reading(req.scope.tenant):  # one read transaction on PostgreSQL
-        if down is None:
-            try:
-                gathered = gather(store, embedder, req, now, why_lexical)
-            except EmbedderError as exc:
-                down = str(exc)
-        if down is not None and embedder is not None:
-            why = (
-                f"the embedder {embedder.name} cannot embed now ({down}): "
-                "this recall is lexical only"
-            )
-            gathered = gather(store, None, req, now, why)
-        standing = standing_instructions(store.records, req, now)
-    return pack_packet(gathered, rank(gathered, now), standing)
+    # numpy's products in a recall are small (its candidates against a few dozen
+    # vectors): OpenBLAS's threads cost more than they save, and spin on the other core
+    with one_blas_thread():
+        with store.search.reading(req.scope.tenant):  # one read transaction on PostgreSQL
+            if down is None:
+                try:
+                    gathered = gather(store, embedder, req, now, why_lexical)
+                except EmbedderError as exc:
+                    down = str(exc)
+            if down is not None and embedder is not None:
+                why = (
+                    f"the embedder {embedder.name} cannot embed now ({down}): "
+                    "this recall is lexical only"
+                )
+                gathered = gather(store, None, req, now, why)
+            standing = standing_instructions(store.records, req, now)
+        return pack_packet(gathered, rank(gathered, now), standing)
 
 
 @observed_packing
