@@ -34,6 +34,7 @@ candidate's words by how well the best one covers the query instead (full at
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import defaultdict
@@ -83,11 +84,18 @@ def _stem(w: str) -> str:
     return w
 
 
-def content_stems(text: str, keep_function_words: bool = False) -> set[str]:
+STEMS_KEPT = 4096
+"""Texts whose stems `content_stems` keeps (least recently used dropped first): a
+recall reads the stems of each of its 80 or so candidates, mostly the same records
+as the recall before (about 0.5 ms of a recall at 100,000 records)."""
+
+
+@functools.lru_cache(maxsize=STEMS_KEPT)
+def content_stems(text: str, keep_function_words: bool = False) -> frozenset[str]:
     """The stems of a text's words that the word search does not ignore (or all)."""
-    return {
+    return frozenset(
         _stem(w) for w in _WORD.findall(text.lower()) if keep_function_words or w not in STOPWORDS
-    }
+    )
 
 
 def word_evidence(
