@@ -8,6 +8,7 @@ every text (a setting it does not take) sets nothing aside either."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -76,19 +77,26 @@ def waiting(mem: Memory) -> int:
 
 @both_backends
 def test_a_refused_text_does_not_keep_the_rest_of_its_batch_from_vectors(
-    db_path: Path | str, clock: Clock, server: ScriptedLLM, script: Script
+    db_path: Path | str,
+    clock: Clock,
+    server: ScriptedLLM,
+    script: Script,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     emb = embedder(server.base_url)
     with Memory.open(db_path, embedder=emb, clock=clock) as mem:
         script.down = True  # written while the server fails: vectors later, oldest first
-        mem.remember(actor="ana", text=f"Ana's {MARK} trip notes, pasted whole from a PDF")
+        bad = mem.remember(actor="ana", text=f"Ana's {MARK} trip notes, pasted whole").id
         for text in ("Ana keeps bees", "Ana sings in a choir", "Ana grows tomatoes"):
             mem.remember(actor="ana", text=text)
         assert waiting(mem) == 4
         packet = mem.recall(actor="ana", query="bees")  # still failing: nothing set aside
         assert waiting(mem) == 4 and not any("refused" in n for n in packet.notes)
         script.down = False
-        packet = mem.recall(actor="ana", query="bees", explain=True)
+        with caplog.at_level(logging.WARNING, logger="remem"):
+            packet = mem.recall(actor="ana", query="bees", explain=True)
+        assert f"record {bad} is set aside without a vector" in caplog.text
+        assert "HTTP 400" in caplog.text and MARK not in caplog.text  # the reason, not the text
         assert waiting(mem) == 1, "the three the server takes have their vectors"
         assert packet.explain is not None and packet.explain["vector"]
         said = [n for n in packet.notes if "refused" in n]

@@ -172,8 +172,6 @@ class _Asker:
         if not self.probed:
             self._probe(reason)
         if len(texts) == 1:
-            log.warning("a text is set aside without a vector: the embedder refused it (%s)",
-                        reason)  # fmt: skip
             return [reason]
         half = len(texts) // 2
         return self.vectors(texts[:half]) + self.vectors(texts[half:])

@@ -15,8 +15,11 @@ the ones set aside cost one read per pass at most, never a request.
 
 from __future__ import annotations
 
+import logging
 import threading
 from dataclasses import dataclass, field
+
+log = logging.getLogger("remem")
 
 MAX_REFUSALS = 10_000  # set aside per tenant and embedder, at most
 MAX_REASON = 200  # characters of a reason kept
@@ -41,6 +44,7 @@ class Aside:
     refused: dict[tuple[str, str], Refusal] = field(default_factory=dict)
     resume: tuple[int, int] = (0, 0)
     resume_chunks: str = ""
+    said: str = ""  # whose and by what, as `add` logs it: "of tenant 'acme' by the embedder x"
 
     def has(self, kind: str, id: str) -> bool:
         """Whether this text was set aside."""
@@ -51,6 +55,8 @@ class Aside:
         if len(self.refused) >= MAX_REFUSALS:
             self.refused.pop(next(iter(self.refused)))
         self.refused[(kind, id)] = Refusal(kind, id, actor, reason[:MAX_REASON])
+        log.warning("%s %s is set aside without a vector: refused %s (%s)", kind, id,
+                    self.said, reason[:MAX_REASON])  # fmt: skip
 
     def of_actor(self, actor: str) -> list[Refusal]:
         """The actor's texts set aside, oldest first."""
@@ -69,4 +75,5 @@ class Refusals:
     def of(self, tenant: str, embedder: str) -> Aside:
         """The refusals of `tenant`'s texts by the embedder named `embedder`."""
         with self._lock:
-            return self._by.setdefault((tenant, embedder), Aside())
+            said = f"of tenant {tenant!r} by the embedder {embedder}"
+            return self._by.setdefault((tenant, embedder), Aside(said=said))
