@@ -23,6 +23,8 @@
           │                     without them, recall is lexical only: `remem.embed.server`)
           ├── EmbedderUnavailable  timeouts, 429s, 5xx, cut connections, after retries
           ├── EmbedderRefused      the server refused the request (4xx: key, model, size)
+          │    └── EmbedderInputRefused  the texts themselves (400, 413, 422: too long,
+          │                     invalid); others may be embedded (`remem.memory.backfill`)
           └── EmbedderBadOutput    not the vectors asked for: count, dimension, NaN, size
 
 Driver errors (sqlite3, psycopg, openai) are translated into these at the store
@@ -133,6 +135,13 @@ class EmbedderUnavailable(EmbedderError):
 
 class EmbedderRefused(EmbedderError):
     code = "embedder_refused"
+
+
+class EmbedderInputRefused(EmbedderRefused):
+    """The server refused the texts sent (HTTP 400, 413 or 422), not the caller: another
+    text may be embedded, and the server is not taken as down for it."""
+
+    code = "embedder_input_refused"
 
 
 class EmbedderBadOutput(EmbedderError):

@@ -874,3 +874,60 @@ def test_a_time_said_after_a_place_is_not_part_of_its_value(text: str, value: st
 )
 def test_an_aside_at_the_end_is_not_part_of_the_statement(text: str) -> None:
     assert one(text).text == "Loves onsen towns"
+
+
+# -- a conditional hides only its own clause: what is said after it still counts --------
+
+BUDGET = "My budget for the trip is $2,000."
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"If it rains we stay in. {BUDGET}",
+        f"If it rains we stay in, but {BUDGET[:1].lower()}{BUDGET[1:]}",
+        f"If it rains we stay in; {BUDGET[:1].lower()}{BUDGET[1:]}",
+        f"If it rains we stay in - {BUDGET[:1].lower()}{BUDGET[1:]}",
+        f"If it rains we stay in, although {BUDGET[:1].lower()}{BUDGET[1:]}",
+    ],
+)
+@pytest.mark.parametrize("speaker", [None, "Priya"])
+def test_a_money_statement_after_a_conditional_is_kept_whole(
+    text: str, speaker: str | None
+) -> None:
+    alone = said_by(BUDGET, speaker)
+    assert [(c.field, c.value) for c in alone] == [("budget", "$2000")]
+    found = said_by(text, speaker)
+    assert [(c.text, c.field, c.value) for c in found] == [(alone[0].text, "budget", "$2000")]
+    if speaker:
+        assert found[0].text == "Priya's budget for the trip is $2,000"
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("If it rains we stay in, but money is tight this month.", "Money is tight this month"),
+        ("If it rains we stay in but we're on a tight budget.",
+         "The user says they are on a tight budget"),
+        ("If I had a boat I would sail, but I'm allergic to salt water.",
+         "Is allergic to salt water"),
+    ],
+)  # fmt: skip
+def test_what_is_said_after_a_contrast_with_a_conditional_is_read(
+    text: str, statement: str
+) -> None:
+    assert [c.text for c in extract(text)] == [statement]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "If I get the job, my budget for the trip is $2,000.",
+        "If it rains we stay in and my budget for the trip is $2,000.",
+        "If I won the lottery I would quit, but I would miss my colleagues.",
+        "If it rains we stay in, but if it's sunny my budget is $500.",
+        "If it rains, money is tight.",
+    ],
+)
+def test_what_depends_on_a_conditional_stays_hypothetical(text: str) -> None:
+    assert extract(text) == []

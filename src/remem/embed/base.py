@@ -63,15 +63,18 @@ def embed_or_none(
 ) -> list[npt.NDArray[np.float32] | None]:
     """The vectors of texts about to be written, or None for each when there is no
     embedder or it could not embed them now (an `EmbedderError`: an embeddings server
-    down, refusing or answering nonsense). A write goes on without them and
-    `remem.memory.backfill` fills them in later: an outage never loses what is written.
-    The embedder's `missed` is set, so the memory knows to look for them."""
+    down, refusing or answering nonsense; or any failure of a local model on one of
+    them). A write goes on without them and `remem.memory.backfill` fills them in later
+    (and sets aside a text the embedder refuses for good): neither an outage nor one bad
+    text loses what is written, or fails its extraction job. The embedder's `missed` is
+    set, so the memory knows to look for them."""
     if embedder is None or not texts:
         return [None] * len(texts)
     try:
         return list(embedder.embed(texts))
-    except EmbedderError as exc:
-        log.warning("%d text(s) written without vectors for now: %s", len(texts), exc)
+    except Exception as exc:  # an EmbedderError, or a local model's failure on an input
+        reason = str(exc) if isinstance(exc, EmbedderError) else f"{type(exc).__name__}: {exc}"
+        log.warning("%d text(s) written without vectors for now: %s", len(texts), reason)
         with contextlib.suppress(AttributeError):
             embedder.missed = True  # type: ignore[attr-defined]
         return [None] * len(texts)

@@ -5,9 +5,10 @@ Any server that speaks the embeddings API of OpenAI works: OpenAI and Azure, Oll
 LiteLLM. The HTTP policy is the language model's (`remem.llm.client`): the `openai`
 SDK (the llm extra), its own retries off and ours on (`RetryPolicy`: timeouts, cut
 connections, 408/409/429 and 5xx are retried with backoff and jitter, a 429's
-Retry-After honoured; another 4xx is refused at once). The API key is read from the
-environment variable the settings name, when a connection is first made; it is never
-stored, logged or shown.
+Retry-After honoured; another 4xx is refused at once: a 400, 413 or 422 as a refusal
+of the texts sent, `EmbedderInputRefused`, any other as the server's). The API key is
+read from the environment variable the settings name, when a connection is first made;
+it is never stored, logged or shown.
 
 Every answer is checked before a vector is used (`EmbedderBadOutput` otherwise): a
 body of at most `MAX_RESPONSE_BYTES`, read as it streams in (and within `timeout` in
@@ -19,9 +20,11 @@ in it redacted first (`_screened`).
 
 An outage must not stall every write: after a call fails (its retries spent) the
 embedder is *down* for `cooldown_seconds`, and `embed` raises `EmbedderUnavailable`
-at once meanwhile (`down` says why). The callers treat any `EmbedderError` as "no
-vector now": a write goes on without one and the vector is filled in later
-(`remem.memory.backfill`); a recall is lexical only and says so in its notes.
+at once meanwhile (`down` says why). A refusal of the texts (`INPUT_REFUSED`) does not
+take it down: other texts are still to be asked. The callers treat any `EmbedderError`
+as "no vector now": a write goes on without one and the vector is filled in later
+(`remem.memory.backfill`, which sets aside a text refused for good); a recall is
+lexical only and says so in its notes.
 
 The test double is `remem.testing.llm_server.ScriptedLLM`, whose `/v1/embeddings`
 route a test scripts like its chat route.
@@ -47,6 +50,7 @@ from remem.embed.vectors import Vectors
 from remem.errors import (
     EmbedderBadOutput,
     EmbedderError,
+    EmbedderInputRefused,
     EmbedderRefused,
     EmbedderUnavailable,
     InvalidInput,
@@ -62,6 +66,8 @@ MAX_DIMENSIONS = 16384
 MAX_TEXT_CHARS = 32_000  # a text is cut to this many characters before it is sent
 # a body this large holds more than 2048 vectors of 1536 floats written out in JSON
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024
+# the statuses that refuse the texts sent (too long, invalid), not the server's use
+INPUT_REFUSED = frozenset({400, 413, 422})
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,7 +195,7 @@ class ServerEmbedder:
                 batch = [_screened(t) for t in texts[start : start + size]]
                 rows.append(self._batch(batch))
         except EmbedderError as exc:
-            if self.settings.cooldown_seconds > 0:
+            if self.settings.cooldown_seconds > 0 and not isinstance(exc, EmbedderInputRefused):
                 with self._lock:
                     self._down_until = time.monotonic() + self.settings.cooldown_seconds
                     self._down_reason = str(exc)
@@ -207,6 +213,10 @@ class ServerEmbedder:
             except (openai.APIConnectionError, openai.APIStatusError) as exc:
                 error = describe(exc)
                 if isinstance(exc, openai.APIStatusError) and not retryable(exc.status_code):
+                    if exc.status_code in INPUT_REFUSED:
+                        raise EmbedderInputRefused(
+                            f"the embeddings server refused the text(s): {error}"
+                        ) from None
                     raise EmbedderRefused(
                         f"the embeddings server refused the request: {error}; check the "
                         "model name, the key and the URL in [embed]"

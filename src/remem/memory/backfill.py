@@ -6,7 +6,11 @@ document chunk is lost, and words find them meanwhile. `fill_vectors` gives them
 vectors once the embedder answers again, in batches of `BATCH` oldest first (records
 and events: `remem.store.flows.backfill`; then chunks: `DocumentIndex.unembedded`),
 stopping at its item and time bounds or at the first failure (the embedder is then
-down again and the rest waits).
+down again and the rest waits: a transient failure is retried with backoff by the
+embedder, then by the next pass). A text the embedder refuses for good (a server's 400,
+413 or 422; a local model failing on it) does not stop the pass: the batch is halved
+until it stands alone, and it is set aside with the reason (`remem.memory.refusals`),
+so the texts after it get their vectors.
 
 It runs only for an embedder that may fail (`may_fail`: a server), where the job
 catch-up runs: before a library recall (`Memory.recall` with `catch_up` on, at most
@@ -15,7 +19,8 @@ something waits: the first recall, or a write since that went without vectors);
 after a worker's claim of jobs, for their tenants (`remem.pipeline.worker`, at most
 `WORKER_ITEMS` each: the service's recalls only read); and after `Memory.process()`
 (at most `PROCESS_ITEMS`). Every recall's packet says what still waits for the
-actor: a note, and `explain["unembedded"]`.
+actor: a note, and `explain["unembedded"]`; and what of it the embedder refused, with
+the reason: a note, and `explain["refused"]`.
 """
 
 from __future__ import annotations
@@ -30,9 +35,10 @@ import numpy as np
 import numpy.typing as npt
 
 from remem.embed.base import Embedder, embedder_down
-from remem.errors import EmbedderError
+from remem.errors import EmbedderError, EmbedderInputRefused, EmbedderRefused
 from remem.memory.deps import Deps
 from remem.model import Packet
+from remem.store.flows.backfill import START
 
 log = logging.getLogger("remem")
 
@@ -76,111 +82,154 @@ class LateVectors:
 
 def fill_vectors(deps: Deps, limit: int, seconds: float | None = None) -> tuple[int, bool]:
     """Embed and store up to `limit` of the tenant's records, events and document chunks
-    written without vectors: how many were stored, and whether none is left (False also
-    when there is no embedder to fill them or it is down). The index is looked at first
-    (`Deps.searching`): an embedder it no longer fits (another process switched it) fills
-    nothing; a batch the store refused anyway is not asked for again."""
+    written without vectors: how many were stored, and whether none is left but those
+    the embedder refused (False also when there is no embedder to fill them or it is
+    down). The index is looked at first (`Deps.searching`): an embedder it no longer
+    fits (another process switched it) fills nothing; a batch the store refused anyway
+    is not asked for again.
+
+    A text the embedder refuses is set aside (`remem.memory.refusals`) and the pass
+    walks on past it (`_Asker`); `limit` counts every text the pass looks at, and the
+    next pass starts where this one stopped (a pass that started further on and came to
+    the end is not complete: the next one starts over)."""
     deps.searching()
     embedder = deps.embedder()
     if embedder is None or limit <= 0 or embedder_down(embedder) is not None:
         return 0, False
     store, tenant = deps.store, deps.tenant
+    aside = deps.refused.of(tenant, embedder.name)
+    asker = _Asker(embedder)
     deadline = None if seconds is None else time.monotonic() + seconds
-    done, complete = 0, False
-    seen: set[str] = set()
-    while done < limit and (deadline is None or time.monotonic() < deadline):
-        waiting = store.backfill.unembedded(tenant, min(BATCH, limit - done))
+    done, looked, complete, started = 0, 0, False, aside.resume
+    while looked < limit and (deadline is None or time.monotonic() < deadline):
+        waiting = store.backfill.unembedded(tenant, min(BATCH, limit - looked), aside.resume)
         if not len(waiting):
-            complete = True
+            aside.resume, complete = START, started == START
             break
-        ids = {r.id for _, r in waiting.records} | {e.id for e in waiting.events}
-        if ids <= seen:
-            break  # stored nothing last time (the index became another model's): stop
-        seen |= ids
+        looked += len(waiting)
+        records = [(k, r) for k, r in waiting.records if not aside.has("record", r.id)]
+        events = [e for e in waiting.events if not aside.has("event", e.id)]
         try:
-            records = _embedded(embedder, [r.text for _, r in waiting.records])
-            events = _embedded(embedder, [e.text for e in waiting.events])
+            made_r = asker.vectors([r.text for _, r in records])
+            made_e = asker.vectors([e.text for e in events])
         except EmbedderError as exc:  # down again: the rest waits for the next pass
             log.info("vectors still missing (%d filled this pass): %s", done, exc)
             break
-        stored = store.backfill.add_record_vectors(
-            tenant,
-            [
-                (k, r, v)
-                for (k, r), v in zip(waiting.records, records, strict=True)
-                if v is not None
-            ],
-            embedder.name,
-        )
-        made = [(e, v) for e, v in zip(waiting.events, events, strict=True) if v is not None]
+        aside.resume = waiting.after
+        for (_, r), v in zip(records, made_r, strict=True):
+            if isinstance(v, str):
+                aside.add("record", r.id, r.actor, v)
+        for e, v in zip(events, made_e, strict=True):
+            if isinstance(v, str):
+                aside.add("event", e.id, e.actor, v)
+        vectors = [(k, r, v) for (k, r), v in zip(records, made_r, strict=True)
+                   if not isinstance(v, str)]  # fmt: skip
+        made = [(e, v) for e, v in zip(events, made_e, strict=True) if not isinstance(v, str)]
+        stored = store.backfill.add_record_vectors(tenant, vectors, embedder.name)
         if made:
             store.search.add_event_vectors(tenant, made, embedder.name)
-        if stored + len(made) == 0:
-            break  # erased meanwhile, or none embeddable: nothing was stored, do not ask again
+        if vectors and not stored:
+            break  # the index became another model's: stop, do not ask again
         done += stored + len(made)
     if complete:  # then the document chunks
-        more, complete = _fill_chunks(deps, embedder, limit - done, deadline)
+        more, complete = _fill_chunks(deps, asker, limit - looked, deadline)
         done += more
     if done:
         log.info("filled in %d vector(s) written without one", done)
     return done, complete
 
 
-def _embedded(embedder: Embedder, texts: list[str]) -> list[Vector | None]:
-    """The vectors of `texts`, None for a text the embedder refuses. An `EmbedderError`
-    (the embedder is down) is raised: the whole pass waits. Any other failure is taken
-    as an input the model cannot embed: the texts are then embedded one at a time and
-    each one it refuses is left without a vector (logged), so one bad text neither
-    fails `process()` nor keeps the others from their vectors."""
-    if not texts:
-        return []
-    try:
-        return list(embedder.embed(texts))
-    except EmbedderError:
-        raise
-    except Exception as exc:  # a model's refusal of some input
-        log.warning(
-            "the embedder refused a batch of %d text(s) (%s); one at a time", len(texts), exc
-        )
-    made: list[Vector | None] = []
-    for text in texts:
+PROBE = "remem"  # a one-word text any embedder takes: asked once a pass sees a refusal
+
+
+class _Asker:
+    """The embedding calls of one pass. A batch the embedder refuses (an
+    `EmbedderInputRefused`, or any other failure of a local model) is halved until the
+    refused texts stand alone: each is answered by the reason (a str) in place of its
+    vector, and the others get theirs. Before the first text is set aside, `PROBE` is
+    asked: refused too, the embedder takes no text at all (a setting its server does not
+    take), nothing is set aside and an `EmbedderRefused` ends the pass. Any other
+    `EmbedderError` (down: timeouts, 5xx after their retries, a bad answer) ends the
+    pass too, and the texts wait for the next one: transient failures are retried with
+    backoff by the embedder, then across passes."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self.embedder = embedder
+        self.probed = False
+
+    def vectors(self, texts: list[str]) -> list[Vector | str]:
+        """The vector of each text, or the reason the embedder refused it."""
+        if not texts:
+            return []
         try:
-            made.append(embedder.embed([text])[0])
-        except EmbedderError:
-            raise
+            return list(self.embedder.embed(texts))
+        except EmbedderError as exc:
+            if not isinstance(exc, EmbedderInputRefused):
+                raise
+            reason = str(exc)
+        except Exception as exc:  # a local model's failure on some input
+            reason = f"{type(exc).__name__}: {exc}"
+        if not self.probed:
+            self._probe(reason)
+        if len(texts) == 1:
+            return [reason]
+        half = len(texts) // 2
+        return self.vectors(texts[:half]) + self.vectors(texts[half:])
+
+    def _probe(self, reason: str) -> None:
+        try:
+            self.embedder.embed([PROBE])
         except Exception as exc:
-            log.warning("a text is left without a vector: the embedder refused it (%s)", exc)
-            made.append(None)
-    return made
+            raise EmbedderRefused(
+                f"the embedder refuses every text, even a one-word one ({reason}): check "
+                "its settings ([embed]: model, dimensions)"
+            ) from exc
+        self.probed = True
 
 
-def _fill_chunks(
-    deps: Deps, embedder: Embedder, limit: int, deadline: float | None
-) -> tuple[int, bool]:
+def _fill_chunks(deps: Deps, asker: _Asker, limit: int, deadline: float | None) -> tuple[int, bool]:
     """`fill_vectors` for document chunks: how many were stored, and whether none is
-    left."""
-    index, done = deps.store.documents, 0
-    while done < limit and (deadline is None or time.monotonic() < deadline):
-        chunks = index.unembedded(deps.tenant, min(BATCH, limit - done))
-        if not chunks:
-            return done, True
+    left but those set aside."""
+    embedder, index, done, looked = asker.embedder, deps.store.documents, 0, 0
+    aside = deps.refused.of(deps.tenant, embedder.name)
+    started = aside.resume_chunks
+    while looked < limit and (deadline is None or time.monotonic() < deadline):
+        read = index.unembedded(deps.tenant, min(BATCH, limit - looked), aside.resume_chunks)
+        if not read:
+            aside.resume_chunks = ""
+            return done, started == ""
+        looked += len(read)
+        chunks = [(cid, text) for cid, text in read if not aside.has("chunk", cid)]
         try:
-            made = _embedded(embedder, [text for _, text in chunks])
+            made = asker.vectors([text for _, text in chunks])
         except EmbedderError as exc:
             log.info("chunk vectors still missing: %s", exc)
             return done, False
-        pairs = [(cid, v) for (cid, _), v in zip(chunks, made, strict=True) if v is not None]
+        aside.resume_chunks = read[-1][0]
+        pairs: list[tuple[str, Vector]] = []
+        for (cid, _), v in zip(chunks, made, strict=True):
+            if isinstance(v, str):
+                aside.add("chunk", cid, None, v)
+            else:
+                pairs.append((cid, v))
         stored = index.add_vectors(deps.tenant, pairs, embedder.name)
-        if not stored:  # removed meanwhile: do not ask again
-            return done, True
+        if pairs and not stored:  # the index became another model's: stop
+            return done, False
         done += stored
     return done, False
 
 
 def noted(packet: Packet, deps: Deps, actor: str) -> Packet:
     """`packet` with what of the actor still waits for a vector (recall finds it by words
-    only): a note when anything does, and `explain["unembedded"]`."""
+    only): a note when anything does, and `explain["unembedded"]`; of those, the ones
+    the embedder refused and set aside, with its reason, and `explain["refused"]`."""
     left = deps.store.backfill.count_unembedded(deps.tenant, actor)
+    embedder = deps.embedder()
+    refused = (
+        deps.refused.of(deps.tenant, embedder.name).of_actor(actor)
+        if left and embedder is not None
+        else []
+    )
     notes = packet.notes
     if left:
         notes = (
@@ -189,7 +238,14 @@ def noted(packet: Packet, deps: Deps, actor: str) -> Packet:
             "embedder could not embed: until their vectors are filled in, recall finds "
             "them by words only",
         )
+    if refused:
+        notes = (
+            *notes,
+            f"{len(refused)} of actor {actor!r}'s texts the embedder refused (the last: "
+            f"{refused[-1].kind} {refused[-1].id}: {refused[-1].reason}); they are set "
+            "aside, found by words only, and asked again by another embedder",
+        )
     explain: dict[str, Any] | None = packet.explain
     if explain is not None:
-        explain = {**explain, "unembedded": left}
+        explain = {**explain, "unembedded": left, "refused": min(len(refused), left)}
     return replace(packet, notes=notes, explain=explain)

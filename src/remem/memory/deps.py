@@ -11,13 +11,14 @@ function that takes `HasDeps` accepts either.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Protocol
 
 from remem.config.config import Config
 from remem.embed.base import Embedder
 from remem.ids import IdSource
+from remem.memory.refusals import Refusals
 from remem.store.roles import Store
 from remem.telemetry.core import OFF, Telemetry
 
@@ -44,6 +45,9 @@ class Deps:
     config: Config
     ttl: Mapping[str, timedelta]
     telemetry: Telemetry = OFF  # spans and metrics (`remem.telemetry`): none by default
+    # the texts the embedder refused, set aside by the catch-up of vectors (shared with
+    # the copies `replace` makes: `remem.memory.refusals`)
+    refused: Refusals = field(default_factory=Refusals)
 
     @property
     def deps(self) -> Deps:

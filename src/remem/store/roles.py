@@ -358,8 +358,9 @@ class VectorCatchUp(Protocol):
     """Vectors written late (`remem.store.flows.backfill`): the records and events an
     embedder could not embed when they were written (it was down)."""
 
-    def unembedded(self, tenant: str, limit: int) -> Unembedded:
-        """Up to `limit` records and events without the vector they should have."""
+    def unembedded(self, tenant: str, limit: int, after: tuple[int, int] = (0, 0)) -> Unembedded:
+        """Up to `limit` records and events without the vector they should have, oldest
+        first, after the cursor `after` (`Unembedded.after` of the last read)."""
         ...
 
     def count_unembedded(self, tenant: str, actor: str) -> int: ...

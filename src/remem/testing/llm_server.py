@@ -18,8 +18,9 @@ left", so the test fails clearly.
 
 It serves embeddings too (`/v1/embeddings`, for `remem.embed.server`), with a script
 of their own (`script_embeddings`: `Reply.vectors`, or the same faults) and then
-`embedder` (a function of the texts, by default `HashEmbedder`'s vectors); the texts
-received are in `embedding_inputs`. No token is kept: `bearer_sha256` is the digest of
+`embedder` (a function of the texts, by default `HashEmbedder`'s vectors, which may
+answer a `Reply` instead: a refusal of some texts); the texts received are in
+`embedding_inputs`. No token is kept: `bearer_sha256` is the digest of
 the last Bearer token seen, so that a test can check which key was sent.
 
 Run `python -m remem.testing.llm_server --port 8099 --echo` for a server to poke
@@ -51,7 +52,7 @@ _EMBED_PATHS = ("/v1/embeddings", "/embeddings")
 _ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 429: "rate_limit_error"}
 
 Responder = Callable[[dict[str, Any]], "Reply"]
-EmbedFunction = Callable[[list[str]], list[list[float]]]
+EmbedFunction = Callable[[list[str]], "list[list[float]] | Reply"]
 
 
 @dataclass(frozen=True)
@@ -259,7 +260,8 @@ class ScriptedLLM:
         if reply is not None:
             return reply
         try:
-            return Reply.vectors(self.embedder(texts))
+            made = self.embedder(texts)
+            return made if isinstance(made, Reply) else Reply.vectors(made)
         except Exception as exc:
             return Reply.error(500, f"ScriptedLLM embedder raised {type(exc).__name__}: {exc}")
 

@@ -418,11 +418,17 @@ def _clauses(text: str) -> list[_Clause]:
         lead = ""
         first = len(out)  # this sentence's clauses start here
         pieces = re.split(f"({_CLAUSE_SPLIT})", body, flags=_I)
+        iffy = False  # in what a condition governs: "If I had a boat, I would ..."
         for n, part in enumerate(pieces[::2]):
             joined = n > 0 and re.search(r"\band\s*$", pieces[2 * n - 1], _I) is not None
             part = re.sub(r"^(?:and|but|so|also|plus)\s+", "", part.strip(" ,"), flags=_I)
-            if re.match(_HYPOTHETICAL, part, _I):
-                break  # "If I had a boat, I would ...": nothing after it is asserted
+            if iffy and not (re.search(_CONTRAST, pieces[2 * n - 1], _I) and _asserted(part)):
+                continue
+            iffy = re.match(_HYPOTHETICAL, part, _I) is not None
+            if iffy:  # only a contrast after it is asserted: "If it rains ..., but my ..."
+                m = re.search(rf"\s*[-\u2013\u2014]\s+|,?\s+(?:{_CONTRAST})\s+", part, _I)
+                part = part[m.end() :] if m and _asserted(part[m.end() :]) else ""
+                iffy = not part
             if part and not lead and not out and re.match(_LEAD, part, _I):
                 lead = part  # "For the trip, I ...": kept with the clause it qualifies
             elif part and joined and first < len(out) and _no_verb(part):
@@ -470,6 +476,15 @@ _HYPOTHETICAL = (
     r"|.*\b(?:if\s+(?:I|we)\s+(?:had|were|was|could|would|did|won|lost|got)|were\s+to"
     r"|would\s+have)\b|.*(?:,|\b(?:but|and|so|or))\s+(?:if|unless)\s+[^,]*$"
 )
+_CONTRAST = r";|\b(?:but|although|though|whereas)\b"  # ends what a condition governs
+
+
+def _asserted(part: str) -> bool:
+    """Whether a clause said after a condition is asserted, not governed by it."""
+    return not re.match(_HYPOTHETICAL, part, _I) and not re.search(_MODAL, part, _I)
+
+
+_MODAL = r"\b(?:would|could|might)\b|'d\b"
 _REQUEST = (
     r"(?:please|pls|help|tell|give|write|explain|convert|make|show|list|find|suggest|recommend"
     r"|translate|summari[sz]e|rewrite|create|generate|fix|let\s+me|let\s+us|describe|compare"

@@ -4,7 +4,8 @@ were written (an embeddings server down), found and given their vectors afterwar
 `Backfill` is the late-vectors role of both stores (`Store.backfill`). A record or an event
 is written without a vector when its embedder fails (`remem.embed.base.embed_or_none`);
 `unembedded` finds them (records not deleted, oldest first; events with text whose
-extraction jobs are all finished, since a pending job embeds its event itself) and
+extraction jobs are all finished, since a pending job embeds its event itself), after a
+cursor (`Unembedded.after`, so that a pass walks past the texts its embedder refused) and
 `add_record_vectors` stores a record's vector as a write would have: the record's
 status and validity are read again inside the transaction, so a record closed or
 erased meanwhile gets a vector that says so, or none. Events take theirs through
@@ -28,19 +29,27 @@ from remem.store.roles import EventLog, RecordStore, Write
 class BackfillSQL(Protocol):
     """The named statements of the backfill."""
 
-    UNEMBEDDED_RECORDS: str  # tenant, limit -> id, key: no vector, not deleted, oldest first
-    UNEMBEDDED_EVENTS: str  # tenant, limit -> id: text, no vector, no unfinished job
+    # tenant, after_record, limit -> id, key: no vector, not deleted, oldest first
+    UNEMBEDDED_RECORDS: str
+    # tenant, after_event, limit -> id, seq: text, no vector, no unfinished job, oldest first
+    UNEMBEDDED_EVENTS: str
     UNEMBEDDED_COUNT: str  # tenant, actor -> records, events (the same rules, one actor)
     RECORD_STATE: str  # tenant, {keys}: record ids -> id, status, valid_until
     NOTE_VECTOR_MODEL: str  # tenant, model, dim; ON CONFLICT DO NOTHING
 
 
+Cursor = tuple[int, int]  # the last record key and event seq read: the next read is after
+START: Cursor = (0, 0)
+
+
 @dataclass(frozen=True, slots=True)
 class Unembedded:
-    """What waits for a vector: records (with their backend keys) and events."""
+    """What waits for a vector: records (with their backend keys) and events, and the
+    cursor after them (`after`: where the next read starts)."""
 
     records: tuple[tuple[Any, Record], ...] = ()
     events: tuple[Event, ...] = ()
+    after: Cursor = START
 
     def __len__(self) -> int:
         return len(self.records) + len(self.events)
@@ -62,15 +71,21 @@ class Backfill:
         self.backend, self.sql, self.upkeep = backend, sql, upkeep
         self.records, self.events = records, events
 
-    def unembedded(self, tenant: str, limit: int) -> Unembedded:
+    def unembedded(self, tenant: str, limit: int, after: Cursor = START) -> Unembedded:
         """Up to `limit` records and up to `limit` events of the tenant that have no vector
-        and should (see the module docstring), oldest first."""
-        q, params = self.sql, {"tenant": tenant, "limit": limit}
-        keys = {r["id"]: r["key"] for r in self.backend.read(tenant, q.UNEMBEDDED_RECORDS, params)}
+        and should (see the module docstring), oldest first, after the cursor `after`."""
+        q = self.sql
+        params = {"tenant": tenant, "limit": limit,
+                  "after_record": after[0], "after_event": after[1]}  # fmt: skip
+        rows = self.backend.read(tenant, q.UNEMBEDDED_RECORDS, params)
+        keys = {r["id"]: r["key"] for r in rows}
         records = self.records.get_records(tenant, list(keys)) if keys else []
-        ids = [str(r["id"]) for r in self.backend.read(tenant, q.UNEMBEDDED_EVENTS, params)]
-        events = self.events.get_events(tenant, ids) if ids else []
-        return Unembedded(tuple((keys[r.id], r) for r in records), tuple(events))
+        seqs = {str(r["id"]): int(r["seq"]) for r in self.backend.read(tenant, q.UNEMBEDDED_EVENTS,
+                                                                     params)}  # fmt: skip
+        events = self.events.get_events(tenant, list(seqs)) if seqs else []
+        last = (max((int(r["key"]) for r in rows), default=after[0]),
+                max(seqs.values(), default=after[1]))  # fmt: skip
+        return Unembedded(tuple((keys[r.id], r) for r in records), tuple(events), last)
 
     def count_unembedded(self, tenant: str, actor: str) -> int:
         """How many of the actor's records and events wait for a vector."""

@@ -190,7 +190,7 @@ SQL = {
     "ORDER BY created_at, id",
     # chunks written without a vector (an embeddings server down: `remem.memory.backfill`)
     "unembedded_chunks": "SELECT id, text FROM document_chunks WHERE tenant = :tenant "
-    "AND vec IS NULL ORDER BY id LIMIT :limit",
+    "AND id > :after AND vec IS NULL ORDER BY id LIMIT :limit",
     "late_chunk_vector": "UPDATE document_chunks SET model = :model, vec = :vec "
     "WHERE tenant = :tenant AND id = :id AND vec IS NULL",
 }
@@ -307,9 +307,10 @@ class DocumentIndex(ABC):
         rows = self._read(tenant, "chunks_of", {"tenant": tenant, "document_id": document_id})
         return [self._chunk(r) for r in rows]
 
-    def unembedded(self, tenant: str, limit: int) -> list[tuple[str, str]]:
-        """Up to `limit` chunks (id, text) written without a vector."""
-        rows = self._read(tenant, "unembedded_chunks", {"tenant": tenant, "limit": limit})
+    def unembedded(self, tenant: str, limit: int, after: str = "") -> list[tuple[str, str]]:
+        """Up to `limit` chunks (id, text) written without a vector, by id, after `after`."""
+        params = {"tenant": tenant, "limit": limit, "after": after}
+        rows = self._read(tenant, "unembedded_chunks", params)
         return [(str(r["id"]), str(r["text"])) for r in rows]
 
     def add_vectors(self, tenant: str, vectors: Sequence[tuple[str, Vector]], model: str) -> int:

@@ -4,7 +4,7 @@ from remem.store.postgres.sql import NOTE_VECTOR_MODEL as NOTE_VECTOR_MODEL  # `
 
 UNEMBEDDED_RECORDS = """
 SELECT r.id, r.seq AS key FROM records r
-WHERE r.tenant = %(tenant)s AND r.status <> 'deleted'
+WHERE r.tenant = %(tenant)s AND r.seq > %(after_record)s AND r.status <> 'deleted'
     AND NOT EXISTS (SELECT 1 FROM record_vectors v
                     WHERE v.tenant = r.tenant AND v.record_id = r.id)
 ORDER BY r.seq LIMIT %(limit)s
@@ -17,7 +17,8 @@ _EVENT_WAITS = """
                     AND j.status IN ('pending', 'running'))
 """
 UNEMBEDDED_EVENTS = f"""
-SELECT e.id FROM events e WHERE e.tenant = %(tenant)s AND {_EVENT_WAITS}
+SELECT e.id, e.seq FROM events e
+WHERE e.tenant = %(tenant)s AND e.seq > %(after_event)s AND {_EVENT_WAITS}
 ORDER BY e.seq LIMIT %(limit)s
 """
 UNEMBEDDED_COUNT = f"""

@@ -4,7 +4,7 @@ from remem.store.sqlite.sql import NOTE_VECTOR_MODEL as NOTE_VECTOR_MODEL  # `Ba
 
 UNEMBEDDED_RECORDS = """
 SELECT r.id, r.rowid AS key FROM records r
-WHERE r.tenant = :tenant AND r.status <> 'deleted'
+WHERE r.tenant = :tenant AND r.rowid > :after_record AND r.status <> 'deleted'
     AND NOT EXISTS (SELECT 1 FROM record_vectors v WHERE v.record_rowid = r.rowid)
 ORDER BY r.rowid LIMIT :limit
 """
@@ -15,7 +15,8 @@ _EVENT_WAITS = """
                     AND j.status IN ('pending', 'running'))
 """
 UNEMBEDDED_EVENTS = f"""
-SELECT e.id FROM events e WHERE e.tenant = :tenant AND {_EVENT_WAITS}
+SELECT e.id, e.seq FROM events e
+WHERE e.tenant = :tenant AND e.seq > :after_event AND {_EVENT_WAITS}
 ORDER BY e.seq LIMIT :limit
 """
 UNEMBEDDED_COUNT = f"""
