@@ -53,9 +53,13 @@ def vector_text(v: npt.NDArray[np.float32]) -> str:
     return "[" + ",".join(repr(float(x)) for x in np.asarray(v, np.float32)) + "]"
 
 
-def parse_vector(text: str) -> npt.NDArray[np.float32]:
-    """A vector from pgvector's text form."""
-    return np.array(text.strip("[]").split(","), dtype=np.float32)
+def vector_from(sent: bytes) -> npt.NDArray[np.float32]:
+    """A vector from pgvector's binary form (`vector_send`): its dimension and a
+    reserved word (two 16-bit integers), then the values, big-endian 32-bit floats."""
+    dim = int.from_bytes(sent[:2], "big")
+    if len(sent) != 4 + 4 * dim:
+        raise ValueError(f"a vector of {dim} values sent in {len(sent)} bytes")
+    return np.frombuffer(sent, dtype=">f4", offset=4).astype(np.float32)
 
 
 def utc(t: datetime) -> datetime:

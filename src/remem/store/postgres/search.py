@@ -33,7 +33,7 @@ from remem.model import Event
 from remem.store.flows.vector_fit import vectors_fit
 from remem.store.postgres import sql as q
 from remem.store.postgres.backend import PostgresBackend
-from remem.store.postgres.rows import ALL_TENANTS, parse_vector, value
+from remem.store.postgres.rows import ALL_TENANTS, value, vector_from
 from remem.store.roles import Hit, Scope
 
 Cursor = psycopg.Cursor[DictRow]
@@ -481,4 +481,4 @@ class PostgresSearch:
         """The stored vectors (made by `model`) of some records."""
         rows = self.backend.rows(tenant, q.VECTORS_FOR, {"tenant": tenant, "model": model,
                                                   "keys": list(ids)})  # fmt: skip
-        return {r["record_id"]: parse_vector(r["vec"]) for r in rows}
+        return {r["record_id"]: vector_from(r["vec"]) for r in rows}

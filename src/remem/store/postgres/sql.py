@@ -432,8 +432,10 @@ HISTORY = """
 SELECT record_id, action, at, text, status, related_id, reason, by_whom FROM history
 WHERE tenant = %(tenant)s AND record_id = %(record_id)s ORDER BY id
 """
+# in pgvector's binary form (`rows.vector_from`): its text form took 4.6 ms to parse for
+# a recall's 80 candidates, the binary 0.08
 VECTORS_FOR = """
-SELECT record_id, vec::text FROM record_vectors
+SELECT record_id, vector_send(vec) AS vec FROM record_vectors
 WHERE tenant = %(tenant)s AND model = %(model)s AND record_id = ANY(%(keys)s::text[])
 """
 
