@@ -14,7 +14,7 @@ from psycopg.pq import Trace
 
 from remem.store.postgres.store import PostgresStore
 from tests.support import pg
-from tests.support.store import NOW
+from tests.support.store import NOW, put, rec
 
 
 @pytest.fixture
@@ -53,3 +53,33 @@ def test_a_recall_asks_for_an_empty_backlog_in_one_round_trip(
     )
     assert found == [(0, 0)]
     assert n == 1
+
+
+def test_the_index_check_before_a_search_is_one_round_trip(
+    store: PostgresStore, tmp_path: Path
+) -> None:
+    found: list[object] = []
+    n = round_trips(
+        store, tmp_path / "trace", lambda: found.append(store.reindexing.index_state("t1"))
+    )
+    assert found == [(None, [])]
+    assert n == 1  # the pending reindex and the models, pipelined in one transaction
+
+
+def test_held_records_are_checked_and_the_rest_read_in_one_round_trip(
+    store: PostgresStore, tmp_path: Path
+) -> None:
+    put(
+        store, rec("a1", "I keep the kayak in the garage"), rec("a2", "I keep the rake in the shed")
+    )
+    first = store.records.get_records("t1", ["a1"])
+    got: list[list[str]] = []
+    n = round_trips(
+        store,
+        tmp_path / "trace",
+        lambda: got.append([r.id for r in store.records.get_records("t1", ["a2", "a1", "no"])]),
+    )
+    assert got == [["a1", "a2"]]  # in the table's order, as read afresh
+    assert n == 1  # a1's scope version and a2 itself, in one pipeline
+    again = store.records.get_records("t1", ["a1"])
+    assert again[0] is first[0]  # held: its scope has not moved on
