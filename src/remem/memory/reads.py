@@ -27,7 +27,7 @@ from remem.recall import RecallRequest, recall
 from remem.recall.budget import pack
 from remem.recall.gather import closings as closed_at
 from remem.recall.request import RecallAsk
-from remem.store.roles import Scope
+from remem.store.roles import FIELD_HELD_MOST, Scope
 from remem.writes.checks import MAX_EVENT_CHARS, count, optional_time, sensitivity, statement
 
 
@@ -126,11 +126,16 @@ def fact_at(
     valid: datetime,
     ceiling: Sensitivity | None,
 ) -> Fact:
-    """The value of a canonical `field` of `actor`, known at `known` and valid at `valid`."""
-    scope = Scope(deps.tenant, actor)
-    found = [
-        r for r in records_about(deps.store.records, scope, field) if within_sensitivity(r, ceiling)
-    ]
+    """The value of a canonical `field` of `actor`, known at `known` and valid at `valid`:
+    the field's own records are those the store reads as held then (at most
+    `FIELD_HELD_MOST`), whatever the length of its history."""
+    scope, store = Scope(deps.tenant, actor), deps.store.records
+    when = (known, valid, known < deps.clock())  # closings: see `closings`
+
+    def then(stored: str) -> list[Record]:
+        return store.records_by_field(scope, stored, held_at=when, limit=FIELD_HELD_MOST)
+
+    found = [r for r in records_about(store, scope, field, then) if within_sensitivity(r, ceiling)]
     return lookup(field, found, known, valid, closings(deps, found, known))
 
 
@@ -195,9 +200,17 @@ def records(deps: Deps, ask: RecordsAsk) -> list[Record]:
     at = optional_time(ask.as_of, "as_of")
     every = [Status.ACTIVE, Status.INVALID]
     if field is not None:
+        store, now = deps.store.records, deps.clock()
+
+        def own(stored: str) -> list[Record]:  # the newest `limit` the answer may hold
+            if at is not None:
+                then = (at, at, at < now)
+                return store.records_by_field(scope, stored, held_at=then, limit=limit)
+            return store.records_by_field(scope, stored, current=not all, limit=limit)
+
         about = [
             r
-            for r in records_about(deps.store.records, scope, canonical_field(field))  # and invalid
+            for r in records_about(store, scope, canonical_field(field), own)  # and invalid
             if (scope.namespace_prefix is None or r.namespace.startswith(scope.namespace_prefix))
             and matches(r.metadata, pairs)
         ]
