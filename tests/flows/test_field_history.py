@@ -11,15 +11,19 @@ record of the field), on both backends.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from datetime import timedelta
 from typing import Any
 
 from remem import Memory
+from remem.facts.lookup import lookup
+from remem.model import Status
+from remem.policy.validity import held
 from tests.support.backends import both_backends
 from tests.support.clock import Clock
-
-FIELD = "preference:coffee"
+from tests.support.field_history import ACTOR, FIELD, brute_closings, build, newest, table
 
 
 @contextmanager
@@ -93,3 +97,34 @@ def test_rows_read_per_write_and_lookup_do_not_grow_with_the_fields_history(
     long = costs(mem, clock, 170)
     assert long == short
     assert max(short.values()) <= 12  # a handful of rows, not the history
+
+
+@both_backends
+def test_decisions_and_lookups_match_a_reading_of_the_whole_table(
+    mem: Memory, clock: Clock
+) -> None:
+    for other in ("tea", "milk"):  # other fields and another actor beside it
+        mem.remember(actor=ACTOR, text=f"I like {other}", field=f"preference:{other}", value="yes")
+        mem.remember(actor="cid", text="coffee, black", field=FIELD, value="black")
+    times = build(mem, clock, 160)
+    clock.advance(minutes=5)
+    records = table(mem)
+    assert len(records) > 100  # a long history, most of it invalid
+    rng = random.Random(11)
+    moments = [times[0] - timedelta(minutes=1), *rng.sample(times, 25), clock()]
+    moments += [t + timedelta(seconds=30) for t in rng.sample(times, 10)]
+    for known in moments:
+        closed = brute_closings(mem, records, known)
+        for valid in (known, *rng.sample(moments, 3)):
+            got = mem.fact(actor=ACTOR, field=FIELD, known_at=known, valid_at=valid).as_dict()
+            want = lookup(FIELD, records, known, valid, closed).as_dict()
+            assert got == want, (known, valid)
+        held_then = [r.id for r in newest(records) if held(r, known, known, closed)]
+        listed = mem.records(actor=ACTOR, field=FIELD, as_of=known, limit=3)
+        assert [r.id for r in listed] == held_then[:3]
+    assert [r.id for r in mem.records(actor=ACTOR, field=FIELD, all=True, limit=7)] == [
+        r.id for r in newest(records)[:7]
+    ]
+    active = [r.id for r in newest(records) if r.status is Status.ACTIVE]
+    assert [r.id for r in mem.records(actor=ACTOR, field=FIELD)] == active
+    assert 1 <= len(active) <= 3  # superseded as it went: one per authority, at most

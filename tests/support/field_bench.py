@@ -5,11 +5,16 @@
 `Memory.remember`), then times `WRITES` more writes of a new value, `fact` now and
 `fact` as of an hour before, each by `time.process_time` (this process's CPU: on
 PostgreSQL the server's own work is not counted), and prints the median of each in
-milliseconds. The figures of docs/decisions/field-history.md come from it.
+milliseconds. `python -m tests.support.field_bench widths STEPS SEED` writes a mixed
+history of STEPS candidates (`tests.support.field_history.build`, on SQLite) and
+prints how many records are active at the end and the most held at one (known at,
+valid at) of 200 sampled times. The figures of docs/decisions/field-history.md come
+from it.
 """
 
 from __future__ import annotations
 
+import random
 import statistics
 import sys
 import tempfile
@@ -21,7 +26,10 @@ from pathlib import Path
 from remem import Memory
 from remem.embed import HashEmbedder
 from remem.ids import counter_ids
+from remem.model import Status
+from remem.policy.validity import held
 from tests.support.clock import Clock
+from tests.support.field_history import brute_closings, build, table
 
 FIELD = "preference:coffee"
 WRITES = 30  # timed writes (and lookups) at each length
@@ -56,7 +64,27 @@ def measure(target: str, n: int) -> dict[str, float]:
     }
 
 
+def widths(steps: int, seed: int) -> str:
+    """How wide a field's current and held sets grow over a mixed history."""
+    clock = Clock()
+    with tempfile.TemporaryDirectory() as d:
+        path = str(Path(d) / "widths.db")
+        with Memory.open(path, embedder=HashEmbedder(), clock=clock, ids=counter_ids()) as mem:
+            times = build(mem, clock, steps, seed)
+            records = table(mem)
+            widest = 0
+            for known in random.Random(1).sample(times, min(200, len(times))):
+                closed = brute_closings(mem, records, known)
+                for valid in (known, times[-1], known - timedelta(minutes=30)):
+                    widest = max(widest, sum(held(r, known, valid, closed) for r in records))
+    active = sum(r.status is Status.ACTIVE for r in records)
+    return f"steps {steps} seed {seed}: {len(records)} records, {active} active, most held {widest}"
+
+
 def main(argv: list[str]) -> None:
+    if argv[:1] == ["widths"]:
+        print(widths(int(argv[1]), int(argv[2])))
+        return
     backend = argv[0] if argv else "sqlite"
     lengths = [int(a) for a in argv[1:]] or [10, 1000, 3000]
     for n in lengths:
