@@ -20,7 +20,9 @@ from typing import Any
 from remem import Memory
 from remem.facts.lookup import lookup
 from remem.model import Status
+from remem.policy.scope import SHARED_ACTOR
 from remem.policy.validity import held
+from remem.store.roles import Scope
 from tests.support.backends import both_backends
 from tests.support.clock import Clock
 from tests.support.field_history import ACTOR, FIELD, brute_closings, build, newest, table
@@ -128,3 +130,36 @@ def test_decisions_and_lookups_match_a_reading_of_the_whole_table(
     active = [r.id for r in newest(records) if r.status is Status.ACTIVE]
     assert [r.id for r in mem.records(actor=ACTOR, field=FIELD)] == active
     assert 1 <= len(active) <= 3  # superseded as it went: one per authority, at most
+
+
+def versions(mem: Memory, clock: Clock, n: int, start: int = 0) -> str:
+    """`n` approved versions of the procedure "refunds", each superseding the last; the
+    id of the newest."""
+    newest = ""
+    for i in range(start, start + n):
+        clock.advance(minutes=1)
+        rec = mem.propose_procedure(text=f"Refunds over ${100 + i} need a manager", name="refunds")
+        newest = mem.approve(rec.id, reviewer="dana").id
+    return newest
+
+
+@both_backends
+def test_approving_a_version_reads_the_approved_one_not_every_version(
+    mem: Memory, clock: Clock
+) -> None:
+    def approval() -> int:
+        clock.advance(minutes=1)
+        rec = mem.propose_procedure(text="Refunds need a receipt", name="refunds")
+        with rows_read(mem) as seen:
+            mem.approve(rec.id, reviewer="dana")
+        return seen[0]
+
+    versions(mem, clock, 10)
+    short = approval()
+    newest = versions(mem, clock, 120, start=10)
+    shared = Scope(mem.tenant, SHARED_ACTOR)  # the whole table's versions, read by scope
+    listed = mem.store.records.list_records(shared, [Status.ACTIVE, Status.INVALID])
+    every = [r for r in listed if r.field == "procedure:refunds"]
+    assert len(every) == 131
+    assert [r.id for r in every if r.status is Status.ACTIVE] == [newest]  # the others superseded
+    assert approval() == short
