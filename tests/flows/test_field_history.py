@@ -14,10 +14,12 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import timedelta
+from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from remem import Memory
+from remem.embed import HashEmbedder
 from remem.facts.lookup import lookup
 from remem.model import Status
 from remem.policy.scope import SHARED_ACTOR
@@ -163,3 +165,56 @@ def test_approving_a_version_reads_the_approved_one_not_every_version(
     assert len(every) == 131
     assert [r.id for r in every if r.status is Status.ACTIVE] == [newest]  # the others superseded
     assert approval() == short
+
+
+class Ticking(Clock):
+    """A clock a microsecond later at each reading, as a real one is."""
+
+    def __call__(self) -> datetime:
+        self.now += timedelta(microseconds=1)
+        return self.now
+
+
+@contextmanager
+def sqlite_steps(mem: Memory) -> Iterator[list[int]]:
+    """SQLite's virtual-machine instructions (in hundreds) run while the block runs: the
+    work inside the database, which rows handed back do not show."""
+    conn = mem.store.records.backend.conn  # type: ignore[attr-defined]
+    seen = [0]
+
+    def step() -> int:
+        seen[0] += 1
+        return 0  # go on
+
+    conn.set_progress_handler(step, 100)
+    try:
+        yield seen
+    finally:
+        conn.set_progress_handler(None, 0)
+
+
+def test_the_database_work_of_a_lookup_now_and_a_fields_reads_does_not_grow(
+    tmp_path: Path,
+) -> None:
+    clock = Ticking()
+    with Memory.open(tmp_path / "m.db", embedder=HashEmbedder(), clock=clock) as mem:
+        scope = Scope(mem.tenant, "ann")
+
+        def work() -> dict[str, int]:
+            steps = {}
+            for name, read in {
+                "fact now": lambda: mem.fact(actor="ann", field=FIELD),
+                "the newest 3": lambda: mem.records(actor="ann", field=FIELD, all=True, limit=3),
+                "the active ones": lambda: mem.store.records.records_by_field(
+                    scope, FIELD, current=True, limit=100
+                ),
+            }.items():
+                with sqlite_steps(mem) as seen:
+                    read()
+                steps[name] = seen[0]
+            return steps
+
+        restate(mem, clock, 20)
+        short = work()
+        restate(mem, clock, 400, start=20)
+        assert work() == short
