@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,7 @@ from remem.policy.scope import SHARED_ACTOR
 from remem.policy.validity import held
 from remem.store.roles import Scope
 from tests.support.backends import both_backends
-from tests.support.clock import Clock
+from tests.support.clock import Clock, Ticking
 from tests.support.field_history import ACTOR, FIELD, brute_closings, build, newest, table
 
 
@@ -165,14 +165,6 @@ def test_approving_a_version_reads_the_approved_one_not_every_version(
     assert len(every) == 131
     assert [r.id for r in every if r.status is Status.ACTIVE] == [newest]  # the others superseded
     assert approval() == short
-
-
-class Ticking(Clock):
-    """A clock a microsecond later at each reading, as a real one is."""
-
-    def __call__(self) -> datetime:
-        self.now += timedelta(microseconds=1)
-        return self.now
 
 
 @contextmanager
