@@ -20,6 +20,15 @@ class Clock:
         self.now += timedelta(**kw)
 
 
+class Ticking(Clock):
+    """A clock the test moves by hand that is also a microsecond later at each reading, as
+    a real one is (two readings in one call differ)."""
+
+    def __call__(self) -> datetime:
+        self.now += timedelta(microseconds=1)
+        return self.now
+
+
 def at(days: float = 0, hours: float = 0) -> str:
     """An ISO time `days` after T0, for event times."""
     return (T0 + timedelta(days=days, hours=hours)).isoformat()

@@ -35,7 +35,14 @@ from remem.policy.scope import namespace_for
 from remem.policy.text import nfc
 from remem.policy.untrusted import instruction_flags
 from remem.policy.validity import expiry
-from remem.store.roles import Scope, SourceGrowth, StatusChange, Write, joined_sources
+from remem.store.roles import (
+    FIELD_CURRENT_MOST,
+    Scope,
+    SourceGrowth,
+    StatusChange,
+    Write,
+    joined_sources,
+)
 
 log = logging.getLogger("remem")
 
@@ -112,7 +119,7 @@ class Consolidation:
         self.changes: list[StatusChange] = []
         self.history: list[HistoryEntry] = []
         self.closed: set[str] = set()
-        self._fields: dict[str, list[Record]] = {}
+        self._fields: dict[tuple[str, tuple[str, ...]], list[Record]] = {}
         self.grown: dict[str, tuple[str, ...]] = {}  # stored record id -> events joining it
 
     def embed(self, texts: Sequence[str]) -> list[Vector | None]:
@@ -127,19 +134,28 @@ class Consolidation:
         field = canonical_field(cand.field)
         return any(r.status is Status.ACTIVE for r in self._stored_field(field))
 
-    def _stored_field(self, name: str | None) -> list[Record]:
-        """The scope's stored records about a field (unchanged until this batch is written)."""
+    def _stored_field(self, name: str | None, events: Sequence[str] = ()) -> list[Record]:
+        """The scope's stored records about a field that a decision reads (unchanged until
+        this batch is written), newest written first: its active ones, and those, active
+        or invalid, whose source names one of `events` (the same event consolidated
+        again, `remem.consolidate.rules.decide`). Its invalid history is never read: a
+        write costs the same however often the field was restated (at most
+        `FIELD_CURRENT_MOST` of each stored name)."""
         if name is None:
             return []
-        if name not in self._fields:
+        key = (name, tuple(sorted(set(events))))
+        if key not in self._fields:
+            records, most = self.deps.store.records, FIELD_CURRENT_MOST
             found = [
                 r
                 for stored in stored_names(name)
-                for r in self.deps.store.records.records_by_field(self.scope, stored)
+                for r in records.records_by_field(
+                    self.scope, stored, current=True, events=key[1], limit=most
+                )
             ]
             found.sort(key=lambda r: r.created_at, reverse=True)
-            self._fields[name] = found
-        return self._fields[name]
+            self._fields[key] = found
+        return self._fields[key]
 
     def neighbours(
         self, cand: Candidate, vec: Vector | None, namespace: str
@@ -174,7 +190,8 @@ class Consolidation:
         cand = replace(
             cand, text=nfc(cand.text), field=optional_field(cand.field), value=nfc(cand.value)
         )
-        same_field = self._view(self._stored_field(cand.field)) + [
+        stored = self._stored_field(cand.field, cand.source.event_ids)
+        same_field = self._view(stored) + [
             r for r in self.inserts if r.field == cand.field and cand.field
         ]
         if near is None:

@@ -27,7 +27,7 @@ from remem.recall import RecallRequest, recall
 from remem.recall.budget import pack
 from remem.recall.gather import closings as closed_at
 from remem.recall.request import RecallAsk
-from remem.store.roles import Scope
+from remem.store.roles import FIELD_HELD_MOST, Scope
 from remem.writes.checks import MAX_EVENT_CHARS, count, optional_time, sensitivity, statement
 
 
@@ -69,7 +69,8 @@ def _pinned_recall(deps: Deps, req: RecallRequest, fields: Sequence[str]) -> Pac
     """`recall` with exact facts at the head, inside the same budget."""
     now = deps.clock()
     known, valid = req.axes(now)
-    found = [fact_at(deps, req.scope.actor, f, known, valid, req.max_sensitivity) for f in fields]
+    ceiling = req.max_sensitivity
+    found = [fact_at(deps, req.scope.actor, f, known, valid, ceiling, now) for f in fields]
     items = pinned_items(found, req.scope.namespace_prefix)
     if req.scope.metadata:  # only the pinned values of records the filter selects
         held = deps.store.records.get_records(deps.tenant, [it.id for it in items])
@@ -114,8 +115,9 @@ def _pinned_recall(deps: Deps, req: RecallRequest, fields: Sequence[str]) -> Pac
 def fact(deps: Deps, ask: FactAsk) -> Fact:
     """`Memory.ask_fact`: one field of `ask.actor` by exact lookup."""
     actor = check_name("actor", ask.actor)
-    known, valid = axes(deps, ask.as_of, ask.known_at, ask.valid_at)
-    return fact_at(deps, actor, canonical_field(ask.field), known, valid, None)
+    now = deps.clock()
+    known, valid = axes(deps, ask.as_of, ask.known_at, ask.valid_at, now)
+    return fact_at(deps, actor, canonical_field(ask.field), known, valid, None, now)
 
 
 def fact_at(
@@ -125,19 +127,29 @@ def fact_at(
     known: datetime,
     valid: datetime,
     ceiling: Sensitivity | None,
+    now: datetime,
 ) -> Fact:
-    """The value of a canonical `field` of `actor`, known at `known` and valid at `valid`."""
-    scope = Scope(deps.tenant, actor)
-    found = [
-        r for r in records_about(deps.store.records, scope, field) if within_sensitivity(r, ceiling)
-    ]
-    return lookup(field, found, known, valid, closings(deps, found, known))
+    """The value of a canonical `field` of `actor`, known at `known` and valid at `valid`
+    (`now`: the time the axes were taken at, so a lookup of now reads no closings):
+    the field's own records are those the store reads as held then (at most
+    `FIELD_HELD_MOST`), whatever the length of its history."""
+    scope, store = Scope(deps.tenant, actor), deps.store.records
+    when = (known, valid, known < now)  # closings: see `closings`
+
+    def then(stored: str) -> list[Record]:
+        return store.records_by_field(scope, stored, held_at=when, limit=FIELD_HELD_MOST)
+
+    found = [r for r in records_about(store, scope, field, then) if within_sensitivity(r, ceiling)]
+    return lookup(field, found, known, valid, closings(deps, found, known, now))
 
 
-def closings(deps: Deps, records: Sequence[Record], known: datetime) -> dict[str, datetime]:
+def closings(
+    deps: Deps, records: Sequence[Record], known: datetime, now: datetime | None = None
+) -> dict[str, datetime]:
     """When the INVALID records among `records` written by `known` were closed, from
-    their history; nothing to read when `known` is now (every one is closed by now)."""
-    return closed_at(deps.store.records, deps.tenant, records, known, deps.clock())
+    their history; nothing to read when `known` is `now` (default: the clock's now) or
+    later (every one is closed by now)."""
+    return closed_at(deps.store.records, deps.tenant, records, known, now or deps.clock())
 
 
 def actor_profile(deps: Deps, ask: ProfileAsk) -> Profile:
@@ -158,10 +170,10 @@ def actor_profile(deps: Deps, ask: ProfileAsk) -> Profile:
 
 
 def axes(
-    deps: Deps, as_of: object, known_at: object, valid_at: object
+    deps: Deps, as_of: object, known_at: object, valid_at: object, now: datetime | None = None
 ) -> tuple[datetime, datetime]:
-    """(known at, valid at): each given, else `as_of`, else now."""
-    base = optional_time(as_of, "as_of") or deps.clock()
+    """(known at, valid at): each given, else `as_of`, else now (`now`, else the clock's)."""
+    base = optional_time(as_of, "as_of") or now or deps.clock()
     known = optional_time(known_at, "known_at") or base
     valid = optional_time(valid_at, "valid_at") or base
     return known, valid
@@ -194,10 +206,18 @@ def records(deps: Deps, ask: RecordsAsk) -> list[Record]:
     scope = Scope(deps.tenant, actor, narrowed(deps, actor, namespace), pairs)
     at = optional_time(ask.as_of, "as_of")
     every = [Status.ACTIVE, Status.INVALID]
+    store, now = deps.store.records, deps.clock()
     if field is not None:
+
+        def own(stored: str) -> list[Record]:  # the newest `limit` the answer may hold
+            if at is not None:
+                then = (at, at, at < now)
+                return store.records_by_field(scope, stored, held_at=then, limit=limit)
+            return store.records_by_field(scope, stored, current=not all, limit=limit)
+
         about = [
             r
-            for r in records_about(deps.store.records, scope, canonical_field(field))  # and invalid
+            for r in records_about(store, scope, canonical_field(field), own)  # and invalid
             if (scope.namespace_prefix is None or r.namespace.startswith(scope.namespace_prefix))
             and matches(r.metadata, pairs)
         ]
@@ -208,7 +228,7 @@ def records(deps: Deps, ask: RecordsAsk) -> list[Record]:
         recs = deps.store.records.list_records(scope, every)
     else:
         return deps.store.records.list_records(scope, None if all else [Status.ACTIVE], limit)
-    closed = closings(deps, recs, at)
+    closed = closings(deps, recs, at, now)
     return [r for r in recs if held(r, at, at, closed)][:limit]
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -283,6 +283,14 @@ class RequestLedger(Protocol):
 # instructions on how to answer (`remem.recall.instructions` pins at most 6) stays far
 # below it, so what it leaves out is older than a hundred of the same kind.
 FIELD_PREFIX_MOST = 100
+# The reads of one field (`RecordStore.records_by_field`, docs/decisions/field-history.md)
+# return at most this many, newest first: its current records (active ones and those
+# naming a candidate's events) and those held at a time. Consolidation keeps a field's
+# active records to one per authority that conflicts, and a time holds as few, so a
+# read that reaches the limit is a field no writer of remem made; its oldest are left out.
+FIELD_CURRENT_MOST = 100
+FIELD_HELD_MOST = 100
+FieldRead = Literal["listed", "current", "restating", "held"]  # `records_by_field` reads
 
 
 class RecordStore(Protocol):
@@ -308,8 +316,22 @@ class RecordStore(Protocol):
         """A keyset page: by (valid_from, id), newest first, after `after`."""
         ...
 
-    def records_by_field(self, scope: Scope, field: str) -> list[Record]:
-        """Non-deleted records of one scope about the same field."""
+    def records_by_field(
+        self,
+        scope: Scope,
+        field: str,
+        *,
+        limit: int = 10_000,
+        events: Sequence[str] = (),
+        current: bool = False,
+        held_at: tuple[datetime, datetime, bool] | None = None,
+    ) -> list[Record]:
+        """Records of one scope (its namespace prefix and metadata filter too) about
+        `field`, newest first (by valid_from), at most `limit`, each read a seek of the
+        field's index whatever its history: active and invalid ones; `current`: the active
+        ones, and with `events` those whose source names one of them (the same event
+        consolidated again); `held_at` (known at, valid at, closings: known at is before
+        now): those `remem.policy.validity.held` may hold then."""
         ...
 
     def records_by_field_prefix(

@@ -45,7 +45,7 @@ from remem.policy.scope import (
 )
 from remem.policy.text import nfc
 from remem.policy.untrusted import instruction_flags
-from remem.store.roles import Scope, StatusChange, Write
+from remem.store.roles import FIELD_CURRENT_MOST, Scope, StatusChange, Write
 from remem.writes.checks import check_strings, fact_value, optional_time, statement
 from remem.writes.checks import sensitivity as checked_sensitivity
 from remem.writes.request import RememberAsk
@@ -260,10 +260,13 @@ def approve(deps: Deps, record_id: str, *, reviewer: str) -> Record:
             f"{rec.id} is flagged {', '.join(rec.flags)}: remembered text that carries "
             "instructions is never made a procedure; reject it and propose a clean text"
         )
-    previous = (
+    scope = Scope(deps.tenant, rec.actor)
+    previous = (  # the approved versions: the field's active records, not its history
         [
             r.id
-            for r in deps.store.records.records_by_field(Scope(deps.tenant, rec.actor), rec.field)
+            for r in deps.store.records.records_by_field(
+                scope, rec.field, current=True, limit=FIELD_CURRENT_MOST
+            )
             if r.status is Status.ACTIVE and r.id != rec.id
         ]
         if rec.field

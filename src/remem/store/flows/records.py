@@ -40,6 +40,7 @@ from remem.store.flows.erasure import TombstoneSQL, covered
 from remem.store.flows.vector_fit import vectors_fit
 from remem.store.roles import (
     FIELD_PREFIX_MOST,
+    FieldRead,
     Scope,
     SourceGrowth,
     StatusChange,
@@ -62,7 +63,6 @@ class LookupSQL(Protocol):
 
     GET_RECORD: str  # tenant, record_id
     GET_RECORDS: str  # tenant, {keys}: record ids
-    BY_FIELD: str  # tenant, actor, field
     # tenant, actor, prefix, n (its length in characters), namespace (a LIKE pattern or
     # None), known_at, valid_at (None: any), current (only active records valid at
     # valid_at), limit
@@ -74,6 +74,10 @@ class LookupSQL(Protocol):
         self, scope: Scope, paged: bool = False, after: bool = False
     ) -> tuple[str, dict[str, Any]]:
         """A scope's records of some statuses ({keys}), newest first, up to `limit`."""
+        ...
+
+    def by_field(self, scope: Scope, read: FieldRead) -> tuple[str, dict[str, Any]]:
+        """One read of a field's records (`remem.store.sqlite.field_sql.by_field`)."""
         ...
 
 
@@ -195,22 +199,47 @@ class Records:
         ((bound_sql, bound),) = self.backend.lists(sql, params, wanted)
         return [self._record(r) for r in self.backend.read(scope.tenant, bound_sql, bound)]
 
-    def records_by_field(self, scope: Scope, field: str) -> list[Record]:
-        """Active and invalid records of one scope about `field`, newest first.
+    def records_by_field(
+        self,
+        scope: Scope,
+        field: str,
+        *,
+        limit: int = 10_000,
+        events: Sequence[str] = (),
+        current: bool = False,
+        held_at: tuple[datetime, datetime, bool] | None = None,
+    ) -> list[Record]:
+        """See `RecordStore.records_by_field`: one statement (`by_field`) for each spelling.
 
         `field` as given (NFC, as fields are stored now) and, where it differs, its
         NFD form: a field stored decomposed before fields were put in NFC ("café"
-        typed on a Mac) is still found by it. The read is by index either way."""
-        q, forms = self.sql, 0
-        found: list[Record] = []
+        typed on a Mac) is still found by it. Both spellings' rows are merged newest
+        first and cut to `limit`."""
+        read: FieldRead = "listed"
+        extra: dict[str, Any] = {"limit": limit}
+        if held_at is not None:
+            known, valid, closings = held_at
+            read = "held"
+            extra |= {"known": self.backend.at(known), "valid": self.backend.at(valid),
+                      "closings": closings}  # fmt: skip
+        elif current:
+            read = "restating" if events else "current"
+        sql, params = self.sql.by_field(scope, read)
+        forms, found = 0, dict[str, Row]()
         for form in dict.fromkeys((field, unicodedata.normalize("NFD", field))):
-            params = {"tenant": scope.tenant, "actor": scope.actor, "field": form}
-            rows = self.backend.read(scope.tenant, q.BY_FIELD, params)
+            bound = {**params, **extra, "field": form}
+            if read == "restating":
+                rows = [r for s, p in self.backend.lists(sql, bound, list(events))
+                        for r in self.backend.read(scope.tenant, s, p)]  # fmt: skip
+            else:
+                rows = list(self.backend.read(scope.tenant, sql, bound))
             forms += bool(rows)
-            found.extend(self._record(r) for r in rows)
-        if forms > 1:  # both spellings held records: one order, as the statement's
-            found.sort(key=lambda r: r.valid_from, reverse=True)
-        return found
+            for r in rows:
+                found.setdefault(r["id"], r)
+        records = [self._record(r) for r in found.values()]
+        if forms > 1 or read == "restating":  # several statements: one order, as each's
+            records.sort(key=lambda r: r.valid_from, reverse=True)
+        return records[:limit]
 
     def records_by_field_prefix(
         self,

@@ -12,6 +12,8 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from remem.store.postgres.field_sql import by_field as by_field  # re-exported, as on SQLite
+
 # the job queue's and the nearest-vector statements, kept apart, re-exported
 from remem.store.postgres.job_sql import *  # noqa: F403
 from remem.store.postgres.scope import scope_where
@@ -375,12 +377,6 @@ ORDER BY r.seq
 SCOPE_VERSIONS = """
 SELECT actor, version FROM scope_versions
 WHERE tenant = %(tenant)s AND actor = ANY(%(actors)s::text[])
-"""
-BY_FIELD = f"""
-SELECT {RECORD_COLUMNS} FROM records
-WHERE tenant = %(tenant)s AND actor = %(actor)s AND field = %(field)s
-    AND status IN ('active', 'invalid')
-ORDER BY valid_from DESC, seq DESC
 """
 BY_FIELD_PREFIX = f"""
 SELECT {RECORD_COLUMNS} FROM records

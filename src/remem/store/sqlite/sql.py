@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from remem.store.roles import Scope
+from remem.store.sqlite.field_sql import by_field as by_field  # re-exported: read here
 from remem.store.sqlite.scope import scope_where
 from remem.store.text import STOPWORDS as STOPWORDS  # re-exported: once, in `remem.store.text`
 from remem.store.text import WORD as WORD
@@ -403,11 +404,6 @@ WHERE tenant = :tenant AND actor = :actor AND id IN ({keys})
 # index: with many ids it otherwise prefers a tenant index and scans the tenant.
 GET_RECORD = "SELECT * FROM records WHERE +tenant = :tenant AND id = :record_id"
 GET_RECORDS = "SELECT * FROM records WHERE +tenant = :tenant AND id IN ({keys})"
-BY_FIELD = """
-SELECT * FROM records WHERE tenant = :tenant AND actor = :actor AND field = :field
-    AND status IN ('active', 'invalid')
-ORDER BY valid_from DESC, rowid DESC
-"""
 BY_FIELD_PREFIX = """
 SELECT * FROM records WHERE tenant = :tenant AND actor = :actor AND field IS NOT NULL
     AND substr(field, 1, :n) = :prefix AND status IN ('active', 'invalid')
