@@ -60,6 +60,15 @@ def test_a_question_that_asks_for_nothing_to_be_planned_does_not(told: Memory) -
     assert not any("pregnant" in it.text for it in packet.records)
 
 
+def test_a_request_in_no_area_of_life_is_bounded_by_none(told: Memory) -> None:
+    """A request near no life domain (`remem.policy.applies.domains_of`) asks for knowledge,
+    not for a plan a health, diet or schedule constraint bounds."""
+    ask = "What's a good way for me to explain the difference between TCP and UDP?"
+    packet = told.recall(actor="priya", query=ask, explain=True)
+    assert packet.explain is not None and packet.explain["request_domains"] == []
+    assert not [a for a in packet.explain["applies"] if "constraint" in a["reason"]]
+
+
 CROWDED = [
     "we did the Coast to Coast cycle route last summer, 140 miles in three days",
     "the Lake District climbs nearly killed me on the bike, Hardknott Pass especially",

@@ -23,6 +23,7 @@ from remem.model import (
     Source,
     Status,
 )
+from remem.policy.applies import asking_words
 from remem.recall.applies import Applicable
 from remem.recall.engine import pack_packet
 from remem.recall.events import ASKS_ONLY_SHARE, LENDER_WORD_SHARE, GatheredEvents, only_asks
@@ -32,6 +33,7 @@ from remem.recall.fusion import (
     WORDS_ALONE,
     corroboration,
     stem,
+    without_asking,
     word_evidence,
 )
 from remem.recall.gather import Gathered
@@ -176,7 +178,7 @@ def test_a_word_match_the_vector_search_missed_is_judged_below_all_it_found() ->
     g = gathered(
         q,
         records=(
-            record("chat", "Any activities to suggest for kids, on a rainy day?"),
+            record("chat", "Any outdoor activities for kids, on a rainy day?"),
             record("pref", "Avoids team sports"),
             record("far", "Sold the old car"),
         ),
@@ -185,11 +187,12 @@ def test_a_word_match_the_vector_search_missed_is_judged_below_all_it_found() ->
     )
     scores = {it.id: it.score for it in rank(g, NOW).items}
     texts = {
-        "chat": "Any activities to suggest for kids, on a rainy day?",
+        "chat": "Any outdoor activities for kids, on a rainy day?",
         "pref": "Avoids team sports",
         "far": "Sold the old car",
     }
-    words = word_evidence(q, texts, past_the_first=True)["chat"]  # a request (`names_a_choice`)
+    asked = without_asking(q, asking_words(q))  # a request (`names_a_choice`)
+    words = word_evidence(asked, texts, past_the_first=True, by_length=True)["chat"]
     share = max(0.20 / AGREEING_COSINE, words / WORDS_ALONE)
     assert share < 1
     assert scores["chat"] == pytest.approx(words * share)

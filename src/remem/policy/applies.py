@@ -200,6 +200,21 @@ def is_request(text: str) -> bool:
     )
 
 
+# Beside the words `_ASK` reads, "like" frames a request ("I would like ...", "for someone
+# like me", "perfumes I might like") and never names what it asks for.
+_FRAMING = frozenset({"like"})
+
+
+def asking_words(text: str) -> frozenset[str]:
+    """The words `text` asks with, lower-cased: those `_ASK` reads ("suggest", "recommend",
+    "options", "best", "help me", "looking for"; a hyphened word such as "must-watch"
+    keeps its parts) and "like" (`_FRAMING`). They say that something is asked for, not
+    what (`remem.recall.fusion.without_asking`)."""
+    low = text.replace("\u2019", "'").lower()
+    asking = {w for m in _ASK.finditer(low) for w in m.group().split() if "-" not in w}
+    return frozenset(asking | _FRAMING)
+
+
 def is_standing(record: Record, domains: Sequence[str] = ()) -> bool:
     """Whether a record holds a standing preference or constraint (likes, dislikes,
     habits, fears, diet, allergies, budget): one that may shape later requests.

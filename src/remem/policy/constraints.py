@@ -15,7 +15,8 @@ topics of any benchmark: health and pregnancy, the senses, devices and
 medication, mobility, diet, alcohol, religious and cultural rules, money,
 schedule, and the people and animals one cares for. A turn states a constraint
 when its cosine with some sentence reaches `CONSTRAINT_COSINE`; a request
-(`remem.policy.applies.is_request`) brings the `MOST` closest (`remem.recall.constraints`).
+(`remem.policy.applies.is_request`) in some life domain brings the `MOST` closest
+(`remem.recall.constraints`).
 """
 
 from __future__ import annotations

@@ -7,6 +7,14 @@ join the request's candidates. Ranking (`remem.recall.rank`) lets them past the
 relevance floor and places them at `PLACE` at least: a constraint bounds any
 plan, though it shares no word and little meaning with the request.
 
+Only a request in some life domain (`remem.recall.applies`, `Applicable.domains`) is
+bounded so: one near none ("the best way to stay updated on AI", "explain TCP and
+UDP") asks for knowledge, not for a plan that a diet, a dog or a fear bounds. On
+the PrefEval development set (10 per actor) three such turns stood at the place
+above "I dislike reading long articles" for "stay updated on the latest developments
+in AI" (7th; dense 4th); without them it is 4th. No other figure of the development
+sets moved (docs/decisions/prefeval-topics.md).
+
 The answer is kept per scope version (an added or embedded event bumps it) for
 at most `CACHE_SECONDS`, as `remem.recall.applies` keeps the records near each
 domain: a request of any kind then reads nothing but the version.

@@ -57,6 +57,11 @@ WORDS_ALONE = 0.7
 # request asks for were cut although they were the actor's closest turns.
 MIN_VECTOR_ONLY_COSINE = 0.15
 
+# BM25's usual constants, for the length normalisation of a request's word evidence
+# (`length_share`).
+LENGTH_K1 = 1.2
+LENGTH_B = 0.75
+
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _ENDINGS = frozenset("sgde")
 
@@ -103,6 +108,7 @@ def word_evidence(
     texts: Mapping[str, str],
     also: Mapping[str, str] | None = None,
     past_the_first: bool = False,
+    by_length: bool = False,
 ) -> dict[str, float]:
     """The share of the query's informative words each text holds (0 to 1).
 
@@ -112,7 +118,8 @@ def word_evidence(
     The texts of `also` are scored on those weights without counting in them.
     With `past_the_first` (a request: see `remem.recall.rank`), the heaviest word
     a text holds does not count, only the others it holds: one shared word is
-    no evidence, two are the weight of the lighter one.
+    no evidence, two are the weight of the lighter one. With `by_length` (a request
+    too), a text longer than the texts' mean keeps `length_share` of its evidence.
     """
     every = not content_stems(words)  # nothing but function words: as the word search does
     asked = content_stems(words, every)
@@ -127,14 +134,47 @@ def word_evidence(
     weight = {s: math.log(1 + (n + 1) / (df[s] + 0.5)) for s in asked}
     total = sum(weight.values())
     held |= {tid: content_stems(text, every) & asked for tid, text in (also or {}).items()}
+    sizes = {tid: len(_WORD.findall(t)) for tid, t in (*texts.items(), *(also or {}).items())}
+    mean = max(1.0, sum(sizes.values()) / len(sizes)) if by_length and sizes else 0.0
     out = {}
     for tid, stems in held.items():
         held_weight = sum(weight[s] for s in stems)
         if past_the_first and stems:
             held_weight -= max(weight[s] for s in stems)
         if held_weight > 0:
-            out[tid] = held_weight / total
+            out[tid] = held_weight / total * (length_share(sizes[tid], mean) if mean else 1.0)
     return out
+
+
+def length_share(size: int, mean: float) -> float:
+    """What a text of `size` words keeps of its word evidence among texts of `mean` size:
+    BM25's length normalisation of a word held once, (k1 + 1) / (1 + k1 (1 - b + b
+    size / mean)) with its usual k1 = `LENGTH_K1`, b = `LENGTH_B` (as the baselines'
+    BM25), at most 1. A text of the mean size or shorter keeps all; twice the mean,
+    0.71; seven times, 0.25.
+
+    A long text holds some of a request's words by its length alone: a pasted
+    270-word paper abstract held "make", "new", "programming" and "language" of "How
+    can I make learning a new programming language more engaging?" and stood, with the
+    turn beside it, above "I strongly dislike gamified learning approaches" (PrefEval,
+    50 per actor; dense put that first, as its one vector dilutes a long text).
+    Runs in docs/decisions/prefeval-topics.md.
+    """
+    return min(1.0, (LENGTH_K1 + 1) / (1 + LENGTH_K1 * (1 - LENGTH_B + LENGTH_B * size / mean)))
+
+
+def without_asking(words: str, asking: Container[str]) -> str:
+    """`words` (a request's word query) without the words it asks with (`asking`:
+    `remem.policy.applies.asking_words`), or `words` itself when no content word would
+    be left.
+
+    They say that something is asked for, not what, and the memories of a person who
+    asks for things hold them too: "Does not like flea treatments on their pets" held
+    "like" of "good first pets for a young family like ours" beside "pets", and outranked
+    "Is allergic to pet dander" (PrefEval, 50 per actor, where dense put that first).
+    """
+    kept = " ".join(w for w in _WORD.findall(words.lower()) if w not in asking)
+    return kept if content_stems(kept) else words
 
 
 def named_fields(words: str, names: Mapping[str, Sequence[str]]) -> dict[str, str]:

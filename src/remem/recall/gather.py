@@ -39,7 +39,6 @@ import numpy.typing as npt
 from remem.embed.base import Embedder, embed_queries
 from remem.forksafe import ForkSafeLock
 from remem.model import Event, Record, Status
-from remem.policy.applies import is_request
 from remem.recall.applies import Applicable, gather_applicable
 from remem.recall.constraints import standing_turns
 from remem.recall.events import (
@@ -204,7 +203,8 @@ def gather(
     if query.speakers:
         sources = _source_events(store.events, req.scope.tenant, records.values(), sources)
     constraints: dict[str, str] = {}
-    if found is not None and embedder is not None and not req.past and is_request(req.query):
+    # a request in some life domain: one in none asks for knowledge, not a plan
+    if found is not None and embedder is not None and not req.past and applicable.domains:
         for said in standing_turns(store, embedder, req.scope, at):  # `remem.recall.constraints`
             found.events.setdefault(said.event.id, said.event)
             constraints[said.event.id] = said.kind

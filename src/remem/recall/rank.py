@@ -27,7 +27,13 @@ from datetime import datetime
 from typing import Any
 
 from remem.model import Event, PacketItem, Record, Status
-from remem.policy.applies import ANSWER_STYLE, applies_to, is_request, is_standing
+from remem.policy.applies import (
+    ANSWER_STYLE,
+    applies_to,
+    asking_words,
+    is_request,
+    is_standing,
+)
 from remem.policy.asker import about_asker
 from remem.policy.fields import field_names
 from remem.policy.metadata import matches
@@ -43,6 +49,7 @@ from remem.recall.fusion import (
     content_stems,
     fuse,
     named_fields,
+    without_asking,
     without_weak_vectors,
     word_evidence,
 )
@@ -145,7 +152,8 @@ def rank(g: Gathered, now: datetime) -> Ranking:
     also = {rid: words_of(rid, rec) for rid, rec in replaced.items()}
     # a request: its heaviest shared word orders nothing, but the floor still reads it
     choice = names_a_choice(g)
-    words = word_evidence(g.query.words, texts, also=also, past_the_first=choice)
+    asked = without_asking(g.query.words, asking_words(req.query)) if choice else g.query.words
+    words = word_evidence(asked, texts, also=also, past_the_first=choice, by_length=choice)
     every_word = word_evidence(g.query.words, texts, also=also) if choice else words
 
     scores = fuse(lexical, vector, words, returnable, also=replaced)

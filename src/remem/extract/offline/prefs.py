@@ -108,7 +108,7 @@ def rule_prefer(s: str) -> list[Fact]:
         )
     ):
         topic = slug(m["t"])
-    if m is None or re.match(_NOT_PREFERENCES, m["x"], _I):
+    if m is None or re.match(_NOT_PREFERENCES, m["x"], _I) or _AVOIDING.match(m["x"]):
         return []
     main = m["x"].strip()
     allow_to = not re.match(r"to\s", main, _I)
@@ -116,10 +116,23 @@ def rule_prefer(s: str) -> list[Fact]:
     main = said_thing(said)
     if not main or is_pronoun_thing(main) or is_pronoun_thing(strip_articles(said)):
         return []
+    if not topic and _KIND_OF.search(said):  # "cars with manual transmissions"
+        topic, kind = _like_key(said), strip_articles(cut(said, _KEY_END)).lower()
+        main = kind if len(kind) > len(main) else main  # `cut` ends a value at "with"
     neg = bool(m.groupdict().get("neg"))
     value = f"not {main}" if neg else main
     field = f"preference:{topic or _topic(main)}"
     return [Fact(third_person(s), Kind.PREFERENCE, field, value)]
+
+
+# A preferred thing that a clause makes a kind of that thing: "cars with manual
+# transmissions", "hotels that allow pets". It is kept under the kind (its own key), not
+# under the choice its head word names (`_TOPICS`: "car" is a choice of transport), so
+# that two kinds of car, said a month apart, are two preferences and not a change of mind.
+_KIND_OF = re.compile(r"\s(?:with|without|that|which|whose)\s", _I)
+# "I prefer to avoid X" is a stance (`rule_stance`): what someone avoids is not one choice
+# among others that a later choice replaces.
+_AVOIDING = re.compile(r"to\s+(?:avoid|steer\s+clear\s+of|stay\s+away\s+from|shun)\b", _I)
 
 
 # What a preference is set against: "tea over coffee", "tea rather than coffee", "tea,
