@@ -196,3 +196,30 @@ def test_a_text_a_local_model_cannot_take_fails_no_write_and_no_job(
         assert picky.refused == asked, "set aside: not handed to the model again"
         found = mem.recall(actor="ana", query="trip in May").records
         assert any(r.id == rid for r in found), "found by its words"
+
+
+class Flaky(HashEmbedder):
+    """A local model that fails once (as one may, out of memory for a moment), then
+    embeds every text."""
+
+    def __init__(self) -> None:
+        super().__init__(DIM)
+        self.failures = 1
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        if self.failures:
+            self.failures -= 1
+            raise RuntimeError("the model ran out of memory")
+        return super().embed(texts)
+
+
+@both_backends
+def test_a_write_a_local_model_failed_gets_its_vector_at_the_next_recall(
+    db_path: Path | str, clock: Clock
+) -> None:
+    with Memory.open(db_path, embedder=Flaky(), clock=clock) as mem:
+        mem.remember(actor="ana", text="Ana's trip to Lisbon is in May")
+        assert waiting(mem) == 1  # the write went on without its vector
+        packet = mem.recall(actor="ana", query="trip in May", explain=True)
+        assert waiting(mem) == 0, "filled in before the recall, as a server's would be"
+        assert packet.explain is not None and packet.explain["vector"]

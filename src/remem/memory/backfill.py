@@ -12,7 +12,8 @@ embedder, then by the next pass). A text the embedder refuses for good (a server
 until it stands alone, and it is set aside with the reason (`remem.memory.refusals`),
 so the texts after it get their vectors.
 
-It runs only for an embedder that may fail (`may_fail`: a server), where the job
+It runs only for an embedder that may fail (`may_fail`: a server, or any embedder a
+write went on without, such as a local model that failed on an input), where the job
 catch-up runs: before a library recall (`Memory.recall` with `catch_up` on, at most
 `RECALL_ITEMS` items and `RECALL_SECONDS`, while this memory has reason to think
 something waits: the first recall, or a write since that went without vectors);
@@ -52,24 +53,29 @@ WORKER_ITEMS = 256  # filled per tenant after a worker's claim of jobs, at most
 
 
 def may_fail(embedder: Embedder | None) -> bool:
-    """Whether vectors can be missing because of this embedder (a server's outage)."""
-    return bool(getattr(embedder, "may_fail", False))
+    """Whether vectors can be missing because of this embedder: a server (an outage),
+    or one that `missed` a write since it was last caught up (`embed_or_none`: a local
+    model that failed on an input)."""
+    return bool(getattr(embedder, "may_fail", False) or getattr(embedder, "missed", False))
 
 
 class LateVectors:
     """One memory's view of its late vectors: whether it has reason to think some wait
     (`suspect`: at first, and after a pass that did not finish), so that a recall looks
-    for them only then, or when its embedder `missed` a write since."""
+    for them only then, or when its embedder `missed` a write since; and whether its
+    embedder ever may have failed (`failed`), so that every recall after says what waits."""
 
     def __init__(self) -> None:
         self.suspect = True
+        self.failed = False
 
     def before_recall(self, deps: Deps, fill: bool = True) -> bool:
         """Fill in late vectors before a recall when there is reason to (and `fill`: a
         service's recall only reads, its worker fills them); whether the packet should
         say what still waits (`noted`): always, for an embedder that may fail."""
         embedder = deps.embedder()
-        if not may_fail(embedder):
+        self.failed = self.failed or may_fail(embedder)
+        if not self.failed:
             return False
         if not fill or not (self.suspect or getattr(embedder, "missed", False)):
             return True
