@@ -223,3 +223,22 @@ def test_a_write_a_local_model_failed_gets_its_vector_at_the_next_recall(
         packet = mem.recall(actor="ana", query="trip in May", explain=True)
         assert waiting(mem) == 0, "filled in before the recall, as a server's would be"
         assert packet.explain is not None and packet.explain["vector"]
+
+
+@both_backends
+def test_an_erased_text_set_aside_is_not_named_in_later_packets(
+    db_path: Path | str, clock: Clock, server: ScriptedLLM, script: Script
+) -> None:
+    with Memory.open(db_path, embedder=embedder(server.base_url), clock=clock) as mem:
+        script.down = True
+        bad = mem.remember(actor="ana", text=f"Ana's {MARK} trip notes, pasted whole").id
+        script.down = False
+        packet = mem.recall(actor="ana", query="trip", explain=True)
+        assert packet.explain is not None and packet.explain["refused"] == 1  # set aside
+        assert mem.forget(record_id=bad).verified
+        script.down = True  # another text waits: the packet says what of the actor waits
+        mem.remember(actor="ana", text="Ana keeps bees")
+        packet = mem.recall(actor="ana", query="bees", explain=True)
+        assert packet.explain is not None and packet.explain["unembedded"] == 1
+        assert not any(bad in n for n in packet.notes), packet.notes
+        assert packet.explain["refused"] == 0

@@ -38,6 +38,7 @@ import numpy.typing as npt
 from remem.embed.base import Embedder, embedder_down
 from remem.errors import EmbedderError, EmbedderInputRefused, EmbedderRefused
 from remem.memory.deps import Deps
+from remem.memory.refusals import Aside, Refusal
 from remem.model import Packet
 from remem.store.flows.backfill import START
 
@@ -228,14 +229,14 @@ def _fill_chunks(deps: Deps, asker: _Asker, limit: int, deadline: float | None) 
 def noted(packet: Packet, deps: Deps, actor: str) -> Packet:
     """`packet` with what of the actor still waits for a vector (recall finds it by words
     only): a note when anything does, and `explain["unembedded"]`; of those, the ones
-    the embedder refused and set aside, with its reason, and `explain["refused"]`."""
+    the embedder refused and set aside, with its reason, and `explain["refused"]` (those
+    still stored: one erased since is never named)."""
     left = deps.store.backfill.count_unembedded(deps.tenant, actor)
     embedder = deps.embedder()
-    refused = (
-        deps.refused.of(deps.tenant, embedder.name).of_actor(actor)
-        if left and embedder is not None
-        else []
-    )
+    refused: list[Refusal] = []
+    if left and embedder is not None:
+        aside = deps.refused.of(deps.tenant, embedder.name)
+        refused = _still_stored(deps, aside, aside.of_actor(actor))
     notes = packet.notes
     if left:
         notes = (
@@ -255,3 +256,18 @@ def noted(packet: Packet, deps: Deps, actor: str) -> Packet:
     if explain is not None:
         explain = {**explain, "unembedded": left, "refused": min(len(refused), left)}
     return replace(packet, notes=notes, explain=explain)
+
+
+def _still_stored(deps: Deps, aside: Aside, refused: list[Refusal]) -> list[Refusal]:
+    """Those of `refused` whose record or event is still stored; the others were erased
+    since (in any process) and are dropped from `aside`, never named again."""
+    if not refused:
+        return []
+    tenant = deps.tenant
+    ids = {kind: [r.id for r in refused if r.kind == kind] for kind in ("record", "event")}
+    stored = {("record", r.id) for r in deps.store.records.get_records(tenant, ids["record"])}
+    stored |= {("event", e.id) for e in deps.store.events.get_events(tenant, ids["event"])}
+    for r in refused:
+        if (r.kind, r.id) not in stored:
+            aside.drop(r.kind, r.id)
+    return [r for r in refused if (r.kind, r.id) in stored]
