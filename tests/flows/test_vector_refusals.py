@@ -17,6 +17,7 @@ import pytest
 from remem import Memory
 from remem.embed.base import HashEmbedder, Vectors
 from remem.embed.server import ServerEmbedder, ServerSettings
+from remem.errors import InvalidInput
 from remem.llm.retry import RetryPolicy
 from remem.memory.backfill import BATCH
 from remem.testing.llm_server import Reply, ScriptedLLM
@@ -242,3 +243,36 @@ def test_an_erased_text_set_aside_is_not_named_in_later_packets(
         assert packet.explain is not None and packet.explain["unembedded"] == 1
         assert not any(bad in n for n in packet.notes), packet.notes
         assert packet.explain["refused"] == 0
+
+
+class Tampered(HashEmbedder):
+    """A local model whose file fails its check (`tampered`), as the packaged MiniLM's
+    does when first used (`remem.embed.minilm.packaged.check_file`): remem's own error,
+    saying what to do, not a failure on one input; or, before, one down for a moment."""
+
+    def __init__(self) -> None:
+        super().__init__(DIM)
+        self.down, self.tampered = False, False
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        if self.tampered:
+            raise InvalidInput("model.onnx has sha256 0000, not 1234 (changed): reinstall it")
+        if self.down:
+            raise RuntimeError("the model ran out of memory")
+        return super().embed(texts)
+
+
+@both_backends
+def test_an_embedder_that_says_what_to_fix_fails_the_write_and_the_catch_up(
+    db_path: Path | str, clock: Clock
+) -> None:
+    model = Tampered()
+    with Memory.open(db_path, embedder=model, clock=clock) as mem:
+        model.down = True
+        mem.remember(actor="ana", text="Ana keeps bees")  # goes on without its vector
+        model.tampered = True
+        with pytest.raises(InvalidInput, match="reinstall it"):
+            mem.remember(actor="ana", text="Ana's trip to Lisbon is in May")
+        with pytest.raises(InvalidInput, match="reinstall it"):
+            mem.process()  # the catch-up of the first one's vector says so too
+        assert waiting(mem) == 1

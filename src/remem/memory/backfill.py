@@ -36,7 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from remem.embed.base import Embedder, embedder_down
-from remem.errors import EmbedderError, EmbedderInputRefused, EmbedderRefused
+from remem.errors import EmbedderError, EmbedderInputRefused, EmbedderRefused, RememError
 from remem.memory.deps import Deps
 from remem.memory.refusals import Aside, Refusal
 from remem.model import Packet
@@ -174,6 +174,8 @@ class _Asker:
             if not isinstance(exc, EmbedderInputRefused):
                 raise
             reason = str(exc)
+        except RememError:
+            raise  # remem's own word on what to fix (a model file that fails its check)
         except Exception as exc:  # a local model's failure on some input
             reason = f"{type(exc).__name__}: {exc}"
         if not self.probed:
