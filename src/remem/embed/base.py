@@ -58,6 +58,9 @@ def embed_queries(embedder: Embedder, texts: Sequence[str]) -> Vectors:
     return cast(Vectors, query(texts)) if callable(query) else embedder.embed(texts)
 
 
+REASON_MOST = 200  # characters of a failure's message logged (a model's may echo its input)
+
+
 def embed_or_none(
     embedder: Embedder | None, texts: Sequence[str]
 ) -> list[npt.NDArray[np.float32] | None]:
@@ -77,7 +80,8 @@ def embed_or_none(
         if isinstance(exc, RememError) and not isinstance(exc, EmbedderError):
             raise  # remem's own word on what to fix (a model file that fails its check)
         reason = str(exc) if isinstance(exc, EmbedderError) else f"{type(exc).__name__}: {exc}"
-        log.warning("%d text(s) written without vectors for now: %s", len(texts), reason)
+        log.warning("%d text(s) written without vectors for now: %s", len(texts),
+                    reason[:REASON_MOST])  # fmt: skip
         with contextlib.suppress(AttributeError):
             embedder.missed = True  # type: ignore[attr-defined]
         return [None] * len(texts)
