@@ -75,3 +75,17 @@ def test_records_are_held_until_a_write_here_or_elsewhere_and_read_the_same(
         packet = mem.recall(actor="ann", query="where is my passport").as_dict()
         with open_mem(db_path) as third:
             assert packet == third.recall(actor="ann", query="where is my passport").as_dict()
+
+
+@both_backends
+def test_a_caller_changing_the_metadata_it_was_handed_changes_no_later_read(
+    db_path: Path | str,
+) -> None:
+    with open_mem(db_path) as mem:
+        rid = mem.remember(actor="ann", text=TEXTS[1], metadata={"room": "garage"}).id
+        for _ in range(2):  # decoded, then held
+            (item,) = [r for r in mem.recall(actor="ann", query="kayak").records if r.id == rid]
+            assert item.metadata == {"room": "garage"}
+            item.metadata["room"] = "attic"  # the caller's own copy, to do with as it likes
+        (rec,) = mem.store.records.get_records(mem.tenant, [rid])
+        assert rec.metadata == {"room": "garage"}

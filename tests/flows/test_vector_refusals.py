@@ -17,6 +17,7 @@ import pytest
 from remem import Memory
 from remem.embed.base import HashEmbedder, Vectors
 from remem.embed.server import ServerEmbedder, ServerSettings
+from remem.errors import InvalidInput
 from remem.llm.retry import RetryPolicy
 from remem.memory.backfill import BATCH
 from remem.testing.llm_server import Reply, ScriptedLLM
@@ -196,3 +197,82 @@ def test_a_text_a_local_model_cannot_take_fails_no_write_and_no_job(
         assert picky.refused == asked, "set aside: not handed to the model again"
         found = mem.recall(actor="ana", query="trip in May").records
         assert any(r.id == rid for r in found), "found by its words"
+
+
+class Flaky(HashEmbedder):
+    """A local model that fails once (as one may, out of memory for a moment), then
+    embeds every text."""
+
+    def __init__(self) -> None:
+        super().__init__(DIM)
+        self.failures = 1
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        if self.failures:
+            self.failures -= 1
+            raise RuntimeError("the model ran out of memory")
+        return super().embed(texts)
+
+
+@both_backends
+def test_a_write_a_local_model_failed_gets_its_vector_at_the_next_recall(
+    db_path: Path | str, clock: Clock
+) -> None:
+    with Memory.open(db_path, embedder=Flaky(), clock=clock) as mem:
+        mem.remember(actor="ana", text="Ana's trip to Lisbon is in May")
+        assert waiting(mem) == 1  # the write went on without its vector
+        packet = mem.recall(actor="ana", query="trip in May", explain=True)
+        assert waiting(mem) == 0, "filled in before the recall, as a server's would be"
+        assert packet.explain is not None and packet.explain["vector"]
+
+
+@both_backends
+def test_an_erased_text_set_aside_is_not_named_in_later_packets(
+    db_path: Path | str, clock: Clock, server: ScriptedLLM, script: Script
+) -> None:
+    with Memory.open(db_path, embedder=embedder(server.base_url), clock=clock) as mem:
+        script.down = True
+        bad = mem.remember(actor="ana", text=f"Ana's {MARK} trip notes, pasted whole").id
+        script.down = False
+        packet = mem.recall(actor="ana", query="trip", explain=True)
+        assert packet.explain is not None and packet.explain["refused"] == 1  # set aside
+        assert mem.forget(record_id=bad).verified
+        script.down = True  # another text waits: the packet says what of the actor waits
+        mem.remember(actor="ana", text="Ana keeps bees")
+        packet = mem.recall(actor="ana", query="bees", explain=True)
+        assert packet.explain is not None and packet.explain["unembedded"] == 1
+        assert not any(bad in n for n in packet.notes), packet.notes
+        assert packet.explain["refused"] == 0
+
+
+class Tampered(HashEmbedder):
+    """A local model whose file fails its check (`tampered`), as the packaged MiniLM's
+    does when first used (`remem.embed.minilm.packaged.check_file`): remem's own error,
+    saying what to do, not a failure on one input; or, before, one down for a moment."""
+
+    def __init__(self) -> None:
+        super().__init__(DIM)
+        self.down, self.tampered = False, False
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        if self.tampered:
+            raise InvalidInput("model.onnx has sha256 0000, not 1234 (changed): reinstall it")
+        if self.down:
+            raise RuntimeError("the model ran out of memory")
+        return super().embed(texts)
+
+
+@both_backends
+def test_an_embedder_that_says_what_to_fix_fails_the_write_and_the_catch_up(
+    db_path: Path | str, clock: Clock
+) -> None:
+    model = Tampered()
+    with Memory.open(db_path, embedder=model, clock=clock) as mem:
+        model.down = True
+        mem.remember(actor="ana", text="Ana keeps bees")  # goes on without its vector
+        model.tampered = True
+        with pytest.raises(InvalidInput, match="reinstall it"):
+            mem.remember(actor="ana", text="Ana's trip to Lisbon is in May")
+        with pytest.raises(InvalidInput, match="reinstall it"):
+            mem.process()  # the catch-up of the first one's vector says so too
+        assert waiting(mem) == 1

@@ -83,3 +83,25 @@ def test_held_records_are_checked_and_the_rest_read_in_one_round_trip(
     assert n == 1  # a1's scope version and a2 itself, in one pipeline
     again = store.records.get_records("t1", ["a1"])
     assert again[0] is first[0]  # held: its scope has not moved on
+
+
+def test_a_read_transaction_inside_an_open_span_costs_only_its_statements(
+    store: PostgresStore, tmp_path: Path
+) -> None:
+    trace, found = tmp_path / "trace", list[object]()
+    with store.backend.span("t1"):
+        store.records.get_record("t1", "none")  # the span's transaction is open
+        span = store.backend.spans.current()
+        assert span is not None and span.conn is not None
+        with trace.open("w") as out:
+            span.conn.pgconn.trace(out.fileno())
+            span.conn.pgconn.set_trace_flags(Trace.SUPPRESS_TIMESTAMPS)
+            try:
+                with store.backend.reading("t1") as db:
+                    found.append(db.execute("SELECT 1 AS one").fetchall()[0]["one"])
+            finally:
+                span.conn.pgconn.untrace()
+    sent = [line.split() for line in trace.read_text().splitlines()]
+    n = sum(1 for f in sent if len(f) > 2 and f[0] == "F" and f[2] in ("Sync", "Query"))
+    assert found == [1]
+    assert n == 1  # the statement: nothing else is sent in an open transaction

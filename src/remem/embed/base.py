@@ -14,7 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from remem.embed.vectors import Vectors
-from remem.errors import EmbedderError, InvalidInput
+from remem.errors import EmbedderError, InvalidInput, RememError
 
 __all__ = [
     "Embedder",
@@ -58,23 +58,30 @@ def embed_queries(embedder: Embedder, texts: Sequence[str]) -> Vectors:
     return cast(Vectors, query(texts)) if callable(query) else embedder.embed(texts)
 
 
+REASON_MOST = 200  # characters of a failure's message logged (a model's may echo its input)
+
+
 def embed_or_none(
     embedder: Embedder | None, texts: Sequence[str]
 ) -> list[npt.NDArray[np.float32] | None]:
     """The vectors of texts about to be written, or None for each when there is no
     embedder or it could not embed them now (an `EmbedderError`: an embeddings server
     down, refusing or answering nonsense; or any failure of a local model on one of
-    them). A write goes on without them and `remem.memory.backfill` fills them in later
-    (and sets aside a text the embedder refuses for good): neither an outage nor one bad
-    text loses what is written, or fails its extraction job. The embedder's `missed` is
-    set, so the memory knows to look for them."""
+    them, but remem's own errors, which say what to fix and are raised). A write goes
+    on without them and `remem.memory.backfill` fills them in later (and sets aside a
+    text the embedder refuses for good): neither an outage nor one bad text loses what
+    is written, or fails its extraction job. The embedder's `missed` is set, so the
+    memory knows to look for them."""
     if embedder is None or not texts:
         return [None] * len(texts)
     try:
         return list(embedder.embed(texts))
     except Exception as exc:  # an EmbedderError, or a local model's failure on an input
+        if isinstance(exc, RememError) and not isinstance(exc, EmbedderError):
+            raise  # remem's own word on what to fix (a model file that fails its check)
         reason = str(exc) if isinstance(exc, EmbedderError) else f"{type(exc).__name__}: {exc}"
-        log.warning("%d text(s) written without vectors for now: %s", len(texts), reason)
+        log.warning("%d text(s) written without vectors for now: %s", len(texts),
+                    reason[:REASON_MOST])  # fmt: skip
         with contextlib.suppress(AttributeError):
             embedder.missed = True  # type: ignore[attr-defined]
         return [None] * len(texts)

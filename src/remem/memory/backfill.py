@@ -12,7 +12,8 @@ embedder, then by the next pass). A text the embedder refuses for good (a server
 until it stands alone, and it is set aside with the reason (`remem.memory.refusals`),
 so the texts after it get their vectors.
 
-It runs only for an embedder that may fail (`may_fail`: a server), where the job
+It runs only for an embedder that may fail (`may_fail`: a server, or any embedder a
+write went on without, such as a local model that failed on an input), where the job
 catch-up runs: before a library recall (`Memory.recall` with `catch_up` on, at most
 `RECALL_ITEMS` items and `RECALL_SECONDS`, while this memory has reason to think
 something waits: the first recall, or a write since that went without vectors);
@@ -35,8 +36,9 @@ import numpy as np
 import numpy.typing as npt
 
 from remem.embed.base import Embedder, embedder_down
-from remem.errors import EmbedderError, EmbedderInputRefused, EmbedderRefused
+from remem.errors import EmbedderError, EmbedderInputRefused, EmbedderRefused, RememError
 from remem.memory.deps import Deps
+from remem.memory.refusals import Aside, Refusal
 from remem.model import Packet
 from remem.store.flows.backfill import START
 
@@ -52,24 +54,29 @@ WORKER_ITEMS = 256  # filled per tenant after a worker's claim of jobs, at most
 
 
 def may_fail(embedder: Embedder | None) -> bool:
-    """Whether vectors can be missing because of this embedder (a server's outage)."""
-    return bool(getattr(embedder, "may_fail", False))
+    """Whether vectors can be missing because of this embedder: a server (an outage),
+    or one that `missed` a write since it was last caught up (`embed_or_none`: a local
+    model that failed on an input)."""
+    return bool(getattr(embedder, "may_fail", False) or getattr(embedder, "missed", False))
 
 
 class LateVectors:
     """One memory's view of its late vectors: whether it has reason to think some wait
     (`suspect`: at first, and after a pass that did not finish), so that a recall looks
-    for them only then, or when its embedder `missed` a write since."""
+    for them only then, or when its embedder `missed` a write since; and whether its
+    embedder ever may have failed (`failed`), so that every recall after says what waits."""
 
     def __init__(self) -> None:
         self.suspect = True
+        self.failed = False
 
     def before_recall(self, deps: Deps, fill: bool = True) -> bool:
         """Fill in late vectors before a recall when there is reason to (and `fill`: a
         service's recall only reads, its worker fills them); whether the packet should
         say what still waits (`noted`): always, for an embedder that may fail."""
         embedder = deps.embedder()
-        if not may_fail(embedder):
+        self.failed = self.failed or may_fail(embedder)
+        if not self.failed:
             return False
         if not fill or not (self.suspect or getattr(embedder, "missed", False)):
             return True
@@ -167,6 +174,8 @@ class _Asker:
             if not isinstance(exc, EmbedderInputRefused):
                 raise
             reason = str(exc)
+        except RememError:
+            raise  # remem's own word on what to fix (a model file that fails its check)
         except Exception as exc:  # a local model's failure on some input
             reason = f"{type(exc).__name__}: {exc}"
         if not self.probed:
@@ -222,14 +231,14 @@ def _fill_chunks(deps: Deps, asker: _Asker, limit: int, deadline: float | None) 
 def noted(packet: Packet, deps: Deps, actor: str) -> Packet:
     """`packet` with what of the actor still waits for a vector (recall finds it by words
     only): a note when anything does, and `explain["unembedded"]`; of those, the ones
-    the embedder refused and set aside, with its reason, and `explain["refused"]`."""
+    the embedder refused and set aside, with its reason, and `explain["refused"]` (those
+    still stored: one erased since is never named)."""
     left = deps.store.backfill.count_unembedded(deps.tenant, actor)
     embedder = deps.embedder()
-    refused = (
-        deps.refused.of(deps.tenant, embedder.name).of_actor(actor)
-        if left and embedder is not None
-        else []
-    )
+    refused: list[Refusal] = []
+    if left and embedder is not None:
+        aside = deps.refused.of(deps.tenant, embedder.name)
+        refused = _still_stored(deps, aside, aside.of_actor(actor))
     notes = packet.notes
     if left:
         notes = (
@@ -249,3 +258,18 @@ def noted(packet: Packet, deps: Deps, actor: str) -> Packet:
     if explain is not None:
         explain = {**explain, "unembedded": left, "refused": min(len(refused), left)}
     return replace(packet, notes=notes, explain=explain)
+
+
+def _still_stored(deps: Deps, aside: Aside, refused: list[Refusal]) -> list[Refusal]:
+    """Those of `refused` whose record or event is still stored; the others were erased
+    since (in any process) and are dropped from `aside`, never named again."""
+    if not refused:
+        return []
+    tenant = deps.tenant
+    ids = {kind: [r.id for r in refused if r.kind == kind] for kind in ("record", "event")}
+    stored = {("record", r.id) for r in deps.store.records.get_records(tenant, ids["record"])}
+    stored |= {("event", e.id) for e in deps.store.events.get_events(tenant, ids["event"])}
+    for r in refused:
+        if (r.kind, r.id) not in stored:
+            aside.drop(r.kind, r.id)
+    return [r for r in refused if (r.kind, r.id) in stored]

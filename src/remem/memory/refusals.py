@@ -58,6 +58,10 @@ class Aside:
         log.warning("%s %s is set aside without a vector: refused %s (%s)", kind, id,
                     self.said, reason[:MAX_REASON])  # fmt: skip
 
+    def drop(self, kind: str, id: str) -> None:
+        """Forget a text set aside (erased since)."""
+        self.refused.pop((kind, id), None)
+
     def of_actor(self, actor: str) -> list[Refusal]:
         """The actor's texts set aside, oldest first."""
         return [r for r in list(self.refused.values()) if r.actor == actor]

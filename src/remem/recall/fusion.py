@@ -93,14 +93,27 @@ STEMS_KEPT = 4096
 """Texts whose stems `content_stems` keeps (least recently used dropped first): a
 recall reads the stems of each of its 80 or so candidates, mostly the same records
 as the recall before (about 0.5 ms of a recall at 100,000 records)."""
+STEMS_KEPT_CHARS = 1000
+"""The longest text whose stems are kept: a longer one (an event may hold 100,000
+characters, 1.3 MB with its stems) is stemmed at each call. Kept texts and their stems
+then hold at most about 70 MB (16 KB for 1,000 characters of distinct words)."""
 
 
-@functools.lru_cache(maxsize=STEMS_KEPT)
 def content_stems(text: str, keep_function_words: bool = False) -> frozenset[str]:
-    """The stems of a text's words that the word search does not ignore (or all)."""
+    """The stems of a text's words that the word search does not ignore (or all); those
+    of a text of at most `STEMS_KEPT_CHARS` characters are kept (`STEMS_KEPT` texts)."""
+    if len(text) > STEMS_KEPT_CHARS:
+        return _stems(text, keep_function_words)
+    return _kept_stems(text, keep_function_words)
+
+
+def _stems(text: str, keep_function_words: bool) -> frozenset[str]:
     return frozenset(
         _stem(w) for w in _WORD.findall(text.lower()) if keep_function_words or w not in STOPWORDS
     )
+
+
+_kept_stems = functools.lru_cache(maxsize=STEMS_KEPT)(_stems)
 
 
 def word_evidence(

@@ -20,6 +20,7 @@ is tested directly on small hand-made values (tests/unit/test_recall_rank.py).
 
 from __future__ import annotations
 
+import copy
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -317,7 +318,9 @@ def conflicts(records: tuple[Record, ...]) -> list[dict[str, Any]]:
 
 
 def record_item(rec: Record, score: float) -> PacketItem:
-    """A record as a packet item; a flagged record goes back as quoted data."""
+    """A record as a packet item; a flagged record goes back as quoted data. Its metadata
+    is a copy: the store and the recall's caches hand the same record to every recall
+    (`remem.store.flows.records.Held`), and a caller may change what it was handed."""
     text = quote(rec.text) if rec.flags else rec.text
     return PacketItem(
         id=rec.id,
@@ -329,7 +332,7 @@ def record_item(rec: Record, score: float) -> PacketItem:
         source=rec.source.as_dict() | {"authority": rec.authority.value},
         score=score,
         tokens=estimate_tokens(text) + ITEM_OVERHEAD_TOKENS,
-        metadata=rec.metadata,
+        metadata=copy.deepcopy(rec.metadata),  # the caller's own: held records are shared
         flags=rec.flags,
     )
 

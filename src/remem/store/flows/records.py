@@ -18,8 +18,9 @@ write lock; PostgreSQL's bound to the tenant, with the step's jobs and grown
 records locked), and what is truly its own (`RecordUpkeep`): full-text upkeep,
 vector rows, work before the transaction (PostgreSQL's HNSW index for a new model)
 and after it (a scope the write made large gets an index of its own), and the note
-that a scope's records changed. SQLite also keeps decoded records while its file is
-unchanged (`HeldRecords`, `remem.store.sqlite.upkeep`).
+that a scope's records changed. Each also keeps decoded records (`Held`): SQLite while
+its file is unchanged, PostgreSQL while their scope's version stands (`HeldRecords` in
+`remem.store.sqlite.upkeep` and `remem.store.postgres.upkeep`).
 """
 
 from __future__ import annotations
@@ -136,7 +137,8 @@ Reader = Callable[[str, Sequence[str]], list[Record]]
 
 
 class Held(Protocol):
-    """Decoded records a backend keeps between reads (`remem.store.sqlite.upkeep`)."""
+    """Decoded records a backend keeps between reads (`HeldRecords` of
+    `remem.store.sqlite.upkeep`, `remem.store.postgres.upkeep`)."""
 
     def get(self, tenant: str, ids: Sequence[str], read: Reader) -> list[Record]:
         """These records, from the copies where they are current, else through `read`."""

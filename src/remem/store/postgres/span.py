@@ -157,8 +157,8 @@ class Spans:
         conn = span.conn = span.conn or self._pool.getconn()
         try:
             curs = [conn.cursor(row_factory=dict_row) for _ in range(n)]
-            if not fresh and not settings and n == 1:
-                yield curs  # a read alone: one round trip, nothing else sent
+            if not fresh and not settings and n <= 1:
+                yield curs  # a read alone (or none: `cursor`): nothing else sent
                 return
             with conn.pipeline():
                 if fresh:
