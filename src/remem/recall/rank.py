@@ -332,7 +332,8 @@ def record_item(rec: Record, score: float) -> PacketItem:
         source=rec.source.as_dict() | {"authority": rec.authority.value},
         score=score,
         tokens=estimate_tokens(text) + ITEM_OVERHEAD_TOKENS,
-        metadata=copy.deepcopy(rec.metadata),  # the caller's own: held records are shared
+        # the caller's own: held records are shared (most have none: nothing to copy)
+        metadata=copy.deepcopy(rec.metadata) if rec.metadata else {},
         flags=rec.flags,
     )
 
