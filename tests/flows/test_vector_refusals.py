@@ -19,12 +19,23 @@ from remem.embed.base import HashEmbedder, Vectors
 from remem.embed.server import ServerEmbedder, ServerSettings
 from remem.errors import InvalidInput
 from remem.llm.retry import RetryPolicy
+from remem.memory import backfill
 from remem.memory.backfill import BATCH
 from remem.testing.llm_server import Reply, ScriptedLLM
 from tests.support.backends import both_backends
 from tests.support.clock import Clock
 
 FAST = RetryPolicy(attempts=2, base_seconds=0.001, max_seconds=0.002)
+
+
+@pytest.fixture(autouse=True)
+def unhurried_fill(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A recall's fill stops after `RECALL_SECONDS`; on a loaded machine the bisections
+    here could take longer, and what these tests count would depend on the load. The
+    bound is not what they test."""
+    monkeypatch.setattr(backfill, "RECALL_SECONDS", 60.0)
+
+
 DIM = 64
 TOO_LONG = "input is too long for model fake-embed: 9000 tokens, at most 8192"
 MARK = "zanzibar"  # the word the server refuses a text for
