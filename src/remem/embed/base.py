@@ -7,14 +7,14 @@ import hashlib
 import logging
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Protocol, cast, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
 from remem.embed.vectors import Vectors
-from remem.errors import EmbedderError, InvalidInput, RememError
+from remem.errors import EmbedderError, EmbedderInputRefused, InvalidInput, RememError
 
 __all__ = [
     "Embedder",
@@ -55,10 +55,28 @@ def embed_queries(embedder: Embedder, texts: Sequence[str]) -> Vectors:
     encoder of the same model for vectors that are compared, never stored; see
     `MiniLMEmbedder.embed_query`), else `embedder.embed`."""
     query = getattr(embedder, "embed_query", None)
-    return cast(Vectors, query(texts)) if callable(query) else embedder.embed(texts)
+    with local_failures_refused("the query"):
+        return cast(Vectors, query(texts)) if callable(query) else embedder.embed(texts)
 
 
 REASON_MOST = 200  # characters of a failure's message logged (a model's may echo its input)
+
+
+@contextlib.contextmanager
+def local_failures_refused(what: str) -> Iterator[None]:
+    """A local model's failure on its input (any exception but remem's own errors, which
+    say what to fix and go up as they are) raised as an `EmbedderInputRefused` naming
+    `what` and the failure in at most `REASON_MOST` characters: as when a server refuses,
+    the input is at fault, not the embedder, so a write goes on without its vector
+    (`embed_or_none`), the catch-up sets the text aside (`remem.memory.backfill`) and a
+    recall goes on by words (`remem.recall.engine`)."""
+    try:
+        yield
+    except RememError:
+        raise
+    except Exception as exc:
+        said = f"{type(exc).__name__}: {exc}"[:REASON_MOST]
+        raise EmbedderInputRefused(f"a local model failed on {what}: {said}") from exc
 
 
 def embed_or_none(
@@ -75,13 +93,11 @@ def embed_or_none(
     if embedder is None or not texts:
         return [None] * len(texts)
     try:
-        return list(embedder.embed(texts))
-    except Exception as exc:  # an EmbedderError, or a local model's failure on an input
-        if isinstance(exc, RememError) and not isinstance(exc, EmbedderError):
-            raise  # remem's own word on what to fix (a model file that fails its check)
-        reason = str(exc) if isinstance(exc, EmbedderError) else f"{type(exc).__name__}: {exc}"
+        with local_failures_refused("the text(s)"):
+            return list(embedder.embed(texts))
+    except EmbedderError as exc:
         log.warning("%d text(s) written without vectors for now: %s", len(texts),
-                    reason[:REASON_MOST])  # fmt: skip
+                    str(exc)[:REASON_MOST])  # fmt: skip
         with contextlib.suppress(AttributeError):
             embedder.missed = True  # type: ignore[attr-defined]
         return [None] * len(texts)

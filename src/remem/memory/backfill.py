@@ -35,8 +35,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from remem.embed.base import Embedder, embedder_down
-from remem.errors import EmbedderError, EmbedderInputRefused, EmbedderRefused, RememError
+from remem.embed.base import Embedder, embedder_down, local_failures_refused
+from remem.errors import EmbedderError, EmbedderInputRefused, EmbedderRefused
 from remem.memory.deps import Deps
 from remem.memory.refusals import Aside, Refusal
 from remem.model import Packet
@@ -169,15 +169,10 @@ class _Asker:
         if not texts:
             return []
         try:
-            return list(self.embedder.embed(texts))
-        except EmbedderError as exc:
-            if not isinstance(exc, EmbedderInputRefused):
-                raise
+            with local_failures_refused("the text(s)"):
+                return list(self.embedder.embed(texts))
+        except EmbedderInputRefused as exc:  # other errors, remem's own too, end the pass
             reason = str(exc)
-        except RememError:
-            raise  # remem's own word on what to fix (a model file that fails its check)
-        except Exception as exc:  # a local model's failure on some input
-            reason = f"{type(exc).__name__}: {exc}"
         if not self.probed:
             self._probe(reason)
         if len(texts) == 1:

@@ -36,9 +36,7 @@ from datetime import datetime
 import numpy as np
 import numpy.typing as npt
 
-from remem.embed.base import REASON_MOST, Embedder, embed_queries
-from remem.embed.vectors import Vectors
-from remem.errors import EmbedderInputRefused, RememError
+from remem.embed.base import Embedder, embed_queries
 from remem.forksafe import ForkSafeLock
 from remem.model import Event, Record, Status
 from remem.recall.applies import Applicable, gather_applicable
@@ -248,25 +246,11 @@ def _query_vectors(embedder: Embedder | None, query: Query) -> _Vectors | None:
     if embedder is None:
         return None
     if query.embedded == query.text:
-        return _Vectors(query.text, _asked(embedder, [query.text])[0])
-    asked, nameless = _asked(embedder, [query.text, query.embedded])
+        return _Vectors(query.text, embed_queries(embedder, [query.text])[0])
+    asked, nameless = embed_queries(embedder, [query.text, query.embedded])
     both = asked + nameless
     mean = (both / max(float(np.linalg.norm(both)), 1e-9)).astype(np.float32)
     return _Vectors(query.embedded, mean)
-
-
-def _asked(embedder: Embedder, texts: list[str]) -> Vectors:
-    """`embed_queries`, with a local model's failure on the query's text raised as an
-    `EmbedderInputRefused`: the recall goes on by words and its notes say why
-    (`remem.recall.engine.recall`), as when a server refuses; remem's own errors, which
-    say what to fix, go up as they are (as on a write: `embed_or_none`)."""
-    try:
-        return embed_queries(embedder, texts)
-    except RememError:
-        raise
-    except Exception as exc:
-        said = f"{type(exc).__name__}: {exc}"[:REASON_MOST]
-        raise EmbedderInputRefused(f"a local model failed on the query: {said}") from exc
 
 
 class _Embedding:
