@@ -147,8 +147,12 @@ def word_evidence(
     weight = {s: math.log(1 + (n + 1) / (df[s] + 0.5)) for s in asked}
     total = sum(weight.values())
     held |= {tid: content_stems(text, every) & asked for tid, text in (also or {}).items()}
-    sizes = {tid: len(_WORD.findall(t)) for tid, t in (*texts.items(), *(also or {}).items())}
-    mean = max(1.0, sum(sizes.values()) / len(sizes)) if by_length and sizes else 0.0
+    sizes = (
+        {tid: len(_WORD.findall(t)) for tid, t in (*texts.items(), *(also or {}).items())}
+        if by_length
+        else {}
+    )
+    mean = max(1.0, sum(sizes.values()) / len(sizes)) if sizes else 0.0
     out = {}
     for tid, stems in held.items():
         held_weight = sum(weight[s] for s in stems)
