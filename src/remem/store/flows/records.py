@@ -135,6 +135,9 @@ class RecordUpkeep(Protocol):
 
 Reader = Callable[[str, Sequence[str]], list[Record]]
 
+RECORDS_HELD = 10_000
+"""Decoded records a store's `Held` keeps (the oldest dropped first), on either backend."""
+
 
 class Held(Protocol):
     """Decoded records a backend keeps between reads (`HeldRecords` of

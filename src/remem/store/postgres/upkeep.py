@@ -21,7 +21,7 @@ from psycopg.rows import DictRow
 from remem.errors import StoreError
 from remem.model import Event, Record
 from remem.store.flows.backend import Tx
-from remem.store.flows.records import Reader, Vector
+from remem.store.flows.records import RECORDS_HELD, Reader, Vector
 from remem.store.postgres import sql as q
 from remem.store.postgres.backend import PostgresBackend
 from remem.store.rows import record_from
@@ -103,8 +103,6 @@ class PostgresUpkeep:
 # beside the version of their scope (`scope_versions`), which the transaction of every
 # write to a scope's records moves on, in any process: inserts, status changes, grown
 # sources and erasures (`RecordUpkeep.scope_changed`).
-RECORDS_HELD = 10_000
-"""Decoded records kept per store (the oldest dropped first), as on SQLite."""
 
 
 class _Held(NamedTuple):

@@ -18,13 +18,11 @@ import numpy as np
 
 from remem.model import Event, Record
 from remem.store.flows.backend import CHUNK, Row, Tx, chunks
-from remem.store.flows.records import Reader, Vector
+from remem.store.flows.records import RECORDS_HELD, Reader, Vector
 from remem.store.sqlite import sql as q
 from remem.store.sqlite.backend import SQLiteBackend
 from remem.store.sqlite.sql import scope_token, scoped_text
 from remem.store.values import StatusChange, Write
-
-RECORDS_HELD = 10_000  # decoded records kept by `HeldRecords` (the oldest dropped first)
 
 
 class SQLiteUpkeep:
