@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import time
 
 from remem.eval.bench import local
 
@@ -36,3 +39,13 @@ def test_the_cpu_of_a_process_tree_is_read() -> None:
     spent = local.tree_cpu_seconds(os.getpid())
     assert spent is not None and spent > 0
     assert local.tree_cpu_seconds(2**22 + 7) is None  # above the kernel's pid_max
+
+
+def test_a_child_that_exits_keeps_its_cpu_in_the_tree() -> None:
+    # a server worker replaced by its supervisor must not take its time with it: the
+    # figures of `remem bench --http` would go down, below zero (seen under load)
+    burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass"
+    child = subprocess.Popen([sys.executable, "-c", burn])
+    child.wait()  # waited for: its time is now this process's children's
+    spent = local.tree_cpu_seconds(os.getpid())
+    assert spent is not None and spent >= time.process_time() + 0.25  # ticks of 10 ms

@@ -65,7 +65,9 @@ def plan(requests: int, block: int = BLOCK) -> list[tuple[str, list[int]]]:
 
 def tree_cpu_seconds(root: int) -> float | None:
     """The CPU time (user and system) process `root` and its descendants have spent so
-    far, read from /proc (None where there is none)."""
+    far, read from /proc (None where there is none). Each process's count holds the
+    children it has waited for, so a process that exits (a server worker replaced by
+    its supervisor) takes none of the tree's time with it."""
     parent: dict[int, int] = {}
     ticks: dict[int, int] = {}
     try:
@@ -78,7 +80,7 @@ def tree_cpu_seconds(root: int) -> float | None:
                 with open(f"/proc/{entry}/stat", encoding="ascii") as f:
                     fields = f.read().rsplit(")", 1)[1].split()
                 parent[int(entry)] = int(fields[1])
-                ticks[int(entry)] = int(fields[11]) + int(fields[12])
+                ticks[int(entry)] = sum(int(t) for t in fields[11:15])  # utime stime cutime cstime
     if root not in ticks:
         return None
     tree, i = [root], 0
