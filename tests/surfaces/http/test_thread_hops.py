@@ -2,7 +2,8 @@
 (non-async) dependency, and a plain route, on its thread pool, one hop each. The key
 lookup reads the database and the route recalls or writes, so those two run there;
 nothing else does (an attribute read or a constant on a thread costs a request about
-0.5 ms of CPU in wake-ups under load: docs/benchmarks.md)."""
+0.5 ms of CPU in wake-ups under load: docs/benchmarks.md). `POST /v1/memories/retrieve`
+runs both in one hop (`remem.service.onehop`, tests/surfaces/http/test_one_hop.py)."""
 
 from __future__ import annotations
 

@@ -12,10 +12,11 @@ from remem.policy.scope import Principal
 from remem.recall.request import RecallAsk
 from remem.service import audit
 from remem.service.answers import KEYED, PacketOut, errors
+from remem.service.onehop import OneHop
 from remem.service.routes.deps import Service, Svc, Via, Who
 from remem.service.schemas import RetrieveIn
 
-router = APIRouter()
+router = APIRouter(route_class=OneHop)  # the key, the body and the recall in one hop
 
 
 @router.post(
