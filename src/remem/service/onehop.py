@@ -13,8 +13,9 @@ body is read (`BodyLimit` has already bounded it); then one hop runs, in order, 
 lookup (401 for no valid key, whatever the body holds, as before), the body's JSON and
 its validation against the endpoint's body model (422 with FastAPI's error locations,
 `remem.service.http_errors`), and the endpoint. The endpoint must be a plain function
-taking the body model, `deps.Who`, `deps.Svc` and optionally `deps.Via`, and return a
-`Response` (its answer already serialized): the class refuses, when the route is
+taking the body (a model, or a union of models), `deps.Who`, `deps.Svc` and optionally
+`deps.Via`, and return a `Response` (its answer already serialized, so no hop is spent
+validating it against the response model): the class refuses, when the route is
 declared, any other shape.
 """
 
@@ -24,12 +25,12 @@ import email.message
 import inspect
 import json
 from collections.abc import Callable, Coroutine
-from typing import Any, get_type_hints
+from typing import Any, get_args, get_type_hints
 
 from fastapi import HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
@@ -47,7 +48,7 @@ class OneHop(APIRoute):
 
     def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
         super().__init__(path, endpoint, **kwargs)
-        self.body_model = _body_model(endpoint, self.dependant)
+        self.body_type = TypeAdapter(_body_type(endpoint, self.dependant))
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         endpoint = self.endpoint
@@ -69,8 +70,8 @@ class OneHop(APIRoute):
 
         return handle
 
-    def _body(self, request: Request, raw: bytes) -> BaseModel:
-        """The body as the endpoint's model, validated as FastAPI validates a JSON body
+    def _body(self, request: Request, raw: bytes) -> Any:
+        """The body as the endpoint's type, validated as FastAPI validates a JSON body
         (errors located under "body"); RequestValidationError (422) otherwise."""
         if not raw:
             raise RequestValidationError(
@@ -87,7 +88,7 @@ class OneHop(APIRoute):
             except (UnicodeDecodeError, RecursionError) as exc:
                 raise HTTPException(400, "There was an error parsing the body") from exc
         try:
-            return self.body_model.model_validate(given)
+            return self.body_type.validate_python(given)
         except ValidationError as exc:
             errors = exc.errors(include_url=False)
             raise RequestValidationError(
@@ -108,15 +109,15 @@ def _is_json(content_type: str | None) -> bool:
     )
 
 
-def _body_model(endpoint: Callable[..., Any], dependant: Any) -> type[BaseModel]:
-    """The endpoint's body model; TypeError for an endpoint this class cannot serve."""
+def _body_type(endpoint: Callable[..., Any], dependant: Any) -> Any:
+    """The endpoint's body type; TypeError for an endpoint this class cannot serve."""
     if inspect.iscoroutinefunction(endpoint):
         raise TypeError(f"{endpoint.__name__}: OneHop serves a plain function, not a coroutine")
     calls = {d.name: d.call for d in dependant.dependencies}
     names = list(inspect.signature(endpoint).parameters)
-    model = get_type_hints(endpoint).get(names[0]) if len(dependant.body_params) == 1 else None
+    body = get_type_hints(endpoint).get(names[0]) if len(dependant.body_params) == 1 else None
     if (
-        not (isinstance(model, type) and issubclass(model, BaseModel))
+        not all(isinstance(m, type) and issubclass(m, BaseModel) for m in get_args(body) or [body])
         or names[1:] not in (["who", "svc"], ["who", "svc", "via"])
         or dependant.path_params
         or dependant.query_params
@@ -128,4 +129,4 @@ def _body_model(endpoint: Callable[..., Any], dependant: Any) -> type[BaseModel]
         raise TypeError(
             f"{endpoint.__name__}: OneHop serves (body: Model, who: Who, svc: Svc[, via: Via])"
         )
-    return model
+    return body

@@ -1,10 +1,12 @@
-"""`POST /v1/memories/retrieve` in one thread hop (`remem.service.onehop.OneHop`): the key,
-the body and the recall run on one thread of the pool, and the route still answers a
-missing key, a bad key and a bad body as before and as the routes FastAPI serves do."""
+"""`POST /v1/memories/retrieve` and `POST /v1/events` in one thread hop
+(`remem.service.onehop.OneHop`): the key, the body and the work run on one thread of
+the pool, and the routes still answer a missing key, a bad key and a bad body as before
+and as the routes FastAPI serves do."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import product
 from pathlib import Path
 from typing import Any
 
@@ -61,12 +63,41 @@ def test_a_retrieve_hops_to_a_thread_once(
     assert len(hops) >= 2, hops  # FastAPI's: the key, the work (and checking its answer)
 
 
+def test_an_append_hops_to_a_thread_once(
+    app: tuple[TestClient, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    client, secret = app
+    hops: list[str] = []
+    run_sync = anyio.to_thread.run_sync
+
+    async def counted(func: Any, *args: Any, **kw: Any) -> Any:
+        hops.append(getattr(func, "__name__", repr(func)))
+        return await run_sync(func, *args, **kw)
+
+    monkeypatch.setattr(anyio.to_thread, "run_sync", counted)
+    one = {"actor_id": "ana", "session_id": "s1", "role": "user", "text": "I moved to Porto"}
+    got = client.post("/v1/events", headers=_key(secret), json={**one, "event_id": "e1"})
+    assert got.status_code == 201, got.text
+    assert got.json() == {"events": [{"event_id": "e1", "created": True}]}
+    batch = {"events": [{**one, "event_id": "e1"}, {**one, "event_id": "e2"}]}
+    got = client.post("/v1/events", headers=_key(secret), json=batch)
+    assert got.json() == {"events": [{"event_id": "e1", "created": False},
+                                     {"event_id": "e2", "created": True}]}  # fmt: skip
+    assert len(hops) == 2, hops
+    listed = client.get("/v1/events", headers=_key(secret), params={"actor_id": "ana"})
+    assert [e["event_id"] for e in listed.json()["events"]] == ["e1", "e2"], listed.text
+    # a union body (one event, or a batch): the errors of the form it came closest to
+    got = client.post("/v1/events", headers=_key(secret), json={"events": [{"actor_id": "a"}]})
+    assert got.status_code == 422
+    assert got.json()["error"]["message"].startswith("events.0.session_id: is required"), got.text
+
+
 def test_the_key_is_checked_before_the_body(app: tuple[TestClient, str]) -> None:
     client, _ = app
     unknown = _key("rk_" + "A" * 40)
     for headers in ({}, unknown, {"Authorization": "Basic abc"}):
-        for body in (b"{not json", b"", b'{"query": 5}'):
-            got = client.post(RETRIEVE, headers={**headers, "Content-Type": "application/json"},
+        for body, path in product((b"{not json", b"", b'{"query": 5}'), (RETRIEVE, "/v1/events")):
+            got = client.post(path, headers={**headers, "Content-Type": "application/json"},
                               content=body)  # fmt: skip
             assert got.status_code == 401, (headers, body, got.text)
             assert got.json()["error"]["code"] == "unauthorized"
