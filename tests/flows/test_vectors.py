@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
+import pytest
 
 from remem.store.sqlite.vectors.index import APPROX_MIN, QUANTISE_AT, ScopeVectors
 
@@ -50,14 +52,47 @@ def test_large_scope_finds_nearly_all_of_the_exact_top_k() -> None:
 
 
 def test_masks_apply_on_the_projected_path_too() -> None:
-    v = make(APPROX_MIN + 100)
-    v.search(v.matrix[0], 1, 1.0, False)
-    v.active[:] = False
-    v.active[3] = True
+    n = APPROX_MIN + 100
+    only = np.zeros(n, np.bool_)
+    only[3] = True
+    v = replace(make(n), active=only)
+    v.search(v.matrix[0], 1, 1.0, False)  # projected from the second search
     assert [rid for rid, _ in v.search(v.matrix[5], 10, 1.0, False)] == ["r3"]
     assert len(v.search(v.matrix[5], 10, 1.0, True)) == 10
-    v.valid_until[:] = 0.5
-    assert v.search(v.matrix[5], 10, 1.0, True) == []
+    closed = replace(make(n), valid_until=np.full(n, 0.5))
+    closed.search(closed.matrix[0], 1, 1.0, False)
+    assert closed.search(closed.matrix[5], 10, 1.0, True) == []
+    assert len(closed.search(closed.matrix[5], 10, 0.25, True)) == 10  # still valid then
+
+
+def test_a_search_sees_the_rows_valid_at_its_own_time_across_their_bounds() -> None:
+    # the mask of valid rows is kept between two of the rows' bounds (`_valid`): a
+    # search at any other time, before, after or on a bound, must see its own
+    rng = np.random.default_rng(3)
+    times = [0.5, 1.0, 2.5, 2.5, 4.0, 0.0, 6.5, 3.0, 7.0, 2.999, 1.0, 9.0, -1.0, 5.0]
+    for n in (600, APPROX_MIN + 100):
+        base = make(n)
+        starts = (np.arange(n) % 5).astype(np.float64)  # 0..4
+        ends = np.where(np.arange(n) % 7 == 0, math.inf, 3.0 + np.arange(n) % 4)  # 3..6
+        active = rng.random(n) < 0.8
+        v = replace(base, active=active, valid_from=starts, valid_until=ends)
+        for t in times:
+            for invalid_too in (False, True):
+                valid = (starts <= t) & (t < ends) & (active | invalid_too)
+                q = v.matrix[int(rng.integers(n))]
+                k = n if n < APPROX_MIN else 10  # the projected path refines a pool
+                got = [rid for rid, _ in v.search(q, k, t, invalid_too)]
+                assert {int(rid[1:]) for rid in got} <= set(np.flatnonzero(valid)), (n, t)
+                assert len(got) == min(k, int(valid.sum())), (n, t, invalid_too)
+
+
+def test_a_scopes_arrays_are_read_only_once_made() -> None:
+    # a new version of a scope is a new value (`caught_up`, `kept`): the masks kept
+    # between searches rely on no array changing under them
+    v = make(10)
+    for array in (v.active, v.valid_from, v.valid_until):
+        with pytest.raises(ValueError, match="read-only"):
+            array[0] = array[1]
 
 
 def test_caught_up_rows_are_found_and_patched_rows_masked_on_both_paths() -> None:

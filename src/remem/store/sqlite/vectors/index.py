@@ -96,6 +96,16 @@ class ScopeVectors:
     _quantiser: threading.Thread | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _searches: int = field(default=0, repr=False)
+    # (include_invalid, from, until, mask, count): `_valid`'s mask for times in [from, until)
+    _span: tuple[bool, float, float, npt.NDArray[np.bool_], int] | None = field(
+        default=None, init=False, repr=False
+    )
+
+    def __post_init__(self) -> None:
+        # a new version of the scope is a new value: what `_valid` keeps relies on it
+        for array in (self.active, self.valid_from, self.valid_until, self.live):
+            if array is not None:
+                array.flags.writeable = False
 
     def __len__(self) -> int:
         return len(self.ids) + len(self.tail_ids)
@@ -112,9 +122,7 @@ class ScopeVectors:
         """`search` for each row of `queries`, in one pass over the matrix: scanning
         is bound by memory bandwidth, so m queries cost about as much as one."""
         m = len(queries)
-        mask = (self.valid_from <= at) & (at < self.valid_until)
-        mask &= self.active if not include_invalid else self._live()
-        n = int(mask.sum())
+        mask, n = self._valid(at, include_invalid)
         if n == 0 or limit <= 0 or m == 0:
             return [[] for _ in range(m)]
         self._searches += 1
@@ -180,6 +188,28 @@ class ScopeVectors:
                     ]
                 )
         return out
+
+    def _valid(self, at: float, include_invalid: bool) -> tuple[npt.NDArray[np.bool_], int]:
+        """The rows searched at `at` (valid then, and active, or live with
+        `include_invalid`) as a read-only mask, and their count.
+
+        The mask is the same for every time between two of the rows' validity bounds,
+        so it is kept with that span (`_span`) and made again only for a time outside
+        it: a recall searches at its own now, past the bounds of most rows, and a new
+        version of the scope is a new `ScopeVectors`. At 100,000 rows making it cost
+        0.1-0.4 ms a search (three passes and a count)."""
+        span = self._span
+        if span is not None and span[0] is include_invalid and span[1] <= at < span[2]:
+            return span[3], span[4]
+        mask = (self.valid_from <= at) & (at < self.valid_until)
+        mask &= self.active if not include_invalid else self._live()
+        mask.flags.writeable = False
+        n = int(np.count_nonzero(mask))
+        bounds = np.concatenate([self.valid_from, self.valid_until])
+        lo = float(bounds[bounds <= at].max(initial=-np.inf))  # the last bound at or before
+        hi = float(bounds[bounds > at].min(initial=np.inf))  # and the first after
+        self._span = (include_invalid, lo, hi, mask, n)  # one assignment: threads see all
+        return mask, n
 
     def _live(self) -> npt.NDArray[np.bool_]:
         return np.ones(len(self), np.bool_) if self.live is None else self.live
