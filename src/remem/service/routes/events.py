@@ -30,9 +30,9 @@ _MAX_SEQ = 2**63 - 1  # a bigint
 
 
 def create_events(body: EventBatchIn | EventIn, who: Who, svc: Svc) -> JSONResponse:
-    """Append one event, or a batch in one transaction (CreateEvent). Served in one thread
-    hop (`remem.service.onehop`): the answer is built to `EventsCreated`'s fields and sent
-    as it is (tests/surfaces/http/test_openapi.py holds it to the model)."""
+    """Append one event, or a batch in one transaction (CreateEvent)."""
+    # served in one thread hop (`remem.service.onehop`): the answer is built to
+    # `EventsCreated`'s fields and sent as it is (test_openapi.py holds it to the model)
     items = body.events if isinstance(body, EventBatchIn) else [body]
     for item in items:
         scope.allow(who, item.actor_id)
