@@ -42,7 +42,9 @@ have its country's length, since hex digests take its shape. Placeholders
 ("[REDACTED:password]", "${DB_PASSWORD}", "********") are not secrets, so
 redacted text scans clean. A stated value that merely looks like a secret ("my
 password is banana") is flagged: refusing a harmless text costs less than
-storing a secret.
+storing a secret. A stated value is judged by at most its first `VALUE_MOST` (512)
+characters, and a redaction of a longer one reaches the end of its run of non-space
+characters: a stated passphrase of words longer than that is redacted in part.
 
 One module per class of secret: `shapes` (formats, and keys beside their
 companion), `stated` (labelled values), `finance` (cards and IBANs); `base`
@@ -103,12 +105,35 @@ def _shape(kind: str, pattern: re.Pattern[str], text: str) -> Iterator[Hit]:
             yield (kind, start, end)
 
 
+# A stated value is read from at most `VALUE_MOST` characters after its label. Read to
+# the end of the text, a label repeated in its own value ("pass=pass=pass=...") took
+# time in the square of the text's length (a minute at 100,000 characters). A value
+# that runs on past them is judged by its first `VALUE_MOST` characters and its hit
+# goes on to the end of its run of non-space characters, so that a redaction still
+# covers all of it; a passphrase of words longer than that is covered in part.
+VALUE_MOST = 512
+_NON_SPACE = re.compile(r"\S*")
+_SPACE = re.compile(r"\s")
+
+
 def _stated(
     kind_of: Callable[[re.Match[str]], str], pattern: re.Pattern[str], value_of: ValueFn, text: str
 ) -> Iterator[Hit]:
+    reach = (-1, -1)  # the last run a hit was carried over: no space from [0] to [1]
     for m in pattern.finditer(text):
-        if span := value_of(text, m.end()):
-            yield (kind_of(m), *span)
+        pos = m.end()
+        window = text[pos : pos + VALUE_MOST]
+        span = value_of(window, 0)
+        if not span:
+            continue
+        start, end = pos + span[0], pos + span[1]
+        if pos + len(window) < len(text) and not _SPACE.search(window, span[1]):
+            # the value may run on past the window: carry it to its run's end, once per run
+            if not reach[0] <= end <= reach[1]:
+                run = _NON_SPACE.match(text, end)
+                reach = (end, run.end() if run else end)
+            end = reach[1]
+        yield (kind_of(m), start, end)
 
 
 @functools.cache

@@ -15,10 +15,12 @@ from remem.policy.detectors.base import (
 
 # A run of digit groups separated by a space, two or three spaces, a dash, a dot, a slash
 # or an underscore, not part of a word, a phone number ("+44 ...") or a decimal ("3.14").
-# Atomic, so a run is never cut short.
-_DIGIT_RUN = re.compile(
-    r"(?<![A-Za-z0-9_+])(?<![0-9][.,])(?>[0-9]+(?:(?: {1,3}|[./_-])[0-9]+)*+)(?![A-Za-z0-9_])"
-)
+# Atomic, so a run is never cut short. That it is not followed by a word character is
+# checked after the match (`cards`), not by a lookahead: one that failed sent the
+# engine back into the run to read it again from each of its groups ("1 1 1 ... 1x":
+# time in the square of its length), where every start ends at the same place and fails.
+_DIGIT_RUN = re.compile(r"(?<![A-Za-z0-9_+])(?<![0-9][.,])(?>[0-9]+(?:(?: {1,3}|[./_-])[0-9]+)*+)")
+_WORD_CHAR = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 _DIGITS = re.compile(r"[0-9]+")
 
 
@@ -65,6 +67,8 @@ def _card_layout(sizes: list[int]) -> bool:
 def cards(text: str) -> Iterator[Hit]:
     """Card numbers: a network's prefix and length, grouped as printed, Luhn-valid."""
     for run_match in _DIGIT_RUN.finditer(text):
+        if run_match.end() < len(text) and text[run_match.end()] in _WORD_CHAR:
+            continue  # run into a word: no card starts anywhere in it
         run, offset = run_match.group(), run_match.start()
         groups = [m.span() for m in _DIGITS.finditer(run)]
         digits = "".join(run[a:b] for a, b in groups)

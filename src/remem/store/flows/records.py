@@ -34,7 +34,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from remem.errors import StoreError
+from remem.errors import ConflictError, StoreError
 from remem.model import HistoryEntry, Record, Status
 from remem.store.flows.backend import Backend, Row, Tx
 from remem.store.flows.erasure import TombstoneSQL, covered
@@ -87,7 +87,9 @@ class WriteSQL(TombstoneSQL, Protocol):
 
     INSERT_RECORD: str  # `remem.store.rows.record_params` -> key (the backend's row key)
     INSERT_RECORD_EVENT: str  # tenant, event_id, record_id; ON CONFLICT DO NOTHING
-    CLOSE_RECORD: str  # status, valid_until, superseded_by, at, tenant, record_id -> key, actor
+    # status, valid_until, superseded_by, at, tenant, record_id, active_only -> key, actor
+    # (with active_only, a record no longer active is left as it is and nothing returned)
+    CLOSE_RECORD: str
     RECORD_SOURCES: str  # tenant, record_id -> actor, source_event_ids (locked where it can)
     GROW_SOURCES: str  # sources, at, tenant, record_id
     INSERT_HISTORY: str  # `remem.store.rows.history_params`
@@ -381,8 +383,16 @@ class Records:
                     "at": now,
                     "tenant": tenant,
                     "record_id": ch.record_id,
+                    # a record is superseded only while active: two writers that read it
+                    # active must not each close it with a successor of their own
+                    "active_only": ch.superseded_by is not None,
                 }
                 closed = db.execute(q.CLOSE_RECORD, closing).fetchall()
+                if not closed and ch.superseded_by is not None:
+                    raise ConflictError(
+                        f"record {ch.record_id} was changed by another writer since it was "
+                        "read (it is no longer active); read it again and retry"
+                    )
                 if not closed:
                     raise StoreError(f"record {ch.record_id} vanished during consolidation")
                 self.upkeep.vector_closed(db, closed[0]["key"], ch)

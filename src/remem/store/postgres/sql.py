@@ -318,7 +318,7 @@ WHERE tenant = %(tenant)s AND id = %(record_id)s
 CLOSE_RECORD = """
 UPDATE records SET status = %(status)s, valid_until = COALESCE(%(valid_until)s, valid_until),
     superseded_by = COALESCE(%(superseded_by)s, superseded_by), updated_at = %(at)s
-WHERE tenant = %(tenant)s AND id = %(record_id)s
+WHERE tenant = %(tenant)s AND id = %(record_id)s AND (status = 'active' OR NOT %(active_only)s)
 RETURNING id AS key, actor
 """
 INSERT_HISTORY = """

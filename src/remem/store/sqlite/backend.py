@@ -219,9 +219,17 @@ class SQLiteBackend:
     def read_many(
         self, tenant: str | None, statements: Sequence[tuple[str, Mapping[str, Any]]]
     ) -> list[Sequence[sqlite3.Row]]:
-        """The rows of each of several reading statements, under the lock, in order."""
+        """The rows of each of several reading statements, under the lock, in order, in one
+        read transaction (BEGIN ... COMMIT unless one is open): each statement alone would
+        see a commit another connection (another process) made after the one before."""
         with self.reading(tenant) as db:
-            return [db.execute(sql, params).fetchall() for sql, params in statements]
+            if db.in_transaction:
+                return [db.execute(sql, params).fetchall() for sql, params in statements]
+            db.execute("BEGIN")
+            try:
+                return [db.execute(sql, params).fetchall() for sql, params in statements]
+            finally:
+                db.execute("COMMIT")
 
     def write(self, tenant: str | None, sql: str, params: Mapping[str, Any]) -> list[sqlite3.Row]:
         """The rows (RETURNING) of one writing statement, in its own write transaction."""

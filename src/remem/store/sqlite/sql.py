@@ -375,7 +375,7 @@ WHERE +tenant = :tenant AND id = :record_id
 CLOSE_RECORD = """
 UPDATE records SET status = :status, valid_until = COALESCE(:valid_until, valid_until),
     superseded_by = COALESCE(:superseded_by, superseded_by), updated_at = :at
-WHERE +tenant = :tenant AND id = :record_id
+WHERE +tenant = :tenant AND id = :record_id AND (status = 'active' OR NOT :active_only)
 RETURNING rowid AS key, actor
 """
 INSERT_HISTORY = """
