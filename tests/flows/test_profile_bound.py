@@ -11,9 +11,9 @@ import pytest
 from remem import Memory
 from remem.memory import reads
 from remem.service.answers import ProfileOut
-from tests.flows.test_field_history import rows_read
 from tests.support.backends import both_backends
 from tests.support.clock import Clock
+from tests.support.field_history import rows_read
 
 CAP = 40  # the bound, made small so the test writes a few dozen records
 

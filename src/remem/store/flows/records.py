@@ -39,6 +39,7 @@ from remem.model import HistoryEntry, Record, Status
 from remem.store.flows.backend import Backend, Row, Tx
 from remem.store.flows.erasure import TombstoneSQL, covered
 from remem.store.flows.vector_fit import vectors_fit
+from remem.store.forks import ancestors
 from remem.store.roles import (
     FIELD_PREFIX_MOST,
     FieldRead,
@@ -234,6 +235,8 @@ class Records:
             read = "held"
             extra |= {"known": self.backend.at(known), "valid": self.backend.at(valid),
                       "closings": closings}  # fmt: skip
+            extra |= {f"k{i}": node for i, node in enumerate(ancestors(known))}
+            extra |= {f"v{i}": node for i, node in enumerate(ancestors(valid))}
         elif current:
             read = "restating" if events else "current"
         sql, params = self.sql.by_field(scope, read)
