@@ -158,3 +158,39 @@ def test_an_interval_is_registered_at_an_ancestor_of_each_second_it_holds() -> N
     assert fork(10, 9) is None
     early, late = datetime.fromisoformat("0001-01-01T00:00:00+00:00"), datetime.max
     assert 0 < seconds(early) < seconds(late.replace(tzinfo=early.tzinfo)) < 2**39
+
+
+_UNDO_SQLITE = """DROP INDEX records_field_known_fork; DROP INDEX records_field_valid_fork;
+DROP TRIGGER history_closes; ALTER TABLE records DROP COLUMN closed_at;
+ALTER TABLE records DROP COLUMN known_fork; ALTER TABLE records DROP COLUMN valid_fork;
+PRAGMA user_version = 13"""
+_UNDO_POSTGRES = """DROP TRIGGER history_closes ON history; DROP FUNCTION history_closes();
+ALTER TABLE records DROP COLUMN closed_at, DROP COLUMN known_fork, DROP COLUMN valid_fork;
+DELETE FROM schema_version WHERE version = 18"""
+
+
+@both_backends
+def test_the_migration_fills_the_forks_of_a_history_written_before_it(
+    db_path: Any, clock: Clock
+) -> None:
+    """A database whose history was written before schema 14 / 18 (made so by undoing the
+    migration) is migrated on opening, and its past is answered as before."""
+    at: list[datetime] = []
+    with Memory.open(db_path, embedder=None, clock=clock) as mem:
+        restate(mem, clock, 0, 40, at)
+        if isinstance(mem.store, SQLiteStore):
+            conn = mem.store.backend.conn  # type: ignore[attr-defined]
+            for statement in _UNDO_SQLITE.split(";"):
+                conn.execute(statement)
+        else:
+            with mem.store.records.backend.connect() as pg:  # type: ignore[attr-defined]
+                for statement in _UNDO_POSTGRES.split(";"):
+                    pg.execute(statement)
+        assert mem.store.schema_version() == mem.store.schema_known - 1
+    with Memory.open(db_path, embedder=None, clock=clock) as mem:
+        assert mem.store.schema_version() == mem.store.schema_known
+        for i in (0, 7, 20, 38, 39):
+            answer = mem.fact(actor="ann", field=FIELD, as_of=at[i]).as_dict()
+            assert answer["value"] == f"s{i}", (i, answer)
+        restate(mem, clock, 40, 5, at)  # and the trigger keeps the new ones
+        assert mem.fact(actor="ann", field=FIELD, as_of=at[42]).as_dict()["value"] == "s42"

@@ -37,6 +37,9 @@ BEGIN
 END
 $$;
 
+-- the fill reads and writes every tenant's rows: row-level security (forced on both
+-- tables) shows them all only so, until the migration's transaction ends
+SELECT set_config('remem.all_tenants', 'on', true);
 UPDATE records SET closed_at = (SELECT min(h.at) FROM history h
     WHERE h.tenant = records.tenant AND h.record_id = records.id AND h.status = 'invalid')
 WHERE field IS NOT NULL AND status = 'invalid';
