@@ -287,3 +287,26 @@ def test_an_embedder_that_says_what_to_fix_fails_the_write_and_the_catch_up(
         with pytest.raises(InvalidInput, match="reinstall it"):
             mem.process()  # the catch-up of the first one's vector says so too
         assert waiting(mem) == 1
+
+
+def test_a_service_keeps_one_bounded_set_of_refusals_for_every_tenant(tmp_path: Path) -> None:
+    """The service's memories (one per tenant) and its worker's share one `Refusals`, so
+    its bounds hold for the process, not per tenant (`remem.memory.refusals`)."""
+    from remem.memory.refusals import MAX_HELD
+    from remem.service.http import create_app
+
+    app = create_app(tmp_path / "service.db", embedder=HashEmbedder(DIM), worker=False)
+    svc = app.state.service
+    try:
+        svc.start_worker()
+        worker = svc.worker_memory
+        assert worker is not None
+        mems = [svc.memory(f"tenant-{i}") for i in range(3)]
+        for i, mem in enumerate(mems):
+            mem.deps.refused.of(mem.tenant, "hash").add("record", f"r-{i}", "alice", "too long")
+        assert worker.deps.refused.held() == 3
+        assert worker.deps.refused.of("tenant-2", "hash").has("record", "r-2")
+        assert worker.deps.refused.most == MAX_HELD
+    finally:
+        svc.stop_worker()
+        svc.store.close()

@@ -5,13 +5,17 @@
 read it the brute-force way (every record of the scope, every history) that the
 bounded reads of `RecordStore.records_by_field` are compared with
 (tests/flows/test_field_history.py, `python -m tests.support.field_bench widths`).
+`rows_read` and `sqlite_steps` count the work of a read: rows handed back by the
+store's backend, and SQLite's own instructions.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import datetime, timedelta
+from typing import Any
 
 from remem import Memory
 from remem.consolidate.rules import Decision, decide
@@ -115,3 +119,41 @@ def build(mem: Memory, clock: Clock, steps: int, seed: int = 7) -> list[datetime
 
 def newest(records: Sequence[Record]) -> list[Record]:
     return sorted(records, key=lambda r: r.valid_from, reverse=True)
+
+
+@contextmanager
+def rows_read(mem: Memory) -> Iterator[list[int]]:
+    """The rows the store's backend hands back while the block runs (every read of
+    records goes through `Backend.read`); counted, then passed on unchanged."""
+    backend = mem.store.records.backend  # type: ignore[attr-defined]
+    real = backend.read
+    seen = [0]
+
+    def counting(tenant: str | None, sql: str, params: Mapping[str, Any]) -> Sequence[Any]:
+        rows = real(tenant, sql, params)
+        seen[0] += len(rows)
+        return rows
+
+    backend.read = counting
+    try:
+        yield seen
+    finally:
+        del backend.read  # the instance's own attribute: the class's method again
+
+
+@contextmanager
+def sqlite_steps(mem: Memory) -> Iterator[list[int]]:
+    """SQLite's virtual-machine instructions (in hundreds) run while the block runs: the
+    work inside the database, which rows handed back do not show."""
+    conn = mem.store.records.backend.conn  # type: ignore[attr-defined]
+    seen = [0]
+
+    def step() -> int:
+        seen[0] += 1
+        return 0  # go on
+
+    conn.set_progress_handler(step, 100)
+    try:
+        yield seen
+    finally:
+        conn.set_progress_handler(None, 0)

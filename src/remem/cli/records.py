@@ -161,6 +161,8 @@ def profile_cmd(ctx: Ctx, /, **asked: Any) -> None:
             click.echo(f"{f.line()}  ({', '.join(c.record_id for c in f.candidates)})")
         left = f", {prof.dropped} left out" if prof.dropped else ""
         click.echo(f"{prof.tokens} tokens{left}")
+        if prof.note:
+            click.echo(f"note: {prof.note}")
 
     emit(ctx, prof.as_dict(), human)
 

@@ -142,9 +142,23 @@ class Profile:
     tokens: int
     budget: int | None
     dropped: int = 0  # facts left out for the budget
+    capped: int = 0  # 0: every record about a field was read; else only the newest this many
+
+    @property
+    def note(self) -> str | None:
+        """What a reader must know of the answer: that it was read from the newest records
+        only (`capped`), or None."""
+        if not self.capped:
+            return None
+        return (
+            f"{self.actor}'s profile was read from their newest {self.capped:,} records about "
+            "a field only; fields known from older records alone may be missing (ask for "
+            "one field's fact to read it whole)"
+        )
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON: every fact with its tokens, the fields in conflict, the totals."""
+        """JSON: every fact with its tokens, the fields in conflict, the totals, and
+        whether the records read were capped (`capped`, `note`)."""
         return {
             "actor": self.actor,
             "known_at": iso(self.known_at),
@@ -154,6 +168,8 @@ class Profile:
             "tokens": self.tokens,
             "budget": self.budget,
             "dropped": self.dropped,
+            "capped": self.capped,
+            "note": self.note,
         }
 
 
@@ -217,11 +233,13 @@ def profile(
     max_sensitivity: Sensitivity | None = None,
     budget: int | None = None,
     closed: Closings | None = None,
+    capped: int = 0,
 ) -> Profile:
     """Every field an actor's records answer at that time, as facts. Pure.
 
     Ordered by the authority of each fact's first candidate, then its recency;
-    with `budget`, facts are kept in that order while their lines fit.
+    with `budget`, facts are kept in that order while their lines fit. `capped`: the
+    records are the newest this many only (said in the profile's `note`).
     """
     by_field: dict[str, list[Record]] = {}
     for r in records:
@@ -234,9 +252,10 @@ def profile(
         reverse=True,
     )
     if budget is None:
-        return Profile(actor, known_at, valid_at, tuple(facts), sum(f.tokens for f in facts), None)
+        tokens = sum(f.tokens for f in facts)
+        return Profile(actor, known_at, valid_at, tuple(facts), tokens, None, 0, capped)
     kept, dropped, used = pack([(f, f.tokens) for f in facts], budget)
-    return Profile(actor, known_at, valid_at, tuple(kept), used, budget, len(dropped))
+    return Profile(actor, known_at, valid_at, tuple(kept), used, budget, len(dropped), capped)
 
 
 def _value(r: Record, field: str) -> FactValue:

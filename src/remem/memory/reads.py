@@ -152,8 +152,15 @@ def closings(
     return closed_at(deps.store.records, deps.tenant, records, known, now or deps.clock())
 
 
+# records about a field a profile reads, newest first, at most: a bounded read on the
+# request path (HTTP, MCP); past it the profile says so (`Profile.capped`, `note`)
+PROFILE_RECORDS_MOST = 2_000
+
+
 def actor_profile(deps: Deps, ask: ProfileAsk) -> Profile:
-    """`Memory.ask_profile`: every current field of `ask.actor` and its value."""
+    """`Memory.ask_profile`: every current field of `ask.actor` and its value, from the
+    actor's newest `PROFILE_RECORDS_MOST` records about a field (active and invalid);
+    when there are more, the profile says that older ones were not read."""
     actor = check_name("actor", ask.actor)
     budget = ask.budget
     if budget is not None and (
@@ -162,11 +169,16 @@ def actor_profile(deps: Deps, ask: ProfileAsk) -> Profile:
         raise InvalidInput(f"budget must be an integer from 1 to 1000000; got {shown(budget)}")
     known, valid = axes(deps, ask.as_of, ask.known_at, ask.valid_at)
     recs = deps.store.records.list_records(
-        Scope(deps.tenant, actor), [Status.ACTIVE, Status.INVALID]
+        Scope(deps.tenant, actor),
+        [Status.ACTIVE, Status.INVALID],
+        PROFILE_RECORDS_MOST + 1,  # one more: whether any was left
+        fielded=True,
     )
+    capped = PROFILE_RECORDS_MOST if len(recs) > PROFILE_RECORDS_MOST else 0
+    recs = recs[:PROFILE_RECORDS_MOST]
     ceiling = sensitivity(ask.max_sensitivity)
     closed = closings(deps, recs, known)
-    return profile(actor, recs, known, valid, ceiling, budget, closed)
+    return profile(actor, recs, known, valid, ceiling, budget, closed, capped)
 
 
 def axes(

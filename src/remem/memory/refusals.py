@@ -5,24 +5,42 @@ model, invalid; `EmbedderInputRefused`), and a local model may fail on one. Such
 would be asked again by every pass of `remem.memory.backfill`, oldest first, and hold up
 the texts after it. Instead the pass records it here with the embedder's reason and
 walks on: a `Refusals` is kept per memory (`Deps.refused`, shared with its pipeline's
-worker), by tenant and embedder name, so that another embedder (or another process)
-asks again, and nothing is lost: the text stays stored, found by its words, counted as
-waiting for a vector, and the recall packet of its actor says why (`remem.memory.backfill
-.noted`). At most `MAX_REFUSALS` are kept per tenant and embedder (the oldest then go,
-and are asked once more); each pass starts where the last one stopped (`resume`), so
-the ones set aside cost one read per pass at most, never a request.
+worker, and by a service with every tenant's memory), by tenant and embedder name, so
+that another embedder (or another process) asks again, and nothing is lost: the text
+stays stored, found by its words, counted as waiting for a vector, and the recall packet
+of its actor says why (`remem.memory.backfill.noted`). Each pass starts where the last
+one stopped (`resume`), so the ones set aside cost one read per pass at most, never a
+request.
+
+What is kept is bounded, however many tenants a service has:
+
+- at most `MAX_REFUSALS` texts per tenant and embedder;
+- at most `MAX_HELD` texts in all, across tenants and embedders: past it the oldest
+  set aside, of any tenant, goes first;
+- at most `MAX_ASIDES` tenant-embedder pairs (each with its `resume`): past it the
+  pair looked up least recently goes, with its texts.
+
+A text that goes is asked once more by a later pass (and set aside again if refused
+again); a pair that goes starts its next pass from the beginning. The worst case is
+`MAX_HELD` refusals of `MAX_REASON` characters and `MAX_ASIDES` cursors: tens of MB.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 log = logging.getLogger("remem")
 
 MAX_REFUSALS = 10_000  # set aside per tenant and embedder, at most
+MAX_HELD = 50_000  # set aside in all, across tenants and embedders
+MAX_ASIDES = 10_000  # tenant-embedder pairs kept (the least recently looked up go)
 MAX_REASON = 200  # characters of a reason kept
+
+Pair = tuple[str, str]  # (tenant, embedder name)
+Key = tuple[str, str]  # (kind, id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,48 +54,118 @@ class Refusal:
     reason: str
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class Aside:
     """The refusals of one tenant by one embedder, and where its next pass starts
-    (`resume`: the records' and events' cursor, then the chunks')."""
+    (`resume`: the records' and events' cursor, then the chunks'). Kept by its
+    `Refusals` (`owner`), which holds every aside's texts to its bounds; one made alone
+    or let go (no owner) holds only its own (`most`)."""
 
-    refused: dict[tuple[str, str], Refusal] = field(default_factory=dict)
+    refused: dict[Key, Refusal] = field(default_factory=dict)
     resume: tuple[int, int] = (0, 0)
     resume_chunks: str = ""
     said: str = ""  # whose and by what, as `add` logs it: "of tenant 'acme' by the embedder x"
+    owner: Refusals | None = None  # None: alone, or let go by its owner
+    pair: Pair = ("", "")
+    most: int = MAX_REFUSALS  # its own bound, alone or kept
 
     def has(self, kind: str, id: str) -> bool:
         """Whether this text was set aside."""
         return (kind, id) in self.refused
 
     def add(self, kind: str, id: str, actor: str | None, reason: str) -> None:
-        """Set a text aside with the embedder's reason (the oldest goes past the cap)."""
-        if len(self.refused) >= MAX_REFUSALS:
-            self.refused.pop(next(iter(self.refused)))
-        self.refused[(kind, id)] = Refusal(kind, id, actor, reason[:MAX_REASON])
+        """Set a text aside with the embedder's reason (the oldest goes past a bound)."""
+        refusal = Refusal(kind, id, actor, reason[:MAX_REASON])
+        owner = self.owner
+        if owner is None:
+            _put(self.refused, (kind, id), refusal, self.most)
+        else:
+            owner._add(self, (kind, id), refusal)
         log.warning("%s %s is set aside without a vector: refused %s (%s)", kind, id,
                     self.said, reason[:MAX_REASON])  # fmt: skip
 
     def drop(self, kind: str, id: str) -> None:
         """Forget a text set aside (erased since)."""
-        self.refused.pop((kind, id), None)
+        owner = self.owner
+        if owner is None:
+            self.refused.pop((kind, id), None)
+        else:
+            owner._drop(self, (kind, id))
 
     def of_actor(self, actor: str) -> list[Refusal]:
         """The actor's texts set aside, oldest first."""
         return [r for r in list(self.refused.values()) if r.actor == actor]
 
 
-class Refusals:
-    """Every `Aside` of one memory, by tenant and embedder name. Thread-safe to look up;
-    a pass of one tenant and embedder runs at a time per worker thread, and two passes
-    at once only set the same texts aside twice."""
+def _put(refused: dict[Key, Refusal], key: Key, refusal: Refusal, most: int) -> Key | None:
+    """Put `refusal` in `refused`, its oldest going when `most` are there: the key that
+    went, if one did."""
+    gone = None
+    if key not in refused and len(refused) >= most:
+        gone = next(iter(refused))
+        del refused[gone]
+    refused[key] = refusal
+    return gone
 
-    def __init__(self) -> None:
+
+class Refusals:
+    """Every `Aside` of one memory (or service), by tenant and embedder name, held to the
+    bounds of the module docstring. Thread-safe; a pass of one tenant and embedder runs
+    at a time per worker thread, and two passes at once only set the same texts aside
+    twice."""
+
+    def __init__(
+        self, *, most: int = MAX_HELD, asides: int = MAX_ASIDES, each: int = MAX_REFUSALS
+    ) -> None:
         self._lock = threading.Lock()
-        self._by: dict[tuple[str, str], Aside] = {}
+        self._by: OrderedDict[Pair, Aside] = OrderedDict()  # least recently looked up first
+        self._order: OrderedDict[tuple[Pair, Key], None] = OrderedDict()  # oldest first
+        self.most, self.asides, self.each = most, asides, each
 
     def of(self, tenant: str, embedder: str) -> Aside:
         """The refusals of `tenant`'s texts by the embedder named `embedder`."""
+        pair = (tenant, embedder)
         with self._lock:
+            aside = self._by.get(pair)
+            if aside is not None:
+                self._by.move_to_end(pair)
+                return aside
             said = f"of tenant {tenant!r} by the embedder {embedder}"
-            return self._by.setdefault((tenant, embedder), Aside(said=said))
+            aside = self._by[pair] = Aside(said=said, owner=self, pair=pair, most=self.each)
+            while len(self._by) > self.asides:
+                _, gone = self._by.popitem(last=False)
+                gone.owner = None  # a pass that holds it goes on with it alone
+                for key in gone.refused:
+                    self._order.pop((gone.pair, key), None)
+            return aside
+
+    def held(self) -> int:
+        """How many texts are set aside in all."""
+        with self._lock:
+            return len(self._order)
+
+    def pairs(self) -> int:
+        """How many tenant-embedder pairs are kept."""
+        with self._lock:
+            return len(self._by)
+
+    def _add(self, aside: Aside, key: Key, refusal: Refusal) -> None:
+        with self._lock:
+            if aside.owner is not self:  # let go meanwhile: its own bound only
+                _put(aside.refused, key, refusal, aside.most)
+                return
+            gone = _put(aside.refused, key, refusal, aside.most)
+            if gone is not None:
+                self._order.pop((aside.pair, gone), None)
+            self._order[(aside.pair, key)] = None
+            while len(self._order) > self.most:
+                (pair, oldest), _ = self._order.popitem(last=False)
+                other = self._by.get(pair)
+                if other is not None:
+                    other.refused.pop(oldest, None)
+
+    def _drop(self, aside: Aside, key: Key) -> None:
+        with self._lock:
+            aside.refused.pop(key, None)
+            if aside.owner is self:
+                self._order.pop((aside.pair, key), None)

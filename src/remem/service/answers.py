@@ -414,6 +414,10 @@ class ProfileOut(_Answer):
     tokens: int
     budget: int | None
     dropped: int
+    capped: int = Field(
+        description="0: every record about a field was read; else the newest this many only"
+    )
+    note: str | None = Field(description="said when capped: older fields may be missing")
 
 
 # -- documents ----------------------------------------------------------------------------

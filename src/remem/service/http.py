@@ -57,6 +57,7 @@ from remem.console import mount as mount_console
 from remem.embed.base import Embedder
 from remem.errors import InvalidInput, RememError, RlsBypassed
 from remem.memory.memory import Memory, open_store
+from remem.memory.refusals import Refusals
 from remem.pipeline.worker import Worker
 from remem.service.bodies import (
     DEFAULT_BODY_TIMEOUT,
@@ -92,6 +93,9 @@ class _Service:
     telemetry: Telemetry = field(default_factory=Telemetry)
     embedder_ready: bool = False  # the embedder answered once (it loads lazily)
     runs_worker: bool = False  # this process was to run the extraction worker
+    # the texts the embedder refused, of every tenant: one set, held to its bounds
+    # whatever the number of tenants (`remem.memory.refusals`)
+    refused: Refusals = field(default_factory=Refusals)
 
     def memory(self, tenant: str) -> Memory:
         """The tenant's `Memory` on the shared store (never closed: it would close the store)."""
@@ -106,6 +110,7 @@ class _Service:
                     telemetry=self.telemetry,
                     catch_up=0,  # a worker drains the queue: a recall only reads
                 )
+                mem.deps = replace(mem.deps, refused=self.refused)
             return mem
 
     def readiness(self) -> dict[str, Any]:
@@ -171,6 +176,7 @@ class _Service:
             config=self.config,
             telemetry=self.telemetry,
         )
+        mem.deps = replace(mem.deps, refused=self.refused)
         self.worker_memory = mem
         self.runs_worker = True
         try:

@@ -307,8 +307,16 @@ class RecordStore(Protocol):
     def get_record(self, tenant: str, record_id: str) -> Record | None: ...
 
     def list_records(
-        self, scope: Scope, statuses: Iterable[Status] | None = None, limit: int = 10_000
-    ) -> list[Record]: ...
+        self,
+        scope: Scope,
+        statuses: Iterable[Status] | None = None,
+        limit: int = 10_000,
+        *,
+        fielded: bool = False,
+    ) -> list[Record]:
+        """Records of one scope, newest first, optionally of some statuses only, at most
+        `limit`; `fielded`: only those about a field."""
+        ...
 
     def records_page(
         self, scope: Scope, statuses: Iterable[Status] | None, after: Key | None, limit: int

@@ -193,6 +193,7 @@ class Client(Recalls, Reads, QueueClient, Writes, WriteClient, DocumentClient, T
             tokens=int(d["tokens"]),
             budget=d["budget"],
             dropped=int(d["dropped"]),
+            capped=int(d.get("capped", 0)),
         )
 
     def ask_records(self, request: RecordsAsk) -> list[Record]:

@@ -39,6 +39,7 @@ from remem.model import HistoryEntry, Record, Status
 from remem.store.flows.backend import Backend, Row, Tx
 from remem.store.flows.erasure import TombstoneSQL, covered
 from remem.store.flows.vector_fit import vectors_fit
+from remem.store.forks import ancestors
 from remem.store.roles import (
     FIELD_PREFIX_MOST,
     FieldRead,
@@ -72,9 +73,10 @@ class LookupSQL(Protocol):
     RECORD_STATUS_BY_EVENT: str  # tenant, {keys}: event ids -> event_id, status, record_id
 
     def list_records(
-        self, scope: Scope, paged: bool = False, after: bool = False
+        self, scope: Scope, paged: bool = False, after: bool = False, fielded: bool = False
     ) -> tuple[str, dict[str, Any]]:
-        """A scope's records of some statuses ({keys}), newest first, up to `limit`."""
+        """A scope's records of some statuses ({keys}), newest first, up to `limit`
+        (`fielded`: only those about a field)."""
         ...
 
     def by_field(self, scope: Scope, read: FieldRead) -> tuple[str, dict[str, Any]]:
@@ -180,11 +182,17 @@ class Records:
         return [self._record(r) for r in self._keyed(tenant, self.sql.GET_RECORDS, ids)]
 
     def list_records(
-        self, scope: Scope, statuses: Iterable[Status] | None = None, limit: int = 10_000
+        self,
+        scope: Scope,
+        statuses: Iterable[Status] | None = None,
+        limit: int = 10_000,
+        *,
+        fielded: bool = False,
     ) -> list[Record]:
-        """Records of one scope, newest first, optionally of some statuses only."""
+        """Records of one scope, newest first, optionally of some statuses only (and
+        `fielded`: about a field)."""
         wanted = [s.value for s in (statuses or LISTED)]
-        sql, params = self.sql.list_records(scope)
+        sql, params = self.sql.list_records(scope, fielded=fielded)
         # one statement: the statuses are a handful, far below SQLite's chunk of keys
         ((bound_sql, bound),) = self.backend.lists(sql, {**params, "limit": limit}, wanted)
         return [self._record(r) for r in self.backend.read(scope.tenant, bound_sql, bound)]
@@ -229,6 +237,8 @@ class Records:
             read = "held"
             extra |= {"known": self.backend.at(known), "valid": self.backend.at(valid),
                       "closings": closings}  # fmt: skip
+            extra |= {f"k{i}": node for i, node in enumerate(ancestors(known))}
+            extra |= {f"v{i}": node for i, node in enumerate(ancestors(valid))}
         elif current:
             read = "restating" if events else "current"
         sql, params = self.sql.by_field(scope, read)

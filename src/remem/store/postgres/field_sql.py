@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from remem.store.forks import BITS
 from remem.store.postgres.scope import scope_where
 from remem.store.roles import FieldRead, Scope
 
@@ -19,8 +20,10 @@ COLUMNS = (
 )
 _R_COLUMNS = ", ".join(f"r.{c.strip()}" for c in COLUMNS.split(","))
 _NEWEST = "ORDER BY valid_from DESC, seq DESC LIMIT %(limit)s"
-_CLOSED = """(SELECT min(h.at) FROM history h
-    WHERE h.tenant = records.tenant AND h.record_id = records.id AND h.status = 'invalid')"""
+# the forks an interval that holds `known` (`k`) or `valid` (`v`) is registered at
+# (`remem.store.forks`; schema 18): one seek of the fork's index each
+_KNOWN_FORKS = ", ".join(f"%(k{i})s" for i in range(BITS))
+_VALID_FORKS = ", ".join(f"%(v{i})s" for i in range(BITS))
 
 
 def by_field(scope: Scope, read: FieldRead) -> tuple[str, dict[str, Any]]:
@@ -49,10 +52,11 @@ def by_field(scope: Scope, read: FieldRead) -> tuple[str, dict[str, Any]]:
     SELECT {COLUMNS} FROM records WHERE {then} AND status = 'active'
         AND (valid_until IS NULL OR valid_until > %(valid)s)
     UNION ALL
-    SELECT {COLUMNS} FROM records WHERE {then} AND status = 'invalid'
-        AND valid_until > %(valid)s
+    SELECT {COLUMNS} FROM records WHERE {then} AND valid_fork IN ({_VALID_FORKS})
+        AND status = 'invalid' AND valid_until > %(valid)s
     UNION ALL
-    SELECT {COLUMNS} FROM records WHERE %(closings)s::boolean AND {then} AND status = 'invalid'
-        AND (valid_until IS NULL OR valid_until <= %(valid)s) AND {_CLOSED} > %(known)s) held
+    SELECT {COLUMNS} FROM records WHERE %(closings)s::boolean AND {then}
+        AND known_fork IN ({_KNOWN_FORKS}) AND status = 'invalid'
+        AND (valid_until IS NULL OR valid_until <= %(valid)s) AND closed_at > %(known)s) held
 {_NEWEST}"""
     return sql, params

@@ -33,12 +33,14 @@ def migrations() -> list[tuple[int, str]]:
 
 
 def list_records(
-    scope: Scope, paged: bool = False, after: bool = False
+    scope: Scope, paged: bool = False, after: bool = False, fielded: bool = False
 ) -> tuple[str, dict[str, Any]]:
     """A scope's records of the statuses `keys` (an array), newest first, up to `limit`;
     `paged`: in the order of their unique key (valid_from, id), `after` it (`after_at`,
-    `after_id`)."""
+    `after_id`); `fielded`: only those about a field."""
     where, params = scope_where(scope)
+    if fielded:
+        where += " AND field IS NOT NULL"
     order = "id" if paged else "seq"
     keyset = "AND (valid_from, id) < (%(after_at)s, %(after_id)s) " if after else ""
     sql = (

@@ -1,7 +1,8 @@
 """The SQLite statements that read one field's records (`remem.store.flows.records`).
 
 Each reads by an index of the field (schema 13: by status and end of validity, or by
-time) and returns at most `limit` rows, newest first (valid_from, then rowid); see
+time; schema 14: by the forks of an interval, `remem.store.forks`) and returns at most
+`limit` rows, newest first (valid_from, then rowid); see
 `remem.store.roles.RecordStore` for what each is for and `by_field` for the rules.
 """
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from remem.store.forks import BITS
 from remem.store.roles import FieldRead, Scope
 from remem.store.sqlite.scope import scope_where
 
@@ -18,10 +20,10 @@ from remem.store.sqlite.scope import scope_where
 _BY_STATUS = "INDEXED BY records_field_status"
 _BY_TIME = "INDEXED BY records_field_time"
 _NEWEST = "ORDER BY valid_from DESC, rowid DESC LIMIT :limit"
-# when an INVALID record was closed: its first INVALID history entry (NULL: none, so it
-# was written closed, `remem.recall.gather.closings`)
-_CLOSED = """(SELECT min(h.at) FROM history h
-    WHERE h.tenant = records.tenant AND h.record_id = records.id AND h.status = 'invalid')"""
+# the forks an interval that holds `known` (`k`) or `valid` (`v`) is registered at
+# (`remem.store.forks`; schema 14): one seek of the fork's index each
+_KNOWN_FORKS = ", ".join(f":k{i}" for i in range(BITS))
+_VALID_FORKS = ", ".join(f":v{i}" for i in range(BITS))
 
 
 def by_field(scope: Scope, read: FieldRead) -> tuple[str, dict[str, Any]]:
@@ -35,9 +37,11 @@ def by_field(scope: Scope, read: FieldRead) -> tuple[str, dict[str, Any]]:
       (event ids), read from the events' links (`record_events`).
     - `held`: those `remem.policy.validity.held` may hold at (`known`, `valid`): written
       by `known`, valid from `valid` or before, and active and not expired at `valid`,
-      or invalid with a validity that ends after `valid`, or (`closings`: `known` is
-      before now) invalid and closed after `known`. Three seeks of the index, one per
-      case; the third reads a record's history only when `closings` is true.
+      or invalid with a validity that holds `valid`, or (`closings`: `known` is before
+      now) invalid and open at `known` (closed after it: `closed_at`, its first INVALID
+      history entry). The active ones are a seek of the index by status; the invalid
+      ones seeks of the forks of their intervals (`remem.store.forks`: `k0`... for
+      `known`, `v0`... for `valid`), so none reads the field's older history.
     """
     where, params = scope_where(scope)
     own = f"{where} AND field = :field"
@@ -62,9 +66,11 @@ def by_field(scope: Scope, read: FieldRead) -> tuple[str, dict[str, Any]]:
     SELECT * FROM records {by} WHERE {then} AND status = 'active'
         AND (valid_until IS NULL OR valid_until > :valid)
     UNION ALL
-    SELECT * FROM records {by} WHERE {then} AND status = 'invalid' AND valid_until > :valid
+    SELECT * FROM records INDEXED BY records_field_valid_fork WHERE {then}
+        AND valid_fork IN ({_VALID_FORKS}) AND status = 'invalid' AND valid_until > :valid
     UNION ALL
-    SELECT * FROM records {by} WHERE :closings AND {then} AND status = 'invalid'
-        AND (valid_until IS NULL OR valid_until <= :valid) AND {_CLOSED} > :known)
+    SELECT * FROM records INDEXED BY records_field_known_fork WHERE :closings AND {then}
+        AND known_fork IN ({_KNOWN_FORKS}) AND status = 'invalid'
+        AND (valid_until IS NULL OR valid_until <= :valid) AND closed_at > :known)
 {_NEWEST}"""
     return sql, params

@@ -37,11 +37,14 @@ def fts_query(token: str, text: str) -> str | None:
 
 
 def list_records(
-    scope: Scope, paged: bool = False, after: bool = False
+    scope: Scope, paged: bool = False, after: bool = False, fielded: bool = False
 ) -> tuple[str, dict[str, Any]]:
     """A scope's records of the statuses {keys}, newest first, up to `limit`; `paged`:
-    in the order of their unique key (valid_from, id), `after` it (`after_at`, `after_id`)."""
+    in the order of their unique key (valid_from, id), `after` it (`after_at`, `after_id`);
+    `fielded`: only those about a field."""
     where, params = scope_where(scope)
+    if fielded:
+        where += " AND field IS NOT NULL"
     order = "id" if paged else "rowid"
     keyset = (
         "AND (valid_from < :after_at OR (valid_from = :after_at AND id < :after_id)) "
