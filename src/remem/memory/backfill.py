@@ -227,13 +227,16 @@ def noted(packet: Packet, deps: Deps, actor: str) -> Packet:
     """`packet` with what of the actor still waits for a vector (recall finds it by words
     only): a note when anything does, and `explain["unembedded"]`; of those, the ones
     the embedder refused and set aside, with its reason, and `explain["refused"]` (those
-    still stored: one erased since is never named)."""
+    still stored: one erased since, in any process, is never named and is dropped)."""
     left = deps.store.backfill.count_unembedded(deps.tenant, actor)
     embedder = deps.embedder()
     refused: list[Refusal] = []
-    if left and embedder is not None:
+    if embedder is not None:
         aside = deps.refused.of(deps.tenant, embedder.name)
-        refused = _still_stored(deps, aside, aside.of_actor(actor))
+        if not left and aside.refused:  # nothing of the actor waits: none is stored
+            aside.drop_actor(actor)
+        elif left:
+            refused = _still_stored(deps, aside, aside.of_actor(actor))
     notes = packet.notes
     if left:
         notes = (

@@ -11,12 +11,18 @@ waiting for a vector, and the recall packet of its actor says why (`remem.memory
 .noted`). At most `MAX_REFUSALS` are kept per tenant and embedder (the oldest then go,
 and are asked once more); each pass starts where the last one stopped (`resume`), so
 the ones set aside cost one read per pass at most, never a request.
+
+A refusal names a text and its actor, and an embedder's reason may quote the text: an
+erasure drops those of what it erased in its process (`Refusals.drop_erased`, from
+`remem.lifecycle.erasure`); another process drops those of an actor no longer stored
+at the actor's next recall (`remem.memory.backfill.noted`).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 log = logging.getLogger("remem")
@@ -66,6 +72,11 @@ class Aside:
         """The actor's texts set aside, oldest first."""
         return [r for r in list(self.refused.values()) if r.actor == actor]
 
+    def drop_actor(self, actor: str) -> None:
+        """Forget every text of `actor` set aside (erased, or embedded since)."""
+        for r in self.of_actor(actor):
+            self.refused.pop((r.kind, r.id), None)
+
 
 class Refusals:
     """Every `Aside` of one memory, by tenant and embedder name. Thread-safe to look up;
@@ -81,3 +92,23 @@ class Refusals:
         with self._lock:
             said = f"of tenant {tenant!r} by the embedder {embedder}"
             return self._by.setdefault((tenant, embedder), Aside(said=said))
+
+    def drop_erased(
+        self, tenant: str, *, actor: str | None = None, texts: Iterable[tuple[str, str]] = ()
+    ) -> None:
+        """Forget, by every embedder, the refusals of `tenant`'s erased texts: each of
+        `texts` (kind and id: record, event or chunk), and every text of `actor`."""
+        erased = list(texts)
+        with self._lock:
+            asides = [a for (t, _), a in self._by.items() if t == tenant]
+        for aside in asides:
+            for kind, id in erased:
+                aside.drop(kind, id)
+            if actor is not None:
+                aside.drop_actor(actor)
+
+    def held(self, tenant: str) -> list[Refusal]:
+        """Every refusal of `tenant`'s texts kept now, by any embedder."""
+        with self._lock:
+            asides = [a for (t, _), a in self._by.items() if t == tenant]
+        return [r for a in asides for r in list(a.refused.values())]

@@ -38,6 +38,7 @@ import numpy.typing as npt
 
 from remem.embed.base import Embedder, embed_queries
 from remem.forksafe import ForkSafeLock
+from remem.linger import Sweep
 from remem.model import Event, Record, Status
 from remem.recall.applies import Applicable, gather_applicable
 from remem.recall.constraints import standing_turns
@@ -296,6 +297,20 @@ SEEN_SPEAKERS = 64  # names kept per scope, the guess of `_Embedding` (never a r
 _SPEAKERS: weakref.WeakKeyDictionary[Store, OrderedDict[tuple[str, str], frozenset[str]]] = (
     weakref.WeakKeyDictionary()
 )
+# the names are the scope's events': an erasure drops its scope's (`drop_speakers`), and
+# every `LINGER_SECONDS` all go (what another process erased: `remem.linger`)
+_SPEAKERS_SWEEP = Sweep()
+
+
+def drop_speakers(store: Store, tenant: str, actor: str) -> None:
+    """Forget the speakers kept as a guess for one scope of `store` (an erasure)."""
+    with _SPEAKERS_LOCK:
+        _SPEAKERS.get(store, OrderedDict()).pop((tenant, actor), None)
+
+
+def seen_speakers(store: Store, tenant: str, actor: str) -> frozenset[str]:
+    """The speakers earlier recalls of one scope found, kept as a guess."""
+    return _seen_speakers(store, Scope(tenant, actor))
 
 
 EMBED_THREADS = 8
@@ -342,6 +357,8 @@ def _may_hold_records(store: Store, scope: Scope) -> bool:
 def _seen_speakers(store: Store, scope: Scope) -> frozenset[str]:
     """The speakers earlier recalls of this scope found (in this process): a guess."""
     with _SPEAKERS_LOCK:
+        if _SPEAKERS_SWEEP.due():
+            _SPEAKERS.clear()
         return _SPEAKERS.get(store, OrderedDict()).get((scope.tenant, scope.actor), frozenset())
 
 
