@@ -75,7 +75,9 @@ class LateVectors:
         service's recall only reads, its worker fills them); whether the packet should
         say what still waits (`noted`): always, for an embedder that may fail."""
         embedder = deps.embedder()
-        self.failed = self.failed or may_fail(embedder)
+        # a text set aside (by this memory's catch-up, perhaps not after a recall): the
+        # embedder failed on it, and `noted` drops it once erased
+        self.failed = self.failed or may_fail(embedder) or deps.refused.any(deps.tenant)
         if not self.failed:
             return False
         if not fill or not (self.suspect or getattr(embedder, "missed", False)):

@@ -107,6 +107,11 @@ class Refusals:
             if actor is not None:
                 aside.drop_actor(actor)
 
+    def any(self, tenant: str) -> bool:
+        """Whether any of `tenant`'s texts is set aside now, by any embedder."""
+        with self._lock:
+            return any(a.refused for (t, _), a in self._by.items() if t == tenant)
+
     def held(self, tenant: str) -> list[Refusal]:
         """Every refusal of `tenant`'s texts kept now, by any embedder."""
         with self._lock:

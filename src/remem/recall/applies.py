@@ -32,7 +32,6 @@ from remem.embed.base import Embedder
 from remem.embed.minilm.embedder import NAME as MINILM
 from remem.embed.minilm.onnx_encoder import cache_dir
 from remem.forksafe import ForkSafeLock
-from remem.linger import Sweep
 from remem.model import Record
 from remem.policy.applies import DOMAINS, domains_of, is_request
 from remem.store.roles import Scope, Store
@@ -212,13 +211,13 @@ class _Near:
 # forgotten records are set aside by ranking (each write bumps the version anyway).
 # The kept records are the scope's own: an erasure drops its scope's (`drop_scope`), a
 # read of another version replaces them, and every `LINGER_SECONDS` those past
-# CACHE_SECONDS go (what another process erased in a scope no request reads again).
+# CACHE_SECONDS go (`drop_past`: what another process erased in a scope no request
+# reads again stays at most CACHE_SECONDS + LINGER_SECONDS).
 CACHE_SECONDS = 60.0
 CACHED_SCOPES = 256
 _NEAR: weakref.WeakKeyDictionary[Store, OrderedDict[tuple[str, str, str], _Near]] = (
     weakref.WeakKeyDictionary()
 )
-_NEAR_SWEEP = Sweep()
 
 
 def drop_scope(store: Store, tenant: str, actor: str) -> None:
@@ -237,10 +236,14 @@ def holds_near(store: Store, tenant: str, actor: str) -> frozenset[str]:
                          for r in near.records)  # fmt: skip
 
 
-def _past(held: OrderedDict[tuple[str, str, str], _Near], at: datetime) -> None:
-    """Drop what is kept for longer than CACHE_SECONDS of recall time (never served)."""
-    for key in [k for k, n in held.items() if not 0 <= (at - n.at).total_seconds() < CACHE_SECONDS]:
-        del held[key]
+def drop_past(at: datetime) -> None:
+    """Drop what is kept for longer than CACHE_SECONDS of recall time at `at` (never
+    served again), of every store (`remem.recall.gather`'s sweep, `remem.linger`)."""
+    with _LOCK:
+        for held in list(_NEAR.values()):
+            for key in [k for k, n in held.items()
+                        if not 0 <= (at - n.at).total_seconds() < CACHE_SECONDS]:  # fmt: skip
+                del held[key]
 
 
 def _near(
@@ -267,10 +270,7 @@ def _near(
     key = (scope.tenant, scope.actor, model)
     if version is not None:
         with _LOCK:
-            scopes = _NEAR.get(store, OrderedDict())
-            if _NEAR_SWEEP.due():
-                _past(scopes, at)
-            held = scopes.get(key)
+            held = _NEAR.get(store, OrderedDict()).get(key)
         if (
             held is not None
             and held.version == version

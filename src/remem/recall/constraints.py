@@ -19,7 +19,7 @@ The answer is kept per scope version (an added or embedded event bumps it) for
 at most `CACHE_SECONDS`, as `remem.recall.applies` keeps the records near each
 domain: a request of any kind then reads nothing but the version. The turns kept are
 the scope's own: an erasure drops its scope's (`drop_scope`), and every
-`LINGER_SECONDS` those past `CACHE_SECONDS` go (`remem.linger`).
+`LINGER_SECONDS` those past `CACHE_SECONDS` go (`drop_past`, `remem.linger`).
 """
 
 from __future__ import annotations
@@ -34,7 +34,6 @@ import numpy.typing as npt
 
 from remem.embed.base import Embedder
 from remem.forksafe import ForkSafeLock
-from remem.linger import Sweep
 from remem.model import Event, Role
 from remem.policy.constraints import CONSTRAINT_COSINE, MOST, SENTENCES
 from remem.recall.applies import sentence_vectors
@@ -51,7 +50,6 @@ _VECTORS: dict[str, Vector] = {}
 _HELD: weakref.WeakKeyDictionary[Store, OrderedDict[tuple[str, str, str], _Held]] = (
     weakref.WeakKeyDictionary()
 )
-_SWEEP = Sweep()
 
 
 def drop_scope(store: Store, tenant: str, actor: str) -> None:
@@ -60,6 +58,16 @@ def drop_scope(store: Store, tenant: str, actor: str) -> None:
         held = _HELD.get(store, OrderedDict())
         for key in [k for k in held if k[:2] == (tenant, actor)]:
             del held[key]
+
+
+def drop_past(at: datetime) -> None:
+    """Drop what is kept for longer than `CACHE_SECONDS` of recall time at `at` (never
+    served again), of every store (`remem.recall.gather`'s sweep, `remem.linger`)."""
+    with _LOCK:
+        for held in list(_HELD.values()):
+            for key in [k for k, h in held.items()
+                        if not 0 <= (at - h.at).total_seconds() < CACHE_SECONDS]:  # fmt: skip
+                del held[key]
 
 
 def holds_turns(store: Store, tenant: str, actor: str) -> frozenset[str]:
@@ -105,12 +113,7 @@ def standing_turns(
     key = (scope.tenant, scope.actor, embedder.name)
     if version is not None:
         with _LOCK:
-            scopes = _HELD.get(store, OrderedDict())
-            if _SWEEP.due():  # what is past CACHE_SECONDS is never served: it goes
-                for k in [k for k, h in scopes.items()
-                          if not 0 <= (at - h.at).total_seconds() < CACHE_SECONDS]:  # fmt: skip
-                    del scopes[k]
-            held = scopes.get(key)
+            held = _HELD.get(store, OrderedDict()).get(key)
         if (
             held is not None
             and held.version == version

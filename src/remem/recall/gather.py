@@ -40,7 +40,8 @@ from remem.embed.base import Embedder, embed_queries
 from remem.forksafe import ForkSafeLock
 from remem.linger import Sweep
 from remem.model import Event, Record, Status
-from remem.recall.applies import Applicable, gather_applicable
+from remem.recall.applies import Applicable, drop_past, gather_applicable
+from remem.recall.constraints import drop_past as drop_past_turns
 from remem.recall.constraints import standing_turns
 from remem.recall.events import (
     EVENT_POOL,
@@ -93,6 +94,7 @@ def gather(
     """Fetch the candidates of one recall and what ranking them needs (`why_lexical`: why
     there is no embedder, for the notes)."""
     at = req.valid_at or now
+    _sweep_kept(now)
     notes: list[str] = []
     if embedder is None:
         notes.append(why_lexical or NO_MODEL)
@@ -297,9 +299,19 @@ SEEN_SPEAKERS = 64  # names kept per scope, the guess of `_Embedding` (never a r
 _SPEAKERS: weakref.WeakKeyDictionary[Store, OrderedDict[tuple[str, str], frozenset[str]]] = (
     weakref.WeakKeyDictionary()
 )
-# the names are the scope's events': an erasure drops its scope's (`drop_speakers`), and
-# every `LINGER_SECONDS` all go (what another process erased: `remem.linger`)
-_SPEAKERS_SWEEP = Sweep()
+# What recall keeps per scope holds the scope's words: an erasure drops its scope's
+# (`remem.recall.erased`); every `LINGER_SECONDS` a recall drops what is kept past its
+# time (`applies.drop_past`, `constraints.drop_past`) and every speaker guessed, so
+# what another process erased goes too (`remem.linger`).
+_KEPT_SWEEP = Sweep()
+
+
+def _sweep_kept(now: datetime) -> None:
+    if _KEPT_SWEEP.due():
+        drop_past(now)
+        drop_past_turns(now)
+        with _SPEAKERS_LOCK:
+            _SPEAKERS.clear()
 
 
 def drop_speakers(store: Store, tenant: str, actor: str) -> None:
@@ -357,8 +369,6 @@ def _may_hold_records(store: Store, scope: Scope) -> bool:
 def _seen_speakers(store: Store, scope: Scope) -> frozenset[str]:
     """The speakers earlier recalls of this scope found (in this process): a guess."""
     with _SPEAKERS_LOCK:
-        if _SPEAKERS_SWEEP.due():
-            _SPEAKERS.clear()
         return _SPEAKERS.get(store, OrderedDict()).get((scope.tenant, scope.actor), frozenset())
 
 
