@@ -90,9 +90,7 @@ def fill(mem: Memory, clock: Clock, actor: str = "ana") -> None:
     mem.recall(actor=actor, query="which food do I never eat")
 
 
-def test_an_erasure_empties_this_process_caches_of_what_it_erased(
-    db: str, clock: Clock
-) -> None:
+def test_an_erasure_empties_this_process_caches_of_what_it_erased(db: str, clock: Clock) -> None:
     with Memory.open(db, embedder=Picky(), clock=clock) as mem:
         said(mem, clock, "ana", "I never eat spicy food.")
         pref = spicy(mem)

@@ -124,7 +124,6 @@ class HeldRecords:
                 held.pop(next(iter(held)))
             return out
 
-
     def holds(self, tenant: str, record_id: str) -> bool:
         """Whether a decoded copy of this record is held."""
         with self.backend.lock:
