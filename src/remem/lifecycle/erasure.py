@@ -279,9 +279,11 @@ def finish_interrupted(deps: Deps, vacuum: bool = False) -> int:
         target, key = str(job["target"]), str(job["key"])
         if target == "actor":
             drop_erased(deps, key, whole=True)
-        else:  # a record's owner, as its start noted; a document's chunks: none to name
-            owner = job["result"].get("actor") if target == "record" else None
-            drop_erased(deps, None if owner is None else str(owner), [(target, key)])
+        elif target == "record":  # its owner, as its start noted
+            owner = job["result"].get("actor")
+            drop_erased(deps, None if owner is None else str(owner), [("record", key)])
+        else:  # a document: its chunks are gone, their ids with them
+            drop_erased(deps, None)
         if report is not None:
             report = _scrub(deps, report, vacuum)
         total = int(job["attempts"]) + attempts
