@@ -175,7 +175,7 @@ class HeldRecords:
         if read_now or stale:
             with self.lock:
                 for actor in {held[i].record.actor for i in stale}:
-                    self._drop(tenant, actor)  # moved on: an erasure's records go too
+                    self._drop(tenant, actor, now.get(actor, 0))  # an erasure's go too
                 for i, h in read_now.items():
                     self._forget((tenant, i))  # newest last: dropped last
                     self.records[(tenant, i)] = h
@@ -195,9 +195,17 @@ class HeldRecords:
         with self.lock:
             return (tenant, record_id) in self.records
 
-    def _drop(self, tenant: str, actor: str) -> None:
-        for i in self.scopes.pop((tenant, actor), set()):
-            self.records.pop((tenant, i), None)
+    def _drop(self, tenant: str, actor: str, version: int | None = None) -> None:
+        """Drop the scope's records held (those held at another version than `version`)."""
+        ids = self.scopes.get((tenant, actor), set())
+        for i in list(ids):
+            h = self.records.get((tenant, i))
+            if h is None:
+                ids.discard(i)
+            elif version is None or h.version != version:
+                self._forget((tenant, i))
+        if not ids:
+            self.scopes.pop((tenant, actor), None)
 
     def _forget(self, key: tuple[str, str]) -> None:
         """Drop one held record, (tenant, id), from both maps."""
