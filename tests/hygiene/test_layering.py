@@ -42,6 +42,7 @@ VALUES = (
     "remem.ids",
     "remem.timeutil",
     "remem.forksafe",
+    "remem.linger",
     "remem.blas",
     "remem.files",
     "remem.prompt",

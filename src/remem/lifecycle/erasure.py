@@ -3,25 +3,28 @@
 `forget` is a job with a status, retries and a final verification by reading
 every surface back (the store erases rows, vectors, full-text entries, source
 event text and history text, and leaves a tombstone); summaries that quoted a
-forgotten record's events are erased and queued to be made again. `export`
-returns everything of one subject in a portable shape.
+forgotten record's events are erased and queued to be made again. Then what this
+process keeps in memory of it goes (`drop_erased`). `export` returns everything of
+one subject in a portable shape.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from datetime import timedelta
 from functools import partial
 from typing import Any
 
+from remem.embed.recent import drop_recent_texts
 from remem.errors import InvalidInput, NotFound, StoreError
 from remem.lifecycle.reasons import refuse_erased_words
 from remem.memory.deps import Deps
 from remem.model import Event, Kind, Record, Status
 from remem.policy.dataclasses import refuse_secrets
 from remem.policy.scope import check_name, named
+from remem.recall.erased import drop_erased as drop_recall_kept
 from remem.store.flows.erasure import RUNNING
 from remem.store.roles import Asked, ForgetReport, Scope
 from remem.thread.api import checkpoint_list, has_thread_state, tool_calls
@@ -93,16 +96,34 @@ def _actor_documents(deps: Deps, actor: str) -> Iterator[dict[str, Any]]:
             yield {"type": "document", **doc.as_dict(), "chunk_rows": chunks}
 
 
+def drop_erased(
+    deps: Deps, actor: str | None, texts: Iterable[tuple[str, str]] = (), *, whole: bool = False
+) -> None:
+    """Drop what this process keeps in memory of an erasure: the texts the embedders
+    embedded last (`remem.embed.recent`), what recall keeps of the scope of `actor`
+    and every text's stems (`remem.recall.erased`), and the embedder's refusals of
+    the erased `texts` (kind and id), or of every text of `actor` when `whole`
+    (`remem.memory.refusals`). The store dropped its own decoded records and vectors
+    of the scope when it read the erasure back. Other processes drop theirs by
+    `remem.linger`'s rule. Each is a cache: emptying it costs the next use a read.
+    """
+    drop_recent_texts()
+    drop_recall_kept(deps.store, deps.tenant, actor)
+    deps.refused.drop_erased(deps.tenant, actor=actor if whole else None, texts=texts)
+
+
 def forget_document(deps: Deps, document_id: str, vacuum: bool = False) -> ForgetReport:
     """Remove one document from every index (its row, chunks, words, vectors) as a
     deletion job: tombstoned, read back, retried, logged (target 'document')."""
     if deps.store.documents.get(deps.tenant, document_id) is None:
         raise NotFound(f"no document {named(document_id)} in tenant {deps.tenant!r}")
     finish_interrupted(deps, vacuum)
+    chunks = [("chunk", c.id) for c in deps.store.documents.chunks(deps.tenant, document_id)]
     job_id = deps.store.erasure.start_deletion(deps.tenant, "document", document_id, deps.clock())
     report, error, attempt = _attempts(
         lambda: deps.store.documents.forget(deps.tenant, document_id, deps.clock())
     )
+    drop_erased(deps, None, chunks)
     if report is not None:
         report = _scrub(deps, report, vacuum)
     deps.store.erasure.finish_deletion(deps.tenant, job_id, report, error, deps.clock(), attempt)
@@ -208,6 +229,11 @@ def forget(
             if regenerated:
                 report = replace(report, deleted={**report.deleted, "summaries": regenerated})
         report = _scrub(deps, report, vacuum)
+    if forgotten is not None:
+        sources = [("event", e) for e in forgotten.source.event_ids]
+        drop_erased(deps, forgotten.actor, [("record", forgotten.id), *sources])
+    else:
+        drop_erased(deps, key, whole=True)
     deps.store.erasure.finish_deletion(deps.tenant, job_id, report, error, deps.clock(), attempt)
     if report is None:
         raise StoreError(f"deletion job {job_id} failed after {attempt} attempts: {error}")
@@ -250,6 +276,14 @@ def finish_interrupted(deps: Deps, vacuum: bool = False) -> int:
     ]
     for job in unfinished:
         report, error, attempts = _resume(deps, job)
+        target, key = str(job["target"]), str(job["key"])
+        if target == "actor":
+            drop_erased(deps, key, whole=True)
+        elif target == "record":  # its owner, as its start noted
+            owner = job["result"].get("actor")
+            drop_erased(deps, None if owner is None else str(owner), [("record", key)])
+        else:  # a document: its chunks are gone, their ids with them
+            drop_erased(deps, None)
         if report is not None:
             report = _scrub(deps, report, vacuum)
         total = int(job["attempts"]) + attempts

@@ -75,7 +75,9 @@ class LateVectors:
         service's recall only reads, its worker fills them); whether the packet should
         say what still waits (`noted`): always, for an embedder that may fail."""
         embedder = deps.embedder()
-        self.failed = self.failed or may_fail(embedder)
+        # a text set aside (by this memory's catch-up, perhaps not after a recall): the
+        # embedder failed on it, and `noted` drops it once erased
+        self.failed = self.failed or may_fail(embedder) or deps.refused.any(deps.tenant)
         if not self.failed:
             return False
         if not fill or not (self.suspect or getattr(embedder, "missed", False)):
@@ -227,13 +229,16 @@ def noted(packet: Packet, deps: Deps, actor: str) -> Packet:
     """`packet` with what of the actor still waits for a vector (recall finds it by words
     only): a note when anything does, and `explain["unembedded"]`; of those, the ones
     the embedder refused and set aside, with its reason, and `explain["refused"]` (those
-    still stored: one erased since is never named)."""
+    still stored: one erased since, in any process, is never named and is dropped)."""
     left = deps.store.backfill.count_unembedded(deps.tenant, actor)
     embedder = deps.embedder()
     refused: list[Refusal] = []
-    if left and embedder is not None:
+    if embedder is not None:
         aside = deps.refused.of(deps.tenant, embedder.name)
-        refused = _still_stored(deps, aside, aside.of_actor(actor))
+        if not left and aside.refused:  # nothing of the actor waits: none is stored
+            aside.drop_actor(actor)
+        elif left:
+            refused = _still_stored(deps, aside, aside.of_actor(actor))
     notes = packet.notes
     if left:
         notes = (

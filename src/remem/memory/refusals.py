@@ -23,6 +23,11 @@ What is kept is bounded, however many tenants a service has:
 A text that goes is asked once more by a later pass (and set aside again if refused
 again); a pair that goes starts its next pass from the beginning. The worst case is
 `MAX_HELD` refusals of `MAX_REASON` characters and `MAX_ASIDES` cursors: tens of MB.
+
+A refusal names a text and its actor, and an embedder's reason may quote the text: an
+erasure drops those of what it erased in its process (`Refusals.drop_erased`, from
+`remem.lifecycle.erasure`); another process drops those of an actor no longer stored
+at the actor's next recall (`remem.memory.backfill.noted`).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 log = logging.getLogger("remem")
@@ -95,6 +101,11 @@ class Aside:
     def of_actor(self, actor: str) -> list[Refusal]:
         """The actor's texts set aside, oldest first."""
         return [r for r in list(self.refused.values()) if r.actor == actor]
+
+    def drop_actor(self, actor: str) -> None:
+        """Forget every text of `actor` set aside (erased, or embedded since)."""
+        for r in self.of_actor(actor):
+            self.drop(r.kind, r.id)
 
 
 def _put(refused: dict[Key, Refusal], key: Key, refusal: Refusal, most: int) -> Key | None:
@@ -169,3 +180,28 @@ class Refusals:
             aside.refused.pop(key, None)
             if aside.owner is self:
                 self._order.pop((aside.pair, key), None)
+
+    def drop_erased(
+        self, tenant: str, *, actor: str | None = None, texts: Iterable[tuple[str, str]] = ()
+    ) -> None:
+        """Forget, by every embedder, the refusals of `tenant`'s erased texts: each of
+        `texts` (kind and id: record, event or chunk), and every text of `actor`."""
+        erased = list(texts)
+        with self._lock:
+            asides = [a for (t, _), a in self._by.items() if t == tenant]
+        for aside in asides:
+            for kind, id in erased:
+                aside.drop(kind, id)
+            if actor is not None:
+                aside.drop_actor(actor)
+
+    def any(self, tenant: str) -> bool:
+        """Whether any of `tenant`'s texts is set aside now, by any embedder."""
+        with self._lock:
+            return any(a.refused for (t, _), a in self._by.items() if t == tenant)
+
+    def of_tenant(self, tenant: str) -> list[Refusal]:
+        """Every refusal of `tenant`'s texts kept now, by any embedder."""
+        with self._lock:
+            asides = [a for (t, _), a in self._by.items() if t == tenant]
+        return [r for a in asides for r in list(a.refused.values())]

@@ -209,11 +209,41 @@ class _Near:
 # at most CACHE_SECONDS of recall time: a record dated to become valid later (rare)
 # joins within that time even if nothing is written meanwhile. Expired, superseded or
 # forgotten records are set aside by ranking (each write bumps the version anyway).
+# The kept records are the scope's own: an erasure drops its scope's (`drop_scope`), a
+# read of another version replaces them, and every `LINGER_SECONDS` those past
+# CACHE_SECONDS go (`drop_past`: what another process erased in a scope no request
+# reads again stays at most CACHE_SECONDS + LINGER_SECONDS).
 CACHE_SECONDS = 60.0
 CACHED_SCOPES = 256
 _NEAR: weakref.WeakKeyDictionary[Store, OrderedDict[tuple[str, str, str], _Near]] = (
     weakref.WeakKeyDictionary()
 )
+
+
+def drop_scope(store: Store, tenant: str, actor: str) -> None:
+    """Forget the records kept near the domains for one scope of `store` (an erasure)."""
+    with _LOCK:
+        held = _NEAR.get(store, OrderedDict())
+        for key in [k for k in held if k[:2] == (tenant, actor)]:
+            del held[key]
+
+
+def holds_near(store: Store, tenant: str, actor: str) -> frozenset[str]:
+    """The ids of the records kept near the domains for one scope of `store`."""
+    with _LOCK:
+        held = _NEAR.get(store, OrderedDict())
+        return frozenset(r for k, near in held.items() if k[:2] == (tenant, actor)
+                         for r in near.records)  # fmt: skip
+
+
+def drop_past(at: datetime) -> None:
+    """Drop what is kept for longer than CACHE_SECONDS of recall time at `at` (never
+    served again), of every store (`remem.recall.gather`'s sweep, `remem.linger`)."""
+    with _LOCK:
+        for held in list(_NEAR.values()):
+            for key in [k for k, n in held.items()
+                        if not 0 <= (at - n.at).total_seconds() < CACHE_SECONDS]:  # fmt: skip
+                del held[key]
 
 
 def _near(

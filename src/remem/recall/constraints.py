@@ -17,7 +17,9 @@ sets moved (docs/decisions/prefeval-topics.md).
 
 The answer is kept per scope version (an added or embedded event bumps it) for
 at most `CACHE_SECONDS`, as `remem.recall.applies` keeps the records near each
-domain: a request of any kind then reads nothing but the version.
+domain: a request of any kind then reads nothing but the version. The turns kept are
+the scope's own: an erasure drops its scope's (`drop_scope`), and every
+`LINGER_SECONDS` those past `CACHE_SECONDS` go (`drop_past`, `remem.linger`).
 """
 
 from __future__ import annotations
@@ -48,6 +50,32 @@ _VECTORS: dict[str, Vector] = {}
 _HELD: weakref.WeakKeyDictionary[Store, OrderedDict[tuple[str, str, str], _Held]] = (
     weakref.WeakKeyDictionary()
 )
+
+
+def drop_scope(store: Store, tenant: str, actor: str) -> None:
+    """Forget the turns kept for one scope of `store` (after an erasure)."""
+    with _LOCK:
+        held = _HELD.get(store, OrderedDict())
+        for key in [k for k in held if k[:2] == (tenant, actor)]:
+            del held[key]
+
+
+def drop_past(at: datetime) -> None:
+    """Drop what is kept for longer than `CACHE_SECONDS` of recall time at `at` (never
+    served again), of every store (`remem.recall.gather`'s sweep, `remem.linger`)."""
+    with _LOCK:
+        for held in list(_HELD.values()):
+            for key in [k for k, h in held.items()
+                        if not 0 <= (at - h.at).total_seconds() < CACHE_SECONDS]:  # fmt: skip
+                del held[key]
+
+
+def holds_turns(store: Store, tenant: str, actor: str) -> frozenset[str]:
+    """The ids of the events kept as stating a constraint for one scope of `store`."""
+    with _LOCK:
+        held = _HELD.get(store, OrderedDict())
+        return frozenset(s.event.id for k, h in held.items() if k[:2] == (tenant, actor)
+                         for s in h.stated)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,6 +40,7 @@ import re
 from collections import defaultdict
 from collections.abc import Container, Iterable, Mapping, Sequence
 
+from remem.linger import Sweep
 from remem.store.roles import Hit
 from remem.store.text import STOPWORDS
 
@@ -96,7 +97,11 @@ as the recall before (about 0.5 ms of a recall at 100,000 records)."""
 STEMS_KEPT_CHARS = 1000
 """The longest text whose stems are kept: a longer one (an event may hold 100,000
 characters, 1.3 MB with its stems) is stemmed at each call. Kept texts and their stems
-then hold at most about 70 MB (16 KB for 1,000 characters of distinct words)."""
+then hold at most about 70 MB (16 KB for 1,000 characters of distinct words).
+
+The kept texts are records' and events' own: an erasure empties them in its process
+(`drop_kept_stems`), and every other process empties them every `LINGER_SECONDS`
+(`remem.linger`), at its next `word_evidence`."""
 
 
 def content_stems(text: str, keep_function_words: bool = False) -> frozenset[str]:
@@ -114,6 +119,24 @@ def _stems(text: str, keep_function_words: bool) -> frozenset[str]:
 
 
 _kept_stems = functools.lru_cache(maxsize=STEMS_KEPT)(_stems)
+_stems_sweep = Sweep()
+
+
+def drop_kept_stems() -> None:
+    """Forget every text whose stems are kept (after an erasure: the texts may be its)."""
+    _kept_stems.cache_clear()
+
+
+def holds_stems_of(text: str, keep_function_words: bool = False) -> bool:
+    """Whether the stems of `text` are kept now (what an erasure's test reads back).
+    Asks the cache once, which keeps the text if it was not kept: it is then dropped
+    again by emptying the cache."""
+    before = _kept_stems.cache_info().hits
+    _kept_stems(text, keep_function_words)
+    held = _kept_stems.cache_info().hits > before
+    if not held:
+        _kept_stems.cache_clear()
+    return held
 
 
 def word_evidence(
@@ -134,6 +157,8 @@ def word_evidence(
     no evidence, two are the weight of the lighter one. With `by_length` (a request
     too), a text longer than the texts' mean keeps `length_share` of its evidence.
     """
+    if _stems_sweep.due():  # what another process erased goes (`remem.linger`)
+        drop_kept_stems()
     every = not content_stems(words)  # nothing but function words: as the word search does
     asked = content_stems(words, every)
     if not asked:

@@ -38,8 +38,10 @@ import numpy.typing as npt
 
 from remem.embed.base import Embedder, embed_queries
 from remem.forksafe import ForkSafeLock
+from remem.linger import Sweep
 from remem.model import Event, Record, Status
-from remem.recall.applies import Applicable, gather_applicable
+from remem.recall.applies import Applicable, drop_past, gather_applicable
+from remem.recall.constraints import drop_past as drop_past_turns
 from remem.recall.constraints import standing_turns
 from remem.recall.events import (
     EVENT_POOL,
@@ -92,6 +94,7 @@ def gather(
     """Fetch the candidates of one recall and what ranking them needs (`why_lexical`: why
     there is no embedder, for the notes)."""
     at = req.valid_at or now
+    _sweep_kept(now)
     notes: list[str] = []
     if embedder is None:
         notes.append(why_lexical or NO_MODEL)
@@ -296,6 +299,30 @@ SEEN_SPEAKERS = 64  # names kept per scope, the guess of `_Embedding` (never a r
 _SPEAKERS: weakref.WeakKeyDictionary[Store, OrderedDict[tuple[str, str], frozenset[str]]] = (
     weakref.WeakKeyDictionary()
 )
+# What recall keeps per scope holds the scope's words: an erasure drops its scope's
+# (`remem.recall.erased`); every `LINGER_SECONDS` a recall drops what is kept past its
+# time (`applies.drop_past`, `constraints.drop_past`) and every speaker guessed, so
+# what another process erased goes too (`remem.linger`).
+_KEPT_SWEEP = Sweep()
+
+
+def _sweep_kept(now: datetime) -> None:
+    if _KEPT_SWEEP.due():
+        drop_past(now)
+        drop_past_turns(now)
+        with _SPEAKERS_LOCK:
+            _SPEAKERS.clear()
+
+
+def drop_speakers(store: Store, tenant: str, actor: str) -> None:
+    """Forget the speakers kept as a guess for one scope of `store` (an erasure)."""
+    with _SPEAKERS_LOCK:
+        _SPEAKERS.get(store, OrderedDict()).pop((tenant, actor), None)
+
+
+def seen_speakers(store: Store, tenant: str, actor: str) -> frozenset[str]:
+    """The speakers earlier recalls of one scope found, kept as a guess."""
+    return _seen_speakers(store, Scope(tenant, actor))
 
 
 EMBED_THREADS = 8

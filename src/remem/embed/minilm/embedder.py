@@ -22,7 +22,6 @@ import json
 import logging
 import os
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +32,8 @@ import numpy.typing as npt
 
 from remem.embed.batch import CallBatcher
 from remem.embed.minilm.numpy_encoder import DIM, NumpyEncoder, Weights, load_weights
+from remem.embed.recent import QUERY_CACHE as QUERY_CACHE  # re-exported: kept here before
+from remem.embed.recent import RecentTexts
 from remem.embed.vectors import Vectors
 from remem.errors import InvalidInput
 
@@ -69,10 +70,6 @@ _DEFAULT_MAX_TOKENS = 256
 # 4096 padded tokens keep a batch of 256-token texts' attention scores at 50 MB.
 _BATCH_OVERHEAD_TOKENS = 32
 _BATCH_TOKENS = 4096
-
-# Single texts (queries) recently embedded, kept by `MiniLMEmbedder.embed`: an
-# agent repeating a query, or recall and its explain call, pays 10 ms once.
-QUERY_CACHE = 256
 
 F32 = npt.NDArray[np.float32]
 Forward = Callable[[Sequence[npt.NDArray[np.int64]]], F32]  # token ids of texts to unit rows
@@ -177,13 +174,21 @@ class MiniLMEmbedder:
         self._cache_dir = Path(cache_dir) if cache_dir is not None else None
         self._loaded: _Loaded | None = None
         self._lock = threading.Lock()
-        self._recent: OrderedDict[str, F32] = OrderedDict()
+        self._recent = RecentTexts()  # single texts (`remem.embed.recent`)
         self._query = asked
         self._query_encoder: _Encoder | None = None  # made on the first `embed_query`
         self._query_forward: Forward | None = None  # each query alone (`_each_alone`)
-        self._recent_queries: OrderedDict[str, F32] = OrderedDict()
-        self.query_cache_hits = 0  # single texts answered from the recent ones
+        self._recent_queries = RecentTexts()  # single queries of the int8 encoder
         self.fallback_reason: str | None = None  # why auto runs numpy, when it does
+
+    @property
+    def query_cache_hits(self) -> int:
+        """Single texts answered from the recent ones (`remem.embed.recent`)."""
+        return self._recent.hits + self._recent_queries.hits
+
+    def holds_recent(self, text: str) -> bool:
+        """Whether `text` is among the single texts (or queries) kept with their vector."""
+        return self._recent.holds(text) or self._recent_queries.holds(text)
 
     @property
     def name(self) -> str:
@@ -283,20 +288,12 @@ class MiniLMEmbedder:
                     self._query = "float32"
             return self._query_encoder
 
-    def _embed_one(
-        self, text: str, recent: OrderedDict[str, F32], encoder: _Encoder | None
-    ) -> Vectors:
-        with self._lock:
-            hit = recent.get(text)
-            if hit is not None:
-                recent.move_to_end(text)
-                self.query_cache_hits += 1
-                return hit.copy()
+    def _embed_one(self, text: str, recent: RecentTexts, encoder: _Encoder | None) -> Vectors:
+        hit = recent.get(text)
+        if hit is not None:
+            return hit
         out = self._embed_many([text], encoder)
-        with self._lock:
-            recent[text] = out.copy()
-            if len(recent) > QUERY_CACHE:
-                recent.popitem(last=False)
+        recent.put(text, out)
         return out
 
     def _embed_many(self, texts: Sequence[str], encoder: _Encoder | None) -> Vectors:

@@ -24,7 +24,6 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -32,10 +31,11 @@ import numpy as np
 import numpy.typing as npt
 
 from remem.embed.batch import CallBatcher
-from remem.embed.minilm.embedder import QUERY_CACHE, forward_all
+from remem.embed.minilm.embedder import forward_all
 from remem.embed.minilm.numpy_encoder import DIM
 from remem.embed.minilm.packaged_session import RUNTIME, open_session
 from remem.embed.minilm.wordpiece import WordPiece
+from remem.embed.recent import RecentTexts
 from remem.embed.vectors import Vectors
 from remem.errors import InvalidInput
 
@@ -52,8 +52,6 @@ VOCAB_SHA256 = "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3
 """sha256 of BERT's uncased vocabulary (`vocab.txt`, the one all-MiniLM-L6-v2 ships)."""
 
 MAX_TOKENS = 256  # the model's max_seq_length, as sentence-transformers truncates
-
-F32 = npt.NDArray[np.float32]
 
 
 def packaged_model() -> Path | None:
@@ -88,7 +86,8 @@ class PackagedMiniLM:
 
     Construction only finds the file; the first `embed()` checks its sha256, opens it
     and the tokenizer (once, whichever threads call together). Texts are batched and
-    pooled as `MiniLMEmbedder` does; the last `QUERY_CACHE` single texts are kept.
+    pooled as `MiniLMEmbedder` does; the last `QUERY_CACHE` single texts are kept
+    (`remem.embed.recent`).
     """
 
     def __init__(
@@ -116,8 +115,16 @@ class PackagedMiniLM:
         self._cache = Path(cache_dir) if cache_dir is not None else None
         self._lock = threading.Lock()
         self._loaded: tuple[WordPiece, CallBatcher[npt.NDArray[np.int64]]] | None = None
-        self._recent: OrderedDict[str, F32] = OrderedDict()
-        self.query_cache_hits = 0
+        self._recent = RecentTexts()  # single texts (`remem.embed.recent`)
+
+    @property
+    def query_cache_hits(self) -> int:
+        """Single texts answered from the recent ones (`remem.embed.recent`)."""
+        return self._recent.hits
+
+    def holds_recent(self, text: str) -> bool:
+        """Whether `text` is among the single texts kept with their vector."""
+        return self._recent.holds(text)
 
     @property
     def name(self) -> str:
@@ -154,18 +161,11 @@ class PackagedMiniLM:
         past 256 tokens are truncated."""
         if len(texts) != 1:
             return self._embed_many(texts)
-        text = texts[0]
-        with self._lock:
-            hit = self._recent.get(text)
-            if hit is not None:
-                self._recent.move_to_end(text)
-                self.query_cache_hits += 1
-                return hit.copy()
+        hit = self._recent.get(texts[0])
+        if hit is not None:
+            return hit
         out = self._embed_many(texts)
-        with self._lock:
-            self._recent[text] = out.copy()
-            if len(self._recent) > QUERY_CACHE:
-                self._recent.popitem(last=False)
+        self._recent.put(texts[0], out)
         return out
 
     def _embed_many(self, texts: Sequence[str]) -> Vectors:

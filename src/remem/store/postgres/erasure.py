@@ -99,16 +99,23 @@ class ScopeIndexes(Protocol):
     ) -> AbstractContextManager[psycopg.Connection[DictRow] | None]: ...
 
 
+class HeldScopes(Protocol):
+    """The decoded records the store keeps (`remem.store.postgres.upkeep.HeldRecords`)."""
+
+    def drop_scope(self, tenant: str, actor: str) -> None: ...
+
+
 class PostgresErasure:
     """What is PostgreSQL's own in an erasure (`remem.store.flows.erasure.ErasureParts`),
-    over its `backend` and the scopes' HNSW `indexes` (the row-level-security wall binds
-    each transaction to the tenant)."""
+    over its `backend`, the scopes' HNSW `indexes` (the row-level-security wall binds
+    each transaction to the tenant) and the decoded records this process keeps (`held`:
+    an erased scope's are dropped before the erasure reads back)."""
 
     mark_after_erasing = False
     deletion_sql: DeletionSQL = DeletionLogSQL()
 
-    def __init__(self, backend: PostgresBackend, indexes: ScopeIndexes) -> None:
-        self.backend, self.indexes = backend, indexes
+    def __init__(self, backend: PostgresBackend, indexes: ScopeIndexes, held: HeldScopes) -> None:
+        self.backend, self.indexes, self.held = backend, indexes, held
 
     @contextmanager
     def erasing_actor(self) -> Iterator[object]:
@@ -125,7 +132,9 @@ class PostgresErasure:
             yield held
 
     def settle_scope(self, tenant: str, actor: str) -> None:
-        """Nothing: PostgreSQL keeps no copy of a scope's rows outside them."""
+        """Drop the scope's decoded records this process holds: PostgreSQL keeps no other
+        copy of a scope's rows outside them."""
+        self.held.drop_scope(tenant, actor)
 
     def erase_records(self, db: Tx, tenant: str, found: Sequence[Found]) -> dict[str, int]:
         return _delete_records(db, tenant, [f.key for f in found])
@@ -138,6 +147,7 @@ class PostgresErasure:
     def verify_record(
         self, tenant: str, record_id: str, found: Found, sources: Sequence[str]
     ) -> dict[str, int]:
+        self.held.drop_scope(tenant, found.actor)
         return self._record_left(tenant, record_id, list(sources))
 
     def erase_actor_indexes(self, db: Tx, tenant: str, actor: str) -> None:
@@ -211,6 +221,7 @@ class PostgresErasure:
         return {name: int(n) for name, n in dict(row).items()}
 
     def verify_actor(self, tenant: str, actor: str, mark: Mapping[str, int]) -> dict[str, int]:
+        self.held.drop_scope(tenant, actor)
         m = ActorMarkSQL
         with self.backend.tx(tenant) as cur:
 

@@ -103,10 +103,11 @@ class PostgresStore:
         self.model_calls = ModelCalls(self.backend, q)
         self.upkeep = PostgresUpkeep(self.backend, indexes=self.search)
         self.events = Events(self.backend, q, self.upkeep)
-        self.records = Records(self.backend, q, self.upkeep, HeldRecords(self.backend))
+        self.held = HeldRecords(self.backend)
+        self.records = Records(self.backend, q, self.upkeep, self.held)
         self.backfill = Backfill(self.backend, backfill_q, self.upkeep, self.records, self.events)
         self.erasure = Erasures(
-            self.backend, q, PostgresErasure(self.backend, self.search), self.upkeep
+            self.backend, q, PostgresErasure(self.backend, self.search, self.held), self.upkeep
         )
         self._migrate(apply=migrate)
         self.backend.open()

@@ -19,6 +19,7 @@ import numpy as np
 from psycopg.rows import DictRow
 
 from remem.errors import StoreError
+from remem.linger import Sweep
 from remem.model import Event, Record
 from remem.store.flows.backend import Tx
 from remem.store.flows.records import RECORDS_HELD, Reader, Vector
@@ -123,12 +124,20 @@ class HeldRecords:
     never kept beside a version newer than itself, whatever commits meanwhile). It hands
     back the held records whose scope has not moved on, and reads the others again. At
     most `RECORDS_HELD` are kept, the oldest dropped first.
+
+    Erased records are not kept: the erasing process drops the scope's records
+    (`drop_scope`, from `remem.store.postgres.erasure`); in another process, a read that
+    finds a scope's version moved on drops every record held of that scope, asked for or
+    not, and every `LINGER_SECONDS` all are dropped (an erased scope no read reaches
+    again: `remem.linger`).
     """
 
     def __init__(self, backend: PostgresBackend) -> None:
         self.backend = backend
         self.records: dict[tuple[str, str], _Held] = {}
+        self.scopes: dict[tuple[str, str], set[str]] = {}  # (tenant, actor) -> ids held
         self.lock = threading.Lock()
+        self.sweep = Sweep()
 
     def get(self, tenant: str, ids: Sequence[str], read: Reader) -> list[Record]:
         """Records of this tenant with these ids (missing ones are left out), in the order
@@ -136,6 +145,9 @@ class HeldRecords:
         the records are read with their scope's version (`GET_RECORDS_HELD`)."""
         wanted = list(dict.fromkeys(ids))
         with self.lock:
+            if self.sweep.due():
+                self.records.clear()
+                self.scopes.clear()
             held = {i: h for i in wanted if (h := self.records.get((tenant, i))) is not None}
         unheld = [i for i in wanted if i not in held]
         actors = sorted({h.record.actor for h in held.values()})
@@ -162,12 +174,45 @@ class HeldRecords:
         }
         if read_now or stale:
             with self.lock:
-                for i in stale:
-                    self.records.pop((tenant, i), None)
+                for actor in {held[i].record.actor for i in stale}:
+                    self._drop(tenant, actor, now.get(actor, 0))  # an erasure's go too
                 for i, h in read_now.items():
-                    self.records.pop((tenant, i), None)  # newest last: dropped last
+                    self._forget((tenant, i))  # newest last: dropped last
                     self.records[(tenant, i)] = h
+                    self.scopes.setdefault((tenant, h.record.actor), set()).add(i)
                 while len(self.records) > RECORDS_HELD:
-                    self.records.pop(next(iter(self.records)))
+                    self._forget(next(iter(self.records)))
         found = sorted([*fresh.values(), *read_now.values()], key=lambda h: h.seq)
         return [h.record for h in found]
+
+    def drop_scope(self, tenant: str, actor: str) -> None:
+        """Forget every record held of one scope (after an erasure)."""
+        with self.lock:
+            self._drop(tenant, actor)
+
+    def holds(self, tenant: str, record_id: str) -> bool:
+        """Whether a decoded copy of this record is held."""
+        with self.lock:
+            return (tenant, record_id) in self.records
+
+    def _drop(self, tenant: str, actor: str, version: int | None = None) -> None:
+        """Drop the scope's records held (those held at another version than `version`)."""
+        ids = self.scopes.get((tenant, actor), set())
+        for i in list(ids):
+            h = self.records.get((tenant, i))
+            if h is None:
+                ids.discard(i)
+            elif version is None or h.version != version:
+                self._forget((tenant, i))
+        if not ids:
+            self.scopes.pop((tenant, actor), None)
+
+    def _forget(self, key: tuple[str, str]) -> None:
+        """Drop one held record, (tenant, id), from both maps."""
+        h = self.records.pop(key, None)
+        if h is not None:
+            ids = self.scopes.get((key[0], h.record.actor))
+            if ids is not None:
+                ids.discard(key[1])
+                if not ids:
+                    del self.scopes[(key[0], h.record.actor)]

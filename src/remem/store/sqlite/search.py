@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from remem.errors import StoreError
+from remem.linger import Sweep
 from remem.model import Event, Record
 from remem.policy.metadata import matches
 from remem.store.errors import sqlite_translated
@@ -88,6 +89,7 @@ class SQLiteSearch:
         self.backend, self.records, self._records = backend, records, held
         self._lock, self._db = backend.lock, backend.conn
         self._vec_cache: dict[tuple[str, str, str], HeldVectors] = {}
+        self._sweep = Sweep()  # scopes whose version moved go (`_drop_moved`)
         # None for `:memory:` or a folder this process cannot write: vectors are then
         # read from the database once per process (the in-memory path)
         self.vector_files = files
@@ -253,7 +255,13 @@ class SQLiteSearch:
         up from what changed in the database since their stamp; else all read
         from the database (`remem.store.sqlite.vectors.load.refresh`). What changed
         is written to the scope's files beside the answer.
+
+        Every `LINGER_SECONDS` the scopes whose version moved on are dropped first, so
+        what another process erased in a scope this one no longer searches goes too
+        (`remem.linger`; the erasing process drops them at once, `_drop_scope_vectors`).
         """
+        if self._sweep.due():
+            self._drop_moved()
         key = (scope.tenant, scope.actor)
         kind: Kind = "events" if events else "records"
         version = self._version(scope)
@@ -354,6 +362,22 @@ class SQLiteSearch:
         self.sync_vector_files()
         for scope in scopes:  # next time the file is mapped, not the float32 copy kept
             self._vec_cache.pop((scope.tenant, scope.actor, "records"), None)
+
+    def _drop_moved(self) -> None:
+        """Drop the scopes held in memory whose version moved on since they were read."""
+        for cache_key, held in list(self._vec_cache.items()):
+            if held.version != self._version(Scope(cache_key[0], cache_key[1])):
+                self._vec_cache.pop(cache_key, None)
+
+    def holds_vectors(self, tenant: str, actor: str) -> frozenset[str]:
+        """The ids of the records and events whose vectors this process holds for a scope."""
+        ids: set[str] = set()
+        for kind in ("records", "events"):
+            held = self._vec_cache.get((tenant, actor, kind))
+            if held is not None and held.vectors is not None:
+                for i in (*held.vectors.ids, *held.vectors.tail_ids):
+                    ids.add(i.decode() if isinstance(i, bytes) else str(i))
+        return frozenset(ids)
 
     def sync_vector_files(self) -> None:
         """Wait until the vector files being written (after a load from the database) are."""

@@ -90,7 +90,9 @@ class HeldRecords:
     unchanged: no change on this connection (`total_changes`) and no commit by
     another (`PRAGMA data_version`). Inside a transaction they are read afresh,
     and an erasure drops them all (`records.clear()`, `_drop_scope_vectors`). At
-    most `RECORDS_HELD`, the oldest dropped first.
+    most `RECORDS_HELD`, the oldest dropped first. Another process's erasure is a
+    commit to the file: every record held goes at the next read (each recall reads
+    through here at least once).
     """
 
     def __init__(self, backend: SQLiteBackend) -> None:
@@ -121,6 +123,11 @@ class HeldRecords:
             while len(held) > RECORDS_HELD:
                 held.pop(next(iter(held)))
             return out
+
+    def holds(self, tenant: str, record_id: str) -> bool:
+        """Whether a decoded copy of this record is held."""
+        with self.backend.lock:
+            return (tenant, record_id) in self.records
 
 
 def fts_row(key: Any, tenant: str, actor: str, text: str) -> dict[str, Any]:
