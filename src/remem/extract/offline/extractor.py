@@ -129,10 +129,15 @@ from dataclasses import dataclass, replace
 
 from remem.extract.offline.changes import with_subject
 from remem.extract.offline.fact import Fact
-from remem.extract.offline.generic import FINITE, generic_facts
+from remem.extract.offline.generic import ASKED_TO_REMEMBER, FINITE, generic_facts
 from remem.extract.offline.person import third_person
 from remem.extract.offline.rules import RULES, greeting_name, rule_facts
-from remem.extract.offline.said import cut_off_tail, in_role_play, without_quoted_speech
+from remem.extract.offline.said import (
+    cut_off_tail,
+    in_role_play,
+    without_quoted_speech,
+    without_unknown_person,
+)
 from remem.extract.offline.style import style_facts
 from remem.extract.offline.text import ADV, normalise, pasted, sentences, with_initials
 from remem.model import Authority, Candidate, Event, Role, Source
@@ -188,11 +193,14 @@ def extract_offline(event: Event, context: Sequence[Event] = ()) -> list[Candida
             if clause.together and not clause.hedge:
                 said = _together(clause, speaker)
             elif speaker:
+                if said.lower().startswith(ASKED_TO_REMEMBER):
+                    continue  # "Remember, patience pays off": said to the other person
                 said = said if clause.hedge else _named(said, clause.text, speaker)
                 if not re.search(rf"\b{re.escape(speaker)}\b", said):
                     continue  # in a thread of several people a record says whose it is
             if clause.lead:
                 said = _with_lead(clause.lead, said, speaker)
+            said = without_unknown_person(said)  # "... until she lands something": who?
             found.append((replace(fact, text=said), clause.explicit, clause.correction or changed))
     if not found:
         found = _answer_facts(event, context)
@@ -312,7 +320,8 @@ _FILLER = (
     r"(?:oh|ah|well|so|also|and|but|plus|btw|by\s+the\s+way|fyi|just\s+so\s+you\s+know|ok(?:ay)?"
     r"|um+|uh+|hmm+|yeah|yes|yep|ya|yea|yup|sure|honestly|basically|anyway|anyways|alright|right|ha(?:ha)+"
     r"|lol|one\s+more\s+thing|quick\s+update|heads\s+up|just\s+fyi|for\s+what\s+it\s+is\s+worth"
-    r"|(?:good|great|bad|big|some|exciting|sad)\s+news|update|guess\s+what)" + _SEP + r"(?=\S)"
+    r"|(?:good|great|bad|big|some|exciting|sad|other|more|in\s+other)\s+news|update|guess\s+what"
+    r"|other\s+(?:thing|things|stuff)|unrelated|side\s+note)" + _SEP + r"(?=\S)"
 )
 _QUESTION_START = (
     r"(?:what|where|when|who|whom|whose|why|how|which|do|does|did|is|are|am|was|were|can|could"
@@ -417,7 +426,7 @@ def _clauses(text: str) -> list[_Clause]:
             together, body = m["who"], f"we {m['rest']}"  # read as "we ..."
         lead = ""
         first = len(out)  # this sentence's clauses start here
-        pieces = re.split(f"({_CLAUSE_SPLIT})", body, flags=_I)
+        pieces = _between_kept(re.split(f"({_CLAUSE_SPLIT})", body, flags=_I))
         iffy = False  # in what a condition governs: "If I had a boat, I would ..."
         for n, part in enumerate(pieces[::2]):
             joined = n > 0 and re.search(r"\band\s*$", pieces[2 * n - 1], _I) is not None
@@ -436,10 +445,26 @@ def _clauses(text: str) -> list[_Clause]:
                 out[-1] = replace(out[-1], text=f"{out[-1].text} and {part}")
             elif part:
                 part = with_subject(part)  # "ditched my old phone for ...": "I" unsaid
-                who = together if len(out) == first else ""
+                # "Mei and I watched ... and we've both gone vegan": the same two
+                who = together if len(out) == first or re.match(r"we\s", part, _I) else ""
                 out.append(_Clause(part, explicit, correction, greeted, lead, hedge, who))
                 lead = ""
         greeted = False
+    return out
+
+
+def _between_kept(pieces: list[str]) -> list[str]:
+    """Split pieces (text, separator, text ...) with "between X and my Y" made whole
+    again: "between this and our own wedding I'm drowning" is one clause, not "our own
+    wedding I'm drowning"."""
+    out = pieces[:1]
+    for sep, part in zip(pieces[1::2], pieces[2::2], strict=True):
+        if re.search(r"\band\s*$", sep, _I) and re.search(
+            r"\bbetween\s+(?:[\w'-]+\s+){0,3}[\w'-]+$", out[-1], _I
+        ):
+            out[-1] = f"{out[-1]}{sep}{part}"
+        else:
+            out += [sep, part]
     return out
 
 

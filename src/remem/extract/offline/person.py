@@ -23,7 +23,8 @@ _LEAD_ADVERBS = frozenset(
     "really also just now currently still actually recently finally definitely absolutely "
     "totally usually generally always truly honestly so very much mostly already originally "
     "officially genuinely seriously never often sometimes rarely seldom even only mainly "
-    "normally typically occasionally hardly barely".split()
+    "normally typically occasionally hardly barely ever once literally basically kinda sorta "
+    "probably maybe apparently obviously".split()
 )
 # words after which "to" is a preposition, not an infinitive's ("allergic to wool and avoid ...")
 _TO_TAKERS = frozenset(
@@ -139,7 +140,11 @@ def third_person(clause: str, subject: str | None = None) -> str:
         # "we" is the speaker and others: the statement stays the speaker's
         s, named = f"{subject or 'the user'} says they {m.group(1)}", True
     elif m := re.match(r"(?:my|our)\s+(.+)", s, _I):
-        s, named = (f"{subject}'s {m.group(1)}", True) if subject else (m.group(1), False)
+        rest = m.group(1)
+        if subject:  # "Jo's sister paid for my ticket": Jo's ticket, not the sister's
+            rest = re.sub(r"(?<!-)\b(?:my|our)\b(?!-)", f"{subject}'s", rest)
+            rest = re.sub(r"(?<!-)\b(?:me|us)\b(?!-)", subject, rest)
+        s, named = (f"{subject}'s {rest}", True) if subject else (rest, False)
     if subject and not named:
         s, n = re.subn(r"\b(?:my|our)\b", f"{subject}'s", s, count=1)
         if not n:

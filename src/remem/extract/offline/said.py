@@ -156,3 +156,27 @@ _NOUN = r"\b(?:a|an|the|this|that|these|those|some|his|her|their|its)\s+\w+"
 _MAIN_END = r"\s*[,;:(]|\s+-\s|\s+(?:so|because|since|which|who|when)\s"
 _PLURAL = r"(?!(?:this|his|its|was|has|does|is|always|perhaps|across|unless|less|yes)$)[a-z]{3,}s"
 _KIN = r"\b(?:my|our)\s+\w+"
+
+
+# where a statement goes on to a part of its own: "... until she lands something"
+_TAIL_START = r",?\s+(?:until|til|till|because|cos|since|so|but|when|while|and|which|as)\s+|,\s+"
+
+
+def without_unknown_person(text: str) -> str:
+    """A statement (already in the third person) without the part that goes on about
+    someone it names only as "he" or "she": "Money is going to be tight until she lands
+    something" -> "Money is going to be tight". A pronoun after a name ("Tanya got laid
+    off, so she ...") or "their <noun>" ("their sister ... she") is known, and a
+    statement that would keep under two words is left whole."""
+    m = re.search(r"\b(?:he|she|him|his)\b|\bher\b", text, _I)
+    if m is None:
+        return text
+    before = text[: m.start()]
+    if any(w[:1].isupper() for w in before.split()[1:]) or re.search(
+        r"\b(?:their|his|her)\s+\w+", before, _I
+    ):
+        return text
+    ends = list(re.finditer(_TAIL_START, before, _I))
+    if not ends or len(before[: ends[-1].start()].split()) < 2:
+        return text
+    return before[: ends[-1].start()].rstrip(" ,;:")
