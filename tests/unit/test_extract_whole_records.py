@@ -107,3 +107,19 @@ def test_two_people_who_changed_their_diet_together_are_both_named() -> None:
 def test_a_diet_with_an_aside_after_a_comma_is_still_the_diet() -> None:
     assert found("I'm vegetarian, eggs maybe once a week")[0][1] == "diet"
     assert found("I'm vegan, except for honey")[0][1] is None
+
+
+@pytest.mark.parametrize(
+    ("said", "text"),
+    [
+        ("my wrists ache after typing, is that normal", "Wrists ache after typing"),
+        ("I just started at the bike shop so gotta go", "Just started at the bike shop"),
+        ("I work nights at the depot, ttyl", "Works nights at the depot"),
+    ],
+)  # fmt: skip
+def test_a_question_or_goodbye_after_a_statement_is_left_out(said: str, text: str) -> None:
+    assert texts(said) == [text]
+
+
+def test_a_street_named_bye_is_no_goodbye() -> None:
+    assert texts("My aunt lives on Bye Lane in Truro") == ["Aunt lives on Bye Lane in Truro"]

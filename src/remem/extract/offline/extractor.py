@@ -384,7 +384,11 @@ def _strip_end(sentence: str) -> tuple[str, bool]:
 # a question about what was just said, after a comma: not part of the statement
 _QUESTION_TAIL = (
     r",\s*(?:so\s+)?(?:(?:what|how|where|which|when|why)(?:\s+(?:do|does|did|should|can|could"
-    r"|would|is|are))?|can|could|should|would|will|do|does|is|are|am)\s+(?:I|we|you|it|they)\b.*$"
+    r"|would|is|are))?|can|could|should|would|will|do|does|is|are|am)\s+(?:I|we|you|it|they"
+    r"|that|this|these|those)\b.*$"
+    # "... so bye", "... gotta go": a leave-taking after the statement
+    r"|,?\s+(?:so\s+)?(?:bye|gotta\s+go|got\s+to\s+go|have\s+to\s+go|talk\s+later|ttyl|brb)"
+    r"(?:\s+(?:now|for\s+now))?\W*$"
 )
 
 
