@@ -17,7 +17,6 @@ from remem.policy.applies import (
     domains_of,
     is_request,
     is_standing,
-    own_domains,
 )
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
@@ -109,18 +108,3 @@ def test_preferences_and_constraints_are_standing_other_facts_are_not() -> None:
     assert is_standing(rec("Knees cannot handle stairs"), ("limits",))
     assert not is_standing(rec("Works at Acme", field="employer"), ("work",))
     assert not is_standing(rec("Moved to Porto last year"), ("travel",))
-
-
-def test_a_need_of_the_body_is_a_physical_limit_whatever_its_words_are_near() -> None:
-    short = rec("Is diabetic", field="condition:diabetes")
-    assert own_domains(short, ()) == ("limits",)
-    assert own_domains(short, ("care",)) == ("care", "limits")
-    assert is_standing(short, own_domains(short, ()))
-    assert applies_to(own_domains(short, ()), ("outdoors",)) == ("limits",)
-    assert own_domains(rec("Uses a cane", field="uses:cane"), ("limits",)) == ("limits",)
-
-
-def test_other_fields_keep_the_domains_of_their_words() -> None:
-    job = rec("Works at a bakery", field="employer")
-    assert own_domains(job, ("work",)) == ("work",)
-    assert not is_standing(job, own_domains(job, ("work",)))

@@ -150,13 +150,6 @@ _BY_NAME = {d.name: d for d in DOMAINS}
 # standing constraint in, beside every preference record.
 STANDING_FIELDS = ("diet", "allergies", "allergy", "budget")
 
-# Fields of what someone's body needs (`remem.extract.offline.needs`): "condition:pregnancy",
-# "cannot:climb_stairs", "uses:wheelchair", "needs:step_free_access". Such a record is a
-# physical limit whatever its words are near: "Is pregnant" is three words, too few for
-# its vector to reach the limits domain's sentences.
-BODY_FIELDS = ("condition", "cannot", "uses", "needs")
-LIMITS = "limits"  # the domain of physical limits
-
 # The family of fields of standing instructions on how to answer ("answer_style:format",
 # "answer_style:order", ...): every packet of the person holds them
 # (`remem.recall.instructions`; the offline extractor's are `remem.extract.offline.style`).
@@ -237,16 +230,6 @@ def is_standing(record: Record, domains: Sequence[str] = ()) -> bool:
     if any(field == f or field.startswith(f"{f}:") for f in STANDING_FIELDS):
         return True
     return record.kind is Kind.SEMANTIC and any(_BY_NAME[n].everywhere for n in domains)
-
-
-def own_domains(record: Record, domains: Sequence[str]) -> tuple[str, ...]:
-    """A record's domains (`domains_of` its text), with physical limits when its field
-    is one of what the body needs (`BODY_FIELDS`)."""
-    field = record.field or ""
-    body = any(field == f or field.startswith(f"{f}:") for f in BODY_FIELDS)
-    if body and LIMITS not in domains:
-        return tuple(n for n in NAMES if n in domains or n == LIMITS)
-    return tuple(domains)
 
 
 def domains_of(text: str, cosines: Sequence[float] | None = None) -> tuple[str, ...]:

@@ -34,7 +34,6 @@ from remem.policy.applies import (
     asking_words,
     is_request,
     is_standing,
-    own_domains,
 )
 from remem.policy.asker import about_asker
 from remem.policy.fields import field_names
@@ -274,9 +273,8 @@ def _applicable(
     req = g.request
     asked = g.applicable.domains
     out: dict[str, tuple[str, ...]] = {}
-    for rid, placed in g.applicable.of.items():
+    for rid, domains in g.applicable.of.items():
         rec = g.records.get(rid)
-        domains = own_domains(rec, placed) if rec is not None else placed
         if rec is None or not is_standing(rec, domains):
             continue
         if (rec.field or "").startswith(ANSWER_STYLE):  # pinned instead (`recall.instructions`)

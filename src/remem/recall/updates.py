@@ -6,20 +6,23 @@ earlier state was said plainly ("I'm pescatarian", "she just got promoted") and 
 matches a question better: it shares its words, and its replies repeat them. A packet
 that holds both but shows the old state first tells the assistant the wrong one.
 
-So, among the first `UPDATE_REACH` items of a packet, an item that says a change
-(`says_a_change`: "now" but not as a sentence's first word ("Now, another
-thing"), "anymore", "no longer", "switched", "gave up", "laid off" ...)
-and was said later than an item ranked before it about the same thing (they share a
-`SHARED_WORDS` content words: `remem.recall.fusion.content_stems`, the role of a
-turn and the words of change aside) is moved
-just before the first such item. Only the order changes: what a packet holds, and
-its size, do not. A turn of the assistant never counts as an update (what changed in
-the person's life is theirs to say), though it may be what an update goes before.
+So, among the first `UPDATE_REACH` items of a packet, an item is moved just before
+the first item ranked above it that it updates:
 
-The reach keeps the rule to what a reader sees first: a deep packet (an evaluation's
-k of 100) is not reshuffled from its tail. Chosen on the everyday development set
-(the `current` questions: current_ok 0.913 to 1.0); LoCoMo and PrefEval figures in
-docs/decisions/updates-first.md.
+- it says a change (`change_words`: a sentence of it holds "now" (not "Now, ..."),
+  "anymore", "no longer", "switched", "gave up", "laid off", "got married" ...), and
+  is not a turn of the assistant (what changed in a person's life is theirs to say,
+  though an assistant's turn may be what an update goes before);
+- that sentence shares a content word with the query (it is about what was asked)
+  and `SHARED_WORDS` with the earlier item (about the same thing; the words of
+  change, a turn's role and its speaker's name aside: `remem.recall.fusion.content_stems`);
+- it was said later, and by the same person when both turns name their speaker
+  ("Maria: ...", a conversation between people): one person's news does not update
+  what another said.
+
+Only the order changes: what a packet holds, and its size, do not. The reach keeps
+the rule to what a reader sees first: a deep packet (an evaluation's k of 100) is not
+reshuffled from its tail. Runs and figures: docs/decisions/updates-first.md.
 """
 
 from __future__ import annotations
@@ -35,8 +38,9 @@ UPDATE_REACH = 10  # the first items of a packet among which an update moves
 # Words by which a statement says a state changed, or holds no more.
 _CHANGE = re.compile(
     r"\bnow\b(?!\s*[,:])|\b(?:anymore|any\s+more|any\s+longer|no\s+longer|these\s+days|from\s+now\s+on"
-    r"|instead|used\s+to|switch(?:ed|ing)?|chang(?:ed|ing)|mov(?:ed|ing)\s+(?:to|out|in|back)"
-    r"|quit|stopped|gave\s+up|given\s+up|gone|became|become|laid\s+off|let\s+go|fired"
+    r"|instead|switch(?:ed|ing)?|chang(?:ed|ing)|mov(?:ed|ing)\s+(?:to|out|in|back)"
+    r"|quit|stopped|gave\s+up|given\s+up|gone|became|become|laid\s+off|let\s+go"
+    r"|(?:got|was|been)\s+fired"
     r"|promoted|retired|resigned|dropped|cut\s+out|ditched|replaced|split\s+up|broke\s+up"
     r"|divorced|got\s+(?:married|engaged|a\s+new)|decided|not\s+(?:any|\w+ing)\s+more)\b",
     re.IGNORECASE,
@@ -48,13 +52,30 @@ SHARED_WORDS = 2  # the content words an update shares with what it updates, at 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
+# the name a turn of a conversation between people opens with ("Maria: ...")
+_SPEAKER = re.compile(r"(?P<who>[A-Z][\w'.-]*(?:\s[A-Z][\w'.-]*)?):\s")
+
+
 def _said(item: PacketItem) -> str:
-    """An item's words without the role a raw turn opens with ("user: ...")."""
+    """An item's words without the role and speaker a raw turn opens with ("user: Maria:
+    ..."): a speaker's name says who spoke, not what about."""
+    text = item.text
     if item.kind == "event":
-        role, sep, text = item.text.partition(": ")
+        role, sep, rest = text.partition(": ")
         if sep and role in _ROLES:
-            return text
-    return item.text
+            text = rest
+        if m := _SPEAKER.match(text):
+            text = text[m.end() :]
+    return text
+
+
+def _speaker(item: PacketItem) -> str | None:
+    """Who said a raw turn, when it opens with their name; None otherwise."""
+    if item.kind != "event":
+        return None
+    _, sep, rest = item.text.partition(": ")
+    m = _SPEAKER.match(rest) if sep else None
+    return m["who"] if m else None
 
 
 def change_words(item: PacketItem) -> frozenset[str]:
@@ -81,6 +102,8 @@ def updates_first(
             continue
         for i in range(j):
             earlier = head[i]
+            if _speaker(earlier) not in (None, _speaker(later)):
+                continue  # one person's change does not update what another said
             if earlier.source_date < later.source_date and len(stems[i] & change) >= SHARED_WORDS:
                 head.insert(i, head.pop(j))
                 stems.insert(i, stems.pop(j))
