@@ -98,3 +98,27 @@ def test_only_the_first_items_are_reordered() -> None:
     items = [old, *filler, new]
     assert len(items) > UPDATE_REACH
     assert updates_first(items, "Where does Olek work?") == items
+
+
+def test_one_speaker_s_change_does_not_update_what_another_said() -> None:
+    old = turn(1, "Ruth: I teach piano lessons at the village hall on Fridays", 0)
+    new = turn(2, "Owen: I stopped going to piano lessons at the village hall", 9)
+    assert ids(updates_first([old, new], "Where are the piano lessons?")) == ["e1", "e2"]
+
+
+def test_a_speaker_s_own_change_moves_before_what_they_said() -> None:
+    old = turn(1, "Ruth: I teach piano lessons at the village hall on Fridays", 0)
+    new = turn(2, "Ruth: I stopped teaching piano lessons at the village hall", 9)
+    assert ids(updates_first([old, new], "Where are the piano lessons?")) == ["e2", "e1"]
+
+
+def test_a_speaker_s_name_is_not_a_shared_word() -> None:
+    old = turn(1, "Ruth: My old cello is out of tune this summer", 0)
+    new = turn(2, "Ruth: On Fridays I'm learning the cello now", 9)
+    assert ids(updates_first([old, new], "What is Ruth learning?")) == ["e1", "e2"]
+
+
+def test_used_to_and_fired_up_are_no_change() -> None:
+    assert change_words(turn(1, "I used to swim in the lake as a kid", 0)) == frozenset()
+    assert change_words(turn(2, "I'm so fired up about the allotment", 0)) == frozenset()
+    assert change_words(turn(3, "I got fired from the garage", 0)) != frozenset()
