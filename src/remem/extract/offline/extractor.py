@@ -133,13 +133,22 @@ from remem.extract.offline.generic import ASKED_TO_REMEMBER, FINITE, generic_fac
 from remem.extract.offline.person import third_person
 from remem.extract.offline.rules import RULES, greeting_name, rule_facts
 from remem.extract.offline.said import (
+    CHATTER,
     cut_off_tail,
     in_role_play,
     without_quoted_speech,
     without_unknown_person,
+    without_vocatives,
 )
 from remem.extract.offline.style import style_facts
-from remem.extract.offline.text import ADV, normalise, pasted, sentences, with_initials
+from remem.extract.offline.text import (
+    ADV,
+    between_kept,
+    normalise,
+    pasted,
+    sentences,
+    with_initials,
+)
 from remem.model import Authority, Candidate, Event, Role, Source
 
 __all__ = ["EXTRACTOR_VERSION", "STRATEGY", "extract_offline"]
@@ -176,7 +185,7 @@ def extract_offline(event: Event, context: Sequence[Event] = ()) -> list[Candida
         text = re.sub(rf"^\s*{re.escape(speaker)}\s*:\s*", "", text)
     if pasted(text) or in_role_play(text, context):
         return []
-    text = _without_vocatives(without_quoted_speech(text), _listeners(context, speaker))
+    text = without_vocatives(without_quoted_speech(text), _listeners(context, speaker))
     found: list[tuple[Fact, bool, bool]] = []
     for clause in _clauses(text):
         if clause.lead and not_a_statement(clause.lead):
@@ -250,15 +259,6 @@ def _listeners(context: Sequence[Event], speaker: str | None) -> set[str]:
     """The names of the others who speak in the session (`metadata.speaker`)."""
     names = {_speaker(e) for e in context}
     return {n for n in names if n and n != speaker}
-
-
-def _without_vocatives(text: str, listeners: set[str]) -> str:
-    """The turn without the listener's name said to them ("..., Jon." / "Jon, I ...")."""
-    for name in listeners:
-        n = re.escape(name)
-        text = re.sub(rf",\s*{n}(?=\s*[.!?\u2026]|\s*$)", "", text)
-        text = re.sub(rf"(?:(?<=^)|(?<=[.!?]\s)){n}\s*,\s*", "", text)
-    return text
 
 
 def _named(text: str, clause: str, speaker: str) -> str:
@@ -430,7 +430,7 @@ def _clauses(text: str) -> list[_Clause]:
             together, body = m["who"], f"we {m['rest']}"  # read as "we ..."
         lead = ""
         first = len(out)  # this sentence's clauses start here
-        pieces = _between_kept(re.split(f"({_CLAUSE_SPLIT})", body, flags=_I))
+        pieces = between_kept(re.split(f"({_CLAUSE_SPLIT})", body, flags=_I))
         iffy = False  # in what a condition governs: "If I had a boat, I would ..."
         for n, part in enumerate(pieces[::2]):
             joined = n > 0 and re.search(r"\band\s*$", pieces[2 * n - 1], _I) is not None
@@ -457,42 +457,12 @@ def _clauses(text: str) -> list[_Clause]:
     return out
 
 
-def _between_kept(pieces: list[str]) -> list[str]:
-    """Split pieces (text, separator, text ...) with "between X and my Y" made whole
-    again: "between this and our own wedding I'm drowning" is one clause, not "our own
-    wedding I'm drowning"."""
-    out = pieces[:1]
-    for sep, part in zip(pieces[1::2], pieces[2::2], strict=True):
-        if re.search(r"\band\s*$", sep, _I) and re.search(
-            r"\bbetween\s+(?:[\w'-]+\s+){0,3}[\w'-]+$", out[-1], _I
-        ):
-            out[-1] = f"{out[-1]}{sep}{part}"
-        else:
-            out += [sep, part]
-    return out
-
-
 def _no_verb(part: str) -> bool:
     """Whether a "my ..." / "our ..." piece cut off after "and" has no verb of its own."""
     return re.match(r"(?:my|our)\s", part, _I) is not None and not re.search(FINITE, part, _I)
 
 
 # -- matching a clause -------------------------------------------------------------------
-
-_CHATTER = (
-    r"(?:ok(?:ay)?|k+|sure(?:\s+thing)?|yes|yeah|yep|yup|no|nope|nah|thanks?(?:\s+(?:you|so\s+much"
-    r"|a\s+lot|again))*|thank\s+you(?:\s+(?:so|very)\s+much)?|thx|ty|cheers|lol|lmao|rofl|ha(?:ha)+"
-    r"|he(?:he)+|h+m+|u+m+|u+h+|a+h+|o+h+|wow|cool|nice|great|awesome|perfect|fine|alright"
-    r"|all\s+right|got\s+it|I\s+see|makes\s+sense|sounds\s+(?:good|great|fine|perfect|like\s+a\s+plan)"
-    r"|good(?:\s+idea)?|let\s+me\s+(?:think|see|check)(?:\s+about\s+it)?|hi|hello|hey|bye|goodbye"
-    r"|see\s+you|good\s+(?:morning|night|evening|afternoon)|never\s*mind|whatever|exactly|right"
-    r"|true|agreed|I\s+agree|me\s+too|same|please|go\s+ahead|go\s+on|continue|done|that\s+works"
-    r"|works\s+for\s+me|no\s+problem|no\s+worries|np|of\s+course|interesting|really|ugh|oops|wait"
-    r"|hold\s+on|one\s+(?:sec|second|moment)|just\s+a\s+(?:sec|second|moment)|I\s+do\s+not\s+know"
-    r"|not\s+sure|maybe|I\s+guess|I\s+think\s+so|you\s+too|(?:I\s+)?(?:love|like)\s+(?:it|that)"
-    r"|that\s+is\s+(?:great|good|nice|cool|fine|perfect|awesome|interesting|helpful))"
-)
-
 
 # the listener, also in chat spelling ("keep ya posted", "love u"; "U.S." is no one)
 _LISTENER = (
@@ -552,7 +522,7 @@ _CONSEQUENCE = (  # "<what happened>, so <the state it led to>"
 
 def _facts(text: str, *, greeted: bool = False, explicit: bool = False) -> list[Fact]:
     """What one clause states: the first rule that matches, else maybe a plain fact."""
-    if re.fullmatch(_CHATTER, re.sub(r"[^\w\s']", "", text).strip(), _I):
+    if re.fullmatch(CHATTER, re.sub(r"[^\w\s']", "", text).strip(), _I):
         return []
     if not_a_statement(text):
         return []

@@ -180,3 +180,28 @@ def without_unknown_person(text: str) -> str:
     if not ends or len(before[: ends[-1].start()].split()) < 2:
         return text
     return before[: ends[-1].start()].rstrip(" ,;:")
+
+
+# what chat says that holds no fact: an acknowledgement, thanks, a greeting, a laugh
+CHATTER = (
+    r"(?:ok(?:ay)?|k+|sure(?:\s+thing)?|yes|yeah|yep|yup|no|nope|nah|thanks?(?:\s+(?:you|so\s+much"
+    r"|a\s+lot|again))*|thank\s+you(?:\s+(?:so|very)\s+much)?|thx|ty|cheers|lol|lmao|rofl|ha(?:ha)+"
+    r"|he(?:he)+|h+m+|u+m+|u+h+|a+h+|o+h+|wow|cool|nice|great|awesome|perfect|fine|alright"
+    r"|all\s+right|got\s+it|I\s+see|makes\s+sense|sounds\s+(?:good|great|fine|perfect|like\s+a\s+plan)"
+    r"|good(?:\s+idea)?|let\s+me\s+(?:think|see|check)(?:\s+about\s+it)?|hi|hello|hey|bye|goodbye"
+    r"|see\s+you|good\s+(?:morning|night|evening|afternoon)|never\s*mind|whatever|exactly|right"
+    r"|true|agreed|I\s+agree|me\s+too|same|please|go\s+ahead|go\s+on|continue|done|that\s+works"
+    r"|works\s+for\s+me|no\s+problem|no\s+worries|np|of\s+course|interesting|really|ugh|oops|wait"
+    r"|hold\s+on|one\s+(?:sec|second|moment)|just\s+a\s+(?:sec|second|moment)|I\s+do\s+not\s+know"
+    r"|not\s+sure|maybe|I\s+guess|I\s+think\s+so|you\s+too|(?:I\s+)?(?:love|like)\s+(?:it|that)"
+    r"|that\s+is\s+(?:great|good|nice|cool|fine|perfect|awesome|interesting|helpful))"
+)
+
+
+def without_vocatives(text: str, listeners: set[str]) -> str:
+    """The turn without the listener's name said to them ("..., Jon." / "Jon, I ...")."""
+    for name in listeners:
+        n = re.escape(name)
+        text = re.sub(rf",\s*{n}(?=\s*[.!?\u2026]|\s*$)", "", text)
+        text = re.sub(rf"(?:(?<=^)|(?<=[.!?]\s)){n}\s*,\s*", "", text)
+    return text
