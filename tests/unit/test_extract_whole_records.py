@@ -123,3 +123,8 @@ def test_a_question_or_goodbye_after_a_statement_is_left_out(said: str, text: st
 
 def test_a_street_named_bye_is_no_goodbye() -> None:
     assert texts("My aunt lives on Bye Lane in Truro") == ["Aunt lives on Bye Lane in Truro"]
+
+
+def test_other_news_opens_a_clause_as_big_news_does() -> None:
+    said = "other news: Sam and I adopted a greyhound called Pip"
+    assert texts(said) == ["The user and Sam adopted a greyhound called Pip"]
