@@ -140,11 +140,7 @@ def third_person(clause: str, subject: str | None = None) -> str:
         # "we" is the speaker and others: the statement stays the speaker's
         s, named = f"{subject or 'the user'} says they {m.group(1)}", True
     elif m := re.match(r"(?:my|our)\s+(.+)", s, _I):
-        rest = m.group(1)
-        if subject:  # "Jo's sister paid for my ticket": Jo's ticket, not the sister's
-            rest = re.sub(r"(?<!-)\b(?:my|our)\b(?!-)", f"{subject}'s", rest)
-            rest = re.sub(r"(?<!-)\b(?:me|us)\b(?!-)", subject, rest)
-        s, named = (f"{subject}'s {rest}", True) if subject else (rest, False)
+        s, named = (f"{subject}'s {m.group(1)}", True) if subject else (m.group(1), False)
     if subject and not named:
         s, n = re.subn(r"\b(?:my|our)\b", f"{subject}'s", s, count=1)
         if not n:

@@ -172,8 +172,10 @@ def without_unknown_person(text: str) -> str:
     if m is None:
         return text
     before = text[: m.start()]
-    if any(w[:1].isupper() for w in before.split()[1:]) or re.search(
-        r"\b(?:their|his|her)\s+\w+", before, _I
+    if (
+        any(w[:1].isupper() for w in before.split()[1:])
+        or re.search(r"\b(?:their|his|her)\s+\w+", before, _I)
+        or re.search(r"\b[A-Z][\w-]*'s\s+\w+", before)  # "Maria's cousin ... her"
     ):
         return text
     ends = list(re.finditer(_TAIL_START, before, _I))
