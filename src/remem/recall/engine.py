@@ -41,6 +41,7 @@ from remem.recall.gather import Gathered, gather
 from remem.recall.instructions import standing_instructions
 from remem.recall.rank import Ranking, conflicts, rank
 from remem.recall.request import RecallRequest
+from remem.recall.updates import updates_first
 from remem.store.roles import Store
 from remem.telemetry.hooks import observed_packing
 
@@ -110,6 +111,7 @@ def pack_packet(g: Gathered, ranking: Ranking, standing: Sequence[PacketItem] = 
     kept_ids = {it.id for it in top}
     beyond = [it for it in relevant if it.id not in kept_ids and it.id not in rejected]
     top = [_untrusted(it) if it.kind == "event" else it for it in top]
+    top = updates_first(top, req.query)  # the newer state before the older (`remem.recall.updates`)
     kept, over, used = pack([(it, it.tokens) for it in top], req.budget - pinned_tokens)
     for it in beyond:
         rejected[it.id] = f"ranked below k={req.k}"

@@ -47,18 +47,26 @@ def _diet_fact(s: str, diet: str, negated: bool, change: bool) -> Fact:
     return Fact(third_person(s), Kind.SEMANTIC, f"diet:{slug(d)}", value, sens, change)
 
 
+# what may follow a diet after a comma and leave it whole: "I'm pescatarian, fish maybe
+# twice a week", not "I'm vegan, except for cheese" or "I'm vegetarian, or mostly"
+_ASIDE = (
+    r"(?:\s*,\s+(?!(?:except|apart|other|or|well|until|if|when|unless|not|kind|sort|mostly"
+    r"|sometimes|partly|ish|almost|nearly|trying|sort\s+of)\b).*)?"
+)
+
+
 def rule_diet(s: str) -> list[Fact]:
     if m := re.fullmatch(
         rf"(?:I|we)\s+(?:am|are)\s+{ADV}(?P<neg>not\s+(?:really\s+)?|no\s+longer\s+)?{ADV}"
-        rf"(?:(?:a|an)\s+)?(?:strict\s+|full[- ]time\s+|proper\s+)?{_DIET}{TRAIL}",
+        rf"(?:(?:a|an)\s+)?(?:strict\s+|full[- ]time\s+|proper\s+)?{_DIET}{TRAIL}{_ASIDE}",
         s,
         _I,
     ):
         return [_diet_fact(s, m["d"], bool(m["neg"]), False)]
     if m := re.fullmatch(
-        rf"(?:I|we)\s+(?:have\s+)?{ADV}(?:became|become|went|gone|turned|(?:switched|changed|moved"
-        r"|went\s+back|gone\s+back)\s+to(?:\s+being)?)"
-        rf"\s+(?:(?:a|an)\s+)?{_DIET}(?:\s+diet)?{TRAIL}",
+        rf"(?:I|we)\s+(?:have\s+)?{ADV}(?:both\s+|all\s+)?{ADV}(?:became|become|went|gone"
+        r"|turned|(?:switched|changed|moved|went\s+back|gone\s+back)\s+to(?:\s+being)?)"
+        rf"\s+{ADV}(?:(?:a|an)\s+)?{_DIET}(?:\s+diet)?{TRAIL}{_ASIDE}",
         s,
         _I,
     ):
@@ -96,6 +104,14 @@ def rule_eats(s: str) -> list[Fact]:
     return [Fact(third_person(s), Kind.SEMANTIC, f"eats:{slug(food)}", value, _PERSONAL, change)]
 
 
+# words after a comma that go on about an allergy rather than name another allergen
+_GOES_ON = (
+    r"like|so|which|especially|it|that|this|as|since|ever|even|once|really|very|super"
+    r"|badly|seriously|pretty|not|no|found|got|had|went|made|took|felt|ate|broke|came"
+    r"|nearly|almost|learnt"
+)
+
+
 def rule_allergy(s: str) -> list[Fact]:
     m = re.fullmatch(
         rf"(?:I|we)\s+(?:am|are)\s+{ADV}(?P<neg>not\s+|no\s+longer\s+)?{ADV}(?:very\s+|severely\s+"
@@ -115,14 +131,18 @@ def rule_allergy(s: str) -> list[Fact]:
     # "... to wool and avoid any woolen clothing": the list ends where a verb goes on
     ends = r"\s+(?:but|because|so|which|since|that|and\s+I|now|anymore|any\s+more)\b"
     ends += rf"|,?\s+and\s+(?:{ADV})(?:{'|'.join(sorted(VERBS))})\b"
-    raw = cut(m["x"], ends)
+    # "... to shellfish, like ER-trip allergic, happened once": after a comma, a word
+    # that goes on about the allergy (a hedge, a verb) ends the list of allergens
+    listed = cut(m["x"], ends)
+    raw = cut(m["x"], rf"{ends}|,\s*(?:{_GOES_ON}|{'|'.join(sorted(VERBS))}|[a-z]+ed)\b")
     items = [thing(i) for i in re.split(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+", raw)]
     items = [i for i in items if i and i not in ("anything", "nothing", "everything", "it")]
     value = "not allergic" if neg else "allergic"
     not_ = "not " if neg else ""
+    said = s if raw == listed else s[: m.start("x")] + raw  # the clause to its list's end
     return [
         Fact(
-            third_person(s) if len(items) == 1 else f"Is {not_}allergic to {item}",
+            third_person(said) if len(items) == 1 else f"Is {not_}allergic to {item}",
             Kind.SEMANTIC,
             f"allergy:{slug(item)}",
             value,

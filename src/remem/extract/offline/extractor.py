@@ -129,12 +129,26 @@ from dataclasses import dataclass, replace
 
 from remem.extract.offline.changes import with_subject
 from remem.extract.offline.fact import Fact
-from remem.extract.offline.generic import FINITE, generic_facts
+from remem.extract.offline.generic import ASKED_TO_REMEMBER, FINITE, generic_facts
 from remem.extract.offline.person import third_person
 from remem.extract.offline.rules import RULES, greeting_name, rule_facts
-from remem.extract.offline.said import cut_off_tail, in_role_play, without_quoted_speech
+from remem.extract.offline.said import (
+    CHATTER,
+    cut_off_tail,
+    in_role_play,
+    without_quoted_speech,
+    without_unknown_person,
+    without_vocatives,
+)
 from remem.extract.offline.style import style_facts
-from remem.extract.offline.text import ADV, normalise, pasted, sentences, with_initials
+from remem.extract.offline.text import (
+    ADV,
+    between_kept,
+    normalise,
+    pasted,
+    sentences,
+    with_initials,
+)
 from remem.model import Authority, Candidate, Event, Role, Source
 
 __all__ = ["EXTRACTOR_VERSION", "STRATEGY", "extract_offline"]
@@ -171,7 +185,7 @@ def extract_offline(event: Event, context: Sequence[Event] = ()) -> list[Candida
         text = re.sub(rf"^\s*{re.escape(speaker)}\s*:\s*", "", text)
     if pasted(text) or in_role_play(text, context):
         return []
-    text = _without_vocatives(without_quoted_speech(text), _listeners(context, speaker))
+    text = without_vocatives(without_quoted_speech(text), _listeners(context, speaker))
     found: list[tuple[Fact, bool, bool]] = []
     for clause in _clauses(text):
         if clause.lead and not_a_statement(clause.lead):
@@ -188,11 +202,14 @@ def extract_offline(event: Event, context: Sequence[Event] = ()) -> list[Candida
             if clause.together and not clause.hedge:
                 said = _together(clause, speaker)
             elif speaker:
+                if said.lower().startswith(ASKED_TO_REMEMBER):
+                    continue  # "Remember, patience pays off": said to the other person
                 said = said if clause.hedge else _named(said, clause.text, speaker)
                 if not re.search(rf"\b{re.escape(speaker)}\b", said):
                     continue  # in a thread of several people a record says whose it is
             if clause.lead:
                 said = _with_lead(clause.lead, said, speaker)
+            said = without_unknown_person(said)  # "... until she lands something": who?
             found.append((replace(fact, text=said), clause.explicit, clause.correction or changed))
     if not found:
         found = _answer_facts(event, context)
@@ -242,15 +259,6 @@ def _listeners(context: Sequence[Event], speaker: str | None) -> set[str]:
     """The names of the others who speak in the session (`metadata.speaker`)."""
     names = {_speaker(e) for e in context}
     return {n for n in names if n and n != speaker}
-
-
-def _without_vocatives(text: str, listeners: set[str]) -> str:
-    """The turn without the listener's name said to them ("..., Jon." / "Jon, I ...")."""
-    for name in listeners:
-        n = re.escape(name)
-        text = re.sub(rf",\s*{n}(?=\s*[.!?\u2026]|\s*$)", "", text)
-        text = re.sub(rf"(?:(?<=^)|(?<=[.!?]\s)){n}\s*,\s*", "", text)
-    return text
 
 
 def _named(text: str, clause: str, speaker: str) -> str:
@@ -312,7 +320,8 @@ _FILLER = (
     r"(?:oh|ah|well|so|also|and|but|plus|btw|by\s+the\s+way|fyi|just\s+so\s+you\s+know|ok(?:ay)?"
     r"|um+|uh+|hmm+|yeah|yes|yep|ya|yea|yup|sure|honestly|basically|anyway|anyways|alright|right|ha(?:ha)+"
     r"|lol|one\s+more\s+thing|quick\s+update|heads\s+up|just\s+fyi|for\s+what\s+it\s+is\s+worth"
-    r"|(?:good|great|bad|big|some|exciting|sad)\s+news|update|guess\s+what)" + _SEP + r"(?=\S)"
+    r"|(?:good|great|bad|big|some|exciting|sad|other|more|in\s+other)\s+news|update|guess\s+what"
+    r"|other\s+(?:thing|things|stuff)|unrelated|side\s+note)" + _SEP + r"(?=\S)"
 )
 _QUESTION_START = (
     r"(?:what|where|when|who|whom|whose|why|how|which|do|does|did|is|are|am|was|were|can|could"
@@ -375,7 +384,11 @@ def _strip_end(sentence: str) -> tuple[str, bool]:
 # a question about what was just said, after a comma: not part of the statement
 _QUESTION_TAIL = (
     r",\s*(?:so\s+)?(?:(?:what|how|where|which|when|why)(?:\s+(?:do|does|did|should|can|could"
-    r"|would|is|are))?|can|could|should|would|will|do|does|is|are|am)\s+(?:I|we|you|it|they)\b.*$"
+    r"|would|is|are))?|can|could|should|would|will|do|does|is|are|am)\s+(?:I|we|you|it|they"
+    r"|that|this|these|those)\b.*$"
+    # "... so bye", "... gotta go": a leave-taking after the statement
+    r"|,?\s+(?:so\s+)?(?:bye|gotta\s+go|got\s+to\s+go|have\s+to\s+go|talk\s+later|ttyl|brb)"
+    r"(?:\s+(?:now|for\s+now))?\W*$"
 )
 
 
@@ -417,7 +430,7 @@ def _clauses(text: str) -> list[_Clause]:
             together, body = m["who"], f"we {m['rest']}"  # read as "we ..."
         lead = ""
         first = len(out)  # this sentence's clauses start here
-        pieces = re.split(f"({_CLAUSE_SPLIT})", body, flags=_I)
+        pieces = between_kept(re.split(f"({_CLAUSE_SPLIT})", body, flags=_I))
         iffy = False  # in what a condition governs: "If I had a boat, I would ..."
         for n, part in enumerate(pieces[::2]):
             joined = n > 0 and re.search(r"\band\s*$", pieces[2 * n - 1], _I) is not None
@@ -436,7 +449,8 @@ def _clauses(text: str) -> list[_Clause]:
                 out[-1] = replace(out[-1], text=f"{out[-1].text} and {part}")
             elif part:
                 part = with_subject(part)  # "ditched my old phone for ...": "I" unsaid
-                who = together if len(out) == first else ""
+                # "Mei and I watched ... and we've both gone vegan": the same two
+                who = together if len(out) == first or re.match(r"we\s", part, _I) else ""
                 out.append(_Clause(part, explicit, correction, greeted, lead, hedge, who))
                 lead = ""
         greeted = False
@@ -449,21 +463,6 @@ def _no_verb(part: str) -> bool:
 
 
 # -- matching a clause -------------------------------------------------------------------
-
-_CHATTER = (
-    r"(?:ok(?:ay)?|k+|sure(?:\s+thing)?|yes|yeah|yep|yup|no|nope|nah|thanks?(?:\s+(?:you|so\s+much"
-    r"|a\s+lot|again))*|thank\s+you(?:\s+(?:so|very)\s+much)?|thx|ty|cheers|lol|lmao|rofl|ha(?:ha)+"
-    r"|he(?:he)+|h+m+|u+m+|u+h+|a+h+|o+h+|wow|cool|nice|great|awesome|perfect|fine|alright"
-    r"|all\s+right|got\s+it|I\s+see|makes\s+sense|sounds\s+(?:good|great|fine|perfect|like\s+a\s+plan)"
-    r"|good(?:\s+idea)?|let\s+me\s+(?:think|see|check)(?:\s+about\s+it)?|hi|hello|hey|bye|goodbye"
-    r"|see\s+you|good\s+(?:morning|night|evening|afternoon)|never\s*mind|whatever|exactly|right"
-    r"|true|agreed|I\s+agree|me\s+too|same|please|go\s+ahead|go\s+on|continue|done|that\s+works"
-    r"|works\s+for\s+me|no\s+problem|no\s+worries|np|of\s+course|interesting|really|ugh|oops|wait"
-    r"|hold\s+on|one\s+(?:sec|second|moment)|just\s+a\s+(?:sec|second|moment)|I\s+do\s+not\s+know"
-    r"|not\s+sure|maybe|I\s+guess|I\s+think\s+so|you\s+too|(?:I\s+)?(?:love|like)\s+(?:it|that)"
-    r"|that\s+is\s+(?:great|good|nice|cool|fine|perfect|awesome|interesting|helpful))"
-)
-
 
 # the listener, also in chat spelling ("keep ya posted", "love u"; "U.S." is no one)
 _LISTENER = (
@@ -523,7 +522,7 @@ _CONSEQUENCE = (  # "<what happened>, so <the state it led to>"
 
 def _facts(text: str, *, greeted: bool = False, explicit: bool = False) -> list[Fact]:
     """What one clause states: the first rule that matches, else maybe a plain fact."""
-    if re.fullmatch(_CHATTER, re.sub(r"[^\w\s']", "", text).strip(), _I):
+    if re.fullmatch(CHATTER, re.sub(r"[^\w\s']", "", text).strip(), _I):
         return []
     if not_a_statement(text):
         return []

@@ -16,7 +16,9 @@ from remem.extract.offline.said import leans_on_context
 from remem.extract.offline.text import ADV, MAX_TEXT
 from remem.model import Kind
 
-__all__ = ["FINITE", "generic_facts", "goes_on_to_a_stance"]
+__all__ = ["ASKED_TO_REMEMBER", "FINITE", "generic_facts", "goes_on_to_a_stance"]
+
+ASKED_TO_REMEMBER = "asked to remember"  # how a verbless explicit clause is kept
 
 _I = re.IGNORECASE
 
@@ -75,6 +77,18 @@ _STOPWORDS = frozenset(
 )
 
 
+# A statement whose only content words are one of these verbs and words of time says
+# nothing of what it is about ("I go twice a week": to what?).
+_BARE_VERBS = frozenset("go goes going went gone do does doing did done have has had".split())
+_WHEN_WORDS = frozenset(
+    "once twice times time every each per week weeks weekly day days daily month months monthly "
+    "year years yearly morning mornings evening evenings night nights weekend weekends today "
+    "tomorrow yesterday tonight usually often sometimes always never ago last next since "
+    "monday mondays tuesday tuesdays wednesday wednesdays thursday thursdays friday fridays "
+    "saturday saturdays sunday sundays one two three four five six seven".split()
+)
+
+
 # Where a statement goes on to a second part: "..., so I ...", "... and avoid ...", "...; I ...".
 _GOES_ON = r"(?:,?\s+(?:and|so|but)(?:\s+so)?|\s*;)\s+"
 # ... that says what they need: "so I need a car with seven seats", "and require a quiet room"
@@ -107,6 +121,10 @@ def generic_facts(s: str, explicit: bool) -> list[Fact]:
     if explicit:
         if not content or re.match(r"to\s", s, _I):
             return []
+        if not re.match(r"(?:I|we)\s", s, _I) and not re.search(FINITE, s, _I):
+            # "remember Knopf", "remember my hands, nothing with prep": no statement, but
+            # what was asked to be kept, said as such
+            return [Fact(third_person(f"I {ASKED_TO_REMEMBER} {s}"), _kind(s))]
         return [Fact(third_person(s), _kind(s))]
     if not re.match(r"(?:I|we|my|our)\s", s, _I) or re.match(_GENERIC_DENY, s, _I):
         return []
@@ -114,6 +132,8 @@ def generic_facts(s: str, explicit: bool) -> list[Fact]:
         return []
     if {"you", "your", "yours"} & set(words) or len(content) < 3 or leans_on_context(s):
         return []
+    if not set(content) - _BARE_VERBS - _WHEN_WORDS:
+        return []  # "I go twice a week", "we did it on Monday": of what, it does not say
     last = s.rsplit(",", 1)[-1].lower().split()  # "..., play soccer": a verb after the aside
     if re.match(r"(?:my|our)\s+[\w' -]+,", s, _I) and not (
         re.search(FINITE, s, _I) or VERBS & set(last)

@@ -23,7 +23,8 @@ _LEAD_ADVERBS = frozenset(
     "really also just now currently still actually recently finally definitely absolutely "
     "totally usually generally always truly honestly so very much mostly already originally "
     "officially genuinely seriously never often sometimes rarely seldom even only mainly "
-    "normally typically occasionally hardly barely".split()
+    "normally typically occasionally hardly barely ever once literally basically kinda sorta "
+    "probably maybe apparently obviously".split()
 )
 # words after which "to" is a preposition, not an infinitive's ("allergic to wool and avoid ...")
 _TO_TAKERS = frozenset(

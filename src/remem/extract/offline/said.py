@@ -156,3 +156,54 @@ _NOUN = r"\b(?:a|an|the|this|that|these|those|some|his|her|their|its)\s+\w+"
 _MAIN_END = r"\s*[,;:(]|\s+-\s|\s+(?:so|because|since|which|who|when)\s"
 _PLURAL = r"(?!(?:this|his|its|was|has|does|is|always|perhaps|across|unless|less|yes)$)[a-z]{3,}s"
 _KIN = r"\b(?:my|our)\s+\w+"
+
+
+# where a statement goes on to a part of its own: "... until she lands something"
+_TAIL_START = r",?\s+(?:until|til|till|because|cos|since|so|but|when|while|and|which|as)\s+|,\s+"
+
+
+def without_unknown_person(text: str) -> str:
+    """A statement (already in the third person) without the part that goes on about
+    someone it names only as "he" or "she": "Money is going to be tight until she lands
+    something" -> "Money is going to be tight". A pronoun after a name ("Tanya got laid
+    off, so she ...") or "their <noun>" ("their sister ... she") is known, and a
+    statement that would keep under two words is left whole."""
+    m = re.search(r"\b(?:he|she|him|his)\b|\bher\b", text, _I)
+    if m is None:
+        return text
+    before = text[: m.start()]
+    if (
+        any(w[:1].isupper() for w in before.split()[1:])
+        or re.search(r"\b(?:their|his|her)\s+\w+", before, _I)
+        or re.search(r"\b[A-Z][\w-]*'s\s+\w+", before)  # "Maria's cousin ... her"
+    ):
+        return text
+    ends = list(re.finditer(_TAIL_START, before, _I))
+    if not ends or len(before[: ends[-1].start()].split()) < 2:
+        return text
+    return before[: ends[-1].start()].rstrip(" ,;:")
+
+
+# what chat says that holds no fact: an acknowledgement, thanks, a greeting, a laugh
+CHATTER = (
+    r"(?:ok(?:ay)?|k+|sure(?:\s+thing)?|yes|yeah|yep|yup|no|nope|nah|thanks?(?:\s+(?:you|so\s+much"
+    r"|a\s+lot|again))*|thank\s+you(?:\s+(?:so|very)\s+much)?|thx|ty|cheers|lol|lmao|rofl|ha(?:ha)+"
+    r"|he(?:he)+|h+m+|u+m+|u+h+|a+h+|o+h+|wow|cool|nice|great|awesome|perfect|fine|alright"
+    r"|all\s+right|got\s+it|I\s+see|makes\s+sense|sounds\s+(?:good|great|fine|perfect|like\s+a\s+plan)"
+    r"|good(?:\s+idea)?|let\s+me\s+(?:think|see|check)(?:\s+about\s+it)?|hi|hello|hey|bye|goodbye"
+    r"|see\s+you|good\s+(?:morning|night|evening|afternoon)|never\s*mind|whatever|exactly|right"
+    r"|true|agreed|I\s+agree|me\s+too|same|please|go\s+ahead|go\s+on|continue|done|that\s+works"
+    r"|works\s+for\s+me|no\s+problem|no\s+worries|np|of\s+course|interesting|really|ugh|oops|wait"
+    r"|hold\s+on|one\s+(?:sec|second|moment)|just\s+a\s+(?:sec|second|moment)|I\s+do\s+not\s+know"
+    r"|not\s+sure|maybe|I\s+guess|I\s+think\s+so|you\s+too|(?:I\s+)?(?:love|like)\s+(?:it|that)"
+    r"|that\s+is\s+(?:great|good|nice|cool|fine|perfect|awesome|interesting|helpful))"
+)
+
+
+def without_vocatives(text: str, listeners: set[str]) -> str:
+    """The turn without the listener's name said to them ("..., Jon." / "Jon, I ...")."""
+    for name in listeners:
+        n = re.escape(name)
+        text = re.sub(rf",\s*{n}(?=\s*[.!?\u2026]|\s*$)", "", text)
+        text = re.sub(rf"(?:(?<=^)|(?<=[.!?]\s)){n}\s*,\s*", "", text)
+    return text

@@ -436,3 +436,18 @@ def date_value(text: str) -> str:
     return re.sub(rf"\b(?:{_MONTH}|{_WEEKDAY})\b", lambda m: m.group(0).capitalize(), v, flags=_I)[
         :MAX_VALUE
     ]
+
+
+def between_kept(pieces: list[str]) -> list[str]:
+    """Split pieces (text, separator, text ...) with "between X and my Y" made whole
+    again: "between this and our own wedding I'm drowning" is one clause, not "our own
+    wedding I'm drowning"."""
+    out = pieces[:1]
+    for sep, part in zip(pieces[1::2], pieces[2::2], strict=True):
+        if re.search(r"\band\s*$", sep, _I) and re.search(
+            r"\bbetween\s+(?:[\w'-]+\s+){0,3}[\w'-]+$", out[-1], _I
+        ):
+            out[-1] = f"{out[-1]}{sep}{part}"
+        else:
+            out += [sep, part]
+    return out
