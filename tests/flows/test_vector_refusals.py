@@ -72,10 +72,22 @@ def server(script: Script) -> Iterator[ScriptedLLM]:
         yield srv
 
 
+MADE: list[ServerEmbedder] = []  # an embedder given to a memory is the caller's to close
+
+
+@pytest.fixture(autouse=True)
+def _closed_embedders() -> Iterator[None]:
+    yield
+    while MADE:
+        MADE.pop().close()  # not left to the collector: an unclosed socket fails a later test
+
+
 def embedder(url: str) -> ServerEmbedder:
-    return ServerEmbedder(
+    made = ServerEmbedder(
         ServerSettings(url, "fake-embed", DIM, timeout=5.0, cooldown_seconds=0.0), FAST
     )
+    MADE.append(made)
+    return made
 
 
 def asked(server: ScriptedLLM, word: str) -> int:

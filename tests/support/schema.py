@@ -133,16 +133,22 @@ if __name__ == "__main__":
 def rewind_sqlite(conn: sqlite3.Connection, version: int) -> None:
     """Make a migrated SQLite file look as `version` left it, for a test of an upgrade:
     the columns later migrations added with `ALTER TABLE ... ADD COLUMN` (which SQLite
-    cannot run twice) are dropped, then `user_version` is set. The later migrations'
-    tables stay: they are made with IF NOT EXISTS, so running them again is harmless."""
+    cannot run twice) are dropped, after the indexes and triggers those migrations made
+    (which may read them), then `user_version` is set. The later migrations' tables
+    stay: they are made with IF NOT EXISTS, so running them again is harmless."""
     import re
 
     from remem.store.text import read_migrations, split_sql
 
     added = re.compile(r"ALTER TABLE (\w+) ADD COLUMN (\w+)", re.I)
+    made = re.compile(r"CREATE (?:UNIQUE )?(INDEX|TRIGGER) (?:IF NOT EXISTS )?(\w+)", re.I)
     for number, script in reversed(read_migrations("sqlite/migrations")):
         if number > version:
-            for statement in split_sql(script):
+            statements = split_sql(script)
+            for statement in statements:  # what may read a column dropped below goes first
+                if found := made.match(statement):
+                    conn.execute(f"DROP {found[1]} IF EXISTS {found[2]}")
+            for statement in statements:
                 if found := added.match(statement):
                     conn.execute(f"ALTER TABLE {found[1]} DROP COLUMN {found[2]}")
     conn.execute(f"PRAGMA user_version = {version}")

@@ -398,7 +398,8 @@ class Records:
                     "active_only": ch.superseded_by is not None,
                 }
                 closed = db.execute(q.CLOSE_RECORD, closing).fetchall()
-                if not closed and ch.superseded_by is not None:
+                raced = not closed and ch.superseded_by is not None
+                if raced and self._held(db, tenant, ch.record_id):
                     raise ConflictError(
                         f"record {ch.record_id} was changed by another writer since it was "
                         "read (it is no longer active); read it again and retry"
@@ -418,6 +419,12 @@ class Records:
                 db.execute(sql, bound)
             for actor in sorted(touched):
                 self.upkeep.scope_changed(db, tenant, actor)
+
+    def _held(self, db: Tx, tenant: str, record_id: str) -> bool:
+        """Whether the record a write could not close is the write tenant's (then another
+        writer closed it first: a conflict; else it is none of the tenant's to close)."""
+        key = {"tenant": tenant, "record_id": record_id}
+        return bool(db.execute(self.sql.GET_RECORD, key).fetchall())
 
     def _grow_sources(self, db: Tx, tenant: str, g: SourceGrowth, now: Any) -> str:
         """Join a restating statement's events to a stored record's source; its actor."""
