@@ -37,22 +37,27 @@ def app(tmp_path: Path) -> Iterator[tuple[TestClient, str]]:
         yield client, secret
 
 
+@pytest.fixture
+def hops(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """What is run on the thread pool from here on, one entry a hop (anyio's, which
+    Starlette's `run_in_threadpool` calls)."""
+    made: list[str] = []
+    run_sync = anyio.to_thread.run_sync
+
+    async def counted(func: Any, *args: Any, **kw: Any) -> Any:
+        made.append(getattr(func, "__name__", repr(func)))
+        return await run_sync(func, *args, **kw)
+
+    monkeypatch.setattr(anyio.to_thread, "run_sync", counted)
+    return made
+
+
 def _key(secret: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {secret}"}
 
 
-def test_a_retrieve_hops_to_a_thread_once(
-    app: tuple[TestClient, str], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_retrieve_hops_to_a_thread_once(app: tuple[TestClient, str], hops: list[str]) -> None:
     client, secret = app
-    hops: list[str] = []
-    run_sync = anyio.to_thread.run_sync
-
-    async def counted(func: Any, *args: Any, **kw: Any) -> Any:
-        hops.append(getattr(func, "__name__", repr(func)))
-        return await run_sync(func, *args, **kw)
-
-    monkeypatch.setattr(anyio.to_thread, "run_sync", counted)
     asked = {"actor_id": "ana", "query": "is Ana vegetarian?"}
     got = client.post(RETRIEVE, headers=_key(secret), json=asked)
     assert got.status_code == 200, got.text
@@ -63,18 +68,8 @@ def test_a_retrieve_hops_to_a_thread_once(
     assert len(hops) >= 2, hops  # FastAPI's: the key, the work (and checking its answer)
 
 
-def test_an_append_hops_to_a_thread_once(
-    app: tuple[TestClient, str], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_an_append_hops_to_a_thread_once(app: tuple[TestClient, str], hops: list[str]) -> None:
     client, secret = app
-    hops: list[str] = []
-    run_sync = anyio.to_thread.run_sync
-
-    async def counted(func: Any, *args: Any, **kw: Any) -> Any:
-        hops.append(getattr(func, "__name__", repr(func)))
-        return await run_sync(func, *args, **kw)
-
-    monkeypatch.setattr(anyio.to_thread, "run_sync", counted)
     one = {"actor_id": "ana", "session_id": "s1", "role": "user", "text": "I moved to Porto"}
     got = client.post("/v1/events", headers=_key(secret), json={**one, "event_id": "e1"})
     assert got.status_code == 201, got.text
