@@ -5,7 +5,14 @@ the scope's 96-dimensional PCA projection and refines the best `REFINE` rows
 exactly. That pass is bound by memory bandwidth: 100,000 x 96 float32 is 38 MB
 a query, more than the development machine's 32 MB L3 cache, 2.0 ms of the
 search. Quantised per column to int8 it is 9.6 MB, and ONNX Runtime's
-`MatMulInteger` (numpy has no fast integer product) scores it in about 1.0 ms.
+`MatMulInteger` (numpy has no fast integer product) scores it in 1.4-1.6 ms
+through one session shared by every scope, the codes an input that MLAS packs
+again on every run. Each scope's codes therefore get a session of their own
+(`Packed`): the codes transposed about zero are the graph's constant B, given
+to ONNX Runtime as external data (`add_external_initializers`), which packs them
+once; a search passes only its queries and gets the same integers in 0.43-0.52
+ms. Making it costs 0.07-0.1 s of CPU and holds 30 MB (the transposed codes and
+ONNX Runtime's packed copy) per scope; until it is made, the shared session scores.
 
 The refined rows are read from the float16 matrix and widened to float32 by
 ONNX Runtime's `Cast` too (`widen`): numpy converts float16 one value at a
@@ -19,8 +26,13 @@ the float32 pass runs, as before.
 
 Nothing here is on a request's path: the sessions (15 ms to make) and the
 codes (25 ms for 100,000 rows, more while the projection is read from its file) are made
-on a thread of their own (`ScopeVectors` starts it at a scope's second
-search); searches until then take the float32 pass and numpy's conversion.
+on a thread of their own (`ScopeVectors` starts it at a scope's third
+search); searches until then take the float32 pass and numpy's conversion. A
+scope's own session is begun on another thread from its third search with codes
+(read from its file or made), once per set of codes: a catch-up keeps the codes
+and the session, a forget copies the codes without the row and makes a new one.
+Closing the store waits for it (`settle`): it reads the codes, often a map of the
+scope's file.
 The two graphs are stored as the bytes `onnx.helper` makes of them (a test
 builds them again), so `onnx`, 2 s to import on a busy machine, is never
 imported.

@@ -10,7 +10,11 @@ recall`) pays for an exact scan instead of the projection. On LoCoMo turns tiled
 to 100,000 rows this found 99.99% of the exact top 50 in about 4 ms. The
 coarse pass scores int8 codes of the projection (`remem.store.sqlite.vectors.coarse`) from a
 scope's third search, or from its first when they were read from the scope's
-file (`attach_codes`).
+file (`attach_codes`), and from the third on begins the codes' own ONNX Runtime
+session, which scores them in a third of the time (the same integers). At
+100,000 rows a search with that session costs about 1.1 ms of CPU: scoring the
+codes 0.45, picking the best `REFINE` 0.19 (`top_rows`), gathering and widening
+them 0.2, scoring them exactly 0.12, the rest (the hits' ids among it) 0.1.
 
 A scope that changed is caught up, not reloaded (`ScopeVectors.caught_up`):
 the rows added since are kept as a float32 tail beside the matrix (scored
