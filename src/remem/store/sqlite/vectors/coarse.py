@@ -130,6 +130,8 @@ class Packed:
     def soon(self, codes: npt.NDArray[np.uint8]) -> None:
         """Begin making the session on a thread of its own, once per process: a child
         forked while a thread of its parent was making it makes its own."""
+        if self.session is not None:  # every search asks: no lock once made
+            return
         with self._lock:
             if self.session is not None or self._pid == os.getpid():
                 return

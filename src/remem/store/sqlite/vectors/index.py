@@ -226,9 +226,11 @@ class ScopeVectors:
         return mask, n
 
     def _excluded(self, mask: npt.NDArray[np.bool_], base: int) -> npt.NDArray[np.intp]:
-        """The base rows `mask` leaves out, kept with the mask (`_excluded_of`): none,
-        usually, so a search writes nothing into its coarse scores (negating and
-        assigning through a mask of 100,000 rows cost 0.05-0.2 ms a search)."""
+        """The base rows `mask` leaves out, kept with the mask (`_excluded_of`), so a
+        search writes only those into its coarse scores, nothing when every row is
+        valid. At 100,000 rows negating the mask and assigning through it cost 0.015
+        ms with every row valid, 0.28 with 1 % left out, 0.55 with 20 %; through the
+        kept rows 0, 0.006 and 0.06."""
         held = self._excluded_of
         if held is not None and held[0] is mask:
             return held[1]
