@@ -20,6 +20,7 @@ from remem.embed import HashEmbedder
 from remem.store.sqlite.store import SQLiteStore
 from remem.store.sqlite.vectors.coarse import Int8Coarse
 from remem.store.sqlite.vectors.files import _read
+from remem.store.sqlite.vectors.index import QUANTISE_AT
 from tests.support.vectors import PICKS, TOTAL, built, db, files, held, nearest, text_of
 
 pytest.importorskip("onnxruntime")  # the codes are scored by ONNX Runtime only
@@ -65,6 +66,22 @@ def test_the_codes_are_written_with_the_base_and_a_fresh_first_search_uses_them(
     assert [c for h in with_codes for _, c in h] == pytest.approx(exact(db), abs=1e-5)
     assert np.array_equal(read_codes(db)[1], codes)
     assert files(db, "vec")[0].stat().st_mtime_ns == written  # the base was only read
+
+
+def test_closing_the_store_waits_for_the_scopes_own_session_reading_the_codes(
+    db: Path,
+) -> None:
+    """From a scope's third search its codes (a map of the `.i8` file) are read by a
+    thread making their own ONNX Runtime session; the store's close waits for it, so
+    nothing reads the map afterwards (a file cut short under it: SIGBUS)."""
+    with Memory.open(db, embedder=HashEmbedder()) as mem:
+        nearest(mem)  # a search of each pick
+        while held(mem)._searches <= QUANTISE_AT:
+            nearest(mem)
+        codes = held(mem).coarse_codes()
+        assert codes is not None and codes.packed._thread is not None  # begun
+    assert codes.packed.session is not None  # made before the close returned
+    assert not codes.packed._thread.is_alive()
 
 
 def test_a_damaged_or_stale_codes_file_is_made_again_and_a_forget_reaches_it(db: Path) -> None:

@@ -260,6 +260,7 @@ def test_a_large_scopes_int8_pass_takes_writes_and_loses_a_forgotten_row(db_path
         )
         assert search()[0][0] == added.id  # the new row (the tail) beside the int8 codes
         assert held()._coarse8 is before._coarse8  # shared: the base rows did not change
+        assert before._coarse8.wait_packed(60)  # its own session, begun at a search since
 
         gone = first[0][0]
         row = [bytes(i).decode() for i in before.ids].index(gone)
@@ -268,3 +269,4 @@ def test_a_large_scopes_int8_pass_takes_writes_and_loses_a_forgotten_row(db_path
         assert gone not in [rid for rid, _ in search()]
         assert after._coarse8 is not None and len(after._coarse8.codes) == total - 1
         assert np.array_equal(after._coarse8.codes, np.delete(before._coarse8.codes, row, 0))
+        assert after._coarse8.packed.session is None  # not the forgotten row's: made anew

@@ -271,3 +271,88 @@ def test_the_stored_graphs_are_those_onnx_builds() -> None:
     )
     assert model(matmul) == MATMUL_INTEGER_MODEL
     assert model(cast) == CAST_MODEL
+
+
+def test_a_scopes_own_session_is_the_graph_onnx_builds_with_its_codes_given() -> None:
+    """A scope's own session (`remem.store.sqlite.vectors.coarse.Packed`) is made from
+    `PACKED_MODEL` and a second graph field naming the codes as external data: parsed,
+    that is what `onnx.helper` makes of MatMulInteger with B an initializer."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    from remem.store.sqlite.vectors.coarse import PACKED_MODEL, _packed_model
+
+    info = helper.make_tensor_value_info
+    zero = helper.make_tensor("zero", TensorProto.UINT8, [], [128])
+    graph = helper.make_graph(
+        [helper.make_node("MatMulInteger", ["A", "B", "zero"], ["C"])],
+        "packed",
+        [info("A", TensorProto.UINT8, ["queries", "dim"])],
+        [info("C", TensorProto.INT32, ["queries", "rows"])],
+        initializer=[zero],
+    )
+    made = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 13)], producer_name="remem"
+    )
+    made.ir_version = 8
+    assert bytes(made.SerializeToString()) == PACKED_MODEL
+    codes = onnx.TensorProto(name="B", data_type=TensorProto.INT8, dims=[96, 123_457])
+    codes.data_location = TensorProto.EXTERNAL
+    codes.external_data.add(key="location", value="B")
+    made.graph.initializer.append(codes)
+    assert onnx.load_from_string(_packed_model(123_457, 96)) == made
+
+
+def test_a_scopes_own_session_gives_the_shared_sessions_scores() -> None:
+    """The same integers for one query or several, masked rows and all, so the same
+    rows are refined; a catch-up shares the session, a forget makes its own."""
+    from remem.store.sqlite.vectors.coarse import prepare
+    from remem.store.sqlite.vectors.index import Appended, Patch
+
+    assert prepare()
+    n = APPROX_MIN + 3000
+    active = np.ones(n, np.bool_)
+    active[::97] = False
+    v = replace(make(n, dim=128), active=active, rowids=np.arange(1, n + 1, dtype=np.int64))
+    rng = np.random.default_rng(11)
+    queries = v.matrix[rng.integers(n, size=6)] + 0.3 * rng.standard_normal((6, 128))
+    queries = (queries / np.linalg.norm(queries, axis=1, keepdims=True)).astype(np.float32)
+    for _ in range(QUANTISE_AT):
+        v.search(queries[0], 5, 1.0, False)
+    codes = v.wait_coarse(60)
+    assert codes is not None and codes.packed.session is None  # begun from the next search
+    projected = queries @ v.projection()[0]
+    plain = codes.scores(projected)  # by the shared session
+    assert plain.shape == (6, n)
+    v.search(queries[0], 5, 1.0, False)
+    assert codes.wait_packed(60) and codes.packed.session is not None
+    assert np.array_equal(codes.scores(projected), plain)
+    assert np.array_equal(codes.scores(projected[:1]), plain[:1])
+    floats = replace(v)  # the same rows and projection, never quantised: the float32 pass
+    floats.attach_projection(*v.projection())
+    floats._coarse8_tried = True
+    for past in (False, True):
+        assert v.search_many(queries, 20, 1.0, past) == floats.search_many(queries, 20, 1.0, past)
+        assert [v.search(q, 20, 1.0, past) for q in queries] == [
+            floats.search(q, 20, 1.0, past) for q in queries
+        ]
+
+    later = v.caught_up(
+        Appended(
+            ids=("t0",), rowids=np.array([n + 1], np.int64), matrix=queries[:1],
+            active=np.ones(1, np.bool_), live=np.ones(1, np.bool_), valid_from=np.zeros(1),
+            valid_until=np.full(1, math.inf),
+        ),
+        Patch(np.zeros(0, np.int64), np.zeros(0, np.bool_), np.zeros(0, np.bool_), np.zeros(0)),
+    )  # fmt: skip
+    assert later.coarse_codes() is codes  # the same rows: the same session
+    assert later.search(queries[0], 1, 1.0, False)[0][0] == "t0"
+    keep = np.ones(n + 1, np.bool_)
+    keep[5] = False
+    left = later.kept(keep)
+    fewer = left.coarse_codes()
+    assert fewer is not None and fewer.packed.session is None  # not the dropped row's
+    for _ in range(QUANTISE_AT + 1):
+        left.search(queries[1], 5, 1.0, False)
+    assert fewer.wait_packed(60)
+    assert np.array_equal(fewer.scores(projected), np.delete(plain, 5, axis=1))

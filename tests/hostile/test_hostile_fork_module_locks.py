@@ -105,3 +105,24 @@ def test_the_embedding_pool_and_blas_limit_work_in_a_child_forked_mid_use() -> N
         return gather._embedding_pool().submit(lambda: 7).result(timeout=5) == 7
 
     assert _fork_while_held(gather._POOL_LOCK, in_child) == 0
+
+
+def test_a_child_forked_while_a_scopes_own_session_is_made_makes_its_own() -> None:
+    """A thread of the parent making a scope's own session (`coarse.Packed`) is not in
+    the child: the child makes one itself and scores as the parent does."""
+    import numpy as np
+
+    assert coarse.prepare()
+    rng = np.random.default_rng(2)
+    codes = coarse.Int8Coarse.quantised(rng.standard_normal((3000, 96)).astype(np.float32))
+    projected = rng.standard_normal((2, 96)).astype(np.float32)
+    expected = codes.scores(projected)  # by the shared session
+    codes.packed._pid = os.getpid()  # begun here, by a thread still making it (none in the child)
+
+    def in_child() -> bool:
+        codes.pack_soon()
+        made = codes.wait_packed(10) and codes.packed.session is not None
+        return made and bool(np.array_equal(codes.scores(projected), expected))
+
+    assert _fork_while_held(codes.packed._lock, in_child) == 0
+    assert codes.packed.session is None  # the parent's own is its thread's to make

@@ -33,6 +33,7 @@ from remem.store.roles import Hit, RecordStore, Scope
 from remem.store.sqlite import sql as q
 from remem.store.sqlite.backend import SQLiteBackend
 from remem.store.sqlite.sql import fts_query, scope_token
+from remem.store.sqlite.vectors import coarse
 from remem.store.sqlite.vectors.files import TAIL_MAX, Stamp, VectorFiles
 from remem.store.sqlite.vectors.index import ScopeVectors
 from remem.store.sqlite.vectors.load import Kind, extends, refresh
@@ -385,6 +386,7 @@ class SQLiteSearch:
             writers, self._writers = self._writers, []
         for writer in writers:
             writer.join()
+        coarse.settle()  # and the scopes' own sessions being made from their codes
 
     def _drop_scope_vectors(self, tenant: str, actor: str) -> None:
         """After an erasure: delete the scope's files, and catch up what this process holds.
