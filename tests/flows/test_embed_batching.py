@@ -1,5 +1,5 @@
 """The MiniLM embedders under concurrent calls: small calls made at once are merged into
-one forward pass (`remem.embed.batch`), and each caller still gets its own texts' vectors,
+one forward pass (`remem.batching`), and each caller still gets its own texts' vectors,
 as it would alone (up to rounding)."""
 
 from __future__ import annotations

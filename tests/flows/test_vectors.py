@@ -217,6 +217,49 @@ def test_the_int8_coarse_pass_refines_the_rows_the_float_pass_would() -> None:
     assert [rid for rid, _ in v.search(queries[3], 20, 1.0, False)][:10] == exact(v, queries[3], 10)
 
 
+@pytest.mark.parametrize("own_session", [False, True])
+def test_concurrent_coarse_passes_merge_and_each_query_gets_its_own_scores(
+    own_session: bool,
+) -> None:
+    """Searches of one scope made at the same time share the int8 coarse pass
+    (`remem.store.sqlite.vectors.coarse`, `remem.batching`), through the shared session
+    and the codes' own: each query's scores are the bytes it gets alone, and the passes
+    did merge."""
+    import threading
+
+    from remem.store.sqlite.vectors.coarse import Int8Coarse, prepare
+
+    assert prepare()
+    rng = np.random.default_rng(11)
+    coarse = Int8Coarse.quantised(rng.standard_normal((30_000, 96)).astype(np.float32))
+    if own_session:
+        coarse.pack_soon()
+        assert coarse.wait_packed(60)
+    queries = rng.standard_normal((96, 96)).astype(np.float32)
+    queries[::7] *= 1e-3  # queries of another scale quantise on their own
+    alone = [coarse.scores(q[None, :]).copy() for q in queries]
+    pairs = [coarse.scores(queries[i : i + 2]).copy() for i in range(0, 8, 2)]
+
+    def search(first: int, got: dict[int, np.ndarray]) -> None:
+        for i in range(first, len(queries), 8):
+            got[i] = coarse.scores(queries[i][None, :])
+
+    for _ in range(5):  # threads that never overlapped: not a failure, again
+        got: dict[int, np.ndarray] = {}
+        threads = [threading.Thread(target=search, args=(t, got)) for t in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert all(np.array_equal(got[i], alone[i]) for i in range(len(queries)))
+        if coarse._batched.batches:
+            break
+    assert coarse._batched.batches > 0, "eight threads never merged a pass"
+    for n, pair in enumerate(pairs):  # two queries in one call: each row its own
+        assert np.array_equal(pair[0], alone[2 * n][0])
+        assert np.array_equal(pair[1], alone[2 * n + 1][0])
+
+
 def test_widen_is_numpys_float16_to_float32_conversion_exactly() -> None:
     """The refined rows are widened by ONNX Runtime's Cast
     (`remem.store.sqlite.vectors.coarse.widen`): bit for bit what numpy's conversion gives,

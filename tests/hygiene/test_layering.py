@@ -35,7 +35,8 @@ FACES = (
 )
 # values, and the leaves beside them that import nothing of ours but values (forksafe's
 # locks; blas, its one-thread limit; files, the bounded reader every file a caller names
-# goes through)
+# goes through; batching, the merging of concurrent calls the embedders and the vector
+# search share)
 VALUES = (
     "remem.model",
     "remem.errors",
@@ -46,6 +47,7 @@ VALUES = (
     "remem.blas",
     "remem.files",
     "remem.prompt",
+    "remem.batching",
 )
 PIPELINE = ("remem.pipeline", "remem.consolidate")
 

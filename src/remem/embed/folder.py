@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from remem.embed.batch import CallBatcher
+from remem.batching import CallBatcher
 from remem.embed.vectors import Vectors
 from remem.errors import InvalidInput
 

@@ -328,7 +328,7 @@ def seen_speakers(store: Store, tenant: str, actor: str) -> frozenset[str]:
 EMBED_THREADS = 8
 """The threads query embeddings run on, in each process. Recalls made at once embed
 at once: the float32 query encoder and remem[embed]'s int8 model merge the small calls
-that arrive while a forward pass runs into the next pass (`remem.embed.batch`), so
+that arrive while a forward pass runs into the next pass (`remem.batching`), so
 these threads mostly wait, and a batch can hold the queries of up to this many
 recalls; the default int8 query encoder runs each query alone (`MiniLMEmbedder`)."""
 

@@ -30,7 +30,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from remem.embed.batch import CallBatcher
+from remem.batching import CallBatcher
 from remem.embed.minilm.numpy_encoder import DIM, NumpyEncoder, Weights, load_weights
 from remem.embed.recent import QUERY_CACHE as QUERY_CACHE  # re-exported: kept here before
 from remem.embed.recent import RecentTexts
@@ -222,7 +222,7 @@ class MiniLMEmbedder:
 
     @property
     def merged_batches(self) -> int:
-        """Forward passes that ran the calls of several threads at once (`embed.batch`)."""
+        """Forward passes that ran the calls of several threads at once (`remem.batching`)."""
         loaded = self._loaded
         return loaded.forward.batches if loaded else 0
 
@@ -298,7 +298,7 @@ class MiniLMEmbedder:
 
     def _embed_many(self, texts: Sequence[str], encoder: _Encoder | None) -> Vectors:
         """`texts` through `encoder` (None: the one that makes stored vectors, whose
-        small calls of several threads are merged into one batch, `remem.embed.batch`;
+        small calls of several threads are merged into one batch, `remem.batching`;
         the int8 query encoder runs each text alone, `_each_alone`)."""
         if not texts:
             return np.zeros((0, DIM), dtype=np.float32)

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from remem.embed.batch import CallBatcher
+from remem.batching import CallBatcher
 from remem.embed.minilm.embedder import forward_all
 from remem.embed.minilm.numpy_encoder import DIM
 from remem.embed.minilm.packaged_session import RUNTIME, open_session
@@ -143,7 +143,7 @@ class PackagedMiniLM:
 
     @property
     def merged_batches(self) -> int:
-        """Forward passes that ran the calls of several threads at once (`embed.batch`)."""
+        """Forward passes that ran the calls of several threads at once (`remem.batching`)."""
         return self._loaded[1].batches if self._loaded is not None else 0
 
     @property
@@ -170,7 +170,7 @@ class PackagedMiniLM:
 
     def _embed_many(self, texts: Sequence[str]) -> Vectors:
         """`texts` through the model, small calls of several threads merged into one
-        batch (`remem.embed.batch`)."""
+        batch (`remem.batching`)."""
         if not texts:
             return np.zeros((0, DIM), dtype=np.float32)
         tokenizer, forward = self._load()

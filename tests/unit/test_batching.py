@@ -1,4 +1,4 @@
-"""CallBatcher: small embedding calls made at once run as one batch (`remem.embed.batch`).
+"""CallBatcher: small embedding calls made at once run as one batch (`remem.batching`).
 
 The run function here is a real one over real numbers (each row's vector is a
 function of the row alone), so a caller can tell its own rows from another's.
@@ -15,7 +15,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from remem.embed.batch import MAX_ROWS, SMALL_CALL, CallBatcher
+from remem.batching import MAX_ROWS, SMALL_CALL, CallBatcher
 
 F32 = np.float32
 

@@ -1,10 +1,13 @@
-"""Small embedding calls made at the same time, run as one batch (dynamic batching).
+"""Small calls made at the same time, run as one batch (dynamic batching).
 
-A forward pass of all-MiniLM-L6-v2 on ONNX Runtime costs a query of 7 tokens about
-2.4 ms of CPU alone, and about 1.3 ms each in a batch of 4 to 8 (measured on the
-2-core machine of docs/benchmarks.md, "Dynamic batching"): most of a pass is reading
-the weights once. A server answers several recalls at once, so `CallBatcher` merges
-the small calls (at most `SMALL_CALL` rows each) that arrive while a batch runs.
+Two passes of a recall cost about as much for several rows as for one, since most of
+each is reading a large array once: a forward pass of all-MiniLM-L6-v2 on ONNX
+Runtime (a query of 7 tokens about 2.4 ms of CPU alone, about 1.3 ms each in a batch
+of 4 to 8; docs/service-speed.md, "Dynamic batching"), and the int8 coarse pass of a
+large scope's vector search (`remem.store.sqlite.vectors.coarse`: 1.25 ms for one
+query over 100,000 rows, 1.3-1.4 ms for 4 or 8). A server answers several recalls at
+once, so `CallBatcher` merges the small calls (at most `SMALL_CALL` rows each) that
+arrive while a batch runs.
 
 The rule, as Text Embeddings Inference batches: a call that finds the batcher idle runs
 at once on its own thread (no added wait at concurrency 1); calls that arrive while a
@@ -28,7 +31,6 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
-import numpy as np
 import numpy.typing as npt
 
 from remem.forksafe import ForkSafeLock, after_fork_in_child
@@ -36,7 +38,7 @@ from remem.forksafe import ForkSafeLock, after_fork_in_child
 __all__ = ["MAX_ROWS", "SMALL_CALL", "CallBatcher"]
 
 T = TypeVar("T")
-F32 = npt.NDArray[np.float32]
+Out = npt.NDArray[Any]  # one row of output per row of input
 
 SMALL_CALL = 4
 """Calls of at most this many rows are merged (a recall embeds one or two texts)."""
@@ -56,18 +58,18 @@ class _Call(Generic[T]):
         self.rows = rows
         self.done = threading.Event()
         self.batch: list[_Call[T]] | None = None  # set when this caller is to run a batch
-        self.result: F32 | None = None
+        self.result: Out | None = None
         self.error: BaseException | None = None
 
 
 class CallBatcher(Generic[T]):
     """`run(rows)` for many threads at once, the small calls merged (module docstring).
 
-    `run` takes a list of rows (token id arrays, texts) and returns one float32 row per
-    row, in order; it must be safe to call from any thread, and a merged call must give
-    each row what it would give the row alone (up to rounding)."""
+    `run` takes a list of rows (token id arrays, query vectors) and returns an array of
+    one row per row, in order; it must be safe to call from any thread, and a merged
+    call must give each row what it would give the row alone (up to rounding)."""
 
-    def __init__(self, run: Callable[[list[T]], F32]) -> None:
+    def __init__(self, run: Callable[[list[T]], Out]) -> None:
         self._run = run
         self._lock = ForkSafeLock()
         self._busy = False
@@ -80,25 +82,29 @@ class CallBatcher(Generic[T]):
         """Calls waiting for a batch to end now."""
         return len(self._waiting)
 
-    def __call__(self, rows: Sequence[T]) -> F32:
-        """The rows `run` gives `rows`, merged with other threads' small calls."""
+    def __call__(self, rows: Sequence[T]) -> Out:
+        """The rows `run` gives `rows`, merged with other threads' small calls (each
+        caller's rows are its own copy)."""
         if len(rows) > SMALL_CALL or not rows:
             return self._run(list(rows))
-        call = _Call(rows)
         with self._lock:
-            if self._busy:
+            call = _Call(rows) if self._busy else None
+            if call is not None:
                 self._waiting.append(call)
             else:
                 self._busy = True
-                call.batch = [call]
-        if call.batch is None:
+        if call is None:  # idle: run at once, alone, then hand on what came meanwhile
             try:
-                call.done.wait()
-            except BaseException:  # an interrupt while waiting: leave nobody stranded
-                self._abandon(call)
-                raise
-            if call.batch is None:  # another caller ran it
-                return _outcome(call)
+                return self._run(list(rows))
+            finally:
+                self._hand_on([])
+        try:
+            call.done.wait()
+        except BaseException:  # an interrupt while waiting: leave nobody stranded
+            self._abandon(call)
+            raise
+        if call.batch is None:  # another caller ran it
+            return _outcome(call)
         self._lead(call.batch)
         return _outcome(call)
 
@@ -123,17 +129,22 @@ class CallBatcher(Generic[T]):
                 if c.result is None and c.error is None:
                     c.error = exc
         finally:
-            with self._lock:
-                taken = _take(self._waiting)
-                if taken:
-                    self._waiting = self._waiting[len(taken) :]
-                    taken[0].batch = taken
-                else:
-                    self._busy = False
-            for c in batch[1:]:
-                c.done.set()
+            self._hand_on(batch[1:])
+
+    def _hand_on(self, others: list[_Call[T]]) -> None:
+        """After a batch: wake the `others` it answered, and hand the next batch to its
+        first caller (or go idle)."""
+        with self._lock:
+            taken = _take(self._waiting)
             if taken:
-                taken[0].done.set()
+                self._waiting = self._waiting[len(taken) :]
+                taken[0].batch = taken
+            else:
+                self._busy = False
+        for c in others:
+            c.done.set()
+        if taken:
+            taken[0].done.set()
 
     def _run_batch(self, batch: list[_Call[T]]) -> None:
         if len(batch) > 1:
@@ -173,7 +184,7 @@ def _take(waiting: list[_Call[T]]) -> list[_Call[T]]:
     return taken
 
 
-def _outcome(call: _Call[T]) -> F32:
+def _outcome(call: _Call[T]) -> Out:
     if call.error is not None:
         raise call.error
     assert call.result is not None
