@@ -11,6 +11,7 @@ milliseconds instead of reading it through SQLite.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 from collections.abc import Mapping, Sequence
@@ -32,7 +33,8 @@ from remem.store.flows.vector_fit import vectors_fit
 from remem.store.roles import Hit, RecordStore, Scope
 from remem.store.sqlite import sql as q
 from remem.store.sqlite.backend import SQLiteBackend
-from remem.store.sqlite.sql import fts_query, scope_token
+from remem.store.sqlite.lexical import PhraseShares
+from remem.store.sqlite.sql import fts_phrases, fts_query, scope_token
 from remem.store.sqlite.vectors.files import TAIL_MAX, Stamp, VectorFiles
 from remem.store.sqlite.vectors.index import ScopeVectors
 from remem.store.sqlite.vectors.load import Kind, extends, refresh
@@ -90,6 +92,7 @@ class SQLiteSearch:
         self._lock, self._db = backend.lock, backend.conn
         self._vec_cache: dict[tuple[str, str, str], HeldVectors] = {}
         self._sweep = Sweep()  # scopes whose version moved go (`_drop_moved`)
+        self._shares = PhraseShares()  # BM25 of the phrases asked for, while the file is unchanged
         # None for `:memory:` or a folder this process cannot write: vectors are then
         # read from the database once per process (the in-memory path)
         self.vector_files = files
@@ -141,24 +144,32 @@ class SQLiteSearch:
     def search_records(self, scope: Scope, query: str, limit: int) -> list[Hit]:
         """BM25 over one scope's non-deleted records; the caller masks status.
 
-        Ranked in the full-text index alone, then the best `2 * limit` joined
-        to their records (the join cost as much as BM25 per matched row): the
-        same hits as ranking the joined rows, unless so many of the best were
-        proposed or deleted that fewer than `limit` remain, when the joined
-        query runs instead. A namespace prefix or a metadata filter takes the joined
-        query.
+        Ranked in the full-text index alone (from the phrases' kept shares, `_ranked`,
+        else by `RANKED_RECORDS`), then the best `2 * limit` joined to their
+        records (the join cost as much as BM25 per matched row): the same hits as
+        ranking the joined rows, unless so many of the best were proposed or
+        deleted that fewer than `limit` remain, when the joined query runs
+        instead. A namespace prefix or a metadata filter takes the joined query.
         """
         sql, params = q.search_records(scope)
         if scope.narrowed:
             return self._search("records_fts", scope, query, sql, params, limit)
-        match = fts_query(scope_token(scope.tenant, scope.actor), query)
-        if match is None or limit <= 0:
+        phrases = fts_phrases(scope_token(scope.tenant, scope.actor), query)
+        if not phrases or limit <= 0:
             return []
-        floor = self._floor("records_fts", match)
-        ranked = self._rows(RANKED_RECORDS, {"match": match, "floor": floor, "limit": 2 * limit})
+        got = self._ranked("records_fts", q.RECORDS_BY_ROWID, phrases, 2 * limit)
+        if got is None:
+            match = " OR ".join(phrases)
+            floor = self._floor("records_fts", match)
+            joined = self._rows(
+                RANKED_RECORDS, {"match": match, "floor": floor, "limit": 2 * limit}
+            )
+            ranked = [(r, float(r["rank"])) for r in joined]
+        else:
+            ranked = got[0]
         hits = [
-            Hit(r["id"], -float(r["rank"]))
-            for r in ranked
+            Hit(r["id"], -rank)
+            for r, rank in ranked
             if (r["tenant"], r["actor"]) == (scope.tenant, scope.actor)
             and r["status"] in ("active", "invalid")
         ]
@@ -167,9 +178,50 @@ class SQLiteSearch:
         return hits[:limit]
 
     def search_events(self, scope: Scope, query: str, limit: int) -> list[Hit]:
-        """BM25 over one actor's raw events (short-term memory)."""
+        """BM25 over one actor's raw events (short-term memory), ranked in the full-text
+        index alone (`_ranked`) unless one of the best is not an event of this scope,
+        which the joined query passes over."""
         params = {"tenant": scope.tenant, "actor": scope.actor}
+        phrases = fts_phrases(scope_token(scope.tenant, scope.actor), query)
+        if not phrases:
+            return []
+        got = self._ranked("events_fts", q.EVENTS_BY_SEQ, phrases, limit) if limit > 0 else None
+        if got is not None:
+            hits = [
+                Hit(r["id"], -rank)
+                for r, rank in got[0]
+                if (r["tenant"], r["actor"]) == (scope.tenant, scope.actor)
+            ]
+            if len(hits) == got[1]:
+                return hits
         return self._search("events_fts", scope, query, q.SEARCH_EVENTS, params, limit)
+
+    def _ranked(
+        self, table: str, by_key: str, phrases: Sequence[str], limit: int
+    ) -> tuple[list[tuple[sqlite3.Row, float]], int] | None:
+        """The `limit` best of the table's `LEXICAL_WINDOW` newest rows matching any of
+        `phrases` (`remem.store.sqlite.lexical`), each with its row read by `by_key` (a
+        statement of a JSON list `keys` returning `key`; rows it does not find are left out) and
+        its rank, best first, and how many the index ranked; all read in one read
+        transaction. None in a transaction, or when the phrases' shares are not kept
+        and would cost more to read than the OR-query."""
+        with self._lock, sqlite_translated():
+            db = self._db
+            if db.in_transaction:
+                return None
+            db.execute("BEGIN")
+            try:
+                got = self._shares.rank(db, table, phrases, LEXICAL_WINDOW, limit)
+                if got is None:
+                    return None
+                keys = json.dumps(got.rowids)
+                rows = {r["key"]: r for r in db.execute(by_key, {"keys": keys}).fetchall()}
+            finally:
+                db.execute("COMMIT")
+        ranked = [
+            (rows[k], rank) for k, rank in zip(got.rowids, got.ranks, strict=True) if k in rows
+        ]
+        return ranked, len(got.rowids)
 
     def _floor(self, table: str, match: str) -> int:
         offset = LEXICAL_WINDOW - 1
@@ -180,6 +232,7 @@ class SQLiteSearch:
         self, table: str, scope: Scope, query: str, sql: str, params: Mapping[str, Any],
         limit: int,
     ) -> list[Hit]:  # fmt: skip
+        """The joined query `sql`: BM25 over the rows newer than the floor, in SQL alone."""
         match = fts_query(scope_token(scope.tenant, scope.actor), query)
         if match is None:
             return []
@@ -395,6 +448,7 @@ class SQLiteSearch:
         self.sync_vector_files()
         with self._lock:
             self._records.clear()  # no decoded copy of an erased record stays in memory
+            self._shares.clear()
         if self.vector_files is not None:
             self.vector_files.remove_scope(tenant, actor)
         for kind in ("records", "events"):

@@ -28,12 +28,14 @@ def scoped_text(token: str, text: str) -> str:
     return token + f" {token}".join(found) if found else ""
 
 
+def fts_phrases(token: str, text: str) -> list[str]:
+    """The quoted FTS5 phrases of the content words of `text` inside one scope, in order."""
+    return [f'"{token}{w}"' for w in words(text)]
+
+
 def fts_query(token: str, text: str) -> str | None:
     """A safe FTS5 OR-query of the content words of `text` inside one scope, or None."""
-    found = words(text)
-    if not found:
-        return None
-    return " OR ".join(f'"{token}{w}"' for w in found)
+    return " OR ".join(fts_phrases(token, text)) or None
 
 
 def list_records(
@@ -423,6 +425,15 @@ SELECT e.id, bm25(events_fts) AS rank FROM events_fts JOIN events e ON e.seq = e
 WHERE events_fts MATCH :match AND events_fts.rowid >= :floor
     AND e.tenant = :tenant AND e.actor = :actor
 ORDER BY rank LIMIT :limit
+"""
+# the rows a ranking in the full-text index alone found (`remem.store.sqlite.lexical`)
+# (`keys`: a JSON list of rowids; one parameter binds faster than a hundred)
+RECORDS_BY_ROWID = """
+SELECT rowid AS key, id, tenant, actor, status FROM records
+WHERE rowid IN (SELECT value FROM json_each(:keys))
+"""
+EVENTS_BY_SEQ = """
+SELECT seq AS key, id, tenant, actor FROM events WHERE seq IN (SELECT value FROM json_each(:keys))
 """
 SCOPE_VERSION = "SELECT version FROM scope_versions WHERE tenant = :tenant AND actor = :actor"
 DATA_VERSION = "PRAGMA data_version"  # moves when another connection commits
