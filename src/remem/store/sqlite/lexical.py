@@ -19,15 +19,18 @@ the newest `window` matches of a phrase hold every row of those that holds the
 phrase: a phrase keeps its `window` newest rows, and the floor and the BM25 of the
 OR-query follow from what its phrases keep. Ties are broken as SQLite's ORDER BY
 ... LIMIT breaks them: in the order the full-text scan met the rows (rowid, oldest
-first). What is kept is rowids and numbers, never text: at most `SHARES_HELD` rows
-over all phrases, the oldest phrase dropped first.
+first). What is kept is rowids and numbers, and the id, scope and status of the
+rows the best were joined to, never text: at most `SHARES_HELD` rows over all
+phrases, the oldest phrase dropped first.
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -35,6 +38,7 @@ import numpy.typing as npt
 from remem.store.sqlite.sql import DATA_VERSION
 
 SHARES_HELD = 500_000  # phrase rows kept (16 bytes each), over every phrase and table
+ROWS_HELD = 20_000  # rows kept of what the best were joined to (`PhraseShares.joined`)
 PHRASE_SHARES = """
 SELECT rowid, bm25({table}) FROM {table} WHERE {table} MATCH :match
 ORDER BY rowid DESC LIMIT :window
@@ -65,12 +69,30 @@ class PhraseShares:
     def __init__(self) -> None:
         self._held: dict[tuple[str, str, int], _Shares] = {}
         self._rows = 0
+        self._joined: dict[tuple[str, int], tuple[Any, ...]] = {}
         self._seen: tuple[int, int] = (-1, -1)
 
     def clear(self) -> None:
         """Forget everything kept."""
         self._held.clear()
         self._rows = 0
+        self._joined.clear()
+
+    def joined(
+        self, db: sqlite3.Connection, by_key: str, rowids: Sequence[int]
+    ) -> dict[int, tuple[Any, ...]]:
+        """The rows `by_key` reads for some of the rowids `rank` just gave (a statement of
+        a JSON list `keys` returning the rowid first; a rowid it does not find is left
+        out), as tuples; those read since the last write kept (at most `ROWS_HELD`, the
+        oldest dropped first). In the read transaction of that `rank`."""
+        out = {k: r for k in rowids if (r := self._joined.get((by_key, k))) is not None}
+        missing = [k for k in rowids if k not in out]
+        if missing:
+            for r in db.execute(by_key, {"keys": json.dumps(missing)}).fetchall():
+                out[r[0]] = self._joined[(by_key, r[0])] = tuple(r)
+            while len(self._joined) > ROWS_HELD:
+                self._joined.pop(next(iter(self._joined)))
+        return out
 
     def rank(
         self,
@@ -120,7 +142,10 @@ class PhraseShares:
 
 def _combine(lists: Sequence[_Shares], window: int, limit: int) -> Ranked:
     """The OR-query's floor and ranking from its phrases' newest rows and shares."""
-    every = np.unique(np.concatenate([s.rowids for s in lists]))  # ascending
+    every = np.sort(np.concatenate([s.rowids for s in lists]))
+    first = np.ones(len(every), np.bool_)
+    first[1:] = every[1:] != every[:-1]
+    every = every[first]  # each rowid once, ascending
     floor = int(every[-window]) if len(every) >= window else 0
     rows = every[every >= floor]
     score = np.zeros(len(rows), np.float64)
@@ -129,4 +154,4 @@ def _combine(lists: Sequence[_Shares], window: int, limit: int) -> Ranked:
         score[np.searchsorted(rows, s.rowids[inside])] += s.shares[inside]
     rank = -score
     best = np.lexsort((rows, rank))[:limit]  # by rank, ties oldest first
-    return Ranked([int(r) for r in rows[best]], [float(x) for x in rank[best]])
+    return Ranked(rows[best].tolist(), rank[best].tolist())

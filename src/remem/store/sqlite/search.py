@@ -11,7 +11,6 @@ milliseconds instead of reading it through SQLite.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import threading
 from collections.abc import Mapping, Sequence
@@ -46,7 +45,7 @@ POOL_FOR_PREFIX = 500  # nearest rows fetched when a namespace prefix or a filte
 # BM25 in the full-text index alone (newer than the floor of `FTS_FLOOR`), the best
 # joined to their records afterwards (see `SQLiteSearch.search_records`)
 RANKED_RECORDS = """
-SELECT r.id, f.rank, r.tenant, r.actor, r.status FROM (
+SELECT f.rowid AS key, r.id, r.tenant, r.actor, r.status, f.rank FROM (
     SELECT rowid, bm25(records_fts) AS rank FROM records_fts
     WHERE records_fts MATCH :match AND rowid >= :floor ORDER BY rank LIMIT :limit
 ) f JOIN records r ON r.rowid = f.rowid
@@ -164,14 +163,14 @@ class SQLiteSearch:
             joined = self._rows(
                 RANKED_RECORDS, {"match": match, "floor": floor, "limit": 2 * limit}
             )
-            ranked = [(r, float(r["rank"])) for r in joined]
+            ranked = [(tuple(r), float(r["rank"])) for r in joined]
         else:
             ranked = got[0]
+        # each (key, id, tenant, actor, status), as `RECORDS_BY_ROWID` reads it, and its rank
         hits = [
-            Hit(r["id"], -rank)
+            Hit(r[1], -rank)
             for r, rank in ranked
-            if (r["tenant"], r["actor"]) == (scope.tenant, scope.actor)
-            and r["status"] in ("active", "invalid")
+            if r[2] == scope.tenant and r[3] == scope.actor and r[4] in ("active", "invalid")
         ]
         if len(hits) < limit and len(ranked) == 2 * limit:
             return self._search("records_fts", scope, query, sql, params, limit)
@@ -186,11 +185,11 @@ class SQLiteSearch:
         if not phrases:
             return []
         got = self._ranked("events_fts", q.EVENTS_BY_SEQ, phrases, limit) if limit > 0 else None
-        if got is not None:
+        if got is not None:  # each (key, id, tenant, actor), as `EVENTS_BY_SEQ` reads it
             hits = [
-                Hit(r["id"], -rank)
+                Hit(r[1], -rank)
                 for r, rank in got[0]
-                if (r["tenant"], r["actor"]) == (scope.tenant, scope.actor)
+                if r[2] == scope.tenant and r[3] == scope.actor
             ]
             if len(hits) == got[1]:
                 return hits
@@ -198,7 +197,7 @@ class SQLiteSearch:
 
     def _ranked(
         self, table: str, by_key: str, phrases: Sequence[str], limit: int
-    ) -> tuple[list[tuple[sqlite3.Row, float]], int] | None:
+    ) -> tuple[list[tuple[tuple[Any, ...], float]], int] | None:
         """The `limit` best of the table's `LEXICAL_WINDOW` newest rows matching any of
         `phrases` (`remem.store.sqlite.lexical`), each with its row read by `by_key` (a
         statement of a JSON list `keys` returning `key`; rows it does not find are left out) and
@@ -214,8 +213,7 @@ class SQLiteSearch:
                 got = self._shares.rank(db, table, phrases, LEXICAL_WINDOW, limit)
                 if got is None:
                     return None
-                keys = json.dumps(got.rowids)
-                rows = {r["key"]: r for r in db.execute(by_key, {"keys": keys}).fetchall()}
+                rows = self._shares.joined(db, by_key, got.rowids)
             finally:
                 db.execute("COMMIT")
         ranked = [
