@@ -1,5 +1,5 @@
 """Issue 37: SQLite ranks words from each phrase's BM25 shares, kept while the file is
-unchanged (`remem.store.sqlite.lexical`), with the very hits and scores FTS5 gives the
+unchanged (`remem.store.sqlite.upkeep.PhraseShares`), with the very hits and scores FTS5 gives the
 OR-query: the same rows, the same doubles, ties in the same order, the same floor of
 the newest `LEXICAL_WINDOW` matches. A write by this connection or by another process
 (a record added, one forgotten) is seen by the next search, whose hits are again
@@ -19,9 +19,9 @@ import pytest
 
 from remem import Memory
 from remem.store.roles import Hit, Scope
-from remem.store.sqlite import lexical
 from remem.store.sqlite import search as sqlite_search
 from remem.store.sqlite import sql as q
+from remem.store.sqlite import upkeep
 from remem.store.sqlite.search import SQLiteSearch
 from remem.store.sqlite.store import SQLiteStore
 
@@ -87,7 +87,7 @@ def test_kept_shares_rank_as_fts5_ranks_the_or_query(mem: Memory, events: bool) 
 def test_with_little_kept_the_hits_are_the_same(
     mem: Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(lexical, "SHARES_HELD", 50)  # most phrases dropped as soon as read
+    monkeypatch.setattr(upkeep, "SHARES_HELD", 50)  # most phrases dropped as soon as read
     for query in queries(4, 40):
         assert searched(mem, False, query, 10) == in_sql(mem, False, query, 10)
     assert len(search_of(mem)._shares._held) <= 2

@@ -6,7 +6,9 @@ searched with numpy one scope at a time: the matrix of a (tenant, actor) is
 loaded once and reloaded only when that scope's version changes (see
 `scope_versions` and `remem.store.sqlite.vectors.index`), and kept in a memory-mapped file
 beside the database (`remem.store.sqlite.vectors.files`) so a fresh process opens it in
-milliseconds instead of reading it through SQLite.
+milliseconds instead of reading it through SQLite. Words are ranked by FTS5's BM25,
+each phrase's share of it kept while the file is unchanged
+(`remem.store.sqlite.upkeep.PhraseShares`).
 """
 
 from __future__ import annotations
@@ -32,8 +34,8 @@ from remem.store.flows.vector_fit import vectors_fit
 from remem.store.roles import Hit, RecordStore, Scope
 from remem.store.sqlite import sql as q
 from remem.store.sqlite.backend import SQLiteBackend
-from remem.store.sqlite.lexical import PhraseShares
 from remem.store.sqlite.sql import fts_phrases, fts_query, scope_token
+from remem.store.sqlite.upkeep import PhraseShares
 from remem.store.sqlite.vectors.files import TAIL_MAX, Stamp, VectorFiles
 from remem.store.sqlite.vectors.index import ScopeVectors
 from remem.store.sqlite.vectors.load import Kind, extends, refresh
@@ -50,6 +52,15 @@ SELECT f.rowid AS key, r.id, r.tenant, r.actor, r.status, f.rank FROM (
     WHERE records_fts MATCH :match AND rowid >= :floor ORDER BY rank LIMIT :limit
 ) f JOIN records r ON r.rowid = f.rowid
 ORDER BY f.rank
+"""
+# the rows the best of a ranking in the full-text index alone are (`SQLiteSearch._ranked`)
+# (`keys`: a JSON list of rowids; one parameter binds faster than a hundred)
+RECORDS_BY_ROWID = """
+SELECT rowid AS key, id, tenant, actor, status FROM records
+WHERE rowid IN (SELECT value FROM json_each(:keys))
+"""
+EVENTS_BY_SEQ = """
+SELECT seq AS key, id, tenant, actor FROM events WHERE seq IN (SELECT value FROM json_each(:keys))
 """
 
 
@@ -156,7 +167,7 @@ class SQLiteSearch:
         phrases = fts_phrases(scope_token(scope.tenant, scope.actor), query)
         if not phrases or limit <= 0:
             return []
-        got = self._ranked("records_fts", q.RECORDS_BY_ROWID, phrases, 2 * limit)
+        got = self._ranked("records_fts", RECORDS_BY_ROWID, phrases, 2 * limit)
         if got is None:
             match = " OR ".join(phrases)
             floor = self._floor("records_fts", match)
@@ -184,7 +195,7 @@ class SQLiteSearch:
         phrases = fts_phrases(scope_token(scope.tenant, scope.actor), query)
         if not phrases:
             return []
-        got = self._ranked("events_fts", q.EVENTS_BY_SEQ, phrases, limit) if limit > 0 else None
+        got = self._ranked("events_fts", EVENTS_BY_SEQ, phrases, limit) if limit > 0 else None
         if got is not None:  # each (key, id, tenant, actor), as `EVENTS_BY_SEQ` reads it
             hits = [
                 Hit(r[1], -rank)
@@ -199,7 +210,7 @@ class SQLiteSearch:
         self, table: str, by_key: str, phrases: Sequence[str], limit: int
     ) -> tuple[list[tuple[tuple[Any, ...], float]], int] | None:
         """The `limit` best of the table's `LEXICAL_WINDOW` newest rows matching any of
-        `phrases` (`remem.store.sqlite.lexical`), each with its row read by `by_key` (a
+        `phrases` (`PhraseShares`), each with its row read by `by_key` (a
         statement of a JSON list `keys` returning `key`; rows it does not find are left out) and
         its rank, best first, and how many the index ranked; all read in one read
         transaction. None in a transaction, or when the phrases' shares are not kept

@@ -426,15 +426,6 @@ WHERE events_fts MATCH :match AND events_fts.rowid >= :floor
     AND e.tenant = :tenant AND e.actor = :actor
 ORDER BY rank LIMIT :limit
 """
-# the rows a ranking in the full-text index alone found (`remem.store.sqlite.lexical`)
-# (`keys`: a JSON list of rowids; one parameter binds faster than a hundred)
-RECORDS_BY_ROWID = """
-SELECT rowid AS key, id, tenant, actor, status FROM records
-WHERE rowid IN (SELECT value FROM json_each(:keys))
-"""
-EVENTS_BY_SEQ = """
-SELECT seq AS key, id, tenant, actor FROM events WHERE seq IN (SELECT value FROM json_each(:keys))
-"""
 SCOPE_VERSION = "SELECT version FROM scope_versions WHERE tenant = :tenant AND actor = :actor"
 DATA_VERSION = "PRAGMA data_version"  # moves when another connection commits
 NEWEST_RECORD_VECTOR = "SELECT coalesce(max(record_rowid), 0) FROM record_vectors"
