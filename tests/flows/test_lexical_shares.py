@@ -44,6 +44,7 @@ def queries(seed: int, n: int) -> list[str]:
 @pytest.fixture
 def mem(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Memory]:
     monkeypatch.setattr(sqlite_search, "LEXICAL_WINDOW", WINDOW)
+    monkeypatch.setattr(upkeep, "QUIET_SEARCHES", 0)  # phrases read from the first search
     rows = [{"actor": "ann", "session": "s", "role": "user", "text": t, "event_id": f"e{i}"}
             for i, t in enumerate(texts(1, 300))]  # fmt: skip
     with Memory.open(tmp_path / "m.db", embedder=None) as m:
@@ -129,6 +130,21 @@ def test_a_write_of_another_process_is_seen_by_the_next_search(mem: Memory) -> N
     events = searched(mem, True, "ladder seed", 60)
     assert "from-another-process" in [h.id for h in events]
     assert events == in_sql(mem, True, "ladder seed", 60)
+
+
+def test_searches_just_after_a_write_read_no_phrase(
+    mem: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(upkeep, "QUIET_SEARCHES", 3)
+    shares = search_of(mem)._shares
+    for text in ("a wheel by the gate", "the gate's wheel squeaks"):
+        mem.remember(actor="ann", text=text)
+        for _ in range(3):  # FTS5 alone, nothing read
+            assert searched(mem, False, "wheel gate", 10) == in_sql(mem, False, "wheel gate", 10)
+        assert not shares._held
+        assert searched(mem, False, "wheel gate", 10) == in_sql(mem, False, "wheel gate", 10)
+        assert {k[1] for k in shares._held} == {f'"{q.scope_token(mem.tenant, "ann")}{w}"'
+                                                for w in ("wheel", "gate")}  # fmt: skip
 
 
 def test_a_cold_query_of_many_phrases_asks_fts5_and_keeps_what_it_read(mem: Memory) -> None:
