@@ -510,6 +510,7 @@ SELECT * FROM (
 )"""
 
 
+@functools.cache
 def events_near(count: int) -> str:
     """The events around `count` events, one UNION ALL part per event and side, with named
     parameters: `tenant`, `reach`, and per event i `id{i}`, `actor{i}`, `session{i}`,
@@ -517,12 +518,15 @@ def events_near(count: int) -> str:
     return "\nUNION ALL\n".join(_NEAR_ONE.format(i=i) for i in range(count))
 
 
-def events_near_params(tenant: str, reach: int, places: Sequence[Any]) -> dict[str, Any]:
-    """The parameters of `events_near(len(places))` for these rows of `EVENT_PLACES`."""
+def events_near_params(
+    tenant: str, reach: int, places: Sequence[Any], count: int = 0
+) -> dict[str, Any]:
+    """The parameters of `events_near(max(count, len(places)))` for these rows of
+    `EVENT_PLACES`; the parts past them match nothing (NULL actors)."""
     params: dict[str, Any] = {"tenant": tenant, "reach": reach}
-    for i, r in enumerate(places):
+    for i in range(max(count, len(places))):
         for column in ("id", "actor", "session", "time", "seq"):
-            params[f"{column}{i}"] = r[column]
+            params[f"{column}{i}"] = places[i][column] if i < len(places) else None
     return params
 
 
