@@ -6,7 +6,9 @@ searched with numpy one scope at a time: the matrix of a (tenant, actor) is
 loaded once and reloaded only when that scope's version changes (see
 `scope_versions` and `remem.store.sqlite.vectors.index`), and kept in a memory-mapped file
 beside the database (`remem.store.sqlite.vectors.files`) so a fresh process opens it in
-milliseconds instead of reading it through SQLite.
+milliseconds instead of reading it through SQLite. Words are ranked by FTS5's BM25,
+each phrase's share of it kept while the file is unchanged
+(`remem.store.sqlite.upkeep.PhraseShares`).
 """
 
 from __future__ import annotations
@@ -32,7 +34,8 @@ from remem.store.flows.vector_fit import vectors_fit
 from remem.store.roles import Hit, RecordStore, Scope
 from remem.store.sqlite import sql as q
 from remem.store.sqlite.backend import SQLiteBackend
-from remem.store.sqlite.sql import fts_query, scope_token
+from remem.store.sqlite.sql import fts_phrases, fts_query, scope_token
+from remem.store.sqlite.upkeep import PhraseShares
 from remem.store.sqlite.vectors import coarse
 from remem.store.sqlite.vectors.files import TAIL_MAX, Stamp, VectorFiles
 from remem.store.sqlite.vectors.index import ScopeVectors
@@ -45,11 +48,20 @@ POOL_FOR_PREFIX = 500  # nearest rows fetched when a namespace prefix or a filte
 # BM25 in the full-text index alone (newer than the floor of `FTS_FLOOR`), the best
 # joined to their records afterwards (see `SQLiteSearch.search_records`)
 RANKED_RECORDS = """
-SELECT r.id, f.rank, r.tenant, r.actor, r.status FROM (
+SELECT f.rowid AS key, r.id, r.tenant, r.actor, r.status, f.rank FROM (
     SELECT rowid, bm25(records_fts) AS rank FROM records_fts
     WHERE records_fts MATCH :match AND rowid >= :floor ORDER BY rank LIMIT :limit
 ) f JOIN records r ON r.rowid = f.rowid
 ORDER BY f.rank
+"""
+# the rows the best of a ranking in the full-text index alone are (`SQLiteSearch._ranked`)
+# (`keys`: a JSON list of rowids; one parameter binds faster than a hundred)
+RECORDS_BY_ROWID = """
+SELECT rowid AS key, id, tenant, actor, status FROM records
+WHERE rowid IN (SELECT value FROM json_each(:keys))
+"""
+EVENTS_BY_SEQ = """
+SELECT seq AS key, id, tenant, actor FROM events WHERE seq IN (SELECT value FROM json_each(:keys))
 """
 
 
@@ -91,6 +103,7 @@ class SQLiteSearch:
         self._lock, self._db = backend.lock, backend.conn
         self._vec_cache: dict[tuple[str, str, str], HeldVectors] = {}
         self._sweep = Sweep()  # scopes whose version moved go (`_drop_moved`)
+        self._shares = PhraseShares()  # BM25 of the phrases asked for, while the file is unchanged
         # None for `:memory:` or a folder this process cannot write: vectors are then
         # read from the database once per process (the in-memory path)
         self.vector_files = files
@@ -142,35 +155,83 @@ class SQLiteSearch:
     def search_records(self, scope: Scope, query: str, limit: int) -> list[Hit]:
         """BM25 over one scope's non-deleted records; the caller masks status.
 
-        Ranked in the full-text index alone, then the best `2 * limit` joined
-        to their records (the join cost as much as BM25 per matched row): the
-        same hits as ranking the joined rows, unless so many of the best were
-        proposed or deleted that fewer than `limit` remain, when the joined
-        query runs instead. A namespace prefix or a metadata filter takes the joined
-        query.
+        Ranked in the full-text index alone (from the phrases' kept shares, `_ranked`,
+        else by `RANKED_RECORDS`), then the best `2 * limit` joined to their
+        records (the join cost as much as BM25 per matched row): the same hits as
+        ranking the joined rows, unless so many of the best were proposed or
+        deleted that fewer than `limit` remain, when the joined query runs
+        instead. A namespace prefix or a metadata filter takes the joined query.
         """
         sql, params = q.search_records(scope)
         if scope.narrowed:
             return self._search("records_fts", scope, query, sql, params, limit)
-        match = fts_query(scope_token(scope.tenant, scope.actor), query)
-        if match is None or limit <= 0:
+        phrases = fts_phrases(scope_token(scope.tenant, scope.actor), query)
+        if not phrases or limit <= 0:
             return []
-        floor = self._floor("records_fts", match)
-        ranked = self._rows(RANKED_RECORDS, {"match": match, "floor": floor, "limit": 2 * limit})
+        got = self._ranked("records_fts", RECORDS_BY_ROWID, phrases, 2 * limit)
+        if got is None:
+            match = " OR ".join(phrases)
+            floor = self._floor("records_fts", match)
+            joined = self._rows(
+                RANKED_RECORDS, {"match": match, "floor": floor, "limit": 2 * limit}
+            )
+            ranked = [(tuple(r), float(r["rank"])) for r in joined]
+        else:
+            ranked = got[0]
+        # each (key, id, tenant, actor, status), as `RECORDS_BY_ROWID` reads it, and its rank
         hits = [
-            Hit(r["id"], -float(r["rank"]))
-            for r in ranked
-            if (r["tenant"], r["actor"]) == (scope.tenant, scope.actor)
-            and r["status"] in ("active", "invalid")
+            Hit(r[1], -rank)
+            for r, rank in ranked
+            if r[2] == scope.tenant and r[3] == scope.actor and r[4] in ("active", "invalid")
         ]
         if len(hits) < limit and len(ranked) == 2 * limit:
             return self._search("records_fts", scope, query, sql, params, limit)
         return hits[:limit]
 
     def search_events(self, scope: Scope, query: str, limit: int) -> list[Hit]:
-        """BM25 over one actor's raw events (short-term memory)."""
+        """BM25 over one actor's raw events (short-term memory), ranked in the full-text
+        index alone (`_ranked`) unless one of the best is not an event of this scope,
+        which the joined query passes over."""
         params = {"tenant": scope.tenant, "actor": scope.actor}
+        phrases = fts_phrases(scope_token(scope.tenant, scope.actor), query)
+        if not phrases:
+            return []
+        got = self._ranked("events_fts", EVENTS_BY_SEQ, phrases, limit) if limit > 0 else None
+        if got is not None:  # each (key, id, tenant, actor), as `EVENTS_BY_SEQ` reads it
+            hits = [
+                Hit(r[1], -rank)
+                for r, rank in got[0]
+                if r[2] == scope.tenant and r[3] == scope.actor
+            ]
+            if len(hits) == got[1]:
+                return hits
         return self._search("events_fts", scope, query, q.SEARCH_EVENTS, params, limit)
+
+    def _ranked(
+        self, table: str, by_key: str, phrases: Sequence[str], limit: int
+    ) -> tuple[list[tuple[tuple[Any, ...], float]], int] | None:
+        """The `limit` best of the table's `LEXICAL_WINDOW` newest rows matching any of
+        `phrases` (`PhraseShares`), each with its row read by `by_key` (a
+        statement of a JSON list `keys` returning `key`; rows it does not find are left out) and
+        its rank, best first, and how many the index ranked; all read in one read
+        transaction. None in a transaction, or when the phrases' shares are not kept
+        and would cost more to read than the OR-query."""
+        with self._lock, sqlite_translated():
+            db = self._db
+            if db.in_transaction:
+                return None
+            db.execute("BEGIN")
+            try:
+                got = self._shares.rank(db, table, phrases, LEXICAL_WINDOW, limit)
+                if got is None:
+                    return None
+                rows = self._shares.joined(db, by_key, got.rowids)
+            finally:
+                db.execute("COMMIT")
+        ranked = [
+            (rows[k], rank) for k, rank in zip(got.rowids, got.ranks, strict=True) if k in rows
+        ]
+        return ranked, len(got.rowids)
 
     def _floor(self, table: str, match: str) -> int:
         offset = LEXICAL_WINDOW - 1
@@ -181,6 +242,7 @@ class SQLiteSearch:
         self, table: str, scope: Scope, query: str, sql: str, params: Mapping[str, Any],
         limit: int,
     ) -> list[Hit]:  # fmt: skip
+        """The joined query `sql`: BM25 over the rows newer than the floor, in SQL alone."""
         match = fts_query(scope_token(scope.tenant, scope.actor), query)
         if match is None:
             return []
@@ -397,6 +459,7 @@ class SQLiteSearch:
         self.sync_vector_files()
         with self._lock:
             self._records.clear()  # no decoded copy of an erased record stays in memory
+            self._shares.clear()
         if self.vector_files is not None:
             self.vector_files.remove_scope(tenant, actor)
         for kind in ("records", "events"):

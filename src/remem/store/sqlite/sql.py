@@ -28,12 +28,14 @@ def scoped_text(token: str, text: str) -> str:
     return token + f" {token}".join(found) if found else ""
 
 
+def fts_phrases(token: str, text: str) -> list[str]:
+    """The quoted FTS5 phrases of the content words of `text` inside one scope, in order."""
+    return [f'"{token}{w}"' for w in words(text)]
+
+
 def fts_query(token: str, text: str) -> str | None:
     """A safe FTS5 OR-query of the content words of `text` inside one scope, or None."""
-    found = words(text)
-    if not found:
-        return None
-    return " OR ".join(f'"{token}{w}"' for w in found)
+    return " OR ".join(fts_phrases(token, text)) or None
 
 
 def list_records(
@@ -508,6 +510,7 @@ SELECT * FROM (
 )"""
 
 
+@functools.cache
 def events_near(count: int) -> str:
     """The events around `count` events, one UNION ALL part per event and side, with named
     parameters: `tenant`, `reach`, and per event i `id{i}`, `actor{i}`, `session{i}`,
@@ -515,12 +518,15 @@ def events_near(count: int) -> str:
     return "\nUNION ALL\n".join(_NEAR_ONE.format(i=i) for i in range(count))
 
 
-def events_near_params(tenant: str, reach: int, places: Sequence[Any]) -> dict[str, Any]:
-    """The parameters of `events_near(len(places))` for these rows of `EVENT_PLACES`."""
+def events_near_params(
+    tenant: str, reach: int, places: Sequence[Any], count: int = 0
+) -> dict[str, Any]:
+    """The parameters of `events_near(max(count, len(places)))` for these rows of
+    `EVENT_PLACES`; the parts past them match nothing (NULL actors)."""
     params: dict[str, Any] = {"tenant": tenant, "reach": reach}
-    for i, r in enumerate(places):
+    for i in range(max(count, len(places))):
         for column in ("id", "actor", "session", "time", "seq"):
-            params[f"{column}{i}"] = r[column]
+            params[f"{column}{i}"] = places[i][column] if i < len(places) else None
     return params
 
 
