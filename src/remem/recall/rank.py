@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from remem.model import Event, PacketItem, Record, Status
+from remem.model import Event, Kind, PacketItem, Record, Role, Status
 from remem.policy.applies import (
     ANSWER_STYLE,
     applies_to,
@@ -87,7 +87,7 @@ APPLIES_BONUS = 0.1
 class Ranking:
     """The returnable candidates in rank order, and why the others are not among them."""
 
-    items: tuple[PacketItem, ...]  # one of each source, best first
+    items: tuple[Ranked, ...]  # one of each source, best first (`Ranked.item`)
     evidence: Mapping[str, float]  # id -> what the relevance floor judges (`floor`)
     eligible: tuple[Record, ...] = ()  # the returnable records, best first
     vector: tuple[tuple[str, float], ...] = ()  # the record vector hits kept
@@ -178,7 +178,7 @@ def rank(g: Gathered, now: datetime) -> Ranking:
         reverse=True,
     )
 
-    items: list[PacketItem] = [record_item(r, scores[r.id]) for r in eligible]
+    items = [Ranked.of_record(r, scores[r.id]) for r in eligible]
     records_made: dict[str, int] = {}
     only_ask: tuple[str, ...] = ()
     if found is not None and events is not None:
@@ -189,15 +189,15 @@ def rank(g: Gathered, now: datetime) -> Ranking:
         bounds = {e: k for e, k in g.constraints.items() if e in scored.events}
         # and so does a record made from such a turn: placed as its turn is, it can stand
         # in for the turn when it says what the turn says (`_one_of_each_source`)
-        items = [
-            replace(it, score=max(it.score, CONSTRAINT_PLACE))
-            if it.kind not in ("event", "summary")
-            and bounds.keys() & set(it.source.get("event_ids", []))
-            else it
-            for it in items
-        ]
+        if bounds:
+            items = [
+                it.at(max(it.score, CONSTRAINT_PLACE))
+                if it.kind not in ("event", "summary") and bounds.keys() & set(it.turns)
+                else it
+                for it in items
+            ]
         items.extend(
-            event_item(ev, _event_score(scored.scores[eid], eid in stated, eid in bounds))
+            Ranked.of_event(ev, _event_score(scored.scores[eid], eid in stated, eid in bounds))
             for eid, ev in scored.events.items()
         )
         applies |= {eid: ds for eid, ds in stated.items() if eid in scored.events}
@@ -214,7 +214,7 @@ def rank(g: Gathered, now: datetime) -> Ranking:
     unnamed = _unnamed_turns(g, items)
     items = _one_of_each_source(items, rejected, records_made, evidence, unnamed)
     for it in items:  # a record shown for a constraint's turn applies as the turn does
-        turns = it.source.get("event_ids", []) if it.kind != "summary" else []
+        turns = it.turns if it.kind != "summary" else ()
         if it.id not in applies and (held := [applies[e] for e in turns if e in g.constraints]):
             applies[it.id] = held[0]
     items = _one_of_each_text(items, rejected)
@@ -354,6 +354,64 @@ def event_item(ev: Event, score: float) -> PacketItem:
     )
 
 
+class Ranked:
+    """A candidate as ranking and packing read it, and what its packet item is made of.
+
+    `id`, `kind`, `text` and `score` are those of its packet item, `turns` the events it
+    was made from (its item's `source["event_ids"]`); `item` builds the `PacketItem`
+    itself, which only the few that reach a packet need: building one for each of the
+    ~90 candidates of a recall cost ~0.4 ms of its CPU at 100,000 records (a frozen
+    dataclass of eleven fields, with a dict of its source). `at` is the same candidate
+    at another score, as `dataclasses.replace(item, score=...)` was.
+    """
+
+    __slots__ = ("_of", "id", "kind", "score", "text", "turns")
+
+    def __init__(
+        self,
+        of: Record | Event,
+        id: str,
+        kind: str,
+        text: str,
+        score: float,
+        turns: tuple[str, ...],
+    ) -> None:
+        self._of = of
+        self.id = id
+        self.kind = kind
+        self.text = text
+        self.score = score
+        self.turns = turns
+
+    @classmethod
+    def of_record(cls, rec: Record, score: float) -> Ranked:
+        """A record at `score`, as `record_item` makes it."""
+        text = quote(rec.text) if rec.flags else rec.text
+        return cls(rec, rec.id, _KIND[rec.kind], text, score, rec.source.event_ids)
+
+    @classmethod
+    def of_event(cls, ev: Event, score: float) -> Ranked:
+        """A raw event at `score`, as `event_item` makes it."""
+        return cls(ev, ev.id, "event", f"{_ROLE[ev.role]}: {ev.text}", score, (ev.id,))
+
+    def at(self, score: float) -> Ranked:
+        """The same candidate at `score`."""
+        return Ranked(self._of, self.id, self.kind, self.text, score, self.turns)
+
+    def item(self) -> PacketItem:
+        """Its packet item (`record_item` or `event_item`)."""
+        of = self._of
+        return record_item(of, self.score) if isinstance(of, Record) else event_item(of, self.score)
+
+    def __repr__(self) -> str:
+        return f"Ranked({self.id!r}, {self.kind!r}, {self.text!r}, {self.score!r})"
+
+
+# `.value` of an enum member is a Python property: read once per member, not per candidate
+_KIND = {k: k.value for k in Kind}
+_ROLE = {r: r.value for r in Role}
+
+
 def _speaker(ev: Event | None) -> object:
     return ev.metadata.get("speaker") if ev is not None else None
 
@@ -413,12 +471,12 @@ def _in_scope(rec: Record, scope: Scope) -> bool:
 
 
 def _one_of_each_source(
-    items: list[PacketItem],
+    items: list[Ranked],
     rejected: dict[str, str],
     records_of: dict[str, int],
     evidence: dict[str, float],
     unnamed: Mapping[str, str] | None = None,
-) -> list[PacketItem]:
+) -> list[Ranked]:
     """Keep a raw event or the records made from it, not both.
 
     `items` are in rank order. A record that scores at least `STAND_IN` of
@@ -446,12 +504,12 @@ def _one_of_each_source(
     for records that say what their turn says cost 13-24 0.012.
     """
     event_items = {it.id: it for it in items if it.kind == "event"}
-    best_record: dict[str, PacketItem] = {}  # event id -> its best record, if any
+    best_record: dict[str, Ranked] = {}  # event id -> its best record, if any
     for it in items:
         if it.kind not in ("event", "summary"):
-            for eid in it.source.get("event_ids", []):
+            for eid in it.turns:
                 best_record.setdefault(eid, it)
-    out: list[PacketItem] = []
+    out: list[Ranked] = []
     placed: set[str] = set()
     events_in: set[str] = set()
     covered: set[str] = set()
@@ -470,14 +528,14 @@ def _one_of_each_source(
                 and records_of.get(it.id, 0) <= 1
                 and rec.score >= STAND_IN * it.score
             ):
-                if len(rec.source.get("event_ids", [])) > 1 or says_what_its_turn_says(rec, it):
-                    out.append(replace(rec, score=it.score))
+                if len(rec.turns) > 1 or says_what_its_turn_says(rec, it):
+                    out.append(rec.at(it.score))
                     placed.add(rec.id)
-                    covered |= set(rec.source.get("event_ids", []))
+                    covered |= set(rec.turns)
                 else:  # the turn stands for it, with its relevance for the floor
                     evidence[it.id] = max(evidence.get(it.id, 0.0), evidence.get(rec.id, 0.0))
                     if _names_whose(rec, it, unnamed):  # and its record says whose it is
-                        out.append(replace(rec, score=it.score))
+                        out.append(rec.at(it.score))
                         placed.add(rec.id)
             if it.id in covered:
                 rejected[it.id] = "represented by a record made from it"
@@ -486,7 +544,7 @@ def _one_of_each_source(
         elif it.id in placed:
             continue
         else:
-            sources = set(it.source.get("event_ids", []))
+            sources = set(it.turns)
             if sources & events_in:
                 rejected[it.id] = "its source event ranks higher"
                 continue
@@ -502,10 +560,10 @@ def _one_of_each_source(
                 events_in.add(turn)
                 if records_of.get(turn, 0) <= 1 and _names_whose(it, event_items[turn], unnamed):
                     out.append(it)  # the record first: it says whose the turn is
-                    out.append(replace(event_items[turn], score=it.score))
+                    out.append(event_items[turn].at(it.score))
                     evidence[turn] = max(evidence.get(turn, 0.0), evidence.get(it.id, 0.0))
                     continue
-                out.append(replace(event_items[turn], score=it.score))
+                out.append(event_items[turn].at(it.score))
                 if records_of.get(turn, 0) > 1:
                     rejected[it.id] = "its turn, made into several records, stands for them"
                 else:  # it stands for the record, with the record's relevance for the floor
@@ -517,7 +575,7 @@ def _one_of_each_source(
     return out
 
 
-def _unnamed_turns(g: Gathered, items: list[PacketItem]) -> dict[str, str]:
+def _unnamed_turns(g: Gathered, items: list[Ranked]) -> dict[str, str]:
     """Turn id -> its speaker, for the turns among `items` whose text does not say who
     spoke ("I went to a support group yesterday", said by Caroline)."""
     if g.events is None:
@@ -533,14 +591,14 @@ def _unnamed_turns(g: Gathered, items: list[PacketItem]) -> dict[str, str]:
     return out
 
 
-def _names_whose(record: PacketItem, turn: PacketItem, unnamed: Mapping[str, str] | None) -> bool:
+def _names_whose(record: Ranked, turn: Ranked, unnamed: Mapping[str, str] | None) -> bool:
     """Whether `record` names the speaker its `turn` does not (`SHOW_BOTH`): the turn
     stands for the record, and the record is shown too, just before it."""
     who = (unnamed or {}).get(turn.id)
     return SHOW_BOTH and who is not None and who.lower() in record.text.lower()
 
 
-def says_what_its_turn_says(record: PacketItem, turn: PacketItem) -> bool:
+def says_what_its_turn_says(record: Ranked, turn: Ranked) -> bool:
     """Whether a record holds at least `SAYS_SAME` of its turn's content words (stems).
 
     Asked only of a record made from that one turn: a record made from several
@@ -574,7 +632,7 @@ def _held_events(
     return replace(found, events=events)
 
 
-def _one_of_each_text(items: list[PacketItem], rejected: dict[str, str]) -> list[PacketItem]:
+def _one_of_each_text(items: list[Ranked], rejected: dict[str, str]) -> list[Ranked]:
     """Keep the best-ranked of items that say the same (case and spacing aside).
 
     A user who pastes the same request twice, or a record made twice, would
@@ -582,7 +640,7 @@ def _one_of_each_text(items: list[PacketItem], rejected: dict[str, str]) -> list
     (turns drawn from a pool, so some repeat) three copies of "tell me the
     fastest car" stood above a stated preference.
     """
-    out: list[PacketItem] = []
+    out: list[Ranked] = []
     first: dict[str, str] = {}
     for it in items:
         key = " ".join(it.text.lower().split())
