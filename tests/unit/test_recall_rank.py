@@ -37,8 +37,9 @@ from remem.recall.fusion import (
     word_evidence,
 )
 from remem.recall.gather import Gathered
+from remem.recall.items import Ranked, event_item, record_item
 from remem.recall.query import SPEAKER_BONUS, understand, with_speakers
-from remem.recall.rank import Ranked, event_item, rank, record_item
+from remem.recall.rank import rank
 from remem.recall.request import RecallRequest
 from remem.store.roles import Hit, Scope
 

@@ -48,7 +48,7 @@ KEEP_CONSTRAINTS = 1  # standing constraints a request's top k holds, however lo
 
 
 class Candidate(Protocol):
-    """What the floor reads of a ranked candidate (`remem.recall.rank.Ranked`, or a
+    """What the floor reads of a ranked candidate (`remem.recall.items.Ranked`, or a
     `PacketItem`): its id, kind and the turns it was made from."""
 
     @property

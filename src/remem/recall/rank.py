@@ -20,14 +20,13 @@ is tested directly on small hand-made values (tests/unit/test_recall_rank.py).
 
 from __future__ import annotations
 
-import copy
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from remem.model import Event, Kind, PacketItem, Record, Role, Status
+from remem.model import Event, Record, Status
 from remem.policy.applies import (
     ANSWER_STYLE,
     applies_to,
@@ -39,10 +38,7 @@ from remem.policy.asker import about_asker
 from remem.policy.fields import field_names
 from remem.policy.metadata import matches
 from remem.policy.precedence import RANK
-from remem.policy.scope import session_namespace
-from remem.policy.untrusted import quote
 from remem.policy.validity import event_not_held, is_recallable, not_recallable, within_sensitivity
-from remem.recall.budget import ITEM_OVERHEAD_TOKENS, estimate_tokens
 from remem.recall.events import GatheredEvents, returnable_events, score_events
 from remem.recall.fusion import (
     MIN_VECTOR_ONLY_COSINE,
@@ -55,6 +51,7 @@ from remem.recall.fusion import (
     word_evidence,
 )
 from remem.recall.gather import MAX_SUCCESSION, Gathered
+from remem.recall.items import Ranked
 from remem.store.roles import Hit, Scope
 
 # A record stands in for the event it was made from when it scores at least
@@ -315,101 +312,6 @@ def conflicts(records: tuple[Record, ...]) -> list[dict[str, Any]]:
                 }
             )
     return out
-
-
-def record_item(rec: Record, score: float) -> PacketItem:
-    """A record as a packet item; a flagged record goes back as quoted data. Its metadata
-    is a copy: the store and the recall's caches hand the same record to every recall
-    (`remem.store.flows.records.Held`), and a caller may change what it was handed."""
-    text = quote(rec.text) if rec.flags else rec.text
-    return PacketItem(
-        id=rec.id,
-        text=text,
-        kind=rec.kind.value,
-        namespace=rec.namespace,
-        status=rec.status.value,
-        source_date=rec.valid_from,
-        source=rec.source.as_dict() | {"authority": rec.authority.value},
-        score=score,
-        tokens=estimate_tokens(text) + ITEM_OVERHEAD_TOKENS,
-        # the caller's own: held records are shared (most have none: nothing to copy)
-        metadata=copy.deepcopy(rec.metadata) if rec.metadata else {},
-        flags=rec.flags,
-    )
-
-
-def event_item(ev: Event, score: float) -> PacketItem:
-    """A raw event as a packet item, marked kind="event"."""
-    text = f"{ev.role.value}: {ev.text}"
-    return PacketItem(
-        id=ev.id,
-        text=text,
-        kind="event",
-        namespace=session_namespace(ev.tenant, ev.actor, ev.session),
-        status="event",
-        source_date=ev.time,
-        source={"type": "event", "event_ids": [ev.id], "session": ev.session},
-        score=score,
-        tokens=estimate_tokens(text) + ITEM_OVERHEAD_TOKENS,
-    )
-
-
-class Ranked:
-    """A candidate as ranking and packing read it, and what its packet item is made of.
-
-    `id`, `kind`, `text` and `score` are those of its packet item, `turns` the events it
-    was made from (its item's `source["event_ids"]`); `item` builds the `PacketItem`
-    itself, which only the few that reach a packet need: building one for each of the
-    ~90 candidates of a recall cost ~0.4 ms of its CPU at 100,000 records (a frozen
-    dataclass of eleven fields, with a dict of its source). `at` is the same candidate
-    at another score, as `dataclasses.replace(item, score=...)` was.
-    """
-
-    __slots__ = ("_of", "id", "kind", "score", "text", "turns")
-
-    def __init__(
-        self,
-        of: Record | Event,
-        id: str,
-        kind: str,
-        text: str,
-        score: float,
-        turns: tuple[str, ...],
-    ) -> None:
-        self._of = of
-        self.id = id
-        self.kind = kind
-        self.text = text
-        self.score = score
-        self.turns = turns
-
-    @classmethod
-    def of_record(cls, rec: Record, score: float) -> Ranked:
-        """A record at `score`, as `record_item` makes it."""
-        text = quote(rec.text) if rec.flags else rec.text
-        return cls(rec, rec.id, _KIND[rec.kind], text, score, rec.source.event_ids)
-
-    @classmethod
-    def of_event(cls, ev: Event, score: float) -> Ranked:
-        """A raw event at `score`, as `event_item` makes it."""
-        return cls(ev, ev.id, "event", f"{_ROLE[ev.role]}: {ev.text}", score, (ev.id,))
-
-    def at(self, score: float) -> Ranked:
-        """The same candidate at `score`."""
-        return Ranked(self._of, self.id, self.kind, self.text, score, self.turns)
-
-    def item(self) -> PacketItem:
-        """Its packet item (`record_item` or `event_item`)."""
-        of = self._of
-        return record_item(of, self.score) if isinstance(of, Record) else event_item(of, self.score)
-
-    def __repr__(self) -> str:
-        return f"Ranked({self.id!r}, {self.kind!r}, {self.text!r}, {self.score!r})"
-
-
-# `.value` of an enum member is a Python property: read once per member, not per candidate
-_KIND = {k: k.value for k in Kind}
-_ROLE = {r: r.value for r in Role}
 
 
 def _speaker(ev: Event | None) -> object:
