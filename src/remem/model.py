@@ -280,6 +280,11 @@ class PacketItem:
     # application's, not text for the model
     metadata: dict[str, Any] = dataclasses.field(default_factory=dict, hash=False)
 
+    @property
+    def turns(self) -> tuple[str, ...]:
+        """The events it was made from (`source["event_ids"]`)."""
+        return tuple(self.source.get("event_ids", ()))
+
     def as_dict(self) -> dict[str, Any]:
         """The item as JSON-ready data; `metadata` only when the record has some."""
         out = {

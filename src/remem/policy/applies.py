@@ -149,6 +149,8 @@ _BY_NAME = {d.name: d for d in DOMAINS}
 # Constraint fields of the vocabulary (`remem.policy.fields`) a record holds a
 # standing constraint in, beside every preference record.
 STANDING_FIELDS = ("diet", "allergies", "allergy", "budget")
+_STANDING_FAMILIES = tuple(f"{f}:" for f in STANDING_FIELDS)  # "budget:trip"
+_PREFERENCE, _SEMANTIC = Kind.PREFERENCE, Kind.SEMANTIC  # read once, not per record
 
 # The family of fields of standing instructions on how to answer ("answer_style:format",
 # "answer_style:order", ...): every packet of the person holds them
@@ -224,12 +226,13 @@ def is_standing(record: Record, domains: Sequence[str] = ()) -> bool:
     (`domains`, the record's own): "Knees cannot handle stairs", "Is on a tight
     budget this month".
     """
-    if record.kind is Kind.PREFERENCE:
+    kind = record.kind
+    if kind is _PREFERENCE:
         return True
     field = record.field or ""
-    if any(field == f or field.startswith(f"{f}:") for f in STANDING_FIELDS):
+    if field in STANDING_FIELDS or field.startswith(_STANDING_FAMILIES):
         return True
-    return record.kind is Kind.SEMANTIC and any(_BY_NAME[n].everywhere for n in domains)
+    return kind is _SEMANTIC and any(_BY_NAME[n].everywhere for n in domains)
 
 
 def domains_of(text: str, cosines: Sequence[float] | None = None) -> tuple[str, ...]:

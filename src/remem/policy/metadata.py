@@ -199,6 +199,8 @@ def same(stored: object, wanted: Scalar) -> bool:
 
 def matches(metadata: Mapping[str, Any], pairs: Pairs) -> bool:
     """Whether a record's metadata has every pair's key with an equal value."""
+    if not pairs:  # no filter, as in most recalls: each candidate is asked
+        return True
     return all(key in metadata and same(metadata[key], want) for key, want in pairs)
 
 

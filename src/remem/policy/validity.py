@@ -36,6 +36,8 @@ RECEIVED_AFTER = "received after known_at"
 NOT_VALID = "not valid at valid_at"
 SAID_AFTER = "said after valid_at"
 
+_ACTIVE = Status.ACTIVE  # an enum's member read from its class is a Python call
+
 
 def is_valid_at(record: Record, at: datetime) -> bool:
     """Whether the record's fact held at `at` (valid_from <= at < valid_until)."""
@@ -94,12 +96,13 @@ def not_recallable(
     """
     if known_at is not None or valid_at is not None:
         return not_held(record, known_at or now, valid_at or now, closed)
-    if record.status is not Status.ACTIVE:
+    if record.status is not _ACTIVE:
         by = f" by {record.superseded_by}" if record.superseded_by else ""
         return f"{record.status.value}{by}"
     if record.valid_from > now:
         return "not yet valid"
-    if not is_valid_at(record, now):
+    until = record.valid_until  # `is_valid_at`, once per candidate of every recall
+    if until is not None and not now < until:
         return "expired (valid_until has passed)"
     return None
 

@@ -11,6 +11,7 @@
         ─► bonuses for the named speaker and the named date
         ─► standing preferences that apply to a request, and why
     pack: the relevance floor (floor) ─► top k ─► token budget
+        ─► a packet item for each kept candidate only (items)
         ─► Packet, with conflicts and an optional explanation
 
 Every step runs inside one scope: the store is asked for one subject's rows,

@@ -99,7 +99,8 @@ def pack_packet(g: Gathered, ranking: Ranking, standing: Sequence[PacketItem] = 
     asks = is_request(req.query)
     items, evidence, applies = ranking.items, ranking.evidence, ranking.applies
     if standing:
-        items = tuple(it for it in items if it.id not in {p.id for p in standing})
+        pinned_ids = {p.id for p in standing}
+        items = tuple(it for it in items if it.id not in pinned_ids)
     strangers = (
         unknown_names(req.query, _gathered_speakers(g), _gathered_texts(g)) if not asks else ()
     )
@@ -107,14 +108,15 @@ def pack_packet(g: Gathered, ranking: Ranking, standing: Sequence[PacketItem] = 
     asker = not strangers and about_asker(req.query)
     if asker:  # the floor does not shorten a question about the asker below k
         relevant = at_least(items, relevant, req.k, rejected)
-    top = within_k(relevant, req.k, list(g.constraints))  # empty unless a request
-    kept_ids = {it.id for it in top}
+    ranked = within_k(relevant, req.k, list(g.constraints))  # empty unless a request
+    kept_ids = {it.id for it in ranked}
     beyond = [it for it in relevant if it.id not in kept_ids and it.id not in rejected]
-    top = [_untrusted(it) if it.kind == "event" else it for it in top]
+    # a packet item for each of the few kept (`Ranked.item`), not for every candidate
+    top = [_untrusted(it.item()) if it.kind == "event" else it.item() for it in ranked]
     top = updates_first(top, req.query)  # the newer state before the older (`remem.recall.updates`)
     kept, over, used = pack([(it, it.tokens) for it in top], req.budget - pinned_tokens)
-    for it in beyond:
-        rejected[it.id] = f"ranked below k={req.k}"
+    for below in beyond:
+        rejected[below.id] = f"ranked below k={req.k}"
     for it in over:
         rejected[it.id] = f"over the {req.budget}-token budget"
 

@@ -60,6 +60,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import islice
 
 import numpy as np
 import numpy.typing as npt
@@ -161,7 +162,7 @@ def holds_no_fact(ev: Event) -> bool:
     meals." and "Sure, paste it in. Who's the portfolio aimed at?" hold no fact;
     "Invoice in euros, since that's what you agreed." and any user turn do.
     """
-    if ev.role is not Role.ASSISTANT or len(_WORD.findall(ev.text)) > NO_FACT_WORDS:
+    if ev.role is not _ASSISTANT or _more_words(ev.text, NO_FACT_WORDS):
         return False
     for sentence in _SENTENCE.findall(ev.text):
         said = sentence.strip()
@@ -170,6 +171,16 @@ def holds_no_fact(ev: Event) -> bool:
         if len(_WORD.findall(said)) > SHORT_SENTENCE_WORDS:
             return False
     return True
+
+
+def _more_words(text: str, most: int) -> bool:
+    """Whether `text` holds more than `most` words (`_WORD`): read up to the one after
+    them, not to the end of a long turn."""
+    return next(islice(_WORD.finditer(text), most, None), None) is not None
+
+
+_ASSISTANT = Role.ASSISTANT  # an enum's member read from its class is a Python call
+_ONLY_ACTIVE = frozenset({Status.ACTIVE.value})
 
 
 def _after_speaker(ev: Event) -> int:
@@ -293,7 +304,7 @@ def _returnable(
             rejected[eid] = "event text was forgotten"
         elif holds_no_fact(ev):
             rejected[eid] = "an assistant turn that holds no fact (a reaction or a question back)"
-        elif set(made) - {Status.ACTIVE.value}:
+        elif not _ONLY_ACTIVE.issuperset(made):
             rejected[eid] = "its records were superseded or removed"
         else:
             out.events[eid] = ev

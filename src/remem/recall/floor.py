@@ -40,12 +40,26 @@ from __future__ import annotations
 
 import re
 from collections.abc import Container, Iterable, Mapping, Sequence
-
-from remem.model import PacketItem
+from typing import Protocol, TypeVar
 
 FLOOR = 0.15  # word evidence + cosine, with an embedder
 WORD_FLOOR = 0.3  # word evidence alone (no embedder): a third of the query's weight
 KEEP_CONSTRAINTS = 1  # standing constraints a request's top k holds, however low they rank
+
+
+class Candidate(Protocol):
+    """What the floor reads of a ranked candidate (`remem.recall.items.Ranked`, or a
+    `PacketItem`): its id, kind and the turns it was made from."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def turns(self) -> tuple[str, ...]: ...
+
+
+C = TypeVar("C", bound=Candidate)
 
 
 # A name in a question: a capitalised word after its first word ("What did Caroline
@@ -116,21 +130,21 @@ def _one_apart(a: str, b: str) -> bool:
     return any(long[:i] + long[i + 1 :] == short for i in range(len(long)))
 
 
-def relevance(item: PacketItem, evidence: Mapping[str, float]) -> float:
+def relevance(item: Candidate, evidence: Mapping[str, float]) -> float:
     """An item's own evidence, or the best of the turns it was made from."""
     own = evidence.get(item.id, 0.0)
-    sources = item.source.get("event_ids", []) if item.kind != "summary" else []
+    sources = item.turns if item.kind != "summary" else ()
     return max([own, *(evidence.get(e, 0.0) for e in sources)])
 
 
 def above_floor(
-    items: Sequence[PacketItem],
+    items: Sequence[C],
     evidence: Mapping[str, float],
     rejected: dict[str, str],
     floor: float = FLOOR,
     applies: Container[str] = (),
     strangers: Sequence[str] = (),
-) -> list[PacketItem]:
+) -> list[C]:
     """The items whose relevance reaches `floor`, in order; the others go to `rejected`.
 
     A standing preference that applies to the request (`applies`) is relevant by
@@ -142,7 +156,7 @@ def above_floor(
         for it in items:
             rejected[it.id] = why
         return []
-    kept: list[PacketItem] = []
+    kept: list[C] = []
     for it in items:
         r = relevance(it, evidence)
         if r >= floor or it.id in applies:
@@ -153,11 +167,11 @@ def above_floor(
 
 
 def at_least(
-    items: Sequence[PacketItem],
-    kept: Sequence[PacketItem],
+    items: Sequence[C],
+    kept: Sequence[C],
     least: int,
     rejected: dict[str, str],
-) -> list[PacketItem]:
+) -> list[C]:
     """`kept` topped up to `least` items with the best-ranked of `items` the floor cut,
     in `items`' (rank) order.
 
@@ -190,11 +204,11 @@ def at_least(
 
 
 def within_k(
-    relevant: Sequence[PacketItem],
+    relevant: Sequence[C],
     k: int,
     constraints: Sequence[str],
     keep: int = KEEP_CONSTRAINTS,
-) -> list[PacketItem]:
+) -> list[C]:
     """The top `k` of `relevant`, then the items that stand for the `keep` closest turns
     stating a standing constraint (`constraints`, closest first:
     `remem.recall.constraints`; a record made from one stands for it) when they rank
@@ -212,8 +226,8 @@ def within_k(
     top = list(relevant[:k])
     wanted = set(constraints[:keep])
 
-    def stands_for(it: PacketItem) -> bool:
-        turns = it.source.get("event_ids", []) if it.kind != "summary" else []
+    def stands_for(it: C) -> bool:
+        turns = it.turns if it.kind != "summary" else ()
         return it.id in wanted or bool(wanted & set(turns))
 
     return top + [it for it in relevant[k:] if stands_for(it)]

@@ -179,10 +179,11 @@ def word_evidence(
     )
     mean = max(1.0, sum(sizes.values()) / len(sizes)) if sizes else 0.0
     out = {}
+    weigh = weight.__getitem__
     for tid, stems in held.items():
-        held_weight = sum(weight[s] for s in stems)
+        held_weight = sum(map(weigh, stems))
         if past_the_first and stems:
-            held_weight -= max(weight[s] for s in stems)
+            held_weight -= max(map(weigh, stems))
         if held_weight > 0:
             out[tid] = held_weight / total * (length_share(sizes[tid], mean) if mean else 1.0)
     return out

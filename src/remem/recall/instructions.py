@@ -25,7 +25,7 @@ from remem.policy.applies import ANSWER_STYLE
 from remem.policy.metadata import matches
 from remem.policy.validity import not_recallable, within_sensitivity
 from remem.recall.gather import closings
-from remem.recall.rank import record_item
+from remem.recall.items import record_item
 from remem.recall.request import RecallRequest
 from remem.store.roles import RecordStore
 

@@ -20,14 +20,13 @@ is tested directly on small hand-made values (tests/unit/test_recall_rank.py).
 
 from __future__ import annotations
 
-import copy
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from remem.model import Event, PacketItem, Record, Status
+from remem.model import Event, Record, Status
 from remem.policy.applies import (
     ANSWER_STYLE,
     applies_to,
@@ -39,10 +38,7 @@ from remem.policy.asker import about_asker
 from remem.policy.fields import field_names
 from remem.policy.metadata import matches
 from remem.policy.precedence import RANK
-from remem.policy.scope import session_namespace
-from remem.policy.untrusted import quote
 from remem.policy.validity import event_not_held, is_recallable, not_recallable, within_sensitivity
-from remem.recall.budget import ITEM_OVERHEAD_TOKENS, estimate_tokens
 from remem.recall.events import GatheredEvents, returnable_events, score_events
 from remem.recall.fusion import (
     MIN_VECTOR_ONLY_COSINE,
@@ -55,6 +51,7 @@ from remem.recall.fusion import (
     word_evidence,
 )
 from remem.recall.gather import MAX_SUCCESSION, Gathered
+from remem.recall.items import Ranked
 from remem.store.roles import Hit, Scope
 
 # A record stands in for the event it was made from when it scores at least
@@ -87,7 +84,7 @@ APPLIES_BONUS = 0.1
 class Ranking:
     """The returnable candidates in rank order, and why the others are not among them."""
 
-    items: tuple[PacketItem, ...]  # one of each source, best first
+    items: tuple[Ranked, ...]  # one of each source, best first (`Ranked.item`)
     evidence: Mapping[str, float]  # id -> what the relevance floor judges (`floor`)
     eligible: tuple[Record, ...] = ()  # the returnable records, best first
     vector: tuple[tuple[str, float], ...] = ()  # the record vector hits kept
@@ -178,7 +175,7 @@ def rank(g: Gathered, now: datetime) -> Ranking:
         reverse=True,
     )
 
-    items: list[PacketItem] = [record_item(r, scores[r.id]) for r in eligible]
+    items = [Ranked.of_record(r, scores[r.id]) for r in eligible]
     records_made: dict[str, int] = {}
     only_ask: tuple[str, ...] = ()
     if found is not None and events is not None:
@@ -189,15 +186,15 @@ def rank(g: Gathered, now: datetime) -> Ranking:
         bounds = {e: k for e, k in g.constraints.items() if e in scored.events}
         # and so does a record made from such a turn: placed as its turn is, it can stand
         # in for the turn when it says what the turn says (`_one_of_each_source`)
-        items = [
-            replace(it, score=max(it.score, CONSTRAINT_PLACE))
-            if it.kind not in ("event", "summary")
-            and bounds.keys() & set(it.source.get("event_ids", []))
-            else it
-            for it in items
-        ]
+        if bounds:
+            items = [
+                it.at(max(it.score, CONSTRAINT_PLACE))
+                if it.kind not in ("event", "summary") and bounds.keys() & set(it.turns)
+                else it
+                for it in items
+            ]
         items.extend(
-            event_item(ev, _event_score(scored.scores[eid], eid in stated, eid in bounds))
+            Ranked.of_event(ev, _event_score(scored.scores[eid], eid in stated, eid in bounds))
             for eid, ev in scored.events.items()
         )
         applies |= {eid: ds for eid, ds in stated.items() if eid in scored.events}
@@ -214,7 +211,7 @@ def rank(g: Gathered, now: datetime) -> Ranking:
     unnamed = _unnamed_turns(g, items)
     items = _one_of_each_source(items, rejected, records_made, evidence, unnamed)
     for it in items:  # a record shown for a constraint's turn applies as the turn does
-        turns = it.source.get("event_ids", []) if it.kind != "summary" else []
+        turns = it.turns if it.kind != "summary" else ()
         if it.id not in applies and (held := [applies[e] for e in turns if e in g.constraints]):
             applies[it.id] = held[0]
     items = _one_of_each_text(items, rejected)
@@ -317,43 +314,6 @@ def conflicts(records: tuple[Record, ...]) -> list[dict[str, Any]]:
     return out
 
 
-def record_item(rec: Record, score: float) -> PacketItem:
-    """A record as a packet item; a flagged record goes back as quoted data. Its metadata
-    is a copy: the store and the recall's caches hand the same record to every recall
-    (`remem.store.flows.records.Held`), and a caller may change what it was handed."""
-    text = quote(rec.text) if rec.flags else rec.text
-    return PacketItem(
-        id=rec.id,
-        text=text,
-        kind=rec.kind.value,
-        namespace=rec.namespace,
-        status=rec.status.value,
-        source_date=rec.valid_from,
-        source=rec.source.as_dict() | {"authority": rec.authority.value},
-        score=score,
-        tokens=estimate_tokens(text) + ITEM_OVERHEAD_TOKENS,
-        # the caller's own: held records are shared (most have none: nothing to copy)
-        metadata=copy.deepcopy(rec.metadata) if rec.metadata else {},
-        flags=rec.flags,
-    )
-
-
-def event_item(ev: Event, score: float) -> PacketItem:
-    """A raw event as a packet item, marked kind="event"."""
-    text = f"{ev.role.value}: {ev.text}"
-    return PacketItem(
-        id=ev.id,
-        text=text,
-        kind="event",
-        namespace=session_namespace(ev.tenant, ev.actor, ev.session),
-        status="event",
-        source_date=ev.time,
-        source={"type": "event", "event_ids": [ev.id], "session": ev.session},
-        score=score,
-        tokens=estimate_tokens(text) + ITEM_OVERHEAD_TOKENS,
-    )
-
-
 def _speaker(ev: Event | None) -> object:
     return ev.metadata.get("speaker") if ev is not None else None
 
@@ -413,12 +373,12 @@ def _in_scope(rec: Record, scope: Scope) -> bool:
 
 
 def _one_of_each_source(
-    items: list[PacketItem],
+    items: list[Ranked],
     rejected: dict[str, str],
     records_of: dict[str, int],
     evidence: dict[str, float],
     unnamed: Mapping[str, str] | None = None,
-) -> list[PacketItem]:
+) -> list[Ranked]:
     """Keep a raw event or the records made from it, not both.
 
     `items` are in rank order. A record that scores at least `STAND_IN` of
@@ -446,12 +406,12 @@ def _one_of_each_source(
     for records that say what their turn says cost 13-24 0.012.
     """
     event_items = {it.id: it for it in items if it.kind == "event"}
-    best_record: dict[str, PacketItem] = {}  # event id -> its best record, if any
+    best_record: dict[str, Ranked] = {}  # event id -> its best record, if any
     for it in items:
         if it.kind not in ("event", "summary"):
-            for eid in it.source.get("event_ids", []):
+            for eid in it.turns:
                 best_record.setdefault(eid, it)
-    out: list[PacketItem] = []
+    out: list[Ranked] = []
     placed: set[str] = set()
     events_in: set[str] = set()
     covered: set[str] = set()
@@ -470,14 +430,14 @@ def _one_of_each_source(
                 and records_of.get(it.id, 0) <= 1
                 and rec.score >= STAND_IN * it.score
             ):
-                if len(rec.source.get("event_ids", [])) > 1 or says_what_its_turn_says(rec, it):
-                    out.append(replace(rec, score=it.score))
+                if len(rec.turns) > 1 or says_what_its_turn_says(rec, it):
+                    out.append(rec.at(it.score))
                     placed.add(rec.id)
-                    covered |= set(rec.source.get("event_ids", []))
+                    covered |= set(rec.turns)
                 else:  # the turn stands for it, with its relevance for the floor
                     evidence[it.id] = max(evidence.get(it.id, 0.0), evidence.get(rec.id, 0.0))
                     if _names_whose(rec, it, unnamed):  # and its record says whose it is
-                        out.append(replace(rec, score=it.score))
+                        out.append(rec.at(it.score))
                         placed.add(rec.id)
             if it.id in covered:
                 rejected[it.id] = "represented by a record made from it"
@@ -486,7 +446,7 @@ def _one_of_each_source(
         elif it.id in placed:
             continue
         else:
-            sources = set(it.source.get("event_ids", []))
+            sources = set(it.turns)
             if sources & events_in:
                 rejected[it.id] = "its source event ranks higher"
                 continue
@@ -502,10 +462,10 @@ def _one_of_each_source(
                 events_in.add(turn)
                 if records_of.get(turn, 0) <= 1 and _names_whose(it, event_items[turn], unnamed):
                     out.append(it)  # the record first: it says whose the turn is
-                    out.append(replace(event_items[turn], score=it.score))
+                    out.append(event_items[turn].at(it.score))
                     evidence[turn] = max(evidence.get(turn, 0.0), evidence.get(it.id, 0.0))
                     continue
-                out.append(replace(event_items[turn], score=it.score))
+                out.append(event_items[turn].at(it.score))
                 if records_of.get(turn, 0) > 1:
                     rejected[it.id] = "its turn, made into several records, stands for them"
                 else:  # it stands for the record, with the record's relevance for the floor
@@ -517,7 +477,7 @@ def _one_of_each_source(
     return out
 
 
-def _unnamed_turns(g: Gathered, items: list[PacketItem]) -> dict[str, str]:
+def _unnamed_turns(g: Gathered, items: list[Ranked]) -> dict[str, str]:
     """Turn id -> its speaker, for the turns among `items` whose text does not say who
     spoke ("I went to a support group yesterday", said by Caroline)."""
     if g.events is None:
@@ -533,14 +493,14 @@ def _unnamed_turns(g: Gathered, items: list[PacketItem]) -> dict[str, str]:
     return out
 
 
-def _names_whose(record: PacketItem, turn: PacketItem, unnamed: Mapping[str, str] | None) -> bool:
+def _names_whose(record: Ranked, turn: Ranked, unnamed: Mapping[str, str] | None) -> bool:
     """Whether `record` names the speaker its `turn` does not (`SHOW_BOTH`): the turn
     stands for the record, and the record is shown too, just before it."""
     who = (unnamed or {}).get(turn.id)
     return SHOW_BOTH and who is not None and who.lower() in record.text.lower()
 
 
-def says_what_its_turn_says(record: PacketItem, turn: PacketItem) -> bool:
+def says_what_its_turn_says(record: Ranked, turn: Ranked) -> bool:
     """Whether a record holds at least `SAYS_SAME` of its turn's content words (stems).
 
     Asked only of a record made from that one turn: a record made from several
@@ -574,7 +534,7 @@ def _held_events(
     return replace(found, events=events)
 
 
-def _one_of_each_text(items: list[PacketItem], rejected: dict[str, str]) -> list[PacketItem]:
+def _one_of_each_text(items: list[Ranked], rejected: dict[str, str]) -> list[Ranked]:
     """Keep the best-ranked of items that say the same (case and spacing aside).
 
     A user who pastes the same request twice, or a record made twice, would
@@ -582,7 +542,7 @@ def _one_of_each_text(items: list[PacketItem], rejected: dict[str, str]) -> list
     (turns drawn from a pool, so some repeat) three copies of "tell me the
     fastest car" stood above a stated preference.
     """
-    out: list[PacketItem] = []
+    out: list[Ranked] = []
     first: dict[str, str] = {}
     for it in items:
         key = " ".join(it.text.lower().split())
