@@ -104,3 +104,48 @@ def test_a_recall_runs_on_one_blas_thread_and_gives_the_count_back() -> None:
     got = json.loads(run.stdout)
     assert got["during"] and all(t == [1] for t in got["during"]), got
     assert got["after"] == got["before"]  # given back when the recall ended
+
+
+KEPT = """
+import json, tempfile, threading
+import numpy  # loads OpenBLAS
+import threadpoolctl
+from fastapi.testclient import TestClient
+from remem.service.http import create_app
+
+def threads():
+    info = threadpoolctl.threadpool_info()
+    return sorted({lib["num_threads"] for lib in info if lib["user_api"] == "blas"})
+
+before = threads()
+if min(before or [1]) < 2:
+    print("skip")
+    raise SystemExit
+with tempfile.TemporaryDirectory() as tmp:
+    made = threads()
+    with TestClient(create_app(f"{tmp}/m.db", worker=False, metrics=False)):
+        started = threads()
+        from remem.blas import one_blas_thread
+        def leave():
+            with one_blas_thread():
+                pass
+        t = threading.Thread(target=leave)
+        t.start()
+        t.join(10)
+        print(json.dumps({"before": before, "made": made, "started": started,
+                          "after a caller left": threads()}))
+"""
+
+
+def test_a_server_keeps_one_blas_thread_from_its_start() -> None:
+    """A server's process sets one BLAS thread on its main thread when it starts and
+    never gives the count back (`remem.blas.keep_one_blas_thread`): a limit set on a
+    worker thread alone may not hold, and OpenBLAS's idle thread spins."""
+    run = subprocess.run([sys.executable, "-c", KEPT], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    if run.stdout.strip() == "skip":
+        pytest.skip("no BLAS library on more than one thread is loaded")
+    got = json.loads(run.stdout)
+    assert got["made"] == got["before"]  # building the app changes nothing
+    assert got["started"] == [1]
+    assert got["after a caller left"] == [1]

@@ -52,6 +52,7 @@ from typing import Any
 
 from fastapi import FastAPI
 
+from remem.blas import keep_one_blas_thread
 from remem.config.config import Config, load_config
 from remem.console import mount as mount_console
 from remem.embed.base import Embedder
@@ -244,6 +245,7 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        keep_one_blas_thread()  # on this process's main thread, before a recall's (`remem.blas`)
         for line in warnings:
             log.warning("remem: warning: %s", line)
         if worker:

@@ -42,6 +42,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from remem.blas import keep_one_blas_thread
 from remem.documents import flows as document_flows
 from remem.embed.base import Embedder
 from remem.errors import Forbidden, InvalidInput, RememError, Unauthorized
@@ -176,6 +177,7 @@ class McpServer:
 
         Over http, a PostgreSQL role that row-level security does not bind is refused
         (`RlsBypassed`) unless `allow_rls_bypass`, as by `remem serve`."""
+        keep_one_blas_thread()  # tools run on threads: OpenBLAS's count set here (`remem.blas`)
         if transport == "stdio":
             # lines the SDK cannot read are answered, not left to the client's timeout
             run_stdio(self.mcp, self.body_limits.max_bytes)
