@@ -61,12 +61,12 @@ def test_interleaved_callers_keep_the_limit_until_the_last_leaves() -> None:
     assert run.stdout.strip() == "[1]"
 
 
-RECALL = """
-import json, tempfile
+# a scenario's start: OpenBLAS loaded, `threads()`, and "skip" where no BLAS library
+# runs on more than one thread (nothing to limit)
+ON_TWO = """
+import json, tempfile, threading
 import numpy  # loads OpenBLAS
 import threadpoolctl
-from remem import Memory
-from remem.embed import HashEmbedder
 
 def threads():
     info = threadpoolctl.threadpool_info()
@@ -76,6 +76,13 @@ before = threads()
 if min(before or [1]) < 2:
     print("skip")
     raise SystemExit
+"""
+
+RECALL = (
+    ON_TWO
+    + """
+from remem import Memory
+from remem.embed import HashEmbedder
 seen = []
 
 class Watching(HashEmbedder):
@@ -90,6 +97,7 @@ with tempfile.TemporaryDirectory() as tmp:
         mem.recall(actor="ann", query="where is the kayak")
         print(json.dumps({"before": before, "during": seen, "after": threads()}))
 """
+)
 
 
 def test_a_recall_runs_on_one_blas_thread_and_gives_the_count_back() -> None:
@@ -106,21 +114,11 @@ def test_a_recall_runs_on_one_blas_thread_and_gives_the_count_back() -> None:
     assert got["after"] == got["before"]  # given back when the recall ended
 
 
-KEPT = """
-import json, tempfile, threading
-import numpy  # loads OpenBLAS
-import threadpoolctl
+KEPT = (
+    ON_TWO
+    + """
 from fastapi.testclient import TestClient
 from remem.service.http import create_app
-
-def threads():
-    info = threadpoolctl.threadpool_info()
-    return sorted({lib["num_threads"] for lib in info if lib["user_api"] == "blas"})
-
-before = threads()
-if min(before or [1]) < 2:
-    print("skip")
-    raise SystemExit
 with tempfile.TemporaryDirectory() as tmp:
     made = threads()
     with TestClient(create_app(f"{tmp}/m.db", worker=False, metrics=False)):
@@ -135,6 +133,7 @@ with tempfile.TemporaryDirectory() as tmp:
         print(json.dumps({"before": before, "made": made, "started": started,
                           "after a caller left": threads()}))
 """
+)
 
 
 def test_a_server_keeps_one_blas_thread_from_its_start() -> None:
