@@ -12,10 +12,7 @@ bound of 2 s leaves room for load while the quadratic shapes took a minute or mo
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -23,21 +20,9 @@ from remem import Memory
 from remem.embed import HashEmbedder
 from remem.policy.dataclasses import find_secrets, redact
 from remem.writes.checks import MAX_EVENT_CHARS
+from tests.support.slow import BOUND_S, cpu, filled
 
-BOUND_S = 2.0
 KEY = "sk9Zq2Lm8Rt4Vx7Bn3Kp6Wd1Hj5Fg0Ys"  # 32 characters of a made-up key
-
-
-def cpu(call: Callable[[], Any]) -> float:
-    """The CPU seconds this process spent on `call()`."""
-    start = time.process_time()
-    call()
-    return time.process_time() - start
-
-
-def filled(unit: str, tail: str = "") -> str:
-    """`unit` repeated to fill a turn of `MAX_EVENT_CHARS`, then `tail`."""
-    return unit * ((MAX_EVENT_CHARS - len(tail)) // len(unit)) + tail
 
 
 @pytest.mark.parametrize(

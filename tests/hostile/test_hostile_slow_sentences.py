@@ -10,10 +10,7 @@ while the quadratic or exponential shapes take a minute or more."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
 
 import pytest
 
@@ -25,21 +22,9 @@ from remem.extract.offline.style import style_facts
 from remem.extract.offline.text import sentences
 from remem.model import Event, Role
 from remem.writes.checks import MAX_EVENT_CHARS
+from tests.support.slow import BOUND_S, cpu, filled
 
-BOUND_S = 2.0
 T = datetime(2026, 3, 1, 9, 30, tzinfo=UTC)
-
-
-def cpu(call: Callable[[], Any]) -> float:
-    """The CPU seconds this process spent on `call()`."""
-    start = time.process_time()
-    call()
-    return time.process_time() - start
-
-
-def filled(unit: str, tail: str = "") -> str:
-    """`unit` repeated to fill a turn of `MAX_EVENT_CHARS`, then `tail`."""
-    return unit * ((MAX_EVENT_CHARS - len(tail)) // len(unit)) + tail
 
 
 @pytest.mark.parametrize(
