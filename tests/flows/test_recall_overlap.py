@@ -1,13 +1,13 @@
-"""The query is embedded while the word searches run, and recall returns the same.
+"""The query is embedded while the word searches wait on PostgreSQL, and on the recall's
+own thread on SQLite, and recall returns the same either way.
 
-`remem.recall.gather` begins the query embedding on another thread before the
-word searches, for the query as the speakers earlier recalls of the scope found
-would make it, and uses that vector only when the word search's speakers make
-the same text. These recalls run through `Memory` on a real SQLite file with an
-embedder that notes which thread embedded what; each packet is compared with
-the one a new `Memory` on the same file returns (no speakers seen yet there, so
-its guess differs), after writes and a forget too. The store plays no part in
-the guess (it is kept per store object, in `gather`), so one backend serves.
+Where the store's searches wait on a server (`Search.remote`), `remem.recall.gather`
+begins the query embedding on another thread before the word searches, for the query as
+the speakers earlier recalls of the scope found would make it, and uses that vector only
+when the word search's speakers make the same text. These recalls run through `Memory`
+on each backend with an embedder that notes which thread embedded what; each packet is
+compared with the one a new `Memory` on the same database returns (no speakers seen yet
+there, so its guess differs), after writes and a forget too.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from remem import Memory
 from remem.embed.base import HashEmbedder
 from remem.embed.vectors import Vectors
 from remem.ids import counter_ids
+from tests.support.backends import both_backends
 from tests.support.clock import Clock
 from tests.support.recall import say
 
@@ -68,16 +69,24 @@ def packet(mem: Memory, query: str, include_events: bool) -> dict[str, Any]:
     ).as_dict()
 
 
-def fresh(db_path: Path, clock: Clock, query: str, include_events: bool) -> dict[str, Any]:
+def fresh(db_path: Path | str, clock: Clock, query: str, include_events: bool) -> dict[str, Any]:
     """The packet of a new `Memory` on the same file: nothing guessed from before."""
     with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as other:
         return packet(other, query, include_events)
 
 
+@both_backends
 @pytest.mark.parametrize("include_events", [True, False])
 def test_the_query_is_embedded_beside_the_word_search_and_recall_returns_the_same(
-    mem: Memory, noting: ThreadNoting, db_path: Path, clock: Clock, include_events: bool
+    mem: Memory,
+    noting: ThreadNoting,
+    db_path: Path | str,
+    clock: Clock,
+    include_events: bool,
+    db_backend: str,
 ) -> None:
+    begun = db_backend == "postgres"  # SQLite's searches run in this process: not begun
+    assert mem.store.search.remote is begun
     say(mem, "Caroline", "My brother played rugby for years", 0)
     say(mem, "Melanie", "I am a teacher", 1)
     say(mem, "Melanie", "I am a painter and I paint lakes", 2)
@@ -87,7 +96,7 @@ def test_the_query_is_embedded_beside_the_word_search_and_recall_returns_the_sam
     plain = "which sport did the brother play"
     noting.calls.clear()
     first = packet(mem, plain, include_events)
-    assert [main for main, _ in noting.calls] == [False]  # on the embedding thread
+    assert [main for main, _ in noting.calls] == [not begun]  # the embedding thread, or here
     assert first == fresh(db_path, clock, plain, include_events)
     assert first["records"][0]["text"] == "Caroline's brother played rugby for years"
 
@@ -95,10 +104,10 @@ def test_the_query_is_embedded_beside_the_word_search_and_recall_returns_the_sam
     once = packet(mem, named, include_events)
     noting.calls.clear()
     twice = packet(mem, named, include_events)
-    if include_events:  # the name is known now: both forms embedded off the main thread
-        assert noting.calls == [(False, (named, "Is someone a painter?"))]
+    if include_events:  # the name is known now: both forms embedded at once (begun early)
+        assert noting.calls == [(not begun, (named, "Is someone a painter?"))]
     else:  # the records' turns name the speaker after the first search: embedded again
-        assert noting.calls == [(False, (named,)), (True, (named, "Is someone a painter?"))]
+        assert noting.calls == [(not begun, (named,)), (True, (named, "Is someone a painter?"))]
     assert once == twice == fresh(db_path, clock, named, include_events)
 
     # a speaker no earlier recall met: the guess is wrong, the packet is not

@@ -142,6 +142,13 @@ allow_rls_bypass_option = click.option(
     "supervising process, and metrics count every process's requests.",
 )
 @click.option(
+    "--recall-threads",
+    default=None,
+    type=click.IntRange(1, 256),
+    help="Recalls each server process runs at once; more wait in arrival order "
+    "[default: the cores, shared among --workers, at least 1].",
+)
+@click.option(
     "--metrics-port",
     default=None,
     type=click.IntRange(1, 65535),
@@ -169,6 +176,7 @@ def serve(
     lexical: bool,
     no_migrate: bool,
     workers: int,
+    recall_threads: int | None,
     metrics_port: int | None,
     metrics_host: str | None,
     allow_rls_bypass: bool,
@@ -179,7 +187,7 @@ def serve(
     try:
         import uvicorn
 
-        from remem.service.http import create_app
+        from remem.service.http import create_app, default_recall_threads
     except ImportError as exc:
         raise click.ClickException(
             f"the HTTP service needs its extra ({exc.name} is missing): pip install 'remem[server]'"
@@ -191,6 +199,7 @@ def serve(
         max_body_bytes=max_body, body_timeout=body_timeout,
         max_pending_bodies=max_pending_bodies, config=ctx.config,
         allow_rls_bypass=allow_rls_bypass,
+        recall_threads=recall_threads or default_recall_threads(workers),
     )  # fmt: skip
     server: dict[str, Any] = dict(
         host=host, port=port, log_level="warning", limit_concurrency=max_connections,

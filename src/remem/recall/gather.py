@@ -125,15 +125,17 @@ def gather(
     # query are names, so that the query vector is made without them (`Query.embedded`)
     # and both forms are embedded in one call; what the vectors then find may name a
     # speaker the words did not (a name only ever addressed), and only then is the
-    # query embedded again. The embedding is begun before the word searches, on
-    # another thread, for the query as the speakers this scope's recalls found before
-    # would make it (`_Embedding`); it is used only when the word search's speakers
-    # make the same text, so every vector is the one the serial order would embed.
+    # query embedded again. Where the word searches wait on a database server, the
+    # embedding is begun before them, on another thread, for the query as the speakers
+    # this scope's recalls found before would make it (`_Embedding`); it is used only
+    # when the word search's speakers make the same text, so every vector is the one
+    # the serial order would embed.
     found = None
     records: dict[str, Record] = {}
     sources: dict[str, Event] = {}
     if req.include_events:
-        early = _Embedding.start(embedder, with_speakers(base, _seen_speakers(store, req.scope)))
+        guess = with_speakers(base, _seen_speakers(store, req.scope))
+        early = _Embedding.start(embedder, guess, begin=store.search.remote)
         found = EventSearch.run(store, req.scope, base.words, None, model, at)
         query = with_speakers(base, speakers_of(found.events.values()))
         searched = query.words
@@ -162,7 +164,7 @@ def gather(
     else:  # no event search: the turns the records came from tell the speakers
         query = base
         lexical, vector, vecs = [], [], None
-        early = _Embedding.start(embedder, base)  # the first query is `base`: begun now
+        early = _Embedding.start(embedder, base, begin=store.search.remote)  # first: `base`
         for _ in range(3):
             if query.words != base.words or not lexical:
                 lexical = search_records(query.words)
@@ -259,10 +261,18 @@ def _query_vectors(embedder: Embedder | None, query: Query) -> _Vectors | None:
 class _Embedding:
     """A query's vectors being made on another thread while the word searches run.
 
-    ONNX Runtime (and numpy's BLAS) release the GIL while they compute, and so does
-    SQLite while it searches, so on two cores the embedding and the word searches
-    overlap. `vectors` hands over what was begun only for the same texts; otherwise
-    the query is embedded on the calling thread, as without this.
+    ONNX Runtime releases the GIL while it computes, and a recall waits while the
+    database server searches, so the embedding and the word searches overlap. Begun
+    only where the searches wait on a server (`Search.remote`, PostgreSQL): a SQLite
+    search runs in this process and costs little, and handing the embedding to another
+    thread cost more than the overlap saved (bench scope, 100,000 records, CPU and p50
+    per recall in process, six alternating blocks: 4.69 and 4.39 ms on the recall's
+    own thread against 5.44 and 4.86 ms begun on another; through `remem serve
+    --workers 2` at concurrency 8, p95 40.5 against 55.0 ms with the recall lane of
+    `remem.service.onehop`). On PostgreSQL the overlap stays: p50 10.7 against 13.8
+    ms in process (docs/decisions/service-speed.md, "One recall at a time per core").
+    `vectors` hands over what was begun only for the same texts; otherwise the query
+    is embedded on the calling thread, as without this.
     """
 
     def __init__(
@@ -273,10 +283,10 @@ class _Embedding:
         self._future = future
 
     @classmethod
-    def start(cls, embedder: Embedder | None, guess: Query) -> _Embedding:
-        """Begin embedding `guess` (nothing when there is no embedder)."""
-        if embedder is None:
-            return cls(None, guess, None)
+    def start(cls, embedder: Embedder | None, guess: Query, *, begin: bool) -> _Embedding:
+        """Begin embedding `guess` when `begin` (nothing when there is no embedder)."""
+        if embedder is None or not begin:
+            return cls(embedder, guess, None)
         return cls(embedder, guess, _embedding_pool().submit(_query_vectors, embedder, guess))
 
     def vectors(self, query: Query) -> _Vectors | None:

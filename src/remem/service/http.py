@@ -50,6 +50,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import anyio
 from fastapi import FastAPI
 
 from remem.blas import keep_one_blas_thread
@@ -198,6 +199,25 @@ class _Service:
 # -- the app -----------------------------------------------------------------------------------
 
 
+def default_recall_threads(workers: int = 1) -> int:
+    """Recalls a server process runs at once by default: the cores this process may run
+    on, shared among the `workers` processes of `remem serve --workers`, at least one.
+
+    A recall is CPU work (the query's embedding, the vector scan, ranking), so threads
+    beyond the cores only take turns at the interpreter lock and the cores, and finish
+    together late. Through `--workers 2` on 2 cores at concurrency 8 over 100,000
+    records (SQLite), one recall at a time per process against the thread pool's 40:
+    p95 55.0 against 69.1 ms; with the embedding on the recall's own thread too
+    (`remem.recall.gather`), 7.7 against 8.9 ms of server CPU per retrieve, p95 40.5
+    ms, 236 against 196 retrieves/s (docs/decisions/service-speed.md, "One recall at
+    a time per core")."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, cores // max(1, workers))
+
+
 def create_app(
     db_path: str | Path,
     *,
@@ -212,6 +232,7 @@ def create_app(
     metrics: bool | None = None,
     metrics_host: str = "127.0.0.1",
     metrics_port: int | None = None,
+    recall_threads: int | None = None,
 ) -> FastAPI:
     """The FastAPI app over the database `db_path` names (created if missing): a path,
     `sqlite:///path`, or a PostgreSQL URL (`remem.memory.memory.open_store`).
@@ -231,7 +252,14 @@ def create_app(
     `metrics` (default: on when prometheus_client is installed) keeps the Prometheus
     metrics; `metrics_port` also serves the process's on `metrics_host` without a key
     (port 0: a free one, in `app.state.metrics_listener.port` once started).
+
+    `recall_threads` recalls run at once (`POST /v1/memories/retrieve`, default
+    `recall_threads()`); more wait their turn in arrival order, while every other route
+    runs on the thread pool as before.
     """
+    lane = default_recall_threads() if recall_threads is None else recall_threads
+    if isinstance(lane, bool) or not isinstance(lane, int) or lane < 1:
+        raise InvalidInput(f"recall_threads must be a whole number >= 1, not {lane!r}")
     settings = config if isinstance(config, Config) else load_config(config)
     store = open_store(db_path)
     try:
@@ -246,6 +274,7 @@ def create_app(
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         keep_one_blas_thread()  # on this process's main thread, before a recall's (`remem.blas`)
+        _app.state.recalls = anyio.CapacityLimiter(lane)  # the recall lane (`RecallHop`)
         for line in warnings:
             log.warning("remem: warning: %s", line)
         if worker:

@@ -17,6 +17,11 @@ taking the body (a model, or a union of models), `deps.Who`, `deps.Svc` and opti
 `deps.Via`, and return a `Response` (its answer already serialized, so no hop is spent
 validating it against the response model): the class refuses, when the route is
 declared, any other shape.
+
+A route class may name a lane (`lane`: an attribute of `app.state` holding an
+`anyio.CapacityLimiter`): its hops then run at most that many at once and wait in
+arrival order (`RecallHop`, for recalls: `remem.service.http.default_recall_threads`); without
+one, on the thread pool every other route uses.
 """
 
 from __future__ import annotations
@@ -27,16 +32,16 @@ import json
 from collections.abc import Callable, Coroutine
 from typing import Any, get_args, get_type_hints
 
+import anyio.to_thread
 from fastapi import HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
 from pydantic import BaseModel, TypeAdapter, ValidationError
-from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from remem.service.routes import deps
 
-__all__ = ["OneHop"]
+__all__ = ["OneHop", "RecallHop"]
 
 # the parameters an endpoint of this class takes, beside its body model: name -> the
 # dependency FastAPI would have solved for it
@@ -45,6 +50,8 @@ _SOLVED = {"who": deps.principal, "svc": deps.service, "via": deps._api}
 
 class OneHop(APIRoute):
     """A route whose key lookup, body validation and work run in one thread hop."""
+
+    lane: str | None = None  # the app.state attribute of this class's limiter, if any
 
     def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
         super().__init__(path, endpoint, **kwargs)
@@ -58,6 +65,7 @@ class OneHop(APIRoute):
             creds = await deps.bearer(request)  # the header only: no input or output
             raw = await request.body()
             svc = await deps.service(request)
+            limiter = getattr(request.app.state, self.lane, None) if self.lane else None
 
             def serve() -> Response:
                 who = deps.principal(creds, svc, request)  # 401 before anything else
@@ -66,7 +74,7 @@ class OneHop(APIRoute):
                 answer: Response = endpoint(body, who, svc, **extra)
                 return answer
 
-            return await run_in_threadpool(serve)
+            return await anyio.to_thread.run_sync(serve, limiter=limiter)
 
         return handle
 
@@ -94,6 +102,13 @@ class OneHop(APIRoute):
             raise RequestValidationError(
                 [{**e, "loc": ("body", *e["loc"])} for e in errors]
             ) from exc
+
+
+class RecallHop(OneHop):
+    """A `OneHop` route whose hops run in the process's recall lane (`app.state.recalls`,
+    made by `remem.service.http.create_app`): at most `recall_threads` at once."""
+
+    lane = "recalls"
 
 
 def _is_json(content_type: str | None) -> bool:

@@ -12,11 +12,12 @@ from remem.policy.scope import Principal
 from remem.recall.request import RecallAsk
 from remem.service import audit
 from remem.service.answers import KEYED, PacketOut, errors
-from remem.service.onehop import OneHop
+from remem.service.onehop import RecallHop
 from remem.service.routes.deps import Service, Svc, Via, Who
 from remem.service.schemas import RetrieveIn
 
-router = APIRouter(route_class=OneHop)  # the key, the body and the recall in one hop
+# the key, the body and the recall in one hop, in the process's recall lane
+router = APIRouter(route_class=RecallHop)
 
 
 @router.post(
