@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from remem.errors import InvalidInput
-from remem.eval.bench.http import run_http_bench, run_http_compare, run_http_mixed
+from remem.eval.bench.http import _prepare, run_http_bench, run_http_compare, run_http_mixed
 from remem.eval.bench.mixed import OPS, _lost, _Thread
 from tests.support.servers import running_server
 
@@ -102,6 +102,24 @@ def test_http_compare_starts_its_own_postgres(monkeypatch: pytest.MonkeyPatch) -
     # PostgreSQL's own CPU beside each side's (read in clock ticks of 10 ms: a few
     # small requests may spend less than one)
     assert figures["inprocess_db_cpu_ms"] >= 0 and figures["http"][0]["retrieve_db_cpu_ms"] >= 0
+
+
+def test_the_bench_vacuums_a_postgresql_database_it_loaded(
+    db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No autovacuum of the load runs beside the timed part: the load is vacuumed first."""
+    if not db.startswith("postgresql:"):
+        pytest.skip("PostgreSQL's VACUUM")
+    import psycopg
+
+    monkeypatch.setenv("REMEM_MINILM_DIR", "/nonexistent")
+    _prepare(db, 200, lambda _: None)
+    with psycopg.connect(db) as conn:
+        done = conn.execute(
+            "SELECT relname, last_vacuum IS NOT NULL, last_analyze IS NOT NULL "
+            "FROM pg_stat_user_tables WHERE relname IN ('records', 'record_terms')"
+        ).fetchall()
+    assert sorted(done) == [("record_terms", True, True), ("records", True, True)]
 
 
 def test_bench_refuses_an_unknown_backend() -> None:

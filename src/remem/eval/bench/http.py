@@ -314,14 +314,21 @@ def _target(db: str | None, backend: str, tmp: str) -> Iterator[str]:
 def _prepare(target: str, records: int, say: Progress) -> tuple[str, bool, str]:
     """`records` synthetic records in one actor's scope, as `remem bench` builds them;
     the API key, whether lexical, and the embedder's name. Nothing is timed here: the
-    process that built the records is not the one that recalls (`local.LocalRecall`)."""
+    process that built the records is not the one that recalls (`local.LocalRecall`).
+    A PostgreSQL database is vacuumed after the load (`pg.settle`)."""
     with Memory.open(target) as mem:
         synthetic._refuse_used(mem)
         emb = mem.embedder or HashEmbedder()
         say(f"embedder: {emb.name}")
         synthetic._load(mem, emb, records, records, say, [])
         _, key = keyring.create_key(mem.store.keys, tenant=mem.tenant)
-        return key, mem.embedder is None, emb.name
+        lexical = mem.embedder is None
+    if is_server_url(target):  # no autovacuum of the load beside the timed part
+        from remem.eval.bench.pg import settle
+
+        say("VACUUM (ANALYZE) after the load")
+        settle(target)
+    return key, lexical, emb.name
 
 
 def _recall_request(query: str) -> Request:
