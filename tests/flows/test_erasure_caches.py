@@ -25,7 +25,7 @@ from remem import Memory
 from remem.embed import HashEmbedder
 from remem.embed.base import Vectors
 from remem.model import Record
-from remem.recall import applies, gather
+from remem.recall import applies
 from remem.recall.fusion import holds_stems_of
 from tests.support.clock import Clock
 from tests.support.embed import packaged_or_skip
@@ -101,14 +101,12 @@ def test_an_erasure_empties_this_process_caches_of_what_it_erased(db: str, clock
         assert held(mem, pref.id)
         assert pref.id in applies.holds_near(mem.store, mem.tenant, "ana")
         assert holds_stems_of(pref.text)
-        assert "Ana" in gather.seen_speakers(mem.store, mem.tenant, "ana")
         assert pasted.id in refused_ids(mem)
 
         assert mem.forget(record_id=pref.id).verified
         assert not held(mem, pref.id)
         assert pref.id not in applies.holds_near(mem.store, mem.tenant, "ana")
         assert not holds_stems_of(pref.text)
-        assert gather.seen_speakers(mem.store, mem.tenant, "ana") == frozenset()
         assert mem.forget(record_id=pasted.id).verified
         assert pasted.id not in refused_ids(mem)
 
@@ -131,11 +129,9 @@ def test_an_actor_erased_leaves_nothing_of_it_here(db: str, clock: Clock) -> Non
         assert mem.forget(actor="ana").verified
         assert not held(mem, pref.id)
         assert applies.holds_near(mem.store, mem.tenant, "ana") == frozenset()
-        assert gather.seen_speakers(mem.store, mem.tenant, "ana") == frozenset()
         assert pasted.id not in refused_ids(mem)
         # another actor's are the store's to keep, and stay
         assert other.id in applies.holds_near(mem.store, mem.tenant, "bo")
-        assert "Bo" in gather.seen_speakers(mem.store, mem.tenant, "bo")
 
 
 def test_another_memory_neither_serves_nor_keeps_a_record_erased_elsewhere(
@@ -212,7 +208,6 @@ def test_a_process_that_did_not_erase_drops_the_texts_within_the_linger_time(
         mem.recall(actor="ana", query="which food do I never eat")
         assert not holds_stems_of(pref.text)
         assert pref.id not in applies.holds_near(mem.store, mem.tenant, "ana")
-        assert gather.seen_speakers(mem.store, mem.tenant, "ana") == frozenset()
 
 
 def test_the_embedders_recent_texts_go_with_an_erasure(db: str, clock: Clock) -> None:

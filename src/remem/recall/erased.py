@@ -2,8 +2,8 @@
 
 Recall keeps, for speed, what earlier recalls read: the stems of candidate texts
 (`remem.recall.fusion`, keyed by the text), and per scope the records near each life
-domain (`remem.recall.applies`), the turns that state a constraint
-(`remem.recall.constraints`) and the speakers its events named (`remem.recall.gather`).
+domain (`remem.recall.applies`) and the turns that state a constraint
+(`remem.recall.constraints`).
 None is served once an erasure moved the scope's version on, but each holds erased
 words until it is replaced: `drop_erased` empties them in the process that erases
 (`remem.lifecycle.erasure`); other processes drop them by `remem.linger`'s rule.
@@ -11,7 +11,7 @@ words until it is replaced: `drop_erased` empties them in the process that erase
 
 from __future__ import annotations
 
-from remem.recall import applies, constraints, gather
+from remem.recall import applies, constraints
 from remem.recall.fusion import drop_kept_stems
 from remem.store.roles import Store
 
@@ -24,4 +24,3 @@ def drop_erased(store: Store, tenant: str, actor: str | None) -> None:
         return
     applies.drop_scope(store, tenant, actor)
     constraints.drop_scope(store, tenant, actor)
-    gather.drop_speakers(store, tenant, actor)

@@ -25,11 +25,8 @@ tell "superseded since" from "superseded by then".
 
 from __future__ import annotations
 
-import os
 import weakref
-from collections import OrderedDict
 from collections.abc import Iterable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -59,7 +56,7 @@ Vector = npt.NDArray[np.float32]
 
 POOL = 50  # how many candidates each retriever contributes
 MAX_SUCCESSION = 8  # how far along a supersession chain a match is passed on
-CACHED_SCOPES = 256  # scopes whose speakers are kept as a guess
+CACHED_SCOPES = 256  # shared scopes whose emptiness is kept (`_may_hold_records`)
 NO_MODEL = "no embedding model installed: recall is lexical only"
 
 
@@ -125,22 +122,17 @@ def gather(
     # query are names, so that the query vector is made without them (`Query.embedded`)
     # and both forms are embedded in one call; what the vectors then find may name a
     # speaker the words did not (a name only ever addressed), and only then is the
-    # query embedded again. Where the word searches wait on a database server, the
-    # embedding is begun before them, on another thread, for the query as the speakers
-    # this scope's recalls found before would make it (`_Embedding`); it is used only
-    # when the word search's speakers make the same text, so every vector is the one
-    # the serial order would embed.
+    # query embedded again. The embedding runs on the recall's own thread
+    # (`_query_vectors` says why).
     found = None
     records: dict[str, Record] = {}
     sources: dict[str, Event] = {}
     if req.include_events:
-        guess = with_speakers(base, _seen_speakers(store, req.scope))
-        early = _Embedding.start(embedder, guess, begin=store.search.remote)
         found = EventSearch.run(store, req.scope, base.words, None, model, at)
         query = with_speakers(base, speakers_of(found.events.values()))
         searched = query.words
         lexical = search_records(searched)  # again below if the speakers change the words
-        vecs = early.vectors(query)
+        vecs = _query_vectors(embedder, query)
         for _ in range(2):
             if vecs is None:
                 break
@@ -154,7 +146,6 @@ def gather(
             query, vecs = again, _query_vectors(embedder, again)
         if query.words != base.words:
             found.search_words(store, query.words)
-        _remember_speakers(store, req.scope, speakers_of(found.events.values()))
         sources = dict(found.events)
         if query.words != searched:
             lexical = search_records(query.words)
@@ -164,12 +155,11 @@ def gather(
     else:  # no event search: the turns the records came from tell the speakers
         query = base
         lexical, vector, vecs = [], [], None
-        early = _Embedding.start(embedder, base, begin=store.search.remote)  # first: `base`
         for _ in range(3):
             if query.words != base.words or not lexical:
                 lexical = search_records(query.words)
             if vecs is None or vecs.text != query.embedded:
-                vecs = early.vectors(query)
+                vecs = _query_vectors(embedder, query)
                 vector = search_vectors(vecs)
             missing = [r for r in candidate_ids(lexical, vector) if r not in records]
             records.update((r.id, r) for r in store.records.get_records(tenant, missing))
@@ -247,6 +237,16 @@ def _query_vectors(embedder: Embedder | None, query: Query) -> _Vectors | None:
     -> 0.872 (a question naming the right speaker gains from the name meeting the
     short records that name them); the best cosine of the two, or one rule for events
     and another for records, did worse than the mean.
+
+    Embedded on the recall's own thread. Beginning the embedding on another thread
+    before the word searches (2026-12-01, when an embedding took 5-10 ms) cost more
+    than the overlap saved once the int8 query graph made it 2 ms: over the bench's
+    100,000 records, blocks alternating in one process, CPU and p50 per recall 4.69
+    and 4.39 ms on the recall's thread against 5.44 and 4.86 ms begun on another on
+    SQLite, 7.10 and 10.91 against 8.18 and 11.45 ms on a vacuumed PostgreSQL; through
+    `remem serve --workers 2` at concurrency 8, 236 against 196 retrieves/s on SQLite
+    and 116 against 101 on PostgreSQL (docs/decisions/service-speed.md, "One recall at
+    a time per core").
     """
     if embedder is None:
         return None
@@ -258,61 +258,13 @@ def _query_vectors(embedder: Embedder | None, query: Query) -> _Vectors | None:
     return _Vectors(query.embedded, mean)
 
 
-class _Embedding:
-    """A query's vectors being made on another thread while the word searches run.
-
-    ONNX Runtime releases the GIL while it computes, and a recall waits while the
-    database server searches, so the embedding and the word searches overlap. Begun
-    only where the searches wait on a server (`Search.remote`, PostgreSQL): a SQLite
-    search runs in this process and costs little, and handing the embedding to another
-    thread cost more than the overlap saved (bench scope, 100,000 records, CPU and p50
-    per recall in process, six alternating blocks: 4.69 and 4.39 ms on the recall's
-    own thread against 5.44 and 4.86 ms begun on another; through `remem serve
-    --workers 2` at concurrency 8, p95 40.5 against 55.0 ms with the recall lane of
-    `remem.service.onehop`). On PostgreSQL the overlap stays: p50 10.7 against 13.8
-    ms in process (docs/decisions/service-speed.md, "One recall at a time per core").
-    `vectors` hands over what was begun only for the same texts; otherwise the query
-    is embedded on the calling thread, as without this.
-    """
-
-    def __init__(
-        self, embedder: Embedder | None, guess: Query, future: Future[_Vectors | None] | None
-    ) -> None:
-        self._embedder = embedder
-        self._guess = guess
-        self._future = future
-
-    @classmethod
-    def start(cls, embedder: Embedder | None, guess: Query, *, begin: bool) -> _Embedding:
-        """Begin embedding `guess` when `begin` (nothing when there is no embedder)."""
-        if embedder is None or not begin:
-            return cls(embedder, guess, None)
-        return cls(embedder, guess, _embedding_pool().submit(_query_vectors, embedder, guess))
-
-    def vectors(self, query: Query) -> _Vectors | None:
-        """`_query_vectors(embedder, query)`: what was begun, if it embeds the same."""
-        future, self._future = self._future, None
-        if future is not None:
-            if (query.text, query.embedded) == (self._guess.text, self._guess.embedded):
-                return future.result()
-            future.cancel()  # another text: not waited for (nothing if it has begun)
-        return _query_vectors(self._embedder, query)
-
-
-_POOL_LOCK = ForkSafeLock()
-_POOL: list[tuple[int, ThreadPoolExecutor]] = []  # (the process, its pool), made when first used
 _EMPTY_LOCK = ForkSafeLock()
 # the version at which a shared scope held no records, per store (`_may_hold_records`)
 _EMPTY: weakref.WeakKeyDictionary[Store, dict[tuple[str, str], int]] = weakref.WeakKeyDictionary()
-_SPEAKERS_LOCK = ForkSafeLock()
-SEEN_SPEAKERS = 64  # names kept per scope, the guess of `_Embedding` (never a result)
-_SPEAKERS: weakref.WeakKeyDictionary[Store, OrderedDict[tuple[str, str], frozenset[str]]] = (
-    weakref.WeakKeyDictionary()
-)
 # What recall keeps per scope holds the scope's words: an erasure drops its scope's
 # (`remem.recall.erased`); every `LINGER_SECONDS` a recall drops what is kept past its
-# time (`applies.drop_past`, `constraints.drop_past`) and every speaker guessed, so
-# what another process erased goes too (`remem.linger`).
+# time (`applies.drop_past`, `constraints.drop_past`), so what another process erased
+# goes too (`remem.linger`).
 _KEPT_SWEEP = Sweep()
 
 
@@ -320,37 +272,6 @@ def _sweep_kept(now: datetime) -> None:
     if _KEPT_SWEEP.due():
         drop_past(now)
         drop_past_turns(now)
-        with _SPEAKERS_LOCK:
-            _SPEAKERS.clear()
-
-
-def drop_speakers(store: Store, tenant: str, actor: str) -> None:
-    """Forget the speakers kept as a guess for one scope of `store` (an erasure)."""
-    with _SPEAKERS_LOCK:
-        _SPEAKERS.get(store, OrderedDict()).pop((tenant, actor), None)
-
-
-def seen_speakers(store: Store, tenant: str, actor: str) -> frozenset[str]:
-    """The speakers earlier recalls of one scope found, kept as a guess."""
-    return _seen_speakers(store, Scope(tenant, actor))
-
-
-EMBED_THREADS = 8
-"""The threads query embeddings run on, in each process. Recalls made at once embed
-at once: the float32 query encoder and remem[embed]'s int8 model merge the small calls
-that arrive while a forward pass runs into the next pass (`remem.batching`), so
-these threads mostly wait, and a batch can hold the queries of up to this many
-recalls; the default int8 query encoder runs each query alone (`MiniLMEmbedder`)."""
-
-
-def _embedding_pool() -> ThreadPoolExecutor:
-    """The threads query embeddings run on (`EMBED_THREADS`). A process forked after a
-    recall has none of its parent's threads, so it makes its own."""
-    with _POOL_LOCK:
-        if not _POOL or _POOL[0][0] != os.getpid():
-            pool = ThreadPoolExecutor(max_workers=EMBED_THREADS, thread_name_prefix="remem-embed")
-            _POOL[:] = [(os.getpid(), pool)]
-        return _POOL[0][1]
 
 
 def _may_hold_records(store: Store, scope: Scope) -> bool:
@@ -374,26 +295,6 @@ def _may_hold_records(store: Store, scope: Scope) -> bool:
             held.clear()
         held[key] = version
     return False
-
-
-def _seen_speakers(store: Store, scope: Scope) -> frozenset[str]:
-    """The speakers earlier recalls of this scope found (in this process): a guess."""
-    with _SPEAKERS_LOCK:
-        return _SPEAKERS.get(store, OrderedDict()).get((scope.tenant, scope.actor), frozenset())
-
-
-def _remember_speakers(store: Store, scope: Scope, speakers: Iterable[str]) -> None:
-    """Add what this recall's events were said by to the scope's guess."""
-    key = (scope.tenant, scope.actor)
-    with _SPEAKERS_LOCK:
-        held = _SPEAKERS.setdefault(store, OrderedDict())
-        seen = held.get(key, frozenset())
-        new = frozenset(speakers) - seen
-        if new or key not in held:
-            held[key] = frozenset(sorted(seen | new)[:SEEN_SPEAKERS])
-        held.move_to_end(key)
-        while len(held) > CACHED_SCOPES:
-            held.popitem(last=False)
 
 
 def _cosine(vecs: _Vectors, vec: Vector) -> float:

@@ -408,14 +408,6 @@ class VectorCatchUp(Protocol):
 class Search(Protocol):
     """Lexical and vector search, always inside one scope, and the event vectors it reads."""
 
-    @property
-    def remote(self) -> bool:
-        """Whether a search waits on another process (a database server): a recall then
-        embeds its query on another thread while its word searches wait
-        (`remem.recall.gather`). Where the search runs in this process the recall embeds
-        on its own thread, as the hop would cost more than the overlap saves."""
-        ...
-
     def add_event_vectors(
         self, tenant: str, vectors: Sequence[tuple[Event, npt.NDArray[np.float32]]], model: str
     ) -> None:

@@ -72,8 +72,6 @@ class PostgresSearch:
     `exact_scan_max`: a fixed bound on the scopes scanned exactly (0: HNSW always);
     `scope_index_min`: the vectors that give a scope an index of its own."""
 
-    remote = True  # each search is a round trip to the server (`Search.remote`)
-
     def __init__(
         self,
         backend: PostgresBackend,

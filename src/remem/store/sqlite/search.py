@@ -92,8 +92,6 @@ class SQLiteSearch:
     lexical and vector search and the event vectors, over its `backend`, the `records`
     it reads, and the decoded records the store keeps (`held`, emptied by an erasure)."""
 
-    remote = False  # SQLite searches in this process (`Search.remote`)
-
     def __init__(
         self,
         backend: SQLiteBackend,

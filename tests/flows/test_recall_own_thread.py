@@ -1,13 +1,11 @@
-"""The query is embedded while the word searches wait on PostgreSQL, and on the recall's
-own thread on SQLite, and recall returns the same either way.
+"""A recall embeds its query on its own thread, on both backends, and returns the same
+packets as a new process would.
 
-Where the store's searches wait on a server (`Search.remote`), `remem.recall.gather`
-begins the query embedding on another thread before the word searches, for the query as
-the speakers earlier recalls of the scope found would make it, and uses that vector only
-when the word search's speakers make the same text. These recalls run through `Memory`
-on each backend with an embedder that notes which thread embedded what; each packet is
-compared with the one a new `Memory` on the same database returns (no speakers seen yet
-there, so its guess differs), after writes and a forget too.
+`remem.recall.gather` embeds the query where the recall runs (`_query_vectors`: handing
+it to another thread to overlap the word searches cost more than it saved). These
+recalls run through `Memory` on each backend with an embedder that notes which thread
+embedded what; each packet is compared with the one a new `Memory` on the same database
+returns, after writes and a forget too.
 """
 
 from __future__ import annotations
@@ -70,23 +68,20 @@ def packet(mem: Memory, query: str, include_events: bool) -> dict[str, Any]:
 
 
 def fresh(db_path: Path | str, clock: Clock, query: str, include_events: bool) -> dict[str, Any]:
-    """The packet of a new `Memory` on the same file: nothing guessed from before."""
+    """The packet of a new `Memory` on the same database (a process of its own)."""
     with Memory.open(db_path, embedder=HashEmbedder(), clock=clock) as other:
         return packet(other, query, include_events)
 
 
 @both_backends
 @pytest.mark.parametrize("include_events", [True, False])
-def test_the_query_is_embedded_beside_the_word_search_and_recall_returns_the_same(
+def test_the_query_is_embedded_on_the_recalls_thread_and_recall_returns_the_same(
     mem: Memory,
     noting: ThreadNoting,
     db_path: Path | str,
     clock: Clock,
     include_events: bool,
-    db_backend: str,
 ) -> None:
-    begun = db_backend == "postgres"  # SQLite's searches run in this process: not begun
-    assert mem.store.search.remote is begun
     say(mem, "Caroline", "My brother played rugby for years", 0)
     say(mem, "Melanie", "I am a teacher", 1)
     say(mem, "Melanie", "I am a painter and I paint lakes", 2)
@@ -96,7 +91,7 @@ def test_the_query_is_embedded_beside_the_word_search_and_recall_returns_the_sam
     plain = "which sport did the brother play"
     noting.calls.clear()
     first = packet(mem, plain, include_events)
-    assert [main for main, _ in noting.calls] == [not begun]  # the embedding thread, or here
+    assert [main for main, _ in noting.calls] == [True]  # on the recall's own thread
     assert first == fresh(db_path, clock, plain, include_events)
     assert first["records"][0]["text"] == "Caroline's brother played rugby for years"
 
@@ -104,18 +99,18 @@ def test_the_query_is_embedded_beside_the_word_search_and_recall_returns_the_sam
     once = packet(mem, named, include_events)
     noting.calls.clear()
     twice = packet(mem, named, include_events)
-    if include_events:  # the name is known now: both forms embedded at once (begun early)
-        assert noting.calls == [(not begun, (named, "Is someone a painter?"))]
+    if include_events:  # the events' speakers name Melanie: both forms embedded at once
+        assert noting.calls == [(True, (named, "Is someone a painter?"))]
     else:  # the records' turns name the speaker after the first search: embedded again
-        assert noting.calls == [(not begun, (named,)), (True, (named, "Is someone a painter?"))]
+        assert noting.calls == [(True, (named,)), (True, (named, "Is someone a painter?"))]
     assert once == twice == fresh(db_path, clock, named, include_events)
 
-    # a speaker no earlier recall met: the guess is wrong, the packet is not
+    # a speaker no earlier recall met
     say(mem, "Gina", "I paint portraits, I am a painter too", 4)
     mem.process()
     gina = "Is Gina a painter?"
     assert packet(mem, gina, include_events) == fresh(db_path, clock, gina, include_events)
-    # and one that is gone: the guess still names Melanie, the store no longer does
+    # and one that is gone: the store no longer names Melanie
     # the record, in the packet or not: with events, the turn it was made from says more
     # than it ("I paint lakes") and stands in its place (recall.rank.SAYS_SAME)
     (painter,) = [r.as_dict() for r in mem.records(actor="pair") if "painter" in r.text]
@@ -133,7 +128,7 @@ def test_a_process_forked_after_a_recall_embeds_its_own_queries(mem: Memory, db_
     expected = packet(mem, "which sport did the brother play", True)["records"]
     read, write = os.pipe()
     child = os.fork()
-    if child == 0:  # the child: the parent's embedding threads are not here
+    if child == 0:  # the child recalls as the parent did
         try:
             with Memory.open(db_path, embedder=HashEmbedder()) as again:
                 got = packet(again, "which sport did the brother play", True)["records"]
