@@ -238,15 +238,10 @@ def _query_vectors(embedder: Embedder | None, query: Query) -> _Vectors | None:
     short records that name them); the best cosine of the two, or one rule for events
     and another for records, did worse than the mean.
 
-    Embedded on the recall's own thread. Beginning the embedding on another thread
+    Embedded on the recall's own thread: beginning the embedding on another thread
     before the word searches (2026-12-01, when an embedding took 5-10 ms) cost more
-    than the overlap saved once the int8 query graph made it 2 ms: over the bench's
-    100,000 records, blocks alternating in one process, CPU and p50 per recall 4.69
-    and 4.39 ms on the recall's thread against 5.44 and 4.86 ms begun on another on
-    SQLite, 7.10 and 10.91 against 8.18 and 11.45 ms on a vacuumed PostgreSQL; through
-    `remem serve --workers 2` at concurrency 8, 236 against 196 retrieves/s on SQLite
-    and 116 against 101 on PostgreSQL (docs/decisions/service-speed.md, "One recall at
-    a time per core").
+    than the overlap saved once the int8 query graph made it 2 ms, on both backends
+    (the runs: docs/decisions/service-speed.md, "One recall at a time per core").
     """
     if embedder is None:
         return None

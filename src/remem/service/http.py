@@ -205,12 +205,8 @@ def default_recall_threads(workers: int = 1) -> int:
 
     A recall is CPU work (the query's embedding, the vector scan, ranking), so threads
     beyond the cores only take turns at the interpreter lock and the cores, and finish
-    together late. Through `--workers 2` on 2 cores at concurrency 8 over 100,000
-    records (SQLite), one recall at a time per process against the thread pool's 40:
-    p95 55.0 against 69.1 ms; with the embedding on the recall's own thread too
-    (`remem.recall.gather`), 7.7 against 8.9 ms of server CPU per retrieve, p95 40.5
-    ms, 236 against 196 retrieves/s (docs/decisions/service-speed.md, "One recall at
-    a time per core")."""
+    together late (the runs: docs/decisions/service-speed.md, "One recall at a time per
+    core")."""
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
@@ -254,8 +250,8 @@ def create_app(
     (port 0: a free one, in `app.state.metrics_listener.port` once started).
 
     `recall_threads` recalls run at once (`POST /v1/memories/retrieve`, default
-    `recall_threads()`); more wait their turn in arrival order, while every other route
-    runs on the thread pool as before.
+    `default_recall_threads()`); more wait their turn in arrival order, while every
+    other route runs on the thread pool as before.
     """
     lane = default_recall_threads() if recall_threads is None else recall_threads
     if isinstance(lane, bool) or not isinstance(lane, int) or lane < 1:
