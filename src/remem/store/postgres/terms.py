@@ -5,9 +5,8 @@ stands (`TermWindows`).
 newest records holding any of a query's terms: it reads each term's newest matches
 from `record_terms`, sums them per record, keeps the window, sorts it by score and
 walks it until `limit` records pass the search's condition (in the scope, active or
-invalid). At 100,000 records in a scope, a query of two common words reads 2,000 term
-rows and costs the database about 2 ms of CPU: the costliest statement of a recall
-(`remem bench`, docs/decisions/service-speed.md).
+invalid). A query of two common words reads 2,000 term rows: the costliest statement
+of a recall at 100,000 records (docs/decisions/service-speed.md has the runs).
 
 What a term's window holds changes only when its scope's records do, and every such
 write moves the scope's version (`scope_versions`) in its own transaction, in any
@@ -23,10 +22,15 @@ they do in SQL: the same records in the same order, each score the float4 sum of
 terms' ranks over the number of terms, added here in the terms' order (in SQL, in the
 order rows reach the sum: the last bit of a sum of three or more may differ).
 
-A version that moves between those statements (a write committed between them) sends
-the search to the SQL statement. What is kept is ids and numbers, never text: at most
-`TERM_ROWS_HELD` term rows over every window, the oldest term dropped first, and
-`IDS_HELD` conditions over every scope, the oldest scope dropped first. An erasure
+Reading a term's window costs more than the statement, so the first `QUIET_SEARCHES`
+searches of a scope at a version are the statement itself, sent in the round trip of
+the short one: where a write comes before every recall, a search costs one small
+statement more than before and reads no window. A version that moves between those
+statements (a write committed between them) sends the search to the SQL statement too.
+
+What is kept is ids and numbers, never text: at most `TERM_ROWS_HELD` term rows over
+every window, the oldest term dropped first, and `IDS_HELD` conditions over every
+scope, the oldest scope dropped first. An erasure
 drops the erased scope's at once (`drop_scope`); every `LINGER_SECONDS` everything goes
 (`remem.linger`), so an erased scope in another process lingers no longer than that.
 """
