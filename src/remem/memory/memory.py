@@ -330,16 +330,19 @@ class Memory(Recalls, Reads, Writes, DocumentMethods, JobMethods, LifecycleMetho
         MCP tool, the CLI and the console each build a `RecallAsk` and call this (see
         `remem.recall.request`). `request.actor` must be named (a face resolves its key's
         own); `who` (default: the operator) is whose documents a recall over "documents"
-        may read. First the catch-up of `recall`, then the checked recall."""
+        may read. First the catch-up of `recall`, then the checked recall; the reads of
+        both share one read transaction where the store has them (`Search.reading`: a
+        write, such as a job the catch-up runs, ends it first)."""
         actor = check_name("actor", request.actor)
-        backlog = catch_up(self.deps, lambda: self.pipeline, actor, self.catch_up)
-        late = self._late.before_recall(self.deps, fill=self.catch_up > 0)  # (backfill)
-        who = operator(self.tenant) if who is None else who
-        packet = recall_sources(
-            self.deps, who, request, lambda: reads.recall_packet(self.deps, request)
-        )
-        packet = backlog.noted(packet, actor)
-        return backfill.noted(packet, self.deps, actor) if late else packet
+        with self.deps.store.search.reading(self.tenant):
+            backlog = catch_up(self.deps, lambda: self.pipeline, actor, self.catch_up)
+            late = self._late.before_recall(self.deps, fill=self.catch_up > 0)  # (backfill)
+            who = operator(self.tenant) if who is None else who
+            packet = recall_sources(
+                self.deps, who, request, lambda: reads.recall_packet(self.deps, request)
+            )
+            packet = backlog.noted(packet, actor)
+            return backfill.noted(packet, self.deps, actor) if late else packet
 
     # -- exact facts and records: `fact`, `profile` and `records` are `Reads`' ----------
 

@@ -100,7 +100,9 @@ class ScopeIndexes(Protocol):
 
 
 class HeldScopes(Protocol):
-    """The decoded records the store keeps (`remem.store.postgres.upkeep.HeldRecords`)."""
+    """What the store keeps of a scope's rows beside them: decoded records
+    (`remem.store.postgres.upkeep.HeldRecords`), term windows
+    (`remem.store.postgres.terms.TermWindows`)."""
 
     def drop_scope(self, tenant: str, actor: str) -> None: ...
 
@@ -108,14 +110,21 @@ class HeldScopes(Protocol):
 class PostgresErasure:
     """What is PostgreSQL's own in an erasure (`remem.store.flows.erasure.ErasureParts`),
     over its `backend`, the scopes' HNSW `indexes` (the row-level-security wall binds
-    each transaction to the tenant) and the decoded records this process keeps (`held`:
-    an erased scope's are dropped before the erasure reads back)."""
+    each transaction to the tenant) and what this process keeps of a scope's rows (`held`:
+    decoded records and term windows; an erased scope's are dropped before the erasure
+    reads back)."""
 
     mark_after_erasing = False
     deletion_sql: DeletionSQL = DeletionLogSQL()
 
-    def __init__(self, backend: PostgresBackend, indexes: ScopeIndexes, held: HeldScopes) -> None:
-        self.backend, self.indexes, self.held = backend, indexes, held
+    def __init__(
+        self, backend: PostgresBackend, indexes: ScopeIndexes, held: Sequence[HeldScopes]
+    ) -> None:
+        self.backend, self.indexes, self.held = backend, indexes, tuple(held)
+
+    def _drop_held(self, tenant: str, actor: str) -> None:
+        for kept in self.held:
+            kept.drop_scope(tenant, actor)
 
     @contextmanager
     def erasing_actor(self) -> Iterator[object]:
@@ -132,9 +141,9 @@ class PostgresErasure:
             yield held
 
     def settle_scope(self, tenant: str, actor: str) -> None:
-        """Drop the scope's decoded records this process holds: PostgreSQL keeps no other
-        copy of a scope's rows outside them."""
-        self.held.drop_scope(tenant, actor)
+        """Drop what this process keeps of the scope's rows: PostgreSQL keeps no other
+        copy of them outside the database."""
+        self._drop_held(tenant, actor)
 
     def erase_records(self, db: Tx, tenant: str, found: Sequence[Found]) -> dict[str, int]:
         return _delete_records(db, tenant, [f.key for f in found])
@@ -147,7 +156,7 @@ class PostgresErasure:
     def verify_record(
         self, tenant: str, record_id: str, found: Found, sources: Sequence[str]
     ) -> dict[str, int]:
-        self.held.drop_scope(tenant, found.actor)
+        self._drop_held(tenant, found.actor)
         return self._record_left(tenant, record_id, list(sources))
 
     def erase_actor_indexes(self, db: Tx, tenant: str, actor: str) -> None:
@@ -221,7 +230,7 @@ class PostgresErasure:
         return {name: int(n) for name, n in dict(row).items()}
 
     def verify_actor(self, tenant: str, actor: str, mark: Mapping[str, int]) -> dict[str, int]:
-        self.held.drop_scope(tenant, actor)
+        self._drop_held(tenant, actor)
         m = ActorMarkSQL
         with self.backend.tx(tenant) as cur:
 

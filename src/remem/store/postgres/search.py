@@ -34,6 +34,7 @@ from remem.store.flows.vector_fit import vectors_fit
 from remem.store.postgres import sql as q
 from remem.store.postgres.backend import PostgresBackend
 from remem.store.postgres.rows import ALL_TENANTS, value, vector_from
+from remem.store.postgres.terms import TermWindows
 from remem.store.roles import Hit, Scope
 
 Cursor = psycopg.Cursor[DictRow]
@@ -91,6 +92,7 @@ class PostgresSearch:
         self._iterative = False  # pgvector 0.8's iterative index scans; set by the store
         self._prewarm = False  # whether pg_prewarm is installed; set by the store
         self._warmed: set[q.ScopeIndex] = set()  # scope indexes this process has prewarmed
+        self.terms = TermWindows(backend)  # what word searches of records keep
 
     def _tx(self, tenant: str | None) -> AbstractContextManager[Cursor]:
         return self.backend.tx(tenant)
@@ -159,11 +161,9 @@ class PostgresSearch:
         return [self.vector_search(scope, model, q, limit, at, include_invalid) for q in queries]
 
     def search_records(self, scope: Scope, query: str, limit: int) -> list[Hit]:
-        """ts_rank over one scope's active and invalid records; the caller masks status."""
-        built = q.search_records(scope, query, limit)
-        if built is None:
-            return []
-        return [Hit(r["id"], float(r["score"])) for r in self.backend.rows(scope.tenant, *built)]
+        """ts_rank over one scope's active and invalid records; the caller masks status.
+        Through the term windows this process keeps (`remem.store.postgres.terms`)."""
+        return self.terms.search(scope, query, limit)
 
     def search_events(self, scope: Scope, query: str, limit: int) -> list[Hit]:
         """ts_rank over one actor's raw events (short-term memory)."""
@@ -457,12 +457,10 @@ class PostgresSearch:
         self, tenant: str, sql: Query, params: Mapping[str, Any]
     ) -> list[tuple[str, float]]:
         """Rows of an HNSW search, nearest first (an iterative scan returns them nearly so)."""
-        settings: list[tuple[str, Mapping[str, Any]]] = [
-            (q.HNSW_SETTINGS, {"ef_search": str(HNSW_EF_SEARCH)})
-        ]
-        if self._iterative:
-            settings.append((q.HNSW_ITERATIVE, {}))
-        rows = self.backend.rows(tenant, sql, params, settings)
+        settings = q.HNSW_SETTINGS_ITERATIVE if self._iterative else q.HNSW_SETTINGS
+        rows = self.backend.rows(
+            tenant, sql, params, [(settings, {"ef_search": str(HNSW_EF_SEARCH)})]
+        )
         rows.sort(key=lambda r: (-r["cosine"], r["tie"]))
         return [(r["id"], float(r["cosine"])) for r in rows]
 

@@ -55,8 +55,8 @@ def list_records(
 LEXICAL_WINDOW = 1000
 
 
-def _lexical(table: str, terms: str, key: str, where: str) -> str:
-    """The newest `LEXICAL_WINDOW` rows of `table` holding a query term, ranked by ts_rank;
+def _lexical(table: str, terms: str, key: str, where: str, window: int = LEXICAL_WINDOW) -> str:
+    """The newest `window` rows of `table` holding a query term, ranked by ts_rank;
     named parameters `words` (the query's), `tenant`, `actor`, `limit` and those of `where`.
 
     The terms table is read by (tenant, actor, term) under its btree, one query
@@ -82,9 +82,9 @@ m AS MATERIALIZED (
     FROM w, LATERAL (
         SELECT {key}, seq, weight FROM {terms}
         WHERE tenant = %(tenant)s AND actor = %(actor)s AND term = w.term
-        ORDER BY seq DESC LIMIT {LEXICAL_WINDOW}
+        ORDER BY seq DESC LIMIT {window:d}
     ) AS t
-    GROUP BY t.{key}, t.seq ORDER BY t.seq DESC LIMIT {LEXICAL_WINDOW}
+    GROUP BY t.{key}, t.seq ORDER BY t.seq DESC LIMIT {window:d}
 )
 SELECT r.id, m.score FROM (SELECT * FROM m ORDER BY score DESC, seq DESC) AS m,
 LATERAL (
@@ -95,15 +95,16 @@ ORDER BY m.score DESC, m.seq DESC LIMIT %(limit)s
 """
 
 
-def search_records(scope: Scope, query: str, limit: int) -> tuple[str, dict[str, Any]] | None:
-    """ts_rank over one scope's newest matching active and invalid records, or None for
-    a query without words."""
+def search_records(
+    scope: Scope, query: str, limit: int, window: int = LEXICAL_WINDOW
+) -> tuple[str, dict[str, Any]] | None:
+    """ts_rank over one scope's `window` newest matching active and invalid records, or
+    None for a query without words."""
     found = words(query)
     if not found:
         return None
-    where, params = scope_where(scope, "r")
-    where += " AND r.status IN ('active', 'invalid')"
-    sql = _lexical("records", "record_terms", "record_id", where)
+    where, params = searched_where(scope)
+    sql = _lexical("records", "record_terms", "record_id", where, window)
     return sql, {**params, "words": " ".join(found), "limit": limit}
 
 
@@ -117,6 +118,13 @@ def search_events(scope: Scope, query: str, limit: int) -> tuple[str, dict[str, 
     sql = _lexical("events", "event_terms", "event_id", where)
     words_ = " ".join(found)
     return sql, {"tenant": scope.tenant, "actor": scope.actor, "words": words_, "limit": limit}
+
+
+def searched_where(scope: Scope) -> tuple[str, dict[str, Any]]:
+    """The condition `search_records` puts on its matches (active or invalid, in the
+    scope), on records `r`, with its named parameters."""
+    where, params = scope_where(scope, "r")
+    return where + " AND r.status IN ('active', 'invalid')", params
 
 
 SCHEMA_TABLE = """

@@ -107,7 +107,10 @@ class PostgresStore:
         self.records = Records(self.backend, q, self.upkeep, self.held)
         self.backfill = Backfill(self.backend, backfill_q, self.upkeep, self.records, self.events)
         self.erasure = Erasures(
-            self.backend, q, PostgresErasure(self.backend, self.search, self.held), self.upkeep
+            self.backend,
+            q,
+            PostgresErasure(self.backend, self.search, (self.held, self.search.terms)),
+            self.upkeep,
         )
         self._migrate(apply=migrate)
         self.backend.open()

@@ -29,6 +29,7 @@ from remem.store.sqlite import sql as q
 from remem.store.sqlite.backend import SQLiteBackend
 from remem.store.sqlite.sql import scope_token, scoped_text
 from remem.store.values import StatusChange, Write
+from remem.store.windows import newest_union
 
 SHARES_HELD = 500_000  # phrase rows kept (16 bytes each), over every phrase and table
 ROWS_HELD = 20_000  # rows kept of what the best were joined to (`PhraseShares.joined`)
@@ -293,17 +294,9 @@ class PhraseShares:
 
 
 def _combine(lists: Sequence[_Shares], window: int, limit: int) -> Ranked:
-    """The OR-query's floor and ranking from its phrases' newest rows and shares."""
-    every = np.sort(np.concatenate([s.rowids for s in lists]))
-    first = np.ones(len(every), np.bool_)
-    first[1:] = every[1:] != every[:-1]
-    every = every[first]  # each rowid once, ascending
-    floor = int(every[-window]) if len(every) >= window else 0
-    rows = every[every >= floor]
-    score = np.zeros(len(rows), np.float64)
-    for s in lists:  # in the query's order, as FTS5 adds them
-        inside = s.rowids >= floor
-        score[np.searchsorted(rows, s.rowids[inside])] += s.shares[inside]
+    """The OR-query's floor and ranking from its phrases' newest rows and shares (added
+    in the query's order, as FTS5 adds them)."""
+    rows, score = newest_union([s.rowids for s in lists], [s.shares for s in lists], window)
     rank = -score
     best = np.lexsort((rows, rank))[:limit]  # by rank, ties oldest first
     return Ranked(rows[best].tolist(), rank[best].tolist())

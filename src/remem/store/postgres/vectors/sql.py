@@ -19,8 +19,8 @@ __all__ = [
     "ANALYZE_RECORDS",
     "BUMP_SCOPE",
     "EVENT_VECTOR_SEARCH",
-    "HNSW_ITERATIVE",
     "HNSW_SETTINGS",
+    "HNSW_SETTINGS_ITERATIVE",
     "INDEX_SIZE",
     "PGVECTOR_VERSION",
     "PREWARM",
@@ -244,7 +244,10 @@ HNSW_SETTINGS = """
 SELECT set_config('enable_sort', 'off', true), set_config('hnsw.ef_search', %(ef_search)s, true),
        set_config('plan_cache_mode', 'force_custom_plan', true)
 """
-HNSW_ITERATIVE = "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)"
+# the same with pgvector 0.8's iterative scan, in the same statement
+HNSW_SETTINGS_ITERATIVE = (
+    HNSW_SETTINGS.rstrip() + ",\n       set_config('hnsw.iterative_scan', 'relaxed_order', true)\n"
+)
 SET_INDEX_MEMORY = "SELECT set_config('maintenance_work_mem', %(memory)s, true)"
 # the same for a session of its own (CREATE INDEX CONCURRENTLY runs outside transactions)
 SET_SESSION_INDEX_MEMORY = "SELECT set_config('maintenance_work_mem', %(memory)s, false)"
