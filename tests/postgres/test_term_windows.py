@@ -77,6 +77,15 @@ def settled(tw: TermWindows, scope: Scope) -> None:
         tw.search(scope, "budget", 5)
 
 
+def warmed(store: PostgresStore, seed: int) -> tuple[TermWindows, Scope]:
+    """Windows of their own over 300 records of alice's, past the quiet searches."""
+    tw = windows(store)
+    load(store, "t1", "alice", 300, seed=seed)
+    scope = Scope("t1", "alice")
+    settled(tw, scope)
+    return tw, scope
+
+
 def same(got: list[Hit], expected: list[Hit]) -> None:
     assert [h.id for h in got] == [h.id for h in expected]
     assert [h.score for h in got] == pytest.approx([h.score for h in expected], rel=1e-6)
@@ -118,10 +127,7 @@ def test_a_write_by_another_store_is_seen_at_once(
     stores: tuple[PostgresStore, PostgresStore],
 ) -> None:
     a, b = stores
-    tw = windows(a)
-    load(a, "t1", "alice", 300, seed=4)
-    scope = Scope("t1", "alice")
-    settled(tw, scope)
+    tw, scope = warmed(a, seed=4)
     before = tw.search(scope, "oysters nairobi", 10)
     assert before and tw.held("t1", "alice") > 0
 
@@ -138,10 +144,7 @@ def test_a_record_closed_by_another_store_leaves_the_hits(
     stores: tuple[PostgresStore, PostgresStore],
 ) -> None:
     a, b = stores
-    tw = windows(a)
-    load(a, "t1", "alice", 300, seed=5)
-    scope = Scope("t1", "alice")
-    settled(tw, scope)
+    tw, scope = warmed(a, seed=5)
     best = tw.search(scope, "piano lessons", 3)[0].id
 
     gone = StatusChange(best, Status.DELETED, NOW, None, "DELETE")
