@@ -34,7 +34,7 @@ from remem.store.flows.vector_fit import vectors_fit
 from remem.store.postgres import sql as q
 from remem.store.postgres.backend import PostgresBackend
 from remem.store.postgres.rows import ALL_TENANTS, value, vector_from
-from remem.store.postgres.terms import TermWindows
+from remem.store.postgres.terms import TermWindows, hits
 from remem.store.roles import Hit, Scope
 
 Cursor = psycopg.Cursor[DictRow]
@@ -168,9 +168,7 @@ class PostgresSearch:
     def search_events(self, scope: Scope, query: str, limit: int) -> list[Hit]:
         """ts_rank over one actor's raw events (short-term memory)."""
         built = q.search_events(scope, query, limit)
-        if built is None:
-            return []
-        return [Hit(r["id"], float(r["score"])) for r in self.backend.rows(scope.tenant, *built)]
+        return [] if built is None else hits(self.backend.rows(scope.tenant, *built))
 
     def vector_search(
         self,

@@ -30,9 +30,9 @@ statements (a write committed between them) sends the search to the SQL statemen
 
 What is kept is ids and numbers, never text: at most `TERM_ROWS_HELD` term rows over
 every window, the oldest term dropped first, and `IDS_HELD` conditions over every
-scope, the oldest scope dropped first. An erasure
-drops the erased scope's at once (`drop_scope`); every `LINGER_SECONDS` everything goes
-(`remem.linger`), so an erased scope in another process lingers no longer than that.
+scope, the oldest scope dropped first. An erasure drops the erased scope's at once
+(`drop_scope`); every `LINGER_SECONDS` everything goes (`remem.linger`), so an erased
+scope in another process lingers no longer than that.
 """
 
 from __future__ import annotations
@@ -61,8 +61,7 @@ SCOPES_SEEN = 10_000  # scopes whose version and searches since are remembered
 
 
 # The statements, each reading the scope's version in its own snapshot.
-_SCOPE_VERSION_OF = """coalesce((SELECT version FROM scope_versions
-                 WHERE tenant = %(tenant)s AND actor = %(actor)s), 0)"""
+_SCOPE_VERSION_OF = f"coalesce(({q.SCOPE_VERSION}), 0)"
 # a query's terms, as `remem.store.postgres.sql.search_records` finds them
 QUERY_TERMS = f"""
 SELECT tsvector_to_array(to_tsvector('{q.TEXT_CONFIG}', %(words)s)) AS terms,
@@ -149,12 +148,12 @@ class TermWindows:
             while len(self._searches) > SCOPES_SEEN:
                 self._searches.pop(next(iter(self._searches)))
         if not quiet:
-            return _hits(got[1])
+            return hits(got[1])
         if not terms:
             return []
         windows = None if moved else self._read_windows(scope, terms, version)
         if windows is None:
-            return _hits(self.backend.rows(tenant, *plain))
+            return hits(self.backend.rows(tenant, *plain))
         seqs, sums = newest_union([w.seqs for w in windows], [w.ranks for w in windows],
                                   self.window)  # fmt: skip
         scores = sums.astype(np.float64) / len(terms)  # float4 sum / count: a float8
@@ -165,7 +164,7 @@ class TermWindows:
         ids = every_id[at[np.searchsorted(every_seq[at], seqs[order])]].tolist()
         kept = self._in_scope(scope, version, ids, limit)
         if kept is None:
-            return _hits(self.backend.rows(tenant, *plain))
+            return hits(self.backend.rows(tenant, *plain))
         ranked = scores[order]
         return [Hit(ids[j], float(ranked[j])) for j in kept]
 
@@ -273,6 +272,7 @@ class TermWindows:
         self._ids += len(known)
 
 
-def _hits(rows: list[Any]) -> list[Hit]:
-    """The hits of `remem.store.postgres.sql.search_records`."""
+def hits(rows: list[Any]) -> list[Hit]:
+    """The hits of a word search statement (`remem.store.postgres.sql.search_records`,
+    `search_events`): an id and a score per row."""
     return [Hit(r["id"], float(r["score"])) for r in rows]
