@@ -214,6 +214,11 @@ class BoundEmbedder:
         self._recheck(embedder)
         return (None, self._lexical) if self._lexical is not None else (embedder, None)
 
+    def checks(self) -> bool:
+        """Whether `searching` reads the store's index state (an embedder is bound, or
+        not yet looked for)."""
+        return not self._checked or self._bound is not None
+
     def _recheck(self, embedder: Embedder) -> None:
         """Whether the index is still the bound embedder's, as the store says now."""
         fingerprint = fingerprint_of(embedder)

@@ -335,6 +335,7 @@ class Memory(Recalls, Reads, Writes, DocumentMethods, JobMethods, LifecycleMetho
         write, such as a job the catch-up runs, ends it first)."""
         actor = check_name("actor", request.actor)
         with self.deps.store.search.reading(self.tenant):
+            reads.recall_ahead(self.deps, request, self._embedding.checks())
             backlog = catch_up(self.deps, lambda: self.pipeline, actor, self.catch_up)
             late = self._late.before_recall(self.deps, fill=self.catch_up > 0)  # (backfill)
             who = operator(self.tenant) if who is None else who

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 
+from remem.documents.flows import check_sources
 from remem.errors import InvalidInput
 from remem.facts.about import records_about
 from remem.facts.lookup import Fact, Profile, lookup, pinned_items, profile
@@ -25,6 +26,7 @@ from remem.policy.text import nfc
 from remem.policy.validity import held, within_sensitivity
 from remem.recall import RecallRequest, recall
 from remem.recall.budget import pack
+from remem.recall.gather import ahead
 from remem.recall.gather import closings as closed_at
 from remem.recall.request import RecallAsk
 from remem.store.roles import FIELD_HELD_MOST, Scope
@@ -34,6 +36,33 @@ from remem.writes.checks import MAX_EVENT_CHARS, count, optional_time, sensitivi
 def recall_packet(deps: Deps, ask: RecallAsk) -> Packet:
     """The memory half of `Memory.ask`: the request checked, then ranked (and pinned)
     recall. `ask.actor` is the actor read (a face has resolved a key's own)."""
+    req = recall_request(deps, ask)
+    fields = deps.config.recall.pin if ask.pin is None else pin_fields(ask.pin)
+    if not fields:
+        with deps.store.search.reading(deps.tenant):  # the index check joins the recall's reads
+            embedder, why = deps.searching()
+            return recall(deps.store, embedder, req, deps.clock(), why_lexical=why)
+    return _pinned_recall(deps, req, fields)
+
+
+def recall_ahead(deps: Deps, ask: RecallAsk, index_checked: bool) -> None:
+    """Begin the first reads of the recall `ask` will make (`remem.recall.gather.ahead`),
+    and the embedder's index check when `index_checked`, so that on PostgreSQL they ride
+    with the catch-up's round trip (`Backend.ahead`). A request that is not valid begins
+    nothing: `recall_packet` refuses it where it always did."""
+    try:
+        if "memory" not in check_sources(ask.sources):
+            return
+        req = recall_request(deps, ask)
+    except InvalidInput:
+        return
+    if index_checked:
+        deps.store.reindexing.index_state_ahead(deps.tenant)
+    ahead(deps.store, req)
+
+
+def recall_request(deps: Deps, ask: RecallAsk) -> RecallRequest:
+    """`ask` checked, as the request recall reads; InvalidInput names what is wrong."""
     actor = check_name("actor", ask.actor)
     statement("query", ask.query, MAX_EVENT_CHARS)
     k, budget = ask.k, ask.budget
@@ -44,7 +73,7 @@ def recall_packet(deps: Deps, ask: RecallAsk) -> Packet:
     namespace = narrowed(deps, actor, ask.namespace)
     scope = Scope(deps.tenant, actor, namespace, check_filter(ask.metadata))
     when = optional_time(ask.as_of, "as_of")
-    req = RecallRequest(
+    return RecallRequest(
         scope=scope,
         # the tenant's approved procedures apply to every actor
         shared=() if scope.narrowed else (Scope(deps.tenant, SHARED_ACTOR),),
@@ -57,12 +86,6 @@ def recall_packet(deps: Deps, ask: RecallAsk) -> Packet:
         explain=ask.explain,
         max_sensitivity=sensitivity(ask.max_sensitivity),
     )
-    fields = deps.config.recall.pin if ask.pin is None else pin_fields(ask.pin)
-    if not fields:
-        with deps.store.search.reading(deps.tenant):  # the index check joins the recall's reads
-            embedder, why = deps.searching()
-            return recall(deps.store, embedder, req, deps.clock(), why_lexical=why)
-    return _pinned_recall(deps, req, fields)
 
 
 def _pinned_recall(deps: Deps, req: RecallRequest, fields: Sequence[str]) -> Packet:

@@ -77,6 +77,7 @@ def recall(
                     "this recall is lexical only"
                 )
                 gathered = gather(store, None, req, now, why)
+            store.search.last_read(req.scope.tenant)  # COMMIT rides with the next read
             standing = standing_instructions(store.records, req, now)
         return pack_packet(gathered, rank(gathered, now), standing)
 

@@ -81,6 +81,17 @@ class Gathered:
     notes: tuple[str, ...] = ()
 
 
+def ahead(store: Store, req: RecallRequest) -> None:
+    """Begin the reads every recall of `req` starts with (`Search.ahead`): the shared
+    scopes' versions (`_may_hold_records`) and the word searches of the query's words,
+    of the scope's events (when asked for) and records. On PostgreSQL they ride with the
+    next round trip of the recall's span (the embedder's index check), so `gather` finds
+    them answered instead of making three round trips of its own."""
+    words = understand(req.query).words
+    events = EVENT_POOL if req.include_events else 0
+    store.search.ahead(req.scope, req.shared, words, events, POOL)
+
+
 def gather(
     store: Store,
     embedder: Embedder | None,

@@ -471,6 +471,18 @@ class Search(Protocol):
         of the scope's searches may be keyed on."""
         ...
 
+    def ahead(
+        self, scope: Scope, shared: Sequence[Scope], words: str, events: int, records: int
+    ) -> None:
+        """Begin a recall's first reads in `reading` (`shared` scopes' versions, word searches
+        of `events`, `records`): PostgreSQL's `remem.store.postgres.span`; SQLite: none."""
+        ...
+
+    def last_read(self, tenant: str) -> None:
+        """Inside `reading`, the next read is a recall's last: PostgreSQL's COMMIT rides
+        with it (a later read begins anew); SQLite does nothing."""
+        ...
+
     def reading(self, tenant: str) -> AbstractContextManager[None]:
         """This thread's reads of `tenant` inside (a recall's): one transaction on PostgreSQL
         (`remem.store.postgres.span`), each still seeing what was committed before it."""

@@ -141,6 +141,12 @@ class Backend(Protocol):
         """The rows (RETURNING) of one writing statement, in its own write transaction."""
         ...
 
+    def ahead(self, tenant: str, statements: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
+        """Begin some reads a caller will make soon: PostgreSQL sends them with this
+        thread's next round trip in a span of `tenant` and answers the same reads from
+        them (`remem.store.postgres.span`); SQLite does nothing."""
+        ...
+
     def each(self, db: Tx, sql: str, rows: Sequence[Mapping[str, Any]]) -> list[Row | None]:
         """Run `sql` once per row of parameters; the first row each returned, or None."""
         ...

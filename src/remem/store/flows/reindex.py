@@ -31,7 +31,7 @@ of its caches and indexes (`_switched`).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
@@ -150,12 +150,17 @@ class VectorReindex(ABC):
     def index_state(self, tenant: str) -> tuple[PendingReindex | None, list[VectorModel]]:
         """The tenant's pending reindex and the models whose vectors it holds, read in one
         transaction (what a memory looks at before each search, `remem.memory.embedder`)."""
-        params = {"tenant": tenant}
-        pending, held = self.backend.read_many(
-            tenant, [(self._sql(SQL["pending"]), params), (self._sql(SQL["models"]), params)]
-        )
+        pending, held = self.backend.read_many(tenant, self._state_reads(tenant))
         models = [VectorModel(r["model"], int(r["dim"]), r["fingerprint"]) for r in held]
         return self._pending(pending), models
+
+    def index_state_ahead(self, tenant: str) -> None:
+        """Begin `index_state`'s reads where that saves a round trip (`Backend.ahead`)."""
+        self.backend.ahead(tenant, self._state_reads(tenant))
+
+    def _state_reads(self, tenant: str) -> list[tuple[str, Mapping[str, Any]]]:
+        params = {"tenant": tenant}
+        return [(self._sql(SQL["pending"]), params), (self._sql(SQL["models"]), params)]
 
     def _pending(self, rows: Sequence[Row]) -> PendingReindex | None:
         if not rows:

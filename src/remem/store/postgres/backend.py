@@ -94,6 +94,20 @@ class PostgresBackend:
         except psycopg.Error as exc:
             raise self.translate(exc) from exc
 
+    def ahead(self, tenant: str, statements: Sequence[tuple[Query, Any]]) -> None:
+        """Send some reads of `tenant` with this thread's next round trip, for a later
+        read in its span to take (`Spans.ahead`); outside a span of `tenant`, nothing."""
+        span = self.spans.current()
+        if span is not None and span.tenant == tenant:
+            self.spans.ahead(span, statements)
+
+    def last_read(self, tenant: str) -> None:
+        """This thread's next read in its span of `tenant` ends the span's transaction in
+        its own round trip (`Spans.last`); outside such a span, nothing."""
+        span = self.spans.current()
+        if span is not None and span.tenant == tenant:
+            self.spans.last(span)
+
     @contextmanager
     def tx(self, tenant: str | None) -> Iterator[Cursor]:
         """One transaction bound to `tenant` (or, with `ALL_TENANTS`, to every tenant)."""

@@ -102,6 +102,27 @@ class PostgresSearch:
         bound to it (`PostgresBackend.span`, `remem.store.postgres.span`)."""
         return self.backend.span(tenant)
 
+    def ahead(
+        self, scope: Scope, shared: Sequence[Scope], words: str, events: int, records: int
+    ) -> None:
+        """`Search.ahead`: the shared scopes' versions, the word search of `events` of the
+        scope's events and the first statement of the word search of `records` of its
+        records, sent with this thread's next round trip in a span of the scope's tenant
+        (`remem.store.postgres.span`)."""
+        reads: list[tuple[Query, Any]] = [
+            (q.SCOPE_VERSION, {"tenant": sc.tenant, "actor": sc.actor}) for sc in shared
+        ]
+        if events > 0 and (built := q.search_events(scope, words, events)) is not None:
+            reads.append(built)
+        if records > 0:
+            reads.extend(self.terms.first(scope, words, records))
+        self.backend.ahead(scope.tenant, reads)
+
+    def last_read(self, tenant: str) -> None:
+        """`Search.last_read`: COMMIT rides with the next read's round trip
+        (`remem.store.postgres.span`)."""
+        self.backend.last_read(tenant)
+
     def add_event_vectors(
         self, tenant: str, vectors: Sequence[tuple[Event, npt.NDArray[np.float32]]], model: str
     ) -> None:

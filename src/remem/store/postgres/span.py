@@ -22,6 +22,20 @@ before it began, as it did in a transaction of its own.
   begins a new transaction.
 - A failed statement rolls the span's transaction back and returns its connection; the
   span's next read begins a new one.
+
+Reads sent ahead (`Spans.ahead`). A recall knows some of its reads before it needs
+them: the versions of the scopes it reads, its word searches. Each round trip costs
+a wake-up of two processes, about 0.2-1 ms on a 2-core VM where the statements
+themselves take 0.05-0.5 ms (docs/decisions/service-speed.md), so the reads known early
+are queued in the span and sent in its next round trip, whatever that carries; their
+rows are kept, and a later read of the same statement with the same parameters in the
+span takes them instead of a round trip of its own (once: a second such read goes to
+the database). At READ COMMITTED each statement reads what was committed before it
+began, so a read answered early is the read made a moment before: as if the recall had
+made it first. The span's end drops what was queued and kept (at most `AHEAD_MAX`
+statements), so nothing crosses a write of this thread or another span. A queued
+statement that fails fails the round trip it rode in, as it would have failed the
+transaction later.
 """
 
 from __future__ import annotations
@@ -29,7 +43,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import psycopg
@@ -45,14 +60,42 @@ Settings = Sequence[tuple[str, Mapping[str, Any]]]
 SAVEPOINT = "SAVEPOINT remem_read"
 UNDO_SETTINGS = "ROLLBACK TO SAVEPOINT remem_read"
 RELEASE = "RELEASE SAVEPOINT remem_read"
+AHEAD_MAX = 16  # statements queued or kept ahead in one span, at most
+
+# a statement and its parameters, as a read sent ahead is matched by a later one
+Key = tuple[str, Any]
 
 
 @dataclass
 class Span:
-    """One thread's span of reads of `tenant`; `conn` holds its open transaction."""
+    """One thread's span of reads of `tenant`; `conn` holds its open transaction,
+    `queued` the reads to send ahead with its next round trip, `answers` the rows of
+    those sent, until a read takes them."""
 
     tenant: str
     conn: psycopg.Connection[Any] | None = None
+    queued: dict[Key, tuple[Query, Any]] = field(default_factory=dict)
+    answers: dict[Key, list[DictRow]] = field(default_factory=dict)
+    closing: bool = False  # the next round trip ends the transaction (`Spans.last`)
+
+
+def statement_key(sql: Query, params: Any) -> Key | None:
+    """What a read sent ahead is matched on: its text and its parameters, or None for
+    parameters that cannot be compared (a vector)."""
+    try:
+        return (sql if isinstance(sql, str) else repr(sql), _frozen(params))
+    except TypeError:
+        return None
+
+
+def _frozen(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return tuple(sorted((k, _frozen(v)) for k, v in value.items()))
+    if isinstance(value, list | tuple):
+        return tuple(_frozen(v) for v in value)
+    if value is None or isinstance(value, str | int | float | datetime):
+        return value
+    raise TypeError(f"not compared: {type(value).__name__}")
 
 
 class Spans:
@@ -106,6 +149,9 @@ class Spans:
         """COMMIT (or, after a failure, roll back) the span's transaction and return its
         connection to the pool."""
         conn, span.conn = span.conn, None
+        span.queued.clear()
+        span.answers.clear()
+        span.closing = False
         if conn is None:
             return
         try:
@@ -120,6 +166,23 @@ class Spans:
         finally:
             self._pool.putconn(conn)
 
+    def ahead(self, span: Span, statements: Sequence[tuple[Query, Any]]) -> None:
+        """Queue reads to send with the span's next round trip (see the module); those
+        already queued or kept, those whose parameters cannot be matched and those past
+        `AHEAD_MAX` are left out."""
+        for sql, params in statements:
+            key = statement_key(sql, params)
+            if key is None or key in span.queued or key in span.answers:
+                continue
+            if len(span.queued) + len(span.answers) >= AHEAD_MAX:
+                return
+            span.queued[key] = (sql, params)
+
+    def last(self, span: Span) -> None:
+        """The span's next read is its last: COMMIT rides in its round trip, and the
+        connection goes back to the pool then (a read after it begins a new transaction)."""
+        span.closing = span.conn is not None
+
     def rows(self, span: Span, sql: Query, params: Any, settings: Settings) -> list[DictRow]:
         """One read in the span's transaction (begun with it if none is open)."""
         return self.rows_many(span, [(sql, params)], settings)[0]
@@ -128,7 +191,12 @@ class Spans:
         self, span: Span, statements: Sequence[tuple[Query, Any]], settings: Settings = ()
     ) -> list[list[DictRow]]:
         """Several reads in the span's transaction, sent in one round trip (with BEGIN
-        and the tenant's binding when the transaction is new)."""
+        and the tenant's binding when the transaction is new); reads sent ahead answer
+        from what they got."""
+        if span.answers and not settings:
+            keys = [statement_key(sql, params) for sql, params in statements]
+            if len(set(keys)) == len(keys) and all(k in span.answers for k in keys):
+                return [span.answers.pop(k) for k in keys if k is not None]
         with self._statement(span, settings, len(statements)) as curs:
             for cur, (sql, params) in zip(curs, statements, strict=True):
                 cur.execute(sql, params)
@@ -137,7 +205,7 @@ class Spans:
     @contextmanager
     def cursor(self, span: Span) -> Iterator[psycopg.Cursor[DictRow]]:
         """A cursor in the span's transaction, for several statements in a row."""
-        with self._statement(span, (), 0):
+        with self._statement(span, (), 0, closes=False):
             pass
         assert span.conn is not None
         try:
@@ -148,18 +216,23 @@ class Spans:
 
     @contextmanager
     def _statement(
-        self, span: Span, settings: Settings, n: int = 1
+        self, span: Span, settings: Settings, n: int = 1, *, closes: bool = True
     ) -> Iterator[list[psycopg.Cursor[DictRow]]]:
         """Yield `n` cursors whose statements run in the span's transaction, sent in one
         round trip with BEGIN and the tenant's binding when the transaction is new, and
-        between SAVEPOINT and ROLLBACK TO SAVEPOINT when it has settings."""
+        between SAVEPOINT and ROLLBACK TO SAVEPOINT when it has settings; then the reads
+        queued ahead, whose rows are kept, and COMMIT when the span is closing and
+        `closes` (the connection then goes back to the pool; the rows are the cursors')."""
         fresh = span.conn is None
         conn = span.conn = span.conn or self._pool.getconn()
         try:
             curs = [conn.cursor(row_factory=dict_row) for _ in range(n)]
-            if not fresh and not settings and n <= 1:
+            closing = span.closing and closes
+            if not fresh and not settings and n <= 1 and not span.queued and not closing:
                 yield curs  # a read alone (or none: `cursor`): nothing else sent
                 return
+            queued, span.queued = ({} if closing else span.queued), {}
+            sent: list[tuple[Key, psycopg.Cursor[DictRow]]] = []
             with conn.pipeline():
                 if fresh:
                     conn.execute("BEGIN")
@@ -172,6 +245,18 @@ class Spans:
                 if settings:
                     conn.execute(UNDO_SETTINGS)
                     conn.execute(RELEASE)
+                for key, (sql, params) in queued.items():
+                    cur = conn.cursor(row_factory=dict_row)
+                    cur.execute(sql, params)
+                    sent.append((key, cur))
+                if closing:
+                    conn.execute("COMMIT")
+            span.answers.update((key, cur.fetchall()) for key, cur in sent)
+            if closing:
+                span.conn, span.closing = None, False
+                span.queued.clear()
+                span.answers.clear()
+                self._pool.putconn(conn)
         except BaseException:
             self.end(span, failed=True)
             raise

@@ -128,17 +128,13 @@ class TermWindows:
     def search(self, scope: Scope, query: str, limit: int) -> list[Hit]:
         """The `limit` best of the scope's `window` newest active or invalid records
         matching any word of `query`, best first, by ts_rank."""
-        found = words(query)
-        if not found or limit <= 0:
+        first = self.first(scope, query, limit)
+        if not first:
             return []
         tenant, actor = scope.tenant, scope.actor
-        plain = q.search_records(scope, query, limit, self.window)
-        assert plain is not None  # the query has words
         with self._lock:
             seen = self._searches.get((tenant, actor))
-        quiet = seen is not None and seen[1] >= QUIET_SEARCHES
-        head = (QUERY_TERMS, {"words": " ".join(found), "tenant": tenant, "actor": actor})
-        got = self.backend.rows_many(tenant, [head] if quiet else [head, plain])
+        got = self.backend.rows_many(tenant, first)
         terms, version = list(got[0][0]["terms"]), int(got[0][0]["version"])
         with self._lock:
             moved = seen is None or seen[0] != version
@@ -147,8 +143,10 @@ class TermWindows:
             self._searches[(tenant, actor)] = (version, searches)
             while len(self._searches) > SCOPES_SEEN:
                 self._searches.pop(next(iter(self._searches)))
-        if not quiet:
+        if len(first) > 1:  # not quiet: the search itself came back too
             return hits(got[1])
+        plain = q.search_records(scope, query, limit, self.window)
+        assert plain is not None  # the query has words
         if not terms:
             return []
         windows = None if moved else self._read_windows(scope, terms, version)
@@ -167,6 +165,23 @@ class TermWindows:
             return hits(self.backend.rows(tenant, *plain))
         ranked = scores[order]
         return [Hit(ids[j], float(ranked[j])) for j in kept]
+
+    def first(self, scope: Scope, query: str, limit: int) -> list[tuple[str, dict[str, Any]]]:
+        """The statements a search of `query` sends first, as things stand: the query's
+        terms and the scope's version, then the whole search in SQL unless the scope has
+        had `QUIET_SEARCHES` at its version (none for a query without words)."""
+        found = words(query)
+        if not found or limit <= 0:
+            return []
+        tenant, actor = scope.tenant, scope.actor
+        head = (QUERY_TERMS, {"words": " ".join(found), "tenant": tenant, "actor": actor})
+        with self._lock:
+            seen = self._searches.get((tenant, actor))
+        if seen is not None and seen[1] >= QUIET_SEARCHES:
+            return [head]
+        plain = q.search_records(scope, query, limit, self.window)
+        assert plain is not None  # the query has words
+        return [head, plain]
 
     def drop_scope(self, tenant: str, actor: str) -> None:
         """Forget everything kept of one scope (after an erasure)."""

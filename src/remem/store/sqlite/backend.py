@@ -216,6 +216,9 @@ class SQLiteBackend:
         """The rows of one reading statement."""
         return self.rows(sql, params)
 
+    def ahead(self, tenant: str, statements: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
+        """`Backend.ahead`: nothing (a read here makes no round trip)."""
+
     def read_many(
         self, tenant: str | None, statements: Sequence[tuple[str, Mapping[str, Any]]]
     ) -> list[Sequence[sqlite3.Row]]:

@@ -301,6 +301,14 @@ class SQLiteSearch:
         """The scope's version, bumped by every write to its records or vectors."""
         return self._version(scope)
 
+    def ahead(
+        self, scope: Scope, shared: Sequence[Scope], words: str, events: int, records: int
+    ) -> None:
+        """`Search.ahead`: nothing (SQLite's reads make no round trips)."""
+
+    def last_read(self, tenant: str) -> None:
+        """`Search.last_read`: nothing (no transaction spans SQLite's reads)."""
+
     def reading(self, tenant: str) -> AbstractContextManager[None]:
         """`Store.reading`: SQLite's reads need no span (each is a statement on the
         store's one connection)."""
