@@ -49,7 +49,10 @@ def recall_ahead(deps: Deps, ask: RecallAsk, index_checked: bool) -> None:
     """Begin the first reads of the recall `ask` will make (`remem.recall.gather.ahead`),
     and the embedder's index check when `index_checked`, so that on PostgreSQL they ride
     with the catch-up's round trip (`Backend.ahead`). A request that is not valid begins
-    nothing: `recall_packet` refuses it where it always did."""
+    nothing: `recall_packet` refuses it where it always did. Where the store's reads make
+    no round trips (SQLite), nothing is checked or begun."""
+    if not deps.store.search.reads_ahead:
+        return
     try:
         if "memory" not in check_sources(ask.sources):
             return

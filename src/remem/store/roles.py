@@ -8,11 +8,10 @@ depend on only what it uses: `store.events` (`EventLog`), `store.jobs`
 (`RequestLedger`), `store.records` (`RecordStore`), `store.backfill`
 (`VectorCatchUp`), `store.erasure` (`Erasure`), `store.audit` (`AuditLog`),
 `store.keys` (`KeyStore`), `store.actors` (`ActorListing`), `store.search`
-(`Search`), with `ROLES` naming
-them; besides, `store.thread`, `store.documents` and `store.reindexing`. `Store`
-is those attributes and the operator's `Operations`. The conformance suite in
-`tests/conformance` runs on every backend, role by role; a backend declares a
-role it lacks (`Store.lacks`).
+(`Search`), with `ROLES` naming them; besides, `store.thread`, `store.documents`
+and `store.reindexing`. `Store` is those attributes and the operator's `Operations`.
+The conformance suite in `tests/conformance` runs on every backend, role by role; a
+backend declares a role it lacks (`Store.lacks`).
 
 Scope is an argument of every read, never a filter applied afterwards: each
 method takes the tenant, and those that search take the actor (and optionally
@@ -471,6 +470,8 @@ class Search(Protocol):
         of the scope's searches may be keyed on."""
         ...
 
+    reads_ahead: bool  # whether `ahead` and `last_read` save round trips (PostgreSQL)
+
     def ahead(
         self, scope: Scope, shared: Sequence[Scope], words: str, events: int, records: int
     ) -> None:
@@ -479,8 +480,7 @@ class Search(Protocol):
         ...
 
     def last_read(self, tenant: str) -> None:
-        """Inside `reading`, the next read is a recall's last: PostgreSQL's COMMIT rides
-        with it (a later read begins anew); SQLite does nothing."""
+        """In `reading`, the next read is a recall's last (PostgreSQL's COMMIT rides with it)."""
         ...
 
     def reading(self, tenant: str) -> AbstractContextManager[None]:

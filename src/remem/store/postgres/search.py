@@ -102,6 +102,8 @@ class PostgresSearch:
         bound to it (`PostgresBackend.span`, `remem.store.postgres.span`)."""
         return self.backend.span(tenant)
 
+    reads_ahead = True  # each read sent ahead saves a round trip
+
     def ahead(
         self, scope: Scope, shared: Sequence[Scope], words: str, events: int, records: int
     ) -> None:

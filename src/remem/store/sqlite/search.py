@@ -301,6 +301,8 @@ class SQLiteSearch:
         """The scope's version, bumped by every write to its records or vectors."""
         return self._version(scope)
 
+    reads_ahead = False  # a read here makes no round trip
+
     def ahead(
         self, scope: Scope, shared: Sequence[Scope], words: str, events: int, records: int
     ) -> None:
