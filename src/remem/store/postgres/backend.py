@@ -97,15 +97,13 @@ class PostgresBackend:
     def ahead(self, tenant: str, statements: Sequence[tuple[Query, Any]]) -> None:
         """Send some reads of `tenant` with this thread's next round trip, for a later
         read in its span to take (`Spans.ahead`); outside a span of `tenant`, nothing."""
-        span = self.spans.current()
-        if span is not None and span.tenant == tenant:
+        if (span := self.spans.of(tenant)) is not None:
             self.spans.ahead(span, statements)
 
     def last_read(self, tenant: str) -> None:
         """This thread's next read in its span of `tenant` ends the span's transaction in
         its own round trip (`Spans.last`); outside such a span, nothing."""
-        span = self.spans.current()
-        if span is not None and span.tenant == tenant:
+        if (span := self.spans.of(tenant)) is not None:
             self.spans.last(span)
 
     @contextmanager
@@ -149,8 +147,7 @@ class PostgresBackend:
             (q.SET_ALL_TENANTS, {}) if tenant is None else (q.SET_TENANT, {"tenant": tenant})
         )
         try:
-            span = self.spans.current()
-            if span is not None and span.tenant == tenant:
+            if (span := self.spans.of(tenant)) is not None:
                 return self.spans.rows_many(span, statements, settings)
             self.spans.pause()  # another binding: not in the span's transaction
             with self.pool.connection() as conn:
@@ -221,8 +218,7 @@ class PostgresBackend:
     def reading(self, tenant: str | None) -> AbstractContextManager[Cursor]:
         """A transaction bound to `tenant`, for reads that see one another (inside a span
         of reads of `tenant`, the span's)."""
-        span = self.spans.current()
-        if span is not None and span.tenant == tenant:
+        if (span := self.spans.of(tenant)) is not None:
             return self._span_cursor(span)
         return self.tx(tenant)
 

@@ -111,9 +111,7 @@ class PostgresSearch:
         scope's events and the first statement of the word search of `records` of its
         records, sent with this thread's next round trip in a span of the scope's tenant
         (`remem.store.postgres.span`)."""
-        reads: list[tuple[Query, Any]] = [
-            (q.SCOPE_VERSION, {"tenant": sc.tenant, "actor": sc.actor}) for sc in shared
-        ]
+        reads: list[tuple[Query, Any]] = [_version_read(sc) for sc in shared]
         if events > 0 and (built := q.search_events(scope, words, events)) is not None:
             reads.append(built)
         if records > 0:
@@ -490,8 +488,7 @@ class PostgresSearch:
         every write to its records or vectors, by any process: what lets a recall reuse
         the scope's searches of the domain centres (`remem.recall.applies`) instead of
         repeating a dozen HNSW searches per request."""
-        params = {"tenant": scope.tenant, "actor": scope.actor}
-        rows = self.backend.rows(scope.tenant, q.SCOPE_VERSION, params)
+        rows = self.backend.rows(scope.tenant, *_version_read(scope))
         return int(rows[0]["version"]) if rows else 0
 
     def record_vectors(
@@ -501,3 +498,9 @@ class PostgresSearch:
         rows = self.backend.rows(tenant, q.VECTORS_FOR, {"tenant": tenant, "model": model,
                                                   "keys": list(ids)})  # fmt: skip
         return {r["record_id"]: vector_from(r["vec"]) for r in rows}
+
+
+def _version_read(scope: Scope) -> tuple[str, dict[str, Any]]:
+    """The read of a scope's version: `scope_version`'s, and the one `ahead` sends for it
+    (a read sent ahead is matched by its text and parameters)."""
+    return q.SCOPE_VERSION, {"tenant": scope.tenant, "actor": scope.actor}

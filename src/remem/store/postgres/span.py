@@ -110,6 +110,11 @@ class Spans:
         span: Span | None = getattr(self._local, "span", None)
         return span
 
+    def of(self, tenant: str | None) -> Span | None:
+        """This thread's span, if it is inside one of `tenant`'s."""
+        span = self.current()
+        return span if span is not None and span.tenant == tenant else None
+
     @contextmanager
     def open(self, tenant: str) -> Iterator[None]:
         """A span of reads of `tenant` on this thread (nested: the outer one goes on)."""
@@ -252,9 +257,8 @@ class Spans:
                 if closing:
                     conn.execute("COMMIT")
             span.answers.update((key, cur.fetchall()) for key, cur in sent)
-            if closing:
+            if closing:  # nothing was queued or sent ahead in this round trip
                 span.conn, span.closing = None, False
-                span.queued.clear()
                 span.answers.clear()
                 self._pool.putconn(conn)
         except BaseException:
