@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 ENV_CACHE = "REMEM_MODEL_CACHE"
 """Environment variable naming the folder for built ONNX graphs."""
 
-GRAPH_VERSION = 1
+GRAPH_VERSION = 2  # 2: attention and GELU as ONNX Runtime's operators (`graph.build_graph`)
 """Raised whenever `minilm_graph.build_graph` changes, so old graphs are not reused."""
 
 
