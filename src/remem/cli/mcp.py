@@ -9,7 +9,12 @@ from __future__ import annotations
 import click
 
 from remem.cli.kit import Ctx, json_option, warn_store
-from remem.cli.serve import _db_path, allow_rls_bypass_option, body_options
+from remem.cli.serve import (
+    _db_path,
+    allow_rls_bypass_option,
+    body_options,
+    recall_threads_option,
+)
 
 
 @click.command()
@@ -30,13 +35,7 @@ from remem.cli.serve import _db_path, allow_rls_bypass_option, body_options
 @click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535))
 @body_options
 @click.option("--lexical", is_flag=True, help="No embedding model: lexical recall only.")
-@click.option(
-    "--recall-threads",
-    default=None,
-    type=click.IntRange(1, 256),
-    help="Recalls and document searches run at once; more wait in arrival order "
-    "[default: the cores, at least 1].",
-)
+@recall_threads_option("Recalls and document searches run", "the cores, at least 1")
 @allow_rls_bypass_option
 @json_option
 @click.pass_obj
