@@ -134,6 +134,30 @@ def test_other_weights_get_their_own_graph(path: Path, tmp_path: Path) -> None:
     assert len(graphs) == 2 and first in graphs
 
 
+def test_a_build_removes_the_graphs_of_older_versions(path: Path, tmp_path: Path) -> None:
+    from remem.embed.minilm.onnx_encoder import GRAPH_VERSION, VERSION_FILE
+
+    def planted(name: str, version: int | None) -> Path:
+        folder = tmp_path / name
+        (folder / "optimized-1.0.0").mkdir(parents=True)
+        (folder / "model.onnx").write_bytes(b"a graph")
+        if version is not None:
+            (folder / VERSION_FILE).write_text(f"{version}\n")
+        return folder
+
+    first = planted("all-MiniLM-L6-v2-float32-" + "a" * 16, None)  # before versions were noted
+    older = planted("all-MiniLM-L6-v2-int8-" + "b" * 16, GRAPH_VERSION - 1)
+    newer = planted("all-MiniLM-L6-v2-int8-" + "c" * 16, GRAPH_VERSION + 1)
+    same = planted("all-MiniLM-L6-v2-float32-" + "d" * 16, GRAPH_VERSION)  # other weights
+    other = planted("all-MiniLM-L6-v2-onnx-int8-" + "e" * 16, None)  # the packaged copy
+    MiniLMEmbedder(path, cache_dir=tmp_path).embed(["build the graph"])
+    built = [g for g in _graphs(tmp_path) if g not in (newer, same, other)]
+    assert len(built) == 1
+    assert (built[0] / VERSION_FILE).read_text() == f"{GRAPH_VERSION}\n"
+    assert not first.exists() and not older.exists()
+    assert newer.exists() and same.exists() and other.exists()
+
+
 def test_an_unwritable_cache_builds_the_graph_in_memory(
     path: Path, tmp_path: Path, numpy_vectors: np.ndarray
 ) -> None:

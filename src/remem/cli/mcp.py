@@ -9,7 +9,12 @@ from __future__ import annotations
 import click
 
 from remem.cli.kit import Ctx, json_option, warn_store
-from remem.cli.serve import _db_path, allow_rls_bypass_option, body_options
+from remem.cli.serve import (
+    _db_path,
+    allow_rls_bypass_option,
+    body_options,
+    recall_threads_option,
+)
 
 
 @click.command()
@@ -30,6 +35,7 @@ from remem.cli.serve import _db_path, allow_rls_bypass_option, body_options
 @click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535))
 @body_options
 @click.option("--lexical", is_flag=True, help="No embedding model: lexical recall only.")
+@recall_threads_option("Recalls and document searches run", "the cores, at least 1")
 @allow_rls_bypass_option
 @json_option
 @click.pass_obj
@@ -43,6 +49,7 @@ def mcp(
     body_timeout: float,
     max_pending_bodies: int,
     lexical: bool,
+    recall_threads: int | None,
     allow_rls_bypass: bool,
 ) -> None:
     """Serve memory to an MCP client, scoped to one API key.
@@ -66,7 +73,8 @@ def mcp(
     path = _db_path(ctx)
     embedder = None if lexical else for_config(ctx.config)  # [embed], else the default
     limits = BodyLimits(max_body, body_timeout, max_pending_bodies)
-    server = McpServer.open(path, key, embedder=embedder, host=host, port=port, body_limits=limits)
+    server = McpServer.open(path, key, embedder=embedder, host=host, port=port,
+                            body_limits=limits, recall_threads=recall_threads)  # fmt: skip
     try:
         warn_store(server.store)  # stderr: stdout is the stdio transport's
         if transport == "http":

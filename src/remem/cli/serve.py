@@ -95,6 +95,17 @@ def body_options(command: Callable[..., None]) -> Callable[..., None]:
     return command
 
 
+def recall_threads_option(what: str, default: str) -> Callable[..., Any]:
+    """--recall-threads, the size of a server process's recall lane
+    (`remem.service.lane`); its help says `what` runs at once and the `default`."""
+    return click.option(
+        "--recall-threads",
+        default=None,
+        type=click.IntRange(1, 256),
+        help=f"{what} at once; more wait in arrival order [default: {default}].",
+    )
+
+
 allow_rls_bypass_option = click.option(
     "--allow-rls-bypass",
     is_flag=True,
@@ -141,12 +152,8 @@ allow_rls_bypass_option = click.option(
     help="Server processes (e.g. one per core); extraction still runs once, in the "
     "supervising process, and metrics count every process's requests.",
 )
-@click.option(
-    "--recall-threads",
-    default=None,
-    type=click.IntRange(1, 256),
-    help="Recalls each server process runs at once; more wait in arrival order "
-    "[default: the cores, shared among --workers, at least 1].",
+@recall_threads_option(
+    "Recalls each server process runs", "the cores, shared among --workers, at least 1"
 )
 @click.option(
     "--metrics-port",

@@ -69,6 +69,7 @@ from remem.service.bodies import (
     BodyLimits,
 )
 from remem.service.http_errors import install_error_handlers
+from remem.service.lane import default_recall_threads as default_recall_threads
 from remem.service.routes import ROUTERS
 from remem.store.roles import Store, refuse_rls_bypass
 from remem.telemetry import Telemetry
@@ -197,21 +198,6 @@ class _Service:
 
 
 # -- the app -----------------------------------------------------------------------------------
-
-
-def default_recall_threads(workers: int = 1) -> int:
-    """Recalls a server process runs at once by default: the cores this process may run
-    on, shared among the `workers` processes of `remem serve --workers`, at least one.
-
-    A recall is CPU work (the query's embedding, the vector scan, ranking), so threads
-    beyond the cores only take turns at the interpreter lock and the cores, and finish
-    together late (the runs: docs/decisions/service-speed.md, "One recall at a time per
-    core")."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cores = os.cpu_count() or 1
-    return max(1, cores // max(1, workers))
 
 
 def create_app(

@@ -10,6 +10,8 @@ not a hash of its 90 MB, which would cost 0.15 s at every start. A cached
 graph that fails to load is rebuilt once. Writes go to a temporary folder
 renamed into place, so processes building at the same time never read half a
 graph; when the cache cannot be written, the float32 graph is built in memory.
+Each folder notes the `GRAPH_VERSION` that built it, and a build removes the graphs
+of older versions (`sweep`): a version raised leaves no 100-180 MB folder behind.
 
 One session per embedder, on one intra-op thread: a query is about 5 ms where
 numpy takes about 10, and two threads gained nothing for single queries and
@@ -29,6 +31,7 @@ import contextlib
 import hashlib
 import logging
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -47,7 +50,9 @@ if TYPE_CHECKING:
 ENV_CACHE = "REMEM_MODEL_CACHE"
 """Environment variable naming the folder for built ONNX graphs."""
 
-GRAPH_VERSION = 1
+GRAPH_VERSION = 2  # 2: attention and GELU as ONNX Runtime's operators (`graph.build_graph`)
+VERSION_FILE = "graph-version"  # in each graph's folder: the GRAPH_VERSION that built it
+_GRAPH_FOLDER = re.compile(r"all-MiniLM-L6-v2-(float32|int8)-[0-9a-f]{16}")
 """Raised whenever `minilm_graph.build_graph` changes, so old graphs are not reused."""
 
 
@@ -221,8 +226,9 @@ def _build(target: Path, weights: Callable[[], Weights], *, int8: bool, float_di
             location=DATA_FILE,
             size_threshold=1024,
         )
-        for made in (tmp, tmp / GRAPH_FILE, tmp / DATA_FILE):  # readable like any cache
-            made.chmod(0o755 if made.is_dir() else 0o644)
+        (tmp / VERSION_FILE).write_text(f"{GRAPH_VERSION}\n")
+        for made in (tmp, tmp / GRAPH_FILE, tmp / DATA_FILE, tmp / VERSION_FILE):
+            made.chmod(0o755 if made.is_dir() else 0o644)  # readable like any cache
         if target.exists():  # a damaged graph: set it aside, then take its place
             old = Path(
                 tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".old")
@@ -237,3 +243,27 @@ def _build(target: Path, weights: Callable[[], Weights], *, int8: bool, float_di
             # another process put its complete graph there first: use that one
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    sweep(target.parent)
+
+
+def sweep(cache: Path) -> list[Path]:
+    """Remove from `cache` the graphs an older remem built (their `VERSION_FILE` says a
+    `GRAPH_VERSION` below this one's; a folder without one was built by version 1), which
+    no remem of this version opens again: 100-180 MB each. Those a newer remem built
+    stay. Runs after each build, so each version's graphs go once. Returns the folders
+    removed."""
+    removed = []
+    for folder in sorted(cache.glob("all-MiniLM-L6-v2-*")):
+        if not _GRAPH_FOLDER.fullmatch(folder.name) or not folder.is_dir():
+            continue
+        try:
+            version = int((folder / VERSION_FILE).read_text().strip())
+        except FileNotFoundError:
+            version = 1
+        except (OSError, ValueError):  # unreadable: not ours to judge
+            continue
+        if version < GRAPH_VERSION:
+            shutil.rmtree(folder, ignore_errors=True)
+            _log.info("removed %s, a graph of an older remem (version %d)", folder, version)
+            removed.append(folder)
+    return removed
