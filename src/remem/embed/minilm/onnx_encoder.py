@@ -51,9 +51,10 @@ ENV_CACHE = "REMEM_MODEL_CACHE"
 """Environment variable naming the folder for built ONNX graphs."""
 
 GRAPH_VERSION = 2  # 2: attention and GELU as ONNX Runtime's operators (`graph.build_graph`)
-VERSION_FILE = "graph-version"  # in each graph's folder: the GRAPH_VERSION that built it
-_GRAPH_FOLDER = re.compile(r"all-MiniLM-L6-v2-(float32|int8)-[0-9a-f]{16}")
 """Raised whenever `minilm_graph.build_graph` changes, so old graphs are not reused."""
+
+VERSION_FILE = "graph-version"  # in each graph's folder: the GRAPH_VERSION that built it
+_GRAPH_FOLDER = re.compile(r"all-MiniLM-L6-v2-(float32|int8)-[0-9a-f]{16}")  # `sweep`'s
 
 
 _log = logging.getLogger("remem.embed")
