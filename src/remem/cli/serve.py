@@ -194,7 +194,8 @@ def serve(
     try:
         import uvicorn
 
-        from remem.service.http import create_app, default_recall_threads
+        from remem.service.http import create_app
+        from remem.service.lane import default_recall_threads
     except ImportError as exc:
         raise click.ClickException(
             f"the HTTP service needs its extra ({exc.name} is missing): pip install 'remem[server]'"

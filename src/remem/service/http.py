@@ -69,7 +69,7 @@ from remem.service.bodies import (
     BodyLimits,
 )
 from remem.service.http_errors import install_error_handlers
-from remem.service.lane import default_recall_threads as default_recall_threads
+from remem.service.lane import recall_lane
 from remem.service.routes import ROUTERS
 from remem.store.roles import Store, refuse_rls_bypass
 from remem.telemetry import Telemetry
@@ -239,9 +239,7 @@ def create_app(
     `default_recall_threads()`); more wait their turn in arrival order, while every
     other route runs on the thread pool as before.
     """
-    lane = default_recall_threads() if recall_threads is None else recall_threads
-    if isinstance(lane, bool) or not isinstance(lane, int) or lane < 1:
-        raise InvalidInput(f"recall_threads must be a whole number >= 1, not {lane!r}")
+    lane = recall_lane(recall_threads)
     settings = config if isinstance(config, Config) else load_config(config)
     store = open_store(db_path)
     try:

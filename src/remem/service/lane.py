@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 
+from remem.errors import InvalidInput
+
 
 def default_recall_threads(workers: int = 1) -> int:
     """Recalls a server process runs at once by default: the cores this process may run
@@ -19,3 +21,12 @@ def default_recall_threads(workers: int = 1) -> int:
     except AttributeError:  # not on Linux
         cores = os.cpu_count() or 1
     return max(1, cores // max(1, workers))
+
+
+def recall_lane(recall_threads: int | None) -> int:
+    """The recall lane's size a server was given (None: `default_recall_threads()`);
+    InvalidInput unless it is a whole number of at least 1."""
+    lane = default_recall_threads() if recall_threads is None else recall_threads
+    if isinstance(lane, bool) or not isinstance(lane, int) or lane < 1:
+        raise InvalidInput(f"recall_threads must be a whole number >= 1, not {lane!r}")
+    return lane

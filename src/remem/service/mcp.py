@@ -60,7 +60,7 @@ from remem.service import audit
 from remem.service import keys as keyring
 from remem.service.audit import REASON_MAX, asked
 from remem.service.bodies import BodyLimit, BodyLimits
-from remem.service.lane import default_recall_threads
+from remem.service.lane import recall_lane
 from remem.service.mcp_wire import ScreenMessages, run_stdio
 from remem.store.roles import Store, refuse_rls_bypass
 from remem.timeutil import TimeText as Time
@@ -142,10 +142,7 @@ class McpServer:
         `default_recall_threads()`, as `remem serve`'s recall lane); more wait their
         turn in arrival order, while the other tools run beside them.
         """
-        lane = default_recall_threads() if recall_threads is None else recall_threads
-        if isinstance(lane, bool) or not isinstance(lane, int) or lane < 1:
-            raise InvalidInput(f"recall_threads must be a whole number >= 1, not {lane!r}")
-        self.recall_threads = lane
+        self.recall_threads = recall_lane(recall_threads)
         self._lane: anyio.CapacityLimiter | None = None  # made in the event loop, once
         self.store = store
         self.body_limits = body_limits or BodyLimits()

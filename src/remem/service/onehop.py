@@ -21,7 +21,7 @@ declared, any other shape.
 A route class may name a lane (`lane`: an attribute of `app.state` holding an
 `anyio.CapacityLimiter`): its hops then run at most that many at once and wait in
 arrival order (`RecallHop`, for recalls; its size:
-`remem.service.http.default_recall_threads`); without one, on the thread pool every
+`remem.service.lane.default_recall_threads`); without one, on the thread pool every
 other route uses.
 """
 

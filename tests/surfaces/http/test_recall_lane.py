@@ -13,7 +13,8 @@ import httpx
 import pytest
 
 from remem.errors import InvalidInput
-from remem.service.http import create_app, default_recall_threads
+from remem.service.http import create_app
+from remem.service.lane import default_recall_threads
 from tests.support.lane import Gate
 from tests.support.servers import key_for, serving
 
