@@ -178,7 +178,7 @@ def test_forced_row_level_security_leaves_both_indexes_usable(
     with psycopg.connect(dsn) as conn:
         rendered = approx.as_string(conn)
     plan = explain(dsn, rendered, {**params, "query": text, "at": NOW, "limit": 10},
-                   [q.HNSW_SETTINGS % {"ef_search": "'100'"}])  # fmt: skip
+                   [q.HNSW_SETTINGS % {"ef_search": "'100'", "plan": f"'{q.CUSTOM_PLAN}'"}])  # fmt: skip
     assert ix.name in plan
 
 

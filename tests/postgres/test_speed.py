@@ -20,6 +20,7 @@ import pytest
 
 from remem.model import Event, Role
 from remem.store.postgres import sql as q
+from remem.store.postgres.rows import ALL_TENANTS
 from remem.store.postgres.store import PostgresStore
 from remem.store.roles import Scope, Write
 from tests.support import pg
@@ -106,10 +107,54 @@ def test_a_bulk_load_gives_a_large_scope_its_own_index_which_its_search_takes(
             assert len(got) == 10 and all(r.startswith("alice-") for r in got)
             assert got[0] == truth[0]
             overlap += len(set(got) & set(truth))
+        plans = hnsw_plans(store)
+        assert plans["generic"] == 0 and plans["custom"] >= 1  # her own index: custom plans
     finally:
         store.close()
     assert overlap >= 0.9 * 10 * len(queries)
     assert scans(pg_admin_dsn, dsn, own, len(queries)) == len(queries)
+
+
+def test_a_scope_without_an_index_of_its_own_reuses_one_generic_plan(
+    pg_admin_dsn: str, dsn: str
+) -> None:
+    """Only the model's index: the prepared search is not planned again at each search,
+    and still walks that index and finds the nearest."""
+    rng = np.random.default_rng(10)
+    crowd = unit(rng.standard_normal((1000, DIM)))
+    store = PostgresStore(dsn, max_size=1, exact_scan_max=0, scope_index_min=2000)
+    with store.bulk_load():
+        ids = load(store, "bob", crowd)
+    model_index = q.VectorIndex("record_vectors", MODEL, DIM).name
+    defs = index_defs(dsn)
+    assert model_index in defs and not any(n.startswith("record_vectors_scope_") for n in defs)
+    queries = unit(rng.standard_normal((10, DIM)))
+    overlap = 0
+    try:
+        for query in queries:
+            got = [r for r, _ in store.search.vector_search(Scope("t1", "bob"), MODEL, query,
+                                                            10, NOW)]  # fmt: skip
+            truth = [ids[i] for i in np.argsort(-(crowd @ query), kind="stable")[:10]]
+            assert len(got) == 10 and got[0] == truth[0]
+            overlap += len(set(got) & set(truth))
+        plans = hnsw_plans(store)
+    finally:
+        store.close()
+    assert overlap >= 0.9 * 10 * len(queries)
+    # psycopg prepares it at its fifth run; every later one takes the generic plan
+    assert plans["custom"] == 0 and plans["generic"] >= len(queries) - 5, plans
+    assert scans(pg_admin_dsn, dsn, model_index, len(queries)) == len(queries)
+
+
+def hnsw_plans(store: PostgresStore) -> dict[str, int]:
+    """How often the prepared HNSW search of a store of one connection ran a generic and
+    a custom plan (`pg_prepared_statements`, per session)."""
+    rows = store.backend.rows(
+        ALL_TENANTS,
+        "SELECT coalesce(sum(generic_plans), 0) AS generic, coalesce(sum(custom_plans), 0)"
+        " AS custom FROM pg_prepared_statements WHERE statement LIKE '%%halfvec%%'",
+    )
+    return {"generic": int(rows[0]["generic"]), "custom": int(rows[0]["custom"])}
 
 
 def test_a_scope_that_grows_large_gets_its_own_index_and_its_erasure_drops_it(

@@ -160,8 +160,8 @@ class PostgresSearch:
         ix = self._index_for("event_vectors", model, len(query), scope)
         params = {"tenant": scope.tenant, "actor": scope.actor, "query": vec, "model": model,
                   "dims": len(query), "at": at, "limit": limit}  # fmt: skip
-        if ix is not None:
-            hits = self._nearest(scope.tenant, q.event_vector_search_hnsw(ix), params)
+        if ix is not None:  # no scope has an index of its own of events
+            hits = self._nearest(scope.tenant, q.event_vector_search_hnsw(ix), params, False)
             if len(hits) == limit:
                 return hits
         return [
@@ -207,9 +207,11 @@ class PostgresSearch:
         ix = self._index_for("record_vectors", model, len(query), scope)
         searched = {"query": vec, "at": at, "limit": limit}
         if ix is not None:
-            self._warm(q.ScopeIndex(scope.tenant, scope.actor, model, len(query)))
+            own = q.ScopeIndex(scope.tenant, scope.actor, model, len(query))
+            self._warm(own)
             approx, params = q.vector_search_hnsw(ix, scope, include_invalid)
-            hits = self._nearest(scope.tenant, approx, {**params, **searched})
+            custom = self._index_exists(own)
+            hits = self._nearest(scope.tenant, approx, {**params, **searched}, custom)
             if len(hits) == limit:
                 return hits
             # too few: the scope is a sliver of the index or mostly closed; scan it all
@@ -473,12 +475,15 @@ class PostgresSearch:
                     self._index_loaded_scopes(ix)
 
     def _nearest(
-        self, tenant: str, sql: Query, params: Mapping[str, Any]
+        self, tenant: str, sql: Query, params: Mapping[str, Any], custom: bool
     ) -> list[tuple[str, float]]:
-        """Rows of an HNSW search, nearest first (an iterative scan returns them nearly so)."""
+        """Rows of an HNSW search, nearest first (an iterative scan returns them nearly so);
+        planned for its parameters if `custom` (a scope with an index of its own: see
+        `HNSW_SETTINGS`), else by the generic plan of the statement psycopg prepared."""
         settings = q.HNSW_SETTINGS_ITERATIVE if self._iterative else q.HNSW_SETTINGS
+        plan = q.CUSTOM_PLAN if custom else q.GENERIC_PLAN
         rows = self.backend.rows(
-            tenant, sql, params, [(settings, {"ef_search": str(HNSW_EF_SEARCH)})]
+            tenant, sql, params, [(settings, {"ef_search": str(HNSW_EF_SEARCH), "plan": plan})]
         )
         rows.sort(key=lambda r: (-r["cosine"], r["tie"]))
         return [(r["id"], float(r["cosine"])) for r in rows]

@@ -18,7 +18,9 @@ from remem.store.roles import Scope
 __all__ = [
     "ANALYZE_RECORDS",
     "BUMP_SCOPE",
+    "CUSTOM_PLAN",
     "EVENT_VECTOR_SEARCH",
+    "GENERIC_PLAN",
     "HNSW_SETTINGS",
     "HNSW_SETTINGS_ITERATIVE",
     "INDEX_SIZE",
@@ -238,12 +240,18 @@ PREWARM = "SELECT pg_prewarm(%(name)s::regclass)"
 # disabled the planner takes it whatever it guesses about the scope's size; an
 # iterative scan (pgvector 0.8) walks on until enough rows pass the scope filter.
 # Then `ef_search`.
-# A custom plan, whatever psycopg prepares: the bound tenant and actor are what prove a
-# scope index's predicate (`ScopeIndex`), which a generic plan cannot see.
+# Then `plan`, the plan cache's mode: `CUSTOM_PLAN` for a scope with an index of its own,
+# since the bound tenant and actor are what prove its predicate (`ScopeIndex`), which a
+# generic plan cannot see; else `GENERIC_PLAN`: the model index's predicate is written
+# in the statement, so the generic plan walks it as a custom one would, and a statement
+# psycopg has prepared is not planned again at each search (about 0.4 ms of the
+# database's CPU of 0.8-1.3 at 100,000 vectors: docs/decisions/service-speed.md).
 HNSW_SETTINGS = """
 SELECT set_config('enable_sort', 'off', true), set_config('hnsw.ef_search', %(ef_search)s, true),
-       set_config('plan_cache_mode', 'force_custom_plan', true)
+       set_config('plan_cache_mode', %(plan)s, true)
 """
+CUSTOM_PLAN = "force_custom_plan"
+GENERIC_PLAN = "force_generic_plan"
 # the same with pgvector 0.8's iterative scan, in the same statement
 HNSW_SETTINGS_ITERATIVE = (
     HNSW_SETTINGS.rstrip() + ",\n       set_config('hnsw.iterative_scan', 'relaxed_order', true)\n"
