@@ -67,6 +67,7 @@ from remem.service.bodies import (
     DEFAULT_MAX_PENDING_BODIES,
     BodyLimit,
     BodyLimits,
+    TrustedKeys,
 )
 from remem.service.http_errors import install_error_handlers
 from remem.service.lane import recall_lane
@@ -281,9 +282,11 @@ def create_app(
     app.state.service = svc
     app.state.metrics = tel.metrics
     app.state.metrics_listener = listener
+    app.state.trusted_keys = trusted = TrustedKeys()  # filled by `deps.principal`
     app.add_middleware(
         BodyLimit,
         limits=BodyLimits(max_body_bytes, body_timeout, max_pending_bodies),
+        trusted=trusted,
     )
     if tel.metrics is not None:
         from remem.telemetry.http import RequestMetrics
