@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from remem import InvalidInput, Memory, Status
+from remem.errors import ConflictError
 
 
 def test_a_proposal_is_never_recalled_until_approved(mem: Memory) -> None:
@@ -51,13 +52,15 @@ def test_rejected_proposal_stays_inactive_with_its_reason(mem: Memory) -> None:
     assert rejected.status is Status.INVALID
     assert mem.history(rec.id)[-1].reason == "violates KYC policy"
     assert mem.recall(actor="alice", query="identity checks customers").records == ()
-    with pytest.raises(InvalidInput, match="not a proposal"):
+    with pytest.raises(ConflictError, match="not a proposal"):
         mem.approve(rec.id, reviewer="dana")
+    with pytest.raises(ConflictError, match="invalid, not a proposal"):
+        mem.reject(rec.id, reviewer="dana", reason="twice")
 
 
 def test_only_proposals_can_be_reviewed(mem: Memory) -> None:
     rec = mem.remember(actor="alice", text="Prefers tea")
-    with pytest.raises(InvalidInput):
+    with pytest.raises(ConflictError, match="active, not a proposal"):
         mem.approve(rec.id, reviewer="dana")
     with pytest.raises(InvalidInput):
         mem.propose_procedure(text="  ")

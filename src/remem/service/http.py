@@ -67,6 +67,7 @@ from remem.service.bodies import (
     DEFAULT_MAX_PENDING_BODIES,
     BodyLimit,
     BodyLimits,
+    TrustedKeys,
 )
 from remem.service.http_errors import install_error_handlers
 from remem.service.lane import recall_lane
@@ -215,6 +216,7 @@ def create_app(
     metrics_host: str = "127.0.0.1",
     metrics_port: int | None = None,
     recall_threads: int | None = None,
+    batch_threads: int | None = None,
 ) -> FastAPI:
     """The FastAPI app over the database `db_path` names (created if missing): a path,
     `sqlite:///path`, or a PostgreSQL URL (`remem.memory.memory.open_store`).
@@ -237,9 +239,12 @@ def create_app(
 
     `recall_threads` recalls run at once (`POST /v1/memories/retrieve`, default
     `default_recall_threads()`); more wait their turn in arrival order, while every
-    other route runs on the thread pool as before.
+    other route runs on the thread pool as before. Likewise `batch_threads` batch writes
+    (the four `/v1/memories/batch*` routes, up to 1,000 writes each; default the cores),
+    so that batches cannot hold every thread of that pool (`BatchLane`).
     """
     lane = recall_lane(recall_threads)
+    batch_lane = recall_lane(batch_threads, "batch_threads")
     settings = config if isinstance(config, Config) else load_config(config)
     store = open_store(db_path)
     try:
@@ -255,6 +260,7 @@ def create_app(
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         keep_one_blas_thread()  # on this process's main thread, before a recall's (`remem.blas`)
         _app.state.recalls = anyio.CapacityLimiter(lane)  # the recall lane (`RecallHop`)
+        _app.state.batches = anyio.CapacityLimiter(batch_lane)  # batch writes (`BatchLane`)
         for line in warnings:
             log.warning("remem: warning: %s", line)
         if worker:
@@ -281,9 +287,11 @@ def create_app(
     app.state.service = svc
     app.state.metrics = tel.metrics
     app.state.metrics_listener = listener
+    app.state.trusted_keys = trusted = TrustedKeys()  # filled by `deps.principal`
     app.add_middleware(
         BodyLimit,
         limits=BodyLimits(max_body_bytes, body_timeout, max_pending_bodies),
+        trusted=trusted,
     )
     if tel.metrics is not None:
         from remem.telemetry.http import RequestMetrics

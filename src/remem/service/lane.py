@@ -23,10 +23,11 @@ def default_recall_threads(workers: int = 1) -> int:
     return max(1, cores // max(1, workers))
 
 
-def recall_lane(recall_threads: int | None) -> int:
-    """The recall lane's size a server was given (None: `default_recall_threads()`);
-    InvalidInput unless it is a whole number of at least 1."""
+def recall_lane(recall_threads: int | None, name: str = "recall_threads") -> int:
+    """The size of a lane a server was given (None: `default_recall_threads()`), the
+    recall lane's or another's (`name`: the setting, as errors call it); InvalidInput
+    unless it is a whole number of at least 1."""
     lane = default_recall_threads() if recall_threads is None else recall_threads
     if isinstance(lane, bool) or not isinstance(lane, int) or lane < 1:
-        raise InvalidInput(f"recall_threads must be a whole number >= 1, not {lane!r}")
+        raise InvalidInput(f"{name} must be a whole number >= 1, not {lane!r}")
     return lane

@@ -304,8 +304,8 @@ def _proposal(deps: Deps, record_id: str, reviewer: str) -> Record:
     check_name("reviewer", reviewer)
     refuse_secrets({"reviewer": reviewer})  # kept in the history
     rec = get(deps, record_id)
-    if rec.status is not Status.PROPOSED:
-        raise InvalidInput(f"{record_id} is {rec.status.value}, not a proposal awaiting review")
+    if rec.status is not Status.PROPOSED:  # decided already, or never proposed: 409
+        raise ConflictError(f"{record_id} is {rec.status.value}, not a proposal awaiting review")
     return rec
 
 

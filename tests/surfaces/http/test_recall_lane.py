@@ -2,16 +2,22 @@
 `recall_threads` recalls at once, the others wait their turn, and no other route waits
 behind them. Served by a real uvicorn on loopback; the embedder is remem's deterministic
 `HashEmbedder`, whose query embedding here also counts the recalls inside it at once and
-can be held until the test lets it go."""
+can be held until the test lets it go. Batch writes have a lane of their own
+(`BatchLane`), tested the same way on the records' embeddings."""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
+import numpy as np
+import numpy.typing as npt
 import pytest
 
+from remem.embed import HashEmbedder
 from remem.errors import InvalidInput
 from remem.service.http import create_app
 from remem.service.lane import default_recall_threads
@@ -75,3 +81,62 @@ def test_the_default_shares_the_cores_among_the_workers() -> None:
     assert one >= 1
     assert default_recall_threads(2) == max(1, one // 2)
     assert default_recall_threads(10_000) == 1
+
+
+class WriteGate(HashEmbedder):
+    """A HashEmbedder whose embeddings of records (`embed`, as a batch write makes them)
+    wait at a gate and are counted, as `Gate` does for query embeddings."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.open = threading.Event()
+        self.entered = threading.Semaphore(0)
+        self._lock = threading.Lock()
+        self.inside = self.most = 0
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        with self._lock:
+            self.inside += 1
+            self.most = max(self.most, self.inside)
+        self.entered.release()
+        try:
+            assert self.open.wait(30), "the test never opened the gate"
+            return super().embed(texts)
+        finally:
+            with self._lock:
+                self.inside -= 1
+
+    def embed_query(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        return super().embed(texts)  # a recall's query is not held
+
+
+def test_batch_writes_run_in_a_lane_of_their_own(tmp_path: Path) -> None:
+    """One batch thread: a second batch waits outside (holding no thread) while the
+    first is held, and the routes beside them are served meanwhile."""
+    db = str(tmp_path / "batches.db")
+    gate = WriteGate()
+    app = create_app(db, embedder=gate, worker=False, batch_threads=1)
+
+    def batch(i: int) -> int:
+        body = {"records": [{"actor_id": "ana", "text": f"Ana keeps {i} cats"}]}
+        return http.post(CREATE, json=body, timeout=60).status_code
+
+    with serving(app, key_for(db)) as http, ThreadPoolExecutor(3) as pool:
+        first = pool.submit(batch, 1)
+        assert gate.entered.acquire(timeout=30)  # the one batch thread is held
+        rest = [pool.submit(batch, 2), pool.submit(batch, 3)]
+        assert http.get("/v1/memories", params={"actor_id": "ana"}).status_code == 200
+        assert _asked(http, 1) == 200  # a recall is not held either
+        assert gate.inside == 1 and not any(f.done() for f in [first, *rest])
+        gate.open.set()
+        assert [f.result(timeout=30) for f in [first, *rest]] == [200] * 3
+        listed = http.get("/v1/memories", params={"actor_id": "ana"}).json()
+    assert gate.most == 1
+    texts = sorted(r["text"] for r in listed["records"])
+    assert texts == [f"Ana keeps {i} cats" for i in (1, 2, 3)]
+
+
+@pytest.mark.parametrize("bad", [0, 2.0, False])
+def test_batch_threads_must_be_a_whole_number_of_at_least_one(tmp_path: Path, bad: object) -> None:
+    with pytest.raises(InvalidInput, match="batch_threads"):
+        create_app(str(tmp_path / "x.db"), worker=False, batch_threads=bad)  # type: ignore[arg-type]

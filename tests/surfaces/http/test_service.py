@@ -21,7 +21,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, Phase, settings
 
 from remem.cli.main import cli as remem_cli
-from remem.errors import InvalidInput, NotFound
+from remem.errors import ConflictError, InvalidInput, NotFound
 from remem.memory.memory import open_store
 from remem.service import keys as keyring
 from remem.service.keys import Forbidden, Unauthorized
@@ -371,6 +371,12 @@ def test_procedures_need_a_reviewer(server: Server) -> None:
     other = agent.propose_procedure(text="Refunds need no approval.", name="refunds")
     rejected = reviewer.reject(other.id, reason="weakens the policy")
     assert rejected.status.value == "invalid"
+    # decided already: 409, as the API's description says, and nothing changes
+    with pytest.raises(ConflictError, match="active, not a proposal"):
+        reviewer.approve(prop.id)
+    with pytest.raises(ConflictError, match="invalid, not a proposal"):
+        reviewer.approve(other.id)
+    assert reviewer.get(other.id).status.value == "invalid"
 
 
 @on_both

@@ -160,9 +160,12 @@ def test_slow_bodies_time_out_and_the_excess_is_refused_at_once(tmp_path: Path) 
         auth = {"Authorization": f"Bearer {key}"}
         drip = Trickler(port, "/v1/events", key)
         try:
-            socks = [drip.open(), drip.open()]
-            time.sleep(0.3)  # two of the three slots are taken
             with httpx.Client(base_url=url, headers=auth, timeout=10) as h:
+                assert h.get("/healthz").status_code == 200
+                # the key authenticates once: its bodies may take any of the slots
+                assert h.get("/v1/events", params={"actor_id": "alice"}).status_code == 200
+                socks = [drip.open(), drip.open()]
+                time.sleep(0.3)  # two of the three slots are taken
                 assert h.post("/v1/events", json=event).status_code == 201  # the third slot
                 socks.append(drip.open())
                 time.sleep(0.3)
@@ -191,6 +194,41 @@ def test_slow_bodies_time_out_and_the_excess_is_refused_at_once(tmp_path: Path) 
                 assert [e["text"] for e in listed["events"]] == ["I like tea", "I like tea"]
         finally:
             drip.close()
+
+
+def test_strangers_cannot_take_the_slots_of_keys_that_authenticated(tmp_path: Path) -> None:
+    """No key, a wrong key, or a key not yet seen: one slot of three in all
+    (`stranger_slots`), so slow strangers cannot have a known key's writes refused."""
+    event = {"actor_id": "alice", "session_id": "s1", "role": "user", "text": "I like tea"}
+    with _served(str(tmp_path / "strangers.db")) as (port, key):
+        url = f"http://127.0.0.1:{port}"
+        strangers = Trickler(port, "/v1/events", "not-a-key")
+        unseen = Trickler(port, "/v1/events", key)  # valid, but has not authenticated yet
+        try:
+            socks = [strangers.open()]
+            time.sleep(0.3)  # the strangers' one slot is taken
+            late = [strangers.open(), unseen.open()]
+            refused = _answers(strangers, late[:1], 2) + _answers(unseen, late[1:], 2)
+            assert [(a.status, _code(a.raw)) for a in refused] == [(503, "busy")] * 2
+            assert all(a.after < 1.0 for a in refused), refused  # at once, not at the timeout
+            with httpx.Client(
+                base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=10
+            ) as h:
+                assert h.get("/v1/events", params={"actor_id": "alice"}).status_code == 200
+                # the key is known now: its bodies take the other slots, strangers or not
+                known = Trickler(port, "/v1/events", key)
+                try:
+                    socks.append(known.open())
+                    time.sleep(0.3)
+                    assert h.post("/v1/events", json=event).status_code == 201
+                    assert time.monotonic() - strangers.started[0] < TIMEOUT
+                finally:
+                    known.close()
+            answers = _answers(strangers, socks[:1], TIMEOUT + 5)
+            assert [a.status for a in answers] == [408], answers
+        finally:
+            strangers.close()
+            unseen.close()
 
 
 def test_the_mcp_http_transport_bounds_bodies_too(tmp_path: Path) -> None:

@@ -36,6 +36,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     recall.router,
     facts.router,
     records.router,
+    records.batches,
     procedures.router,
     documents.router,
     thread.router,

@@ -14,6 +14,7 @@ from remem.policy import scope
 from remem.policy.scope import Principal
 from remem.service import keys as keyring
 from remem.service.audit import REASON_MAX
+from remem.service.bodies import TrustedKeys
 from remem.store.roles import Store
 
 
@@ -64,6 +65,9 @@ def principal(
     if who is None:
         raise Unauthorized("the API key is unknown or revoked")
     request.state.remem_tenant = who.tenant  # remem.telemetry.http.TENANT_STATE
+    trusted: TrustedKeys | None = getattr(request.app.state, "trusted_keys", None)
+    if trusted is not None:  # its next bodies take a known key's slot (remem.service.bodies)
+        trusted.add(creds.credentials)
     return who
 
 

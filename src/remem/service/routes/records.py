@@ -29,6 +29,7 @@ from remem.service.answers import (
     errors,
 )
 from remem.service.http_errors import failure_of
+from remem.service.onehop import BatchLane
 from remem.service.routes.deps import (
     REASON_BODY,
     Reason,
@@ -54,6 +55,8 @@ from remem.writes.batch import WriteItem
 from remem.writes.request import RememberAsk
 
 router = APIRouter()
+# the batch writes, at most `batch_threads` at once in a process (`BatchLane`)
+batches = APIRouter(route_class=BatchLane)
 
 
 @router.get(
@@ -165,7 +168,7 @@ def delete_memory(
     return {"record_id": record_id, **gone}
 
 
-@router.post(
+@batches.post(
     "/v1/memories/batch-create",
     tags=["memories"],
     operation_id="create_memories",
@@ -183,7 +186,7 @@ def batch_create(body: BatchCreateIn, who: Who, svc: Svc) -> dict[str, Any]:
     return _batch(svc, who, "create", body.records, lambda i: scope.actor_for(who, i.actor_id), run)
 
 
-@router.post(
+@batches.post(
     "/v1/memories/batch-update",
     tags=["memories"],
     operation_id="update_memories",
@@ -201,7 +204,7 @@ def batch_update(body: BatchUpdateIn, who: Who, svc: Svc) -> dict[str, Any]:
     return _batch(svc, who, "update", body.records, lambda i: _actor_of(svc, who, i), run)
 
 
-@router.post(
+@batches.post(
     "/v1/memories/batch-delete",
     tags=["memories"],
     operation_id="forget_memories",
@@ -219,7 +222,7 @@ def batch_delete(body: BatchDeleteIn, who: Who, svc: Svc, via: Via = "api") -> d
     return _batch(svc, who, "delete", body.records, lambda i: _actor_of(svc, who, i), run)
 
 
-@router.post(
+@batches.post(
     "/v1/memories/batch",
     tags=["memories"],
     operation_id="write_memories",
