@@ -14,12 +14,14 @@ from remem.embed import HashEmbedder
 
 
 class Gate(HashEmbedder):
-    """A HashEmbedder whose query embeddings wait at a gate (open unless closed) and are
+    """A HashEmbedder whose query embeddings (or, with `records`, its embeddings of
+    records, as a write makes them) wait at a gate (open unless closed) and are
     counted: how many are inside at once, and the most there ever were."""
 
-    def __init__(self, hold: float = 0.0) -> None:
+    def __init__(self, hold: float = 0.0, *, records: bool = False) -> None:
         super().__init__()
-        self.hold = hold  # seconds each query embedding takes at least
+        self.hold = hold  # seconds each gated embedding takes at least
+        self.records = records
         self.open = threading.Event()
         self.open.set()
         self.entered = threading.Semaphore(0)
@@ -28,6 +30,14 @@ class Gate(HashEmbedder):
         self.most = 0
 
     def embed_query(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        if self.records:
+            return super().embed(texts)  # a recall's query is not held
+        return self._through(texts)
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        return self._through(texts) if self.records else super().embed(texts)
+
+    def _through(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         with self._lock:
             self.inside += 1
             self.most = max(self.most, self.inside)
@@ -35,7 +45,7 @@ class Gate(HashEmbedder):
         try:
             assert self.open.wait(30), "the test never opened the gate"
             time.sleep(self.hold)
-            return self.embed(texts)
+            return super().embed(texts)
         finally:
             with self._lock:
                 self.inside -= 1

@@ -7,17 +7,12 @@ can be held until the test lets it go. Batch writes have a lane of their own
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
-import numpy as np
-import numpy.typing as npt
 import pytest
 
-from remem.embed import HashEmbedder
 from remem.errors import InvalidInput
 from remem.service.http import create_app
 from remem.service.lane import default_recall_threads
@@ -83,38 +78,12 @@ def test_the_default_shares_the_cores_among_the_workers() -> None:
     assert default_recall_threads(10_000) == 1
 
 
-class WriteGate(HashEmbedder):
-    """A HashEmbedder whose embeddings of records (`embed`, as a batch write makes them)
-    wait at a gate and are counted, as `Gate` does for query embeddings."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.open = threading.Event()
-        self.entered = threading.Semaphore(0)
-        self._lock = threading.Lock()
-        self.inside = self.most = 0
-
-    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        with self._lock:
-            self.inside += 1
-            self.most = max(self.most, self.inside)
-        self.entered.release()
-        try:
-            assert self.open.wait(30), "the test never opened the gate"
-            return super().embed(texts)
-        finally:
-            with self._lock:
-                self.inside -= 1
-
-    def embed_query(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        return super().embed(texts)  # a recall's query is not held
-
-
 def test_batch_writes_run_in_a_lane_of_their_own(tmp_path: Path) -> None:
     """One batch thread: a second batch waits outside (holding no thread) while the
     first is held, and the routes beside them are served meanwhile."""
     db = str(tmp_path / "batches.db")
-    gate = WriteGate()
+    gate = Gate(records=True)
+    gate.open.clear()
     app = create_app(db, embedder=gate, worker=False, batch_threads=1)
 
     def batch(i: int) -> int:
