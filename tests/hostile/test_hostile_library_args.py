@@ -115,3 +115,11 @@ def test_deep_json_and_toml_and_bad_bytes_on_the_cli(
     assert got["code"] == "config_error" and "nests too deep" in got["message"]
     with pytest.raises(RememError, match="nests too deep"):
         Memory.open(tmp_path / "m2.db", embedder=None, config=toml)
+
+
+def test_a_nul_in_a_document_parts_words_as_a_space_does(mem: Memory) -> None:
+    """PostgreSQL cannot store a NUL, so a document's become spaces (they were dropped,
+    and "alpha\\x00beta" was stored as one word nobody wrote)."""
+    added = mem.add_document(text="alpha\x00beta gamma", title="nul")
+    _, chunks = mem.get_document(added.document.id)
+    assert [c.text for c in chunks] == ["alpha beta gamma"]
