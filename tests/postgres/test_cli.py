@@ -243,7 +243,7 @@ def test_procedure_review_through_the_cli(cli: Cli) -> None:
     assert done == {"record_id": prop["record_id"], "status": "active"}
     assert [r["id"] for r in cli.ok("procedure", "list")["records"]] == [done["record_id"]]
     again = cli.err("records", "reject", prop["record_id"], "--by", "x")
-    assert again["code"] == "invalid_input"
+    assert again["code"] == "conflict"
     other = cli.ok("procedure", "propose", "--text", "Skip checks")
     rejected = cli.ok("records", "reject", other["record_id"], "--by", "dana",
                       "--reason", "unsafe")  # fmt: skip

@@ -177,8 +177,8 @@ def test_forced_row_level_security_leaves_both_indexes_usable(
     text = vector_text(np.ones(8, np.float32))
     with psycopg.connect(dsn) as conn:
         rendered = approx.as_string(conn)
-    plan = explain(dsn, rendered, {**params, "query": text, "at": NOW, "limit": 10},
-                   [q.HNSW_SETTINGS % {"ef_search": "'100'", "plan": f"'{q.CUSTOM_PLAN}'"}])  # fmt: skip
+    settings = q.HNSW_SETTINGS % {"ef_search": "'100'", "plan": f"'{q.CUSTOM_PLAN}'"}
+    plan = explain(dsn, rendered, {**params, "query": text, "at": NOW, "limit": 10}, [settings])
     assert ix.name in plan
 
 

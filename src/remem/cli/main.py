@@ -22,7 +22,8 @@ from collections.abc import Iterator, Mapping, MutableMapping
 import click
 
 from remem.cli.kit import Ctx
-from remem.errors import RememError
+from remem.errors import InvalidInput, RememError
+from remem.store.open import database_name
 
 # Each command and where it is defined: a command's module is imported only when
 # that command runs (or `--help` lists them all), so that `remem recall` loads
@@ -94,6 +95,17 @@ EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 
 
+def _database(value: str | None) -> str | None:
+    """--db as given; a usage error when it is empty (it would open the default database
+    unasked) or holds a NUL (`remem.store.open.database_name`)."""
+    if value is None:
+        return None
+    try:
+        return database_name(value)
+    except InvalidInput as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
 @click.group(
     commands=_Commands(COMMANDS),
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -102,6 +114,7 @@ EXIT_INTERRUPTED = 130
     "--db",
     envvar="REMEM_DB",
     default=None,
+    callback=lambda _ctx, _param, value: _database(value),
     help="Database: a file (or sqlite:///path) or a postgresql:// URL. "
     "Default: $REMEM_DB, else a file in the user data dir.",
 )

@@ -175,18 +175,22 @@ def erasures_replay(ctx: Ctx, path: str) -> None:
 def read_marks(path: str) -> list[Tombstone]:
     """The tombstones of a `remem erasures export` file; InvalidInput naming a bad line."""
     out = []
-    with open(path, encoding="utf-8") as lines:
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
+    with open(path, "rb") as lines:
+        for number, raw in enumerate(lines, start=1):
+            if not raw.strip():
                 continue
             try:
-                row = json.loads(line)
+                row = json.loads(raw.decode("utf-8"))  # not UTF-8: a ValueError too
                 if not isinstance(row, dict) or row.get("kind") not in KINDS:
                     raise ValueError("expected {tenant, kind, key, created_at}")
                 mark = Tombstone(
                     str(row["tenant"]), row["kind"], str(row["key"]),
                     parse_time(row["created_at"], "created_at"),
                 )  # fmt: skip
+            except RecursionError:
+                raise InvalidInput(
+                    f"{path} line {number}: the JSON nests too deep to read; not a tombstone"
+                ) from None
             except (ValueError, KeyError, InvalidInput) as exc:
                 raise InvalidInput(
                     f"{path} line {number}: not a tombstone of `remem erasures export` ({exc})"

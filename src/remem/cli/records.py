@@ -75,6 +75,8 @@ def json_object(option: str, text: str | None) -> dict[str, object] | None:
         return None
     try:
         value = json.loads(text)
+    except RecursionError:  # a traceback before
+        raise InvalidInput(f"{option} nests too deep to read; flatten it") from None
     except ValueError:
         raise InvalidInput(
             f'{option} must be a JSON object, e.g. \'{{"topic": "travel"}}\''

@@ -178,6 +178,8 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{file}: invalid TOML: {exc}") from None
+    except RecursionError:  # tomllib reads nested arrays by recursion
+        raise ConfigError(f"{file}: the TOML nests too deep to read") from None
     try:
         parsed = ConfigFile.model_validate(data)
     except ValidationError as exc:

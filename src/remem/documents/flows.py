@@ -428,6 +428,7 @@ def recall_sources(
     and then, when documents are read, their chunks in what is left of the budget, as
     `who` may read them. Default: memory only, the packet exactly as before."""
     read = check_sources(ask.sources)
+    namespaces = check_namespaces(ask.document_namespaces)  # before anything is read
     budget = ask.budget
     if "memory" in read:
         packet = memory()
@@ -438,8 +439,19 @@ def recall_sources(
     if "documents" not in read:
         return packet
     return with_documents(deps, who, packet, actor=ask.actor, query=ask.query, k=ask.k,
-                          namespaces=ask.document_namespaces,
+                          namespaces=namespaces,
                           max_sensitivity=ask.max_sensitivity)  # fmt: skip
+
+
+def check_namespaces(namespaces: object) -> tuple[str, ...]:
+    """The document namespaces a recall also reads: a list of texts (each checked where it
+    is read); InvalidInput for anything else, a plain text included (read one character
+    at a time, it named namespaces nobody meant)."""
+    if not isinstance(namespaces, list | tuple) or not all(isinstance(n, str) for n in namespaces):
+        raise InvalidInput(
+            f"document_namespaces must be a list of namespaces; got {shown(namespaces)}"
+        )
+    return tuple(namespaces)
 
 
 def check_sources(sources: Sequence[str] | str | None) -> tuple[str, ...]:
@@ -447,7 +459,14 @@ def check_sources(sources: Sequence[str] | str | None) -> tuple[str, ...]:
     default memory only. InvalidInput for an unknown one or none."""
     if sources is None:
         return ("memory",)
-    listed = [s.strip() for s in sources.split(",")] if isinstance(sources, str) else sources
+    if isinstance(sources, str):
+        listed = [s.strip() for s in sources.split(",")]
+    elif isinstance(sources, list | tuple):
+        listed = list(sources)
+    else:
+        raise InvalidInput(
+            f"sources must be a list of memory and/or documents; got {shown(sources)}"
+        )
     for s in listed:
         if s not in SOURCES:
             raise InvalidInput(f"sources must be memory and/or documents; got {shown(s)}")

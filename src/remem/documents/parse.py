@@ -1,8 +1,9 @@
 """A document's text and its structure: plain text, Markdown, HTML and PDF.
 
-Every format becomes one *normalised text* (Unicode NFC, line ends `\\n`, no
-NUL, trailing spaces cut) and a list of `Section`s: each a span of that text
-(`start`, `end` are character offsets, `text[start:end]` is the section) with
+Every format becomes one *normalised text* (Unicode NFC, line ends `\\n`, each NUL
+a space, so the words it parted stay apart; trailing spaces cut) and a list of
+`Section`s: each a span of that text (`start`, `end` are character offsets,
+`text[start:end]` is the section) with
 its position, the heading path above it or the page it is on. Chunks are cut
 from sections (`remem.documents.chunk`), so a chunk's span is an exact span of
 the normalised text and can be shown, quoted or checked against the source.
@@ -101,7 +102,7 @@ def format_of(name: str, declared: str | None = None) -> str:
 def normalise(text: str) -> str:
     """The normalised form every span indexes into (see the module docstring)."""
     text = unicodedata.normalize("NFC", text.replace("\r\n", "\n").replace("\r", "\n"))
-    text = text.replace("\x00", "")
+    text = text.replace("\x00", " ")  # PostgreSQL cannot store one; "a\x00b" is two words
     return "\n".join(line.rstrip() for line in text.split("\n")).strip("\n")
 
 

@@ -189,6 +189,8 @@ def forget(
         raise InvalidInput("forget needs exactly one of record_id or actor")
     forgotten: Record | None = None
     if record_id is not None:
+        if not isinstance(record_id, str):
+            raise InvalidInput(f"record_id must be a record's id (text); got {named(record_id)}")
         forgotten = deps.store.records.get_record(deps.tenant, record_id)
         if forgotten is None:
             raise NotFound(f"no record {named(record_id)} in tenant {deps.tenant!r}")

@@ -107,6 +107,7 @@ SQLITE: dict[str, Meaning] = {
 }
 SQLITE["SQLITE_LOCKED"] = SQLITE["SQLITE_BUSY"]
 SQLITE_OTHER = Meaning(StoreError, "the SQLite database refused the operation; the log says why")
+SQLITE_CLOSED = Meaning(StoreError, "the database was closed (Memory.close); open it again")
 
 PG_UNAVAILABLE = Meaning(
     StoreUnavailable,
@@ -164,6 +165,8 @@ def sqlite_meaning(exc: sqlite3.Error) -> Meaning:
     """What an error of Python's sqlite3 means (`SQLITE_OTHER` when the table is silent)."""
     name = str(getattr(exc, "sqlite_errorname", "") or "")
     primary = "_".join(name.split("_")[:2])
+    if not name and isinstance(exc, sqlite3.ProgrammingError) and "closed" in str(exc):
+        return SQLITE_CLOSED  # sqlite3's own check: no SQLite error code to read
     return SQLITE.get(name) or SQLITE.get(primary) or SQLITE_OTHER
 
 

@@ -26,6 +26,23 @@ def default_db_path() -> Path:
     return Path(user_data_dir("remem")) / "remem.db"
 
 
+def database_name(target: object) -> str:
+    """A database named by the caller, as text; InvalidInput for a name that is not
+    text, is empty (which would open the default database unasked), or holds a NUL."""
+    raw = os.fspath(target) if isinstance(target, str | os.PathLike) else target
+    if not isinstance(raw, str):
+        kind = type(raw).__name__
+        raise InvalidInput(f"the database must be named by a path or URL (text), not {kind}")
+    if not raw.strip():
+        raise InvalidInput(
+            "the database named is empty: give a file or a PostgreSQL URL, or name none "
+            "for $REMEM_DB or the default"
+        )
+    if "\x00" in raw:
+        raise InvalidInput("the database's name holds a NUL character")
+    return raw
+
+
 def open_store(
     target: str | os.PathLike[str] | None = None,
     *,
@@ -39,7 +56,7 @@ def open_store(
     what the store writes (default: UTC now); `migrate=False` applies no pending
     migration (`remem.store.schema`).
     """
-    raw = str(target) if target is not None else os.environ.get("REMEM_DB")
+    raw = database_name(target) if target is not None else os.environ.get("REMEM_DB")
     if not raw:
         path = default_db_path()
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -53,10 +53,15 @@ from remem.writes.request import RememberAsk
 
 def get(deps: Deps, record_id: str) -> Record:
     """One record of the tenant; NotFound when there is none."""
+    if not isinstance(record_id, str):
+        raise InvalidInput(f"record_id must be a record's id (text); got {named(record_id)}")
     rec = deps.store.records.get_record(deps.tenant, record_id)
     if rec is None:
         raise NotFound(f"no record {named(record_id)} in tenant {deps.tenant!r}")
     return rec
+
+
+STRATEGY_MAX = 100  # characters of a strategy's name, as a batch write's (`WriteItem`)
 
 
 def remember(deps: Deps, request: RememberAsk) -> Record:
@@ -77,6 +82,10 @@ def remember(deps: Deps, request: RememberAsk) -> Record:
     sensitivity = checked_sensitivity(request.sensitivity) or Sensitivity.NORMAL
     if kind in (Kind.PROCEDURAL, Kind.SUMMARY):
         raise InvalidInput(f"kind {kind.value} cannot be written with remember")
+    if not isinstance(strategy, str) or not 1 <= len(strategy) <= STRATEGY_MAX:
+        raise InvalidInput(
+            f"strategy must be a name of 1-{STRATEGY_MAX} characters; got {shown(strategy)}"
+        )
     check_strings(field=field, strategy=strategy)
     value = fact_value(field, request.value)
     refuse_secrets(

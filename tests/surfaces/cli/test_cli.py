@@ -254,7 +254,7 @@ def test_procedure_review_through_the_cli(
     assert done == {"record_id": prop["record_id"], "status": "active"}
     assert [r["id"] for r in ok(capsys, db, "procedure", "list")["records"]] == [done["record_id"]]
     assert err(capsys, db, "records", "reject", prop["record_id"], "--by", "x")["code"] == (
-        "invalid_input"
+        "conflict"
     )
     other = ok(capsys, db, "procedure", "propose", "--text", "Skip checks")
     rejected = ok(capsys, db, "records", "reject", other["record_id"], "--by", "dana",

@@ -15,6 +15,7 @@ composes its roles over this object.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
@@ -180,8 +181,12 @@ class PostgresBackend:
         meaning comes from the table in `remem.store.errors`.
         """
         if not opening:
-            log.warning("PostgreSQL at %s: %s: %s", self.where, type(exc).__name__, exc)
+            log.warning(
+                "PostgreSQL at %s: %s: %s", self.where, type(exc).__name__,
+                without_passwords(str(exc)),
+            )  # fmt: skip
             return from_postgres(exc)
+        said = without_passwords(str(exc))  # the driver may quote a URL it could not read
         if isinstance(exc, pg_errors.InsufficientPrivilege) and "vector" in str(exc):
             return StoreError(
                 f"the database at {self.where} lacks the pgvector extension and this role "
@@ -189,17 +194,17 @@ class PostgresBackend:
             )
         if isinstance(exc, pg_errors.UndefinedFile | pg_errors.FeatureNotSupported):
             return StoreError(
-                f"the PostgreSQL server at {self.where} cannot load pgvector ({exc}); "
+                f"the PostgreSQL server at {self.where} cannot load pgvector ({said}); "
                 "install pgvector 0.5 or newer on the server"
             )
         if isinstance(exc, pg_errors.SerializationFailure | pg_errors.UniqueViolation):
-            return ConflictError(f"a concurrent writer got there first ({exc}); retry")
+            return ConflictError(f"a concurrent writer got there first ({said}); retry")
         if isinstance(exc, psycopg.OperationalError):
             return StoreError(
-                f"cannot use the PostgreSQL database at {self.where} ({exc}); "
+                f"cannot use the PostgreSQL database at {self.where} ({said}); "
                 "check the URL, that the server is running, and the credentials"
             )
-        return StoreError(f"PostgreSQL at {self.where} refused an operation: {exc}")
+        return StoreError(f"PostgreSQL at {self.where} refused an operation: {said}")
 
     def close(self) -> None:
         """Close every pooled connection."""
@@ -295,6 +300,16 @@ def _configure(conn: psycopg.Connection[Any]) -> None:
     info = TypeInfo.fetch(conn, "vector")
     if info is not None:  # the migrations create the extension; without it, vectors fail
         conn.adapters.register_dumper(np.ndarray, vector_dumper(info.oid))
+
+
+_URL_PASSWORD = re.compile(r"(\b[a-z][a-z0-9+.-]*://[^\s/@:\"']*:)[^\s@\"']*@", re.IGNORECASE)
+_PARAM_PASSWORD = re.compile(r"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", re.IGNORECASE)
+
+
+def without_passwords(text: str) -> str:
+    """`text` with the password of every URL (`scheme://user:PASSWORD@`) and of every
+    `password=...` parameter in it replaced by `***`."""
+    return _PARAM_PASSWORD.sub(r"\1***", _URL_PASSWORD.sub(r"\1***@", text))
 
 
 def redact_dsn(dsn: str) -> str:
