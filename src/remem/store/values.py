@@ -155,6 +155,22 @@ class Write:
     history: tuple[HistoryEntry, ...] = ()
     done_jobs: tuple[int, ...] = ()
     sources: tuple[SourceGrowth, ...] = ()
+    # a statement's write (`remem.writes.records.remember`): see `AlreadyStated`
+    fresh_since: datetime | None = None
+
+
+class AlreadyStated(Exception):
+    """Raised by a write with `fresh_since` instead of inserting a record that an active
+    record of the same actor already says (the same text, kind, field and namespace),
+    stored at or after `fresh_since` by another writer whose decision ran beside this
+    one's; nothing is written. The check runs in the write's transaction, one writer of
+    the actor's records at a time (SQLite's write lock; on PostgreSQL an advisory lock
+    of the scope), so of identical statements sent at once one is inserted and the
+    others decide again, against it."""
+
+    def __init__(self, record_id: str) -> None:
+        super().__init__(record_id)
+        self.record_id = record_id
 
 
 def refuse_foreign_records(write: Write) -> None:

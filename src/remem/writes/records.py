@@ -9,7 +9,8 @@ uses too; the rows are applied in one `Write`. Self-managed batches
 
 from __future__ import annotations
 
-from datetime import datetime
+from dataclasses import replace
+from datetime import datetime, timedelta
 
 import numpy as np
 import numpy.typing as npt
@@ -46,6 +47,7 @@ from remem.policy.scope import (
 from remem.policy.text import nfc
 from remem.policy.untrusted import instruction_flags
 from remem.store.roles import FIELD_CURRENT_MOST, Scope, StatusChange, Write
+from remem.store.values import AlreadyStated
 from remem.writes.checks import check_strings, fact_value, optional_time, statement
 from remem.writes.checks import sensitivity as checked_sensitivity
 from remem.writes.request import RememberAsk
@@ -62,6 +64,10 @@ def get(deps: Deps, record_id: str) -> Record:
 
 
 STRATEGY_MAX = 100  # characters of a strategy's name, as a batch write's (`WriteItem`)
+# How long before a statement's decision a record saying the same may have been stored
+# by a writer deciding beside it (`Write.fresh_since`): a decision and its write take
+# milliseconds to seconds (the embedding), so a minute covers them with room to spare.
+FRESH_SECONDS = timedelta(seconds=60)
 
 
 def remember(deps: Deps, request: RememberAsk) -> Record:
@@ -118,7 +124,7 @@ def remember(deps: Deps, request: RememberAsk) -> Record:
         metadata=meta,
     )
     vec = None
-    for _ in range(2):
+    for attempt in range(3):
         batch = Consolidation(deps, actor)
         if vec is None:
             (vec,) = batch.embed([cand.text])
@@ -126,12 +132,19 @@ def remember(deps: Deps, request: RememberAsk) -> Record:
             _, record_id = batch.add(
                 cand, vec, namespace_for(deps.tenant, actor, kind), valid_until=until
             )
+            # the same statement sent at once from elsewhere: one record, not two (the
+            # last attempt writes what it decided, so a decision that keeps both stands)
+            fresh = now - FRESH_SECONDS if attempt < 2 else None
+            write = replace(batch.write(), fresh_since=fresh)
         else:
             # the application names its records there: only the same field replaces or
             # repeats one, never a similar text (two keys with one value stay two records)
             _, record_id = batch.add(cand, vec, namespace, valid_until=until, near=())
-        write = batch.write()
-        deps.store.records.apply(write)
+            write = batch.write()
+        try:
+            deps.store.records.apply(write)
+        except AlreadyStated:
+            continue  # decided again, against the record the other writer stored
         found = _written(deps, write, record_id)
         if found is not None:
             return found

@@ -53,6 +53,7 @@ from remem.store.roles import (
 )
 from remem.store.rows import history_params, record_from, record_params
 from remem.store.text import like_prefix
+from remem.store.values import AlreadyStated
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +101,12 @@ class WriteSQL(TombstoneSQL, Protocol):
     VECTOR_MODELS: str  # tenant -> model, dim, fingerprint
     NOTE_FINGERPRINT: str  # fingerprint, tenant, model (where none is noted yet)
     LOCK_JOBS: str  # tenant, {keys}: job ids -> id (locked where it can)
+    # tenant, actor: one writer of an actor's records at a time until the transaction
+    # ends ("" where the database's write lock is one already: SQLite's)
+    SCOPE_WRITE_LOCK: str
+    # tenant, actor, since, text, kind, field, namespace -> id: an active record saying
+    # it, stored since then (`Write.fresh_since`)
+    SAME_STATEMENT_SINCE: str
 
 
 class RecordSQL(LookupSQL, WriteSQL, Protocol):
@@ -344,6 +351,23 @@ class Records:
         self._apply(write)
         self.upkeep.after_write(write)
 
+    def _refuse_restated(self, db: Tx, write: Write, since: datetime) -> None:
+        """`AlreadyStated` when another writer stored one of `write`'s new records since
+        `since` (see `Write.fresh_since`), checked one writer of the scope at a time."""
+        q, tenant = self.sql, write.tenant
+        if q.SCOPE_WRITE_LOCK:
+            for actor in sorted({r.actor for r in write.inserts}):  # one order: no deadlock
+                db.execute(q.SCOPE_WRITE_LOCK, {"tenant": tenant, "actor": actor})
+        closing = {ch.record_id for ch in write.changes}  # replaced by this write: not kept
+        for r in write.inserts:
+            said = {"tenant": tenant, "actor": r.actor, "since": self.backend.at(since),
+                    "text": r.text, "kind": r.kind.value, "field": r.field,
+                    "namespace": r.namespace}  # fmt: skip
+            found = [str(row["id"]) for row in db.execute(q.SAME_STATEMENT_SINCE, said).fetchall()]
+            kept = [i for i in found if i not in closing]
+            if kept:
+                raise AlreadyStated(kept[0])
+
     def _apply(self, write: Write) -> None:
         refuse_foreign_records(write)
         self.upkeep.before_write(write)
@@ -353,6 +377,8 @@ class Records:
             if self._from_erased_work(db, write):
                 log.info("a write from work on erased events was dropped")
                 return
+            if write.fresh_since is not None:
+                self._refuse_restated(db, write, write.fresh_since)
             if write.inserts:
                 params = [
                     record_params(r, self.backend.at, self.backend.list_param)

@@ -325,6 +325,17 @@ GROW_SOURCES = """
 UPDATE records SET source_event_ids = %(sources)s::text[], updated_at = %(at)s
 WHERE tenant = %(tenant)s AND id = %(record_id)s
 """
+# `Write.fresh_since`: one writer of an actor's records at a time, then what it checks
+SCOPE_WRITE_LOCK = """
+SELECT pg_advisory_xact_lock(1919249775, hashtext(%(tenant)s || '/' || %(actor)s))
+"""
+SAME_STATEMENT_SINCE = """
+SELECT id FROM records
+WHERE tenant = %(tenant)s AND actor = %(actor)s AND status = 'active' AND valid_from >= %(since)s
+  AND text = %(text)s AND kind = %(kind)s AND field IS NOT DISTINCT FROM %(field)s
+  AND namespace IS NOT DISTINCT FROM %(namespace)s
+LIMIT 20
+"""
 CLOSE_RECORD = """
 UPDATE records SET status = %(status)s, valid_until = COALESCE(%(valid_until)s, valid_until),
     superseded_by = COALESCE(%(superseded_by)s, superseded_by), updated_at = %(at)s
