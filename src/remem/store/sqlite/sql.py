@@ -377,14 +377,11 @@ GROW_SOURCES = """
 UPDATE records SET source_event_ids = :sources, updated_at = :at
 WHERE +tenant = :tenant AND id = :record_id
 """
-# `Write.fresh_since`: SQLite's write lock (BEGIN IMMEDIATE) lets one writer in at a time
+# `Write.fresh_since` (SQLite's write lock, BEGIN IMMEDIATE, is one writer at a time)
 SCOPE_WRITE_LOCK = ""
-SAME_STATEMENT_SINCE = """
-SELECT id FROM records
-WHERE tenant = :tenant AND actor = :actor AND status = 'active' AND valid_from >= :since
-  AND text = :text AND kind = :kind AND field IS :field AND namespace IS :namespace
-LIMIT 20
-"""
+SAME_STATEMENT_SINCE = """SELECT id FROM records WHERE tenant = :tenant AND actor = :actor
+  AND status = 'active' AND valid_from >= :since AND text = :text AND kind = :kind
+  AND field IS :field AND namespace IS :namespace LIMIT 20"""
 CLOSE_RECORD = """
 UPDATE records SET status = :status, valid_until = COALESCE(:valid_until, valid_until),
     superseded_by = COALESCE(:superseded_by, superseded_by), updated_at = :at
