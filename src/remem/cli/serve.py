@@ -18,15 +18,14 @@ from remem.cli.kit import Ctx, emit, json_option, warn_store
 from remem.memory.memory import default_db_path, is_server_url, open_store
 from remem.service import audit
 from remem.service import keys as keyring
-from remem.store.open import database_name
 from remem.store.roles import Store, refuse_rls_bypass
 
 
 def _db_path(ctx: Ctx) -> str:
     """The database named by --db or $REMEM_DB, else the default file (as `Memory.open`):
     a file path (`sqlite:///` removed) or a PostgreSQL URL, as given."""
-    if ctx.db is not None:
-        raw = database_name(ctx.db)  # an empty --db is refused, not taken for the default
+    if ctx.db is not None:  # an empty one is refused by --db's callback (`cli.main`)
+        raw = ctx.db
         return raw[len("sqlite:///") :] if raw.startswith("sqlite:///") else raw
     path = default_db_path()
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -29,7 +29,7 @@ from remem.store.flows.erasure import RUNNING
 from remem.store.roles import Asked, ForgetReport, Scope
 from remem.thread.api import checkpoint_list, has_thread_state, tool_calls
 from remem.timeutil import parse_time
-from remem.writes.checks import check_strings
+from remem.writes.checks import check_record_id, check_strings
 
 FORGET_ATTEMPTS = 3
 EXPORT_PAGE = 200  # events read at once by `export`, and at most this many bytes of them:
@@ -189,9 +189,7 @@ def forget(
         raise InvalidInput("forget needs exactly one of record_id or actor")
     forgotten: Record | None = None
     if record_id is not None:
-        if not isinstance(record_id, str):
-            raise InvalidInput(f"record_id must be a record's id (text); got {named(record_id)}")
-        forgotten = deps.store.records.get_record(deps.tenant, record_id)
+        forgotten = deps.store.records.get_record(deps.tenant, check_record_id(record_id))
         if forgotten is None:
             raise NotFound(f"no record {named(record_id)} in tenant {deps.tenant!r}")
         target, key = "record", record_id

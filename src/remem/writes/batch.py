@@ -46,7 +46,7 @@ from remem.policy.scope import Principal, named, valid_request_id
 from remem.store.values import Asked, ForgetReport
 from remem.timeutil import check_time
 from remem.writes import ledger, records
-from remem.writes.checks import MAX_VALUE_CHARS, valid_value
+from remem.writes.checks import MAX_VALUE_CHARS, STRATEGY_MAX, valid_value
 from remem.writes.request import RememberAsk
 
 MAX_ITEMS = 10_000
@@ -90,7 +90,7 @@ class WriteItem(BaseModel):
     value: FieldValue = None
     valid_until: Until = None
     sensitivity: SensitivityName = "normal"
-    strategy: str = Field(default="self-managed", min_length=1, max_length=100)
+    strategy: str = Field(default="self-managed", min_length=1, max_length=STRATEGY_MAX)
     metadata: Annotated[dict[str, Any] | None, AfterValidator(valid_metadata)] = Field(
         default=None, description="a create's JSON object kept with the record, as in create"
     )

@@ -87,6 +87,17 @@ def _value_problem(value: str) -> str | None:
     return None
 
 
+STRATEGY_MAX = 100  # characters of a strategy's name (`remember`, a batch's `WriteItem`)
+
+
+def check_record_id(value: object) -> str:
+    """A record id a caller named, as text; InvalidInput for anything else (a list or a
+    number reached the database, which refused it as its own error)."""
+    if not isinstance(value, str):
+        raise InvalidInput(f"record_id must be a record's id (text); got {shown(value)}")
+    return value
+
+
 def check_strings(**named: str | None) -> None:
     """Every string a write stores passes `check_text` (None: not given)."""
     for what, value in named.items():

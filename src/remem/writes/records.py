@@ -48,22 +48,26 @@ from remem.policy.text import nfc
 from remem.policy.untrusted import instruction_flags
 from remem.store.roles import FIELD_CURRENT_MOST, Scope, StatusChange, Write
 from remem.store.values import AlreadyStated
-from remem.writes.checks import check_strings, fact_value, optional_time, statement
+from remem.writes.checks import (
+    STRATEGY_MAX,
+    check_record_id,
+    check_strings,
+    fact_value,
+    optional_time,
+    statement,
+)
 from remem.writes.checks import sensitivity as checked_sensitivity
 from remem.writes.request import RememberAsk
 
 
 def get(deps: Deps, record_id: str) -> Record:
     """One record of the tenant; NotFound when there is none."""
-    if not isinstance(record_id, str):
-        raise InvalidInput(f"record_id must be a record's id (text); got {named(record_id)}")
-    rec = deps.store.records.get_record(deps.tenant, record_id)
+    rec = deps.store.records.get_record(deps.tenant, check_record_id(record_id))
     if rec is None:
         raise NotFound(f"no record {named(record_id)} in tenant {deps.tenant!r}")
     return rec
 
 
-STRATEGY_MAX = 100  # characters of a strategy's name, as a batch write's (`WriteItem`)
 # How long before a statement's decision a record saying the same may have been stored
 # by a writer deciding beside it (`Write.fresh_since`): a decision and its write take
 # milliseconds to seconds (the embedding), so a minute covers them with room to spare.
