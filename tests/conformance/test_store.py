@@ -623,54 +623,55 @@ def test_one_job_can_be_run_again_unless_it_is_running(store: Store) -> None:
 def _done(
     store: Store, tenant: str, actor: str, rid: str, op: str, outcome: dict[str, Any]
 ) -> None:
-    entry = store.ledger.claim_request(tenant, actor, rid, op, None, f"tok-{actor}", 60)
+    entry = store.ledger.claim_request(tenant, actor, rid, op, None, None, f"tok-{actor}", 60)
     assert entry.token == f"tok-{actor}" and entry.outcome is None
     assert store.ledger.finish_request(tenant, actor, rid, f"tok-{actor}", outcome)
 
 
 def test_a_request_id_is_claimed_once_then_keeps_its_first_outcome(store: Store) -> None:
-    first = store.ledger.claim_request("t1", "alice", "req-1", "create", None, "tok-a", 60)
+    first = store.ledger.claim_request("t1", "alice", "req-1", "create", None, "sha-a", "tok-a", 60)
     assert (first.token, first.operation, first.outcome) == ("tok-a", "create", None)
+    assert first.digest == "sha-a"  # what the request asked, kept to compare a repeat with
     # a second claimant, while the first runs: the claim is not its own
-    second = store.ledger.claim_request("t1", "alice", "req-1", "delete", "r9", "tok-b", 60)
+    second = store.ledger.claim_request("t1", "alice", "req-1", "delete", "r9", None, "tok-b", 60)
     assert second.token == "tok-a" and second.operation == "create" and second.outcome is None
     assert not store.ledger.finish_request("t1", "alice", "req-1", "tok-b", {"record_id": "r9"})
     assert store.ledger.finish_request("t1", "alice", "req-1", "tok-a", {"record_id": "r1"})
-    again = store.ledger.claim_request("t1", "alice", "req-1", "create", None, "tok-c", 60)
-    assert (again.token, again.outcome) == (None, {"record_id": "r1"})
+    again = store.ledger.claim_request("t1", "alice", "req-1", "create", None, "sha-c", "tok-c", 60)
+    assert (again.token, again.outcome, again.digest) == (None, {"record_id": "r1"}, "sha-a")
     # another tenant's request id of the same name is its own
-    other = store.ledger.claim_request("t2", "alice", "req-1", "update", "r2", "tok-d", 60)
+    other = store.ledger.claim_request("t2", "alice", "req-1", "update", "r2", None, "tok-d", 60)
     assert other.token == "tok-d" and other.outcome is None
 
 
 def test_two_actors_with_one_request_id_have_two_entries(store: Store) -> None:
     _done(store, "t1", "alice", "r1", "create", {"record_id": "rec-alice"})
-    bob = store.ledger.claim_request("t1", "bob", "r1", "create", None, "tok-bob", 60)
+    bob = store.ledger.claim_request("t1", "bob", "r1", "create", None, None, "tok-bob", 60)
     assert bob.token == "tok-bob" and bob.outcome is None and bob.actor == "bob"
     assert store.ledger.finish_request("t1", "bob", "r1", "tok-bob", {"record_id": "rec-bob"})
-    alice = store.ledger.claim_request("t1", "alice", "r1", "create", None, "tok-x", 60)
+    alice = store.ledger.claim_request("t1", "alice", "r1", "create", None, None, "tok-x", 60)
     assert alice.outcome == {"record_id": "rec-alice"}
-    bob = store.ledger.claim_request("t1", "bob", "r1", "create", None, "tok-x", 60)
+    bob = store.ledger.claim_request("t1", "bob", "r1", "create", None, None, "tok-x", 60)
     assert bob.outcome == {"record_id": "rec-bob"}
 
 
 def test_a_released_or_expired_claim_is_taken_again(store: Store) -> None:
-    store.ledger.claim_request("t1", "alice", "r1", "create", None, "tok-a", 60)
+    store.ledger.claim_request("t1", "alice", "r1", "create", None, None, "tok-a", 60)
     store.ledger.release_request("t1", "alice", "r1", "tok-a")  # the write failed
     assert (
-        store.ledger.claim_request("t1", "alice", "r1", "create", None, "tok-b", 60).token
+        store.ledger.claim_request("t1", "alice", "r1", "create", None, None, "tok-b", 60).token
         == "tok-b"
     )
     # a claimant that died: no outcome, and its lease has passed
-    store.ledger.claim_request("t1", "alice", "r2", "create", None, "tok-dead", -1)
-    taken = store.ledger.claim_request("t1", "alice", "r2", "create", None, "tok-new", 60)
-    assert taken.token == "tok-new" and taken.outcome is None
+    store.ledger.claim_request("t1", "alice", "r2", "create", None, "sha-1", "tok-dead", -1)
+    taken = store.ledger.claim_request("t1", "alice", "r2", "create", None, "sha-2", "tok-new", 60)
+    assert taken.token == "tok-new" and taken.outcome is None and taken.digest == "sha-2"
     assert not store.ledger.finish_request("t1", "alice", "r2", "tok-dead", {"record_id": "late"})
     assert store.ledger.finish_request("t1", "alice", "r2", "tok-new", {"record_id": "rec-2"})
 
 
 def test_a_request_is_found_by_its_target_once_final(store: Store) -> None:
-    store.ledger.claim_request("t1", "alice", "d1", "delete", "rec-9", "tok-a", 60)
+    store.ledger.claim_request("t1", "alice", "d1", "delete", "rec-9", None, "tok-a", 60)
     assert store.ledger.request_for_target("t1", "d1", "rec-9") is None  # not final yet
     store.ledger.finish_request("t1", "alice", "d1", "tok-a", {"record_id": "rec-9"})
     found = store.ledger.request_for_target("t1", "d1", "rec-9")
@@ -685,9 +686,10 @@ def test_forget_actor_drops_its_request_ids(store: Store) -> None:
     report = store.erasure.forget_actor("t1", "alice", NOW)
     assert report.verified and report.deleted["requests"] == 1
     assert (
-        store.ledger.claim_request("t1", "alice", "req-a", "create", None, "t", 60).outcome is None
+        store.ledger.claim_request("t1", "alice", "req-a", "create", None, None, "t", 60).outcome
+        is None
     )
     assert (
-        store.ledger.claim_request("t1", "bob", "req-b", "create", None, "t", 60).outcome
+        store.ledger.claim_request("t1", "bob", "req-b", "create", None, None, "t", 60).outcome
         is not None
     )

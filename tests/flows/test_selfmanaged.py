@@ -43,8 +43,10 @@ def test_a_batch_creates_updates_and_deletes_with_provenance(mem: Memory) -> Non
 def test_a_repeated_request_id_returns_its_first_outcome(mem: Memory) -> None:
     item = {"request_id": "r1", "actor": "ana", "text": "Ana likes figs"}
     (first,) = mem.write_records([item])
-    (again,) = mem.write_records([{**item, "text": "Ana likes dates"}])
+    (again,) = mem.write_records([item])
     assert again["record_id"] == first["record_id"] and again["replayed"] is True
+    (other,) = mem.write_records([{**item, "text": "Ana likes dates"}])  # another write
+    assert other["status"] == "error" and other["error"]["code"] == "conflict"
     assert [r.text for r in mem.records(actor="ana")] == ["Ana likes figs"]
     clash_item = {"op": "delete", "request_id": "r1", "record_id": first["record_id"]}
     (clash,) = mem.write_records([clash_item])

@@ -67,7 +67,7 @@ def fill_two_tenants(store: PostgresStore) -> None:
         store.model_calls.record_llm_calls(
             tenant, [LLMCall("semantic", "m", "v1", 10, 5, 0.1, True)]
         )
-        store.ledger.claim_request(tenant, "alice", "req-1", "create", None, "tok", 60)
+        store.ledger.claim_request(tenant, "alice", "req-1", "create", None, None, "tok", 60)
         store.ledger.finish_request(tenant, "alice", "req-1", "tok", {"record_id": f"{tenant}-b"})
         threads = PostgresThreadStore(store)
         threads.checkpoint_save(tenant, "alice", "wf", CheckpointState(step="pay"), None)

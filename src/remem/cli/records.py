@@ -315,7 +315,8 @@ def records_import(ctx: Ctx, file: Path) -> None:
     "sensitivity", "strategy", "metadata"} (metadata: a JSON object kept with a
     created record, and "reason" a delete's ticket reference). The whole file is
     validated before anything is written; a request id seen before returns its first
-    outcome. A delete's deletion job names "cli: <os user>" and is audited.
+    outcome, or a conflict when the line asks for something else under it. A delete's
+    deletion job names "cli: <os user>" and is audited.
     """
     from remem.cli.events import parse_jsonl, read_lines  # a recall does not need them
     from remem.service import audit

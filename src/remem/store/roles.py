@@ -251,20 +251,20 @@ class RequestLedger(Protocol):
         request_id: str,
         operation: str,
         target: str | None,
+        digest: str | None,
         token: str,
         lease_seconds: float,
     ) -> RequestEntry:
-        """Claim a request id for `token` in one transaction, exclusive across connections:
-        a new one is inserted; one claimed without an outcome past its lease is taken
-        over. Return the entry as it stands: the caller holds it when its token is
-        `token`; otherwise it is another's, final (`outcome`) or still running."""
+        """Claim a request id (for an `operation` asking what `digest` digests) for `token`
+        in one transaction, exclusive across connections: a new one is inserted, or one
+        without an outcome past its lease taken over. The entry as it stands: the caller's
+        if its token is `token`, else another's, final (`outcome`) or still running."""
         ...
 
     def finish_request(
         self, tenant: str, actor: str, request_id: str, token: str, outcome: dict[str, Any]
     ) -> bool:
-        """Record the final outcome (ids and statuses, never content) of a claim `token`
-        holds; False when it no longer holds it."""
+        """Record the outcome (ids, statuses: no content) of `token`'s claim; False if lost."""
         ...
 
     def release_request(self, tenant: str, actor: str, request_id: str, token: str) -> None:

@@ -271,6 +271,7 @@ class RequestEntry:
     target: str | None  # the record an update or delete named
     outcome: dict[str, Any] | None
     token: str | None
+    digest: str | None = None  # what the request asked (`remem.writes.ledger.digest`); None before
 
 
 @dataclass(frozen=True, slots=True)

@@ -193,7 +193,7 @@ def _item(
         outcome = _run(deps, item, asked, on_erase)
         return outcome, outcome["status"] != "error"
 
-    ask = ledger.Ask(item.op, item.request_id, target)
+    ask = ledger.Ask(item.op, item.request_id, target, ledger.digest(item.op, item))
     return ledger.settle(deps.store, who, ask, resolve, attempt, _failure)
 
 

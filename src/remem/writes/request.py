@@ -151,7 +151,8 @@ class Writes:
         One about the same `field` supersedes it. `strategy` names a self-managed
         strategy that wrote it (provenance; the library's: over HTTP a key's statement
         is explicit). `request_id` makes a `Client`'s write idempotent (a retry after a
-        timeout writes once); the library's own idempotent writes are `write_records`'.
+        timeout writes once; another write under a used id is a ConflictError); the
+        library's own idempotent writes are `write_records`'.
 
         `metadata` is the application's JSON object kept beside the record (at most
         8 KB, 4 levels, 64 keys; screened for secrets like every stored string; see

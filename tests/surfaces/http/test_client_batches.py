@@ -94,8 +94,9 @@ def test_write_records_runs_a_mixed_batch_in_order(server: Server) -> None:
     assert made.text == "Kai is vegetarian" and made.source.strategy == "self-managed"
     assert {r.text for r in c.records(actor="kai")} == {"Kai is vegetarian", "Kai lives in Turin"}
     # the same request ids again: the first outcomes, nothing written twice
-    again = c.write_records([{"op": "create", "request_id": "w1", "actor": "kai", "text": "x"}])
-    assert again[0]["record_id"] == out[0]["record_id"]
+    first = {"op": "create", "request_id": "w1", "actor": "kai", "text": "Kai is vegetarian"}
+    again = c.write_records([first])
+    assert again[0]["record_id"] == out[0]["record_id"] and again[0]["replayed"] is True
 
 
 def test_write_records_refuses_the_whole_batch_first(server: Server) -> None:

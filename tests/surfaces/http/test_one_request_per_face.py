@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from remem import Memory
-from remem.errors import InvalidInput
+from remem.errors import ConflictError, InvalidInput
 from tests.support.servers import Server, running_server
 
 # items that one face or the other might check apart: each is refused by both or by neither
@@ -87,5 +87,7 @@ def test_remember_takes_one_signature_and_each_face_refuses_what_it_cannot_carry
         client.remember(actor="cal", text="Cal keeps bees", strategy="notes")
     assert client.records(actor="cal") == []
     first = client.remember(actor="cal", text="Cal keeps bees", request_id="cal-1")
-    again = client.remember(actor="cal", text="Cal keeps wasps", request_id="cal-1")
+    again = client.remember(actor="cal", text="Cal keeps bees", request_id="cal-1")
     assert again.id == first.id and first.source.strategy == "explicit"
+    with pytest.raises(ConflictError, match="other fields"):  # another write under its id
+        client.remember(actor="cal", text="Cal keeps wasps", request_id="cal-1")

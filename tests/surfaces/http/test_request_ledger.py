@@ -1,10 +1,12 @@
 """Batch request ids: one per actor, claimed in the database, on both backends.
 
 A request id is an actor's: another actor's "r1" is its own write, never a
-replay of the first one's. It is claimed in the database before the write
-runs, so two `Memory` instances (or two servers) on one database racing one
-request id write one record; a claim whose process died is retaken after its
-lease; a live claim makes a second caller wait, then get a conflict.
+replay of the first one's. It names one write: sent again with other fields it
+is a conflict, not a replay that would drop the new write. It is claimed in the
+database before the write runs, so two `Memory` instances (or two servers) on
+one database racing one request id write one record; a claim whose process died
+is retaken after its lease; a live claim makes a second caller wait, then get a
+conflict.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ def test_another_actors_request_id_is_its_own_write(db: str) -> None:
         assert "replayed" not in bob and bob["record_id"] != alice["record_id"]
         assert [r.text for r in mem.records(actor="bob")] == ["Bob plays the cello"]
         # each actor's repeat replays its own first outcome
-        (again,) = mem.write_records([_create("bob", "Bob plays the viola")])
+        (again,) = mem.write_records([_create("bob", "Bob plays the cello")])
         assert again["replayed"] is True and again["record_id"] == bob["record_id"]
         # an update names a record: the request id is that record's actor's
         upd = {"op": "update", "request_id": "r1", "record_id": bob["record_id"], "text": "x y"}
@@ -86,6 +88,41 @@ def test_two_memories_racing_one_request_id_write_one_record(db: str) -> None:
             m.close()
 
 
+def test_a_request_id_sent_again_with_other_fields_is_a_conflict(db: str) -> None:
+    with Memory.open(db, tenant="acme") as mem:
+        first = {**_create("alice", "Alice keeps bees"), "valid_until": "2030-01-01"}
+        (made,) = mem.write_records([first])
+        # the same write, its time written another way and another strategy: a replay
+        same = {**first, "valid_until": "2030-01-01T00:00:00+00:00", "strategy": "again"}
+        (again,) = mem.write_records([same])
+        assert again["replayed"] is True and again["record_id"] == made["record_id"]
+        changed: list[dict[str, Any]] = [
+            {**first, "text": "Alice keeps wasps"},
+            {**first, "metadata": {"topic": "garden"}},
+            {**first, "valid_until": "2031-01-01"},
+            {**first, "kind": "preference"},
+            {**first, "sensitivity": "personal"},
+        ]
+        for item in changed:
+            (clash,) = mem.write_records([item])
+            assert clash["status"] == "error" and clash["error"]["code"] == "conflict", item
+            assert "other fields" in clash["error"]["message"]
+        # nothing was replaced or added, and the first outcome still replays
+        assert [r.text for r in mem.records(actor="alice", all=True)] == ["Alice keeps bees"]
+        (still,) = mem.write_records([first])
+        assert still["replayed"] is True and still["record_id"] == made["record_id"]
+        # an update's id names its text; a delete's reason words only its receipt
+        upd = {"op": "update", "request_id": "u1", "record_id": made["record_id"],
+               "text": "Alice keeps two hives"}  # fmt: skip
+        (fixed,) = mem.write_records([upd])
+        (other,) = mem.write_records([{**upd, "text": "Alice keeps three hives"}])
+        assert other["error"]["code"] == "conflict"
+        gone = {"op": "delete", "request_id": "d1", "record_id": fixed["record_id"]}
+        (d1,) = mem.write_records([{**gone, "reason": "ticket 1"}])
+        (d2,) = mem.write_records([{**gone, "reason": "ticket 1, again"}])
+        assert d1["status"] == "deleted" and d2["replayed"] is True
+
+
 def _short_wait(monkeypatch: pytest.MonkeyPatch) -> None:
     """A second claimant waits for a live first one's outcome `WAIT_SECONDS` (5 s), then
     conflicts; these tests, whose first claimant never ends, wait a fifth of a second."""
@@ -98,11 +135,11 @@ def test_a_dead_claim_is_retaken_and_a_live_one_is_a_conflict(
     _short_wait(monkeypatch)
     with Memory.open(db, tenant="acme") as mem:
         # a process that claimed "r1" and died: its lease has passed
-        mem.store.ledger.claim_request("acme", "alice", "r1", "create", None, "dead", -1)
+        mem.store.ledger.claim_request("acme", "alice", "r1", "create", None, None, "dead", -1)
         (taken,) = mem.write_records([_create("alice", "Alice keeps bees")])
         assert taken["status"] == "created"
         # a claimant that is alive (another server, mid-write): wait, then conflict
-        mem.store.ledger.claim_request("acme", "alice", "r2", "create", None, "alive", 60)
+        mem.store.ledger.claim_request("acme", "alice", "r2", "create", None, None, "alive", 60)
         (busy,) = mem.write_records([_create("alice", "Alice keeps wasps", rid="r2")])
         assert busy["error"]["code"] == "conflict" and "in progress" in busy["error"]["message"]
         assert [r.text for r in mem.records(actor="alice")] == ["Alice keeps bees"]
@@ -167,8 +204,19 @@ def test_http_another_actors_request_id_is_its_own_write(db: str) -> None:
         assert alice["status"] == bob["status"] == 201
         assert "replayed" not in bob and bob["record"]["actor"] == "bob"
         # a tenant-wide key naming bob finds bob's entry, not alice's
-        (again,) = _post(client, keys["agent"], create, [{**item, "actor_id": "bob"}])
+        bobs = {**item, "text": "Bob plays the cello", "actor_id": "bob"}
+        (again,) = _post(client, keys["agent"], create, [bobs])
         assert again["replayed"] is True and again["record_id"] == bob["record_id"]
+        # the same id with another text is refused, on this route and the mixed one
+        (clash,) = _post(client, keys["bob"], create, [{**item, "text": "Bob plays the viola"}])
+        assert clash["status"] == 409 and "other fields" in clash["error"]["message"]
+        mixed = {**bobs, "op": "create", "text": "Bob plays the viola"}
+        (clash,) = _post(client, keys["agent"], "/v1/memories/batch", [mixed])
+        assert clash["status"] == 409 and "other fields" in clash["error"]["message"]
+        (same,) = _post(client, keys["agent"], "/v1/memories/batch", [{**bobs, "op": "create"}])
+        assert same["replayed"] is True and same["record_id"] == bob["record_id"]
+        r = client.get("/v1/memories", headers={"Authorization": f"Bearer {keys['bob']}"})
+        assert [x["text"] for x in r.json()["records"]] == ["Bob plays the cello"]
         # bob's key cannot reach alice's entry through her record
         upd = {"request_id": "r1", "record_id": alice["record_id"], "text": "Alice keeps wasps"}
         (hidden,) = _post(client, keys["bob"], "/v1/memories/batch-update", [upd])
@@ -214,7 +262,7 @@ def test_http_a_live_claim_is_409_in_progress(db: str, monkeypatch: pytest.Monke
     keys = _keys(db)
     with TestClient(create_app(db, worker=False)) as client:
         client.app.state.service.store.ledger.claim_request(  # type: ignore[attr-defined]
-            "acme", "alice", "r1", "create", None, "another-server", 60
+            "acme", "alice", "r1", "create", None, None, "another-server", 60
         )
         item = {"request_id": "r1", "text": "Alice keeps bees"}
         (busy,) = _post(client, keys["alice"], "/v1/memories/batch-create", [item])

@@ -59,4 +59,6 @@ def _outcome(r: dict[str, Any]) -> dict[str, Any]:
         out["supersedes"] = r["supersedes"]
     if r["op"] == "delete":
         out["verified"] = r["verified"]
+    if r.get("replayed"):  # a repeated request id's first outcome, as the library marks it
+        out["replayed"] = True
     return out

@@ -303,15 +303,16 @@ def _batch(
 ) -> dict[str, Any]:
     """Run each item through the request ledger (`remem.writes.ledger.settle`, the flow the
     library and the CLI run too): an item with a request id runs once per actor, and a
-    repeat returns its first outcome.
+    repeat asking the same returns its first outcome.
 
     Items fail one by one (an unknown record is a 404 in its result, a request
-    id used for another operation or still running a 409); a request id is
-    recorded only with a successful outcome.
+    id used for another operation or other fields, or still running, a 409); a
+    request id is recorded only with a successful outcome.
     """
     results = []
     for item in items:
-        ask = ledger.Ask(operation, item.request_id, getattr(item, "record_id", None))
+        target = getattr(item, "record_id", None)
+        ask = ledger.Ask(operation, item.request_id, target, ledger.digest(operation, item))
         outcome = ledger.settle(
             svc.store,
             who,

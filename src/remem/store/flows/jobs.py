@@ -53,7 +53,7 @@ class JobSQL(Protocol):
     JOB_GROUPS_ALL: str  # -> strategy, status, n, oldest (every tenant)
     RETRY_JOBS: str  # now, tenant, {keys}: statuses
     REQUEUE_JOB: str  # now, tenant, event_id, strategy
-    CLAIM_REQUEST: str  # tenant, actor, request_id, operation, target, token, until, now
+    CLAIM_REQUEST: str  # tenant, actor, request_id, operation, target, digest, token, until, now
     RETAKE_REQUEST: str  # the same: an expired claim without an outcome is taken over
     GET_REQUEST: str  # tenant, actor, request_id
     FINISH_REQUEST: str  # outcome, tenant, actor, request_id, token
@@ -270,6 +270,7 @@ class Ledger(_Role):
         request_id: str,
         operation: str,
         target: str | None,
+        digest: str | None,
         token: str,
         lease_seconds: float,
     ) -> RequestEntry:
@@ -284,6 +285,7 @@ class Ledger(_Role):
             "request_id": request_id,
             "operation": operation,
             "target": target,
+            "digest": digest,
             "token": token,
             "until": self.backend.at(now + timedelta(seconds=lease_seconds)),
             "now": self.backend.at(now),
@@ -330,6 +332,7 @@ class Ledger(_Role):
             r["target"],
             outcome,
             r["token"],
+            r["digest"],
         )
 
 

@@ -156,19 +156,20 @@ WHERE tenant = %(tenant)s AND event_id = %(event_id)s AND strategy = %(strategy)
     AND status != 'running'
 """
 # the request ledger: a claim is inserted first (the primary key makes it exclusive),
-# an expired one is taken over, then the outcome replaces it (schema 7)
-REQUEST_COLUMNS = "actor, request_id, operation, target, outcome, token"
+# an expired one is taken over, then the outcome replaces it (schema 7); `digest` is
+# what the request asked (schema 19)
+REQUEST_COLUMNS = "actor, request_id, operation, target, outcome, token, digest"
 CLAIM_REQUEST = f"""
 INSERT INTO api_requests
-    (tenant, actor, request_id, operation, target, token, lease_until, created_at)
-VALUES (%(tenant)s, %(actor)s, %(request_id)s, %(operation)s, %(target)s, %(token)s,
-    %(until)s, %(now)s)
+    (tenant, actor, request_id, operation, target, digest, token, lease_until, created_at)
+VALUES (%(tenant)s, %(actor)s, %(request_id)s, %(operation)s, %(target)s, %(digest)s,
+    %(token)s, %(until)s, %(now)s)
 ON CONFLICT (tenant, actor, request_id) DO NOTHING
 RETURNING {REQUEST_COLUMNS}
 """
 RETAKE_REQUEST = f"""
-UPDATE api_requests SET operation = %(operation)s, target = %(target)s, token = %(token)s,
-    lease_until = %(until)s
+UPDATE api_requests SET operation = %(operation)s, target = %(target)s,
+    digest = %(digest)s, token = %(token)s, lease_until = %(until)s
 WHERE tenant = %(tenant)s AND actor = %(actor)s AND request_id = %(request_id)s
     AND outcome IS NULL AND lease_until < %(now)s
 RETURNING {REQUEST_COLUMNS}

@@ -56,7 +56,7 @@ from remem.store.postgres.upkeep import HeldRecords, PostgresUpkeep
 from remem.store.roles import Clock, ThreadHost
 from remem.timeutil import utcnow
 
-SCHEMA_VERSION = 18  # the newest migration this code knows; checked by a test
+SCHEMA_VERSION = 19  # the newest migration this code knows; checked by a test
 
 Cursor = psycopg.Cursor[DictRow]
 Query = str | pg_sql.Composed

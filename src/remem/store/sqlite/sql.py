@@ -252,17 +252,17 @@ WHERE tenant = :tenant AND status IN ({keys})
 """
 # the request ledger: a claim is inserted first (the key makes it exclusive), an expired
 # one is taken over, then the outcome replaces it
-REQUEST_COLUMNS = "actor, request_id, operation, target, outcome, token"
+REQUEST_COLUMNS = "actor, request_id, operation, target, outcome, token, digest"
 CLAIM_REQUEST = f"""
 INSERT INTO api_requests
-    (tenant, actor, request_id, operation, target, token, lease_until, created_at)
-VALUES (:tenant, :actor, :request_id, :operation, :target, :token, :until, :now)
+    (tenant, actor, request_id, operation, target, digest, token, lease_until, created_at)
+VALUES (:tenant, :actor, :request_id, :operation, :target, :digest, :token, :until, :now)
 ON CONFLICT DO NOTHING
 RETURNING {REQUEST_COLUMNS}
 """
 RETAKE_REQUEST = f"""
-UPDATE api_requests SET operation = :operation, target = :target, token = :token,
-    lease_until = :until
+UPDATE api_requests SET operation = :operation, target = :target, digest = :digest,
+    token = :token, lease_until = :until
 WHERE tenant = :tenant AND actor = :actor AND request_id = :request_id AND outcome IS NULL
     AND lease_until < :now
 RETURNING {REQUEST_COLUMNS}

@@ -58,7 +58,7 @@ def _migrations() -> list[tuple[int, str]]:
     return read_migrations("sqlite/migrations")
 
 
-SCHEMA_VERSION = 14  # the newest migration this code knows; checked by a test
+SCHEMA_VERSION = 15  # the newest migration this code knows; checked by a test
 
 
 class SQLiteStore:
