@@ -113,6 +113,23 @@ def test_remember_field_synonym_is_the_same_field(fmem: Memory, clock: Clock) ->
     assert got.found is not None and got.found.record_id == second.id
 
 
+def test_a_new_statement_of_a_field_without_a_value_supersedes_the_old(
+    fmem: Memory, clock: Clock
+) -> None:
+    # with no value the text is the value: "tea" is a new one, not a repeat of "coffee"
+    drink = "favourite drink"
+    first = fmem.remember(actor="ana", text="Ana's favourite drink is coffee", field=drink)
+    clock.advance(hours=1)
+    again = fmem.remember(actor="ana", text="Ana's favourite drink is Coffee.", field=drink)
+    assert again.id == first.id  # the same statement, restated
+    clock.advance(hours=1)
+    second = fmem.remember(actor="ana", text="Ana's favourite drink is tea", field=drink)
+    assert second.id != first.id and second.supersedes == first.id
+    assert [r.text for r in fmem.records(actor="ana")] == ["Ana's favourite drink is tea"]
+    got = fmem.fact(actor="ana", field=drink)
+    assert got.found is not None and got.found.record_id == second.id
+
+
 # -- one field: found, conflict, not found -----------------------------------------------
 
 

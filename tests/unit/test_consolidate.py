@@ -66,6 +66,17 @@ def test_same_field_same_value_is_noop() -> None:
     assert d.action is Action.NOOP and d.target == "r1"
 
 
+def test_without_values_the_texts_of_a_field_are_compared() -> None:
+    old = rec("r1", "Drinks coffee in the morning", "beverage")
+    same = decide(cand("drinks Coffee in the morning", "beverage"), [old], [])
+    assert same.action is Action.NOOP and same.target == "r1"
+    new = decide(cand("Drinks tea in the morning", "beverage", days=2), [old], [])
+    assert new.action is Action.UPDATE and new.supersedes == ("r1",)
+    # a value on one side only is a new value too
+    valued = decide(cand("Drinks tea", "beverage", "tea", days=2), [old], [])
+    assert valued.action is Action.UPDATE and valued.supersedes == ("r1",)
+
+
 def test_newer_value_supersedes_older() -> None:
     old = rec("r1", "Budget is $500", "budget", "$500", days=0)
     d = decide(cand("Budget is $750", "budget", "$750", days=5), [old], [])

@@ -61,6 +61,15 @@ def same_value(a: str | None, b: str | None) -> bool:
     return normalise(a) == normalise(b) or a.strip().lower() == b.strip().lower()
 
 
+def same_statement(record: Record, candidate: Candidate) -> bool:
+    """Whether a record and a candidate about one field say the same thing: their values
+    (`same_value`), or, when neither has a value, their texts, which then are the value
+    ("Bob drinks tea" about `beverage` is not "Bob drinks coffee")."""
+    if record.value is None and candidate.value is None:
+        return same_value(record.text, candidate.text)
+    return same_value(record.value, candidate.value)
+
+
 @dataclass(frozen=True, slots=True)
 class Decision:
     """What to do with a candidate, and why."""
@@ -103,8 +112,8 @@ def decide(
     active_same = [r for r in same_field if r.status is Status.ACTIVE]
     # a re-run of the same source event never adds a second record
     for r in same_field:
-        if set(r.source.event_ids) & set(candidate.source.event_ids) and same_value(
-            r.value, candidate.value
+        if set(r.source.event_ids) & set(candidate.source.event_ids) and same_statement(
+            r, candidate
         ):
             return Decision(
                 Action.NOOP,
@@ -115,7 +124,7 @@ def decide(
             )
 
     if candidate.field is not None and active_same:
-        equal = [r for r in active_same if same_value(r.value, candidate.value)]
+        equal = [r for r in active_same if same_statement(r, candidate)]
         if equal:
             best = equal[0]
             if not outranks_or_equals(best.authority, candidate.authority):
