@@ -69,6 +69,28 @@ def test_explain_rows_merge_scores_and_every_reason() -> None:
 def test_word_diff_runs() -> None:
     assert views.diff("a b c", "a x c") == [(" ", "a"), ("-", "b"), ("+", "x"), (" ", "c")]
     assert views.diff("", "new text") == [("+", "new text")]
+    assert views.diff("keep this old one", "keep this new one") == [
+        (" ", "keep this"), ("-", "old"), ("+", "new"), (" ", "one"),
+    ]  # fmt: skip
+
+
+def test_word_diff_of_two_long_similar_texts_is_bounded() -> None:
+    """ndiff paired similar words letter by letter: about cubic, 52 s for two texts of 571
+    such words (a proposal an agent key may make). Each text's words come back, in order."""
+    import string
+    import threading
+
+    letters = string.ascii_letters + string.digits
+    old = " ".join(f"xxxx{c}{end}" for end in "abcdefghij" for c in letters)[:4000]
+    new = " ".join(f"xxxx{letters[7 * i % 62]}{end}" for end in "uvwxyz" for i in range(62))
+    got: list[list[tuple[str, str]]] = []
+    worker = threading.Thread(target=lambda: got.append(views.diff(old, new)), daemon=True)
+    worker.start()
+    worker.join(timeout=10)  # ndiff: minutes; this: milliseconds
+    assert got, "the diff of two texts of 572 and 372 similar words ran past 10 s"
+    (runs,) = got
+    assert " ".join(w for sign, w in runs if sign != "+") == old
+    assert " ".join(w for sign, w in runs if sign != "-") == new
 
 
 def test_a_key_for_one_actor_sees_only_that_actors_erasures() -> None:

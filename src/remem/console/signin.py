@@ -68,7 +68,13 @@ async def login(request: Request) -> Response:
     svc: Service = request.app.state.service
     kept = sessions(request)
     client = request.client.host if request.client is not None else ""
-    if not isinstance(sent, str) or not expected or not hmac.compare_digest(sent, expected):
+    if (
+        not isinstance(sent, str)
+        or not expected
+        or not hmac.compare_digest(
+            sent.encode(errors="surrogatepass"), expected.encode(errors="surrogatepass")
+        )
+    ):
         return _form(request, "the sign-in form expired; reload the page and sign in again")
     if not isinstance(key, str) or not key.strip():
         return _form(

@@ -96,7 +96,11 @@ async def posted(request: Request) -> dict[str, str]:
     expected = session.csrf if session is not None else None
     if expected is None:
         raise SignInNeeded
-    if not hmac.compare_digest(fields.get("csrf", ""), expected):
+    # bytes: compare_digest refuses a str with a character outside ASCII (a 500)
+    if not hmac.compare_digest(
+        fields.get("csrf", "").encode(errors="surrogatepass"),
+        expected.encode(errors="surrogatepass"),
+    ):
         raise StaleForm
     return fields
 

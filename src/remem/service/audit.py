@@ -70,7 +70,7 @@ def retention_days() -> int:
     raw = os.environ.get("REMEM_AUDIT_DAYS", "").strip()
     if not raw:
         return RETENTION_DAYS
-    if not raw.isdigit() or int(raw) < KEPT_AT_LEAST_DAYS:
+    if not (raw.isascii() and raw.isdigit()) or int(raw) < KEPT_AT_LEAST_DAYS:
         raise InvalidInput(
             f"REMEM_AUDIT_DAYS must be a whole number of days >= {KEPT_AT_LEAST_DAYS} (the "
             f"database keeps every audit row at least that long), not {raw!r}"

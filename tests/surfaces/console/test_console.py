@@ -121,8 +121,9 @@ def test_sign_in_keeps_no_key_and_ends_with_logout_or_revocation(console_db: Con
     assert bad.status_code == 401 and error(bad) == "the API key is unknown or revoked"
     assert "rk_nope" not in bad.text  # a pasted key is never rendered back
     # a sign-in form posted without its own token (from another site) is refused
-    forged = c.client.post("/console/login", data={"key": c.keys["admin"], "csrf": "x"})
-    assert forged.status_code == 401 and "expired" in error(forged)
+    for token in ("x", "é"):
+        forged = c.client.post("/console/login", data={"key": c.keys["admin"], "csrf": token})
+        assert forged.status_code == 401 and "expired" in error(forged), token
 
     done = c.sign_in("admin")
     assert done.status_code == 303 and done.headers["location"] == "/console/actors"
@@ -212,6 +213,11 @@ def test_a_conflict_is_shown_as_such(console: Console) -> None:
     assert "conflict</span>" in page.split('id="conflicts"')[1]  # the rows are marked too
     record = c.page(f"/console/records/{said.id}").text
     assert "Porto" in record.split('id="conflict"')[1].split("</section>")[0]
+    assert "<dd>home city = Lisbon</dd>" in record
+    # a field said without a value: its name alone, never "= None"
+    bare = mem.remember(actor="carol", text="Carol's favourite drink is tea", field="drink")
+    shown = c.page(f"/console/records/{bare.id}").text
+    assert "<dd>drink</dd>" in shown and "None" not in shown
 
 
 # -- ask ----------------------------------------------------------------------------------
@@ -278,7 +284,7 @@ def test_every_state_change_needs_the_sessions_csrf_token(console: Console) -> N
         ("/console/erasure/record", {"record_id": c.ids["tea"], "confirm": c.ids["tea"]}),
         ("/console/jobs/retry", {}),
     ]:
-        for token in [None, "forged"]:
+        for token in [None, "forged", "é"]:
             sent = data if token is None else {**data, "csrf": token}
             refused = c.client.post(path, data=sent)
             assert refused.status_code == 403, path
@@ -630,6 +636,8 @@ def test_the_audit_log_records_who_read_exported_erased_and_decided_without_cont
     mine = json.loads(c.page("/console/audit/export").text)["rows"]
     assert mine and {r["actor"] for r in mine} == {"alice"}
     assert c.page("/console/audit", actor="bob").status_code == 403
+    for odd in ("²", "١٢", "-1", "1e3"):  # a digit that is no number of this page's rows
+        assert c.page("/console/audit", before=odd).status_code == 422, odd
     c.sign_in("agent")
     assert c.page("/console/audit").status_code == 403
 
