@@ -152,6 +152,10 @@ def test_stdio_answers_every_line_it_cannot_read_and_never_quotes_it(tmp_path: P
         server.send(_request(20, "tools/list"))
         after = server.next()
         assert after["id"] == 20 and "remember" in [t["name"] for t in after["result"]["tools"]]
+        # a raw CR is white space inside a message, not the end of a line
+        server.send('{"jsonrpc": "2.0",\r "id": 21,\r "method": "tools/list"}')
+        crossed = server.next()
+        assert crossed["id"] == 21 and "result" in crossed, crossed
     finally:
         status = server.close()
     assert status == 0

@@ -213,9 +213,9 @@ async def serve_stdio(server: FastMCP, max_chars: int) -> None:
     with the screened streams)."""
     # UTF-8 whatever the platform's default, as the SDK's own stdio_server does
     out = _Out(TextIOWrapper(sys.stdout.buffer, encoding="utf-8"))
-    lines = _Lines(
-        TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"), out, max_chars
-    )
+    # lines end at "\n" only: a raw "\r" is white space inside a JSON message, not its end
+    stdin = TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace", newline="\n")
+    lines = _Lines(stdin, out, max_chars)
     low = server._mcp_server  # FastMCP's lowlevel server: no public name for it
     async with stdio_server(stdin=lines, stdout=out) as (read, write):
         await low.run(read, write, low.create_initialization_options())
