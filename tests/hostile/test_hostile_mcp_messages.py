@@ -5,7 +5,10 @@ lone surrogate escape or over the size bound got no response for its id (the SDK
 sent a log notification quoting the line's start, and logged it to stderr), so the
 client waited for its own timeout; over HTTP a body nested too deep was a 500.
 Now each gets a JSON-RPC 2.0 error with the request's id where it can be recovered
-(else null), and neither the answer nor stderr quotes the message.
+(else null), and neither the answer nor stderr quotes the message. So do a call whose
+id is not a string or an integer, or that has none (the SDK read it as a notification
+and logged it whole), and one whose arguments are not an object (the SDK answered
+-32602 and logged the start of the value).
 """
 
 from __future__ import annotations
@@ -33,6 +36,15 @@ def _request(rid: int, method: str, params: dict[str, Any] | None = None) -> str
     body: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
     if params is not None:
         body["params"] = params
+    return json.dumps(body)
+
+
+def _call(rid: Any, arguments: Any) -> str:
+    """A tools/call of recall with this id (None: none) and these arguments."""
+    body: dict[str, Any] = {"jsonrpc": "2.0", "method": "tools/call"}
+    if rid is not None:
+        body["id"] = rid
+    body["params"] = {"name": "recall", "arguments": arguments}
     return json.dumps(body)
 
 
@@ -69,6 +81,13 @@ BAD_LINES = [  # (line, the id and code of the answer)
     ),
     ("[" * DEEP + SECRET, None, -32700),
     ('{"id": 15, "hello": "world"}', 15, -32600),
+    # read by the SDK as a notification of an unknown method, logged with its parameters
+    (_call(1.5, {"query": SECRET}), None, -32600),
+    (_call(True, {"query": SECRET}), None, -32600),
+    (_call({"x": 1}, {"query": SECRET}), None, -32600),
+    (_call(None, {"query": SECRET}), None, -32600),
+    # answered -32602 by the SDK, which logged the validation error with the value's start
+    (_call(16, [SECRET]), 16, -32602),
 ]
 
 
@@ -133,6 +152,10 @@ def test_stdio_answers_every_line_it_cannot_read_and_never_quotes_it(tmp_path: P
         server.send(_request(20, "tools/list"))
         after = server.next()
         assert after["id"] == 20 and "remember" in [t["name"] for t in after["result"]["tools"]]
+        # a raw CR is white space inside a message, not the end of a line
+        server.send('{"jsonrpc": "2.0",\r "id": 21,\r "method": "tools/list"}')
+        crossed = server.next()
+        assert crossed["id"] == 21 and "result" in crossed, crossed
     finally:
         status = server.close()
     assert status == 0

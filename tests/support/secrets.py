@@ -169,6 +169,18 @@ HEX64 = "4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318"
 
 AWS_ID, AWS_SECRET = "AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 
+
+SENDGRID = "SG." + "aB3dE6gH9jK2mN5pQ8sT1v" + "." + "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6aB3dE6g"
+DIGITALOCEAN = "dop_v1_" + "4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318"
+PYPI = "pypi-AgEIcHlwaS5vcmc" + "CJDk3ZTA3ZjFkLTk3OGEtNGRmOC05ZWIyLWI5OTZkNmYzZjQ3MwACKlsz"
+AZURE_KEY = (
+    "Xy9Zk2Lm4Np6Qr8St0Uv2Wx4Yz6aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6kL8nP0rT2vX4zA6cE8gI0k=="
+)
+AZURE_CONNECTION = (
+    f"DefaultEndpointsProtocol=https;AccountName=acme;AccountKey={AZURE_KEY};"
+    "EndpointSuffix=core.windows.net"
+)
+
 # The gaps of issue 13, per class: what is now found (text, kind, secret), and near
 # misses of the same class that must stay clean.
 GAPS: dict[str, tuple[list[tuple[str, str, str]], list[str]]] = {
@@ -266,6 +278,69 @@ GAPS: dict[str, tuple[list[tuple[str, str, str]], list[str]]] = {
             "Log in with password protection on",
             "login: alice",
             "the login page is /login",
+        ],
+    ),
+    # found by a fuzz run of `remem mcp` (2026-12-07): stored and echoed back before
+    "vendor tokens": (
+        [
+            (f"sendgrid {SENDGRID}", "api_key", SENDGRID),
+            (
+                "shop token shpat_" + "0f1e2d3c4b5a69788796a5b4c3d2e1f0",
+                "access_token",
+                "shpat_" + "0f1e2d3c4b5a69788796a5b4c3d2e1f0",
+            ),
+            (f"DO token {DIGITALOCEAN}", "access_token", DIGITALOCEAN),
+            (f"upload with {PYPI}", "api_key", PYPI),
+            (f"{AZURE_CONNECTION}", "api_key", AZURE_KEY),
+            (
+                "docker login -p dckr_pat_" + "Xy9Zk2Lm4Np6Qr8St0Uv2Wx4Yz6",
+                "access_token",
+                "dckr_pat_" + "Xy9Zk2Lm4Np6Qr8St0Uv2Wx4Yz6",
+            ),
+            (
+                "twilio SK" + "3f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c",
+                "api_key",
+                "SK" + "3f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c",
+            ),
+            (
+                "trigger glptt-" + "Xy9Zk2Lm4Np6Qr8St0Uv",
+                "access_token",
+                "glptt-" + "Xy9Zk2Lm4Np6Qr8St0Uv",
+            ),
+            (
+                "bot 110201543:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw",
+                "access_token",
+                "110201543:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw",
+            ),
+            (
+                "mailgun key-" + "3f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c",
+                "api_key",
+                "key-" + "3f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c",
+            ),
+        ],
+        [
+            "SKU 1234567890 is out of stock",
+            "a key-value store",
+            "SG.1 is the first report",
+            "set AccountKey= in the connection string",
+            "order 12345678:AA is late",
+            "the shpat_ prefix names a Shopify token",
+            "dckr_pat_ tokens expire",
+            "pypi-release is a script",
+        ],
+    ),
+    "a password after its owner, with no is": (
+        [
+            ("my wifi password vmlCH8INPGOI5o", "password", "vmlCH8INPGOI5o"),
+            ("my password hunter2hunter2 for the vpn", "password", "hunter2hunter2"),
+            ("the router password Tr0ub4dor&3 works", "password", "Tr0ub4dor&3"),
+        ],
+        [
+            "my password manager is great",
+            "the password field is empty",
+            "my password expires in 2026",
+            "our wifi password changed last week",
+            "my password is on the fridge",
         ],
     ),
 }

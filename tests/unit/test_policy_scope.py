@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from remem.errors import Forbidden, InvalidInput, NotFound
+from remem.errors import Forbidden, InvalidInput, NotFound, RefusedContent
 from remem.model import Authority, Kind, Record, Sensitivity, Source, Status
 from remem.policy import scope
 from remem.policy.scope import SHARED_ACTOR, Principal
@@ -212,3 +212,23 @@ def test_the_deletion_report_has_every_surfaces_fields_in_order() -> None:
         "job_id": 7,
         "attempts": 1,
     }
+
+
+GLUED = "ghp_" + "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6"  # a GitHub token's shape
+
+
+@pytest.mark.parametrize("sent", [f"rec_{GLUED}", f"ns-{GLUED}", f"a.b:{GLUED}", GLUED])
+def test_an_error_never_repeats_a_token_glued_behind_a_prefix(sent: str) -> None:
+    # a token after "_" is no word start to its detector: each part of the name is read
+    assert GLUED not in scope.named(sent)
+    with pytest.raises(RefusedContent):
+        scope.stored_name("session", sent)
+    assert scope.named("rec_01ABC") == "'rec_01ABC'"  # an ordinary id is still quoted
+
+
+def test_a_namespace_a_key_may_not_read_is_named_without_its_secret() -> None:
+    from remem.documents.scope import readable_keys
+
+    with pytest.raises(Forbidden) as refused:
+        readable_keys(ALICE_KEY, None, [f"sk-ant-api03-{GLUED[4:]}"])
+    assert GLUED[4:] not in str(refused.value) and "namespace" in str(refused.value)

@@ -71,14 +71,14 @@ def check_write(who: Principal, scope: DocScope) -> None:
             raise Forbidden(f"this API key may not act on actor {named(scope.name)}")
     elif who.actor is not None:
         raise Forbidden(
-            f"documents of scope {scope.key()!r} need a key for the whole tenant; "
+            f"documents of scope {named(scope.key())} need a key for the whole tenant; "
             "this key is for one actor"
         )
     elif not who.has_role("admin"):
         # shared by the whole tenant, as a shared record is: read-only to the agent
         # runtime, so an agent cannot replace or remove the tenant's policy documents
         raise Forbidden(
-            f"adding, replacing or removing documents of scope {scope.key()!r} (shared by "
+            f"adding, replacing or removing documents of scope {named(scope.key())} (shared by "
             f"the whole tenant) needs an admin key; this key is {who.role}"
         )
 
@@ -98,7 +98,7 @@ def readable_keys(who: Principal, actor: str | None, namespaces: Sequence[str] =
         scope = DocScope("namespace", check_name("namespace", ns))
         if not may_read(who, scope):
             raise Forbidden(
-                f"this API key may not read the documents of namespace {ns!r}: that needs "
+                f"this API key may not read the documents of namespace {named(ns)}: that needs "
                 "a key for the whole tenant"
             )
         keys.append(scope.key())
@@ -110,6 +110,6 @@ def listable_keys(who: Principal, scope: DocScope | None) -> list[str] | None:
     None for every scope `who` may read (the store is asked per key)."""
     if scope is not None:
         if not may_read(who, scope):
-            raise Forbidden(f"this API key may not read the documents of {scope.key()!r}")
+            raise Forbidden(f"this API key may not read the documents of {named(scope.key())}")
         return [scope.key()]
     return None

@@ -90,10 +90,21 @@ def refuse_secret_in(what: str, name: str) -> None:
         raise RefusedContent(refusal_reason(kinds, what=f"the {what}"))
 
 
+_GLUE = re.compile(r"[._@:+-]")  # what joins the parts of a name: a part may be a token
+
+
 @functools.lru_cache(maxsize=4096)
 def _name_secrets(name: str) -> tuple[str, ...]:
+    """The kinds of secret in a name, read whole and from after each joint: a token
+    glued behind a prefix ("rec_ghp_...") is no token to a detector that wants it to
+    start a word. At most 200 characters (`_NAME`) are read for each joint."""
     # actors and sessions repeat across a batch of events: screened once each
-    return tuple(secret_kinds(name))
+    kinds = secret_kinds(name)
+    for joint in _GLUE.finditer(name[:200]):
+        if kinds:
+            break
+        kinds = secret_kinds(name[joint.end() :])
+    return tuple(kinds)
 
 
 def key_problem(what: str, value: object, limit: int = 200) -> str | None:

@@ -527,16 +527,18 @@ class McpServer:
 
 
 class RequireKey:
-    """ASGI guard for the HTTP transport: every request carries the server's key as Bearer."""
+    """ASGI guard for the HTTP transport: every request carries the server's key as Bearer
+    (the scheme in any case, as RFC 7235 has it and `remem serve` takes it)."""
 
     def __init__(self, app: ASGIApp, key: str) -> None:
         self.app = app
-        self._expected = f"Bearer {key}".encode()
+        self._expected = key.encode()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             given = dict(scope.get("headers") or []).get(b"authorization", b"")
-            if not hmac.compare_digest(given, self._expected):
+            scheme, _, sent = given.partition(b" ")
+            if scheme.lower() != b"bearer" or not hmac.compare_digest(sent, self._expected):
                 await _unauthorized(send)
                 return
         await self.app(scope, receive, send)

@@ -10,6 +10,14 @@ answers a body nested too deep with 500. Here such a message gets a JSON-RPC
 it can be recovered cheaply, else null. Neither the answer nor the log quotes
 the message.
 
+Two more the SDK would read and log whole: a message whose id is neither a string nor
+an integer (`1.5`, `true`, `{}`) reads to it as a notification of an unknown method,
+and a notification of one is logged with its parameters, a secret in a query
+included; a request whose parameters are not its method's (`"arguments": [...]`) is
+answered -32602 and its validation error logged with the start of the value. Both
+are answered here: -32600 (id null) for the first, -32602 with the request's id for
+the second.
+
 - stdio: `run_stdio` wraps the SDK's own `stdio_server` in a screened stdin
   and a stdout whose lines never interleave; the SDK's loop is unchanged. A
   line over `max_chars` is refused (-32600) and read no further into memory.
@@ -30,7 +38,16 @@ import anyio
 import anyio.to_thread
 from mcp.server.fastmcp import FastMCP
 from mcp.server.stdio import stdio_server
-from mcp.types import INVALID_REQUEST, PARSE_ERROR, JSONRPCMessage
+from mcp.types import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    ClientNotification,
+    ClientRequest,
+    JSONRPCMessage,
+    JSONRPCNotification,
+    JSONRPCRequest,
+)
 from pydantic import ValidationError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -50,12 +67,13 @@ Id = str | int | None
 def refusal(text: str | bytes) -> str | None:
     """The JSON-RPC error answering `text`, or None when the SDK can read it as a message."""
     try:
-        JSONRPCMessage.model_validate_json(text)
-        return None
+        message = JSONRPCMessage.model_validate_json(text)
     except ValidationError as exc:
         unreadable = any(e["type"] == "json_invalid" for e in exc.errors(include_input=False))
     except (ValueError, RecursionError):
         unreadable = True
+    else:
+        return _unfit(message.root)
     try:
         parsed: Any = json.loads(text)
     except (ValueError, RecursionError):  # not JSON Python reads either: look at its start
@@ -67,9 +85,41 @@ def refusal(text: str | bytes) -> str | None:
     return answer(INVALID_REQUEST, _NOT_A_MESSAGE, rid)
 
 
+def _unfit(root: object) -> str | None:
+    """The error answering a message the SDK reads but would log (see the module
+    docstring), or None: the SDK's own validation of a request or notification, run
+    first."""
+    if isinstance(root, JSONRPCRequest):
+        try:
+            ClientRequest.model_validate(
+                root.model_dump(by_alias=True, mode="json", exclude_none=True)
+            )
+        except ValidationError:
+            return answer(INVALID_PARAMS, _BAD_PARAMS, root.id)
+    elif isinstance(root, JSONRPCNotification):
+        if "id" in (root.model_extra or {}):
+            return answer(INVALID_REQUEST, _BAD_ID, None)
+        try:
+            ClientNotification.model_validate(
+                root.model_dump(by_alias=True, mode="json", exclude_none=True)
+            )
+        except ValidationError:
+            return answer(INVALID_REQUEST, _NOT_A_NOTIFICATION, None)
+    return None
+
+
 _UNREADABLE = (
     "Parse error: the message is not JSON that can be read (malformed, nested too deeply, "
     "or a string with an invalid escape such as a lone surrogate); nothing was done"
+)
+_BAD_PARAMS = (
+    "Invalid params: the parameters are not those of the method (arguments are a JSON "
+    "object of the tool's own); nothing was done"
+)
+_BAD_ID = "Invalid Request: the id must be a string or an integer; nothing was done"
+_NOT_A_NOTIFICATION = (
+    "Invalid Request: a message without an id is a notification, and this is none the "
+    "server takes (a request needs an id); nothing was done"
 )
 _NOT_A_MESSAGE = (
     "Invalid Request: the message is JSON but not a JSON-RPC 2.0 request, notification "
@@ -163,9 +213,9 @@ async def serve_stdio(server: FastMCP, max_chars: int) -> None:
     with the screened streams)."""
     # UTF-8 whatever the platform's default, as the SDK's own stdio_server does
     out = _Out(TextIOWrapper(sys.stdout.buffer, encoding="utf-8"))
-    lines = _Lines(
-        TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"), out, max_chars
-    )
+    # lines end at "\n" only: a raw "\r" is white space inside a JSON message, not its end
+    stdin = TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace", newline="\n")
+    lines = _Lines(stdin, out, max_chars)
     low = server._mcp_server  # FastMCP's lowlevel server: no public name for it
     async with stdio_server(stdin=lines, stdout=out) as (read, write):
         await low.run(read, write, low.create_initialization_options())

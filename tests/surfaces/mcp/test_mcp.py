@@ -229,9 +229,11 @@ def test_streamable_http_needs_the_key(tmp_path: Path, mcp_db: str) -> None:
                 assert time.monotonic() < deadline, "the MCP server did not start"
                 time.sleep(0.05)
         assert status == 401  # no key, no session
+        for sent in (f"Bearer {keys['globex']}", f"Basic {keys['alice']}", keys["alice"]):
+            assert httpx.post(url, json={}, headers={"Authorization": sent}).status_code == 401
 
         async def main() -> None:
-            headers = {"Authorization": f"Bearer {keys['alice']}"}
+            headers = {"Authorization": f"bearer {keys['alice']}"}  # the scheme in any case
             with anyio.fail_after(20):
                 async with (
                     httpx.AsyncClient(headers=headers) as http,

@@ -341,6 +341,19 @@ STATED: tuple[tuple[Callable[[re.Match[str]], str], re.Pattern[str], ValueFn], .
         ),
         _strong_value,
     ),
+    # "my wifi password vmlCH8INPGOI5o", "my password hunter2hunter2 for the vpn": no
+    # separator either, so only a value that looks made up
+    (
+        _label_kind("password"),
+        re.compile(
+            # not inside a stand-in for a value: "<your password here>"
+            r"(?<![<{\[])\b(?:my|our|your|his|her|their|the)\s+(?:[\w-]+\s+)?"
+            r"(?:pass(?:word|wd|code)|pwd|pw)"
+            r"\s+(?!(?:is|was|are|were|for|to|of|on|at)\b)",
+            IGNORECASE,
+        ),
+        _strong_value,
+    ),
     (
         _label_kind("password"),
         re.compile(WORD_START + r"passphrase" + FOR + SEP, IGNORECASE),
