@@ -97,21 +97,21 @@ def test_a_fact_as_of_a_past_time_reads_the_same_however_long_the_history(
     restate(mem, clock, 0, 200, at)
     moments = [at[5], at[100], at[198]]
     short = work(mem, moments)
-    restate(mem, clock, 200, 1_800, at)
-    moments_late = [at[1_000], at[1_998]]
+    restate(mem, clock, 200, 800, at)  # five times the history (ten: the same, 2x the time)
+    moments_late = [at[600], at[998]]
     long = work(mem, moments) + work(mem, moments_late)
     if isinstance(mem.store, SQLiteStore):  # hundreds of instructions: a deeper B-tree only
         assert max(long) <= max(short) + 5, (short, long)
     else:  # rows scanned: the held records and the few open at each fork's moment (at
         # 200 values the planner may still find a walk of the actor's rows cheaper)
         assert max(long) <= 40, (short, long)
-    for i in (0, 5, 100, 199, 200, 777, 1_000, 1_500, 1_998, 1_999):
+    for i in (0, 5, 100, 199, 200, 555, 777, 900, 998, 999):
         answer = mem.fact(actor="ann", field=FIELD, as_of=at[i]).as_dict()
         assert answer["status"] == "found" and answer["value"] == f"s{i}", (i, answer)
     before = mem.fact(actor="ann", field=FIELD, as_of=at[0] - timedelta(minutes=5))
     assert before.status == "not_found"
     # what is known now about a past moment: the value valid then, stated then
-    assert mem.fact(actor="ann", field=FIELD, valid_at=at[1_234]).as_dict()["value"] == "s1234"
+    assert mem.fact(actor="ann", field=FIELD, valid_at=at[876]).as_dict()["value"] == "s876"
 
 
 @both_backends
