@@ -152,6 +152,13 @@ def test_stdio_answers_every_line_it_cannot_read_and_never_quotes_it(tmp_path: P
         server.send(_request(20, "tools/list"))
         after = server.next()
         assert after["id"] == 20 and "remember" in [t["name"] for t in after["result"]["tools"]]
+        # bytes that are not UTF-8: refused as HTTP refuses them, never stored as U+FFFD
+        assert server.proc.stdin is not None
+        server.proc.stdin.write(_call(22, {"query": "caf"}).encode().replace(b"caf", b"caf\xe9"))
+        server.proc.stdin.write(b"\n")
+        server.proc.stdin.flush()
+        bad = server.next()
+        assert (bad["id"], bad["error"]["code"]) == (22, -32700), bad
         # a raw CR is white space inside a message, not the end of a line
         server.send('{"jsonrpc": "2.0",\r "id": 21,\r "method": "tools/list"}')
         crossed = server.next()

@@ -147,6 +147,21 @@ def _leading_id(text: str | bytes) -> Id:
     return rid if isinstance(rid, str | int) else None
 
 
+def _not_utf8(line: str) -> str | None:
+    """The -32700 answering a stdio line whose bytes are not UTF-8 (read with
+    surrogateescape: its bad bytes are lone surrogates), or None."""
+    if line.isascii():
+        return None
+    try:
+        line.encode("utf-8")
+    except UnicodeEncodeError:
+        return answer(PARSE_ERROR, _NOT_UTF8, _leading_id(line))
+    return None
+
+
+_NOT_UTF8 = "Parse error: the message is not UTF-8; nothing was done"
+
+
 def _too_long(max_chars: int, head: str) -> str:
     message = (
         f"Invalid Request: a message over {max_chars} characters is refused (--max-body); "
@@ -195,7 +210,7 @@ class _Lines(anyio.AsyncFile[str]):
                 continue
             if not line.strip():
                 continue
-            refused = refusal(line)
+            refused = _not_utf8(line) or refusal(line)
             if refused is None:
                 yield line
                 continue
@@ -213,8 +228,12 @@ async def serve_stdio(server: FastMCP, max_chars: int) -> None:
     with the screened streams)."""
     # UTF-8 whatever the platform's default, as the SDK's own stdio_server does
     out = _Out(TextIOWrapper(sys.stdout.buffer, encoding="utf-8"))
-    # lines end at "\n" only: a raw "\r" is white space inside a JSON message, not its end
-    stdin = TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace", newline="\n")
+    # lines end at "\n" only: a raw "\r" is white space inside a JSON message, not its end;
+    # bytes that are not UTF-8 are kept as lone surrogates, so `_not_utf8` refuses the line
+    # (replaced by U+FFFD, they were stored as such)
+    stdin = TextIOWrapper(
+        sys.stdin.buffer, encoding="utf-8", errors="surrogateescape", newline="\n"
+    )
     lines = _Lines(stdin, out, max_chars)
     low = server._mcp_server  # FastMCP's lowlevel server: no public name for it
     async with stdio_server(stdin=lines, stdout=out) as (read, write):
