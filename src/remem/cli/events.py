@@ -104,12 +104,15 @@ MAX_IMPORT_BYTES = 64 * 1024 * 1024
 
 def read_lines(file: Path) -> list[str]:
     """The lines of `file` (`-`: standard input); InvalidInput if it is not UTF-8 text
-    or over `MAX_IMPORT_BYTES` (64 MiB, of which no more is read)."""
-    return read_text(
+    or over `MAX_IMPORT_BYTES` (64 MiB, of which no more is read). A line ends at "\n"
+    (a "\r" before it dropped), never at U+2028, U+2029 or U+0085, which a JSON string
+    may hold raw (`remem export` writes them so) and `str.splitlines` would cut at."""
+    text = read_text(
         file, MAX_IMPORT_BYTES, "an import file",
         "split it into parts (e.g. `split -l 10000`) and import each; a line already "
         "stored is skipped when a part is imported again",
-    ).splitlines()  # fmt: skip
+    )  # fmt: skip
+    return [line.removesuffix("\r") for line in text.split("\n")]
 
 
 def parse_jsonl(lines: list[str], numbered: bool = False) -> Iterator[Any]:
@@ -125,6 +128,8 @@ def parse_jsonl(lines: list[str], numbered: bool = False) -> Iterator[Any]:
             raise InvalidInput(f"line {n}: not valid JSON ({exc.msg})") from None
         except RecursionError:
             raise InvalidInput(f"line {n}: the JSON nests too deep to read; flatten it") from None
+        except ValueError:  # a number of more than 4,300 digits (was a traceback)
+            raise InvalidInput(f"line {n}: a number too long to read (over 4,300 digits)") from None
         if not isinstance(row, dict):
             raise InvalidInput(f"line {n}: expected a JSON object")
         yield (n, row) if numbered else row

@@ -275,6 +275,10 @@ def _parse_json(option: str, text: str) -> Any:
         raise InvalidInput(f"{option} is not valid JSON ({exc.msg} at {exc.pos})") from None
     except RecursionError:  # a traceback before
         raise InvalidInput(f"{option} nests too deep to read; flatten it") from None
+    except ValueError:  # a number of more than 4,300 digits (a traceback before)
+        raise InvalidInput(
+            f"{option} holds a number too long to read (over 4,300 digits)"
+        ) from None
 
 
 def _days(value: float | None) -> timedelta | None:
