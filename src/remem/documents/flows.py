@@ -122,7 +122,10 @@ def add(
     # a title made from a file name is screened as a given one is (an upload's name is
     # the client's text); one made from the first line is screened with its chunk
     doc_title = title or _string("title", _title_of(name, source_uri, pieces), MAX_TITLE_CHARS)
-    source_key = source_uri or f"title:{doc_title}"
+    # known by its URI, else its title; an upload named with its folders by that whole
+    # path, so "finance/report.txt" and "hr/report.txt" (both titled report.txt) are two
+    folders = _named_path(name) if title is None and source_uri is None else None
+    source_key = source_uri or f"title:{folders or doc_title}"
     digest = content_hash(parsed.text)
     attempt = 1
     while True:
@@ -256,6 +259,15 @@ def _screen(text: str, pieces: Sequence[Piece]) -> None:
                 f"(characters {a.start}-{b.end})"
             )
             raise RefusedContent(refusal_reason(kinds, what=what) + " (nothing was stored)")
+
+
+def _named_path(name: str | None) -> str | None:
+    """An upload's file name as sent, when it names folders ("finance/report.txt",
+    "a\\b.txt" with the separators as "/"), screened as a title is; else None."""
+    if not name:
+        return None
+    path = "/".join(p for p in name.replace("\\", "/").split("/") if p not in ("", "."))
+    return _string("file name", path, MAX_URI_CHARS) if "/" in path else None
 
 
 def _title_of(name: str | None, source_uri: str | None, pieces: Sequence[Piece]) -> str:

@@ -147,6 +147,35 @@ def test_bad_uploads_get_clear_errors_and_store_nothing(api: Api) -> None:
     assert api("admin", "GET", "/v1/documents").json()["documents"] == []
 
 
+def _upload(api: Api, *files: tuple[str, str], **data: str) -> Any:
+    parts = [("file", (name, text, "text/plain")) for name, text in files]
+    return api("admin", "POST", "/v1/documents", files=parts, data=data)
+
+
+def test_an_upload_is_known_by_its_whole_name_and_takes_only_its_parts(api: Api) -> None:
+    # found by a fuzz run: "hr/report.txt" replaced "finance/report.txt" (both were
+    # known by their title, report.txt), and a misspelt part was ignored
+    fin = _upload(api, ("finance/report.txt", "Xyloquant margins rose in the spring."))
+    hr = _upload(api, ("hr/report.txt", "The holiday rota for the spring."))
+    assert fin.status_code == hr.status_code == 201, (fin.text, hr.text)
+    listed = api("admin", "GET", "/v1/documents").json()["documents"]
+    assert sorted(d["title"] for d in listed) == ["report.txt", "report.txt"]
+    found = api("admin", "POST", "/v1/documents/search", json={"query": "Xyloquant"}).json()
+    assert [h["document_id"] for h in found["documents"]] == [fin.json()["document"]["id"]]
+    again = _upload(api, ("finance/report.txt", "Xyloquant margins fell in the summer."))
+    assert again.status_code == 200 and again.json()["status"] == "updated", again.text
+    assert again.json()["document"]["id"] == fin.json()["document"]["id"]
+    for files, data in [
+        ([("a.txt", "Alice's own notes.")], {"Scope": "actor:alice"}),
+        ([("a.txt", "Alice's own notes.")], {"tenant": "globex"}),
+        ([("a.txt", "Alice's own notes."), ("b.txt", "Bob's own notes.")], {}),
+    ]:
+        refused = _upload(api, *files, **data)
+        assert refused.status_code == 422, (data, refused.text)
+        assert "nothing was stored" in refused.json()["error"]["message"]
+    assert len(api("admin", "GET", "/v1/documents").json()["documents"]) == 2
+
+
 def test_the_client_adds_cites_and_removes_documents_over_real_http(
     db: str, tmp_path: Path
 ) -> None:

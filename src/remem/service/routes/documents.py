@@ -163,7 +163,20 @@ async def _form(request: Request) -> dict[str, Any]:
         raise InvalidInput(f"the multipart body could not be read: {_short(exc)}") from None
 
 
+_PARTS = ("file", "title", "source_uri", "scope", "format", "sensitivity")
+
+
 async def _form_fields(form: FormData) -> dict[str, Any]:
+    # as the JSON body refuses a field it does not know: a misspelt "Scope" part would
+    # otherwise store a private document for the whole tenant; and one of each
+    for part in dict.fromkeys(form.keys()):
+        if part not in _PARTS:
+            raise InvalidInput(
+                f"a multipart upload takes the parts {', '.join(_PARTS)}; not {named(part)} "
+                "(nothing was stored)"
+            )
+        if len(form.getlist(part)) > 1:
+            raise InvalidInput(f"a multipart upload takes one {part} part (nothing was stored)")
     upload = form.get("file")
     if upload is None or isinstance(upload, str):
         raise InvalidInput("a multipart upload needs a `file` part")
