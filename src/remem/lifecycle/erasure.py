@@ -18,12 +18,12 @@ from functools import partial
 from typing import Any
 
 from remem.embed.recent import drop_recent_texts
-from remem.errors import InvalidInput, NotFound, StoreError
+from remem.errors import InvalidInput, NotFound, RefusedContent, StoreError
 from remem.lifecycle.reasons import refuse_erased_words
 from remem.memory.deps import Deps
 from remem.model import Event, Kind, Record, Status
 from remem.policy.dataclasses import refuse_secrets
-from remem.policy.scope import check_name, named
+from remem.policy.scope import check_name, named, refuse_secret_in
 from remem.recall.erased import drop_erased as drop_recall_kept
 from remem.store.flows.erasure import RUNNING
 from remem.store.roles import Asked, ForgetReport, Scope
@@ -169,6 +169,19 @@ def _with_documents(deps: Deps, actor: str, report: ForgetReport) -> ForgetRepor
     return replace(report, deleted=deleted, remaining=remaining, verified=verified)
 
 
+def _refuse_a_secret_naming_no_one(deps: Deps, actor: str) -> None:
+    """RefusedContent for an actor name holding a secret (a token pasted where a name
+    goes) that names no one here: every write refuses such a name, so nothing of it can
+    exist, and its tombstone, deletion log and audit row would keep the secret for good
+    (the audit log refuses deletes). An actor stored under such a name before writes
+    checked names has events or records, and is erased like any other."""
+    try:
+        refuse_secret_in("actor", actor)
+    except RefusedContent:
+        if not deps.store.actors.summaries(deps.tenant, only=actor, limit=1):
+            raise
+
+
 def forget(
     deps: Deps,
     *,
@@ -195,6 +208,7 @@ def forget(
         target, key = "record", record_id
     else:
         target, key = "actor", check_name("actor", actor)
+        _refuse_a_secret_naming_no_one(deps, key)
     finish_interrupted(deps, vacuum)
     owner = None if forgotten is None else forgotten.actor
     if asked is not None:

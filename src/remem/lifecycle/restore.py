@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from remem.errors import NotFound
+from remem.errors import NotFound, RefusedContent
 from remem.lifecycle.erasure import forget, forget_document
 from remem.memory.deps import Deps
 from remem.store.values import Tombstone
@@ -45,6 +45,7 @@ def replay(deps: Deps, marks: Sequence[Tombstone]) -> dict[str, int]:
     replayed: actors, records, documents, events."""
     todo = [m for m in to_replay(deps.store.erasure.tombstones(), marks) if m.tenant == deps.tenant]
     counts = {"actors": 0, "records": 0, "documents": 0, "events": 0}
+    kept = []
     for m in todo:
         try:
             if m.kind == "actor":
@@ -58,6 +59,9 @@ def replay(deps: Deps, marks: Sequence[Tombstone]) -> dict[str, int]:
                 counts["documents"] += 1
         except NotFound:  # not in the backup: its tombstone is put back below
             pass
-    counts["events"] = deps.store.erasure.restore_tombstones(deps.tenant, todo)
+        except RefusedContent:  # an actor "named" by a secret that names no one: not kept
+            continue
+        kept.append(m)
+    counts["events"] = deps.store.erasure.restore_tombstones(deps.tenant, kept)
     deps.store.erasure.scrub_files(vacuum=True)
     return counts
