@@ -179,6 +179,26 @@ def test_search_recalls_inside_the_namespace_with_filters_offset_and_limit(
         call(backend, store, "search", NS, filter={"text": {"$regex": "L.*"}})
 
 
+def test_a_huge_number_or_a_hostile_filter_never_breaks_a_search(backend: Backend) -> None:
+    # found by a fuzz run: one stored 10**400 made every filtered search of its namespace
+    # an OverflowError; a number as a filter key an AttributeError, a filter nested
+    # 3,000 deep a RecursionError
+    store = make(backend)
+    call(backend, store, "put", NS, "big", {"text": "a huge count", "v": 10**400})
+    call(backend, store, "put", NS, "small", {"text": "a small count", "v": 1.5})
+    assert [h.key for h in call(backend, store, "search", NS, filter={"v": {"$gt": 2}})] == ["big"]
+    huge = {"v": {"$lt": 10**400}}
+    assert [h.key for h in call(backend, store, "search", NS, filter=huge)] == ["small"]
+    deep: dict[str, object] = {}
+    inner = deep
+    for _ in range(3000):
+        inner["a"] = {}
+        inner = inner["a"]  # type: ignore[assignment]
+    for bad in [{"v": {5: 1}}, {5: 1}, deep]:
+        with pytest.raises(InvalidInput):
+            call(backend, store, "search", NS, filter=bad)
+
+
 def test_a_search_or_listing_that_would_span_actors_is_refused(backend: Backend) -> None:
     store = make(backend)
     call(backend, store, "put", NS, "k", {"text": "Alice's note"})

@@ -170,17 +170,46 @@ def _leaves(value: object, path: str) -> Iterable[str]:
 _OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
 
 
-def check_filter(where: Mapping[str, Any] | None) -> None:
-    """InvalidInput for a filter that uses an operator LangGraph does not define."""
-    for cond in (where or {}).values():
+FILTER_DEPTH = 32  # the deepest a filter's objects may nest (a stored value may nest 4)
+
+
+def check_filter(where: Mapping[str, Any] | None, depth: int = 0) -> None:
+    """InvalidInput for a filter that uses an operator LangGraph does not define, names
+    a key that is not a string, or nests deeper than `FILTER_DEPTH` (a RecursionError,
+    and an AttributeError for a number as a key, before)."""
+    if depth == 0 and _nests_past(where, FILTER_DEPTH):
+        raise InvalidInput(f"a filter nests at most {FILTER_DEPTH} objects or lists deep")
+    for key, cond in (where or {}).items():
+        if not isinstance(key, str):
+            raise InvalidInput(f"a filter's keys are strings; got {type(key).__name__}")
         if isinstance(cond, Mapping):
             for op in cond:
+                if not isinstance(op, str):
+                    raise InvalidInput(f"a filter's keys are strings; got {type(op).__name__}")
                 if op.startswith("$") and op not in _OPERATORS:
                     raise InvalidInput(
                         f"filter operator {op!r} is unknown; use one of {', '.join(_OPERATORS)}"
                     )
                 if not op.startswith("$"):
-                    check_filter({op: cond[op]})
+                    check_filter({op: cond[op]}, depth + 1)
+
+
+def _nests_past(value: object, most: int) -> bool:
+    """Whether objects and lists nest in `value` more than `most` deep (read without
+    recursion, so any depth is answered)."""
+    level: list[object] = [value]
+    for _ in range(most + 1):
+        level = [
+            v
+            for x in level
+            for v in (
+                x.values() if isinstance(x, Mapping) else x if isinstance(x, list | tuple) else ()
+            )
+            if isinstance(v, Mapping | list | tuple)
+        ]
+        if not level:
+            return False
+    return True
 
 
 def matches(value: Mapping[str, Any], where: Mapping[str, Any] | None) -> bool:
@@ -210,8 +239,12 @@ def _operator(have: Any, op: str, arg: Any) -> bool:
         return bool(have != arg)
     if not _number(have) or not _number(arg):
         return False  # an order needs two numbers
-    a, b = float(have), float(arg)
-    return {"$gt": a > b, "$gte": a >= b, "$lt": a < b, "$lte": a <= b}[op]
+    # compared as they are: Python orders any int against any float exactly, where
+    # float(10**400) is an OverflowError
+    ordered: dict[str, bool] = {
+        "$gt": have > arg, "$gte": have >= arg, "$lt": have < arg, "$lte": have <= arg,
+    }  # fmt: skip
+    return ordered[op]
 
 
 def _number(x: object) -> bool:
