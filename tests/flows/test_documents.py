@@ -217,3 +217,34 @@ def _pdf(pages: list[str]) -> bytes:
     out = io.BytesIO()
     writer.write(out)
     return out.getvalue()
+
+
+def test_a_document_replaced_while_it_is_searched_is_always_found(tmp_path: Path) -> None:
+    """Found by a fuzz run: a search reads its hits, then their chunks; a replacement in
+    between left 6-13 of 200 searches empty. Such a search runs again."""
+    import threading
+
+    db = tmp_path / "race.db"
+    texts = ["\n\n".join(f"alpha beta gamma para {k} version {v}" for k in range(40))
+             for v in range(4)]  # fmt: skip
+    with Memory.open(db, embedder=None) as first:
+        first.add_document(text=texts[0], title="race")
+    stop = threading.Event()
+
+    def replace() -> None:
+        with Memory.open(db, embedder=None) as writer:
+            n = 1
+            while not stop.is_set():
+                writer.add_document(text=texts[n % 4], title="race")
+                n += 1
+
+    thread = threading.Thread(target=replace)
+    thread.start()
+    try:
+        with Memory.open(db, embedder=None) as reader:
+            sizes = [len(reader.search_documents(query="alpha beta gamma", k=50))
+                     for _ in range(100)]  # fmt: skip
+    finally:
+        stop.set()
+        thread.join(timeout=60)
+    assert sizes.count(0) == 0, sizes

@@ -336,6 +336,9 @@ def get(deps: Deps, who: Principal, document_id: str) -> tuple[StoredDocument, l
     return doc, deps.store.documents.chunks(deps.tenant, document_id)
 
 
+SEARCH_ATTEMPTS = 3  # a search whose hits vanished before they were read runs again
+
+
 def search(
     deps: Deps,
     who: Principal,
@@ -355,8 +358,6 @@ def search(
     keys = readable_keys(who, actor, namespaces)
     index = deps.store.documents
     pool = max(3 * k, 30)
-    lexical = [h.id for h in index.lexical(deps.tenant, keys, query, pool)]
-    ranked = [lexical]
     embedder, _ = deps.searching()  # none while a reindex to its model is pending
     qvec = None
     if embedder is not None:
@@ -364,14 +365,21 @@ def search(
             qvec = embedder.embed([query])[0]
         except EmbedderError as exc:  # an embeddings server down: by words alone
             log.warning("document recall is lexical only: %s", exc)
-    if embedder is not None and qvec is not None:
-        near = index.nearest(deps.tenant, keys, embedder.name, qvec, pool)
-        # as for records: a chunk only the vectors found must be similar enough to count
-        matched = set(lexical)
-        ranked.append([cid for cid, cos in near
-                       if cid in matched or cos >= MIN_VECTOR_ONLY_COSINE])  # fmt: skip
-    scores = fuse_ranks(ranked)
-    found = index.chunks_by_id(deps.tenant, list(scores))
+    for attempt in range(1, SEARCH_ATTEMPTS + 1):
+        lexical = [h.id for h in index.lexical(deps.tenant, keys, query, pool)]
+        ranked = [lexical]
+        if embedder is not None and qvec is not None:
+            near = index.nearest(deps.tenant, keys, embedder.name, qvec, pool)
+            # as for records: a chunk only the vectors found must be similar enough to count
+            matched = set(lexical)
+            ranked.append([cid for cid, cos in near
+                           if cid in matched or cos >= MIN_VECTOR_ONLY_COSINE])  # fmt: skip
+        scores = fuse_ranks(ranked)
+        found = index.chunks_by_id(deps.tenant, list(scores))
+        # a chunk found by the search and gone when read: its document was replaced or
+        # removed in between, and its new version's chunks were not searched: again
+        if len(found) == len(scores) or attempt == SEARCH_ATTEMPTS:
+            break
     limit = check_sensitivity(max_sensitivity)
     top = _ORDER.index(limit.value) if limit is not None else len(_ORDER)
     items = [
