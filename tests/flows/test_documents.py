@@ -157,6 +157,16 @@ def test_instructions_in_a_document_are_flagged(docs_mem: Memory) -> None:
     assert "instruction" in hit.flags
 
 
+@pytest.mark.parametrize(
+    ("text", "fmt"), [("# h\n" * 500, "markdown"), ("<h1>Only</h1><h2>Headings</h2>", "html")]
+)
+def test_a_document_of_headings_alone_is_refused(docs_mem: Memory, text: str, fmt: str) -> None:
+    # stored with 0 chunks before: "added", and nothing in it could be found
+    with pytest.raises(InvalidInput, match="no text outside its headings"):
+        docs_mem.add_document(text=text, format=fmt, title="headings")
+    assert docs_mem.list_documents() == []
+
+
 def test_bad_input_is_refused_and_nothing_is_stored(docs_mem: Memory, tmp_path: Path) -> None:
     with pytest.raises(InvalidInput):
         docs_mem.add_document(text="x", scope="team")

@@ -149,6 +149,10 @@ def test_add_memory_writes_confirmed_and_refuses_a_secret(backend: Backend) -> N
     with pytest.raises(RefusedContent, match="memory 1"):  # none of the batch is written
         asyncio.run(service.add_memory(app_name=APP, user_id="alice", memories=[fine, secret]))
     assert [r.id for r in backend.reader.records(actor="alice", all=True)] == [rec.id]
+    # a text where an entry goes: a clear error (an AttributeError before), nothing written
+    with pytest.raises(InvalidInput, match=r"memories\[1\] must be a MemoryEntry"):
+        asyncio.run(service.add_memory(app_name=APP, user_id="alice", memories=[fine, "x"]))  # type: ignore[list-item]
+    assert [r.id for r in backend.reader.records(actor="alice", all=True)] == [rec.id]
     # in an event, a secret is kept only redacted
     leak = Event(id="e9", author="user", content=user_says("my password is hunter2x7"))
     asyncio.run(service.add_events_to_memory(app_name=APP, user_id="alice", events=[leak]))

@@ -243,6 +243,9 @@ def test_list_namespaces_prefix_suffix_wildcards_depth_and_pages(backend: Backen
         call(backend, store, "put", ns, f"k{i}", {"n": i})
     alice = ("users", "alice")
     assert call(backend, store, "list_namespaces", prefix=alice) == sorted(spaces[:5])
+    for depth in (0, -1):  # accepted silently before
+        with pytest.raises(InvalidInput, match="max_depth"):
+            call(backend, store, "list_namespaces", prefix=alice, max_depth=depth)
     assert call(backend, store, "list_namespaces", prefix=alice, suffix=("c",)) == [
         ("users", "alice", "a", "c"),
         ("users", "alice", "d", "c"),

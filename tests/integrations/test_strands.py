@@ -125,6 +125,9 @@ def test_the_memory_tools_add_search_and_forget_through_remem(backend: Backend) 
     with pytest.raises(NotFound):
         backend.reader.get(rec.id)
     assert asyncio.run(store.search("what is my dog called?")) == []
+    for bad in (-1, 2.5, True):  # accepted silently before
+        with pytest.raises(InvalidInput, match="max_search_results"):
+            asyncio.run(store.search("dog", {"max_search_results": bad}))  # type: ignore[typeddict-item]
 
 
 def test_numbered_batches_store_each_message_and_equal_messages_stay_two(

@@ -111,6 +111,8 @@ def add(
     if not parsed.text.strip():
         raise InvalidInput("the document holds no text")
     pieces = chunk(parsed)
+    if not pieces:  # headings only: nothing a search could find (0 chunks were stored)
+        raise InvalidInput("the document holds no text outside its headings; nothing was stored")
     cap = deps.config.documents.max_chunks
     if len(pieces) > cap:  # before anything is embedded or stored: refused whole
         raise InvalidInput(

@@ -150,6 +150,9 @@ class RememMemoryService(BaseMemoryService):
         """Write each entry's text as an explicit, confirmed statement of the user, with
         `custom_metadata` and the entry's own as the record's metadata."""
         actor = self._actor(user_id)
+        for i, m in enumerate(memories):
+            if not isinstance(m, MemoryEntry):
+                raise InvalidInput(f"memories[{i}] must be a MemoryEntry; got {type(m).__name__}")
         texts = [_content_text(m.content) for m in memories]
         empty = [i for i, t in enumerate(texts) if not t.strip()]
         if empty:

@@ -548,6 +548,11 @@ def _check(op: Op) -> None:
     elif isinstance(op, ListNamespacesOp):
         labels = [label for c in op.match_conditions or () for label in c.path]
         items.check_op(labels, None, op.limit, op.offset)
+        depth = op.max_depth
+        if depth is not None and (
+            not isinstance(depth, int) or isinstance(depth, bool) or depth < 1
+        ):
+            raise InvalidInput(f"max_depth must be a whole number of 1 or more; got {depth!r}")
 
 
 def _item(stored: items.Stored, written: datetime) -> Item:
