@@ -8,6 +8,7 @@ PostgreSQL URL, always both), `mem` and `db_path` under the `both_backends` mark
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,6 +24,13 @@ from tests.support.clock import Clock
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# PYTHONDONTWRITEBYTECODE (set on the machines the suite runs on) left src/remem and the
+# tests without .pyc files, so every process the tests start (a `remem serve`, a CLI
+# run, a worker) compiled the package from source again: 57 s against 35 s for the MCP
+# and CLI-file tests from a clean clone (docs/decisions/suite-time.md). Here, and in the
+# processes the tests start, which inherit this environment, bytecode is written.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
 
 
 # --- workers: pyproject's addopts ask for `-n auto --dist loadfile` (pytest-xdist) -------
