@@ -148,6 +148,8 @@ class ScriptedLLM:
         self._queue: deque[Reply] = deque()
         self._requests: list[dict[str, Any]] = []
         self._seconds = 0.0
+        self._busy = 0  # requests whose handler has not yet added its seconds
+        self._settled = threading.Condition(self._lock)
         self._connections: set[socket.socket] = set()
         self._stopping = threading.Event()
         self._server: _Server | None = None
@@ -232,8 +234,11 @@ class ScriptedLLM:
 
     @property
     def server_seconds(self) -> float:
-        """Seconds spent inside handlers, excluding deliberate `Reply.slow` sleeps."""
-        with self._lock:
+        """Seconds spent inside handlers, excluding deliberate `Reply.slow` sleeps. A
+        handler adds its own after its answer is sent, so a client that just read one
+        could ask before that: this waits (at most a second) for handlers in flight."""
+        with self._settled:
+            self._settled.wait_for(lambda: self._busy == 0, timeout=1.0)
             return self._seconds
 
     def _receive(self, request: dict[str, Any]) -> tuple[int, Reply | None]:
@@ -308,16 +313,22 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         """Serve a request, timing it and noting (only) whether it carried a Bearer token."""
         started, llm = time.perf_counter(), self.server.llm
-        auth = self.headers.get("Authorization", "")
-        if auth.startswith("Bearer ") and auth[7:].strip():
-            llm.saw_auth = True
-            llm.bearer_sha256 = hashlib.sha256(auth[7:].strip().encode()).hexdigest()
+        with llm._lock:
+            llm._busy += 1
+        slept = 0.0
         try:
+            auth = self.headers.get("Authorization", "")
+            if auth.startswith("Bearer ") and auth[7:].strip():
+                llm.saw_auth = True
+                llm.bearer_sha256 = hashlib.sha256(auth[7:].strip().encode()).hexdigest()
             slept = self._route()
         except OSError:  # BrokenPipe, ConnectionReset: the client has gone away
-            self.close_connection, slept = True, 0.0
-        with llm._lock:
-            llm._seconds += time.perf_counter() - started - slept
+            self.close_connection = True
+        finally:
+            with llm._settled:
+                llm._seconds += time.perf_counter() - started - slept
+                llm._busy -= 1
+                llm._settled.notify_all()
 
     do_GET = do_POST
 
