@@ -1,7 +1,6 @@
 """Signing in with an API key, and out: /console/login, /console/logout."""
 
 # no `from __future__ import annotations`: FastAPI reads the signatures at runtime
-import hmac
 import math
 import secrets
 from typing import Annotated
@@ -19,6 +18,7 @@ from remem.console.web import (
     back,
     posted,
     render,
+    same_token,
     seat,
     sessions,
 )
@@ -68,13 +68,7 @@ async def login(request: Request) -> Response:
     svc: Service = request.app.state.service
     kept = sessions(request)
     client = request.client.host if request.client is not None else ""
-    if (
-        not isinstance(sent, str)
-        or not expected
-        or not hmac.compare_digest(
-            sent.encode(errors="surrogatepass"), expected.encode(errors="surrogatepass")
-        )
-    ):
+    if not isinstance(sent, str) or not expected or not same_token(sent, expected):
         return _form(request, "the sign-in form expired; reload the page and sign in again")
     if not isinstance(key, str) or not key.strip():
         return _form(

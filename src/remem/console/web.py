@@ -96,13 +96,17 @@ async def posted(request: Request) -> dict[str, str]:
     expected = session.csrf if session is not None else None
     if expected is None:
         raise SignInNeeded
-    # bytes: compare_digest refuses a str with a character outside ASCII (a 500)
-    if not hmac.compare_digest(
-        fields.get("csrf", "").encode(errors="surrogatepass"),
-        expected.encode(errors="surrogatepass"),
-    ):
+    if not same_token(fields.get("csrf", ""), expected):
         raise StaleForm
     return fields
+
+
+def same_token(sent: str, expected: str) -> bool:
+    """Whether a form's token is the one expected, in constant time; compared as bytes,
+    as `hmac.compare_digest` refuses a str holding a character outside ASCII (a 500)."""
+    return hmac.compare_digest(
+        sent.encode(errors="surrogatepass"), expected.encode(errors="surrogatepass")
+    )
 
 
 # what a page's signature takes (FastAPI dependencies): the signed-in seat, a POSTed form

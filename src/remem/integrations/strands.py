@@ -129,8 +129,7 @@ class RememMemoryStore(MemoryStore):
     async def search(self, query: str, options: SearchOptions | None = None) -> list[MemoryEntry]:
         """The actor's memories that matter for `query`, most relevant first."""
         k = (options or {}).get("max_search_results") or self.max_search_results
-        if not isinstance(k, int) or isinstance(k, bool) or k < 1:
-            raise InvalidInput(f"max_search_results must be a whole number of 1 or more; got {k!r}")
+        k = checked_k(k, "max_search_results")
         wanted = cast(RememSearchOptions, options or {}).get("metadata")
         items = await asyncio.to_thread(
             recalled, self._mem, self.actor, query, k, self.include_events, wanted
