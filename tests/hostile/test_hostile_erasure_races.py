@@ -6,19 +6,28 @@ it (by the vector catch-up, or a job's embedding of its batch) was stored after 
 erasure, which had already verified: the erased text's embedding stayed, on SQLite and
 PostgreSQL. Now an event whose text was emptied takes no vector (on PostgreSQL the
 insert also locks the event row against an erasure in flight).
+
+Did not either: a forget killed (SIGKILL) before its erasure committed left its
+deletion job `running` and everything of it in place, after any restart, until a
+forget in the same tenant ran `RESUME_AFTER` later: no worker and no `process()` took
+it up. Now both finish such jobs, of every tenant.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from remem import Memory
 from remem.embed import HashEmbedder
 from remem.embed.base import Vectors
 from remem.errors import EmbedderUnavailable
+from remem.lifecycle.erasure import RESUME_AFTER
 from remem.memory.backfill import fill_vectors
+from remem.pipeline.worker import Worker
 from remem.store.roles import Scope
+from tests.support.clock import Clock
 
 DIM = 64
 SECRET = "My locker is number 12"
@@ -62,3 +71,48 @@ def test_a_vector_caught_up_while_its_event_is_erased_is_not_stored(db: str) -> 
             Scope(mem.tenant, "alice"), outage.name, query, 10, datetime.now(UTC)
         )
         assert near == []
+
+
+def _killed_forget(mem: Memory, clock: Clock) -> int:
+    """What a forget of alice killed before its erasure committed leaves: her data, and
+    its deletion job logged as running; then the clock past `RESUME_AFTER`."""
+    mem.add_event(actor="alice", session="s1", role="user", text=SECRET)
+    mem.process()
+    assert mem.records(actor="alice")
+    left = mem.store.erasure.start_deletion(mem.tenant, "actor", "alice", clock())
+    clock.now += RESUME_AFTER + timedelta(minutes=1)
+    return left
+
+
+def _status(mem: Memory, job_id: int) -> str:
+    job = mem.store.erasure.deletion(mem.tenant, job_id)
+    assert job is not None
+    return str(job["status"])
+
+
+def test_a_forget_killed_before_it_erased_is_carried_out_by_process(db: str, clock: Clock) -> None:
+    with Memory.open(db, embedder=HashEmbedder(DIM), clock=clock) as mem:
+        left = _killed_forget(mem, clock)
+        mem.process()
+        assert mem.events(actor="alice") == [] and mem.records(actor="alice") == []
+        assert _status(mem, left) == "done"
+
+
+def test_a_worker_carries_out_a_forget_killed_in_another_tenant(db: str, clock: Clock) -> None:
+    embedder = HashEmbedder(DIM)
+    with (
+        Memory.open(db, tenant="acme", embedder=embedder, clock=clock) as acme,
+        Memory.open(db, embedder=embedder, clock=clock) as mem,
+    ):
+        left = _killed_forget(acme, clock)
+        worker = Worker(mem.pipeline, idle_seconds=0.05)
+        worker.start()
+        try:
+            deadline = time.monotonic() + 10
+            while _status(acme, left) == "running":
+                assert time.monotonic() < deadline, "the worker did not finish the deletion job"
+                time.sleep(0.02)
+        finally:
+            worker.stop()
+        assert acme.events(actor="alice") == [] and acme.records(actor="alice") == []
+        assert _status(acme, left) == "done"

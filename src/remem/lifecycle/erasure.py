@@ -36,6 +36,7 @@ EXPORT_PAGE = 200  # events read at once by `export`, and at most this many byte
 EXPORT_PAGE_BYTES = 1024 * 1024
 # a deletion job still running this long after it started was left by a process that died
 RESUME_AFTER = timedelta(minutes=10)
+RESUME_EVERY = 60.0  # seconds between a worker's looks for such jobs
 
 log = logging.getLogger(__name__)
 
@@ -306,6 +307,16 @@ def finish_interrupted(deps: Deps, vacuum: bool = False) -> int:
         )
         log.warning("finished deletion job %s, interrupted before it was verified", job["id"])
     return len(unfinished)
+
+
+def finish_every_interrupted(deps: Deps) -> int:
+    """`finish_interrupted` in every tenant that has such a job; how many were finished.
+
+    The worker runs it (`remem.pipeline.worker.Worker`, every `RESUME_EVERY`), and so
+    does `Memory.process()`: an erasure whose process was killed before it committed
+    is carried out without waiting for another forget in its tenant."""
+    tenants = deps.store.erasure.interrupted(deps.clock() - RESUME_AFTER)
+    return sum(finish_interrupted(replace(deps, tenant=tenant)) for tenant in tenants)
 
 
 def _resume(deps: Deps, job: dict[str, Any]) -> tuple[ForgetReport | None, str | None, int]:

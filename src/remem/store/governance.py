@@ -91,6 +91,12 @@ class Erasure(Protocol):
         """End a deletion job `start_deletion` logged, with its outcome."""
         ...
 
+    def interrupted(self, before: datetime) -> list[str]:
+        """The tenants (of every tenant) with a deletion job still running that started at
+        or before `before`: left by a process that died midway (`remem.lifecycle.erasure.
+        finish_every_interrupted`)."""
+        ...
+
     def settle_scope(self, tenant: str, actor: str) -> None:
         """Drop what the backend derives from a scope's rows outside them (after an erasure
         whose process died before reading it back)."""

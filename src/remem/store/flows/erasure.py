@@ -109,9 +109,10 @@ class ErasureSQL(Protocol):
 
 
 class DeletionSQL(Protocol):
-    """The statement that finishes a deletion job logged as running."""
+    """The statements that finish a deletion job logged as running, and find those left so."""
 
     FINISH_DELETION: str  # tenant, id, status, attempts, result, error, at
+    INTERRUPTED_DELETIONS: str  # before -> tenant: of every tenant, running since `before`
 
 
 class ScopeNote(Protocol):
@@ -325,6 +326,16 @@ class Erasures:
             Tombstone(r["tenant"], r["kind"], r["key"], self.backend.time(r["created_at"]))
             for r in rows
         ]
+
+    def interrupted(self, before: datetime) -> list[str]:
+        """The tenants, of every tenant, with a deletion job still running that started at
+        or before `before` (`Erasure.interrupted`)."""
+        rows = self.backend.read(
+            ALL_TENANTS,
+            self.parts.deletion_sql.INTERRUPTED_DELETIONS,
+            {"before": self.backend.at(before)},
+        )
+        return [str(r["tenant"]) for r in rows]
 
     def restore_tombstones(self, tenant: str, marks: Sequence[Tombstone]) -> int:
         """Put back `tenant`'s tombstones with their own times and empty the texts of the
