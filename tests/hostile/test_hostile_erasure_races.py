@@ -10,24 +10,36 @@ insert also locks the event row against an erasure in flight).
 Did not either: a forget killed (SIGKILL) before its erasure committed left its
 deletion job `running` and everything of it in place, after any restart, until a
 forget in the same tenant ran `RESUME_AFTER` later: no worker and no `process()` took
-it up. Now both finish such jobs, of every tenant.
+it up. Now both finish such jobs, of every tenant. And one killed after the record's
+erasure committed, before the summaries that quoted its event were made again, was
+finished with those summaries in place (the erased text with them) and marked done:
+the record was gone, so nothing told which summaries to make again. A job's start now
+notes the record's events, and a resumed job makes their summaries again.
 """
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
+import textwrap
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from remem import Memory
+from remem.config.config import ConfigFile, build
 from remem.embed import HashEmbedder
 from remem.embed.base import Vectors
 from remem.errors import EmbedderUnavailable
 from remem.lifecycle.erasure import RESUME_AFTER
 from remem.memory.backfill import fill_vectors
+from remem.model import Kind
 from remem.pipeline.worker import Worker
 from remem.store.roles import Scope
 from tests.support.clock import Clock
+from tests.support.processes import child_env
 
 DIM = 64
 SECRET = "My locker is number 12"
@@ -116,3 +128,42 @@ def test_a_worker_carries_out_a_forget_killed_in_another_tenant(db: str, clock: 
             worker.stop()
         assert acme.events(actor="alice") == [] and acme.records(actor="alice") == []
         assert _status(acme, left) == "done"
+
+
+SUMMARISED = {"strategies": {"offline": {}, "offline-summary": {}}}
+KILLED_AT_THE_SUMMARIES = textwrap.dedent("""
+    import os, signal, sys
+    from pathlib import Path
+    from remem import Memory
+    from remem.config.config import ConfigFile, build
+    from remem.embed import HashEmbedder
+    from remem.lifecycle import erasure
+    erasure.regenerate_summaries = lambda *a: os.kill(os.getpid(), signal.SIGKILL)
+    config = build(ConfigFile.model_validate(%r), "test", Path.cwd())
+    with Memory.open(sys.argv[1], embedder=HashEmbedder(%d), config=config) as mem:
+        mem.forget(record_id=sys.argv[2])
+""") % (SUMMARISED, DIM)
+
+
+def test_a_forget_killed_before_the_summaries_were_made_again_makes_them(
+    db: str, clock: Clock
+) -> None:
+    config = build(ConfigFile.model_validate(SUMMARISED), "test", Path.cwd())
+    with Memory.open(db, embedder=HashEmbedder(DIM), config=config, clock=clock) as mem:
+        mem.add_event(actor="ana", session="s1", role="user", text="I live in Lisbon.")
+        mem.add_event(actor="ana", session="s1", role="user", text="Book a quiet table.")
+        mem.process()
+        home = next(r for r in mem.records(actor="ana") if r.field == "home city")
+        killed = subprocess.run([sys.executable, "-c", KILLED_AT_THE_SUMMARIES, db, home.id],
+                                env=child_env(), timeout=60)  # fmt: skip
+        assert killed.returncode == -signal.SIGKILL
+        (left,) = mem.deletions()
+        assert (
+            left["status"] == "running"
+            and mem.store.records.get_record(mem.tenant, home.id) is None
+        )
+        clock.now = datetime.now(UTC) + RESUME_AFTER + timedelta(minutes=1)
+        mem.process()  # finishes the job, then makes the session's summary again
+        summaries = [r for r in mem.records(actor="ana", all=True) if r.kind is Kind.SUMMARY]
+        assert summaries and all("Lisbon" not in r.text for r in summaries)
+        assert _status(mem, int(left["id"])) == "done"

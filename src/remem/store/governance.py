@@ -73,10 +73,10 @@ class Erasure(Protocol):
 
     def start_deletion(
         self, tenant: str, target: str, key: str, now: datetime, actor: str | None = None,
-        asked: Asked | None = None,
+        asked: Asked | None = None, events: Sequence[str] = (),
     ) -> int:  # fmt: skip
         """Log a deletion job as running, before it erases anything (whose data, who asked
-        and why); return its id."""
+        and why, the events whose text goes with a record); return its id."""
         ...
 
     def finish_deletion(
