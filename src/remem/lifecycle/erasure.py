@@ -36,6 +36,7 @@ EXPORT_PAGE = 200  # events read at once by `export`, and at most this many byte
 EXPORT_PAGE_BYTES = 1024 * 1024
 # a deletion job still running this long after it started was left by a process that died
 RESUME_AFTER = timedelta(minutes=10)
+RESUME_EVERY = 60.0  # seconds between a worker's looks for such jobs
 
 log = logging.getLogger(__name__)
 
@@ -216,8 +217,9 @@ def forget(
         refuse_secrets({"requester": asked.requester or "", "reason": asked.reason or ""})
         refuse_erased_words(deps, asked.reason, record=forgotten, actor=actor)
     job_id = deps.store.erasure.start_deletion(
-        deps.tenant, target, key, deps.clock(), actor=owner, asked=asked
-    )
+        deps.tenant, target, key, deps.clock(), actor=owner, asked=asked,
+        events=() if forgotten is None else _erased_sources(forgotten),
+    )  # fmt: skip
     report: ForgetReport | None = None
     error: str | None = None
     attempt = 0
@@ -308,6 +310,16 @@ def finish_interrupted(deps: Deps, vacuum: bool = False) -> int:
     return len(unfinished)
 
 
+def finish_every_interrupted(deps: Deps) -> int:
+    """`finish_interrupted` in every tenant that has such a job; how many were finished.
+
+    The worker runs it (`remem.pipeline.worker.Worker`, every `RESUME_EVERY`), and so
+    does `Memory.process()`: an erasure whose process was killed before it committed
+    is carried out without waiting for another forget in its tenant."""
+    tenants = deps.store.erasure.interrupted(deps.clock() - RESUME_AFTER)
+    return sum(finish_interrupted(replace(deps, tenant=tenant)) for tenant in tenants)
+
+
 def _resume(deps: Deps, job: dict[str, Any]) -> tuple[ForgetReport | None, str | None, int]:
     """An interrupted deletion job carried out now, or, when it committed, settled."""
     store, tenant = deps.store, deps.tenant
@@ -321,10 +333,22 @@ def _resume(deps: Deps, job: dict[str, Any]) -> tuple[ForgetReport | None, str |
             return (None if report is None else _with_documents(deps, key, report)), error, attempts
         store.erasure.settle_scope(tenant, key)
     elif target == "record":
-        if store.records.get_record(tenant, key) is not None:
-            return _attempts(partial(store.erasure.forget_record, tenant, key, deps.clock()))
-        if owner := job["result"].get("actor"):  # the actor its start noted
+        # the record as it stands, else the actor and the events its start noted: the
+        # summaries that covered them are made again whether or not the erasure committed
+        found = store.records.get_record(tenant, key)
+        owner = job["result"].get("actor") if found is None else found.actor
+        events = job["result"].get("events", []) if found is None else _erased_sources(found)
+        done: tuple[ForgetReport | None, str | None, int] = (ForgetReport(verified=True), None, 0)
+        if found is not None:
+            done = _attempts(partial(store.erasure.forget_record, tenant, key, deps.clock()))
+        elif owner:
             store.erasure.settle_scope(tenant, str(owner))
+        report = done[0]
+        if report is not None and owner and events:
+            regenerated = _regenerate(deps, str(owner), [str(e) for e in events])
+            if regenerated:
+                report = replace(report, deleted={**report.deleted, "summaries": regenerated})
+        return report, done[1], done[2]
     elif target == "document" and store.documents.get(tenant, key) is not None:
         return _attempts(partial(store.documents.forget, tenant, key, deps.clock()))
     return ForgetReport(deleted={}, verified=True), None, 0
@@ -357,13 +381,24 @@ def _scrub(deps: Deps, report: ForgetReport, vacuum: bool) -> ForgetReport:
     )
 
 
+def _erased_sources(record: Record) -> tuple[str, ...]:
+    """The events whose text goes with an erased record: none for a summary's (as
+    `remem.store.flows.erasure.erased_event_texts` rules)."""
+    return () if record.kind is Kind.SUMMARY else record.source.event_ids
+
+
 def regenerate_summaries(deps: Deps, forgotten: Record) -> int:
     """Erase the summaries that covered a forgotten record's events and queue each
     session's summary to be made again from what remains; return how many."""
-    erased = set(forgotten.source.event_ids)
+    return _regenerate(deps, forgotten.actor, forgotten.source.event_ids)
+
+
+def _regenerate(deps: Deps, actor: str, event_ids: Iterable[str]) -> int:
+    """`regenerate_summaries` for the erased events `event_ids` of `actor`."""
+    erased = set(event_ids)
     if not erased:
         return 0
-    scope = Scope(deps.tenant, forgotten.actor)
+    scope = Scope(deps.tenant, actor)
     stale = [
         r
         for r in deps.store.records.list_records(scope, [Status.ACTIVE, Status.INVALID])
@@ -376,7 +411,7 @@ def regenerate_summaries(deps: Deps, forgotten: Record) -> int:
         if len(parts) > 2 and summary.source.strategy:
             sessions.add((parts[1], summary.source.strategy))
     for name, strategy in sessions:
-        events = deps.store.events.list_events(deps.tenant, forgotten.actor, name)
+        events = deps.store.events.list_events(deps.tenant, actor, name)
         live = [e for e in events if e.text.strip() and e.id not in erased]
         if live:
             deps.store.jobs.requeue_job(deps.tenant, live[-1].id, strategy)

@@ -44,10 +44,13 @@ class JobMethods:
         events and chunks written without vectors are given theirs (up to
         `PROCESS_ITEMS`, `remem.memory.backfill`): those an embeddings server's outage
         left out, and those a process still on an embedder the index no longer has wrote
-        (`remem.store.flows.vector_fit`)."""
+        (`remem.store.flows.vector_fit`). First, the deletion jobs a process killed
+        midway left are finished (`remem.lifecycle.erasure.finish_every_interrupted`)."""
+        from remem.lifecycle.erasure import finish_every_interrupted
         from remem.memory.backfill import PROCESS_ITEMS, fill_vectors
         from remem.pipeline.worker import drain
 
+        finish_every_interrupted(self.deps)
         result = drain(
             self.pipeline, limit=optional_count("limit", limit), claim=count("batch", batch)
         )

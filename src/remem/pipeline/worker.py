@@ -8,7 +8,9 @@ never holds up another. Jobs are leased and their leases kept alive by a
 heartbeat; a worker killed mid-job leaves its jobs to be taken again once the
 lease runs out, and because a batch's records and its done jobs are written in
 one transaction (`remem.pipeline`), taking a job again never duplicates a
-record. Any number of workers (threads or processes) can share one database.
+record. Any number of workers (threads or processes) can share one database. A
+worker also finishes, every `RESUME_EVERY` seconds, the deletion jobs a process killed
+midway left running (`remem.lifecycle.erasure.finish_every_interrupted`).
 
 A batch that fails (a bad event row, an embedder or store error, a model call)
 fails alone: the claim's other batches go on, and it waits (the retry policy's
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
@@ -233,6 +236,8 @@ class Worker:
         self._total = ProcessResult()
         self._threads: list[threading.Thread] = []
         self._wakes: list[threading.Event] = []
+        self._deletions = threading.Lock()  # one thread looks for interrupted erasures
+        self._deletions_due = 0.0  # when it looks next (time.monotonic()): at once
 
     @property
     def total(self) -> ProcessResult:
@@ -284,8 +289,25 @@ class Worker:
         with self._lock:
             return max(self.max_jobs - self._total.jobs_done - self._total.failed, 0)
 
+    def _finish_deletions(self) -> None:
+        """Every `RESUME_EVERY` seconds, in one thread: finish the deletion jobs a process
+        killed midway left running (`remem.lifecycle.erasure.finish_every_interrupted`),
+        so that no erasure waits for another forget in its tenant to be carried out."""
+        from remem.lifecycle.erasure import RESUME_EVERY, finish_every_interrupted
+
+        if time.monotonic() < self._deletions_due or not self._deletions.acquire(blocking=False):
+            return
+        try:
+            self._deletions_due = time.monotonic() + RESUME_EVERY
+            finish_every_interrupted(self.pipeline.deps)
+        except Exception:  # the database went away, say: the next look tries again
+            log.exception("finishing interrupted deletion jobs failed")
+        finally:
+            self._deletions.release()
+
     def _loop(self, strategy: str, wake: threading.Event) -> None:
         while not self._stop.is_set():
+            self._finish_deletions()
             left = self._budget()
             if left == 0:
                 self._stop.set()

@@ -73,10 +73,10 @@ class Erasure(Protocol):
 
     def start_deletion(
         self, tenant: str, target: str, key: str, now: datetime, actor: str | None = None,
-        asked: Asked | None = None,
+        asked: Asked | None = None, events: Sequence[str] = (),
     ) -> int:  # fmt: skip
         """Log a deletion job as running, before it erases anything (whose data, who asked
-        and why); return its id."""
+        and why, the events whose text goes with a record); return its id."""
         ...
 
     def finish_deletion(
@@ -89,6 +89,12 @@ class Erasure(Protocol):
         attempts: int,
     ) -> None:
         """End a deletion job `start_deletion` logged, with its outcome."""
+        ...
+
+    def interrupted(self, before: datetime) -> list[str]:
+        """The tenants (of every tenant) with a deletion job still running that started at
+        or before `before`: left by a process that died midway (`remem.lifecycle.erasure.
+        finish_every_interrupted`)."""
         ...
 
     def settle_scope(self, tenant: str, actor: str) -> None:

@@ -109,9 +109,10 @@ class ErasureSQL(Protocol):
 
 
 class DeletionSQL(Protocol):
-    """The statement that finishes a deletion job logged as running."""
+    """The statements that finish a deletion job logged as running, and find those left so."""
 
     FINISH_DELETION: str  # tenant, id, status, attempts, result, error, at
+    INTERRUPTED_DELETIONS: str  # before -> tenant: of every tenant, running since `before`
 
 
 class ScopeNote(Protocol):
@@ -326,6 +327,16 @@ class Erasures:
             for r in rows
         ]
 
+    def interrupted(self, before: datetime) -> list[str]:
+        """The tenants, of every tenant, with a deletion job still running that started at
+        or before `before` (`Erasure.interrupted`)."""
+        rows = self.backend.read(
+            ALL_TENANTS,
+            self.parts.deletion_sql.INTERRUPTED_DELETIONS,
+            {"before": self.backend.at(before)},
+        )
+        return [str(r["tenant"]) for r in rows]
+
     def restore_tombstones(self, tenant: str, marks: Sequence[Tombstone]) -> int:
         """Put back `tenant`'s tombstones with their own times and empty the texts of the
         events they name (`Store.restore_tombstones`); how many event marks there were."""
@@ -352,12 +363,18 @@ class Erasures:
         now: datetime,
         actor: str | None = None,
         asked: Asked | None = None,
+        events: Sequence[str] = (),
     ) -> int:
         """Log a deletion job as running before it erases anything; return its id. A process
         that dies midway leaves it listed as running (`finish_deletion` ends it), so no
         erasure is ever left without its job. `actor`: whose record it erases, kept in the
         job's result until then (a resumed job settles that scope) and in the job's own
-        `actor` (an actor's erasure: the actor); `asked`: who asked and why."""
+        `actor` (an actor's erasure: the actor); `asked`: who asked and why; `events`: the
+        ids of the events whose text goes with the record, kept in the job's result until
+        then too (a resumed job makes again the summaries that covered them)."""
+        started: dict[str, Any] = {} if actor is None else {"actor": actor}
+        if events:
+            started["events"] = list(events)
         params = {
             **_asked(asked),
             "actor": key if target == "actor" else actor,
@@ -366,7 +383,7 @@ class Erasures:
             "key": key,
             "status": RUNNING,
             "attempts": 0,
-            "result": self.backend.json_param({} if actor is None else {"actor": actor}),
+            "result": self.backend.json_param(started),
             "error": None,
             "at": self.backend.at(now),
         }

@@ -29,7 +29,7 @@ Query = str | pg_sql.Composed
 
 
 class DeletionLogSQL:
-    """The deletion log's statement beyond `postgres_sql`'s (see `DeletionSQL`)."""
+    """The deletion log's statements beyond `postgres_sql`'s (see `DeletionSQL`)."""
 
     FINISH_DELETION = """
 UPDATE deletions SET status = %(status)s, attempts = %(attempts)s, result = %(result)s,
@@ -39,6 +39,10 @@ WHERE tenant = %(tenant)s AND id = %(id)s
     GET_DELETION = """
 SELECT id, target, key, status, attempts, result, last_error, created_at, updated_at, actor,
     requested_by, requester, reason FROM deletions WHERE tenant = %(tenant)s AND id = %(id)s
+"""
+    INTERRUPTED_DELETIONS = """
+SELECT DISTINCT tenant FROM deletions WHERE status = 'running' AND created_at <= %(before)s
+ORDER BY tenant
 """
 
 

@@ -414,10 +414,13 @@ SELECT re.event_id, r.status, r.id AS record_id FROM record_events re
 JOIN records r ON r.tenant = re.tenant AND r.id = re.record_id
 WHERE re.tenant = %(tenant)s AND re.event_id = ANY(%(keys)s::text[]) AND r.kind <> 'summary'
 """
+# an event whose text an erasure emptied takes no vector: one made from the text read
+# before it (a job or a backfill racing the erasure) would outlive it. FOR SHARE waits
+# for an erasure emptying the text to commit, and holds one off until this commits
 INSERT_EVENT_VECTOR = """
 INSERT INTO event_vectors (tenant, event_id, actor, model, time, vec)
 SELECT tenant, id, actor, %(model)s, time, %(vec)s::vector FROM events
-WHERE tenant = %(tenant)s AND id = %(event_id)s
+WHERE tenant = %(tenant)s AND id = %(event_id)s AND text != '' FOR SHARE
 ON CONFLICT (tenant, event_id) DO UPDATE SET model = excluded.model, vec = excluded.vec
 """
 # exact cosine search inside one actor's events; then (query, tenant, actor, model,

@@ -31,7 +31,7 @@ _COMMAND = "INSERT INTO {table} ({table}) VALUES ('{command}')"
 
 
 class DeletionLogSQL:
-    """The deletion log's statement beyond `sqlite_sql`'s (see `DeletionSQL`)."""
+    """The deletion log's statements beyond `sqlite_sql`'s (see `DeletionSQL`)."""
 
     FINISH_DELETION = """
 UPDATE deletions SET status = :status, attempts = :attempts, result = :result,
@@ -39,6 +39,10 @@ UPDATE deletions SET status = :status, attempts = :attempts, result = :result,
 WHERE tenant = :tenant AND id = :id
 """
     GET_DELETION = "SELECT * FROM deletions WHERE tenant = :tenant AND id = :id"
+    INTERRUPTED_DELETIONS = """
+SELECT DISTINCT tenant FROM deletions WHERE status = 'running' AND created_at <= :before
+ORDER BY tenant
+"""
 
 
 class ActorMarkSQL:

@@ -487,7 +487,7 @@ SELECT * FROM deletions WHERE tenant = :tenant AND id < :before ORDER BY id DESC
 INSERT_EVENT_VECTOR = """
 INSERT OR REPLACE INTO event_vectors (event_seq, id, tenant, actor, model, time, vec)
 SELECT seq, id, tenant, actor, :model, :time, :vec FROM events
-WHERE tenant = :tenant AND id = :event_id
+WHERE tenant = :tenant AND id = :event_id AND text != ''  -- none for an erased text
 """
 DELETE_EVENT_VECTOR = "DELETE FROM event_vectors WHERE event_seq = :seq"
 RECORD_STATUS_BY_EVENT = """
