@@ -46,6 +46,8 @@ def put_right(
     "actually it's Tuesday not Monday" -> "Yoga class is on Tuesday evenings"), on the
     same field so it replaces the one put right; with the id of the turn put right, which
     the record also comes from (the correction alone says too little to stand for it)."""
+    if not re.search(r"\bnot\s", event.text, _I):  # most turns: no word is put right
+        return None
     earlier = [
         e for e in context if e.role == Role.USER and e.time <= event.time and e.id != event.id
     ]
