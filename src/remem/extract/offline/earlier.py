@@ -29,13 +29,17 @@ Extract = Callable[[Event, Sequence[Event]], list[Candidate]]
 # -- a word of an earlier statement put right --------------------------------------------
 
 # "actually it's Tuesday, not Monday", "sorry, I meant the 5th, not the 1st": the new word,
-# then the one it replaces; what follows a comma is the reason ("they changed it")
+# then the one it replaces; what follows a comma is the reason ("they changed it"). Each
+# "sorry," is taken whole (an atomic group, separators possessive): with the separators
+# free to split a run of spaces, "actually actually ... it is x, not" took seconds per word
+# more to fail (2026-12-07)
+_OOPS = r"(?>(?:actually|sorry|oops|whoops|wait|nope|no|correction|my\s+bad)\b[\s,:;.!-]*+)"
 _PUT_RIGHT = (
-    r"(?:(?:(?:actually|sorry|oops|whoops|wait|no|nope|correction|my\s+bad)\s*[,:;.!-]*\s*)+"
-    r"(?:it|that)\s+(?:is|was|should\s+be|will\s+be)|(?:(?:actually|sorry|oops|whoops|wait|no"
-    r"|nope|correction|my\s+bad)\s*[,:;.!-]*\s*)*(?:I\s+meant|I\s+mean|make\s+(?:that|it)))\s+"
+    rf"(?:{_OOPS}+(?:it|that)\s+(?:is|was|should\s+be|will\s+be)"
+    rf"|{_OOPS}*(?:I\s+meant|I\s+mean|make\s+(?:that|it)))\s+"
     r"(?P<new>[^,;]{1,40}?)\s*,?\s+not\s+(?P<old>[^,;]{1,40}?)(?:\s*[,;-]\s+.*)?"
 )
+EARLIER_TURNS = 8  # the speaker's latest turns a word put right is looked for in
 
 
 def put_right(
@@ -52,11 +56,11 @@ def put_right(
         e for e in context if e.role == Role.USER and e.time <= event.time and e.id != event.id
     ]
     for sentence in sentences(event.text):
-        m = re.fullmatch(_PUT_RIGHT, strip_end(sentence)[0], _I)
+        m = re.fullmatch(_PUT_RIGHT, " ".join(strip_end(sentence)[0].split()), _I)
         if not m or m["old"].casefold() == m["new"].casefold():
             continue
         old = rf"(?<!\w){re.escape(m['old'])}(?!\w)"
-        for prior in sorted(earlier, key=lambda e: e.time, reverse=True):
+        for prior in sorted(earlier, key=lambda e: e.time, reverse=True)[:EARLIER_TURNS]:
             before = [e for e in context if e.time < prior.time]
             for c in extract(prior, before):
                 if not re.search(old, c.text, _I):
