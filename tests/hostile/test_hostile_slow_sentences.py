@@ -89,3 +89,22 @@ def test_a_run_of_adverbs_is_read_in_linear_time() -> None:
 def test_a_stance_after_a_fact_and_a_judgement_are_read_in_linear_time(clause: str) -> None:
     assert cpu(lambda: rule_judged(clause)) < BOUND_S
     assert cpu(lambda: goes_on_to_a_stance(clause)) < BOUND_S
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "actually " * 30 + "it is x, not ;",  # each "actually" split its space two ways
+        "wait " * 30 + "I meant x not ;",
+        filled("sorry, ", "I meant x not ;"),
+        filled("no - ", "make that a, not b c d e f"),
+        "actually it is " + "x " * 20_000 + "not " + "y " * 20_000,
+    ],
+    ids=["oops", "oops-spaced", "sorry", "no", "long"],
+)
+def test_a_word_put_right_is_looked_for_in_linear_time(said: str) -> None:
+    """A run of "actually" before a correction that fails to match took twice as long with
+    each word (22 of them: 7 s) until each was read whole."""
+    before = Event("ev-0", "acme", "u42", "s1", Role.USER, "My class is on x days", T, {})
+    event = Event("ev-1", "acme", "u42", "s1", Role.USER, said, T, {})
+    assert cpu(lambda: extract_offline(event, [before])) < BOUND_S

@@ -247,3 +247,12 @@ def test_a_models_noop_onto_a_neighbour_joins_the_candidates_event_to_it() -> No
     assert rule.action is Action.ADD  # the rules alone see no duplicate
     d = with_verdict(rule, c, [old], "NOOP", "r1", "the same preference")
     assert (d.action, d.target, d.adds_sources) == (Action.NOOP, "r1", ("e-new",))
+
+
+def test_a_correction_near_a_record_replaces_it() -> None:
+    c = replace(cand("Rent is due on the 5th of each month"), is_correction=True)
+    d = decide(c, [], [(rec("r1", "Rent is due on the 1st of each month"), 0.95)])
+    assert d.action is Action.UPDATE and d.supersedes == ("r1",)
+    same = replace(cand("Rent is due on the 1st of each month"), is_correction=True)
+    d = decide(same, [], [(rec("r1", "Rent is due on the 1st of each month"), 0.99)])
+    assert d.action is Action.NOOP  # said again as a correction, it changes nothing

@@ -175,6 +175,16 @@ def decide(
             continue
         lexical = text_similarity(rec.text, candidate.text)
         if cosine >= DUPLICATE_COSINE or lexical >= DUPLICATE_JACCARD:
+            if (
+                candidate.is_correction
+                and not same_value(rec.text, candidate.text)
+                and may_supersede(
+                    candidate.authority, candidate.observed_at, rec.authority, rec.valid_from
+                )
+            ):  # "sorry, I meant the 5th": the record put right, not a duplicate of it
+                return Decision(
+                    Action.UPDATE, f"corrects near-duplicate {rec.id}", supersedes=(rec.id,)
+                )
             if not outranks_or_equals(rec.authority, candidate.authority):
                 return Decision(
                     Action.UPDATE,

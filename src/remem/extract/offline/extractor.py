@@ -91,8 +91,10 @@ What it does NOT catch (use an LLM strategy for these):
   to Berlin", "the second one", "same as last time"); across turns only the
   bare yes / no answer to the assistant's immediately preceding yes/no question
   ("Are you still vegetarian?" - "not anymore") is resolved, and only when the
-  resulting statement matches a rule with a field; answers to choice questions
-  ("window or aisle?" - "aisle") are not;
+  resulting statement matches a rule with a field, and a word put right ("actually
+  it's Tuesday, not Monday") in the latest earlier statement that holds it
+  (`remem.extract.offline.earlier`); answers to choice questions ("window or aisle?" -
+  "aisle") are not;
 - relative dates stay relative: "my flight is tomorrow" stores "tomorrow", not a
   calendar date; durations and recurring events are not understood;
 - hypothetical, past or future statements (a hedged fact keeps its hedge and
@@ -128,6 +130,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from remem.extract.offline.changes import with_subject
+from remem.extract.offline.earlier import answer_facts, put_right
 from remem.extract.offline.fact import Fact
 from remem.extract.offline.generic import ASKED_TO_REMEMBER, FINITE, generic_facts
 from remem.extract.offline.person import third_person
@@ -136,6 +139,7 @@ from remem.extract.offline.said import (
     CHATTER,
     cut_off_tail,
     in_role_play,
+    strip_end,
     without_quoted_speech,
     without_unknown_person,
     without_vocatives,
@@ -144,10 +148,8 @@ from remem.extract.offline.style import style_facts
 from remem.extract.offline.text import (
     ADV,
     between_kept,
-    normalise,
     pasted,
     sentences,
-    with_initials,
 )
 from remem.model import Authority, Candidate, Event, Role, Source
 
@@ -211,12 +213,18 @@ def extract_offline(event: Event, context: Sequence[Event] = ()) -> list[Candida
                 said = _with_lead(clause.lead, said, speaker)
             said = without_unknown_person(said)  # "... until she lands something": who?
             found.append((replace(fact, text=said), clause.explicit, clause.correction or changed))
+    earlier: tuple[str, ...] = ()  # the turn a correction puts right: a source too
     if not found:
-        found = _answer_facts(event, context)
+        found = answer_facts(event, context)
+    if not found and (righted := put_right(event, context, extract_offline)):
+        earlier, found = (righted[0],), [righted[1]]
     if not speaker:  # how to answer, said to the assistant (`remem.extract.offline.style`)
         found += [(fact, True, False) for fact in style_facts(text)]
     source = Source(
-        type="event", event_ids=(event.id,), strategy=STRATEGY, extractor=EXTRACTOR_VERSION
+        type="event",
+        event_ids=(*earlier, event.id),
+        strategy=STRATEGY,
+        extractor=EXTRACTOR_VERSION,
     )
     out: list[Candidate] = []
     seen: set[tuple[str, str | None, str | None]] = set()
@@ -369,27 +377,27 @@ _EXPLICIT_TAIL = (
 )
 
 
-def _strip_end(sentence: str) -> tuple[str, bool]:
-    """The sentence without trailing punctuation and politeness; whether it asked a question."""
-    question = re.search(r"\?[^\w]*$", sentence) is not None
-    body = re.sub(r"[^\w$\u20ac\u00a3\u00a5%)\"']+$", "", sentence)
-    tail = r"(?<!must)(?<!essential)(?<!important)(?<!crucial)(?<!necessity)(?<!priority)"
-    tail += r"(?:[\s,]+(?:please|thanks|thank\s+you|thx|for\s+me|for\s+next\s+time|for\s+later"
-    tail += r"|for\s+the\s+future|for\s+future\s+reference|ok|okay|lol|haha|by\s+the\s+way|btw"
-    tail += r"|fyi|just\s+so\s+you\s+know|just\s+saying|take\s+a\s+look|have\s+a\s+look"
-    tail += r"|check\s+it\s+out|look\s+at\s+(?:this|that)|trust\s+me|believe\s+me))+$"
-    return with_initials(re.sub(tail, "", body, flags=_I).strip(" ,")), question
-
-
 # a question about what was just said, after a comma: not part of the statement
 _QUESTION_TAIL = (
     r",\s*(?:so\s+)?(?:(?:what|how|where|which|when|why)(?:\s+(?:do|does|did|should|can|could"
-    r"|would|is|are))?|can|could|should|would|will|do|does|is|are|am)\s+(?:I|we|you|it|they"
+    r"|would|is|are|was|were|have|had))?|can|could|should|would|will|do|does|is|are|am|was"
+    r"|were)\s+(?:I|we|you|it|they"
     r"|that|this|these|those)\b.*$"
     # "... so bye", "... gotta go": a leave-taking after the statement
     r"|,?\s+(?:so\s+)?(?:bye|gotta\s+go|got\s+to\s+go|have\s+to\s+go|talk\s+later|ttyl|brb)"
     r"(?:\s+(?:now|for\s+now))?\W*$"
 )
+
+# a request to the listener after the statement: what it asks is no fact of the speaker's
+# ("I'm dyslexic, so please keep your answers short"); a request to remember it is read
+# before this (`_EXPLICIT_TAIL`)
+_REQUEST_TAIL = r"(?<=\w)(?:,?\s+(?:so|and|but)|\s*[,;-])\s+(?:please|pls|plz|kindly)\s+\w.*$"
+
+# a heading before a colon that opens the sentence: a few words, no verb, no one of the
+# speaker's ("Family info for you: my wife is Ana", "Work stuff: I start Monday"); what
+# follows is the statement. "My allergies: ..." and "I'm off: ..." say something themselves.
+_LABEL = r"(?P<label>[^\W\d_][\w'-]*(?:\s+[\w'-]+){0,4}?)\s*:\s+(?=\S)"
+_NOT_LABEL = rf"\b(?:I|me|my|mine|we|us|our|ours)\b|{FINITE}"
 
 
 def _clauses(text: str) -> list[_Clause]:
@@ -399,7 +407,7 @@ def _clauses(text: str) -> list[_Clause]:
     for sentence in cut_off_tail(sentences(text)):
         if re.match(r"[\"']", sentence):
             sentence = re.sub(r"^[\"']+|[\"']+(?=[^\w]*$)", "", sentence)
-        body, question = _strip_end(sentence)
+        body, question = strip_end(sentence)
         explicit = correction = False
         hedge = ""
         while True:
@@ -416,6 +424,8 @@ def _clauses(text: str) -> list[_Clause]:
                 body = body[m.end() :]
             if m := re.match(_HEDGE, body, _I):  # "I'm not sure but I think ..."
                 hedge, body = f"{hedge} {m.group(0).strip(' ,')}".strip(), body[m.end() :]
+            if (m := re.match(_LABEL, body)) and not re.search(_NOT_LABEL, m["label"], _I):
+                body = body[m.end() :]  # "Family stuff for you: my wife is Ana"
             if body == before:
                 break
         if m := re.search(_EXPLICIT_TAIL, body, _I):
@@ -524,6 +534,9 @@ def _facts(text: str, *, greeted: bool = False, explicit: bool = False) -> list[
     """What one clause states: the first rule that matches, else maybe a plain fact."""
     if re.fullmatch(CHATTER, re.sub(r"[^\w\s']", "", text).strip(), _I):
         return []
+    asked = re.sub(_REQUEST_TAIL, "", text, flags=_I)  # "I'm dyslexic, so please ..."
+    if asked != text and (found := _facts(asked, greeted=greeted, explicit=explicit)):
+        return found  # else the whole, as said ("I'm teetotal so please don't ...")
     if not_a_statement(text):
         return []
     if greeted and (named := greeting_name(text)):
@@ -538,62 +551,3 @@ def _facts(text: str, *, greeted: bool = False, explicit: bool = False) -> list[
         if found := rule(text):
             return found
     return generic_facts(text, explicit)
-
-
-# -- bare answers to the assistant's yes/no question -------------------------------------
-
-_YES = (
-    r"(?:yes|yeah|yep|yup|ya|yea|sure|correct|right|that\s+is\s+(?:right|correct)|exactly|indeed"
-    r"|of\s+course|absolutely|definitely|I\s+(?:still\s+)?(?:am|do|have)|still)"
-    r"(?:[\s,]+(?:I\s+(?:still\s+)?(?:am|do|have)|still|it\s+is|that\s+is\s+right))*"
-)
-_NO = (
-    r"(?:no|nope|nah|not\s+really|not\s+any\s*more|no\s+longer|not\s+at\s+all|I\s+am\s+not"
-    r"|I\s+do\s+not|I\s+have\s+not|not\s+now)(?:[\s,]+(?:I\s+am\s+not|I\s+do\s+not|I\s+have\s+not"
-    r"|not\s+any\s*more|any\s*more|no\s+longer|not\s+really))*"
-)
-
-
-def _answer_facts(event: Event, context: Sequence[Event]) -> list[tuple[Fact, bool, bool]]:
-    """Read a bare yes / no as a statement, from the assistant's question right before it."""
-    answer, _ = _strip_end(" ".join(normalise(event.text).split()))
-    positive = re.fullmatch(_YES, answer, _I) is not None
-    negative = re.fullmatch(_NO, answer, _I) is not None
-    earlier = [e for e in context if e.time <= event.time and e.id != event.id]
-    if not (positive or negative) or not earlier:
-        return []
-    last = max(enumerate(earlier), key=lambda p: (p[1].time, p[0]))[1]
-    questions = [q for q in sentences(last.text) if q.rstrip().endswith("?")]
-    if last.role != Role.ASSISTANT or not questions:
-        return []
-    q, _ = _strip_end(questions[-1])
-    q = re.sub(
-        r"^(?:(?:so|and|ok(?:ay)?|great|got\s+it|also|just\s+to\s+confirm|quick\s+question)[\s,:-]+)+",
-        "",
-        q,
-        flags=_I,
-    )
-    still = re.search(r"\bstill\b", q, _I) is not None
-    gone = re.search(r"\b(?:any\s*more|no\s+longer)\b", answer, _I) is not None
-    tail = " anymore" if negative and (still or gone) else ""
-    statements: list[str] = []
-    if m := re.fullmatch(r"(?:are|were)\s+you\s+(?:still\s+)?(?P<x>.+)", q, _I):
-        statements = [f"I am {m['x']}" if positive else f"I am not {m['x']}{tail}"]
-    elif m := re.fullmatch(r"do\s+you\s+(?:still\s+)?(?P<x>.+)", q, _I):
-        statements = [f"I {m['x']}" if positive else f"I do not {m['x']}{tail}"]
-    elif m := re.fullmatch(r"have\s+you\s+(?:got\s+)?(?P<x>.+)", q, _I):
-        statements = [f"I have {m['x']}" if positive else f"I do not have {m['x']}"]
-    elif positive and (m := re.fullmatch(r"is\s+your\s+(?P<x>.+)", q, _I)):
-        words = m["x"].split()
-        statements = [
-            f"my {' '.join(words[:k])} is {' '.join(words[k:])}"
-            for k in range(1, min(4, len(words)))
-        ]
-    for statement in statements:
-        if re.search(r"\b(?:you|your|anything|something|what|which)\b", statement, _I):
-            continue
-        facts = [f for f in rule_facts(statement) if f.field is not None]
-        if facts:
-            correction = bool(tail) or any(f.change for f in facts)
-            return [(f, False, correction) for f in facts]
-    return []

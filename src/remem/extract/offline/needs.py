@@ -48,6 +48,8 @@ _STATE = {
     "pregnant": "pregnancy", "claustrophobic": "claustrophobia", "disabled": "disability",
     "immunocompromised": "immunocompromised", "paralysed": "paralysis", "paralyzed": "paralysis",
     "an amputee": "amputation", "a wheelchair user": "wheelchair",
+    "dyslexic": "dyslexia", "dyspraxic": "dyspraxia", "autistic": "autism",
+    "anaemic": "anaemia", "anemic": "anaemia", "hypermobile": "hypermobility",
 }  # fmt: skip
 _STATES = "|".join(sorted((re.escape(k) for k in _STATE), key=len, reverse=True))
 # conditions said with "I have ..." / "I suffer from ..."
@@ -56,6 +58,7 @@ _ILLNESS = (
     r"|(?:a\s+)?(?:heart|lung|back|knee|hip|spine|spinal)\s+(?:condition|problem|injury|issue)s?"
     r"|arthritis|asthma|diabetes|epilepsy|vertigo|tinnitus|migraines|chronic\s+pain|copd"
     r"|multiple\s+sclerosis|ms|parkinson'?s|fibromyalgia|(?:a\s+)?disability|sleep\s+apnoea"
+    r"|dyslexia|dyspraxia|autism|adhd|ibs|crohn'?s(?:\s+disease)?|an(?:a)?emia"
     r"|sleep\s+apnea|(?:a\s+)?(?:hearing|visual|sight|mobility)\s+(?:impairment|loss|problem)s?"
     r"|(?:a\s+)?fear\s+of\s+(?:heights|flying|water|crowds|the\s+dark|small\s+spaces))"
 )

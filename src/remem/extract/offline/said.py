@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from remem.extract.offline.text import with_initials
 from remem.model import Event
 
 __all__ = ["cut_off_tail", "in_role_play", "leans_on_context", "without_quoted_speech"]
@@ -207,3 +208,17 @@ def without_vocatives(text: str, listeners: set[str]) -> str:
         text = re.sub(rf",\s*{n}(?=\s*[.!?\u2026]|\s*$)", "", text)
         text = re.sub(rf"(?:(?<=^)|(?<=[.!?]\s)){n}\s*,\s*", "", text)
     return text
+
+
+def strip_end(sentence: str) -> tuple[str, bool]:
+    """The sentence without trailing punctuation and politeness; whether it asked a question."""
+    question = re.search(r"\?[^\w]*$", sentence) is not None
+    body = re.sub(r"[^\w$\u20ac\u00a3\u00a5%)\"']+$", "", sentence)
+    tail = r"(?<!must)(?<!essential)(?<!important)(?<!crucial)(?<!necessity)(?<!priority)"
+    # "a bit of cheese is ok": after a verb of being, "ok" is what is said, not a sign-off
+    tail += r"(?<!\bis)(?<!\bare)(?<!\bam)(?<!\bwas)(?<!\bwere)(?<!\bbe)(?<!\bbeing)"
+    tail += r"(?:[\s,]+(?:please|thanks|thank\s+you|thx|for\s+me|for\s+next\s+time|for\s+later"
+    tail += r"|for\s+the\s+future|for\s+future\s+reference|ok|okay|lol|haha|by\s+the\s+way|btw"
+    tail += r"|fyi|just\s+so\s+you\s+know|just\s+saying|take\s+a\s+look|have\s+a\s+look"
+    tail += r"|check\s+it\s+out|look\s+at\s+(?:this|that)|trust\s+me|believe\s+me))+$"
+    return with_initials(re.sub(tail, "", body, flags=_I).strip(" ,")), question
