@@ -281,8 +281,9 @@ FAMILY = 3  # siblings sharing a `prefix_` are a package waiting to be made
 # psycopg's row and type adapters, the one scope clause three statement builders share,
 # the job queue's statements (in `sql.py` they would take it past 600 lines), and a
 # recall's reads in one transaction bound to its tenant (SQLite binds no tenant), and
-# the term windows word searches keep (SQLite keeps its phrases' in `upkeep.py`)
-POSTGRES_ONLY = {"job_sql.py", "rows.py", "span.py", "terms.py"}
+# the term windows word searches keep (SQLite keeps its phrases' in `upkeep.py`), and
+# libpq's pipeline driven directly for those reads (SQLite has no wire)
+POSTGRES_ONLY = {"job_sql.py", "rows.py", "span.py", "terms.py", "wire.py"}
 
 
 def test_only_values_at_the_top_level() -> None:

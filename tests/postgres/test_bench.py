@@ -63,3 +63,29 @@ def test_bench_takes_a_sqlite_url_and_refuses_an_existing_file(tmp_path: Path) -
     assert found(str(path)) > 0
     with pytest.raises(InvalidInput, match="exists"):
         bench(str(path))
+
+
+def test_both_backends_take_turns_on_the_same_records(pg_admin_dsn: str, tmp_path: Path) -> None:
+    from remem.eval.bench.pair import run_http_pair
+
+    with pg.fresh_database(pg_admin_dsn) as dsn:
+        figures = run_http_pair(
+            records=200, concurrencies=(1, 2), requests=8, sqlite_db=str(tmp_path / "pair.db"),
+            postgres_db=pg.as_url(dsn), progress=False,
+        )  # fmt: skip
+        held = [Memory.open(pg.as_url(dsn), embedder=None)]
+        held.append(Memory.open(str(tmp_path / "pair.db"), embedder=None))
+        for mem in held:  # the same records on both
+            with mem:
+                assert mem.store.stats()["records"] >= 200
+    assert figures["backend"] == "both" and figures["errors"] == 0
+    assert figures["embedder"] == "hash-256"  # no model here: the bench's own
+    assert [row["concurrency"] for row in figures["http"]] == [1, 2]
+    for row in figures["http"]:
+        sq, pgs = row["sqlite"], row["postgres"]
+        for side in (sq, pgs):
+            assert side["errors"] == 0 and side["retrieve_p95_ms"] >= side["retrieve_p50_ms"] > 0
+            assert side["retrieve_server_cpu_ms"] > 0
+        assert "retrieve_db_cpu_ms" not in sq  # PostgreSQL's own CPU, where its server is local
+        ratio = pgs["retrieve_p50_ms"] / sq["retrieve_p50_ms"]
+        assert row["postgres_to_sqlite_p50"] == pytest.approx(ratio, abs=0.01)

