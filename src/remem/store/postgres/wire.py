@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import re
 import select
-import threading
 import weakref
 from collections.abc import Mapping
 from typing import Any
@@ -35,6 +34,8 @@ from psycopg import sql as pg_sql
 from psycopg.adapt import PyFormat, Transformer
 from psycopg.errors import error_from_result
 from psycopg.rows import DictRow
+
+from remem.forksafe import ForkSafeLock
 
 Query = str | pg_sql.Composed
 
@@ -63,7 +64,7 @@ class Converted:
 
 
 _converted: dict[str, Converted | None] = {}
-_converted_lock = threading.Lock()
+_converted_lock = ForkSafeLock()
 
 
 class _Prepared:
@@ -85,7 +86,7 @@ class _Prepared:
 
 _prepared: weakref.WeakKeyDictionary[psycopg.Connection[Any], _Prepared]
 _prepared = weakref.WeakKeyDictionary()
-_prepared_lock = threading.Lock()
+_prepared_lock = ForkSafeLock()
 
 
 def forget_prepared(conn: psycopg.Connection[Any]) -> None:
