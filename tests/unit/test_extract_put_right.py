@@ -50,8 +50,10 @@ def test_a_rhetorical_question_in_the_past_is_not_kept() -> None:
     [
         ("Also I'm dyslexic, so please keep your answers short.", "Is dyslexic",
          "condition:dyslexia"),
-        ("I'm allergic to sesame - please check menus for it", "Is allergic to sesame",
-         "allergy:sesame"),
+        # a statement a rule reads whole keeps its request: nothing said is lost
+        ("I'm allergic to sesame - please check menus for it",
+         "Is allergic to sesame - please check menus for it", "allergy:sesame"),
+        ("I'm vegetarian, so please no meat.", "Is vegetarian, so please no meat", "diet"),
     ],
 )  # fmt: skip
 def test_a_request_after_a_statement_leaves_the_statement(turn: str, text: str, field: str) -> None:

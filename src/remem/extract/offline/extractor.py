@@ -389,8 +389,9 @@ _QUESTION_TAIL = (
 )
 
 # a request to the listener after the statement: what it asks is no fact of the speaker's
-# ("I'm dyslexic, so please keep your answers short"); a request to remember it is read
-# before this (`_EXPLICIT_TAIL`)
+# ("I'm dyslexic, so please keep your answers short"), so a clause that says no fact whole
+# is read without it; one that does keeps it ("I'm vegetarian, so please no meat": nothing
+# said is lost). A request to remember it is read before this (`_EXPLICIT_TAIL`)
 _REQUEST_TAIL = r"(?<=\w)(?:,?\s+(?:so|and|but)|\s*[,;-])\s+(?:please|pls|plz|kindly)\s+\w.*$"
 
 # a heading before a colon that opens the sentence: a few words, no verb, no one of the
@@ -534,9 +535,14 @@ def _facts(text: str, *, greeted: bool = False, explicit: bool = False) -> list[
     """What one clause states: the first rule that matches, else maybe a plain fact."""
     if re.fullmatch(CHATTER, re.sub(r"[^\w\s']", "", text).strip(), _I):
         return []
+    if found := _stated(text, greeted, explicit):
+        return found  # the whole, as said ("I'm vegetarian, so please no meat")
     asked = re.sub(_REQUEST_TAIL, "", text, flags=_I)  # "I'm dyslexic, so please ..."
-    if asked != text and (found := _facts(asked, greeted=greeted, explicit=explicit)):
-        return found  # else the whole, as said ("I'm teetotal so please don't ...")
+    return _stated(asked, greeted, explicit) if asked != text else []
+
+
+def _stated(text: str, greeted: bool, explicit: bool) -> list[Fact]:
+    """`_facts` of a clause that is not chatter."""
     if not_a_statement(text):
         return []
     if greeted and (named := greeting_name(text)):
