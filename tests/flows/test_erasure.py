@@ -298,3 +298,20 @@ def test_http_create_event_after_forget_carries_the_note(target: str) -> None:
         assert carol["created"] is True and "was erased at" in carol["fresh_start"]["message"]
         assert "fresh_start" not in dave
         assert h.get("/v1/events", params={"actor_id": "carol"}).json()["events"]
+
+
+def test_forgetting_a_record_made_of_a_bare_answer_empties_its_question(target: str) -> None:
+    """ "not anymore" says nothing alone: the record is made of the assistant's question
+    too, so its erasure empties both turns, or recall would hand the question back."""
+    with Memory.open(target, embedder=HashEmbedder(), clock=Clock(LATER)) as mem:
+        mem.add_event(actor="alice", session="s1", role="assistant", time=at(0),
+                      text="Are you still vegetarian?", event_id="q")  # fmt: skip
+        mem.add_event(actor="alice", session="s1", role="user", time=at(1),
+                      text="not anymore", event_id="a")  # fmt: skip
+        mem.process()
+        (rec,) = [r for r in mem.records(actor="alice") if "vegetarian" in r.text]
+        assert rec.source.event_ids == ("q", "a")
+        report = mem.forget(record_id=rec.id)
+        assert report.verified and report.deleted["event_texts"] == 2
+        assert [e.text for e in mem.events(actor="alice")] == ["", ""]
+        assert not mem.recall(actor="alice", query="is alice vegetarian").records

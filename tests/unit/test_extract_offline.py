@@ -470,7 +470,7 @@ def test_a_bare_answer_is_read_with_the_question(
 ) -> None:
     (c,) = extract(answer, asked(question))
     assert (c.field, c.value, c.is_correction) == (field, value, correction)
-    assert c.source.event_ids == ("ev-1",)
+    assert c.source.event_ids == ("ev-q", "ev-1")  # erasing it empties the question too
 
 
 @pytest.mark.parametrize(

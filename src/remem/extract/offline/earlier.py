@@ -85,18 +85,22 @@ _NO = (
 )
 
 
-def answer_facts(event: Event, context: Sequence[Event]) -> list[tuple[Fact, bool, bool]]:
-    """Read a bare yes / no as a statement, from the assistant's question right before it."""
+def answer_facts(
+    event: Event, context: Sequence[Event]
+) -> tuple[str, list[tuple[Fact, bool, bool]]] | None:
+    """Read a bare yes / no as a statement, from the assistant's question right before it;
+    with the id of the question, which the record also comes from (the answer alone holds
+    none of what it says: erasing the record must empty the question too)."""
     answer, _ = strip_end(" ".join(normalise(event.text).split()))
     positive = re.fullmatch(_YES, answer, _I) is not None
     negative = re.fullmatch(_NO, answer, _I) is not None
     earlier = [e for e in context if e.time <= event.time and e.id != event.id]
     if not (positive or negative) or not earlier:
-        return []
+        return None
     last = max(enumerate(earlier), key=lambda p: (p[1].time, p[0]))[1]
     questions = [q for q in sentences(last.text) if q.rstrip().endswith("?")]
     if last.role != Role.ASSISTANT or not questions:
-        return []
+        return None
     q, _ = strip_end(questions[-1])
     q = re.sub(
         r"^(?:(?:so|and|ok(?:ay)?|great|got\s+it|also|just\s+to\s+confirm|quick\s+question)[\s,:-]+)+",
@@ -126,5 +130,5 @@ def answer_facts(event: Event, context: Sequence[Event]) -> list[tuple[Fact, boo
         facts = [f for f in rule_facts(statement) if f.field is not None]
         if facts:
             correction = bool(tail) or any(f.change for f in facts)
-            return [(f, False, correction) for f in facts]
-    return []
+            return last.id, [(f, False, correction) for f in facts]
+    return None

@@ -213,9 +213,10 @@ def extract_offline(event: Event, context: Sequence[Event] = ()) -> list[Candida
                 said = _with_lead(clause.lead, said, speaker)
             said = without_unknown_person(said)  # "... until she lands something": who?
             found.append((replace(fact, text=said), clause.explicit, clause.correction or changed))
-    earlier: tuple[str, ...] = ()  # the turn a correction puts right: a source too
-    if not found:
-        found = answer_facts(event, context)
+    # the question a bare answer answers, or the turn a correction puts right: a source too
+    earlier: tuple[str, ...] = ()
+    if not found and (answered := answer_facts(event, context)):
+        earlier, found = (answered[0],), answered[1]
     if not found and (righted := put_right(event, context, extract_offline)):
         earlier, found = (righted[0],), [righted[1]]
     if not speaker:  # how to answer, said to the assistant (`remem.extract.offline.style`)
