@@ -281,6 +281,9 @@ def _people(
     """Who the speaker introduced by name in the session so far (`remem.extract.offline.named`)."""
     earlier = [e for e in context if e.time <= event.time and e.id != event.id]
     theirs = [e.text for e in earlier if e.role == Role.USER and _speaker(e) == speaker]
+    people = introduced([*theirs, text])
+    if not people.by_name:
+        return people  # most turns: no one introduced, and no names to rule out
     assistant = [e.text for e in earlier if e.role == Role.ASSISTANT]
     not_names = {*listeners, *([speaker] if speaker else []), *self_names([*theirs, text])}
     not_names |= self_names(assistant) | self_names([*theirs, text], to_listener=True)

@@ -42,6 +42,7 @@ _INTRODUCTIONS = (
     re.compile(rf"\b(?P<my>my|our)\s{_REL},\s{_WHO}{_ENDS}", _I),  # my son, Leo,
     re.compile(rf"(?<![\w'-]){_WHO},\s(?P<my>my|our)\s{_REL}{_ENDS}", _I),  # Sofia, my niece,
 )
+_MY = re.compile(r"\b(?:my|our)\s", _I)
 # capitalised words that begin a sentence before a comma and are no one's name
 _NOT_NAMES = frozenset(
     "oh ah well so also and but yes yeah yep no nope ok okay thanks thank hi hey hello dear "
@@ -180,7 +181,9 @@ def introduced(said: Iterable[str], not_names: Iterable[str] = ()) -> People:
     found: dict[str, Person] = {}
     relations: dict[str, set[str]] = {}
     for text in said:
-        flat = " ".join(normalise(text).split())
+        if not _MY.search(text):
+            continue  # most turns introduce no one: the cheap look first
+        flat = " ".join(text.split())
         for pattern in _INTRODUCTIONS:
             for m in pattern.finditer(flat):
                 name, relation = m["n"], m["r"].lower()
