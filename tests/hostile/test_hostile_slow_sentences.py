@@ -17,6 +17,7 @@ import pytest
 from remem.extract import extract_offline
 from remem.extract.offline.generic import goes_on_to_a_stance
 from remem.extract.offline.money import rule_money
+from remem.extract.offline.named import introduced
 from remem.extract.offline.prefs import rule_judged
 from remem.extract.offline.style import style_facts
 from remem.extract.offline.text import sentences
@@ -106,5 +107,27 @@ def test_a_word_put_right_is_looked_for_in_linear_time(said: str) -> None:
     """A run of "actually" before a correction that fails to match took twice as long with
     each word (22 of them: 7 s) until each was read whole."""
     before = Event("ev-0", "acme", "u42", "s1", Role.USER, "My class is on x days", T, {})
+    event = Event("ev-1", "acme", "u42", "s1", Role.USER, said, T, {})
+    assert cpu(lambda: extract_offline(event, [before])) < BOUND_S
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        filled("my sister Ana "),  # one introduction after another
+        filled("my little sister, "),  # relations without a name
+        filled("Ana, my "),
+        filled("A" + "a" * 9_000 + ", my x "),  # a long capitalised word before a comma
+        "".join(f"my sister {chr(65 + n % 26)}{chr(97 + n // 26 % 26) * 3}. " for n in range(5000)),
+        filled("She is here. ", "My sister Ana came. She is here."),  # many a "she"
+        "My sister Ana met " + filled("Laura and ") + "x. She is here.",
+    ],
+    ids=["intros", "relations", "appositions", "long-word", "many-names", "pronouns", "others"],
+)
+def test_people_introduced_by_name_are_read_in_linear_time(text: str) -> None:
+    """`remem.extract.offline.named`: who the speaker introduced, and a clause about them."""
+    assert cpu(lambda: introduced([text])) < BOUND_S
+    before = Event("ev-0", "acme", "u42", "s1", Role.USER, text, T, {})
+    said = "Ana is here. She is here."
     event = Event("ev-1", "acme", "u42", "s1", Role.USER, said, T, {})
     assert cpu(lambda: extract_offline(event, [before])) < BOUND_S

@@ -84,11 +84,15 @@ What it does NOT catch (use an LLM strategy for these):
 - anything said by the assistant, a tool or the system, including facts the
   assistant restates or learns ("Booked your flight for March 3");
 - facts about other people in the third person ("Sam is vegetarian") unless the
-  user says "remember that ..."; facts about the user in the third person;
+  user says "remember that ..." or introduced them by name earlier in the session
+  ("my friend Sam ...": then the clause is read as said of "my friend Sam", see
+  `remem.extract.offline.named`); facts about the user in the third person;
 - implicit preferences and habits: "can you find me a vegetarian place again?",
   booking the aisle seat every time, a tone of voice;
 - coreference: pronouns and ellipsis are not resolved ("I love it", "she moved
-  to Berlin", "the second one", "same as last time"); across turns only the
+  to Berlin", "the second one", "same as last time"), but for a "he" / "she"
+  starting the sentence right after one that names a person introduced by name
+  and no one else ("My sister Ana came over. She lives in Bristol."); across turns only the
   bare yes / no answer to the assistant's immediately preceding yes/no question
   ("Are you still vegetarian?" - "not anymore") is resolved, and only when the
   resulting statement matches a rule with a field, and a word put right ("actually
@@ -133,6 +137,7 @@ from remem.extract.offline.changes import with_subject
 from remem.extract.offline.earlier import answer_facts, put_right
 from remem.extract.offline.fact import Fact
 from remem.extract.offline.generic import ASKED_TO_REMEMBER, FINITE, generic_facts
+from remem.extract.offline.named import People, introduced, self_names
 from remem.extract.offline.person import third_person
 from remem.extract.offline.rules import RULES, greeting_name, rule_facts
 from remem.extract.offline.said import (
@@ -187,9 +192,10 @@ def extract_offline(event: Event, context: Sequence[Event] = ()) -> list[Candida
         text = re.sub(rf"^\s*{re.escape(speaker)}\s*:\s*", "", text)
     if pasted(text) or in_role_play(text, context):
         return []
-    text = without_vocatives(without_quoted_speech(text), _listeners(context, speaker))
+    listeners = _listeners(context, speaker)
+    text = without_vocatives(without_quoted_speech(text), listeners)
     found: list[tuple[Fact, bool, bool]] = []
-    for clause in _clauses(text):
+    for clause in _clauses(text, _people(event, context, speaker, text, listeners)):
         if clause.lead and not_a_statement(clause.lead):
             continue
         facts = _facts(clause.text, greeted=clause.greeted, explicit=clause.explicit)
@@ -268,6 +274,21 @@ def _listeners(context: Sequence[Event], speaker: str | None) -> set[str]:
     """The names of the others who speak in the session (`metadata.speaker`)."""
     names = {_speaker(e) for e in context}
     return {n for n in names if n and n != speaker}
+
+
+def _people(
+    event: Event, context: Sequence[Event], speaker: str | None, text: str, listeners: set[str]
+) -> People:
+    """Who the speaker introduced by name in the session so far (`remem.extract.offline.named`)."""
+    earlier = [e for e in context if e.time <= event.time and e.id != event.id]
+    theirs = [e.text for e in earlier if e.role == Role.USER and _speaker(e) == speaker]
+    people = introduced([*theirs, text])
+    if not people.by_name:
+        return people  # most turns: no one introduced, and no names to rule out
+    assistant = [e.text for e in earlier if e.role == Role.ASSISTANT]
+    not_names = {*listeners, *([speaker] if speaker else []), *self_names([*theirs, text])}
+    not_names |= self_names(assistant) | self_names([*theirs, text], to_listener=True)
+    return introduced([*theirs, text], not_names)
 
 
 def _named(text: str, clause: str, speaker: str) -> str:
@@ -402,11 +423,17 @@ _LABEL = r"(?P<label>[^\W\d_][\w'-]*(?:\s+[\w'-]+){0,4}?)\s*:\s+(?=\S)"
 _NOT_LABEL = rf"\b(?:I|me|my|mine|we|us|our|ours)\b|{FINITE}"
 
 
-def _clauses(text: str) -> list[_Clause]:
-    """Sentences cut into first-person clauses, with their leading markers read off."""
+def _clauses(text: str, people: People | None = None) -> list[_Clause]:
+    """Sentences cut into first-person clauses, with their leading markers read off.
+
+    A clause whose subject is someone `people` holds, by name or "he" / "she", is
+    read as said of "my <relation> <Name>" (`remem.extract.offline.named`)."""
+    people = people or People()
     out: list[_Clause] = []
     greeted = False
+    last: str | None = None  # the sentence said before this one in the turn
     for sentence in cut_off_tail(sentences(text)):
+        said_before, last = last, sentence
         if re.match(r"[\"']", sentence):
             sentence = re.sub(r"^[\"']+|[\"']+(?=[^\w]*$)", "", sentence)
         body, question = strip_end(sentence)
@@ -430,6 +457,7 @@ def _clauses(text: str) -> list[_Clause]:
                 body = body[m.end() :]  # "Family stuff for you: my wife is Ana"
             if body == before:
                 break
+        body = people.named(body, said_before)  # "Mia is ...": "my daughter Mia is ..."
         if m := re.search(_EXPLICIT_TAIL, body, _I):
             explicit, body = True, body[: m.start()]
         if not hedge and (m := re.search(_HEDGE_TAIL, body, _I)):
@@ -460,7 +488,7 @@ def _clauses(text: str) -> list[_Clause]:
                 # "I used my contacts and my skills to ...": an object, not a clause of its own
                 out[-1] = replace(out[-1], text=f"{out[-1].text} and {part}")
             elif part:
-                part = with_subject(part)  # "ditched my old phone for ...": "I" unsaid
+                part = with_subject(people.named(part))  # "ditched my old ...": "I" unsaid
                 # "Mei and I watched ... and we've both gone vegan": the same two
                 who = together if len(out) == first or re.match(r"we\s", part, _I) else ""
                 out.append(_Clause(part, explicit, correction, greeted, lead, hedge, who))

@@ -116,8 +116,10 @@ def goes_on_to_a_stance(s: str) -> bool:
 
 def generic_facts(s: str, explicit: bool) -> list[Fact]:
     """A first-person statement with content that no rule claims; explicit ones need less."""
-    words = re.findall(r"[^\W_][\w'$\u20ac\u00a3-]*", s.lower())
-    content = [w for w in words if w not in _STOPWORDS]
+    said = re.findall(r"[^\W_][\w'$\u20ac\u00a3-]*", s)
+    words = [w.lower() for w in said]
+    # a capitalised word after the first is a name, never a stopword ("my son Will is ...")
+    content = [w.lower() for n, w in enumerate(said) if w.lower() not in _STOPWORDS or _name(n, w)]
     if explicit:
         if not content or re.match(r"to\s", s, _I):
             return []
@@ -140,6 +142,10 @@ def generic_facts(s: str, explicit: bool) -> list[Fact]:
     ):
         return []  # "My family, exercise, and friends": a list answering a question
     return [Fact(third_person(s), _kind(s))]
+
+
+def _name(n: int, word: str) -> bool:
+    return n > 0 and word != "I" and word[:1].isupper() and word[1:].islower()
 
 
 def _kind(s: str) -> Kind:

@@ -123,7 +123,9 @@ def _rule_age(s: str) -> list[Fact]:
     return [Fact(f"Is {n} years old", Kind.SEMANTIC, "age", str(n), _PERSONAL, change)]
 
 
-_REL = (
+# who someone is to the speaker, in "my <relation>" (`remem.extract.offline.named` reads
+# a person introduced by name with it too)
+RELATION = (
     r"(?:wife|husband|partner|spouse|boyfriend|girlfriend|fianc[e\u00e9]e?|son|daughter|kid|child"
     r"|baby|mom|mum|mother|dad|father|brother|sister|sibling|twin|grandma|grandmother|granny"
     r"|grandpa|grandfather|grandad|granddad|gran|nan|nana|grandson|granddaughter|aunt|uncle|cousin|niece|nephew|friend|roommate"
@@ -133,7 +135,7 @@ _REL = (
     + r"|parents|kids|children|grandparents|in-laws|step-?(?:mom|mum|dad|son|daughter)"
     r"|(?:mother|father|sister|brother)-in-law)"
 )
-_REL_ADJ = (
+RELATION_ADJ = (
     r"(?:(?:older|younger|little|big|baby|twin|best|eldest|oldest|youngest|new|ex-?|late)\s*)?"
 )
 _NATIONALITY = frozenset(
@@ -144,7 +146,7 @@ _NATIONALITY = frozenset(
 
 
 def _rule_relation(s: str) -> list[Fact]:
-    rel = rf"(?P<r>{_REL_ADJ}{_REL})"
+    rel = rf"(?P<r>{RELATION_ADJ}{RELATION})"
     need_capital = False
     m = re.match(
         rf"(?:my|our)\s+{rel}(?:'s\s+name\s+is|\s+is\s+(?:called|named)|\s+goes\s+by)\s+(?P<x>\S.*)",
@@ -218,12 +220,12 @@ def _place(text: str) -> str | None:
 
 
 def _rule_died(s: str) -> list[Fact]:
-    return rule_died(s, _REL_ADJ + _REL) or rule_parted(s, _REL_ADJ + _REL)
+    return rule_died(s, RELATION_ADJ + RELATION) or rule_parted(s, RELATION_ADJ + RELATION)
 
 
 def _rule_relation_home(s: str) -> list[Fact]:
     m = re.fullmatch(
-        rf"(?:my|our)\s+(?P<r>{_REL_ADJ}{_REL})\s+{ADV}(?P<v>lives?|is\s+living|are\s+living"
+        rf"(?:my|our)\s+(?P<r>{RELATION_ADJ}{RELATION})\s+{ADV}(?P<v>lives?|is\s+living|are\s+living"
         rf"|{_MOVE}|is\s+based|are\s+based)\s+(?:in|to|near)\s+(?P<x>.+)",
         s,
         _I,

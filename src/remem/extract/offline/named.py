@@ -1,0 +1,211 @@
+"""Someone the speaker introduced by name, said again by the name alone or by "he" / "she".
+
+"My daughter Mia turns 7 on Saturday" introduces Mia; "Mia is allergic to peanuts"
+said later in the session is then read as "my daughter Mia is allergic to peanuts",
+and the rules read that as they read any "my <relation>" ("Daughter Mia is allergic
+to peanuts", "Priya's daughter Mia ..." when the speaker is named). A person is
+introduced as "my <relation> <Name>", "<Name>, my <relation>" or "my <relation>,
+<Name>," by the same speaker, in the turn or an earlier one of the session.
+
+Only what cannot be misread is read so: a name introduced for two relations, a
+name the speaker or the listener goes by, a name with nothing after it that a
+subject's verb could be ("Will you ...", "Mark the date") and a word never
+introduced as a name ("Will", "June", "Rose" at a sentence start) stay as said. A
+"he" / "she" (and "his" / "her") is read only at the start of the sentence right
+after one, in the same turn, that names the person and no one else, and only when
+the relation says the person is a man or a woman ("my sister", not "my friend").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from remem.extract.offline.rules import RELATION, RELATION_ADJ
+from remem.extract.offline.text import normalise
+
+__all__ = ["People", "Person", "introduced"]
+
+_I = re.IGNORECASE
+
+# a first name (or a first name and a surname), capitalised, letters only
+_NAME = r"(?-i:[A-Z\u00c0-\u00d6\u00d8-\u00de][a-z\u00df-\u00f6\u00f8-\u00ff]+)"
+_WHO = rf"(?P<n>{_NAME})(?:\s(?P<s>{_NAME}))?"
+# the relations one person can be: "my kids Mia" names no kid
+_PLURAL = frozenset("parents kids children grandparents in-laws".split())
+_REL = rf"(?P<adj>{RELATION_ADJ})(?P<r>{RELATION})"
+# after an introduction: the end of the phrase, not a list going on ("Tom, my brother, and Ana")
+_ENDS = r"(?=\s?(?:[,.;:!?)]|$))(?!,\s(?:and|or)\b)"
+_INTRODUCTIONS = (
+    re.compile(rf"\b(?P<my>my|our)\s{_REL}\s{_WHO}\b(?!-)", _I),  # my daughter Mia
+    re.compile(rf"\b(?P<my>my|our)\s{_REL},\s{_WHO}{_ENDS}", _I),  # my son, Leo,
+    re.compile(rf"(?<![\w'-]){_WHO},\s(?P<my>my|our)\s{_REL}{_ENDS}", _I),  # Sofia, my niece,
+)
+_MY = re.compile(r"\b(?:my|our)\s", _I)
+# capitalised words that begin a sentence before a comma and are no one's name
+_NOT_NAMES = frozenset(
+    "oh ah well so also and but yes yeah yep no nope ok okay thanks thank hi hey hello dear "
+    "sorry please anyway anyways honestly actually basically sadly luckily unfortunately "
+    "fortunately thankfully hopefully obviously apparently seriously clearly surely really "
+    "personally frankly literally originally currently usually generally normally eventually "
+    "lately naturally certainly definitely probably possibly recently finally today tomorrow "
+    "yesterday tonight now then also plus btw meanwhile besides however still anyhow alright "
+    "great wow cool congrats congratulations guys everyone folks love honey sweetie babe "
+    "monday tuesday wednesday thursday friday saturday sunday the this that these those it "
+    "he she they we you who what when where why how which my our your his her their its "
+    "mom mum dad mommy mummy daddy mama papa grandma grandpa granny nana lol haha omg ugh um "
+    "hmm".split()
+)
+_FEMALE = frozenset(
+    "wife girlfriend fiancee fianc\u00e9e daughter mom mum mother sister grandma grandmother "
+    "granny gran nan nana granddaughter aunt niece landlady stepmom stepmum step-mom step-mum "
+    "stepdaughter step-daughter mother-in-law sister-in-law".split()
+)
+_MALE = frozenset(
+    "husband boyfriend fiance fianc\u00e9 son dad father brother grandpa grandfather grandad "
+    "granddad grandson uncle nephew landlord stepdad step-dad stepson step-son father-in-law "
+    "brother-in-law".split()
+)
+# what follows a name that is no subject's verb: "Will you ...", "Mark the date", "Rose to"
+_NOT_VERBS = frozenset(
+    "the a an this that these those my your our his her their its it you we they he she me us "
+    "him them there or nor but who whom whose which what when where why how if than then so to "
+    "of in on at for with by from as".split()
+)
+_START = re.compile(rf"{_WHO}(?P<poss>'s)?\s(?P<next>[a-z][\w'-]*)(?P<i>\sI\b)?")
+_AND_I = re.compile(r"\sI\b")
+_PRONOUN_START = re.compile(r"(?P<p>(?i:he|she|his|her))(?P<c>'s)?\s(?P<next>[a-z][\w'-]*)")
+_KIN = re.compile(rf"\b(?:my|our|his|her|their|your)\s{_REL}\b", _I)
+# words a sentence may start with that name no one
+_STARTERS = _NOT_NAMES | frozenset(
+    "after before last when while at on in during since we then there here just".split()
+)
+# a capitalised word after one of these is a place or a time, not another person
+_PLACE_WORDS = frozenset(
+    "in to from at near of on for around across visit visited visiting like until since".split()
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Person:
+    """Someone the speaker introduced: "my daughter Mia" is `said`, "daughter" the relation."""
+
+    name: str
+    surname: str
+    said: str
+    relation: str
+
+    @property
+    def pronoun(self) -> str:
+        """ "she" or "he" when the relation says which, else ""."""
+        r = self.relation.lower()
+        return "she" if r in _FEMALE else "he" if r in _MALE else ""
+
+
+@dataclass(frozen=True, slots=True)
+class People:
+    """The people a speaker introduced by name in a session, by first name."""
+
+    by_name: dict[str, Person] = field(default_factory=dict)
+
+    def named(self, clause: str, before: str | None = None) -> str:
+        """The clause with its subject said as the speaker introduced them.
+
+        "Mia is allergic to peanuts" -> "my daughter Mia is allergic to peanuts"; with
+        `before`, the sentence said right before it in the same turn, "She lives in
+        Bristol" -> "my sister Ana lives in Bristol" when `before` names Ana and no
+        one else. Anything else is returned as it is.
+        """
+        if not self.by_name:
+            return clause
+        if (m := _START.match(clause)) and (person := self.by_name.get(m["n"])):
+            if m["next"] in _NOT_VERBS or (m["next"] == "and" and not m["i"]):
+                return clause
+            if m["s"] and m["s"] != person.surname:
+                return clause  # "Mia Jones" is not the daughter Mia
+            end = m.end("s") if m["s"] else m.end("n")
+            return f"{person.said}{clause[end:]}"
+        if before is not None and (m := _PRONOUN_START.match(clause)):
+            person = self._only_one_in(before)
+            word = m["p"].lower()
+            he_she = {"his": "he", "her": "she"}.get(word, word)
+            if person is None or person.pronoun != he_she:
+                return clause
+            if m["next"] in _NOT_VERBS and not (m["c"] and word in ("he", "she")):
+                return clause
+            if m["next"] == "and" and (word in ("his", "her") or not _AND_I.match(clause, m.end())):
+                return clause  # "she and I ..." is read, "she and my mom ..." is not
+            if word in ("his", "her"):
+                return f"{person.said}'s{clause[m.end('p') :]}"
+            verb = " is" if m["c"] else ""  # "she's" (had, has: expanded before)
+            return f"{person.said}{verb}{clause[m.end('c') if m['c'] else m.end('p') :]}"
+        return clause
+
+    def _only_one_in(self, sentence: str) -> Person | None:
+        """The one person a sentence names, by the name they were introduced with."""
+        words = re.findall(r"[^\W\d_]+", sentence)
+        named = {self.by_name[w] for w in words if w in self.by_name}
+        if len(named) != 1:
+            return None
+        (person,) = named
+        rest = sentence
+        for pattern in _INTRODUCTIONS:  # the introduction itself is no one else
+            rest = pattern.sub(lambda m: "" if m["n"] == person.name else m.group(0), rest)
+        if any(_singular(m) for m in _KIN.finditer(rest)):
+            return None  # "... and my mom ...": whom "she" means is unclear
+        words = rest.split()
+        first = sentence.split()[0] if sentence.split() else ""
+        for n, word in enumerate(words):
+            w = word.strip(",.;:!?'\"()").removesuffix("'s")
+            if not w[:1].isupper() or w in ("I", person.name, person.surname):
+                continue
+            if n == 0 and word == first and w.lower() in _STARTERS:
+                continue  # "Yesterday my sister Ana ...": capitalised as the sentence starts
+            if n == 0 or words[n - 1].lower().strip(",") not in _PLACE_WORDS:
+                return None  # "Ana met Laura": either may be "she"
+        return person
+
+
+def _singular(m: re.Match[str]) -> bool:
+    return m["r"].lower() not in _PLURAL
+
+
+def introduced(said: Iterable[str], not_names: Iterable[str] = ()) -> People:
+    """The people introduced by name in what one speaker said (their turns, in order).
+
+    A name introduced for two relations, or that is one of `not_names` (the
+    speaker's, the listener's, the assistant's), is no one's.
+    """
+    barred = {w.casefold() for n in not_names for w in n.split()[:1]}
+    found: dict[str, Person] = {}
+    relations: dict[str, set[str]] = {}
+    for text in said:
+        if not _MY.search(text):
+            continue  # most turns introduce no one: the cheap look first
+        flat = " ".join(text.split())
+        for pattern in _INTRODUCTIONS:
+            for m in pattern.finditer(flat):
+                name, relation = m["n"], m["r"].lower()
+                if relation in _PLURAL or name.casefold() in barred | _NOT_NAMES:
+                    continue
+                relations.setdefault(name, set()).add(relation)
+                adj = " ".join(m["adj"].lower().split())
+                said_as = " ".join(f"{m['my'].lower()} {adj} {relation} {name}".split())
+                surname = m["s"] or ""
+                found[name] = Person(name, surname, f"{said_as} {surname}".strip(), relation)
+    return People({n: p for n, p in found.items() if len(relations[n]) == 1})
+
+
+def self_names(said: Iterable[str], *, to_listener: bool = False) -> set[str]:
+    """The names a speaker gives themselves ("my name is Ana", "call me Ana", "I am Ana"),
+    or, `to_listener`, the listener ("your name is Max", "call you Max")."""
+    if to_listener:
+        lead = r"(?:your\s+name\s+is|call\s+you|you\s+are)"
+    else:
+        lead = r"(?:my\s+name\s+is|call\s+me|I\s+am)"
+    out: set[str] = set()
+    for text in said:
+        flat = " ".join(normalise(text).split())
+        out |= {m["n"] for m in re.finditer(rf"\b{lead}\s(?P<n>{_NAME})\b(?!')", flat, _I)}
+    return out
