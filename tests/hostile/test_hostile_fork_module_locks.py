@@ -3,9 +3,10 @@
 Written against a defect: the module-level locks of recall (`applies`, `gather`),
 the vector search (`vectors`, `coarse`) and the numpy embedder were inherited held
 by a child forked while another thread held them, and the child's first use of
-them waited for ever for a thread it does not have. Now each is free in the child,
-and state that thread was building (the coarse pass's ONNX sessions) is built again
-by the child.
+them waited for ever for a thread it does not have; so were the audit log's, the query
+caches' registry's and the PDF reader's (2026-12-07). Now each is free in the child, and
+state that thread was building (the coarse pass's ONNX sessions) is built again by the
+child.
 """
 
 from __future__ import annotations
@@ -19,7 +20,11 @@ from types import ModuleType
 import pytest
 
 from remem import blas
+from remem.documents import pdf
+from remem.embed import recent
 from remem.recall import applies, gather
+from remem.service import audit
+from remem.store.postgres import wire
 from remem.store.sqlite.vectors import coarse
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
@@ -71,6 +76,11 @@ def _takes(lock: object) -> Callable[[], bool]:
         (gather, "_EMPTY_LOCK"),
         (coarse, "_LOCK"),
         (blas, "_lock"),
+        (audit, "_lock"),
+        (recent, "_ALL_LOCK"),
+        (pdf, "_install_lock"),
+        (wire, "_converted_lock"),
+        (wire, "_prepared_lock"),
     ],
 )
 def test_a_module_lock_another_thread_held_is_free_in_a_forked_child(

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import io
 import logging
-import threading
 from collections import Counter
 from collections.abc import Callable
 from contextvars import ContextVar
@@ -33,6 +32,7 @@ from typing import Any
 
 from remem.documents.bounds import Bounds, Deadline, check_length
 from remem.errors import InvalidInput
+from remem.forksafe import ForkSafeLock
 
 CONTENT_BYTES_PER_SECOND = 2_000_000  # pypdf read about 0.8 MB of content a second here
 CHECK_OPERATORS = 256  # content operators between two looks at the clock
@@ -45,7 +45,7 @@ log = logging.getLogger("remem.documents")
 
 # the warnings of the parse running in this context (None: no parse)
 _TALLY: ContextVar[Counter[str] | None] = ContextVar("remem_pdf_warnings", default=None)
-_install_lock = threading.Lock()
+_install_lock = ForkSafeLock()
 _installed = False
 
 

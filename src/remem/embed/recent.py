@@ -18,6 +18,7 @@ from collections import OrderedDict
 import numpy as np
 import numpy.typing as npt
 
+from remem.forksafe import ForkSafeLock
 from remem.linger import Sweep
 
 QUERY_CACHE = 256
@@ -26,7 +27,7 @@ QUERY_CACHE = 256
 F32 = npt.NDArray[np.float32]
 
 _ALL: weakref.WeakSet[RecentTexts] = weakref.WeakSet()
-_ALL_LOCK = threading.Lock()
+_ALL_LOCK = ForkSafeLock()
 
 
 class RecentTexts:

@@ -24,12 +24,12 @@ from __future__ import annotations
 import getpass
 import logging
 import os
-import threading
 import time
 from collections.abc import Mapping
 from datetime import timedelta
 
 from remem.errors import InvalidInput, RememError
+from remem.forksafe import ForkSafeLock
 from remem.lifecycle.receipt import REASON_MAX as REASON_MAX  # the limit, re-exported
 from remem.policy.scope import Principal
 from remem.store.roles import Asked, AuditEntry, AuditLog
@@ -61,7 +61,7 @@ log = logging.getLogger(__name__)
 
 _pruned: dict[str, float] = {}
 _recalled: dict[tuple[str, str, str, str], str] = {}
-_lock = threading.Lock()
+_lock = ForkSafeLock()
 
 
 def retention_days() -> int:
