@@ -19,11 +19,16 @@ from remem.extract.offline.said import strip_end
 from remem.extract.offline.text import normalise, sentences
 from remem.model import Candidate, Event, Role
 
-__all__ = ["answer_facts", "put_right"]
+__all__ = ["answer_facts", "put_right", "said_before"]
 
 _I = re.IGNORECASE
 
 Extract = Callable[[Event, Sequence[Event]], list[Candidate]]
+
+
+def said_before(event: Event, context: Sequence[Event]) -> list[Event]:
+    """The turns of `context` said before `event` (at its time or earlier, itself left out)."""
+    return [e for e in context if e.time <= event.time and e.id != event.id]
 
 
 # -- a word of an earlier statement put right --------------------------------------------
@@ -52,9 +57,7 @@ def put_right(
     the record also comes from (the correction alone says too little to stand for it)."""
     if not re.search(r"\bnot\s", event.text, _I):  # most turns: no word is put right
         return None
-    earlier = [
-        e for e in context if e.role == Role.USER and e.time <= event.time and e.id != event.id
-    ]
+    earlier = [e for e in said_before(event, context) if e.role == Role.USER]
     for sentence in sentences(event.text):
         m = re.fullmatch(_PUT_RIGHT, " ".join(strip_end(sentence)[0].split()), _I)
         if not m or m["old"].casefold() == m["new"].casefold():
@@ -94,7 +97,7 @@ def answer_facts(
     answer, _ = strip_end(" ".join(normalise(event.text).split()))
     positive = re.fullmatch(_YES, answer, _I) is not None
     negative = re.fullmatch(_NO, answer, _I) is not None
-    earlier = [e for e in context if e.time <= event.time and e.id != event.id]
+    earlier = said_before(event, context)
     if not (positive or negative) or not earlier:
         return None
     last = max(enumerate(earlier), key=lambda p: (p[1].time, p[0]))[1]

@@ -134,7 +134,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from remem.extract.offline.changes import with_subject
-from remem.extract.offline.earlier import answer_facts, put_right
+from remem.extract.offline.earlier import answer_facts, put_right, said_before
 from remem.extract.offline.fact import Fact
 from remem.extract.offline.generic import ASKED_TO_REMEMBER, FINITE, generic_facts
 from remem.extract.offline.named import People, introduced, self_names
@@ -280,7 +280,7 @@ def _people(
     event: Event, context: Sequence[Event], speaker: str | None, text: str, listeners: set[str]
 ) -> People:
     """Who the speaker introduced by name in the session so far (`remem.extract.offline.named`)."""
-    earlier = [e for e in context if e.time <= event.time and e.id != event.id]
+    earlier = said_before(event, context)
     theirs = [e.text for e in earlier if e.role == Role.USER and _speaker(e) == speaker]
     people = introduced([*theirs, text])
     if not people.by_name:
@@ -288,7 +288,7 @@ def _people(
     assistant = [e.text for e in earlier if e.role == Role.ASSISTANT]
     not_names = {*listeners, *([speaker] if speaker else []), *self_names([*theirs, text])}
     not_names |= self_names(assistant) | self_names([*theirs, text], to_listener=True)
-    return introduced([*theirs, text], not_names)
+    return people.without(not_names)
 
 
 def _named(text: str, clause: str, speaker: str) -> str:

@@ -142,6 +142,12 @@ class People:
             return f"{person.said}{verb}{clause[m.end('c') if m['c'] else m.end('p') :]}"
         return clause
 
+    def without(self, not_names: Iterable[str]) -> People:
+        """These people but those whose name is the first word of one of `not_names` (the
+        speaker's, the listener's, the assistant's)."""
+        barred = {w.casefold() for n in not_names for w in n.split()[:1]}
+        return People({n: p for n, p in self.by_name.items() if n.casefold() not in barred})
+
     def _only_one_in(self, sentence: str) -> Person | None:
         """The one person a sentence names, by the name they were introduced with."""
         words = re.findall(r"[^\W\d_]+", sentence)
@@ -171,13 +177,12 @@ def _singular(m: re.Match[str]) -> bool:
     return m["r"].lower() not in _PLURAL
 
 
-def introduced(said: Iterable[str], not_names: Iterable[str] = ()) -> People:
+def introduced(said: Iterable[str]) -> People:
     """The people introduced by name in what one speaker said (their turns, in order).
 
-    A name introduced for two relations, or that is one of `not_names` (the
-    speaker's, the listener's, the assistant's), is no one's.
+    A name introduced for two relations is no one's (nor is one the speaker, the
+    listener or the assistant goes by: `People.without`).
     """
-    barred = {w.casefold() for n in not_names for w in n.split()[:1]}
     found: dict[str, Person] = {}
     relations: dict[str, set[str]] = {}
     for text in said:
@@ -187,7 +192,7 @@ def introduced(said: Iterable[str], not_names: Iterable[str] = ()) -> People:
         for pattern in _INTRODUCTIONS:
             for m in pattern.finditer(flat):
                 name, relation = m["n"], m["r"].lower()
-                if relation in _PLURAL or name.casefold() in barred | _NOT_NAMES:
+                if relation in _PLURAL or name.casefold() in _NOT_NAMES:
                     continue
                 relations.setdefault(name, set()).add(relation)
                 adj = " ".join(m["adj"].lower().split())

@@ -60,6 +60,7 @@ from remem.store.postgres import wire
 
 Query = str | pg_sql.Composed
 Settings = Sequence[tuple[str, Mapping[str, Any]]]
+Command = tuple[str, Mapping[str, Any] | None]  # a statement sent around a span's reads
 
 SAVEPOINT = "SAVEPOINT remem_read"
 UNDO_SETTINGS = "ROLLBACK TO SAVEPOINT remem_read"
@@ -234,7 +235,7 @@ class Spans:
             closing = span.closing
             queued = {} if closing else span.queued
             try:
-                pipe = self._pipeline(conn, span.tenant, fresh, closing, statements, settings)
+                pipe = self._pipeline(conn, span.tenant, fresh, statements, settings)
                 for sql, params in queued.values():
                     pipe.add(sql, params)
                 if closing:
@@ -273,26 +274,19 @@ class Spans:
         conn: psycopg.Connection[Any],
         tenant: str,
         fresh: bool,
-        closing: bool,
         statements: Sequence[tuple[Query, Any]],
         settings: Settings,
     ) -> wire.Pipeline:
-        """A round trip of `statements` on `conn`, with what `_statement` sends around
-        them (BEGIN and the tenant's binding when `fresh`; the settings between
-        SAVEPOINT and ROLLBACK TO SAVEPOINT); raises `wire.Unfit` if one does not fit."""
+        """A round trip of `statements` on `conn` with what `_around` sends around them;
+        raises `wire.Unfit` if one does not fit."""
         pipe = wire.Pipeline(conn)
-        if fresh:
-            pipe.add("BEGIN", rows=False)
-            pipe.add(q.SET_TENANT, {"tenant": tenant}, rows=False)
-        if settings:
-            pipe.add(SAVEPOINT, rows=False)
-            for statement, values in settings:
-                pipe.add(statement, values, rows=False)
+        before, after = _around(tenant, fresh, settings)
+        for statement, values in before:
+            pipe.add(statement, values, rows=False)
         for sql, params in statements:
             pipe.add(sql, params)
-        if settings:
-            pipe.add(UNDO_SETTINGS, rows=False)
-            pipe.add(RELEASE, rows=False)
+        for statement, values in after:
+            pipe.add(statement, values, rows=False)
         return pipe
 
     @contextmanager
@@ -326,18 +320,13 @@ class Spans:
                 return
             queued, span.queued = ({} if closing else span.queued), {}
             sent: list[tuple[Key, psycopg.Cursor[DictRow]]] = []
+            before, after = _around(span.tenant, fresh, settings)
             with conn.pipeline():
-                if fresh:
-                    conn.execute("BEGIN")
-                    conn.execute(q.SET_TENANT, {"tenant": span.tenant})
-                if settings:
-                    conn.execute(SAVEPOINT)
-                    for statement, values in settings:
-                        conn.execute(statement, values)
+                for statement, values in before:
+                    conn.execute(statement, values)
                 yield curs
-                if settings:
-                    conn.execute(UNDO_SETTINGS)
-                    conn.execute(RELEASE)
+                for statement, values in after:
+                    conn.execute(statement, values)
                 for key, (sql, params) in queued.items():
                     cur = conn.cursor(row_factory=dict_row)
                     cur.execute(sql, params)
@@ -352,3 +341,17 @@ class Spans:
         except BaseException:
             self.end(span, failed=True)
             raise
+
+
+def _around(tenant: str, fresh: bool, settings: Settings) -> tuple[list[Command], list[Command]]:
+    """What a span's round trip sends before and after its reads: BEGIN and the tenant's
+    binding when its transaction is new, and its settings between SAVEPOINT and ROLLBACK
+    TO SAVEPOINT (then RELEASE), so they end with the reads."""
+    before: list[Command] = []
+    after: list[Command] = []
+    if fresh:
+        before += [("BEGIN", None), (q.SET_TENANT, {"tenant": tenant})]
+    if settings:
+        before += [(SAVEPOINT, None), *settings]
+        after += [(UNDO_SETTINGS, None), (RELEASE, None)]
+    return before, after

@@ -79,10 +79,6 @@ class _Prepared:
         name = self.names[key] = f"remem_{self.made}".encode()
         return name
 
-    def forget(self, name: bytes) -> None:
-        for key in [k for k, have in self.names.items() if have == name]:
-            del self.names[key]
-
 
 _prepared: weakref.WeakKeyDictionary[psycopg.Connection[Any], _Prepared]
 _prepared = weakref.WeakKeyDictionary()
@@ -165,7 +161,8 @@ class Pipeline:
         pg = self._conn.pgconn
         with _prepared_lock:
             prepared = _prepared.setdefault(self._conn, _Prepared())
-        sent: list[tuple[bytes | None, bool]] = []  # per command: a name it prepares, rows?
+        # per command: the key of the statement it prepares, and whether its rows are asked
+        sent: list[tuple[tuple[bytes, tuple[int, ...]] | None, bool]] = []
         try:
             pg.enter_pipeline_mode()
             for text, dumped, types, formats, rows in self._added:
@@ -174,7 +171,7 @@ class Pipeline:
                 if name is None and len(prepared.names) < PREPARED_MAX:
                     name = prepared.new(key)  # dropped again if its prepare fails
                     pg.send_prepare(name, text, types or None)
-                    sent.append((name, False))
+                    sent.append((key, False))
                 if name is None:
                     pg.send_query_params(text, dumped, types or None, formats)
                 else:
@@ -190,7 +187,7 @@ class Pipeline:
                 if status == pq.ExecStatus.FATAL_ERROR and error is None:
                     error = error_from_result(res, encoding=self._conn.info.encoding)
                 if prepares is not None and status != pq.ExecStatus.COMMAND_OK:
-                    prepared.forget(prepares)
+                    del prepared.names[prepares]  # not made: prepared again next time
                 if wanted:
                     out.append(self._rows(res) if status in _ROW_STATUSES else [])
                 while self._result_or_none() is not None:
