@@ -377,8 +377,8 @@ GROW_SOURCES = """
 UPDATE records SET source_event_ids = :sources, updated_at = :at
 WHERE +tenant = :tenant AND id = :record_id
 """
-# `Write.fresh_since` (SQLite's write lock, BEGIN IMMEDIATE, is one writer at a time)
-SCOPE_WRITE_LOCK = ""
+# `Write.fresh_since`, `Write.context`: SQLite's write lock (BEGIN IMMEDIATE) is one already
+SCOPE_WRITE_LOCK = LOCK_EVENTS = ""
 SAME_STATEMENT_SINCE = """SELECT id FROM records WHERE tenant = :tenant AND actor = :actor
   AND status = 'active' AND valid_from >= :since AND text = :text AND kind = :kind
   AND field IS :field AND namespace IS :namespace LIMIT 20"""
