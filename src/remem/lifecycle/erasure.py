@@ -338,6 +338,8 @@ def _resume(deps: Deps, job: dict[str, Any]) -> tuple[ForgetReport | None, str |
         found = store.records.get_record(tenant, key)
         owner = job["result"].get("actor") if found is None else found.actor
         events = job["result"].get("events", []) if found is None else _erased_sources(found)
+        if found is None and "events" not in job["result"] and owner:
+            events = _erased_in_summaries(deps, str(owner))  # an older remem's job
         done: tuple[ForgetReport | None, str | None, int] = (ForgetReport(verified=True), None, 0)
         if found is not None:
             done = _attempts(partial(store.erasure.forget_record, tenant, key, deps.clock()))
@@ -385,6 +387,21 @@ def _erased_sources(record: Record) -> tuple[str, ...]:
     """The events whose text goes with an erased record: none for a summary's (as
     `remem.store.flows.erasure.erased_event_texts` rules)."""
     return () if record.kind is Kind.SUMMARY else record.source.event_ids
+
+
+def _erased_in_summaries(deps: Deps, actor: str) -> list[str]:
+    """The events a tombstone covers among those `actor`'s summaries cover: what a record's
+    deletion job started by an older remem, which noted no events, makes summaries again
+    from once its record is gone. Its erasure tombstoned the record's events and emptied
+    their texts, and a summary is made from texts, so one covering such an event was made
+    before it and may quote it (or, covering another erasure's, is as stale)."""
+    erasure, tenant = deps.store.erasure, deps.tenant
+    erased: set[str] = set()
+    for r in deps.store.records.list_records(Scope(tenant, actor), [Status.ACTIVE, Status.INVALID]):
+        ids = [e for e in r.source.event_ids if e not in erased]
+        if r.kind is Kind.SUMMARY and ids and erasure.is_tombstoned(tenant, actor, ids):
+            erased.update(e for e in ids if erasure.is_tombstoned(tenant, actor, [e]))
+    return sorted(erased)
 
 
 def regenerate_summaries(deps: Deps, forgotten: Record) -> int:

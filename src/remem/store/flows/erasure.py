@@ -371,9 +371,10 @@ class Erasures:
         job's result until then (a resumed job settles that scope) and in the job's own
         `actor` (an actor's erasure: the actor); `asked`: who asked and why; `events`: the
         ids of the events whose text goes with the record, kept in the job's result until
-        then too (a resumed job makes again the summaries that covered them)."""
+        then too, even when there are none (a resumed job makes again the summaries that
+        covered them; a record's job that noted none was started by an older remem)."""
         started: dict[str, Any] = {} if actor is None else {"actor": actor}
-        if events:
+        if events or target == "record":  # a record's job without them is an older remem's
             started["events"] = list(events)
         params = {
             **_asked(asked),
