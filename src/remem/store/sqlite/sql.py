@@ -454,8 +454,6 @@ SELECT 1 FROM history
 WHERE tenant = :tenant AND record_id = :record_id
     AND (text IS NOT NULL OR (reason <> '' AND action <> 'DELETE'))
 """
-VECTOR_BY_ROWID = "SELECT 1 FROM record_vectors WHERE record_rowid = :key"
-FTS_BY_ROWID = "SELECT 1 FROM records_fts WHERE rowid = :key"
 ACTOR_EVENT_SEQS = "SELECT seq FROM events WHERE tenant = :tenant AND actor = :actor"
 # copies the WAL into the file and truncates it; waits for readers (busy_timeout)
 WAL_TRUNCATE = "PRAGMA wal_checkpoint(TRUNCATE)"
