@@ -216,26 +216,33 @@ def forget(
         check_strings(requester=asked.requester or "", reason=asked.reason or "")
         refuse_secrets({"requester": asked.requester or "", "reason": asked.reason or ""})
         refuse_erased_words(deps, asked.reason, record=forgotten, actor=actor)
+    noted = () if forgotten is None else _erased_sources(forgotten)
     job_id = deps.store.erasure.start_deletion(
-        deps.tenant, target, key, deps.clock(), actor=owner, asked=asked,
-        events=() if forgotten is None else _erased_sources(forgotten),
-    )  # fmt: skip
+        deps.tenant, target, key, deps.clock(), actor=owner, asked=asked, events=noted
+    )
     report: ForgetReport | None = None
     error: str | None = None
     attempt = 0
+    deleted: dict[str, int] = {}  # what every attempt erased
     while attempt < FORGET_ATTEMPTS:
         attempt += 1
         try:
             if target == "record":
-                report = deps.store.erasure.forget_record(deps.tenant, key, deps.clock())
+                report = deps.store.erasure.forget_record(
+                    deps.tenant, key, deps.clock(), owner, noted
+                )
             else:
                 report = deps.store.erasure.forget_actor(deps.tenant, key, deps.clock())
             error = None
         except StoreError as exc:
             error = f"{type(exc).__name__}: {exc}"
             continue
-        # a writer racing the erasure can leave something behind: erase again
-        if report.verified or (target == "record" and not report.deleted):
+        for name, n in report.deleted.items():
+            deleted[name] = deleted.get(name, 0) + n
+        report = replace(report, deleted=dict(deleted))
+        # a writer racing the erasure can leave something behind: erase again (a record
+        # gone by then, by what its job knows: its actor and events)
+        if report.verified:
             break
     if report is not None and target == "actor":
         report = _with_documents(deps, key, report)
@@ -338,11 +345,15 @@ def _resume(deps: Deps, job: dict[str, Any]) -> tuple[ForgetReport | None, str |
         found = store.records.get_record(tenant, key)
         owner = job["result"].get("actor") if found is None else found.actor
         events = job["result"].get("events", []) if found is None else _erased_sources(found)
+        if found is None and "events" not in job["result"] and owner:
+            events = _erased_in_summaries(deps, str(owner))  # an older remem's job
         done: tuple[ForgetReport | None, str | None, int] = (ForgetReport(verified=True), None, 0)
-        if found is not None:
-            done = _attempts(partial(store.erasure.forget_record, tenant, key, deps.clock()))
-        elif owner:
-            store.erasure.settle_scope(tenant, str(owner))
+        if found is not None or owner:  # a record gone: verified by what the job noted
+            known = None if owner is None else str(owner)
+            noted = [str(e) for e in events]
+            done = _attempts(
+                partial(store.erasure.forget_record, tenant, key, deps.clock(), known, noted)
+            )
         report = done[0]
         if report is not None and owner and events:
             regenerated = _regenerate(deps, str(owner), [str(e) for e in events])
@@ -385,6 +396,21 @@ def _erased_sources(record: Record) -> tuple[str, ...]:
     """The events whose text goes with an erased record: none for a summary's (as
     `remem.store.flows.erasure.erased_event_texts` rules)."""
     return () if record.kind is Kind.SUMMARY else record.source.event_ids
+
+
+def _erased_in_summaries(deps: Deps, actor: str) -> list[str]:
+    """The events a tombstone covers among those `actor`'s summaries cover: what a record's
+    deletion job started by an older remem, which noted no events, makes summaries again
+    from once its record is gone. Its erasure tombstoned the record's events and emptied
+    their texts, and a summary is made from texts, so one covering such an event was made
+    before it and may quote it (or, covering another erasure's, is as stale)."""
+    erasure, tenant = deps.store.erasure, deps.tenant
+    erased: set[str] = set()
+    for r in deps.store.records.list_records(Scope(tenant, actor), [Status.ACTIVE, Status.INVALID]):
+        ids = [e for e in r.source.event_ids if e not in erased]
+        if r.kind is Kind.SUMMARY and ids and erasure.is_tombstoned(tenant, actor, ids):
+            erased.update(e for e in ids if erasure.is_tombstoned(tenant, actor, [e]))
+    return sorted(erased)
 
 
 def regenerate_summaries(deps: Deps, forgotten: Record) -> int:

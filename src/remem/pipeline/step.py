@@ -34,11 +34,13 @@ from remem.model import Event, Job, Kind, LLMCall, Record, Status
 from remem.pipeline.jobs import Failed, ProcessResult, Settings
 from remem.pipeline.worker import drain, run_jobs
 from remem.store.roles import Scope, Store, Write
+from remem.store.values import ContextRead, ErasedMeanwhile
 from remem.telemetry.hooks import observed_extraction
 
 log = logging.getLogger("remem")
 
 SESSION_EVENTS = 500  # the most of a session a summary reads at once
+ERASED_RERUNS = 3  # times a batch is extracted while erasures keep overtaking its work
 
 
 class Pipeline:
@@ -95,7 +97,24 @@ class Pipeline:
         self, tenant: str, jobs: Sequence[Job], events: Mapping[str, Event]
     ) -> ProcessResult | Failed:
         """Extract, consolidate and write one batch of a strategy's jobs about one session;
-        `Failed` when it did not run through (the worker retries or fails it)."""
+        `Failed` when it did not run through (the worker retries or fails it).
+
+        An erasure that covered an event the batch read (a source, or a context turn its
+        model was shown) before the write could commit voids the work (`ErasedMeanwhile`):
+        the batch is extracted again from what remains, up to `ERASED_RERUNS` times."""
+        for _ in range(ERASED_RERUNS):
+            try:
+                return self._run_group(tenant, jobs, events)
+            except ErasedMeanwhile:
+                log.info("an erasure overtook a batch of %d job(s); extracting again", len(jobs))
+        return Failed(
+            f"an erasure overtook this batch's work {ERASED_RERUNS} times; it is tried again",
+            retry=True,
+        )
+
+    def _run_group(
+        self, tenant: str, jobs: Sequence[Job], events: Mapping[str, Event]
+    ) -> ProcessResult | Failed:
         store = self.store
         done = tuple(j.id for j in jobs)
         mine = [events[j.event_id] for j in jobs if j.event_id in events]
@@ -122,7 +141,7 @@ class Pipeline:
         # extractive one) reads the whole session; otherwise the last few turns do
         whole = strategy.summarises and (not previous or strategy.reads_whole_session)
         limit = SESSION_EVENTS if whole else self.settings.context_events
-        context = [e for e in store.events.session_context(live[0], limit) if e.text.strip()]
+        context = self._context(tenant, live[0], limit)
         if strategy.reads_whole_session:
             previous = ()
         calls: list[LLMCall] = []
@@ -144,7 +163,8 @@ class Pipeline:
                 template=(self.settings.namespaces or {}).get(strategy.name),
                 calls=calls,
             )
-            store.records.apply(replace(write, done_jobs=done))
+            read = ContextRead(actor, tuple(e.id for e in context))
+            store.records.apply(replace(write, done_jobs=done, context=read))
             dropped = sum(c.dropped for c in calls)
             return result + ProcessResult(
                 jobs_done=len(jobs), skipped_tombstoned=skipped, dropped_references=dropped
@@ -153,6 +173,15 @@ class Pipeline:
             if calls:
                 logged = [replace(c, job_id=done[0]) for c in calls]
                 store.model_calls.record_llm_calls(tenant, logged)
+
+    def _context(self, tenant: str, first: Event, limit: int) -> list[Event]:
+        """Up to `limit` turns of the session before `first`, with text, none of them
+        covered by a tombstone: a model is never shown what an erasure covers."""
+        found = [e for e in self.store.events.session_context(first, limit) if e.text.strip()]
+        erasure = self.store.erasure
+        if found and erasure.is_tombstoned(tenant, first.actor, [e.id for e in found]):
+            found = [e for e in found if not erasure.is_tombstoned(tenant, first.actor, [e.id])]
+        return found
 
     def _summaries(self, tenant: str, event: Event, strategy: str) -> tuple[Record, ...]:
         """The session's current summaries made by `strategy`."""

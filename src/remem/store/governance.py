@@ -23,9 +23,18 @@ Key = tuple[datetime, str]  # a keyset page's position: a time and an id
 class Erasure(Protocol):
     """Deletion: erase, tombstone, verify by reading, and the log of deletion jobs."""
 
-    def forget_record(self, tenant: str, record_id: str, now: datetime) -> ForgetReport:
+    def forget_record(
+        self,
+        tenant: str,
+        record_id: str,
+        now: datetime,
+        actor: str | None = None,
+        events: Sequence[str] = (),
+    ) -> ForgetReport:
         """Erase a record, its indexes and history text, and the text of the events it
-        came from; a summary's events are the range it covers and stay. Tombstone, verify."""
+        came from; a summary's events are the range it covers and stay. Tombstone, verify.
+        A record no longer stored is verified by its `actor` and `events` (those its
+        deletion job noted), after what they key is erased again; unverified without."""
         ...
 
     def forget_actor(self, tenant: str, actor: str, now: datetime) -> ForgetReport:

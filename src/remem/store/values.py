@@ -89,6 +89,16 @@ class SourceGrowth:
     event_ids: tuple[str, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class ContextRead:
+    """The events an extraction read beside the batch it extracted from: the earlier turns
+    of the session its model was shown (`Write.context`). What the model answered may
+    restate any of them, so an erasure of one since voids the answer (`ErasedMeanwhile`)."""
+
+    actor: str
+    event_ids: tuple[str, ...]
+
+
 def joined_sources(stored: Sequence[str], added: Sequence[str]) -> tuple[str, ...]:
     """A record's source events after `added` joined them: the stored ones first, each
     event once (joining an event already there changes nothing)."""
@@ -157,6 +167,8 @@ class Write:
     sources: tuple[SourceGrowth, ...] = ()
     # a statement's write (`remem.writes.records.remember`): see `AlreadyStated`
     fresh_since: datetime | None = None
+    # an extraction's write: the turns its model was shown; see `ErasedMeanwhile`
+    context: ContextRead | None = None
 
 
 class AlreadyStated(Exception):
@@ -171,6 +183,16 @@ class AlreadyStated(Exception):
     def __init__(self, record_id: str) -> None:
         super().__init__(record_id)
         self.record_id = record_id
+
+
+class ErasedMeanwhile(Exception):
+    """Raised by an extraction's write (one with `Write.context`) when an erasure covered
+    one of the events its work read since it read them: a source of a record it adds or
+    restates, or a turn of its context. Nothing is written; the work is done again from
+    what remains (`remem.pipeline.step`). The check runs in the write's transaction after
+    locking those events (PostgreSQL: FOR SHARE, which an erasure emptying their texts
+    waits for, and which waits for it; SQLite: the write lock): an erasure that empties
+    them commits either before the check, which sees it, or after the write commits."""
 
 
 def refuse_foreign_records(write: Write) -> None:

@@ -52,7 +52,7 @@ def deletion_status(report: ForgetReport | None) -> str:
 class Found:
     """A record about to be erased: its backend key (SQLite's rowid, PostgreSQL's id)."""
 
-    key: Any
+    key: Any  # None: the record is no longer stored (`Erasures._erase_known`)
     id: str
     actor: str
     kind: str
@@ -239,36 +239,84 @@ class Erasures:
         rows = self.backend.read(tenant, self.sql.ACTOR_ERASED_AT, params)
         return self.backend.time(rows[0]["created_at"]) if rows else None
 
-    def forget_record(self, tenant: str, record_id: str, now: datetime) -> ForgetReport:
-        """Erase one record from every surface, leave tombstones, verify by reading."""
+    def forget_record(
+        self,
+        tenant: str,
+        record_id: str,
+        now: datetime,
+        actor: str | None = None,
+        events: Sequence[str] = (),
+    ) -> ForgetReport:
+        """Erase one record from every surface, leave tombstones, verify by reading.
+
+        A record no longer stored (an earlier attempt, or another forget, erased it) is
+        verified by what the caller knows of it: its `actor` and `events` (those whose
+        text went with it, as its deletion job noted them), after what is keyed by them
+        is erased again (`_erase_known`). Unverified when the caller knows no actor."""
         q, at = self.sql, self.backend.at(now)
         key = {"tenant": tenant, "record_id": record_id}
         with self.backend.transaction(tenant) as db:
             row = db.execute(q.RECORD_FOR_ERASURE, key).fetchone()
-            if row is None:
+            if row is not None:
+                found, counts, sources = self._erase_stored(db, tenant, row, at)
+            elif actor is not None:
+                found, counts, sources = self._erase_known(db, tenant, record_id, actor, events)
+            else:
                 return ForgetReport(deleted={}, verified=False)
-            found = _found(row)
-            counts = self.parts.erase_records(db, tenant, [found])
-            db.execute(
-                q.TOMBSTONE_KEY, {"tenant": tenant, "kind": "record", "key": record_id, "at": at}
-            )
-            stored = [r["event_id"] for r in db.execute(q.SOURCE_EVENT_IDS, key).fetchall()]
-            sources = erased_event_texts(found.kind, stored)
-            for event_id in sources:
-                db.execute(
-                    q.TOMBSTONE_KEY, {"tenant": tenant, "kind": "event", "key": event_id, "at": at}
-                )
-            self.parts.erase_event_texts(db, tenant, sources)
-            counts["event_texts"] = len(sources)
-            for sql in (q.FORGET_RECORD_LINKS, q.FORGET_HISTORY_TEXT):
-                for statement, params in self.backend.lists(sql, {"tenant": tenant}, [record_id]):
-                    db.execute(statement, params)
-            db.execute(q.HISTORY_DELETED, {**key, "at": at})
-            self.upkeep.scope_changed(db, tenant, found.actor)
         remaining = self.parts.verify_record(tenant, record_id, found, sources)
         return ForgetReport(
             deleted=counts, verified=not any(remaining.values()), remaining=remaining
         )
+
+    def _erase_stored(
+        self, db: Tx, tenant: str, row: Any, at: Any
+    ) -> tuple[Found, dict[str, int], list[str]]:
+        """`forget_record` of a stored record, in its transaction: what was found, the
+        counts of what went, and the events whose text went with it."""
+        q, found = self.sql, _found(row)
+        record_id = found.id
+        key = {"tenant": tenant, "record_id": record_id}
+        counts = self.parts.erase_records(db, tenant, [found])
+        db.execute(
+            q.TOMBSTONE_KEY, {"tenant": tenant, "kind": "record", "key": record_id, "at": at}
+        )
+        stored = [r["event_id"] for r in db.execute(q.SOURCE_EVENT_IDS, key).fetchall()]
+        sources = erased_event_texts(found.kind, stored)
+        for event_id in sources:
+            db.execute(
+                q.TOMBSTONE_KEY, {"tenant": tenant, "kind": "event", "key": event_id, "at": at}
+            )
+        self.parts.erase_event_texts(db, tenant, sources)
+        counts["event_texts"] = len(sources)
+        for sql in (q.FORGET_RECORD_LINKS, q.FORGET_HISTORY_TEXT):
+            for statement, params in self.backend.lists(sql, {"tenant": tenant}, [record_id]):
+                db.execute(statement, params)
+        db.execute(q.HISTORY_DELETED, {**key, "at": at})
+        self.upkeep.scope_changed(db, tenant, found.actor)
+        return found, counts, sources
+
+    def _erase_known(
+        self, db: Tx, tenant: str, record_id: str, actor: str, events: Sequence[str]
+    ) -> tuple[Found, dict[str, int], list[str]]:
+        """`forget_record` of a record no longer stored, in its transaction: erase again
+        what is keyed by what the caller knows (the texts of those of `events` still
+        tombstoned, the record's links and history text), for the read-back to count.
+
+        An event whose tombstone an erasure of the actor lifted is left as it is: the
+        actor's erasure deleted it, and an event stored since under its id is a fresh
+        start. No tombstone is written: the erasure that removed the row wrote them."""
+        q, tenant_key = self.sql, {"tenant": tenant}
+        sources = []
+        for event_id in dict.fromkeys(events):
+            ((sql, params),) = self.backend.lists(q.EVENT_TOMBSTONED, tenant_key, [event_id])
+            if db.execute(sql, params).fetchall():
+                sources.append(event_id)
+        self.parts.erase_event_texts(db, tenant, sources)
+        for sql in (q.FORGET_RECORD_LINKS, q.FORGET_HISTORY_TEXT):
+            for statement, params in self.backend.lists(sql, {"tenant": tenant}, [record_id]):
+                db.execute(statement, params)
+        self.upkeep.scope_changed(db, tenant, actor)
+        return Found(None, record_id, actor, ""), {}, sources
 
     def forget_actor(self, tenant: str, actor: str, now: datetime) -> ForgetReport:
         """Erase every record, event, job, index entry, request id and thread state of one
@@ -371,9 +419,10 @@ class Erasures:
         job's result until then (a resumed job settles that scope) and in the job's own
         `actor` (an actor's erasure: the actor); `asked`: who asked and why; `events`: the
         ids of the events whose text goes with the record, kept in the job's result until
-        then too (a resumed job makes again the summaries that covered them)."""
+        then too, even when there are none (a resumed job makes again the summaries that
+        covered them; a record's job that noted none was started by an older remem)."""
         started: dict[str, Any] = {} if actor is None else {"actor": actor}
-        if events:
+        if events or target == "record":  # a record's job without them is an older remem's
             started["events"] = list(events)
         params = {
             **_asked(asked),

@@ -53,7 +53,7 @@ from remem.store.roles import (
 )
 from remem.store.rows import history_params, record_from, record_params
 from remem.store.text import like_prefix
-from remem.store.values import AlreadyStated
+from remem.store.values import AlreadyStated, ContextRead, ErasedMeanwhile
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +101,9 @@ class WriteSQL(TombstoneSQL, Protocol):
     VECTOR_MODELS: str  # tenant -> model, dim, fingerprint
     NOTE_FINGERPRINT: str  # fingerprint, tenant, model (where none is noted yet)
     LOCK_JOBS: str  # tenant, {keys}: job ids -> id (locked where it can)
+    # tenant, {keys}: event ids, shared-locked against an erasure emptying their texts
+    # ("" where the database's write lock is one already: SQLite's)
+    LOCK_EVENTS: str
     # tenant, actor: one writer of an actor's records at a time until the transaction
     # ends ("" where the database's write lock is one already: SQLite's)
     SCOPE_WRITE_LOCK: str
@@ -443,8 +446,32 @@ class Records:
                 q.DONE_JOBS, {"tenant": tenant, "at": now}, list(write.done_jobs)
             ):
                 db.execute(sql, bound)
+            if write.context is not None:
+                self._refuse_erased_reads(db, write, write.context)
             for actor in sorted(touched):
                 self.upkeep.scope_changed(db, tenant, actor)
+
+    def _refuse_erased_reads(self, db: Tx, write: Write, context: ContextRead) -> None:
+        """`ErasedMeanwhile` when an erasure covered an event an extraction's write came
+        from or was shown (`Write.context`) since it read them. Checked once the write's
+        record rows are locked and before its scope's version is: the order a record's
+        erasure takes them in (the record, its events, the scope), so neither of the two
+        waits for the other while holding what the other waits for."""
+        q, tenant = self.sql, write.tenant
+        read: dict[str, set[str]] = {context.actor: set(context.event_ids)}
+        for rec in write.inserts:
+            read.setdefault(rec.actor, set()).update(rec.source.event_ids)
+        for g in write.sources:
+            read.setdefault(g.actor, set()).update(g.event_ids)
+        for actor, ids in sorted(read.items()):
+            if not ids:
+                continue
+            if q.LOCK_EVENTS:
+                for sql, bound in self.backend.lists(q.LOCK_EVENTS, {"tenant": tenant},
+                                                     sorted(ids)):  # fmt: skip
+                    db.execute(sql, bound)
+            if covered(db, q, self.backend.lists, tenant, actor, sorted(ids)):
+                raise ErasedMeanwhile(f"an erasure covered an event this work read ({actor})")
 
     def _held(self, db: Tx, tenant: str, record_id: str) -> bool:
         """Whether the record a write could not close is the write tenant's (then another

@@ -351,6 +351,12 @@ VALUES (%(tenant)s, %(record_id)s, %(action)s, %(at)s, %(text)s, %(status)s, %(r
 LOCK_JOBS = """
 SELECT id FROM jobs WHERE tenant = %(tenant)s AND id = ANY(%(keys)s::bigint[]) FOR UPDATE
 """
+# the events an extraction's write read (`Write.context`), shared-locked: an erasure
+# emptying their texts waits for the write, or has committed before the write reads
+# what it covers
+LOCK_EVENTS = """
+SELECT 1 FROM events WHERE tenant = %(tenant)s AND id = ANY(%(keys)s::text[]) FOR SHARE
+"""
 # what a tombstone covers (`remem.store.flows.erasure.covered`)
 EVENT_TOMBSTONED = """
 SELECT 1 FROM tombstones

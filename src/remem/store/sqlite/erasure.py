@@ -98,6 +98,27 @@ SELECT count(*) FROM events_fts WHERE events_fts MATCH :match AND rowid <= :even
 """
 
 
+class RecordLeftSQL:
+    """An erased record's vector and full-text entry, read back (`_record_left`): by its
+    id, since a record stored after the erasure's commit takes the erased rowid (SQLite
+    gives max(rowid) + 1) with entries of its own; a record whose row the erasure did not
+    see (`Found.key` None), by its id and its scope's full-text rows that no record has."""
+
+    VECTOR_AT = "SELECT 1 FROM record_vectors WHERE record_rowid = :key AND id = :record_id"
+    VECTOR_IN_SCOPE = """
+SELECT 1 FROM record_vectors WHERE tenant = :tenant AND actor = :actor AND id = :record_id
+"""
+    FULLTEXT_AT = """
+SELECT 1 FROM records_fts
+WHERE rowid = :key AND NOT EXISTS (SELECT 1 FROM records WHERE rowid = :key)
+"""
+    FULLTEXT_IN_SCOPE = """
+SELECT 1 FROM records_fts
+WHERE records_fts MATCH :match
+    AND NOT EXISTS (SELECT 1 FROM records r WHERE r.rowid = records_fts.rowid)
+"""
+
+
 class ScopeFiles(Protocol):
     """The vectors SQLite keeps outside its rows (`remem.store.sqlite.search`)."""
 
@@ -144,7 +165,7 @@ class SQLiteErasure:
         self, tenant: str, record_id: str, found: Found, sources: Sequence[str]
     ) -> dict[str, int]:
         self.files._drop_scope_vectors(tenant, found.actor)
-        remaining = self._record_left(tenant, record_id, found.key, list(sources))
+        remaining = self._record_left(tenant, found, list(sources))
         if self.files.vector_files is not None:
             held = self.files.vector_files.holding(tenant, found.actor, {record_id, *sources})
             remaining["vector_files"] = held
@@ -217,16 +238,21 @@ class SQLiteErasure:
         rows = self.backend.rows(DeletionLogSQL.GET_DELETION, {"tenant": tenant, "id": job_id})
         return _deletion(rows[0]) if rows else None
 
-    def _record_left(
-        self, tenant: str, record_id: str, rowid: int, sources: list[str]
-    ) -> dict[str, int]:
-        key = {"tenant": tenant, "record_id": record_id}
+    def _record_left(self, tenant: str, found: Found, sources: list[str]) -> dict[str, int]:
+        """What of an erased record is left (its vector and full-text entry as
+        `RecordLeftSQL` reads them)."""
+        key = {"tenant": tenant, "record_id": found.id}
+        at = {**key, "key": found.key, "actor": found.actor,
+              "match": f"scope:{scope_token(tenant, found.actor)}"}  # fmt: skip
+        m, known = RecordLeftSQL, found.key is not None
+        vectors = m.VECTOR_AT if known else m.VECTOR_IN_SCOPE
+        fulltext = m.FULLTEXT_AT if known else m.FULLTEXT_IN_SCOPE
         return {
             "event_texts": self._count_of(q.EVENTS_WITH_TEXT, tenant, sources),
             "event_vectors": self._count_of(q.EVENT_VECTORS_FOR, tenant, sources),
             "records": len(self.backend.rows(q.GET_RECORD, key)),
-            "vectors": len(self.backend.rows(q.VECTOR_BY_ROWID, {"key": rowid})),
-            "fulltext": len(self.backend.rows(q.FTS_BY_ROWID, {"key": rowid})),
+            "vectors": len(self.backend.rows(vectors, at)),
+            "fulltext": len(self.backend.rows(fulltext, at)),
             "history_text": len(self.backend.rows(q.HISTORY_WITH_TEXT, key)),
         }
 

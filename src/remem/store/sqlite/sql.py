@@ -377,8 +377,8 @@ GROW_SOURCES = """
 UPDATE records SET source_event_ids = :sources, updated_at = :at
 WHERE +tenant = :tenant AND id = :record_id
 """
-# `Write.fresh_since` (SQLite's write lock, BEGIN IMMEDIATE, is one writer at a time)
-SCOPE_WRITE_LOCK = ""
+# `Write.fresh_since`, `Write.context`: SQLite's write lock (BEGIN IMMEDIATE) is one already
+SCOPE_WRITE_LOCK = LOCK_EVENTS = ""
 SAME_STATEMENT_SINCE = """SELECT id FROM records WHERE tenant = :tenant AND actor = :actor
   AND status = 'active' AND valid_from >= :since AND text = :text AND kind = :kind
   AND field IS :field AND namespace IS :namespace LIMIT 20"""
@@ -454,8 +454,6 @@ SELECT 1 FROM history
 WHERE tenant = :tenant AND record_id = :record_id
     AND (text IS NOT NULL OR (reason <> '' AND action <> 'DELETE'))
 """
-VECTOR_BY_ROWID = "SELECT 1 FROM record_vectors WHERE record_rowid = :key"
-FTS_BY_ROWID = "SELECT 1 FROM records_fts WHERE rowid = :key"
 ACTOR_EVENT_SEQS = "SELECT seq FROM events WHERE tenant = :tenant AND actor = :actor"
 # copies the WAL into the file and truncates it; waits for readers (busy_timeout)
 WAL_TRUNCATE = "PRAGMA wal_checkpoint(TRUNCATE)"
