@@ -26,6 +26,12 @@ clause whose statement would not name the speaker is dropped. Without a
 speaker the text keeps the note form of a profile about the user ("Prefers
 aisle seats").
 
+Chat is read as it is written (`remem.extract.offline.chat`): the filler a clause
+ends on ("tho", "lol", an emoji) and a verbless piece after "so" are cut, a person
+said without "my" ("mum lives in York", "gf rose is vegan") is the speaker's, a cleft
+("I'm the one who ...") is read as its clause, and a mishap laughed off ("Cat just
+knocked my tea over again lol") makes no plain fact.
+
 Nothing is proposed from a turn that is code or pasted text
 (`remem.extract.offline.text.pasted`) or play-acting in a game or role-play
 (`remem.extract.offline.said.in_role_play`), nor from quoted speech reported
@@ -65,7 +71,12 @@ lower case, words joined by "_", last word singular.
     favorite:<x>                        "my favourite colour is blue" -> favorite:color
     date:<x>[_expiry|_due|_end|...]     "my flight is on March 3" -> date:flight;
                                         "my passport expires in 2031" -> date:passport_expiry
-    budget, rent, salary, price ...     money amounts, the head noun only
+    budget, rent, salary, price ...     money amounts, the head noun only; a limit said on
+                                        spending is the budget ("keep it under £150",
+                                        "max 50 euros": "Budget is up to €50")
+    choice:<x>                          a choice made instead of <x>: "I'm doing the 10k
+                                        instead of the half" -> choice:half = "10k"; it ends
+                                        the records of <x> (`remem.consolidate.rules`)
     email, phone, timezone, language,   "my <attribute> is <value>" for a fixed list
     nationality, ...
 
@@ -134,9 +145,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from remem.extract.offline.changes import with_subject
+from remem.extract.offline.chat import (
+    laughed_off,
+    momentary,
+    uncleft,
+    with_owner,
+    without_chatter,
+)
 from remem.extract.offline.earlier import answer_facts, put_right, said_before
 from remem.extract.offline.fact import Fact
 from remem.extract.offline.generic import ASKED_TO_REMEMBER, FINITE, generic_facts
+from remem.extract.offline.money import rule_budget_limit
 from remem.extract.offline.named import People, introduced, self_names
 from remem.extract.offline.person import third_person
 from remem.extract.offline.rules import RULES, greeting_name, rule_facts
@@ -144,6 +163,7 @@ from remem.extract.offline.said import (
     CHATTER,
     cut_off_tail,
     in_role_play,
+    leans_on_context,
     strip_end,
     without_quoted_speech,
     without_unknown_person,
@@ -156,7 +176,7 @@ from remem.extract.offline.text import (
     pasted,
     sentences,
 )
-from remem.model import Authority, Candidate, Event, Role, Source
+from remem.model import Authority, Candidate, Event, Kind, Role, Source
 
 __all__ = ["EXTRACTOR_VERSION", "STRATEGY", "extract_offline"]
 
@@ -175,6 +195,8 @@ class _Clause:
     lead: str = ""  # a qualifier said before the clause: "on long flights", "due to ..."
     hedge: str = ""  # "I think" said before a clause a rule reads: kept in the text
     together: str = ""  # who else the subject was: "my mom" of "my mom and I ..."
+    laughed: bool = False  # the sentence laughs or groans at what it tells ("... lol")
+    singled_out: bool = False  # said as a cleft: "my husband is the one who's vegetarian"
 
 
 def extract_offline(event: Event, context: Sequence[Event] = ()) -> list[Candidate]:
@@ -198,10 +220,17 @@ def extract_offline(event: Event, context: Sequence[Event] = ()) -> list[Candida
     for clause in _clauses(text, _people(event, context, speaker, text, listeners)):
         if clause.lead and not_a_statement(clause.lead):
             continue
-        facts = _facts(clause.text, greeted=clause.greeted, explicit=clause.explicit)
+        facts = _facts(
+            clause.text,
+            greeted=clause.greeted,
+            explicit=clause.explicit,
+            singled_out=clause.singled_out,
+        )
         if clause.hedge:  # no exact fact from a hedge: the statement, hedge and all
             hedged = _hedged(clause.hedge, clause.text, speaker)
             facts = [replace(f, text=hedged, field=None, value=None) for f in facts][:1]
+        if clause.laughed and not clause.explicit and momentary(clause.text):
+            facts = [f for f in facts if f.field is not None]  # "Cat just ... again lol"
         for fact in facts:
             changed = fact.field is not None and (
                 fact.change or re.search(_CHANGE_WORDS, clause.text, _I) is not None
@@ -297,7 +326,7 @@ def _named(text: str, clause: str, speaker: str) -> str:
         return third_person(clause, speaker)
     if re.match(rf"{re.escape(speaker)}\b", text):
         return text
-    if re.match(r"(?:Name|Favou?rite\s+\w+)\s", text):
+    if re.match(r"(?:Name|Budget|Favou?rite\s+\w+)\s", text):
         return f"{speaker}'s {text[:1].lower()}{text[1:]}"
     return f"{speaker} {text[:1].lower()}{text[1:]}"
 
@@ -349,7 +378,7 @@ _EXPLICIT = (
 _FILLER = (
     r"(?:oh|ah|well|so|also|and|but|plus|btw|by\s+the\s+way|fyi|just\s+so\s+you\s+know|ok(?:ay)?"
     r"|um+|uh+|hmm+|yeah|yes|yep|ya|yea|yup|sure|honestly|basically|anyway|anyways|alright|right|ha(?:ha)+"
-    r"|lol|one\s+more\s+thing|quick\s+update|heads\s+up|just\s+fyi|for\s+what\s+it\s+is\s+worth"
+    r"|lol|lmao|tbh|ngl|omg|ugh|welp|ffs|one\s+more\s+thing|quick\s+update|heads\s+up|just\s+fyi|for\s+what\s+it\s+is\s+worth"
     r"|(?:good|great|bad|big|some|exciting|sad|other|more|in\s+other)\s+news|update|guess\s+what"
     r"|other\s+(?:thing|things|stuff)|unrelated|side\s+note)" + _SEP + r"(?=\S)"
 )
@@ -437,6 +466,7 @@ def _clauses(text: str, people: People | None = None) -> list[_Clause]:
         if re.match(r"[\"']", sentence):
             sentence = re.sub(r"^[\"']+|[\"']+(?=[^\w]*$)", "", sentence)
         body, question = strip_end(sentence)
+        body, laughed = without_chatter(body), laughed_off(sentence)
         explicit = correction = False
         hedge = ""
         while True:
@@ -457,6 +487,7 @@ def _clauses(text: str, people: People | None = None) -> list[_Clause]:
                 body = body[m.end() :]  # "Family stuff for you: my wife is Ana"
             if body == before:
                 break
+        body = with_owner(body)  # "gf rose is vegan": "my girlfriend Rose is vegan"
         body = people.named(body, said_before)  # "Mia is ...": "my daughter Mia is ..."
         if m := re.search(_EXPLICIT_TAIL, body, _I):
             explicit, body = True, body[: m.start()]
@@ -475,6 +506,9 @@ def _clauses(text: str, people: People | None = None) -> list[_Clause]:
         for n, part in enumerate(pieces[::2]):
             joined = n > 0 and re.search(r"\band\s*$", pieces[2 * n - 1], _I) is not None
             part = re.sub(r"^(?:and|but|so|also|plus)\s+", "", part.strip(" ,"), flags=_I)
+            part = with_owner(without_chatter(part))
+            plain = uncleft(part)  # "I'm the one who ...": "I ..."
+            singled_out, part = plain != part, plain
             if iffy and not (re.search(_CONTRAST, pieces[2 * n - 1], _I) and _asserted(part)):
                 continue
             iffy = re.match(_HYPOTHETICAL, part, _I) is not None
@@ -491,7 +525,11 @@ def _clauses(text: str, people: People | None = None) -> list[_Clause]:
                 part = with_subject(people.named(part))  # "ditched my old ...": "I" unsaid
                 # "Mei and I watched ... and we've both gone vegan": the same two
                 who = together if len(out) == first or re.match(r"we\s", part, _I) else ""
-                out.append(_Clause(part, explicit, correction, greeted, lead, hedge, who))
+                out.append(
+                    _Clause(
+                        part, explicit, correction, greeted, lead, hedge, who, laughed, singled_out
+                    )
+                )
                 lead = ""
         greeted = False
     return out
@@ -543,8 +581,8 @@ def not_a_statement(text: str) -> bool:
 
     Remarks to or about the listener ("I'm so proud of you"), hypotheticals
     ("if I had more time ..."), requests to the assistant ("write me a poem"),
-    blanks to fill in ("I ____ enough money") and clauses cut off mid-phrase
-    ("... testing of").
+    blanks to fill in ("I ____ enough money"), clauses cut off mid-phrase
+    ("... testing of") and what is taken back as a joke ("I'm 21 jk").
     """
     return (
         re.search(_LISTENER, text, _I) is not None
@@ -552,7 +590,12 @@ def not_a_statement(text: str) -> bool:
         or re.match(_REQUEST, text, _I) is not None
         or "__" in text
         or re.fullmatch(_DANGLING, text, _I) is not None
+        or re.search(_JOKING, text[-20:], _I) is not None
     )
+
+
+# "... jk": what was said is taken back
+_JOKING = r"\b(?:jk|j/k|just\s+kidding|just\s+joking|kidding)\W*$"
 
 
 _CONSEQUENCE = (  # "<what happened>, so <the state it led to>"
@@ -560,18 +603,31 @@ _CONSEQUENCE = (  # "<what happened>, so <the state it led to>"
 )
 
 
-def _facts(text: str, *, greeted: bool = False, explicit: bool = False) -> list[Fact]:
-    """What one clause states: the first rule that matches, else maybe a plain fact."""
+def _facts(
+    text: str, *, greeted: bool = False, explicit: bool = False, singled_out: bool = False
+) -> list[Fact]:
+    """What one clause states: the first rule that matches, else maybe a plain fact.
+
+    A clause `singled_out` by a cleft ("my husband is the one who is vegetarian", read
+    as "my husband is vegetarian") is said on purpose: when neither a rule nor the
+    plain-fact reading keeps it, it is kept as said, unless it is no statement or leans
+    on what was said before."""
     if re.fullmatch(CHATTER, re.sub(r"[^\w\s']", "", text).strip(), _I):
         return []
     if found := _stated(text, greeted, explicit):
         return found  # the whole, as said ("I'm vegetarian, so please no meat")
     asked = re.sub(_REQUEST_TAIL, "", text, flags=_I)  # "I'm dyslexic, so please ..."
-    return _stated(asked, greeted, explicit) if asked != text else []
+    if asked != text and (found := _stated(asked, greeted, explicit)):
+        return found
+    if singled_out and not not_a_statement(text) and not leans_on_context(text):
+        return [Fact(third_person(text), Kind.SEMANTIC)]
+    return []
 
 
 def _stated(text: str, greeted: bool, explicit: bool) -> list[Fact]:
     """`_facts` of a clause that is not chatter."""
+    if found := rule_budget_limit(text):
+        return found  # "keep it under £150": said as a request, a standing limit
     if not_a_statement(text):
         return []
     if greeted and (named := greeting_name(text)):
