@@ -16,7 +16,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from remem.extract.offline.changes import rule_device, rule_died, rule_left_job, rule_parted
+from remem.extract.offline.changes import (
+    rule_device,
+    rule_died,
+    rule_instead,
+    rule_left_job,
+    rule_parted,
+)
 from remem.extract.offline.diet import DIET_MAIN, rule_allergy, rule_diet, rule_eats
 from remem.extract.offline.fact import Fact
 from remem.extract.offline.money import rule_money
@@ -501,6 +507,7 @@ RULES: tuple[Callable[[str], list[Fact]], ...] = (
     _rule_date,
     _rule_quantity,
     _rule_attribute,
+    rule_instead,
 )
 
 
