@@ -14,7 +14,10 @@ already spells chat words out: "gf" -> "girlfriend", "tho" -> "though"):
 - `laughed_off` and `momentary`: a sentence that ends on a laugh or a groan ("lol",
   "haha", "ugh", a laughing emoji) and tells of a moment ("Cat just knocked my tea over
   again lol") is chatter: no long-term record is made of it (it stays in the event
-  log). A lasting change told the same way ("I just adopted a puppy lol") is kept.
+  log). A lasting change told the same way ("I just adopted a puppy lol") is kept;
+- `uncleft`: a cleft that singles its subject out, read as its clause: "I'm the one
+  (at home) who can't handle spicy food" -> "I cannot handle spicy food", "it's my
+  husband who's vegetarian" -> "my husband is vegetarian".
 
 Every pattern is bounded: the tails are read a word at a time from the end, and no
 pattern has a repeat inside a repeat.
@@ -44,7 +47,7 @@ _LAUGH = r"(?:l+o+l+z*|lmf?ao+|rofl|(?:ha){2,}h?|(?:he){2,}|x+d+)"
 _EMOTICON = r"(?:[:;=8][-'^]?[)(\]\[dpo3/\\|*]+|<3+|\^_*\^|x+|xo+(?:xo)*)"
 _SEPARATORS = " ,;"
 _CONJUNCTIONS = frozenset("so and but or".split())
-_END_PUNCTUATION = " ,;.!?"
+_LONGEST = 40  # characters of the longest filler word or phrase looked for
 
 
 def _symbols_end(text: str, end: int) -> int:
@@ -58,8 +61,12 @@ def _symbols_end(text: str, end: int) -> int:
 
 
 def _last_word(text: str, end: int) -> tuple[int, str]:
-    """The start and the last word of `text[:end]` (which ends on no separator)."""
-    start = max(text.rfind(c, 0, end) for c in _SEPARATORS) + 1
+    """The start and the last word of `text[:end]` (which ends on no separator), looked
+    for in its last `_LONGEST` characters only: a longer word is no filler ("")."""
+    low = max(0, end - _LONGEST)
+    start = max(text.rfind(c, low, end) for c in _SEPARATORS) + 1
+    if start == 0 and low > 0:
+        return end, ""
     return start, text[start:end]
 
 
@@ -73,9 +80,8 @@ def _is_filler(word: str, first: bool) -> bool:
 def without_chatter(text: str) -> str:
     """The clause without the filler, emoji and verbless "so ..." piece it ends on.
 
-    Read a word at a time from the end (each step looks at one word, or at most
-    the last 40 characters for a filler of several words), so a clause costs time
-    in proportion to its length."""
+    Read a word at a time from the end (each step looks at most at the last
+    `_LONGEST` characters), so a clause costs time in proportion to its length."""
     end = len(text)
     cut = False
     while True:
@@ -84,7 +90,7 @@ def without_chatter(text: str) -> str:
         if word and (_is_filler(word, first=start == 0) or (cut and word.lower() in _CONJUNCTIONS)):
             end, cut = start, True  # "..., so yeah": the "so" left hangs on nothing
             continue
-        tail_start = max(0, end - 40)
+        tail_start = max(0, end - _LONGEST)
         m = re.search(rf"[\s,;]+(?:{_FILLER_PHRASES})$", text[tail_start:end], _I)
         if m is None:
             break
@@ -178,13 +184,6 @@ def with_owner(clause: str) -> str:
 
 
 # what a sentence ends on when it laughs or groans at what it tells
-_LAUGHS = (
-    rf"(?:^|\s){_LAUGH}|\b(?:ugh+|omg|smh|ffs|typical|classic|facepalm|oops|whoops|derp)\b"
-    r"|[\U0001f602\U0001f923\U0001f605\U0001f606\U0001f62d\U0001f926\U0001f937\U0001f648"
-    r"\U0001f644\U0001f611\U0001f612\U0001f629\U0001f62b\U0001f92a\U0001f643]"
-)
-
-
 _GROAN = rf"{_LAUGH}|ugh+|omg|smh|ffs|typical|classic|facepalm|oops|whoops|derp"
 _LAUGH_EMOJI = (
     r"[\U0001f602\U0001f923\U0001f605\U0001f606\U0001f62d\U0001f926\U0001f937\U0001f648"
@@ -234,6 +233,8 @@ _CLEFT_IT_ME = re.compile(r"it\s+is\s+(?:me|I)\s+(?:who|that)\s+(?P<rest>\S.*)",
 _SOMEONE = r"(?P<who>(?:my|our)\s+[\w-]+(?:\s+[\w-]+){0,2}?|(?-i:[A-Z])[a-z]+)"
 _CLEFT_THEM = re.compile(rf"{_SOMEONE}\s*{_THE_ONE}(?P<rest>\S.*)", _I)
 _CLEFT_IT_THEM = re.compile(rf"it\s+is\s+{_SOMEONE}\s+(?:who|that)\s+(?P<rest>\S.*)", _I)
+# who a cleft's subject cannot be read as: "this is the one that broke"
+_NO_ONE = frozenset("it this that he she they which what there here mine ours".split())
 _FIRST_PERSON = {"is": "am", "has": "have", "does": "do", "goes": "go", "was": "was"}
 _ADVERBS = frozenset(
     "always never usually really just also still actually only often sometimes even "
@@ -268,7 +269,7 @@ def uncleft(clause: str) -> str:
     if m := _CLEFT_I.fullmatch(clause) or _CLEFT_IT_ME.fullmatch(clause):
         return f"I {_said_by_me(m['rest'])}"
     if m := _CLEFT_THEM.fullmatch(clause) or _CLEFT_IT_THEM.fullmatch(clause):
-        if m["who"].lower() in ("it", "this", "that", "he", "she", "they"):
+        if m["who"].lower() in _NO_ONE:
             return clause
         return f"{m['who']} {m['rest']}"
     return clause
