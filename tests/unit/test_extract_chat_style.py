@@ -48,6 +48,8 @@ def texts(said: str, speaker: str | None = None) -> list[str]:
         ("ngl I can't stand olives", "Cannot stand olives"),
         ("I'm coeliac fwiw :)", "Is coeliac"),
         ("I'm vegan and stuff", "Is vegan"),
+        ("tho I'm coeliac so no bread pls", "Is coeliac so no bread"),
+        ("Though I'm vegan, I eat honey", "Is vegan"),
     ],
 )
 def test_chat_filler_at_the_end_is_cut(said: str, text: str) -> None:

@@ -378,7 +378,8 @@ _EXPLICIT = (
 _FILLER = (
     r"(?:oh|ah|well|so|also|and|but|plus|btw|by\s+the\s+way|fyi|just\s+so\s+you\s+know|ok(?:ay)?"
     r"|um+|uh+|hmm+|yeah|yes|yep|ya|yea|yup|sure|honestly|basically|anyway|anyways|alright|right|ha(?:ha)+"
-    r"|lol|lmao|tbh|ngl|omg|ugh|welp|ffs|one\s+more\s+thing|quick\s+update|heads\s+up|just\s+fyi|for\s+what\s+it\s+is\s+worth"
+    r"|lol|lmao|tbh|ngl|omg|ugh|welp|ffs|though|one\s+more\s+thing|quick\s+update|heads\s+up"
+    r"|just\s+fyi|for\s+what\s+it\s+is\s+worth"
     r"|(?:good|great|bad|big|some|exciting|sad|other|more|in\s+other)\s+news|update|guess\s+what"
     r"|other\s+(?:thing|things|stuff)|unrelated|side\s+note)" + _SEP + r"(?=\S)"
 )

@@ -217,7 +217,8 @@ def strip_end(sentence: str) -> tuple[str, bool]:
     tail = r"(?<!must)(?<!essential)(?<!important)(?<!crucial)(?<!necessity)(?<!priority)"
     # "a bit of cheese is ok": after a verb of being, "ok" is what is said, not a sign-off
     tail += r"(?<!\bis)(?<!\bare)(?<!\bam)(?<!\bwas)(?<!\bwere)(?<!\bbe)(?<!\bbeing)"
-    tail += r"(?:[\s,]+(?:please|thanks|thank\s+you|thx|for\s+me|for\s+next\s+time|for\s+later"
+    tail += r"(?:[\s,]+(?:please|pls|plz|thanks|thank\s+you|thx|ty|for\s+me|for\s+next\s+time"
+    tail += r"|for\s+later"
     tail += r"|for\s+the\s+future|for\s+future\s+reference|ok|okay|lol|haha|by\s+the\s+way|btw"
     tail += r"|fyi|just\s+so\s+you\s+know|just\s+saying|take\s+a\s+look|have\s+a\s+look"
     tail += r"|check\s+it\s+out|look\s+at\s+(?:this|that)|trust\s+me|believe\s+me))+$"
