@@ -68,6 +68,13 @@ def test_a_verbless_piece_after_so_is_dropped(said: str, text: str) -> None:
     assert texts(said) == [text]
 
 
+def test_a_piece_after_so_stays_when_the_rest_would_say_nothing() -> None:
+    # "I'm flat hunting" alone is too little to keep: the clause is read whole
+    assert texts("I'm flat hunting, so done with the house") == [
+        "Is flat hunting, so done with the house"
+    ]
+
+
 @pytest.mark.parametrize(
     ("said", "text"),
     [
@@ -115,6 +122,20 @@ def test_a_mishap_laughed_off_makes_no_record(said: str) -> None:
     ],
 )
 def test_a_lasting_fact_said_laughing_is_kept(said: str, text: str) -> None:
+    assert any(t.startswith(text) for t in texts(said))
+
+
+@pytest.mark.parametrize(
+    ("said", "text"),
+    [
+        (
+            "I do deliveries nights and weekends to pay rent, sitting in the van right now lol",
+            "Does deliveries nights and weekends to pay rent",
+        ),
+        ("I work at the Co-op most days, on my break right now haha", "Works at the Co-op"),
+    ],
+)
+def test_a_habit_said_from_the_moment_is_kept(said: str, text: str) -> None:
     assert any(t.startswith(text) for t in texts(said))
 
 
@@ -172,7 +193,7 @@ def test_an_occupation_with_experience_names_no_employer() -> None:
         ("hubby works at the bank", "Husband works at the bank"),
         ("my lil sis lives in Glasgow", "Little sister lives in Glasgow"),
         ("mum lives in Whitby", "Mum lives in Whitby"),
-        ("Bro is a firefighter in Leeds", "Brother is a firefighter in Leeds"),
+        ("my big bro is a firefighter in Leeds", "Big brother is a firefighter in Leeds"),
         ("my fave colour is teal", "Favourite colour is teal"),
         ("my bday is on June 9", "Birthday is on June 9"),
     ],
@@ -200,6 +221,9 @@ def test_chat_spellings_are_read(said: str, field: str, value: str) -> None:
 @pytest.mark.parametrize(
     "said",
     [
+        "BRO the dog just stole my sandwich off the counter",
+        "BRO biscuit just knocked my plant off the shelf",
+        "Kids are so resilient honestly",
         "dad jokes are the worst lol",
         "Mother Nature is a mystery",
         "Boss Baby was hilarious",
@@ -208,6 +232,10 @@ def test_chat_spellings_are_read(said: str, field: str, value: str) -> None:
 )
 def test_words_that_only_look_like_a_person_of_theirs_stay(said: str) -> None:
     assert found(said) == []
+
+
+def test_bro_said_to_someone_is_nobody() -> None:
+    assert texts("thanks bro, I live in Hull") == ["Lives in Hull"]
 
 
 def test_a_million_is_no_mother_in_law() -> None:

@@ -4,9 +4,9 @@ Pure functions over one normalised sentence or clause (`remem.extract.offline.te
 already spells chat words out: "gf" -> "girlfriend", "tho" -> "though"):
 
 - `without_chatter`: a clause without the filler chat ends on ("... tho", "... lol",
-  "... anyway", "..., so yeah", an emoji or ":)"), and without a last piece after
-  "so" that is no clause ("I get hay fever every spring so antihistamines" -> "I get
-  hay fever every spring"). What says something stays: "... so I carry
+  "... anyway", "..., so yeah", an emoji or ":)"); `without_fragment`: without a last
+  piece after "so" that is no clause ("I get hay fever every spring so antihistamines"
+  -> "I get hay fever every spring"). What says something stays: "... so I carry
   antihistamines" is a clause, "... so no pets" a constraint said short;
 - `with_owner`: a person of the speaker's said without "my", as chat does ("mum
   lives in York", "gf rose is vegan"), said with it ("my mum lives in York", "my
@@ -28,7 +28,14 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["laughed_off", "momentary", "uncleft", "with_owner", "without_chatter"]
+__all__ = [
+    "laughed_off",
+    "momentary",
+    "uncleft",
+    "with_owner",
+    "without_chatter",
+    "without_fragment",
+]
 
 _I = re.IGNORECASE
 
@@ -78,7 +85,7 @@ def _is_filler(word: str, first: bool) -> bool:
 
 
 def without_chatter(text: str) -> str:
-    """The clause without the filler, emoji and verbless "so ..." piece it ends on.
+    """The clause without the filler and emoji it ends on.
 
     Read a word at a time from the end (each step looks at most at the last
     `_LONGEST` characters), so a clause costs time in proportion to its length."""
@@ -95,7 +102,7 @@ def without_chatter(text: str) -> str:
         if m is None:
             break
         end, cut = tail_start + m.start(), True
-    return _without_fragment(text[:end].rstrip(" ,;-"))
+    return text[:end].rstrip(" ,;-")
 
 
 # a piece after "so" that is a clause, or a constraint said short ("so no pets")
@@ -103,6 +110,7 @@ _CLAUSE_WORDS = (
     r"\b(?:I|we|you|he|she|they|it|there|my|our|no|not|never|nothing|none|nobody|only|can|cannot"
     r"|will|must|have|has|had|am|is|are|was|were|do|does|did|need|needs|take|takes|keep|keeps"
     r"|carry|carries|use|uses|get|gets|got|go|goes|went|avoid|avoids|bring|brings|make|makes"
+    r"|done|over|gone|sorted|finished|through"
     r"|[a-z]{2,}ing|[a-z]{2,}ed)\b"
 )
 # words "so" says the degree of, not a consequence: "I love it so much"
@@ -115,9 +123,10 @@ _BEFORE_AN_ADJECTIVE = frozenset(
 _SO_TAIL = r"(?:,\s*|\s+)(?:and\s+)?so\s+(?P<piece>[^\s,;]+(?:\s+[^\s,;]+){0,3})$"
 
 
-def _without_fragment(text: str) -> str:
+def without_fragment(text: str) -> str:
     """`text` without a last piece after "so" of at most four words and no verb or
-    subject: "I get hay fever every spring so antihistamines"."""
+    subject: "I get hay fever every spring so antihistamines". The extractor reads a
+    clause so only when what is left still states something (else it is read whole)."""
     m = re.search(_SO_TAIL, text[-80:], _I)
     if m is None or re.search(_CLAUSE_WORDS, m["piece"], _I):
         return text
@@ -131,12 +140,13 @@ def _without_fragment(text: str) -> str:
     return head
 
 
-# a person of the speaker's whom chat names without "my": "mum lives in York"
+# a person of the speaker's whom chat names without "my": "mum lives in York" (one
+# person: "kids are resilient" is said of kids at large)
 _KIN = (
     r"(?:wife|husband|partner|boyfriend|girlfriend|fianc[e\u00e9]e?|mum|mom|mother|dad|father"
     r"|brother|sister|son|daughter|grandma|grandpa|granny|gran|grandad|granddad|nan|nana|aunt"
-    r"|uncle|cousin|niece|nephew|flatmate|housemate|roommate|boss|landlord|landlady|kids"
-    r"|parents|in-laws|best\s+friend|(?:mother|father|sister|brother)-in-law)"
+    r"|uncle|cousin|niece|nephew|flatmate|housemate|roommate|boss|landlord|landlady"
+    r"|best\s+friend|(?:mother|father|sister|brother)-in-law)"
 )
 _KIN_ADJ = r"(?:(?:little|big|older|younger|baby|twin|eldest|oldest|youngest)\s+)?"
 # what may follow the person: a verb of their own ("mum lives ...", "dad is ...")
@@ -217,10 +227,23 @@ _LASTING = (
 )
 
 
+# what is done again and again: no moment
+_HABIT = (
+    r"\b(?:every|usually|always|often|normally|generally|nights|mornings|evenings|weekends"
+    r"|(?:mon|tues|wednes|thurs|fri|satur|sun)days|most\s+days|all\s+the\s+time)\b"
+)
+
+
 def momentary(clause: str) -> bool:
-    """Whether a clause tells of a moment ("just", "again", "this morning") and of no
-    change that lasts."""
-    return re.search(_MOMENT, clause, _I) is not None and re.search(_LASTING, clause, _I) is None
+    """Whether a clause tells, in its main part (up to a comma, a dash or "so"), of a
+    moment ("just", "again", "this morning") and of no change that lasts or habit:
+    "I drive nights to pay for school, sitting in a car park right now" tells of a habit."""
+    main = re.split(r"\s*[,;:]\s*|\s+-\s+|\s+(?:so|because|but)\s+", clause, maxsplit=1)[0]
+    return (
+        re.search(_MOMENT, main, _I) is not None
+        and re.search(_LASTING, main, _I) is None
+        and re.search(_HABIT, clause, _I) is None
+    )
 
 
 # -- a cleft sentence: "I'm the one who can't handle spicy food" -------------------------

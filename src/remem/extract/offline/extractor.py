@@ -151,6 +151,7 @@ from remem.extract.offline.chat import (
     uncleft,
     with_owner,
     without_chatter,
+    without_fragment,
 )
 from remem.extract.offline.earlier import answer_facts, put_right, said_before
 from remem.extract.offline.fact import Fact
@@ -220,6 +221,9 @@ def extract_offline(event: Event, context: Sequence[Event] = ()) -> list[Candida
     for clause in _clauses(text, _people(event, context, speaker, text, listeners)):
         if clause.lead and not_a_statement(clause.lead):
             continue
+        short = without_fragment(clause.text)  # "... every spring so antihistamines"
+        if short != clause.text and _facts(short, explicit=clause.explicit):
+            clause = replace(clause, text=short)  # else read whole: nothing is lost
         facts = _facts(
             clause.text,
             greeted=clause.greeted,

@@ -32,12 +32,19 @@ _NO_APOSTROPHE = {
 # ("Gf rose is vegan" -> "Girlfriend Rose is vegan"); a capital said on one is kept
 _CHAT_WORDS = {
     "gf": "girlfriend", "bf": "boyfriend", "bff": "best friend", "bestie": "best friend",
-    "hubby": "husband", "hubs": "husband", "wifey": "wife", "bro": "brother", "sis": "sister",
+    "hubby": "husband", "hubs": "husband", "wifey": "wife",
     "lil": "little", "kiddo": "kid", "kiddos": "kids", "mam": "mum", "roomie": "roommate",
     "bday": "birthday", "b-day": "birthday", "fave": "favourite", "fav": "favourite",
     "tho": "though", "tmrw": "tomorrow", "tmr": "tomorrow", "tomoz": "tomorrow",
     "tonite": "tonight", "w/": "with", "w/o": "without", "coz": "because",
 }  # fmt: skip
+# said to someone ("thanks bro", "BRO this is wild") as often as of a sibling: a sibling
+# only after whose they are ("my bro", "her lil sis")
+_SIBLING = re.compile(
+    r"\b(?P<whose>my|our|his|her|their|your|little|lil|big|older|younger|baby|twin)\s+"
+    r"(?P<who>bro|sis)(?![\w'/-])",
+    re.IGNORECASE,
+)
 _CHAT_WORD = re.compile(
     r"(?<![\w'/-])(?:"
     + "|".join(sorted(map(re.escape, _CHAT_WORDS), key=len, reverse=True))
@@ -77,6 +84,7 @@ def normalise(text: str) -> str:
         flags=_I,
     )
     t = _CHAT_WORD.sub(_whole_word, t)
+    t = _SIBLING.sub(_sibling, t)
     t = re.sub(r"(?<![\w.'])i(?=\s|')", "I", t)
     t = re.sub(r"(?<=[a-z]{2})- (?!(?:and|or|to)\b)(?=[a-z])", " - ", t)  # "sunset- it"
     for pattern, repl in _EXPANSIONS:
@@ -89,6 +97,10 @@ def _whole_word(m: re.Match[str]) -> str:
     word = _CHAT_WORDS[said.lower()]
     title = said[:1].isupper() and not said[1:].isupper()  # "Gf", not "GF"
     return word[:1].upper() + word[1:] if title else word
+
+
+def _sibling(m: re.Match[str]) -> str:
+    return f"{m['whose']} {'brother' if m['who'].lower() == 'bro' else 'sister'}"
 
 
 def sentences(text: str) -> list[str]:
