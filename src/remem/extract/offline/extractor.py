@@ -38,9 +38,9 @@ Nothing is proposed from a turn that is code or pasted text
 in a turn ("my aunt told me "..."") or the cut-off last sentence of a written
 turn, nor from a clause that addresses or praises the listener, is a request,
 a question, a hypothetical or conditional, holds a blank to fill in, or is cut
-off mid-phrase (`not_a_statement`). A plain fact that names a person or thing
-only by a pronoun ("I made it with ...", "he told me ...") and a mood of the
-moment ("I'm feeling hopeful") store nothing. A rule's fact said with a hedge
+off mid-phrase (`remem.extract.offline.said.not_a_statement`). A plain fact that
+names a person or thing only by a pronoun ("I made it with ...", "he told me ...")
+and a mood of the moment ("I'm feeling hopeful") store nothing. A rule's fact said with a hedge
 ("I think I'm allergic to kiwi") keeps the hedge in its text ("Thinks they
 are allergic to kiwi") and sets no field, so it never replaces an exact fact.
 
@@ -162,9 +162,13 @@ from remem.extract.offline.person import third_person
 from remem.extract.offline.rules import RULES, greeting_name, rule_facts
 from remem.extract.offline.said import (
     CHATTER,
+    CONTRAST,
+    HYPOTHETICAL,
+    asserted,
     cut_off_tail,
     in_role_play,
     leans_on_context,
+    not_a_statement,
     strip_end,
     without_quoted_speech,
     without_unknown_person,
@@ -514,12 +518,12 @@ def _clauses(text: str, people: People | None = None) -> list[_Clause]:
             part = with_owner(without_chatter(part))
             plain = uncleft(part)  # "I'm the one who ...": "I ..."
             singled_out, part = plain != part, plain
-            if iffy and not (re.search(_CONTRAST, pieces[2 * n - 1], _I) and _asserted(part)):
+            if iffy and not (re.search(CONTRAST, pieces[2 * n - 1], _I) and asserted(part)):
                 continue
-            iffy = re.match(_HYPOTHETICAL, part, _I) is not None
+            iffy = re.match(HYPOTHETICAL, part, _I) is not None
             if iffy:  # only a contrast after it is asserted: "If it rains ..., but my ..."
-                m = re.search(rf"\s*[-\u2013\u2014]\s+|,?\s+(?:{_CONTRAST})\s+", part, _I)
-                part = part[m.end() :] if m and _asserted(part[m.end() :]) else ""
+                m = re.search(rf"\s*[-\u2013\u2014]\s+|,?\s+(?:{CONTRAST})\s+", part, _I)
+                part = part[m.end() :] if m and asserted(part[m.end() :]) else ""
                 iffy = not part
             if part and not lead and not out and re.match(_LEAD, part, _I):
                 lead = part  # "For the trip, I ...": kept with the clause it qualifies
@@ -546,62 +550,6 @@ def _no_verb(part: str) -> bool:
 
 
 # -- matching a clause -------------------------------------------------------------------
-
-# the listener, also in chat spelling ("keep ya posted", "love u"; "U.S." is no one)
-_LISTENER = (
-    r"\b(?:you|your|yours|yourself|yourselves|y'?all|ya'll)\b|(?<=\w\s)ya\b"
-    r"|(?-i:\b(?:u|ur)\b)(?!\.)"
-)
-_HYPOTHETICAL = (
-    r"(?:if|suppose|supposing|imagine|assuming|assume|what\s+if|let\s+us\s+say|say|in\s+case"
-    r"|unless|when\s+I\s+(?:grow\s+up|retire))\b"
-    r"|.*\b(?:if\s+(?:I|we)\s+(?:had|were|was|could|would|did|won|lost|got)|were\s+to"
-    r"|would\s+have)\b|.*(?:,|\b(?:but|and|so|or))\s+(?:if|unless)\s+[^,]*$"
-)
-_CONTRAST = r";|\b(?:but|although|though|whereas)\b"  # ends what a condition governs
-
-
-def _asserted(part: str) -> bool:
-    """Whether a clause said after a condition is asserted, not governed by it."""
-    return not re.match(_HYPOTHETICAL, part, _I) and not re.search(_MODAL, part, _I)
-
-
-_MODAL = r"\b(?:would|could|might)\b|'d\b"
-_REQUEST = (
-    r"(?:please|pls|help|tell|give|write|explain|convert|make|show|list|find|suggest|recommend"
-    r"|translate|summari[sz]e|rewrite|create|generate|fix|let\s+me|let\s+us|describe|compare"
-    r"|correct|check|answer|solve|calculate|draft|edit|improve|provide|continue|complete|design"
-    r"|imagine|pretend|act\s+as|consider|read|use|add|remove|change|keep|take|look)\b"
-)
-_DANGLING = (
-    r".*\b(?:to|of|the|a|an|and|or|but|be|for|with|that|which|in|on|at|from|by|is|are|was|my"
-    r"|our|their|as|than|into|about|will|would|can|could|should|must|shall|have|has"
-    r"|had|do|does|did|am|were|been|being|not|very|just|even|also|if|when|because|since|though"
-    r"|although|while|where|who|whose|his|her|its)$"
-)
-
-
-def not_a_statement(text: str) -> bool:
-    """A clause that asserts nothing durable about its speaker.
-
-    Remarks to or about the listener ("I'm so proud of you"), hypotheticals
-    ("if I had more time ..."), requests to the assistant ("write me a poem"),
-    blanks to fill in ("I ____ enough money"), clauses cut off mid-phrase
-    ("... testing of") and what is taken back as a joke ("I'm 21 jk").
-    """
-    return (
-        re.search(_LISTENER, text, _I) is not None
-        or re.match(_HYPOTHETICAL, text, _I) is not None
-        or re.match(_REQUEST, text, _I) is not None
-        or "__" in text
-        or re.fullmatch(_DANGLING, text, _I) is not None
-        or re.search(_JOKING, text[-20:], _I) is not None
-    )
-
-
-# "... jk": what was said is taken back
-_JOKING = r"\b(?:jk|j/k|just\s+kidding|just\s+joking|kidding)\W*$"
-
 
 _CONSEQUENCE = (  # "<what happened>, so <the state it led to>"
     r"(?P<head>(?:I|we)\s.+?),?\s+(?:so|and\s+so|which\s+means)\s+(?P<then>(?:I|we|my|our)\s.+)"
