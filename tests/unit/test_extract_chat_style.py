@@ -299,6 +299,10 @@ def test_a_cleft_names_the_speaker_when_one_is_given() -> None:
         ("we can't go over $1,500 for the whole trip", "Budget is up to $1500 for the whole trip",
          "$1500"),
         ("Please keep it around 60 euros, thanks", "Budget is about €60", "€60"),
+        ("My budget is maximum 200 euro", "Budget is up to €200", "€200"),
+        ("budget max 80 pounds", "Budget is up to £80", "£80"),
+        ("Something under £30 would be ideal", "Budget is under £30", "£30"),
+        ("I can pay maximum 100 euro", "Can pay maximum 100 euro", "€100"),
     ],
 )  # fmt: skip
 def test_a_limit_on_spending_is_the_budget(said: str, text: str, value: str) -> None:

@@ -90,12 +90,13 @@ _AMOUNT = rf"(?P<a>{MONEY})"
 _AFTER = (
     r"(?P<tail>(?:\s+(?:max(?:imum)?|tops|at\s+(?:the\s+)?most|or\s+(?:less|under|so|thereabouts)"
     r"|ish|ideally|preferably|if\s+possible|if\s+you\s+can|total|in\s+total|all\s+in"
-    r"|each|per\s+person|a\s+head|limit))*)"
+    r"|each|per\s+person|a\s+head|limit|would\s+be\s+(?:ideal|great|perfect|good|best|nice)"
+    r"|is\s+(?:ideal|fine|best|good)))*)"
     r"(?P<for>\s+(?:for|on)\s+(?:the|a|an|my|our|this|each)\s+[\w'-]+(?:\s+[\w'-]+){0,2})?"
 )
 _LIMIT = (
     r"(?:(?:please|ideally|preferably|oh|and|but|so|just|honestly|actually|ok|okay|well|hmm|um)"
-    r",?\s+)*"
+    r",?\s+)*(?:(?:my|our|the)\s+)?(?:budget(?:\s+(?:is|of|would\s+be))?\s+)?"
     rf"(?P<pre>{_KEEP}(?:{_BELOW}|{_AT_MOST}|around|about|roughly)\s+|{_SPEND}\s+"
     rf"|(?:(?:nothing|anything|something|not|ideally|preferably)\s+)?(?:{_BELOW}|{_AT_MOST})\s+)?"
     rf"{_AMOUNT}{_AFTER}"

@@ -383,7 +383,8 @@ _UP_DOWN = (
 def _rule_quantity(s: str) -> list[Fact]:
     subject = r"(?:(?:my|our|the)\s+)?(?P<q>[a-z][a-z -]{0,40}?)"
     amount = r"(?:now\s+|currently\s+|still\s+|only\s+|about\s+|around\s+|roughly\s+"
-    amount += rf"|approximately\s+|up\s+to\s+|at\s+most\s+|max\s+|just\s+)*(?P<a>{MONEY})(?:\s+.*)?"
+    amount += r"|approximately\s+|up\s+to\s+|at\s+most\s+|max(?:imum)?\s+|a\s+maximum\s+of\s+"
+    amount += rf"|just\s+)*(?P<a>{MONEY})(?:\s+.*)?"
     change = False
     noun = ""
     if m := re.fullmatch(rf"{subject}\s+{_UP_DOWN}\s+{amount}", s, _I):
@@ -403,8 +404,8 @@ def _rule_quantity(s: str) -> list[Fact]:
     if m is None and (
         m := re.fullmatch(
             r"(?:I|we)\s+(?:can|could|want\s+to|would\s+like\s+to|plan\s+to|are\s+planning\s+to"
-            r"|am\s+planning\s+to|will|would)\s+(?:only\s+)?spend\s+(?:up\s+to\s+|at\s+most\s+"
-            rf"|about\s+|around\s+|max\s+)?(?P<a>{MONEY})(?:\s+.*)?",
+            r"|am\s+planning\s+to|will|would)\s+(?:only\s+)?(?:spend|pay)\s+(?:up\s+to\s+"
+            rf"|at\s+most\s+|about\s+|around\s+|max(?:imum)?\s+)?(?P<a>{MONEY})(?:\s+.*)?",
             s,
             _I,
         )
