@@ -319,3 +319,17 @@ def test_an_amount_that_is_no_limit_on_spending_is_no_budget(said: str) -> None:
 
 def test_a_budget_said_as_a_limit_names_the_speaker() -> None:
     assert texts("keep it under £150", "Olu") == ["Olu's budget is under £150"]
+
+
+@pytest.mark.parametrize(
+    ("said", "text"),
+    [
+        ("Gf rose is vegan", "Priya's girlfriend Rose is vegan"),
+        ("mum lives in Whitby", "Priya's mum lives in Whitby"),
+        ("I get hay fever every spring so antihistamines", "Priya gets hay fever every spring"),
+        ("I'm the one who can't handle spicy food", "Priya cannot handle spicy food"),
+        ("switched to a 10k instead of the half", "Priya switched to a 10k instead of the half"),
+    ],
+)
+def test_chat_style_records_name_their_speaker(said: str, text: str) -> None:
+    assert texts(said, "Priya") == [text]
