@@ -85,6 +85,8 @@ def test_a_piece_after_so_stays_when_the_rest_would_say_nothing() -> None:
         ("I'm allergic to cats so no pets", "Is allergic to cats so no pets"),
         ("I work from home so no commute", "Works from home so no commute"),
         ("I love bouldering so much", "Loves bouldering so much"),
+        ("I'm coeliac, so bread matters a lot", "Is coeliac, so bread matters a lot"),
+        ("I run every morning so the dog gets walked", "Runs every morning so the dog gets walked"),
     ],
 )
 def test_what_follows_so_that_says_something_stays(said: str, text: str) -> None:

@@ -28,6 +28,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from remem.extract.offline.generic import FINITE
+
 __all__ = [
     "laughed_off",
     "momentary",
@@ -120,16 +122,20 @@ _BEFORE_AN_ADJECTIVE = frozenset(
     "am is are was were be been being feel feels felt seem seems seemed look looks looked "
     "get gets got getting make makes made me him her them us it you sound sounds".split()
 )
-_SO_TAIL = r"(?:,\s*|\s+)(?:and\s+)?so\s+(?P<piece>[^\s,;]+(?:\s+[^\s,;]+){0,3})$"
+_SO_TAIL = r"(?:,\s*|\s+)(?:and\s+)?so\s+(?P<piece>[^\s,;]+(?:\s+[^\s,;]+){0,2})$"
+# a word that makes a piece a phrase of its own, not a bare noun: "so food matters a lot"
+_PHRASE_WORDS = r"\b(?:a|an|the|this|that|these|those|some|any|his|her|their|its|your)\b"
 
 
 def without_fragment(text: str) -> str:
-    """`text` without a last piece after "so" of at most four words and no verb or
-    subject: "I get hay fever every spring so antihistamines". The extractor reads a
+    """`text` without a last piece after "so" of at most three words and no verb,
+    subject or determiner: "I get hay fever every spring so antihistamines". The extractor reads a
     clause so only when what is left still states something (else it is read whole)."""
     m = re.search(_SO_TAIL, text[-80:], _I)
-    if m is None or re.search(_CLAUSE_WORDS, m["piece"], _I):
+    if m is None or re.search(f"{_CLAUSE_WORDS}|{_PHRASE_WORDS}|{FINITE}", m["piece"], _I):
         return text
+    if any(re.fullmatch(r"[a-z]+[^s]s", w, _I) for w in m["piece"].split()[1:]):
+        return text  # "so food matters": a verb after its subject
     if m["piece"].split()[0].lower() in _INTENSIFIED:
         return text  # "I love hiking so much": "so" says how much, no piece of its own
     start = len(text) - min(len(text), 80) + m.start()
