@@ -196,6 +196,7 @@ def test_an_occupation_with_experience_names_no_employer() -> None:
         ("my lil sis lives in Glasgow", "Little sister lives in Glasgow"),
         ("mum lives in Whitby", "Mum lives in Whitby"),
         ("my big bro is a firefighter in Leeds", "Big brother is a firefighter in Leeds"),
+        ("my cuz lives in Dundee", "Cousin lives in Dundee"),
         ("my fave colour is teal", "Favourite colour is teal"),
         ("my bday is on June 9", "Birthday is on June 9"),
     ],

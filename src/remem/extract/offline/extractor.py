@@ -40,9 +40,9 @@ turn, nor from a clause that addresses or praises the listener, is a request,
 a question, a hypothetical or conditional, holds a blank to fill in, or is cut
 off mid-phrase (`remem.extract.offline.said.not_a_statement`). A plain fact that
 names a person or thing only by a pronoun ("I made it with ...", "he told me ...")
-and a mood of the moment ("I'm feeling hopeful") store nothing. A rule's fact said with a hedge
-("I think I'm allergic to kiwi") keeps the hedge in its text ("Thinks they
-are allergic to kiwi") and sets no field, so it never replaces an exact fact.
+and a mood of the moment ("I'm feeling hopeful") store nothing. A rule's fact said
+with a hedge ("I think I'm allergic to kiwi") keeps the hedge in its text ("Thinks
+they are allergic to kiwi") and sets no field, so it never replaces an exact fact.
 
 Field vocabulary (the key consolidation uses: a later statement with the same
 field and a different value supersedes an earlier one). `<x>` is a slug:

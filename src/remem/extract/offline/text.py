@@ -38,13 +38,14 @@ _CHAT_WORDS = {
     "tho": "though", "tmrw": "tomorrow", "tmr": "tomorrow", "tomoz": "tomorrow",
     "tonite": "tonight", "w/": "with", "w/o": "without", "coz": "because",
 }  # fmt: skip
-# said to someone ("thanks bro", "BRO this is wild") as often as of a sibling: a sibling
-# only after whose they are ("my bro", "her lil sis")
+# said to someone ("thanks bro", "BRO this is wild") as often as of a sibling, or for
+# "because" ("cuz"): a relative only after whose they are ("my bro", "her lil sis")
 _SIBLING = re.compile(
     r"\b(?P<whose>my|our|his|her|their|your|little|lil|big|older|younger|baby|twin)\s+"
-    r"(?P<who>bro|sis)(?![\w'/-])",
+    r"(?P<who>bro|sis|cuz)(?![\w'/-])",
     re.IGNORECASE,
 )
+_SIBLINGS = {"bro": "brother", "sis": "sister", "cuz": "cousin"}
 _CHAT_WORD = re.compile(
     r"(?<![\w'/-])(?:"
     + "|".join(sorted(map(re.escape, _CHAT_WORDS), key=len, reverse=True))
@@ -100,7 +101,7 @@ def _whole_word(m: re.Match[str]) -> str:
 
 
 def _sibling(m: re.Match[str]) -> str:
-    return f"{m['whose']} {'brother' if m['who'].lower() == 'bro' else 'sister'}"
+    return f"{m['whose']} {_SIBLINGS[m['who'].lower()]}"
 
 
 def sentences(text: str) -> list[str]:
