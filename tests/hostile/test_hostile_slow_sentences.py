@@ -15,8 +15,16 @@ from datetime import UTC, datetime
 import pytest
 
 from remem.extract import extract_offline
+from remem.extract.offline.changes import rule_instead
+from remem.extract.offline.chat import (
+    laughed_off,
+    momentary,
+    uncleft,
+    with_owner,
+    without_chatter,
+)
 from remem.extract.offline.generic import goes_on_to_a_stance
-from remem.extract.offline.money import rule_money
+from remem.extract.offline.money import rule_budget_limit, rule_money
 from remem.extract.offline.named import introduced
 from remem.extract.offline.prefs import rule_judged
 from remem.extract.offline.style import style_facts
@@ -131,3 +139,42 @@ def test_people_introduced_by_name_are_read_in_linear_time(text: str) -> None:
     said = "Ana is here. She is here."
     event = Event("ev-1", "acme", "u42", "s1", Role.USER, said, T, {})
     assert cpu(lambda: extract_offline(event, [before])) < BOUND_S
+
+
+@pytest.mark.parametrize(
+    "clause",
+    [
+        filled("lol "),  # filler all the way back
+        filled("x so "),  # a "so" before every word
+        filled("!" * 50 + " ", "x"),  # long words of punctuation, none at the end
+        filled("\U0001f602"),  # emoji all the way back
+        filled("and stuff ", "I"),
+        "I am the one " + "of the " * 14_000 + "x",  # a cleft that never says "who"
+        "my sister " + "rose " * 19_000 + "x",  # a name that never reaches a verb
+        filled("gf bf sis bro "),  # chat words, spelt out
+    ],
+    ids=["fillers", "so", "punctuation", "emoji", "phrases", "cleft", "names", "chat-words"],
+)
+def test_chat_style_is_read_in_linear_time(clause: str) -> None:
+    """`remem.extract.offline.chat`, and the chat words `sentences` spells out."""
+    assert cpu(lambda: without_chatter(clause)) < BOUND_S
+    assert cpu(lambda: with_owner(clause)) < BOUND_S
+    assert cpu(lambda: uncleft(clause)) < BOUND_S
+    assert cpu(lambda: (laughed_off(clause), momentary(clause))) < BOUND_S
+    assert cpu(lambda: sentences(clause)) < BOUND_S
+
+
+@pytest.mark.parametrize(
+    "clause",
+    [
+        "keep it under " + "please " * 14_000 + "x",
+        "nothing over £1" + " max" * 24_000 + " x",
+        "£1 for the " + "x " * 49_000,
+        "I am doing the " + "x " * 20_000 + "instead of " + "y " * 20_000 + "z",
+        "I switched from " + "x " * 24_000 + "to " + "y " * 24_000,
+    ],
+    ids=["limit-words", "limit-tail", "limit-for", "instead", "switched-from"],
+)
+def test_a_budget_limit_and_a_choice_instead_are_read_in_linear_time(clause: str) -> None:
+    assert cpu(lambda: rule_budget_limit(clause)) < BOUND_S
+    assert cpu(lambda: rule_instead(clause)) < BOUND_S

@@ -42,3 +42,17 @@ def test_check_records_counts_cut_ends() -> None:
     fig = check_records(made, turns)
     assert fig["cut_ends"] == 1
     assert fig["cut_examples"] == [{"id": "r1", "text": "Ana has been busy -", "end": "-"}]
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("Girlfriend Rose is vegan", "Gf rose is vegan"),
+        ("Little brother works at the depot", "my lil bro works at the depot"),
+        ("Favourite colour is teal", "my fave colour is teal"),
+        ("Budget is under £150", "keep it under £150"),
+    ],
+)
+def test_chat_words_spelt_out_are_no_unknown_words(text: str, said: str) -> None:
+    found = check_records([Made("r1", text, ("e1",))], {"e1": Said(said)})
+    assert found["flagged_words"] == 0

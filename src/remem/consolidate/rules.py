@@ -240,6 +240,49 @@ def diets_left_behind(candidate: Candidate, diets: Sequence[Record]) -> tuple[st
     )
 
 
+# words of a choice's statement that say nothing of what it is about
+_CHOICE_WORDS = frozenset("instead now again anymore these days nowadays from on".split())
+# a verb that says the choice is a switch, whatever was said of the old one
+_SWITCH = re.compile(r"\b(?:switched|changed|swapped|gone|went|decided)\b", re.IGNORECASE)
+
+
+def choices_left_behind(candidate: Candidate, neighbours: Sequence[Record]) -> tuple[str, ...]:
+    """The active records a newer choice ("I'm doing the 10k instead of the half") ends. Pure.
+
+    A candidate about `choice:<what was left>` (value: the new choice) ends the
+    earlier choice of the same thing (a `choice:` record whose value is what was
+    left), and a plain record (no field, same kind) that tells of what was left
+    and not of the new choice: by every word of it when it has two or more ("half
+    marathon"), else by that word and either a word of the statement besides both
+    choices ("doing") or a statement that says it switched. Only what the candidate
+    may supersede (newer, at least its authority) is ended.
+    """
+    field = candidate.field or ""
+    if not field.startswith("choice:"):
+        return ()
+    left = normalise(field.partition(":")[2].replace("_", " "))
+    new = normalise(candidate.value or "")
+    frame = normalise(candidate.text) - left - new - _CHOICE_WORDS
+    switched = _SWITCH.search(candidate.text) is not None
+    out = []
+    for r in neighbours:
+        if r.status is not Status.ACTIVE or r.kind is not candidate.kind or not left:
+            continue
+        if r.valid_from > candidate.observed_at or not may_supersede(
+            candidate.authority, candidate.observed_at, r.authority, r.valid_from
+        ):
+            continue
+        if r.field is not None:
+            ends = r.field.startswith("choice:") and normalise(r.value or "") <= left
+        else:
+            words = normalise(r.text)
+            told = left <= words if len(left) > 1 else bool(left & words)
+            ends = told and not (new & words) and (len(left) > 1 or switched or bool(frame & words))
+        if ends:
+            out.append(r.id)
+    return tuple(out)
+
+
 def with_verdict(
     rule: Decision,
     candidate: Candidate,

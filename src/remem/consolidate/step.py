@@ -21,7 +21,13 @@ import numpy as np
 import numpy.typing as npt
 
 from remem.consolidate.plan import plan, plan_restated
-from remem.consolidate.rules import Decision, decide, diets_left_behind, with_verdict
+from remem.consolidate.rules import (
+    Decision,
+    choices_left_behind,
+    decide,
+    diets_left_behind,
+    with_verdict,
+)
 from remem.embed.base import Embedder, embed_or_none
 from remem.errors import LLMError
 from remem.extract.llm import ModelConsolidator
@@ -93,6 +99,21 @@ def consolidate(
         outcome, _ = pending.add(cand, vectors[i], spaces[i], verdicts.get(i), near=near[i])
         result = result + outcome
     return result, pending.write()
+
+
+def _ends_choice(cand: Candidate, rule: Decision, neighbours: Sequence[Record]) -> Decision:
+    """A choice made instead of another ends the records that told of the other
+    (`remem.consolidate.rules.choices_left_behind`)."""
+    ended = choices_left_behind(cand, neighbours)
+    if not ended:
+        return rule
+    return replace(
+        rule,
+        action=Action.UPDATE,
+        reason=f"{cand.field}: chosen instead",
+        supersedes=ended,
+        binding=True,
+    )
 
 
 def strategy_namespace(
@@ -204,6 +225,8 @@ class Consolidation:
         rule = decide(cand, same_field, neighbours)
         if rule.action is Action.ADD and rule.late_behind is None:
             rule = self._ends_diet(cand, rule)
+        if rule.action is Action.ADD and rule.late_behind is None:
+            rule = _ends_choice(cand, rule, [r for r, _ in neighbours])
         planned_ids = {r.id for r in self.inserts}
         if rule.target in planned_ids or set(rule.supersedes) & planned_ids:
             rule = replace(rule, binding=True)  # the model never saw this batch's own records

@@ -41,7 +41,9 @@ _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
 _HAS_DIGIT = re.compile(r"\d")
 
 # Words an extractor may add to what was said: function words, the person it
-# turns "I" into, and the verbs that carry a preference or a fact.
+# turns "I" into, the verbs that carry a preference or a fact, "budget" of a limit
+# on spending ("keep it under £150"), and the whole words chat words are spelt out
+# as ("gf" -> "girlfriend", `remem.extract.offline.text`).
 COMMON_WORDS = STOPWORDS | frozenset(
     """also always another anything because cannot doesn everything has have is isn ll m
     never nothing re really someone something themselves they their theirs them user users
@@ -49,7 +51,10 @@ COMMON_WORDS = STOPWORDS | frozenset(
     able allergic allergy avoid become believe buy called care choose consider dislike
     enjoy feel find get give go hate keep know learn like live love make mean name need
     own plan prefer rather refuse remember say see seem start stop take tell think try
-    use usually want wish work prefers whenever""".split()
+    use usually want wish work prefers whenever
+    budget under
+    girlfriend boyfriend best friend husband wife brother sister little kid kids roommate
+    mum birthday favourite tomorrow tonight without though""".split()
 )
 
 # -ly words that are nouns or verbs and so take -s, -ed or -ing; any word ending in

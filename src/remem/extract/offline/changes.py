@@ -16,6 +16,7 @@ with a different value replaces the earlier one):
                             for / with a Pixel" -> device:phone "Pixel"; "my phone is
                             an iPhone 12", "I have a Dell laptop" state the device in
                             the first place. A car is `car`, as "my car is a Volvo".
+    choice:<what was left>  "I'm doing the 10k instead of the half" -> choice:half "10k"
     relation:<who>          "our cat passed away", "my grandpa died in May", "we had
                             to put our dog down" -> relation:cat "passed away" (with
                             the name when one is said: "Pickle, passed away"); "I
@@ -29,10 +30,18 @@ import re
 
 from remem.extract.offline.fact import Fact
 from remem.extract.offline.person import third_person
-from remem.extract.offline.text import ADV, MAX_VALUE, TRAIL, cut, slug
+from remem.extract.offline.text import ADV, MAX_VALUE, TRAIL, cut, is_pronoun_thing, slug, thing
 from remem.model import Kind, Sensitivity
 
-__all__ = ["DEVICES", "rule_device", "rule_died", "rule_left_job", "rule_parted", "with_subject"]
+__all__ = [
+    "DEVICES",
+    "rule_device",
+    "rule_died",
+    "rule_instead",
+    "rule_left_job",
+    "rule_parted",
+    "with_subject",
+]
 
 _I = re.IGNORECASE
 _PERSONAL = Sensitivity.PERSONAL
@@ -214,3 +223,40 @@ def rule_died(s: str, relation: str) -> list[Fact]:
     value = f"{m['n']}, passed away" if m["n"] else "passed away"
     field = f"relation:{slug(who, singular_last=False)}"
     return [Fact(third_person(s), Kind.SEMANTIC, field, value, _PERSONAL, True)]
+
+
+# "I'm doing the 10k instead of the half", "switched to tea instead of coffee": the verb
+# and what it takes before the new choice ("I am doing", "we have switched to")
+_CHOOSE = (
+    rf"(?:I|we)\s+(?:am\s+|are\s+|have\s+|will\s+|would\s+)?{ADV}(?:going\s+to\s+)?"
+    r"[a-z]+(?:\s+(?:to|for|with|on|in|into))?\s+"
+)
+_INSTEAD_END = r"(?:\s+(?:now|these\s+days|nowadays|this\s+(?:year|time|round)|from\s+now\s+on))*"
+
+
+def rule_instead(s: str) -> list[Fact]:
+    """A choice that replaces another: "I'm doing the 10k instead of the half (marathon)
+    now", "switched to a 10k instead of the half", "I've switched from the half to the 10k".
+    Its field is `choice:<what was given up>` (`choice:half_marathon`), its value the new
+    choice ("10k"); consolidation ends the records that told of what was given up
+    (`remem.consolidate.rules.choices_left_behind`)."""
+    s = with_subject(s)
+    m = re.fullmatch(
+        rf"{_CHOOSE}(?P<x>(?:(?!instead\b)[\w'-]+\s+){{0,3}}?[\w'-]+)\s+instead\s+of\s+"
+        rf"(?P<y>(?:[\w'-]+\s+){{0,3}}?[\w'-]+){_INSTEAD_END}",
+        s,
+        _I,
+    ) or re.fullmatch(
+        rf"(?:I|we)\s+(?:have\s+)?{ADV}(?:switched|changed|swapped)\s+from\s+"
+        r"(?P<y>(?:[\w'-]+\s+){0,3}?[\w'-]+)\s+to\s+(?P<x>(?:[\w'-]+\s+){0,3}?[\w'-]+)"
+        rf"{_INSTEAD_END}",
+        s,
+        _I,
+    )
+    if m is None:
+        return []
+    new, old = thing(m["x"]), thing(m["y"])
+    if not new or not old or is_pronoun_thing(new) or is_pronoun_thing(old) or new == old:
+        return []
+    field = f"choice:{slug(old)}"
+    return [Fact(third_person(s), Kind.SEMANTIC, field, new[:MAX_VALUE], Sensitivity.NORMAL, True)]

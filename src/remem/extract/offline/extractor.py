@@ -26,17 +26,23 @@ clause whose statement would not name the speaker is dropped. Without a
 speaker the text keeps the note form of a profile about the user ("Prefers
 aisle seats").
 
+Chat is read as it is written (`remem.extract.offline.chat`): the filler a clause
+ends on ("tho", "lol", an emoji) and a verbless piece after "so" are cut, a person
+said without "my" ("mum lives in York", "gf rose is vegan") is the speaker's, a cleft
+("I'm the one who ...") is read as its clause, and a mishap laughed off ("Cat just
+knocked my tea over again lol") makes no plain fact.
+
 Nothing is proposed from a turn that is code or pasted text
 (`remem.extract.offline.text.pasted`) or play-acting in a game or role-play
 (`remem.extract.offline.said.in_role_play`), nor from quoted speech reported
 in a turn ("my aunt told me "..."") or the cut-off last sentence of a written
 turn, nor from a clause that addresses or praises the listener, is a request,
 a question, a hypothetical or conditional, holds a blank to fill in, or is cut
-off mid-phrase (`not_a_statement`). A plain fact that names a person or thing
-only by a pronoun ("I made it with ...", "he told me ...") and a mood of the
-moment ("I'm feeling hopeful") store nothing. A rule's fact said with a hedge
-("I think I'm allergic to kiwi") keeps the hedge in its text ("Thinks they
-are allergic to kiwi") and sets no field, so it never replaces an exact fact.
+off mid-phrase (`remem.extract.offline.said.not_a_statement`). A plain fact that
+names a person or thing only by a pronoun ("I made it with ...", "he told me ...")
+and a mood of the moment ("I'm feeling hopeful") store nothing. A rule's fact said
+with a hedge ("I think I'm allergic to kiwi") keeps the hedge in its text ("Thinks
+they are allergic to kiwi") and sets no field, so it never replaces an exact fact.
 
 Field vocabulary (the key consolidation uses: a later statement with the same
 field and a different value supersedes an earlier one). `<x>` is a slug:
@@ -65,7 +71,12 @@ lower case, words joined by "_", last word singular.
     favorite:<x>                        "my favourite colour is blue" -> favorite:color
     date:<x>[_expiry|_due|_end|...]     "my flight is on March 3" -> date:flight;
                                         "my passport expires in 2031" -> date:passport_expiry
-    budget, rent, salary, price ...     money amounts, the head noun only
+    budget, rent, salary, price ...     money amounts, the head noun only; a limit said on
+                                        spending is the budget ("keep it under £150",
+                                        "max 50 euros": "Budget is up to €50")
+    choice:<x>                          a choice made instead of <x>: "I'm doing the 10k
+                                        instead of the half" -> choice:half = "10k"; it ends
+                                        the records of <x> (`remem.consolidate.rules`)
     email, phone, timezone, language,   "my <attribute> is <value>" for a fixed list
     nationality, ...
 
@@ -134,16 +145,30 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from remem.extract.offline.changes import with_subject
+from remem.extract.offline.chat import (
+    laughed_off,
+    momentary,
+    uncleft,
+    with_owner,
+    without_chatter,
+    without_fragment,
+)
 from remem.extract.offline.earlier import answer_facts, put_right, said_before
 from remem.extract.offline.fact import Fact
 from remem.extract.offline.generic import ASKED_TO_REMEMBER, FINITE, generic_facts
+from remem.extract.offline.money import rule_budget_limit
 from remem.extract.offline.named import People, introduced, self_names
 from remem.extract.offline.person import third_person
 from remem.extract.offline.rules import RULES, greeting_name, rule_facts
 from remem.extract.offline.said import (
     CHATTER,
+    CONTRAST,
+    HYPOTHETICAL,
+    asserted,
     cut_off_tail,
     in_role_play,
+    leans_on_context,
+    not_a_statement,
     strip_end,
     without_quoted_speech,
     without_unknown_person,
@@ -156,7 +181,7 @@ from remem.extract.offline.text import (
     pasted,
     sentences,
 )
-from remem.model import Authority, Candidate, Event, Role, Source
+from remem.model import Authority, Candidate, Event, Kind, Role, Source
 
 __all__ = ["EXTRACTOR_VERSION", "STRATEGY", "extract_offline"]
 
@@ -175,6 +200,8 @@ class _Clause:
     lead: str = ""  # a qualifier said before the clause: "on long flights", "due to ..."
     hedge: str = ""  # "I think" said before a clause a rule reads: kept in the text
     together: str = ""  # who else the subject was: "my mom" of "my mom and I ..."
+    laughed: bool = False  # the sentence laughs or groans at what it tells ("... lol")
+    singled_out: bool = False  # said as a cleft: "my husband is the one who's vegetarian"
 
 
 def extract_offline(event: Event, context: Sequence[Event] = ()) -> list[Candidate]:
@@ -198,10 +225,20 @@ def extract_offline(event: Event, context: Sequence[Event] = ()) -> list[Candida
     for clause in _clauses(text, _people(event, context, speaker, text, listeners)):
         if clause.lead and not_a_statement(clause.lead):
             continue
-        facts = _facts(clause.text, greeted=clause.greeted, explicit=clause.explicit)
+        short = without_fragment(clause.text)  # "... every spring so antihistamines"
+        if short != clause.text and _facts(short, explicit=clause.explicit):
+            clause = replace(clause, text=short)  # else read whole: nothing is lost
+        facts = _facts(
+            clause.text,
+            greeted=clause.greeted,
+            explicit=clause.explicit,
+            singled_out=clause.singled_out,
+        )
         if clause.hedge:  # no exact fact from a hedge: the statement, hedge and all
             hedged = _hedged(clause.hedge, clause.text, speaker)
             facts = [replace(f, text=hedged, field=None, value=None) for f in facts][:1]
+        if clause.laughed and not clause.explicit and momentary(clause.text):
+            facts = [f for f in facts if f.field is not None]  # "Cat just ... again lol"
         for fact in facts:
             changed = fact.field is not None and (
                 fact.change or re.search(_CHANGE_WORDS, clause.text, _I) is not None
@@ -297,7 +334,7 @@ def _named(text: str, clause: str, speaker: str) -> str:
         return third_person(clause, speaker)
     if re.match(rf"{re.escape(speaker)}\b", text):
         return text
-    if re.match(r"(?:Name|Favou?rite\s+\w+)\s", text):
+    if re.match(r"(?:Name|Budget|Favou?rite\s+\w+)\s", text):
         return f"{speaker}'s {text[:1].lower()}{text[1:]}"
     return f"{speaker} {text[:1].lower()}{text[1:]}"
 
@@ -349,7 +386,8 @@ _EXPLICIT = (
 _FILLER = (
     r"(?:oh|ah|well|so|also|and|but|plus|btw|by\s+the\s+way|fyi|just\s+so\s+you\s+know|ok(?:ay)?"
     r"|um+|uh+|hmm+|yeah|yes|yep|ya|yea|yup|sure|honestly|basically|anyway|anyways|alright|right|ha(?:ha)+"
-    r"|lol|one\s+more\s+thing|quick\s+update|heads\s+up|just\s+fyi|for\s+what\s+it\s+is\s+worth"
+    r"|lol|lmao|tbh|ngl|omg|ugh|welp|ffs|though|one\s+more\s+thing|quick\s+update|heads\s+up"
+    r"|just\s+fyi|for\s+what\s+it\s+is\s+worth"
     r"|(?:good|great|bad|big|some|exciting|sad|other|more|in\s+other)\s+news|update|guess\s+what"
     r"|other\s+(?:thing|things|stuff)|unrelated|side\s+note)" + _SEP + r"(?=\S)"
 )
@@ -437,6 +475,7 @@ def _clauses(text: str, people: People | None = None) -> list[_Clause]:
         if re.match(r"[\"']", sentence):
             sentence = re.sub(r"^[\"']+|[\"']+(?=[^\w]*$)", "", sentence)
         body, question = strip_end(sentence)
+        body, laughed = without_chatter(body), laughed_off(sentence)
         explicit = correction = False
         hedge = ""
         while True:
@@ -457,6 +496,7 @@ def _clauses(text: str, people: People | None = None) -> list[_Clause]:
                 body = body[m.end() :]  # "Family stuff for you: my wife is Ana"
             if body == before:
                 break
+        body = with_owner(body)  # "gf rose is vegan": "my girlfriend Rose is vegan"
         body = people.named(body, said_before)  # "Mia is ...": "my daughter Mia is ..."
         if m := re.search(_EXPLICIT_TAIL, body, _I):
             explicit, body = True, body[: m.start()]
@@ -475,12 +515,15 @@ def _clauses(text: str, people: People | None = None) -> list[_Clause]:
         for n, part in enumerate(pieces[::2]):
             joined = n > 0 and re.search(r"\band\s*$", pieces[2 * n - 1], _I) is not None
             part = re.sub(r"^(?:and|but|so|also|plus)\s+", "", part.strip(" ,"), flags=_I)
-            if iffy and not (re.search(_CONTRAST, pieces[2 * n - 1], _I) and _asserted(part)):
+            part = with_owner(without_chatter(part))
+            plain = uncleft(part)  # "I'm the one who ...": "I ..."
+            singled_out, part = plain != part, plain
+            if iffy and not (re.search(CONTRAST, pieces[2 * n - 1], _I) and asserted(part)):
                 continue
-            iffy = re.match(_HYPOTHETICAL, part, _I) is not None
+            iffy = re.match(HYPOTHETICAL, part, _I) is not None
             if iffy:  # only a contrast after it is asserted: "If it rains ..., but my ..."
-                m = re.search(rf"\s*[-\u2013\u2014]\s+|,?\s+(?:{_CONTRAST})\s+", part, _I)
-                part = part[m.end() :] if m and _asserted(part[m.end() :]) else ""
+                m = re.search(rf"\s*[-\u2013\u2014]\s+|,?\s+(?:{CONTRAST})\s+", part, _I)
+                part = part[m.end() :] if m and asserted(part[m.end() :]) else ""
                 iffy = not part
             if part and not lead and not out and re.match(_LEAD, part, _I):
                 lead = part  # "For the trip, I ...": kept with the clause it qualifies
@@ -491,7 +534,11 @@ def _clauses(text: str, people: People | None = None) -> list[_Clause]:
                 part = with_subject(people.named(part))  # "ditched my old ...": "I" unsaid
                 # "Mei and I watched ... and we've both gone vegan": the same two
                 who = together if len(out) == first or re.match(r"we\s", part, _I) else ""
-                out.append(_Clause(part, explicit, correction, greeted, lead, hedge, who))
+                out.append(
+                    _Clause(
+                        part, explicit, correction, greeted, lead, hedge, who, laughed, singled_out
+                    )
+                )
                 lead = ""
         greeted = False
     return out
@@ -504,74 +551,36 @@ def _no_verb(part: str) -> bool:
 
 # -- matching a clause -------------------------------------------------------------------
 
-# the listener, also in chat spelling ("keep ya posted", "love u"; "U.S." is no one)
-_LISTENER = (
-    r"\b(?:you|your|yours|yourself|yourselves|y'?all|ya'll)\b|(?<=\w\s)ya\b"
-    r"|(?-i:\b(?:u|ur)\b)(?!\.)"
-)
-_HYPOTHETICAL = (
-    r"(?:if|suppose|supposing|imagine|assuming|assume|what\s+if|let\s+us\s+say|say|in\s+case"
-    r"|unless|when\s+I\s+(?:grow\s+up|retire))\b"
-    r"|.*\b(?:if\s+(?:I|we)\s+(?:had|were|was|could|would|did|won|lost|got)|were\s+to"
-    r"|would\s+have)\b|.*(?:,|\b(?:but|and|so|or))\s+(?:if|unless)\s+[^,]*$"
-)
-_CONTRAST = r";|\b(?:but|although|though|whereas)\b"  # ends what a condition governs
-
-
-def _asserted(part: str) -> bool:
-    """Whether a clause said after a condition is asserted, not governed by it."""
-    return not re.match(_HYPOTHETICAL, part, _I) and not re.search(_MODAL, part, _I)
-
-
-_MODAL = r"\b(?:would|could|might)\b|'d\b"
-_REQUEST = (
-    r"(?:please|pls|help|tell|give|write|explain|convert|make|show|list|find|suggest|recommend"
-    r"|translate|summari[sz]e|rewrite|create|generate|fix|let\s+me|let\s+us|describe|compare"
-    r"|correct|check|answer|solve|calculate|draft|edit|improve|provide|continue|complete|design"
-    r"|imagine|pretend|act\s+as|consider|read|use|add|remove|change|keep|take|look)\b"
-)
-_DANGLING = (
-    r".*\b(?:to|of|the|a|an|and|or|but|be|for|with|that|which|in|on|at|from|by|is|are|was|my"
-    r"|our|their|as|than|into|about|will|would|can|could|should|must|shall|have|has"
-    r"|had|do|does|did|am|were|been|being|not|very|just|even|also|if|when|because|since|though"
-    r"|although|while|where|who|whose|his|her|its)$"
-)
-
-
-def not_a_statement(text: str) -> bool:
-    """A clause that asserts nothing durable about its speaker.
-
-    Remarks to or about the listener ("I'm so proud of you"), hypotheticals
-    ("if I had more time ..."), requests to the assistant ("write me a poem"),
-    blanks to fill in ("I ____ enough money") and clauses cut off mid-phrase
-    ("... testing of").
-    """
-    return (
-        re.search(_LISTENER, text, _I) is not None
-        or re.match(_HYPOTHETICAL, text, _I) is not None
-        or re.match(_REQUEST, text, _I) is not None
-        or "__" in text
-        or re.fullmatch(_DANGLING, text, _I) is not None
-    )
-
-
 _CONSEQUENCE = (  # "<what happened>, so <the state it led to>"
     r"(?P<head>(?:I|we)\s.+?),?\s+(?:so|and\s+so|which\s+means)\s+(?P<then>(?:I|we|my|our)\s.+)"
 )
 
 
-def _facts(text: str, *, greeted: bool = False, explicit: bool = False) -> list[Fact]:
-    """What one clause states: the first rule that matches, else maybe a plain fact."""
+def _facts(
+    text: str, *, greeted: bool = False, explicit: bool = False, singled_out: bool = False
+) -> list[Fact]:
+    """What one clause states: the first rule that matches, else maybe a plain fact.
+
+    A clause `singled_out` by a cleft ("my husband is the one who is vegetarian", read
+    as "my husband is vegetarian") is said on purpose: when neither a rule nor the
+    plain-fact reading keeps it, it is kept as said, unless it is no statement or leans
+    on what was said before."""
     if re.fullmatch(CHATTER, re.sub(r"[^\w\s']", "", text).strip(), _I):
         return []
     if found := _stated(text, greeted, explicit):
         return found  # the whole, as said ("I'm vegetarian, so please no meat")
     asked = re.sub(_REQUEST_TAIL, "", text, flags=_I)  # "I'm dyslexic, so please ..."
-    return _stated(asked, greeted, explicit) if asked != text else []
+    if asked != text and (found := _stated(asked, greeted, explicit)):
+        return found
+    if singled_out and not not_a_statement(text) and not leans_on_context(text):
+        return [Fact(third_person(text), Kind.SEMANTIC)]
+    return []
 
 
 def _stated(text: str, greeted: bool, explicit: bool) -> list[Fact]:
     """`_facts` of a clause that is not chatter."""
+    if found := rule_budget_limit(text):
+        return found  # "keep it under £150": said as a request, a standing limit
     if not_a_statement(text):
         return []
     if greeted and (named := greeting_name(text)):

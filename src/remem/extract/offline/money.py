@@ -17,10 +17,10 @@ import re
 
 from remem.extract.offline.fact import Fact
 from remem.extract.offline.person import third_person
-from remem.extract.offline.text import ADV
+from remem.extract.offline.text import ADV, MONEY, money
 from remem.model import Kind
 
-__all__ = ["rule_money"]
+__all__ = ["rule_budget_limit", "rule_money"]
 
 _I = re.IGNORECASE
 _SHORT = (
@@ -62,3 +62,74 @@ def rule_money(s: str) -> list[Fact]:
     said = re.sub(r"\b(?:til|till)\b", "until", said) if m.lastgroup == "money" else said
     text = third_person(said)
     return [Fact(text[:1].upper() + text[1:], Kind.SEMANTIC, "money", "tight")]
+
+
+# -- a budget said as a limit ------------------------------------------------------------
+
+# "keep it under £150", "nothing over $80", "max 50 euros", "no more than 200 quid", "£150
+# tops", "I don't want to spend more than £200": the most the speaker will spend
+_BELOW = r"(?:under|below|less\s+than|beneath)"
+_AT_MOST = (
+    r"(?:no\s+more\s+than|not\s+more\s+than|nothing\s+more\s+than|nothing\s+(?:over|above)"
+    r"|not\s+(?:over|above)|no\s+(?:higher|over)\s+than|max(?:imum)?|a\s+max(?:imum)?\s+of"
+    r"|up\s+to|at\s+(?:the\s+)?most|within)"
+)
+_KEEP = (
+    r"(?:(?:I|we)\s+(?:would\s+(?:like|love|prefer)\s+to|want\s+to|need\s+to|have\s+to"
+    r"|(?:would\s+)?rather)\s+|let\s+us\s+)?keep\s+(?:it|this|things|that|the\s+(?:cost|price"
+    r"|total|spend|spending|budget|bill|gift|present)|costs|spending)\s+(?:to\s+)?"
+)
+_SPEND = (
+    r"(?:(?:I|we)\s+(?:do\s+not|cannot|can\s+not|would\s+rather\s+not|will\s+not|(?:am|are)\s+not"
+    r"\s+(?:willing|able)\s+to)\s+(?:want\s+to\s+|really\s+want\s+to\s+)?(?:spend|pay|go)"
+    r"\s+(?:more\s+than|over|above|beyond)"
+    r"|(?:I|we)\s+(?:can|could|want\s+to|would\s+like\s+to|will)\s+(?:only\s+)?spend"
+    rf"\s+(?:no\s+more\s+than|not\s+more\s+than|{_BELOW}))"
+)
+_AMOUNT = rf"(?P<a>{MONEY})"
+_AFTER = (
+    r"(?P<tail>(?:\s+(?:max(?:imum)?|tops|at\s+(?:the\s+)?most|or\s+(?:less|under|so|thereabouts)"
+    r"|ish|ideally|preferably|if\s+possible|if\s+you\s+can|total|in\s+total|all\s+in"
+    r"|each|per\s+person|a\s+head|limit|would\s+be\s+(?:ideal|great|perfect|good|best|nice)"
+    r"|is\s+(?:ideal|fine|best|good)))*)"
+    r"(?P<for>\s+(?:for|on)\s+(?:the|a|an|my|our|this|each)\s+[\w'-]+(?:\s+[\w'-]+){0,2})?"
+)
+_LIMIT = (
+    r"(?:(?:please|ideally|preferably|oh|and|but|so|just|honestly|actually|ok|okay|well|hmm|um)"
+    r",?\s+)*(?:(?:my|our|the)\s+)?(?:budget(?:\s+(?:is|of|would\s+be))?\s+)?"
+    rf"(?P<pre>{_KEEP}(?:{_BELOW}|{_AT_MOST}|around|about|roughly)\s+|{_SPEND}\s+"
+    rf"|(?:(?:nothing|anything|something|not|ideally|preferably)\s+)?(?:{_BELOW}|{_AT_MOST})\s+)?"
+    rf"{_AMOUNT}{_AFTER}"
+)
+# said after the amount, one of these makes it a limit ("£150 tops")
+_CAP_AFTER = r"\b(?:max|maximum|tops|most|less|under|limit)\b"
+
+
+def rule_budget_limit(s: str) -> list[Fact]:
+    """The most the speaker will spend, said as a limit ("keep it under £150", "nothing
+    over $80", "max 50 euros", "£150 tops"): the field `budget`, its value the amount
+    with its currency ("£200" of "200 quid"); its text "Budget is under £150" (or "up
+    to ..."), with what it is for when said ("... for the present"). An amount with no
+    currency ("under 150") is no budget: it may count anything."""
+    m = re.fullmatch(_LIMIT, s.strip(), _I)
+    if m is None or not (m["pre"] or re.search(_CAP_AFTER, m["tail"], _I)):
+        return []
+    value = money(m["a"])
+    if value[:1].isdigit():
+        return []
+    said = s.strip()[: m.start("a")]
+    limit = (
+        "under"
+        if re.search(rf"\b{_BELOW}\s+$", said, _I)
+        else "about"
+        if re.search(r"\b(?:around|about|roughly)\s+$", said, _I)
+        else "up to"
+    )
+    # what the amount is counted by: "per person", "in total"
+    per = re.search(r"\b(?:each|per\s+person|a\s+head|in\s+total|all\s+in)\b", m["tail"], _I)
+    for_what = (m["for"] or "").strip()
+    for_what = re.sub(r"^(?:for|on)\s+(?:my|our)\b", r"for their", for_what, flags=_I)
+    for_what = f" {for_what}" if for_what else ""
+    per_what = f" {per.group(0).lower()}" if per else ""
+    text = f"Budget is {limit} {value}{per_what}{for_what}"
+    return [Fact(text, Kind.SEMANTIC, "budget", value)]

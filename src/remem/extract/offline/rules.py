@@ -16,7 +16,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from remem.extract.offline.changes import rule_device, rule_died, rule_left_job, rule_parted
+from remem.extract.offline.changes import (
+    rule_device,
+    rule_died,
+    rule_instead,
+    rule_left_job,
+    rule_parted,
+)
 from remem.extract.offline.diet import DIET_MAIN, rule_allergy, rule_diet, rule_eats
 from remem.extract.offline.fact import Fact
 from remem.extract.offline.money import rule_money
@@ -377,7 +383,8 @@ _UP_DOWN = (
 def _rule_quantity(s: str) -> list[Fact]:
     subject = r"(?:(?:my|our|the)\s+)?(?P<q>[a-z][a-z -]{0,40}?)"
     amount = r"(?:now\s+|currently\s+|still\s+|only\s+|about\s+|around\s+|roughly\s+"
-    amount += rf"|approximately\s+|up\s+to\s+|at\s+most\s+|max\s+|just\s+)*(?P<a>{MONEY})(?:\s+.*)?"
+    amount += r"|approximately\s+|up\s+to\s+|at\s+most\s+|max(?:imum)?\s+|a\s+maximum\s+of\s+"
+    amount += rf"|just\s+)*(?P<a>{MONEY})(?:\s+.*)?"
     change = False
     noun = ""
     if m := re.fullmatch(rf"{subject}\s+{_UP_DOWN}\s+{amount}", s, _I):
@@ -397,8 +404,8 @@ def _rule_quantity(s: str) -> list[Fact]:
     if m is None and (
         m := re.fullmatch(
             r"(?:I|we)\s+(?:can|could|want\s+to|would\s+like\s+to|plan\s+to|are\s+planning\s+to"
-            r"|am\s+planning\s+to|will|would)\s+(?:only\s+)?spend\s+(?:up\s+to\s+|at\s+most\s+"
-            rf"|about\s+|around\s+|max\s+)?(?P<a>{MONEY})(?:\s+.*)?",
+            r"|am\s+planning\s+to|will|would)\s+(?:only\s+)?(?:spend|pay)\s+(?:up\s+to\s+"
+            rf"|at\s+most\s+|about\s+|around\s+|max(?:imum)?\s+)?(?P<a>{MONEY})(?:\s+.*)?",
             s,
             _I,
         )
@@ -501,6 +508,7 @@ RULES: tuple[Callable[[str], list[Fact]], ...] = (
     _rule_date,
     _rule_quantity,
     _rule_attribute,
+    rule_instead,
 )
 
 

@@ -15,6 +15,9 @@ about themselves:
 - a cut-off turn: the last sentence of a long punctuated turn that ends
   without punctuation on a letter ("... PromptInfuser trans") was cut off and
   is left out;
+- a clause that asserts nothing durable (`not_a_statement`): a remark to the
+  listener, a hypothetical, a request, a blank to fill in, a clause cut off
+  mid-phrase, or one taken back as a joke ("I'm 21 jk");
 - a plain statement that does not stand on its own (`leans_on_context`): a
   third person by pronoun only ("he told me ...") or a thing by pronoun only
   ("I made it with ...", "I'm obsessed with those"), which no reader of the
@@ -29,7 +32,16 @@ from collections.abc import Iterable
 from remem.extract.offline.text import with_initials
 from remem.model import Event
 
-__all__ = ["cut_off_tail", "in_role_play", "leans_on_context", "without_quoted_speech"]
+__all__ = [
+    "CONTRAST",
+    "HYPOTHETICAL",
+    "asserted",
+    "cut_off_tail",
+    "in_role_play",
+    "leans_on_context",
+    "not_a_statement",
+    "without_quoted_speech",
+]
 
 _I = re.IGNORECASE
 
@@ -217,8 +229,67 @@ def strip_end(sentence: str) -> tuple[str, bool]:
     tail = r"(?<!must)(?<!essential)(?<!important)(?<!crucial)(?<!necessity)(?<!priority)"
     # "a bit of cheese is ok": after a verb of being, "ok" is what is said, not a sign-off
     tail += r"(?<!\bis)(?<!\bare)(?<!\bam)(?<!\bwas)(?<!\bwere)(?<!\bbe)(?<!\bbeing)"
-    tail += r"(?:[\s,]+(?:please|thanks|thank\s+you|thx|for\s+me|for\s+next\s+time|for\s+later"
+    tail += r"(?:[\s,]+(?:please|pls|plz|thanks|thank\s+you|thx|ty|for\s+me|for\s+next\s+time"
+    tail += r"|for\s+later"
     tail += r"|for\s+the\s+future|for\s+future\s+reference|ok|okay|lol|haha|by\s+the\s+way|btw"
     tail += r"|fyi|just\s+so\s+you\s+know|just\s+saying|take\s+a\s+look|have\s+a\s+look"
     tail += r"|check\s+it\s+out|look\s+at\s+(?:this|that)|trust\s+me|believe\s+me))+$"
     return with_initials(re.sub(tail, "", body, flags=_I).strip(" ,")), question
+
+
+# -- what a clause asserts ---------------------------------------------------------------
+
+# the listener, also in chat spelling ("keep ya posted", "love u"; "U.S." is no one)
+_LISTENER = (
+    r"\b(?:you|your|yours|yourself|yourselves|y'?all|ya'll)\b|(?<=\w\s)ya\b"
+    r"|(?-i:\b(?:u|ur)\b)(?!\.)"
+)
+HYPOTHETICAL = (
+    r"(?:if|suppose|supposing|imagine|assuming|assume|what\s+if|let\s+us\s+say|say|in\s+case"
+    r"|unless|when\s+I\s+(?:grow\s+up|retire))\b"
+    r"|.*\b(?:if\s+(?:I|we)\s+(?:had|were|was|could|would|did|won|lost|got)|were\s+to"
+    r"|would\s+have)\b|.*(?:,|\b(?:but|and|so|or))\s+(?:if|unless)\s+[^,]*$"
+)
+CONTRAST = r";|\b(?:but|although|though|whereas)\b"  # ends what a condition governs
+
+
+def asserted(part: str) -> bool:
+    """Whether a clause said after a condition is asserted, not governed by it."""
+    return not re.match(HYPOTHETICAL, part, _I) and not re.search(_MODAL, part, _I)
+
+
+_MODAL = r"\b(?:would|could|might)\b|'d\b"
+_REQUEST = (
+    r"(?:please|pls|help|tell|give|write|explain|convert|make|show|list|find|suggest|recommend"
+    r"|translate|summari[sz]e|rewrite|create|generate|fix|let\s+me|let\s+us|describe|compare"
+    r"|correct|check|answer|solve|calculate|draft|edit|improve|provide|continue|complete|design"
+    r"|imagine|pretend|act\s+as|consider|read|use|add|remove|change|keep|take|look)\b"
+)
+_DANGLING = (
+    r".*\b(?:to|of|the|a|an|and|or|but|be|for|with|that|which|in|on|at|from|by|is|are|was|my"
+    r"|our|their|as|than|into|about|will|would|can|could|should|must|shall|have|has"
+    r"|had|do|does|did|am|were|been|being|not|very|just|even|also|if|when|because|since|though"
+    r"|although|while|where|who|whose|his|her|its)$"
+)
+
+
+def not_a_statement(text: str) -> bool:
+    """A clause that asserts nothing durable about its speaker.
+
+    Remarks to or about the listener ("I'm so proud of you"), hypotheticals
+    ("if I had more time ..."), requests to the assistant ("write me a poem"),
+    blanks to fill in ("I ____ enough money"), clauses cut off mid-phrase
+    ("... testing of") and what is taken back as a joke ("I'm 21 jk").
+    """
+    return (
+        re.search(_LISTENER, text, _I) is not None
+        or re.match(HYPOTHETICAL, text, _I) is not None
+        or re.match(_REQUEST, text, _I) is not None
+        or "__" in text
+        or re.fullmatch(_DANGLING, text, _I) is not None
+        or re.search(_JOKING, text[-20:], _I) is not None
+    )
+
+
+# "... jk": what was said is taken back
+_JOKING = r"\b(?:jk|j/k|just\s+kidding|just\s+joking|kidding)\W*$"

@@ -24,7 +24,34 @@ _NO_APOSTROPHE = {
     "im": "I'm", "ive": "I've", "dont": "don't", "doesnt": "doesn't", "didnt": "didn't",
     "cant": "can't", "isnt": "isn't", "wasnt": "wasn't", "arent": "aren't",
     "havent": "haven't", "wont": "won't", "youre": "you're", "thats": "that's",
+    "couldnt": "couldn't", "wouldnt": "wouldn't", "shouldnt": "shouldn't", "hasnt": "hasn't",
+    "hadnt": "hadn't", "werent": "weren't", "theyre": "they're", "theyve": "they've",
+    "weve": "we've", "youve": "you've", "whats": "what's", "theres": "there's",
 }  # fmt: skip
+# chat words for people and things, said in whole words so a record reads as English
+# ("Gf rose is vegan" -> "Girlfriend Rose is vegan"); a capital said on one is kept
+_CHAT_WORDS = {
+    "gf": "girlfriend", "bf": "boyfriend", "bff": "best friend", "bestie": "best friend",
+    "hubby": "husband", "hubs": "husband", "wifey": "wife",
+    "lil": "little", "kiddo": "kid", "kiddos": "kids", "mam": "mum", "roomie": "roommate",
+    "bday": "birthday", "b-day": "birthday", "fave": "favourite", "fav": "favourite",
+    "tho": "though", "tmrw": "tomorrow", "tmr": "tomorrow", "tomoz": "tomorrow",
+    "tonite": "tonight", "w/": "with", "w/o": "without", "coz": "because",
+}  # fmt: skip
+# said to someone ("thanks bro", "BRO this is wild") as often as of a sibling, or for
+# "because" ("cuz"): a relative only after whose they are ("my bro", "her lil sis")
+_SIBLING = re.compile(
+    r"\b(?P<whose>my|our|his|her|their|your|little|lil|big|older|younger|baby|twin)\s+"
+    r"(?P<who>bro|sis|cuz)(?![\w'/-])",
+    re.IGNORECASE,
+)
+_SIBLINGS = {"bro": "brother", "sis": "sister", "cuz": "cousin"}
+_CHAT_WORD = re.compile(
+    r"(?<![\w'/-])(?:"
+    + "|".join(sorted(map(re.escape, _CHAT_WORDS), key=len, reverse=True))
+    + r")(?![\w'/-])",
+    re.IGNORECASE,
+)
 _EXPANSIONS = (
     (r"\bI'm\b", "I am"), (r"\bI've\b", "I have"), (r"\bI'll\b", "I will"),
     (r"\bI'd(?=\s+(?:been|had|gone|never)\b)", "I had"), (r"\bI'd\b", "I would"),
@@ -57,11 +84,24 @@ def normalise(text: str) -> str:
         t,
         flags=_I,
     )
+    t = _CHAT_WORD.sub(_whole_word, t)
+    t = _SIBLING.sub(_sibling, t)
     t = re.sub(r"(?<![\w.'])i(?=\s|')", "I", t)
     t = re.sub(r"(?<=[a-z]{2})- (?!(?:and|or|to)\b)(?=[a-z])", " - ", t)  # "sunset- it"
     for pattern, repl in _EXPANSIONS:
         t = re.sub(pattern, repl, t, flags=_I)
     return t
+
+
+def _whole_word(m: re.Match[str]) -> str:
+    said = m.group(0)
+    word = _CHAT_WORDS[said.lower()]
+    title = said[:1].isupper() and not said[1:].isupper()  # "Gf", not "GF"
+    return word[:1].upper() + word[1:] if title else word
+
+
+def _sibling(m: re.Match[str]) -> str:
+    return f"{m['whose']} {_SIBLINGS[m['who'].lower()]}"
 
 
 def sentences(text: str) -> list[str]:

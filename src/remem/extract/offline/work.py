@@ -11,7 +11,16 @@ import re
 
 from remem.extract.offline.fact import Fact
 from remem.extract.offline.person import third_person
-from remem.extract.offline.text import ADV, MAX_VALUE, TRAIL, cut, singular, strip_articles, thing
+from remem.extract.offline.text import (
+    ADV,
+    MAX_VALUE,
+    TRAIL,
+    cut,
+    is_pronoun_thing,
+    singular,
+    strip_articles,
+    thing,
+)
 from remem.model import Kind, Sensitivity
 
 __all__ = ["rule_work"]
@@ -67,6 +76,8 @@ def _split_job(text: str) -> tuple[str, str | None]:
     employer = None
     if len(parts) == 3 and parts[1].lower() in ("at", "for", "with"):
         employer = strip_articles(cut(parts[2])) or None
+    if employer and parts[1].lower() == "with" and not employer[:1].isupper():
+        employer = None  # "a nurse with the NHS", not "a developer with ten years' experience"
     return job, employer
 
 
@@ -88,7 +99,10 @@ def rule_work(s: str) -> list[Fact]:
     change = re.search(r"\b(?:new|got|found|landed|accepted|started|became|become|hired)\b", s, _I)
     if m := re.fullmatch(_JOB_VERB + r"\s+as\s+(?:a\s+|an\s+)?(?P<rest>.+)", s, _I):
         return _work_facts(s, *_split_job(m["rest"]), change=change is not None)
-    if m := re.fullmatch(_JOB_VERB + r"\s+(?:at|for|with|by)\s+(?P<emp>.+)", s, _I):
+    if m := re.fullmatch(_JOB_VERB + r"\s+with\s+(?P<who>\S.*)", s, _I):
+        # "I'm working with a charity / my brother on ...": whom they work with, not for
+        return [] if is_pronoun_thing(m["who"]) else [Fact(third_person(s), Kind.SEMANTIC)]
+    if m := re.fullmatch(_JOB_VERB + r"\s+(?:at|for|by)\s+(?P<emp>.+)", s, _I):
         emp = strip_articles(cut(m["emp"]))
         if emp.lower() == "myself":
             return _work_facts(s, "self-employed", None, change=False)
