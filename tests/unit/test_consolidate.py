@@ -161,6 +161,16 @@ def test_different_statements_are_added(old: str, new: str) -> None:
     assert d.action is Action.ADD
 
 
+def test_a_look_alike_about_another_field_is_added() -> None:
+    """Two sisters in one city read alike, but each is on a field of her own."""
+    old = rec("r1", "Sister Ana lives in Bristol", "sister_ana:home", "Bristol")
+    d = decide(cand("Sister Bec lives in Bristol", "sister_bec:home", "Bristol"), [], [(old, 0.97)])
+    assert d.action is Action.ADD and not d.supersedes
+    # about the same field, or with no field on one side, still a duplicate as before
+    same = decide(cand("Sister Ana lives in Bristol"), [], [(old, 0.97)])
+    assert same.action is Action.NOOP
+
+
 def test_duplicate_of_an_invalid_record_is_added() -> None:
     d = decide(cand("Likes pizza"), [], [(rec("r1", "Likes pizza", status=Status.INVALID), 1.0)])
     assert d.action is Action.ADD

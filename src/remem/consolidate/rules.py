@@ -107,7 +107,10 @@ def decide(
 
     `same_field` are the scope's active and invalid records about the
     candidate's field; `neighbours` are similar active records with their
-    cosine similarity (or None-free 0.0 when no embedder is configured).
+    cosine similarity (or None-free 0.0 when no embedder is configured). A
+    neighbour about another field than the candidate's is never its duplicate
+    ("Sister Ana lives in Bristol" on `sister_ana:home` is not "Sister Bec lives
+    in Bristol" on `sister_bec:home`, nor "Is allergic to peanuts" one to shellfish).
     """
     active_same = [r for r in same_field if r.status is Status.ACTIVE]
     # a re-run of the same source event never adds a second record
@@ -173,6 +176,8 @@ def decide(
     for rec, cosine in neighbours:
         if rec.status is not Status.ACTIVE or rec.kind is not candidate.kind:
             continue
+        if rec.field and candidate.field and rec.field != candidate.field:
+            continue  # about another thing, however alike it reads: "Sister Bec lives in ..."
         lexical = text_similarity(rec.text, candidate.text)
         if cosine >= DUPLICATE_COSINE or lexical >= DUPLICATE_JACCARD:
             if (

@@ -59,6 +59,10 @@ lower case, words joined by "_", last word singular.
     device:<x>, car                     "I ditched my old phone for a Pixel" -> device:phone
     employer "left <x>"                 "I left the agency" (`remem.extract.offline.changes`)
     home:<x>                            where they live: "my sister lives in Berlin"
+    <relation>_<name>:<field>           a named third party's fact, on a field of theirs:
+                                        "my sister Ana lives in Bristol" -> sister_ana:home,
+                                        "Mia is allergic to eggs" -> daughter_mia:allergy:egg
+                                        (`remem.extract.offline.theirs`)
     likes:<x>                           likes | dislikes ("I love pizza" / "I hate pizza")
     preference:<topic>                  "I prefer aisle seats" -> preference:seat; topics
                                         fold synonyms (seat, drink, contact, transport ...)
@@ -90,9 +94,13 @@ What it does NOT catch (use an LLM strategy for these):
 - implicit preferences and habits: "can you find me a vegetarian place again?",
   booking the aisle seat every time, a tone of voice;
 - coreference: pronouns and ellipsis are not resolved ("I love it", "she moved
-  to Berlin", "the second one", "same as last time"), but for a "he" / "she"
+  to Berlin", "the second one", "same as last time"), but for a "he" / "she" (a
+  "they" for a relation of no sex, "my friend Sam", with no plural it could mean)
   starting the sentence right after one that names a person introduced by name
-  and no one else ("My sister Ana came over. She lives in Bristol."); across turns only the
+  and no one else ("My sister Ana came over. She lives in Bristol."), also when
+  that sentence ended the speaker's turn before and only the assistant's reply, naming
+  no one else, came between; a name after a hedge or a lead-in ("I think Mia ...",
+  "turns out Mia ...") is read as at the clause's start; across turns only the
   bare yes / no answer to the assistant's immediately preceding yes/no question
   ("Are you still vegetarian?" - "not anymore") is resolved, and only when the
   resulting statement matches a rule with a field, and a word put right ("actually
@@ -137,7 +145,7 @@ from remem.extract.offline.changes import with_subject
 from remem.extract.offline.earlier import answer_facts, put_right, said_before
 from remem.extract.offline.fact import Fact
 from remem.extract.offline.generic import ASKED_TO_REMEMBER, FINITE, generic_facts
-from remem.extract.offline.named import People, introduced, self_names
+from remem.extract.offline.named import People, apposed, introduced, self_names
 from remem.extract.offline.person import third_person
 from remem.extract.offline.rules import RULES, greeting_name, rule_facts
 from remem.extract.offline.said import (
@@ -156,6 +164,7 @@ from remem.extract.offline.text import (
     pasted,
     sentences,
 )
+from remem.extract.offline.theirs import person_facts
 from remem.model import Authority, Candidate, Event, Role, Source
 
 __all__ = ["EXTRACTOR_VERSION", "STRATEGY", "extract_offline"]
@@ -195,7 +204,8 @@ def extract_offline(event: Event, context: Sequence[Event] = ()) -> list[Candida
     listeners = _listeners(context, speaker)
     text = without_vocatives(without_quoted_speech(text), listeners)
     found: list[tuple[Fact, bool, bool]] = []
-    for clause in _clauses(text, _people(event, context, speaker, text, listeners)):
+    people = _people(event, context, speaker, text, listeners)
+    for clause in _clauses(text, people, _last_turn(event, context, speaker, people)):
         if clause.lead and not_a_statement(clause.lead):
             continue
         facts = _facts(clause.text, greeted=clause.greeted, explicit=clause.explicit)
@@ -291,6 +301,26 @@ def _people(
     return people.without(not_names)
 
 
+def _last_turn(
+    event: Event, context: Sequence[Event], speaker: str | None, people: People
+) -> tuple[str, bool] | None:
+    """The last sentence of the speaker's turn before this one, which a "he" / "she"
+    opening this turn may mean someone of (`remem.extract.offline.named.People.across`):
+    only when the turns since are the assistant's reply alone, or none."""
+    if not people.by_name:
+        return None
+    earlier = sorted(said_before(event, context), key=lambda e: e.time)
+    between: list[str] = []
+    for prior in reversed(earlier):
+        if prior.role == Role.USER and _speaker(prior) == speaker:
+            said = sentences(prior.text)
+            return people.across(said[-1], between) if said else None
+        if prior.role != Role.ASSISTANT:
+            return None  # another speaker, a tool: whom "he" means is theirs to say
+        between.append(prior.text)
+    return None
+
+
 def _named(text: str, clause: str, speaker: str) -> str:
     """A fact's statement naming its speaker ("Prefers tea" -> "Caroline prefers tea")."""
     if text == third_person(clause):
@@ -298,6 +328,10 @@ def _named(text: str, clause: str, speaker: str) -> str:
     if re.match(rf"{re.escape(speaker)}\b", text):
         return text
     if re.match(r"(?:Name|Favou?rite\s+\w+)\s", text):
+        return f"{speaker}'s {text[:1].lower()}{text[1:]}"
+    if (m := re.match(r"(?:my|our)\s+([\w-]+)", clause, _I)) and text.lower().startswith(
+        m[1].lower() + " "
+    ):  # "Daughter Mia is allergic to eggs", one of a list: "Ines's daughter Mia ..."
         return f"{speaker}'s {text[:1].lower()}{text[1:]}"
     return f"{speaker} {text[:1].lower()}{text[1:]}"
 
@@ -363,7 +397,11 @@ _CLAUSE_SPLIT = (
 )
 # a subject of two: "my mom and I ...", "Tom and I ...", "me and my husband ..." (a person
 # named by "my <words>" or a capitalised name, then a verb)
-_WHO = r"(?P<who>(?:my|our)\s+[^\W\d_][\w'-]*(?:\s+[\w'-]+){0,2}?|[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)"
+# ("he and I ..." names no one: a pronoun no person was read for, the clause stores nothing)
+_WHO = (
+    r"(?P<who>(?:my|our)\s+[^\W\d_][\w'-]*(?:\s+[\w'-]+){0,2}?"
+    r"|(?!(?:he|she|they|it|you|him|her|them|this|that)\b)[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)"
+)
 _TOGETHER = rf"{_WHO}\s+and\s+I\s+(?P<rest>.+)"
 _TOGETHER_ME = (
     rf"(?:me|I)\s+and\s+{_WHO}\s+(?P<rest>(?:(?:both|all|just|also|recently|finally)\s+)*"
@@ -385,6 +423,14 @@ _HEDGE = (  # "I think I'm allergic to ...": the clause after it, said with less
     rf"(?:(?:I|we)\s+{ADV}(?:do\s+not\s+)?(?:think|believe|guess|suspect|reckon|feel\s+like)"
     r"\s+(?:that\s+)?|(?:I\s+am|we\s+are)\s+not\s+(?:sure|certain)\s*,?\s*but\s+"
     r"|(?:probably|maybe|perhaps|possibly)\s*,?\s+)(?=(?:I|we|my|our)\s)"
+)
+# the same hedges before anyone: "I think Mia is ..." (read only before a person introduced)
+_HEDGE_ANY = _HEDGE.removesuffix(r"(?=(?:I|we|my|our)\s)")
+# what may come before a person's name, the statement being about them: "turns out Mia ..."
+_LEAD_IN = (
+    rf"(?:(?:I|we)\s+{ADV}(?:remember|recall|know|knew|realized|realised|noticed|found\s+out"
+    r"|learned|learnt)(?:\s+that)?|(?:it\s+)?turns\s+out(?:\s+that)?|apparently|now"
+    r"|(?:and|so)\s+now)\s*,?\s+"
 )
 _HEDGE_TAIL = (  # "My brother is a nurse, I believe": the same hedge, said after the clause
     r"(?<=\w)\s*,\s*((?:I|we)\s+(?:think|believe|guess|suspect|reckon|suppose))$"
@@ -423,17 +469,23 @@ _LABEL = r"(?P<label>[^\W\d_][\w'-]*(?:\s+[\w'-]+){0,4}?)\s*:\s+(?=\S)"
 _NOT_LABEL = rf"\b(?:I|me|my|mine|we|us|our|ours)\b|{FINITE}"
 
 
-def _clauses(text: str, people: People | None = None) -> list[_Clause]:
+def _clauses(
+    text: str, people: People | None = None, earlier: tuple[str, bool] | None = None
+) -> list[_Clause]:
     """Sentences cut into first-person clauses, with their leading markers read off.
 
     A clause whose subject is someone `people` holds, by name or "he" / "she", is
-    read as said of "my <relation> <Name>" (`remem.extract.offline.named`)."""
+    read as said of "my <relation> <Name>" (`remem.extract.offline.named`), also after
+    a hedge or a lead-in ("I think Mia is ...", "turns out Mia ..."); `earlier` is the
+    sentence said before the turn's first (`_last_turn`) and whether a "they" may be
+    read against it."""
     people = people or People()
     out: list[_Clause] = []
     greeted = False
-    last: str | None = None  # the sentence said before this one in the turn
+    last, they = earlier if earlier else (None, True)  # the sentence said before this one
     for sentence in cut_off_tail(sentences(text)):
         said_before, last = last, sentence
+        they_ok, they = they, True
         if re.match(r"[\"']", sentence):
             sentence = re.sub(r"^[\"']+|[\"']+(?=[^\w]*$)", "", sentence)
         body, question = strip_end(sentence)
@@ -457,7 +509,15 @@ def _clauses(text: str, people: People | None = None) -> list[_Clause]:
                 body = body[m.end() :]  # "Family stuff for you: my wife is Ana"
             if body == before:
                 break
-        body = people.named(body, said_before)  # "Mia is ...": "my daughter Mia is ..."
+        body = apposed(body)  # "Ana, my sister, lives ...": "my sister Ana lives ..."
+        said = people.named(body, said_before, they=they_ok)  # "Mia is ...": "my daughter Mia"
+        if said == body and people.by_name:  # "I think Mia is ...", "turns out Mia is ..."
+            hedged = None if hedge else re.match(_HEDGE_ANY, body, _I)
+            m = hedged or re.match(_LEAD_IN, body, _I)
+            rest = body[m.end() :] if m else ""
+            if m and (named := people.named(rest, said_before, they=they_ok)) != rest:
+                said, hedge = named, hedged.group(0).strip(" ,") if hedged else hedge
+        body = said
         if m := re.search(_EXPLICIT_TAIL, body, _I):
             explicit, body = True, body[: m.start()]
         if not hedge and (m := re.search(_HEDGE_TAIL, body, _I)):
@@ -582,6 +642,8 @@ def _stated(text: str, greeted: bool, explicit: bool) -> list[Fact]:
         then = [f for f in rule_facts(m["then"]) if f.field is not None]
         if then:
             return then + _facts(m["head"], explicit=explicit)  # the new state first
+    if found := person_facts(text):  # "my sister Ana lives in ...": on a field of hers
+        return found
     for rule in RULES:
         if found := rule(text):
             return found
