@@ -131,3 +131,26 @@ def test_people_introduced_by_name_are_read_in_linear_time(text: str) -> None:
     said = "Ana is here. She is here."
     event = Event("ev-1", "acme", "u42", "s1", Role.USER, said, T, {})
     assert cpu(lambda: extract_offline(event, [before])) < BOUND_S
+
+
+@pytest.mark.parametrize(
+    ("before", "reply", "said"),
+    [
+        ("My sister Ana lives in Bristol.", "Noted.", "My sister Ana " + filled("really ")),
+        ("My friend Sam is here.", filled("Sam likes Leeds. "), "They live in Leeds."),
+        ("My friend Sam is here.", filled("Oh, Sam "), "They live in Leeds."),
+        ("My son Leo is 9.", "Noted.", filled("I think ", "Leo is 9.")),
+        ("My son Leo is 9.", "Noted.", filled("turns out ", "Leo is 9.")),
+        ("Ana, my sister, is here.", "Noted.", filled("Ana, my sister, ", "is here.")),
+        ("My friend Sam is here. " + filled("Sam likes cats "), "Ok.", "They live in Leeds."),
+    ],
+    ids=["adverbs", "long-reply", "reply-names", "hedges", "lead-ins", "appositions", "plurals"],
+)
+def test_a_named_person_s_facts_are_read_in_linear_time(before: str, reply: str, said: str) -> None:
+    """`remem.extract.offline.theirs` and the pronoun of the next turn (`People.across`)."""
+    turns = [
+        Event("ev-0", "acme", "u42", "s1", Role.USER, before, T, {}),
+        Event("ev-1", "acme", "u42", "s1", Role.ASSISTANT, reply, T, {}),
+    ]
+    event = Event("ev-2", "acme", "u42", "s1", Role.USER, said, T, {})
+    assert cpu(lambda: extract_offline(event, turns)) < BOUND_S

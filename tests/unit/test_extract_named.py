@@ -237,6 +237,11 @@ def test_a_they_that_may_mean_others_is_not_read(turns: tuple[str | tuple[str, s
         (("My daughter Mia is 6.", "Apparently Mia hates loud noises."),
          "Daughter Mia hates loud noises"),
         (("Ana, my sister, lives in Leeds.",), "Sister Ana lives in Leeds"),
+        # read before this change too, kept so: a filler before the name
+        (("My daughter Mia is 6.", "btw Mia is starting school in September."),
+         "Daughter Mia is starting school in September"),
+        (("My daughter Mia is 6.", "oh and Mia hates loud noises."),
+         "Daughter Mia hates loud noises"),
     ],
 )  # fmt: skip
 def test_a_name_after_a_hedge_or_a_lead_in_is_read_as_said_of_the_person(

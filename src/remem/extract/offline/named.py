@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 from remem.extract.offline.person import is_adverb, third_singular
 from remem.extract.offline.rules import RELATION, RELATION_ADJ
-from remem.extract.offline.text import normalise
+from remem.extract.offline.text import normalise, sentences
 
 __all__ = ["NAME", "NOT_NAMES", "PLURAL", "People", "Person", "apposed", "introduced", "self_names"]
 
@@ -170,7 +170,7 @@ class People:
             return None
         they = True
         for text in between:
-            for sentence in re.split(r"(?<=[.!?])\s+", " ".join(text.split())):
+            for sentence in sentences(text):
                 if not _names_no_one_else(sentence, self):
                     return None
                 they = they and not _plural_in(sentence, "")
