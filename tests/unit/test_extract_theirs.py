@@ -94,3 +94,12 @@ def test_a_named_speaker_s_person_is_theirs_item_by_item() -> None:
 def test_what_is_no_one_person_s_fact_gets_no_field_of_theirs(turn: str) -> None:
     heads = [(c.field or "").partition(":")[0] for c in said(turn)]
     assert not any("_" in head for head in heads), heads
+
+
+def test_a_named_person_s_preference_is_a_fact_about_them_not_the_user_s() -> None:
+    (kate,) = said("My wife Kate prefers window seats.")
+    assert (kate.text, kate.field, kate.kind.value) == (
+        "Wife Kate prefers window seats",
+        "wife_kate:preference:seat",
+        "semantic",
+    )

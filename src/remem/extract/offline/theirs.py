@@ -11,7 +11,9 @@ favourite colour is blue" -> "my favourite colour is blue"); the field a rule gi
 (the slot: home, allergy:peanut, diet, age, occupation ...) is then put after the
 person: `<relation>_<name>:<slot>`. The record's text is the clause as said ("Sister
 Ana lives in Bristol"); a list a rule splits ("peanuts and shellfish") is one record
-per item, each naming the person.
+per item, each naming the person. Each is a fact (kind semantic), a preference too
+("my wife Kate prefers window seats"): the user's standing preferences are the user's
+own (`remem.policy.applies.is_standing`).
 
 The person's key comes first, so no family of the user's own fields
 (`remem.policy.fields.FAMILIES`: "allergies" reads every `allergy:<x>`) takes a third
@@ -29,6 +31,7 @@ from remem.extract.offline.named import NAME, NOT_NAMES, PLURAL
 from remem.extract.offline.person import is_adverb, third_person
 from remem.extract.offline.rules import RELATION, RELATION_ADJ, rule_facts
 from remem.extract.offline.text import slug
+from remem.model import Kind
 
 __all__ = ["person_facts"]
 
@@ -73,7 +76,7 @@ def person_facts(clause: str) -> list[Fact]:
         else:  # the rule's statement of one item: "Is allergic to peanuts"
             text = third_person(f"{subject} {fact.text[:1].lower()}{fact.text[1:]}")
         field = f"{person}:{fact.field}"
-        out.append(Fact(text, fact.kind, field, fact.value, fact.sensitivity, fact.change))
+        out.append(Fact(text, Kind.SEMANTIC, field, fact.value, fact.sensitivity, fact.change))
     return out
 
 
