@@ -161,6 +161,8 @@ def test_a_name_is_a_content_word_even_when_it_is_a_common_one() -> None:
          "Sister Ana lives in Bristol"),
         (("My sister Ana came over for lunch.", "Her birthday is on May 3."),
          "Sister Ana's birthday is on May 3"),
+        (("My son Leo is obsessed with trains.", ("Adorable! How old is he?", "assistant"),
+          "He's 5."), "Son Leo is 5 years old"),
     ],
 )  # fmt: skip
 def test_a_pronoun_opening_the_next_turn_is_read_as_said_of_the_one_person(

@@ -397,7 +397,8 @@ _CLAUSE_SPLIT = (
 )
 # a subject of two: "my mom and I ...", "Tom and I ...", "me and my husband ..." (a person
 # named by "my <words>" or a capitalised name, then a verb)
-# ("he and I ..." names no one: a pronoun no person was read for, the clause stores nothing)
+# ("he and I ..." names no one: a pronoun no person was read for is no name, and the user's
+# part is read alone, "Went hiking ...", never "The user and He ...")
 _WHO = (
     r"(?P<who>(?:my|our)\s+[^\W\d_][\w'-]*(?:\s+[\w'-]+){0,2}?"
     r"|(?!(?:he|she|they|it|you|him|her|them|this|that)\b)[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)"

@@ -83,7 +83,7 @@ _NOT_VERBS = frozenset(
 _START = re.compile(rf"{_WHO}(?P<poss>'s)?\s(?P<next>[a-z][\w'-]*)(?P<i>\sI\b)?")
 _AND_I = re.compile(r"\sI\b")
 _PRONOUN_START = re.compile(
-    r"(?P<p>(?i:he|she|his|her|they|their))(?P<c>'s|'re)?\s(?P<next>[a-z][\w'-]*)"
+    r"(?P<p>(?i:he|she|his|her|they|their))(?P<c>'s|'re)?\s(?P<next>[a-z0-9][\w'-]*)"
 )
 _KIN = re.compile(rf"\b(?:my|our|his|her|their|your)\s{_REL}\b", _I)
 # words a sentence may start with that name no one
@@ -148,6 +148,8 @@ class People:
                 return clause  # "... loves dinosaurs. They ...": the dinosaurs, maybe
             if m["next"] in _NOT_VERBS and not (m["c"] and word in ("he", "she", "they")):
                 return clause
+            if m["next"][0].isdigit() and not m["c"]:
+                return clause  # "she's 8" is read, "she 8 ..." is not
             possessive = word in ("his", "her", "their")
             if m["next"] == "and" and (possessive or not _AND_I.match(clause, m.end())):
                 return clause  # "she and I ..." is read, "she and my mom ..." is not
