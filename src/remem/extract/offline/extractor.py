@@ -142,10 +142,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from remem.extract.offline.changes import with_subject
-from remem.extract.offline.earlier import answer_facts, put_right, said_before
+from remem.extract.offline.earlier import answer_facts, put_right
 from remem.extract.offline.fact import Fact
 from remem.extract.offline.generic import ASKED_TO_REMEMBER, FINITE, generic_facts
-from remem.extract.offline.named import People, apposed, introduced, self_names
+from remem.extract.offline.named import People, apposed
 from remem.extract.offline.person import third_person
 from remem.extract.offline.rules import RULES, greeting_name, rule_facts
 from remem.extract.offline.said import (
@@ -157,6 +157,7 @@ from remem.extract.offline.said import (
     without_unknown_person,
     without_vocatives,
 )
+from remem.extract.offline.speakers import last_turn, listeners_of, people_of, speaker_of
 from remem.extract.offline.style import style_facts
 from remem.extract.offline.text import (
     ADV,
@@ -195,17 +196,17 @@ def extract_offline(event: Event, context: Sequence[Event] = ()) -> list[Candida
     """
     if event.role != Role.USER:
         return []
-    speaker = _speaker(event)
+    speaker = speaker_of(event)
     text = event.text
     if speaker:
         text = re.sub(rf"^\s*{re.escape(speaker)}\s*:\s*", "", text)
     if pasted(text) or in_role_play(text, context):
         return []
-    listeners = _listeners(context, speaker)
+    listeners = listeners_of(context, speaker)
     text = without_vocatives(without_quoted_speech(text), listeners)
     found: list[tuple[Fact, bool, bool]] = []
-    people = _people(event, context, speaker, text, listeners)
-    for clause in _clauses(text, people, _last_turn(event, context, speaker, people)):
+    people = people_of(event, context, speaker, text, listeners)
+    for clause in _clauses(text, people, last_turn(event, context, speaker, people)):
         if clause.lead and not_a_statement(clause.lead):
             continue
         facts = _facts(clause.text, greeted=clause.greeted, explicit=clause.explicit)
@@ -264,61 +265,6 @@ def extract_offline(event: Event, context: Sequence[Event] = ()) -> list[Candida
             )
         )
     return out
-
-
-_NOT_NAMES = frozenset("user assistant system unknown me i you".split())
-
-
-def _speaker(event: Event) -> str | None:
-    """The name of who said the turn, when the application gives one (`metadata.speaker`)."""
-    name = event.metadata.get("speaker")
-    if not isinstance(name, str):
-        return None
-    name = " ".join(name.split())
-    if not re.fullmatch(r"[^\W\d_][\w'.-]*(?: [^\W\d_][\w'.-]*){0,3}", name):
-        return None
-    return None if name.casefold() in _NOT_NAMES else name
-
-
-def _listeners(context: Sequence[Event], speaker: str | None) -> set[str]:
-    """The names of the others who speak in the session (`metadata.speaker`)."""
-    names = {_speaker(e) for e in context}
-    return {n for n in names if n and n != speaker}
-
-
-def _people(
-    event: Event, context: Sequence[Event], speaker: str | None, text: str, listeners: set[str]
-) -> People:
-    """Who the speaker introduced by name in the session so far (`remem.extract.offline.named`)."""
-    earlier = said_before(event, context)
-    theirs = [e.text for e in earlier if e.role == Role.USER and _speaker(e) == speaker]
-    people = introduced([*theirs, text])
-    if not people.by_name:
-        return people  # most turns: no one introduced, and no names to rule out
-    assistant = [e.text for e in earlier if e.role == Role.ASSISTANT]
-    not_names = {*listeners, *([speaker] if speaker else []), *self_names([*theirs, text])}
-    not_names |= self_names(assistant) | self_names([*theirs, text], to_listener=True)
-    return people.without(not_names)
-
-
-def _last_turn(
-    event: Event, context: Sequence[Event], speaker: str | None, people: People
-) -> tuple[str, bool] | None:
-    """The last sentence of the speaker's turn before this one, which a "he" / "she"
-    opening this turn may mean someone of (`remem.extract.offline.named.People.across`):
-    only when the turns since are the assistant's reply alone, or none."""
-    if not people.by_name:
-        return None
-    earlier = sorted(said_before(event, context), key=lambda e: e.time)
-    between: list[str] = []
-    for prior in reversed(earlier):
-        if prior.role == Role.USER and _speaker(prior) == speaker:
-            said = sentences(prior.text)
-            return people.across(said[-1], between) if said else None
-        if prior.role != Role.ASSISTANT:
-            return None  # another speaker, a tool: whom "he" means is theirs to say
-        between.append(prior.text)
-    return None
 
 
 def _named(text: str, clause: str, speaker: str) -> str:
@@ -478,7 +424,7 @@ def _clauses(
     A clause whose subject is someone `people` holds, by name or "he" / "she", is
     read as said of "my <relation> <Name>" (`remem.extract.offline.named`), also after
     a hedge or a lead-in ("I think Mia is ...", "turns out Mia ..."); `earlier` is the
-    sentence said before the turn's first (`_last_turn`) and whether a "they" may be
+    sentence said before the turn's first (`last_turn`) and whether a "they" may be
     read against it."""
     people = people or People()
     out: list[_Clause] = []
