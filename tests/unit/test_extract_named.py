@@ -279,3 +279,26 @@ def test_a_pronoun_beside_the_user_is_no_one_s_name() -> None:
     assert texts("My son Leo has a nut allergy.", "He and I went hiking in the Alps.") == [
         "The user and their son Leo went hiking in the Alps"
     ]
+
+
+def test_a_person_s_clause_after_but_is_theirs_and_an_and_keeps_the_sentence_whole() -> None:
+    kids = "My son Leo is 7 and my daughter Mia is 4."
+    assert texts(kids, "Leo loves the beach, but Mia hates loud noises.") == [
+        "Son Leo loves the beach",
+        "Daughter Mia hates loud noises",
+    ]
+    assert texts(kids, "I'm vegetarian but Mia eats meat.") == [
+        "Is vegetarian",
+        "Daughter Mia eats meat",
+    ]
+    # "and" joins what one clause says; a list of names is no clause of its own
+    assert texts(kids, "We went to the zoo and Mia loved the penguins.") == [
+        "The user says they went to the zoo and Mia loved the penguins"
+    ]
+    assert not any("Mia are" in s for s in texts(kids, "Leo and Mia are twins."))
+
+
+def test_a_possessive_that_leaves_out_its_noun_is_not_read() -> None:
+    """ "Mia's is pasta": whose what? Not "Daughter Mia's is pasta"."""
+    said = texts("My daughter Mia is 4.", "Leo's favourite food is pizza; Mia's is pasta.")
+    assert not any("Mia's is" in s for s in said)

@@ -430,6 +430,7 @@ def _clauses(
     out: list[_Clause] = []
     greeted = False
     last, they = earlier if earlier else (None, True)  # the sentence said before this one
+    split = _CLAUSE_SPLIT + people.split_before()  # "..., but Mia hates ...": Mia's own
     for sentence in cut_off_tail(sentences(text)):
         said_before, last = last, sentence
         they_ok, they = they, True
@@ -477,7 +478,7 @@ def _clauses(
             together, body = m["who"], f"we {m['rest']}"  # read as "we ..."
         lead = ""
         first = len(out)  # this sentence's clauses start here
-        pieces = between_kept(re.split(f"({_CLAUSE_SPLIT})", body, flags=_I))
+        pieces = between_kept(re.split(f"({split})", body, flags=_I))
         iffy = False  # in what a condition governs: "If I had a boat, I would ..."
         for n, part in enumerate(pieces[::2]):
             joined = n > 0 and re.search(r"\band\s*$", pieces[2 * n - 1], _I) is not None

@@ -134,6 +134,8 @@ class People:
         if (m := _START.match(clause)) and (person := self.by_name.get(m["n"])):
             if m["next"] in _NOT_VERBS or (m["next"] == "and" and not m["i"]):
                 return clause
+            if m["poss"] and m["next"] in ("is", "was", "are", "were"):
+                return clause  # "Mia's is pasta": whose what, it does not say
             if m["s"] and m["s"] != person.surname:
                 return clause  # "Mia Jones" is not the daughter Mia
             end = m.end("s") if m["s"] else m.end("n")
@@ -178,6 +180,20 @@ class People:
                 they = they and not _plural_in(sentence, "")
         return last, they
 
+    def split_before(self) -> str:
+        """Where a clause about one of these people starts inside a sentence, as more of
+        an alternation of splits: after a "but", "although", "while" or "whereas", their
+        name and a verb of its own ("Leo loves the beach, but Mia hates loud noises").
+        Not after "and" or a comma, which join what one clause says ("we went to the zoo
+        and Mia loved the penguins": where she did); "" when no one was introduced."""
+        if not self.by_name:
+            return ""
+        names = "|".join(sorted(map(re.escape, self.by_name), key=len, reverse=True))
+        return (
+            r"|\s*,?\s+(?:but|although|though|while|whereas)\s+"
+            rf"(?=(?-i:(?:{names}){_VERBISH}))"
+        )
+
     def without(self, not_names: Iterable[str]) -> People:
         """These people but those whose name is the first word of one of `not_names` (the
         speaker's, the listener's, the assistant's)."""
@@ -209,6 +225,11 @@ class People:
         return person
 
 
+# a verb of one person's own after their name (lower case): "is", "hates", "loved"
+_VERBISH = (
+    r"\s(?:is|was|has|had|does|did|can|cannot|could|will|would|should|must|may"
+    r"|might|never|always|also|just|still|really|[a-z]+[^s\W]s|[a-z]+ed)\b"
+)
 # words that end in "s" and are no plural; words that are plurals without one
 _NOT_PLURAL = frozenset(
     "is was has does his hers its this yes us always perhaps plus thus bus gas less unless "
