@@ -121,8 +121,22 @@ def test_a_word_put_right_is_looked_for_in_linear_time(said: str) -> None:
         "".join(f"my sister {chr(65 + n % 26)}{chr(97 + n // 26 % 26) * 3}. " for n in range(5000)),
         filled("She is here. ", "My sister Ana came. She is here."),  # many a "she"
         "My sister Ana met " + filled("Laura and ") + "x. She is here.",
+        filled("I have a sister named Ana "),  # "I have a <relation> named <Name>"
+        filled("I have also have got a "),
+        filled("my son's name is "),
     ],
-    ids=["intros", "relations", "appositions", "long-word", "many-names", "pronouns", "others"],
+    ids=[
+        "intros",
+        "relations",
+        "appositions",
+        "long-word",
+        "many-names",
+        "pronouns",
+        "others",
+        "named",
+        "have",
+        "name-is",
+    ],
 )
 def test_people_introduced_by_name_are_read_in_linear_time(text: str) -> None:
     """`remem.extract.offline.named`: who the speaker introduced, and a clause about them."""

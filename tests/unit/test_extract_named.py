@@ -302,3 +302,22 @@ def test_a_possessive_that_leaves_out_its_noun_is_not_read() -> None:
     """ "Mia's is pasta": whose what? Not "Daughter Mia's is pasta"."""
     said = texts("My daughter Mia is 4.", "Leo's favourite food is pizza; Mia's is pasta.")
     assert not any("Mia's is" in s for s in said)
+
+
+@pytest.mark.parametrize(
+    ("turns", "record"),
+    [
+        (("I have a daughter named Mia.", "Mia is allergic to peanuts."),
+         "Daughter Mia is allergic to peanuts"),
+        (("My son's name is Leo.", "Leo can't have dairy."), "Son Leo cannot have dairy"),
+        (("I have a sister called Ana.", "She lives in Bristol."), "Sister Ana lives in Bristol"),
+        (("I've got a dog named Rex.", "Rex is 3."), "Dog Rex is 3 years old"),
+        (("My sister is called Ana.", "Ana is a nurse."), "Sister Ana is a nurse"),
+        (("I also have another sister named Bec.", "Bec lives in Leeds."),
+         "Sister Bec lives in Leeds"),
+    ],
+)  # fmt: skip
+def test_a_person_introduced_as_having_a_name_is_read_as_said_of_them(
+    turns: tuple[str, ...], record: str
+) -> None:
+    assert texts(*turns) == [record]

@@ -4,8 +4,10 @@
 said later in the session is then read as "my daughter Mia is allergic to peanuts",
 and the rules read that as they read any "my <relation>" ("Daughter Mia is allergic
 to peanuts", "Priya's daughter Mia ..." when the speaker is named). A person is
-introduced as "my <relation> <Name>", "<Name>, my <relation>" or "my <relation>,
-<Name>," by the same speaker, in the turn or an earlier one of the session.
+introduced as "my <relation> <Name>", "<Name>, my <relation>", "my <relation>,
+<Name>,", "my <relation>'s name is <Name>" / "my <relation> is called <Name>" or "I
+have a <relation> named <Name>" by the same speaker, in the turn or an earlier one
+of the session.
 
 Only what cannot be misread is read so: a name introduced for two relations, a
 name the speaker or the listener goes by, a name with nothing after it that a
@@ -48,8 +50,20 @@ _INTRODUCTIONS = (
     re.compile(rf"\b(?P<my>my|our)\s{_REL}\s{_WHO}\b(?!-)", _I),  # my daughter Mia
     re.compile(rf"\b(?P<my>my|our)\s{_REL},\s{_WHO}{_ENDS}", _I),  # my son, Leo,
     re.compile(rf"(?<![\w'-]){_WHO},\s(?P<my>my|our)\s{_REL}{_ENDS}", _I),  # Sofia, my niece,
+    # my son's name is Leo, my son is called Leo
+    re.compile(
+        rf"\b(?P<my>my|our)\s{_REL}(?:'s\sname\sis|\sis\s(?:called|named)|\sgoes\sby)"
+        rf"\s{_WHO}\b(?!-)",
+        _I,
+    ),
+    # I have a daughter named Mia, we've got a dog called Rex
+    re.compile(
+        r"\b(?P<we>I|we)(?:'ve|\shave)?\s(?:also\s|still\s)?(?:have|got|have\sgot)?\s?"
+        rf"(?:a|an|one|another)\s{_REL}\s(?:called|named)\s{_WHO}\b(?!-)",
+        _I,
+    ),
 )
-_MY = re.compile(r"\b(?:my|our)\s", _I)
+_MY = re.compile(r"\b(?:my|our|named|called)\s", _I)
 # capitalised words that begin a sentence before a comma and are no one's name
 NOT_NAMES = frozenset(
     "oh ah well so also and but yes yeah yep no nope ok okay thanks thank hi hey hello dear "
@@ -340,7 +354,8 @@ def introduced(said: Iterable[str]) -> People:
                     continue
                 relations.setdefault(name, set()).add(relation)
                 adj = " ".join(m["adj"].lower().split())
-                said_as = " ".join(f"{m['my'].lower()} {adj} {relation} {name}".split())
+                my = m.groupdict().get("my") or ("our" if m["we"].lower() == "we" else "my")
+                said_as = " ".join(f"{my.lower()} {adj} {relation} {name}".split())
                 surname = m["s"] or ""
                 found[name] = Person(name, surname, f"{said_as} {surname}".strip(), relation)
     return People({n: p for n, p in found.items() if len(relations[n]) == 1})
