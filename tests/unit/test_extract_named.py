@@ -321,3 +321,23 @@ def test_a_person_introduced_as_having_a_name_is_read_as_said_of_them(
     turns: tuple[str, ...], record: str
 ) -> None:
     assert texts(*turns) == [record]
+
+
+@pytest.mark.parametrize(
+    ("said", "records"),
+    [
+        ("My daughter Mia is 6 and she loves horses.",
+         ["Daughter Mia is 6 years old", "Daughter Mia loves horses"]),
+        ("My son Leo is 9, he is allergic to peanuts.",
+         ["Son Leo is 9 years old", "Son Leo is allergic to peanuts"]),
+        # what only the sentence before says ("there", "it"), or of no one: one record
+        ("My sister Ines moved to Oslo and she loves the light there.",
+         ["Sister Ines moved to Oslo and she loves the light there"]),
+        ("My daughter Mia is 6 and he is 8.", ["Daughter Mia is 6 years old"]),  # he: who?
+        ("My son Leo and my brother Tom came, and he stayed.", ["Brother Tom came, and he stayed"]),
+    ],
+)  # fmt: skip
+def test_a_he_or_she_after_and_is_the_person_the_sentence_named(
+    said: str, records: list[str]
+) -> None:
+    assert texts(said) == records

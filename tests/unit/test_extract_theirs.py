@@ -103,3 +103,10 @@ def test_a_named_person_s_preference_is_a_fact_about_them_not_the_user_s() -> No
         "wife_kate:preference:seat",
         "semantic",
     )
+
+
+def test_what_a_person_does_with_the_user_is_not_read_as_said_of_themselves() -> None:
+    """ "lives with me" is no "I live with me"; the value ends where another subject starts."""
+    assert fields("My sister Ana lives with me.") == {"Sister Ana lives with them": None}
+    (ines,) = said("My sister Ines moved to Oslo and she loves the light there.")
+    assert (ines.field, ines.value) == ("sister_ines:home", "Oslo")

@@ -94,13 +94,10 @@ What it does NOT catch (use an LLM strategy for these):
 - implicit preferences and habits: "can you find me a vegetarian place again?",
   booking the aisle seat every time, a tone of voice;
 - coreference: pronouns and ellipsis are not resolved ("I love it", "she moved
-  to Berlin", "the second one", "same as last time"), but for a "he" / "she" (a
-  "they" for a relation of no sex, "my friend Sam", with no plural it could mean)
-  starting the sentence right after one that names a person introduced by name
-  and no one else ("My sister Ana came over. She lives in Bristol."), also when
-  that sentence ended the speaker's turn before and only the assistant's reply, naming
-  no one else, came between; a name after a hedge or a lead-in ("I think Mia ...",
-  "turns out Mia ...") is read as at the clause's start; across turns only the
+  to Berlin", "the second one", "same as last time"), but for a "he" / "she" (or
+  "they", `remem.extract.offline.named`) after a sentence naming one person introduced
+  by name ("My sister Ana came over. She lives in Bristol."), also the sentence ending
+  the turn before, and a name after a hedge ("I think Mia ..."); across turns only the
   bare yes / no answer to the assistant's immediately preceding yes/no question
   ("Are you still vegetarian?" - "not anymore") is resolved, and only when the
   resulting statement matches a rule with a field, and a word put right ("actually
@@ -146,7 +143,7 @@ from remem.extract.offline.earlier import answer_facts, put_right
 from remem.extract.offline.fact import Fact
 from remem.extract.offline.generic import ASKED_TO_REMEMBER, FINITE, generic_facts
 from remem.extract.offline.named import People, apposed
-from remem.extract.offline.person import third_person
+from remem.extract.offline.person import hedged, third_person, with_lead
 from remem.extract.offline.rules import RULES, greeting_name, rule_facts
 from remem.extract.offline.said import (
     CHATTER,
@@ -211,8 +208,8 @@ def extract_offline(event: Event, context: Sequence[Event] = ()) -> list[Candida
             continue
         facts = _facts(clause.text, greeted=clause.greeted, explicit=clause.explicit)
         if clause.hedge:  # no exact fact from a hedge: the statement, hedge and all
-            hedged = _hedged(clause.hedge, clause.text, speaker)
-            facts = [replace(f, text=hedged, field=None, value=None) for f in facts][:1]
+            said_so = hedged(clause.hedge, clause.text, speaker)
+            facts = [replace(f, text=said_so, field=None, value=None) for f in facts][:1]
         for fact in facts:
             changed = fact.field is not None and (
                 fact.change or re.search(_CHANGE_WORDS, clause.text, _I) is not None
@@ -227,7 +224,7 @@ def extract_offline(event: Event, context: Sequence[Event] = ()) -> list[Candida
                 if not re.search(rf"\b{re.escape(speaker)}\b", said):
                     continue  # in a thread of several people a record says whose it is
             if clause.lead:
-                said = _with_lead(clause.lead, said, speaker)
+                said = with_lead(clause.lead, said, speaker)
             said = without_unknown_person(said)  # "... until she lands something": who?
             found.append((replace(fact, text=said), clause.explicit, clause.correction or changed))
     # the question a bare answer answers, or the turn a correction puts right: a source too
@@ -288,22 +285,6 @@ def _together(clause: _Clause, speaker: str | None) -> str:
     rest = re.sub(r"^(?:the\s+user\s+says\s+)?they\s+", "", they, flags=_I)
     who = re.sub(r"^(?:my|our)\b", "their", clause.together.strip(), flags=_I)
     return f"{speaker or 'The user'} and {who} {rest}"
-
-
-def _hedged(hedge: str, clause: str, speaker: str | None) -> str:
-    """The clause said with its hedge: "Thinks they are allergic to kiwi", "Ann is not
-    sure but they think ...", "Maybe they prefer tea", "Probably Ann's favourite ..."."""
-    clause = re.sub(r"^(My|Our)\b", lambda m: m.group(1).lower(), clause)
-    if speaker and re.fullmatch(r"probably|maybe|perhaps|possibly", hedge, _I):
-        return f"{hedge[:1].upper()}{hedge[1:].lower()} {third_person(clause, speaker)}"
-    return third_person(f"{hedge} {clause}", speaker)
-
-
-def _with_lead(lead: str, text: str, speaker: str | None) -> str:
-    """The statement with the qualifier said before it ("Due to X, needs to avoid Y")."""
-    if not (speaker and text.startswith(speaker)):
-        text = text[:1].lower() + text[1:]
-    return third_person(f"{lead}, {text}")
 
 
 _SEP = r"(?:\s*[,:;.!-]+\s*|\s+)"
@@ -460,11 +441,11 @@ def _clauses(
         body = apposed(body)  # "Ana, my sister, lives ...": "my sister Ana lives ..."
         said = people.named(body, said_before, they=they_ok)  # "Mia is ...": "my daughter Mia"
         if said == body and people.by_name:  # "I think Mia is ...", "turns out Mia is ..."
-            hedged = None if hedge else re.match(_HEDGE_ANY, body, _I)
-            m = hedged or re.match(_LEAD_IN, body, _I)
+            hedging = None if hedge else re.match(_HEDGE_ANY, body, _I)
+            m = hedging or re.match(_LEAD_IN, body, _I)
             rest = body[m.end() :] if m else ""
             if m and (named := people.named(rest, said_before, they=they_ok)) != rest:
-                said, hedge = named, hedged.group(0).strip(" ,") if hedged else hedge
+                said, hedge = named, hedging.group(0).strip(" ,") if hedging else hedge
         body = said
         if m := re.search(_EXPLICIT_TAIL, body, _I):
             explicit, body = True, body[: m.start()]
@@ -481,6 +462,7 @@ def _clauses(
         pieces = between_kept(re.split(f"({split})", body, flags=_I))
         iffy = False  # in what a condition governs: "If I had a boat, I would ..."
         for n, part in enumerate(pieces[::2]):
+            prev = "".join(pieces[: 2 * n - 1]) if n else None  # the sentence so far
             joined = n > 0 and re.search(r"\band\s*$", pieces[2 * n - 1], _I) is not None
             part = re.sub(r"^(?:and|but|so|also|plus)\s+", "", part.strip(" ,"), flags=_I)
             if iffy and not (re.search(_CONTRAST, pieces[2 * n - 1], _I) and _asserted(part)):
@@ -495,8 +477,12 @@ def _clauses(
             elif part and joined and first < len(out) and _no_verb(part):
                 # "I used my contacts and my skills to ...": an object, not a clause of its own
                 out[-1] = replace(out[-1], text=f"{out[-1].text} and {part}")
+            elif part and n and first < len(out) and people.unread(part, prev):
+                # "... and he is 8" of no one: what it says stays where it was said
+                out[-1] = replace(out[-1], text=f"{out[-1].text}{pieces[2 * n - 1]}{part}")
             elif part:
-                part = with_subject(people.named(part))  # "ditched my old ...": "I" unsaid
+                # "ditched my old ...": "I" unsaid; "... and she loves horses": hers
+                part = with_subject(people.named(part, prev if n else None, they=False))
                 # "Mei and I watched ... and we've both gone vegan": the same two
                 who = together if len(out) == first or re.match(r"we\s", part, _I) else ""
                 out.append(_Clause(part, explicit, correction, greeted, lead, hedge, who))

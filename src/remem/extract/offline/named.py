@@ -197,16 +197,33 @@ class People:
     def split_before(self) -> str:
         """Where a clause about one of these people starts inside a sentence, as more of
         an alternation of splits: after a "but", "although", "while" or "whereas", their
-        name and a verb of its own ("Leo loves the beach, but Mia hates loud noises").
-        Not after "and" or a comma, which join what one clause says ("we went to the zoo
-        and Mia loved the penguins": where she did); "" when no one was introduced."""
+        name and a verb of its own ("Leo loves the beach, but Mia hates loud noises"),
+        and after those, "and", "so" or a comma, a "he" / "she" and a verb ("my daughter
+        Mia is 6 and she loves horses"), which the extractor reads against the clause
+        before it (`named`) or joins to it again. A name after "and" or a comma is no
+        split: those join what one clause says ("we went to the zoo and Mia loved the
+        penguins": where she did). "" when no one was introduced."""
         if not self.by_name:
             return ""
         names = "|".join(sorted(map(re.escape, self.by_name), key=len, reverse=True))
         return (
             r"|\s*,?\s+(?:but|although|though|while|whereas)\s+"
             rf"(?=(?-i:(?:{names}){_VERBISH}))"
+            r"|(?:\s*,\s*(?:and|but|so|while|although|though|whereas)?|\s+(?:and|but|so|while"
+            rf"|although|though|whereas))\s+(?=(?-i:he|she){_VERBISH})"
         )
+
+    def unread(self, part: str, before: str | None) -> bool:
+        """Whether a piece of a sentence opens with a "he" / "she" that no one the sentence
+        before it names is, or goes on to what only that sentence says ("and she loves the
+        light there", "and he loves it"): the extractor keeps it joined to the clause
+        before."""
+        if not (m := re.match(r"(?:he|she)\s", part, _I)):
+            return False
+        leans = re.search(
+            r"\b(?:it|its|there|that|this|those|these|them|him|her)\b", part[m.end() :], _I
+        )
+        return leans is not None or self.named(part, before) == part
 
     def without(self, not_names: Iterable[str]) -> People:
         """These people but those whose name is the first word of one of `not_names` (the

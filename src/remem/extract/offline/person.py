@@ -159,6 +159,22 @@ def third_person(clause: str, subject: str | None = None) -> str:
     return s
 
 
+def hedged(hedge: str, clause: str, speaker: str | None) -> str:
+    """The clause said with its hedge: "Thinks they are allergic to kiwi", "Ann is not
+    sure but they think ...", "Maybe they prefer tea", "Probably Ann's favourite ..."."""
+    clause = re.sub(r"^(My|Our)\b", lambda m: m.group(1).lower(), clause)
+    if speaker and re.fullmatch(r"probably|maybe|perhaps|possibly", hedge, _I):
+        return f"{hedge[:1].upper()}{hedge[1:].lower()} {third_person(clause, speaker)}"
+    return third_person(f"{hedge} {clause}", speaker)
+
+
+def with_lead(lead: str, text: str, speaker: str | None) -> str:
+    """The statement with the qualifier said before it ("Due to X, needs to avoid Y")."""
+    if not (speaker and text.startswith(speaker)):
+        text = text[:1].lower() + text[1:]
+    return third_person(f"{lead}, {text}")
+
+
 # "..., shouldn't I": a question tag asks the listener to agree; the statement is before it
 _TAG = re.compile(
     r",?\s+(?:am|is|are|was|were|do|does|did|have|has|had|can|could|will|would|shall|should"

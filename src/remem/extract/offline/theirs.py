@@ -45,6 +45,10 @@ _SUBJECT = re.compile(
 )
 # what follows the name that is no predicate of hers: "my sister Ana and I", "..., who"
 _NOT_PREDICATE = re.compile(r"(?:and|or|nor|but|who|whom|whose|which|that|with)\b", _I)
+# "... moved to Oslo and she loves the light there": what follows says more, of another subject
+_GOES_ON = re.compile(r",?\s+(?:and|but|so)\s+(?=(?:he|she|they|it|you)\b)", _I)
+# the speaker in what is said of someone else ("... lives with me", "... loves our dog")
+_SPEAKER = re.compile(r"\b(?:I|me|my|mine|myself|we|us|our|ours|ourselves)\b", _I)
 _ADVERBS = frozenset(
     "really also just now currently still actually recently finally definitely absolutely "
     "totally usually generally always truly never often sometimes rarely even only mainly "
@@ -60,9 +64,10 @@ def person_facts(clause: str) -> list[Fact]:
     m = _SUBJECT.fullmatch(clause)
     if m is None or m["r"].lower() in PLURAL or m["n"].casefold() in NOT_NAMES:
         return []
-    if _NOT_PREDICATE.match(m["rest"]):
-        return []
+    if _NOT_PREDICATE.match(m["rest"]) or _SPEAKER.search(m["rest"]):
+        return []  # "my sister Ana lives with me": said as hers, "me" would be her
     mine = f"my {m['rest']}" if m["poss"] else _first_person(m["rest"])
+    mine = _GOES_ON.split(mine, maxsplit=1)[0]  # the value ends where another subject starts
     facts = [f for f in rule_facts(mine) if f.field is not None]
     if not facts:
         return []
