@@ -66,3 +66,16 @@ def test_two_children_s_allergies_are_theirs_and_none_is_the_user_s(mem: Memory)
     packet = mem.recall(actor="noa", query="What can't Leo eat?", include_events=False)
     top = {r.text for r in packet.records[:2]}
     assert top == {"Son Leo has a nut allergy", "Son Leo also cannot have dairy"}
+
+
+def test_two_sisters_said_in_the_same_words_are_not_one_duplicate(mem: Memory) -> None:
+    """Before their own fields, Bec's was taken for a near-duplicate of Ana's (most of
+    the words are the same) and nothing of hers was kept."""
+    _say(mem, 0, "My sister Ana works as a nurse at the children's hospital in Bristol.")
+    _say(mem, 0.1, "My sister Bec works as a nurse at the children's hospital in Bristol.")
+    mem.process()
+    said = {r.field: r.text for r in mem.records(actor="noa")}
+    assert said["sister_ana:occupation"].startswith("Sister Ana works as a nurse")
+    assert said["sister_bec:occupation"].startswith("Sister Bec works as a nurse")
+    packet = mem.recall(actor="noa", query="What does Bec do for work?", include_events=False)
+    assert packet.records[0].text.startswith("Sister Bec works")
