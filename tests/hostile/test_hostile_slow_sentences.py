@@ -129,8 +129,22 @@ def test_a_word_put_right_is_looked_for_in_linear_time(said: str) -> None:
         "".join(f"my sister {chr(65 + n % 26)}{chr(97 + n // 26 % 26) * 3}. " for n in range(5000)),
         filled("She is here. ", "My sister Ana came. She is here."),  # many a "she"
         "My sister Ana met " + filled("Laura and ") + "x. She is here.",
+        filled("I have a sister named Ana "),  # "I have a <relation> named <Name>"
+        filled("I have also have got a "),
+        filled("my son's name is "),
     ],
-    ids=["intros", "relations", "appositions", "long-word", "many-names", "pronouns", "others"],
+    ids=[
+        "intros",
+        "relations",
+        "appositions",
+        "long-word",
+        "many-names",
+        "pronouns",
+        "others",
+        "named",
+        "have",
+        "name-is",
+    ],
 )
 def test_people_introduced_by_name_are_read_in_linear_time(text: str) -> None:
     """`remem.extract.offline.named`: who the speaker introduced, and a clause about them."""
@@ -178,3 +192,26 @@ def test_chat_style_is_read_in_linear_time(clause: str) -> None:
 def test_a_budget_limit_and_a_choice_instead_are_read_in_linear_time(clause: str) -> None:
     assert cpu(lambda: rule_budget_limit(clause)) < BOUND_S
     assert cpu(lambda: rule_instead(clause)) < BOUND_S
+
+
+@pytest.mark.parametrize(
+    ("before", "reply", "said"),
+    [
+        ("My sister Ana lives in Bristol.", "Noted.", "My sister Ana " + filled("really ")),
+        ("My friend Sam is here.", filled("Sam likes Leeds. "), "They live in Leeds."),
+        ("My friend Sam is here.", filled("Oh, Sam "), "They live in Leeds."),
+        ("My son Leo is 9.", "Noted.", filled("I think ", "Leo is 9.")),
+        ("My son Leo is 9.", "Noted.", filled("turns out ", "Leo is 9.")),
+        ("Ana, my sister, is here.", "Noted.", filled("Ana, my sister, ", "is here.")),
+        ("My friend Sam is here. " + filled("Sam likes cats "), "Ok.", "They live in Leeds."),
+    ],
+    ids=["adverbs", "long-reply", "reply-names", "hedges", "lead-ins", "appositions", "plurals"],
+)
+def test_a_named_person_s_facts_are_read_in_linear_time(before: str, reply: str, said: str) -> None:
+    """`remem.extract.offline.theirs` and the pronoun of the next turn (`People.across`)."""
+    turns = [
+        Event("ev-0", "acme", "u42", "s1", Role.USER, before, T, {}),
+        Event("ev-1", "acme", "u42", "s1", Role.ASSISTANT, reply, T, {}),
+    ]
+    event = Event("ev-2", "acme", "u42", "s1", Role.USER, said, T, {})
+    assert cpu(lambda: extract_offline(event, turns)) < BOUND_S

@@ -161,6 +161,25 @@ def test_different_statements_are_added(old: str, new: str) -> None:
     assert d.action is Action.ADD
 
 
+def test_a_look_alike_about_another_field_is_added() -> None:
+    """Two sisters in one city read alike, but each is on a field of her own."""
+    old = rec("r1", "Sister Ana lives in Bristol", "sister_ana:home", "Bristol")
+    d = decide(cand("Sister Bec lives in Bristol", "sister_bec:home", "Bristol"), [], [(old, 0.97)])
+    assert d.action is Action.ADD and not d.supersedes
+    moved = cand("Sister Bec moved to Bristol", "sister_bec:home", "Bristol")
+    d = decide(replace(moved, is_correction=True), [], [(old, 0.97)])  # a change, not Ana's
+    assert d.action is Action.ADD and not d.supersedes
+    # with no field on one side still a duplicate, and a correction of the same family
+    # still puts its look-alike right, as before
+    same = decide(cand("Sister Ana lives in Bristol"), [], [(old, 0.97)])
+    assert same.action is Action.NOOP
+    peanut = rec("r2", "Is allergic to peanuts", "allergy:peanut", "allergic")
+    pecan = cand("Is allergic to pecans", "allergy:pecan", "allergic")
+    assert decide(pecan, [], [(peanut, 0.95)]).action is Action.ADD
+    righted = decide(replace(pecan, is_correction=True), [], [(peanut, 0.95)])
+    assert (righted.action, righted.supersedes) == (Action.UPDATE, ("r2",))
+
+
 def test_duplicate_of_an_invalid_record_is_added() -> None:
     d = decide(cand("Likes pizza"), [], [(rec("r1", "Likes pizza", status=Status.INVALID), 1.0)])
     assert d.action is Action.ADD

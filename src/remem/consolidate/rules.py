@@ -107,7 +107,9 @@ def decide(
 
     `same_field` are the scope's active and invalid records about the
     candidate's field; `neighbours` are similar active records with their
-    cosine similarity (or None-free 0.0 when no embedder is configured).
+    cosine similarity (or None-free 0.0 when no embedder is configured). A
+    neighbour about another field than the candidate's is not its duplicate
+    (`_other_field`).
     """
     active_same = [r for r in same_field if r.status is Status.ACTIVE]
     # a re-run of the same source event never adds a second record
@@ -173,6 +175,8 @@ def decide(
     for rec, cosine in neighbours:
         if rec.status is not Status.ACTIVE or rec.kind is not candidate.kind:
             continue
+        if _other_field(rec, candidate):
+            continue  # about another thing, however alike it reads: "Sister Bec lives in ..."
         lexical = text_similarity(rec.text, candidate.text)
         if cosine >= DUPLICATE_COSINE or lexical >= DUPLICATE_JACCARD:
             if (
@@ -198,6 +202,19 @@ def decide(
                 adds_sources=restated_sources(candidate, rec),
             )
     return Decision(Action.ADD, "new information")
+
+
+def _other_field(rec: Record, candidate: Candidate) -> bool:
+    """Whether a record is about another field than the candidate, so never its
+    duplicate however alike they read: "Sister Ana lives in Bristol" on
+    `sister_ana:home` is not "Sister Bec lives in Bristol" on `sister_bec:home`, nor
+    "Is allergic to peanuts" one to shellfish. A correction may still put right a
+    look-alike of the same family ("sorry, I meant pecans": `allergy:pecan` for
+    `allergy:peanut`), never one of another family or person."""
+    if not (rec.field and candidate.field) or rec.field == candidate.field:
+        return False
+    same_family = rec.field.partition(":")[0] == candidate.field.partition(":")[0]
+    return not (candidate.is_correction and same_family)
 
 
 # what a diet leaves out, by the last word of an `eats:<food>` key

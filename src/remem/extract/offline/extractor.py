@@ -65,6 +65,10 @@ lower case, words joined by "_", last word singular.
     device:<x>, car                     "I ditched my old phone for a Pixel" -> device:phone
     employer "left <x>"                 "I left the agency" (`remem.extract.offline.changes`)
     home:<x>                            where they live: "my sister lives in Berlin"
+    <relation>_<name>:<field>           a named third party's fact, on a field of theirs:
+                                        "my sister Ana lives in Bristol" -> sister_ana:home,
+                                        "Mia is allergic to eggs" -> daughter_mia:allergy:egg
+                                        (`remem.extract.offline.theirs`)
     likes:<x>                           likes | dislikes ("I love pizza" / "I hate pizza")
     preference:<topic>                  "I prefer aisle seats" -> preference:seat; topics
                                         fold synonyms (seat, drink, contact, transport ...)
@@ -101,9 +105,10 @@ What it does NOT catch (use an LLM strategy for these):
 - implicit preferences and habits: "can you find me a vegetarian place again?",
   booking the aisle seat every time, a tone of voice;
 - coreference: pronouns and ellipsis are not resolved ("I love it", "she moved
-  to Berlin", "the second one", "same as last time"), but for a "he" / "she"
-  starting the sentence right after one that names a person introduced by name
-  and no one else ("My sister Ana came over. She lives in Bristol."); across turns only the
+  to Berlin", "the second one", "same as last time"), but for a "he" / "she" (or
+  "they", `remem.extract.offline.named`) after a sentence naming one person introduced
+  by name ("My sister Ana came over. She lives in Bristol."), also the sentence ending
+  the turn before, and a name after a hedge ("I think Mia ..."); across turns only the
   bare yes / no answer to the assistant's immediately preceding yes/no question
   ("Are you still vegetarian?" - "not anymore") is resolved, and only when the
   resulting statement matches a rule with a field, and a word put right ("actually
@@ -153,12 +158,12 @@ from remem.extract.offline.chat import (
     without_chatter,
     without_fragment,
 )
-from remem.extract.offline.earlier import answer_facts, put_right, said_before
+from remem.extract.offline.earlier import answer_facts, put_right
 from remem.extract.offline.fact import Fact
 from remem.extract.offline.generic import ASKED_TO_REMEMBER, FINITE, generic_facts
 from remem.extract.offline.money import rule_budget_limit
-from remem.extract.offline.named import People, introduced, self_names
-from remem.extract.offline.person import third_person
+from remem.extract.offline.named import People, apposed
+from remem.extract.offline.person import hedged, third_person, with_lead
 from remem.extract.offline.rules import RULES, greeting_name, rule_facts
 from remem.extract.offline.said import (
     CHATTER,
@@ -174,6 +179,7 @@ from remem.extract.offline.said import (
     without_unknown_person,
     without_vocatives,
 )
+from remem.extract.offline.speakers import last_turn, listeners_of, people_of, speaker_of
 from remem.extract.offline.style import style_facts
 from remem.extract.offline.text import (
     ADV,
@@ -181,6 +187,7 @@ from remem.extract.offline.text import (
     pasted,
     sentences,
 )
+from remem.extract.offline.theirs import person_facts
 from remem.model import Authority, Candidate, Event, Kind, Role, Source
 
 __all__ = ["EXTRACTOR_VERSION", "STRATEGY", "extract_offline"]
@@ -213,16 +220,17 @@ def extract_offline(event: Event, context: Sequence[Event] = ()) -> list[Candida
     """
     if event.role != Role.USER:
         return []
-    speaker = _speaker(event)
+    speaker = speaker_of(event)
     text = event.text
     if speaker:
         text = re.sub(rf"^\s*{re.escape(speaker)}\s*:\s*", "", text)
     if pasted(text) or in_role_play(text, context):
         return []
-    listeners = _listeners(context, speaker)
+    listeners = listeners_of(context, speaker)
     text = without_vocatives(without_quoted_speech(text), listeners)
     found: list[tuple[Fact, bool, bool]] = []
-    for clause in _clauses(text, _people(event, context, speaker, text, listeners)):
+    people = people_of(event, context, speaker, text, listeners)
+    for clause in _clauses(text, people, last_turn(event, context, speaker, people)):
         if clause.lead and not_a_statement(clause.lead):
             continue
         short = without_fragment(clause.text)  # "... every spring so antihistamines"
@@ -235,8 +243,8 @@ def extract_offline(event: Event, context: Sequence[Event] = ()) -> list[Candida
             singled_out=clause.singled_out,
         )
         if clause.hedge:  # no exact fact from a hedge: the statement, hedge and all
-            hedged = _hedged(clause.hedge, clause.text, speaker)
-            facts = [replace(f, text=hedged, field=None, value=None) for f in facts][:1]
+            said_so = hedged(clause.hedge, clause.text, speaker)
+            facts = [replace(f, text=said_so, field=None, value=None) for f in facts][:1]
         if clause.laughed and not clause.explicit and momentary(clause.text):
             facts = [f for f in facts if f.field is not None]  # "Cat just ... again lol"
         for fact in facts:
@@ -253,7 +261,7 @@ def extract_offline(event: Event, context: Sequence[Event] = ()) -> list[Candida
                 if not re.search(rf"\b{re.escape(speaker)}\b", said):
                     continue  # in a thread of several people a record says whose it is
             if clause.lead:
-                said = _with_lead(clause.lead, said, speaker)
+                said = with_lead(clause.lead, said, speaker)
             said = without_unknown_person(said)  # "... until she lands something": who?
             found.append((replace(fact, text=said), clause.explicit, clause.correction or changed))
     # the question a bare answer answers, or the turn a correction puts right: a source too
@@ -293,41 +301,6 @@ def extract_offline(event: Event, context: Sequence[Event] = ()) -> list[Candida
     return out
 
 
-_NOT_NAMES = frozenset("user assistant system unknown me i you".split())
-
-
-def _speaker(event: Event) -> str | None:
-    """The name of who said the turn, when the application gives one (`metadata.speaker`)."""
-    name = event.metadata.get("speaker")
-    if not isinstance(name, str):
-        return None
-    name = " ".join(name.split())
-    if not re.fullmatch(r"[^\W\d_][\w'.-]*(?: [^\W\d_][\w'.-]*){0,3}", name):
-        return None
-    return None if name.casefold() in _NOT_NAMES else name
-
-
-def _listeners(context: Sequence[Event], speaker: str | None) -> set[str]:
-    """The names of the others who speak in the session (`metadata.speaker`)."""
-    names = {_speaker(e) for e in context}
-    return {n for n in names if n and n != speaker}
-
-
-def _people(
-    event: Event, context: Sequence[Event], speaker: str | None, text: str, listeners: set[str]
-) -> People:
-    """Who the speaker introduced by name in the session so far (`remem.extract.offline.named`)."""
-    earlier = said_before(event, context)
-    theirs = [e.text for e in earlier if e.role == Role.USER and _speaker(e) == speaker]
-    people = introduced([*theirs, text])
-    if not people.by_name:
-        return people  # most turns: no one introduced, and no names to rule out
-    assistant = [e.text for e in earlier if e.role == Role.ASSISTANT]
-    not_names = {*listeners, *([speaker] if speaker else []), *self_names([*theirs, text])}
-    not_names |= self_names(assistant) | self_names([*theirs, text], to_listener=True)
-    return people.without(not_names)
-
-
 def _named(text: str, clause: str, speaker: str) -> str:
     """A fact's statement naming its speaker ("Prefers tea" -> "Caroline prefers tea")."""
     if text == third_person(clause):
@@ -335,6 +308,10 @@ def _named(text: str, clause: str, speaker: str) -> str:
     if re.match(rf"{re.escape(speaker)}\b", text):
         return text
     if re.match(r"(?:Name|Budget|Favou?rite\s+\w+)\s", text):
+        return f"{speaker}'s {text[:1].lower()}{text[1:]}"
+    if (m := re.match(r"(?:my|our)\s+([\w-]+)", clause, _I)) and text.lower().startswith(
+        m[1].lower() + " "
+    ):  # "Daughter Mia is allergic to eggs", one of a list: "Ines's daughter Mia ..."
         return f"{speaker}'s {text[:1].lower()}{text[1:]}"
     return f"{speaker} {text[:1].lower()}{text[1:]}"
 
@@ -345,22 +322,6 @@ def _together(clause: _Clause, speaker: str | None) -> str:
     rest = re.sub(r"^(?:the\s+user\s+says\s+)?they\s+", "", they, flags=_I)
     who = re.sub(r"^(?:my|our)\b", "their", clause.together.strip(), flags=_I)
     return f"{speaker or 'The user'} and {who} {rest}"
-
-
-def _hedged(hedge: str, clause: str, speaker: str | None) -> str:
-    """The clause said with its hedge: "Thinks they are allergic to kiwi", "Ann is not
-    sure but they think ...", "Maybe they prefer tea", "Probably Ann's favourite ..."."""
-    clause = re.sub(r"^(My|Our)\b", lambda m: m.group(1).lower(), clause)
-    if speaker and re.fullmatch(r"probably|maybe|perhaps|possibly", hedge, _I):
-        return f"{hedge[:1].upper()}{hedge[1:].lower()} {third_person(clause, speaker)}"
-    return third_person(f"{hedge} {clause}", speaker)
-
-
-def _with_lead(lead: str, text: str, speaker: str | None) -> str:
-    """The statement with the qualifier said before it ("Due to X, needs to avoid Y")."""
-    if not (speaker and text.startswith(speaker)):
-        text = text[:1].lower() + text[1:]
-    return third_person(f"{lead}, {text}")
 
 
 _SEP = r"(?:\s*[,:;.!-]+\s*|\s+)"
@@ -401,7 +362,12 @@ _CLAUSE_SPLIT = (
 )
 # a subject of two: "my mom and I ...", "Tom and I ...", "me and my husband ..." (a person
 # named by "my <words>" or a capitalised name, then a verb)
-_WHO = r"(?P<who>(?:my|our)\s+[^\W\d_][\w'-]*(?:\s+[\w'-]+){0,2}?|[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)"
+# ("he and I ..." names no one: a pronoun no person was read for is no name, and the user's
+# part is read alone, "Went hiking ...", never "The user and He ...")
+_WHO = (
+    r"(?P<who>(?:my|our)\s+[^\W\d_][\w'-]*(?:\s+[\w'-]+){0,2}?"
+    r"|(?!(?:he|she|they|it|you|him|her|them|this|that)\b)[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)"
+)
 _TOGETHER = rf"{_WHO}\s+and\s+I\s+(?P<rest>.+)"
 _TOGETHER_ME = (
     rf"(?:me|I)\s+and\s+{_WHO}\s+(?P<rest>(?:(?:both|all|just|also|recently|finally)\s+)*"
@@ -423,6 +389,14 @@ _HEDGE = (  # "I think I'm allergic to ...": the clause after it, said with less
     rf"(?:(?:I|we)\s+{ADV}(?:do\s+not\s+)?(?:think|believe|guess|suspect|reckon|feel\s+like)"
     r"\s+(?:that\s+)?|(?:I\s+am|we\s+are)\s+not\s+(?:sure|certain)\s*,?\s*but\s+"
     r"|(?:probably|maybe|perhaps|possibly)\s*,?\s+)(?=(?:I|we|my|our)\s)"
+)
+# the same hedges before anyone: "I think Mia is ..." (read only before a person introduced)
+_HEDGE_ANY = _HEDGE.removesuffix(r"(?=(?:I|we|my|our)\s)")
+# what may come before a person's name, the statement being about them: "turns out Mia ..."
+_LEAD_IN = (
+    rf"(?:(?:I|we)\s+{ADV}(?:remember|recall|know|knew|realized|realised|noticed|found\s+out"
+    r"|learned|learnt)(?:\s+that)?|(?:it\s+)?turns\s+out(?:\s+that)?|apparently|now"
+    r"|(?:and|so)\s+now)\s*,?\s+"
 )
 _HEDGE_TAIL = (  # "My brother is a nurse, I believe": the same hedge, said after the clause
     r"(?<=\w)\s*,\s*((?:I|we)\s+(?:think|believe|guess|suspect|reckon|suppose))$"
@@ -461,17 +435,24 @@ _LABEL = r"(?P<label>[^\W\d_][\w'-]*(?:\s+[\w'-]+){0,4}?)\s*:\s+(?=\S)"
 _NOT_LABEL = rf"\b(?:I|me|my|mine|we|us|our|ours)\b|{FINITE}"
 
 
-def _clauses(text: str, people: People | None = None) -> list[_Clause]:
+def _clauses(
+    text: str, people: People | None = None, earlier: tuple[str, bool] | None = None
+) -> list[_Clause]:
     """Sentences cut into first-person clauses, with their leading markers read off.
 
     A clause whose subject is someone `people` holds, by name or "he" / "she", is
-    read as said of "my <relation> <Name>" (`remem.extract.offline.named`)."""
+    read as said of "my <relation> <Name>" (`remem.extract.offline.named`), also after
+    a hedge or a lead-in ("I think Mia is ...", "turns out Mia ..."); `earlier` is the
+    sentence said before the turn's first (`last_turn`) and whether a "they" may be
+    read against it."""
     people = people or People()
     out: list[_Clause] = []
     greeted = False
-    last: str | None = None  # the sentence said before this one in the turn
+    last, they = earlier if earlier else (None, True)  # the sentence said before this one
+    split = _CLAUSE_SPLIT + people.split_before()  # "..., but Mia hates ...": Mia's own
     for sentence in cut_off_tail(sentences(text)):
         said_before, last = last, sentence
+        they_ok, they = they, True
         if re.match(r"[\"']", sentence):
             sentence = re.sub(r"^[\"']+|[\"']+(?=[^\w]*$)", "", sentence)
         body, question = strip_end(sentence)
@@ -497,7 +478,15 @@ def _clauses(text: str, people: People | None = None) -> list[_Clause]:
             if body == before:
                 break
         body = with_owner(body)  # "gf rose is vegan": "my girlfriend Rose is vegan"
-        body = people.named(body, said_before)  # "Mia is ...": "my daughter Mia is ..."
+        body = apposed(body)  # "Ana, my sister, lives ...": "my sister Ana lives ..."
+        said = people.named(body, said_before, they=they_ok)  # "Mia is ...": "my daughter Mia"
+        if said == body and people.by_name:  # "I think Mia is ...", "turns out Mia is ..."
+            hedging = None if hedge else re.match(_HEDGE_ANY, body, _I)
+            m = hedging or re.match(_LEAD_IN, body, _I)
+            rest = body[m.end() :] if m else ""
+            if m and (named := people.named(rest, said_before, they=they_ok)) != rest:
+                said, hedge = named, hedging.group(0).strip(" ,") if hedging else hedge
+        body = said
         if m := re.search(_EXPLICIT_TAIL, body, _I):
             explicit, body = True, body[: m.start()]
         if not hedge and (m := re.search(_HEDGE_TAIL, body, _I)):
@@ -510,9 +499,10 @@ def _clauses(text: str, people: People | None = None) -> list[_Clause]:
             together, body = m["who"], f"we {m['rest']}"  # read as "we ..."
         lead = ""
         first = len(out)  # this sentence's clauses start here
-        pieces = between_kept(re.split(f"({_CLAUSE_SPLIT})", body, flags=_I))
+        pieces = between_kept(re.split(f"({split})", body, flags=_I))
         iffy = False  # in what a condition governs: "If I had a boat, I would ..."
         for n, part in enumerate(pieces[::2]):
+            prev = "".join(pieces[: 2 * n - 1]) if n else None  # the sentence so far
             joined = n > 0 and re.search(r"\band\s*$", pieces[2 * n - 1], _I) is not None
             part = re.sub(r"^(?:and|but|so|also|plus)\s+", "", part.strip(" ,"), flags=_I)
             part = with_owner(without_chatter(part))
@@ -530,8 +520,12 @@ def _clauses(text: str, people: People | None = None) -> list[_Clause]:
             elif part and joined and first < len(out) and _no_verb(part):
                 # "I used my contacts and my skills to ...": an object, not a clause of its own
                 out[-1] = replace(out[-1], text=f"{out[-1].text} and {part}")
+            elif part and n and first < len(out) and people.unread(part, prev):
+                # "... and he is 8" of no one: what it says stays where it was said
+                out[-1] = replace(out[-1], text=f"{out[-1].text}{pieces[2 * n - 1]}{part}")
             elif part:
-                part = with_subject(people.named(part))  # "ditched my old ...": "I" unsaid
+                # "ditched my old ...": "I" unsaid; "... and she loves horses": hers
+                part = with_subject(people.named(part, prev if n else None, they=False))
                 # "Mei and I watched ... and we've both gone vegan": the same two
                 who = together if len(out) == first or re.match(r"we\s", part, _I) else ""
                 out.append(
@@ -591,6 +585,8 @@ def _stated(text: str, greeted: bool, explicit: bool) -> list[Fact]:
         then = [f for f in rule_facts(m["then"]) if f.field is not None]
         if then:
             return then + _facts(m["head"], explicit=explicit)  # the new state first
+    if found := person_facts(text):  # "my sister Ana lives in ...": on a field of hers
+        return found
     for rule in RULES:
         if found := rule(text):
             return found

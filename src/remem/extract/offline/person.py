@@ -80,14 +80,15 @@ def is_adverb(word: str) -> bool:
     return len(w) > 4 and w.endswith("ly") and re.fullmatch(LY_VERBS, w) is None
 
 
-def _third_singular(verb: str) -> str:
+def third_singular(verb: str) -> str:
+    """A verb's third person singular: "live" -> "lives", "are" -> "is"; a past form stays."""
     w = verb.lower()
     special = {"am": "is", "are": "is", "have": "has", "do": "does", "go": "goes", "be": "is"}
     if w in special:
         return special[w]
     if re.fullmatch(r"[a-z]+(?:-[a-z]+)+", w):  # "color-code" -> "color-codes"
         head, _, last = verb.rpartition("-")
-        return f"{head}-{_third_singular(last)}"
+        return f"{head}-{third_singular(last)}"
     if w in _AS_IS or (w.endswith("ed") and w not in _EED) or not w.isalpha():
         return verb
     if w.endswith(("s", "sh", "ch", "x", "z", "o")):
@@ -120,7 +121,7 @@ def third_person(clause: str, subject: str | None = None) -> str:
             else:
                 break
         if i < len(words) and not _same_past(words, i):
-            words[i] = _third_singular(words[i])
+            words[i] = third_singular(words[i])
         for j in range(i + 2, len(words)):  # "... and prefer flats" -> "... and prefers flats"
             if words[j - 1].lower() not in ("and", "but", "or"):
                 continue
@@ -132,7 +133,7 @@ def third_person(clause: str, subject: str | None = None) -> str:
             while k < len(words) - 1 and (words[k].lower() in _LEAD_ADVERBS or is_adverb(words[k])):
                 k += 1
             if words[k].lower() in VERBS and not _is_noun_pair(words, i, j, k):
-                words[k] = _third_singular(words[k])
+                words[k] = third_singular(words[k])
         s = " ".join(words)
         if subject:
             s, named = f"{subject} {s}", True
@@ -156,6 +157,22 @@ def third_person(clause: str, subject: str | None = None) -> str:
     if len(s) > MAX_TEXT:
         s = s[: MAX_TEXT - 1].rsplit(" ", 1)[0] + "\u2026"
     return s
+
+
+def hedged(hedge: str, clause: str, speaker: str | None) -> str:
+    """The clause said with its hedge: "Thinks they are allergic to kiwi", "Ann is not
+    sure but they think ...", "Maybe they prefer tea", "Probably Ann's favourite ..."."""
+    clause = re.sub(r"^(My|Our)\b", lambda m: m.group(1).lower(), clause)
+    if speaker and re.fullmatch(r"probably|maybe|perhaps|possibly", hedge, _I):
+        return f"{hedge[:1].upper()}{hedge[1:].lower()} {third_person(clause, speaker)}"
+    return third_person(f"{hedge} {clause}", speaker)
+
+
+def with_lead(lead: str, text: str, speaker: str | None) -> str:
+    """The statement with the qualifier said before it ("Due to X, needs to avoid Y")."""
+    if not (speaker and text.startswith(speaker)):
+        text = text[:1].lower() + text[1:]
+    return third_person(f"{lead}, {text}")
 
 
 # "..., shouldn't I": a question tag asks the listener to agree; the statement is before it
