@@ -249,6 +249,34 @@ def test_things_that_only_look_like_self_descriptions(text: str) -> None:
     assert all(c.field not in ("name", "relation:sister", "occupation") for c in extract(text))
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'm a great cook, honestly",
+        "I am a terrible driver",
+        "I'm a really keen baker",
+        "I'm not a very good singer",
+        "I am a big fan of jazz",
+    ],
+)
+def test_how_well_one_does_a_thing_is_no_occupation(text: str) -> None:
+    """Said after "I'm a nurse", "I'm a great cook" superseded the nurse: a judgement of a
+    skill is a plain fact, on no field."""
+    found = extract(text)
+    assert found, text
+    assert all(c.field is None or "occupation" not in c.field for c in found), found
+
+
+def test_a_great_cook_leaves_the_nurse_in_place() -> None:
+    nurse, cook = one("I'm a nurse"), one("I'm a great cook")
+    assert (nurse.field, nurse.value) == ("occupation", "nurse")
+    assert cook.field is None and cook.text == "Is a great cook"
+    assert (one("I'm a pastry cook").field, one("I'm a bus driver").value) == (
+        "occupation",
+        "bus driver",
+    )
+
+
 # -- explicit "remember that" ------------------------------------------------------------
 
 

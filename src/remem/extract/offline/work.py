@@ -61,6 +61,22 @@ _JOB_VERB = (
 )
 
 
+# a word that makes "a <word> cook" a judgement of how one does a thing, not a job: "I'm a
+# great cook", "a terrible driver", "a keen baker" (a plain fact then, on no field)
+_JUDGED = frozenset(
+    "good great decent fine fantastic amazing excellent brilliant superb awesome wonderful "
+    "better best bad terrible awful horrible lousy poor rubbish hopeless useless worse worst "
+    "keen avid enthusiastic passionate natural born confident nervous careful careless safe "
+    "slow fast quick messy neat picky fussy competent lazy reluctant proud huge big "
+    "massive total complete".split()
+)
+
+
+def _judged(job: str) -> bool:
+    """Whether `job` judges how well or how keenly one does a thing ("great cook")."""
+    return bool(_JUDGED.intersection(job.lower().split()[:-1]))
+
+
 def _is_occupation(job: str) -> bool:
     words = job.lower().split()
     if not 1 <= len(words) <= 4:
@@ -116,6 +132,8 @@ def rule_work(s: str) -> list[Fact]:
         job, employer = _split_job(m["rest"])
         if not _is_occupation(job):
             return []
+        if _judged(job):  # "I'm a great cook": a skill, said on no field
+            return [Fact(third_person(s), Kind.SEMANTIC)]
         if m["neg"]:
             return _work_facts(s, f"not {job}", None, change=False)
         return _work_facts(s, job, employer, change=change is not None)
