@@ -104,16 +104,15 @@ def consolidate(
 def _ends_choice(cand: Candidate, rule: Decision, neighbours: Sequence[Record]) -> Decision:
     """A choice made instead of another ends the records that told of the other
     (`remem.consolidate.rules.choices_left_behind`)."""
-    ended = choices_left_behind(cand, neighbours)
+    return _ending(rule, choices_left_behind(cand, neighbours), f"{cand.field}: chosen instead")
+
+
+def _ending(rule: Decision, ended: tuple[str, ...], reason: str) -> Decision:
+    """`rule` made an update that ends the records `ended` (binding: a rule decided it),
+    or `rule` as it was when it ends none."""
     if not ended:
         return rule
-    return replace(
-        rule,
-        action=Action.UPDATE,
-        reason=f"{cand.field}: chosen instead",
-        supersedes=ended,
-        binding=True,
-    )
+    return replace(rule, action=Action.UPDATE, reason=reason, supersedes=ended, binding=True)
 
 
 def strategy_namespace(
@@ -252,16 +251,8 @@ class Consolidation:
         diets = self._view(self._stored_field("diet")) + [
             r for r in self._view(self.inserts) if r.field == "diet"
         ]
-        ended = diets_left_behind(cand, diets)
-        if not ended:
-            return rule
-        return replace(
-            rule,
-            action=Action.UPDATE,
-            reason=f"{cand.field}: eats what the current diet leaves out",
-            supersedes=ended,
-            binding=True,
-        )
+        reason = f"{cand.field}: eats what the current diet leaves out"
+        return _ending(rule, diets_left_behind(cand, diets), reason)
 
     def _plan(
         self,
