@@ -28,7 +28,7 @@ from remem.extract.offline.money import rule_budget_limit, rule_money
 from remem.extract.offline.named import introduced
 from remem.extract.offline.prefs import rule_judged
 from remem.extract.offline.style import style_facts
-from remem.extract.offline.text import sentences
+from remem.extract.offline.text import MAX_TURN, sentences
 from remem.model import Event, Role
 from remem.writes.checks import MAX_EVENT_CHARS
 from tests.support.slow import BOUND_S, cpu, filled
@@ -215,3 +215,26 @@ def test_a_named_person_s_facts_are_read_in_linear_time(before: str, reply: str,
     ]
     event = Event("ev-2", "acme", "u42", "s1", Role.USER, said, T, {})
     assert cpu(lambda: extract_offline(event, turns)) < BOUND_S
+
+
+def _turn(head: str, unit: str, tail: str) -> str:
+    """`head`, `unit` repeated, `tail`: a turn of `MAX_TURN` characters, the longest the
+    offline extractor reads (a longer one is pasted text)."""
+    return head + unit * ((MAX_TURN - len(head) - len(tail)) // len(unit)) + tail
+
+
+@pytest.mark.parametrize(
+    "turn",
+    [
+        _turn("My husband is ", "really ", "vegetarian"),
+        _turn("My husband is ", "really ", "x"),
+        _turn("Our kids are ", "x ", "coeliac"),
+        _turn("My little sister's ", "favourite ", "x"),
+    ],
+    ids=["adverbs", "adverbs-nothing", "plural", "possessive"],
+)
+def test_an_unnamed_relation_s_fact_is_read_in_bounded_time(turn: str) -> None:
+    """`remem.extract.offline.theirs.relation_fact` reads the rules again, on the clause as
+    the relation's own: within a turn the extractor reads, well under the bound."""
+    event = Event("ev-1", "acme", "u42", "s1", Role.USER, turn, T, {})
+    assert cpu(lambda: extract_offline(event, [])) < BOUND_S

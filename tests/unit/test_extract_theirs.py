@@ -110,3 +110,34 @@ def test_what_a_person_does_with_the_user_is_not_read_as_said_of_themselves() ->
     assert fields("My sister Ana lives with me.") == {"Sister Ana lives with them": None}
     (ines,) = said("My sister Ines moved to Oslo and she loves the light there.")
     assert (ines.field, ines.value) == ("sister_ines:home", "Oslo")
+
+
+@pytest.mark.parametrize(
+    ("turn", "expected"),
+    [
+        ("My husband is vegetarian.", "Husband is vegetarian"),
+        ("hubby is vegetarian", "Husband is vegetarian"),
+        ("Our kids are coeliac.", "Kids are coeliac"),
+        ("My son is diabetic.", "Son is diabetic"),
+        ("My mum is 70.", "Mum is 70"),
+    ],
+)
+def test_an_unnamed_relation_s_short_fact_is_kept_as_said(turn: str, expected: str) -> None:
+    """Two words of content ("husband", "vegetarian") were too few for a plain fact, and
+    no rule reads "my husband" as the speaker: a household member's diet was lost. A rule
+    that reads it as the person's own keeps it, as said, on no field (which husband it is
+    not said)."""
+    found = said(turn)
+    assert [(c.text, c.field) for c in found] == [(expected, None)]
+
+
+def test_an_unnamed_relation_s_health_stays_sensitive() -> None:
+    (diabetic,) = said("My son is diabetic.")
+    assert diabetic.sensitivity.value == "sensitive"
+
+
+@pytest.mark.parametrize(
+    "turn", ["My husband is great.", "My sister is here.", "My dad is tired.", "My son is with me."]
+)
+def test_what_no_rule_reads_of_a_relation_stays_unsaid(turn: str) -> None:
+    assert said(turn) == []

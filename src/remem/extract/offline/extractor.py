@@ -187,7 +187,7 @@ from remem.extract.offline.text import (
     pasted,
     sentences,
 )
-from remem.extract.offline.theirs import person_facts
+from remem.extract.offline.theirs import person_facts, relation_fact
 from remem.model import Authority, Candidate, Event, Kind, Role, Source
 
 __all__ = ["EXTRACTOR_VERSION", "STRATEGY", "extract_offline"]
@@ -590,4 +590,4 @@ def _stated(text: str, greeted: bool, explicit: bool) -> list[Fact]:
     for rule in RULES:
         if found := rule(text):
             return found
-    return generic_facts(text, explicit)
+    return generic_facts(text, explicit) or relation_fact(text)  # "my husband is vegetarian"

@@ -33,7 +33,7 @@ from remem.extract.offline.rules import RELATION, RELATION_ADJ, rule_facts
 from remem.extract.offline.text import slug
 from remem.model import Kind
 
-__all__ = ["person_facts"]
+__all__ = ["person_facts", "relation_fact"]
 
 _I = re.IGNORECASE
 
@@ -41,6 +41,11 @@ _I = re.IGNORECASE
 _SUBJECT = re.compile(
     rf"(?P<who>(?:my|our)\s+(?:other\s+)?{RELATION_ADJ}(?P<r>{RELATION})\s+(?P<n>{NAME})"
     rf"(?:\s+{NAME})?)(?P<poss>'s)?\s+(?P<rest>[a-z].*)",
+    _I,
+)
+# "my (other) (little) husband('s) <what is said of him>": a relation not named
+_RELATIVE = re.compile(
+    rf"(?:my|our)\s+(?:other\s+)?{RELATION_ADJ}(?P<r>{RELATION})(?P<poss>'s)?\s+(?P<rest>[a-z].*)",
     _I,
 )
 # what follows the name that is no predicate of hers: "my sister Ana and I", "..., who"
@@ -83,6 +88,25 @@ def person_facts(clause: str) -> list[Fact]:
         field = f"{person}:{fact.field}"
         out.append(Fact(text, Kind.SEMANTIC, field, fact.value, fact.sensitivity, fact.change))
     return out
+
+
+def relation_fact(clause: str) -> list[Fact]:
+    """What `clause` says of an unnamed relation ("my husband is vegetarian", "our kids
+    are coeliac") when a rule reads it with a field as said by that person of themselves:
+    one plain fact, the clause as said ("Husband is vegetarian"), on no field (which
+    husband is not said, and a slot keyed by the relation alone would make two sisters
+    one). [] otherwise: the caller's plain-fact reading stored nothing of such a clause,
+    having too few words of content ("husband", "vegetarian")."""
+    m = _RELATIVE.fullmatch(clause)
+    if m is None or _NOT_PREDICATE.match(m["rest"]) or _SPEAKER.search(m["rest"]):
+        return []
+    rest = re.sub(r"^are\b", "is", m["rest"], flags=_I)  # "our kids are vegan": as one of them
+    mine = f"my {rest}" if m["poss"] else _first_person(rest)
+    mine = _GOES_ON.split(mine, maxsplit=1)[0]
+    said = [f for f in rule_facts(mine) if f.field is not None]
+    if not said:
+        return []
+    return [Fact(third_person(clause), Kind.SEMANTIC, sensitivity=said[0].sensitivity)]
 
 
 def _first_person(rest: str) -> str:
