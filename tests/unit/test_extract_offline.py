@@ -959,3 +959,21 @@ def test_what_is_said_after_a_contrast_with_a_conditional_is_read(
 )
 def test_what_depends_on_a_conditional_stays_hypothetical(text: str) -> None:
     assert extract(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "value"),
+    [
+        ("Mum lives in York and works at the library.", "home:mum", "York"),
+        ("My mum lives in York and she loves it.", "home:mum", "York"),
+        ("I moved to Leeds and I love it here.", "home", "Leeds"),
+        ("I work at Marks and Spencer and I love it.", "employer", "Marks and Spencer"),
+        ("I live in Trinidad and Tobago.", "home", "Trinidad and Tobago"),
+        ("My favourite food is fish and chips.", "favorite:food", "fish and chips"),
+    ],
+)
+def test_a_value_ends_where_a_clause_of_its_own_starts(text: str, field: str, value: str) -> None:
+    """ "... York and works at the library" held the home "York and works at the
+    library"; "and" inside a name or a dish stays ("Trinidad and Tobago")."""
+    found = {c.field: c.value for c in extract(text)}
+    assert found[field] == value, found

@@ -228,8 +228,18 @@ SECOND_STANCE = (  # "love", "like" ... are verbs here only before their object 
     r"|(?:hate|love|like|enjoy|want|need|feel|think)s?\s+(?:to|the|a|an|my|our|it|them|any|all"
     r"|most|some|that|this|those|these|being|when|how)\b)"
 )
+# "... York and works at the library", "... Leeds and she loves it": a clause of its own
+# after "and" (a subject, or a verb of the same subject), where a name goes on ("Trinidad
+# and Tobago")
+NEXT_CLAUSE = (
+    r"and\s+(?:(?:also|then|now|still|just)\s+)?(?:I|we|he|she|they|my|our|his|her|their"
+    r"|works?|lives?|has|have|is|are|was|were|teach(?:es)?|stud(?:y|ies)|goes|runs?|owns?"
+    r"|plays?|loves?|likes?|hates?|enjoys?|does|did|got|went|moved|became)\b"
+)
 VALUE_END = (
     r"\s*[,;:(]|\s+-\s|\s+"
+    + NEXT_CLAUSE
+    + r"|\s+"
     + SECOND_STANCE
     + r"|\s+(?:but|because|since|so|as|when|while|although|though|which|who|where"
     r"|whereas|with|from|last|this|next|ago|recently|lately|now|again|anymore|any\s+more"
