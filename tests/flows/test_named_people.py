@@ -79,3 +79,28 @@ def test_two_sisters_said_in_the_same_words_are_not_one_duplicate(mem: Memory) -
     assert said["sister_bec:occupation"].startswith("Sister Bec works as a nurse")
     packet = mem.recall(actor="noa", query="What does Bec do for work?", include_events=False)
     assert packet.records[0].text.startswith("Sister Bec works")
+
+
+def test_a_person_named_many_turns_earlier_is_still_known(mem: Memory) -> None:
+    """The offline rules read the 40 turns before each one (`OFFLINE_CONTEXT`); with a
+    model's six, "Tomas" said seven exchanges after "my nephew Tomas" was no one known."""
+    _say(mem, 0, "My nephew Tomas is coming to stay with us in August.")
+    _say(mem, 0.01, "That sounds lovely! How old is he?", role="assistant")
+    chat = [
+        "We still have to sort out the spare room before then.",
+        "The garden needs a lot of work too.",
+        "I want to paint the hallway a lighter colour.",
+        "The boiler has been making strange noises again.",
+        "We finally booked the ferry for the trip north.",
+        "The neighbours lent us their ladder on Sunday.",
+        "I keep meaning to clear out the garage.",
+    ]
+    for n, text in enumerate(chat):
+        _say(mem, 0.1 + n / 10, text)
+        _say(mem, 0.15 + n / 10, "Good plan, one step at a time.", role="assistant")
+    _say(mem, 1, "Tomas is vegetarian.")
+    mem.process()
+    fields = _active(mem)
+    assert fields.get("Nephew Tomas is vegetarian") == "nephew_tomas:diet", fields
+    packet = mem.recall(actor="noa", query="What can my nephew eat?", include_events=False)
+    assert "Nephew Tomas is vegetarian" in [r.text for r in packet.records]

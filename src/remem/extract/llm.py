@@ -83,6 +83,7 @@ class LLMStrategy:
         self.batch_events = 16
         self.summarises = name == "summary"
         self.reads_whole_session = False
+        self.context_turns: int | None = None  # the worker's `context_events`: a prompt's size
         self._chat = chat
         self._model = (config.model if config else None) or chat.settings.model
         self._prompt, self.prompt_version = prompt_for(name, config)

@@ -35,14 +35,23 @@ class Strategy(Protocol):
     version: str  # extractor and prompt version, kept on every record it makes
     summarises: bool  # writes running session summaries (regenerated after a deletion)
     reads_whole_session: bool  # reads every earlier turn of the session, not the last few
+    # how many earlier turns of the session it reads (None: the worker's `context_events`)
+    context_turns: int | None
 
     def extract(self, batch: Batch, calls: list[LLMCall]) -> list[Candidate]:
         """Candidates from the batch's new events; model calls are appended to `calls`."""
         ...
 
 
+# the earlier turns of its session the offline rules read: people the user named ("my
+# daughter Mia ...") are known for the turns after, a model's six (`context_events`, a
+# prompt's size) would forget them three exchanges later, and the rules cost no tokens
+OFFLINE_CONTEXT = 40
+
+
 class OfflineStrategy:
-    """The deterministic rules of `remem.extract.offline.extractor`, one event at a time."""
+    """The deterministic rules of `remem.extract.offline.extractor`, one event at a time,
+    each with the `OFFLINE_CONTEXT` turns of its session before it."""
 
     name = "offline"
     roles = ALL_ROLES
@@ -50,6 +59,7 @@ class OfflineStrategy:
     version = EXTRACTOR_VERSION
     summarises = False
     reads_whole_session = False
+    context_turns: int | None = OFFLINE_CONTEXT
 
     def extract(self, batch: Batch, calls: list[LLMCall]) -> list[Candidate]:
         """Run the rules on each new event with the session context before it."""

@@ -41,6 +41,7 @@ class OfflineSummaryStrategy:
     version = VERSION
     summarises = True
     reads_whole_session = True
+    context_turns: int | None = None
 
     def extract(self, batch: Batch, calls: list[LLMCall]) -> list[Candidate]:
         """The session's summary as of its newest new event (one candidate)."""

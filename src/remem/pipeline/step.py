@@ -140,7 +140,9 @@ class Pipeline:
         # a summary made afresh (the first, or one regenerated after a deletion, or an
         # extractive one) reads the whole session; otherwise the last few turns do
         whole = strategy.summarises and (not previous or strategy.reads_whole_session)
-        limit = SESSION_EVENTS if whole else self.settings.context_events
+        turns = strategy.context_turns  # the offline rules read more than a prompt holds
+        limit = self.settings.context_events if turns is None else turns
+        limit = SESSION_EVENTS if whole else limit
         context = self._context(tenant, live[0], limit)
         if strategy.reads_whole_session:
             previous = ()
