@@ -71,8 +71,7 @@ def person_facts(clause: str) -> list[Fact]:
         return []
     if _NOT_PREDICATE.match(m["rest"]) or _SPEAKER.search(m["rest"]):
         return []  # "my sister Ana lives with me": said as hers, "me" would be her
-    mine = f"my {m['rest']}" if m["poss"] else _first_person(m["rest"])
-    mine = _GOES_ON.split(mine, maxsplit=1)[0]  # the value ends where another subject starts
+    mine = _as_own(m["rest"], possessive=bool(m["poss"]))
     facts = [f for f in rule_facts(mine) if f.field is not None]
     if not facts:
         return []
@@ -101,12 +100,19 @@ def relation_fact(clause: str) -> list[Fact]:
     if m is None or _NOT_PREDICATE.match(m["rest"]) or _SPEAKER.search(m["rest"]):
         return []
     rest = re.sub(r"^are\b", "is", m["rest"], flags=_I)  # "our kids are vegan": as one of them
-    mine = f"my {rest}" if m["poss"] else _first_person(rest)
-    mine = _GOES_ON.split(mine, maxsplit=1)[0]
+    mine = _as_own(rest, possessive=bool(m["poss"]))
     said = [f for f in rule_facts(mine) if f.field is not None]
     if not said:
         return []
     return [Fact(third_person(clause), Kind.SEMANTIC, sensitivity=said[0].sensitivity)]
+
+
+def _as_own(rest: str, *, possessive: bool) -> str:
+    """What is said of someone ("lives in Bristol", after "'s": "favourite colour is blue")
+    as they would say it of themselves, up to where another subject starts ("... and she
+    loves it"): "I live in Bristol", "my favourite colour is blue"."""
+    mine = f"my {rest}" if possessive else _first_person(rest)
+    return _GOES_ON.split(mine, maxsplit=1)[0]
 
 
 def _first_person(rest: str) -> str:
