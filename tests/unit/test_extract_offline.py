@@ -977,3 +977,46 @@ def test_a_value_ends_where_a_clause_of_its_own_starts(text: str, field: str, va
     library"; "and" inside a name or a dish stays ("Trinidad and Tobago")."""
     found = {c.field: c.value for c in extract(text)}
     assert found[field] == value, found
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "statement"),
+    [
+        ("just moved to Manchester lol", "home", "Just moved to Manchester"),
+        ("moved to Leeds last week", "home", "Moved to Leeds last week"),
+        ("love a good curry tbh", "likes:good_curry", "Loves a good curry"),
+        ("hate mornings", "likes:morning", "Hates mornings"),
+    ],
+)
+def test_chat_leaves_the_speaker_unsaid(text: str, field: str, statement: str) -> None:
+    """A move or a liking said without "I", as chat says it, stored nothing."""
+    c = one(text)
+    assert (c.field, c.text) == (field, statement)
+
+
+@pytest.mark.parametrize("text", ["love it!", "Love that idea", "love is blind", "Moved!"])
+def test_a_bare_verb_that_says_nothing_lasting_stays_unsaid(text: str) -> None:
+    assert extract(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "value"),
+    [
+        ("I don't drive", "cannot:drive", "does not drive"),
+        ("I do not drive anymore", "cannot:drive", "does not drive"),
+        ("I don't drive, so trains please", "cannot:drive", "does not drive"),
+        ("I have dementia", "condition:dementia", "has"),
+        ("I have high blood pressure", "condition:high_blood_pressure", "has"),
+        ("I was diagnosed with lupus", "condition:lupus", "has"),
+    ],
+)
+def test_not_driving_and_more_long_term_conditions(text: str, field: str, value: str) -> None:
+    """Constraints a plan must respect, on the needs' fields, sensitive."""
+    c = one(text)
+    assert (c.field, c.value, c.sensitivity) == (field, value, Sensitivity.SENSITIVE)
+
+
+def test_a_relative_s_condition_is_kept_as_said() -> None:
+    assert [(c.field, c.text) for c in extract("my mum has dementia")] == [
+        (None, "Mum has dementia")
+    ]

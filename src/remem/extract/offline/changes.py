@@ -60,13 +60,19 @@ _SELF_EMPLOYED = (
 
 
 _UNSAID_SUBJECT = (
+    r"(?:(?:just|recently|finally|also|actually)\s+)?"
     r"(?:left|quit|resigned|walked|ditched|swapped|traded|replaced|exchanged|switched|upgraded"
-    r"|dumped)\b"
+    r"|dumped|moved|relocated|adopted|graduated|retired"
+    # "love a good curry", not "love is ..."
+    r"|(?:love|loved|hate|hated|adore|adored)\s+(?!(?:is|was|it|that|this|you)\b))\b"
 )
 
 
 def with_subject(s: str) -> str:
-    """The clause with its "I", which chat leaves unsaid: "left the agency, freelancing now"."""
+    """The clause with its "I", which chat leaves unsaid: "left the agency, freelancing
+    now", "just moved to Manchester", "love a good curry". Only verbs whose bare form at
+    a clause's start says the speaker did or feels it (a past event, a liking), never one
+    a request or a noun could start ("book a table", "work is busy")."""
     return f"I {s[:1].lower()}{s[1:]}" if re.match(_UNSAID_SUBJECT, s, _I) else s
 
 

@@ -8,7 +8,8 @@ booking must respect, so each gets a field of its own:
     condition:<x>       "I get seasick" -> condition:seasickness = has | does not have;
                         "I'm deaf in one ear" -> condition:deafness; "I have bad knees"
     cannot:<x>          "I can't climb stairs" -> cannot:climb_stair = cannot | can;
-                        "my knees can't handle stairs" -> cannot:stair
+                        "my knees can't handle stairs" -> cannot:stair; "I don't
+                        drive" -> cannot:drive = does not drive
     needs:<x>           "I need step-free access" -> needs:step_free_access = needs
 
 Every one is health information, so sensitive. The words are those of bodies and
@@ -59,6 +60,9 @@ _ILLNESS = (
     r"|arthritis|asthma|diabetes|epilepsy|vertigo|tinnitus|migraines|chronic\s+pain|copd"
     r"|multiple\s+sclerosis|ms|parkinson'?s|fibromyalgia|(?:a\s+)?disability|sleep\s+apnoea"
     r"|dyslexia|dyspraxia|autism|adhd|ibs|crohn'?s(?:\s+disease)?|an(?:a)?emia"
+    r"|dementia|alzheimer'?s(?:\s+disease)?|lupus|heart\s+disease|high\s+blood\s+pressure"
+    r"|hypertension|osteoporosis|cerebral\s+palsy|cystic\s+fibrosis|long\s+covid|glaucoma"
+    r"|cataracts|chronic\s+fatigue(?:\s+syndrome)?|sickle\s+cell(?:\s+disease)?"
     r"|sleep\s+apnea|(?:a\s+)?(?:hearing|visual|sight|mobility)\s+(?:impairment|loss|problem)s?"
     r"|(?:a\s+)?fear\s+of\s+(?:heights|flying|water|crowds|the\s+dark|small\s+spaces))"
 )
@@ -165,7 +169,15 @@ def rule_uses(s: str) -> list[Fact]:
 
 
 def rule_cannot(s: str) -> list[Fact]:
-    """Something the body does not let the speaker do ("I can't climb stairs")."""
+    """Something the body does not let the speaker do ("I can't climb stairs"); and not
+    driving ("I don't drive"), which a plan must respect whatever the reason."""
+    if re.fullmatch(
+        rf"I\s+(?:do\s+not|never|no\s+longer)\s+{ADV}drive(?:\s+(?:anymore|any\s+more"
+        r"|any\s+longer|at\s+all|myself))?",
+        s,
+        _I,
+    ):
+        return [_fact(s, "cannot:drive", "does not drive")]
     m = re.fullmatch(
         rf"I\s+(?:cannot|can\s+no\s+longer|am\s+(?:not\s+able|unable)\s+to|struggle\s+to)\s+{ADV}"
         rf"{_LIMIT}",
