@@ -1020,3 +1020,29 @@ def test_a_relative_s_condition_is_kept_as_said() -> None:
     assert [(c.field, c.text) for c in extract("my mum has dementia")] == [
         (None, "Mum has dementia")
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("I moved in last weekend", "Moved in last weekend"),
+        ("I moved in with my boyfriend", "Moved in with their boyfriend"),
+        ("I moved to this town last year", "Moved to this town last year"),
+    ],
+)
+def test_when_or_with_whom_one_moved_is_no_home(text: str, statement: str) -> None:
+    """ "moved in with my boyfriend" set the home "With My Boyfriend", superseding the
+    city said before; it is a statement on no field now."""
+    assert [(c.field, c.text) for c in extract(text)] == [(None, statement)]
+
+
+@pytest.mark.parametrize(
+    "text", ["Love and acceptance really can be found everywhere.", "Love to hear more about it."]
+)
+def test_love_as_a_noun_or_a_reaction_is_no_liking(text: str) -> None:
+    """Said by a named speaker, as in a conversation between two people: "Love and
+    acceptance ..." became "Mel loves and acceptance really can be found everywhere"."""
+    said = Event("ev-1", "acme", "u42", "s1", Role.USER, text, T, {"speaker": "Mel"})
+    assert all(not (c.field or "").startswith("likes:") for c in extract_offline(said)), [
+        c.text for c in extract_offline(said)
+    ]

@@ -63,8 +63,9 @@ _UNSAID_SUBJECT = (
     r"(?:(?:just|recently|finally|also|actually)\s+)?"
     r"(?:left|quit|resigned|walked|ditched|swapped|traded|replaced|exchanged|switched|upgraded"
     r"|dumped|moved|relocated|adopted|graduated|retired"
-    # "love a good curry", not "love is ..."
-    r"|(?:love|loved|hate|hated|adore|adored)\s+(?!(?:is|was|it|that|this|you)\b))\b"
+    # "love a good curry", not "love is ...", "love and acceptance", "love to hear more"
+    r"|(?:love|loved|hate|hated|adore|adored)\s+"
+    r"(?!(?:is|was|it|that|this|you|your|yours|and|or|to|of|how|what|when)\b))\b"
 )
 
 

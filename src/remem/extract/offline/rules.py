@@ -184,6 +184,12 @@ def _rule_relation(s: str) -> list[Fact]:
     return [Fact(third_person(s), Kind.SEMANTIC, field, name, _PERSONAL)]
 
 
+# a first word that says when or with whom, never where: "moved in last weekend", "moved
+# in with my boyfriend"
+_NOT_PLACE_STARTS = frozenset(
+    "last this next with together yesterday today tomorrow tonight recently finally again "
+    "soon already just".split()
+)
 _NOT_PLACES = frozenset(
     "apartment flat house place home room building job team role position company project plan "
     "version school office work area street neighbourhood neighborhood town city village country "
@@ -217,6 +223,8 @@ def _place(text: str) -> str | None:
     v = strip_articles(said)
     words = v.lower().split()
     if not words or v.lower() in _NOT_PLACES or (v.islower() and words[-1] in _NOT_PLACES):
+        return None
+    if words[0] in _NOT_PLACE_STARTS:
         return None
     if v.islower() and len(words) <= 3:
         v = " ".join(
@@ -253,10 +261,19 @@ def _rule_home(s: str) -> list[Fact]:
         _I,
     )
     place = _place(m["x"]) if m else None
+    if m is not None and place is None and _when_or_with(m["x"]):
+        return [Fact(third_person(s), Kind.SEMANTIC, sensitivity=_PERSONAL)]  # no place said
     if m is None or place is None:
         return []
     change = re.search(r"moved|relocated", m["v"], _I) is not None
     return [Fact(third_person(s), Kind.SEMANTIC, "home", place, _PERSONAL, change)]
+
+
+def _when_or_with(said: str) -> bool:
+    """Whether what follows "moved in" says when or with whom, not where ("moved in with
+    my boyfriend", "moved in last weekend"): a statement still, of no home."""
+    words = strip_articles(said).lower().split()
+    return bool(words) and words[0] in _NOT_PLACE_STARTS
 
 
 def _rule_origin(s: str) -> list[Fact]:
