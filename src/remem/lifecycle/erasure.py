@@ -26,6 +26,7 @@ from remem.policy.dataclasses import refuse_secrets
 from remem.policy.scope import check_name, named, refuse_secret_in
 from remem.recall.erased import drop_erased as drop_recall_kept
 from remem.store.flows.erasure import RUNNING
+from remem.store.governance import tombstoned
 from remem.store.roles import Asked, ForgetReport, Scope
 from remem.thread.api import checkpoint_list, has_thread_state, tool_calls
 from remem.timeutil import parse_time
@@ -407,9 +408,9 @@ def _erased_in_summaries(deps: Deps, actor: str) -> list[str]:
     erasure, tenant = deps.store.erasure, deps.tenant
     erased: set[str] = set()
     for r in deps.store.records.list_records(Scope(tenant, actor), [Status.ACTIVE, Status.INVALID]):
-        ids = [e for e in r.source.event_ids if e not in erased]
-        if r.kind is Kind.SUMMARY and ids and erasure.is_tombstoned(tenant, actor, ids):
-            erased.update(e for e in ids if erasure.is_tombstoned(tenant, actor, [e]))
+        if r.kind is Kind.SUMMARY:
+            ids = [e for e in r.source.event_ids if e not in erased]
+            erased |= tombstoned(erasure, tenant, actor, ids)
     return sorted(erased)
 
 

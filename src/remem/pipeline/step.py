@@ -33,6 +33,7 @@ from remem.memory.deps import Deps
 from remem.model import Event, Job, Kind, LLMCall, Record, Status
 from remem.pipeline.jobs import Failed, ProcessResult, Settings
 from remem.pipeline.worker import drain, run_jobs
+from remem.store.governance import tombstoned
 from remem.store.roles import Scope, Store, Write
 from remem.store.values import ContextRead, ErasedMeanwhile
 from remem.telemetry.hooks import observed_extraction
@@ -126,9 +127,8 @@ class Pipeline:
         if strategy is None:
             return Failed(f"strategy {jobs[0].strategy!r} is not configured", retry=False)
         actor = mine[0].actor
-        kept = mine
-        if store.erasure.is_tombstoned(tenant, actor, [e.id for e in mine]):  # rare: look closer
-            kept = [e for e in mine if not store.erasure.is_tombstoned(tenant, actor, [e.id])]
+        gone = tombstoned(store.erasure, tenant, actor, [e.id for e in mine])
+        kept = [e for e in mine if e.id not in gone]
         skipped = len(mine) - len(kept)
         live = [e for e in kept if e.role in strategy.roles]
         if not live:
@@ -180,10 +180,8 @@ class Pipeline:
         """Up to `limit` turns of the session before `first`, with text, none of them
         covered by a tombstone: a model is never shown what an erasure covers."""
         found = [e for e in self.store.events.session_context(first, limit) if e.text.strip()]
-        erasure = self.store.erasure
-        if found and erasure.is_tombstoned(tenant, first.actor, [e.id for e in found]):
-            found = [e for e in found if not erasure.is_tombstoned(tenant, first.actor, [e.id])]
-        return found
+        gone = tombstoned(self.store.erasure, tenant, first.actor, [e.id for e in found])
+        return [e for e in found if e.id not in gone]
 
     def _summaries(self, tenant: str, event: Event, strategy: str) -> tuple[Record, ...]:
         """The session's current summaries made by `strategy`."""

@@ -118,6 +118,14 @@ class Erasure(Protocol):
     def deletion(self, tenant: str, job_id: int) -> dict[str, Any] | None: ...
 
 
+def tombstoned(erasure: Erasure, tenant: str, actor: str, event_ids: Sequence[str]) -> set[str]:
+    """Those of `event_ids` a tombstone covers (`Erasure.is_tombstoned`): one read for
+    them all, and one each only when any is, which is rare."""
+    if not event_ids or not erasure.is_tombstoned(tenant, actor, event_ids):
+        return set()
+    return {e for e in event_ids if erasure.is_tombstoned(tenant, actor, [e])}
+
+
 class AuditLog(Protocol):
     """The append-only audit log (`remem.store.flows.audit`): ids and counts, no content."""
 
